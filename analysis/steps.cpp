@@ -1,0 +1,147 @@
+#include "analysis/steps.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuprobe::analysis {
+
+double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const double pos = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+double curve_noise(const std::vector<double>& y, double min_noise) {
+  if (y.size() < 3) return min_noise;
+  std::vector<double> d;
+  d.reserve(y.size() - 1);
+  for (std::size_t i = 1; i < y.size(); ++i) d.push_back(y[i] - y[i - 1]);
+  const double m = median(d);
+  for (double& v : d) v = std::fabs(v - m);
+  const double sigma = 1.4826 * median(d) / std::sqrt(2.0);
+  // The MAD is 0 on integer-valued flat curves; fall back to the mean absolute difference,
+  // which still sees rare jitter.
+  double mad_mean = 0;
+  for (std::size_t i = 1; i < y.size(); ++i) mad_mean += std::fabs(y[i] - y[i - 1]);
+  mad_mean /= static_cast<double>(y.size() - 1);
+  return std::max({sigma, 0.5 * mad_mean, min_noise});
+}
+
+namespace {
+
+double window_median(const std::vector<double>& y, std::size_t from, std::size_t to) {
+  return median(std::vector<double>(y.begin() + static_cast<long>(from),
+                                    y.begin() + static_cast<long>(to)));
+}
+
+struct candidate {
+  std::size_t index;
+  double jump;
+};
+
+}  // namespace
+
+std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<double>& y,
+                               const step_options& opt) {
+  std::vector<step> out;
+  const std::size_t n = y.size();
+  if (n < 5 || x.size() != n) return out;
+  const double sigma = curve_noise(y, opt.min_noise);
+  const double threshold = opt.snr_min * sigma;
+  const auto w = static_cast<std::size_t>(opt.window);
+  constexpr std::size_t kMinBefore = 3, kMinAfter = 2;
+
+  // 1. Local jumps: median of up to w points after i minus median of up to w points before.
+  std::vector<double> jump(n, 0.0);
+  for (std::size_t i = kMinBefore; i + kMinAfter <= n; ++i)
+    jump[i] = window_median(y, i, std::min(n, i + w)) - window_median(y, i >= w ? i - w : 0, i);
+
+  // 2. Candidates: local maxima of the jump above the threshold, each moved to the split that
+  //    fits two flat levels best (a sharp step gives the same windowed jump at several splits).
+  std::vector<candidate> cand;
+  for (std::size_t i = kMinBefore; i + kMinAfter <= n; ++i) {
+    if (jump[i] < threshold) continue;
+    bool is_max = true;
+    for (std::size_t j = (i > w ? i - w : 1); j < std::min(n, i + w + 1); ++j)
+      if (j != i && (jump[j] > jump[i] || (jump[j] == jump[i] && j < i))) is_max = false;
+    if (!is_max) continue;
+    const std::size_t a = i >= w ? i - w : 0;
+    const std::size_t b = std::min(n, i + w);
+    const double lo = window_median(y, a, i), hi = window_median(y, i, b);
+    std::size_t best = i;
+    double best_cost = INFINITY;
+    for (std::size_t j = std::max(kMinBefore, i - std::min(i, w / 2));
+         j <= std::min(n - kMinAfter, i + w / 2); ++j) {
+      double cost = 0;
+      for (std::size_t k = a; k < b; ++k) cost += std::fabs(y[k] - (k < j ? lo : hi));
+      if (cost < best_cost - 1e-12) {
+        best_cost = cost;
+        best = j;
+      }
+    }
+    const double local = window_median(y, best, std::min(n, best + w)) -
+                         window_median(y, best >= w ? best - w : 0, best);
+    if (cand.empty() || cand.back().index != best) cand.push_back({best, local});
+  }
+
+  // 3. Keep rises that come from a flat level and are sustained: the points before the split
+  //    must not scatter more than noise allows, and the curve must never fall back by more
+  //    than (1 - sustain_fraction) of the rise (a TLB miss does not go away with more data).
+  std::vector<std::size_t> accepted;
+  double plateau = -INFINITY;  // the level reached after the last accepted rise
+  for (std::size_t c = 0; c < cand.size(); ++c) {
+    const std::size_t i = cand[c].index;
+    const std::size_t a = i >= 2 * w ? i - 2 * w : 0;
+    std::vector<double> prior(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(i));
+    const double prior_med = median(prior);
+    for (double& v : prior) v = std::fabs(v - prior_med);
+    const bool after_previous = !accepted.empty() && x[i - 1] <= opt.merge_ratio * x[accepted.back()];
+    const double before = std::max(window_median(y, i >= w ? i - w : 0, i), plateau);
+    const double level = window_median(y, i, std::min(n, i + w));
+    const bool flat_before =
+        1.4826 * median(prior) <= std::max(opt.flat_sigmas * sigma, 0.25 * (level - before));
+    double lowest = INFINITY;
+    for (std::size_t j = i; j + 3 <= n; ++j) lowest = std::min(lowest, window_median(y, j, j + 3));
+    if (lowest == INFINITY) lowest = window_median(y, i, n);
+    const double rise = level - before;  // above the highest level seen so far (no dip recovery)
+    const bool sustained = lowest - before >= opt.sustain_fraction * rise;
+    if (rise >= threshold && sustained && (flat_before || after_previous)) {
+      accepted.push_back(i);
+      plateau = level;
+    }
+  }
+
+  // 4. Merge rises close in footprint into one transition (associativity smears a boundary
+  //    over a few footprints); the onset is the first rise, the level after is the last's.
+  for (std::size_t k = 0; k < accepted.size();) {
+    std::size_t last = k;
+    while (last + 1 < accepted.size() &&
+           x[accepted[last + 1] - 1] <= opt.merge_ratio * x[accepted[last]])
+      ++last;
+    const std::size_t i = accepted[k];
+    const std::size_t prev = k > 0 ? accepted[k - 1] : 0;
+    const std::size_t next = last + 1 < accepted.size() ? accepted[last + 1] : n;
+    const std::size_t j = accepted[last];
+    step s;
+    s.index = i;
+    s.x_lo = x[i - 1];
+    s.x_hi = x[i];
+    s.before = window_median(y, std::max(prev, i >= w ? i - w : 0), i);
+    // The level after: the points from the last rise on, up to w beyond its own window
+    // (a ramp keeps rising; the penalty is what the boundary itself costs).
+    s.after = window_median(y, j, std::min(next, j + w));
+    s.jump = s.after - s.before;
+    s.noise = sigma;
+    s.snr = s.jump / sigma;
+    if (s.jump >= threshold) out.push_back(s);
+    k = last + 1;
+  }
+  return out;
+}
+
+}  // namespace gpuprobe::analysis

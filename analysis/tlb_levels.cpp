@@ -1,0 +1,184 @@
+#include "analysis/tlb_levels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace gpuprobe::analysis {
+
+namespace {
+
+bool near(double a, double b, double tol) { return std::fabs(a / b - 1.0) <= tol; }
+
+std::string human_bytes(double b) {
+  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) { b /= 1024.0; ++u; }
+  std::ostringstream s;
+  s.precision(b < 10 ? 3 : 4);
+  s << b << ' ' << unit[u];
+  return s.str();
+}
+
+// Keeps one step per stride (the one with the largest snr).
+std::vector<tlb_step> one_per_stride(const std::vector<tlb_step>& in) {
+  std::map<double, tlb_step> best;
+  for (const auto& t : in) {
+    auto it = best.find(t.stride_bytes);
+    if (it == best.end() || t.s.snr > it->second.s.snr) best[t.stride_bytes] = t;
+  }
+  std::vector<tlb_step> out;
+  for (auto& [k, v] : best) out.push_back(v);
+  return out;
+}
+
+// Does any curve with a stride in (lo, hi) cover footprint fp (so it could have shown a step)?
+bool stride_tested_at(const tlb_dataset& d, double lo, double hi, double fp) {
+  for (const auto& c : d.curves)
+    if (c.stride_bytes > lo && c.stride_bytes < hi && c.footprint_bytes.front() < fp &&
+        c.footprint_bytes.back() > fp)
+      return true;
+  return false;
+}
+
+}  // namespace
+
+tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& opt) {
+  tlb_analysis out;
+  std::vector<tlb_step> pool, weak_pool;
+  double min_stride = INFINITY, max_stride = 0;
+  for (const auto& c : data.curves) {
+    out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
+    min_stride = std::min(min_stride, c.stride_bytes);
+    max_stride = std::max(max_stride, c.stride_bytes);
+    for (const auto& s : detect_steps(c.footprint_bytes, c.cycles, opt.steps))
+      pool.push_back({c.stride_bytes, c.source, s});
+    // Weaker rises may only confirm a level that strong ones found (a targeted test):
+    // strides below the page miss as often as s/P, so their step is proportionally smaller.
+    step_options weak = opt.steps;
+    weak.snr_min = opt.confirm_snr;
+    for (const auto& s : detect_steps(c.footprint_bytes, c.cycles, weak))
+      weak_pool.push_back({c.stride_bytes, c.source, s});
+  }
+  std::vector<bool> used(pool.size(), false);
+
+  while (true) {
+    // The unassigned rise with the fewest hops seeds the next level (the innermost first).
+    std::size_t seed = pool.size();
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      if (used[i]) continue;
+      if (seed == pool.size() || pool[i].hops() < pool[seed].hops() * (1 - 1e-9) ||
+          (near(pool[i].hops(), pool[seed].hops(), 1e-9) && pool[i].stride_bytes < pool[seed].stride_bytes))
+        seed = i;
+    }
+    if (seed == pool.size()) break;
+    const double n0 = pool[seed].hops();
+    std::vector<std::size_t> s_idx, f_idx;
+    for (std::size_t i = 0; i < pool.size(); ++i)
+      if (!used[i] && near(pool[i].hops(), n0, opt.count_tolerance)) s_idx.push_back(i);
+    std::vector<tlb_step> scaling;
+    for (auto i : s_idx) scaling.push_back(pool[i]);
+    scaling = one_per_stride(scaling);
+    std::vector<double> counts;
+    for (const auto& t : scaling) counts.push_back(t.hops());
+    const double entries = median(counts);
+    const double s_min = scaling.front().stride_bytes;
+    const double reach = entries * s_min;
+    for (std::size_t i = 0; i < pool.size(); ++i)
+      if (!used[i] && pool[i].stride_bytes < s_min && near(pool[i].s.x_lo, reach, opt.reach_tolerance))
+        f_idx.push_back(i);
+    for (auto i : s_idx) used[i] = true;
+    for (auto i : f_idx) used[i] = true;
+    std::vector<tlb_step> flat;
+    for (auto i : f_idx) flat.push_back(pool[i]);
+    for (const auto& t : weak_pool)
+      if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) &&
+          std::none_of(flat.begin(), flat.end(),
+                       [&](const tlb_step& f) { return f.stride_bytes == t.stride_bytes; }))
+        flat.push_back(t);
+    flat = one_per_stride(flat);
+
+    tlb_level L;
+    L.entries = entries;
+    L.page_bytes = s_min;
+    L.reach_bytes = reach;
+    L.scaling = scaling;
+    L.flat = flat;
+    const bool scales = scaling.size() >= 2;
+    if (scales && !flat.empty()) L.page_bound = "exact";
+    else if (scales) L.page_bound = "upper";
+    else if (!flat.empty()) L.page_bound = "lower";
+    else L.page_bound = "unknown";
+    std::vector<double> jumps, snrs;
+    for (const auto& t : scaling) jumps.push_back(t.s.jump);
+    for (const auto& t : scaling) snrs.push_back(t.s.snr);
+    for (const auto& t : flat) snrs.push_back(t.s.snr);
+    L.miss_penalty_cycles = median(jumps);
+    L.snr = median(snrs);
+    // Confidence: how far the steps stand above the noise, times how much of the paper's
+    // pattern the strides show (both regimes > one regime > a single stride).
+    const double snr_term = std::min(1.0, L.snr / (3.0 * opt.steps.snr_min));
+    const double pattern = L.page_bound == "exact" ? 1.0 : (L.page_bound == "unknown" ? 0.4 : 0.75);
+    L.confidence = std::round(100.0 * snr_term * pattern) / 100.0;
+
+    // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
+    // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
+    const bool cache_sized = data.l2_bytes > 0 && entries * opt.line_bytes >= 0.25 * double(data.l2_bytes);
+    if (cache_sized && flat.empty()) {
+      out.cache_effects.push_back(L);
+      continue;
+    }
+    if (L.page_bound == "unknown") {
+      // One stride alone cannot tell a page size: a lone rise is reported, not made a level.
+      for (const auto& t : scaling) out.unexplained.push_back(t);
+      continue;
+    }
+    if (L.page_bound == "upper" && stride_tested_at(data, 0, s_min, reach))
+      out.notes.push_back("level at " + human_bytes(reach) + ": strides below " + human_bytes(s_min) +
+                          " show no step at the same footprint (penalty too small to see?)");
+    out.levels.push_back(L);
+  }
+  std::sort(out.levels.begin(), out.levels.end(),
+            [](const tlb_level& a, const tlb_level& b) { return a.reach_bytes < b.reach_bytes; });
+  if (out.levels.empty())
+    out.notes.push_back("no TLB boundary found up to " + human_bytes(out.searched_up_to_bytes) +
+                        " (strides " + human_bytes(min_stride) + " to " + human_bytes(max_stride) + ")");
+  for (const auto& t : out.unexplained)
+    out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) + " cycles at " +
+                        human_bytes(t.s.x_hi) + " for stride " + human_bytes(t.stride_bytes) +
+                        " matches no other stride: not reported as a level");
+  return out;
+}
+
+namespace {
+nlohmann::json steps_json(const std::vector<tlb_step>& v) {
+  auto a = nlohmann::json::array();
+  for (const auto& t : v)
+    a.push_back({{"stride_bytes", t.stride_bytes}, {"boundary_bytes", t.s.x_lo},
+                 {"first_miss_bytes", t.s.x_hi}, {"hops", t.hops()}, {"before_cycles", t.s.before},
+                 {"after_cycles", t.s.after}, {"step_cycles", t.s.jump}, {"noise_cycles", t.s.noise},
+                 {"snr", t.s.snr}, {"source", t.source}});
+  return a;
+}
+nlohmann::json level_json(const tlb_level& L) {
+  return {{"entries", std::round(L.entries * 10) / 10}, {"page_bytes", L.page_bytes},
+          {"page_bound", L.page_bound}, {"reach_bytes", L.reach_bytes},
+          {"miss_penalty_cycles", L.miss_penalty_cycles}, {"confidence", L.confidence},
+          {"snr", L.snr}, {"evidence", {{"strides_at_or_above_page", steps_json(L.scaling)},
+                                        {"strides_below_page", steps_json(L.flat)}}}};
+}
+}  // namespace
+
+nlohmann::json to_json(const tlb_analysis& a) {
+  nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array();
+  for (const auto& L : a.levels) levels.push_back(level_json(L));
+  for (const auto& L : a.cache_effects) cache.push_back(level_json(L));
+  return {{"levels", levels},
+          {"searched_up_to_bytes", a.searched_up_to_bytes},
+          {"cache_effects", cache},
+          {"unexplained_steps", steps_json(a.unexplained)},
+          {"notes", a.notes}};
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,56 @@
+#pragma once
+// Turns TLB curves into levels by the TLB paper's rule (Karnagel et al. 2017, §3):
+// for a level of E entries and page size P, a stride s misses first at footprint E*max(s, P):
+// strides below P share one boundary (with a penalty smaller by s/P), strides above P miss
+// later, after E hops. A step whose hop count is the same for every stride and whose touched
+// cache lines reach the L2 size is an L2-capacity effect, not a TLB level.
+#include "analysis/steps.hpp"
+#include "analysis/tlb_data.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+struct tlb_step {  // one rise on one stride's curve
+  double stride_bytes = 0;
+  std::string source;
+  step s;
+  double hops() const { return s.x_lo / stride_bytes; }
+};
+
+struct tlb_level {
+  double entries = 0;
+  double page_bytes = 0;
+  std::string page_bound;   // "exact" | "upper" (page <= page_bytes) | "lower" | "unknown"
+  double reach_bytes = 0;
+  double miss_penalty_cycles = 0;
+  double confidence = 0;    // 0..1, from the steps' size over the noise and the strides agreeing
+  double snr = 0;           // median step / noise of the strides behind the level
+  std::vector<tlb_step> scaling;  // strides >= page: boundary after `entries` hops
+  std::vector<tlb_step> flat;     // strides < page: boundary at `reach_bytes`
+};
+
+struct tlb_analysis_options {
+  step_options steps;
+  double count_tolerance = 0.12;  // hop counts of one level agree within this fraction
+  double reach_tolerance = 0.15;  // boundaries of strides below the page agree within this
+  double confirm_snr = 3.0;       // a weaker rise may confirm a level's boundary below the page
+  double line_bytes = 128;        // L2 line, for the cache-capacity test
+};
+
+struct tlb_analysis {
+  std::vector<tlb_level> levels;          // first level outward
+  std::vector<tlb_level> cache_effects;   // steps explained by L2 capacity
+  std::vector<tlb_step> unexplained;      // rises that form no level
+  double searched_up_to_bytes = 0;
+  std::vector<std::string> notes;
+};
+
+tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& opt = {});
+
+// The profile's "tlb" block: levels, searched_up_to_bytes, notes, cache effects.
+nlohmann::json to_json(const tlb_analysis& a);
+
+}  // namespace gpuprobe::analysis

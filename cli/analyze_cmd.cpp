@@ -1,0 +1,53 @@
+// gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
+#include "analysis/tlb_data.hpp"
+#include "analysis/tlb_levels.hpp"
+#include "cli/common.hpp"
+#include "common/json_io.hpp"
+#include "probes/tlb_sweep.hpp"
+
+#include <cstdio>
+#include <memory>
+
+namespace gpuprobe::cli {
+
+namespace {
+
+void run_analyze_tlb(const common_options& o) {
+  check_output_path(o.out);
+  const auto ds = analysis::load_tlb_inputs(o.inputs);
+  const auto a = analysis::analyze_tlb(ds);
+  json device = ds.device.is_null() ? json{{"name", ds.device_name}} : ds.device;
+  json tlb = analysis::to_json(a);
+  tlb["inputs"] = ds.sources;
+  tlb["alloc"] = ds.alloc.empty() ? json(nullptr) : json(ds.alloc);
+  json doc = {{"schema", "gpuprobe.profile/1"},
+              {"device", device},
+              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.seed)},
+              {"tlb", tlb}};
+  write_json_atomic(o.out, doc);
+  std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
+              ds.curves.size(), probes::format_bytes(a.searched_up_to_bytes).c_str());
+  int k = 1;
+  for (const auto& L : a.levels)
+    std::printf("  L%d: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, confidence %.2f\n",
+                k++, L.entries, probes::format_bytes(L.page_bytes).c_str(), L.page_bound.c_str(),
+                probes::format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
+  for (const auto& c : a.cache_effects)
+    std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries, c.miss_penalty_cycles);
+  for (const auto& n : a.notes) std::printf("  note: %s\n", n.c_str());
+  std::printf("  wrote %s\n", o.out.c_str());
+}
+
+}  // namespace
+
+void setup_analyze(CLI::App& parent) {
+  auto* app = parent.add_subcommand("analyze", "turn raw probe results into parameters");
+  app->require_subcommand(1);
+  auto opt = std::make_shared<common_options>();
+  auto* tlb = app->add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
+  add_input_option(*tlb, *opt, "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
+  add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
+  tlb->callback([opt] { run_analyze_tlb(*opt); });
+}
+
+}  // namespace gpuprobe::cli

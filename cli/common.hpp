@@ -1,0 +1,36 @@
+#pragma once
+// Options every subcommand shares, and the wiring of subcommands into main().
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::cli {
+
+struct common_options {
+  int device = 0;
+  std::string out;
+  std::vector<std::string> inputs;
+  unsigned long long seed = 1;
+};
+
+// argc/argv of this process, recorded in every JSON file.
+struct invocation {
+  int argc = 0;
+  const char* const* argv = nullptr;
+};
+const invocation& this_invocation();
+void set_invocation(int argc, const char* const* argv);
+
+void add_device_option(CLI::App& app, common_options& o);
+void add_out_option(CLI::App& app, common_options& o, const std::string& what);
+void add_input_option(CLI::App& app, common_options& o, const std::string& what);
+void add_seed_option(CLI::App& app, common_options& o);
+
+// Fails early (before a long run) when the output file's folder does not exist.
+void check_output_path(const std::string& path);
+
+// Each subcommand: setup_<name>(parent) registers it and its callback.
+void setup_tlb(CLI::App& parent);
+void setup_analyze(CLI::App& parent);
+
+}  // namespace gpuprobe::cli

@@ -1,0 +1,62 @@
+#include "common/cuda_check.cuh"
+#include "common/device_info.hpp"
+
+#include <cstdio>
+
+namespace gpuprobe {
+
+namespace {
+__global__ void probe_kernel_image(int* out) { *out = 1; }  // exists only to test for a kernel image
+
+std::string format_uuid(const cudaUUID_t& u) {
+  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+  char s[64];
+  std::snprintf(s, sizeof s,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
+  return s;
+}
+}  // namespace
+
+device_info query_device(int ordinal) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    throw error(std::string("no CUDA device available (") +
+                (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) + ")");
+  if (ordinal < 0 || ordinal >= count)
+    throw error("unknown device id " + std::to_string(ordinal) + ": this machine has " +
+                std::to_string(count) + " CUDA device(s), ids 0.." + std::to_string(count - 1));
+  GPUPROBE_CUDA_CHECK(cudaSetDevice(ordinal));
+  cudaDeviceProp p{};
+  GPUPROBE_CUDA_CHECK(cudaGetDeviceProperties(&p, ordinal));
+  cudaFuncAttributes fa{};
+  if (cudaFuncGetAttributes(&fa, probe_kernel_image) != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw error("this gpuprobe build has no code for " + std::string(p.name) + " (sm_" +
+                std::to_string(p.major) + std::to_string(p.minor) +
+                "); rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(p.major) +
+                std::to_string(p.minor));
+  }
+  device_info d;
+  d.ordinal = ordinal;
+  d.name = p.name;
+  d.uuid = format_uuid(p.uuid);
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sm_count = p.multiProcessorCount;
+  // CUDA 13 removed cudaDeviceProp::clockRate: ask the attribute instead.
+  GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_clock_khz_peak, cudaDevAttrClockRate, ordinal));
+  GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_clock_khz_peak, cudaDevAttrMemoryClockRate, ordinal));
+  d.l2_bytes = p.l2CacheSize;
+  size_t free_b = 0, total_b = 0;
+  GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  d.memory_bytes = static_cast<long long>(total_b);
+  d.memory_free_bytes_at_start = static_cast<long long>(free_b);
+  GPUPROBE_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
+  GPUPROBE_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+  return d;
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,33 @@
+#pragma once
+// The `device` block every gpuprobe JSON file carries.
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gpuprobe {
+
+struct device_info {
+  int ordinal = 0;
+  std::string name;
+  std::string uuid;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int sm_clock_khz_peak = 0;   // cudaDevAttrClockRate
+  int mem_clock_khz_peak = 0;  // cudaDevAttrMemoryClockRate
+  double sm_clock_mhz_seen = 0;  // measured during the run (clock64 vs %globaltimer), 0 = not measured
+  long long l2_bytes = 0;
+  long long memory_bytes = 0;
+  long long memory_free_bytes_at_start = 0;
+  int driver_version = 0;   // e.g. 13000
+  int runtime_version = 0;  // e.g. 13000
+  int mig_mode = -1;        // not queried here: -1
+};
+
+nlohmann::json to_json(const device_info& d);
+device_info device_info_from_json(const nlohmann::json& j);
+std::string cuda_version_string(int v);  // 13000 -> "13.0"
+
+// Implemented in device_info.cu (needs the CUDA runtime). Throws gpuprobe::error when there is
+// no usable device, the ordinal is out of range, or the binary has no code for the GPU.
+device_info query_device(int ordinal);
+
+}  // namespace gpuprobe

@@ -1,0 +1,78 @@
+#include "common/json_io.hpp"
+
+#include "common/error.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace gpuprobe {
+
+void write_json_atomic(const std::string& path, const json& doc) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw error("cannot write '" + path + "': " + std::strerror(errno));
+    out << doc.dump(2) << '\n';
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw error("cannot write '" + path + "': write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw error("cannot write '" + path + "': " + why);
+  }
+}
+
+json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw error("cannot read '" + path + "': " + std::strerror(errno));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  try {
+    return json::parse(buf.str());
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    throw error("'" + path + "' is not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+}
+
+void require_schema(const json& doc, const std::string& family, int max_version,
+                    const std::string& path) {
+  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string())
+    throw error("'" + path + "' has no \"schema\" field: not a gpuprobe file");
+  const std::string s = doc["schema"].get<std::string>();
+  const std::string prefix = family + "/";
+  if (s.rfind(prefix, 0) != 0)
+    throw error("'" + path + "' has schema '" + s + "', expected " + family + "/N");
+  int version = 0;
+  try {
+    version = std::stoi(s.substr(prefix.size()));
+  } catch (...) {
+    throw error("'" + path + "' has a malformed schema '" + s + "'");
+  }
+  if (version < 1 || version > max_version)
+    throw error("'" + path + "' has schema version " + std::to_string(version) +
+                ", this gpuprobe reads up to " + family + "/" + std::to_string(max_version));
+}
+
+json run_metadata(int argc, const char* const* argv, unsigned long long seed) {
+  json args = json::array();
+  for (int i = 0; i < argc; ++i) args.push_back(argv[i]);
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return json{{"tool", "gpuprobe"},       {"version", GPUPROBE_VERSION},
+              {"git_commit", GPUPROBE_GIT_COMMIT}, {"argv", args},
+              {"seed", seed},            {"created_utc", stamp}};
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,26 @@
+#pragma once
+// Reading and writing gpuprobe's schema-versioned JSON files.
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace gpuprobe {
+
+using json = nlohmann::json;
+
+// Writes `doc` to `path` atomically: a temporary file beside it, then rename().
+// A crash or Ctrl-C never leaves a half-written file under `path`.
+void write_json_atomic(const std::string& path, const json& doc);
+
+// Reads a JSON file; throws gpuprobe::error with a one-line message when the file is
+// missing or not valid JSON.
+json read_json_file(const std::string& path);
+
+// Checks doc["schema"] == "<family>/<version>" for a version this build understands
+// (1..max_version); throws gpuprobe::error otherwise.
+void require_schema(const json& doc, const std::string& family, int max_version,
+                    const std::string& path);
+
+// Metadata every result carries: tool version, git commit, argv, seed, creation time (UTC).
+json run_metadata(int argc, const char* const* argv, unsigned long long seed);
+
+}  // namespace gpuprobe

@@ -1,0 +1,154 @@
+#include "common/cuda_check.cuh"
+#include "probes/device_pool.cuh"
+
+#include <algorithm>
+#include <cuda.h>  // driver API types only: functions come from cudaGetDriverEntryPointByVersion
+#include <numeric>
+#include <random>
+
+namespace gpuprobe::probes {
+
+alloc_kind parse_alloc_kind(const std::string& s) {
+  if (s == "cudamalloc") return alloc_kind::cudamalloc;
+  if (s == "vmm") return alloc_kind::vmm;
+  if (s == "managed") return alloc_kind::managed;
+  throw error("unknown --alloc '" + s + "' (cudamalloc, vmm or managed)");
+}
+
+const char* to_string(alloc_kind k) {
+  switch (k) {
+    case alloc_kind::cudamalloc: return "cudamalloc";
+    case alloc_kind::vmm: return "vmm";
+    case alloc_kind::managed: return "managed";
+  }
+  return "?";
+}
+
+namespace {
+
+struct driver_api {
+  decltype(&cuMemCreate) mem_create = nullptr;
+  decltype(&cuMemRelease) mem_release = nullptr;
+  decltype(&cuMemAddressReserve) address_reserve = nullptr;
+  decltype(&cuMemAddressFree) address_free = nullptr;
+  decltype(&cuMemMap) mem_map = nullptr;
+  decltype(&cuMemUnmap) mem_unmap = nullptr;
+  decltype(&cuMemSetAccess) set_access = nullptr;
+  decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
+};
+
+template <class F>
+void load(F& fn, const char* name) {
+  cudaDriverEntryPointQueryResult status{};
+  void* p = nullptr;
+  GPUPROBE_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &status));
+  if (status != cudaDriverEntryPointSuccess || !p)
+    throw error(std::string("CUDA driver entry point ") + name + " not found (driver too old?)");
+  fn = reinterpret_cast<F>(p);
+}
+
+const driver_api& api() {
+  static const driver_api a = [] {
+    driver_api d;
+    load(d.mem_create, "cuMemCreate");
+    load(d.mem_release, "cuMemRelease");
+    load(d.address_reserve, "cuMemAddressReserve");
+    load(d.address_free, "cuMemAddressFree");
+    load(d.mem_map, "cuMemMap");
+    load(d.mem_unmap, "cuMemUnmap");
+    load(d.set_access, "cuMemSetAccess");
+    load(d.granularity, "cuMemGetAllocationGranularity");
+    return d;
+  }();
+  return a;
+}
+
+void cu_check(CUresult r, const char* what) {
+  if (r != CUDA_SUCCESS) throw error(std::string("CUDA driver call ") + what + " failed (CUresult " + std::to_string(int(r)) + ")");
+}
+
+CUmemAllocationProp device_prop(int device) {
+  CUmemAllocationProp prop{};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+
+}  // namespace
+
+std::size_t device_pool::vmm_granularity(int device) {
+  const CUmemAllocationProp prop = device_prop(device);
+  std::size_t g = 0;
+  cu_check(api().granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+  return g;
+}
+
+device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed)
+    : kind_(kind), bytes_(bytes) {
+  if (bytes == 0) throw error("device_pool: zero bytes requested");
+  switch (kind) {
+    case alloc_kind::cudamalloc:
+      GPUPROBE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+      break;
+    case alloc_kind::managed: {
+      GPUPROBE_CUDA_CHECK(cudaMallocManaged(&ptr_, bytes));
+      cudaMemLocation loc{};
+      loc.type = cudaMemLocationTypeDevice;
+      loc.id = device;
+      GPUPROBE_CUDA_CHECK(cudaMemAdvise(ptr_, bytes, cudaMemAdviseSetPreferredLocation, loc));
+      GPUPROBE_CUDA_CHECK(cudaMemPrefetchAsync(ptr_, bytes, loc, 0, 0));
+      GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+      break;
+    }
+    case alloc_kind::vmm: {
+      const auto& d = api();
+      granularity_ = vmm_granularity(device);
+      bytes_ = (bytes + granularity_ - 1) / granularity_ * granularity_;
+      const std::size_t chunks = bytes_ / granularity_;
+      CUdeviceptr va = 0;
+      cu_check(d.address_reserve(&va, bytes_, granularity_, 0, 0), "cuMemAddressReserve");
+      ptr_ = reinterpret_cast<char*>(va);
+      // Chunk i (created in order, so likely physically adjacent to chunk i+1) goes to the
+      // shuffled virtual slot perm[i].
+      std::vector<std::size_t> perm(chunks);
+      std::iota(perm.begin(), perm.end(), 0);
+      std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
+      const CUmemAllocationProp prop = device_prop(device);
+      handles_.reserve(chunks);
+      try {
+        for (std::size_t i = 0; i < chunks; ++i) {
+          CUmemGenericAllocationHandle h{};
+          cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
+          handles_.push_back(h);
+          cu_check(d.mem_map(va + perm[i] * granularity_, granularity_, 0, h, 0), "cuMemMap");
+        }
+        CUmemAccessDesc access{};
+        access.location = prop.location;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
+      } catch (...) {
+        this->~device_pool();
+        throw;
+      }
+      break;
+    }
+  }
+}
+
+device_pool::~device_pool() {
+  if (!ptr_) return;
+  if (kind_ == alloc_kind::vmm) {
+    const auto& d = api();
+    const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
+    (void)d.mem_unmap(va, bytes_);  // unmaps every mapped chunk of the range
+    for (auto h : handles_) (void)d.mem_release(h);
+    (void)d.address_free(va, bytes_);
+    handles_.clear();
+  } else {
+    GPUPROBE_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
+  }
+  ptr_ = nullptr;
+}
+
+}  // namespace gpuprobe::probes

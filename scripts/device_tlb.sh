@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One round of TLB work on the GPU machine, over a build folder made elsewhere:
+# GPU tests, then `gpuprobe tlb` for each --alloc kind, analysis, and a short table last.
+# Usage: OUT=/some/dir scripts/device_tlb.sh [extra gpuprobe tlb flags]
+#   ALLOCS="cudamalloc vmm" (default)   BUILD=build (default)   TAG=run1 (file suffix)
+set -uo pipefail
+B="${BUILD:-build}"
+OUT="${OUT:-/tmp/gpuprobe-out}"
+TAG="${TAG:-run1}"
+D="$OUT/tlb-$TAG"
+mkdir -p "$D"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
+  --format=csv >"$D/nvidia-smi.csv" 2>&1
+nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv >"$D/other-processes.csv" 2>&1
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  "$B/tests/gpuprobe_gpu_tests" >"$D/gpu_tests.log" 2>&1
+  echo "gpu tests exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$D/gpu_tests.log" | tr '\n' ' ')"
+  grep -E 'chase load|128 B stride' "$D/gpu_tests.log" | sort -u | head -5
+fi
+for alloc in ${ALLOCS:-cudamalloc vmm}; do
+  start=$(date +%s.%N)
+  "$B/gpuprobe" tlb --alloc "$alloc" --out "$D/tlb_$alloc.json" "$@" >"$D/tlb_$alloc.txt" 2>"$D/tlb_$alloc.log"
+  rc=$?
+  end=$(date +%s.%N)
+  echo "== tlb --alloc $alloc $* : exit $rc, wall $(echo "$end - $start" | bc) s"
+  tail -3 "$D/tlb_$alloc.log"
+  cat "$D/tlb_$alloc.txt"
+  [ $rc -eq 0 ] && "$B/gpuprobe" analyze tlb --input "$D/tlb_$alloc.json" --out "$D/profile_$alloc.json"
+done
+tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG" && rm -rf "$D"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# gpuprobe set-up: installs the dependencies (idempotent), then configures and builds.
+# The CUDA Toolkit (nvcc) is assumed present. Usage: scripts/setup.sh [build-dir]
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-$here/build}"
+
+need_pkgs=()
+for p in cmake g++ make libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
+         libbenchmark-dev python3-matplotlib binutils; do
+  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
+done
+if ((${#need_pkgs[@]})); then
+  echo "setup: installing ${need_pkgs[*]}" >&2
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+# matplotlib for reports: the system package, or pip when python3 is not Debian's.
+if ! python3 -c 'import matplotlib' 2>/dev/null; then
+  python3 -m pip install -q matplotlib
+fi
+command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+command -v nvcc >/dev/null || { echo "setup: nvcc not found (install the CUDA Toolkit)" >&2; exit 1; }
+
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release ${GPUPROBE_CMAKE_ARGS:-}
+cmake --build "$build" -j "$(nproc)"

@@ -1,0 +1,146 @@
+// TLB probe on a real GPU: the chase bypasses L1 (SASS), sees the L2 capacity (a known
+// effect), works on every pool kind, and the CLI refuses a footprint beyond memory.
+#include "common/device_info.hpp"
+#include "common/json_io.hpp"
+#include "gpu_test_util.hpp"
+#include "tests/common/binary_path.hpp"
+#include "probes/device_pool.cuh"
+#include "probes/tlb_chase.cuh"
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <sstream>
+
+using namespace gpuprobe;
+using gpuprobe::test::shell;
+
+// The ordinary cached load, for comparison with the probe's L2-only load (external linkage:
+// compiled into the test binary's SASS although nothing launches it).
+__global__ void reference_cached_load_kernel(const unsigned long long* p, unsigned long long* out) {
+  *out = p[threadIdx.x];
+}
+
+namespace {
+
+// SASS of every function in `binary` for the device's architecture: name -> text.
+std::map<std::string, std::string> sass_by_function(const std::string& binary, const std::string& arch) {
+  const std::string text = shell("cuobjdump -sass -arch " + arch + " " + binary + " 2>/dev/null");
+  std::map<std::string, std::string> out;
+  std::string current;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto f = line.find("Function : ");
+    if (f != std::string::npos) {
+      current = line.substr(f + 11);
+      continue;
+    }
+    if (!current.empty()) out[current] += line + "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> load_opcodes(const std::string& sass) {
+  std::vector<std::string> ops;
+  std::regex ldg(R"((LDG\.[A-Z0-9_.]+))");
+  for (std::sregex_iterator it(sass.begin(), sass.end(), ldg), end; it != end; ++it) ops.push_back((*it)[1]);
+  return ops;
+}
+
+std::string device_arch() {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "sm_90";
+  return "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+}
+
+}  // namespace
+
+TEST(TlbProbeGpu, ChaseLoadBypassesL1InSass) {
+  GPUPROBE_REQUIRE_GPU();
+  if (shell("command -v cuobjdump").empty()) GTEST_SKIP() << "cuobjdump not installed";
+  const std::string arch = device_arch();
+  const auto probe = sass_by_function(test::gpuprobe_binary(), arch);
+  const auto self = sass_by_function(std::filesystem::read_symlink("/proc/self/exe").string(), arch);
+  std::string chase, ref;
+  for (const auto& [name, text] : probe)
+    if (name.find("tlb_chase_kernel") != std::string::npos) chase = text;
+  for (const auto& [name, text] : self)
+    if (name.find("reference_cached_load_kernel") != std::string::npos) ref = text;
+  ASSERT_FALSE(chase.empty()) << "tlb_chase_kernel not found in the " << arch << " SASS";
+  ASSERT_FALSE(ref.empty()) << "reference kernel not found";
+  const auto chase_ops = load_opcodes(chase), ref_ops = load_opcodes(ref);
+  ASSERT_FALSE(chase_ops.empty());
+  ASSERT_FALSE(ref_ops.empty());
+  for (const auto& op : chase_ops) {
+    std::printf("chase load: %s (cached reference: %s)\n", op.c_str(), ref_ops[0].c_str());
+    // Every global load of the chase carries the L2-only (.cg -> STRONG.GPU) qualifier,
+    // which the ordinary cached load does not.
+    EXPECT_NE(op.find("STRONG.GPU"), std::string::npos) << op;
+    EXPECT_NE(op, ref_ops[0]);
+  }
+  for (const auto& op : ref_ops) EXPECT_EQ(op.find("STRONG.GPU"), std::string::npos) << op;
+}
+
+TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
+  GPUPROBE_REQUIRE_GPU();
+  const auto dev = query_device(0);
+  const std::uint64_t bytes = 512ull << 20;
+  probes::device_pool pool(probes::alloc_kind::cudamalloc, bytes, 0, 1);
+  probes::pointer_chase chase(pool, 2048);
+  chase.prepare_stride(128);
+  const auto small = chase.measure((1ull << 20) / 128);   // 1 MiB: in L2
+  const auto large = chase.measure(std::uint64_t(dev.l2_bytes) * 4 / 128);  // 4x L2: DRAM
+  std::printf("128 B stride: 1 MiB %.0f cycles, %lld MiB %.0f cycles\n", small.median,
+              dev.l2_bytes * 4 >> 20, large.median);
+  EXPECT_GT(small.median, 100);   // L2, not an L1 hit
+  EXPECT_GT(large.median, 1.3 * small.median);
+  EXPECT_GE(small.smid, 0);
+  EXPECT_LT(small.smid, dev.sm_count);
+}
+
+TEST(TlbProbeGpu, EveryPoolKindChases) {
+  GPUPROBE_REQUIRE_GPU();
+  for (auto kind : {probes::alloc_kind::cudamalloc, probes::alloc_kind::vmm, probes::alloc_kind::managed}) {
+    probes::device_pool pool(kind, 256ull << 20, 0, 7);
+    if (kind == probes::alloc_kind::vmm) {
+      EXPECT_GT(pool.granularity(), 0u);
+      EXPECT_EQ(pool.bytes() % pool.granularity(), 0u);
+    }
+    probes::pointer_chase chase(pool, 256);
+    chase.prepare_stride(2 << 20);
+    const auto s = chase.measure(64);
+    EXPECT_EQ(s.footprint_bytes, 128ull << 20) << probes::to_string(kind);
+    EXPECT_GT(s.median, 100) << probes::to_string(kind);
+    EXPECT_LT(s.median, 5000) << probes::to_string(kind);
+  }
+}
+
+TEST(TlbProbeGpu, CliRefusesFootprintBeyondMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::string out = "/tmp/gpuprobe_gpu_test_beyond.json";
+  std::filesystem::remove(out);
+  int rc = 0;
+  const auto err = shell(test::gpuprobe_binary() + " tlb --max-bytes 64T --out " + out + " 2>&1 >/dev/null", &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("beyond the device's free memory"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+TEST(TlbProbeGpu, CliSmallSweepWritesAResult) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::string out = "/tmp/gpuprobe_gpu_test_tlb.json";
+  std::filesystem::remove(out);
+  int rc = 0;
+  const auto log = shell(test::gpuprobe_binary() +
+                             " tlb --alloc vmm --strides 2M 4M --max-bytes 1G --out " + out + " 2>&1",
+                         &rc);
+  ASSERT_EQ(rc, 0) << log;
+  const auto doc = read_json_file(out);
+  EXPECT_EQ(doc["schema"], "gpuprobe.result/1");
+  EXPECT_EQ(doc["tlb"]["alloc"], "vmm");
+  EXPECT_TRUE(doc["tlb"]["granularity_bytes"].is_number());
+  EXPECT_GT(doc["tlb"]["points"].size(), 10u);
+  EXPECT_TRUE(doc["tlb"]["control"]["passed"].get<bool>()) << log;
+  EXPECT_GT(doc["device"]["sm_clock_mhz_seen"].get<double>(), 100);
+}

@@ -1,0 +1,85 @@
+// The gpuprobe binary: bad input gives a one-line error, a non-zero exit and no output file;
+// `analyze tlb` turns the fixtures into a profile.
+#include "common/json_io.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+using gpuprobe::test::file_exists;
+using gpuprobe::test::run_gpuprobe;
+using gpuprobe::test::temp_path;
+
+namespace {
+void expect_one_line_error(const gpuprobe::test::run_result& r, const std::string& out_path) {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << r.err;
+  EXPECT_FALSE(file_exists(out_path)) << out_path;
+}
+}  // namespace
+
+TEST(Cli, AnalyzeTlbOnK80FixturesWritesAProfile) {
+  const auto out = temp_path("k80_profile.json");
+  const auto dir = gpuprobe::test::fixture("K80");
+  const auto r = run_gpuprobe("analyze tlb --input " + dir + "/TLB-Test-1-5-64-256.csv --input " + dir +
+                              "/TLB-Test-48-300-1024-4096.csv --input " + dir +
+                              "/TLB-Test-1500-5000-1024-4096.csv --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = gpuprobe::read_json_file(out);
+  EXPECT_EQ(doc["schema"], "gpuprobe.profile/1");
+  EXPECT_EQ(doc["device"]["name"], "Tesla K80");
+  EXPECT_EQ(doc["tlb"]["levels"].size(), 3u);
+  EXPECT_EQ(doc["tlb"]["levels"][0]["page_bytes"], 131072.0);
+  EXPECT_TRUE(doc["tlb"].contains("searched_up_to_bytes"));
+  EXPECT_TRUE(doc["meta"].contains("git_commit"));
+  EXPECT_NE(r.out.find("L3:"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MissingInputFile) {
+  const auto out = temp_path("missing.json");
+  expect_one_line_error(run_gpuprobe("analyze tlb --input /nonexistent.csv --out " + out), out);
+}
+
+TEST(Cli, MalformedAndNonNumericInput) {
+  const auto out = temp_path("bad.json");
+  const auto bad = temp_path("bad.csv");
+  std::ofstream(bad) << "#GPU: x\n#,64,\n1,241,\n2,NaNx,\n3,250,\n";
+  auto r = run_gpuprobe("analyze tlb --input " + bad + " --out " + out);
+  expect_one_line_error(r, out);
+  EXPECT_NE(r.err.find(":4:"), std::string::npos) << r.err;
+  const auto broken = temp_path("broken.json");
+  std::ofstream(broken) << "{\"schema\": \"gpuprobe.result/1\", ";
+  expect_one_line_error(run_gpuprobe("analyze tlb --input " + broken + " --out " + out), out);
+}
+
+TEST(Cli, OutputFolderMustExist) {
+  const auto r = run_gpuprobe("analyze tlb --input " + gpuprobe::test::fixture("K80/TLB-Test-1-5-64-256.csv") +
+                              " --out /nonexistent-dir/p.json");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+}
+
+TEST(Cli, UnknownDeviceIdOrNoDevice) {
+  // With a GPU: "unknown device id 99"; without one (CI): "no CUDA device available".
+  const auto out = temp_path("tlb.json");
+  const auto r = run_gpuprobe("tlb --device 99 --out " + out);
+  expect_one_line_error(r, out);
+  EXPECT_TRUE(r.err.find("unknown device id 99") != std::string::npos ||
+              r.err.find("no CUDA device") != std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, BadOptionsAreRejected) {
+  const auto out = temp_path("x.json");
+  auto r = run_gpuprobe("tlb --alloc bogus --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(file_exists(out));
+  r = run_gpuprobe("nosuchcommand");
+  EXPECT_NE(r.exit_code, 0);
+  r = run_gpuprobe("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("tlb"), std::string::npos);
+}

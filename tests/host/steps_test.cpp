@@ -1,0 +1,114 @@
+// Boundary detection on generated curves: noise, missing cells, several levels, small penalties.
+#include "analysis/steps.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using gpuprobe::analysis::detect_steps;
+
+namespace {
+
+struct curve {
+  std::vector<double> x, y;
+};
+
+// Levels: (boundary footprint, rise) pairs; value = base + sum of rises whose boundary < x.
+curve make_curve(const std::vector<std::pair<double, double>>& rises, double base, int n,
+                 double sigma, unsigned seed, int drop_every = 0) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, sigma);
+  curve c;
+  for (int i = 1; i <= n; ++i) {
+    if (drop_every && i % drop_every == 0) continue;  // missing cell
+    const double x = i;
+    double v = base;
+    for (const auto& [b, r] : rises)
+      if (x > b) v += r;
+    c.x.push_back(x);
+    c.y.push_back(v + noise(rng));
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST(Steps, FindsOneStepAtTheRightPlace) {
+  const auto c = make_curve({{40, 50}}, 300, 100, 1.0, 1);
+  const auto s = detect_steps(c.x, c.y);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].x_lo, 40);
+  EXPECT_EQ(s[0].x_hi, 41);
+  EXPECT_NEAR(s[0].jump, 50, 2.0);
+  EXPECT_GT(s[0].snr, 20);
+}
+
+TEST(Steps, FlatNoisyCurveHasNoStep) {
+  for (unsigned seed = 1; seed <= 50; ++seed) {
+    const auto c = make_curve({}, 270, 200, 3.0, seed);
+    EXPECT_TRUE(detect_steps(c.x, c.y).empty()) << "seed " << seed;
+  }
+}
+
+TEST(Steps, SeveralLevelsWithNoiseAndMissingCells) {
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const auto c = make_curve({{30, 20}, {90, 60}, {150, 120}}, 250, 220, 1.5, seed, 7);
+    const auto s = detect_steps(c.x, c.y);
+    ASSERT_EQ(s.size(), 3u) << "seed " << seed;
+    EXPECT_NEAR(s[0].x_lo, 30, 1.01);
+    EXPECT_NEAR(s[1].x_lo, 90, 1.01);
+    EXPECT_NEAR(s[2].x_lo, 150, 1.01);
+    EXPECT_NEAR(s[1].jump, 60, 5);
+  }
+}
+
+TEST(Steps, PenaltyOfAFewCyclesOnAQuietCurve) {
+  // A 3-cycle miss penalty with 0.3-cycle noise (10 sigmas) must be found.
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const auto c = make_curve({{64, 3}}, 240, 128, 0.3, seed);
+    const auto s = detect_steps(c.x, c.y);
+    ASSERT_EQ(s.size(), 1u) << "seed " << seed;
+    EXPECT_NEAR(s[0].x_lo, 64, 1.01);
+    EXPECT_NEAR(s[0].jump, 3, 0.6);
+  }
+}
+
+TEST(Steps, PenaltyInsideTheNoiseIsNotReported) {
+  // The same 3 cycles under 3-cycle noise are not a detectable level.
+  int found = 0;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    const auto c = make_curve({{64, 3}}, 240, 128, 3.0, seed);
+    found += !detect_steps(c.x, c.y).empty();
+  }
+  EXPECT_LE(found, 1);
+}
+
+TEST(Steps, BumpThatComesBackDownIsNotALevel) {
+  curve c = make_curve({{50, 15}, {80, -15}}, 270, 160, 0.5, 3);
+  EXPECT_TRUE(detect_steps(c.x, c.y).empty());
+}
+
+TEST(Steps, DipAndRecoveryIsNotASecondLevel) {
+  curve c = make_curve({{40, 50}, {100, -12}, {106, 12}}, 300, 160, 0.5, 4);
+  const auto s = detect_steps(c.x, c.y);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].x_lo, 40);
+}
+
+TEST(Steps, RampAfterTheBoundaryKeepsTheOnset) {
+  // K80 L3 shape: a small step, then a long ramp; the onset is the boundary.
+  curve c;
+  for (int i = 1; i <= 300; ++i) {
+    c.x.push_back(i);
+    c.y.push_back(i <= 100 ? 277.0 : 284.0 + 0.5 * (i - 100));
+  }
+  const auto s = detect_steps(c.x, c.y);
+  ASSERT_GE(s.size(), 1u);
+  EXPECT_EQ(s[0].x_lo, 100);
+}
+
+TEST(Steps, TooFewPointsGiveNothing) {
+  EXPECT_TRUE(detect_steps({1, 2, 3}, {1, 100, 100}).empty());
+  EXPECT_TRUE(detect_steps({}, {}).empty());
+}

@@ -1,0 +1,40 @@
+#include "test_util.hpp"
+#include "tests/common/binary_path.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace gpuprobe::test {
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gpuprobe_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  return (dir / name).string();
+}
+
+bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
+
+static std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+run_result run_gpuprobe(const std::string& args) {
+  const std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");
+  const std::string cmd = gpuprobe_binary() + " " + args + " >" + out + " 2>" + err;
+  const int status = std::system(cmd.c_str());
+  run_result r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace gpuprobe::test

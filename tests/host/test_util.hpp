@@ -1,0 +1,69 @@
+#pragma once
+// Helpers for host tests: synthetic TLB curves, fixture paths, running the CLI.
+#include "analysis/tlb_data.hpp"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::test {
+
+inline std::string fixture(const std::string& rel) {
+  return std::string(GPUPROBE_FIXTURES_DIR) + "/cuda-gpu-tlb/" + rel;
+}
+
+struct sim_level {
+  double entries;
+  double page_bytes;
+  double penalty;  // cycles per miss for strides >= page
+};
+
+// Latency the paper's model predicts for a single-thread strided chase:
+// a stride s misses level L beyond footprint entries * max(s, page) with penalty * min(1, s/page).
+inline double sim_latency(const std::vector<sim_level>& levels, double base, double stride,
+                          double footprint) {
+  double t = base;
+  for (const auto& L : levels)
+    if (footprint > L.entries * std::max(stride, L.page_bytes) + 0.5)
+      t += L.penalty * std::min(1.0, stride / L.page_bytes);
+  return t;
+}
+
+// One curve per stride with `ppo` points per octave from min to max footprint, Gaussian noise
+// of `sigma`, integer rounding like the 2017 tool, and every `drop`-th point missing (0: none).
+inline analysis::tlb_dataset sim_dataset(const std::vector<sim_level>& levels, double base,
+                                         const std::vector<double>& strides, double min_fp,
+                                         double max_fp, int ppo, double sigma, unsigned seed,
+                                         int drop = 0) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(0.0, sigma);
+  analysis::tlb_dataset d;
+  d.device_name = "simulated";
+  for (double s : strides) {
+    analysis::tlb_curve c;
+    c.source = "sim";
+    c.stride_bytes = s;
+    int k = 0;
+    for (double h = std::max(1.0, std::ceil(min_fp / s)); h * s <= max_fp; h = std::max(h + 1, std::round(h * std::pow(2.0, 1.0 / ppo)))) {
+      if (drop && ++k % drop == 0) continue;
+      c.footprint_bytes.push_back(h * s);
+      c.cycles.push_back(std::round(sim_latency(levels, base, s, h * s) + noise(rng)));
+    }
+    d.curves.push_back(c);
+  }
+  return d;
+}
+
+struct run_result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs the gpuprobe binary with `args` (a shell-quoted string) and captures its output.
+run_result run_gpuprobe(const std::string& args);
+
+std::string temp_path(const std::string& name);
+bool file_exists(const std::string& path);
+
+}  // namespace gpuprobe::test

@@ -1,0 +1,169 @@
+// The analyzer recovers the TLB paper's tables from its raw data (shared/fixtures/cuda-gpu-tlb),
+// finds no level in the naive H100 port's flat curves, and recovers simulated hierarchies.
+#include "analysis/tlb_levels.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+using namespace gpuprobe::analysis;
+using gpuprobe::test::fixture;
+
+namespace {
+
+constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;
+
+std::vector<std::string> fixture_files(const std::string& gpu) {
+  std::vector<std::string> out;
+  const auto dir = fixture(gpu);
+  if (!std::filesystem::is_directory(dir)) return out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("TLB-Test-", 0) == 0) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void expect_within(double got, double want, double rel, const std::string& what) {
+  EXPECT_NEAR(got, want, rel * want) << what;
+}
+
+tlb_analysis analyze_fixture(const std::string& gpu) {
+  const auto files = fixture_files(gpu);
+  EXPECT_FALSE(files.empty()) << "fixtures missing: " << fixture(gpu);
+  return analyze_tlb(load_tlb_inputs(files));
+}
+
+}  // namespace
+
+TEST(TlbFixtures, K80ThreeLevels) {
+  const auto a = analyze_fixture("K80");
+  ASSERT_EQ(a.levels.size(), 3u);
+  // L1: 16 x 128 KB
+  expect_within(a.levels[0].entries, 16, 0.10, "K80 L1 entries");
+  EXPECT_EQ(a.levels[0].page_bytes, 128 * KiB);
+  // L2: 2 MB pages, step near 140 MB (the raw data reads ~70 entries; the paper prints 65)
+  expect_within(a.levels[1].entries, 70, 0.10, "K80 L2 entries");
+  EXPECT_EQ(a.levels[1].page_bytes, 2 * MiB);
+  expect_within(a.levels[1].reach_bytes, 140 * MiB, 0.10, "K80 L2 reach");
+  // L3: ~1032 x 2 MB
+  expect_within(a.levels[2].entries, 1032, 0.10, "K80 L3 entries");
+  EXPECT_EQ(a.levels[2].page_bytes, 2 * MiB);
+  for (const auto& L : a.levels) {
+    EXPECT_EQ(L.page_bound, "exact");
+    EXPECT_GT(L.miss_penalty_cycles, 0);
+    EXPECT_GT(L.confidence, 0.5);
+  }
+  // The penalty grows outward.
+  EXPECT_LT(a.levels[0].miss_penalty_cycles, a.levels[1].miss_penalty_cycles);
+  EXPECT_LT(a.levels[1].miss_penalty_cycles, a.levels[2].miss_penalty_cycles);
+}
+
+TEST(TlbFixtures, P100TwoLevels) {
+  const auto a = analyze_fixture("P100");
+  ASSERT_EQ(a.levels.size(), 2u);
+  expect_within(a.levels[0].entries, 16, 0.10, "P100 L1 entries");
+  EXPECT_EQ(a.levels[0].page_bytes, 2 * MiB);
+  expect_within(a.levels[1].entries, 65, 0.10, "P100 L2 entries");
+  EXPECT_EQ(a.levels[1].page_bytes, 32 * MiB);
+  EXPECT_EQ(a.levels[1].page_bound, "exact");
+  // Strides below the page pay a proportionally smaller penalty (16 MB stride: half).
+  ASSERT_FALSE(a.levels[1].flat.empty());
+  EXPECT_NEAR(a.levels[1].flat[0].s.jump / a.levels[1].miss_penalty_cycles, 0.5, 0.1);
+}
+
+TEST(TlbFixtures, H100NaivePortFindsNoLevel) {
+  const auto a = analyze_fixture("H100");
+  EXPECT_TRUE(a.levels.empty());
+  EXPECT_GE(a.searched_up_to_bytes, 12000 * MiB);
+  bool said_none = false;
+  for (const auto& n : a.notes) said_none |= n.find("no TLB boundary found up to") != std::string::npos;
+  EXPECT_TRUE(said_none);
+  const auto j = to_json(a);
+  EXPECT_TRUE(j["levels"].empty());
+}
+
+using gpuprobe::test::sim_dataset;
+using gpuprobe::test::sim_level;
+
+std::vector<double> pow2_strides(double lo, double hi) {
+  std::vector<double> v;
+  for (double s = lo; s <= hi; s *= 2) v.push_back(s);
+  return v;
+}
+
+TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
+  const std::vector<sim_level> truth = {{16, 2 * MiB, 20}, {128, 2 * MiB, 60}, {2048, 32 * MiB, 150}};
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    auto d = sim_dataset(truth, 270, pow2_strides(512 * KiB, 512 * MiB), 1 * MiB, 200 * GiB, 16, 1.0,
+                         seed, 9);
+    const auto a = analyze_tlb(d);
+    ASSERT_EQ(a.levels.size(), 3u) << "seed " << seed;
+    for (std::size_t i = 0; i < 3; ++i) {
+      expect_within(a.levels[i].entries, truth[i].entries, 0.10, "entries");
+      EXPECT_EQ(a.levels[i].page_bytes, truth[i].page_bytes);
+      EXPECT_EQ(a.levels[i].page_bound, "exact");
+      expect_within(a.levels[i].miss_penalty_cycles, truth[i].penalty, 0.15, "penalty");
+    }
+  }
+}
+
+TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
+  const std::vector<sim_level> truth = {{32, 64 * KiB, 4}};
+  auto d = sim_dataset(truth, 250, pow2_strides(16 * KiB, 1 * MiB), 64 * KiB, 256 * MiB, 16, 0.3, 7);
+  const auto a = analyze_tlb(d);
+  ASSERT_EQ(a.levels.size(), 1u);
+  expect_within(a.levels[0].entries, 32, 0.10, "entries");
+  EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB);
+  expect_within(a.levels[0].miss_penalty_cycles, 4, 0.25, "penalty");
+}
+
+TEST(TlbSimulated, FlatCurvesGiveNoLevelAndSaySo) {
+  auto d = sim_dataset({}, 270, pow2_strides(64 * KiB, 64 * MiB), 1 * MiB, 64 * GiB, 4, 3.0, 11);
+  const auto a = analyze_tlb(d);
+  EXPECT_TRUE(a.levels.empty());
+  ASSERT_FALSE(a.notes.empty());
+  EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.5 GiB"), std::string::npos) << a.notes.back();
+}
+
+TEST(TlbSimulated, L2CapacityStepIsNotATlbLevel) {
+  // Every stride rises after the same number of hops (= L2 lines): a cache effect.
+  tlb_dataset d;
+  d.l2_bytes = 50 * 1000 * 1000;
+  const double lines = double(d.l2_bytes) / 128;
+  for (double s : pow2_strides(64 * KiB, 1 * MiB)) {
+    tlb_curve c{"sim", s, {}, {}};
+    for (double h = 1000; h * s < 1024 * GiB; h *= 1.2) {
+      c.footprint_bytes.push_back(h * s);
+      c.cycles.push_back(h > lines ? 700 : 280);
+    }
+    d.curves.push_back(c);
+  }
+  const auto a = analyze_tlb(d);
+  EXPECT_TRUE(a.levels.empty());
+  ASSERT_EQ(a.cache_effects.size(), 1u);
+  expect_within(a.cache_effects[0].entries, lines, 0.2, "hops at the cache step");
+}
+
+TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
+  tlb_dataset d;
+  tlb_curve c{"sim", 2 * MiB, {}, {}};
+  for (int h = 1; h < 200; ++h) {
+    c.footprint_bytes.push_back(h * 2 * MiB);
+    c.cycles.push_back(h > 100 ? 330 : 300);
+  }
+  d.curves.push_back(c);
+  const auto a = analyze_tlb(d);
+  EXPECT_TRUE(a.levels.empty());
+  EXPECT_EQ(a.unexplained.size(), 1u);
+}
+
+TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
+  const std::vector<sim_level> truth = {{64, 64 * KiB, 30}};
+  auto d = sim_dataset(truth, 250, pow2_strides(256 * KiB, 4 * MiB), 1 * MiB, 2 * GiB, 8, 0.5, 3);
+  const auto a = analyze_tlb(d);
+  ASSERT_EQ(a.levels.size(), 1u);
+  EXPECT_EQ(a.levels[0].page_bound, "upper");
+  EXPECT_EQ(a.levels[0].page_bytes, 256 * KiB);
+  expect_within(a.levels[0].entries, 64, 0.1, "entries");
+}

@@ -1,0 +1,74 @@
+// The sweep plan on a simulated GPU: coarse grid, then bisection pins every boundary.
+#include "common/error.hpp"
+#include "probes/tlb_sweep.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace gpuprobe::probes;
+
+TEST(Sweep, ParseBytes) {
+  EXPECT_EQ(parse_bytes("4096"), 4096u);
+  EXPECT_EQ(parse_bytes("64K"), 65536u);
+  EXPECT_EQ(parse_bytes("2M"), 2u << 20);
+  EXPECT_EQ(parse_bytes("2MiB"), 2u << 20);
+  EXPECT_EQ(parse_bytes("1.5G"), 3ull << 29);
+  EXPECT_THROW(parse_bytes("12Q"), gpuprobe::error);
+  EXPECT_THROW(parse_bytes("abc"), gpuprobe::error);
+  EXPECT_THROW(parse_bytes("-1M"), gpuprobe::error);
+  EXPECT_EQ(format_bytes(2 * 1024 * 1024), "2 MiB");
+}
+
+TEST(Sweep, CoarseGridIsGeometricAndReachesTheEnd) {
+  sweep_plan p;
+  p.min_bytes = 1 << 20;
+  p.max_bytes = 1ull << 30;
+  p.points_per_octave = 4;
+  const auto h = coarse_hops(p, 2 << 20);
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h.front(), 1u);
+  EXPECT_EQ(h.back(), 512u);
+  // 4 per octave over 9 octaves, fewer where small hop counts round to the same integer.
+  EXPECT_GE(h.size(), 28u);
+  EXPECT_LE(h.size(), 37u);
+  EXPECT_TRUE(std::is_sorted(h.begin(), h.end()));
+  EXPECT_EQ(std::set<std::uint64_t>(h.begin(), h.end()).size(), h.size());
+}
+
+TEST(Sweep, BisectionPinsTheBoundaryToAFewHops) {
+  const std::vector<gpuprobe::test::sim_level> truth = {{16, 2 << 20, 30}, {1000, 2 << 20, 200}};
+  sweep_plan p;
+  p.strides = {1 << 20, 2 << 20, 4 << 20};
+  p.min_bytes = 1 << 20;
+  p.max_bytes = 16ull << 30;
+  std::vector<std::uint64_t> prepared;
+  int calls = 0;
+  auto measure = [&](std::uint64_t s, std::uint64_t h) {
+    ++calls;
+    sweep_point pt;
+    pt.stride_bytes = s;
+    pt.hops = h;
+    pt.footprint_bytes = s * h;
+    pt.median = gpuprobe::test::sim_latency(truth, 270, double(s), double(s * h));
+    return pt;
+  };
+  std::vector<std::string> progress;
+  const auto pts = run_sweep(p, [&](std::uint64_t s) { prepared.push_back(s); }, measure,
+                             [&](const std::string& m) { progress.push_back(m); });
+  EXPECT_EQ(prepared, p.strides);
+  EXPECT_EQ(progress.size(), 3u);
+  // For the 4 MB stride the L2 boundary is after 1000 hops: the highest low point and the
+  // lowest high point must be adjacent within the resolution.
+  std::uint64_t lo = 0, hi = UINT64_MAX;
+  for (const auto& q : pts) {
+    if (q.stride_bytes != (4u << 20)) continue;
+    if (q.median < 400 && q.hops > 100) lo = std::max(lo, q.hops);
+    if (q.median > 400) hi = std::min(hi, q.hops);
+  }
+  EXPECT_LE(lo, 1000u);
+  EXPECT_GT(hi, 1000u);
+  EXPECT_LE(hi - lo, 8u);  // resolution 1/128 of 1000 hops
+  EXPECT_LT(calls, 3 * 80);
+}
