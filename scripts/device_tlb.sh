@@ -16,6 +16,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   "$B/tests/gpuprobe_gpu_tests" >"$D/gpu_tests.log" 2>&1
   echo "gpu tests exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$D/gpu_tests.log" | tr '\n' ' ')"
   grep -E 'chase load|128 B stride' "$D/gpu_tests.log" | sort -u | head -5
+  tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG"
 fi
 for alloc in ${ALLOCS:-cudamalloc vmm}; do
   start=$(date +%s.%N)
@@ -26,5 +27,6 @@ for alloc in ${ALLOCS:-cudamalloc vmm}; do
   tail -3 "$D/tlb_$alloc.log"
   cat "$D/tlb_$alloc.txt"
   [ $rc -eq 0 ] && "$B/gpuprobe" analyze tlb --input "$D/tlb_$alloc.json" --out "$D/profile_$alloc.json"
+  tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG"  # after each stage: a time-out keeps what ran
 done
-tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG" && rm -rf "$D"
+rm -rf "$D"
