@@ -22,8 +22,8 @@ struct tlb_options {
   std::string alloc = "cudamalloc";
   std::string max_bytes, min_bytes = "1M", min_stride = "64K", max_stride = "1G";
   std::vector<std::string> strides;
-  int points_per_octave = 4;
-  unsigned samples = 2048;
+  int points_per_octave = 8;
+  unsigned samples = 4096;
   bool control = true;
   double free_fraction = 0.85;
 };

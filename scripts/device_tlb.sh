@@ -19,11 +19,11 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG"
 fi
 for alloc in ${ALLOCS:-cudamalloc vmm}; do
-  start=$(date +%s.%N)
+  start=$(date +%s%N)
   "$B/gpuprobe" tlb --alloc "$alloc" --out "$D/tlb_$alloc.json" "$@" >"$D/tlb_$alloc.txt" 2>"$D/tlb_$alloc.log"
   rc=$?
-  end=$(date +%s.%N)
-  echo "== tlb --alloc $alloc $* : exit $rc, wall $(echo "$end - $start" | bc) s"
+  end=$(date +%s%N)
+  echo "== tlb --alloc $alloc $* : exit $rc, wall $(( (end - start) / 1000000 )) ms"
   tail -3 "$D/tlb_$alloc.log"
   cat "$D/tlb_$alloc.txt"
   [ $rc -eq 0 ] && "$B/gpuprobe" analyze tlb --input "$D/tlb_$alloc.json" --out "$D/profile_$alloc.json"
