@@ -96,12 +96,22 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
   double plateau = -INFINITY;  // the level reached after the last accepted rise
   for (std::size_t c = 0; c < cand.size(); ++c) {
     const std::size_t i = cand[c].index;
-    const std::size_t a = i >= 2 * w ? i - 2 * w : 0;
-    std::vector<double> prior(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(i));
+    // A ramp (misses growing with the footprint, as with non-LRU replacement) has its largest
+    // local jump late; walk back to where the curve first leaves the level before.
+    std::size_t onset = i;
+    const std::size_t floor_idx = std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
+    while (onset - 1 >= floor_idx && onset - 1 > 0) {
+      const std::size_t j = onset - 1;
+      const double base = std::max(window_median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
+      if (y[j] - base >= 0.5 * threshold && y[j] <= y[onset] + sigma) onset = j;
+      else break;
+    }
+    const std::size_t a = onset >= 2 * w ? onset - 2 * w : 0;
+    std::vector<double> prior(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(onset));
     const double prior_med = median(prior);
     for (double& v : prior) v = std::fabs(v - prior_med);
-    const bool after_previous = !accepted.empty() && x[i - 1] <= opt.merge_ratio * x[accepted.back()];
-    const double before = std::max(window_median(y, i >= w ? i - w : 0, i), plateau);
+    const bool after_previous = !accepted.empty() && x[onset - 1] <= opt.merge_ratio * x[accepted.back()];
+    const double before = std::max(window_median(y, onset >= w ? onset - w : 0, onset), plateau);
     const double level = window_median(y, i, std::min(n, i + w));
     const bool flat_before =
         1.4826 * median(prior) <= std::max(opt.flat_sigmas * sigma, 0.25 * (level - before));
@@ -109,9 +119,10 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
     for (std::size_t j = i; j + 3 <= n; ++j) lowest = std::min(lowest, window_median(y, j, j + 3));
     if (lowest == INFINITY) lowest = window_median(y, i, n);
     const double rise = level - before;  // above the highest level seen so far (no dip recovery)
-    const bool sustained = lowest - before >= opt.sustain_fraction * rise;
-    if (rise >= threshold && sustained && (flat_before || after_previous)) {
-      accepted.push_back(i);
+    const bool sustained = lowest - before >= opt.sustain_fraction * std::min(rise, cand[c].jump);
+    if (rise >= threshold && sustained && (flat_before || after_previous) &&
+        (accepted.empty() || onset > accepted.back())) {
+      accepted.push_back(onset);
       plateau = level;
     }
   }
@@ -132,9 +143,9 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
     s.x_lo = x[i - 1];
     s.x_hi = x[i];
     s.before = window_median(y, std::max(prev, i >= w ? i - w : 0), i);
-    // The level after: the points from the last rise on, up to w beyond its own window
-    // (a ramp keeps rising; the penalty is what the boundary itself costs).
-    s.after = window_median(y, j, std::min(next, j + w));
+    // The level after: the last w points before the next transition (or the curve's end).
+    // For a sharp step this is the plateau; for a ramp, the highest level it reached.
+    s.after = window_median(y, std::max(j, next >= w ? next - w : 0), next);
     s.jump = s.after - s.before;
     s.noise = sigma;
     s.snr = s.jump / sigma;

@@ -42,6 +42,25 @@ bool stride_tested_at(const tlb_dataset& d, double lo, double hi, double fp) {
   return false;
 }
 
+// The next larger tested stride (2x s_min, or the smallest above it) covers `reach` with room
+// on both sides and has no rise near `reach`.
+bool stride_quiet_at(const tlb_dataset& d, const std::vector<tlb_step>& steps, double s_min,
+                     double reach, double tol) {
+  double next = INFINITY;
+  for (const auto& c : d.curves)
+    if (c.stride_bytes > s_min) next = std::min(next, c.stride_bytes);
+  if (next == INFINITY) return false;
+  bool covered = false;
+  for (const auto& c : d.curves)
+    if (c.stride_bytes == next && c.footprint_bytes.front() < reach * (1 - tol) &&
+        c.footprint_bytes.back() > reach * 1.06)  // the smaller strides rise within 6%
+      covered = true;
+  if (!covered) return false;
+  for (const auto& t : steps)
+    if (t.stride_bytes == next && near(t.s.x_lo, reach, tol)) return false;
+  return true;
+}
+
 }  // namespace
 
 tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& opt) {
@@ -62,6 +81,15 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
       weak_pool.push_back({c.stride_bytes, c.source, s});
   }
   std::vector<bool> used(pool.size(), false);
+  // At a handful of hops the chase measures L2 bank and set effects of power-of-two strides,
+  // not translation: such rises may not seed a level.
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (pool[i].hops() < opt.min_entries) {
+      used[i] = true;
+      out.notes.push_back("a rise after " + std::to_string(int(std::lround(pool[i].hops()))) + " hops at stride " +
+                          human_bytes(pool[i].stride_bytes) + " is below the " +
+                          std::to_string(int(opt.min_entries)) + "-entry floor: not a TLB level");
+    }
 
   while (true) {
     // The unassigned rise with the fewest hops seeds the next level (the innermost first).
@@ -106,7 +134,11 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     L.scaling = scaling;
     L.flat = flat;
     const bool scales = scaling.size() >= 2;
-    if (scales && !flat.empty()) L.page_bound = "exact";
+    // A larger stride whose curve covers this footprint without a rise there is above the
+    // page (a stride at or below the page would miss at the same footprint): with a flat
+    // regime below, the page is pinned to s_min.
+    const bool larger_stride_clear = stride_quiet_at(data, weak_pool, s_min, reach, opt.reach_tolerance);
+    if ((scales || larger_stride_clear) && !flat.empty()) L.page_bound = "exact";
     else if (scales) L.page_bound = "upper";
     else if (!flat.empty()) L.page_bound = "lower";
     else L.page_bound = "unknown";
@@ -120,7 +152,15 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     // pattern the strides show (both regimes > one regime > a single stride).
     const double snr_term = std::min(1.0, L.snr / (3.0 * opt.steps.snr_min));
     const double pattern = L.page_bound == "exact" ? 1.0 : (L.page_bound == "unknown" ? 0.4 : 0.75);
-    L.confidence = std::round(100.0 * snr_term * pattern) / 100.0;
+    // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
+    // step is s/P of the full penalty. Count the strides below the page that obey it.
+    int obey = 0;
+    for (const auto& t : flat) {
+      const double expect = L.miss_penalty_cycles * t.stride_bytes / L.page_bytes;
+      if (std::fabs(t.s.jump - expect) <= 0.5 * expect + 3.0 * t.s.noise) ++obey;
+    }
+    L.penalty_rule = flat.empty() ? 1.0 : double(obey) / double(flat.size());
+    L.confidence = std::round(100.0 * snr_term * pattern * L.penalty_rule) / 100.0;
 
     // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
     // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
@@ -137,6 +177,14 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     if (L.page_bound == "upper" && stride_tested_at(data, 0, s_min, reach))
       out.notes.push_back("level at " + human_bytes(reach) + ": strides below " + human_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
+    if (L.confidence < opt.min_confidence) {
+      out.candidates.push_back(L);
+      out.notes.push_back("candidate at " + human_bytes(reach) + " (" + std::to_string(int(std::lround(entries))) +
+                          " x " + human_bytes(s_min) + ", +" + std::to_string(int(std::lround(L.miss_penalty_cycles))) +
+                          " cycles) has confidence " + std::to_string(L.confidence).substr(0, 4) +
+                          " < " + std::to_string(opt.min_confidence).substr(0, 4) + ": not reported as a level");
+      continue;
+    }
     out.levels.push_back(L);
   }
   std::sort(out.levels.begin(), out.levels.end(),
@@ -165,18 +213,21 @@ nlohmann::json level_json(const tlb_level& L) {
   return {{"entries", std::round(L.entries * 10) / 10}, {"page_bytes", L.page_bytes},
           {"page_bound", L.page_bound}, {"reach_bytes", L.reach_bytes},
           {"miss_penalty_cycles", L.miss_penalty_cycles}, {"confidence", L.confidence},
-          {"snr", L.snr}, {"evidence", {{"strides_at_or_above_page", steps_json(L.scaling)},
+          {"snr", L.snr}, {"penalty_rule", L.penalty_rule}, {"evidence", {{"strides_at_or_above_page", steps_json(L.scaling)},
                                         {"strides_below_page", steps_json(L.flat)}}}};
 }
 }  // namespace
 
 nlohmann::json to_json(const tlb_analysis& a) {
-  nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array();
+  nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array(),
+                 candidates = nlohmann::json::array();
   for (const auto& L : a.levels) levels.push_back(level_json(L));
+  for (const auto& L : a.candidates) candidates.push_back(level_json(L));
   for (const auto& L : a.cache_effects) cache.push_back(level_json(L));
   return {{"levels", levels},
           {"searched_up_to_bytes", a.searched_up_to_bytes},
           {"cache_effects", cache},
+          {"candidates", candidates},
           {"unexplained_steps", steps_json(a.unexplained)},
           {"notes", a.notes}};
 }

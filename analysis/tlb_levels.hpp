@@ -28,6 +28,7 @@ struct tlb_level {
   double miss_penalty_cycles = 0;
   double confidence = 0;    // 0..1, from the steps' size over the noise and the strides agreeing
   double snr = 0;           // median step / noise of the strides behind the level
+  double penalty_rule = 1;  // share of strides below the page whose step is s/P of the penalty
   std::vector<tlb_step> scaling;  // strides >= page: boundary after `entries` hops
   std::vector<tlb_step> flat;     // strides < page: boundary at `reach_bytes`
 };
@@ -36,6 +37,8 @@ struct tlb_analysis_options {
   step_options steps;
   double count_tolerance = 0.12;  // hop counts of one level agree within this fraction
   double reach_tolerance = 0.15;  // boundaries of strides below the page agree within this
+  double min_entries = 8;         // fewer hops than this measure L2 bank/set effects
+  double min_confidence = 0.6;    // below: a candidate, listed but not reported as a level
   double confirm_snr = 3.0;       // a weaker rise may confirm a level's boundary below the page
   double line_bytes = 128;        // L2 line, for the cache-capacity test
 };
@@ -43,6 +46,7 @@ struct tlb_analysis_options {
 struct tlb_analysis {
   std::vector<tlb_level> levels;          // first level outward
   std::vector<tlb_level> cache_effects;   // steps explained by L2 capacity
+  std::vector<tlb_level> candidates;      // levels below min_confidence
   std::vector<tlb_step> unexplained;      // rises that form no level
   double searched_up_to_bytes = 0;
   std::vector<std::string> notes;

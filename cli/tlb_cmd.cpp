@@ -25,7 +25,7 @@ struct tlb_options {
   int points_per_octave = 8;
   unsigned samples = 4096;
   bool control = true;
-  double free_fraction = 0.85;
+  double free_fraction = 0.94;
 };
 
 json point_json(const probes::sweep_point& p) {
@@ -188,7 +188,7 @@ void setup_tlb(CLI::App& parent) {
   add_out_option(*app, opt->common, "result JSON file (gpuprobe.result/1)");
   add_seed_option(*app, opt->common);
   app->add_option("--alloc", opt->alloc, "cudamalloc | vmm | managed")->capture_default_str();
-  app->add_option("--max-bytes", opt->max_bytes, "largest footprint (default: 85% of free memory)");
+  app->add_option("--max-bytes", opt->max_bytes, "largest footprint (default: 94% of free memory)");
   app->add_option("--min-bytes", opt->min_bytes, "smallest footprint")->capture_default_str();
   app->add_option("--min-stride", opt->min_stride, "smallest stride (powers of two up to --max-stride)")->capture_default_str();
   app->add_option("--max-stride", opt->max_stride, "largest stride")->capture_default_str();
