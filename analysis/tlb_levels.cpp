@@ -61,6 +61,27 @@ bool stride_quiet_at(const tlb_dataset& d, const std::vector<tlb_step>& steps, d
   return true;
 }
 
+const tlb_curve* curve_of(const tlb_dataset& d, const tlb_step& t) {
+  for (const auto& c : d.curves)
+    if (c.stride_bytes == t.stride_bytes && c.source == t.source && c.footprint_bytes.front() <= t.s.x_lo &&
+        c.footprint_bytes.back() >= t.s.x_hi)
+      return &c;
+  return nullptr;
+}
+double curve_end(const tlb_dataset& d, const tlb_step& t) {
+  const auto* c = curve_of(d, t);
+  return c ? c->footprint_bytes.back() : t.s.x_hi;
+}
+// Median of the (up to 3) points at or below footprint fp on the step's curve.
+double value_at(const tlb_dataset& d, const tlb_step& t, double fp) {
+  const auto* c = curve_of(d, t);
+  if (!c) return t.s.after;
+  std::size_t k = 0;
+  while (k + 1 < c->footprint_bytes.size() && c->footprint_bytes[k + 1] <= fp) ++k;
+  const std::size_t from = k >= 2 ? k - 2 : 0;
+  return median(std::vector<double>(c->cycles.begin() + long(from), c->cycles.begin() + long(k) + 1));
+}
+
 }  // namespace
 
 tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& opt) {
@@ -117,11 +138,18 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
       if (!used[i] && pool[i].stride_bytes < s_min && near(pool[i].s.x_lo, reach, opt.reach_tolerance))
         f_idx.push_back(i);
     for (auto i : s_idx) used[i] = true;
+    // A stride whose hops at this footprint touch more lines than a quarter of the L2 is in the
+    // cache-capacity regime there: its rise is not evidence for or against this level.
+    const auto cache_regime = [&](const tlb_step& t) {
+      return data.l2_bytes > 0 && t.hops() * opt.line_bytes >= 0.25 * double(data.l2_bytes);
+    };
+    f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(), [&](std::size_t i) { return cache_regime(pool[i]); }),
+                f_idx.end());
     for (auto i : f_idx) used[i] = true;
     std::vector<tlb_step> flat;
     for (auto i : f_idx) flat.push_back(pool[i]);
     for (const auto& t : weak_pool)
-      if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) &&
+      if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) && !cache_regime(t) &&
           std::none_of(flat.begin(), flat.end(),
                        [&](const tlb_step& f) { return f.stride_bytes == t.stride_bytes; }))
         flat.push_back(t);
@@ -154,10 +182,16 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     const double pattern = L.page_bound == "exact" ? 1.0 : (L.page_bound == "unknown" ? 0.4 : 0.75);
     // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
     // step is s/P of the full penalty. Count the strides below the page that obey it.
+    // Rises are compared at the same footprint (the last one both curves reach), so a ramp,
+    // whose size depends on how far past the boundary a curve goes, is judged fairly.
     int obey = 0;
+    const tlb_step& full = scaling.front();
     for (const auto& t : flat) {
-      const double expect = L.miss_penalty_cycles * t.stride_bytes / L.page_bytes;
-      if (std::fabs(t.s.jump - expect) <= 0.5 * expect + 3.0 * t.s.noise) ++obey;
+      const double fp = std::min(curve_end(data, full), curve_end(data, t));
+      const double full_rise = value_at(data, full, fp) - full.s.before;
+      const double expect = full_rise * t.stride_bytes / L.page_bytes;
+      const double got = value_at(data, t, fp) - t.s.before;
+      if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise) ++obey;
     }
     L.penalty_rule = flat.empty() ? 1.0 : double(obey) / double(flat.size());
     L.confidence = std::round(100.0 * snr_term * pattern * L.penalty_rule) / 100.0;

@@ -38,7 +38,7 @@ struct tlb_analysis_options {
   double count_tolerance = 0.12;  // hop counts of one level agree within this fraction
   double reach_tolerance = 0.15;  // boundaries of strides below the page agree within this
   double min_entries = 8;         // fewer hops than this measure L2 bank/set effects
-  double min_confidence = 0.6;    // below: a candidate, listed but not reported as a level
+  double min_confidence = 0.65;   // below: a candidate, listed but not reported as a level
   double confirm_snr = 3.0;       // a weaker rise may confirm a level's boundary below the page
   double line_bytes = 128;        // L2 line, for the cache-capacity test
 };
