@@ -100,7 +100,7 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
     // local jump late; walk back to where the curve first leaves the level before.
     std::size_t onset = i;
     const std::size_t floor_idx = std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
-    while (onset - 1 >= floor_idx && onset - 1 > 0) {
+    while (onset - 1 >= floor_idx) {  // floor_idx >= kMinBefore > 0
       const std::size_t j = onset - 1;
       const double base = std::max(window_median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
       if (y[j] - base >= 0.5 * threshold && y[j] <= y[onset] + sigma) onset = j;

@@ -61,6 +61,12 @@ bool stride_quiet_at(const tlb_dataset& d, const std::vector<tlb_step>& steps, d
   return true;
 }
 
+// Do `hops` hops, one L2 line each, reach a quarter of the L2? Then the L2 capacity, not a
+// TLB, can explain a rise there.
+bool lines_reach_l2(const tlb_dataset& d, const tlb_analysis_options& opt, double hops) {
+  return d.l2_bytes > 0 && hops * opt.line_bytes >= 0.25 * double(d.l2_bytes);
+}
+
 const tlb_curve* curve_of(const tlb_dataset& d, const tlb_step& t) {
   for (const auto& c : d.curves)
     if (c.stride_bytes == t.stride_bytes && c.source == t.source && c.footprint_bytes.front() <= t.s.x_lo &&
@@ -140,9 +146,7 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     for (auto i : s_idx) used[i] = true;
     // A stride whose hops at this footprint touch more lines than a quarter of the L2 is in the
     // cache-capacity regime there: its rise is not evidence for or against this level.
-    const auto cache_regime = [&](const tlb_step& t) {
-      return data.l2_bytes > 0 && t.hops() * opt.line_bytes >= 0.25 * double(data.l2_bytes);
-    };
+    const auto cache_regime = [&](const tlb_step& t) { return lines_reach_l2(data, opt, t.hops()); };
     f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(), [&](std::size_t i) { return cache_regime(pool[i]); }),
                 f_idx.end());
     for (auto i : f_idx) used[i] = true;
@@ -198,8 +202,7 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
 
     // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
     // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
-    const bool cache_sized = data.l2_bytes > 0 && entries * opt.line_bytes >= 0.25 * double(data.l2_bytes);
-    if (cache_sized && flat.empty()) {
+    if (lines_reach_l2(data, opt, entries) && flat.empty()) {
       out.cache_effects.push_back(L);
       continue;
     }
