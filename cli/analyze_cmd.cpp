@@ -1,7 +1,9 @@
 // gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
+#include "analysis/sharing.hpp"
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "cli/common.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "probes/tlb_sweep.hpp"
 
@@ -38,6 +40,33 @@ void run_analyze_tlb(const common_options& o) {
   std::printf("  wrote %s\n", o.out.c_str());
 }
 
+void run_analyze_sharing(const common_options& o) {
+  check_output_path(o.out);
+  if (o.inputs.size() != 1) throw error("analyze sharing takes one --input (one level's matrix)");
+  const auto m = analysis::load_sharing_input(o.inputs[0]);
+  const auto a = analysis::analyze_sharing(m);
+  json device = m.device.is_null() ? json{{"name", m.device_name}} : m.device;
+  json sharing = analysis::to_json(a);
+  sharing["input"] = {{"file", m.source}, {"format", m.format}, {"sms", m.sm_ids.size()}};
+  json doc = {{"schema", "gpuprobe.sharing/1"},
+              {"device", device},
+              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.seed)},
+              {"level", m.params.is_null() ? json(nullptr) : m.params},
+              {"sharing", sharing}};
+  write_json_atomic(o.out, doc);
+  std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(), m.sm_ids.size(), m.format.c_str());
+  std::printf("  scope: %s\n  reason: %s\n", a.scope.c_str(), a.reason.c_str());
+  for (const auto& g : a.groups) {
+    if (a.scope == "global") break;
+    std::string ids;
+    for (int id : g) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    std::printf("  group {%s}\n", ids.c_str());
+  }
+  if (!a.structure.empty()) std::printf("  structure: %s\n", a.structure.c_str());
+  for (const auto& n : a.notes) std::printf("  note: %s\n", n.c_str());
+  std::printf("  wrote %s\n", o.out.c_str());
+}
+
 }  // namespace
 
 void setup_analyze(CLI::App& parent) {
@@ -48,6 +77,11 @@ void setup_analyze(CLI::App& parent) {
   add_input_option(*tlb, *opt, "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
   add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
   tlb->callback([opt] { run_analyze_tlb(*opt); });
+  auto sopt = std::make_shared<common_options>();
+  auto* sharing = app->add_subcommand("sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");
+  add_input_option(*sharing, *sopt, "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt");
+  add_out_option(*sharing, *sopt, "sharing JSON file (gpuprobe.sharing/1)");
+  sharing->callback([sopt] { run_analyze_sharing(*sopt); });
 }
 
 }  // namespace gpuprobe::cli

@@ -32,5 +32,7 @@ void check_output_path(const std::string& path);
 // Each subcommand: setup_<name>(parent) registers it and its callback.
 void setup_tlb(CLI::App& parent);
 void setup_analyze(CLI::App& parent);
+void setup_tlb_sharing(CLI::App& parent);
+void setup_atomics(CLI::App& parent);
 
 }  // namespace gpuprobe::cli

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   app.set_config("--config", "", "read options from a TOML/INI file (reproduces a run)");
   app.require_subcommand(1);
   gpuprobe::cli::setup_tlb(app);
+  gpuprobe::cli::setup_tlb_sharing(app);
+  gpuprobe::cli::setup_atomics(app);
   gpuprobe::cli::setup_analyze(app);
   try {
     app.parse(argc, argv);

@@ -13,6 +13,7 @@ nlohmann::json to_json(const device_info& d) {
                         {"uuid", d.uuid},
                         {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
                         {"sm_count", d.sm_count},
+                        {"max_threads_per_sm", d.max_threads_per_sm},
                         {"sm_clock_mhz_peak", d.sm_clock_khz_peak / 1000.0},
                         {"sm_clock_mhz_seen", d.sm_clock_mhz_seen},
                         {"memory_clock_mhz_peak", d.mem_clock_khz_peak / 1000.0},
@@ -29,6 +30,7 @@ device_info device_info_from_json(const nlohmann::json& j) {
   d.name = j.value("name", std::string());
   d.uuid = j.value("uuid", std::string());
   d.sm_count = j.value("sm_count", 0);
+  d.max_threads_per_sm = j.value("max_threads_per_sm", 0);
   d.sm_clock_mhz_seen = j.value("sm_clock_mhz_seen", 0.0);
   d.l2_bytes = j.value("l2_bytes", 0LL);
   d.memory_bytes = j.value("memory_bytes", 0LL);

@@ -46,6 +46,7 @@ device_info query_device(int ordinal) {
   d.cc_major = p.major;
   d.cc_minor = p.minor;
   d.sm_count = p.multiProcessorCount;
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
   // CUDA 13 removed cudaDeviceProp::clockRate: ask the attribute instead.
   GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_clock_khz_peak, cudaDevAttrClockRate, ordinal));
   GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_clock_khz_peak, cudaDevAttrMemoryClockRate, ordinal));

@@ -11,6 +11,7 @@ struct device_info {
   std::string uuid;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
+  int max_threads_per_sm = 0;  // resident threads per SM (full occupancy = sm_count x this)
   int sm_clock_khz_peak = 0;   // cudaDevAttrClockRate
   int mem_clock_khz_peak = 0;  // cudaDevAttrMemoryClockRate
   double sm_clock_mhz_seen = 0;  // measured during the run (clock64 vs %globaltimer), 0 = not measured

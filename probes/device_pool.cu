@@ -12,7 +12,8 @@ alloc_kind parse_alloc_kind(const std::string& s) {
   if (s == "cudamalloc") return alloc_kind::cudamalloc;
   if (s == "vmm") return alloc_kind::vmm;
   if (s == "managed") return alloc_kind::managed;
-  throw error("unknown --alloc '" + s + "' (cudamalloc, vmm or managed)");
+  if (s == "vmm-sparse") return alloc_kind::vmm_sparse;
+  throw error("unknown --alloc '" + s + "' (cudamalloc, vmm, managed or vmm-sparse)");
 }
 
 const char* to_string(alloc_kind k) {
@@ -20,6 +21,7 @@ const char* to_string(alloc_kind k) {
     case alloc_kind::cudamalloc: return "cudamalloc";
     case alloc_kind::vmm: return "vmm";
     case alloc_kind::managed: return "managed";
+    case alloc_kind::vmm_sparse: return "vmm-sparse";
   }
   return "?";
 }
@@ -84,7 +86,8 @@ std::size_t device_pool::vmm_granularity(int device) {
   return g;
 }
 
-device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed)
+device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
+                         std::size_t slot_bytes)
     : kind_(kind), bytes_(bytes) {
   if (bytes == 0) throw error("device_pool: zero bytes requested");
   switch (kind) {
@@ -101,16 +104,24 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
       GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
       break;
     }
-    case alloc_kind::vmm: {
+    case alloc_kind::vmm:
+    case alloc_kind::vmm_sparse: {
       const auto& d = api();
       granularity_ = vmm_granularity(device);
-      bytes_ = (bytes + granularity_ - 1) / granularity_ * granularity_;
-      const std::size_t chunks = bytes_ / granularity_;
+      const bool sparse = kind == alloc_kind::vmm_sparse;
+      const std::size_t slot = sparse ? slot_bytes : granularity_;
+      slot_ = slot;
+      if (slot == 0 || slot % granularity_ != 0)
+        throw error("vmm-sparse: slot size must be a multiple of the " + std::to_string(granularity_) +
+                    "-byte granularity");
+      bytes_ = (bytes + slot - 1) / slot * slot;
+      const std::size_t chunks = bytes_ / slot;
       CUdeviceptr va = 0;
-      cu_check(d.address_reserve(&va, bytes_, granularity_, 0, 0), "cuMemAddressReserve");
+      const bool pow2 = (slot & (slot - 1)) == 0;  // slots aligned to their own size when possible
+      cu_check(d.address_reserve(&va, bytes_, sparse && pow2 ? slot : granularity_, 0, 0), "cuMemAddressReserve");
       ptr_ = reinterpret_cast<char*>(va);
       // Chunk i (created in order, so likely physically adjacent to chunk i+1) goes to the
-      // shuffled virtual slot perm[i].
+      // shuffled virtual slot perm[i] (sparse: the first granule of that slot).
       std::vector<std::size_t> perm(chunks);
       std::iota(perm.begin(), perm.end(), 0);
       std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
@@ -121,12 +132,17 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
           CUmemGenericAllocationHandle h{};
           cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
           handles_.push_back(h);
-          cu_check(d.mem_map(va + perm[i] * granularity_, granularity_, 0, h, 0), "cuMemMap");
+          cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
         }
         CUmemAccessDesc access{};
         access.location = prop.location;
         access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
+        if (sparse) {
+          for (std::size_t i = 0; i < chunks; ++i)
+            cu_check(d.set_access(va + i * slot, granularity_, &access, 1), "cuMemSetAccess");
+        } else {
+          cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
+        }
       } catch (...) {
         this->~device_pool();
         throw;
@@ -138,10 +154,15 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
 
 device_pool::~device_pool() {
   if (!ptr_) return;
-  if (kind_ == alloc_kind::vmm) {
+  if (kind_ == alloc_kind::vmm || kind_ == alloc_kind::vmm_sparse) {
     const auto& d = api();
     const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
-    (void)d.mem_unmap(va, bytes_);  // unmaps every mapped chunk of the range
+    if (kind_ == alloc_kind::vmm_sparse) {
+      // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
+      for (std::size_t off = 0; off < bytes_; off += slot_) (void)d.mem_unmap(va + off, granularity_);
+    } else {
+      (void)d.mem_unmap(va, bytes_);  // unmaps every mapped chunk of the range
+    }
     for (auto h : handles_) (void)d.mem_release(h);
     (void)d.address_free(va, bytes_);
     handles_.clear();

@@ -5,6 +5,10 @@
 //               virtual positions, so no two virtually adjacent chunks are physically adjacent
 //               and large-page coalescing cannot hide TLB misses.
 //   managed     cudaMallocManaged, advised to and prefetched onto the device.
+//   vmm_sparse  CUDA VMM: a virtual range of `slot` * k bytes with one physical chunk mapped at
+//               the start of every slot, the rest unmapped. A walk that touches one address per
+//               slot sees every slot's translation, using 1/(slot/granularity) of the memory:
+//               this is how a level whose reach exceeds half the memory can still be tested.
 // The driver API is reached through cudaGetDriverEntryPointByVersion, so the binary does not
 // link libcuda and loads on machines without a driver.
 #include <cstdint>
@@ -13,13 +17,15 @@
 
 namespace gpuprobe::probes {
 
-enum class alloc_kind { cudamalloc, vmm, managed };
+enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse };
 alloc_kind parse_alloc_kind(const std::string& s);  // throws gpuprobe::error
 const char* to_string(alloc_kind k);
 
 class device_pool {
  public:
-  device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed);
+  // slot_bytes: vmm_sparse only (a multiple of the granularity); ignored otherwise.
+  device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
+              std::size_t slot_bytes = 0);
   ~device_pool();
   device_pool(const device_pool&) = delete;
   device_pool& operator=(const device_pool&) = delete;
@@ -29,6 +35,8 @@ class device_pool {
   alloc_kind kind() const { return kind_; }
   // Physical granularity the pool was built from; 0 when the driver decides (unknown).
   std::size_t granularity() const { return granularity_; }
+  // Bytes mapped at the start of each `slot_bytes` slot (vmm_sparse), else bytes().
+  std::size_t mapped_per_slot() const { return kind_ == alloc_kind::vmm_sparse ? granularity_ : bytes_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
@@ -37,6 +45,7 @@ class device_pool {
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
+  std::size_t slot_ = 0;  // vmm_sparse: bytes per slot
   char* ptr_ = nullptr;
   std::vector<unsigned long long> handles_;  // vmm physical chunks
 };

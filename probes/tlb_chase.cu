@@ -1,6 +1,7 @@
 // TLB probe kernel: one thread chases a chain of 64-bit byte offsets through the pool.
 #include "analysis/steps.hpp"
 #include "common/cuda_check.cuh"
+#include "probes/device_util.cuh"
 #include "probes/tlb_chase.cuh"
 
 #include <algorithm>
@@ -8,26 +9,6 @@
 namespace gpuprobe::probes {
 
 namespace {
-
-// L2-only load (no L1 allocation): every hop goes through address translation to L2.
-__device__ __forceinline__ unsigned long long load_cg(const char* base, unsigned long long off) {
-  unsigned long long v;
-  asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(base + off));
-  return v;
-}
-
-// "memory" clobber: no memory access is moved across the clock read.
-__device__ __forceinline__ unsigned long long clock_now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
-  return t;
-}
-
-__device__ __forceinline__ unsigned smid() {
-  unsigned id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  return id;
-}
 
 __global__ void chain_init_kernel(char* base, unsigned long long stride, unsigned long long hops) {
   for (unsigned long long h = blockIdx.x * 1ull * blockDim.x + threadIdx.x; h < hops;
@@ -54,11 +35,11 @@ __global__ void tlb_chase_kernel(const char* base, unsigned long long warm_hops,
 }
 
 __global__ void clock_rate_kernel(unsigned long long spin_ns, double* mhz) {
-  unsigned long long g0, g1;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+  const unsigned long long g0 = globaltimer_ns();
   const unsigned long long c0 = clock64();
+  unsigned long long g1;
   do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+    g1 = globaltimer_ns();
   } while (g1 - g0 < spin_ns);
   const unsigned long long c1 = clock64();
   *mhz = double(c1 - c0) / double(g1 - g0) * 1e3;

@@ -5,7 +5,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace gpuprobe::test {
 
@@ -28,6 +32,37 @@ inline std::string shell(const std::string& cmd, int* rc = nullptr) {
   const int status = pclose(p);
   if (rc) *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return out;
+}
+
+// SASS of every function in `binary` for the device's architecture: name -> text.
+inline std::map<std::string, std::string> sass_by_function(const std::string& binary, const std::string& arch) {
+  const std::string text = shell("cuobjdump -sass -arch " + arch + " " + binary + " 2>/dev/null");
+  std::map<std::string, std::string> out;
+  std::string current;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto f = line.find("Function : ");
+    if (f != std::string::npos) {
+      current = line.substr(f + 11);
+      continue;
+    }
+    if (!current.empty()) out[current] += line + "\n";
+  }
+  return out;
+}
+
+inline std::vector<std::string> load_opcodes(const std::string& sass) {
+  std::vector<std::string> ops;
+  std::regex ldg(R"((LDG\.[A-Z0-9_.]+))");
+  for (std::sregex_iterator it(sass.begin(), sass.end(), ldg), end; it != end; ++it) ops.push_back((*it)[1]);
+  return ops;
+}
+
+inline std::string device_arch() {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "sm_90";
+  return "sm_" + std::to_string(p.major) + std::to_string(p.minor);
 }
 
 }  // namespace gpuprobe::test

@@ -13,6 +13,9 @@
 #include <sstream>
 
 using namespace gpuprobe;
+using gpuprobe::test::device_arch;
+using gpuprobe::test::load_opcodes;
+using gpuprobe::test::sass_by_function;
 using gpuprobe::test::shell;
 
 // The ordinary cached load, for comparison with the probe's L2-only load (external linkage:
@@ -21,40 +24,6 @@ __global__ void reference_cached_load_kernel(const unsigned long long* p, unsign
   *out = p[threadIdx.x];
 }
 
-namespace {
-
-// SASS of every function in `binary` for the device's architecture: name -> text.
-std::map<std::string, std::string> sass_by_function(const std::string& binary, const std::string& arch) {
-  const std::string text = shell("cuobjdump -sass -arch " + arch + " " + binary + " 2>/dev/null");
-  std::map<std::string, std::string> out;
-  std::string current;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto f = line.find("Function : ");
-    if (f != std::string::npos) {
-      current = line.substr(f + 11);
-      continue;
-    }
-    if (!current.empty()) out[current] += line + "\n";
-  }
-  return out;
-}
-
-std::vector<std::string> load_opcodes(const std::string& sass) {
-  std::vector<std::string> ops;
-  std::regex ldg(R"((LDG\.[A-Z0-9_.]+))");
-  for (std::sregex_iterator it(sass.begin(), sass.end(), ldg), end; it != end; ++it) ops.push_back((*it)[1]);
-  return ops;
-}
-
-std::string device_arch() {
-  cudaDeviceProp p{};
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "sm_90";
-  return "sm_" + std::to_string(p.major) + std::to_string(p.minor);
-}
-
-}  // namespace
 
 TEST(TlbProbeGpu, ChaseLoadBypassesL1InSass) {
   GPUPROBE_REQUIRE_GPU();

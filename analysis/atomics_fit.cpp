@@ -1,0 +1,49 @@
+#include "analysis/atomics_fit.hpp"
+
+#include "analysis/models.hpp"
+
+#include <algorithm>
+
+namespace gpuprobe::analysis {
+
+atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
+  atomics_fit f;
+  const std::size_t n = std::min(c.threads.size(), c.mean_cycles.size());
+  if (n == 0) return f;
+  std::size_t from = contended_from(c.mean_cycles);
+  f.contended = from < n && n - from >= 3;
+  if (!f.contended) from = 0;
+  const std::vector<double> x(c.threads.begin() + long(from), c.threads.begin() + long(n));
+  const std::vector<double> y(c.mean_cycles.begin() + long(from), c.mean_cycles.begin() + long(n));
+  f.fit = fit_line(x, y);
+  f.from_threads = c.threads[from];
+  f.to_threads = c.threads[n - 1];
+  if (c.ops_per_s_at_max > 0 && sm_clock_mhz > 0) f.step_cycles = sm_clock_mhz * 1e6 / c.ops_per_s_at_max;
+  f.model_slope = f.step_cycles / 2;
+  const double base = c.mean_cycles[0];
+  for (std::size_t i = 0; i < n; ++i) {
+    f.model_mean_cycles.push_back(base + f.step_cycles * (queue_tas(c.threads[i]) - 1));
+    f.model_warp_max_cycles.push_back(base + f.step_cycles * (queue_was(c.threads[i]) - 1));
+  }
+  return f;
+}
+
+nlohmann::json to_json(const atomics_fit& f) {
+  return {{"fit",
+           {{"slope_cycles_per_thread", f.fit.slope},
+            {"intercept_cycles", f.fit.intercept},
+            {"r2", f.fit.r2},
+            {"points", f.fit.points},
+            {"from_threads", f.from_threads},
+            {"to_threads", f.to_threads},
+            {"contended", f.contended}}},
+          {"queue_model",
+           {{"equations", "RW paper Eqs. 1-2: TAS (N+1)/2, WAS sum_{k<N} 1-(k/N)^min(N,32)"},
+            {"step_cycles", f.step_cycles},
+            {"step_source", "SM clock / measured operations per second at the most threads"},
+            {"predicted_slope_cycles_per_thread", f.model_slope},
+            {"mean_cycles", f.model_mean_cycles},
+            {"warp_max_cycles", f.model_warp_max_cycles}}}};
+}
+
+}  // namespace gpuprobe::analysis

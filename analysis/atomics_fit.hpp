@@ -1,0 +1,30 @@
+#pragma once
+// Atomic latency vs concurrent threads: a line over the contended range, and the RW paper's
+// queue model (Eqs. 1-2) beside it. The model's one parameter is the service time of one atomic
+// on a contended address, taken from the measured throughput at the most threads; with it a
+// thread at queue position k waits k services, so the mean latency grows by step/2 per thread.
+#include "analysis/fit.hpp"
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+struct atomics_curve {
+  std::vector<double> threads, mean_cycles, warp_max_mean_cycles;
+  double ops_per_s_at_max = 0;  // throughput at the largest thread count
+};
+
+struct atomics_fit {
+  line_fit fit;
+  bool contended = false;       // some point reached 1.5x the 1-thread latency
+  double from_threads = 0, to_threads = 0;
+  double step_cycles = 0;       // queue model: one contended atomic's service time
+  double model_slope = 0;       // step / 2
+  std::vector<double> model_mean_cycles, model_warp_max_cycles;
+};
+
+atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz);
+nlohmann::json to_json(const atomics_fit& f);
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# One round of sharing + atomics work on the GPU machine, over a build folder made elsewhere:
+# GPU tests, `gpuprobe atomics`, a TLB tail sweep -> profile, `gpuprobe tlb-sharing` on each level
+# the profile holds, `analyze sharing`, then a short table. Everything lands in one archive.
+# Usage: OUT=/some/dir scripts/device_sharing_atomics.sh
+#   BUILD=build  TAG=run1  PROFILE=path (skip the sweep)  SKIP_TESTS=1  SKIP_ATOMICS=1
+#   EXTRA_LEVELS="2M:1024 ..." hypotheses to test besides the profile's levels (page:entries)
+set -uo pipefail
+B="${BUILD:-build}"
+OUT="${OUT:-/tmp/gpuprobe-out}"
+TAG="${TAG:-run1}"
+D="$OUT/sa-$TAG"
+mkdir -p "$D"
+pack() { tar czf "$OUT/sa-$TAG.tar.gz" -C "$OUT" "sa-$TAG"; }  # after each stage: a time-out keeps what ran
+timed() {  # timed NAME cmd...: runs, records wall ms
+  local name=$1; shift
+  local s=$(date +%s%N)
+  "$@" >"$D/$name.txt" 2>"$D/$name.log"
+  local rc=$?
+  echo "== $name: exit $rc, wall $(( ($(date +%s%N) - s) / 1000000 )) ms"
+  tail -2 "$D/$name.log"; cat "$D/$name.txt"
+  pack
+  return $rc
+}
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
+  --format=csv >"$D/nvidia-smi.csv" 2>&1
+nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv >"$D/other-processes.csv" 2>&1
+cat "$D/nvidia-smi.csv"
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  "$B/tests/gpuprobe_gpu_tests" ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} >"$D/gpu_tests.log" 2>&1
+  echo "gpu tests exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$D/gpu_tests.log" | tr '\n' ' ')"
+  grep -E '^\[  FAILED' "$D/gpu_tests.log" | head
+  pack
+fi
+[ "${SKIP_ATOMICS:-0}" != 1 ] && timed atomics "$B/gpuprobe" atomics --out "$D/atomics.json"
+P="${PROFILE:-}"
+if [ -z "$P" ]; then
+  timed tlb_tail "$B/gpuprobe" tlb --strides 2M 4M 8M 16M 32M 64M 128M --min-bytes 40G --max-bytes 72G \
+    --points-per-octave 64 --samples 8192 --no-control --out "$D/tlb_tail.json"
+  "$B/gpuprobe" analyze tlb --input "$D/tlb_tail.json" --out "$D/profile.json" | tee "$D/profile.txt"
+  P="$D/profile.json"
+fi
+levels=$(python3 -c "import json,sys; print(len(json.load(open('$P'))['tlb']['levels']))" 2>/dev/null || echo 0)
+echo "profile $P: $levels level(s)"
+for ((k = 1; k <= levels; k++)); do
+  timed "sharing_L$k" "$B/gpuprobe" tlb-sharing --profile "$P" --level "$k" --out "$D/sharing_L$k.json" &&
+    "$B/gpuprobe" analyze sharing --input "$D/sharing_L$k.json" --out "$D/sharing_L${k}_analysis.json" | grep -v "group {"
+done
+for h in ${EXTRA_LEVELS:-}; do
+  timed "sharing_${h/:/x}" "$B/gpuprobe" tlb-sharing --page-bytes "${h%%:*}" --entries "${h##*:}" --out "$D/sharing_${h/:/x}.json"
+done
+pack
+rm -rf "$D"
