@@ -18,7 +18,9 @@ atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
   f.fit = fit_line(x, y);
   f.from_threads = c.threads[from];
   f.to_threads = c.threads[n - 1];
-  if (c.ops_per_s_at_max > 0 && sm_clock_mhz > 0) f.step_cycles = sm_clock_mhz * 1e6 / c.ops_per_s_at_max;
+  f.queue_model = c.queues && c.ops_per_s_at_max > 0 && sm_clock_mhz > 0;
+  if (!f.queue_model) return f;
+  f.step_cycles = sm_clock_mhz * 1e6 / c.ops_per_s_at_max;
   f.model_slope = f.step_cycles / 2;
   const double base = c.mean_cycles[0];
   for (std::size_t i = 0; i < n; ++i) {
@@ -29,6 +31,15 @@ atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
 }
 
 nlohmann::json to_json(const atomics_fit& f) {
+  nlohmann::json model = {{"applies", false}, {"why", "distinct addresses do not queue on one atomic unit"}};
+  if (f.queue_model)
+    model = {{"applies", true},
+             {"equations", "RW paper Eqs. 1-2: TAS (N+1)/2, WAS sum_{k<N} 1-(k/N)^min(N,32)"},
+             {"step_cycles", f.step_cycles},
+             {"step_source", "SM clock / measured operations per second at the most threads"},
+             {"predicted_slope_cycles_per_thread", f.model_slope},
+             {"mean_cycles", f.model_mean_cycles},
+             {"warp_max_cycles", f.model_warp_max_cycles}};
   return {{"fit",
            {{"slope_cycles_per_thread", f.fit.slope},
             {"intercept_cycles", f.fit.intercept},
@@ -37,13 +48,7 @@ nlohmann::json to_json(const atomics_fit& f) {
             {"from_threads", f.from_threads},
             {"to_threads", f.to_threads},
             {"contended", f.contended}}},
-          {"queue_model",
-           {{"equations", "RW paper Eqs. 1-2: TAS (N+1)/2, WAS sum_{k<N} 1-(k/N)^min(N,32)"},
-            {"step_cycles", f.step_cycles},
-            {"step_source", "SM clock / measured operations per second at the most threads"},
-            {"predicted_slope_cycles_per_thread", f.model_slope},
-            {"mean_cycles", f.model_mean_cycles},
-            {"warp_max_cycles", f.model_warp_max_cycles}}}};
+          {"queue_model", model}};
 }
 
 }  // namespace gpuprobe::analysis

@@ -13,12 +13,14 @@ namespace gpuprobe::analysis {
 struct atomics_curve {
   std::vector<double> threads, mean_cycles, warp_max_mean_cycles;
   double ops_per_s_at_max = 0;  // throughput at the largest thread count
+  bool queues = true;           // one address: threads queue (distinct addresses do not)
 };
 
 struct atomics_fit {
   line_fit fit;
   bool contended = false;       // some point reached 1.5x the 1-thread latency
   double from_threads = 0, to_threads = 0;
+  bool queue_model = false;     // the queue model applies (one contended address)
   double step_cycles = 0;       // queue model: one contended atomic's service time
   double model_slope = 0;       // step / 2
   std::vector<double> model_mean_cycles, model_warp_max_cycles;

@@ -56,6 +56,7 @@ void run_atomics(const atomics_options& o) {
     const std::uint64_t cap = cas ? std::min(top, o.cas_max_threads) : top;
     json pts = json::array();
     analysis::atomics_curve curve;
+    curve.queues = v != probes::atomic_variant::distinct_u32 && v != probes::atomic_variant::distinct_u64;
     for (auto n : thread_counts(cap)) {
       const auto p = probe.measure(v, n, o.samples);
       pts.push_back({{"threads", p.threads},
@@ -84,9 +85,10 @@ void run_atomics(const atomics_options& o) {
     jv.update(analysis::to_json(f));
     out.push_back(jv);
     char line[256];
-    std::snprintf(line, sizeof line, "  %-15s slope %9.3f cycles/thread (r2 %.3f, %s %.0f..%.0f threads)  model %8.3f",
+    std::snprintf(line, sizeof line, "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f threads)  queue model %s",
                   probes::to_string(v).c_str(), f.fit.slope, f.fit.r2, f.contended ? "contended" : "all points",
-                  f.from_threads, f.to_threads, f.model_slope);
+                  f.from_threads, f.to_threads,
+                  f.queue_model ? (std::to_string(f.model_slope).substr(0, 8) + " (step " + std::to_string(f.step_cycles).substr(0, 8) + ")").c_str() : "n/a");
     table.push_back(line);
   }
   const double mhz_after = probes::measure_sm_clock_mhz();

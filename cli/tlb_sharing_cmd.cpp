@@ -22,6 +22,7 @@ struct sharing_options {
   common_options common;
   std::string profile;
   int level = 1;
+  int candidate = 0;  // test the profile's candidate N instead of a level
   std::string page_bytes;
   double entries = 0;
   std::string alloc = "auto";
@@ -43,17 +44,20 @@ level_spec level_from_options(const sharing_options& o) {
     if (!o.page_bytes.empty() || o.entries > 0) throw error("give --profile/--level or --page-bytes/--entries, not both");
     const auto doc = read_json_file(o.profile);
     require_schema(doc, "gpuprobe.profile", 1, o.profile);
-    const auto levels = doc.contains("tlb") ? doc["tlb"].value("levels", json::array()) : json::array();
-    if (levels.empty())
-      throw error("'" + o.profile + "' has no TLB level to test (none was found); give --page-bytes and --entries to test a hypothesis");
-    if (o.level < 1 || o.level > int(levels.size()))
-      throw error("--level " + std::to_string(o.level) + ": the profile has levels 1.." + std::to_string(levels.size()));
-    const auto& j = levels[std::size_t(o.level - 1)];
-    if (!j.contains("page_bytes") || !j.contains("entries"))
-      throw error("'" + o.profile + "': level " + std::to_string(o.level) + " lacks page_bytes or entries");
+    const char* key = o.candidate > 0 ? "candidates" : "levels";
+    const int index = o.candidate > 0 ? o.candidate : o.level;
+    const std::string what = o.candidate > 0 ? "candidate" : "level";
+    const auto list = doc.contains("tlb") && doc["tlb"].is_object() ? doc["tlb"].value(key, json::array()) : json::array();
+    if (list.empty())
+      throw error("'" + o.profile + "' has no TLB " + what + " to test (none was found); give --page-bytes and --entries to test a hypothesis");
+    if (index < 1 || index > int(list.size()))
+      throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." + std::to_string(list.size()));
+    const auto& j = list[std::size_t(index - 1)];
+    if (!j.contains("page_bytes") || !j.contains("entries") || !j["page_bytes"].is_number() || !j["entries"].is_number())
+      throw error("'" + o.profile + "': " + what + " " + std::to_string(index) + " lacks a numeric page_bytes or entries");
     L.page_bytes = static_cast<std::uint64_t>(j["page_bytes"].get<double>());
     L.entries = static_cast<std::uint64_t>(std::llround(j["entries"].get<double>()));
-    L.origin = o.profile + " level " + std::to_string(o.level);
+    L.origin = o.profile + " " + what + " " + std::to_string(index);
   } else {
     if (o.page_bytes.empty() || o.entries <= 0) throw error("give --profile PROFILE.json (and --level K) or --page-bytes P --entries E");
     L.page_bytes = probes::parse_bytes(o.page_bytes);
@@ -170,6 +174,7 @@ void setup_tlb_sharing(CLI::App& parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--profile", opt->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
   app->add_option("--level", opt->level, "level number in the profile, 1 = innermost")->capture_default_str();
+  app->add_option("--candidate", opt->candidate, "test the profile's candidate N (a level below the confidence bar) instead");
   app->add_option("--page-bytes", opt->page_bytes, "page size of the level (instead of --profile)");
   app->add_option("--entries", opt->entries, "entries of the level (instead of --profile)");
   app->add_option("--alloc", opt->alloc, "auto | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")->capture_default_str();

@@ -27,16 +27,19 @@ __device__ __forceinline__ unsigned long long atom_add(unsigned long long* p, un
 }
 
 // Tags name the kernels in SASS (the gpu test looks them up by these names).
+// `zero` is a kernel argument that is always 0: `tid & zero` makes the address per-lane as far as
+// nvcc and ptxas can tell, so neither can merge a warp's atomics into one (ptxas does merge an
+// asm atom.global.add on a provably uniform address: seen in sm_90 SASS as VOTEU.ANY + POPC).
 struct same_unaggregated {
-  template <class T> __device__ static T apply(T* p, unsigned) { return atom_add(p, T(1)); }
+  template <class T> __device__ static T apply(T* p, unsigned tid, unsigned zero) { return atom_add(p + (tid & zero), T(1)); }
 };
 struct distinct_lines {
-  template <class T> __device__ static T apply(T* p, unsigned tid) {
+  template <class T> __device__ static T apply(T* p, unsigned tid, unsigned) {
     return atom_add(p + std::size_t(tid) * (128 / sizeof(T)), T(1));
   }
 };
 struct cas_loop {
-  template <class T> __device__ static T apply(T* p, unsigned) {
+  template <class T> __device__ static T apply(T* p, unsigned, unsigned) {
     T old = *reinterpret_cast<volatile T*>(p), assumed;
     do {
       assumed = old;
@@ -46,16 +49,16 @@ struct cas_loop {
   }
 };
 struct compiler_aggregated {
-  template <class T> __device__ static T apply(T* p, unsigned) { return atomicAdd(p, T(1)); }
+  template <class T> __device__ static T apply(T* p, unsigned, unsigned) { return atomicAdd(p, T(1)); }
 };
 
 template <class Op, class T>
-__global__ void __launch_bounds__(k_block) atomics_kernel(T* target, unsigned n, unsigned* lat, unsigned long long* sink) {
+__global__ void __launch_bounds__(k_block) atomics_kernel(T* target, unsigned n, unsigned zero, unsigned* lat, unsigned long long* sink) {
   __shared__ unsigned s_dep[k_block];
   const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
   if (tid >= n) return;
   const unsigned long long t0 = clock_now();
-  const T old = Op::apply(target, tid);
+  const T old = Op::apply(target, tid, zero);
   s_dep[threadIdx.x] = unsigned(old);  // a store that needs the result: t1 waits for the atomic
   const unsigned long long t1 = clock_now();
   lat[tid] = unsigned(t1 - t0);
@@ -64,7 +67,7 @@ __global__ void __launch_bounds__(k_block) atomics_kernel(T* target, unsigned n,
 
 template <class Op, class T>
 void launch(void* target, unsigned n, unsigned* lat, unsigned long long* sink) {
-  atomics_kernel<Op, T><<<(n + k_block - 1) / k_block, std::min(n, k_block)>>>(static_cast<T*>(target), n, lat, sink);
+  atomics_kernel<Op, T><<<(n + k_block - 1) / k_block, std::min(n, k_block)>>>(static_cast<T*>(target), n, 0u, lat, sink);
 }
 
 void launch_variant(atomic_variant v, void* target, unsigned n, unsigned* lat, unsigned long long* sink) {

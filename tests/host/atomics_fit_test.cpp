@@ -1,0 +1,65 @@
+// Queue model sums and the atomics fit: exact values, and a curve the fit must recover.
+#include "analysis/atomics_fit.hpp"
+#include "analysis/models.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gpuprobe::analysis;
+
+TEST(QueueModel, TasAndWasExactSums) {
+  EXPECT_DOUBLE_EQ(queue_tas(1), 1);
+  EXPECT_DOUBLE_EQ(queue_tas(1000), 500.5);
+  EXPECT_DOUBLE_EQ(queue_was(1), 1);  // one thread: one step
+  // N = 2, L = 2: (1 - 0) + (1 - 1/4) = 1.75
+  EXPECT_DOUBLE_EQ(queue_was(2), 1.75);
+  // Large N: the slowest of 32 random positions is near the end of the queue, N * 32/33 + ...
+  const double n = 100000;
+  EXPECT_NEAR(queue_was(n) / n, 32.0 / 33.0, 1e-3);
+  EXPECT_GT(queue_was(64), queue_tas(64));
+}
+
+TEST(AtomicsFit, RecoversTheSlopeOverTheContendedRange) {
+  atomics_curve c;
+  for (double n = 1; n <= 65536; n *= 2) {
+    c.threads.push_back(n);
+    c.mean_cycles.push_back(n < 64 ? 700 : 700 + 0.5 * (n - 64));  // flat, then linear
+  }
+  c.ops_per_s_at_max = 1.98e9;  // one op per cycle at 1980 MHz: step 1 cycle
+  const auto f = fit_atomics(c, 1980);
+  EXPECT_TRUE(f.contended);
+  EXPECT_NEAR(f.fit.slope, 0.5, 1e-6);
+  EXPECT_NEAR(f.fit.r2, 1.0, 1e-9);
+  EXPECT_GT(f.from_threads, 64);
+  EXPECT_TRUE(f.queue_model);
+  EXPECT_NEAR(f.step_cycles, 1.0, 1e-9);
+  EXPECT_NEAR(f.model_slope, 0.5, 1e-9);
+  EXPECT_EQ(f.model_mean_cycles.size(), c.threads.size());
+  EXPECT_NEAR(f.model_mean_cycles.back(), 700 + (65536 + 1) / 2.0 - 1, 1e-6);
+}
+
+TEST(AtomicsFit, FlatCurveIsNotContendedAndDistinctAddressesHaveNoQueueModel) {
+  atomics_curve c;
+  for (double n = 1; n <= 1024; n *= 2) {
+    c.threads.push_back(n);
+    c.mean_cycles.push_back(600 + std::fmod(n, 3.0));
+  }
+  c.ops_per_s_at_max = 1e9;
+  c.queues = false;
+  const auto f = fit_atomics(c, 1980);
+  EXPECT_FALSE(f.contended);
+  EXPECT_EQ(f.fit.points, int(c.threads.size()));
+  EXPECT_NEAR(f.fit.slope, 0, 0.01);
+  EXPECT_FALSE(f.queue_model);
+  EXPECT_EQ(to_json(f)["queue_model"]["applies"], false);
+}
+
+TEST(Fit, LineAndContendedFrom) {
+  const auto f = fit_line({1, 2, 3}, {3, 5, 7});
+  EXPECT_DOUBLE_EQ(f.slope, 2);
+  EXPECT_DOUBLE_EQ(f.intercept, 1);
+  EXPECT_EQ(fit_line({1, 1}, {2, 3}).points, 0);  // no spread in x
+  EXPECT_EQ(contended_from({100, 110, 160, 140, 200, 300}), 4u);  // must stay above 150 to the end
+  EXPECT_EQ(contended_from({100, 100}), 2u);
+}
