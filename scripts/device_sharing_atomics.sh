@@ -40,11 +40,17 @@ if [ -z "$P" ]; then
   "$B/gpuprobe" analyze tlb --input "$D/tlb_tail.json" --out "$D/profile.json" | tee "$D/profile.txt"
   P="$D/profile.json"
 fi
-levels=$(python3 -c "import json,sys; print(len(json.load(open('$P'))['tlb']['levels']))" 2>/dev/null || echo 0)
-echo "profile $P: $levels level(s)"
+count() { python3 -c "import json; print(len(json.load(open('$P'))['tlb']['$1']))" 2>/dev/null || echo 0; }
+levels=$(count levels); cands=$(count candidates)
+echo "profile $P: $levels level(s), $cands candidate(s)"
 for ((k = 1; k <= levels; k++)); do
   timed "sharing_L$k" "$B/gpuprobe" tlb-sharing --profile "$P" --level "$k" --out "$D/sharing_L$k.json" &&
     "$B/gpuprobe" analyze sharing --input "$D/sharing_L$k.json" --out "$D/sharing_L${k}_analysis.json" | grep -v "group {"
+done
+# Candidates (levels below the confidence bar) are tested too when the profile has no level.
+for ((k = 1; levels == 0 && k <= cands; k++)); do
+  timed "sharing_C$k" "$B/gpuprobe" tlb-sharing --profile "$P" --candidate "$k" --out "$D/sharing_C$k.json" &&
+    "$B/gpuprobe" analyze sharing --input "$D/sharing_C$k.json" --out "$D/sharing_C${k}_analysis.json" | grep -v "group {"
 done
 for h in ${EXTRA_LEVELS:-}; do
   timed "sharing_${h/:/x}" "$B/gpuprobe" tlb-sharing --page-bytes "${h%%:*}" --entries "${h##*:}" --out "$D/sharing_${h/:/x}.json"
