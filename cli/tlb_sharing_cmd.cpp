@@ -29,7 +29,8 @@ struct sharing_options {
   double overfill = 1.2;
   int max_sms = 0;
   double timeout_s = 0;
-  double free_fraction = 0.9;
+  double free_fraction = 0.94;
+  double min_overfill = 1.05;  // auto: shrink the overfill to this before going sparse
 };
 
 struct level_spec {
@@ -72,18 +73,32 @@ void run_tlb_sharing(const sharing_options& o) {
   const auto t_start = clock::now();
   check_output_path(o.common.out);
   const level_spec L = level_from_options(o);
-  auto layout = probes::plan_sharing(L.page_bytes, L.entries, o.overfill);
   device_info dev = query_device(o.common.device);
-  const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
-  const double need_dense = double(pages) * double(layout.page_bytes);
   const std::size_t gran = probes::device_pool::vmm_granularity(o.common.device);
-  const bool sparse_ok = gran && layout.page_bytes > gran && layout.page_bytes % gran == 0;
-  const double need_sparse = double(pages) * double(gran);
-  std::string alloc = o.alloc;
+  const bool sparse_ok = gran && L.page_bytes > gran && L.page_bytes % gran == 0;
+  const double reach = double(L.entries) * double(L.page_bytes);
   const std::string what = std::to_string(L.entries) + " x " + probes::format_bytes(double(L.page_bytes)) + " (reach " +
-                           probes::format_bytes(double(L.entries) * double(L.page_bytes)) + ")";
-  if (alloc == "auto") alloc = need_dense <= budget ? "cudamalloc" : (sparse_ok && need_sparse <= budget ? "vmm-sparse" : "none");
+                           probes::format_bytes(reach) + ")";
+  // auto: a dense cudaMalloc pool, with the overfill lowered (not below min_overfill) to fit;
+  // else one chunk per page (vmm-sparse), whose own positive control decides if it is valid.
+  double overfill = o.overfill;
+  std::string alloc = o.alloc;
+  if (alloc == "auto") {
+    const double fit = std::floor((budget / double(L.page_bytes) - 2) / double(L.entries) * 100) / 100;
+    if (fit >= overfill) {
+      alloc = "cudamalloc";
+    } else if (fit >= o.min_overfill) {
+      alloc = "cudamalloc";
+      overfill = fit;
+    } else {
+      alloc = sparse_ok ? "vmm-sparse" : "none";
+    }
+  }
+  auto layout = probes::plan_sharing(L.page_bytes, L.entries, overfill);
+  const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
+  const double need_dense = double(pages) * double(layout.page_bytes);
+  const double need_sparse = double(pages) * double(gran);
   if (alloc == "none" || (alloc == "cudamalloc" && need_dense > budget) || (alloc == "vmm-sparse" && (!sparse_ok || need_sparse > budget)))
     throw error("level " + what + " is too large to test: victim + disruptor walk " + std::to_string(pages) + " pages = " +
                 probes::format_bytes(need_dense) + " of memory" +
@@ -99,7 +114,7 @@ void run_tlb_sharing(const sharing_options& o) {
                            kind == probes::alloc_kind::vmm_sparse ? layout.page_bytes : 0);
   if (kind == probes::alloc_kind::vmm_sparse) layout.line_span = pool.granularity();
   // Watchdog: a launch is V+V+D hops per round (a few hundred ns each at worst), x the rounds.
-  const double est_launch_s = double(dev.sm_count + 2) * double(2 * layout.victim_pages + layout.disruptor_pages) * 2e-6;
+  const double est_launch_s = double(dev.sm_count + 4) * double(2 * layout.victim_pages + layout.disruptor_pages) * 2e-6;
   const double timeout = o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 10 * est_launch_s);
   probes::sharing_probe probe(pool, layout, o.common.seed, timeout);
 
@@ -107,7 +122,7 @@ void run_tlb_sharing(const sharing_options& o) {
   if (o.max_sms > 0 && o.max_sms < int(sms.size())) sms.resize(std::size_t(o.max_sms));
   const std::size_t n = sms.size();
   std::vector<std::vector<double>> mean(n, std::vector<double>(n)), med(n, std::vector<double>(n));
-  std::vector<double> base_mean(n), base_med(n);
+  std::vector<double> base_mean(n), base_med(n), base_drift(n);
   std::mt19937_64 rng(o.common.seed);
   for (std::size_t i = 0; i < n; ++i) {
     // Baseline, then the control, then every other SM in a random order (drift is not a pattern).
@@ -116,15 +131,21 @@ void run_tlb_sharing(const sharing_options& o) {
       if (k != i) order.push_back(k);
     std::shuffle(order.begin(), order.end(), rng);
     order.insert(order.begin(), i);
-    std::vector<int> rounds = {-1};
+    // A discarded warm-up round first (the first walk of a launch ran slow on H100), and the
+    // baseline both before and after the pairs: the faster of the two is the unshared latency.
+    std::vector<int> rounds = {-1, -1};
     for (auto k : order) rounds.push_back(sms[k]);
+    rounds.push_back(-1);
     const auto t0 = clock::now();
     const auto res = probe.run_victim(sms[i], rounds);
-    base_mean[i] = res[0].mean_cycles;
-    base_med[i] = res[0].median_cycles;
+    const auto& b0 = res[1];
+    const auto& b1 = res.back();
+    base_mean[i] = std::min(b0.mean_cycles, b1.mean_cycles);
+    base_med[i] = std::min(b0.median_cycles, b1.median_cycles);
+    base_drift[i] = b1.mean_cycles - b0.mean_cycles;
     for (std::size_t r = 0; r < order.size(); ++r) {
-      mean[i][order[r]] = res[r + 1].mean_cycles;
-      med[i][order[r]] = res[r + 1].median_cycles;
+      mean[i][order[r]] = res[r + 2].mean_cycles;
+      med[i][order[r]] = res[r + 2].median_cycles;
     }
     std::fprintf(stderr, "[tlb-sharing] victim %zu/%zu (SM %d): baseline %.0f, self %.0f cycles/hop, %.2f s\n", i + 1, n,
                  sms[i], base_mean[i], mean[i][i], std::chrono::duration<double>(clock::now() - t0).count());
@@ -143,17 +164,18 @@ void run_tlb_sharing(const sharing_options& o) {
                   {"entries", L.entries},
                   {"victim_pages", layout.victim_pages},
                   {"disruptor_pages", layout.disruptor_pages},
-                  {"overfill", o.overfill},
+                  {"overfill", overfill},
                   {"alloc", alloc},
                   {"mapped_bytes_per_page", layout.line_span},
                   {"load", "ld.global.cg (L1 bypassed)"},
                   {"placement", "cooperative launch, 1 block per SM (shared memory past half an SM), %smid checked"},
-                  {"order", "per victim: baseline, self, then the other SMs shuffled; one pair at a time"}}},
+                  {"order", "per victim: warm-up (discarded), baseline, self, the other SMs shuffled, baseline again; one pair at a time"}}},
                 {"sm_ids", sms},
                 {"mean_cycles", mean},
                 {"median_cycles", med},
                 {"baseline_mean_cycles", base_mean},
                 {"baseline_median_cycles", base_med},
+                {"baseline_drift_cycles", base_drift},
                 {"wall_seconds", wall}}}};
   const auto a = analysis::analyze_sharing(analysis::parse_sharing_result(doc, o.common.out));
   write_json_atomic(o.common.out, doc);

@@ -54,6 +54,9 @@ TEST(AtomicsGpu, CountsEveryOperationAndContentionCostsLatency) {
   const auto many = probe.measure(probes::atomic_variant::same_u32, 1 << 16, 1 << 16);
   EXPECT_EQ(many.counter_delta, 1u << 16);
   EXPECT_GE(one.samples, 256u);
+  // An atomic is performed in L2: it cannot come back faster than an L2 round trip (~250+).
+  for (auto v : probes::all_atomic_variants())
+    EXPECT_GT(probe.measure(v, 1, 64).mean_cycles, 200) << probes::to_string(v) << ": the clock did not wait for the atomic";
   EXPECT_GT(many.mean_cycles, 4 * one.mean_cycles) << one.mean_cycles << " vs " << many.mean_cycles;
   const auto agg = probe.measure(probes::atomic_variant::aggregated_u32, 1 << 16, 1 << 16);
   EXPECT_LT(agg.mean_cycles, many.mean_cycles);  // one atomic per warp queues 32x fewer
