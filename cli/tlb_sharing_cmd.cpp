@@ -73,6 +73,8 @@ void run_tlb_sharing(const sharing_options& o) {
   const auto t_start = clock::now();
   check_output_path(o.common.out);
   const level_spec L = level_from_options(o);
+  probes::plan_sharing(L.page_bytes, L.entries, o.overfill);  // validates the options before any GPU work
+  if (o.alloc != "auto" && o.alloc != "cudamalloc" && o.alloc != "vmm-sparse") throw error("--alloc must be auto, cudamalloc or vmm-sparse");
   device_info dev = query_device(o.common.device);
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
   const std::size_t gran = probes::device_pool::vmm_granularity(o.common.device);
