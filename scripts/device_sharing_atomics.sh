@@ -4,7 +4,7 @@
 # the profile holds, `analyze sharing`, then a short table. Everything lands in one archive.
 # Usage: OUT=/some/dir scripts/device_sharing_atomics.sh
 #   BUILD=build  TAG=run1  PROFILE=path (skip the sweep)  SKIP_TESTS=1  SKIP_ATOMICS=1
-#   EXTRA_LEVELS="2M:1024 ..." hypotheses to test besides the profile's levels (page:entries)
+#   EXTRA_RUNS="--page-bytes 2M --entries 1024; --page-bytes 32M ..." more tlb-sharing runs (';'-separated)
 set -uo pipefail
 B="${BUILD:-build}"
 OUT="${OUT:-/tmp/gpuprobe-out}"
@@ -32,6 +32,9 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   grep -E '^\[  FAILED' "$D/gpu_tests.log" | head
   pack
 fi
+if command -v cuobjdump >/dev/null; then  # the atomics kernels' SASS, for the record
+  cuobjdump -sass "$B/gpuprobe" | awk '/Function : /{p = /atomics_kernel/} p' >"$D/atomics_sass.txt"
+fi
 [ "${SKIP_ATOMICS:-0}" != 1 ] && timed atomics "$B/gpuprobe" atomics --out "$D/atomics.json"
 P="${PROFILE:-}"
 if [ -z "$P" ]; then
@@ -52,8 +55,12 @@ for ((k = 1; levels == 0 && k <= cands; k++)); do
   timed "sharing_C$k" "$B/gpuprobe" tlb-sharing --profile "$P" --candidate "$k" --out "$D/sharing_C$k.json" &&
     "$B/gpuprobe" analyze sharing --input "$D/sharing_C$k.json" --out "$D/sharing_C${k}_analysis.json" | grep -v "group {"
 done
-for h in ${EXTRA_LEVELS:-}; do
-  timed "sharing_${h/:/x}" "$B/gpuprobe" tlb-sharing --page-bytes "${h%%:*}" --entries "${h##*:}" --out "$D/sharing_${h/:/x}.json"
+IFS=';' read -ra runs <<<"${EXTRA_RUNS:-}"
+for i in "${!runs[@]}"; do
+  [ -n "${runs[$i]// /}" ] || continue
+  echo "-- extra run $i: ${runs[$i]}"
+  # shellcheck disable=SC2086
+  timed "sharing_X$i" "$B/gpuprobe" tlb-sharing ${runs[$i]} --out "$D/sharing_X$i.json"
 done
 pack
 rm -rf "$D"
