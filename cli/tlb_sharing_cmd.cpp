@@ -30,7 +30,9 @@ struct sharing_options {
   int max_sms = 0;
   double timeout_s = 0;
   double free_fraction = 0.94;
-  double min_overfill = 1.05;  // auto: shrink the overfill to this before going sparse
+  double min_overfill = 1.05;
+  std::string order = "random";
+  std::string lines = "spread";  // auto: shrink the overfill to this before going sparse
 };
 
 struct level_spec {
@@ -75,6 +77,8 @@ void run_tlb_sharing(const sharing_options& o) {
   const level_spec L = level_from_options(o);
   probes::plan_sharing(L.page_bytes, L.entries, o.overfill);  // validates the options before any GPU work
   if (o.alloc != "auto" && o.alloc != "cudamalloc" && o.alloc != "vmm-sparse") throw error("--alloc must be auto, cudamalloc or vmm-sparse");
+  if (o.order != "random" && o.order != "sequential") throw error("--order must be random or sequential");
+  if (o.lines != "spread" && o.lines != "zero") throw error("--lines must be spread or zero");
   device_info dev = query_device(o.common.device);
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
   const std::size_t gran = probes::device_pool::vmm_granularity(o.common.device);
@@ -115,6 +119,8 @@ void run_tlb_sharing(const sharing_options& o) {
   probes::device_pool pool(kind, std::size_t(pages * layout.page_bytes), o.common.device, o.common.seed,
                            kind == probes::alloc_kind::vmm_sparse ? layout.page_bytes : 0);
   if (kind == probes::alloc_kind::vmm_sparse) layout.line_span = pool.granularity();
+  layout.random_order = o.order == "random";
+  layout.spread_lines = o.lines == "spread";
   // Watchdog: a launch is V+V+D hops per round (a few hundred ns each at worst), x the rounds.
   const double est_launch_s = double(dev.sm_count + 4) * double(2 * layout.victim_pages + layout.disruptor_pages) * 2e-6;
   const double timeout = o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 10 * est_launch_s);
@@ -169,9 +175,11 @@ void run_tlb_sharing(const sharing_options& o) {
                   {"overfill", overfill},
                   {"alloc", alloc},
                   {"mapped_bytes_per_page", layout.line_span},
+                  {"page_order", o.order},
+                  {"line_offsets", o.lines},
                   {"load", "ld.global.cg (L1 bypassed)"},
                   {"placement", "cooperative launch, 1 block per SM (shared memory past half an SM), %smid checked"},
-                  {"order", "per victim: warm-up (discarded), baseline, self, the other SMs shuffled, baseline again; one pair at a time"}}},
+                  {"round_order", "per victim: warm-up (discarded), baseline, self, the other SMs shuffled, baseline again; one pair at a time"}}},
                 {"sm_ids", sms},
                 {"mean_cycles", mean},
                 {"median_cycles", med},
@@ -203,6 +211,8 @@ void setup_tlb_sharing(CLI::App& parent) {
   app->add_option("--entries", opt->entries, "entries of the level (instead of --profile)");
   app->add_option("--alloc", opt->alloc, "auto | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")->capture_default_str();
   app->add_option("--overfill", opt->overfill, "(victim + disruptor pages) / entries")->capture_default_str();
+  app->add_option("--order", opt->order, "random | sequential: page order of the chains")->capture_default_str();
+  app->add_option("--lines", opt->lines, "spread | zero: line offset inside each page")->capture_default_str();
   app->add_option("--max-sms", opt->max_sms, "test only the first N SMs (0: all)")->capture_default_str();
   app->add_option("--timeout", opt->timeout_s, "watchdog per launch in seconds (0: from the level size)")->capture_default_str();
   app->callback([opt] { run_tlb_sharing(*opt); });

@@ -146,13 +146,13 @@ sharing_probe::sharing_probe(device_pool& pool, const sharing_layout& layout, st
   // the mapped part of the page. Victims: pages [0, V); disruptors: [V, V + D); each chain in a
   // random order so no prefetcher can follow it.
   auto offset_of = [&](std::uint64_t j) {
-    return j * layout.page_bytes + ((j * 33 * 128) % layout.line_span) / 128 * 128;
+    return j * layout.page_bytes + (layout.spread_lines ? ((j * 33 * 128) % layout.line_span) / 128 * 128 : 0);
   };
   std::mt19937_64 rng(seed);
   auto build = [&](std::uint64_t first, std::uint64_t n) {
     std::vector<unsigned long long> offs(n);
     for (std::uint64_t j = 0; j < n; ++j) offs[j] = offset_of(first + j);
-    std::shuffle(offs.begin(), offs.end(), rng);
+    if (layout.random_order) std::shuffle(offs.begin(), offs.end(), rng);
     unsigned long long* d = nullptr;
     GPUPROBE_CUDA_CHECK(cudaMalloc(&d, n * sizeof(unsigned long long)));
     GPUPROBE_CUDA_CHECK(cudaMemcpy(d, offs.data(), n * sizeof(unsigned long long), cudaMemcpyHostToDevice));

@@ -20,6 +20,8 @@ struct sharing_layout {
   std::uint64_t victim_pages = 0;     // pages the victim walks (fit the level alone)
   std::uint64_t disruptor_pages = 0;  // pages the disruptor walks (with the victim's, overflow it)
   std::uint64_t line_span = 0;        // offsets inside a page stay below this (mapped part)
+  bool random_order = true;           // chains visit pages in a random order (else ascending)
+  bool spread_lines = true;           // a different line offset per page (else offset 0)
 };
 
 // victim + disruptor = overfill * entries, split evenly.
