@@ -57,23 +57,26 @@ __global__ void sharing_kernel(sharing_args a) {
   const unsigned long long deadline = globaltimer_ns() + a.timeout_ns;
   const int sm = int(smid());
   a.block_sm[blockIdx.x] = sm;
-  unsigned long long off = 0;
+  // Every walk's end offset is folded into `acc`, which reaches a guarded store: a walk whose
+  // result is dead is deleted by the compiler, asm volatile or not (seen on sm_90: the victim's
+  // own disruptor walk vanished and the positive control never rose).
+  unsigned long long acc = 0;
   if (sm != a.victim_sm) {  // a disruptor: at most one round per launch
     for (int r = 0; r < a.n_rounds; ++r) {
       if (a.rounds[r] != sm) continue;
       if (!wait_phase(a.state, 2u * r + 1, deadline, r)) return;
-      off ^= walk(a.base, a.disruptor_start, a.disruptor_hops);
+      acc ^= walk(a.base, a.disruptor_start, a.disruptor_hops);
       __threadfence();
       atomicExch(&a.state[0], 2u * r + 2);
     }
-    if (off == ~0ull) a.out[0] = 0;  // guarded sink: never true, keeps the walk alive
+    if (acc == ~0ull) a.out[0] = 0;  // guarded sink: offsets are < 2^63, never true
     return;
   }
   for (int r = 0; r < a.n_rounds; ++r) {
-    off = walk(a.base, a.victim_start, a.victim_hops);  // fill the level with the victim's pages
+    acc ^= walk(a.base, a.victim_start, a.victim_hops);  // fill the level with the victim's pages
     const int d = a.rounds[r];
     if (d == sm) {
-      off = walk(a.base, a.disruptor_start, a.disruptor_hops);  // positive control
+      acc ^= walk(a.base, a.disruptor_start, a.disruptor_hops);  // positive control
     } else if (d >= 0) {
       __threadfence();
       atomicExch(&a.state[0], 2u * r + 1);
@@ -82,8 +85,7 @@ __global__ void sharing_kernel(sharing_args a) {
       atomicExch(&a.state[0], 2u * r + 2);  // baseline: no disruptor
     }
     for (unsigned b = 0; b < k_bins; ++b) s_hist[b] = 0;
-    unsigned long long total = 0;
-    off = a.victim_start;
+    unsigned long long total = 0, off = a.victim_start;
     for (unsigned long long h = 0; h < a.victim_hops; ++h) {
       const unsigned long long t0 = clock_now();
       off = load_cg(a.base, off);
@@ -92,6 +94,7 @@ __global__ void sharing_kernel(sharing_args a) {
       total += dt;
       ++s_hist[dt / k_bin_cycles < k_bins ? dt / k_bin_cycles : k_bins - 1];
     }
+    acc ^= off;
     unsigned long long seen = 0, mid = 0;
     for (unsigned b = 0; b < k_bins; ++b) {
       seen += s_hist[b];
@@ -103,7 +106,7 @@ __global__ void sharing_kernel(sharing_args a) {
     a.out[2 * r] = double(total) / double(a.victim_hops);
     a.out[2 * r + 1] = (double(mid) + 0.5) * k_bin_cycles;
   }
-  if (off == ~0ull) a.out[0] = 0;  // guarded sink
+  if (acc == ~0ull) a.out[0] = 0;  // guarded sink
 }
 
 __global__ void chain_from_offsets_kernel(char* base, const unsigned long long* offs, unsigned long long n) {

@@ -70,3 +70,20 @@ TEST(TlbSharingGpu, CliRefusesALevelLargerThanMemory) {
   EXPECT_NE(err.find("too large to test"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
+
+// The probe's own positive control on a structure every GPU has: a victim walking 60% of the L2
+// in lines, then itself walking another 60%, must find its lines gone (DRAM latency), while the
+// victim alone hits. This caught the compiler deleting the victim's dead disruptor walk.
+TEST(TlbSharingGpu, SelfDisruptionEvictsTheL2) {
+  GPUPROBE_REQUIRE_GPU();
+  const auto dev = query_device(0);
+  const std::uint64_t lines = std::uint64_t(dev.l2_bytes) / 256;
+  auto layout = probes::plan_sharing(256, lines, 1.2);
+  probes::device_pool pool(probes::alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * 256, 0, 1);
+  probes::sharing_probe probe(pool, layout, 1, 20.0);
+  const int v = probe.sm_ids().front();
+  const auto r = probe.run_victim(v, {-1, -1, v, -1});
+  std::printf("L2 lines: baseline %.0f, self-disrupted %.0f cycles/hop\n", r[1].mean_cycles, r[2].mean_cycles);
+  EXPECT_GT(r[2].mean_cycles, r[1].mean_cycles + 100);
+  EXPECT_LT(r[3].mean_cycles, r[1].mean_cycles + 20);  // the baseline after is back to hits
+}
