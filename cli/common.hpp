@@ -34,5 +34,6 @@ void setup_tlb(CLI::App& parent);
 void setup_analyze(CLI::App& parent);
 void setup_tlb_sharing(CLI::App& parent);
 void setup_atomics(CLI::App& parent);
+void setup_theory(CLI::App& parent);
 
 }  // namespace gpuprobe::cli

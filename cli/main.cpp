@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   gpuprobe::cli::setup_tlb_sharing(app);
   gpuprobe::cli::setup_atomics(app);
   gpuprobe::cli::setup_analyze(app);
+  gpuprobe::cli::setup_theory(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,94 @@
+#pragma once
+// A used-bit per page in words of 32 or 64 bits, plus a LockMap word per bitmap word (RW paper
+// §IV-A). Bits are only ever set by atomicOr whose old value is checked, and cleared by
+// atomicAnd, so a page is never handed out twice even where a lock is not taken.
+#include "allocators/occupancy.hpp"
+#include "allocators/page_pool.cuh"
+
+#include <type_traits>
+#include <vector>
+
+namespace gpuprobe::alloc {
+
+template <class Word>
+struct bitmap_view {
+  static_assert(std::is_same_v<Word, std::uint32_t> || std::is_same_v<Word, unsigned long long>, "32- or 64-bit words");
+  static constexpr unsigned bits = sizeof(Word) * 8;
+  Word* words;
+  std::uint32_t* locks;
+  std::uint32_t word_count;
+  page_t pages;
+
+  __device__ static int lowest(Word x) {  // index of the lowest set bit, -1 if none
+    if constexpr (bits == 32) return __ffs(x) - 1;
+    else return __ffsll((long long)x) - 1;
+  }
+  __device__ static unsigned popcount(Word x) {
+    if constexpr (bits == 32) return __popc(x);
+    else return __popcll(x);
+  }
+  __device__ Word read(std::uint32_t w) const { return __ldcg(&words[w]); }
+  // Sets the bits of `mask`; returns those that were clear before (now ours).
+  __device__ Word claim(std::uint32_t w, Word mask) const { return mask & ~atomicOr(&words[w], mask); }
+  // Takes one free bit of word w (lowest first), retrying on a race; invalid_page when full.
+  __device__ page_t take_one(std::uint32_t w, Word seen) const {
+    for (Word free = ~seen; free;) {
+      const Word bit = Word(1) << lowest(free);
+      const Word old = atomicOr(&words[w], bit);
+      if (!(old & bit)) return page_t(w) * bits + page_t(lowest(bit));
+      free = ~(old | bit);
+    }
+    return invalid_page;
+  }
+  __device__ bool lock(std::uint32_t w) const { return atomicExch(&locks[w], 1u) == 0u; }
+  __device__ void unlock(std::uint32_t w) const {
+    __threadfence();
+    atomicExch(&locks[w], 0u);
+  }
+  // Exhaustive scan from a random word: out of pages only when no word has a free bit.
+  template <class Steps>
+  __device__ page_t scan(std::uint32_t start, Steps& st) const {
+    for (std::uint32_t i = 0; i < word_count; ++i) {
+      const std::uint32_t w = start + i < word_count ? start + i : start + i - word_count;
+      st.add();
+      const page_t p = take_one(w, read(w));
+      if (p != invalid_page) return p;
+    }
+    return invalid_page;
+  }
+  __device__ void free_page(page_t p) const { atomicAnd(&words[p / bits], ~(Word(1) << (p % bits))); }
+  __device__ bool is_used(page_t p) const { return (read(p / bits) >> (p % bits)) & 1; }
+};
+
+// Host side: owns the words and locks.
+template <class Word>
+class bitmap_storage {
+ public:
+  explicit bitmap_storage(page_t pages)
+      : pages_(pages), words_((std::size_t(pages) + sizeof(Word) * 8 - 1) / (sizeof(Word) * 8)), locks_(words_.size()) {
+    prefill(pages, 0);
+  }
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) {
+    load(random_occupancy(pages_, free_pages, seed));
+  }
+  void load(const std::vector<std::uint8_t>& used) {
+    const auto w = pack_bitmap<Word>(used);
+    words_.upload(w.data(), w.size());
+    locks_.zero();
+  }
+  std::vector<std::uint8_t> used_pattern() const {
+    std::vector<Word> w(words_.size());
+    words_.download(w.data(), w.size());
+    std::vector<std::uint8_t> used(pages_);
+    for (std::size_t i = 0; i < pages_; ++i) used[i] = (w[i / (sizeof(Word) * 8)] >> (i % (sizeof(Word) * 8))) & 1;
+    return used;
+  }
+  bitmap_view<Word> view() const { return {words_.get(), locks_.get(), std::uint32_t(words_.size()), pages_}; }
+
+ private:
+  page_t pages_;
+  device_array<Word> words_;
+  device_array<std::uint32_t> locks_;
+};
+
+}  // namespace gpuprobe::alloc

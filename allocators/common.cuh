@@ -1,0 +1,84 @@
+#pragma once
+// Pieces every page allocator shares: page ids, the per-thread random stream, optional step
+// counting (compiled out when off) and a small owning device buffer.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace gpuprobe::alloc {
+
+using page_t = std::uint32_t;
+constexpr page_t invalid_page = 0xffffffffu;
+
+// Step counting: get_page(stats) adds one per page (RW) or bitmap word (RW-BM, CoRW) examined,
+// a word found locked included. no_steps compiles to nothing.
+struct no_steps {
+  __device__ void add(unsigned = 1) {}
+};
+struct count_steps {
+  unsigned steps = 0;
+  __device__ void add(unsigned k = 1) { steps += k; }
+};
+
+// A thread's random stream: splitmix64 seeded from the handle's seed, the global thread index
+// and the SM clock (so repeated launches differ), stepped with xorshift64*.
+struct rng64 {
+  unsigned long long s;
+  __device__ explicit rng64(unsigned long long seed) {
+    unsigned long long z = seed + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    s = (z ^ (z >> 31)) | 1ull;
+  }
+  __device__ unsigned long long next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 0x2545f4914f6cdd1dull;
+  }
+  // Uniform in [0, n) for n < 2^32 (multiply-shift, no division).
+  __device__ std::uint32_t below(std::uint32_t n) { return std::uint32_t(((next() >> 32) * n) >> 32); }
+};
+
+__device__ inline unsigned long long thread_seed(unsigned long long seed) {
+  const unsigned long long gtid = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
+  return seed ^ (gtid * 0xd1342543de82ef95ull) ^ (clock64() << 17);
+}
+
+inline void cuda_or_throw(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Owning device array (RAII, move-only).
+template <class T>
+class device_array {
+ public:
+  device_array() = default;
+  explicit device_array(std::size_t n) : n_(n) {
+    if (n) cuda_or_throw(cudaMalloc(&p_, n * sizeof(T)), "cudaMalloc");
+  }
+  ~device_array() {
+    if (p_) (void)cudaFree(p_);
+  }
+  device_array(device_array&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+  device_array& operator=(device_array&& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(n_, o.n_);
+    return *this;
+  }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+  T* get() const { return p_; }
+  std::size_t size() const { return n_; }
+  void upload(const T* src, std::size_t n) { cuda_or_throw(cudaMemcpy(p_, src, n * sizeof(T), cudaMemcpyHostToDevice), "upload"); }
+  void download(T* dst, std::size_t n) const { cuda_or_throw(cudaMemcpy(dst, p_, n * sizeof(T), cudaMemcpyDeviceToHost), "download"); }
+  void zero() { cuda_or_throw(cudaMemset(p_, 0, n_ * sizeof(T)), "memset"); }
+
+ private:
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+}  // namespace gpuprobe::alloc

@@ -1,0 +1,69 @@
+#pragma once
+// RW (RW paper, Alg. 1): a thread draws random page ids until it finds one whose used flag it
+// can flip 0 -> 1. One 32-bit flag per page; free_page clears the flag (no contention).
+#include "allocators/occupancy.hpp"
+#include "allocators/page_pool.cuh"
+
+#include <vector>
+
+namespace gpuprobe::alloc {
+
+struct rw_handle : pages_view {
+  std::uint32_t* used;
+  page_t pages;
+  unsigned long long seed;
+  unsigned max_random_steps;
+
+  __device__ bool try_take(page_t p) const { return __ldcg(&used[p]) == 0u && atomicExch(&used[p], 1u) == 0u; }
+
+  template <class Steps>
+  __device__ page_t get_page(Steps& st) const {
+    rng64 r(thread_seed(seed));
+    for (unsigned k = 0; k < max_random_steps; ++k) {
+      const page_t p = r.below(pages);
+      st.add();
+      if (try_take(p)) return p;
+    }
+    const page_t start = r.below(pages);  // exhaustive scan: "out of pages" only when none is free
+    for (page_t i = 0; i < pages; ++i) {
+      const page_t p = start + i < pages ? start + i : start + i - pages;
+      st.add();
+      if (try_take(p)) return p;
+    }
+    return invalid_page;
+  }
+  __device__ page_t get_page() const {
+    no_steps s;
+    return get_page(s);
+  }
+  // The caller must own p (a page from get_page, not yet freed).
+  __device__ void free_page(page_t p) const { atomicExch(&used[p], 0u); }
+};
+
+class rw {
+ public:
+  using handle_type = rw_handle;
+  explicit rw(const pool_config& c = {}) : pool_(c), used_(c.pages) { used_.zero(); }
+  // Marks pages - free_pages random pages used (the rest free).
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) {
+    const auto occ = random_occupancy(pool_.config().pages, free_pages, seed);
+    std::vector<std::uint32_t> flags(occ.begin(), occ.end());
+    used_.upload(flags.data(), flags.size());
+  }
+  std::vector<std::uint8_t> used_pattern() const {
+    std::vector<std::uint32_t> flags(used_.size());
+    used_.download(flags.data(), flags.size());
+    return {flags.begin(), flags.end()};
+  }
+  handle_type handle() const {
+    const auto& c = pool_.config();
+    return {{pool_.data(), c.page_bytes}, used_.get(), c.pages, c.seed, c.max_random_steps};
+  }
+  const pool_config& config() const { return pool_.config(); }
+
+ private:
+  page_pool pool_;
+  device_array<std::uint32_t> used_;
+};
+
+}  // namespace gpuprobe::alloc

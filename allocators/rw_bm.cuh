@@ -1,0 +1,52 @@
+#pragma once
+// RW-BM (RW paper, Alg. 2): a thread draws random bitmap words; it locks the word in the LockMap
+// (a word found locked costs a step and is skipped), takes its lowest free bit, unlocks.
+#include "allocators/bitmap.cuh"
+
+namespace gpuprobe::alloc {
+
+template <class Word>
+struct rw_bm_handle : pages_view {
+  bitmap_view<Word> bm;
+  unsigned long long seed;
+  unsigned max_random_steps;
+
+  template <class Steps>
+  __device__ page_t get_page(Steps& st) const {
+    rng64 r(thread_seed(seed));
+    for (unsigned k = 0; k < max_random_steps; ++k) {
+      const std::uint32_t w = r.below(bm.word_count);
+      st.add();
+      if (!bm.lock(w)) continue;  // locked by another thread: that word is not a source now
+      const page_t p = bm.take_one(w, bm.read(w));
+      bm.unlock(w);
+      if (p != invalid_page) return p;
+    }
+    return bm.scan(r.below(bm.word_count), st);
+  }
+  __device__ page_t get_page() const {
+    no_steps s;
+    return get_page(s);
+  }
+  __device__ void free_page(page_t p) const { bm.free_page(p); }
+};
+
+template <class Word>
+class rw_bm {
+ public:
+  using handle_type = rw_bm_handle<Word>;
+  explicit rw_bm(const pool_config& c = {}) : pool_(c), bm_(c.pages) {}
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
+  std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
+  handle_type handle() const {
+    const auto& c = pool_.config();
+    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps};
+  }
+  const pool_config& config() const { return pool_.config(); }
+
+ private:
+  page_pool pool_;
+  bitmap_storage<Word> bm_;
+};
+
+}  // namespace gpuprobe::alloc

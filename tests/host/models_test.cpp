@@ -1,0 +1,91 @@
+// The RW paper's models: small cases by hand, the closed-form bound against brute force, the
+// paper's theorems, and `gpuprobe theory` from the command line.
+#include "analysis/models.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace gpuprobe::analysis;
+
+namespace {
+double brute_was(double T, double A, double N, int w) {
+  const double q = std::pow((T - A + N) / T, w), L = std::min(N, 32.0);
+  double s = 0;
+  for (int k = 0; k < 2000000; ++k) {
+    const double t = 1 - std::pow(1 - std::pow(q, k), L);
+    s += t;
+    if (k > 10 && t < 1e-16) break;
+  }
+  return s;
+}
+}  // namespace
+
+TEST(Models, RwTasSmallCases) {
+  EXPECT_DOUBLE_EQ(rw_tas(10, 10, 1), 1.0);         // all free: one step
+  EXPECT_DOUBLE_EQ(rw_tas(4, 2, 1), 2.0);           // T/A
+  EXPECT_NEAR(rw_tas(4, 2, 2), 3.0, 1e-12);         // (4/2)(1/2 + 1/1)
+  // Eq. 3's approximation is close for large A - N.
+  EXPECT_NEAR(rw_tas(1 << 20, 524288, 5000), (1 << 20) / 5000.0 * std::log(524288.0 / (524288 - 5000)), 1e-3);
+}
+
+TEST(Models, WasBoundsMatchBruteForceSums) {
+  EXPECT_NEAR(rw_was_bound(4, 2, 1), 4.0, 1e-9);  // L = 1: 1 / (1 - q) = T / (A - N)
+  for (auto [T, A, N] : {std::tuple{1000.0, 100.0, 50.0}, {1 << 20, 10486.0, 5000.0}, {1 << 20, 524288.0, 1000.0}}) {
+    EXPECT_NEAR(rw_was_bound(T, A, N), brute_was(T, A, N, 1), 1e-6 * brute_was(T, A, N, 1)) << T << " " << A << " " << N;
+    EXPECT_NEAR(rw_bm_was_bound(T, A, N, 32), brute_was(T, A, N, 32), 1e-6 * brute_was(T, A, N, 32));
+    EXPECT_GT(rw_was_bound(T, A, N), rw_tas(T, A, N));  // the warp's max exceeds the mean
+  }
+}
+
+TEST(Models, RwBmWithOneBitWordsIsRw) {
+  EXPECT_NEAR(rw_bm_tas(1 << 20, 10486, 5000, 1), rw_tas(1 << 20, 10486, 5000), 1e-6);
+}
+
+TEST(Models, TheoremTwoRatioApproachesWordBits) {
+  // 0.5 % free, N close to A: TAS_RW / TAS_RWBM -> w (Theorem 2: U' -> U/w + (w-1)/(2w)).
+  const double T = 1 << 20, A = 5243, N = 5000;
+  for (int w : {32, 64}) {
+    const double U = rw_tas(T, A, N), Ub = rw_bm_tas(T, A, N, w);
+    EXPECT_NEAR(Ub, U / w + (w - 1.0) / (2 * w), 0.1 * Ub) << w;
+    EXPECT_NEAR(U / Ub, w, 0.2 * w) << w;
+  }
+}
+
+TEST(Models, CrwAndQueue) {
+  EXPECT_DOUBLE_EQ(crw_tas(1 << 20, 10000, 100, 1), 1.0);  // one cluster: the next page is free
+  EXPECT_NEAR(crw_tas(1 << 20, 10000, 100, 10000), 1 + 9999.0 / 19999 * rw_tas(1 << 20, 10000, 100), 1e-9);
+  EXPECT_DOUBLE_EQ(queue_tas(5), 3);
+}
+
+TEST(Models, ArgumentChecks) {
+  EXPECT_THROW(check_model_args("rw", 100, 10, 10), gpuprobe::error);   // N = A
+  EXPECT_THROW(check_model_args("crw", 100, 10, 20), gpuprobe::error);  // N > A
+  EXPECT_THROW(check_model_args("rw", 100, 200, 10), gpuprobe::error);  // A > T
+  EXPECT_THROW(check_model_args("rw", 0, 10, 1), gpuprobe::error);
+  EXPECT_THROW(check_model_args("queue", 100, 10, -1), gpuprobe::error);
+  EXPECT_NO_THROW(check_model_args("queue", 100, 10, 50));  // a queue has no such bound
+}
+
+TEST(CliTheory, PrintsOneJsonObjectAndRejectsBadArguments) {
+  auto r = gpuprobe::test::run_gpuprobe("theory --model rw-bm --pages 1048576 --free 10486 --threads 5000 --word-bits 64");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"], "rw-bm");
+  EXPECT_NEAR(j["tas"].get<double>(), rw_bm_tas(1048576, 10486, 5000, 64), 1e-9);
+  EXPECT_TRUE(j.contains("was"));
+  r = gpuprobe::test::run_gpuprobe("theory --model crw --pages 1000 --free 100 --threads 10 --clusters 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out).contains("was"));
+  for (const char* bad : {"--model rw --pages 100 --free 10 --threads 10", "--model rw --pages 100 --free 200 --threads 1",
+                          "--model crw --pages 100 --free 50 --threads 1", "--model lifo --pages 100 --free 50 --threads 1",
+                          "--model rw --pages -5 --free 50 --threads 1"}) {
+    r = gpuprobe::test::run_gpuprobe(std::string("theory ") + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << bad << ": " << r.err;
+    EXPECT_TRUE(r.out.empty()) << bad;
+  }
+}
