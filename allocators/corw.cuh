@@ -100,6 +100,7 @@ class corw {
   using handle_type = corw_handle<Word>;
   explicit corw(const pool_config& c = {}) : pool_(c), bm_(c.pages) {}
   void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
+  void load(const std::vector<std::uint8_t>& used) { bm_.load(used); }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   handle_type handle() const {
     const auto& c = pool_.config();

@@ -56,6 +56,10 @@ class crw {
     bm_.prefill(free_pages, seed);
     forget();
   }
+  void load(const std::vector<std::uint8_t>& used) {
+    bm_.load(used);
+    forget();
+  }
   void forget() { cuda_or_throw(cudaMemset(last_.get(), 0xff, last_.size() * sizeof(page_t)), "memset"); }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   handle_type handle() const {

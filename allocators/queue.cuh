@@ -7,6 +7,7 @@
 #include "allocators/occupancy.hpp"
 #include "allocators/page_pool.cuh"
 
+#include <algorithm>
 #include <vector>
 
 namespace gpuprobe::alloc {
@@ -50,8 +51,9 @@ class queue_alloc {
  public:
   using handle_type = queue_handle<WarpAggregated>;
   explicit queue_alloc(const pool_config& c = {}) : pool_(c), ids_(c.pages), counters_(2) { prefill(c.pages, 0); }
-  void prefill(std::uint64_t free_pages, std::uint64_t seed) {
-    const auto ids = free_ids(random_occupancy(pool_.config().pages, free_pages, seed), seed);
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) { load(random_occupancy(pool_.config().pages, free_pages, seed), seed); }
+  void load(const std::vector<std::uint8_t>& used, std::uint64_t seed = 0) {
+    const auto ids = free_ids(used, seed);
     if (!ids.empty()) ids_.upload(ids.data(), ids.size());
     const unsigned long long c[2] = {0, ids.size()};
     counters_.upload(c, 2);
@@ -101,6 +103,10 @@ class bump {
   void prefill(std::uint64_t free_pages, std::uint64_t) {
     const unsigned long long n = pool_.config().pages - free_pages;
     next_.upload(&n, 1);
+  }
+  // A bump pointer has no pattern: only the number of free pages counts.
+  void load(const std::vector<std::uint8_t>& used) {
+    prefill(std::uint64_t(std::count(used.begin(), used.end(), std::uint8_t(0))), 0);
   }
   handle_type handle() const { return {{pool_.data(), pool_.config().page_bytes}, next_.get(), pool_.config().pages}; }
   const pool_config& config() const { return pool_.config(); }

@@ -45,9 +45,10 @@ class rw {
   using handle_type = rw_handle;
   explicit rw(const pool_config& c = {}) : pool_(c), used_(c.pages) { used_.zero(); }
   // Marks pages - free_pages random pages used (the rest free).
-  void prefill(std::uint64_t free_pages, std::uint64_t seed) {
-    const auto occ = random_occupancy(pool_.config().pages, free_pages, seed);
-    std::vector<std::uint32_t> flags(occ.begin(), occ.end());
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) { load(random_occupancy(pool_.config().pages, free_pages, seed)); }
+  // Sets the state to `used` (one entry per page, 1 = used).
+  void load(const std::vector<std::uint8_t>& used) {
+    std::vector<std::uint32_t> flags(used.begin(), used.end());
     used_.upload(flags.data(), flags.size());
   }
   std::vector<std::uint8_t> used_pattern() const {

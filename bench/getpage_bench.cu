@@ -1,0 +1,276 @@
+// gpuprobe-bench: BM_getpage/<allocator>/threads:<n>/free_permille:<f> — one get_page per thread,
+// timed with CUDA events (UseManualTime), the pool reloaded to the same random occupancy before
+// every iteration; then one untimed launch with step counters for TAS/WAS, checked (every thread
+// got a page, no page twice) before the numbers are reported.
+#include "allocators/allocators.cuh"
+#include "analysis/models.hpp"
+#include "common/device_info.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gpuprobe::alloc::invalid_page;
+using gpuprobe::alloc::page_t;
+
+constexpr std::uint64_t k_default_pages = 1ull << 23;
+constexpr std::uint64_t k_cuda_malloc_cap = 1ull << 18;  // device malloc of 2^20 blocks: ~0.3 s each
+bool g_uncapped = false;
+
+void check(cudaError_t e, const char* what) { gpuprobe::alloc::cuda_or_throw(e, what); }
+
+// T = 2^23 unless A = T * f would not exceed N (with a quarter to spare): then the next power of two.
+std::uint64_t pages_for(std::uint64_t threads, int permille) {
+  std::uint64_t T = k_default_pages;
+  while (T * std::uint64_t(permille) / 1000 <= threads + threads / 4) T *= 2;
+  return T;
+}
+
+// The occupancy pattern of the current (T, A): made once, loaded before every iteration.
+const std::vector<std::uint8_t>& occupancy(std::uint64_t T, std::uint64_t A) {
+  static std::pair<std::uint64_t, std::uint64_t> key{0, 0};
+  static std::vector<std::uint8_t> occ;
+  if (key != std::make_pair(T, A)) {
+    occ = gpuprobe::alloc::random_occupancy(T, A, 42);
+    key = {T, A};
+  }
+  return occ;
+}
+
+double free_clusters(const std::vector<std::uint8_t>& used) {
+  double m = 0;
+  for (std::size_t i = 0; i < used.size(); ++i) m += !used[i] && (i == 0 || used[i - 1]);
+  return m;
+}
+
+// One allocator alive at a time (pools of 2^23..2^28 pages are large).
+template <class A>
+A& current(const std::string& key, const gpuprobe::alloc::pool_config& c) {
+  static std::shared_ptr<void> obj;
+  static std::string obj_key;
+  if (obj_key != key) {
+    obj.reset();
+    obj = std::make_shared<A>(c);
+    obj_key = key;
+  }
+  return *static_cast<A*>(obj.get());
+}
+
+template <class H>
+__global__ void get_kernel(H h, unsigned n, page_t* out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) out[t] = h.get_page();
+}
+
+template <class H>
+__global__ void steps_kernel(H h, unsigned n, page_t* out, unsigned* steps) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  gpuprobe::alloc::count_steps s;
+  out[t] = h.get_page(s);
+  steps[t] = s.steps;
+}
+
+struct theory {
+  double tas = 0, was = 0;
+};
+
+template <class A>
+void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, int permille,
+                std::function<theory(double pages, double free_pages, double threads, double clusters)> model) {
+  const std::uint64_t T = pages_for(n, permille), free_pages = T * std::uint64_t(permille) / 1000;
+  const auto& occ = occupancy(T, free_pages);
+  gpuprobe::alloc::pool_config c;
+  c.pages = page_t(T);
+  c.page_bytes = 0;  // ids only: get_page does not touch the pages
+  A& a = current<A>(name + "/" + std::to_string(T), c);
+  gpuprobe::alloc::device_array<page_t> out(n);
+  gpuprobe::alloc::device_array<unsigned> steps(n);
+  const unsigned blocks = unsigned((n + 255) / 256);
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "event");
+  check(cudaEventCreate(&e1), "event");
+  for (auto _ : st) {
+    a.load(occ);
+    check(cudaDeviceSynchronize(), "load");
+    check(cudaEventRecord(e0), "record");
+    get_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get());
+    check(cudaEventRecord(e1), "record");
+    check(cudaEventSynchronize(e1), "get_page kernel");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    st.SetIterationTime(ms * 1e-3);
+  }
+  // Untimed: steps and the correctness check.
+  a.load(occ);
+  steps_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get(), steps.get());
+  check(cudaDeviceSynchronize(), "steps kernel");
+  std::vector<page_t> ids(n);
+  std::vector<unsigned> s(n);
+  out.download(ids.data(), n);
+  steps.download(s.data(), n);
+  const auto bad = std::count(ids.begin(), ids.end(), invalid_page);
+  std::sort(ids.begin(), ids.end());
+  if (bad || std::adjacent_find(ids.begin(), ids.end()) != ids.end() || ids.back() >= T) {
+    st.SkipWithError(("verification failed: " + std::to_string(bad) + " threads without a page or a page twice").c_str());
+    return;
+  }
+  double was = 0;
+  std::uint64_t warps = 0;
+  for (std::uint64_t w = 0; w < n; w += 32, ++warps) was += *std::max_element(s.begin() + long(w), s.begin() + long(std::min(n, w + 32)));
+  st.counters["pages_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["TAS"] = std::accumulate(s.begin(), s.end(), 0.0) / double(n);
+  st.counters["WAS"] = was / double(warps);
+  st.counters["pages"] = double(T);
+  st.counters["free_pages"] = double(free_pages);
+  if (model) {
+    const auto th = model(double(T), double(free_pages), double(n), free_clusters(occ));
+    st.counters["TAS_theory"] = th.tas;
+    if (th.was > 0) st.counters["WAS_theory"] = th.was;
+  }
+  check(cudaEventDestroy(e0), "event");
+  check(cudaEventDestroy(e1), "event");
+}
+
+__global__ void malloc_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char** out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n) out[t] = h.get_page();
+}
+__global__ void mfree_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char** out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n && out[t]) h.free_page(out[t]);
+}
+
+// CUDA device malloc of 256-byte blocks; the heap (set once per process) holds every request
+// twice over, so the free fraction does not apply.
+void bm_cuda_malloc(benchmark::State& st, std::uint64_t n) {
+  static std::unique_ptr<gpuprobe::alloc::cuda_malloc> m;
+  if (!m) {
+    gpuprobe::alloc::pool_config c;
+    c.pages = page_t(2 * (g_uncapped ? (1ull << 21) : 2 * k_cuda_malloc_cap));
+    c.page_bytes = 256;
+    m = std::make_unique<gpuprobe::alloc::cuda_malloc>(c, 1.0);
+  }
+  gpuprobe::alloc::device_array<char*> out(n);
+  const unsigned blocks = unsigned((n + 255) / 256);
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "event");
+  check(cudaEventCreate(&e1), "event");
+  std::uint64_t nulls = 0;
+  for (auto _ : st) {
+    check(cudaEventRecord(e0), "record");
+    malloc_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
+    check(cudaEventRecord(e1), "record");
+    check(cudaEventSynchronize(e1), "malloc kernel");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    st.SetIterationTime(ms * 1e-3);
+    std::vector<char*> p(n);
+    out.download(p.data(), n);
+    nulls += std::uint64_t(std::count(p.begin(), p.end(), nullptr));
+    mfree_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
+    check(cudaDeviceSynchronize(), "free kernel");
+  }
+  if (nulls) st.SkipWithError(("device malloc returned nullptr " + std::to_string(nulls) + " times").c_str());
+  st.counters["pages_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
+  check(cudaEventDestroy(e0), "event");
+  check(cudaEventDestroy(e1), "event");
+}
+
+theory rw_theory(double T, double A, double N, double) {
+  return {gpuprobe::analysis::rw_tas(T, A, N), gpuprobe::analysis::rw_was_bound(T, A, N)};
+}
+template <int W>
+theory bm_theory(double T, double A, double N, double) {
+  return {gpuprobe::analysis::rw_bm_tas(T, A, N, W), gpuprobe::analysis::rw_bm_was_bound(T, A, N, W)};
+}
+theory crw_theory(double T, double A, double N, double M) { return {gpuprobe::analysis::crw_tas(T, A, N, M), 0}; }
+theory queue_theory(double, double, double N, double) { return {gpuprobe::analysis::queue_tas(N), gpuprobe::analysis::queue_was(N)}; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Our flag, removed before Google Benchmark sees the rest.
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0) g_uncapped = true;
+    else args.push_back(argv[i]);
+  }
+  int n_args = int(args.size());
+  std::uint64_t full = 0;
+  int count = 0;
+  const bool gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  if (gpu) {
+    const auto dev = gpuprobe::query_device(0);
+    full = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
+    benchmark::AddCustomContext("gpu", dev.name);
+    benchmark::AddCustomContext("gpu_uuid", dev.uuid);
+    benchmark::AddCustomContext("sm_count", std::to_string(dev.sm_count));
+    benchmark::AddCustomContext("driver", gpuprobe::cuda_version_string(dev.driver_version));
+    benchmark::AddCustomContext("runtime", gpuprobe::cuda_version_string(dev.runtime_version));
+  } else {
+    (void)cudaGetLastError();
+    benchmark::AddCustomContext("gpu", "none (cases fail with an error when run)");
+  }
+  benchmark::AddCustomContext("gpuprobe_commit", GPUPROBE_GIT_COMMIT);
+  benchmark::AddCustomContext("cuda_malloc_cap", g_uncapped ? "none" : "threads <= 262144 (--gpuprobe_uncapped lifts it)");
+
+  std::vector<std::pair<std::string, std::uint64_t>> threads;  // label, count (0: resolved at run time)
+  for (std::uint64_t t = 1ull << 10; t <= 1ull << 20; t <<= 2) threads.emplace_back(std::to_string(t), t);
+  threads.emplace_back(gpu ? std::to_string(full) : "full", full);
+  const int permilles[] = {500, 100, 10, 5};
+
+  using reg_fn = std::function<void(benchmark::State&, std::uint64_t, int)>;
+  auto pool = [](auto tag, const char* name, theory (*model)(double, double, double, double)) {
+    using A = typename decltype(tag)::type;
+    return std::make_pair(std::string(name), reg_fn([name, model](benchmark::State& st, std::uint64_t n, int f) {
+                            bm_getpage<A>(st, name, n, f, model);
+                          }));
+  };
+  struct rw_t { using type = gpuprobe::alloc::rw; };
+  struct bm32_t { using type = gpuprobe::alloc::rw_bm<std::uint32_t>; };
+  struct bm64_t { using type = gpuprobe::alloc::rw_bm<unsigned long long>; };
+  struct co32_t { using type = gpuprobe::alloc::corw<std::uint32_t>; };
+  struct co64_t { using type = gpuprobe::alloc::corw<unsigned long long>; };
+  struct crw_t { using type = gpuprobe::alloc::crw; };
+  struct q_t { using type = gpuprobe::alloc::queue; };
+  struct qw_t { using type = gpuprobe::alloc::queue_warp; };
+  struct bump_t { using type = gpuprobe::alloc::bump; };
+  const std::vector<std::pair<std::string, reg_fn>> allocators = {
+      pool(rw_t{}, "rw", rw_theory),           pool(bm32_t{}, "rw_bm32", bm_theory<32>), pool(bm64_t{}, "rw_bm64", bm_theory<64>),
+      pool(co32_t{}, "corw32", bm_theory<32>), pool(co64_t{}, "corw64", bm_theory<64>),  pool(crw_t{}, "crw", crw_theory),
+      pool(q_t{}, "queue", queue_theory),      pool(qw_t{}, "queue_warp", queue_theory), pool(bump_t{}, "bump", nullptr),
+      {"cuda_malloc", [](benchmark::State& st, std::uint64_t n, int) { bm_cuda_malloc(st, n); }}};
+
+  for (const auto& [name, fn] : allocators)
+    for (int f : permilles)
+      for (const auto& [label, n] : threads) {
+        if (name == "cuda_malloc" && ((n > k_cuda_malloc_cap && !g_uncapped) || f != 500)) continue;
+        const std::string full_name = "BM_getpage/" + name + "/threads:" + label + "/free_permille:" + std::to_string(f);
+        benchmark::RegisterBenchmark(full_name.c_str(), [fn = fn, n = n, f, gpu](benchmark::State& st) {
+          if (!gpu || n == 0) {
+            st.SkipWithError("no CUDA device");
+            return;
+          }
+          try {
+            fn(st, n, f);
+          } catch (const std::exception& e) {
+            st.SkipWithError(e.what());
+          }
+        })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(25);
+      }
+  benchmark::Initialize(&n_args, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
