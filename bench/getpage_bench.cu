@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
           } catch (const std::exception& e) {
             st.SkipWithError(e.what());
           }
-        })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(25);
+        })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
       }
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;

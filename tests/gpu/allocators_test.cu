@@ -205,6 +205,11 @@ steps_stats measure_steps(A& a, unsigned free_pages, unsigned n, int launches) {
 }
 }  // namespace
 
+// Fig. 11 of the RW paper (RW and RW-BM with 32-bit words): TAS within 10 % of Eqs. 3 and 5,
+// WAS under the Eq. 4 bound. Eq. 6 bounds RW-BM's WAS only where LockMap collisions are rare
+// next to the steps (1 % free): a thread that finds its word locked takes another step, which
+// the model leaves out (at 50 % free the bound is 1.00 and one collision in a warp exceeds it).
+// 64-bit words are printed: with half as many words they collide twice as often.
 TEST(AllocModels, TasWithinTenPercentOfEqs3And5AndWasUnderItsBound) {
   GPUPROBE_REQUIRE_GPU();
   const alloc::page_t T = 1u << 20;
@@ -215,23 +220,20 @@ TEST(AllocModels, TasWithinTenPercentOfEqs3And5AndWasUnderItsBound) {
   for (double frac : {0.5, 0.1, 0.01}) {
     const unsigned A = unsigned(frac * T);
     for (unsigned n : {1000u, 2500u, 5000u}) {
-      const auto m = measure_steps(a, A, n, 4);
+      const int launches = int(64000 / n);  // ~2000 warps per point: the WAS mean to about 1 %
+      const auto m = measure_steps(a, A, n, launches);
       const double t = analysis::rw_tas(T, A, n), wb = analysis::rw_was_bound(T, A, n);
       std::printf("rw      free %.2f N %5u: TAS %8.3f (Eq.3 %8.3f)  WAS %8.3f (Eq.4 bound %8.3f)\n", frac, n, m.tas, t, m.was, wb);
       EXPECT_NEAR(m.tas, t, 0.1 * t) << frac << " " << n;
       EXPECT_LE(m.was, wb) << frac << " " << n;
-      for (auto* bm : {&b32}) {
-        const auto mb = measure_steps(*bm, A, n, 4);
-        const double tb = analysis::rw_bm_tas(T, A, n, 32), wbb = analysis::rw_bm_was_bound(T, A, n, 32);
-        std::printf("rw_bm32 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, mb.tas, tb, mb.was, wbb);
-        EXPECT_NEAR(mb.tas, tb, 0.1 * tb) << frac << " " << n;
-        EXPECT_LE(mb.was, wbb * 1.02) << frac << " " << n;
-      }
-      const auto m64 = measure_steps(b64, A, n, 4);
-      const double t64 = analysis::rw_bm_tas(T, A, n, 64);
-      std::printf("rw_bm64 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, m64.tas, t64, m64.was,
-                  analysis::rw_bm_was_bound(T, A, n, 64));
-      EXPECT_NEAR(m64.tas, t64, 0.1 * t64) << frac << " " << n;
+      const auto mb = measure_steps(b32, A, n, launches);
+      const double tb = analysis::rw_bm_tas(T, A, n, 32), wbb = analysis::rw_bm_was_bound(T, A, n, 32);
+      std::printf("rw_bm32 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, mb.tas, tb, mb.was, wbb);
+      EXPECT_NEAR(mb.tas, tb, 0.1 * tb) << frac << " " << n;
+      if (frac <= 0.01) EXPECT_LE(mb.was, wbb) << frac << " " << n;
+      const auto m64 = measure_steps(b64, A, n, launches);
+      std::printf("rw_bm64 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, m64.tas,
+                  analysis::rw_bm_tas(T, A, n, 64), m64.was, analysis::rw_bm_was_bound(T, A, n, 64));
     }
   }
 }
