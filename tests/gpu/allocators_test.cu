@@ -183,13 +183,15 @@ TEST(AllocGpuQueue, CudaMallocServesEveryPageOfItsHeap) {
 namespace {
 struct steps_stats {
   double tas = 0, was = 0;
+  double was_se = 0;  // standard error of the WAS mean (the bound is on the expectation)
 };
 template <class A>
 steps_stats measure_steps(A& a, unsigned free_pages, unsigned n, int launches) {
   alloc::device_array<page_t> out(n);
   alloc::device_array<unsigned> steps(n);
   std::vector<unsigned> s(n);
-  double tas = 0, was = 0;
+  double tas = 0, was = 0, sq = 0;
+  unsigned total_warps = 0;
   for (int l = 0; l < launches; ++l) {
     a.prefill(free_pages, 100 + l);
     steps_kernel<<<(n + 255) / 256, 256>>>(a.handle(), n, out.get(), steps.get());
@@ -198,10 +200,17 @@ steps_stats measure_steps(A& a, unsigned free_pages, unsigned n, int launches) {
     tas += std::accumulate(s.begin(), s.end(), 0.0) / n;
     double wsum = 0;
     unsigned warps = 0;
-    for (unsigned w = 0; w < n; w += 32, ++warps) wsum += *std::max_element(s.begin() + w, s.begin() + std::min(n, w + 32));
+    for (unsigned w = 0; w < n; w += 32, ++warps) {
+      const double mx = *std::max_element(s.begin() + w, s.begin() + std::min(n, w + 32));
+      wsum += mx;
+      sq += mx * mx;
+    }
     was += wsum / warps;
+    total_warps += warps;
   }
-  return {tas / launches, was / launches};
+  const double mean = was / launches;
+  const double var = std::max(0.0, sq / total_warps - mean * mean);
+  return {tas / launches, mean, std::sqrt(var / total_warps)};
 }
 }  // namespace
 
@@ -223,14 +232,14 @@ TEST(AllocModels, TasWithinTenPercentOfEqs3And5AndWasUnderItsBound) {
       const int launches = int(64000 / n);  // ~2000 warps per point: the WAS mean to about 1 %
       const auto m = measure_steps(a, A, n, launches);
       const double t = analysis::rw_tas(T, A, n), wb = analysis::rw_was_bound(T, A, n);
-      std::printf("rw      free %.2f N %5u: TAS %8.3f (Eq.3 %8.3f)  WAS %8.3f (Eq.4 bound %8.3f)\n", frac, n, m.tas, t, m.was, wb);
+      std::printf("rw      free %.2f N %5u: TAS %8.3f (Eq.3 %8.3f)  WAS %8.3f +- %.3f (Eq.4 bound %8.3f)\n", frac, n, m.tas, t, m.was, m.was_se, wb);
       EXPECT_NEAR(m.tas, t, 0.1 * t) << frac << " " << n;
-      EXPECT_LE(m.was, wb) << frac << " " << n;
+      EXPECT_LE(m.was, wb + 3 * m.was_se) << frac << " " << n << " (SE " << m.was_se << ")";
       const auto mb = measure_steps(b32, A, n, launches);
       const double tb = analysis::rw_bm_tas(T, A, n, 32), wbb = analysis::rw_bm_was_bound(T, A, n, 32);
       std::printf("rw_bm32 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, mb.tas, tb, mb.was, wbb);
       EXPECT_NEAR(mb.tas, tb, 0.1 * tb) << frac << " " << n;
-      if (frac <= 0.01) EXPECT_LE(mb.was, wbb) << frac << " " << n;
+      if (frac <= 0.01) EXPECT_LE(mb.was, wbb + 3 * mb.was_se) << frac << " " << n;
       const auto m64 = measure_steps(b64, A, n, launches);
       std::printf("rw_bm64 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, m64.tas,
                   analysis::rw_bm_tas(T, A, n, 64), m64.was, analysis::rw_bm_was_bound(T, A, n, 64));
