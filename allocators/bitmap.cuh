@@ -91,4 +91,27 @@ class bitmap_storage {
   device_array<std::uint32_t> locks_;
 };
 
+// The owner of a bitmap allocator whose handle is {pages, bitmap view, seed, step limit}
+// (RW-BM and CoRW share it; they differ only in how get_page searches).
+template <class Handle, class Word>
+class bitmap_allocator {
+ public:
+  using handle_type = Handle;
+  explicit bitmap_allocator(const pool_config& c = {}) : pool_(c), bm_(c.pages) {}
+  // Marks pages - free_pages random pages used (the rest free).
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
+  // Sets the state to `used` (one entry per page, 1 = used).
+  void load(const std::vector<std::uint8_t>& used) { bm_.load(used); }
+  std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
+  handle_type handle() const {
+    const auto& c = pool_.config();
+    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps};
+  }
+  const pool_config& config() const { return pool_.config(); }
+
+ private:
+  page_pool pool_;
+  bitmap_storage<Word> bm_;
+};
+
 }  // namespace gpuprobe::alloc

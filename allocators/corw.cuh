@@ -95,22 +95,6 @@ struct corw_handle : pages_view {
 };
 
 template <class Word>
-class corw {
- public:
-  using handle_type = corw_handle<Word>;
-  explicit corw(const pool_config& c = {}) : pool_(c), bm_(c.pages) {}
-  void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
-  void load(const std::vector<std::uint8_t>& used) { bm_.load(used); }
-  std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
-  handle_type handle() const {
-    const auto& c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps};
-  }
-  const pool_config& config() const { return pool_.config(); }
-
- private:
-  page_pool pool_;
-  bitmap_storage<Word> bm_;
-};
+using corw = bitmap_allocator<corw_handle<Word>, Word>;
 
 }  // namespace gpuprobe::alloc

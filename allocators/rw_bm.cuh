@@ -32,22 +32,6 @@ struct rw_bm_handle : pages_view {
 };
 
 template <class Word>
-class rw_bm {
- public:
-  using handle_type = rw_bm_handle<Word>;
-  explicit rw_bm(const pool_config& c = {}) : pool_(c), bm_(c.pages) {}
-  void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
-  void load(const std::vector<std::uint8_t>& used) { bm_.load(used); }
-  std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
-  handle_type handle() const {
-    const auto& c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps};
-  }
-  const pool_config& config() const { return pool_.config(); }
-
- private:
-  page_pool pool_;
-  bitmap_storage<Word> bm_;
-};
+using rw_bm = bitmap_allocator<rw_bm_handle<Word>, Word>;
 
 }  // namespace gpuprobe::alloc
