@@ -1,5 +1,5 @@
 // gpuprobe-bench: BM_getpage/<allocator>/threads:<n>/free_permille:<f> — one get_page per thread,
-// timed with CUDA events (UseManualTime), the pool reloaded to the same random occupancy before
+// timed with CUDA events (UseManualTime) after an untimed warm-up launch, the pool reloaded to the same random occupancy before
 // every iteration; then one untimed launch with step counters for TAS/WAS, checked (every thread
 // got a page, no page twice) before the numbers are reported.
 #include "allocators/allocators.cuh"
@@ -99,6 +99,10 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   cudaEvent_t e0, e1;
   check(cudaEventCreate(&e0), "event");
   check(cudaEventCreate(&e1), "event");
+  // Warm-up launch (module load, first touch of the pool's lines): not timed.
+  a.load(occ);
+  get_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get());
+  check(cudaDeviceSynchronize(), "warm-up");
   for (auto _ : st) {
     a.load(occ);
     check(cudaDeviceSynchronize(), "load");
@@ -166,6 +170,9 @@ void bm_cuda_malloc(benchmark::State& st, std::uint64_t n) {
   check(cudaEventCreate(&e0), "event");
   check(cudaEventCreate(&e1), "event");
   std::uint64_t nulls = 0;
+  malloc_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());  // warm-up, not timed
+  mfree_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
+  check(cudaDeviceSynchronize(), "warm-up");
   for (auto _ : st) {
     check(cudaEventRecord(e0), "record");
     malloc_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
