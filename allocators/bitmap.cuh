@@ -105,13 +105,14 @@ class bitmap_allocator {
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   handle_type handle() const {
     const auto& c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps};
+    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps, ++handles_};
   }
   const pool_config& config() const { return pool_.config(); }
 
  private:
   page_pool pool_;
   bitmap_storage<Word> bm_;
+  mutable unsigned long long handles_ = 0;  // one epoch per handle (per launch, in practice)
 };
 
 }  // namespace gpuprobe::alloc

@@ -44,6 +44,7 @@ struct corw_handle : pages_view {
   bitmap_view<Word> bm;
   unsigned long long seed;
   unsigned max_rounds;  // then each lane still in need scans exhaustively
+  unsigned long long epoch;  // unused by CoRW (the handle layout is shared with RW-BM)
 
   template <class Steps>
   __device__ page_t get_page(Steps& st) const {

@@ -215,10 +215,10 @@ steps_stats measure_steps(A& a, unsigned free_pages, unsigned n, int launches) {
 }  // namespace
 
 // Fig. 11 of the RW paper (RW and RW-BM with 32-bit words): TAS within 10 % of Eqs. 3 and 5,
-// WAS under the Eq. 4 bound. Eq. 6 bounds RW-BM's WAS only where LockMap collisions are rare
-// next to the steps (1 % free): a thread that finds its word locked takes another step, which
-// the model leaves out (at 50 % free the bound is 1.00 and one collision in a warp exceeds it).
-// 64-bit words are printed: with half as many words they collide twice as often.
+// WAS under the Eq. 4 and Eq. 6 bounds (within 3 standard errors: the bounds are on the
+// expectation). RW-BM's first words are distinct per launch (see rw_bm.cuh): with uniform
+// first draws, LockMap collisions pushed WAS to 1.88 against a bound of 1.00 at 50 % free.
+// 64-bit words are printed.
 TEST(AllocModels, TasWithinTenPercentOfEqs3And5AndWasUnderItsBound) {
   GPUPROBE_REQUIRE_GPU();
   const alloc::page_t T = 1u << 20;
@@ -239,7 +239,7 @@ TEST(AllocModels, TasWithinTenPercentOfEqs3And5AndWasUnderItsBound) {
       const double tb = analysis::rw_bm_tas(T, A, n, 32), wbb = analysis::rw_bm_was_bound(T, A, n, 32);
       std::printf("rw_bm32 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, mb.tas, tb, mb.was, wbb);
       EXPECT_NEAR(mb.tas, tb, 0.1 * tb) << frac << " " << n;
-      if (frac <= 0.01) EXPECT_LE(mb.was, wbb + 3 * mb.was_se) << frac << " " << n;
+      EXPECT_LE(mb.was, wbb + 3 * mb.was_se) << frac << " " << n;
       const auto m64 = measure_steps(b64, A, n, launches);
       std::printf("rw_bm64 free %.2f N %5u: TAS %8.3f (Eq.5 %8.3f)  WAS %8.3f (Eq.6 bound %8.3f)\n", frac, n, m64.tas,
                   analysis::rw_bm_tas(T, A, n, 64), m64.was, analysis::rw_bm_was_bound(T, A, n, 64));
