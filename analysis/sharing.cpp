@@ -1,14 +1,12 @@
 #include "analysis/sharing.hpp"
 
+#include "analysis/input_text.hpp"
 #include "analysis/steps.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -17,22 +15,11 @@ namespace gpuprobe::analysis {
 
 namespace {
 
-[[noreturn]] void fail_at(const std::string& source, int line, const std::string& what) {
-  throw gpuprobe::error(source + ":" + std::to_string(line) + ": " + what);
-}
-
 std::vector<std::string> split_ws(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> out;
   for (std::string t; in >> t;) out.push_back(t);
   return out;
-}
-
-bool parse_number(const std::string& t, double& v) {
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(t.c_str(), &end);
-  return end != t.c_str() && *end == '\0' && errno == 0 && std::isfinite(v);
 }
 
 double robust_sigma(std::vector<double> v) {
@@ -166,14 +153,9 @@ sharing_matrix parse_sharing_result(const nlohmann::json& doc, const std::string
 }
 
 sharing_matrix load_sharing_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw gpuprobe::error("cannot read '" + path + "': " + std::strerror(errno));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return parse_sharing_result(read_json_file(path), path);
-  return parse_tlbsharing_txt(text, path);
+  const auto in = read_input(path);
+  if (in.is_json) return parse_sharing_result(read_json_file(path), path);
+  return parse_tlbsharing_txt(in.text, path);
 }
 
 std::string describe_structure(const std::vector<std::vector<int>>& groups, int sm_count) {

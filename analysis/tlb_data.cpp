@@ -1,14 +1,12 @@
 #include "analysis/tlb_data.hpp"
 
+#include "analysis/input_text.hpp"
+
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -30,19 +28,6 @@ std::string trim(const std::string& s) {
   if (b == std::string::npos) return "";
   const auto e = s.find_last_not_of(" \t\r");
   return s.substr(b, e - b + 1);
-}
-
-bool parse_number(const std::string& cell, double& v) {
-  const std::string t = trim(cell);
-  if (t.empty()) return false;
-  char* end = nullptr;
-  errno = 0;
-  v = std::strtod(t.c_str(), &end);
-  return errno == 0 && end && *end == '\0' && std::isfinite(v);
-}
-
-[[noreturn]] void bad(const std::string& source, int line, const std::string& what) {
-  throw gpuprobe::error(source + ":" + std::to_string(line) + ": " + what);
 }
 
 // Sorts by footprint and drops duplicate footprints (keeps the first).
@@ -83,7 +68,7 @@ void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, 
         for (const auto& c : cells) {
           if (trim(c).empty()) continue;
           double kb = 0;
-          if (!parse_number(c, kb) || kb <= 0) bad(source, lineno, "stride '" + c + "' is not a positive number");
+          if (!parse_number(c, kb) || kb <= 0) fail_at(source, lineno, "stride '" + c + "' is not a positive number");
           strides.push_back(kb * kKiB);
         }
         curves.assign(strides.size(), tlb_curve{});
@@ -94,19 +79,19 @@ void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, 
       }
       continue;
     }
-    if (strides.empty()) bad(source, lineno, "data before the '#,<strides>' header: not a cuda-gpu-tlb CSV");
+    if (strides.empty()) fail_at(source, lineno, "data before the '#,<strides>' header: not a cuda-gpu-tlb CSV");
     const auto cells = split_commas(t);
     double mb = 0;
     if (cells.empty() || !parse_number(cells[0], mb) || mb <= 0)
-      bad(source, lineno, "footprint '" + (cells.empty() ? std::string() : cells[0]) + "' is not a positive number");
+      fail_at(source, lineno, "footprint '" + (cells.empty() ? std::string() : cells[0]) + "' is not a positive number");
     if (cells.size() > strides.size() + 2 ||
         (cells.size() == strides.size() + 2 && !trim(cells.back()).empty()))
-      bad(source, lineno, "more cells than strides in the header");
+      fail_at(source, lineno, "more cells than strides in the header");
     for (std::size_t k = 0; k < strides.size() && k + 1 < cells.size(); ++k) {
       if (trim(cells[k + 1]).empty()) continue;  // this stride does not reach this footprint
       double v = 0;
       if (!parse_number(cells[k + 1], v) || v <= 0)
-        bad(source, lineno, "cell '" + trim(cells[k + 1]) + "' is not a positive number");
+        fail_at(source, lineno, "cell '" + trim(cells[k + 1]) + "' is not a positive number");
       curves[k].footprint_bytes.push_back(mb * kMiB);
       curves[k].cycles.push_back(v);
     }
@@ -161,16 +146,11 @@ tlb_dataset load_tlb_inputs(const std::vector<std::string>& paths) {
   if (paths.empty()) throw gpuprobe::error("no input file given (use --input FILE)");
   tlb_dataset ds;
   for (const auto& path : paths) {
-    std::ifstream in(path);
-    if (!in) throw gpuprobe::error("cannot read '" + path + "': " + std::strerror(errno));
-    std::stringstream buf;
-    buf << in.rdbuf();
-    const std::string text = buf.str();
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && text[first] == '{')
+    const auto in = read_input(path);
+    if (in.is_json)
       parse_gpuprobe_tlb_result(read_json_file(path), path, ds);
     else
-      parse_cuda_gpu_tlb_csv(text, path, ds);
+      parse_cuda_gpu_tlb_csv(in.text, path, ds);
   }
   if (ds.curves.empty()) throw gpuprobe::error("the input holds no curve with 3 or more points");
   return ds;
