@@ -66,7 +66,7 @@ class bitmap_storage {
  public:
   explicit bitmap_storage(page_t pages)
       : pages_(pages), words_((std::size_t(pages) + sizeof(Word) * 8 - 1) / (sizeof(Word) * 8)), locks_(words_.size()) {
-    prefill(pages, 0);
+    load(std::vector<std::uint8_t>(pages, 0));  // all free
   }
   void prefill(std::uint64_t free_pages, std::uint64_t seed) {
     load(random_occupancy(pages_, free_pages, seed));

@@ -17,17 +17,10 @@ inline std::vector<std::uint8_t> random_occupancy(std::uint64_t pages, std::uint
   std::vector<std::uint8_t> used(pages, 1);
   std::mt19937_64 rng(seed);
   // Floyd's sampling of the free set: exact count, O(free) draws.
-  std::uint64_t chosen = 0;
   for (std::uint64_t j = pages - free_pages; j < pages; ++j) {
     const std::uint64_t t = std::uniform_int_distribution<std::uint64_t>(0, j)(rng);
-    if (used[t]) {
-      used[t] = 0;
-    } else {
-      used[j] = 0;
-    }
-    ++chosen;
+    used[used[t] ? t : j] = 0;
   }
-  (void)chosen;
   return used;
 }
 

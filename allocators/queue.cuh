@@ -50,7 +50,9 @@ template <bool WarpAggregated>
 class queue_alloc {
  public:
   using handle_type = queue_handle<WarpAggregated>;
-  explicit queue_alloc(const pool_config& c = {}) : pool_(c), ids_(c.pages), counters_(2) { prefill(c.pages, 0); }
+  explicit queue_alloc(const pool_config& c = {}) : pool_(c), ids_(c.pages), counters_(2) {
+    load(std::vector<std::uint8_t>(c.pages, 0));  // all free
+  }
   void prefill(std::uint64_t free_pages, std::uint64_t seed) { load(random_occupancy(pool_.config().pages, free_pages, seed), seed); }
   void load(const std::vector<std::uint8_t>& used, std::uint64_t seed = 0) {
     const auto ids = free_ids(used, seed);
