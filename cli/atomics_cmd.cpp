@@ -85,10 +85,13 @@ void run_atomics(const atomics_options& o) {
     jv.update(analysis::to_json(f));
     out.push_back(jv);
     char line[256];
-    std::snprintf(line, sizeof line, "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f threads)  queue model %s",
-                  probes::to_string(v).c_str(), f.fit.slope, f.fit.r2, f.contended ? "contended" : "all points",
-                  f.from_threads, f.to_threads,
-                  f.queue_model ? (std::to_string(f.model_slope).substr(0, 8) + " (step " + std::to_string(f.step_cycles).substr(0, 8) + ")").c_str() : "n/a");
+    int len = std::snprintf(line, sizeof line, "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f threads)  queue model ",
+                            probes::to_string(v).c_str(), f.fit.slope, f.fit.r2, f.contended ? "contended" : "all points",
+                            f.from_threads, f.to_threads);
+    if (f.queue_model)
+      std::snprintf(line + len, sizeof line - std::size_t(len), "%.4f (step %.4f)", f.model_slope, f.step_cycles);
+    else
+      std::snprintf(line + len, sizeof line - std::size_t(len), "n/a");
     table.push_back(line);
   }
   const double mhz_after = probes::measure_sm_clock_mhz();
