@@ -76,6 +76,12 @@ class bitmap_storage {
     words_.upload(w.data(), w.size());
     locks_.zero();
   }
+  // Every page free, on the device (pages a multiple of the word size: no tail bits to keep set).
+  void clear() {
+    if (pages_ % (sizeof(Word) * 8)) throw std::invalid_argument("bitmap clear: pages must be a multiple of the word size");
+    words_.zero();
+    locks_.zero();
+  }
   std::vector<std::uint8_t> used_pattern() const {
     std::vector<Word> w(words_.size());
     words_.download(w.data(), w.size());
@@ -103,6 +109,7 @@ class bitmap_allocator {
   // Sets the state to `used` (one entry per page, 1 = used).
   void load(const std::vector<std::uint8_t>& used) { bm_.load(used); }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
+  void clear() { bm_.clear(); }
   handle_type handle() const {
     const auto& c = pool_.config();
     return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps, ++handles_};

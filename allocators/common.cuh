@@ -47,6 +47,20 @@ __device__ inline unsigned long long thread_seed(unsigned long long seed) {
   return seed ^ (gtid * 0xd1342543de82ef95ull) ^ (clock64() << 17);
 }
 
+namespace detail {
+__device__ inline unsigned lane_id() {
+  unsigned l;
+  asm("mov.u32 %0, %%laneid;" : "=r"(l));
+  return l;
+}
+// Exclusive prefix sum of v (< 2^nbits) over the lanes of `mask`, by ballots: works for any mask.
+__device__ inline unsigned ballot_scan(unsigned mask, unsigned v, unsigned lt, unsigned nbits = 7) {
+  unsigned s = 0;
+  for (unsigned b = 0; b < nbits; ++b) s += __popc(__ballot_sync(mask, (v >> b) & 1u) & lt) << b;
+  return s;
+}
+}  // namespace detail
+
 inline void cuda_or_throw(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }

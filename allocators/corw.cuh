@@ -11,17 +11,6 @@
 namespace gpuprobe::alloc {
 
 namespace detail {
-__device__ inline unsigned lane_id() {
-  unsigned l;
-  asm("mov.u32 %0, %%laneid;" : "=r"(l));
-  return l;
-}
-// Exclusive prefix sum of v (< 128) over the lanes of `mask`, by ballots: works for any mask.
-__device__ inline unsigned ballot_scan(unsigned mask, unsigned v, unsigned lt) {
-  unsigned s = 0;
-  for (unsigned b = 0; b < 7; ++b) s += __popc(__ballot_sync(mask, (v >> b) & 1u) & lt) << b;
-  return s;
-}
 template <class Word>
 __device__ inline Word lowest_n(Word x, unsigned n) {  // the n lowest set bits of x
   Word out = 0;

@@ -44,4 +44,36 @@ inline std::vector<std::uint32_t> free_ids(const std::vector<std::uint8_t>& used
   return ids;
 }
 
+// A multi-unit allocator's starting state (RW_malloc): the pool in runs whose lengths (units)
+// come from `draw(rng)`, each used with probability 1 - free_fraction: what the pool looks like
+// after requests of that size distribution were made and a share of them freed again, so free
+// space lies in holes the size of earlier requests. Bit set = used; bits past `units` are set.
+template <class Draw>
+std::vector<unsigned long long> hole_pattern(std::uint64_t units, double free_fraction, Draw draw, std::uint64_t seed) {
+  if (!(free_fraction >= 0 && free_fraction <= 1)) throw std::invalid_argument("hole_pattern: free fraction outside [0, 1]");
+  std::vector<unsigned long long> words((units + 63) / 64, 0);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  auto set_run = [&](std::uint64_t a, std::uint64_t b) {  // [a, b)
+    for (; a < b && a % 64; ++a) words[a / 64] |= 1ull << (a % 64);
+    for (; a + 64 <= b; a += 64) words[a / 64] = ~0ull;
+    for (; a < b; ++a) words[a / 64] |= 1ull << (a % 64);
+  };
+  for (std::uint64_t pos = 0; pos < units;) {
+    const std::uint64_t len = std::max<std::uint64_t>(1, std::uint64_t(draw(rng)));
+    const std::uint64_t end = std::min(units, pos + len);
+    if (u(rng) >= free_fraction) set_run(pos, end);
+    pos = end;
+  }
+  set_run(units, words.size() * 64);
+  return words;
+}
+
+// Free units in a bitmap (bit set = used; bits past the last unit are set).
+inline std::uint64_t count_free_units(const std::vector<unsigned long long>& words) {
+  std::uint64_t n = 0;
+  for (const auto w : words) n += 64 - unsigned(__builtin_popcountll(w));
+  return n;
+}
+
 }  // namespace gpuprobe::alloc

@@ -60,6 +60,12 @@ class queue_alloc {
     const unsigned long long c[2] = {0, ids.size()};
     counters_.upload(c, 2);
   }
+  // Back to all pages free, in O(1): valid after gets only (no frees), when the ring still holds
+  // every id (the hash join's output pages are never freed).
+  void rewind_after_gets() {
+    const unsigned long long c[2] = {0, pool_.config().pages};
+    counters_.upload(c, 2);
+  }
   unsigned long long queued() const {
     unsigned long long c[2];
     counters_.download(c, 2);

@@ -51,6 +51,7 @@ class rw {
     std::vector<std::uint32_t> flags(used.begin(), used.end());
     used_.upload(flags.data(), flags.size());
   }
+  void clear() { used_.zero(); }  // every page free
   std::vector<std::uint8_t> used_pattern() const {
     std::vector<std::uint32_t> flags(used_.size());
     used_.download(flags.data(), flags.size());

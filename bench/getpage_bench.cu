@@ -4,11 +4,14 @@
 // got a page, no page twice) before the numbers are reported.
 #include "allocators/allocators.cuh"
 #include "analysis/models.hpp"
+#include "bench_common.hpp"
 #include "common/device_info.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -24,9 +27,7 @@ using gpuprobe::alloc::page_t;
 
 constexpr std::uint64_t k_default_pages = 1ull << 23;
 constexpr std::uint64_t k_cuda_malloc_cap = 1ull << 18;  // device malloc of 2^20 blocks: ~0.3 s each
-bool g_uncapped = false;
-
-void check(cudaError_t e, const char* what) { gpuprobe::alloc::cuda_or_throw(e, what); }
+using gpuprobe::bench::check;
 
 // T = 2^23 unless A = T * f would not exceed N (with a quarter to spare): then the next power of two.
 std::uint64_t pages_for(std::uint64_t threads, int permille) {
@@ -50,19 +51,6 @@ double free_clusters(const std::vector<std::uint8_t>& used) {
   double m = 0;
   for (std::size_t i = 0; i < used.size(); ++i) m += !used[i] && (i == 0 || used[i - 1]);
   return m;
-}
-
-// One allocator alive at a time (pools of 2^23..2^28 pages are large).
-template <class A>
-A& current(const std::string& key, const gpuprobe::alloc::pool_config& c) {
-  static std::shared_ptr<void> obj;
-  static std::string obj_key;
-  if (obj_key != key) {
-    obj.reset();
-    obj = std::make_shared<A>(c);
-    obj_key = key;
-  }
-  return *static_cast<A*>(obj.get());
 }
 
 template <class H>
@@ -92,7 +80,7 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   gpuprobe::alloc::pool_config c;
   c.pages = page_t(T);
   c.page_bytes = 0;  // ids only: get_page does not touch the pages
-  A& a = current<A>(name + "/" + std::to_string(T), c);
+  A& a = gpuprobe::bench::current<A>(name + "/" + std::to_string(T), [&] { return new A(c); });
   gpuprobe::alloc::device_array<page_t> out(n);
   gpuprobe::alloc::device_array<unsigned> steps(n);
   const unsigned blocks = unsigned((n + 255) / 256);
@@ -160,8 +148,9 @@ void bm_cuda_malloc(benchmark::State& st, std::uint64_t n) {
   static std::unique_ptr<gpuprobe::alloc::cuda_malloc> m;
   if (!m) {
     gpuprobe::alloc::pool_config c;
-    c.pages = page_t(2 * (g_uncapped ? (1ull << 21) : 2 * k_cuda_malloc_cap));
+    c.pages = 1;
     c.page_bytes = 256;
+    gpuprobe::alloc::ensure_malloc_heap(gpuprobe::bench::k_heap_bytes);  // one heap size for every case of the process
     m = std::make_unique<gpuprobe::alloc::cuda_malloc>(c, 1.0);
   }
   gpuprobe::alloc::device_array<char*> out(n);
@@ -205,20 +194,56 @@ theory queue_theory(double, double, double N, double) { return {gpuprobe::analys
 
 }  // namespace
 
+namespace gpuprobe::bench {
+flags& options() {
+  static flags f;
+  return f;
+}
+void add_case(const std::string& name, std::function<void(benchmark::State&)> fn, int iterations) {
+  benchmark::RegisterBenchmark(name.c_str(), [fn = std::move(fn)](benchmark::State& st) {
+    if (!options().gpu) {
+      st.SkipWithError("no CUDA device");
+      return;
+    }
+    try {
+      fn(st);
+    } catch (const std::exception& e) {
+      st.SkipWithError(e.what());
+    }
+  })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(iterations);
+}
+}  // namespace gpuprobe::bench
+
 int main(int argc, char** argv) {
-  // Our flag, removed before Google Benchmark sees the rest.
+  auto& o = gpuprobe::bench::options();
+  // Our flags, removed before Google Benchmark sees the rest.
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0) g_uncapped = true;
-    else args.push_back(argv[i]);
+    if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0) o.uncapped = true;
+    else if (std::strcmp(argv[i], "--gpuprobe_full") == 0) o.full_grid = true;
+    else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
+      o.tlb_scope_bytes = std::strtoull(argv[i] + 21, nullptr, 10);
+      o.tlb_scope_source = "--gpuprobe_tlb_scope";
+    } else if (std::strncmp(argv[i], "--gpuprobe_profile=", 19) == 0) {
+      try {
+        gpuprobe::bench::read_tlb_scope(argv[i] + 19);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "gpuprobe-bench: %s\n", e.what());
+        return 1;
+      }
+    } else {
+      args.push_back(argv[i]);
+    }
   }
   int n_args = int(args.size());
-  std::uint64_t full = 0;
   int count = 0;
-  const bool gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  o.gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  const bool gpu = o.gpu;
+  std::uint64_t full = 0;
   if (gpu) {
     const auto dev = gpuprobe::query_device(0);
-    full = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
+    full = o.full_threads = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
+    o.device_bytes = std::uint64_t(dev.memory_bytes);
     benchmark::AddCustomContext("gpu", dev.name);
     benchmark::AddCustomContext("gpu_uuid", dev.uuid);
     benchmark::AddCustomContext("sm_count", std::to_string(dev.sm_count));
@@ -229,12 +254,17 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("gpu", "none (cases fail with an error when run)");
   }
   benchmark::AddCustomContext("gpuprobe_commit", GPUPROBE_GIT_COMMIT);
-  benchmark::AddCustomContext("cuda_malloc_cap", g_uncapped ? "none" : "threads <= 262144 (--gpuprobe_uncapped lifts it)");
+  benchmark::AddCustomContext("cuda_malloc_cap", o.uncapped ? "none" : "BM_getpage threads <= 262144, BM_malloc threads <= 65536 (--gpuprobe_uncapped lifts it)");
+  benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes ? std::to_string(o.tlb_scope_bytes) + " from " + o.tlb_scope_source : "none");
+  benchmark::AddCustomContext("grid", o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");
 
   std::vector<std::pair<std::string, std::uint64_t>> threads;  // label, count (0: resolved at run time)
-  for (std::uint64_t t = 1ull << 10; t <= 1ull << 20; t <<= 2) threads.emplace_back(std::to_string(t), t);
+  // Default grid: 2^12, 2^16, 2^20 threads and full occupancy at 50% and 0.5% free; --gpuprobe_full:
+  // 2^10..2^20 (x4) at 50, 10, 1 and 0.5% free.
+  for (std::uint64_t t = 1ull << 10; t <= 1ull << 20; t <<= 2)
+    if (o.full_grid || t == (1ull << 12) || t == (1ull << 16) || t == (1ull << 20)) threads.emplace_back(std::to_string(t), t);
   threads.emplace_back(gpu ? std::to_string(full) : "full", full);
-  const int permilles[] = {500, 100, 10, 5};
+  const std::vector<int> permilles = o.full_grid ? std::vector<int>{500, 100, 10, 5} : std::vector<int>{500, 5};
 
   using reg_fn = std::function<void(benchmark::State&, std::uint64_t, int)>;
   auto pool = [](auto tag, const char* name, theory (*model)(double, double, double, double)) {
@@ -261,7 +291,7 @@ int main(int argc, char** argv) {
   for (const auto& [name, fn] : allocators)
     for (int f : permilles)
       for (const auto& [label, n] : threads) {
-        if (name == "cuda_malloc" && ((n > k_cuda_malloc_cap && !g_uncapped) || f != 500)) continue;
+        if (name == "cuda_malloc" && ((n > k_cuda_malloc_cap && !o.uncapped) || f != 500)) continue;
         const std::string full_name = "BM_getpage/" + name + "/threads:" + label + "/free_permille:" + std::to_string(f);
         benchmark::RegisterBenchmark(full_name.c_str(), [fn = fn, n = n, f, gpu](benchmark::State& st) {
           if (!gpu || n == 0) {
@@ -275,6 +305,8 @@ int main(int argc, char** argv) {
           }
         })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
       }
+  gpuprobe::bench::register_malloc_benchmarks();
+  gpuprobe::bench::register_workload_benchmarks();
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
   benchmark::RunSpecifiedBenchmarks();

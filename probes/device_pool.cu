@@ -172,4 +172,40 @@ device_pool::~device_pool() {
   ptr_ = nullptr;
 }
 
+vmm_growable::vmm_growable(std::size_t max_bytes, int device) : device_(device) {
+  granularity_ = device_pool::vmm_granularity(device);
+  max_ = (max_bytes + granularity_ - 1) / granularity_ * granularity_;
+  if (max_ == 0) throw error("vmm_growable: zero bytes requested");
+  CUdeviceptr va = 0;
+  cu_check(api().address_reserve(&va, max_, granularity_, 0, 0), "cuMemAddressReserve");
+  ptr_ = reinterpret_cast<char*>(va);
+}
+
+void vmm_growable::grow_to(std::size_t bytes) {
+  if (bytes > max_) throw error("vmm_growable: " + std::to_string(bytes) + " bytes exceed the reserved " + std::to_string(max_));
+  const auto& d = api();
+  const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
+  const CUmemAllocationProp prop = device_prop(device_);
+  const std::size_t first = handles_.size();
+  while (mapped_bytes() < bytes) {
+    CUmemGenericAllocationHandle h{};
+    cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
+    handles_.push_back(h);
+    cu_check(d.mem_map(va + (handles_.size() - 1) * granularity_, granularity_, 0, h, 0), "cuMemMap");
+  }
+  if (handles_.size() == first) return;
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  cu_check(d.set_access(va + first * granularity_, (handles_.size() - first) * granularity_, &access, 1), "cuMemSetAccess");
+}
+
+vmm_growable::~vmm_growable() {
+  const auto& d = api();
+  const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
+  if (!handles_.empty()) (void)d.mem_unmap(va, mapped_bytes());
+  for (auto h : handles_) (void)d.mem_release(h);
+  (void)d.address_free(va, max_);
+}
+
 }  // namespace gpuprobe::probes

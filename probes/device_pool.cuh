@@ -50,4 +50,25 @@ class device_pool {
   std::vector<unsigned long long> handles_;  // vmm physical chunks
 };
 
+// A virtual range reserved once and backed by physical chunks on demand from the host (CUDA VMM):
+// the "host-resized VMM array" of the growable-array workload. Addresses never move.
+class vmm_growable {
+ public:
+  vmm_growable(std::size_t max_bytes, int device);
+  ~vmm_growable();
+  vmm_growable(const vmm_growable&) = delete;
+  vmm_growable& operator=(const vmm_growable&) = delete;
+  // Maps chunks until at least `bytes` are backed (never shrinks).
+  void grow_to(std::size_t bytes);
+  char* data() const { return ptr_; }
+  std::size_t mapped_bytes() const { return handles_.size() * granularity_; }
+  std::size_t granularity() const { return granularity_; }
+
+ private:
+  std::size_t max_ = 0, granularity_ = 0;
+  int device_ = 0;
+  char* ptr_ = nullptr;
+  std::vector<unsigned long long> handles_;
+};
+
 }  // namespace gpuprobe::probes

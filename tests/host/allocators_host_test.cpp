@@ -1,11 +1,15 @@
 // Allocator logic that runs on the CPU: occupancy patterns, bitmap packing, queue contents; and
 // gpuprobe-bench's list of cases, which must work on a machine without a GPU.
 #include "allocators/occupancy.hpp"
+#include "allocators/request_sizes.hpp"
+#include "allocators/runs.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <random>
 #include <cstdio>
 #include <set>
 #include <string>
@@ -46,15 +50,142 @@ TEST(Occupancy, BitmapPackingAndQueueIds) {
   EXPECT_EQ(std::count(ids.begin(), ids.end(), 33u), 0);
 }
 
-TEST(Bench, ListsEveryCaseWithoutAGpu) {
+namespace {
+// Runs of a region, by walking it with next_free_run.
+std::vector<std::pair<unsigned, unsigned>> runs_of(const std::vector<unsigned long long>& w) {
+  std::vector<std::pair<unsigned, unsigned>> out;
+  auto get = [&](unsigned j) { return w[j]; };
+  const unsigned n = unsigned(w.size());
+  for (auto r = next_free_run(get, n, 0); r.length; r = next_free_run(get, n, r.start + r.length)) out.emplace_back(r.start, r.length);
+  return out;
+}
+// The same from a bit-by-bit reference.
+std::vector<std::pair<unsigned, unsigned>> runs_reference(const std::vector<unsigned long long>& w) {
+  std::vector<std::pair<unsigned, unsigned>> out;
+  const unsigned bits = unsigned(w.size()) * 64;
+  for (unsigned i = 0; i < bits;) {
+    if ((w[i / 64] >> (i % 64)) & 1) {
+      ++i;
+      continue;
+    }
+    unsigned j = i;
+    while (j < bits && !((w[j / 64] >> (j % 64)) & 1)) ++j;
+    out.emplace_back(i, j - i);
+    i = j;
+  }
+  return out;
+}
+}  // namespace
+
+TEST(FreeRuns, JoinsAcrossWordsAndStopsAtTheRegionEnd) {
+  // word 0: bits 60..63 free; word 1 all free; word 2: bits 0..2 free, bit 3 used, 4..63 free.
+  std::vector<unsigned long long> w = {~0ull >> 4, 0ull, 0x8ull};
+  const auto r = runs_of(w);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], std::make_pair(60u, 4u + 64u + 3u));
+  EXPECT_EQ(r[1], std::make_pair(128u + 4u, 60u)) << "cut at the end of the region";
+  EXPECT_TRUE(runs_of({~0ull, ~0ull}).empty());
+  EXPECT_EQ(runs_of({0ull}), (std::vector<std::pair<unsigned, unsigned>>{{0u, 64u}}));
+}
+
+TEST(FreeRuns, MatchesABitByBitReferenceOnRandomRegions) {
+  std::mt19937_64 rng(5);
+  for (int k = 0; k < 500; ++k) {
+    std::vector<unsigned long long> w(1 + rng() % 32);
+    for (auto& x : w) x = (k % 3 == 0) ? rng() : (k % 3 == 1 ? rng() & rng() & rng() : rng() | rng() | rng());
+    ASSERT_EQ(runs_of(w), runs_reference(w)) << k;
+  }
+}
+
+TEST(HolePattern, FreeShareAndHoleSizesFollowTheDraw) {
+  const std::uint64_t units = 1u << 22;
+  const auto w = hole_pattern(units + 5, 0.5, [](auto&) { return 32; }, 3);
+  EXPECT_EQ(w.size(), (units + 5 + 63) / 64);
+  EXPECT_EQ(w.back() >> 5, ~0ull >> 5) << "bits past the last unit are used";
+  const double f = double(count_free_units(w)) / double(units + 5);
+  EXPECT_NEAR(f, 0.5, 0.01);
+  // Free runs are whole 32-unit holes (or unions of them) aligned to 32.
+  const auto r = runs_reference(std::vector<unsigned long long>(w.begin(), w.begin() + 1024));
+  for (const auto& [s, l] : r) {
+    EXPECT_EQ(s % 32, 0u);
+    EXPECT_EQ(l % 32, 0u);
+  }
+  EXPECT_THROW(hole_pattern(64, 1.5, [](auto&) { return 1; }, 1), std::invalid_argument);
+  EXPECT_NEAR(double(count_free_units(hole_pattern(1u << 20, 0.1, [](auto&) { return 1; }, 4))) / (1u << 20), 0.1, 0.01);
+}
+
+TEST(RequestSizes, MixedIsMultiplesOfFourIn4To8192) {
+  request_sizes mixed;
+  double sum = 0;
+  std::uint32_t lo = ~0u, hi = 0;
+  for (std::uint64_t t = 0; t < 100000; ++t) {
+    const auto s = mixed(t);
+    ASSERT_EQ(s % 4, 0u);
+    lo = std::min(lo, s), hi = std::max(hi, s);
+    sum += s;
+  }
+  EXPECT_EQ(lo, 4u);
+  EXPECT_EQ(hi, 8192u);
+  EXPECT_NEAR(sum / 100000, mixed.mean_bytes(), 40);
+  EXPECT_EQ((request_sizes{1050, 0})(7), 1050u);
+  request_sizes next = mixed;
+  next.round = 1;
+  int differ = 0;
+  for (std::uint64_t t = 0; t < 100; ++t) differ += next(t) != mixed(t);
+  EXPECT_GT(differ, 90) << "each round draws again";
+}
+
+namespace {
+std::string bench_list(const std::string& flags) {
   std::string out;
-  FILE* p = popen((std::string(GPUPROBE_BENCH) + " --benchmark_list_tests 2>&1").c_str(), "r");
-  ASSERT_NE(p, nullptr);
+  FILE* p = popen((std::string(GPUPROBE_BENCH) + " --benchmark_list_tests " + flags + " 2>&1").c_str(), "r");
+  if (!p) return out;
   char buf[4096];
   for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(pclose(p), 0) << out;
-  for (const char* a : {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue", "queue_warp", "bump", "cuda_malloc"})
-    EXPECT_NE(out.find(std::string("BM_getpage/") + a + "/threads:1024/free_permille:500"), std::string::npos) << a;
-  EXPECT_NE(out.find("BM_getpage/corw32/threads:1048576/free_permille:5"), std::string::npos);
-  EXPECT_EQ(out.find("BM_getpage/cuda_malloc/threads:1048576"), std::string::npos) << "cuda_malloc is capped at 2^18 threads";
+  if (pclose(p) != 0) out += "\n(exit status non-zero)";
+  return out;
+}
+bool lists(const std::string& out, const std::string& name) { return out.find(name + "/iterations:") != std::string::npos; }
+}  // namespace
+
+TEST(Bench, ListsEveryCaseWithoutAGpu) {
+  const std::string full = bench_list("--gpuprobe_full"), def = bench_list("");
+  ASSERT_EQ(full.find("non-zero"), std::string::npos) << full;
+  for (const char* a : {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue", "queue_warp", "bump", "cuda_malloc"}) {
+    EXPECT_TRUE(lists(full, std::string("BM_getpage/") + a + "/threads:1024/free_permille:500")) << a;
+    EXPECT_TRUE(lists(def, std::string("BM_getpage/") + a + "/threads:4096/free_permille:500")) << a;
+  }
+  EXPECT_TRUE(lists(full, "BM_getpage/corw32/threads:1048576/free_permille:5"));
+  EXPECT_FALSE(lists(def, "BM_getpage/corw32/threads:1048576/free_permille:10")) << "the default grid is smaller";
+  EXPECT_EQ(full.find("BM_getpage/cuda_malloc/threads:1048576"), std::string::npos) << "cuda_malloc is capped at 2^18 threads";
+  for (const char* a : {"rw_malloc", "ouroboros_page", "ouroboros_chunk"})
+    for (const char* size : {"16", "256", "1024", "4096", "8192", "mixed", "4096+free"})
+      EXPECT_TRUE(lists(def, std::string("BM_malloc/") + a + "/size:" + size + "/threads:1048576/free_permille:500")) << a << " " << size;
+  EXPECT_TRUE(lists(def, "BM_malloc/xmalloc/size:256/threads:1048576/free_permille:1000"));
+  EXPECT_FALSE(lists(def, "BM_malloc/xmalloc/size:mixed/threads:1048576/free_permille:1000")) << "uncoalesced sizes capped";
+  EXPECT_TRUE(lists(def, "BM_malloc/cuda_malloc/size:mixed/threads:65536/free_permille:1000"));
+  EXPECT_FALSE(lists(def, "BM_malloc/cuda_malloc/size:mixed/threads:1048576/free_permille:1000")) << "capped";
+  EXPECT_TRUE(lists(bench_list("--gpuprobe_uncapped"), "BM_malloc/cuda_malloc/size:mixed/threads:1048576/free_permille:1000"));
+  EXPECT_TRUE(lists(full, "BM_malloc/rw_malloc/size:256/threads:1024/free_permille:10"));
+  EXPECT_FALSE(lists(full, "BM_malloc/rw_malloc/size:8192/threads:1048576/free_permille:10")) << "8 GiB of requests do not fit 10% of a 36 GiB pool";
+  EXPECT_TRUE(lists(def, "BM_utilization/rw_malloc/unit:256/size:1050"));
+  EXPECT_TRUE(lists(def, "BM_utilization/ouroboros_page/chunk:8192/size:1050"));
+  for (const char* v : {"do_bump", "queue", "rw", "rw_bm32", "corw32"}) {
+    EXPECT_TRUE(lists(def, std::string("BM_workload/hash_join/") + v + "/tuples:10000000/page_bytes:32")) << v;
+    EXPECT_TRUE(lists(def, std::string("BM_workload/hash_join/") + v + "/tuples:4194304/page_bytes:2048")) << v;
+  }
+  for (const char* v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
+    EXPECT_TRUE(lists(def, std::string("BM_workload/growable_array/") + v + "/elements:67108864")) << v;
+  for (const char* w : {"sampling/cudamalloc/footprint_gib:72", "sampling/vmm/footprint_gib:72", "grouping/cudamalloc/footprint_gib:64"})
+    for (const char* m : {"one_pass", "scoped"}) EXPECT_TRUE(lists(def, std::string("BM_workload/tlb_scoped_") + w + "/mode:" + m)) << w << m;
+}
+
+TEST(Bench, ProfileWithoutATlbLevelIsAOneLineError) {
+  const auto path = gpuprobe::test::temp_path("no_level_profile.json");
+  std::ofstream(path) << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": []}})";
+  const std::string out = bench_list("--gpuprobe_profile=" + path);
+  EXPECT_NE(out.find("has no TLB level or candidate"), std::string::npos) << out;
+  EXPECT_NE(out.find("non-zero"), std::string::npos);
+  const std::string ok = bench_list("--gpuprobe_tlb_scope=1000");
+  EXPECT_EQ(ok.find("non-zero"), std::string::npos);
 }

@@ -1,0 +1,82 @@
+#pragma once
+// What the gpuprobe-bench translation units share: flags, the device heap, event timing, and one
+// large allocator alive at a time.
+#include "allocators/common.cuh"
+
+#include <benchmark/benchmark.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace gpuprobe::bench {
+
+struct flags {
+  bool gpu = false;
+  bool uncapped = false;   // --gpuprobe_uncapped: cuda_malloc cells past their cap
+  bool full_grid = false;  // --gpuprobe_full: every thread count and free fraction
+  std::uint64_t full_threads = 0;  // SMs x max threads per SM (0 without a GPU)
+  std::uint64_t device_bytes = 0;
+  std::uint64_t tlb_scope_bytes = 0;  // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
+  std::string tlb_scope_source;
+};
+flags& options();
+
+// Device malloc heap of every cuda_malloc / xmalloc case: one size per process (the limit cannot
+// change after the first malloc kernel).
+constexpr std::size_t k_heap_bytes = std::size_t(12) << 30;
+
+inline void check(cudaError_t e, const char* what) { alloc::cuda_or_throw(e, what); }
+
+// Times `launch` with CUDA events; `prepare` (untimed) runs before each iteration.
+inline void time_iterations(benchmark::State& st, const std::function<void()>& prepare, const std::function<void()>& launch) {
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "event");
+  check(cudaEventCreate(&e1), "event");
+  for (auto _ : st) {
+    prepare();
+    check(cudaDeviceSynchronize(), "prepare");
+    check(cudaEventRecord(e0), "record");
+    launch();
+    check(cudaEventRecord(e1), "record");
+    check(cudaEventSynchronize(e1), "timed kernel");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    st.SetIterationTime(ms * 1e-3);
+  }
+  check(cudaEventDestroy(e0), "event");
+  check(cudaEventDestroy(e1), "event");
+}
+
+// One large object alive at a time, whatever its type (pools of tens of GiB): made anew when the
+// key (which names the type) changes.
+inline std::shared_ptr<void>& current_object() {
+  static std::shared_ptr<void> obj;
+  return obj;
+}
+inline std::string& current_key() {
+  static std::string key;
+  return key;
+}
+template <class T, class Make>
+T& current(const std::string& key, Make make) {
+  if (current_key() != key) {
+    current_object().reset();
+    current_key().clear();
+    current_object() = std::shared_ptr<T>(make());
+    current_key() = key;
+  }
+  return *static_cast<T*>(current_object().get());
+}
+
+// Registers a case that reports "no CUDA device" without one and turns exceptions into errors.
+void add_case(const std::string& name, std::function<void(benchmark::State&)> fn, int iterations = 10);
+
+// --gpuprobe_profile=PATH: the scope is the reach of the profile's largest TLB level (or
+// candidate), in whole 2 MiB pages. Throws gpuprobe::error when there is none.
+void read_tlb_scope(const std::string& profile);
+
+void register_malloc_benchmarks();
+void register_workload_benchmarks();
+
+}  // namespace gpuprobe::bench

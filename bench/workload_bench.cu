@@ -1,0 +1,349 @@
+// BM_workload/...: the allocators inside real kernels, each checked against a simple correct
+// baseline after timing.
+//   hash_join/<variant>/tuples:<n>/page_bytes:<p>   end-to-end radix hash join (RW paper §VI)
+//   growable_array/<variant>/elements:<n>           GGArray vs static and VMM arrays
+//   tlb_scoped_sampling|grouping/<pool>/footprint_gib:<F>/mode:<one_pass|scoped>   TLB paper §5
+#include "allocators/allocators.cuh"
+#include "allocators/workloads/growable_array.cuh"
+#include "allocators/workloads/hash_join.cuh"
+#include "allocators/workloads/tlb_scoped.cuh"
+#include "bench_common.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "probes/device_pool.cuh"
+
+#include <cmath>
+#include <vector>
+
+namespace gpuprobe::bench {
+namespace {
+
+constexpr std::uint64_t k_gib = 1ull << 30;
+
+// ---- hash join ----
+
+workloads::hash_join& current_join(unsigned tuples);  // defined below (one join's relations alive)
+
+template <class A>
+void reset_pages(A& a) {
+  if constexpr (std::is_same_v<A, alloc::queue>) a.rewind_after_gets();
+  else if constexpr (std::is_same_v<A, alloc::bump>) a.prefill(a.config().pages, 0);
+  else a.clear();
+}
+
+template <class A>
+void join_cell(benchmark::State& st, const std::string& variant, unsigned tuples, std::uint32_t page_bytes, std::uint64_t pool_bytes) {
+  alloc::pool_config c;
+  c.page_bytes = page_bytes;
+  std::uint64_t pages = std::max<std::uint64_t>(pool_bytes / page_bytes, std::uint64_t(tuples) * 5 / 4);
+  pages = (pages + 63) / 64 * 64;
+  c.pages = alloc::page_t(pages);
+  auto& a = current<A>("join/" + variant + "/" + std::to_string(pages) + "/" + std::to_string(page_bytes), [&] { return new A(c); });
+  auto& j = current_join(tuples);
+  auto prepare = [&] { reset_pages(a); };
+  auto launch = [&] { j.run(a.handle(), page_bytes); };
+  prepare();
+  launch();  // warm-up
+  check(cudaDeviceSynchronize(), "warm-up");
+  time_iterations(st, prepare, launch);
+  // Verification run on a zeroed pool: exactly the n result tuples, none lost or doubled.
+  check(cudaMemset(a.handle().data, 0, std::size_t(pages) * page_bytes), "memset pool");
+  prepare();
+  launch();
+  check(cudaDeviceSynchronize(), "verification join");
+  const std::string why = j.verify(a.handle().data, std::uint64_t(pages) * page_bytes);
+  if (!why.empty()) {
+    st.SkipWithError(("verification failed: " + why).c_str());
+    return;
+  }
+  st.counters["tuples_per_s"] = benchmark::Counter(double(tuples), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["pages"] = double(pages);
+  st.counters["partitions"] = double(j.partitions());
+}
+
+// ---- growable array ----
+
+void growable_cell(benchmark::State& st, const std::string& variant, std::uint64_t elements) {
+  constexpr unsigned rounds = 8, vectors = 1024;
+  const unsigned per_round = unsigned(elements / rounds);
+  const unsigned blocks = (per_round + 255) / 256;
+  alloc::device_array<unsigned long long> acc(1);
+  double rw_ms = 0, used = 0;
+  unsigned long long want_insert = workloads::expected_insert_sum(elements), want_rw = workloads::expected_rw_sum(elements);
+  cudaEvent_t e0, e1;
+  check(cudaEventCreate(&e0), "event");
+  check(cudaEventCreate(&e1), "event");
+  auto elapsed = [&] {
+    float ms = 0;
+    check(cudaEventSynchronize(e1), "growable");
+    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+    return double(ms);
+  };
+  std::string error;
+  auto sums = [&](auto sum_launch, unsigned long long want, const char* what) {
+    acc.zero();
+    sum_launch();
+    unsigned long long got = 0;
+    check(cudaDeviceSynchronize(), "sum");
+    acc.download(&got, 1);
+    if (got != want && error.empty()) error = std::string("verification failed after ") + what;
+  };
+  if (variant == "static" || variant == "vmm") {
+    std::unique_ptr<alloc::device_array<std::uint32_t>> flat;
+    std::unique_ptr<probes::vmm_growable> vmm;
+    if (variant == "static") flat = std::make_unique<alloc::device_array<std::uint32_t>>(elements);
+    else vmm = std::make_unique<probes::vmm_growable>(elements * 4, 0);
+    alloc::device_array<unsigned long long> size(1);
+    for (auto _ : st) {
+      size.zero();
+      check(cudaDeviceSynchronize(), "reset");
+      check(cudaEventRecord(e0), "record");
+      for (unsigned r = 0; r < rounds; ++r) {
+        if (vmm) vmm->grow_to(std::size_t(r + 1) * per_round * 4);  // the host maps before each round
+        std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
+        workloads::flat_insert<<<blocks, 256>>>(a, size.get(), per_round, std::uint64_t(r) * per_round);
+      }
+      check(cudaEventRecord(e1), "record");
+      st.SetIterationTime(elapsed() * 1e-3);
+      std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
+      sums([&] { workloads::flat_sum<<<1024, 256>>>(a, elements, acc.get()); }, want_insert, "insert");
+      check(cudaEventRecord(e0), "record");
+      workloads::flat_read_write<<<1024, 256>>>(a, elements);
+      check(cudaEventRecord(e1), "record");
+      rw_ms += elapsed();
+      sums([&] { workloads::flat_sum<<<1024, 256>>>(a, elements, acc.get()); }, want_rw, "read/write");
+      used = double(flat ? elements * 4 : vmm->mapped_bytes());
+    }
+  } else {
+    auto run = [&](auto h, auto&& after) {
+      alloc::device_array<workloads::lf_vector> vecs(vectors);
+      std::vector<workloads::lf_vector> hv(vectors);
+      for (auto _ : st) {
+        vecs.zero();
+        check(cudaDeviceSynchronize(), "reset");
+        check(cudaEventRecord(e0), "record");
+        for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<blocks, 256>>>(h, vecs.get(), vectors, per_round, std::uint64_t(r) * per_round);
+        check(cudaEventRecord(e1), "record");
+        st.SetIterationTime(elapsed() * 1e-3);
+        vecs.download(hv.data(), vectors);
+        unsigned long long failed = 0;
+        used = 0;
+        for (const auto& v : hv) failed += v.failed, used += double(workloads::gg_bucket_bytes(v.size));
+        if (failed && error.empty()) error = std::to_string(failed) + " elements found no memory";
+        sums([&] { workloads::gg_sum<<<1024, 256>>>(vecs.get(), vectors, acc.get()); }, want_insert, "insert");
+        check(cudaEventRecord(e0), "record");
+        workloads::gg_read_write<<<1024, 256>>>(vecs.get(), vectors);
+        check(cudaEventRecord(e1), "record");
+        rw_ms += elapsed();
+        sums([&] { workloads::gg_sum<<<1024, 256>>>(vecs.get(), vectors, acc.get()); }, want_rw, "read/write");
+        workloads::gg_release<<<(vectors + 255) / 256, 256>>>(h, vecs.get(), vectors);
+        check(cudaDeviceSynchronize(), "release");
+        after();
+      }
+    };
+    if (variant == "ggarray_rw_malloc") {
+      // 4 KiB units: buckets grow to 256 KiB, and with 256 B units the random first-fit leaves no
+      // 1024-unit run in a half-full pool (small buckets land in every region).
+      alloc::malloc_config mc;
+      mc.pool_bytes = std::max<std::uint64_t>(k_gib, elements * 4 * 4);
+      mc.unit_bytes = 4096;
+      alloc::rw_malloc a(mc);
+      run(a.handle(), [&] {
+        if (alloc::count_free_units(a.bitmap()) != a.units() && error.empty()) error = "rw_malloc pool not empty after release";
+      });
+    } else {
+      alloc::ensure_malloc_heap(k_heap_bytes);
+      alloc::pool_config pc;
+      pc.pages = 1;
+      alloc::cuda_malloc a(pc, 1.0);
+      run(a.handle(), [] {});
+    }
+  }
+  check(cudaEventDestroy(e0), "event");
+  check(cudaEventDestroy(e1), "event");
+  if (!error.empty()) {
+    st.SkipWithError(error.c_str());
+    return;
+  }
+  st.counters["rw_ms"] = rw_ms / double(st.iterations());
+  st.counters["mem_used_MiB"] = used / double(1 << 20);
+  st.counters["mem_needed_MiB"] = double(elements) * 4 / double(1 << 20);
+  st.counters["mem_used_over_needed"] = used / (double(elements) * 4);
+  st.counters["rounds"] = rounds;
+}
+
+// ---- TLB-scoped sampling and grouping ----
+
+probes::alloc_kind pool_kind(const std::string& s) { return s == "vmm" ? probes::alloc_kind::vmm : probes::alloc_kind::cudamalloc; }
+
+void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, std::uint64_t footprint, bool scoped) {
+  const auto& o = options();
+  if (scoped && o.tlb_scope_bytes == 0) {
+    st.SkipWithError("no TLB scope: give --gpuprobe_profile=profile.json (a TLB level or candidate) or --gpuprobe_tlb_scope=BYTES");
+    return;
+  }
+  const std::uint64_t scope = scoped ? o.tlb_scope_bytes : footprint;
+  const std::uint64_t passes = workloads::scope_passes(footprint, scope);
+  auto& mem = current<probes::device_pool>("scoped/" + pool + "/" + std::to_string(footprint),
+                                           [&] { return new probes::device_pool(pool_kind(pool), footprint, 0, 7); });
+  unsigned long long check_a[3] = {0, 0, 0};
+  if (!grouping) {
+    const std::uint64_t n = footprint / 8;
+    const unsigned threads = 1u << 20, reads = 256;
+    static std::uint64_t filled = 0;
+    if (filled != footprint + std::uint64_t(pool == "vmm")) {
+      workloads::scoped_fill<<<4096, 256>>>(reinterpret_cast<std::uint64_t*>(mem.data()), n);
+      check(cudaDeviceSynchronize(), "fill");
+      filled = footprint + std::uint64_t(pool == "vmm");
+    }
+    alloc::device_array<unsigned long long> out(threads);
+    auto launch = [&] {
+      for (std::uint64_t p = 0; p < passes; ++p)
+        workloads::scoped_sample<<<threads / 256, 256>>>(reinterpret_cast<const std::uint64_t*>(mem.data()), n, reads, p * (scope / 8),
+                                                         std::min(n, (p + 1) * (scope / 8)), out.get());
+    };
+    time_iterations(st, [&] { out.zero(); }, launch);
+    // Check: the sums equal what the reads must give (data[i] = mix(i)), recomputed on the host
+    // for a sample of threads.
+    std::vector<unsigned long long> h(threads);
+    out.zero();
+    launch();
+    check(cudaDeviceSynchronize(), "verification");
+    out.download(h.data(), threads);
+    for (unsigned t = 0; t < threads; t += 4099) {
+      std::uint64_t s = workloads::scoped_mix(t + 1) | 1, sum = 0;
+      for (unsigned k = 0; k < reads; ++k) {
+        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+        sum += workloads::scoped_mix(((s * 0x2545f4914f6cdd1dull) >> 11) % n);
+      }
+      if (sum != h[t]) {
+        st.SkipWithError(("verification failed: thread " + std::to_string(t) + "'s sum differs").c_str());
+        return;
+      }
+    }
+    st.counters["reads_per_s"] = benchmark::Counter(double(threads) * reads, benchmark::Counter::kIsIterationInvariantRate);
+  } else {
+    const std::uint64_t input = 1ull << 28;
+    const std::uint64_t slots = footprint / sizeof(workloads::group_slot);
+    const std::uint32_t groups = std::uint32_t(std::min<std::uint64_t>(slots / 2, 0xffffffffull));
+    static alloc::device_array<std::uint32_t> values;
+    static std::uint32_t values_groups = 0;
+    if (values_groups != groups) {
+      values = alloc::device_array<std::uint32_t>();
+      values = alloc::device_array<std::uint32_t>(input);
+      workloads::scoped_values<<<4096, 256>>>(values.get(), input, groups);
+      check(cudaDeviceSynchronize(), "values");
+      values_groups = groups;
+    }
+    auto* table = reinterpret_cast<workloads::group_slot*>(mem.data());
+    const std::uint64_t per = std::max<std::uint64_t>(1, scope / sizeof(workloads::group_slot));
+    auto launch = [&] {
+      for (std::uint64_t p = 0; p < passes; ++p)
+        workloads::scoped_group<<<4096, 256>>>(values.get(), input, table, slots, p * per, std::min(slots, (p + 1) * per));
+    };
+    time_iterations(st, [&] { check(cudaMemsetAsync(table, 0, slots * sizeof(workloads::group_slot)), "memset"); }, launch);
+    alloc::device_array<unsigned long long> acc(3);
+    acc.zero();
+    workloads::group_checksum<<<4096, 256>>>(table, slots, acc.get());
+    check(cudaDeviceSynchronize(), "checksum");
+    acc.download(check_a, 3);
+    // The reference: the same values counted on the host (a sample of groups would not check
+    // placement; totals and a placement-free checksum do).
+    static std::uint32_t ref_groups = 0;
+    static unsigned long long ref[3];
+    if (ref_groups != groups) {
+      std::vector<std::uint32_t> hv(input);
+      values.download(hv.data(), input);
+      std::vector<std::uint32_t> cnt(groups, 0);
+      for (auto v : hv) ++cnt[v];
+      ref[0] = ref[1] = ref[2] = 0;
+      for (std::uint64_t g = 0; g < groups; ++g)
+        if (cnt[g]) ++ref[0], ref[1] += cnt[g], ref[2] += workloads::scoped_mix(g + 1) * cnt[g];
+      ref_groups = groups;
+    }
+    if (check_a[0] != ref[0] || check_a[1] != ref[1] || check_a[2] != ref[2]) {
+      st.SkipWithError("verification failed: group counts differ from the host's");
+      return;
+    }
+    st.counters["inserts_per_s"] = benchmark::Counter(double(input), benchmark::Counter::kIsIterationInvariantRate);
+    st.counters["groups"] = double(groups);
+  }
+  st.counters["footprint_GiB"] = double(footprint) / double(k_gib);
+  st.counters["scope_GiB"] = double(std::min(scope, footprint)) / double(k_gib);
+  st.counters["passes"] = double(passes);
+}
+
+}  // namespace
+
+namespace {
+workloads::hash_join& current_join(unsigned tuples) {
+  static std::unique_ptr<workloads::hash_join> j;
+  if (!j || j->tuples() != tuples) {
+    j.reset();
+    j = std::make_unique<workloads::hash_join>(tuples);
+  }
+  return *j;
+}
+}  // namespace
+
+// The scope: a TLB level's reach from a profile (the largest level; a candidate when none).
+void read_tlb_scope(const std::string& profile) {
+  const auto doc = read_json_file(profile);
+  require_schema(doc, "gpuprobe.profile", 1, profile);
+  const auto tlb = doc.value("tlb", nlohmann::json::object());
+  for (const char* key : {"levels", "candidates"}) {
+    const auto list = tlb.value(key, nlohmann::json::array());
+    double reach = 0;
+    for (const auto& L : list) reach = std::max(reach, L.value("reach_bytes", 0.0));
+    if (reach > 0) {
+      auto& o = options();
+      o.tlb_scope_bytes = std::uint64_t(reach) / (2u << 20) * (2u << 20);  // whole 2 MiB pages
+      o.tlb_scope_source = profile + " (" + (std::string(key) == "levels" ? "largest TLB level" : "largest TLB candidate, no level found") + ")";
+      return;
+    }
+  }
+  throw error("'" + profile + "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
+}
+
+void register_workload_benchmarks() {
+  const auto& o = options();
+  // Hash join: table sizes at 32 B pages in a 4 GiB pool (the RW paper's 128M pages), then page
+  // sizes at 4M tuples in an 8 GiB pool.
+  std::vector<unsigned> tuples = {1u << 14, 1u << 20, 10'000'000u};
+  std::vector<std::uint32_t> page_sizes = {32, 256, 2048};
+  if (o.full_grid) {
+    tuples = {1u << 14, 1u << 16, 1u << 18, 1u << 20, 1u << 22, 10'000'000u};
+    page_sizes = {32, 64, 128, 256, 512, 1024, 2048};
+  }
+  using join_fn = void (*)(benchmark::State&, const std::string&, unsigned, std::uint32_t, std::uint64_t);
+  const std::vector<std::pair<std::string, join_fn>> variants = {
+      {"do_bump", join_cell<alloc::bump>},          {"queue", join_cell<alloc::queue>},
+      {"rw", join_cell<alloc::rw>},                 {"rw_bm32", join_cell<alloc::rw_bm<std::uint32_t>>},
+      {"corw32", join_cell<alloc::corw<std::uint32_t>>}};
+  for (const auto& [v, fn] : variants) {
+    for (unsigned n : tuples)
+      add_case("BM_workload/hash_join/" + v + "/tuples:" + std::to_string(n) + "/page_bytes:32",
+               [v = v, fn = fn, n](benchmark::State& st) { fn(st, v, n, 32, 4 * k_gib); });
+    for (std::uint32_t p : page_sizes)
+      if (p != 32)
+        add_case("BM_workload/hash_join/" + v + "/tuples:4194304/page_bytes:" + std::to_string(p),
+                 [v = v, fn = fn, p](benchmark::State& st) { fn(st, v, 1u << 22, p, 8 * k_gib); });
+  }
+  for (const char* v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
+    add_case(std::string("BM_workload/growable_array/") + v + "/elements:67108864",
+             [v = std::string(v)](benchmark::State& st) { growable_cell(st, v, 1ull << 26); }, 5);
+  // Footprints up to most of the 80 GB: the grouping table stops at 64 GiB (+ 1 GiB of input).
+  std::vector<std::uint64_t> sampling = {16, 72}, grouping = {16, 64};
+  if (o.full_grid) sampling = {4, 16, 32, 48, 64, 72}, grouping = {4, 16, 32, 48, 64};
+  for (const char* w : {"tlb_scoped_sampling", "tlb_scoped_grouping"})
+    for (const char* pool : {"cudamalloc", "vmm"})
+      for (std::uint64_t fp : std::string(w) == "tlb_scoped_sampling" ? sampling : grouping)
+        for (bool scoped : {false, true}) {
+          add_case(std::string("BM_workload/") + w + "/" + pool + "/footprint_gib:" + std::to_string(fp) + "/mode:" + (scoped ? "scoped" : "one_pass"),
+                   [g = std::string(w) == "tlb_scoped_grouping", p = std::string(pool), fp, scoped](benchmark::State& st) {
+                     scoped_cell(st, g, p, fp * k_gib, scoped);
+                   });
+        }
+}
+
+}  // namespace gpuprobe::bench

@@ -1,0 +1,334 @@
+// Size allocators (rw_malloc, ouroboros_page/chunk, xmalloc) on a real GPU: >= 10^7 mixed-size
+// allocations whose ranges are checked (inside the pool, 16-byte aligned, disjoint from every live
+// one, their bytes untouched by others until freed), exact out-of-memory behaviour, the
+// signature behaviours of the baselines, and RW_malloc's memory utilization. The MallocSmall
+// cases are also run under compute-sanitizer (MallocSanitizer).
+#include "allocators/allocators.cuh"
+#include "allocators/request_sizes.hpp"
+#include "gpu_test_util.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <vector>
+
+using namespace gpuprobe;
+
+namespace {
+
+void sync_or_throw() { alloc::cuda_or_throw(cudaDeviceSynchronize(), "kernel"); }
+
+__device__ std::uint32_t tag_of(unsigned t, unsigned round) { return (t * 2654435761u) ^ (round * 0x9e3779b9u) ^ 0x5bd1e995u; }
+
+// Threads without an allocation ask for sizes(t); each marks its first and last word.
+template <class H>
+__global__ void hold_kernel(H h, unsigned n, alloc::request_sizes sizes, char** ptr, std::uint32_t* size, unsigned round,
+                            unsigned long long* counters) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n || ptr[t]) return;
+  const std::uint32_t s = sizes(t);
+  auto* p = static_cast<std::uint32_t*>(h.malloc(s));
+  if (!p) {
+    atomicAdd(&counters[1], 1ull);  // out of memory
+    return;
+  }
+  p[0] = tag_of(t, round);
+  p[s / 4 - 1] = tag_of(t, round);
+  ptr[t] = reinterpret_cast<char*>(p);
+  size[t] = s | (round << 16);
+  atomicAdd(&counters[2], 1ull);  // allocations
+}
+
+// About half of the holders (all: every one) check their marks and free.
+template <class H>
+__global__ void release_kernel(H h, unsigned n, char** ptr, std::uint32_t* size, unsigned round, bool all,
+                               unsigned long long* counters) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n || !ptr[t]) return;
+  if (!all && (((t * 2654435761u) ^ (round * 40503u)) >> 9 & 1u) == 0u) return;
+  const auto* p = reinterpret_cast<const std::uint32_t*>(ptr[t]);
+  const std::uint32_t s = size[t] & 0xffffu, r = size[t] >> 16;
+  if (p[0] != tag_of(t, r) || p[s / 4 - 1] != tag_of(t, r)) atomicAdd(&counters[0], 1ull);  // overwritten
+  h.free(ptr[t]);
+  ptr[t] = nullptr;
+}
+
+struct churn_result {
+  unsigned long long overwritten = 0, out_of_memory = 0, allocations = 0, range_errors = 0;
+};
+
+// Live ranges inside [lo, lo + bytes) (bytes 0: not checked), 16-byte aligned, disjoint.
+unsigned long long check_ranges(const std::vector<char*>& p, const std::vector<std::uint32_t>& s, const char* lo, std::uint64_t bytes) {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
+  unsigned long long bad = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!p[i]) continue;
+    const auto a = reinterpret_cast<std::uintptr_t>(p[i]), b = a + (s[i] & 0xffffu);
+    if (a % 16) ++bad;
+    if (bytes && (a < reinterpret_cast<std::uintptr_t>(lo) || b > reinterpret_cast<std::uintptr_t>(lo) + bytes)) ++bad;
+    r.emplace_back(a, b);
+  }
+  std::sort(r.begin(), r.end());
+  for (std::size_t i = 1; i < r.size(); ++i) bad += r[i].first < r[i - 1].second;
+  return bad;
+}
+
+template <class H>
+churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes, const char* lo, std::uint64_t bytes) {
+  alloc::device_array<char*> ptr(n);
+  alloc::device_array<std::uint32_t> size(n);
+  alloc::device_array<unsigned long long> counters(3);
+  ptr.zero();
+  counters.zero();
+  churn_result c;
+  std::vector<char*> hp(n);
+  std::vector<std::uint32_t> hs(n);
+  const unsigned blocks = (n + 255) / 256;
+  for (unsigned r = 0; r < rounds; ++r) {
+    sizes.round = r;
+    hold_kernel<<<blocks, 256>>>(h, n, sizes, ptr.get(), size.get(), r, counters.get());
+    sync_or_throw();
+    ptr.download(hp.data(), n);
+    size.download(hs.data(), n);
+    c.range_errors += check_ranges(hp, hs, lo, bytes);
+    release_kernel<<<blocks, 256>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds, counters.get());
+    sync_or_throw();
+  }
+  unsigned long long v[3];
+  counters.download(v, 3);
+  c.overwritten = v[0];
+  c.out_of_memory = v[1];
+  c.allocations = v[2];
+  return c;
+}
+
+alloc::malloc_config rw_cfg(std::uint64_t bytes) {
+  alloc::malloc_config c;
+  c.pool_bytes = bytes;
+  return c;
+}
+alloc::ouroboros_config ouro_cfg(std::uint64_t bytes, bool virt = false) {
+  alloc::ouroboros_config c;
+  c.pool_bytes = bytes;
+  c.virtualized = virt;
+  return c;
+}
+
+void expect_clean(const churn_result& c, unsigned long long min_allocations, const char* name) {
+  std::printf("%s: %llu allocations, %llu range errors, %llu overwritten, %llu out of memory\n", name, c.allocations, c.range_errors,
+              c.overwritten, c.out_of_memory);
+  EXPECT_GE(c.allocations, min_allocations);
+  EXPECT_EQ(c.range_errors, 0u);
+  EXPECT_EQ(c.overwritten, 0u);
+  EXPECT_EQ(c.out_of_memory, 0u);
+}
+
+// 2^19 threads, 40 rounds: 2^19 + 39 * ~2^18 = ~1.07e7 mixed allocations (4..8192 B).
+constexpr unsigned k_threads = 1u << 19, k_rounds = 40;
+
+}  // namespace
+
+TEST(MallocGpu, RwMallocTenMillionMixedDisjoint) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(8ull << 30));  // live ~2^19 x 4 KiB = 2 GiB of 8
+  expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000, "rw_malloc");
+  const auto w = a.bitmap();
+  EXPECT_EQ(alloc::count_free_units(w), a.units()) << "every unit free again after all frees";
+}
+
+TEST(MallocGpu, OuroborosPageTenMillionMixedDisjoint) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ouroboros_page a(ouro_cfg(16ull << 30));
+  expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000, "ouroboros_page");
+}
+
+TEST(MallocGpu, OuroborosChunkTenMillionMixedDisjoint) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ouroboros_chunk a(ouro_cfg(16ull << 30));  // its queue walks are slow: 20 rounds, ~5.5e6
+  expect_clean(churn(a.handle(), k_threads, 20, {}, a.data(), a.pool_bytes()), 5'000'000, "ouroboros_chunk");
+}
+
+TEST(MallocGpu, OuroborosVirtualizedQueuesMixedDisjoint) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ouroboros_page a(ouro_cfg(16ull << 30, true));
+  expect_clean(churn(a.handle(), k_threads, 10, {}, a.data(), a.pool_bytes()), 2'500'000, "ouroboros_page virtualized");
+}
+
+TEST(MallocGpu, XmallocMixedDisjoint) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc a;
+  expect_clean(churn(a.handle(), k_threads, 10, {}, nullptr, 0), 2'500'000, "xmalloc");
+}
+
+// Small pools (these also run under compute-sanitizer).
+TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(256 * 1000));  // 1000 units of 256 B: the last word is partly past the end
+  for (unsigned pass = 0; pass < 2; ++pass) {
+    const auto c = churn(a.handle(), 1200, 1, {256, 0}, a.data(), a.pool_bytes());
+    EXPECT_EQ(c.allocations, 1000u) << "exactly one per unit";
+    EXPECT_EQ(c.out_of_memory, 200u);
+    EXPECT_EQ(c.range_errors + c.overwritten, 0u);
+  }
+  // 1050 B = 5 units: 200 fit exactly.
+  const auto c = churn(a.handle(), 300, 1, {1050, 0}, a.data(), a.pool_bytes());
+  EXPECT_EQ(c.allocations, 200u);
+  EXPECT_EQ(c.range_errors + c.overwritten, 0u);
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), 1000u);
+}
+
+TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(1 << 20));
+  const auto c = churn(a.handle(), 4096, 3, {16, 0}, a.data(), a.pool_bytes());  // 16 per unit
+  EXPECT_EQ(c.range_errors + c.overwritten + c.out_of_memory, 0u);
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units()) << "shared units freed by their last allocation";
+  const auto big = churn(a.handle(), 1, 1, {std::uint32_t(a.handle().max_bytes() + 4), 0}, a.data(), a.pool_bytes());
+  EXPECT_EQ(big.allocations, 0u) << "larger than a region: nullptr";
+}
+
+TEST(MallocGpu, MallocSmallOuroborosOutOfMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  for (bool chunk : {false, true}) {
+    const auto cfg = ouro_cfg(64 * 1024);  // 8 chunks of 8 KiB = 16 pages of 4 KiB
+    churn_result c;
+    if (chunk) {
+      alloc::ouroboros_chunk a(cfg);
+      c = churn(a.handle(), 100, 1, {4096, 0}, a.data(), a.pool_bytes());
+    } else {
+      alloc::ouroboros_page a(cfg);
+      c = churn(a.handle(), 100, 1, {4096, 0}, a.data(), a.pool_bytes());
+    }
+    EXPECT_EQ(c.allocations, 16u) << (chunk ? "chunk" : "page");
+    EXPECT_EQ(c.out_of_memory, 84u);
+    EXPECT_EQ(c.range_errors + c.overwritten, 0u);
+  }
+}
+
+TEST(MallocGpu, MallocSmallXmallocChurn) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc a;
+  const auto c = churn(a.handle(), 2048, 4, {}, nullptr, 0);
+  EXPECT_EQ(c.range_errors + c.overwritten + c.out_of_memory, 0u);
+}
+
+namespace {
+template <class H>
+__global__ void malloc_only(H h, unsigned n, std::uint32_t bytes, unsigned lanes, char** out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n || (t % 32) >= lanes) return;
+  out[t] = static_cast<char*>(h.malloc(bytes));
+}
+template <class H>
+__global__ void free_all(H h, unsigned n, char** out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n && out[t]) h.free(out[t]), out[t] = nullptr;
+}
+// Median kernel time (ms) of malloc_only over `reps` runs; frees after each.
+template <class H, class Reset>
+double malloc_ms(H h, unsigned n, std::uint32_t bytes, unsigned lanes, Reset reset, int reps = 5) {
+  alloc::device_array<char*> out(n);
+  out.zero();
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<double> ms;
+  for (int r = 0; r < reps + 1; ++r) {
+    reset();
+    cudaEventRecord(e0);
+    malloc_only<<<(n + 255) / 256, 256>>>(h, n, bytes, lanes, out.get());
+    cudaEventRecord(e1);
+    sync_or_throw();
+    float m = 0;
+    cudaEventElapsedTime(&m, e0, e1);
+    if (r) ms.push_back(m);  // the first is a warm-up
+    free_all<<<(n + 255) / 256, 256>>>(h, n, out.get());
+    sync_or_throw();
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+}  // namespace
+
+// Ouroboros rounds to a power of two: 4100 B is served from the 8 KiB queue, so it costs what
+// 8192 B costs in time and in memory (RW paper Fig. 4).
+TEST(MallocSignature, Ouroboros4100CostsWhat8192Costs) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ouroboros_page a(ouro_cfg(8ull << 30));
+  const unsigned n = 1u << 18;
+  std::map<std::uint32_t, std::pair<double, std::uint64_t>> r;  // bytes -> (ms, chunks taken by one launch)
+  for (std::uint32_t bytes : {4096u, 4100u, 8192u}) {
+    const double ms = malloc_ms(a.handle(), n, bytes, 32, [&] { a.reset(0.0); });
+    a.reset(0.0);
+    alloc::device_array<char*> out(n);
+    malloc_only<<<(n + 255) / 256, 256>>>(a.handle(), n, bytes, 32, out.get());
+    sync_or_throw();
+    r[bytes] = {ms, a.chunks_taken()};
+    std::printf("ouroboros_page, %u threads x %u B: %.3f ms, %llu chunks of 8 KiB\n", n, bytes, ms, (unsigned long long)a.chunks_taken());
+  }
+  EXPECT_NEAR(r[4100].first / r[8192].first, 1.0, 0.25);
+  EXPECT_EQ(r[4100].second, r[8192].second);
+  EXPECT_EQ(r[4100].second, n) << "one 8 KiB chunk per 4100 B request";
+  EXPECT_EQ(r[4096].second, n / 2);
+}
+
+// XMalloc's coalescing: the same number of allocations costs less with more active lanes
+// (XMalloc paper Fig. 5).
+TEST(MallocSignature, XmallocCoalescingGainGrowsWithActiveLanes) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc a;
+  const unsigned allocations = 1u << 14;
+  auto none = [] {};
+  std::vector<double> per;
+  for (unsigned lanes : {1u, 4u, 32u}) {
+    const double ms = malloc_ms(a.handle(), allocations / lanes * 32, 64, lanes, none);
+    per.push_back(ms * 1e6 / allocations);
+    std::printf("xmalloc, %u active lanes: %.1f ns per allocation\n", lanes, per.back());
+  }
+  EXPECT_GT(per[0] / per[1], 1.5);
+  EXPECT_GT(per[1] / per[2], 1.5);
+}
+
+// RW paper Fig. 15: 1050 B requests with 256 B units until out of memory: >= 75% of the pool
+// served (the ceiling is 1050 / 1280 = 82%).
+TEST(MallocUtilization, RwMalloc1050BytesWith256ByteUnits) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(64u << 20));
+  const unsigned n = 1u << 14;
+  alloc::device_array<char*> ptr(n);
+  alloc::device_array<std::uint32_t> size(n);
+  alloc::device_array<unsigned long long> counters(3);
+  counters.zero();
+  unsigned long long served = 0;
+  for (unsigned r = 0; r < 1000; ++r) {  // fresh threads each launch until one launch gets nothing
+    ptr.zero();
+    unsigned long long before[3];
+    counters.download(before, 3);
+    hold_kernel<<<(n + 255) / 256, 256>>>(a.handle(), n, alloc::request_sizes{1050, 0}, ptr.get(), size.get(), r, counters.get());
+    sync_or_throw();
+    unsigned long long after[3];
+    counters.download(after, 3);
+    served += after[2] - before[2];
+    if (after[2] == before[2]) break;
+  }
+  const double used = double(a.units() - alloc::count_free_units(a.bitmap())) / double(a.units());
+  const double util = double(served) * 1050.0 / double(a.pool_bytes());
+  std::printf("rw_malloc 1050 B / 256 B units: requested bytes %.1f%% of the pool, rounded %.1f%%\n", 100 * util, 100 * used);
+  EXPECT_GE(util, 0.75);
+}
+
+TEST(MallocSanitizer, SmallPoolsAreClean) {
+  GPUPROBE_REQUIRE_GPU();
+  if (test::shell("command -v compute-sanitizer").empty()) GTEST_SKIP() << "compute-sanitizer not installed";
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (const char* tool : {"memcheck", "initcheck", "synccheck", "racecheck"}) {
+    int rc = 0;
+    const auto log = test::shell(std::string("compute-sanitizer --tool ") + tool + " --error-exitcode 9 " + self +
+                                     " --gtest_filter='*MallocSmall*' 2>&1",
+                                 &rc);
+    EXPECT_EQ(rc, 0) << tool << ":\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    std::printf("%s: %s\n", tool, rc == 0 ? "0 errors" : "ERRORS");
+  }
+}
