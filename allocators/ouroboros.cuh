@@ -4,9 +4,9 @@
 //
 // The pool is cut into chunks (default 8 KiB) handed out by a bump counter; a chunk is split into
 // pages of one power-of-two size, 16 B up to the chunk. One index queue per page size, each
-// guarded by a bulk semaphore (Alg. 2): a counter of the items in the queue or promised to it.
-// A thread that finds it at zero promises a chunk's worth of pages to the waiters (count += P-1),
-// takes a new chunk and enqueues the rest, so concurrent waiters share one new chunk.
+// guarded by a bulk semaphore (Alg. 2): a counter of the items in the queue minus reservations;
+// one reservation in every P takes a new chunk of P pages and enqueues the P - 1 it does not keep,
+// so concurrent waiters share one new chunk.
 //  - ouroboros_page (§4.1): the queues hold page indices; alloc = semaphore + dequeue, free =
 //    enqueue + signal.
 //  - ouroboros_chunk (§4.2): the queues hold chunks with free pages; a chunk keeps a free-page
@@ -38,7 +38,7 @@ constexpr std::uint32_t q_gone = 0xfffffffdu;    // chunk queue: a poison entry 
 constexpr unsigned min_page_log2 = 4;            // 16 B
 
 struct alignas(128) ouro_class_state {
-  int sem;                     // bulk semaphore: items in the queue or promised to it
+  int sem;                     // bulk semaphore: items in the queue minus reservations
   unsigned long long front, back;
   unsigned long long dropped;  // frees not queued because the queue was near its capacity
 };
@@ -116,30 +116,22 @@ struct ouro_base {
     return v;
   }
 
-  // Bulk semaphore wait(1): true = a token (an item is or will be in the queue); false = the
-  // caller promised P - 1 items to others and must take a chunk itself.
+  // Bulk semaphore (Alg. 2, one counter): items in the queue minus reservations. wait(1) is one
+  // atomicSub. old > 0: an item is there. old <= 0: a reservation of the (1 - old)-th item still to
+  // come; every P-th reservation ((-old) % P == 0) takes a new chunk, P items for itself and the
+  // next P - 1 reservations, so concurrent waiters share one chunk. Frees only raise the count, so
+  // no P reservations lack their chunk (one may come early: its items wait in the queue).
+  // Returns true for a token (dequeue / walk), false for "take a chunk, then sem_signal_chunk".
   __device__ bool sem_wait(unsigned c, int P) const {
-    if (atomicSub(&cls[c].sem, 1) > 0) return true;
-    atomicAdd(&cls[c].sem, 1);
-    if (P == 1) return false;  // a chunk of one page: nothing to promise
-    for (int s = atomicAdd(&cls[c].sem, 0);;) {
-      const int want = s > 0 ? s - 1 : s + P - 1;
-      const int old = atomicCAS(&cls[c].sem, s, want);
-      if (old == s) return s > 0;
-      s = old;
-    }
+    const int old = atomicSub(&cls[c].sem, 1);
+    return old > 0 || (-old) % P != 0;
   }
-  // The pool is used up after a promise of n items: withdraw what nobody reserved yet, and
-  // poison the queue for those who did.
-  __device__ void sem_cancel(unsigned c, int n) const {
-    int s = atomicAdd(&cls[c].sem, 0), taken;
-    for (;;) {
-      taken = s > 0 ? min(s, n) : 0;
-      const int old = atomicCAS(&cls[c].sem, s, s - taken);
-      if (old == s) break;
-      s = old;
-    }
-    for (int i = taken; i < n; ++i) enqueue(c, q_poison);
+  // The chunk taker's P items: its own, and P - 1 already in the queue (pages, chunk entry, or
+  // poison when the pool is used up: the reservations they serve get nullptr).
+  __device__ void sem_signal_chunk(unsigned c, int P) const { atomicAdd(&cls[c].sem, P); }
+  __device__ void poison(unsigned c, int n) const {
+    for (int i = 0; i < n; ++i) enqueue(c, q_poison);
+    sem_signal_chunk(c, n + 1);
   }
 };
 }  // namespace detail
@@ -156,10 +148,11 @@ struct ouroboros_page_handle : detail::ouro_base {
     } else {
       const std::uint32_t ch = new_chunk(c);
       if (ch == detail::q_empty) {
-        sem_cancel(c, P - 1);
+        poison(c, P - 1);
         return nullptr;
       }
       if (P > 1) enqueue_run(c, ch * max_pages() + 1, std::uint32_t(P - 1));
+      sem_signal_chunk(c, P);
       idx = ch * max_pages();
     }
     const std::uint32_t ch = idx / max_pages(), p = idx % max_pages();
@@ -192,7 +185,7 @@ struct ouroboros_chunk_handle : detail::ouro_base {
     if (!sem_wait(c, int(P))) {  // take a chunk: page 0 is ours, the rest go to the queue
       const std::uint32_t ch = new_chunk(c);
       if (ch == detail::q_empty) {
-        sem_cancel(c, int(P) - 1);
+        poison(c, int(P) - 1);
         return nullptr;
       }
       unsigned long long* m = mask + std::size_t(ch) * mask_words();
@@ -204,6 +197,7 @@ struct ouroboros_chunk_handle : detail::ouro_base {
       queued[ch] = 1;
       __threadfence();
       enqueue(c, ch);
+      sem_signal_chunk(c, int(P));
       return data + std::size_t(ch) * chunk_bytes;
     }
     // A token: some queued chunk has (or will have) a free page. Walk from the front; every

@@ -5,10 +5,10 @@
 // A warp's active lanes allocate together. Requests smaller than a unit are packed (16-byte
 // aligned, none crossing a unit) into shared units and become one request of the lowest such
 // lane; each other lane asks for ceil(bytes / unit) units. Per round the warp reads a random
-// region of 32 consecutive words (2048 units) and walks its free runs in order, joining runs
+// region of 32 consecutive words (2048 units, aligned) and walks its free runs in order, joining runs
 // across words; at each run, the pending requests that fit it (lane order, exclusive prefix of
 // their sizes) are claimed as one range: the active lanes set the range's words with atomicOr,
-// and a range that meets a bit set by someone else is rolled back and skipped. After
+// and a range that meets a bit set by someone else is rolled back and the region read again. After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
 // a random start: a request still unserved then gets nullptr (out of memory).
 //
@@ -125,14 +125,22 @@ struct rw_malloc_handle {
     rng64 r(thread_seed(seed));
     const std::uint32_t scan_start = __shfl_sync(active, r.below(word_count), leader);
     const unsigned windows = (word_count + 15) / 16;
-    for (unsigned round = 0; pending && round < max_rounds + windows; ++round) {
-      std::uint64_t w0 = round < max_rounds ? __shfl_sync(active, r.below(word_count), leader)
-                                            : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
-      if (w0 + region_words > word_count) w0 = word_count > region_words ? word_count - region_words : 0;
+    const std::uint32_t regions = (word_count + region_words - 1) / region_words;
+    std::uint64_t w0 = 0;
+    for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
+      // Random regions start on a region boundary: first-fit then packs each region from its start
+      // and keeps its free space in one run at its end (random word starts scatter allocations
+      // and leave no long runs in a half-full pool).
+      if (reread == 0) {
+        w0 = round < max_rounds ? std::uint64_t(__shfl_sync(active, r.below(regions), leader)) * region_words
+                                : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
+        if (w0 + region_words > word_count) w0 = word_count > region_words ? word_count - region_words : 0;
+      }
       const unsigned nw = word_count - w0 < region_words ? unsigned(word_count - w0) : region_words;
       const unsigned long long mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
       auto word = [&](unsigned j) { return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]); };
       unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+      bool clashed = false;
       for (free_run fr = next_free_run(word, nw, 0); fr.length && pending; fr = next_free_run(word, nw, fr.start + fr.length)) {
         if (fr.length < min_need) continue;
         const bool cand = ((pending >> lane) & 1u) && need <= fr.length;
@@ -142,12 +150,19 @@ struct rw_malloc_handle {
         const int last = 31 - __clz(int(fit_mask));  // the first candidate always fits: fit_mask != 0
         const std::uint32_t total = __shfl_sync(active, excl + need, last);
         const std::uint64_t start = w0 * 64 + fr.start;
-        if (claim(active, rank, k, start, total)) {
-          if (fits) got = start + excl;
-          pending &= ~fit_mask;
-          min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+        if (!claim(active, rank, k, start, total)) {
+          clashed = true;  // the region changed under us: read it again (a few times)
+          break;
         }
+        if (fits) got = start + excl;
+        pending &= ~fit_mask;
+        min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       }
+      // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
+      // it is read again before moving on. This keeps "out of memory" exact under contention.
+      if (clashed && ++reread <= 16) continue;
+      reread = 0;
+      ++round;
     }
     return got;
   }

@@ -21,6 +21,7 @@ struct xmalloc_config {
   std::uint32_t buffers = 16;             // FIFOs per size class
   std::uint32_t slots = 16;               // blocks per FIFO (a power of two)
   std::uint32_t coalesce_max_bytes = 2048;
+  bool buffering = true;  // false: coalescing only (XMalloc paper Fig. 5's solid line)
   std::size_t heap_bytes = std::size_t(4) << 30;  // device malloc heap (set before any malloc kernel)
 };
 
@@ -45,6 +46,7 @@ struct xmalloc_handle {
   std::uint32_t* seq;    // classes x buffers x slots
   char** item;           // classes x buffers x slots
   std::uint32_t buffers, slots, coalesce_max_bytes;
+  bool buffering;
 
   __device__ void* malloc(std::size_t bytes) const {
     const unsigned active = __activemask();
@@ -80,7 +82,8 @@ struct xmalloc_handle {
     char* block = reinterpret_cast<char*>(h) - h->offset;
     auto* bh = reinterpret_cast<detail::x_block_header*>(block);
     if (atomicSub(&bh->count, 1u) != 1u) return;
-    if (bh->cls == detail::x_unbuffered || !push(bh->cls, pick(), block)) ::free(block);
+    const std::uint32_t c = bh->cls;
+    if (!buffering || c == detail::x_unbuffered || !push(c, pick(), block)) ::free(block);
   }
 
   // Allocation throughput hinges on these two: a FIFO pop, else device malloc.
@@ -89,7 +92,7 @@ struct xmalloc_handle {
     while ((std::size_t(1) << (c + detail::x_min_log2)) < bytes) ++c;
     char* b = nullptr;
     if (c < detail::x_classes) {
-      b = pop(c, pick());
+      if (buffering) b = pop(c, pick());
       if (!b) b = static_cast<char*>(::malloc(std::size_t(1) << (c + detail::x_min_log2)));
     } else {
       b = static_cast<char*>(::malloc(bytes));
@@ -169,7 +172,9 @@ class xmalloc {
     for (std::size_t i = 0; i < s.size(); ++i) s[i] = std::uint32_t(i % c.slots);
     seq_.upload(s.data(), s.size());
   }
-  handle_type handle() const { return {head_.get(), tail_.get(), seq_.get(), item_.get(), cfg_.buffers, cfg_.slots, cfg_.coalesce_max_bytes}; }
+  handle_type handle() const {
+    return {head_.get(), tail_.get(), seq_.get(), item_.get(), cfg_.buffers, cfg_.slots, cfg_.coalesce_max_bytes, cfg_.buffering};
+  }
   const xmalloc_config& config() const { return cfg_; }
 
  private:

@@ -24,7 +24,9 @@ flags& options();
 
 // Device malloc heap of every cuda_malloc / xmalloc case: one size per process (the limit cannot
 // change after the first malloc kernel).
-constexpr std::size_t k_heap_bytes = std::size_t(12) << 30;
+// 4 GiB holds the largest case (xmalloc, 2^20 x 1 KiB coalesced into 64 KiB blocks: 2 GiB) and
+// leaves the rest of the memory to the pools.
+constexpr std::size_t k_heap_bytes = std::size_t(4) << 30;
 
 inline void check(cudaError_t e, const char* what) { alloc::cuda_or_throw(e, what); }
 
@@ -78,5 +80,8 @@ void read_tlb_scope(const std::string& profile);
 
 void register_malloc_benchmarks();
 void register_workload_benchmarks();
+// Registered first: footprints of up to 72 GiB need the memory that the device malloc heap of a
+// later cuda_malloc / xmalloc case keeps for the rest of the process.
+void register_tlb_scoped_benchmarks();
 
 }  // namespace gpuprobe::bench

@@ -258,6 +258,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes ? std::to_string(o.tlb_scope_bytes) + " from " + o.tlb_scope_source : "none");
   benchmark::AddCustomContext("grid", o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");
 
+  gpuprobe::bench::register_tlb_scoped_benchmarks();
   std::vector<std::pair<std::string, std::uint64_t>> threads;  // label, count (0: resolved at run time)
   // Default grid: 2^12, 2^16, 2^20 threads and full occupancy at 50% and 0.5% free; --gpuprobe_full:
   // 2^10..2^20 (x4) at 50, 10, 1 and 0.5% free.

@@ -22,6 +22,7 @@ __global__ void malloc_kernel(H h, unsigned n, alloc::request_sizes sizes, bool 
   if (free_at_once && p) {
     p[0] = 1;  // touch it, then give it back
     h.free(p);
+    p = nullptr;  // nothing left for the untimed free kernel
   }
   out[t] = p;
 }

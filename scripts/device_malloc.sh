@@ -6,7 +6,8 @@
 # fixed per process). Everything lands in one archive; a short table is printed last.
 # Usage: OUT=/some/dir scripts/device_malloc.sh
 #   BUILD=build  TAG=run1  SKIP_TESTS=1  GTEST_FILTER='Malloc*'  PROFILE=path (skip the sweep)
-#   FILTERS="regex;regex" (default: BM_malloc;BM_utilization;BM_workload)  BENCH_FLAGS="--gpuprobe_full"
+#   FILTERS="regex;regex" (default: one process per allocator family and workload group, so a
+#   crash or the device heap of one cannot spoil the others)  BENCH_FLAGS="--gpuprobe_full"
 set -uo pipefail
 B="${BUILD:-build}"
 OUT="${OUT:-/tmp/gpuprobe-out}"
@@ -34,7 +35,7 @@ if [ -z "$P" ] && [[ "${FILTERS:-BM_workload}" == *workload* ]]; then
   P="$D/profile.json"
   cat "$D/profile.txt" | head -8
 fi
-IFS=';' read -ra FS <<<"${FILTERS:-BM_malloc;BM_utilization;BM_workload}"
+IFS=";" read -ra FS <<<"${FILTERS:-BM_malloc/rw_malloc;BM_malloc/ouroboros;BM_malloc/xmalloc;BM_malloc/cuda_malloc;BM_utilization;BM_workload/tlb_scoped;BM_workload/(hash_join|growable)}"
 for f in "${FS[@]}"; do
   name=$(echo "$f" | tr -c 'A-Za-z0-9_\n' '_' | cut -c1-40)
   s=$(date +%s)

@@ -214,6 +214,69 @@ TEST(MallocGpu, MallocSmallXmallocChurn) {
 
 namespace {
 template <class H>
+__global__ void malloc_then_free(H h, unsigned n, std::uint32_t bytes, unsigned long long* served) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  auto* p = static_cast<std::uint32_t*>(h.malloc(bytes));
+  if (!p) return;
+  p[0] = t;
+  p[bytes / 4 - 1] = t;
+  h.free(p);
+  atomicAdd(served, 1ull);
+}
+}  // namespace
+
+// "4096 B, freed at once" (RW paper Fig. 13, the Ouroboros survey's setting): 3 x 2^16 threads.
+template <class H>
+void allocate_then_free(H h, const char* name) {
+  const unsigned n = 1u << 16;
+  alloc::device_array<unsigned long long> served(1);
+  served.zero();
+  for (int r = 0; r < 3; ++r) malloc_then_free<<<n / 256, 256>>>(h, n, 4096, served.get());
+  sync_or_throw();
+  unsigned long long s = 0;
+  served.download(&s, 1);
+  EXPECT_EQ(s, 3ull * n) << name;
+}
+TEST(MallocGpu, MallocSmallAllocateThenFreeRwMalloc) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(1ull << 30));
+  allocate_then_free(a.handle(), "rw_malloc");
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units());
+}
+TEST(MallocGpu, MallocSmallAllocateThenFreeOuroborosPage) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ouroboros_page a(ouro_cfg(1ull << 30));
+  allocate_then_free(a.handle(), "ouroboros_page");
+}
+TEST(MallocGpu, MallocSmallAllocateThenFreeOuroborosChunk) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ouroboros_chunk a(ouro_cfg(1ull << 30));
+  allocate_then_free(a.handle(), "ouroboros_chunk");
+}
+TEST(MallocGpu, MallocSmallAllocateThenFreeCudaMalloc) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::ensure_malloc_heap(std::size_t(4) << 30);
+  alloc::pool_config pc;
+  pc.pages = 1;
+  alloc::cuda_malloc a(pc, 1.0);
+  allocate_then_free(a.handle(), "cuda_malloc");
+}
+TEST(MallocGpu, MallocSmallAllocateThenFreeXmalloc) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc a;
+  allocate_then_free(a.handle(), "xmalloc");
+}
+TEST(MallocGpu, MallocSmallAllocateThenFreeXmallocCoalescingOnly) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc_config c;
+  c.buffering = false;
+  alloc::xmalloc a(c);
+  allocate_then_free(a.handle(), "xmalloc without buffers");
+}
+
+namespace {
+template <class H>
 __global__ void malloc_only(H h, unsigned n, std::uint32_t bytes, unsigned lanes, char** out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= n || (t % 32) >= lanes) return;

@@ -7,6 +7,7 @@
 #include "allocators/workloads/tlb_scoped.cuh"
 #include "gpu_test_util.hpp"
 
+#include <map>
 #include <vector>
 
 using namespace gpuprobe;
@@ -29,17 +30,23 @@ std::string join_with(unsigned n, std::uint32_t page_bytes) {
 
 // GGArray of `elements` over handle h: failures, sum after insert, sum after read/write.
 template <class H>
-std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors) {
+std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors, unsigned rounds = 4) {
   alloc::device_array<workloads::lf_vector> vecs(vectors);
   vecs.zero();
   alloc::device_array<unsigned long long> acc(1);
-  const unsigned rounds = 4, per = elements / rounds;
+  const unsigned per = elements / rounds;
   for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<(per + 255) / 256, 256>>>(h, vecs.get(), vectors, per, std::uint64_t(r) * per);
   sync_or_throw();
   std::vector<workloads::lf_vector> hv(vectors);
   vecs.download(hv.data(), vectors);
   unsigned long long failed = 0, size = 0;
-  for (const auto& v : hv) failed += v.failed, size += v.size;
+  std::map<unsigned, unsigned> failed_buckets;  // bucket -> vectors whose bucket found no memory
+  for (const auto& v : hv) {
+    failed += v.failed, size += v.size;
+    for (unsigned k = 0; k < workloads::detail::lfv_max_buckets; ++k)
+      if (reinterpret_cast<unsigned long long>(v.bucket[k]) == workloads::detail::lfv_failed) ++failed_buckets[k];
+  }
+  for (const auto& [k, n] : failed_buckets) std::printf("bucket %u (%llu B): no memory in %u vectors\n", k, 1024ull << k, n);
   std::vector<unsigned long long> out = {failed, size};
   if (failed) return out;
   acc.zero();
@@ -101,6 +108,21 @@ TEST(Workloads, GrowableArrayOverRwMallocAndCudaMalloc) {
   ASSERT_EQ(q[0], 0u) << "elements without memory (cuda_malloc)";
   EXPECT_EQ(q[2], workloads::expected_insert_sum(n));
   EXPECT_EQ(q[3], workloads::expected_rw_sum(n));
+}
+
+// The benchmark's size: 2^26 elements in 8 rounds over 1024 vectors, buckets up to 256 KiB.
+TEST(Workloads, GrowableArrayAtBenchmarkScaleOverRwMalloc) {
+  GPUPROBE_REQUIRE_GPU();
+  for (std::uint32_t unit : {4096u, 256u}) {
+    alloc::malloc_config mc;
+    mc.pool_bytes = 1ull << 30;
+    mc.unit_bytes = unit;
+    alloc::rw_malloc a(mc);
+    const auto r = grow(a.handle(), 1u << 26, 1024, 8);
+    std::printf("unit %u: %llu elements without memory, %.1f%% of the pool used\n", unit, r[0],
+                100.0 * double(a.units() - alloc::count_free_units(a.bitmap())) / double(a.units()));
+    EXPECT_EQ(r[0], 0u) << "unit " << unit;
+  }
 }
 
 TEST(Workloads, TlbScopedPassesEqualOnePass) {

@@ -176,7 +176,7 @@ TEST(Bench, ListsEveryCaseWithoutAGpu) {
   }
   for (const char* v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
     EXPECT_TRUE(lists(def, std::string("BM_workload/growable_array/") + v + "/elements:67108864")) << v;
-  for (const char* w : {"sampling/cudamalloc/footprint_gib:72", "sampling/vmm/footprint_gib:72", "grouping/cudamalloc/footprint_gib:64"})
+  for (const char* w : {"sampling/cudamalloc/footprint_gib:72", "sampling/vmm/footprint_gib:72", "grouping/cudamalloc/footprint_gib:70"})
     for (const char* m : {"one_pass", "scoped"}) EXPECT_TRUE(lists(def, std::string("BM_workload/tlb_scoped_") + w + "/mode:" + m)) << w << m;
 }
 
