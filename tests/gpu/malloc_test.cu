@@ -238,23 +238,23 @@ void allocate_then_free(H h, const char* name) {
   served.download(&s, 1);
   EXPECT_EQ(s, 3ull * n) << name;
 }
-TEST(MallocGpu, MallocSmallAllocateThenFreeRwMalloc) {
+TEST(MallocGpu, AllocateThenFreeRwMalloc) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(1ull << 30));
   allocate_then_free(a.handle(), "rw_malloc");
   EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units());
 }
-TEST(MallocGpu, MallocSmallAllocateThenFreeOuroborosPage) {
+TEST(MallocGpu, AllocateThenFreeOuroborosPage) {
   GPUPROBE_REQUIRE_GPU();
   alloc::ouroboros_page a(ouro_cfg(1ull << 30));
   allocate_then_free(a.handle(), "ouroboros_page");
 }
-TEST(MallocGpu, MallocSmallAllocateThenFreeOuroborosChunk) {
+TEST(MallocGpu, AllocateThenFreeOuroborosChunk) {
   GPUPROBE_REQUIRE_GPU();
   alloc::ouroboros_chunk a(ouro_cfg(1ull << 30));
   allocate_then_free(a.handle(), "ouroboros_chunk");
 }
-TEST(MallocGpu, MallocSmallAllocateThenFreeCudaMalloc) {
+TEST(MallocGpu, AllocateThenFreeCudaMalloc) {
   GPUPROBE_REQUIRE_GPU();
   alloc::ensure_malloc_heap(std::size_t(4) << 30);
   alloc::pool_config pc;
@@ -262,12 +262,12 @@ TEST(MallocGpu, MallocSmallAllocateThenFreeCudaMalloc) {
   alloc::cuda_malloc a(pc, 1.0);
   allocate_then_free(a.handle(), "cuda_malloc");
 }
-TEST(MallocGpu, MallocSmallAllocateThenFreeXmalloc) {
+TEST(MallocGpu, AllocateThenFreeXmalloc) {
   GPUPROBE_REQUIRE_GPU();
   alloc::xmalloc a;
   allocate_then_free(a.handle(), "xmalloc");
 }
-TEST(MallocGpu, MallocSmallAllocateThenFreeXmallocCoalescingOnly) {
+TEST(MallocGpu, AllocateThenFreeXmallocCoalescingOnly) {
   GPUPROBE_REQUIRE_GPU();
   alloc::xmalloc_config c;
   c.buffering = false;
