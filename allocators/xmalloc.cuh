@@ -5,7 +5,8 @@
 //    `coalesce_max_bytes` make one request: a 16-byte block header {live compartments, class}
 //    and per lane a compartment {16-byte header (offset in the block, tag), the lane's bytes
 //    rounded to 16}. The lowest lane allocates the block, the others get their compartment by a
-//    shuffle. A lone lane or a large request gets a block of its own (same headers, count 1).
+//    shuffle. A lone lane or a large request gets a block of its own (same headers, count 1); a
+//    large one (over coalesce_max_bytes) comes from and goes back to device malloc directly.
 //  - Buffering (§5.2): blocks are rounded up to power-of-two size classes of 64 B..64 KiB; each
 //    class has `buffers` lock-free FIFOs of free blocks (sequence-numbered slots, CAS on head and
 //    tail), `slots` each (the paper: 256 blocks per class in all). A thread picks a FIFO by a
@@ -70,8 +71,12 @@ struct xmalloc_handle {
       return compartment(block, std::uint32_t(sizeof(detail::x_block_header)) + excl);
     }
     if (bytes == 0) return nullptr;
-    char* block = buffered_malloc(sizeof(detail::x_block_header) + comp);
+    // A lone lane's request goes through the buffers; a large one straight to device malloc, so
+    // that it is "reclaimed immediately upon being freed" (§5.1).
+    char* block = bytes <= coalesce_max_bytes ? buffered_malloc(sizeof(detail::x_block_header) + comp)
+                                              : static_cast<char*>(::malloc(sizeof(detail::x_block_header) + comp));
     if (!block) return nullptr;
+    if (bytes > coalesce_max_bytes) reinterpret_cast<detail::x_block_header*>(block)->cls = detail::x_unbuffered;
     reinterpret_cast<detail::x_block_header*>(block)->count = 1;
     return compartment(block, sizeof(detail::x_block_header));
   }

@@ -242,6 +242,8 @@ void register_malloc_benchmarks() {
           if (!heap && !fits(c)) continue;  // would not fit a 36 GiB pool at this free fraction
           // Device malloc: 2^20 threads x 256 B take ~5 s a launch (capped unless --gpuprobe_uncapped).
           if (std::string(a) == "cuda_malloc" && n > (1u << 16) && !o.uncapped) continue;
+          // Ouroboros' chunk queue: every taker walks from the front chunk (1.5 s a launch at 2^20 x 16 B).
+          if (std::string(a) == "ouroboros_chunk" && n > (1u << 16) && !o.uncapped) continue;
           // XMalloc does not coalesce requests over 2 KiB: they go to device malloc one by one.
           if (std::string(a) == "xmalloc" && (sz.first == 0 || sz.first > 2048) && n > (1u << 16) && !o.uncapped) continue;
           add_case("BM_malloc/" + std::string(a) + "/size:" + label + "/threads:" + std::to_string(n) + "/free_permille:" + std::to_string(f),

@@ -79,6 +79,7 @@ churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes,
   alloc::device_array<std::uint32_t> size(n);
   alloc::device_array<unsigned long long> counters(3);
   ptr.zero();
+  size.zero();  // read back whole, written only where an allocation succeeded
   counters.zero();
   churn_result c;
   std::vector<char*> hp(n);
@@ -228,11 +229,11 @@ __global__ void malloc_then_free(H h, unsigned n, std::uint32_t bytes, unsigned 
 
 // "4096 B, freed at once" (RW paper Fig. 13, the Ouroboros survey's setting): 3 x 2^16 threads.
 template <class H>
-void allocate_then_free(H h, const char* name) {
+void allocate_then_free(H h, const char* name, std::uint32_t bytes = 4096) {
   const unsigned n = 1u << 16;
   alloc::device_array<unsigned long long> served(1);
   served.zero();
-  for (int r = 0; r < 3; ++r) malloc_then_free<<<n / 256, 256>>>(h, n, 4096, served.get());
+  for (int r = 0; r < 3; ++r) malloc_then_free<<<n / 256, 256>>>(h, n, bytes, served.get());
   sync_or_throw();
   unsigned long long s = 0;
   served.download(&s, 1);
@@ -261,6 +262,12 @@ TEST(MallocGpu, AllocateThenFreeCudaMalloc) {
   pc.pages = 1;
   alloc::cuda_malloc a(pc, 1.0);
   allocate_then_free(a.handle(), "cuda_malloc");
+  allocate_then_free(a.handle(), "cuda_malloc 8 KiB", 8192 - 64);
+}
+TEST(MallocGpu, AllocateThenFreeXmallocCoalesced) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc a;
+  allocate_then_free(a.handle(), "xmalloc 1 KiB (coalesced)", 1024);
 }
 TEST(MallocGpu, AllocateThenFreeXmalloc) {
   GPUPROBE_REQUIRE_GPU();
