@@ -1,7 +1,7 @@
 #pragma once
 // Request sizes of the malloc benchmarks and tests, host and device: a fixed size, or "mixed":
 // multiples of 4 B uniform in [4, 8192], a hash of (thread, round) so runs repeat.
-#include "allocators/runs.hpp"
+#include "allocators/hash.hpp"
 
 #include <cstdint>
 
@@ -11,16 +11,9 @@ struct request_sizes {
   std::uint32_t fixed = 0;  // 0: mixed 4..8192
   std::uint32_t round = 0;
 
-  GPUPROBE_HD static std::uint64_t mix(std::uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    return x ^ (x >> 33);
-  }
   GPUPROBE_HD std::uint32_t operator()(std::uint64_t thread) const {
     if (fixed) return fixed;
-    return 4u + 4u * std::uint32_t(mix(thread * 0x9e3779b97f4a7c15ull + round) % 2048u);
+    return 4u + 4u * std::uint32_t(mix64(thread * 0x9e3779b97f4a7c15ull + round) % 2048u);
   }
   GPUPROBE_HD double mean_bytes() const { return fixed ? double(fixed) : 4.0 + 4.0 * 2047.0 / 2.0; }
 };

@@ -8,6 +8,7 @@
 // the original code, is the `bump` allocator: one atomicAdd). Every S tuple matches once, so the
 // output is n tuples; `verify` finds them all in the pool afterwards (count and checksum).
 #include "allocators/common.cuh"
+#include "allocators/hash.hpp"
 
 #include <cub/device/device_scan.cuh>
 
@@ -17,13 +18,7 @@ namespace gpuprobe::workloads {
 
 using alloc::cuda_or_throw;
 
-__host__ __device__ inline std::uint64_t join_mix(std::uint64_t x) {
-  x ^= x >> 31;
-  x *= 0x7fb5d329728ea185ull;
-  x ^= x >> 27;
-  x *= 0x81dadef4bc2dd44dull;
-  return x ^ (x >> 33);
-}
+__host__ __device__ inline std::uint64_t join_mix(std::uint64_t x) { return alloc::mix64(x); }
 
 namespace detail {
 constexpr unsigned join_block = 1024;      // threads per probe block

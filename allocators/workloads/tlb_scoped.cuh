@@ -10,16 +10,11 @@
 // One pass = the scope covers the whole footprint. Both produce checksums that must not depend
 // on the number of passes.
 #include "allocators/common.cuh"
+#include "allocators/hash.hpp"
 
 namespace gpuprobe::workloads {
 
-__host__ __device__ inline std::uint64_t scoped_mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return x ^ (x >> 33);
-}
+__host__ __device__ inline std::uint64_t scoped_mix(std::uint64_t x) { return alloc::mix64(x); }
 
 // data[i] = mix(i): what a sample reads is known.
 __global__ void scoped_fill(std::uint64_t* data, std::uint64_t n) {
