@@ -35,5 +35,6 @@ void setup_analyze(CLI::App& parent);
 void setup_tlb_sharing(CLI::App& parent);
 void setup_atomics(CLI::App& parent);
 void setup_theory(CLI::App& parent);
+void setup_report(CLI::App& parent);
 
 }  // namespace gpuprobe::cli

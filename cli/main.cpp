@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   gpuprobe::cli::setup_atomics(app);
   gpuprobe::cli::setup_analyze(app);
   gpuprobe::cli::setup_theory(app);
+  gpuprobe::cli::setup_report(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

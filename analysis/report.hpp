@@ -1,0 +1,50 @@
+#pragma once
+// `gpuprobe report`: what a results folder holds, turned into figures (a CSV each, drawn by
+// reports/plot.py) and the tables of one page. Host-only.
+//
+// Folder layout (what `gpuprobe characterize` will write; any part may be missing):
+//   raw/*.json|*.csv|*.txt   gpuprobe.result/1 files (probe tlb | atomics | tlb-sharing), the
+//                            2017 tool's TLB CSVs and sharing matrices, gpuprobe-bench JSON
+//   profile.json             gpuprobe.profile/1 (else the TLB inputs are analyzed here)
+//   validation.json          gpuprobe.validation/1 (a table, when present)
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+struct report_figure {
+  std::string id;     // file stem: <id>.csv, <id>.png, <id>.svg
+  std::string title;
+  std::string kind;   // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels)
+  std::string xlabel, ylabel;
+  bool logx = false, logy = false;
+  std::vector<std::pair<double, std::string>> vlines;  // x, label (lines)
+  std::vector<std::pair<int, int>> boxes;              // heatmap: [first, last] index ranges outlined
+  std::string csv;
+  nlohmann::json manifest() const;
+};
+
+struct report_table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::string note;
+};
+
+struct report_content {
+  std::string device;  // one line
+  std::vector<report_figure> figures;
+  std::vector<report_table> tables;
+  std::vector<std::string> missing;  // what the folder lacks, said on the page
+  std::vector<std::string> sources;  // files read
+};
+
+// Reads `dir` (throws gpuprobe::error: missing folder, unreadable or future-schema JSON).
+report_content build_report(const std::string& dir);
+
+std::string render_html(const report_content& c);  // figures as <img> of <id>.png (SVG linked)
+std::string render_markdown(const report_content& c);
+
+}  // namespace gpuprobe::analysis

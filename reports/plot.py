@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Draws the figures of `gpuprobe report`: reads FIG_DIR/manifest.json and each figure's CSV,
+writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y; style is
+points | line | dashed | dotted) and "heatmap" (csv: first row = column labels, then the
+matrix; `boxes` = [first, last] index ranges outlined). Exit 1 with one line on bad input."""
+import csv
+import json
+import sys
+from collections import OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STYLES = {"points": dict(linestyle="none", marker="o", markersize=3),
+          "line": dict(linestyle="-", linewidth=1),
+          "dashed": dict(linestyle="--", linewidth=1),
+          "dotted": dict(linestyle=":", linewidth=1.5)}
+
+
+def lines(fig, ax, spec, path):
+    series = OrderedDict()
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            series.setdefault((r["series"], r["style"]), ([], []))
+            series[(r["series"], r["style"])][0].append(float(r["x"]))
+            series[(r["series"], r["style"])][1].append(float(r["y"]))
+    if not series:
+        raise ValueError(f"{path}: no data rows")
+    colors = {}  # a measured series and its fit / model / theory share a colour
+    for (name, style), (x, y) in series.items():
+        base = name
+        for suffix in (" theory", " fit", " queue model"):
+            base = base.split(suffix)[0]
+        color = colors.setdefault(base, f"C{len(colors) % 10}")
+        xy = sorted(zip(x, y))
+        ax.plot([p[0] for p in xy], [p[1] for p in xy], label=name, color=color, **STYLES.get(style, STYLES["line"]))
+    for v in spec.get("vlines", []):
+        ax.axvline(v["x"], color="grey", linestyle="--", linewidth=0.8)
+        ax.annotate(v["label"], (v["x"], 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)
+    if spec.get("logx"):
+        ax.set_xscale("log", base=2)
+    if spec.get("logy"):
+        ax.set_yscale("log")
+    ax.legend(fontsize=6, ncol=2 if len(series) > 8 else 1)
+
+
+def heatmap(fig, ax, spec, path):
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 2:
+        raise ValueError(f"{path}: no matrix")
+    labels = rows[0]
+    m = [[float(v) for v in r] for r in rows[1:]]
+    im = ax.imshow(m, cmap="viridis", interpolation="nearest")
+    fig.colorbar(im, ax=ax, label="cycles above reference")
+    step = max(1, len(labels) // 24)
+    ax.set_xticks(range(0, len(labels), step), labels[::step], fontsize=6, rotation=90)
+    ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=6)
+    for lo, hi in spec.get("boxes", []):
+        ax.add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, edgecolor="red", linewidth=1))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: plot.py FIG_DIR")
+    d = sys.argv[1]
+    try:
+        with open(f"{d}/manifest.json") as f:
+            manifest = json.load(f)
+        for spec in manifest["figures"]:
+            fig, ax = plt.subplots(figsize=(8, 5))
+            (heatmap if spec["kind"] == "heatmap" else lines)(fig, ax, spec, f"{d}/{spec['csv']}")
+            ax.set_title(spec["title"], fontsize=9)
+            ax.set_xlabel(spec["xlabel"])
+            ax.set_ylabel(spec["ylabel"])
+            fig.tight_layout()
+            for ext in ("png", "svg"):
+                fig.savefig(f"{d}/{spec['id']}.{ext}", dpi=120)
+            plt.close(fig)
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        sys.exit(f"plot.py: {e}")
+
+
+if __name__ == "__main__":
+    main()

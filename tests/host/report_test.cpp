@@ -1,0 +1,140 @@
+// gpuprobe report on a folder made from the 2017 fixtures (K80 TLB curves and sharing matrix) and
+// generated gpuprobe results (atomics, gpuprobe-bench TAS/WAS, validation): every figure is a real
+// PNG and SVG of its CSV and the page references them; bad folders give a one-line error.
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace fs = std::filesystem;
+using gpuprobe::test::fixture;
+using gpuprobe::test::run_gpuprobe;
+using gpuprobe::test::temp_path;
+using nlohmann::json;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+json atomics_result() {
+  json variants = json::array();
+  for (const auto& [name, slope] : {std::pair<std::string, double>{"same_u32", 0.69}, {"distinct_u32", 0.0156}}) {
+    json pts = json::array();
+    json model = json::array();
+    for (double n = 1; n <= 262144; n *= 4) {
+      pts.push_back({{"threads", n}, {"mean_cycles", 600 + slope * n}});
+      model.push_back(600 + 0.76 * n);
+    }
+    variants.push_back({{"variant", name},
+                        {"points", pts},
+                        {"fit", {{"slope_cycles_per_thread", slope}, {"intercept_cycles", 600}, {"r2", 0.999}, {"from_threads", 1024}, {"to_threads", 262144}}},
+                        {"queue_model", name == "same_u32" ? json{{"applies", true}, {"predicted_slope_cycles_per_thread", 0.76}, {"mean_cycles", model}}
+                                                           : json{{"applies", false}}}});
+  }
+  return {{"schema", "gpuprobe.result/1"},
+          {"probe", "atomics"},
+          {"device", {{"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-test"}, {"sm_count", 132}, {"driver_version", 13000}}},
+          {"atomics", {{"variants", variants}}}};
+}
+
+json bench_result() {
+  json b = json::array();
+  for (const char* a : {"rw", "rw_bm32"})
+    for (int t : {4096, 65536, 1048576})
+      b.push_back({{"name", std::string("BM_getpage/") + a + "/threads:" + std::to_string(t) + "/free_permille:5/iterations:10/manual_time"},
+                   {"TAS", 3.0 + t / 1e5},
+                   {"TAS_theory", 3.1 + t / 1e5},
+                   {"WAS", 9.0},
+                   {"WAS_theory", 12.0}});
+  return {{"context", {{"gpu", "NVIDIA H100 80GB HBM3"}}}, {"benchmarks", b}};
+}
+
+std::string make_folder(const std::string& name) {
+  const fs::path dir = temp_path(name), raw = dir / "raw";
+  fs::remove_all(dir);
+  fs::create_directories(raw);
+  for (const char* f : {"TLB-Test-1-5-64-256.csv", "TLB-Test-48-300-1024-4096.csv", "TLB-Test-1500-5000-1024-4096.csv", "TLBsharing-2048-65.txt"})
+    fs::copy_file(fixture(std::string("K80/") + f), raw / f);
+  std::ofstream(raw / "atomics.json") << atomics_result().dump();
+  std::ofstream(raw / "bench.json") << bench_result().dump();
+  std::ofstream(dir / "validation.json")
+      << json{{"schema", "gpuprobe.validation/1"},
+              {"workloads", {{{"workload", "get_page+write 1%"}, {"pool", "vmm"}, {"median_default_ms", 1.2}, {"median_tuned_ms", 1.1},
+                              {"ratio", 0.92}, {"ci_low", 0.9}, {"ci_high", 0.95}, {"p_holm", 0.001}, {"verdict", "faster"}}}}}
+             .dump();
+  return dir.string();
+}
+
+}  // namespace
+
+TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
+  const std::string in = make_folder("report_in"), out = temp_path("report_out");
+  fs::remove_all(out);
+  const auto r = run_gpuprobe("report --input " + in + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string html = slurp(fs::path(out) / "index.html");
+  const std::vector<std::string> ids = {"tlb_curves", "sharing_1", "atomics_latency", "tas_vs_theory", "was_vs_theory"};
+  std::size_t pngs = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(out) / "figures")) pngs += e.path().extension() == ".png";
+  EXPECT_EQ(pngs, ids.size());
+  for (const auto& id : ids) {
+    const fs::path png = fs::path(out) / "figures" / (id + ".png"), svg = fs::path(out) / "figures" / (id + ".svg");
+    const std::string p = slurp(png), s = slurp(svg), csv = slurp(fs::path(out) / "figures" / (id + ".csv"));
+    ASSERT_GT(p.size(), 5000u) << id << ": a real image, not an empty frame";
+    EXPECT_EQ(p.substr(1, 3), "PNG") << id;
+    EXPECT_NE(s.find("<svg"), std::string::npos) << id;
+    EXPECT_GT(std::count(csv.begin(), csv.end(), '\n'), 10) << id << ": the data behind it";
+    EXPECT_NE(html.find("figures/" + id + ".png"), std::string::npos) << id;
+  }
+  // Tables: K80 levels from the fixtures, the sharing groups, the fits, the validation verdict.
+  EXPECT_NE(html.find("TLB levels"), std::string::npos);
+  EXPECT_NE(html.find("{0,5}"), std::string::npos) << "K80 L2 sharing groups";
+  EXPECT_NE(html.find("same_u32"), std::string::npos);
+  EXPECT_NE(html.find("faster"), std::string::npos);
+  // The heatmap's data is the matrix in group order: 13 SMs -> 13 rows + labels.
+  const std::string heat = slurp(fs::path(out) / "figures" / "sharing_1.csv");
+  EXPECT_EQ(std::count(heat.begin(), heat.end(), '\n'), 14);
+  EXPECT_EQ(heat.rfind("0,5,", 0), 0u) << "group {0,5} first";
+
+  const std::string md = temp_path("report_md");
+  ASSERT_EQ(run_gpuprobe("report --input " + in + " --out " + md + " --format md").exit_code, 0);
+  EXPECT_NE(slurp(fs::path(md) / "index.md").find("![TLB"), std::string::npos);
+}
+
+TEST(Report, SaysWhatTheFolderLacks) {
+  const fs::path dir = temp_path("report_partial");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "raw");
+  fs::copy_file(fixture("K80/TLBsharing-2048-65.txt"), dir / "raw" / "s.txt");
+  const auto r = run_gpuprobe("report --input " + dir.string() + " --out " + temp_path("report_partial_out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("not in the folder: TLB curves"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not in the folder: atomic latency"), std::string::npos);
+}
+
+TEST(Report, BadInputIsAOneLineError) {
+  const auto one_line = [](const gpuprobe::test::run_result& r) {
+    return r.exit_code != 0 && !r.err.empty() && std::count(r.err.begin(), r.err.end(), '\n') == 1;
+  };
+  EXPECT_TRUE(one_line(run_gpuprobe("report --input /nonexistent/folder --out " + temp_path("x"))));
+  const std::string in = make_folder("report_bad");
+  std::ofstream(fs::path(in) / "raw" / "broken.json") << "{\"schema\": ";
+  auto r = run_gpuprobe("report --input " + in + " --out " + temp_path("y"));
+  EXPECT_TRUE(one_line(r)) << r.err;
+  fs::remove(fs::path(in) / "raw" / "broken.json");
+  std::ofstream(fs::path(in) / "profile.json") << R"({"schema": "gpuprobe.profile/9"})";
+  r = run_gpuprobe("report --input " + in + " --out " + temp_path("z"));
+  EXPECT_TRUE(one_line(r)) << r.err;
+  EXPECT_NE(r.err.find("profile"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(fs::path(temp_path("z")) / "index.html")) << "no page on bad input";
+}
