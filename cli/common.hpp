@@ -36,5 +36,6 @@ void setup_tlb_sharing(CLI::App& parent);
 void setup_atomics(CLI::App& parent);
 void setup_theory(CLI::App& parent);
 void setup_report(CLI::App& parent);
+void setup_characterize(CLI::App& parent);
 
 }  // namespace gpuprobe::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   gpuprobe::cli::setup_analyze(app);
   gpuprobe::cli::setup_theory(app);
   gpuprobe::cli::setup_report(app);
+  gpuprobe::cli::setup_characterize(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

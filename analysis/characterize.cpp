@@ -1,0 +1,121 @@
+#include "analysis/characterize.hpp"
+
+#include "analysis/sharing.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+namespace gpuprobe::analysis {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string default_results_dir(const std::string& gpu_name, const std::string& uuid) {
+  std::string slug;
+  for (char c : gpu_name) {
+    const char l = char(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(l))) slug += l;
+    else if (!slug.empty() && slug.back() != '-') slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  std::string hex;
+  for (char c : uuid.rfind("GPU-", 0) == 0 ? uuid.substr(4) : uuid)
+    if (std::isxdigit(static_cast<unsigned char>(c)) && hex.size() < 8) hex += char(std::tolower(static_cast<unsigned char>(c)));
+  return "results/" + (slug.empty() ? std::string("gpu") : slug) + "-" + (hex.empty() ? std::string("unknown") : hex);
+}
+
+std::vector<stage> plan_stages(bool quick, double memory_bytes, int device) {
+  const std::string dev = std::to_string(device);
+  const auto gib = [](double b) { return std::to_string(static_cast<long long>(std::floor(b / double(1ull << 30)))) + "G"; };
+  std::vector<stage> s;
+  // The default sweep (strides 64 KiB..1 GiB up to most of the memory), then the upper half of
+  // the memory densely with the strides that separate a 2 MiB..32 MiB-page level.
+  if (quick)
+    s.push_back({"tlb", "raw/tlb.json", {"tlb", "--device", dev, "--min-stride", "2M", "--max-stride", "64M", "--points-per-octave", "4",
+                                         "--samples", "512", "--out", "raw/tlb.json"}});
+  else
+    s.push_back({"tlb", "raw/tlb.json", {"tlb", "--device", dev, "--out", "raw/tlb.json"}});
+  s.push_back({"tlb_tail", "raw/tlb_tail.json",
+               {"tlb", "--device", dev, "--strides", "2M", "4M", "8M", "16M", "32M", "64M", "128M", "--min-bytes", gib(memory_bytes / 2),
+                "--points-per-octave", quick ? "16" : "64", "--samples", quick ? "2048" : "8192", "--no-control", "--out",
+                "raw/tlb_tail.json"}});
+  s.push_back({"tlb_profile", "raw/tlb_profile.json", {"analyze", "tlb", "--input", "raw/tlb.json", "raw/tlb_tail.json", "--out", "raw/tlb_profile.json"}});
+  if (quick)
+    s.push_back({"atomics", "raw/atomics.json",
+                 {"atomics", "--device", dev, "--variants", "same_u32", "distinct_u32", "--samples", "1024", "--out", "raw/atomics.json"}});
+  else
+    s.push_back({"atomics", "raw/atomics.json", {"atomics", "--device", dev, "--out", "raw/atomics.json"}});
+  return s;
+}
+
+std::vector<stage> sharing_stages(const json& tlb_profile, bool quick, int device) {
+  std::vector<stage> s;
+  const json tlb = tlb_profile.value("tlb", json::object());
+  const auto levels = tlb.value("levels", json::array()), candidates = tlb.value("candidates", json::array());
+  auto add = [&](const std::string& name, const std::string& flag, int k) {
+    std::vector<std::string> a = {"tlb-sharing", "--device", std::to_string(device), "--profile", "raw/tlb_profile.json", flag,
+                                  std::to_string(k), "--out", "raw/" + name + ".json"};
+    if (quick) a.insert(a.end(), {"--max-sms", "16"});
+    s.push_back({name, "raw/" + name + ".json", a});
+  };
+  for (std::size_t k = 1; k <= levels.size(); ++k) add("sharing_L" + std::to_string(k), "--level", int(k));
+  if (levels.empty() && !candidates.empty()) {
+    std::size_t best = 0;  // the candidate with the largest reach (the one the scoped workloads use)
+    for (std::size_t k = 0; k < candidates.size(); ++k)
+      if (candidates[k].value("reach_bytes", 0.0) > candidates[best].value("reach_bytes", 0.0)) best = k;
+    add("sharing_C" + std::to_string(best + 1), "--candidate", int(best + 1));
+  }
+  return s;
+}
+
+bool stage_done(const std::string& path) {
+  if (!fs::exists(path)) return false;
+  try {
+    const json doc = read_json_file(path);
+    const std::string schema = doc.value("schema", "");
+    return schema == "gpuprobe.result/1" || schema == "gpuprobe.profile/1";
+  } catch (const std::exception&) {
+    return false;  // unreadable: run the stage again
+  }
+}
+
+json assemble_profile(const std::string& dir, const json& stages_run, const json& conditions) {
+  const fs::path d(dir);
+  const json tp = read_json_file((d / "raw/tlb_profile.json").string());
+  require_schema(tp, "gpuprobe.profile", 1, (d / "raw/tlb_profile.json").string());
+  json tlb = tp.value("tlb", json::object());
+  auto attach = [&](const char* key, const char* prefix) {
+    if (!tlb.contains(key)) return;
+    for (std::size_t k = 0; k < tlb[key].size(); ++k) {
+      const fs::path f = d / "raw" / (std::string(prefix) + std::to_string(k + 1) + ".json");
+      if (!fs::exists(f)) {
+        tlb[key][k]["sharing"] = {{"scope", "not measured"}};
+        continue;
+      }
+      const auto a = analyze_sharing(load_sharing_input(f.string()));
+      json s = to_json(a);
+      s["source"] = "raw/" + f.filename().string();
+      tlb[key][k]["sharing"] = s;
+    }
+  };
+  attach("levels", "sharing_L");
+  attach("candidates", "sharing_C");
+  json atomics = json::array();
+  const fs::path af = d / "raw/atomics.json";
+  json device = tp.value("device", json::object());
+  if (fs::exists(af)) {
+    const json a = read_json_file(af.string());
+    require_schema(a, "gpuprobe.result", 1, af.string());
+    for (const auto& v : a["atomics"].value("variants", json::array()))
+      atomics.push_back({{"variant", v.value("variant", "")}, {"fit", v.value("fit", json::object())},
+                         {"queue_model", v.value("queue_model", json::object())}});
+    if (a.contains("device")) device = a["device"];
+  }
+  return {{"schema", "gpuprobe.profile/1"}, {"device", device}, {"tlb", tlb},
+          {"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}}, {"conditions", conditions}, {"stages", stages_run}};
+}
+
+}  // namespace gpuprobe::analysis

@@ -1,0 +1,35 @@
+#pragma once
+// `gpuprobe characterize`: the plan of stages (one gpuprobe subcommand each, writing one file
+// under DIR/raw) and the assembly of DIR/profile.json from what they wrote. Host-only.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+// results/<gpu-name-slug>-<uuid first 8 hex digits>, e.g. results/nvidia-h100-80gb-hbm3-df40c491.
+std::string default_results_dir(const std::string& gpu_name, const std::string& uuid);
+
+struct stage {
+  std::string name;               // tlb, tlb_tail, tlb_profile, sharing_L1 ..., atomics
+  std::string output;             // path relative to DIR
+  std::vector<std::string> args;  // gpuprobe arguments (without the binary)
+};
+
+// The measuring stages before sharing (sharing depends on the TLB profile: sharing_stages).
+// memory_bytes: the device's memory (the tail sweep covers its upper half).
+std::vector<stage> plan_stages(bool quick, double memory_bytes, int device);
+
+// One tlb-sharing stage per level of the TLB profile, or for its largest candidate when it
+// has no level (so a structure below the confidence bar still gets a sharing answer, labelled).
+std::vector<stage> sharing_stages(const nlohmann::json& tlb_profile, bool quick, int device);
+
+// Is `path` a finished stage output (JSON with a schema this build reads)? Resume skips it.
+bool stage_done(const std::string& path);
+
+// DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
+// sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.
+nlohmann::json assemble_profile(const std::string& dir, const nlohmann::json& stages_run, const nlohmann::json& conditions);
+
+}  // namespace gpuprobe::analysis

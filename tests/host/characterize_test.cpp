@@ -1,0 +1,76 @@
+// characterize's host logic: the default folder name, the stage plan (full and quick, sharing per
+// level or for the largest candidate), resume detection, and the profile assembled from the
+// stages' files.
+#include "analysis/characterize.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace gpuprobe::analysis;
+using nlohmann::json;
+
+TEST(Characterize, DefaultFolderIsNameSlugAndUuidPrefix) {
+  EXPECT_EQ(default_results_dir("NVIDIA H100 80GB HBM3", "GPU-df40c491-aaaa-bbbb"), "results/nvidia-h100-80gb-hbm3-df40c491");
+  EXPECT_EQ(default_results_dir("  ", ""), "results/gpu-unknown");
+}
+
+TEST(Characterize, PlanCoversTheUpperHalfOfMemoryAndQuickIsCoarser) {
+  const auto full = plan_stages(false, 80.0 * (1ull << 30), 0), quick = plan_stages(true, 80.0 * (1ull << 30), 1);
+  ASSERT_EQ(full.size(), 4u);
+  EXPECT_EQ(full[0].name, "tlb");
+  EXPECT_EQ(full[1].name, "tlb_tail");
+  const auto& tail = full[1].args;
+  EXPECT_EQ(*(std::find(tail.begin(), tail.end(), "--min-bytes") + 1), "40G");
+  EXPECT_EQ(full[2].args[0], "analyze");
+  EXPECT_EQ(full[3].name, "atomics");
+  EXPECT_GT(std::count(quick[0].args.begin(), quick[0].args.end(), "--samples"), 0);
+  EXPECT_EQ(*(std::find(quick[3].args.begin(), quick[3].args.end(), "--device") + 1), "1");
+}
+
+TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
+  json p = {{"tlb", {{"levels", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 2e9}}}}, {"candidates", json::array()}}}};
+  auto s = sharing_stages(p, false, 0);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[1].name, "sharing_L2");
+  EXPECT_EQ(*(std::find(s[1].args.begin(), s[1].args.end(), "--level") + 1), "2");
+  p = {{"tlb", {{"levels", json::array()}, {"candidates", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 6.9e10}}}}}}};
+  s = sharing_stages(p, true, 0);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].name, "sharing_C2");
+  EXPECT_NE(std::find(s[0].args.begin(), s[0].args.end(), "--max-sms"), s[0].args.end()) << "quick: 16 SMs";
+  EXPECT_TRUE(sharing_stages(json{{"tlb", json::object()}}, false, 0).empty());
+}
+
+TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
+  const fs::path dir = gpuprobe::test::temp_path("characterize");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "raw");
+  EXPECT_FALSE(stage_done((dir / "raw/tlb.json").string()));
+  std::ofstream(dir / "raw/tlb.json") << "{\"schema\": \"gpuprobe.result/1\"";  // cut short: not done
+  EXPECT_FALSE(stage_done((dir / "raw/tlb.json").string()));
+  std::ofstream(dir / "raw/tlb.json") << R"({"schema": "gpuprobe.result/1"})";
+  EXPECT_TRUE(stage_done((dir / "raw/tlb.json").string()));
+  std::ofstream(dir / "raw/tlb_profile.json") << json{{"schema", "gpuprobe.profile/1"},
+                                                      {"device", {{"name", "X"}}},
+                                                      {"tlb", {{"levels", {{{"entries", 2039}, {"page_bytes", 33554432}, {"reach_bytes", 6.84e10}}}},
+                                                               {"candidates", json::array()}}}}
+                                                     .dump();
+  std::ofstream(dir / "raw/atomics.json") << json{{"schema", "gpuprobe.result/1"},
+                                                  {"probe", "atomics"},
+                                                  {"device", {{"name", "NVIDIA H100"}}},
+                                                  {"atomics", {{"variants", {{{"variant", "same_u32"}, {"fit", {{"slope_cycles_per_thread", 0.69}}}}}}}}}
+                                                 .dump();
+  const json p = assemble_profile(dir.string(), json::array(), json{{"throttled", false}});
+  EXPECT_EQ(p["schema"], "gpuprobe.profile/1");
+  EXPECT_EQ(p["device"]["name"], "NVIDIA H100");
+  EXPECT_EQ(p["tlb"]["levels"][0]["sharing"]["scope"], "not measured");
+  EXPECT_EQ(p["atomics"]["variants"][0]["fit"]["slope_cycles_per_thread"], 0.69);
+  std::ofstream(dir / "raw/tlb_profile.json") << R"({"schema": "gpuprobe.profile/7"})";
+  EXPECT_THROW(assemble_profile(dir.string(), json::array(), json::object()), std::exception);
+}
