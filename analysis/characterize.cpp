@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -61,12 +62,16 @@ std::vector<stage> sharing_stages(const json& tlb_profile, bool quick, int devic
     if (quick) a.insert(a.end(), {"--max-sms", "16"});
     s.push_back({name, "raw/" + name + ".json", a});
   };
-  for (std::size_t k = 1; k <= levels.size(); ++k) add("sharing_L" + std::to_string(k), "--level", int(k));
-  if (levels.empty() && !candidates.empty()) {
+  double top_level = 0;
+  for (std::size_t k = 1; k <= levels.size(); ++k) {
+    add("sharing_L" + std::to_string(k), "--level", int(k));
+    top_level = std::max(top_level, levels[k - 1].value("reach_bytes", 0.0));
+  }
+  if (!candidates.empty()) {
     std::size_t best = 0;  // the candidate with the largest reach (the one the scoped workloads use)
     for (std::size_t k = 0; k < candidates.size(); ++k)
       if (candidates[k].value("reach_bytes", 0.0) > candidates[best].value("reach_bytes", 0.0)) best = k;
-    add("sharing_C" + std::to_string(best + 1), "--candidate", int(best + 1));
+    if (candidates[best].value("reach_bytes", 0.0) > top_level) add("sharing_C" + std::to_string(best + 1), "--candidate", int(best + 1));
   }
   return s;
 }

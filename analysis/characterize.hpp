@@ -21,8 +21,9 @@ struct stage {
 // memory_bytes: the device's memory (the tail sweep covers its upper half).
 std::vector<stage> plan_stages(bool quick, double memory_bytes, int device);
 
-// One tlb-sharing stage per level of the TLB profile, or for its largest candidate when it
-// has no level (so a structure below the confidence bar still gets a sharing answer, labelled).
+// One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
+// that reaches beyond every level (so a structure below the confidence bar, like the H100's
+// 64 GiB one, still gets a sharing answer, labelled as a candidate's).
 std::vector<stage> sharing_stages(const nlohmann::json& tlb_profile, bool quick, int device);
 
 // Is `path` a finished stage output (JSON with a schema this build reads)? Resume skips it.

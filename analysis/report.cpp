@@ -67,8 +67,11 @@ inputs scan(const std::string& dir, report_content& c) {
       in.sharing.push_back(path);
     } else if (ext == ".json") {
       const json doc = read_json_file(path);
+      const std::string schema = doc.value("schema", "");
       if (doc.contains("benchmarks")) {
         in.bench.emplace_back(path, doc);
+      } else if (schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0) {
+        continue;  // derived files (a stage's TLB profile, an analysis): the raw results are drawn
       } else {
         require_schema(doc, "gpuprobe.result", 1, path);
         const std::string probe = doc.value("probe", "");
@@ -78,8 +81,9 @@ inputs scan(const std::string& dir, report_content& c) {
         else throw error("report: '" + path + "' is a result of unknown probe '" + probe + "'");
         if (in.device.empty() && doc.contains("device")) {
           const auto& d = doc["device"];
-          in.device = d.value("name", "?") + ", " + std::to_string(d.value("sm_count", 0)) + " SMs, UUID " + d.value("uuid", "?") +
-                      ", driver " + std::to_string(d.value("driver_version", 0));
+          const auto text = [&](const char* k) { return d.contains(k) ? (d[k].is_string() ? d[k].get<std::string>() : d[k].dump()) : "?"; };
+          in.device = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", driver " + text("driver_version") +
+                      ", SM clock seen " + text("sm_clock_mhz_seen") + " MHz";
         }
       }
     } else {

@@ -8,6 +8,7 @@
 #include "common/json_io.hpp"
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -47,7 +48,9 @@ json conditions_before(const device_info& dev) {
   if (shell_line("command -v nvidia-smi").empty()) return c;
   c["nvidia_smi"] = true;
   c["mig_mode"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-gpu=mig.mode.current --format=csv,noheader");
-  c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-compute-apps=pid --format=csv,noheader | wc -l");
+  // Compute processes other than this one (which holds a context since query_device).
+  c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-compute-apps=pid --format=csv,noheader | grep -vx '" +
+                                    std::to_string(::getpid()) + "' | grep -c '[0-9]'");
   c["clocks_throttle_reasons_active"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-gpu=clocks_throttle_reasons.active --format=csv,noheader");
   return c;
 }

@@ -38,6 +38,13 @@ TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
   auto s = sharing_stages(p, false, 0);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1].name, "sharing_L2");
+  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}}, {{"reach_bytes", 6.9e10}}};  // beyond every level: tested too
+  s = sharing_stages(p, false, 0);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[2].name, "sharing_C2");
+  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}}};  // inside a level's reach: not tested
+  EXPECT_EQ(sharing_stages(p, false, 0).size(), 2u);
+  p["tlb"]["candidates"] = json::array();
   EXPECT_EQ(*(std::find(s[1].args.begin(), s[1].args.end(), "--level") + 1), "2");
   p = {{"tlb", {{"levels", json::array()}, {"candidates", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 6.9e10}}}}}}};
   s = sharing_stages(p, true, 0);
