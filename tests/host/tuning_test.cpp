@@ -1,0 +1,43 @@
+// tune's measurement-driven decisions: regions from the profile's shared TLB level (or one
+// region, said why), and the bitmap word size from measured times.
+#include "analysis/tuning.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace gpuprobe::analysis;
+using nlohmann::json;
+
+TEST(Tuning, RegionsFollowTheLargestSharedLevel) {
+  const json profile = {
+      {"tlb",
+       {{"levels", {{{"reach_bytes", 11e6}, {"page_bytes", 1048576}, {"sharing", {{"scope", "inconclusive"}}}}}},
+        {"candidates",
+         {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0},
+           {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 48, 49}, {2, 3, 50, 51}}}}}}}}}}};
+  const auto d = decide_regions(profile);
+  EXPECT_EQ(d.regions, 2);
+  EXPECT_EQ(d.level, "candidates[0]");
+  EXPECT_DOUBLE_EQ(d.max_region_bytes, 2065.0 * 33554432.0) << "whole 32 MiB pages";
+  EXPECT_EQ(d.sm_region[48], 0);
+  EXPECT_EQ(d.sm_region[3], 1);
+  EXPECT_GE(d.sm_region[4], 0) << "SMs in no group still get a region";
+  EXPECT_NE(d.reason.find("2 SM groups"), std::string::npos) << d.reason;
+}
+
+TEST(Tuning, NoSharedLevelKeepsOneRegionAndSaysWhy) {
+  const auto d = decide_regions(json{{"tlb", {{"levels", json::array()}, {"candidates", json::array()}}}});
+  EXPECT_EQ(d.regions, 1);
+  EXPECT_DOUBLE_EQ(d.max_region_bytes, 0);
+  EXPECT_NE(d.reason.find("one region"), std::string::npos);
+  EXPECT_THROW(decide_regions(json{{"schema", "gpuprobe.profile/1"}}), std::exception) << "a profile without tlb";
+}
+
+TEST(Tuning, WordSizeByGeometricMeanWithATieBand) {
+  EXPECT_EQ(decide_word_size({{0.5, 0.037, 0.065, 1, 1}, {0.005, 1.42, 0.649, 20, 10}}).word_bits, 64) << "0.649/1.42 outweighs 0.065/0.037";
+  EXPECT_EQ(decide_word_size({{0.5, 0.040, 0.070, 1, 1}}).word_bits, 32);
+  const auto tie = decide_word_size({{0.5, 1.0, 1.02, 1, 1}});
+  EXPECT_EQ(tie.word_bits, 32);
+  EXPECT_NE(tie.reason.find("32 kept"), std::string::npos);
+  EXPECT_THROW(decide_word_size({}), std::exception);
+  EXPECT_THROW(decide_word_size({{0.5, 0, 1, 1, 1}}), std::exception);
+}
