@@ -5,6 +5,7 @@
 #include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "probes/tlb_sweep.hpp"  // format_bytes
 
 #include <algorithm>
 #include <cmath>
@@ -32,12 +33,6 @@ std::string num(double x, int digits = 4) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*g", digits, x);
   return b;
-}
-std::string bytes_text(double b) {
-  const char* u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int i = 0;
-  while (b >= 1024 && i < 4) b /= 1024, ++i;
-  return num(b, 4) + " " + u[i];
 }
 void row(std::ostringstream& o, const std::string& series, const std::string& style, double x, double y) {
   if (std::isfinite(x) && std::isfinite(y)) o << '"' << series << "\"," << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
@@ -130,7 +125,7 @@ void tlb_part(const inputs& in, report_content& c) {
   std::map<double, int> per_stride;  // a stride measured by several files gets one series each
   for (const auto& cv : data.curves) ++per_stride[cv.stride_bytes];
   for (const auto& cv : data.curves) {
-    std::string name = "stride " + bytes_text(cv.stride_bytes);
+    std::string name = "stride " + probes::format_bytes(cv.stride_bytes);
     if (per_stride[cv.stride_bytes] > 1) name += " (" + fs::path(cv.source).stem().string() + ")";
     for (std::size_t i = 0; i < cv.footprint_bytes.size(); ++i) row(o, name, "line", cv.footprint_bytes[i], cv.cycles[i]);
   }
@@ -141,8 +136,8 @@ void tlb_part(const inputs& in, report_content& c) {
     const bool lv = list == &levels;
     for (const auto& L : *list) {
       const double reach = L.value("reach_bytes", 0.0);
-      f.vlines.emplace_back(reach, (lv ? "L" + std::to_string(++k) : std::string("candidate")) + " " + bytes_text(reach));
-      t.rows.push_back({lv ? "level" : "candidate", num(L.value("entries", 0.0)), bytes_text(L.value("page_bytes", 0.0)), bytes_text(reach),
+      f.vlines.emplace_back(reach, (lv ? "L" + std::to_string(++k) : std::string("candidate")) + " " + probes::format_bytes(reach));
+      t.rows.push_back({lv ? "level" : "candidate", num(L.value("entries", 0.0)), probes::format_bytes(L.value("page_bytes", 0.0)), probes::format_bytes(reach),
                         num(L.value("miss_penalty_cycles", 0.0), 3), num(L.value("confidence", 0.0), 2)});
     }
   }

@@ -15,8 +15,6 @@ struct flags {
   bool gpu = false;
   bool uncapped = false;   // --gpuprobe_uncapped: cuda_malloc cells past their cap
   bool full_grid = false;  // --gpuprobe_full: every thread count and free fraction
-  std::uint64_t full_threads = 0;  // SMs x max threads per SM (0 without a GPU)
-  std::uint64_t device_bytes = 0;
   std::uint64_t tlb_scope_bytes = 0;  // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
   std::string tlb_scope_source;
 };

@@ -84,24 +84,13 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   gpuprobe::alloc::device_array<page_t> out(n);
   gpuprobe::alloc::device_array<unsigned> steps(n);
   const unsigned blocks = unsigned((n + 255) / 256);
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "event");
-  check(cudaEventCreate(&e1), "event");
+  auto load = [&] { a.load(occ); };
+  auto launch = [&] { get_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get()); };
   // Warm-up launch (module load, first touch of the pool's lines): not timed.
-  a.load(occ);
-  get_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get());
+  load();
+  launch();
   check(cudaDeviceSynchronize(), "warm-up");
-  for (auto _ : st) {
-    a.load(occ);
-    check(cudaDeviceSynchronize(), "load");
-    check(cudaEventRecord(e0), "record");
-    get_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get());
-    check(cudaEventRecord(e1), "record");
-    check(cudaEventSynchronize(e1), "get_page kernel");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    st.SetIterationTime(ms * 1e-3);
-  }
+  gpuprobe::bench::time_iterations(st, load, launch);
   // Untimed: steps and the correctness check.
   a.load(occ);
   steps_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get(), steps.get());
@@ -129,8 +118,6 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
     st.counters["TAS_theory"] = th.tas;
     if (th.was > 0) st.counters["WAS_theory"] = th.was;
   }
-  check(cudaEventDestroy(e0), "event");
-  check(cudaEventDestroy(e1), "event");
 }
 
 __global__ void malloc_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char** out) {
@@ -242,8 +229,7 @@ int main(int argc, char** argv) {
   std::uint64_t full = 0;
   if (gpu) {
     const auto dev = gpuprobe::query_device(0);
-    full = o.full_threads = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
-    o.device_bytes = std::uint64_t(dev.memory_bytes);
+    full = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
     benchmark::AddCustomContext("gpu", dev.name);
     benchmark::AddCustomContext("gpu_uuid", dev.uuid);
     benchmark::AddCustomContext("sm_count", std::to_string(dev.sm_count));

@@ -4,6 +4,7 @@
 // launch are checked (every thread served, 16-byte aligned, inside the pool, disjoint).
 // BM_utilization/<allocator>/unit:<u>/size:<s>: allocate until out of memory (RW paper Fig. 15).
 #include "allocators/allocators.cuh"
+#include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
 #include "bench_common.hpp"
 
@@ -38,20 +39,12 @@ std::pair<std::uint64_t, std::uint64_t> verify(const alloc::device_array<char*>&
   std::vector<char*> p(n);
   out.download(p.data(), n);
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
-  std::uint64_t nulls = 0, bad = 0;
+  std::uint64_t nulls = 0;
   for (unsigned t = 0; t < n; ++t) {
-    if (!p[t]) {
-      ++nulls;
-      continue;
-    }
-    const auto a = reinterpret_cast<std::uintptr_t>(p[t]);
-    r.emplace_back(a, a + sizes(t));
-    bad += a % 16 != 0;
-    if (bytes) bad += a < reinterpret_cast<std::uintptr_t>(lo) || a + sizes(t) > reinterpret_cast<std::uintptr_t>(lo) + bytes;
+    if (p[t]) r.emplace_back(reinterpret_cast<std::uintptr_t>(p[t]), reinterpret_cast<std::uintptr_t>(p[t]) + sizes(t));
+    else ++nulls;
   }
-  std::sort(r.begin(), r.end());
-  for (std::size_t i = 1; i < r.size(); ++i) bad += r[i].first < r[i - 1].second;
-  return {nulls, bad};
+  return {nulls, alloc::count_bad_ranges(std::move(r), reinterpret_cast<std::uintptr_t>(lo), bytes)};
 }
 
 struct cell {
@@ -78,8 +71,8 @@ std::uint64_t pool_bytes(const cell& c) {
 }
 bool fits(const cell& c) { return pool_bytes(c) <= 36 * k_gib; }
 
-template <class A, class H>
-void run_cell(benchmark::State& st, const cell& c, A& a, H h, const std::function<void()>& reset, const char* lo, std::uint64_t bytes) {
+template <class H>
+void run_cell(benchmark::State& st, const cell& c, H h, const std::function<void()>& reset, const char* lo, std::uint64_t bytes) {
   const unsigned n = unsigned(c.threads), blocks = (n + 255) / 256;
   const alloc::request_sizes sizes{c.size, 0};
   alloc::device_array<char*> out(n);
@@ -108,7 +101,6 @@ void run_cell(benchmark::State& st, const cell& c, A& a, H h, const std::functio
   check(cudaDeviceSynchronize(), "free");
   st.counters["allocs_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["pool_GiB"] = double(bytes) / double(k_gib);
-  (void)a;
 }
 
 void bm_malloc(benchmark::State& st, const cell& c) {
@@ -128,14 +120,14 @@ void bm_malloc(benchmark::State& st, const cell& c) {
       pattern = alloc::hole_pattern(a.units(), free_fraction, [&](auto&) { return (s(k++) + 255) / 256; }, 42);
       pattern_key = key;
     }
-    run_cell(st, c, a, a.handle(), [&] { a.load(pattern); }, a.data(), a.pool_bytes());
+    run_cell(st, c, a.handle(), [&] { a.load(pattern); }, a.data(), a.pool_bytes());
   } else if (c.alloc == "ouroboros_page" || c.alloc == "ouroboros_chunk") {
     alloc::ouroboros_config oc;
     oc.pool_bytes = bytes;
     auto go = [&](auto* tag) {
       using A = std::remove_pointer_t<decltype(tag)>;
       auto& a = current<A>(c.alloc + "/" + std::to_string(bytes), [&] { return new A(oc); });
-      run_cell(st, c, a, a.handle(), [&] { a.reset(1.0 - free_fraction); }, a.data(), a.pool_bytes());
+      run_cell(st, c, a.handle(), [&] { a.reset(1.0 - free_fraction); }, a.data(), a.pool_bytes());
     };
     if (c.alloc == "ouroboros_page") go(static_cast<alloc::ouroboros_page*>(nullptr));
     else go(static_cast<alloc::ouroboros_chunk*>(nullptr));
@@ -143,14 +135,14 @@ void bm_malloc(benchmark::State& st, const cell& c) {
     alloc::xmalloc_config xc;
     xc.heap_bytes = k_heap_bytes;
     auto& a = current<alloc::xmalloc>("xmalloc", [&] { return new alloc::xmalloc(xc); });
-    run_cell(st, c, a, a.handle(), [] {}, nullptr, 0);
+    run_cell(st, c, a.handle(), [] {}, nullptr, 0);
   } else {
     alloc::pool_config pc;
     pc.pages = 1;
     pc.page_bytes = 1;
     alloc::ensure_malloc_heap(k_heap_bytes);
     alloc::cuda_malloc a(pc, 1.0);
-    run_cell(st, c, a, a.handle(), [] {}, nullptr, 0);
+    run_cell(st, c, a.handle(), [] {}, nullptr, 0);
   }
 }
 

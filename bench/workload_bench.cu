@@ -23,7 +23,15 @@ constexpr std::uint64_t k_gib = 1ull << 30;
 
 // ---- hash join ----
 
-workloads::hash_join& current_join(unsigned tuples);  // defined below (one join's relations alive)
+// One join's relations alive at a time (10M tuples: 320 MB).
+workloads::hash_join& current_join(unsigned tuples) {
+  static std::unique_ptr<workloads::hash_join> j;
+  if (!j || j->tuples() != tuples) {
+    j.reset();
+    j = std::make_unique<workloads::hash_join>(tuples);
+  }
+  return *j;
+}
 
 template <class A>
 void reset_pages(A& a) {
@@ -222,10 +230,10 @@ void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, s
     check(cudaDeviceSynchronize(), "verification");
     out.download(h.data(), threads);
     for (unsigned t = 0; t < threads; t += 4099) {
-      std::uint64_t s = workloads::scoped_mix(t + 1) | 1, sum = 0;
+      std::uint64_t s = alloc::mix64(t + 1) | 1, sum = 0;
       for (unsigned k = 0; k < reads; ++k) {
         s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-        sum += workloads::scoped_mix(((s * 0x2545f4914f6cdd1dull) >> 11) % n);
+        sum += alloc::mix64(((s * 0x2545f4914f6cdd1dull) >> 11) % n);
       }
       if (sum != h[t]) {
         st.SkipWithError(("verification failed: thread " + std::to_string(t) + "'s sum differs").c_str());
@@ -269,7 +277,7 @@ void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, s
       for (auto v : hv) ++cnt[v];
       ref[0] = ref[1] = ref[2] = 0;
       for (std::uint64_t g = 0; g < groups; ++g)
-        if (cnt[g]) ++ref[0], ref[1] += cnt[g], ref[2] += workloads::scoped_mix(g + 1) * cnt[g];
+        if (cnt[g]) ++ref[0], ref[1] += cnt[g], ref[2] += alloc::mix64(g + 1) * cnt[g];
       ref_groups = groups;
     }
     if (check_a[0] != ref[0] || check_a[1] != ref[1] || check_a[2] != ref[2]) {
@@ -284,17 +292,6 @@ void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, s
   st.counters["passes"] = double(passes);
 }
 
-}  // namespace
-
-namespace {
-workloads::hash_join& current_join(unsigned tuples) {
-  static std::unique_ptr<workloads::hash_join> j;
-  if (!j || j->tuples() != tuples) {
-    j.reset();
-    j = std::make_unique<workloads::hash_join>(tuples);
-  }
-  return *j;
-}
 }  // namespace
 
 // The scope: a TLB level's reach from a profile (the largest level; a candidate when none).

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 
 namespace gpuprobe::cli {
@@ -19,15 +18,6 @@ namespace fs = std::filesystem;
 struct report_options {
   std::string input, out, format = "html", python = "python3", plot_script;
 };
-
-void write_text_atomic(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary);
-    if (!(f << text)) throw error("report: cannot write '" + tmp.string() + "'");
-  }
-  fs::rename(tmp, p);
-}
 
 std::string default_plot_script() {  // reports/plot.py beside the binary's source tree
   return std::string(GPUPROBE_SOURCE_DIR) + "/reports/plot.py";
@@ -40,7 +30,7 @@ void run_report(const report_options& o) {
   fs::create_directories(figs);
   nlohmann::json manifest = {{"figures", nlohmann::json::array()}};
   for (const auto& f : content.figures) {
-    write_text_atomic(figs / (f.id + ".csv"), f.csv);
+    write_text_atomic((figs / (f.id + ".csv")).string(), f.csv);
     manifest["figures"].push_back(f.manifest());
   }
   write_json_atomic((figs / "manifest.json").string(), manifest);
@@ -54,7 +44,7 @@ void run_report(const report_options& o) {
           throw error("report: figure " + f.id + ext + " was not drawn");
   }
   const bool html = o.format == "html";
-  write_text_atomic(out / (html ? "index.html" : "index.md"), html ? analysis::render_html(content) : analysis::render_markdown(content));
+  write_text_atomic((out / (html ? "index.html" : "index.md")).string(), html ? analysis::render_html(content) : analysis::render_markdown(content));
   std::printf("gpuprobe report: %zu figures, %zu tables -> %s\n", content.figures.size(), content.tables.size(),
               (out / (html ? "index.html" : "index.md")).string().c_str());
   for (const auto& m : content.missing) std::printf("  not in the folder: %s\n", m.c_str());

@@ -13,12 +13,12 @@
 
 namespace gpuprobe {
 
-void write_json_atomic(const std::string& path, const json& doc) {
+void write_text_atomic(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
-    std::ofstream out(tmp, std::ios::trunc);
+    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
     if (!out) throw error("cannot write '" + path + "': " + std::strerror(errno));
-    out << doc.dump(2) << '\n';
+    out << text;
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
@@ -31,6 +31,8 @@ void write_json_atomic(const std::string& path, const json& doc) {
     throw error("cannot write '" + path + "': " + why);
   }
 }
+
+void write_json_atomic(const std::string& path, const json& doc) { write_text_atomic(path, doc.dump(2) + "\n"); }
 
 json read_json_file(const std::string& path) {
   std::ifstream in(path);

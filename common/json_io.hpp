@@ -10,6 +10,8 @@ using json = nlohmann::json;
 // Writes `doc` to `path` atomically: a temporary file beside it, then rename().
 // A crash or Ctrl-C never leaves a half-written file under `path`.
 void write_json_atomic(const std::string& path, const json& doc);
+// The same for any text (pages, CSV files).
+void write_text_atomic(const std::string& path, const std::string& text);
 
 // Reads a JSON file; throws gpuprobe::error with a one-line message when the file is
 // missing or not valid JSON.

@@ -59,30 +59,27 @@ __global__ void gg_insert(H h, lf_vector* vecs, unsigned vectors, unsigned n, st
   if (s) *s = std::uint32_t(base + t);
   else atomicAdd(&v->failed, 1ull);
 }
-// Read-modify-write of every element (x = 2x + 1): block b walks vectors b, b + grid, ...
-__global__ void gg_read_write(lf_vector* vecs, unsigned vectors) {
-  for (unsigned vi = blockIdx.x; vi < vectors; vi += gridDim.x) {
-    lf_vector* v = &vecs[vi];
-    const std::uint64_t n = v->size;
-    for (unsigned k = 0; detail::lfv_first(k) < n; ++k) {
-      if (reinterpret_cast<unsigned long long>(v->bucket[k]) <= detail::lfv_failed) continue;  // no memory: nothing to touch
-      auto* b = reinterpret_cast<std::uint32_t*>(v->bucket[k]);
-      const std::uint64_t cap = std::uint64_t(detail::lfv_b0) << k, left = n - detail::lfv_first(k), m = cap < left ? cap : left;
-      for (std::uint64_t j = threadIdx.x; j < m; j += blockDim.x) b[j] = 2 * b[j] + 1;
-    }
-  }
-}
-__global__ void gg_sum(const lf_vector* vecs, unsigned vectors, unsigned long long* acc) {
-  unsigned long long s = 0;
+// f(element) for every element a vector holds: block b walks vectors b, b + grid, ...; buckets
+// that found no memory hold nothing.
+template <class F>
+__device__ void lfv_for_each(lf_vector* vecs, unsigned vectors, F f) {
   for (unsigned vi = blockIdx.x; vi < vectors; vi += gridDim.x) {
     const lf_vector* v = &vecs[vi];
     for (unsigned k = 0; detail::lfv_first(k) < v->size; ++k) {
       if (reinterpret_cast<unsigned long long>(v->bucket[k]) <= detail::lfv_failed) continue;
-      const auto* b = reinterpret_cast<const std::uint32_t*>(v->bucket[k]);
+      auto* b = reinterpret_cast<std::uint32_t*>(v->bucket[k]);
       const std::uint64_t cap = std::uint64_t(detail::lfv_b0) << k, left = v->size - detail::lfv_first(k), m = cap < left ? cap : left;
-      for (std::uint64_t j = threadIdx.x; j < m; j += blockDim.x) s += b[j];
+      for (std::uint64_t j = threadIdx.x; j < m; j += blockDim.x) f(b[j]);
     }
   }
+}
+// Read-modify-write of every element (x = 2x + 1).
+__global__ void gg_read_write(lf_vector* vecs, unsigned vectors) {
+  lfv_for_each(vecs, vectors, [](std::uint32_t& x) { x = 2 * x + 1; });
+}
+__global__ void gg_sum(lf_vector* vecs, unsigned vectors, unsigned long long* acc) {
+  unsigned long long s = 0;
+  lfv_for_each(vecs, vectors, [&s](std::uint32_t& x) { s += x; });
   atomicAdd(acc, s);
 }
 template <class H>

@@ -18,8 +18,6 @@ namespace gpuprobe::workloads {
 
 using alloc::cuda_or_throw;
 
-__host__ __device__ inline std::uint64_t join_mix(std::uint64_t x) { return alloc::mix64(x); }
-
 namespace detail {
 constexpr unsigned join_block = 1024;      // threads per probe block
 constexpr unsigned join_table = 4096;      // shared-memory slots per partition (R part <= 2048)
@@ -28,12 +26,12 @@ constexpr std::uint32_t no_key = 0xffffffffu;
 __global__ void make_relations(unsigned n, std::uint32_t* rk, std::uint32_t* rp, std::uint32_t* sk, std::uint32_t* sp) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     rk[i] = i;
-    rp[i] = std::uint32_t(join_mix(i)) | 1u;
-    sk[i] = std::uint32_t(join_mix(i ^ 0xabcdefull) % n);
-    sp[i] = std::uint32_t(join_mix(i + 0x1234567ull)) | 1u;
+    rp[i] = std::uint32_t(alloc::mix64(i)) | 1u;
+    sk[i] = std::uint32_t(alloc::mix64(i ^ 0xabcdefull) % n);
+    sp[i] = std::uint32_t(alloc::mix64(i + 0x1234567ull)) | 1u;
   }
 }
-__device__ inline unsigned part_of(std::uint32_t key, unsigned mask) { return unsigned(join_mix(key ^ 0x5555ull) >> 20) & mask; }
+__device__ inline unsigned part_of(std::uint32_t key, unsigned mask) { return unsigned(alloc::mix64(key ^ 0x5555ull) >> 20) & mask; }
 __global__ void histogram(unsigned n, const std::uint32_t* k, unsigned mask, unsigned* count) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) atomicAdd(&count[part_of(k[i], mask)], 1u);
 }
@@ -60,7 +58,7 @@ __global__ void __launch_bounds__(join_block) probe(H h, const unsigned* r_off, 
     return;
   }
   for (unsigned i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
-    unsigned slot = unsigned(join_mix(rk[i])) & (join_table - 1);
+    unsigned slot = unsigned(alloc::mix64(rk[i])) & (join_table - 1);
     while (atomicCAS(&tk[slot], no_key, rk[i]) != no_key) slot = (slot + 1) & (join_table - 1);
     tp[slot] = rp[i];
   }
@@ -69,7 +67,7 @@ __global__ void __launch_bounds__(join_block) probe(H h, const unsigned* r_off, 
   unsigned used = 0;
   for (unsigned i = s_off[b] + threadIdx.x; i < s_off[b + 1]; i += blockDim.x) {
     const std::uint32_t key = sk[i];
-    unsigned slot = unsigned(join_mix(key)) & (join_table - 1);
+    unsigned slot = unsigned(alloc::mix64(key)) & (join_table - 1);
     while (tk[slot] != key && tk[slot] != no_key) slot = (slot + 1) & (join_table - 1);
     if (tk[slot] != key) continue;
     if (!page || used == slots_per_page) {
@@ -90,7 +88,7 @@ __global__ void scan_pool(const std::uint64_t* pool, std::uint64_t words, unsign
   unsigned long long c = 0, sum = 0;
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < words; i += gridDim.x * 1ull * blockDim.x) {
     const std::uint64_t v = __ldcs(&pool[i]);
-    if (v) ++c, sum += join_mix(v);
+    if (v) ++c, sum += alloc::mix64(v);
   }
   atomicAdd(&acc[0], c);
   atomicAdd(&acc[1], sum);
@@ -99,7 +97,7 @@ __global__ void scan_pool(const std::uint64_t* pool, std::uint64_t words, unsign
 __global__ void expected_sum(unsigned n, const std::uint32_t* rp, const std::uint32_t* sk, const std::uint32_t* sp, unsigned long long* acc) {
   unsigned long long sum = 0;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-    sum += join_mix((std::uint64_t(rp[sk[i]]) << 32) | sp[i]);
+    sum += alloc::mix64((std::uint64_t(rp[sk[i]]) << 32) | sp[i]);
   atomicAdd(&acc[0], sum);
 }
 }  // namespace detail

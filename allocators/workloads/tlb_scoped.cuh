@@ -14,18 +14,16 @@
 
 namespace gpuprobe::workloads {
 
-__host__ __device__ inline std::uint64_t scoped_mix(std::uint64_t x) { return alloc::mix64(x); }
-
 // data[i] = mix(i): what a sample reads is known.
 __global__ void scoped_fill(std::uint64_t* data, std::uint64_t n) {
-  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) data[i] = scoped_mix(i);
+  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) data[i] = alloc::mix64(i);
 }
 
 // One pass over elements [lo, hi): out[t] += the thread's reads that fall inside.
 __global__ void scoped_sample(const std::uint64_t* data, std::uint64_t n, unsigned reads, std::uint64_t lo, std::uint64_t hi,
                               unsigned long long* out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  std::uint64_t s = scoped_mix(t + 1) | 1, sum = 0;
+  std::uint64_t s = alloc::mix64(t + 1) | 1, sum = 0;
   for (unsigned k = 0; k < reads; ++k) {
     s ^= s >> 12, s ^= s << 25, s ^= s >> 27;  // xorshift64: the same draws in every pass
     const std::uint64_t i = ((s * 0x2545f4914f6cdd1dull) >> 11) % n;
@@ -41,7 +39,7 @@ struct group_slot {
 
 __global__ void scoped_values(std::uint32_t* v, std::uint64_t n, std::uint32_t groups) {
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x)
-    v[i] = std::uint32_t(scoped_mix(i ^ 0x77ull) % groups);
+    v[i] = std::uint32_t(alloc::mix64(i ^ 0x77ull) % groups);
 }
 
 // One pass: the values whose home slot lies in [lo, hi) are counted.
@@ -49,7 +47,7 @@ __global__ void scoped_group(const std::uint32_t* v, std::uint64_t n, group_slot
                              std::uint64_t hi) {
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) {
     const unsigned long long key = v[i] + 1ull;
-    std::uint64_t s = scoped_mix(key) % slots;
+    std::uint64_t s = alloc::mix64(key) % slots;
     if (s < lo || s >= hi) continue;
     for (;;) {
       const unsigned long long k = atomicCAS(&table[s].key, 0ull, key);
@@ -67,7 +65,7 @@ __global__ void group_checksum(const group_slot* table, std::uint64_t slots, uns
   unsigned long long occ = 0, total = 0, sum = 0;
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < slots; i += gridDim.x * 1ull * blockDim.x) {
     const group_slot g = table[i];
-    if (g.key) ++occ, total += g.count, sum += scoped_mix(g.key) * g.count;
+    if (g.key) ++occ, total += g.count, sum += alloc::mix64(g.key) * g.count;
   }
   atomicAdd(&acc[0], occ);
   atomicAdd(&acc[1], total);

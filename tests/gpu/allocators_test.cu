@@ -24,7 +24,6 @@ alloc::pool_config cfg(alloc::page_t pages) {
   return c;
 }
 
-void sync_or_throw() { alloc::cuda_or_throw(cudaDeviceSynchronize(), "kernel"); }
 
 struct churn_result {
   unsigned long long duplicates = 0, out_of_pages = 0, operations = 0;

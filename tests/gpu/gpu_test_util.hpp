@@ -8,6 +8,7 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ namespace gpuprobe::test {
 inline bool have_gpu() {
   int n = 0;
   return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+// Waits for the device; a kernel's error becomes an exception (the test fails, naming it).
+inline void sync_or_throw() {
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) throw std::runtime_error(std::string("kernel: ") + cudaGetErrorString(e));
 }
 
 #define GPUPROBE_REQUIRE_GPU() \

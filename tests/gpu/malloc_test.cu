@@ -4,6 +4,7 @@
 // signature behaviours of the baselines, and RW_malloc's memory utilization. The MallocSmall
 // cases are also run under compute-sanitizer (MallocSanitizer).
 #include "allocators/allocators.cuh"
+#include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
 #include "gpu_test_util.hpp"
 
@@ -13,10 +14,9 @@
 #include <vector>
 
 using namespace gpuprobe;
+using gpuprobe::test::sync_or_throw;
 
 namespace {
-
-void sync_or_throw() { alloc::cuda_or_throw(cudaDeviceSynchronize(), "kernel"); }
 
 __device__ std::uint32_t tag_of(unsigned t, unsigned round) { return (t * 2654435761u) ^ (round * 0x9e3779b9u) ^ 0x5bd1e995u; }
 
@@ -60,17 +60,9 @@ struct churn_result {
 // Live ranges inside [lo, lo + bytes) (bytes 0: not checked), 16-byte aligned, disjoint.
 unsigned long long check_ranges(const std::vector<char*>& p, const std::vector<std::uint32_t>& s, const char* lo, std::uint64_t bytes) {
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
-  unsigned long long bad = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    if (!p[i]) continue;
-    const auto a = reinterpret_cast<std::uintptr_t>(p[i]), b = a + (s[i] & 0xffffu);
-    if (a % 16) ++bad;
-    if (bytes && (a < reinterpret_cast<std::uintptr_t>(lo) || b > reinterpret_cast<std::uintptr_t>(lo) + bytes)) ++bad;
-    r.emplace_back(a, b);
-  }
-  std::sort(r.begin(), r.end());
-  for (std::size_t i = 1; i < r.size(); ++i) bad += r[i].first < r[i - 1].second;
-  return bad;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i]) r.emplace_back(reinterpret_cast<std::uintptr_t>(p[i]), reinterpret_cast<std::uintptr_t>(p[i]) + (s[i] & 0xffffu));
+  return alloc::count_bad_ranges(std::move(r), reinterpret_cast<std::uintptr_t>(lo), bytes);
 }
 
 template <class H>

@@ -11,9 +11,9 @@
 #include <vector>
 
 using namespace gpuprobe;
+using gpuprobe::test::sync_or_throw;
 
 namespace {
-void sync_or_throw() { alloc::cuda_or_throw(cudaDeviceSynchronize(), "kernel"); }
 
 template <class A>
 std::string join_with(unsigned n, std::uint32_t page_bytes) {

@@ -1,6 +1,7 @@
 // Allocator logic that runs on the CPU: occupancy patterns, bitmap packing, queue contents; and
 // gpuprobe-bench's list of cases, which must work on a machine without a GPU.
 #include "allocators/occupancy.hpp"
+#include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
 #include "allocators/runs.hpp"
 #include "test_util.hpp"
@@ -112,6 +113,14 @@ TEST(HolePattern, FreeShareAndHoleSizesFollowTheDraw) {
   }
   EXPECT_THROW(hole_pattern(64, 1.5, [](auto&) { return 1; }, 1), std::invalid_argument);
   EXPECT_NEAR(double(count_free_units(hole_pattern(1u << 20, 0.1, [](auto&) { return 1; }, 4))) / (1u << 20), 0.1, 0.01);
+}
+
+TEST(RangeCheck, CountsMisalignedOutsideAndOverlapping) {
+  EXPECT_EQ(count_bad_ranges({{0x1000, 0x1010}, {0x1010, 0x1100}}, 0x1000, 0x100), 0u) << "touching is not overlapping";
+  EXPECT_EQ(count_bad_ranges({{0x1008, 0x1010}}, 0x1000, 0x100), 1u) << "misaligned";
+  EXPECT_EQ(count_bad_ranges({{0x10f0, 0x1110}}, 0x1000, 0x100), 1u) << "past the pool";
+  EXPECT_EQ(count_bad_ranges({{0x10f0, 0x1110}}, 0x1000, 0), 0u) << "bounds not checked";
+  EXPECT_EQ(count_bad_ranges({{0x1020, 0x1040}, {0x1000, 0x1030}}, 0x1000, 0x100), 1u) << "overlap, in any order";
 }
 
 TEST(RequestSizes, MixedIsMultiplesOfFourIn4To8192) {
