@@ -4,6 +4,7 @@
 // atomicAnd, so a page is never handed out twice even where a lock is not taken.
 #include "allocators/occupancy.hpp"
 #include "allocators/page_pool.cuh"
+#include "allocators/regions.cuh"
 
 #include <type_traits>
 #include <vector>
@@ -97,13 +98,16 @@ class bitmap_storage {
   device_array<std::uint32_t> locks_;
 };
 
-// The owner of a bitmap allocator whose handle is {pages, bitmap view, seed, step limit}
-// (RW-BM and CoRW share it; they differ only in how get_page searches).
+// The owner of a bitmap allocator whose handle is {pages, bitmap view, seed, step limit, epoch,
+// regions} (RW-BM and CoRW share it; they differ only in how get_page searches). A tuning
+// profile's regions apply when the pool has pages to scope (page_bytes > 0); its word size is
+// the Word type (with_word).
 template <class Handle, class Word>
 class bitmap_allocator {
  public:
   using handle_type = Handle;
-  explicit bitmap_allocator(const pool_config& c = {}) : pool_(c), bm_(c.pages) {}
+  explicit bitmap_allocator(const pool_config& c = {}, const tuning& t = {})
+      : pool_(c), bm_(c.pages), regions_(t, std::uint64_t(c.pages) * c.page_bytes, std::uint64_t(c.page_bytes) * sizeof(Word) * 8) {}
   // Marks pages - free_pages random pages used (the rest free).
   void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
   // Sets the state to `used` (one entry per page, 1 = used).
@@ -112,13 +116,15 @@ class bitmap_allocator {
   void clear() { bm_.clear(); }
   handle_type handle() const {
     const auto& c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps, ++handles_};
+    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps, ++handles_, regions_.view()};
   }
   const pool_config& config() const { return pool_.config(); }
+  const region_layout& regions() const { return regions_.layout(); }
 
  private:
   page_pool pool_;
   bitmap_storage<Word> bm_;
+  region_map regions_;  // in bitmap words
   mutable unsigned long long handles_ = 0;  // one epoch per handle (per launch, in practice)
 };
 

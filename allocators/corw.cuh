@@ -34,6 +34,7 @@ struct corw_handle : pages_view {
   unsigned long long seed;
   unsigned max_rounds;  // then each lane still in need scans exhaustively
   unsigned long long epoch;  // unused by CoRW (the handle layout is shared with RW-BM)
+  region_view scope;         // TLB-scoped regions (words): the warp's SM's region first
 
   template <class Steps>
   __device__ page_t get_page(Steps& st) const {
@@ -41,12 +42,14 @@ struct corw_handle : pages_view {
     const unsigned lane = detail::lane_id();
     const unsigned lt = (1u << lane) - 1u;
     rng64 r(thread_seed(seed));
+    std::uint32_t lo, n;
+    scope.range(bm.word_count, lo, n);
     page_t mine = invalid_page;
     for (unsigned round = 0; round < max_rounds; ++round) {
       const unsigned needy = __ballot_sync(active, mine == invalid_page);
       if (!needy) return mine;
       st.add();
-      const std::uint32_t w = r.below(bm.word_count);
+      const std::uint32_t w = lo + r.below(n);
       Word seen = bm.read(w);
       const unsigned want = __popc(needy);
       const unsigned f = bitmap_view<Word>::popcount(~seen);
@@ -74,7 +77,7 @@ struct corw_handle : pages_view {
           mine = page_t(cword) * bitmap_view<Word>::bits + page_t(detail::nth_set<Word>(cw, k - cs));
       }
     }
-    if (mine == invalid_page) mine = bm.scan(r.below(bm.word_count), st);  // out of rounds: exhaustive
+    if (mine == invalid_page) mine = bm.scan(lo + r.below(n), st);  // out of rounds: exhaustive
     return mine;
   }
   __device__ page_t get_page() const {

@@ -1,5 +1,6 @@
 #pragma once
-// The pages themselves: T pages of `page_bytes` each (0: ids only), owned on the device.
+// The pages themselves: T pages of `page_bytes` each (0: ids only), on the device: cudaMalloc'd
+// and owned, or the caller's memory (`memory`, e.g. a VMM range), which must outlive the pool.
 #include "allocators/common.cuh"
 
 namespace gpuprobe::alloc {
@@ -9,15 +10,16 @@ struct pool_config {
   std::uint32_t page_bytes = 256;
   unsigned long long seed = 1;
   unsigned max_random_steps = 1u << 16;  // then a linear scan decides "out of pages" exactly
+  char* memory = nullptr;                 // pages * page_bytes bytes of the caller's (not owned)
 };
 
 class page_pool {
  public:
-  explicit page_pool(const pool_config& c) : cfg_(c), data_(std::size_t(c.pages) * c.page_bytes) {
+  explicit page_pool(const pool_config& c) : cfg_(c), data_(c.memory ? 0 : std::size_t(c.pages) * c.page_bytes) {
     if (c.pages == 0 || c.pages == invalid_page) throw std::invalid_argument("page_pool: pages must be in [1, 2^32 - 1)");
   }
   const pool_config& config() const { return cfg_; }
-  char* data() const { return data_.get(); }
+  char* data() const { return cfg_.memory ? cfg_.memory : data_.get(); }
 
  private:
   pool_config cfg_;

@@ -11,24 +11,27 @@ struct rw_bm_handle : pages_view {
   unsigned long long seed;
   unsigned max_random_steps;
   unsigned long long epoch;  // differs per handle() call: rotates the first words per launch
+  region_view scope;         // TLB-scoped regions (words): random words from the SM's region first
 
   template <class Steps>
   __device__ page_t get_page(Steps& st) const {
     rng64 r(thread_seed(seed));
+    std::uint32_t lo, n;
+    scope.range(bm.word_count, lo, n);
     // First word: a random rotation of the thread id, so threads of one launch start on distinct
     // words (Eq. 5 assumes no two threads probe one word at once; uniform draws collide in the
     // LockMap, which costs steps the model does not have). Later words are uniform draws.
     const unsigned long long gtid = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
-    const std::uint32_t first = std::uint32_t((rng64(seed ^ (epoch * 0x9e3779b97f4a7c15ull)).next() + gtid) % bm.word_count);
+    const std::uint32_t first = lo + std::uint32_t((rng64(seed ^ (epoch * 0x9e3779b97f4a7c15ull)).next() + gtid) % n);
     for (unsigned k = 0; k < max_random_steps; ++k) {
-      const std::uint32_t w = k == 0 ? first : r.below(bm.word_count);
+      const std::uint32_t w = k == 0 ? first : lo + r.below(n);
       st.add();
       if (!bm.lock(w)) continue;  // locked by another thread: that word is not a source now
       const page_t p = bm.take_one(w, bm.read(w));
       bm.unlock(w);
       if (p != invalid_page) return p;
     }
-    return bm.scan(r.below(bm.word_count), st);
+    return bm.scan(lo + r.below(n), st);
   }
   __device__ page_t get_page() const {
     no_steps s;

@@ -16,6 +16,7 @@
 // for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
 #include "allocators/common.cuh"
 #include "allocators/occupancy.hpp"
+#include "allocators/regions.cuh"
 #include "allocators/runs.hpp"
 
 namespace gpuprobe::alloc {
@@ -25,6 +26,7 @@ struct malloc_config {
   std::uint32_t unit_bytes = 256;
   unsigned long long seed = 1;
   unsigned max_rounds = 32;  // random regions before the exhaustive scan
+  char* memory = nullptr;    // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
 
 namespace detail {
@@ -58,6 +60,7 @@ struct rw_malloc_handle {
   std::uint32_t unit_bytes;
   unsigned long long seed;
   unsigned max_rounds;
+  region_view scope;  // TLB-scoped regions (in bitmap regions of 32 words): random regions from the SM's first
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const { return std::uint64_t(region_units) * unit_bytes; }
@@ -126,13 +129,15 @@ struct rw_malloc_handle {
     const std::uint32_t scan_start = __shfl_sync(active, r.below(word_count), leader);
     const unsigned windows = (word_count + 15) / 16;
     const std::uint32_t regions = (word_count + region_words - 1) / region_words;
+    std::uint32_t lo, n;
+    scope.range(regions, lo, n);
     std::uint64_t w0 = 0;
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
       // Random regions start on a region boundary: first-fit then packs each region from its start
       // and keeps its free space in one run at its end (random word starts scatter allocations
       // and leave no long runs in a half-full pool).
       if (reread == 0) {
-        w0 = round < max_rounds ? std::uint64_t(__shfl_sync(active, r.below(regions), leader)) * region_words
+        w0 = round < max_rounds ? std::uint64_t(lo + __shfl_sync(active, r.below(n), leader)) * region_words
                                 : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
         if (w0 + region_words > word_count) w0 = word_count > region_words ? word_count - region_words : 0;
       }
@@ -194,8 +199,10 @@ struct rw_malloc_handle {
 class rw_malloc {
  public:
   using handle_type = rw_malloc_handle;
-  explicit rw_malloc(const malloc_config& c = {})
-      : cfg_(checked(c)), data_(c.pool_bytes), words_((units() + 63) / 64), meta_(units()) {
+  // A tuning profile's regions scope the random regions each SM draws (the scan still sees all).
+  explicit rw_malloc(const malloc_config& c = {}, const tuning& t = {})
+      : cfg_(checked(c)), data_(c.memory ? 0 : c.pool_bytes), words_((units() + 63) / 64), meta_(units()),
+        regions_(t, units() * c.unit_bytes, std::uint64_t(handle_type::region_units) * c.unit_bytes) {
     load(std::vector<unsigned long long>(words_.size(), 0), true);
   }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
@@ -218,10 +225,11 @@ class rw_malloc {
     return w;
   }
   handle_type handle() const {
-    return {data_.get(), words_.get(), meta_.get(), std::uint32_t(words_.size()), cfg_.unit_bytes, cfg_.seed, cfg_.max_rounds};
+    return {data(), words_.get(), meta_.get(), std::uint32_t(words_.size()), cfg_.unit_bytes, cfg_.seed, cfg_.max_rounds, regions_.view()};
   }
   const malloc_config& config() const { return cfg_; }
-  char* data() const { return data_.get(); }
+  const region_layout& regions() const { return regions_.layout(); }
+  char* data() const { return cfg_.memory ? cfg_.memory : data_.get(); }
   std::uint64_t pool_bytes() const { return units() * cfg_.unit_bytes; }
 
  private:
@@ -235,6 +243,7 @@ class rw_malloc {
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
+  region_map regions_;  // in bitmap regions
 };
 
 }  // namespace gpuprobe::alloc

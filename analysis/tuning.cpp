@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace gpuprobe::analysis {
 
@@ -61,7 +62,8 @@ region_decision decide_regions(const json& profile) {
 json word_decision::to_json(const std::vector<word_point>& points) const {
   json p = json::array();
   for (const auto& w : points)
-    p.push_back({{"free_fraction", w.free_fraction}, {"ms32", w.ms32}, {"ms64", w.ms64}, {"tas32_eq5", w.tas32}, {"tas64_eq5", w.tas64}});
+    p.push_back({{"allocator", w.allocator}, {"free_fraction", w.free_fraction}, {"pages", w.pages}, {"free_pages", w.free_pages}, {"threads", w.threads},
+                 {"ms32", w.ms32}, {"ms64", w.ms64}, {"tas32_eq5", w.tas32}, {"tas64_eq5", w.tas64}, {"was32_eq6", w.was32}, {"was64_eq6", w.was64}});
   return {{"word_bits", word_bits}, {"geomean_ratio_64_over_32", geomean_ratio}, {"reason", reason}, {"measurements", p}};
 }
 
@@ -77,15 +79,101 @@ word_decision decide_word_size(const std::vector<word_point>& points, double tie
   char buf[256];
   if (std::fabs(d.geomean_ratio - 1) <= tie) {
     d.word_bits = 32;
-    std::snprintf(buf, sizeof buf, "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu free fractions): within %.0f%%, 32 kept",
+    std::snprintf(buf, sizeof buf, "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu measurements): within %.0f%%, 32 kept",
                   d.geomean_ratio, points.size(), tie * 100);
   } else {
     d.word_bits = d.geomean_ratio < 1 ? 64 : 32;
-    std::snprintf(buf, sizeof buf, "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu free fractions): %d chosen",
+    std::snprintf(buf, sizeof buf, "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu measurements): %d chosen",
                   d.geomean_ratio, points.size(), d.word_bits);
   }
   d.reason = buf;
   return d;
+}
+
+json scope_decision::to_json() const {
+  return {{"bytes", bytes}, {"level", level.empty() ? json(nullptr) : json(level)}, {"reason", reason}};
+}
+
+scope_decision decide_tlb_scope(const json& profile) {
+  if (!profile.contains("tlb") || !profile["tlb"].is_object()) throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+  scope_decision d;
+  for (const char* key : {"levels", "candidates"}) {
+    const auto list = profile["tlb"].value(key, json::array());
+    double reach = 0, page = 0;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      if (list[i].value("reach_bytes", 0.0) > reach)
+        reach = list[i].value("reach_bytes", 0.0), page = list[i].value("page_bytes", 0.0), d.level = std::string(key) + "[" + std::to_string(i) + "]";
+    if (reach > 0) {
+      const double unit = page > 0 ? page : double(2u << 20);
+      d.bytes = std::uint64_t(std::floor(reach / unit) * unit);
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "%s %s reaches %.4g GiB: one pass of a TLB-scoped kernel covers %.4g GiB (whole %.4g MiB pages)",
+                    std::string(key) == "levels" ? "the largest TLB level" : "no TLB level; the largest candidate", d.level.c_str(),
+                    reach / double(1ull << 30), double(d.bytes) / double(1ull << 30), unit / double(1 << 20));
+      d.reason = buf;
+      return d;
+    }
+  }
+  d.level.clear();
+  d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
+  return d;
+}
+
+json crw_decision::to_json(const std::vector<crw_point>& points) const {
+  json p = json::array();
+  for (const auto& c : points) p.push_back({{"start", c.start}, {"free_fraction", c.free_fraction}, {"ms", c.ms}});
+  return {{"start", start}, {"geomean_ratio_to_thread", geomean_ratio}, {"reason", reason}, {"measurements", p}};
+}
+
+crw_decision decide_crw_placement(const std::vector<crw_point>& points, double tie) {
+  std::map<std::string, std::map<double, double>> by;  // start -> fraction -> ms
+  for (const auto& p : points) {
+    if (!(p.ms > 0)) throw error("tune: a CRW placement measurement is not positive");
+    by[p.start][p.free_fraction] = p.ms;
+  }
+  if (!by.count("thread")) throw error("tune: no CRW measurement of the default start (thread)");
+  const auto& base = by["thread"];
+  crw_decision d;
+  std::string best = "thread";
+  double best_ratio = 1;
+  std::string detail;
+  for (const auto& [start, ms] : by) {
+    if (ms.size() != base.size()) throw error("tune: CRW start '" + start + "' lacks some free fractions");
+    double log_sum = 0;
+    for (const auto& [f, t] : ms) {
+      if (!base.count(f)) throw error("tune: CRW start '" + start + "' measured at a free fraction the default was not");
+      log_sum += std::log(t / base.at(f));
+    }
+    const double ratio = std::exp(log_sum / double(ms.size()));
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.3fx", detail.empty() ? "" : ", ", start.c_str(), ratio);
+    detail += buf;
+    if (ratio < best_ratio) best_ratio = ratio, best = start;
+  }
+  char buf[512];
+  if (best != "thread" && best_ratio >= 1 - tie) {
+    std::snprintf(buf, sizeof buf, "times relative to the per-thread start (geometric mean over %zu free fractions): %s; the best is within %.0f%%, thread kept",
+                  base.size(), detail.c_str(), tie * 100);
+    best = "thread", best_ratio = 1;
+  } else {
+    std::snprintf(buf, sizeof buf, "times relative to the per-thread start (geometric mean over %zu free fractions): %s; %s chosen", base.size(),
+                  detail.c_str(), best.c_str());
+  }
+  d.start = best;
+  d.geomean_ratio = best_ratio;
+  d.reason = buf;
+  return d;
+}
+
+json allocator_block(const word_decision& w, const region_decision& r, const crw_decision& c, const scope_decision& s) {
+  return {{"word_bits", w.word_bits},
+          {"regions", r.regions},
+          {"max_region_bytes", std::uint64_t(r.max_region_bytes)},
+          {"region_align_bytes", std::uint64_t(r.page_bytes)},
+          {"sm_region", r.sm_region},
+          {"crw_start", c.start},
+          {"vm_page_bytes", 2u << 20},
+          {"tlb_scope_bytes", s.bytes}};
 }
 
 }  // namespace gpuprobe::analysis

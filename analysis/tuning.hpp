@@ -32,7 +32,10 @@ region_decision decide_regions(const nlohmann::json& profile);
 struct word_point {
   double free_fraction = 0;
   double ms32 = 0, ms64 = 0;          // medians
-  double tas32 = 0, tas64 = 0;        // Eq. 5 for w = 32, 64
+  double tas32 = 0, tas64 = 0;        // Theorem 1 (Eq. 5) for w = 32, 64
+  std::string allocator = "";         // rw_bm | corw
+  double was32 = 0, was64 = 0;        // Theorem 2 (Eq. 6) bounds
+  double pages = 0, free_pages = 0, threads = 0;
 };
 struct word_decision {
   int word_bits = 32;
@@ -41,5 +44,36 @@ struct word_decision {
   nlohmann::json to_json(const std::vector<word_point>& points) const;
 };
 word_decision decide_word_size(const std::vector<word_point>& points, double tie = 0.03);
+
+// The scope of TLB-scoped kernels (sampling, grouping: every SM walks the same scope): the reach
+// of the profile's largest TLB level in whole pages of it, else of its largest candidate (said
+// so), else 0 = one pass.
+struct scope_decision {
+  std::uint64_t bytes = 0;
+  std::string level;  // "levels[i]" / "candidates[i]" or ""
+  std::string reason;
+  nlohmann::json to_json() const;
+};
+scope_decision decide_tlb_scope(const nlohmann::json& profile);
+
+// CRW cluster placement from measured times of each candidate start ("thread" = RW paper
+// Alg. 5, the default) at several free fractions: the lowest geometric mean, unless it is within
+// `tie` of the default's, when the default is kept.
+struct crw_point {
+  std::string start;
+  double free_fraction = 0;
+  double ms = 0;  // median
+};
+struct crw_decision {
+  std::string start = "thread";
+  double geomean_ratio = 1;  // chosen / thread
+  std::string reason;
+  nlohmann::json to_json(const std::vector<crw_point>& points) const;
+};
+crw_decision decide_crw_placement(const std::vector<crw_point>& points, double tie = 0.03);
+
+// The block allocators read (allocators/load_tuning.hpp): word_bits, regions, max_region_bytes,
+// region_align_bytes, sm_region, crw_start, vm_page_bytes, tlb_scope_bytes.
+nlohmann::json allocator_block(const word_decision& w, const region_decision& r, const crw_decision& c, const scope_decision& s);
 
 }  // namespace gpuprobe::analysis

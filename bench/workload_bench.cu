@@ -7,6 +7,7 @@
 #include "allocators/workloads/growable_array.cuh"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
+#include "analysis/tuning.hpp"
 #include "bench_common.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -195,122 +196,59 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
 
 probes::alloc_kind pool_kind(const std::string& s) { return s == "vmm" ? probes::alloc_kind::vmm : probes::alloc_kind::cudamalloc; }
 
+// The pool and the driver of one (workload, pool, footprint): one alive at a time.
+struct scoped_state {
+  probes::device_pool mem;
+  std::unique_ptr<workloads::sampling_run> sampling;
+  std::unique_ptr<workloads::grouping_run> grouping;
+  scoped_state(bool g, const std::string& pool, std::uint64_t footprint) : mem(pool_kind(pool), footprint, 0, 7) {
+    if (g) grouping = std::make_unique<workloads::grouping_run>(mem.data(), footprint);
+    else sampling = std::make_unique<workloads::sampling_run>(mem.data(), footprint);
+  }
+};
+
 void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, std::uint64_t footprint, bool scoped) {
   const auto& o = options();
   if (scoped && o.tlb_scope_bytes == 0) {
     st.SkipWithError("no TLB scope: give --gpuprobe_profile=profile.json (a TLB level or candidate) or --gpuprobe_tlb_scope=BYTES");
     return;
   }
-  const std::uint64_t scope = scoped ? o.tlb_scope_bytes : footprint;
-  const std::uint64_t passes = workloads::scope_passes(footprint, scope);
-  auto& mem = current<probes::device_pool>("scoped/" + pool + "/" + std::to_string(footprint),
-                                           [&] { return new probes::device_pool(pool_kind(pool), footprint, 0, 7); });
-  unsigned long long check_a[3] = {0, 0, 0};
-  if (!grouping) {
-    const std::uint64_t n = footprint / 8;
-    const unsigned threads = 1u << 20, reads = 256;
-    static std::uint64_t filled = 0;
-    if (filled != footprint + std::uint64_t(pool == "vmm")) {
-      workloads::scoped_fill<<<4096, 256>>>(reinterpret_cast<std::uint64_t*>(mem.data()), n);
-      check(cudaDeviceSynchronize(), "fill");
-      filled = footprint + std::uint64_t(pool == "vmm");
-    }
-    alloc::device_array<unsigned long long> out(threads);
-    auto launch = [&] {
-      for (std::uint64_t p = 0; p < passes; ++p)
-        workloads::scoped_sample<<<threads / 256, 256>>>(reinterpret_cast<const std::uint64_t*>(mem.data()), n, reads, p * (scope / 8),
-                                                         std::min(n, (p + 1) * (scope / 8)), out.get());
-    };
-    time_iterations(st, [&] { out.zero(); }, launch);
-    // Check: the sums equal what the reads must give (data[i] = mix(i)), recomputed on the host
-    // for a sample of threads.
-    std::vector<unsigned long long> h(threads);
-    out.zero();
-    launch();
-    check(cudaDeviceSynchronize(), "verification");
-    out.download(h.data(), threads);
-    for (unsigned t = 0; t < threads; t += 4099) {
-      std::uint64_t s = alloc::mix64(t + 1) | 1, sum = 0;
-      for (unsigned k = 0; k < reads; ++k) {
-        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
-        sum += alloc::mix64(((s * 0x2545f4914f6cdd1dull) >> 11) % n);
-      }
-      if (sum != h[t]) {
-        st.SkipWithError(("verification failed: thread " + std::to_string(t) + "'s sum differs").c_str());
-        return;
-      }
-    }
-    st.counters["reads_per_s"] = benchmark::Counter(double(threads) * reads, benchmark::Counter::kIsIterationInvariantRate);
+  const std::uint64_t scope = scoped ? o.tlb_scope_bytes : 0;
+  auto& s = current<scoped_state>(std::string(grouping ? "grouping/" : "sampling/") + pool + "/" + std::to_string(footprint),
+                                  [&] { return new scoped_state(grouping, pool, footprint); });
+  auto run = [&](auto& r) {
+    time_iterations(st, [&] { r.reset(); }, [&] { r.launch(scope); });
+    r.reset();
+    r.launch(scope);
+    return r.verify();
+  };
+  const std::string why = grouping ? run(*s.grouping) : run(*s.sampling);
+  if (!why.empty()) {
+    st.SkipWithError(("verification failed: " + why).c_str());
+    return;
+  }
+  if (grouping) {
+    st.counters["inserts_per_s"] = benchmark::Counter(double(s.grouping->input()), benchmark::Counter::kIsIterationInvariantRate);
+    st.counters["groups"] = double(s.grouping->groups());
   } else {
-    const std::uint64_t input = 1ull << 28;
-    const std::uint64_t slots = footprint / sizeof(workloads::group_slot);
-    const std::uint32_t groups = std::uint32_t(std::min<std::uint64_t>(slots / 2, 0xffffffffull));
-    static alloc::device_array<std::uint32_t> values;
-    static std::uint32_t values_groups = 0;
-    if (values_groups != groups) {
-      values = alloc::device_array<std::uint32_t>();
-      values = alloc::device_array<std::uint32_t>(input);
-      workloads::scoped_values<<<4096, 256>>>(values.get(), input, groups);
-      check(cudaDeviceSynchronize(), "values");
-      values_groups = groups;
-    }
-    auto* table = reinterpret_cast<workloads::group_slot*>(mem.data());
-    const std::uint64_t per = std::max<std::uint64_t>(1, scope / sizeof(workloads::group_slot));
-    auto launch = [&] {
-      for (std::uint64_t p = 0; p < passes; ++p)
-        workloads::scoped_group<<<4096, 256>>>(values.get(), input, table, slots, p * per, std::min(slots, (p + 1) * per));
-    };
-    time_iterations(st, [&] { check(cudaMemsetAsync(table, 0, slots * sizeof(workloads::group_slot)), "memset"); }, launch);
-    alloc::device_array<unsigned long long> acc(3);
-    acc.zero();
-    workloads::group_checksum<<<4096, 256>>>(table, slots, acc.get());
-    check(cudaDeviceSynchronize(), "checksum");
-    acc.download(check_a, 3);
-    // The reference: the same values counted on the host (a sample of groups would not check
-    // placement; totals and a placement-free checksum do).
-    static std::uint32_t ref_groups = 0;
-    static unsigned long long ref[3];
-    if (ref_groups != groups) {
-      std::vector<std::uint32_t> hv(input);
-      values.download(hv.data(), input);
-      std::vector<std::uint32_t> cnt(groups, 0);
-      for (auto v : hv) ++cnt[v];
-      ref[0] = ref[1] = ref[2] = 0;
-      for (std::uint64_t g = 0; g < groups; ++g)
-        if (cnt[g]) ++ref[0], ref[1] += cnt[g], ref[2] += alloc::mix64(g + 1) * cnt[g];
-      ref_groups = groups;
-    }
-    if (check_a[0] != ref[0] || check_a[1] != ref[1] || check_a[2] != ref[2]) {
-      st.SkipWithError("verification failed: group counts differ from the host's");
-      return;
-    }
-    st.counters["inserts_per_s"] = benchmark::Counter(double(input), benchmark::Counter::kIsIterationInvariantRate);
-    st.counters["groups"] = double(groups);
+    st.counters["reads_per_s"] = benchmark::Counter(s.sampling->reads(), benchmark::Counter::kIsIterationInvariantRate);
   }
   st.counters["footprint_GiB"] = double(footprint) / double(k_gib);
-  st.counters["scope_GiB"] = double(std::min(scope, footprint)) / double(k_gib);
-  st.counters["passes"] = double(passes);
+  st.counters["scope_GiB"] = double(scope ? std::min(scope, footprint) : footprint) / double(k_gib);
+  st.counters["passes"] = double(workloads::scope_passes(footprint, scope));
 }
 
 }  // namespace
 
-// The scope: a TLB level's reach from a profile (the largest level; a candidate when none).
+// The scope: tune's decision (the largest TLB level's reach; a candidate's when none).
 void read_tlb_scope(const std::string& profile) {
   const auto doc = read_json_file(profile);
   require_schema(doc, "gpuprobe.profile", 1, profile);
-  const auto tlb = doc.value("tlb", nlohmann::json::object());
-  for (const char* key : {"levels", "candidates"}) {
-    const auto list = tlb.value(key, nlohmann::json::array());
-    double reach = 0;
-    for (const auto& L : list) reach = std::max(reach, L.value("reach_bytes", 0.0));
-    if (reach > 0) {
-      auto& o = options();
-      o.tlb_scope_bytes = std::uint64_t(reach) / (2u << 20) * (2u << 20);  // whole 2 MiB pages
-      o.tlb_scope_source = profile + " (" + (std::string(key) == "levels" ? "largest TLB level" : "largest TLB candidate, no level found") + ")";
-      return;
-    }
-  }
-  throw error("'" + profile + "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
+  const auto d = analysis::decide_tlb_scope(doc);
+  if (d.bytes == 0) throw error("'" + profile + "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
+  auto& o = options();
+  o.tlb_scope_bytes = d.bytes;
+  o.tlb_scope_source = profile + " (" + d.reason + ")";
 }
 
 void register_workload_benchmarks() {

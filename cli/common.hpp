@@ -37,5 +37,7 @@ void setup_atomics(CLI::App& parent);
 void setup_theory(CLI::App& parent);
 void setup_report(CLI::App& parent);
 void setup_characterize(CLI::App& parent);
+void setup_tune(CLI::App& parent);
+void setup_validate(CLI::App& parent);
 
 }  // namespace gpuprobe::cli

@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   gpuprobe::cli::setup_theory(app);
   gpuprobe::cli::setup_report(app);
   gpuprobe::cli::setup_characterize(app);
+  gpuprobe::cli::setup_tune(app);
+  gpuprobe::cli::setup_validate(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,6 +12,10 @@
 #include "allocators/common.cuh"
 #include "allocators/hash.hpp"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace gpuprobe::workloads {
 
 // data[i] = mix(i): what a sample reads is known.
@@ -77,5 +81,97 @@ inline std::uint64_t scope_passes(std::uint64_t footprint_bytes, std::uint64_t s
   if (scope_bytes == 0 || scope_bytes >= footprint_bytes) return 1;
   return (footprint_bytes + scope_bytes - 1) / scope_bytes;
 }
+
+// Host drivers over the caller's memory (gpuprobe-bench and gpuprobe validate share them):
+// reset() (untimed), launch(scope) (every pass; scope 0 = one pass), then verify() -> "" or what
+// is wrong.
+
+// Sampling: data[i] = mix(i) over `bytes`; `threads` threads read `reads` elements each.
+class sampling_run {
+ public:
+  sampling_run(void* data, std::uint64_t bytes, unsigned threads = 1u << 20, unsigned reads = 256)
+      : data_(static_cast<std::uint64_t*>(data)), n_(bytes / 8), threads_(threads), reads_(reads), out_(threads) {
+    scoped_fill<<<4096, 256>>>(data_, n_);
+    alloc::cuda_or_throw(cudaDeviceSynchronize(), "sampling fill");
+  }
+  void reset() { alloc::cuda_or_throw(cudaMemsetAsync(out_.get(), 0, threads_ * sizeof(unsigned long long)), "memset"); }
+  void launch(std::uint64_t scope_bytes) {
+    const std::uint64_t per = scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / 8) : n_;
+    for (std::uint64_t lo = 0; lo < n_; lo += per)
+      scoped_sample<<<threads_ / 256, 256>>>(data_, n_, reads_, lo, std::min(n_, lo + per), out_.get());
+    alloc::cuda_or_throw(cudaGetLastError(), "scoped_sample");
+  }
+  // Each sampled thread's sum recomputed on the host (data[i] = mix(i)).
+  std::string verify() {
+    std::vector<unsigned long long> h(threads_);
+    alloc::cuda_or_throw(cudaDeviceSynchronize(), "sampling");
+    out_.download(h.data(), threads_);
+    for (unsigned t = 0; t < threads_; t += 4099) {
+      std::uint64_t s = alloc::mix64(t + 1) | 1, sum = 0;
+      for (unsigned k = 0; k < reads_; ++k) {
+        s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
+        sum += alloc::mix64(((s * 0x2545f4914f6cdd1dull) >> 11) % n_);
+      }
+      if (sum != h[t]) return "thread " + std::to_string(t) + "'s sum differs";
+    }
+    return "";
+  }
+  double reads() const { return double(threads_) * reads_; }
+
+ private:
+  std::uint64_t* data_;
+  std::uint64_t n_;
+  unsigned threads_, reads_;
+  alloc::device_array<unsigned long long> out_;
+};
+
+// Grouping: `input` values into a table of `bytes` (slots of 16 B), groups = slots / 2.
+class grouping_run {
+ public:
+  grouping_run(void* table, std::uint64_t bytes, std::uint64_t input = 1ull << 28)
+      : table_(static_cast<group_slot*>(table)), slots_(bytes / sizeof(group_slot)), input_(input),
+        groups_(std::uint32_t(std::min<std::uint64_t>(slots_ / 2, 0xffffffffull))), values_(input), acc_(3) {
+    scoped_values<<<4096, 256>>>(values_.get(), input_, groups_);
+    alloc::cuda_or_throw(cudaDeviceSynchronize(), "grouping values");
+  }
+  void reset() { alloc::cuda_or_throw(cudaMemsetAsync(table_, 0, slots_ * sizeof(group_slot)), "memset table"); }
+  void launch(std::uint64_t scope_bytes) {
+    const std::uint64_t per = scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / sizeof(group_slot)) : slots_;
+    for (std::uint64_t lo = 0; lo < slots_; lo += per)
+      scoped_group<<<4096, 256>>>(values_.get(), input_, table_, slots_, lo, std::min(slots_, lo + per));
+    alloc::cuda_or_throw(cudaGetLastError(), "scoped_group");
+  }
+  // Occupied slots, total count and a placement-free checksum against the values counted on the
+  // host (a sample of groups would not check placement; these do).
+  std::string verify() {
+    acc_.zero();
+    group_checksum<<<4096, 256>>>(table_, slots_, acc_.get());
+    alloc::cuda_or_throw(cudaDeviceSynchronize(), "checksum");
+    unsigned long long got[3];
+    acc_.download(got, 3);
+    if (!ref_done_) {
+      std::vector<std::uint32_t> hv(input_);
+      values_.download(hv.data(), input_);
+      std::vector<std::uint32_t> cnt(groups_, 0);
+      for (auto v : hv) ++cnt[v];
+      for (std::uint64_t g = 0; g < groups_; ++g)
+        if (cnt[g]) ++ref_[0], ref_[1] += cnt[g], ref_[2] += alloc::mix64(g + 1) * cnt[g];
+      ref_done_ = true;
+    }
+    if (got[0] != ref_[0] || got[1] != ref_[1] || got[2] != ref_[2]) return "group counts differ from the host's";
+    return "";
+  }
+  std::uint64_t input() const { return input_; }
+  std::uint32_t groups() const { return groups_; }
+
+ private:
+  group_slot* table_;
+  std::uint64_t slots_, input_;
+  std::uint32_t groups_;
+  alloc::device_array<std::uint32_t> values_;
+  alloc::device_array<unsigned long long> acc_;
+  unsigned long long ref_[3] = {0, 0, 0};
+  bool ref_done_ = false;
+};
 
 }  // namespace gpuprobe::workloads

@@ -12,14 +12,7 @@ using gpuprobe::test::file_exists;
 using gpuprobe::test::run_gpuprobe;
 using gpuprobe::test::temp_path;
 
-namespace {
-void expect_one_line_error(const gpuprobe::test::run_result& r, const std::string& out_path) {
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-  EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << r.err;
-  EXPECT_FALSE(file_exists(out_path)) << out_path;
-}
-}  // namespace
+using gpuprobe::test::expect_one_line_error;
 
 TEST(Cli, AnalyzeTlbOnK80FixturesWritesAProfile) {
   const auto out = temp_path("k80_profile.json");

@@ -2,6 +2,9 @@
 // Helpers for host tests: synthetic TLB curves, fixture paths, running the CLI.
 #include "analysis/tlb_data.hpp"
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -65,5 +68,15 @@ run_result run_gpuprobe(const std::string& args);
 
 std::string temp_path(const std::string& name);
 bool file_exists(const std::string& path);
+
+// A failed run: non-zero exit, exactly one line "gpuprobe: error: ..." on stderr containing
+// `needle`, and no output file at `out_path`.
+inline void expect_one_line_error(const run_result& r, const std::string& out_path, const std::string& needle = "") {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_FALSE(file_exists(out_path)) << out_path;
+}
 
 }  // namespace gpuprobe::test

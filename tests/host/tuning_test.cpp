@@ -41,3 +41,35 @@ TEST(Tuning, WordSizeByGeometricMeanWithATieBand) {
   EXPECT_THROW(decide_word_size({}), std::exception);
   EXPECT_THROW(decide_word_size({{0.5, 0, 1, 1, 1}}), std::exception);
 }
+
+TEST(Tuning, ScopeIsTheLargestLevelElseACandidateElseOnePass) {
+  const json with_level = {{"tlb",
+                            {{"levels", {{{"reach_bytes", 8.0 * 1048576}, {"page_bytes", 2097152}}, {{"reach_bytes", 3.5 * 1073741824}, {"page_bytes", 2097152}}}},
+                             {"candidates", {{{"reach_bytes", 64.0 * 1073741824}, {"page_bytes", 33554432}}}}}}};
+  const auto a = decide_tlb_scope(with_level);
+  EXPECT_EQ(a.bytes, 3584ull << 20) << "the largest level, not the larger candidate";
+  EXPECT_EQ(a.level, "levels[1]");
+  const json only_candidate = {{"tlb", {{"levels", json::array()}, {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}}}}}};
+  const auto b = decide_tlb_scope(only_candidate);
+  EXPECT_EQ(b.bytes, 2065ull * 33554432ull) << "whole 32 MiB pages of the candidate";
+  EXPECT_NE(b.reason.find("candidate"), std::string::npos) << b.reason;
+  const auto c = decide_tlb_scope(json{{"tlb", json::object()}});
+  EXPECT_EQ(c.bytes, 0u);
+  EXPECT_NE(c.reason.find("one pass"), std::string::npos);
+  EXPECT_THROW(decide_tlb_scope(json::object()), std::exception);
+}
+
+TEST(Tuning, CrwPlacementKeepsTheDefaultInsideTheTieBand) {
+  const std::vector<crw_point> clear = {{"thread", 0.5, 2.0}, {"warp", 0.5, 1.0}, {"warp_vm", 0.5, 1.1},
+                                        {"thread", 0.1, 4.0}, {"warp", 0.1, 2.2}, {"warp_vm", 0.1, 2.6}};
+  const auto d = decide_crw_placement(clear);
+  EXPECT_EQ(d.start, "warp") << d.reason;  // warp: sqrt(0.5 * 0.55) = 0.524; warp_vm: sqrt(0.55 * 0.65) = 0.598
+  EXPECT_LT(d.geomean_ratio, 0.6);
+  const auto tie = decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.98}});
+  EXPECT_EQ(tie.start, "thread");
+  EXPECT_NE(tie.reason.find("thread kept"), std::string::npos) << tie.reason;
+  const auto worse = decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 1.5}});
+  EXPECT_EQ(worse.start, "thread");
+  EXPECT_THROW(decide_crw_placement({{"warp", 0.5, 1.0}}), std::exception) << "no default measured";
+  EXPECT_THROW(decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.1, 1.0}}), std::exception) << "fractions differ";
+}

@@ -1,0 +1,120 @@
+// gpuprobe tune: profile.json -> tuning.json (gpuprobe.tuning/1). Regions and the TLB scope
+// follow from the profile; the bitmap word size and CRW's cluster placement are measured here,
+// on this GPU. Each decision records its reason and the numbers behind it.
+#include "analysis/models.hpp"
+#include "analysis/steps.hpp"
+#include "analysis/tuning.hpp"
+#include "cli/common.hpp"
+#include "common/device_info.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "tune/measure.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+namespace gpuprobe::cli {
+
+namespace {
+
+struct tune_options {
+  common_options common;
+  std::string profile;
+  int reps = 12;
+  bool quick = false;
+};
+
+// The profile, checked for what the decisions need (one-line errors).
+json read_profile(const std::string& path) {
+  json p = read_json_file(path);
+  require_schema(p, "gpuprobe.profile", 1, path);
+  if (!p.contains("tlb") || !p["tlb"].is_object()) throw error(path + ": no \"tlb\" block (not written by gpuprobe characterize?)");
+  if (!p.contains("device") || !p["device"].is_object()) throw error(path + ": no \"device\" block");
+  return p;
+}
+
+void run_tune(const tune_options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_output_path(o.common.out);
+  if (o.reps < 3) throw error("tune: --reps must be at least 3");
+  const json profile = read_profile(o.profile);
+  const auto regions = analysis::decide_regions(profile);
+  const auto scope = analysis::decide_tlb_scope(profile);
+  const auto dev = query_device(o.common.device);
+  const std::string measured_on = profile["device"].value("uuid", "");
+  const bool same_gpu = measured_on == dev.uuid;
+  std::printf("gpuprobe tune: %s (%s), profile %s\n", dev.name.c_str(), dev.uuid.c_str(), o.profile.c_str());
+  if (!same_gpu)
+    std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
+                profile["device"].value("name", "?").c_str(), measured_on.c_str());
+  std::printf("[regions] %s\n[scope]   %s\n", regions.reason.c_str(), scope.reason.c_str());
+
+  // Bitmap word size: RW-BM and CoRW, 32 vs 64 bits, at representative free fractions.
+  const std::vector<double> fractions = o.quick ? std::vector<double>{0.5, 0.01} : std::vector<double>{0.5, 0.1, 0.01, 0.005};
+  const unsigned threads = 1u << 16;
+  std::vector<analysis::word_point> points;
+  for (const char* a : {"rw_bm", "corw"})
+    for (double f : fractions) {
+      const auto s = tune::measure_word_size(a, f, threads, o.reps, o.common.seed);
+      analysis::word_point p;
+      p.allocator = a;
+      p.free_fraction = f;
+      p.pages = double(s.pages), p.free_pages = double(s.free_pages), p.threads = double(s.threads);
+      p.ms32 = analysis::median(s.ms32), p.ms64 = analysis::median(s.ms64);
+      p.tas32 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 32), p.tas64 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 64);
+      p.was32 = analysis::rw_bm_was_bound(p.pages, p.free_pages, p.threads, 32);
+      p.was64 = analysis::rw_bm_was_bound(p.pages, p.free_pages, p.threads, 64);
+      std::printf("[word]    %-5s free %5.1f%%: 32-bit %.4f ms, 64-bit %.4f ms (TAS theory %.3f / %.3f)\n", a, f * 100, p.ms32, p.ms64, p.tas32,
+                  p.tas64);
+      std::fflush(stdout);
+      points.push_back(p);
+    }
+  const auto word = analysis::decide_word_size(points);
+  std::printf("[word]    %s\n", word.reason.c_str());
+
+  // CRW cluster placement.
+  std::vector<analysis::crw_point> crw_points;
+  json crw_samples = json::array();
+  for (double f : {0.5, 0.1}) {
+    for (const auto& s : tune::measure_crw_placements(f, threads, 8, o.reps, o.common.seed)) {
+      crw_points.push_back({alloc::to_string(s.start), f, analysis::median(s.ms)});
+      std::printf("[crw]     %-7s free %4.0f%%: %.4f ms for 8 launches\n", alloc::to_string(s.start), f * 100, crw_points.back().ms);
+    }
+    std::fflush(stdout);
+  }
+  const auto crw = analysis::decide_crw_placement(crw_points);
+  std::printf("[crw]     %s\n", crw.reason.c_str());
+
+  json doc = {{"schema", "gpuprobe.tuning/1"},
+              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.common.seed)},
+              {"device", to_json(dev)},
+              {"profile", {{"path", o.profile}, {"device_name", profile["device"].value("name", "")}, {"device_uuid", measured_on}, {"same_gpu", same_gpu}}},
+              {"decisions",
+               {{"word_size", word.to_json(points)},
+                {"regions", regions.to_json()},
+                {"crw_placement", crw.to_json(crw_points)},
+                {"tlb_scope", scope.to_json()}}},
+              {"allocator", analysis::allocator_block(word, regions, crw, scope)}};
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  doc["wall_seconds"] = wall;
+  write_json_atomic(o.common.out, doc);
+  std::printf("gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %.4g GiB, %.0f s -> %s\n", word.word_bits, regions.regions,
+              crw.start.c_str(), double(scope.bytes) / double(1ull << 30), wall, o.common.out.c_str());
+}
+
+}  // namespace
+
+void setup_tune(CLI::App& parent) {
+  auto opt = std::make_shared<tune_options>();
+  auto* app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size and CRW placement measured, TLB-scoped regions");
+  app->add_option("--profile", opt->profile, "profile.json of gpuprobe characterize")->required();
+  add_out_option(*app, opt->common, "tuning.json to write");
+  add_device_option(*app, opt->common);
+  add_seed_option(*app, opt->common);
+  app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")->capture_default_str();
+  app->add_flag("--quick", opt->quick, "two free fractions for the word size");
+  app->callback([opt] { run_tune(*opt); });
+}
+
+}  // namespace gpuprobe::cli

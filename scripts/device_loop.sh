@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The closed loop on the GPU machine, over a build folder made elsewhere: the Tuned* GPU tests,
+# then `characterize` (full) -> `tune` -> `validate` into one results folder, and
+# `characterize --quick` into another (for its wall time). Logs and results land in one archive;
+# a short summary is printed last.
+# Usage: OUT=/some/dir scripts/device_loop.sh
+#   BUILD=build  TAG=run1  STEPS="tests characterize quick tune validate"  GTEST_FILTER='Tuned*'
+#   VALIDATE_FLAGS="--reps 15"  RESULTS=dir (an existing results folder to continue)
+set -uo pipefail
+B="${BUILD:-build}"
+OUT="${OUT:-/tmp/gpuprobe-out}"
+TAG="${TAG:-run1}"
+D="$OUT/loop-$TAG"
+R="${RESULTS:-$D/results}"
+STEPS="${STEPS:-tests characterize quick tune validate}"
+mkdir -p "$D" "$R"
+pack() { tar czf "$OUT/loop-$TAG.tar.gz" -C "$OUT" "loop-$TAG"; }
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
+  --format=csv >"$D/nvidia-smi.csv" 2>&1
+cat "$D/nvidia-smi.csv"
+step() {  # name, timeout, command...: runs it with its log, prints exit code and seconds
+  local name=$1 limit=$2
+  shift 2
+  local s=$(date +%s)
+  timeout "$limit" "$@" >"$D/$name.txt" 2>&1
+  local rc=$?
+  echo "$name: exit $rc in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
+  pack
+  return $rc
+}
+if has tests; then
+  step tuned_tests 300 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="${GTEST_FILTER:-Tuned*}"
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|Expected|actual|Which is' "$D/tuned_tests.txt" | head -40
+fi
+has characterize && step characterize 560 "$B/gpuprobe" characterize --out "$R"
+has quick && step characterize_quick 200 "$B/gpuprobe" characterize --quick --out "$D/quick"
+has tune && step tune 400 "$B/gpuprobe" tune --profile "$R/profile.json" --out "$R/tuning.json"
+has validate && step validate 560 "$B/gpuprobe" validate --tuning "$R/tuning.json" --out "$R/validation.json" ${VALIDATE_FLAGS:-}
+echo "---- summary"
+cat "$D/steps.txt"
+for f in characterize characterize_quick tune; do [ -f "$D/$f.txt" ] && tail -n 4 "$D/$f.txt"; done
+[ -f "$D/tune.txt" ] && grep -E '^\[(regions|scope|word|crw)\]' "$D/tune.txt" | cut -c1-220
+[ -f "$D/validate.txt" ] && tail -n 24 "$D/validate.txt"

@@ -1,0 +1,102 @@
+// The tuning profile as allocators take it: tuning.json written by tune's decisions reads back
+// into alloc::tuning, bad files give one-line errors, and the region layout of a pool.
+#include "allocators/load_tuning.hpp"
+#include "analysis/tuning.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+using namespace gpuprobe;
+using nlohmann::json;
+
+namespace {
+json two_group_profile() {
+  return {{"tlb",
+           {{"levels", json::array()},
+            {"candidates",
+             {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}, {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 4}, {2, 3}}}}}}}}}}};
+}
+json tuning_doc() {
+  const json p = two_group_profile();
+  const auto w = analysis::decide_word_size({{0.5, 1.0, 0.5, 1, 1}});
+  const auto c = analysis::decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.5}});
+  return {{"schema", "gpuprobe.tuning/1"},
+          {"allocator", analysis::allocator_block(w, analysis::decide_regions(p), c, analysis::decide_tlb_scope(p))}};
+}
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = test::temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+}  // namespace
+
+TEST(AllocatorTuning, DecisionsRoundTripThroughTuningJson) {
+  const auto t = alloc::load_tuning(write("tuning_ok.json", tuning_doc().dump()));
+  EXPECT_EQ(t.word_bits, 64);
+  EXPECT_EQ(t.regions, 2u);
+  EXPECT_EQ(t.max_region_bytes, 2065ull * 33554432ull);
+  EXPECT_EQ(t.region_align_bytes, 33554432ull);
+  ASSERT_EQ(t.sm_region.size(), 5u);
+  EXPECT_EQ(t.sm_region[4], 0);
+  EXPECT_EQ(t.sm_region[3], 1);
+  EXPECT_EQ(t.crw, alloc::crw_start::warp);
+  EXPECT_EQ(t.tlb_scope_bytes, 2065ull * 33554432ull);
+  EXPECT_TRUE(t.scoped());
+  EXPECT_EQ(alloc::with_word(t, [](auto w) { return int(sizeof(w)); }), 8);
+  EXPECT_FALSE(alloc::tuning{}.scoped()) << "the default is the untuned allocator";
+  EXPECT_EQ(alloc::with_word(alloc::tuning{}, [](auto w) { return int(sizeof(w)); }), 4);
+}
+
+TEST(AllocatorTuning, BadFilesGiveOneLineErrors) {
+  auto message = [](const std::string& path) {
+    try {
+      alloc::load_tuning(path);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string missing = message(test::temp_path("no_such_tuning.json"));
+  EXPECT_NE(missing.find("cannot open"), std::string::npos) << missing;
+  const std::string broken = message(write("tuning_broken.json", "{\"schema\": \"gpuprobe.tuning/1\", "));
+  EXPECT_NE(broken.find("not valid JSON"), std::string::npos) << broken;
+  json future = tuning_doc();
+  future["schema"] = "gpuprobe.tuning/2";
+  const std::string newer = message(write("tuning_future.json", future.dump()));
+  EXPECT_NE(newer.find("newer than this build"), std::string::npos) << newer;
+  const std::string other = message(write("tuning_profile.json", json{{"schema", "gpuprobe.profile/1"}}.dump()));
+  EXPECT_NE(other.find("expected gpuprobe.tuning/1"), std::string::npos) << other;
+  json bad_word = tuning_doc();
+  bad_word["allocator"]["word_bits"] = 48;
+  EXPECT_NE(message(write("tuning_w48.json", bad_word.dump())).find("32 or 64"), std::string::npos);
+  json bad_map = tuning_doc();
+  bad_map["allocator"]["sm_region"] = {0, 7};
+  EXPECT_NE(message(write("tuning_map.json", bad_map.dump())).find("sm_region"), std::string::npos);
+  json no_block = tuning_doc();
+  no_block.erase("allocator");
+  EXPECT_NE(message(write("tuning_noblock.json", no_block.dump())).find("allocator"), std::string::npos);
+  for (const auto& m : {missing, broken, newer, other}) EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+}
+
+TEST(AllocatorTuning, RegionLayoutIsAlignedAndBoundedByReachAndPool) {
+  alloc::tuning t;
+  t.regions = 24;
+  t.sm_region.assign(132, 0);
+  t.region_align_bytes = 32ull << 20;
+  t.max_region_bytes = 64ull << 30;
+  // 8 GiB / 24 = 341.3 MiB -> 320 MiB (32 MiB pages), in 32 KiB units (1 KiB pages x 32-bit words).
+  auto l = alloc::layout_regions(t, 8ull << 30, 32 * 1024);
+  EXPECT_EQ(l.regions, 24u);
+  EXPECT_EQ(l.span_units, (320ull << 20) / (32 * 1024));
+  EXPECT_LE(l.regions * l.span_units * 32 * 1024, 8ull << 30);
+  // A reach smaller than pool / regions bounds the region.
+  t.max_region_bytes = 64ull << 20;
+  EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 32 * 1024).span_units, (64ull << 20) / (32 * 1024));
+  // Too small a pool for one aligned region per group: not scoped.
+  EXPECT_EQ(alloc::layout_regions(t, 256ull << 20, 32 * 1024).regions, 1u);
+  // Unscoped tuning or ids-only pools (unit 0): one region.
+  EXPECT_EQ(alloc::layout_regions(alloc::tuning{}, 8ull << 30, 32 * 1024).regions, 1u);
+  EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 0).regions, 1u);
+}

@@ -1,0 +1,48 @@
+// validate's rows: medians, CI, Mann-Whitney with Holm across measured workloads, verdicts;
+// workloads the tuning does not change are listed as "not tuned" and left out of Holm.
+#include "analysis/stats.hpp"
+#include "analysis/validation.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace gpuprobe::analysis;
+
+namespace {
+std::vector<double> around(double m, int n, double spread) {
+  std::vector<double> v;
+  for (int i = 0; i < n; ++i) v.push_back(m + spread * ((i * 7) % 11 - 5) / 5.0);
+  return v;
+}
+}  // namespace
+
+TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
+  std::vector<workload_samples> w = {
+      {"fast", "vmm", "a", "b", true, around(10, 15, 0.2), around(5, 15, 0.2)},
+      {"same", "vmm", "a", "b", true, around(10, 15, 1.0), around(10.05, 15, 1.0)},
+      {"slow", "cudamalloc", "a", "b", true, around(10, 15, 0.2), around(12, 15, 0.2)},
+      {"untouched", "cudamalloc", "a", "a", false, {}, {}},
+  };
+  const auto rows = validation_rows(w);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0]["verdict"], "faster");
+  EXPECT_NEAR(rows[0]["ratio"].get<double>(), 0.5, 0.01);
+  EXPECT_LT(rows[0]["ci_high"].get<double>(), 1.0);
+  EXPECT_EQ(rows[1]["verdict"], "no significant difference");
+  EXPECT_LE(rows[1]["ci_low"].get<double>(), 1.0);
+  EXPECT_GE(rows[1]["ci_high"].get<double>(), 1.0);
+  EXPECT_EQ(rows[2]["verdict"], "slower");
+  EXPECT_EQ(rows[3]["verdict"], "not tuned");
+  EXPECT_FALSE(rows[3].contains("p_holm"));
+  // Holm over the three measured p-values, as stats::holm gives them.
+  std::vector<double> p;
+  for (int i = 0; i < 3; ++i) p.push_back(rows[i]["p"].get<double>());
+  const auto adj = holm(p);
+  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(rows[i]["p_holm"].get<double>(), adj[i]);
+  EXPECT_EQ(rows[0]["reps"], 15);
+  EXPECT_EQ(verdict_summary(rows), "1 faster, 1 no significant difference, 1 slower, 1 not tuned");
+}
+
+TEST(Validation, TooFewSamplesIsAnError) {
+  EXPECT_THROW(validation_rows({{"w", "vmm", "a", "b", true, {1.0}, {1.0, 2.0}}}), std::exception);
+  EXPECT_NO_THROW(validation_rows({{"w", "vmm", "a", "a", false, {}, {}}}));
+}

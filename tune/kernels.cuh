@@ -1,0 +1,92 @@
+#pragma once
+// What tune/*.cu share: an event timer, the get-a-page-and-write-it kernel, and the checks run
+// after timing.
+#include "allocators/common.cuh"
+#include "common/cuda_check.cuh"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::tune {
+
+// Times one launch sequence with CUDA events (stream 0).
+class event_timer {
+ public:
+  event_timer() {
+    GPUPROBE_CUDA_CHECK(cudaEventCreate(&e0_));
+    GPUPROBE_CUDA_CHECK(cudaEventCreate(&e1_));
+  }
+  ~event_timer() {
+    GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e0_));
+    GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e1_));
+  }
+  event_timer(const event_timer&) = delete;
+  event_timer& operator=(const event_timer&) = delete;
+  template <class F>
+  double ms(F&& launch) {
+    GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());  // the untimed preparation is finished
+    GPUPROBE_CUDA_CHECK(cudaEventRecord(e0_));
+    launch();
+    GPUPROBE_CUDA_CHECK_LAUNCH();
+    GPUPROBE_CUDA_CHECK(cudaEventRecord(e1_));
+    GPUPROBE_CUDA_CHECK(cudaEventSynchronize(e1_));
+    float t = 0;
+    GPUPROBE_CUDA_CHECK(cudaEventElapsedTime(&t, e0_, e1_));
+    return double(t);
+  }
+
+ private:
+  cudaEvent_t e0_{}, e1_{};
+};
+
+// The first 16 bytes of page q after a write with `tag`.
+__host__ __device__ inline uint4 page_stamp(alloc::page_t q, unsigned tag, unsigned k) { return make_uint4(q, tag, k, q ^ tag); }
+
+// Every thread takes one page; then the warp writes each of its lanes' pages in turn, 16-byte
+// stores coalesced over the page (how a kernel fills the page it got). n: a multiple of the block.
+template <class H>
+__global__ void get_and_write(H h, alloc::page_t* out, unsigned page_bytes, unsigned tag) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  const alloc::page_t p = h.get_page();
+  out[t] = p;
+  const unsigned lane = threadIdx.x & 31u;
+  for (int j = 0; j < 32; ++j) {
+    const alloc::page_t q = __shfl_sync(0xffffffffu, p, j);
+    if (q == alloc::invalid_page) continue;
+    uint4* dst = reinterpret_cast<uint4*>(h.page_ptr(q));
+    for (unsigned k = lane; k < page_bytes / 16; k += 32) dst[k] = page_stamp(q, tag, k);
+  }
+}
+
+// The pages of one or more launches: every thread got one, none twice, all below `pages`; and
+// (data != nullptr) a sample of them carries the stamp of `tag`.
+inline std::string check_pages(const alloc::device_array<alloc::page_t>& out, std::size_t n, std::uint64_t pages, const char* data = nullptr,
+                               unsigned page_bytes = 0, unsigned tag = 0) {
+  std::vector<alloc::page_t> ids(n);
+  out.download(ids.data(), n);
+  if (data)
+    for (std::size_t i = 0; i < n; i += std::max<std::size_t>(1, n / 256)) {
+      if (ids[i] == alloc::invalid_page) continue;
+      uint4 got;
+      GPUPROBE_CUDA_CHECK(cudaMemcpy(&got, data + std::size_t(ids[i]) * page_bytes, sizeof got, cudaMemcpyDeviceToHost));
+      const uint4 want = page_stamp(ids[i], tag, 0);
+      if (got.x != want.x || got.y != want.y || got.z != want.z || got.w != want.w)
+        return "page " + std::to_string(ids[i]) + " does not hold what its thread wrote";
+    }
+  const auto bad = std::count(ids.begin(), ids.end(), alloc::invalid_page);
+  if (bad) return std::to_string(bad) + " threads got no page";
+  std::sort(ids.begin(), ids.end());
+  if (std::adjacent_find(ids.begin(), ids.end()) != ids.end()) return "a page was handed out twice";
+  if (ids.back() >= pages) return "a page id past the pool";
+  return "";
+}
+
+// T = 2^23 pages, doubled while the free pages would not exceed the threads by a quarter.
+inline std::uint64_t pages_for(std::uint64_t threads, double free_fraction) {
+  std::uint64_t T = 1ull << 23;
+  while (double(T) * free_fraction <= double(threads + threads / 4)) T *= 2;
+  return T;
+}
+
+}  // namespace gpuprobe::tune

@@ -1,0 +1,66 @@
+#pragma once
+// The GPU side of `gpuprobe tune` and `gpuprobe validate` (tune/*.cu), callable from host code.
+// Every measurement is checked after timing (pages unique and written, checksums) and throws
+// gpuprobe::error when a check fails.
+#include "allocators/tuning.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::tune {
+
+// ---- tune ----
+
+// get_page of RW-BM or CoRW ("rw_bm" / "corw") with 32- and 64-bit words, interleaved, from an
+// ids-only pool at `free_fraction` (2^23 pages, more when the free pages would not exceed the
+// threads by a quarter).
+struct word_sample {
+  std::string allocator;
+  double free_fraction = 0;
+  std::uint64_t pages = 0, free_pages = 0, threads = 0;
+  std::vector<double> ms32, ms64;
+};
+word_sample measure_word_size(const std::string& allocator, double free_fraction, unsigned threads, int reps, std::uint64_t seed);
+
+// CRW with each cluster placement, interleaved: `launches` consecutive launches of `threads`
+// threads, each taking a page and writing it (1 KiB pages, 8 GiB pool at `free_fraction`); the
+// time of the whole sequence.
+struct crw_sample {
+  alloc::crw_start start = alloc::crw_start::thread;
+  double free_fraction = 0;
+  std::vector<double> ms;
+};
+std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned threads, unsigned launches, int reps, std::uint64_t seed);
+
+// ---- validate ----
+
+// One workload on one pool: run(false) is one timed repetition of the default configuration,
+// run(true) of the tuned one (ms; untimed preparation inside); verify() after timing.
+class trial {
+ public:
+  virtual ~trial() = default;
+  virtual double run(bool tuned) = 0;
+  virtual std::string verify() = 0;  // "" when both configurations' last results check out
+};
+
+struct workload {
+  std::string name;      // e.g. getpage_write/free:1%
+  std::string pool;      // cudamalloc | vmm
+  std::string config_default, config_tuned;  // what each runs, in words
+  bool differs = true;   // false: the tuning changes nothing here (not measured)
+  std::function<std::unique_ptr<trial>()> make;
+};
+
+struct validate_options {
+  std::uint64_t pool_bytes = 8ull << 30;   // get_page / rw_malloc / hash join pools
+  std::uint64_t tlb_footprint = 0;         // TLB-scoped kernels (0: most of the free memory)
+  bool quick = false;                      // fewer free fractions, smaller TLB footprints
+  int device = 0;
+  std::uint64_t seed = 1;
+};
+std::vector<workload> validation_workloads(const alloc::tuning& t, const validate_options& o);
+
+}  // namespace gpuprobe::tune
