@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The closed loop on the GPU machine, over a build folder made elsewhere: the Tuned* GPU tests,
-# then `characterize` (full) -> `tune` -> `validate` into one results folder, and
+# then `characterize` (full), gpuprobe-bench's BM_getpage grid (for the TAS/WAS figures) ->
+# `tune` -> `validate` into one results folder, and
 # `characterize --quick` into another (for its wall time). Logs and results land in one archive;
 # a short summary is printed last.
 # Usage: OUT=/some/dir scripts/device_loop.sh
-#   BUILD=build  TAG=run1  STEPS="tests characterize quick tune validate"  GTEST_FILTER='Tuned*'
+#   BUILD=build  TAG=run1  STEPS="tests characterize getpage quick tune validate"  GTEST_FILTER='Tuned*'
 #   VALIDATE_FLAGS="--reps 15"  RESULTS=dir (an existing results folder to continue)
 set -uo pipefail
 B="${BUILD:-build}"
@@ -12,7 +13,7 @@ OUT="${OUT:-/tmp/gpuprobe-out}"
 TAG="${TAG:-run1}"
 D="$OUT/loop-$TAG"
 R="${RESULTS:-$D/results}"
-STEPS="${STEPS:-tests characterize quick tune validate}"
+STEPS="${STEPS:-tests characterize getpage quick tune validate}"
 mkdir -p "$D" "$R"
 pack() { tar czf "$OUT/loop-$TAG.tar.gz" -C "$OUT" "loop-$TAG"; }
 has() { [[ " $STEPS " == *" $1 "* ]]; }
@@ -35,6 +36,9 @@ if has tests; then
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|Expected|actual|Which is' "$D/tuned_tests.txt" | head -40
 fi
 has characterize && step characterize 560 "$B/gpuprobe" characterize --out "$R"
+# TAS/WAS measured vs theory for the report (RW paper Figs. 11-12): gpuprobe-bench's default grid.
+has getpage && step getpage 300 "$B/gpuprobe-bench" --benchmark_filter=BM_getpage --benchmark_out="$R/raw/bench_getpage.json" \
+  --benchmark_out_format=json --benchmark_counters_tabular=true
 has quick && step characterize_quick 200 "$B/gpuprobe" characterize --quick --out "$D/quick"
 has tune && step tune 400 "$B/gpuprobe" tune --profile "$R/profile.json" --out "$R/tuning.json"
 has validate && step validate 560 "$B/gpuprobe" validate --tuning "$R/tuning.json" --out "$R/validation.json" ${VALIDATE_FLAGS:-}
