@@ -41,7 +41,7 @@ void row(std::ostringstream& o, const std::string& series, const std::string& st
 struct inputs {
   std::vector<std::string> tlb, sharing;
   std::vector<std::pair<std::string, json>> atomics, bench;
-  json profile, validation;
+  json profile, tuning, validation;
   std::string device;
 };
 
@@ -86,11 +86,16 @@ inputs scan(const std::string& dir, report_content& c) {
     }
     c.sources.push_back(path);
   }
-  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json";
+  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json", tun = fs::path(dir) / "tuning.json";
   if (fs::exists(prof)) {
     in.profile = read_json_file(prof.string());
     require_schema(in.profile, "gpuprobe.profile", 1, prof.string());
     c.sources.push_back(prof.string());
+  }
+  if (fs::exists(tun)) {
+    in.tuning = read_json_file(tun.string());
+    require_schema(in.tuning, "gpuprobe.tuning", 1, tun.string());
+    c.sources.push_back(tun.string());
   }
   if (fs::exists(val)) {
     in.validation = read_json_file(val.string());
@@ -272,18 +277,75 @@ void theory_part(const inputs& in, report_content& c) {
   }
 }
 
+// tune's decisions with their reasons, and the word-size measurement beside Theorem 1.
+void tuning_part(const inputs& in, report_content& c) {
+  if (!in.tuning.is_object()) {
+    c.missing.push_back("tuning decisions (no tuning.json: `gpuprobe tune` not run)");
+    return;
+  }
+  const json d = in.tuning.value("decisions", json::object());
+  const json a = in.tuning.value("allocator", json::object());
+  report_table t{"Tuning decisions (tuning.json)", {"decision", "choice", "reason"}, {}, ""};
+  const auto reason = [&](const char* k) { return d.value(k, json::object()).value("reason", std::string("—")); };
+  t.rows.push_back({"bitmap word size", std::to_string(a.value("word_bits", 0)) + "-bit", reason("word_size")});
+  t.rows.push_back({"TLB-scoped regions",
+                    a.value("regions", 1) > 1 ? std::to_string(a.value("regions", 1)) + " regions of at most " +
+                                                    probes::format_bytes(a.value("max_region_bytes", 0.0))
+                                              : "one region",
+                    reason("regions")});
+  t.rows.push_back({"CRW cluster placement", a.value("crw_start", std::string("?")), reason("crw_placement")});
+  t.rows.push_back({"TLB scope of scoped kernels", a.value("tlb_scope_bytes", 0.0) > 0 ? probes::format_bytes(a.value("tlb_scope_bytes", 0.0)) : "one pass",
+                    reason("tlb_scope")});
+  c.tables.push_back(std::move(t));
+  const json m = d.value("word_size", json::object()).value("measurements", json::array());
+  if (m.empty()) return;
+  report_figure f{"word_size", "Bitmap word size: get_page time, 32- vs 64-bit words (tune)", "lines", "free pages (%)", "median time (ms)",
+                  true, true, {}, {}, ""};
+  std::ostringstream o;
+  o << "series,style,x,y\n";
+  for (const auto& p : m)
+    for (const char* w : {"32", "64"}) {
+      const std::string s = p.value("allocator", std::string("?")) + " " + w + "-bit";
+      row(o, s, "line", 100 * p.value("free_fraction", 0.0), p.value(std::string("ms") + w, 0.0));
+    }
+  f.csv = o.str();
+  c.figures.push_back(std::move(f));
+}
+
 void validation_part(const inputs& in, report_content& c) {
   if (!in.validation.is_object()) {
     c.missing.push_back("validation (no validation.json: `gpuprobe validate` not run)");
     return;
   }
-  report_table t{"Validation: default vs tuned", {"workload", "pool", "median default", "median tuned", "ratio (95% CI)", "p (Holm)", "verdict"}, {}, ""};
-  for (const auto& w : in.validation.value("workloads", json::array()))
-    t.rows.push_back({w.value("workload", "?"), w.value("pool", "?"), num(w.value("median_default_ms", 0.0)) + " ms",
-                      num(w.value("median_tuned_ms", 0.0)) + " ms",
+  report_table t{"Validation: default vs tuned (ratio = tuned / default time, < 1: tuned faster)",
+                 {"workload", "pool", "default → tuned", "median default", "median tuned", "ratio (95% CI)", "p (Holm)", "verdict"},
+                 {},
+                 in.validation.value("summary", std::string(""))};
+  std::ostringstream o;
+  o << "label,ratio,low,high,verdict\n";
+  bool any = false;
+  for (const auto& w : in.validation.value("workloads", json::array())) {
+    const std::string name = w.value("workload", std::string("?")), pool = w.value("pool", std::string("?"));
+    const std::string cfg = w.value("config_default", std::string("?")) + " → " + w.value("config_tuned", std::string("?"));
+    if (!w.value("measured", true)) {
+      t.rows.push_back({name, pool, cfg, "—", "—", "—", "—", w.value("verdict", std::string("not tuned"))});
+      continue;
+    }
+    t.rows.push_back({name, pool, cfg, num(w.value("median_default_ms", 0.0)) + " ms", num(w.value("median_tuned_ms", 0.0)) + " ms",
                       num(w.value("ratio", 0.0), 3) + " (" + num(w.value("ci_low", 0.0), 3) + "–" + num(w.value("ci_high", 0.0), 3) + ")",
-                      num(w.value("p_holm", 1.0), 3), w.value("verdict", "?")});
+                      num(w.value("p_holm", 1.0), 3), w.value("verdict", std::string("?"))});
+    std::string label = name + " (" + pool + ")";
+    for (auto& ch : label)
+      if (ch == ',') ch = ';';
+    o << '"' << label << "\"," << num(w.value("ratio", 0.0), 10) << ',' << num(w.value("ci_low", 0.0), 10) << ',' << num(w.value("ci_high", 0.0), 10)
+      << ',' << w.value("verdict", std::string("?")) << '\n';
+    any = true;
+  }
   c.tables.push_back(std::move(t));
+  if (!any) return;
+  report_figure f{"validation_ratios", "Tuned / default time with 95% bootstrap CI (validate)", "forest", "tuned / default time", "", false, false,
+                  {}, {}, o.str()};
+  c.figures.push_back(std::move(f));
 }
 
 std::string escape(const std::string& s) {
@@ -307,6 +369,7 @@ report_content build_report(const std::string& dir) {
   sharing_part(in, c);
   atomics_part(in, c);
   theory_part(in, c);
+  tuning_part(in, c);
   validation_part(in, c);
   return c;
 }

@@ -17,7 +17,8 @@ namespace gpuprobe::analysis {
 struct report_figure {
   std::string id;     // file stem: <id>.csv, <id>.png, <id>.svg
   std::string title;
-  std::string kind;   // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels)
+  std::string kind;   // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels) |
+                      // "forest" (csv: label,ratio,low,high,verdict)
   std::string xlabel, ylabel;
   bool logx = false, logy = false;
   std::vector<std::pair<double, std::string>> vlines;  // x, label (lines)

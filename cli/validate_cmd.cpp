@@ -26,8 +26,32 @@ struct validate_options {
   double pool_gib = 8;
   double tlb_footprint_gib = 0;
   bool quick = false;
+  bool ablation = true;
   std::vector<std::string> only;  // workload name prefixes
 };
+
+// Where the tuning changes both the word size and the regions, each change alone as well
+// ("[words only]", "[regions only]" rows): which of the two helps or hurts.
+std::vector<tune::workload> with_ablations(std::vector<tune::workload> base, const alloc::tuning& t, const tune::validate_options& vo) {
+  if (t.word_bits == 32 || !t.scoped()) return base;
+  alloc::tuning words = t, regions = t;
+  words.regions = 1;
+  words.sm_region.clear();
+  regions.word_bits = 32;
+  auto only_words = tune::validation_workloads(words, vo), only_regions = tune::validation_workloads(regions, vo);
+  std::vector<tune::workload> out;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    out.push_back(base[i]);
+    for (auto* alt : {&only_words, &only_regions}) {
+      if (i >= alt->size()) continue;
+      auto a = (*alt)[i];
+      if (a.name != base[i].name || a.pool != base[i].pool || !a.differs || a.config_tuned == base[i].config_tuned) continue;
+      a.name += alt == &only_words ? " [words only]" : " [regions only]";
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
 
 void run_validate(const validate_options& o) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -48,6 +72,7 @@ void run_validate(const validate_options& o) {
   vo.device = o.common.device;
   vo.seed = o.common.seed;
   auto workloads = tune::validation_workloads(t, vo);
+  if (o.ablation) workloads = with_ablations(std::move(workloads), t, vo);
   if (!o.only.empty()) {
     std::vector<tune::workload> kept;
     for (auto& w : workloads)
@@ -63,7 +88,7 @@ void run_validate(const validate_options& o) {
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const auto& w = workloads[i];
     analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs, {}, {}};
-    std::printf("[%zu/%zu] %-26s %-10s ", i + 1, workloads.size(), w.name.c_str(), w.pool.c_str());
+    std::printf("[%zu/%zu] %-40s %-10s ", i + 1, workloads.size(), w.name.c_str(), w.pool.c_str());
     std::fflush(stdout);
     if (!w.differs) {
       std::printf("not tuned (%s both)\n", w.config_default.c_str());
@@ -94,6 +119,7 @@ void run_validate(const validate_options& o) {
               {"method",
                {{"reps", o.reps},
                 {"order", "interleaved ABBA after one warm-up each"},
+                {"ablation", o.ablation ? "where the tuning changes word size and regions, each alone too ([words only], [regions only])" : "off"},
                 {"pool_bytes", vo.pool_bytes},
                 {"ratio", "median tuned / median default (< 1: tuned faster)"},
                 {"ci", "95% percentile bootstrap of the ratio of medians, 10000 resamples"},
@@ -103,15 +129,15 @@ void run_validate(const validate_options& o) {
               {"summary", analysis::verdict_summary(rows)},
               {"wall_seconds", wall}};
   write_json_atomic(o.common.out, doc);
-  std::printf("\n%-26s %-10s %10s %10s %22s %8s  %s\n", "workload", "pool", "default", "tuned", "ratio (95% CI)", "p Holm", "verdict");
+  std::printf("\n%-40s %-10s %10s %10s %22s %8s  %s\n", "workload", "pool", "default", "tuned", "ratio (95% CI)", "p Holm", "verdict");
   for (const auto& r : rows) {
     if (!r.value("measured", false)) {
-      std::printf("%-26s %-10s %10s %10s %22s %8s  %s\n", r.value("workload", "").c_str(), r.value("pool", "").c_str(), "-", "-", "-", "-", "not tuned");
+      std::printf("%-40s %-10s %10s %10s %22s %8s  %s\n", r.value("workload", "").c_str(), r.value("pool", "").c_str(), "-", "-", "-", "-", "not tuned");
       continue;
     }
     char ci[64];
     std::snprintf(ci, sizeof ci, "%.3f (%.3f-%.3f)", r.value("ratio", 0.0), r.value("ci_low", 0.0), r.value("ci_high", 0.0));
-    std::printf("%-26s %-10s %8.4fms %8.4fms %22s %8.2g  %s\n", r.value("workload", "").c_str(), r.value("pool", "").c_str(),
+    std::printf("%-40s %-10s %8.4fms %8.4fms %22s %8.2g  %s\n", r.value("workload", "").c_str(), r.value("pool", "").c_str(),
                 r.value("median_default_ms", 0.0), r.value("median_tuned_ms", 0.0), ci, r.value("p_holm", 1.0), r.value("verdict", "").c_str());
   }
   std::printf("gpuprobe validate: %s; %.0f s -> %s\n", doc["summary"].get<std::string>().c_str(), wall, o.common.out.c_str());
@@ -131,6 +157,7 @@ void setup_validate(CLI::App& parent) {
   app->add_option("--tlb-footprint-gib", opt->tlb_footprint_gib, "footprint of the TLB-scoped kernels (0: most of the free memory, <= 72)");
   app->add_option("--only", opt->only, "run only the workloads whose names start with these")->take_all();
   app->add_flag("--quick", opt->quick, "two free fractions, 16 GiB TLB footprints");
+  app->add_flag("!--no-ablation", opt->ablation, "skip the rows that apply the word size and the regions one at a time");
   app->callback([opt] { run_validate(*opt); });
 }
 

@@ -2,7 +2,8 @@
 """Draws the figures of `gpuprobe report`: reads FIG_DIR/manifest.json and each figure's CSV,
 writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y; style is
 points | line | dashed | dotted) and "heatmap" (csv: first row = column labels, then the
-matrix; `boxes` = [first, last] index ranges outlined). Exit 1 with one line on bad input."""
+matrix; `boxes` = [first, last] index ranges outlined) and "forest" (csv: label,ratio,low,high,
+verdict: one interval per row, a line at 1). Exit 1 with one line on bad input."""
 import csv
 import json
 import sys
@@ -62,6 +63,27 @@ def heatmap(fig, ax, spec, path):
         ax.add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, edgecolor="red", linewidth=1))
 
 
+VERDICT_COLORS = {"faster": "C2", "slower": "C3"}
+
+
+def forest(fig, ax, spec, path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: no data rows")
+    fig.set_size_inches(8, max(3.0, 0.28 * len(rows) + 1.2))
+    for i, r in enumerate(rows):
+        x, lo, hi = float(r["ratio"]), float(r["low"]), float(r["high"])
+        ax.errorbar([x], [i], xerr=[[x - lo], [hi - x]], fmt="o", markersize=3, capsize=2,
+                    color=VERDICT_COLORS.get(r["verdict"], "grey"))
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=6)
+    ax.invert_yaxis()
+    handles = [plt.Line2D([], [], color=c, marker="o", linestyle="none", label=v) for v, c in
+               list(VERDICT_COLORS.items()) + [("no significant difference", "grey")]]
+    ax.legend(handles=handles, fontsize=6)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py FIG_DIR")
@@ -71,7 +93,8 @@ def main():
             manifest = json.load(f)
         for spec in manifest["figures"]:
             fig, ax = plt.subplots(figsize=(8, 5))
-            (heatmap if spec["kind"] == "heatmap" else lines)(fig, ax, spec, f"{d}/{spec['csv']}")
+            draw = {"heatmap": heatmap, "forest": forest}.get(spec["kind"], lines)
+            draw(fig, ax, spec, f"{d}/{spec['csv']}")
             ax.set_title(spec["title"], fontsize=9)
             ax.set_xlabel(spec["xlabel"])
             ax.set_ylabel(spec["ylabel"])

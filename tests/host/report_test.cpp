@@ -67,11 +67,20 @@ std::string make_folder(const std::string& name) {
     fs::copy_file(fixture(std::string("K80/") + f), raw / f);
   std::ofstream(raw / "atomics.json") << atomics_result().dump();
   std::ofstream(raw / "bench.json") << bench_result().dump();
-  std::ofstream(dir / "validation.json")
-      << json{{"schema", "gpuprobe.validation/1"},
-              {"workloads", {{{"workload", "get_page+write 1%"}, {"pool", "vmm"}, {"median_default_ms", 1.2}, {"median_tuned_ms", 1.1},
-                              {"ratio", 0.92}, {"ci_low", 0.9}, {"ci_high", 0.95}, {"p_holm", 0.001}, {"verdict", "faster"}}}}}
-             .dump();
+  json rows = json::array();
+  for (int i = 0; i < 12; ++i)
+    rows.push_back({{"workload", "get_page+write " + std::to_string(i)}, {"pool", i % 2 ? "vmm" : "cudamalloc"}, {"measured", true},
+                    {"median_default_ms", 1.2}, {"median_tuned_ms", 1.1 + 0.02 * i}, {"ratio", 0.92 + 0.02 * i}, {"ci_low", 0.9 + 0.02 * i},
+                    {"ci_high", 0.95 + 0.02 * i}, {"p_holm", 0.001}, {"verdict", i < 2 ? "faster" : "no significant difference"}});
+  rows.push_back({{"workload", "crw_write"}, {"pool", "vmm"}, {"measured", false}, {"verdict", "not tuned"}});
+  std::ofstream(dir / "validation.json") << json{{"schema", "gpuprobe.validation/1"}, {"workloads", rows}, {"summary", "2 faster"}}.dump();
+  json points = json::array();
+  for (const char* a : {"rw_bm", "corw"})
+    for (double f : {0.5, 0.1, 0.01, 0.005}) points.push_back({{"allocator", a}, {"free_fraction", f}, {"ms32", 0.02 / f}, {"ms64", 0.015 / f}});
+  std::ofstream(dir / "tuning.json") << json{{"schema", "gpuprobe.tuning/1"},
+                                             {"decisions", {{"word_size", {{"reason", "64-bit words take 0.75x"}, {"measurements", points}}}}},
+                                             {"allocator", {{"word_bits", 64}, {"regions", 1}, {"crw_start", "thread"}, {"tlb_scope_bytes", 0}}}}
+                                            .dump();
   return dir.string();
 }
 
@@ -83,7 +92,7 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
-  const std::vector<std::string> ids = {"tlb_curves", "sharing_1", "atomics_latency", "tas_vs_theory", "was_vs_theory"};
+  const std::vector<std::string> ids = {"tlb_curves", "sharing_1", "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size", "validation_ratios"};
   std::size_t pngs = 0;
   for (const auto& e : fs::directory_iterator(fs::path(out) / "figures")) pngs += e.path().extension() == ".png";
   EXPECT_EQ(pngs, ids.size());
@@ -101,6 +110,8 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   EXPECT_NE(html.find("{0,5}"), std::string::npos) << "K80 L2 sharing groups";
   EXPECT_NE(html.find("same_u32"), std::string::npos);
   EXPECT_NE(html.find("faster"), std::string::npos);
+  EXPECT_NE(html.find("not tuned"), std::string::npos);
+  EXPECT_NE(html.find("64-bit words take 0.75x"), std::string::npos) << "the tuning decisions table";
   // The heatmap's data is the matrix in group order: 13 SMs -> 13 rows + labels.
   const std::string heat = slurp(fs::path(out) / "figures" / "sharing_1.csv");
   EXPECT_EQ(std::count(heat.begin(), heat.end(), '\n'), 14);
