@@ -149,3 +149,40 @@ TEST(Report, BadInputIsAOneLineError) {
   EXPECT_NE(r.err.find("profile"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(fs::path(temp_path("z")) / "index.html")) << "no page on bad input";
 }
+
+// The committed example: one full H100 run (characterize, BM_getpage, tune, validate) renders
+// without a GPU; every figure is a real image of its data, none is missing, the page shows them.
+TEST(Report, RendersTheCommittedH100Example) {
+  const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "nvidia-h100-80gb-hbm3";
+  ASSERT_TRUE(fs::is_directory(ex / "raw")) << ex;
+  for (const char* f : {"profile.json", "tuning.json", "validation.json"}) ASSERT_TRUE(fs::exists(ex / f)) << f;
+  std::vector<std::string> ids = {"tlb_curves", "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size", "validation_ratios"};
+  int sharing = 0;
+  for (const auto& e : fs::directory_iterator(ex / "raw")) sharing += e.path().filename().string().rfind("sharing_", 0) == 0;
+  ASSERT_GE(sharing, 1) << "the run tested at least one level or candidate for sharing";
+  for (int k = 1; k <= sharing; ++k) ids.push_back("sharing_" + std::to_string(k));
+  const std::string out = temp_path("example_report");
+  fs::remove_all(out);
+  const auto r = run_gpuprobe("report --input " + ex.string() + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_EQ(r.out.find("not in the folder"), std::string::npos) << r.out;
+  const std::string html = slurp(fs::path(out) / "index.html");
+  std::size_t pngs = 0;
+  for (const auto& e : fs::directory_iterator(fs::path(out) / "figures")) pngs += e.path().extension() == ".png";
+  EXPECT_EQ(pngs, ids.size());
+  for (const auto& id : ids) {
+    const fs::path fig = fs::path(out) / "figures";
+    const std::string p = slurp(fig / (id + ".png")), s = slurp(fig / (id + ".svg")), csv = slurp(fig / (id + ".csv"));
+    ASSERT_GT(p.size(), 5000u) << id;
+    EXPECT_EQ(p.substr(1, 3), "PNG") << id;
+    EXPECT_NE(s.find("<svg"), std::string::npos) << id;
+    EXPECT_GE(std::count(csv.begin(), csv.end(), '\n'), 3) << id << ": the data behind it";
+    EXPECT_NE(html.find("figures/" + id + ".png"), std::string::npos) << id;
+  }
+  // Every validated workload is in the table, with its verdict.
+  const json v = json::parse(slurp(ex / "validation.json"));
+  ASSERT_GE(v["workloads"].size(), 16u);
+  for (const auto& w : v["workloads"]) EXPECT_NE(html.find(w["workload"].get<std::string>()), std::string::npos) << w["workload"];
+  EXPECT_NE(html.find(v["summary"].get<std::string>()), std::string::npos);
+  EXPECT_NE(html.find("Tuning decisions"), std::string::npos);
+}
