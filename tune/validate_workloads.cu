@@ -26,6 +26,16 @@ std::string gib(std::uint64_t b, const char* sep = " ") {
   return buf;
 }
 
+// A page pool's configuration over the trial's memory.
+alloc::pool_config pages_on(const probes::device_pool& m, std::uint32_t page_bytes, std::uint64_t seed) {
+  alloc::pool_config c;
+  c.page_bytes = page_bytes;
+  c.pages = alloc::page_t(m.bytes() / page_bytes);
+  c.memory = m.data();
+  c.seed = seed;
+  return c;
+}
+
 std::string words_regions(int bits, const alloc::region_layout& l) {
   return "CoRW " + std::to_string(bits) + "-bit, " +
          (l.regions > 1 ? std::to_string(l.regions) + " regions" : std::string("one region"));
@@ -37,7 +47,7 @@ template <class WordT>
 class getpage_trial final : public trial {
  public:
   getpage_trial(const std::string& pool, std::uint64_t bytes, double f, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)), def_(cfg_), tuned_(cfg_, t),
+      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, 1024, o.seed)), def_(cfg_), tuned_(cfg_, t),
         occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)), threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
@@ -55,14 +65,6 @@ class getpage_trial final : public trial {
   }
 
  private:
-  static alloc::pool_config config(const probes::device_pool& m, std::uint64_t seed) {
-    alloc::pool_config c;
-    c.page_bytes = 1024;
-    c.pages = alloc::page_t(m.bytes() / c.page_bytes);
-    c.memory = m.data();
-    c.seed = seed;
-    return c;
-  }
   template <class A>
   double once(A& a) {
     a.load(occ_);
@@ -86,7 +88,7 @@ class crw_trial final : public trial {
  public:
   static constexpr unsigned threads = 1u << 16, launches = 8;
   crw_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
+      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, 1024, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
         occ_(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed)), out_(std::size_t(threads) * launches) {}
   double run(bool tuned) override { return once(tuned ? tuned_ : def_); }
   std::string verify() override {
@@ -99,14 +101,6 @@ class crw_trial final : public trial {
   }
 
  private:
-  static alloc::pool_config config(const probes::device_pool& m, std::uint64_t seed) {
-    alloc::pool_config c;
-    c.page_bytes = 1024;
-    c.pages = alloc::page_t(m.bytes() / c.page_bytes);
-    c.memory = m.data();
-    c.seed = seed;
-    return c;
-  }
   double once(alloc::crw& a) {
     a.load(occ_);  // also forgets every thread's last page
     ++tag_;
@@ -208,7 +202,7 @@ template <class WordT>
 class join_trial final : public trial {
  public:
   join_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
+      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, 256, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
   double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
   std::string verify() override {
     for (int k = 0; k < 2; ++k) {
@@ -221,14 +215,6 @@ class join_trial final : public trial {
   }
 
  private:
-  static alloc::pool_config config(const probes::device_pool& m, std::uint64_t seed) {
-    alloc::pool_config c;
-    c.page_bytes = 256;
-    c.pages = alloc::page_t(m.bytes() / c.page_bytes);
-    c.memory = m.data();
-    c.seed = seed;
-    return c;
-  }
   template <class A>
   double once(A& a) {
     a.clear();
