@@ -374,15 +374,31 @@ report_content build_report(const std::string& dir) {
   return c;
 }
 
-std::string render_html(const report_content& c) {
+std::string base64(const std::string& bytes) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string o;
+  o.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
+    std::uint32_t v = 0;
+    for (std::size_t j = 0; j < 3; ++j) v = v << 8 | (j < n ? std::uint8_t(bytes[i + j]) : 0u);
+    for (std::size_t j = 0; j < 4; ++j) o += j <= n ? k[(v >> (18 - 6 * j)) & 63] : '=';
+  }
+  return o;
+}
+
+std::string render_html(const report_content& c, const std::map<std::string, std::string>& png) {
   std::ostringstream o;
   o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpuprobe report</title>\n"
        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;margin:1em 0}"
        "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left}img{max-width:100%}figure{margin:2em 0}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
-  for (const auto& f : c.figures)
-    o << "<figure><img src=\"figures/" << f.id << ".png\" alt=\"" << escape(f.title) << "\"><figcaption>" << escape(f.title)
-      << " — <a href=\"figures/" << f.id << ".svg\">SVG</a>, <a href=\"figures/" << f.id << ".csv\">CSV</a></figcaption></figure>\n";
+  for (const auto& f : c.figures) {
+    const auto it = png.find(f.id);
+    const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second) : "figures/" + f.id + ".png";
+    o << "<figure><img src=\"" << src << "\" alt=\"" << escape(f.title) << "\"><figcaption>" << escape(f.title) << " — <a href=\"figures/"
+      << f.id << ".png\">PNG</a>, <a href=\"figures/" << f.id << ".svg\">SVG</a>, <a href=\"figures/" << f.id << ".csv\">CSV</a></figcaption></figure>\n";
+  }
   for (const auto& t : c.tables) {
     o << "<h2>" << escape(t.title) << "</h2>\n";
     if (!t.note.empty()) o << "<p>" << escape(t.note) << "</p>\n";

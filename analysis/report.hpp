@@ -9,6 +9,7 @@
 //   validation.json          gpuprobe.validation/1 (a table, when present)
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,10 @@ struct report_content {
 // Reads `dir` (throws gpuprobe::error: missing folder, unreadable or future-schema JSON).
 report_content build_report(const std::string& dir);
 
-std::string render_html(const report_content& c);  // figures as <img> of <id>.png (SVG linked)
+// Figures as <img>: embedded (a data: URI of `png[id]`, so index.html stands alone) where given,
+// else figures/<id>.png; the PNG, SVG and CSV files are linked either way.
+std::string render_html(const report_content& c, const std::map<std::string, std::string>& png = {});
+std::string base64(const std::string& bytes);
 std::string render_markdown(const report_content& c);
 
 }  // namespace gpuprobe::analysis

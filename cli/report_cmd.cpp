@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <memory>
 
 namespace gpuprobe::cli {
@@ -44,7 +47,12 @@ void run_report(const report_options& o) {
           throw error("report: figure " + f.id + ext + " was not drawn");
   }
   const bool html = o.format == "html";
-  write_text_atomic((out / (html ? "index.html" : "index.md")).string(), html ? analysis::render_html(content) : analysis::render_markdown(content));
+  std::map<std::string, std::string> png;  // embedded: index.html stands alone
+  for (const auto& f : content.figures) {
+    std::ifstream in(figs / (f.id + ".png"), std::ios::binary);
+    png[f.id] = std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  write_text_atomic((out / (html ? "index.html" : "index.md")).string(), html ? analysis::render_html(content, png) : analysis::render_markdown(content));
   std::printf("gpuprobe report: %zu figures, %zu tables -> %s\n", content.figures.size(), content.tables.size(),
               (out / (html ? "index.html" : "index.md")).string().c_str());
   for (const auto& m : content.missing) std::printf("  not in the folder: %s\n", m.c_str());

@@ -1,6 +1,7 @@
 // gpuprobe report on a folder made from the 2017 fixtures (K80 TLB curves and sharing matrix) and
 // generated gpuprobe results (atomics, gpuprobe-bench TAS/WAS, validation): every figure is a real
 // PNG and SVG of its CSV and the page references them; bad folders give a one-line error.
+#include "analysis/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -185,4 +186,16 @@ TEST(Report, RendersTheCommittedH100Example) {
   for (const auto& w : v["workloads"]) EXPECT_NE(html.find(w["workload"].get<std::string>()), std::string::npos) << w["workload"];
   EXPECT_NE(html.find(v["summary"].get<std::string>()), std::string::npos);
   EXPECT_NE(html.find("Tuning decisions"), std::string::npos);
+  // Self-contained: every figure's PNG is embedded as well as linked.
+  std::size_t embedded = 0;
+  for (std::size_t at = html.find("data:image/png;base64,"); at != std::string::npos; at = html.find("data:image/png;base64,", at + 1)) ++embedded;
+  EXPECT_EQ(embedded, ids.size());
+}
+
+TEST(Report, Base64MatchesTheStandardAlphabetAndPadding) {
+  EXPECT_EQ(gpuprobe::analysis::base64(""), "");
+  EXPECT_EQ(gpuprobe::analysis::base64("f"), "Zg==");
+  EXPECT_EQ(gpuprobe::analysis::base64("fo"), "Zm8=");
+  EXPECT_EQ(gpuprobe::analysis::base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(gpuprobe::analysis::base64(std::string("\xff\x00\x10", 3)), "/wAQ");
 }
