@@ -51,15 +51,18 @@ decltype(auto) with_word(const tuning& t, F&& f) {
 }
 
 // The regions of a pool: `regions` regions of `span` units (of unit_bytes each) from the start of
-// the pool; regions == 1 means no scoping. A region is min(max_region_bytes, pool / regions)
-// rounded down to the alignment and then to whole units; a pool too small for one aligned region
-// per SM group is not scoped.
+// the pool; regions == 1 means no scoping. A pool that fits the level's reach (pool <=
+// max_region_bytes) is not scoped: every SM group's TLB already covers all of it, and regions
+// would only crowd each group onto a slice. Otherwise a region is min(max_region_bytes, pool /
+// regions) rounded down to the alignment and then to whole units; a pool too small for one
+// aligned region per SM group is not scoped either.
 struct region_layout {
   unsigned regions = 1;
   std::uint64_t span_units = 0;
 };
 inline region_layout layout_regions(const tuning& t, std::uint64_t pool_bytes, std::uint64_t unit_bytes) {
   if (!t.scoped() || unit_bytes == 0) return {};
+  if (t.max_region_bytes && pool_bytes <= t.max_region_bytes) return {};
   const std::uint64_t align = t.region_align_bytes ? t.region_align_bytes : (2u << 20);
   std::uint64_t bytes = pool_bytes / t.regions;
   if (t.max_region_bytes && t.max_region_bytes < bytes) bytes = t.max_region_bytes;

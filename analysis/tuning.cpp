@@ -52,8 +52,10 @@ region_decision decide_regions(const json& profile) {
   int spare = 0;  // SMs in no group share the regions round-robin
   for (auto& r : d.sm_region)
     if (r < 0) r = spare++ % d.regions;
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%s reaches %.4g GiB in %.4g MiB pages and is shared by %d SM groups: one region of at most that reach per group",
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s reaches %.4g GiB in %.4g MiB pages and is shared by %d SM groups: one region of at most that reach per group, for pools "
+                "larger than the reach (a smaller pool fits every group's TLB as it is and keeps one region)",
                 where.c_str(), reach / double(1ull << 30), page / double(1 << 20), d.regions);
   d.reason = buf;
   return d;

@@ -268,18 +268,24 @@ std::vector<workload> validation_workloads(const alloc::tuning& t, const validat
   }
   const std::uint64_t group_footprint = footprint > 4 * k_gib ? footprint - 2 * k_gib : footprint;
   const bool wide = t.word_bits != 32;
-  const auto getpage_layout = alloc::layout_regions(t, o.pool_bytes, 1024ull * unsigned(t.word_bits));
-  const std::string page_default = words_regions(32, {}), page_tuned = words_regions(t.word_bits, getpage_layout);
+  const std::string page_default = words_regions(32, {});
   std::vector<double> fractions = {0.5, 0.1, 0.01, 0.005};
   if (o.quick) fractions = {0.5, 0.01};
   std::vector<workload> w;
   for (const std::string pool : {"cudamalloc", "vmm"}) {
-    for (double f : fractions) {
+    // get_page + write on the allocator pools, and at 50 % free on a pool as large as the TLB
+    // footprint (where a pool can exceed the shared level's reach, so regions can apply).
+    std::vector<std::pair<std::uint64_t, double>> cells;
+    for (double f : fractions) cells.emplace_back(o.pool_bytes, f);
+    cells.emplace_back(footprint, 0.5);
+    for (const auto& [bytes, f] : cells) {
       char name[64];
-      std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
-      w.push_back({name, pool, page_default, page_tuned, wide || getpage_layout.regions > 1, [=] {
+      if (bytes == o.pool_bytes) std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
+      else std::snprintf(name, sizeof name, "getpage_write/pool:%s/free:%g%%", gib(bytes, "").c_str(), f * 100);
+      const auto layout = alloc::layout_regions(t, bytes, 1024ull * unsigned(t.word_bits));
+      w.push_back({name, pool, page_default, words_regions(t.word_bits, layout), wide || layout.regions > 1, [=, bytes = bytes, f = f] {
                      return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
-                       return std::make_unique<getpage_trial<decltype(word)>>(pool, o.pool_bytes, f, t, o);
+                       return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
                      });
                    }});
     }

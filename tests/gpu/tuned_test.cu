@@ -194,14 +194,15 @@ TEST(Tuned, TuneMeasurementsRunAndCheckOut) {
 
 TEST(Tuned, TuneThenValidateEndToEnd) {
   GPUPROBE_REQUIRE_GPU();
-  // A profile with a 64 GiB candidate shared by two SM groups (even / odd SMs).
+  // A profile with a 1 GiB candidate (2 MiB pages) shared by two SM groups (even / odd SMs): the
+  // 8 GiB pools exceed its reach, so they get two regions of 1 GiB.
   nlohmann::json groups = {nlohmann::json::array(), nlohmann::json::array()};
   for (int s = 0; s < 256; ++s) groups[s % 2].push_back(s);
   const nlohmann::json profile = {
       {"schema", "gpuprobe.profile/1"},
       {"device", {{"name", "test"}, {"uuid", "GPU-test"}}},
       {"tlb", {{"levels", nlohmann::json::array()},
-               {"candidates", {{{"reach_bytes", 68719476736.0}, {"page_bytes", 33554432.0}, {"sharing", {{"scope", "groups"}, {"groups", groups}}}}}}}}};
+               {"candidates", {{{"reach_bytes", 1073741824.0}, {"page_bytes", 2097152.0}, {"sharing", {{"scope", "groups"}, {"groups", groups}}}}}}}}};
   const std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/tv_profile.json") << profile.dump();
   int rc = 0;

@@ -86,11 +86,16 @@ TEST(AllocatorTuning, RegionLayoutIsAlignedAndBoundedByReachAndPool) {
   t.sm_region.assign(132, 0);
   t.region_align_bytes = 32ull << 20;
   t.max_region_bytes = 64ull << 30;
-  // 8 GiB / 24 = 341.3 MiB -> 320 MiB (32 MiB pages), in 32 KiB units (1 KiB pages x 32-bit words).
-  auto l = alloc::layout_regions(t, 8ull << 30, 32 * 1024);
+  // A pool within the reach fits every group's TLB as it is: not scoped.
+  EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 32 * 1024).regions, 1u);
+  EXPECT_EQ(alloc::layout_regions(t, 64ull << 30, 32 * 1024).regions, 1u);
+  // 72 GiB / 24 = 3 GiB (a multiple of 32 MiB pages), in 32 KiB units (1 KiB pages x 32-bit words).
+  auto l = alloc::layout_regions(t, 72ull << 30, 32 * 1024);
   EXPECT_EQ(l.regions, 24u);
-  EXPECT_EQ(l.span_units, (320ull << 20) / (32 * 1024));
-  EXPECT_LE(l.regions * l.span_units * 32 * 1024, 8ull << 30);
+  EXPECT_EQ(l.span_units, (3ull << 30) / (32 * 1024));
+  // 70 GiB / 24 = 2986.7 MiB -> 2976 MiB, whole 32 MiB pages.
+  EXPECT_EQ(alloc::layout_regions(t, 70ull << 30, 32 * 1024).span_units, (2976ull << 20) / (32 * 1024));
+  EXPECT_LE(l.regions * l.span_units * 32 * 1024, 72ull << 30);
   // A reach smaller than pool / regions bounds the region.
   t.max_region_bytes = 64ull << 20;
   EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 32 * 1024).span_units, (64ull << 20) / (32 * 1024));
