@@ -93,7 +93,71 @@ word_decision decide_word_size(const std::vector<word_point>& points, double tie
 }
 
 json scope_decision::to_json() const {
-  return {{"bytes", bytes}, {"level", level.empty() ? json(nullptr) : json(level)}, {"reason", reason}};
+  return {{"bytes", bytes}, {"level", level.empty() ? json(nullptr) : json(level)}, {"reason", reason}, {"measurements", measurements}};
+}
+
+std::vector<scope_option> scope_options(const json& profile) {
+  if (!profile.contains("tlb") || !profile["tlb"].is_object()) throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+  std::vector<scope_option> o;
+  for (const char* key : {"levels", "candidates"}) {
+    const auto list = profile["tlb"].value(key, json::array());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const double reach = list[i].value("reach_bytes", 0.0), page = list[i].value("page_bytes", 0.0);
+      if (!(reach > 0)) continue;
+      const double unit = page > 0 ? page : double(2u << 20);
+      const auto bytes = std::uint64_t(std::floor(reach / unit) * unit);
+      if (bytes == 0) continue;
+      bool seen = false;
+      for (const auto& x : o) seen = seen || x.bytes == bytes;
+      if (!seen) o.push_back({bytes, std::string(key) + "[" + std::to_string(i) + "]"});
+    }
+  }
+  std::sort(o.begin(), o.end(), [](const scope_option& a, const scope_option& b) { return a.bytes > b.bytes; });
+  return o;
+}
+
+scope_decision decide_tlb_scope_measured(const std::vector<scope_option>& options, const std::vector<scope_point>& points, std::uint64_t footprint,
+                                         double tie) {
+  scope_decision d;
+  const double gib = double(1ull << 30);
+  char buf[768];
+  for (const auto& p : points) d.measurements.push_back({{"scope_bytes", p.scope_bytes}, {"pool", p.pool}, {"ms", p.ms}});
+  if (points.empty()) {
+    std::snprintf(buf, sizeof buf, "%s: TLB-scoped kernels run in one pass",
+                  options.empty() ? "no TLB level or candidate in the profile"
+                                  : "every level and candidate reaches at least the footprint measured");
+    d.reason = buf;
+    return d;
+  }
+  std::map<std::string, double> base;  // pool -> one-pass ms
+  for (const auto& p : points) {
+    if (!(p.ms > 0)) throw error("tune: a TLB-scope measurement is not positive");
+    if (p.scope_bytes == 0) base[p.pool] = p.ms;
+  }
+  std::string detail;
+  double best_ratio = 1;
+  std::uint64_t best = 0;
+  for (const auto& opt : options) {
+    double log_sum = 0;
+    int n = 0;
+    for (const auto& p : points)
+      if (p.scope_bytes == opt.bytes) {
+        if (!base.count(p.pool)) throw error("tune: a TLB scope measured on a pool without its one-pass time");
+        log_sum += std::log(p.ms / base[p.pool]), ++n;
+      }
+    if (!n) continue;
+    const double r = std::exp(log_sum / n);
+    char one[128];
+    std::snprintf(one, sizeof one, "%s%s %.4g GiB %.3fx", detail.empty() ? "" : ", ", opt.level.c_str(), double(opt.bytes) / gib, r);
+    detail += one;
+    if (r < best_ratio) best_ratio = r, best = opt.bytes, d.level = opt.level;
+  }
+  if (best && best_ratio >= 1 - tie) best = 0, d.level.clear();
+  d.bytes = best;
+  std::snprintf(buf, sizeof buf, "sampling over %.4g GiB, time relative to one pass (geometric mean over %zu pools): %s; %s", double(footprint) / gib,
+                base.size(), detail.c_str(), best ? (d.level + " chosen").c_str() : "one pass kept");
+  d.reason = buf;
+  return d;
 }
 
 scope_decision decide_tlb_scope(const json& profile) {

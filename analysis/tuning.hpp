@@ -52,9 +52,28 @@ struct scope_decision {
   std::uint64_t bytes = 0;
   std::string level;  // "levels[i]" / "candidates[i]" or ""
   std::string reason;
+  nlohmann::json measurements = nlohmann::json::array();  // tune's: scope, pool, ms
   nlohmann::json to_json() const;
 };
 scope_decision decide_tlb_scope(const nlohmann::json& profile);
+
+// tune measures the scope instead: every level's and candidate's reach (in whole pages of it,
+// largest first) is a possible scope, and sampling over a footprint that exceeds it is timed with
+// each and with one pass (a small level's scope multiplies the passes; a low-confidence
+// candidate may be real). The fastest by geometric mean over the pools wins; within `tie` of one
+// pass, one pass is kept.
+struct scope_option {
+  std::uint64_t bytes = 0;
+  std::string level;  // "levels[i]" / "candidates[i]"
+};
+std::vector<scope_option> scope_options(const nlohmann::json& profile);
+struct scope_point {
+  std::uint64_t scope_bytes = 0;  // 0: one pass
+  std::string pool;
+  double ms = 0;  // median
+};
+scope_decision decide_tlb_scope_measured(const std::vector<scope_option>& options, const std::vector<scope_point>& points,
+                                         std::uint64_t footprint, double tie = 0.03);
 
 // CRW cluster placement from measured times of each candidate start ("thread" = RW paper
 // Alg. 5, the default) at several free fractions: the lowest geometric mean, unless it is within

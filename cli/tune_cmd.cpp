@@ -1,6 +1,7 @@
-// gpuprobe tune: profile.json -> tuning.json (gpuprobe.tuning/1). Regions and the TLB scope
-// follow from the profile; the bitmap word size and CRW's cluster placement are measured here,
-// on this GPU. Each decision records its reason and the numbers behind it.
+// gpuprobe tune: profile.json -> tuning.json (gpuprobe.tuning/1). Regions follow from the
+// profile; the bitmap word size, CRW's cluster placement and the TLB scope (among the profile's
+// levels and candidates) are measured here, on this GPU. Each decision records its reason and the
+// numbers behind it.
 #include "analysis/models.hpp"
 #include "analysis/steps.hpp"
 #include "analysis/tuning.hpp"
@@ -40,7 +41,7 @@ void run_tune(const tune_options& o) {
   if (o.reps < 3) throw error("tune: --reps must be at least 3");
   const json profile = read_profile(o.profile);
   const auto regions = analysis::decide_regions(profile);
-  const auto scope = analysis::decide_tlb_scope(profile);
+  const auto scope_opts = analysis::scope_options(profile);
   const auto dev = query_device(o.common.device);
   const std::string measured_on = profile["device"].value("uuid", "");
   const bool same_gpu = measured_on == dev.uuid;
@@ -48,7 +49,7 @@ void run_tune(const tune_options& o) {
   if (!same_gpu)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
                 profile["device"].value("name", "?").c_str(), measured_on.c_str());
-  std::printf("[regions] %s\n[scope]   %s\n", regions.reason.c_str(), scope.reason.c_str());
+  std::printf("[regions] %s\n", regions.reason.c_str());
 
   // Bitmap word size: RW-BM and CoRW, 32 vs 64 bits, at representative free fractions.
   const std::vector<double> fractions = o.quick ? std::vector<double>{0.5, 0.01} : std::vector<double>{0.5, 0.1, 0.01, 0.005};
@@ -86,6 +87,24 @@ void run_tune(const tune_options& o) {
   const auto crw = analysis::decide_crw_placement(crw_points);
   std::printf("[crw]     %s\n", crw.reason.c_str());
 
+  // The scope of TLB-scoped kernels: each level's / candidate's reach vs one pass, measured.
+  const std::uint64_t footprint = tune::default_tlb_footprint(o.quick, o.common.device);
+  std::vector<std::uint64_t> scopes = {0};
+  for (const auto& s : scope_opts)
+    if (s.bytes < footprint) scopes.push_back(s.bytes);
+  std::vector<analysis::scope_point> scope_points;
+  if (scopes.size() > 1)
+    for (const auto& s : tune::measure_tlb_scopes(scopes, footprint, std::min(o.reps, 5), o.common.device, o.common.seed)) {
+      scope_points.push_back({s.scope_bytes, s.pool, analysis::median(s.ms)});
+      char what[32] = "one pass";
+      if (s.scope_bytes) std::snprintf(what, sizeof what, "%.4g GiB", double(s.scope_bytes) / double(1ull << 30));
+      std::printf("[scope]   %-10s %.4g GiB sampled, scope %-10s %.3f ms\n", s.pool.c_str(), double(footprint) / double(1ull << 30), what,
+                  scope_points.back().ms);
+      std::fflush(stdout);
+    }
+  const auto scope = analysis::decide_tlb_scope_measured(scope_opts, scope_points, footprint);
+  std::printf("[scope]   %s\n", scope.reason.c_str());
+
   json doc = {{"schema", "gpuprobe.tuning/1"},
               {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.common.seed)},
               {"device", to_json(dev)},
@@ -99,21 +118,23 @@ void run_tune(const tune_options& o) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc["wall_seconds"] = wall;
   write_json_atomic(o.common.out, doc);
-  std::printf("gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %.4g GiB, %.0f s -> %s\n", word.word_bits, regions.regions,
-              crw.start.c_str(), double(scope.bytes) / double(1ull << 30), wall, o.common.out.c_str());
+  char scope_text[32] = "one pass";
+  if (scope.bytes) std::snprintf(scope_text, sizeof scope_text, "%.4g GiB", double(scope.bytes) / double(1ull << 30));
+  std::printf("gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %s, %.0f s -> %s\n", word.word_bits, regions.regions,
+              crw.start.c_str(), scope_text, wall, o.common.out.c_str());
 }
 
 }  // namespace
 
 void setup_tune(CLI::App& parent) {
   auto opt = std::make_shared<tune_options>();
-  auto* app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size and CRW placement measured, TLB-scoped regions");
+  auto* app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size, CRW placement and TLB scope measured, TLB-scoped regions");
   app->add_option("--profile", opt->profile, "profile.json of gpuprobe characterize")->required();
   add_out_option(*app, opt->common, "tuning.json to write");
   add_device_option(*app, opt->common);
   add_seed_option(*app, opt->common);
   app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")->capture_default_str();
-  app->add_flag("--quick", opt->quick, "two free fractions for the word size");
+  app->add_flag("--quick", opt->quick, "two free fractions for the word size, a 16 GiB footprint for the TLB scope");
   app->callback([opt] { run_tune(*opt); });
 }
 

@@ -35,6 +35,20 @@ struct crw_sample {
 };
 std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned threads, unsigned launches, int reps, std::uint64_t seed);
 
+// TLB-scoped sampling over `footprint` bytes on a cudaMalloc and a scattered-VMM array, with
+// each scope (0 = one pass), interleaved; each scope's sums are checked.
+struct scope_sample {
+  std::uint64_t scope_bytes = 0;
+  std::string pool;
+  std::vector<double> ms;
+};
+std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t>& scopes, std::uint64_t footprint, int reps, int device,
+                                             std::uint64_t seed);
+
+// The footprint of the TLB-scoped kernels: most of the free memory (6 GiB left), at most 72 GiB
+// (16 GiB with quick).
+std::uint64_t default_tlb_footprint(bool quick, int device);
+
 // ---- validate ----
 
 // One workload on one pool: run(false) is one timed repetition of the default configuration,

@@ -256,16 +256,17 @@ class scoped_trial final : public trial {
 
 }  // namespace
 
+std::uint64_t default_tlb_footprint(bool quick, int device) {
+  std::size_t free_b = 0, total_b = 0;
+  GPUPROBE_CUDA_CHECK(cudaSetDevice(device));
+  GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  const std::uint64_t f = free_b > 6 * k_gib ? (free_b - 6 * k_gib) / k_gib * k_gib : k_gib;  // room for the grouping input
+  return std::min<std::uint64_t>(f, quick ? 16 * k_gib : 72 * k_gib);
+}
+
 std::vector<workload> validation_workloads(const alloc::tuning& t, const validate_options& o) {
   if (o.pool_bytes < (1ull << 30)) throw error("validate: pools must be at least 1 GiB");
-  std::uint64_t footprint = o.tlb_footprint;
-  if (!footprint) {
-    std::size_t free_b = 0, total_b = 0;
-    GPUPROBE_CUDA_CHECK(cudaSetDevice(o.device));
-    GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    footprint = free_b > 6 * k_gib ? (free_b - 6 * k_gib) / k_gib * k_gib : k_gib;  // room for the grouping input
-    footprint = std::min<std::uint64_t>(footprint, o.quick ? 16 * k_gib : 72 * k_gib);
-  }
+  const std::uint64_t footprint = o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
   const std::uint64_t group_footprint = footprint > 4 * k_gib ? footprint - 2 * k_gib : footprint;
   const bool wide = t.word_bits != 32;
   const std::string page_default = words_regions(32, {});

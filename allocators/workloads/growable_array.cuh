@@ -74,9 +74,11 @@ __device__ void lfv_for_each(lf_vector* vecs, unsigned vectors, F f) {
   }
 }
 // Read-modify-write of every element (x = 2x + 1).
+template <int = 0>  // a template: the header can be in several files of one binary (no ODR clash)
 __global__ void gg_read_write(lf_vector* vecs, unsigned vectors) {
   lfv_for_each(vecs, vectors, [](std::uint32_t& x) { x = 2 * x + 1; });
 }
+template <int = 0>
 __global__ void gg_sum(lf_vector* vecs, unsigned vectors, unsigned long long* acc) {
   unsigned long long s = 0;
   lfv_for_each(vecs, vectors, [&s](std::uint32_t& x) { s += x; });
@@ -93,13 +95,16 @@ __global__ void gg_release(H h, lf_vector* vecs, unsigned vectors) {
 }
 
 // Flat arrays (static, VMM): one global size counter.
+template <int = 0>
 __global__ void flat_insert(std::uint32_t* a, unsigned long long* size, unsigned n, std::uint64_t base) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < n) a[atomicAdd(size, 1ull)] = std::uint32_t(base + t);
 }
+template <int = 0>
 __global__ void flat_read_write(std::uint32_t* a, std::uint64_t n) {
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) a[i] = 2 * a[i] + 1;
 }
+template <int = 0>
 __global__ void flat_sum(const std::uint32_t* a, std::uint64_t n, unsigned long long* acc) {
   unsigned long long s = 0;
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) s += a[i];

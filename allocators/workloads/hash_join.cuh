@@ -23,6 +23,7 @@ constexpr unsigned join_block = 1024;      // threads per probe block
 constexpr unsigned join_table = 4096;      // shared-memory slots per partition (R part <= 2048)
 constexpr std::uint32_t no_key = 0xffffffffu;
 
+template <int = 0>  // a template: the header can be in several files of one binary (no ODR clash)
 __global__ void make_relations(unsigned n, std::uint32_t* rk, std::uint32_t* rp, std::uint32_t* sk, std::uint32_t* sp) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     rk[i] = i;
@@ -32,9 +33,11 @@ __global__ void make_relations(unsigned n, std::uint32_t* rk, std::uint32_t* rp,
   }
 }
 __device__ inline unsigned part_of(std::uint32_t key, unsigned mask) { return unsigned(alloc::mix64(key ^ 0x5555ull) >> 20) & mask; }
+template <int = 0>
 __global__ void histogram(unsigned n, const std::uint32_t* k, unsigned mask, unsigned* count) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) atomicAdd(&count[part_of(k[i], mask)], 1u);
 }
+template <int = 0>
 __global__ void scatter(unsigned n, const std::uint32_t* k, const std::uint32_t* p, unsigned mask, unsigned* cursor, std::uint32_t* ko,
                         std::uint32_t* po) {
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
@@ -84,6 +87,7 @@ __global__ void __launch_bounds__(join_block) probe(H h, const unsigned* r_off, 
 }
 
 // Every non-zero 8-byte slot of the pool is a result tuple: count and checksum.
+template <int = 0>
 __global__ void scan_pool(const std::uint64_t* pool, std::uint64_t words, unsigned long long* acc) {
   unsigned long long c = 0, sum = 0;
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < words; i += gridDim.x * 1ull * blockDim.x) {
@@ -94,6 +98,7 @@ __global__ void scan_pool(const std::uint64_t* pool, std::uint64_t words, unsign
   atomicAdd(&acc[1], sum);
 }
 // The checksum the join must produce: S tuple i matches R tuple sk[i].
+template <int = 0>
 __global__ void expected_sum(unsigned n, const std::uint32_t* rp, const std::uint32_t* sk, const std::uint32_t* sp, unsigned long long* acc) {
   unsigned long long sum = 0;
   for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)

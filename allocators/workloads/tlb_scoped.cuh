@@ -19,11 +19,13 @@
 namespace gpuprobe::workloads {
 
 // data[i] = mix(i): what a sample reads is known.
+template <int = 0>  // a template: the header can be in several files of one binary (no ODR clash)
 __global__ void scoped_fill(std::uint64_t* data, std::uint64_t n) {
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) data[i] = alloc::mix64(i);
 }
 
 // One pass over elements [lo, hi): out[t] += the thread's reads that fall inside.
+template <int = 0>
 __global__ void scoped_sample(const std::uint64_t* data, std::uint64_t n, unsigned reads, std::uint64_t lo, std::uint64_t hi,
                               unsigned long long* out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -41,12 +43,14 @@ struct group_slot {
   unsigned long long count;
 };
 
+template <int = 0>
 __global__ void scoped_values(std::uint32_t* v, std::uint64_t n, std::uint32_t groups) {
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x)
     v[i] = std::uint32_t(alloc::mix64(i ^ 0x77ull) % groups);
 }
 
 // One pass: the values whose home slot lies in [lo, hi) are counted.
+template <int = 0>
 __global__ void scoped_group(const std::uint32_t* v, std::uint64_t n, group_slot* table, std::uint64_t slots, std::uint64_t lo,
                              std::uint64_t hi) {
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) {
@@ -65,6 +69,7 @@ __global__ void scoped_group(const std::uint32_t* v, std::uint64_t n, group_slot
 }
 
 // Placement-independent checksum of a table: (occupied slots, total count, sum of mix(key) * count).
+template <int = 0>
 __global__ void group_checksum(const group_slot* table, std::uint64_t slots, unsigned long long* acc) {
   unsigned long long occ = 0, total = 0, sum = 0;
   for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < slots; i += gridDim.x * 1ull * blockDim.x) {

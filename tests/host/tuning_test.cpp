@@ -73,3 +73,31 @@ TEST(Tuning, CrwPlacementKeepsTheDefaultInsideTheTieBand) {
   EXPECT_THROW(decide_crw_placement({{"warp", 0.5, 1.0}}), std::exception) << "no default measured";
   EXPECT_THROW(decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.1, 1.0}}), std::exception) << "fractions differ";
 }
+
+TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
+  const json profile = {{"tlb",
+                         {{"levels", {{{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}},
+                          {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}, {{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}}}}};
+  const auto opts = scope_options(profile);
+  ASSERT_EQ(opts.size(), 2u) << "one option per distinct reach";
+  EXPECT_EQ(opts[0].bytes, 2065ull * 33554432ull) << "largest first";
+  EXPECT_EQ(opts[0].level, "candidates[0]");
+  EXPECT_EQ(opts[1].level, "levels[0]");
+  const std::uint64_t big = opts[0].bytes, small = opts[1].bytes, fp = 72ull << 30;
+  // The H100 case: a small level's 288 passes are 20-36x slower, the candidate's 2 passes faster.
+  const std::vector<scope_point> pts = {{0, "cudamalloc", 9.8}, {small, "cudamalloc", 352}, {big, "cudamalloc", 9.1},
+                                        {0, "vmm", 18.5},       {small, "vmm", 352},        {big, "vmm", 9.1}};
+  const auto d = decide_tlb_scope_measured(opts, pts, fp);
+  EXPECT_EQ(d.bytes, big) << d.reason;
+  EXPECT_EQ(d.level, "candidates[0]");
+  EXPECT_EQ(d.measurements.size(), 6u);
+  EXPECT_NE(d.reason.find("levels[0]"), std::string::npos) << "every option's ratio is in the reason";
+  // Within the tie band of one pass: one pass.
+  const auto tie = decide_tlb_scope_measured(opts, {{0, "vmm", 10}, {big, "vmm", 9.9}}, fp);
+  EXPECT_EQ(tie.bytes, 0u);
+  EXPECT_NE(tie.reason.find("one pass kept"), std::string::npos) << tie.reason;
+  // Nothing measured: one pass, and why.
+  EXPECT_EQ(decide_tlb_scope_measured({}, {}, fp).bytes, 0u);
+  EXPECT_NE(decide_tlb_scope_measured(opts, {}, 16ull << 30).reason.find("at least the footprint"), std::string::npos);
+  EXPECT_THROW(decide_tlb_scope_measured(opts, {{big, "vmm", 1.0}}, fp), std::exception) << "no one-pass time for the pool";
+}
