@@ -11,6 +11,14 @@
 
 namespace gpuprobe::alloc {
 
+// Pages of a get_page measurement: T = 2^23, doubled while the free pages T * free_fraction would
+// not exceed the threads by a quarter (so every thread can get a page).
+inline std::uint64_t pages_for(std::uint64_t threads, double free_fraction) {
+  std::uint64_t T = 1ull << 23;
+  while (double(T) * free_fraction <= double(threads + threads / 4)) T *= 2;
+  return T;
+}
+
 // used[i] == 1 for exactly pages - free_pages pages, chosen uniformly at random.
 inline std::vector<std::uint8_t> random_occupancy(std::uint64_t pages, std::uint64_t free_pages, std::uint64_t seed) {
   if (free_pages > pages) throw std::invalid_argument("random_occupancy: more free pages than pages");

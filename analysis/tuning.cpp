@@ -161,27 +161,21 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option>& option
 }
 
 scope_decision decide_tlb_scope(const json& profile) {
-  if (!profile.contains("tlb") || !profile["tlb"].is_object()) throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+  const auto options = scope_options(profile);  // largest first
   scope_decision d;
-  for (const char* key : {"levels", "candidates"}) {
-    const auto list = profile["tlb"].value(key, json::array());
-    double reach = 0, page = 0;
-    for (std::size_t i = 0; i < list.size(); ++i)
-      if (list[i].value("reach_bytes", 0.0) > reach)
-        reach = list[i].value("reach_bytes", 0.0), page = list[i].value("page_bytes", 0.0), d.level = std::string(key) + "[" + std::to_string(i) + "]";
-    if (reach > 0) {
-      const double unit = page > 0 ? page : double(2u << 20);
-      d.bytes = std::uint64_t(std::floor(reach / unit) * unit);
-      char buf[256];
-      std::snprintf(buf, sizeof buf, "%s %s reaches %.4g GiB: one pass of a TLB-scoped kernel covers %.4g GiB (whole %.4g MiB pages)",
-                    std::string(key) == "levels" ? "the largest TLB level" : "no TLB level; the largest candidate", d.level.c_str(),
-                    reach / double(1ull << 30), double(d.bytes) / double(1ull << 30), unit / double(1 << 20));
-      d.reason = buf;
-      return d;
-    }
+  if (options.empty()) {
+    d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
+    return d;
   }
-  d.level.clear();
-  d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
+  const auto level = std::find_if(options.begin(), options.end(), [](const scope_option& o) { return o.level.rfind("levels", 0) == 0; });
+  const scope_option& pick = level != options.end() ? *level : options.front();  // a measured level before a candidate
+  d.bytes = pick.bytes;
+  d.level = pick.level;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s %s reaches %.4g GiB in whole pages: one pass of a TLB-scoped kernel covers that",
+                level != options.end() ? "the largest TLB level" : "no TLB level; the largest candidate", d.level.c_str(),
+                double(d.bytes) / double(1ull << 30));
+  d.reason = buf;
   return d;
 }
 

@@ -25,16 +25,8 @@ namespace {
 using gpuprobe::alloc::invalid_page;
 using gpuprobe::alloc::page_t;
 
-constexpr std::uint64_t k_default_pages = 1ull << 23;
 constexpr std::uint64_t k_cuda_malloc_cap = 1ull << 18;  // device malloc of 2^20 blocks: ~0.3 s each
 using gpuprobe::bench::check;
-
-// T = 2^23 unless A = T * f would not exceed N (with a quarter to spare): then the next power of two.
-std::uint64_t pages_for(std::uint64_t threads, int permille) {
-  std::uint64_t T = k_default_pages;
-  while (T * std::uint64_t(permille) / 1000 <= threads + threads / 4) T *= 2;
-  return T;
-}
 
 // The occupancy pattern of the current (T, A): made once, loaded before every iteration.
 const std::vector<std::uint8_t>& occupancy(std::uint64_t T, std::uint64_t A) {
@@ -75,7 +67,7 @@ struct theory {
 template <class A>
 void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, int permille,
                 std::function<theory(double pages, double free_pages, double threads, double clusters)> model) {
-  const std::uint64_t T = pages_for(n, permille), free_pages = T * std::uint64_t(permille) / 1000;
+  const std::uint64_t T = gpuprobe::alloc::pages_for(n, permille / 1000.0), free_pages = T * std::uint64_t(permille) / 1000;
   const auto& occ = occupancy(T, free_pages);
   gpuprobe::alloc::pool_config c;
   c.pages = page_t(T);

@@ -26,6 +26,14 @@ struct tune_options {
   bool quick = false;
 };
 
+// "one pass" or "64.53 GiB": a TLB scope in words.
+std::string scope_text(std::uint64_t bytes) {
+  if (!bytes) return "one pass";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g GiB", double(bytes) / double(1ull << 30));
+  return buf;
+}
+
 // The profile, checked for what the decisions need (one-line errors).
 json read_profile(const std::string& path) {
   json p = read_json_file(path);
@@ -96,9 +104,7 @@ void run_tune(const tune_options& o) {
   if (scopes.size() > 1)
     for (const auto& s : tune::measure_tlb_scopes(scopes, footprint, std::min(o.reps, 5), o.common.device, o.common.seed)) {
       scope_points.push_back({s.scope_bytes, s.pool, analysis::median(s.ms)});
-      char what[32] = "one pass";
-      if (s.scope_bytes) std::snprintf(what, sizeof what, "%.4g GiB", double(s.scope_bytes) / double(1ull << 30));
-      std::printf("[scope]   %-10s %.4g GiB sampled, scope %-10s %.3f ms\n", s.pool.c_str(), double(footprint) / double(1ull << 30), what,
+      std::printf("[scope]   %-10s %s sampled, scope %-10s %.3f ms\n", s.pool.c_str(), scope_text(footprint).c_str(), scope_text(s.scope_bytes).c_str(),
                   scope_points.back().ms);
       std::fflush(stdout);
     }
@@ -118,10 +124,8 @@ void run_tune(const tune_options& o) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc["wall_seconds"] = wall;
   write_json_atomic(o.common.out, doc);
-  char scope_text[32] = "one pass";
-  if (scope.bytes) std::snprintf(scope_text, sizeof scope_text, "%.4g GiB", double(scope.bytes) / double(1ull << 30));
   std::printf("gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %s, %.0f s -> %s\n", word.word_bits, regions.regions,
-              crw.start.c_str(), scope_text, wall, o.common.out.c_str());
+              crw.start.c_str(), scope_text(scope.bytes).c_str(), wall, o.common.out.c_str());
 }
 
 }  // namespace

@@ -82,11 +82,4 @@ inline std::string check_pages(const alloc::device_array<alloc::page_t>& out, st
   return "";
 }
 
-// T = 2^23 pages, doubled while the free pages would not exceed the threads by a quarter.
-inline std::uint64_t pages_for(std::uint64_t threads, double free_fraction) {
-  std::uint64_t T = 1ull << 23;
-  while (double(T) * free_fraction <= double(threads + threads / 4)) T *= 2;
-  return T;
-}
-
 }  // namespace gpuprobe::tune

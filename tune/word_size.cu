@@ -52,7 +52,7 @@ word_sample measure_word_size(const std::string& allocator, double free_fraction
   s.allocator = allocator;
   s.free_fraction = free_fraction;
   s.threads = threads;
-  s.pages = pages_for(threads, free_fraction);
+  s.pages = alloc::pages_for(threads, free_fraction);
   s.free_pages = std::uint64_t(double(s.pages) * free_fraction);
   if (allocator == "rw_bm") return measure<alloc::rw_bm<std::uint32_t>, alloc::rw_bm<unsigned long long>>(s, reps, seed);
   if (allocator == "corw") return measure<alloc::corw<std::uint32_t>, alloc::corw<unsigned long long>>(s, reps, seed);

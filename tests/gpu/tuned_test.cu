@@ -4,6 +4,7 @@
 #include "allocators/allocators.cuh"
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
+#include "probes/device_util.cuh"
 #include "tune/measure.hpp"
 
 #include <nlohmann/json.hpp>
@@ -16,23 +17,17 @@ using alloc::page_t;
 
 namespace {
 
-__device__ unsigned sm_id() {
-  unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-  return s;
-}
-
 template <class H>
 __global__ void get_with_sm(H h, page_t* out, unsigned* sm) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   out[t] = h.get_page();
-  sm[t] = sm_id();
+  sm[t] = probes::smid();
 }
 
 __global__ void malloc_with_sm(alloc::rw_malloc_handle h, void** out, unsigned* sm) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   out[t] = h.malloc(256);
-  sm[t] = sm_id();
+  sm[t] = probes::smid();
 }
 
 // Four regions, SM s in region s % 4 (a map longer than any GPU's SM ids).

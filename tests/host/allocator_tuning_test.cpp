@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 
 using namespace gpuprobe;
 using nlohmann::json;
+using gpuprobe::test::write_temp;
 
 namespace {
 json two_group_profile() {
@@ -25,15 +25,10 @@ json tuning_doc() {
   return {{"schema", "gpuprobe.tuning/1"},
           {"allocator", analysis::allocator_block(w, analysis::decide_regions(p), c, analysis::decide_tlb_scope(p))}};
 }
-std::string write(const std::string& name, const std::string& text) {
-  const std::string path = test::temp_path(name);
-  std::ofstream(path) << text;
-  return path;
-}
 }  // namespace
 
 TEST(AllocatorTuning, DecisionsRoundTripThroughTuningJson) {
-  const auto t = alloc::load_tuning(write("tuning_ok.json", tuning_doc().dump()));
+  const auto t = alloc::load_tuning(write_temp("tuning_ok.json", tuning_doc().dump()));
   EXPECT_EQ(t.word_bits, 64);
   EXPECT_EQ(t.regions, 2u);
   EXPECT_EQ(t.max_region_bytes, 2065ull * 33554432ull);
@@ -60,23 +55,23 @@ TEST(AllocatorTuning, BadFilesGiveOneLineErrors) {
   };
   const std::string missing = message(test::temp_path("no_such_tuning.json"));
   EXPECT_NE(missing.find("cannot open"), std::string::npos) << missing;
-  const std::string broken = message(write("tuning_broken.json", "{\"schema\": \"gpuprobe.tuning/1\", "));
+  const std::string broken = message(write_temp("tuning_broken.json", "{\"schema\": \"gpuprobe.tuning/1\", "));
   EXPECT_NE(broken.find("not valid JSON"), std::string::npos) << broken;
   json future = tuning_doc();
   future["schema"] = "gpuprobe.tuning/2";
-  const std::string newer = message(write("tuning_future.json", future.dump()));
+  const std::string newer = message(write_temp("tuning_future.json", future.dump()));
   EXPECT_NE(newer.find("newer than this build"), std::string::npos) << newer;
-  const std::string other = message(write("tuning_profile.json", json{{"schema", "gpuprobe.profile/1"}}.dump()));
+  const std::string other = message(write_temp("tuning_profile.json", json{{"schema", "gpuprobe.profile/1"}}.dump()));
   EXPECT_NE(other.find("expected gpuprobe.tuning/1"), std::string::npos) << other;
   json bad_word = tuning_doc();
   bad_word["allocator"]["word_bits"] = 48;
-  EXPECT_NE(message(write("tuning_w48.json", bad_word.dump())).find("32 or 64"), std::string::npos);
+  EXPECT_NE(message(write_temp("tuning_w48.json", bad_word.dump())).find("32 or 64"), std::string::npos);
   json bad_map = tuning_doc();
   bad_map["allocator"]["sm_region"] = {0, 7};
-  EXPECT_NE(message(write("tuning_map.json", bad_map.dump())).find("sm_region"), std::string::npos);
+  EXPECT_NE(message(write_temp("tuning_map.json", bad_map.dump())).find("sm_region"), std::string::npos);
   json no_block = tuning_doc();
   no_block.erase("allocator");
-  EXPECT_NE(message(write("tuning_noblock.json", no_block.dump())).find("allocator"), std::string::npos);
+  EXPECT_NE(message(write_temp("tuning_noblock.json", no_block.dump())).find("allocator"), std::string::npos);
   for (const auto& m : {missing, broken, newer, other}) EXPECT_EQ(m.find('\n'), std::string::npos) << m;
 }
 

@@ -32,6 +32,13 @@ TEST(Occupancy, ExactFreeCountAndRandomPlacement) {
   EXPECT_GT(std::count(c.begin() + 50000, c.end(), 0), 2000);
 }
 
+TEST(Occupancy, PagesForLeaveAQuarterMoreFreePagesThanThreads) {
+  EXPECT_EQ(pages_for(1u << 20, 0.5), 1ull << 23) << "2^22 free > 1.25 x 2^20";
+  EXPECT_EQ(pages_for(1u << 16, 0.005), 1ull << 24) << "2^23 x 0.5% = 41943 <= 81920; 2^24 x 0.5% = 83886";
+  EXPECT_EQ(pages_for(1u << 20, 0.005), 1ull << 28);
+  EXPECT_EQ(pages_for(270336, 0.01), 1ull << 26) << "2^25 x 1% = 335544 <= 337920, the full-occupancy threads x 1.25";
+}
+
 TEST(Occupancy, BitmapPackingAndQueueIds) {
   std::vector<std::uint8_t> used(70, 0);
   used[0] = used[33] = used[69] = 1;

@@ -19,6 +19,12 @@ std::string temp_path(const std::string& name) {
 
 bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
 
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
 static std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;

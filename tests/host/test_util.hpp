@@ -68,6 +68,8 @@ run_result run_gpuprobe(const std::string& args);
 
 std::string temp_path(const std::string& name);
 bool file_exists(const std::string& path);
+// Writes `text` to temp_path(name) and returns that path.
+std::string write_temp(const std::string& name, const std::string& text);
 
 // A failed run: non-zero exit, exactly one line "gpuprobe: error: ..." on stderr containing
 // `needle`, and no output file at `out_path`.
