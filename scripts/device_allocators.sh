@@ -4,14 +4,7 @@
 # Usage: OUT=/some/dir scripts/device_allocators.sh
 #   BUILD=build  TAG=run1  FILTER=regex (default: the 2^20-thread target cells)  SKIP_TESTS=1
 set -uo pipefail
-B="${BUILD:-build}"
-OUT="${OUT:-/tmp/gpuprobe-out}"
-TAG="${TAG:-run1}"
-D="$OUT/alloc-$TAG"
-mkdir -p "$D"
-pack() { tar czf "$OUT/alloc-$TAG.tar.gz" -C "$OUT" "alloc-$TAG"; }
-export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,mig.mode.current --format=csv,noheader
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" alloc
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   s=$(date +%s)
   "$B/tests/gpuprobe_gpu_tests" --gtest_filter="${GTEST_FILTER:-Alloc*}" >"$D/alloc_tests.log" 2>&1

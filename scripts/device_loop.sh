@@ -8,19 +8,11 @@
 #   BUILD=build  TAG=run1  STEPS="tests characterize getpage quick tune validate"  GTEST_FILTER='Tuned*'
 #   VALIDATE_FLAGS="--reps 15"  RESULTS=dir (an existing results folder to continue)
 set -uo pipefail
-B="${BUILD:-build}"
-OUT="${OUT:-/tmp/gpuprobe-out}"
-TAG="${TAG:-run1}"
-D="$OUT/loop-$TAG"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" loop
 R="${RESULTS:-$D/results}"
 STEPS="${STEPS:-tests characterize getpage quick tune validate}"
-mkdir -p "$D" "$R"
-pack() { tar czf "$OUT/loop-$TAG.tar.gz" -C "$OUT" "loop-$TAG"; }
+mkdir -p "$R"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
-  --format=csv >"$D/nvidia-smi.csv" 2>&1
-cat "$D/nvidia-smi.csv"
 step() {  # name, timeout, command...: runs it with its log, prints exit code and seconds
   local name=$1 limit=$2
   shift 2

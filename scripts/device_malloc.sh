@@ -9,17 +9,7 @@
 #   FILTERS="regex;regex" (default: one process per allocator family and workload group, so a
 #   crash or the device heap of one cannot spoil the others)  BENCH_FLAGS="--gpuprobe_full"
 set -uo pipefail
-B="${BUILD:-build}"
-OUT="${OUT:-/tmp/gpuprobe-out}"
-TAG="${TAG:-run1}"
-D="$OUT/malloc-$TAG"
-mkdir -p "$D"
-pack() { tar czf "$OUT/malloc-$TAG.tar.gz" -C "$OUT" "malloc-$TAG"; }
-export LD_LIBRARY_PATH="$B/lib:${LD_LIBRARY_PATH:-}"
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
-  --format=csv >"$D/nvidia-smi.csv" 2>&1
-nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv >"$D/other-processes.csv" 2>&1
-cat "$D/nvidia-smi.csv"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" malloc
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   s=$(date +%s)
   timeout "${TEST_TIMEOUT:-400}" "$B/tests/gpuprobe_gpu_tests" --gtest_filter="${GTEST_FILTER:-Malloc*}" >"$D/malloc_tests.log" 2>&1

@@ -6,12 +6,7 @@
 #   BUILD=build  TAG=run1  PROFILE=path (skip the sweep)  SKIP_TESTS=1  SKIP_ATOMICS=1
 #   EXTRA_RUNS="--page-bytes 2M --entries 1024; --page-bytes 32M ..." more tlb-sharing runs (';'-separated)
 set -uo pipefail
-B="${BUILD:-build}"
-OUT="${OUT:-/tmp/gpuprobe-out}"
-TAG="${TAG:-run1}"
-D="$OUT/sa-$TAG"
-mkdir -p "$D"
-pack() { tar czf "$OUT/sa-$TAG.tar.gz" -C "$OUT" "sa-$TAG"; }  # after each stage: a time-out keeps what ran
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" sa
 timed() {  # timed NAME cmd...: runs, records wall ms
   local name=$1; shift
   local s=$(date +%s%N)
@@ -22,10 +17,6 @@ timed() {  # timed NAME cmd...: runs, records wall ms
   pack
   return $rc
 }
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
-  --format=csv >"$D/nvidia-smi.csv" 2>&1
-nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv >"$D/other-processes.csv" 2>&1
-cat "$D/nvidia-smi.csv"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   "$B/tests/gpuprobe_gpu_tests" ${GTEST_FILTER:+--gtest_filter=$GTEST_FILTER} >"$D/gpu_tests.log" 2>&1
   echo "gpu tests exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$D/gpu_tests.log" | tr '\n' ' ')"

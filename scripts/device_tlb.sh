@@ -4,19 +4,12 @@
 # Usage: OUT=/some/dir scripts/device_tlb.sh [extra gpuprobe tlb flags]
 #   ALLOCS="cudamalloc vmm" (default)   BUILD=build (default)   TAG=run1 (file suffix)
 set -uo pipefail
-B="${BUILD:-build}"
-OUT="${OUT:-/tmp/gpuprobe-out}"
-TAG="${TAG:-run1}"
-D="$OUT/tlb-$TAG"
-mkdir -p "$D"
-nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,memory.used,memory.total,mig.mode.current \
-  --format=csv >"$D/nvidia-smi.csv" 2>&1
-nvidia-smi --query-compute-apps=pid,name,used_memory --format=csv >"$D/other-processes.csv" 2>&1
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" tlb
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   "$B/tests/gpuprobe_gpu_tests" >"$D/gpu_tests.log" 2>&1
   echo "gpu tests exit $?: $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$D/gpu_tests.log" | tr '\n' ' ')"
   grep -E 'chase load|128 B stride' "$D/gpu_tests.log" | sort -u | head -5
-  tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG"
+  pack
 fi
 for alloc in ${ALLOCS:-cudamalloc vmm}; do
   start=$(date +%s%N)
@@ -27,6 +20,6 @@ for alloc in ${ALLOCS:-cudamalloc vmm}; do
   tail -3 "$D/tlb_$alloc.log"
   cat "$D/tlb_$alloc.txt"
   [ $rc -eq 0 ] && "$B/gpuprobe" analyze tlb --input "$D/tlb_$alloc.json" --out "$D/profile_$alloc.json"
-  tar czf "$OUT/tlb-$TAG.tar.gz" -C "$OUT" "tlb-$TAG"  # after each stage: a time-out keeps what ran
+  pack
 done
 rm -rf "$D"
