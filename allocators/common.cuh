@@ -53,6 +53,11 @@ __device__ inline unsigned lane_id() {
   asm("mov.u32 %0, %%laneid;" : "=r"(l));
   return l;
 }
+__device__ inline unsigned sm_id() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));  // volatile: a warp's SM is read where it runs
+  return s;
+}
 // Exclusive prefix sum of v (< 2^nbits) over the lanes of `mask`, by ballots: works for any mask.
 __device__ inline unsigned ballot_scan(unsigned mask, unsigned v, unsigned lt, unsigned nbits = 7) {
   unsigned s = 0;

@@ -18,8 +18,7 @@ struct region_view {
       lo = 0, n = total;
       return;
     }
-    unsigned sm;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));  // volatile: the SM may differ per launch
+    const unsigned sm = detail::sm_id();
     const std::uint32_t r = sm < map_size ? sm_region[sm] : sm % regions;
     lo = r * span, n = span;
   }

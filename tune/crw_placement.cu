@@ -36,7 +36,7 @@ std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned th
     a.load(occ);
     ++tag;
     return timer.ms([&] {
-      for (unsigned l = 0; l < launches; ++l) get_and_write<<<threads / 256, 256>>>(a.handle(), ids.get() + std::size_t(l) * threads, page_bytes, tag);
+      get_and_write_launches(a.handle(), ids.get(), threads, launches, page_bytes, tag);
     });
   };
   for (auto& p : pools) once(*p);  // warm-up

@@ -59,6 +59,13 @@ __global__ void get_and_write(H h, alloc::page_t* out, unsigned page_bytes, unsi
   }
 }
 
+// `launches` consecutive launches of `threads` threads (a multiple of 256) that take a page and
+// write it; launch l's page ids land at out + l * threads.
+template <class H>
+void get_and_write_launches(const H& h, alloc::page_t* out, unsigned threads, unsigned launches, unsigned page_bytes, unsigned tag) {
+  for (unsigned l = 0; l < launches; ++l) get_and_write<<<threads / 256, 256>>>(h, out + std::size_t(l) * threads, page_bytes, tag);
+}
+
 // The pages of one or more launches: every thread got one, none twice, all below `pages`; and
 // (data != nullptr) a sample of them carries the stamp of `tag`.
 inline std::string check_pages(const alloc::device_array<alloc::page_t>& out, std::size_t n, std::uint64_t pages, const char* data = nullptr,

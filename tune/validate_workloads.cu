@@ -26,6 +26,12 @@ std::string gib(std::uint64_t b, const char* sep = " ") {
   return buf;
 }
 
+// Page sizes of the trials; the workload list computes the same regions from them.
+constexpr std::uint32_t k_page_bytes = 1024;      // get_page + write, CRW
+constexpr std::uint32_t k_join_page_bytes = 256;  // hash join output pages
+// rw_malloc's random windows are its bitmap regions of 2048 units of the default 256 B.
+const std::uint64_t k_malloc_window_bytes = std::uint64_t(alloc::rw_malloc_handle::region_units) * alloc::malloc_config{}.unit_bytes;
+
 // A page pool's configuration over the trial's memory.
 alloc::pool_config pages_on(const probes::device_pool& m, std::uint32_t page_bytes, std::uint64_t seed) {
   alloc::pool_config c;
@@ -47,7 +53,7 @@ template <class WordT>
 class getpage_trial final : public trial {
  public:
   getpage_trial(const std::string& pool, std::uint64_t bytes, double f, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, 1024, o.seed)), def_(cfg_), tuned_(cfg_, t),
+      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
         occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)), threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
@@ -69,7 +75,7 @@ class getpage_trial final : public trial {
   double once(A& a) {
     a.load(occ_);
     ++tag_;
-    return timer_.ms([&] { get_and_write<<<threads_ / 256, 256>>>(a.handle(), out_.get(), cfg_.page_bytes, tag_); });
+    return timer_.ms([&] { get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_); });
   }
   probes::device_pool mem_;
   alloc::pool_config cfg_;
@@ -88,7 +94,7 @@ class crw_trial final : public trial {
  public:
   static constexpr unsigned threads = 1u << 16, launches = 8;
   crw_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, 1024, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
+      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
         occ_(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed)), out_(std::size_t(threads) * launches) {}
   double run(bool tuned) override { return once(tuned ? tuned_ : def_); }
   std::string verify() override {
@@ -104,10 +110,7 @@ class crw_trial final : public trial {
   double once(alloc::crw& a) {
     a.load(occ_);  // also forgets every thread's last page
     ++tag_;
-    return timer_.ms([&] {
-      for (unsigned l = 0; l < launches; ++l)
-        get_and_write<<<threads / 256, 256>>>(a.handle(), out_.get() + std::size_t(l) * threads, cfg_.page_bytes, tag_);
-    });
+    return timer_.ms([&] { get_and_write_launches(a.handle(), out_.get(), threads, launches, cfg_.page_bytes, tag_); });
   }
   probes::device_pool mem_;
   alloc::pool_config cfg_;
@@ -202,7 +205,7 @@ template <class WordT>
 class join_trial final : public trial {
  public:
   join_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, 256, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
+      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_join_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
   double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
   std::string verify() override {
     for (int k = 0; k < 2; ++k) {
@@ -283,7 +286,7 @@ std::vector<workload> validation_workloads(const alloc::tuning& t, const validat
       char name[64];
       if (bytes == o.pool_bytes) std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
       else std::snprintf(name, sizeof name, "getpage_write/pool:%s/free:%g%%", gib(bytes, "").c_str(), f * 100);
-      const auto layout = alloc::layout_regions(t, bytes, 1024ull * unsigned(t.word_bits));
+      const auto layout = alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
       w.push_back({name, pool, page_default, words_regions(t.word_bits, layout), wide || layout.regions > 1, [=, bytes = bytes, f = f] {
                      return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                        return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
@@ -292,11 +295,11 @@ std::vector<workload> validation_workloads(const alloc::tuning& t, const validat
     }
     w.push_back({"crw_write/free:10%", pool, "CRW start thread", std::string("CRW start ") + alloc::to_string(t.crw), t.crw != alloc::crw_start::thread,
                  [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
-    const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, 2048ull * 256);
+    const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
     w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
                  "rw_malloc " + (malloc_layout.regions > 1 ? std::to_string(malloc_layout.regions) + " regions" : std::string("one region")),
                  malloc_layout.regions > 1, [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
-    const auto join_layout = alloc::layout_regions(t, o.pool_bytes, 256ull * unsigned(t.word_bits));
+    const auto join_layout = alloc::layout_regions(t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
     w.push_back({"hash_join/4M", pool, page_default, words_regions(t.word_bits, join_layout), wide || join_layout.regions > 1, [=] {
                    return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                      return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
