@@ -12,6 +12,11 @@ namespace gpuprobe::alloc {
 using page_t = std::uint32_t;
 constexpr page_t invalid_page = 0xffffffffu;
 
+// Threads per block of every allocator, workload, bench and tune kernel, and the blocks that
+// give `threads` threads.
+constexpr unsigned k_block = 256;
+inline unsigned blocks_for(unsigned long long threads) { return unsigned((threads + k_block - 1) / k_block); }
+
 // Step counting: get_page(stats) adds one per page (RW) or bitmap word (RW-BM, CoRW) examined,
 // a word found locked included. no_steps compiles to nothing.
 struct no_steps {

@@ -80,8 +80,8 @@ bool stage_done(const std::string& path) {
   if (!fs::exists(path)) return false;
   try {
     const json doc = read_json_file(path);
-    const std::string schema = doc.value("schema", "");
-    return schema == "gpuprobe.result/1" || schema == "gpuprobe.profile/1";
+    const std::string id = doc.value("schema", "");
+    return id == schema::result.id() || id == schema::profile.id();
   } catch (const std::exception&) {
     return false;  // unreadable: run the stage again
   }
@@ -90,7 +90,7 @@ bool stage_done(const std::string& path) {
 json assemble_profile(const std::string& dir, const json& stages_run, const json& conditions) {
   const fs::path d(dir);
   const json tp = read_json_file((d / "raw/tlb_profile.json").string());
-  require_schema(tp, "gpuprobe.profile", 1, (d / "raw/tlb_profile.json").string());
+  require_schema(tp, schema::profile, (d / "raw/tlb_profile.json").string());
   json tlb = tp.value("tlb", json::object());
   auto attach = [&](const char* key, const char* prefix) {
     if (!tlb.contains(key)) return;
@@ -113,13 +113,13 @@ json assemble_profile(const std::string& dir, const json& stages_run, const json
   json device = tp.value("device", json::object());
   if (fs::exists(af)) {
     const json a = read_json_file(af.string());
-    require_schema(a, "gpuprobe.result", 1, af.string());
+    require_schema(a, schema::result, af.string());
     for (const auto& v : a["atomics"].value("variants", json::array()))
       atomics.push_back({{"variant", v.value("variant", "")}, {"fit", v.value("fit", json::object())},
                          {"queue_model", v.value("queue_model", json::object())}});
     if (a.contains("device")) device = a["device"];
   }
-  return {{"schema", "gpuprobe.profile/1"}, {"device", device}, {"tlb", tlb},
+  return {{"schema", schema::profile.id()}, {"device", device}, {"tlb", tlb},
           {"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}}, {"conditions", conditions}, {"stages", stages_run}};
 }
 

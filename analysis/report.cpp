@@ -5,7 +5,7 @@
 #include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "probes/tlb_sweep.hpp"  // format_bytes
+#include "common/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -68,7 +68,7 @@ inputs scan(const std::string& dir, report_content& c) {
       } else if (schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0) {
         continue;  // derived files (a stage's TLB profile, an analysis): the raw results are drawn
       } else {
-        require_schema(doc, "gpuprobe.result", 1, path);
+        require_schema(doc, schema::result, path);
         const std::string probe = doc.value("probe", "");
         if (probe == "tlb") in.tlb.push_back(path);
         else if (probe == "atomics") in.atomics.emplace_back(path, doc);
@@ -89,17 +89,17 @@ inputs scan(const std::string& dir, report_content& c) {
   const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json", tun = fs::path(dir) / "tuning.json";
   if (fs::exists(prof)) {
     in.profile = read_json_file(prof.string());
-    require_schema(in.profile, "gpuprobe.profile", 1, prof.string());
+    require_schema(in.profile, schema::profile, prof.string());
     c.sources.push_back(prof.string());
   }
   if (fs::exists(tun)) {
     in.tuning = read_json_file(tun.string());
-    require_schema(in.tuning, "gpuprobe.tuning", 1, tun.string());
+    require_schema(in.tuning, schema::tuning, tun.string());
     c.sources.push_back(tun.string());
   }
   if (fs::exists(val)) {
     in.validation = read_json_file(val.string());
-    require_schema(in.validation, "gpuprobe.validation", 1, val.string());
+    require_schema(in.validation, schema::validation, val.string());
     c.sources.push_back(val.string());
   }
   return in;
@@ -130,7 +130,7 @@ void tlb_part(const inputs& in, report_content& c) {
   std::map<double, int> per_stride;  // a stride measured by several files gets one series each
   for (const auto& cv : data.curves) ++per_stride[cv.stride_bytes];
   for (const auto& cv : data.curves) {
-    std::string name = "stride " + probes::format_bytes(cv.stride_bytes);
+    std::string name = "stride " + format_bytes(cv.stride_bytes);
     if (per_stride[cv.stride_bytes] > 1) name += " (" + fs::path(cv.source).stem().string() + ")";
     for (std::size_t i = 0; i < cv.footprint_bytes.size(); ++i) row(o, name, "line", cv.footprint_bytes[i], cv.cycles[i]);
   }
@@ -141,8 +141,8 @@ void tlb_part(const inputs& in, report_content& c) {
     const bool lv = list == &levels;
     for (const auto& L : *list) {
       const double reach = L.value("reach_bytes", 0.0);
-      f.vlines.emplace_back(reach, (lv ? "L" + std::to_string(++k) : std::string("candidate")) + " " + probes::format_bytes(reach));
-      t.rows.push_back({lv ? "level" : "candidate", num(L.value("entries", 0.0)), probes::format_bytes(L.value("page_bytes", 0.0)), probes::format_bytes(reach),
+      f.vlines.emplace_back(reach, (lv ? "L" + std::to_string(++k) : std::string("candidate")) + " " + format_bytes(reach));
+      t.rows.push_back({lv ? "level" : "candidate", num(L.value("entries", 0.0)), format_bytes(L.value("page_bytes", 0.0)), format_bytes(reach),
                         num(L.value("miss_penalty_cycles", 0.0), 3), num(L.value("confidence", 0.0), 2)});
     }
   }
@@ -200,7 +200,7 @@ void sharing_part(const inputs& in, report_content& c) {
     const auto a = analyze_sharing(m);
     // Rows and columns in group order (members of a group adjacent), so each group is one box.
     std::vector<int> order;
-    report_figure f{"sharing_" + std::to_string(++k), "Sharing: " + fs::path(path).filename().string() + " — " + a.scope, "heatmap",
+    report_figure f{"sharing_" + std::to_string(++k), "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope), "heatmap",
                     "disruptor SM", "victim SM: cycles per hop above the row's reference", false, false, {}, {}, ""};
     std::vector<bool> used(m.sm_ids.size(), false);
     std::map<int, std::size_t> index;
@@ -230,7 +230,7 @@ void sharing_part(const inputs& in, report_content& c) {
     }
     f.csv = o.str();
     c.figures.push_back(std::move(f));
-    t.rows.push_back({fs::path(path).filename().string(), a.scope, groups.empty() ? "—" : groups, a.reason});
+    t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope), groups.empty() ? "—" : groups, a.reason});
   }
   c.tables.push_back(std::move(t));
 }
@@ -290,11 +290,11 @@ void tuning_part(const inputs& in, report_content& c) {
   t.rows.push_back({"bitmap word size", std::to_string(a.value("word_bits", 0)) + "-bit", reason("word_size")});
   t.rows.push_back({"TLB-scoped regions",
                     a.value("regions", 1) > 1 ? std::to_string(a.value("regions", 1)) + " regions of at most " +
-                                                    probes::format_bytes(a.value("max_region_bytes", 0.0))
+                                                    format_bytes(a.value("max_region_bytes", 0.0))
                                               : "one region",
                     reason("regions")});
   t.rows.push_back({"CRW cluster placement", a.value("crw_start", std::string("?")), reason("crw_placement")});
-  t.rows.push_back({"TLB scope of scoped kernels", a.value("tlb_scope_bytes", 0.0) > 0 ? probes::format_bytes(a.value("tlb_scope_bytes", 0.0)) : "one pass",
+  t.rows.push_back({"TLB scope of scoped kernels", a.value("tlb_scope_bytes", 0.0) > 0 ? format_bytes(a.value("tlb_scope_bytes", 0.0)) : "one pass",
                     reason("tlb_scope")});
   c.tables.push_back(std::move(t));
   const json m = d.value("word_size", json::object()).value("measurements", json::array());

@@ -1,7 +1,9 @@
 #include "analysis/sharing.hpp"
 
 #include "analysis/input_text.hpp"
-#include "analysis/steps.hpp"
+#include "common/enum_names.hpp"
+#include "common/stats.hpp"
+#include "common/steps.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
@@ -12,6 +14,16 @@
 #include <sstream>
 
 namespace gpuprobe::analysis {
+
+namespace {
+constexpr enum_table<sharing_scope, 4> k_scopes = {{sharing_scope::private_, "private"},
+                                                   {sharing_scope::groups, "groups"},
+                                                   {sharing_scope::global, "global"},
+                                                   {sharing_scope::inconclusive, "inconclusive"}};
+}  // namespace
+
+std::string to_string(sharing_scope s) { return enum_name(k_scopes, s); }
+sharing_scope parse_sharing_scope(const std::string& s) { return enum_value(k_scopes, s, "sharing scope"); }
 
 namespace {
 
@@ -128,7 +140,7 @@ sharing_matrix parse_tlbsharing_txt(const std::string& text, const std::string& 
 }
 
 sharing_matrix parse_sharing_result(const nlohmann::json& doc, const std::string& source) {
-  require_schema(doc, "gpuprobe.result", 1, source);
+  require_schema(doc, schema::result, source);
   if (doc.value("probe", "") != "tlb-sharing")
     throw gpuprobe::error("'" + source + "' is not a tlb-sharing result (probe '" + doc.value("probe", "?") + "')");
   sharing_matrix m;
@@ -267,7 +279,7 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
   if (!(a.control_cycles > opt.control_sigmas * a.noise_cycles)) {
     char buf[400];
     if (!a.has_baseline && max_cell >= opt.l2_min_cycles) {
-      a.scope = "global";
+      a.scope = sharing_scope::global;
       std::snprintf(buf, sizeof buf,
                     "the diagonal equals the rest (%+.1f cycles, noise %.1f) and every cell is at "
                     "L2-or-slower latency: every disruptor evicts every victim, a level shared by all SMs",
@@ -371,17 +383,17 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
 
   char buf[400];
   if (a.shared_pairs == 0) {
-    a.scope = "private";
+    a.scope = sharing_scope::private_;
     std::snprintf(buf, sizeof buf,
                   "only the diagonal rises (+%.1f cycles, noise %.1f): no other SM evicts a victim's entries",
                   a.control_cycles, a.noise_cycles);
   } else if (a.shared_pairs >= opt.global_fraction * a.pairs) {
-    a.scope = "global";
+    a.scope = sharing_scope::global;
     std::snprintf(buf, sizeof buf,
                   "%d of %d pairs evict each other as the diagonal does (+%.1f cycles): one level for all SMs",
                   a.shared_pairs, a.pairs, a.control_cycles);
   } else {
-    a.scope = "groups";
+    a.scope = sharing_scope::groups;
     std::snprintf(buf, sizeof buf, "%zu groups: %d of %d pairs share (threshold x > %.2f, +%.1f cycles; control +%.1f, noise %.1f)",
                   a.groups.size(), a.shared_pairs, a.pairs, a.threshold_x, a.threshold_cycles,
                   a.control_cycles, a.noise_cycles);
@@ -394,7 +406,7 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
 nlohmann::json to_json(const sharing_analysis& a) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : a.groups) groups.push_back(g);
-  return {{"scope", a.scope},
+  return {{"scope", to_string(a.scope)},
           {"groups", groups},
           {"reason", a.reason},
           {"structure", a.structure},

@@ -41,8 +41,13 @@ struct sharing_options {
   double global_fraction = 0.95;    // shared pairs (of all) for "global"
 };
 
+// Which SMs share a level: each its own, groups of SMs, all of them, or the data cannot say.
+enum class sharing_scope { private_, groups, global, inconclusive };
+std::string to_string(sharing_scope s);
+sharing_scope parse_sharing_scope(const std::string& s);  // throws gpuprobe::error
+
 struct sharing_analysis {
-  std::string scope = "inconclusive";  // private | groups | global | inconclusive
+  sharing_scope scope = sharing_scope::inconclusive;
   std::vector<std::vector<int>> groups;  // SM ids, groups of 2 or more
   std::string reason;                    // one sentence: why this scope
   std::string structure;                 // relation to TPC/GPC ids, when groups exist

@@ -1,5 +1,6 @@
 #include "analysis/stats.hpp"
 
+#include "common/stats.hpp"
 #include "common/error.hpp"
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 // The statistics of `gpuprobe validate`: medians, a percentile-bootstrap confidence interval of
 // the ratio of medians, the Mann-Whitney U test (normal approximation with tie and continuity
 // corrections, as scipy's "asymptotic" method), Holm's step-down correction, and the verdict.
-#include "analysis/steps.hpp"  // median
+#include "common/stats.hpp"  // median
 
 #include <cstdint>
 #include <string>

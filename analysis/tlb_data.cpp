@@ -108,7 +108,7 @@ void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, 
 
 void parse_gpuprobe_tlb_result(const nlohmann::json& doc, const std::string& source,
                                tlb_dataset& out) {
-  require_schema(doc, "gpuprobe.result", 1, source);
+  require_schema(doc, schema::result, source);
   if (doc.value("probe", std::string()) != "tlb")
     throw gpuprobe::error("'" + source + "' is not a TLB result (probe '" +
                           doc.value("probe", std::string("?")) + "')");

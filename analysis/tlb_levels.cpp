@@ -1,11 +1,22 @@
 #include "analysis/tlb_levels.hpp"
 
+#include "common/stats.hpp"
+#include "common/enum_names.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <sstream>
 
 namespace gpuprobe::analysis {
+
+namespace {
+constexpr enum_table<page_bound, 4> k_page_bounds = {
+    {page_bound::exact, "exact"}, {page_bound::upper, "upper"}, {page_bound::lower, "lower"}, {page_bound::unknown, "unknown"}};
+}  // namespace
+
+std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
+page_bound parse_page_bound(const std::string& s) { return enum_value(k_page_bounds, s, "page bound"); }
 
 namespace {
 
@@ -170,10 +181,10 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     // page (a stride at or below the page would miss at the same footprint): with a flat
     // regime below, the page is pinned to s_min.
     const bool larger_stride_clear = stride_quiet_at(data, weak_pool, s_min, reach, opt.reach_tolerance);
-    if ((scales || larger_stride_clear) && !flat.empty()) L.page_bound = "exact";
-    else if (scales) L.page_bound = "upper";
-    else if (!flat.empty()) L.page_bound = "lower";
-    else L.page_bound = "unknown";
+    if ((scales || larger_stride_clear) && !flat.empty()) L.bound = page_bound::exact;
+    else if (scales) L.bound = page_bound::upper;
+    else if (!flat.empty()) L.bound = page_bound::lower;
+    else L.bound = page_bound::unknown;
     std::vector<double> jumps, snrs;
     for (const auto& t : scaling) jumps.push_back(t.s.jump);
     for (const auto& t : scaling) snrs.push_back(t.s.snr);
@@ -183,7 +194,7 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     // Confidence: how far the steps stand above the noise, times how much of the paper's
     // pattern the strides show (both regimes > one regime > a single stride).
     const double snr_term = std::min(1.0, L.snr / (3.0 * opt.steps.snr_min));
-    const double pattern = L.page_bound == "exact" ? 1.0 : (L.page_bound == "unknown" ? 0.4 : 0.75);
+    const double pattern = L.bound == page_bound::exact ? 1.0 : (L.bound == page_bound::unknown ? 0.4 : 0.75);
     // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
     // step is s/P of the full penalty. Count the strides below the page that obey it.
     // Rises are compared at the same footprint (the last one both curves reach), so a ramp,
@@ -206,12 +217,12 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
       out.cache_effects.push_back(L);
       continue;
     }
-    if (L.page_bound == "unknown") {
+    if (L.bound == page_bound::unknown) {
       // One stride alone cannot tell a page size: a lone rise is reported, not made a level.
       for (const auto& t : scaling) out.unexplained.push_back(t);
       continue;
     }
-    if (L.page_bound == "upper" && stride_tested_at(data, 0, s_min, reach))
+    if (L.bound == page_bound::upper && stride_tested_at(data, 0, s_min, reach))
       out.notes.push_back("level at " + human_bytes(reach) + ": strides below " + human_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
     if (L.confidence < opt.min_confidence) {
@@ -248,7 +259,7 @@ nlohmann::json steps_json(const std::vector<tlb_step>& v) {
 }
 nlohmann::json level_json(const tlb_level& L) {
   return {{"entries", std::round(L.entries * 10) / 10}, {"page_bytes", L.page_bytes},
-          {"page_bound", L.page_bound}, {"reach_bytes", L.reach_bytes},
+          {"page_bound", to_string(L.bound)}, {"reach_bytes", L.reach_bytes},
           {"miss_penalty_cycles", L.miss_penalty_cycles}, {"confidence", L.confidence},
           {"snr", L.snr}, {"penalty_rule", L.penalty_rule}, {"evidence", {{"strides_at_or_above_page", steps_json(L.scaling)},
                                         {"strides_below_page", steps_json(L.flat)}}}};

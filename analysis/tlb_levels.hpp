@@ -4,7 +4,7 @@
 // strides below P share one boundary (with a penalty smaller by s/P), strides above P miss
 // later, after E hops. A step whose hop count is the same for every stride and whose touched
 // cache lines reach the L2 size is an L2-capacity effect, not a TLB level.
-#include "analysis/steps.hpp"
+#include "common/steps.hpp"
 #include "analysis/tlb_data.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,10 +20,15 @@ struct tlb_step {  // one rise on one stride's curve
   double hops() const { return s.x_lo / stride_bytes; }
 };
 
+// How tightly the strides tested pin a level's page size.
+enum class page_bound { exact, upper /* page <= page_bytes */, lower /* page >= page_bytes */, unknown };
+std::string to_string(page_bound b);
+page_bound parse_page_bound(const std::string& s);  // throws gpuprobe::error
+
 struct tlb_level {
   double entries = 0;
   double page_bytes = 0;
-  std::string page_bound;   // "exact" | "upper" (page <= page_bytes) | "lower" | "unknown"
+  page_bound bound = page_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
   double confidence = 0;    // 0..1, from the steps' size over the noise and the strides agreeing

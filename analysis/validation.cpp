@@ -1,6 +1,7 @@
 #include "analysis/validation.hpp"
 
 #include "analysis/stats.hpp"
+#include "common/stats.hpp"
 #include "common/error.hpp"
 
 #include <map>

@@ -2,6 +2,7 @@
 // What the gpuprobe-bench translation units share: flags, the device heap, event timing, and one
 // large allocator alive at a time.
 #include "allocators/common.cuh"
+#include "common/timing.cuh"
 
 #include <benchmark/benchmark.h>
 
@@ -30,22 +31,11 @@ inline void check(cudaError_t e, const char* what) { alloc::cuda_or_throw(e, wha
 
 // Times `launch` with CUDA events; `prepare` (untimed) runs before each iteration.
 inline void time_iterations(benchmark::State& st, const std::function<void()>& prepare, const std::function<void()>& launch) {
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "event");
-  check(cudaEventCreate(&e1), "event");
+  event_timer timer;
   for (auto _ : st) {
     prepare();
-    check(cudaDeviceSynchronize(), "prepare");
-    check(cudaEventRecord(e0), "record");
-    launch();
-    check(cudaEventRecord(e1), "record");
-    check(cudaEventSynchronize(e1), "timed kernel");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    st.SetIterationTime(ms * 1e-3);
+    st.SetIterationTime(timer.ms(launch) * 1e-3);
   }
-  check(cudaEventDestroy(e0), "event");
-  check(cudaEventDestroy(e1), "event");
 }
 
 // One large object alive at a time, whatever its type (pools of tens of GiB): made anew when the

@@ -75,9 +75,9 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   A& a = gpuprobe::bench::current<A>(name + "/" + std::to_string(T), [&] { return new A(c); });
   gpuprobe::alloc::device_array<page_t> out(n);
   gpuprobe::alloc::device_array<unsigned> steps(n);
-  const unsigned blocks = unsigned((n + 255) / 256);
+  const unsigned blocks = gpuprobe::alloc::blocks_for(n);
   auto load = [&] { a.load(occ); };
-  auto launch = [&] { get_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get()); };
+  auto launch = [&] { get_kernel<<<blocks, gpuprobe::alloc::k_block>>>(a.handle(), unsigned(n), out.get()); };
   // Warm-up launch (module load, first touch of the pool's lines): not timed.
   load();
   launch();
@@ -85,7 +85,7 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   gpuprobe::bench::time_iterations(st, load, launch);
   // Untimed: steps and the correctness check.
   a.load(occ);
-  steps_kernel<<<blocks, 256>>>(a.handle(), unsigned(n), out.get(), steps.get());
+  steps_kernel<<<blocks, gpuprobe::alloc::k_block>>>(a.handle(), unsigned(n), out.get(), steps.get());
   check(cudaDeviceSynchronize(), "steps kernel");
   std::vector<page_t> ids(n);
   std::vector<unsigned> s(n);
@@ -133,32 +133,22 @@ void bm_cuda_malloc(benchmark::State& st, std::uint64_t n) {
     m = std::make_unique<gpuprobe::alloc::cuda_malloc>(c, 1.0);
   }
   gpuprobe::alloc::device_array<char*> out(n);
-  const unsigned blocks = unsigned((n + 255) / 256);
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "event");
-  check(cudaEventCreate(&e1), "event");
+  const unsigned blocks = gpuprobe::alloc::blocks_for(n);
+  gpuprobe::event_timer timer;
   std::uint64_t nulls = 0;
-  malloc_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());  // warm-up, not timed
-  mfree_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
+  malloc_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());  // warm-up, not timed
+  mfree_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());
   check(cudaDeviceSynchronize(), "warm-up");
   for (auto _ : st) {
-    check(cudaEventRecord(e0), "record");
-    malloc_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
-    check(cudaEventRecord(e1), "record");
-    check(cudaEventSynchronize(e1), "malloc kernel");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    st.SetIterationTime(ms * 1e-3);
+    st.SetIterationTime(timer.ms([&] { malloc_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get()); }) * 1e-3);
     std::vector<char*> p(n);
     out.download(p.data(), n);
     nulls += std::uint64_t(std::count(p.begin(), p.end(), nullptr));
-    mfree_kernel<<<blocks, 256>>>(m->handle(), unsigned(n), out.get());
+    mfree_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());
     check(cudaDeviceSynchronize(), "free kernel");
   }
   if (nulls) st.SkipWithError(("device malloc returned nullptr " + std::to_string(nulls) + " times").c_str());
   st.counters["pages_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
-  check(cudaEventDestroy(e0), "event");
-  check(cudaEventDestroy(e1), "event");
 }
 
 theory rw_theory(double T, double A, double N, double) {

@@ -7,6 +7,7 @@
 #include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
 #include "bench_common.hpp"
+#include "common/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,8 +56,6 @@ struct cell {
   int permille;
 };
 
-constexpr std::uint64_t k_gib = 1ull << 30;
-
 // Bytes a request takes in RW_malloc / Ouroboros (rounded), on average.
 double rounded_mean(const cell& c, std::uint32_t unit) {
   const alloc::request_sizes s{c.size, 0};
@@ -73,16 +72,16 @@ bool fits(const cell& c) { return pool_bytes(c) <= 36 * k_gib; }
 
 template <class H>
 void run_cell(benchmark::State& st, const cell& c, H h, const std::function<void()>& reset, const char* lo, std::uint64_t bytes) {
-  const unsigned n = unsigned(c.threads), blocks = (n + 255) / 256;
+  const unsigned n = unsigned(c.threads), blocks = alloc::blocks_for(n);
   const alloc::request_sizes sizes{c.size, 0};
   alloc::device_array<char*> out(n);
   out.zero();
   const bool frees_after = !lo;  // heap allocators: give the memory back after each launch
   auto prepare = [&] {
-    if (frees_after) free_kernel<<<blocks, 256>>>(h, n, out.get());
+    if (frees_after) free_kernel<<<blocks, alloc::k_block>>>(h, n, out.get());
     reset();
   };
-  auto launch = [&] { malloc_kernel<<<blocks, 256>>>(h, n, sizes, c.free_at_once, out.get()); };
+  auto launch = [&] { malloc_kernel<<<blocks, alloc::k_block>>>(h, n, sizes, c.free_at_once, out.get()); };
   prepare();
   launch();  // warm-up
   check(cudaDeviceSynchronize(), "warm-up");
@@ -97,7 +96,7 @@ void run_cell(benchmark::State& st, const cell& c, H h, const std::function<void
       return;
     }
   }
-  if (frees_after) free_kernel<<<blocks, 256>>>(h, n, out.get());
+  if (frees_after) free_kernel<<<blocks, alloc::k_block>>>(h, n, out.get());
   check(cudaDeviceSynchronize(), "free");
   st.counters["allocs_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["pool_GiB"] = double(bytes) / double(k_gib);
@@ -179,7 +178,7 @@ void fill_until_full(benchmark::State& st, H h, std::uint32_t size, std::uint32_
   for (auto _ : st) {
     for (launches = 0; launches < 10000 && v[0] != prev; ++launches) {
       prev = v[0];
-      fill_kernel<<<(n + 255) / 256, 256>>>(h, n, sizes, unit, pow2, acc.get());
+      fill_kernel<<<alloc::blocks_for(n), alloc::k_block>>>(h, n, sizes, unit, pow2, acc.get());
       check(cudaDeviceSynchronize(), "fill");
       acc.download(v, 3);
     }

@@ -9,9 +9,10 @@
 #include "allocators/workloads/tlb_scoped.cuh"
 #include "analysis/tuning.hpp"
 #include "bench_common.hpp"
+#include "common/units.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "probes/device_pool.cuh"
+#include "common/device_memory.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -19,8 +20,6 @@
 
 namespace gpuprobe::bench {
 namespace {
-
-constexpr std::uint64_t k_gib = 1ull << 30;
 
 // ---- hash join ----
 
@@ -76,19 +75,11 @@ void join_cell(benchmark::State& st, const std::string& variant, unsigned tuples
 void growable_cell(benchmark::State& st, const std::string& variant, std::uint64_t elements) {
   constexpr unsigned rounds = 8, vectors = 1024;
   const unsigned per_round = unsigned(elements / rounds);
-  const unsigned blocks = (per_round + 255) / 256;
+  const unsigned blocks = alloc::blocks_for(per_round);
   alloc::device_array<unsigned long long> acc(1);
   double rw_ms = 0, used = 0, grow_ms = 0;
   unsigned long long want_insert = workloads::expected_insert_sum(elements), want_rw = workloads::expected_rw_sum(elements);
-  cudaEvent_t e0, e1;
-  check(cudaEventCreate(&e0), "event");
-  check(cudaEventCreate(&e1), "event");
-  auto elapsed = [&] {
-    float ms = 0;
-    check(cudaEventSynchronize(e1), "growable");
-    check(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
-    return double(ms);
-  };
+  event_timer timer;
   std::string error;
   auto sums = [&](auto sum_launch, unsigned long long want, const char* what) {
     acc.zero();
@@ -100,35 +91,30 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
   };
   if (variant == "static" || variant == "vmm") {
     std::unique_ptr<alloc::device_array<std::uint32_t>> flat;
-    std::unique_ptr<probes::vmm_growable> vmm;
+    std::unique_ptr<vmm_growable> vmm;
     if (variant == "static") flat = std::make_unique<alloc::device_array<std::uint32_t>>(elements);
     alloc::device_array<unsigned long long> size(1);
     for (auto _ : st) {
       if (!flat) {  // every iteration starts from an empty mapping (only the address range is reserved)
         vmm.reset();
-        vmm = std::make_unique<probes::vmm_growable>(elements * 4, 0);
+        vmm = std::make_unique<vmm_growable>(elements * 4, 0);
       }
       size.zero();
-      check(cudaDeviceSynchronize(), "reset");
-      check(cudaEventRecord(e0), "record");
-      for (unsigned r = 0; r < rounds; ++r) {
-        if (vmm) {  // the host maps before each round (its time is inside the insert time too)
-          const auto g0 = std::chrono::steady_clock::now();
-          vmm->grow_to(std::size_t(r + 1) * per_round * 4);
-          grow_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count();
+      st.SetIterationTime(timer.ms([&] {
+        for (unsigned r = 0; r < rounds; ++r) {
+          if (vmm) {  // the host maps before each round (its time is inside the insert time too)
+            const auto g0 = std::chrono::steady_clock::now();
+            vmm->grow_to(std::size_t(r + 1) * per_round * 4);
+            grow_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count();
+          }
+          std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
+          workloads::flat_insert<<<blocks, alloc::k_block>>>(a, size.get(), per_round, std::uint64_t(r) * per_round);
         }
-        std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
-        workloads::flat_insert<<<blocks, 256>>>(a, size.get(), per_round, std::uint64_t(r) * per_round);
-      }
-      check(cudaEventRecord(e1), "record");
-      st.SetIterationTime(elapsed() * 1e-3);
+      }) * 1e-3);
       std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
-      sums([&] { workloads::flat_sum<<<1024, 256>>>(a, elements, acc.get()); }, want_insert, "insert");
-      check(cudaEventRecord(e0), "record");
-      workloads::flat_read_write<<<1024, 256>>>(a, elements);
-      check(cudaEventRecord(e1), "record");
-      rw_ms += elapsed();
-      sums([&] { workloads::flat_sum<<<1024, 256>>>(a, elements, acc.get()); }, want_rw, "read/write");
+      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); }, want_insert, "insert");
+      rw_ms += timer.ms([&] { workloads::flat_read_write<<<1024, alloc::k_block>>>(a, elements); });
+      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); }, want_rw, "read/write");
       used = double(flat ? elements * 4 : vmm->mapped_bytes());
     }
   } else {
@@ -137,23 +123,18 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
       std::vector<workloads::lf_vector> hv(vectors);
       for (auto _ : st) {
         vecs.zero();
-        check(cudaDeviceSynchronize(), "reset");
-        check(cudaEventRecord(e0), "record");
-        for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<blocks, 256>>>(h, vecs.get(), vectors, per_round, std::uint64_t(r) * per_round);
-        check(cudaEventRecord(e1), "record");
-        st.SetIterationTime(elapsed() * 1e-3);
+        st.SetIterationTime(timer.ms([&] {
+          for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<blocks, alloc::k_block>>>(h, vecs.get(), vectors, per_round, std::uint64_t(r) * per_round);
+        }) * 1e-3);
         vecs.download(hv.data(), vectors);
         unsigned long long failed = 0;
         used = 0;
         for (const auto& v : hv) failed += v.failed, used += double(workloads::gg_bucket_bytes(v.size));
         if (failed && error.empty()) error = std::to_string(failed) + " elements found no memory";
-        sums([&] { workloads::gg_sum<<<1024, 256>>>(vecs.get(), vectors, acc.get()); }, want_insert, "insert");
-        check(cudaEventRecord(e0), "record");
-        workloads::gg_read_write<<<1024, 256>>>(vecs.get(), vectors);
-        check(cudaEventRecord(e1), "record");
-        rw_ms += elapsed();
-        sums([&] { workloads::gg_sum<<<1024, 256>>>(vecs.get(), vectors, acc.get()); }, want_rw, "read/write");
-        workloads::gg_release<<<(vectors + 255) / 256, 256>>>(h, vecs.get(), vectors);
+        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); }, want_insert, "insert");
+        rw_ms += timer.ms([&] { workloads::gg_read_write<<<1024, alloc::k_block>>>(vecs.get(), vectors); });
+        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); }, want_rw, "read/write");
+        workloads::gg_release<<<alloc::blocks_for(vectors), alloc::k_block>>>(h, vecs.get(), vectors);
         check(cudaDeviceSynchronize(), "release");
         after();
       }
@@ -176,8 +157,6 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
       run(a.handle(), [] {});
     }
   }
-  check(cudaEventDestroy(e0), "event");
-  check(cudaEventDestroy(e1), "event");
   if (!error.empty()) {
     st.SkipWithError(error.c_str());
     return;
@@ -194,14 +173,13 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
 
 // ---- TLB-scoped sampling and grouping ----
 
-probes::alloc_kind pool_kind(const std::string& s) { return s == "vmm" ? probes::alloc_kind::vmm : probes::alloc_kind::cudamalloc; }
 
 // The pool and the driver of one (workload, pool, footprint): one alive at a time.
 struct scoped_state {
-  probes::device_pool mem;
+  device_pool mem;
   std::unique_ptr<workloads::sampling_run> sampling;
   std::unique_ptr<workloads::grouping_run> grouping;
-  scoped_state(bool g, const std::string& pool, std::uint64_t footprint) : mem(pool_kind(pool), footprint, 0, 7) {
+  scoped_state(bool g, const std::string& pool, std::uint64_t footprint) : mem(parse_alloc_kind(pool), footprint, 0, 7) {
     if (g) grouping = std::make_unique<workloads::grouping_run>(mem.data(), footprint);
     else sampling = std::make_unique<workloads::sampling_run>(mem.data(), footprint);
   }
@@ -243,7 +221,7 @@ void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, s
 // The scope: tune's decision (the largest TLB level's reach; a candidate's when none).
 void read_tlb_scope(const std::string& profile) {
   const auto doc = read_json_file(profile);
-  require_schema(doc, "gpuprobe.profile", 1, profile);
+  require_schema(doc, schema::profile, profile);
   const auto d = analysis::decide_tlb_scope(doc);
   if (d.bytes == 0) throw error("'" + profile + "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
   auto& o = options();

@@ -4,6 +4,8 @@
 #include "analysis/tlb_levels.hpp"
 #include "cli/common.hpp"
 #include "common/error.hpp"
+#include "common/units.hpp"
+#include "common/envelope.hpp"
 #include "common/json_io.hpp"
 #include "probes/tlb_sweep.hpp"
 
@@ -22,18 +24,18 @@ void run_analyze_tlb(const common_options& o) {
   json tlb = analysis::to_json(a);
   tlb["inputs"] = ds.sources;
   tlb["alloc"] = ds.alloc.empty() ? json(nullptr) : json(ds.alloc);
-  json doc = {{"schema", "gpuprobe.profile/1"},
+  json doc = {{"schema", schema::profile.id()},
               {"device", device},
-              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.seed)},
+              {"meta", run_metadata(o.seed)},
               {"tlb", tlb}};
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
-              ds.curves.size(), probes::format_bytes(a.searched_up_to_bytes).c_str());
+              ds.curves.size(), format_bytes(a.searched_up_to_bytes).c_str());
   int k = 1;
   for (const auto& L : a.levels)
     std::printf("  L%d: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, confidence %.2f\n",
-                k++, L.entries, probes::format_bytes(L.page_bytes).c_str(), L.page_bound.c_str(),
-                probes::format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
+                k++, L.entries, format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(),
+                format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
   for (const auto& c : a.cache_effects)
     std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries, c.miss_penalty_cycles);
   for (const auto& n : a.notes) std::printf("  note: %s\n", n.c_str());
@@ -48,16 +50,16 @@ void run_analyze_sharing(const common_options& o) {
   json device = m.device.is_null() ? json{{"name", m.device_name}} : m.device;
   json sharing = analysis::to_json(a);
   sharing["input"] = {{"file", m.source}, {"format", m.format}, {"sms", m.sm_ids.size()}};
-  json doc = {{"schema", "gpuprobe.sharing/1"},
+  json doc = {{"schema", schema::sharing.id()},
               {"device", device},
-              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.seed)},
+              {"meta", run_metadata(o.seed)},
               {"level", m.params.is_null() ? json(nullptr) : m.params},
               {"sharing", sharing}};
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(), m.sm_ids.size(), m.format.c_str());
-  std::printf("  scope: %s\n  reason: %s\n", a.scope.c_str(), a.reason.c_str());
+  std::printf("  scope: %s\n  reason: %s\n", analysis::to_string(a.scope).c_str(), a.reason.c_str());
   for (const auto& g : a.groups) {
-    if (a.scope == "global") break;
+    if (a.scope == analysis::sharing_scope::global) break;
     std::string ids;
     for (int id : g) ids += (ids.empty() ? "" : ",") + std::to_string(id);
     std::printf("  group {%s}\n", ids.c_str());

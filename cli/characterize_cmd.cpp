@@ -5,6 +5,7 @@
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
+#include "common/envelope.hpp"
 #include "common/json_io.hpp"
 
 #include <sys/wait.h>
@@ -106,7 +107,7 @@ void run_characterize(const characterize_options& o) {
   conditions["throttled"] = seen > 0 && seen < 0.95 * dev.sm_clock_khz_peak / 1000.0;
   if (conditions["throttled"].get<bool>()) std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen, dev.sm_clock_khz_peak / 1000.0);
   json profile = analysis::assemble_profile(dir, stages_run, conditions);
-  profile["meta"] = run_metadata(this_invocation().argc, this_invocation().argv, o.common.seed);
+  profile["meta"] = run_metadata(o.common.seed);
   profile["quick"] = o.quick;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   profile["wall_seconds"] = wall;

@@ -6,13 +6,6 @@
 
 namespace gpuprobe::cli {
 
-namespace {
-invocation g_invocation;
-}
-
-const invocation& this_invocation() { return g_invocation; }
-void set_invocation(int argc, const char* const* argv) { g_invocation = {argc, argv}; }
-
 void add_device_option(CLI::App& app, common_options& o) {
   app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
 }

@@ -1,5 +1,7 @@
 #pragma once
 // Options every subcommand shares, and the wiring of subcommands into main().
+#include "common/defaults.hpp"
+
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
@@ -10,16 +12,8 @@ struct common_options {
   int device = 0;
   std::string out;
   std::vector<std::string> inputs;
-  unsigned long long seed = 1;
+  unsigned long long seed = defaults::seed;
 };
-
-// argc/argv of this process, recorded in every JSON file.
-struct invocation {
-  int argc = 0;
-  const char* const* argv = nullptr;
-};
-const invocation& this_invocation();
-void set_invocation(int argc, const char* const* argv);
 
 void add_device_option(CLI::App& app, common_options& o);
 void add_out_option(CLI::App& app, common_options& o, const std::string& what);
@@ -29,7 +23,11 @@ void add_seed_option(CLI::App& app, common_options& o);
 // Fails early (before a long run) when the output file's folder does not exist.
 void check_output_path(const std::string& path);
 
-// Each subcommand: setup_<name>(parent) registers it and its callback.
+// Each subcommand: setup_<name>(parent) registers it and its callback; cli/registry.cpp lists
+// them (adding a subcommand is one file here and one line there).
+using setup_fn = void (*)(CLI::App& parent);
+const std::vector<setup_fn>& subcommands();
+
 void setup_tlb(CLI::App& parent);
 void setup_analyze(CLI::App& parent);
 void setup_tlb_sharing(CLI::App& parent);

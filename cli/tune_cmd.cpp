@@ -3,11 +3,13 @@
 // levels and candidates) are measured here, on this GPU. Each decision records its reason and the
 // numbers behind it.
 #include "analysis/models.hpp"
-#include "analysis/steps.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
 #include "analysis/tuning.hpp"
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
+#include "common/envelope.hpp"
 #include "common/json_io.hpp"
 #include "tune/measure.hpp"
 
@@ -28,16 +30,13 @@ struct tune_options {
 
 // "one pass" or "64.53 GiB": a TLB scope in words.
 std::string scope_text(std::uint64_t bytes) {
-  if (!bytes) return "one pass";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g GiB", double(bytes) / double(1ull << 30));
-  return buf;
+  return bytes ? format_gib(double(bytes)) : "one pass";
 }
 
 // The profile, checked for what the decisions need (one-line errors).
 json read_profile(const std::string& path) {
   json p = read_json_file(path);
-  require_schema(p, "gpuprobe.profile", 1, path);
+  require_schema(p, schema::profile, path);
   if (!p.contains("tlb") || !p["tlb"].is_object()) throw error(path + ": no \"tlb\" block (not written by gpuprobe characterize?)");
   if (!p.contains("device") || !p["device"].is_object()) throw error(path + ": no \"device\" block");
   return p;
@@ -70,7 +69,7 @@ void run_tune(const tune_options& o) {
       p.allocator = a;
       p.free_fraction = f;
       p.pages = double(s.pages), p.free_pages = double(s.free_pages), p.threads = double(s.threads);
-      p.ms32 = analysis::median(s.ms32), p.ms64 = analysis::median(s.ms64);
+      p.ms32 = median(s.ms32), p.ms64 = median(s.ms64);
       p.tas32 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 32), p.tas64 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 64);
       p.was32 = analysis::rw_bm_was_bound(p.pages, p.free_pages, p.threads, 32);
       p.was64 = analysis::rw_bm_was_bound(p.pages, p.free_pages, p.threads, 64);
@@ -87,7 +86,7 @@ void run_tune(const tune_options& o) {
   json crw_samples = json::array();
   for (double f : {0.5, 0.1}) {
     for (const auto& s : tune::measure_crw_placements(f, threads, 8, o.reps, o.common.seed)) {
-      crw_points.push_back({alloc::to_string(s.start), f, analysis::median(s.ms)});
+      crw_points.push_back({alloc::to_string(s.start), f, median(s.ms)});
       std::printf("[crw]     %-7s free %4.0f%%: %.4f ms for 8 launches\n", alloc::to_string(s.start), f * 100, crw_points.back().ms);
     }
     std::fflush(stdout);
@@ -103,7 +102,7 @@ void run_tune(const tune_options& o) {
   std::vector<analysis::scope_point> scope_points;
   if (scopes.size() > 1)
     for (const auto& s : tune::measure_tlb_scopes(scopes, footprint, std::min(o.reps, 5), o.common.device, o.common.seed)) {
-      scope_points.push_back({s.scope_bytes, s.pool, analysis::median(s.ms)});
+      scope_points.push_back({s.scope_bytes, s.pool, median(s.ms)});
       std::printf("[scope]   %-10s %s sampled, scope %-10s %.3f ms\n", s.pool.c_str(), scope_text(footprint).c_str(), scope_text(s.scope_bytes).c_str(),
                   scope_points.back().ms);
       std::fflush(stdout);
@@ -111,8 +110,8 @@ void run_tune(const tune_options& o) {
   const auto scope = analysis::decide_tlb_scope_measured(scope_opts, scope_points, footprint);
   std::printf("[scope]   %s\n", scope.reason.c_str());
 
-  json doc = {{"schema", "gpuprobe.tuning/1"},
-              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.common.seed)},
+  json doc = {{"schema", schema::tuning.id()},
+              {"meta", run_metadata(o.common.seed)},
               {"device", to_json(dev)},
               {"profile", {{"path", o.profile}, {"device_name", profile["device"].value("name", "")}, {"device_uuid", measured_on}, {"same_gpu", same_gpu}}},
               {"decisions",

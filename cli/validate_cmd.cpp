@@ -3,11 +3,13 @@
 // scattered-VMM pool; then medians, a bootstrap CI of the ratio, Mann-Whitney U with Holm across
 // workloads, and a verdict. Every workload's results are checked after timing.
 #include "allocators/load_tuning.hpp"
-#include "analysis/steps.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
 #include "analysis/validation.hpp"
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
+#include "common/envelope.hpp"
 #include "common/json_io.hpp"
 #include "tune/measure.hpp"
 
@@ -59,7 +61,7 @@ void run_validate(const validate_options& o) {
   if (o.reps < 10) throw error("validate: --reps must be at least 10");
   if (o.pool_gib < 8) throw error("validate: --pool-gib must be at least 8");
   const json tdoc = read_json_file(o.tuning);
-  require_schema(tdoc, "gpuprobe.tuning", 1, o.tuning);
+  require_schema(tdoc, schema::tuning, o.tuning);
   const alloc::tuning t = alloc::tuning_from_json(tdoc, o.tuning);
   const auto dev = query_device(o.common.device);
   const std::string tuned_on = tdoc.value("device", json::object()).value("uuid", "");
@@ -106,14 +108,14 @@ void run_validate(const validate_options& o) {
       const std::string why = tr->verify();
       if (!why.empty()) throw error("validate: " + w.name + " on " + w.pool + " failed its check after timing: " + why);
     }
-    const double md = analysis::median(s.default_ms), mt = analysis::median(s.tuned_ms);
+    const double md = median(s.default_ms), mt = median(s.tuned_ms);
     std::printf("%.4f -> %.4f ms (x%.3f), %.1f s\n", md, mt, mt / md, std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
     samples.push_back(std::move(s));
   }
   const json rows = analysis::validation_rows(samples, 0.05, o.common.seed);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json doc = {{"schema", "gpuprobe.validation/1"},
-              {"meta", run_metadata(this_invocation().argc, this_invocation().argv, o.common.seed)},
+  json doc = {{"schema", schema::validation.id()},
+              {"meta", run_metadata(o.common.seed)},
               {"device", to_json(dev)},
               {"tuning", {{"path", o.tuning}, {"device_uuid", tuned_on}, {"allocator", tdoc["allocator"]}}},
               {"method",

@@ -1,5 +1,7 @@
 #pragma once
 // Reading and writing gpuprobe's schema-versioned JSON files.
+#include "common/schema.hpp"
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -21,6 +23,9 @@ json read_json_file(const std::string& path);
 // (1..max_version); throws gpuprobe::error otherwise.
 void require_schema(const json& doc, const std::string& family, int max_version,
                     const std::string& path);
+inline void require_schema(const json& doc, const schema::family& f, const std::string& path) {
+  require_schema(doc, f.name, f.version, path);
+}
 
 // Metadata every result carries: tool version, git commit, argv, seed, creation time (UTC).
 json run_metadata(int argc, const char* const* argv, unsigned long long seed);

@@ -1,7 +1,8 @@
 // Atomic-contention kernels: one timed atomic per thread, per variant.
-#include "analysis/steps.hpp"
+#include "common/stats.hpp"
 #include "common/cuda_check.cuh"
-#include "probes/atomics.cuh"
+#include "common/timing.cuh"
+#include "probes/atomics.hpp"
 #include "probes/device_util.cuh"
 
 #include <algorithm>
@@ -95,42 +96,6 @@ bool is_distinct(atomic_variant v) { return v == atomic_variant::distinct_u32 ||
 
 }  // namespace
 
-const std::vector<atomic_variant>& all_atomic_variants() {
-  static const std::vector<atomic_variant> v = {
-      atomic_variant::same_u32, atomic_variant::same_u64, atomic_variant::distinct_u32,   atomic_variant::distinct_u64,
-      atomic_variant::cas_u32,  atomic_variant::cas_u64,  atomic_variant::aggregated_u32, atomic_variant::aggregated_u64};
-  return v;
-}
-
-std::string to_string(atomic_variant v) {
-  switch (v) {
-    case atomic_variant::same_u32: return "same_u32";
-    case atomic_variant::same_u64: return "same_u64";
-    case atomic_variant::distinct_u32: return "distinct_u32";
-    case atomic_variant::distinct_u64: return "distinct_u64";
-    case atomic_variant::cas_u32: return "cas_u32";
-    case atomic_variant::cas_u64: return "cas_u64";
-    case atomic_variant::aggregated_u32: return "aggregated_u32";
-    case atomic_variant::aggregated_u64: return "aggregated_u64";
-  }
-  return "?";
-}
-
-atomic_variant parse_atomic_variant(const std::string& s) {
-  for (auto v : all_atomic_variants())
-    if (to_string(v) == s) return v;
-  throw error("unknown atomics variant '" + s + "' (same_u32, same_u64, distinct_u32, distinct_u64, cas_u32, cas_u64, aggregated_u32, aggregated_u64)");
-}
-
-int bits_of(atomic_variant v) {
-  switch (v) {
-    case atomic_variant::same_u32:
-    case atomic_variant::distinct_u32:
-    case atomic_variant::cas_u32:
-    case atomic_variant::aggregated_u32: return 32;
-    default: return 64;
-  }
-}
 
 atomics_probe::atomics_probe(std::uint64_t max_threads) : max_threads_(max_threads) {
   if (max_threads == 0 || max_threads > (1ull << 31)) throw error("atomics: thread count out of range");
@@ -151,9 +116,7 @@ atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads, std
   const unsigned n = unsigned(threads);
   const int launches = int(std::max<std::uint64_t>(1, (min_samples + threads - 1) / threads));
   const std::size_t target_bytes = is_distinct(v) ? std::size_t(n) * 128 : 128;
-  cudaEvent_t e0, e1;
-  GPUPROBE_CUDA_CHECK(cudaEventCreate(&e0));
-  GPUPROBE_CUDA_CHECK(cudaEventCreate(&e1));
+  event_timer timer;
   // Warm-up launch (module load, first-touch of the lines), also the correctness check.
   GPUPROBE_CUDA_CHECK(cudaMemset(d_target_, 0, target_bytes));
   launch_variant(v, d_target_, n, d_lat_, d_sink_);
@@ -180,27 +143,18 @@ atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads, std
   double total_ms = 0, warp_max_sum = 0;
   std::uint64_t warps = 0;
   for (int l = 0; l < launches; ++l) {
-    GPUPROBE_CUDA_CHECK(cudaEventRecord(e0));
-    launch_variant(v, d_target_, n, d_lat_, d_sink_);
-    GPUPROBE_CUDA_CHECK(cudaEventRecord(e1));
-    GPUPROBE_CUDA_CHECK_LAUNCH();
-    GPUPROBE_CUDA_CHECK(cudaEventSynchronize(e1));
-    float ms = 0;
-    GPUPROBE_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-    total_ms += ms;
+    total_ms += timer.ms([&] { launch_variant(v, d_target_, n, d_lat_, d_sink_); });
     GPUPROBE_CUDA_CHECK(cudaMemcpy(host_lat_.data(), d_lat_, sizeof(unsigned) * n, cudaMemcpyDeviceToHost));
     for (unsigned t = 0; t < n; ++t) lat.push_back(host_lat_[t]);
     for (unsigned w = 0; w + 32 <= n; w += 32, ++warps)
       warp_max_sum += *std::max_element(host_lat_.begin() + w, host_lat_.begin() + w + 32);
   }
-  GPUPROBE_CUDA_CHECK(cudaEventDestroy(e0));
-  GPUPROBE_CUDA_CHECK(cudaEventDestroy(e1));
   p.samples = lat.size();
   double sum = 0;
   for (double x : lat) sum += x;
   p.mean_cycles = sum / double(lat.size());
-  p.median_cycles = analysis::quantile(lat, 0.5);
-  p.p99_cycles = analysis::quantile(lat, 0.99);
+  p.median_cycles = quantile(lat, 0.5);
+  p.p99_cycles = quantile(lat, 0.99);
   p.warp_max_mean_cycles = warps ? warp_max_sum / double(warps) : 0;
   p.ops_per_s = double(threads) * launches / (total_ms * 1e-3);
   return p;

@@ -1,8 +1,8 @@
 // TLB probe kernel: one thread chases a chain of 64-bit byte offsets through the pool.
-#include "analysis/steps.hpp"
+#include "common/stats.hpp"
 #include "common/cuda_check.cuh"
 #include "probes/device_util.cuh"
-#include "probes/tlb_chase.cuh"
+#include "probes/tlb_chase.hpp"
 
 #include <algorithm>
 
@@ -94,9 +94,9 @@ chase_stats pointer_chase::measure(std::uint64_t hops) {
   s.samples = samples_;
   s.smid = int(sink[1]);
   std::vector<double> v(host_lat_.begin(), host_lat_.end());
-  s.median = analysis::quantile(v, 0.5);
-  s.p10 = analysis::quantile(v, 0.1);
-  s.p90 = analysis::quantile(v, 0.9);
+  s.median = quantile(v, 0.5);
+  s.p10 = quantile(v, 0.1);
+  s.p90 = quantile(v, 0.9);
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / double(v.size());

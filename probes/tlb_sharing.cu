@@ -2,7 +2,7 @@
 // disruptor's blocks walk 64-bit offset chains with L2-only loads, in turns set by a flag.
 #include "common/cuda_check.cuh"
 #include "probes/device_util.cuh"
-#include "probes/tlb_sharing.cuh"
+#include "probes/tlb_sharing.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -115,18 +115,6 @@ __global__ void chain_from_offsets_kernel(char* base, const unsigned long long* 
 }
 
 }  // namespace
-
-sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, double overfill) {
-  if (page_bytes < 256) throw error("tlb-sharing: page size must be at least 256 bytes");
-  if (entries < 2) throw error("tlb-sharing: a level needs at least 2 entries");
-  if (!(overfill > 1.0) || overfill > 4.0) throw error("tlb-sharing: --overfill must be in (1, 4]");
-  sharing_layout l;
-  l.page_bytes = page_bytes;
-  l.victim_pages = static_cast<std::uint64_t>(std::ceil(double(entries) * overfill / 2));
-  l.disruptor_pages = l.victim_pages;
-  l.line_span = page_bytes;
-  return l;
-}
 
 sharing_probe::sharing_probe(device_pool& pool, const sharing_layout& layout, std::uint64_t seed, double timeout_s)
     : pool_(pool), layout_(layout), timeout_s_(timeout_s) {

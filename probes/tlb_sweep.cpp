@@ -1,6 +1,7 @@
 #include "probes/tlb_sweep.hpp"
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -9,41 +10,6 @@
 #include <map>
 
 namespace gpuprobe::probes {
-
-std::uint64_t parse_bytes(const std::string& s) {
-  if (s.empty()) throw error("empty size");
-  std::size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (...) {
-    throw error("'" + s + "' is not a size (examples: 4096, 64K, 2M, 8G)");
-  }
-  std::string unit = s.substr(pos);
-  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-  if (!unit.empty() && unit.back() == 'i') unit.pop_back();
-  double mul = 1;
-  if (unit.empty()) mul = 1;
-  else if (unit == "K" || unit == "k") mul = 1024.0;
-  else if (unit == "M" || unit == "m") mul = 1024.0 * 1024;
-  else if (unit == "G" || unit == "g") mul = 1024.0 * 1024 * 1024;
-  else if (unit == "T" || unit == "t") mul = 1024.0 * 1024 * 1024 * 1024;
-  else throw error("'" + s + "' has an unknown unit (use K, M, G or T)");
-  if (!(v > 0) || !std::isfinite(v)) throw error("'" + s + "' must be positive");
-  return static_cast<std::uint64_t>(std::llround(v * mul));
-}
-
-std::string format_bytes(double b) {
-  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    ++u;
-  }
-  char s[32];
-  std::snprintf(s, sizeof s, b == std::floor(b) ? "%.0f %s" : "%.2f %s", b, unit[u]);
-  return s;
-}
 
 std::vector<std::uint64_t> coarse_hops(const sweep_plan& plan, std::uint64_t stride) {
   std::vector<std::uint64_t> out;
@@ -85,7 +51,7 @@ std::vector<sweep_point> run_sweep(const sweep_plan& plan,
         y.push_back(p.median);
         hops.push_back(h);
       }
-      for (const auto& st : analysis::detect_steps(x, y, plan.steps)) {
+      for (const auto& st : detect_steps(x, y, plan.steps)) {
         std::uint64_t lo = hops[st.index - 1], hi = hops[st.index];
         const double mid_level = 0.5 * (st.before + st.after);
         for (int b = 0; b < plan.max_bisections && hi - lo > 1 &&

@@ -2,7 +2,7 @@
 // The TLB sweep plan, host-only so it is testable without a GPU: for each stride, coarse
 // geometric steps in hop count up to the footprint limit, then bisection around every rise
 // the step detector finds, until the boundary is pinned to a few hops.
-#include "analysis/steps.hpp"
+#include "common/steps.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +26,7 @@ struct sweep_plan {
   int points_per_octave = 4;
   int max_bisections = 8;                // per rise
   double resolution = 1.0 / 128;         // stop when (hi - lo) / lo hops is below this
-  analysis::step_options steps;
+  step_options steps;
 };
 
 using measure_fn = std::function<sweep_point(std::uint64_t stride, std::uint64_t hops)>;
@@ -39,9 +39,5 @@ std::vector<std::uint64_t> coarse_hops(const sweep_plan& plan, std::uint64_t str
 std::vector<sweep_point> run_sweep(const sweep_plan& plan,
                                    const std::function<void(std::uint64_t)>& prepare,
                                    const measure_fn& measure, const progress_fn& progress);
-
-// Parses "64K", "2M", "1G", "4096" (binary units); throws gpuprobe::error.
-std::uint64_t parse_bytes(const std::string& s);
-std::string format_bytes(double bytes);
 
 }  // namespace gpuprobe::probes

@@ -1,44 +1,15 @@
 #pragma once
-// What tune/*.cu share: an event timer, the get-a-page-and-write-it kernel, and the checks run
+// What tune/*.cu share: the get-a-page-and-write-it kernel, and the checks run
 // after timing.
 #include "allocators/common.cuh"
 #include "common/cuda_check.cuh"
+#include "common/timing.cuh"
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
 namespace gpuprobe::tune {
-
-// Times one launch sequence with CUDA events (stream 0).
-class event_timer {
- public:
-  event_timer() {
-    GPUPROBE_CUDA_CHECK(cudaEventCreate(&e0_));
-    GPUPROBE_CUDA_CHECK(cudaEventCreate(&e1_));
-  }
-  ~event_timer() {
-    GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e0_));
-    GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e1_));
-  }
-  event_timer(const event_timer&) = delete;
-  event_timer& operator=(const event_timer&) = delete;
-  template <class F>
-  double ms(F&& launch) {
-    GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());  // the untimed preparation is finished
-    GPUPROBE_CUDA_CHECK(cudaEventRecord(e0_));
-    launch();
-    GPUPROBE_CUDA_CHECK_LAUNCH();
-    GPUPROBE_CUDA_CHECK(cudaEventRecord(e1_));
-    GPUPROBE_CUDA_CHECK(cudaEventSynchronize(e1_));
-    float t = 0;
-    GPUPROBE_CUDA_CHECK(cudaEventElapsedTime(&t, e0_, e1_));
-    return double(t);
-  }
-
- private:
-  cudaEvent_t e0_{}, e1_{};
-};
 
 // The first 16 bytes of page q after a write with `tag`.
 __host__ __device__ inline uint4 page_stamp(alloc::page_t q, unsigned tag, unsigned k) { return make_uint4(q, tag, k, q ^ tag); }
@@ -63,7 +34,7 @@ __global__ void get_and_write(H h, alloc::page_t* out, unsigned page_bytes, unsi
 // write it; launch l's page ids land at out + l * threads.
 template <class H>
 void get_and_write_launches(const H& h, alloc::page_t* out, unsigned threads, unsigned launches, unsigned page_bytes, unsigned tag) {
-  for (unsigned l = 0; l < launches; ++l) get_and_write<<<threads / 256, 256>>>(h, out + std::size_t(l) * threads, page_bytes, tag);
+  for (unsigned l = 0; l < launches; ++l) get_and_write<<<threads / alloc::k_block, alloc::k_block>>>(h, out + std::size_t(l) * threads, page_bytes, tag);
 }
 
 // The pages of one or more launches: every thread got one, none twice, all below `pages`; and

@@ -1,7 +1,7 @@
 // tune: TLB-scoped sampling with each possible scope (and one pass), interleaved, on a
 // cudaMalloc and a scattered-VMM array of the same footprint; each scope's result is checked.
 #include "allocators/workloads/tlb_scoped.cuh"
-#include "probes/device_pool.cuh"
+#include "common/device_memory.hpp"
 #include "tune/kernels.cuh"
 #include "tune/measure.hpp"
 
@@ -11,7 +11,7 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t>& s
                                              std::uint64_t seed) {
   std::vector<scope_sample> out;
   for (const char* pool : {"cudamalloc", "vmm"}) {
-    probes::device_pool mem(std::string(pool) == "vmm" ? probes::alloc_kind::vmm : probes::alloc_kind::cudamalloc, footprint, device, seed);
+    device_pool mem(parse_alloc_kind(pool), footprint, device, seed);
     workloads::sampling_run run(mem.data(), footprint);
     event_timer timer;
     const std::size_t first = out.size();

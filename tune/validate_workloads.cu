@@ -6,7 +6,8 @@
 #include "allocators/request_sizes.hpp"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
-#include "probes/device_pool.cuh"
+#include "common/device_memory.hpp"
+#include "common/units.hpp"
 #include "tune/kernels.cuh"
 #include "tune/measure.hpp"
 
@@ -16,15 +17,7 @@ namespace gpuprobe::tune {
 
 namespace {
 
-constexpr std::uint64_t k_gib = 1ull << 30;
-
-probes::alloc_kind kind_of(const std::string& pool) { return pool == "vmm" ? probes::alloc_kind::vmm : probes::alloc_kind::cudamalloc; }
-
-std::string gib(std::uint64_t b, const char* sep = " ") {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g%sGiB", double(b) / double(k_gib), sep);
-  return buf;
-}
+std::string gib(std::uint64_t b, const char* sep = " ") { return format_gib(double(b), sep); }
 
 // Page sizes of the trials; the workload list computes the same regions from them.
 constexpr std::uint32_t k_page_bytes = 1024;      // get_page + write, CRW
@@ -33,7 +26,7 @@ constexpr std::uint32_t k_join_page_bytes = 256;  // hash join output pages
 const std::uint64_t k_malloc_window_bytes = std::uint64_t(alloc::rw_malloc_handle::region_units) * alloc::malloc_config{}.unit_bytes;
 
 // A page pool's configuration over the trial's memory.
-alloc::pool_config pages_on(const probes::device_pool& m, std::uint32_t page_bytes, std::uint64_t seed) {
+alloc::pool_config pages_on(const device_pool& m, std::uint32_t page_bytes, std::uint64_t seed) {
   alloc::pool_config c;
   c.page_bytes = page_bytes;
   c.pages = alloc::page_t(m.bytes() / page_bytes);
@@ -53,7 +46,7 @@ template <class WordT>
 class getpage_trial final : public trial {
  public:
   getpage_trial(const std::string& pool, std::uint64_t bytes, double f, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
         occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)), threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
@@ -77,7 +70,7 @@ class getpage_trial final : public trial {
     ++tag_;
     return timer_.ms([&] { get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_); });
   }
-  probes::device_pool mem_;
+  device_pool mem_;
   alloc::pool_config cfg_;
   alloc::corw<std::uint32_t> def_;
   alloc::corw<WordT> tuned_;
@@ -94,7 +87,7 @@ class crw_trial final : public trial {
  public:
   static constexpr unsigned threads = 1u << 16, launches = 8;
   crw_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
         occ_(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed)), out_(std::size_t(threads) * launches) {}
   double run(bool tuned) override { return once(tuned ? tuned_ : def_); }
   std::string verify() override {
@@ -112,7 +105,7 @@ class crw_trial final : public trial {
     ++tag_;
     return timer_.ms([&] { get_and_write_launches(a.handle(), out_.get(), threads, launches, cfg_.page_bytes, tag_); });
   }
-  probes::device_pool mem_;
+  device_pool mem_;
   alloc::pool_config cfg_;
   alloc::crw def_, tuned_;
   std::vector<std::uint8_t> occ_;
@@ -142,7 +135,7 @@ class malloc_trial final : public trial {
  public:
   static constexpr unsigned threads = 1u << 18;
   malloc_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)), def_(cfg_), tuned_(cfg_, t), out_(threads) {
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)), def_(cfg_), tuned_(cfg_, t), out_(threads) {
     std::uint64_t k = 0;
     alloc::request_sizes s;
     pattern_ = alloc::hole_pattern(def_.units(), 0.5, [&](auto&) { return (s(k++) + cfg_.unit_bytes - 1) / cfg_.unit_bytes; }, o.seed);
@@ -178,7 +171,7 @@ class malloc_trial final : public trial {
   }
 
  private:
-  static alloc::malloc_config config(const probes::device_pool& m, std::uint64_t seed) {
+  static alloc::malloc_config config(const device_pool& m, std::uint64_t seed) {
     alloc::malloc_config c;
     c.pool_bytes = m.bytes();
     c.memory = m.data();
@@ -188,9 +181,9 @@ class malloc_trial final : public trial {
   double once(alloc::rw_malloc& a) {
     a.load(pattern_);
     ++tag_;  // the sizes stay the same in every repetition; the stamp changes
-    return timer_.ms([&] { malloc_and_write<<<threads / 256, 256>>>(a.handle(), sizes_, out_.get(), tag_); });
+    return timer_.ms([&] { malloc_and_write<<<threads / alloc::k_block, alloc::k_block>>>(a.handle(), sizes_, out_.get(), tag_); });
   }
-  probes::device_pool mem_;
+  device_pool mem_;
   alloc::malloc_config cfg_;
   alloc::rw_malloc def_, tuned_;
   std::vector<unsigned long long> pattern_;
@@ -205,7 +198,7 @@ template <class WordT>
 class join_trial final : public trial {
  public:
   join_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_join_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_join_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
   double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
   std::string verify() override {
     for (int k = 0; k < 2; ++k) {
@@ -223,7 +216,7 @@ class join_trial final : public trial {
     a.clear();
     return timer_.ms([&] { join_.run(a.handle(), cfg_.page_bytes); });
   }
-  probes::device_pool mem_;
+  device_pool mem_;
   alloc::pool_config cfg_;
   alloc::corw<std::uint32_t> def_;
   alloc::corw<WordT> tuned_;
@@ -236,7 +229,7 @@ template <class Run>
 class scoped_trial final : public trial {
  public:
   scoped_trial(const std::string& pool, std::uint64_t bytes, std::uint64_t scope, const validate_options& o)
-      : mem_(kind_of(pool), bytes, o.device, o.seed), run_(mem_.data(), bytes), scope_(scope) {}
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), run_(mem_.data(), bytes), scope_(scope) {}
   double run(bool tuned) override {
     run_.reset();
     return timer_.ms([&] { run_.launch(tuned ? scope_ : 0); });
@@ -251,7 +244,7 @@ class scoped_trial final : public trial {
   }
 
  private:
-  probes::device_pool mem_;
+  device_pool mem_;
   Run run_;
   std::uint64_t scope_;
   event_timer timer_;

@@ -24,10 +24,10 @@ word_sample measure(word_sample s, int reps, std::uint64_t seed) {
   A64 a64(c);
   alloc::device_array<alloc::page_t> out(s.threads);
   event_timer timer;
-  const unsigned blocks = unsigned(s.threads / 256);
+  const unsigned blocks = unsigned(s.threads / alloc::k_block);
   auto once = [&](auto& a) {
     a.load(occ);
-    return timer.ms([&] { get_only<<<blocks, 256>>>(a.handle(), out.get()); });
+    return timer.ms([&] { get_only<<<blocks, alloc::k_block>>>(a.handle(), out.get()); });
   };
   once(a32), once(a64);  // warm-up (module load, first touch)
   for (int r = 0; r < reps; ++r) {

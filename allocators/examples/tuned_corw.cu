@@ -23,7 +23,7 @@ template <class A>
 bool run(const char* what, A& pool, unsigned threads) {
   device_array<page_t> out(threads);
   pool.prefill(pool.config().pages / 2, 7);  // half the pages in use
-  take_and_write<<<threads / 256, 256>>>(pool.handle(), out.get());
+  take_and_write<<<threads / 256, gpuprobe::alloc::k_block>>>(pool.handle(), out.get());
   cuda_or_throw(cudaDeviceSynchronize(), "take_and_write");
   std::vector<page_t> ids(threads);
   out.download(ids.data(), threads);

@@ -114,7 +114,7 @@ class hash_join {
       : n_(n), bits_(radix_bits(n)), parts_(1u << bits_), rk_(n), rp_(n), sk_(n), sp_(n), rk2_(n), rp2_(n), sk2_(n), sp2_(n),
         r_off_(parts_ + 1), s_off_(parts_ + 1), cursor_(parts_ + 1), acc_(2) {
     if (n == 0 || n > (1u << 31)) throw std::invalid_argument("hash_join: tuples must be in [1, 2^31]");
-    detail::make_relations<<<1024, 256>>>(n, rk_.get(), rp_.get(), sk_.get(), sp_.get());
+    detail::make_relations<<<1024, alloc::k_block>>>(n, rk_.get(), rp_.get(), sk_.get(), sp_.get());
     cuda_or_throw(cudaGetLastError(), "make_relations");
     std::size_t tmp = 0;
     cuda_or_throw(cub::DeviceScan::ExclusiveSum(nullptr, tmp, cursor_.get(), r_off_.get(), parts_ + 1), "scan size");
@@ -143,8 +143,8 @@ class hash_join {
     alloc::device_array<unsigned long long> got(2), want(1);
     got.zero();
     want.zero();
-    detail::scan_pool<<<1024, 256>>>(reinterpret_cast<const std::uint64_t*>(pool), pool_bytes / 8, got.get());
-    detail::expected_sum<<<1024, 256>>>(n_, rp_.get(), sk_.get(), sp_.get(), want.get());
+    detail::scan_pool<<<1024, alloc::k_block>>>(reinterpret_cast<const std::uint64_t*>(pool), pool_bytes / 8, got.get());
+    detail::expected_sum<<<1024, alloc::k_block>>>(n_, rp_.get(), sk_.get(), sp_.get(), want.get());
     cuda_or_throw(cudaDeviceSynchronize(), "verify");
     unsigned long long g[2], w = 0;
     got.download(g, 2);
@@ -163,11 +163,11 @@ class hash_join {
   void partition(const std::uint32_t* k, const std::uint32_t* p, std::uint32_t* ko, std::uint32_t* po, unsigned* off) {
     const unsigned mask = parts_ - 1;
     cuda_or_throw(cudaMemsetAsync(cursor_.get(), 0, (parts_ + 1) * sizeof(unsigned)), "memset");
-    detail::histogram<<<1024, 256>>>(n_, k, mask, cursor_.get());
+    detail::histogram<<<1024, alloc::k_block>>>(n_, k, mask, cursor_.get());
     std::size_t tmp = scan_tmp_.size();
     cuda_or_throw(cub::DeviceScan::ExclusiveSum(scan_tmp_.get(), tmp, cursor_.get(), off, parts_ + 1), "scan");
     cuda_or_throw(cudaMemcpyAsync(cursor_.get(), off, (parts_ + 1) * sizeof(unsigned), cudaMemcpyDeviceToDevice), "copy");
-    detail::scatter<<<1024, 256>>>(n_, k, p, mask, cursor_.get(), ko, po);
+    detail::scatter<<<1024, alloc::k_block>>>(n_, k, p, mask, cursor_.get(), ko, po);
     cuda_or_throw(cudaGetLastError(), "partition");
   }
   unsigned n_, bits_, parts_;

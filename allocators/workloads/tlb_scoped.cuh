@@ -96,14 +96,14 @@ class sampling_run {
  public:
   sampling_run(void* data, std::uint64_t bytes, unsigned threads = 1u << 20, unsigned reads = 256)
       : data_(static_cast<std::uint64_t*>(data)), n_(bytes / 8), threads_(threads), reads_(reads), out_(threads) {
-    scoped_fill<<<4096, 256>>>(data_, n_);
+    scoped_fill<<<4096, alloc::k_block>>>(data_, n_);
     alloc::cuda_or_throw(cudaDeviceSynchronize(), "sampling fill");
   }
   void reset() { alloc::cuda_or_throw(cudaMemsetAsync(out_.get(), 0, threads_ * sizeof(unsigned long long)), "memset"); }
   void launch(std::uint64_t scope_bytes) {
     const std::uint64_t per = scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / 8) : n_;
     for (std::uint64_t lo = 0; lo < n_; lo += per)
-      scoped_sample<<<threads_ / 256, 256>>>(data_, n_, reads_, lo, std::min(n_, lo + per), out_.get());
+      scoped_sample<<<threads_ / alloc::k_block, alloc::k_block>>>(data_, n_, reads_, lo, std::min(n_, lo + per), out_.get());
     alloc::cuda_or_throw(cudaGetLastError(), "scoped_sample");
   }
   // Each sampled thread's sum recomputed on the host (data[i] = mix(i)).
@@ -136,21 +136,21 @@ class grouping_run {
   grouping_run(void* table, std::uint64_t bytes, std::uint64_t input = 1ull << 28)
       : table_(static_cast<group_slot*>(table)), slots_(bytes / sizeof(group_slot)), input_(input),
         groups_(std::uint32_t(std::min<std::uint64_t>(slots_ / 2, 0xffffffffull))), values_(input), acc_(3) {
-    scoped_values<<<4096, 256>>>(values_.get(), input_, groups_);
+    scoped_values<<<4096, alloc::k_block>>>(values_.get(), input_, groups_);
     alloc::cuda_or_throw(cudaDeviceSynchronize(), "grouping values");
   }
   void reset() { alloc::cuda_or_throw(cudaMemsetAsync(table_, 0, slots_ * sizeof(group_slot)), "memset table"); }
   void launch(std::uint64_t scope_bytes) {
     const std::uint64_t per = scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / sizeof(group_slot)) : slots_;
     for (std::uint64_t lo = 0; lo < slots_; lo += per)
-      scoped_group<<<4096, 256>>>(values_.get(), input_, table_, slots_, lo, std::min(slots_, lo + per));
+      scoped_group<<<4096, alloc::k_block>>>(values_.get(), input_, table_, slots_, lo, std::min(slots_, lo + per));
     alloc::cuda_or_throw(cudaGetLastError(), "scoped_group");
   }
   // Occupied slots, total count and a placement-free checksum against the values counted on the
   // host (a sample of groups would not check placement; these do).
   std::string verify() {
     acc_.zero();
-    group_checksum<<<4096, 256>>>(table_, slots_, acc_.get());
+    group_checksum<<<4096, alloc::k_block>>>(table_, slots_, acc_.get());
     alloc::cuda_or_throw(cudaDeviceSynchronize(), "checksum");
     unsigned long long got[3];
     acc_.download(got, 3);

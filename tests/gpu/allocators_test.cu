@@ -39,11 +39,11 @@ churn_result churn(A& a, unsigned n, unsigned rounds) {
   alloc::cuda_or_throw(cudaMemset(held.get(), 0xff, n * sizeof(page_t)), "memset");
   owner.zero();
   counters.zero();
-  const unsigned blocks = (n + 255) / 256;
+  const unsigned blocks = alloc::blocks_for(n);
   for (unsigned r = 0; r < rounds; ++r) {
-    hold_kernel<<<blocks, 256>>>(a.handle(), n, held.get(), owner.get(), counters.get());
+    hold_kernel<<<blocks, alloc::k_block>>>(a.handle(), n, held.get(), owner.get(), counters.get());
     sync_or_throw();
-    release_kernel<<<blocks, 256>>>(a.handle(), n, held.get(), owner.get(), counters.get(), r, r + 1 == rounds);
+    release_kernel<<<blocks, alloc::k_block>>>(a.handle(), n, held.get(), owner.get(), counters.get(), r, r + 1 == rounds);
     sync_or_throw();
   }
   churn_result c;
@@ -166,14 +166,14 @@ TEST(AllocGpuQueue, CudaMallocServesEveryPageOfItsHeap) {
   const unsigned n = 1u << 16;
   alloc::device_array<char*> out(n);
   for (int round = 0; round < 3; ++round) {
-    malloc_kernel<<<n / 256, 256>>>(m.handle(), n, out.get());
+    malloc_kernel<<<n / alloc::k_block, alloc::k_block>>>(m.handle(), n, out.get());
     sync_or_throw();
     std::vector<char*> p(n);
     out.download(p.data(), n);
     EXPECT_EQ(std::count(p.begin(), p.end(), nullptr), 0) << "the heap was sized for every page";
     std::sort(p.begin(), p.end());
     EXPECT_EQ(std::adjacent_find(p.begin(), p.end()), p.end());
-    mfree_kernel<<<n / 256, 256>>>(m.handle(), n, out.get());
+    mfree_kernel<<<n / alloc::k_block, alloc::k_block>>>(m.handle(), n, out.get());
     sync_or_throw();
   }
 }
@@ -193,7 +193,7 @@ steps_stats measure_steps(A& a, unsigned free_pages, unsigned n, int launches) {
   unsigned total_warps = 0;
   for (int l = 0; l < launches; ++l) {
     a.prefill(free_pages, 100 + l);
-    steps_kernel<<<(n + 255) / 256, 256>>>(a.handle(), n, out.get(), steps.get());
+    steps_kernel<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, out.get(), steps.get());
     sync_or_throw();
     steps.download(s.data(), n);
     tas += std::accumulate(s.begin(), s.end(), 0.0) / n;

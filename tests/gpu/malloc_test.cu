@@ -76,15 +76,15 @@ churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes,
   churn_result c;
   std::vector<char*> hp(n);
   std::vector<std::uint32_t> hs(n);
-  const unsigned blocks = (n + 255) / 256;
+  const unsigned blocks = alloc::blocks_for(n);
   for (unsigned r = 0; r < rounds; ++r) {
     sizes.round = r;
-    hold_kernel<<<blocks, 256>>>(h, n, sizes, ptr.get(), size.get(), r, counters.get());
+    hold_kernel<<<blocks, alloc::k_block>>>(h, n, sizes, ptr.get(), size.get(), r, counters.get());
     sync_or_throw();
     ptr.download(hp.data(), n);
     size.download(hs.data(), n);
     c.range_errors += check_ranges(hp, hs, lo, bytes);
-    release_kernel<<<blocks, 256>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds, counters.get());
+    release_kernel<<<blocks, alloc::k_block>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds, counters.get());
     sync_or_throw();
   }
   unsigned long long v[3];
@@ -225,7 +225,7 @@ void allocate_then_free(H h, const char* name, std::uint32_t bytes = 4096) {
   const unsigned n = 1u << 16;
   alloc::device_array<unsigned long long> served(1);
   served.zero();
-  for (int r = 0; r < 3; ++r) malloc_then_free<<<n / 256, 256>>>(h, n, bytes, served.get());
+  for (int r = 0; r < 3; ++r) malloc_then_free<<<n / alloc::k_block, alloc::k_block>>>(h, n, bytes, served.get());
   sync_or_throw();
   unsigned long long s = 0;
   served.download(&s, 1);
@@ -298,13 +298,13 @@ double malloc_ms(H h, unsigned n, std::uint32_t bytes, unsigned lanes, Reset res
   for (int r = 0; r < reps + 1; ++r) {
     reset();
     cudaEventRecord(e0);
-    malloc_only<<<(n + 255) / 256, 256>>>(h, n, bytes, lanes, out.get());
+    malloc_only<<<alloc::blocks_for(n), alloc::k_block>>>(h, n, bytes, lanes, out.get());
     cudaEventRecord(e1);
     sync_or_throw();
     float m = 0;
     cudaEventElapsedTime(&m, e0, e1);
     if (r) ms.push_back(m);  // the first is a warm-up
-    free_all<<<(n + 255) / 256, 256>>>(h, n, out.get());
+    free_all<<<alloc::blocks_for(n), alloc::k_block>>>(h, n, out.get());
     sync_or_throw();
   }
   cudaEventDestroy(e0);
@@ -325,7 +325,7 @@ TEST(MallocSignature, Ouroboros4100CostsWhat8192Costs) {
     const double ms = malloc_ms(a.handle(), n, bytes, 32, [&] { a.reset(0.0); });
     a.reset(0.0);
     alloc::device_array<char*> out(n);
-    malloc_only<<<(n + 255) / 256, 256>>>(a.handle(), n, bytes, 32, out.get());
+    malloc_only<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, bytes, 32, out.get());
     sync_or_throw();
     r[bytes] = {ms, a.chunks_taken()};
     std::printf("ouroboros_page, %u threads x %u B: %.3f ms, %llu chunks of 8 KiB\n", n, bytes, ms, (unsigned long long)a.chunks_taken());
@@ -368,7 +368,7 @@ TEST(MallocUtilization, RwMalloc1050BytesWith256ByteUnits) {
     ptr.zero();
     unsigned long long before[3];
     counters.download(before, 3);
-    hold_kernel<<<(n + 255) / 256, 256>>>(a.handle(), n, alloc::request_sizes{1050, 0}, ptr.get(), size.get(), r, counters.get());
+    hold_kernel<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, alloc::request_sizes{1050, 0}, ptr.get(), size.get(), r, counters.get());
     sync_or_throw();
     unsigned long long after[3];
     counters.download(after, 3);

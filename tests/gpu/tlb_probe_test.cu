@@ -4,8 +4,8 @@
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
 #include "tests/common/binary_path.hpp"
-#include "probes/device_pool.cuh"
-#include "probes/tlb_chase.cuh"
+#include "common/device_memory.hpp"
+#include "probes/tlb_chase.hpp"
 
 #include <filesystem>
 #include <map>
@@ -55,7 +55,7 @@ TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
   GPUPROBE_REQUIRE_GPU();
   const auto dev = query_device(0);
   const std::uint64_t bytes = 512ull << 20;
-  probes::device_pool pool(probes::alloc_kind::cudamalloc, bytes, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc, bytes, 0, 1);
   probes::pointer_chase chase(pool, 2048);
   chase.prepare_stride(128);
   const auto small = chase.measure((1ull << 20) / 128);   // 1 MiB: in L2
@@ -70,18 +70,18 @@ TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
 
 TEST(TlbProbeGpu, EveryPoolKindChases) {
   GPUPROBE_REQUIRE_GPU();
-  for (auto kind : {probes::alloc_kind::cudamalloc, probes::alloc_kind::vmm, probes::alloc_kind::managed}) {
-    probes::device_pool pool(kind, 256ull << 20, 0, 7);
-    if (kind == probes::alloc_kind::vmm) {
+  for (auto kind : {alloc_kind::cudamalloc, alloc_kind::vmm, alloc_kind::managed}) {
+    device_pool pool(kind, 256ull << 20, 0, 7);
+    if (kind == alloc_kind::vmm) {
       EXPECT_GT(pool.granularity(), 0u);
       EXPECT_EQ(pool.bytes() % pool.granularity(), 0u);
     }
     probes::pointer_chase chase(pool, 256);
     chase.prepare_stride(2 << 20);
     const auto s = chase.measure(64);
-    EXPECT_EQ(s.footprint_bytes, 128ull << 20) << probes::to_string(kind);
-    EXPECT_GT(s.median, 100) << probes::to_string(kind);
-    EXPECT_LT(s.median, 5000) << probes::to_string(kind);
+    EXPECT_EQ(s.footprint_bytes, 128ull << 20) << to_string(kind);
+    EXPECT_GT(s.median, 100) << to_string(kind);
+    EXPECT_LT(s.median, 5000) << to_string(kind);
   }
 }
 

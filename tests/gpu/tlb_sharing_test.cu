@@ -4,8 +4,8 @@
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "gpu_test_util.hpp"
-#include "probes/device_pool.cuh"
-#include "probes/tlb_sharing.cuh"
+#include "common/device_memory.hpp"
+#include "probes/tlb_sharing.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <filesystem>
@@ -17,7 +17,7 @@ TEST(TlbSharingGpu, PlacementCoversEverySmAndWalksReachL2) {
   GPUPROBE_REQUIRE_GPU();
   const auto dev = query_device(0);
   auto layout = probes::plan_sharing(2 << 20, 64, 1.2);
-  probes::device_pool pool(probes::alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 10.0);
   ASSERT_EQ(int(probe.sm_ids().size()), dev.sm_count);
   const int victim = probe.sm_ids().front(), other = probe.sm_ids().back();
@@ -32,7 +32,7 @@ TEST(TlbSharingGpu, PlacementCoversEverySmAndWalksReachL2) {
 TEST(TlbSharingGpu, WatchdogEndsAWaitForAMissingSm) {
   GPUPROBE_REQUIRE_GPU();
   auto layout = probes::plan_sharing(2 << 20, 16, 1.2);
-  probes::device_pool pool(probes::alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 0.5);
   const int victim = probe.sm_ids().front();
   try {
@@ -47,10 +47,10 @@ TEST(TlbSharingGpu, WatchdogEndsAWaitForAMissingSm) {
 
 TEST(TlbSharingGpu, SparsePoolMapsOneChunkPerPage) {
   GPUPROBE_REQUIRE_GPU();
-  const std::size_t gran = probes::device_pool::vmm_granularity(0);
+  const std::size_t gran = device_pool::vmm_granularity(0);
   ASSERT_GT(gran, 0u);
   auto layout = probes::plan_sharing(16 * gran, 32, 1.2);
-  probes::device_pool pool(probes::alloc_kind::vmm_sparse, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1,
+  device_pool pool(alloc_kind::vmm_sparse, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1,
                            layout.page_bytes);
   layout.line_span = pool.granularity();
   probes::sharing_probe probe(pool, layout, 1, 10.0);
@@ -79,7 +79,7 @@ TEST(TlbSharingGpu, SelfDisruptionEvictsTheL2) {
   const auto dev = query_device(0);
   const std::uint64_t lines = std::uint64_t(dev.l2_bytes) / 256;
   auto layout = probes::plan_sharing(256, lines, 1.2);
-  probes::device_pool pool(probes::alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * 256, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * 256, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 20.0);
   const int v = probe.sm_ids().front();
   const auto r = probe.run_victim(v, {-1, -1, v, -1});

@@ -54,7 +54,7 @@ void expect_pages_in_own_region() {
   a.prefill(c.pages / 2, 3);
   alloc::device_array<page_t> out(n);
   alloc::device_array<unsigned> sm(n);
-  get_with_sm<<<n / 256, 256>>>(a.handle(), out.get(), sm.get());
+  get_with_sm<<<n / alloc::k_block, alloc::k_block>>>(a.handle(), out.get(), sm.get());
   test::sync_or_throw();
   std::vector<page_t> p(n);
   std::vector<unsigned> s(n);
@@ -69,7 +69,7 @@ void expect_pages_in_own_region() {
   // Untuned: the same pool spreads an SM's pages over all of it.
   A u(c);
   u.prefill(c.pages / 2, 3);
-  get_with_sm<<<n / 256, 256>>>(u.handle(), out.get(), sm.get());
+  get_with_sm<<<n / alloc::k_block, alloc::k_block>>>(u.handle(), out.get(), sm.get());
   test::sync_or_throw();
   out.download(p.data(), n);
   sm.download(s.data(), n);
@@ -103,7 +103,7 @@ TEST(Tuned, AFullRegionFallsBackToTheWholePoolExactly) {
   const unsigned n = 1u << 15;  // twice what is free
   alloc::device_array<page_t> out(n);
   alloc::device_array<unsigned> sm(n);
-  get_with_sm<<<n / 256, 256>>>(a.handle(), out.get(), sm.get());
+  get_with_sm<<<n / alloc::k_block, alloc::k_block>>>(a.handle(), out.get(), sm.get());
   test::sync_or_throw();
   std::vector<page_t> p(n);
   out.download(p.data(), n);
@@ -125,7 +125,7 @@ TEST(Tuned, RwMallocBlocksStayInTheSmRegion) {
   const unsigned n = 1u << 16;
   alloc::device_array<void*> out(n);
   alloc::device_array<unsigned> sm(n);
-  malloc_with_sm<<<n / 256, 256>>>(a.handle(), out.get(), sm.get());
+  malloc_with_sm<<<n / alloc::k_block, alloc::k_block>>>(a.handle(), out.get(), sm.get());
   test::sync_or_throw();
   std::vector<void*> p(n);
   std::vector<unsigned> s(n);
@@ -150,10 +150,10 @@ TEST(Tuned, CrwWarpPlacementGivesContiguousPagesPerWarp) {
     alloc::device_array<page_t> out(n);
     alloc::device_array<unsigned> sm(n);
     std::vector<page_t> first(n), second(n);
-    get_with_sm<<<n / 256, 256>>>(a.handle(), out.get(), sm.get());
+    get_with_sm<<<n / alloc::k_block, alloc::k_block>>>(a.handle(), out.get(), sm.get());
     test::sync_or_throw();
     out.download(first.data(), n);
-    get_with_sm<<<n / 256, 256>>>(a.handle(), out.get(), sm.get());
+    get_with_sm<<<n / alloc::k_block, alloc::k_block>>>(a.handle(), out.get(), sm.get());
     test::sync_or_throw();
     out.download(second.data(), n);
     unsigned contiguous = 0, stepped = 0;

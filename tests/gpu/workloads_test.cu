@@ -35,7 +35,7 @@ std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors, u
   vecs.zero();
   alloc::device_array<unsigned long long> acc(1);
   const unsigned per = elements / rounds;
-  for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<(per + 255) / 256, 256>>>(h, vecs.get(), vectors, per, std::uint64_t(r) * per);
+  for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<alloc::blocks_for(per), alloc::k_block>>>(h, vecs.get(), vectors, per, std::uint64_t(r) * per);
   sync_or_throw();
   std::vector<workloads::lf_vector> hv(vectors);
   vecs.download(hv.data(), vectors);
@@ -50,18 +50,18 @@ std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors, u
   std::vector<unsigned long long> out = {failed, size};
   if (failed) return out;
   acc.zero();
-  workloads::gg_sum<<<64, 256>>>(vecs.get(), vectors, acc.get());
+  workloads::gg_sum<<<64, alloc::k_block>>>(vecs.get(), vectors, acc.get());
   sync_or_throw();
   unsigned long long s = 0;
   acc.download(&s, 1);
   out.push_back(s);
-  workloads::gg_read_write<<<64, 256>>>(vecs.get(), vectors);
+  workloads::gg_read_write<<<64, alloc::k_block>>>(vecs.get(), vectors);
   acc.zero();
-  workloads::gg_sum<<<64, 256>>>(vecs.get(), vectors, acc.get());
+  workloads::gg_sum<<<64, alloc::k_block>>>(vecs.get(), vectors, acc.get());
   sync_or_throw();
   acc.download(&s, 1);
   out.push_back(s);
-  workloads::gg_release<<<(vectors + 255) / 256, 256>>>(h, vecs.get(), vectors);
+  workloads::gg_release<<<alloc::blocks_for(vectors), alloc::k_block>>>(h, vecs.get(), vectors);
   sync_or_throw();
   return out;
 }
@@ -129,16 +129,16 @@ TEST(Workloads, TlbScopedPassesEqualOnePass) {
   GPUPROBE_REQUIRE_GPU();
   const std::uint64_t bytes = 64u << 20, n = bytes / 8, scope = 16u << 20;
   alloc::device_array<std::uint64_t> data(n);
-  workloads::scoped_fill<<<256, 256>>>(data.get(), n);
+  workloads::scoped_fill<<<256, alloc::k_block>>>(data.get(), n);
   const unsigned threads = 1u << 14;
   alloc::device_array<unsigned long long> one(threads), many(threads);
   one.zero();
   many.zero();
-  workloads::scoped_sample<<<threads / 256, 256>>>(data.get(), n, 64, 0, n, one.get());
+  workloads::scoped_sample<<<threads / alloc::k_block, alloc::k_block>>>(data.get(), n, 64, 0, n, one.get());
   const std::uint64_t passes = workloads::scope_passes(bytes, scope);
   EXPECT_EQ(passes, 4u);
   for (std::uint64_t p = 0; p < passes; ++p)
-    workloads::scoped_sample<<<threads / 256, 256>>>(data.get(), n, 64, p * (scope / 8), std::min(n, (p + 1) * (scope / 8)), many.get());
+    workloads::scoped_sample<<<threads / alloc::k_block, alloc::k_block>>>(data.get(), n, 64, p * (scope / 8), std::min(n, (p + 1) * (scope / 8)), many.get());
   sync_or_throw();
   std::vector<unsigned long long> a(threads), b(threads);
   one.download(a.data(), threads);
@@ -147,17 +147,17 @@ TEST(Workloads, TlbScopedPassesEqualOnePass) {
   // Grouping: a table of 2^20 slots, 4 scopes.
   const std::uint64_t slots = 1u << 20, input = 1u << 22;
   alloc::device_array<std::uint32_t> values(input);
-  workloads::scoped_values<<<256, 256>>>(values.get(), input, std::uint32_t(slots / 2));
+  workloads::scoped_values<<<256, alloc::k_block>>>(values.get(), input, std::uint32_t(slots / 2));
   alloc::device_array<workloads::group_slot> t1(slots), t4(slots);
   t1.zero();
   t4.zero();
-  workloads::scoped_group<<<256, 256>>>(values.get(), input, t1.get(), slots, 0, slots);
-  for (std::uint64_t p = 0; p < 4; ++p) workloads::scoped_group<<<256, 256>>>(values.get(), input, t4.get(), slots, p * slots / 4, (p + 1) * slots / 4);
+  workloads::scoped_group<<<256, alloc::k_block>>>(values.get(), input, t1.get(), slots, 0, slots);
+  for (std::uint64_t p = 0; p < 4; ++p) workloads::scoped_group<<<256, alloc::k_block>>>(values.get(), input, t4.get(), slots, p * slots / 4, (p + 1) * slots / 4);
   alloc::device_array<unsigned long long> c1(3), c4(3);
   c1.zero();
   c4.zero();
-  workloads::group_checksum<<<256, 256>>>(t1.get(), slots, c1.get());
-  workloads::group_checksum<<<256, 256>>>(t4.get(), slots, c4.get());
+  workloads::group_checksum<<<256, alloc::k_block>>>(t1.get(), slots, c1.get());
+  workloads::group_checksum<<<256, alloc::k_block>>>(t4.get(), slots, c4.get());
   sync_or_throw();
   unsigned long long h1[3], h4[3];
   c1.download(h1, 3);

@@ -151,6 +151,12 @@ TEST(RequestSizes, MixedIsMultiplesOfFourIn4To8192) {
   EXPECT_GT(differ, 90) << "each round draws again";
 }
 
+#ifndef GPUPROBE_BENCH
+#define GPUPROBE_BENCH ""  // gpuprobe-bench is built only where Google Benchmark is installed
+#endif
+#define GPUPROBE_REQUIRE_BENCH() \
+  if (std::string(GPUPROBE_BENCH).empty()) GTEST_SKIP() << "gpuprobe-bench not built (Google Benchmark not installed)"
+
 namespace {
 std::string bench_list(const std::string& flags) {
   std::string out;
@@ -165,6 +171,7 @@ bool lists(const std::string& out, const std::string& name) { return out.find(na
 }  // namespace
 
 TEST(Bench, ListsEveryCaseWithoutAGpu) {
+  GPUPROBE_REQUIRE_BENCH();
   const std::string full = bench_list("--gpuprobe_full"), def = bench_list("");
   ASSERT_EQ(full.find("non-zero"), std::string::npos) << full;
   for (const char* a : {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue", "queue_warp", "bump", "cuda_malloc"}) {
@@ -200,6 +207,7 @@ TEST(Bench, ListsEveryCaseWithoutAGpu) {
 }
 
 TEST(Bench, ProfileWithoutATlbLevelIsAOneLineError) {
+  GPUPROBE_REQUIRE_BENCH();
   const auto path = gpuprobe::test::temp_path("no_level_profile.json");
   std::ofstream(path) << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": []}})";
   const std::string out = bench_list("--gpuprobe_profile=" + path);

@@ -48,7 +48,7 @@ sharing_matrix make_matrix(int n, const groups_t& groups, double base, double po
 
 TEST(SharingFixtures, K80L1IsPrivate) {
   const auto a = analyze_fixture("K80/TLBsharing-128-16.txt");
-  EXPECT_EQ(a.scope, "private") << a.reason;
+  EXPECT_EQ(to_string(a.scope), "private") << a.reason;
   EXPECT_TRUE(a.groups.empty());
   EXPECT_FALSE(a.has_baseline);
   EXPECT_GT(a.control_cycles, 5);
@@ -56,19 +56,19 @@ TEST(SharingFixtures, K80L1IsPrivate) {
 
 TEST(SharingFixtures, K80L2IsGroupsOfTwoOrThree) {
   const auto a = analyze_fixture("K80/TLBsharing-2048-65.txt");
-  EXPECT_EQ(a.scope, "groups") << a.reason;
+  EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   EXPECT_EQ(a.groups, (groups_t{{0, 5}, {1, 6}, {2, 7, 10}, {3, 8, 11}, {4, 9, 12}}));
   EXPECT_NE(a.structure.find("interleaved"), std::string::npos) << a.structure;
 }
 
 TEST(SharingFixtures, K80L3IsGlobal) {
   const auto a = analyze_fixture("K80/TLBsharing-2048-1032.txt");
-  EXPECT_EQ(a.scope, "global") << a.reason;
+  EXPECT_EQ(to_string(a.scope), "global") << a.reason;
 }
 
 TEST(SharingFixtures, P100L1IsTpcPairs) {
   const auto a = analyze_fixture("P100/TLBsharing-2048-16.txt");
-  EXPECT_EQ(a.scope, "groups") << a.reason;
+  EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   groups_t pairs;
   for (int j = 0; j < 56; j += 2) pairs.push_back({j, j + 1});
   EXPECT_EQ(a.groups, pairs);
@@ -77,7 +77,7 @@ TEST(SharingFixtures, P100L1IsTpcPairs) {
 
 TEST(SharingFixtures, P100L2IsSixGpcGroups) {
   const auto a = analyze_fixture("P100/TLBsharing-32768-65.txt");
-  EXPECT_EQ(a.scope, "groups") << a.reason;
+  EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   const groups_t expect = {{0, 1, 12, 13, 24, 25, 36, 37, 44, 45},   {2, 3, 14, 15, 26, 27, 38, 39, 46, 47},
                            {4, 5, 16, 17, 28, 29, 40, 41, 48, 49},   {6, 7, 18, 19, 30, 31, 42, 43, 52, 53},
                            {8, 9, 20, 21, 32, 33, 50, 51},           {10, 11, 22, 23, 34, 35, 54, 55}};
@@ -89,7 +89,7 @@ TEST(SharingFixtures, P100L2IsSixGpcGroups) {
 TEST(SharingFixtures, H100NaivePortIsInconclusive) {
   for (const char* f : {"H100/TLBsharing-2048-16.txt", "H100/TLBsharing-32768-65.txt"}) {
     const auto a = analyze_fixture(f);
-    EXPECT_EQ(a.scope, "inconclusive") << f;
+    EXPECT_EQ(to_string(a.scope), "inconclusive") << f;
     EXPECT_NE(a.reason.find("L1"), std::string::npos) << a.reason;
   }
 }
@@ -97,16 +97,16 @@ TEST(SharingFixtures, H100NaivePortIsInconclusive) {
 TEST(SharingGenerated, BaselineMatricesGiveEachScope) {
   const int n = 24;
   const auto priv = analyze_sharing(make_matrix(n, {}, 300, 90, 2));
-  EXPECT_EQ(priv.scope, "private") << priv.reason;
+  EXPECT_EQ(to_string(priv.scope), "private") << priv.reason;
 
   groups_t all(1);
   for (int i = 0; i < n; ++i) all[0].push_back(i);
   const auto glob = analyze_sharing(make_matrix(n, all, 300, 90, 2));
-  EXPECT_EQ(glob.scope, "global") << glob.reason;
+  EXPECT_EQ(to_string(glob.scope), "global") << glob.reason;
 
   const groups_t quads = {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}, {16, 17, 18, 19}, {20, 21, 22, 23}};
   const auto g = analyze_sharing(make_matrix(n, quads, 300, 90, 2));
-  EXPECT_EQ(g.scope, "groups") << g.reason;
+  EXPECT_EQ(to_string(g.scope), "groups") << g.reason;
   EXPECT_EQ(g.groups, quads);
   EXPECT_NE(g.structure.find("contiguous"), std::string::npos) << g.structure;
 }
@@ -121,7 +121,7 @@ TEST(SharingGenerated, PartialEvictionEverywhereIsGlobal) {
   groups_t all(1);
   for (int i = 0; i < 16; ++i) all[0].push_back(i);
   const auto a = analyze_sharing(make_matrix(16, all, 300, 100, 1.5, 5, 0.35));
-  EXPECT_EQ(a.scope, "global") << a.reason;
+  EXPECT_EQ(to_string(a.scope), "global") << a.reason;
 }
 
 TEST(SharingGenerated, ThresholdFollowsTheDataNotAFixedCycleCount) {
@@ -130,12 +130,12 @@ TEST(SharingGenerated, ThresholdFollowsTheDataNotAFixedCycleCount) {
   const auto clean = analyze_sharing(make_matrix(8, pairs, 300, 3, 0.3, 7));
   EXPECT_EQ(clean.groups, pairs) << clean.reason;
   const auto noisy = analyze_sharing(make_matrix(8, pairs, 300, 3, 2.0, 7));
-  EXPECT_EQ(noisy.scope, "inconclusive") << noisy.reason;
+  EXPECT_EQ(to_string(noisy.scope), "inconclusive") << noisy.reason;
 }
 
 TEST(SharingGenerated, FailedPositiveControlIsInconclusive) {
   const auto a = analyze_sharing(make_matrix(12, {}, 320, 0, 1.0));
-  EXPECT_EQ(a.scope, "inconclusive");
+  EXPECT_EQ(to_string(a.scope), "inconclusive");
   EXPECT_NE(a.reason.find("positive control"), std::string::npos) << a.reason;
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 
 using namespace gpuprobe::analysis;
+using gpuprobe::median;
 
 TEST(Stats, MannWhitneyMatchesScipyAsymptotic) {
   const std::vector<double> a = {1.02, 1.05, 0.99, 1.01, 1.04, 1.03, 1.00, 1.06, 1.02, 1.01};

@@ -1,12 +1,12 @@
 // Boundary detection on generated curves: noise, missing cells, several levels, small penalties.
-#include "analysis/steps.hpp"
+#include "common/steps.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 
-using gpuprobe::analysis::detect_steps;
+using gpuprobe::detect_steps;
 
 namespace {
 

@@ -50,7 +50,7 @@ TEST(TlbFixtures, K80ThreeLevels) {
   expect_within(a.levels[2].entries, 1032, 0.10, "K80 L3 entries");
   EXPECT_EQ(a.levels[2].page_bytes, 2 * MiB);
   for (const auto& L : a.levels) {
-    EXPECT_EQ(L.page_bound, "exact");
+    EXPECT_EQ(to_string(L.bound), "exact");
     EXPECT_GT(L.miss_penalty_cycles, 0);
     EXPECT_GT(L.confidence, 0.5);
   }
@@ -66,7 +66,7 @@ TEST(TlbFixtures, P100TwoLevels) {
   EXPECT_EQ(a.levels[0].page_bytes, 2 * MiB);
   expect_within(a.levels[1].entries, 65, 0.10, "P100 L2 entries");
   EXPECT_EQ(a.levels[1].page_bytes, 32 * MiB);
-  EXPECT_EQ(a.levels[1].page_bound, "exact");
+  EXPECT_EQ(to_string(a.levels[1].bound), "exact");
   // Strides below the page pay a proportionally smaller penalty (16 MB stride: half).
   ASSERT_FALSE(a.levels[1].flat.empty());
   EXPECT_NEAR(a.levels[1].flat[0].s.jump / a.levels[1].miss_penalty_cycles, 0.5, 0.1);
@@ -102,7 +102,7 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
     for (std::size_t i = 0; i < 3; ++i) {
       expect_within(a.levels[i].entries, truth[i].entries, 0.10, "entries");
       EXPECT_EQ(a.levels[i].page_bytes, truth[i].page_bytes);
-      EXPECT_EQ(a.levels[i].page_bound, "exact");
+      EXPECT_EQ(to_string(a.levels[i].bound), "exact");
       expect_within(a.levels[i].miss_penalty_cycles, truth[i].penalty, 0.15, "penalty");
     }
   }
@@ -163,7 +163,7 @@ TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
   auto d = sim_dataset(truth, 250, pow2_strides(256 * KiB, 4 * MiB), 1 * MiB, 2 * GiB, 8, 0.5, 3);
   const auto a = analyze_tlb(d);
   ASSERT_EQ(a.levels.size(), 1u);
-  EXPECT_EQ(a.levels[0].page_bound, "upper");
+  EXPECT_EQ(to_string(a.levels[0].bound), "upper");
   EXPECT_EQ(a.levels[0].page_bytes, 256 * KiB);
   expect_within(a.levels[0].entries, 64, 0.1, "entries");
 }

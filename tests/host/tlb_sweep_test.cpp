@@ -1,5 +1,6 @@
 // The sweep plan on a simulated GPU: coarse grid, then bisection pins every boundary.
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "probes/tlb_sweep.hpp"
 #include "test_util.hpp"
 
@@ -8,6 +9,8 @@
 #include <set>
 
 using namespace gpuprobe::probes;
+using gpuprobe::format_bytes;
+using gpuprobe::parse_bytes;
 
 TEST(Sweep, ParseBytes) {
   EXPECT_EQ(parse_bytes("4096"), 4096u);

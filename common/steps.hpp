@@ -1,5 +1,6 @@
 #pragma once
-// Step (change-point) detection on a latency-vs-footprint curve.
+// Step (change-point) detection on a latency-vs-footprint curve (the sweep refines around
+// the rises it finds; the analyzers group them into levels).
 //
 // A TLB level shows as a sustained rise: below the boundary every access hits, above it a
 // fixed fraction misses, and the latency never comes back down with a larger footprint.
@@ -8,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe {
 
 struct step_options {
   double snr_min = 6.0;        // a rise must be this many noise sigmas
@@ -33,11 +34,8 @@ struct step {
 // Robust noise of a curve: 1.4826 * MAD of first differences / sqrt(2), floored at min_noise.
 double curve_noise(const std::vector<double>& y, double min_noise);
 
-double median(std::vector<double> v);
-double quantile(std::vector<double> v, double q);  // linear interpolation, q in [0,1]
-
 // x must be strictly increasing; y the same length. Returns rises in order of x.
 std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<double>& y,
                                const step_options& opt = {});
 
-}  // namespace gpuprobe::analysis
+}  // namespace gpuprobe

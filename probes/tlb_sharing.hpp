@@ -8,7 +8,7 @@
 // an SM's shared memory, so no SM can hold two, and a cooperative launch is refused unless all
 // blocks are resident at once): every SM gets exactly one block, which is checked via %smid.
 // Blocks wait for their turn on a flag with a %globaltimer watchdog, never forever.
-#include "probes/device_pool.cuh"
+#include "common/device_memory.hpp"
 
 #include <cstdint>
 #include <vector>

@@ -1,12 +1,12 @@
 #include "common/cuda_check.cuh"
-#include "probes/device_pool.cuh"
+#include "common/device_memory.hpp"
 
 #include <algorithm>
 #include <cuda.h>  // driver API types only: functions come from cudaGetDriverEntryPointByVersion
 #include <numeric>
 #include <random>
 
-namespace gpuprobe::probes {
+namespace gpuprobe {
 
 alloc_kind parse_alloc_kind(const std::string& s) {
   if (s == "cudamalloc") return alloc_kind::cudamalloc;
@@ -208,4 +208,4 @@ vmm_growable::~vmm_growable() {
   (void)d.address_free(va, max_);
 }
 
-}  // namespace gpuprobe::probes
+}  // namespace gpuprobe

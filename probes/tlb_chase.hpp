@@ -2,7 +2,7 @@
 // Single-thread dependent pointer chase over a strided chain, timed per hop with clock64.
 // Loads use ld.global.cg (cache in L2 only), so every hop needs an address translation and
 // the L1 data cache never answers (the 2017 tool's chase hit L1 on Hopper).
-#include "probes/device_pool.cuh"
+#include "common/device_memory.hpp"
 
 #include <cstdint>
 #include <vector>

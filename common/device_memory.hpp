@@ -1,5 +1,5 @@
 #pragma once
-// Device memory for the probes, in three flavours (`--alloc`):
+// Device memory for the probes, workloads and tune, in four flavours (`--alloc`):
 //   cudamalloc  one cudaMalloc; the driver chooses the page size (and may coalesce pages).
 //   vmm         CUDA VMM: physical chunks of the driver's minimum granularity mapped at shuffled
 //               virtual positions, so no two virtually adjacent chunks are physically adjacent
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::probes {
+namespace gpuprobe {
 
 enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse };
 alloc_kind parse_alloc_kind(const std::string& s);  // throws gpuprobe::error
@@ -71,4 +71,4 @@ class vmm_growable {
   std::vector<unsigned long long> handles_;
 };
 
-}  // namespace gpuprobe::probes
+}  // namespace gpuprobe

@@ -1,0 +1,157 @@
+// Golden-JSON tests of each probe's result format, built from the committed H100 run
+// (reports/examples): parsing a recorded result and writing it again gives the same document,
+// so the drivers' move out of cli/ (and any later change) cannot alter what is written unseen.
+// Also the drivers' host logic: planning, the pool policy, the round order, thread counts.
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "probes/atomics_driver.hpp"
+#include "probes/sharing_driver.hpp"
+#include "probes/tlb_driver.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace gpuprobe;
+using nlohmann::json;
+
+namespace {
+const std::string k_example = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/nvidia-h100-80gb-hbm3/raw/";
+
+// The keys of every object in `j`, recursively (arrays: their first element), with their paths.
+void key_paths(const json& j, const std::string& at, std::set<std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      out.insert(at + "/" + k);
+      key_paths(v, at + "/" + k, out);
+    }
+  } else if (j.is_array() && !j.empty()) {
+    key_paths(j.front(), at + "[]", out);
+  }
+}
+}  // namespace
+
+TEST(ProbeResults, TlbRoundTripsTheRecordedH100Results) {
+  for (const char* f : {"tlb.json", "tlb_tail.json"}) {
+    const json doc = read_json_file(k_example + f);
+    const auto r = probes::tlb_result_from_json(doc);
+    EXPECT_GT(r.points.size(), 100u) << f;
+    EXPECT_EQ(probes::to_json(r), doc) << f;
+  }
+  const auto r = probes::tlb_result_from_json(read_json_file(k_example + "tlb.json"));
+  ASSERT_TRUE(r.control.has_value());
+  EXPECT_TRUE(r.control->passed);
+  EXPECT_EQ(r.control->stride_bytes, 128u);
+}
+
+TEST(ProbeResults, SharingAndAtomicsRoundTripTheRecordedH100Results) {
+  const json s = read_json_file(k_example + "sharing_C2.json");
+  const auto sr = probes::sharing_result_from_json(s);
+  EXPECT_EQ(sr.sm_ids.size(), sr.mean_cycles.size());
+  EXPECT_EQ(probes::to_json(sr), s);
+  const json a = read_json_file(k_example + "atomics.json");
+  const auto ar = probes::atomics_result_from_json(a);
+  EXPECT_EQ(ar.variants.size(), 8u);
+  EXPECT_TRUE(ar.variants.front().analysis.contains("fit")) << "the fit travels with the variant";
+  EXPECT_EQ(probes::to_json(ar), a);
+}
+
+TEST(ProbeResults, FormatsKeepTheirKeys) {
+  // The envelope every result starts with, and each probe block's keys, as recorded.
+  for (const char* f : {"tlb.json", "sharing_C2.json", "atomics.json"}) {
+    const json doc = read_json_file(k_example + f);
+    std::set<std::string> keys;
+    key_paths(doc, "", keys);
+    for (const char* k : {"/schema", "/probe", "/device", "/device/uuid", "/device/sm_count", "/meta", "/meta/git_commit", "/meta/argv",
+                          "/meta/seed"})
+      EXPECT_TRUE(keys.count(k)) << f << " lacks " << k;
+  }
+  probes::tlb_result r;
+  r.device = {{"name", "x"}};
+  r.meta = json::object();
+  std::set<std::string> keys;
+  key_paths(probes::to_json(r), "", keys);
+  for (const char* k : {"/tlb/alloc", "/tlb/granularity_bytes", "/tlb/points", "/tlb/control", "/tlb/strides", "/tlb/wall_seconds"})
+    EXPECT_TRUE(keys.count(k)) << k;
+  EXPECT_EQ(probes::to_json(r)["tlb"]["granularity_bytes"], "unknown");
+}
+
+TEST(ProbeResults, MalformedResultsAreOneLineErrors) {
+  EXPECT_THROW(probes::tlb_result_from_json(json{{"probe", "tlb"}}), error);
+  EXPECT_THROW(probes::tlb_result_from_json(read_json_file(k_example + "atomics.json")), error);
+  EXPECT_THROW(probes::sharing_result_from_json(json{{"probe", "tlb-sharing"}, {"sharing", json::object()}}), error);
+  EXPECT_THROW(probes::atomics_result_from_json(json{{"probe", "atomics"}}), error);
+}
+
+TEST(TlbDriver, PlansFromTheFreeMemory) {
+  probes::tlb_options o;
+  const auto plan = probes::plan_tlb(o, 80 * k_gib);
+  EXPECT_EQ(plan.max_bytes, 75 * k_gib) << "94% of 80 GiB, whole GiB";
+  EXPECT_EQ(plan.strides.front(), 64 * k_kib);
+  EXPECT_EQ(plan.strides.back(), k_gib);
+  EXPECT_EQ(plan.strides.size(), 15u);
+  o.max_bytes = 90 * k_gib;
+  EXPECT_THROW(probes::plan_tlb(o, 80 * k_gib), error);
+  o.max_bytes = 0;
+  o.strides = {12};
+  EXPECT_THROW(probes::plan_tlb(o, 80 * k_gib), error);
+  const auto c = probes::plan_control(plan.max_bytes, 50 * k_mib);
+  EXPECT_EQ(c.max_bytes, 200 * k_mib);
+  EXPECT_EQ(c.strides, std::vector<std::uint64_t>{128});
+}
+
+TEST(TlbDriver, ControlPassesOnlyOnARiseNearTheL2Size) {
+  auto curve = [](double rise_at) {
+    std::vector<probes::sweep_point> v;
+    for (double f = double(k_mib); f <= 200.0 * double(k_mib); f *= 1.09) {
+      probes::sweep_point p;
+      p.footprint_bytes = std::uint64_t(f);
+      p.median = f > rise_at ? 480 : 300;
+      v.push_back(p);
+    }
+    return v;
+  };
+  EXPECT_TRUE(probes::judge_control(curve(27.0 * double(k_mib)), 50 * k_mib).passed);
+  EXPECT_FALSE(probes::judge_control(curve(1e18), 50 * k_mib).passed) << "a flat control";
+}
+
+TEST(SharingDriver, PoolPolicyAndRounds) {
+  probes::sharing_options o;
+  o.level = {32 * k_mib, 2048, "test", nullptr};
+  auto c = probes::choose_sharing_pool(o, 80.0 * double(k_gib), 2 * k_mib);
+  EXPECT_EQ(c.alloc, "cudamalloc");
+  EXPECT_DOUBLE_EQ(c.overfill, 1.2);
+  c = probes::choose_sharing_pool(o, 70.0 * double(k_gib), 2 * k_mib);
+  EXPECT_EQ(c.alloc, "cudamalloc");
+  EXPECT_LT(c.overfill, 1.1) << "the overfill is lowered to fit";
+  c = probes::choose_sharing_pool(o, 40.0 * double(k_gib), 2 * k_mib);
+  EXPECT_EQ(c.alloc, "vmm-sparse");
+  EXPECT_THROW(probes::choose_sharing_pool(o, 40.0 * double(k_gib), 0), error) << "no VMM: too large to test";
+  o.overfill = 0.5;
+  EXPECT_THROW(probes::choose_sharing_pool(o, 80.0 * double(k_gib), 2 * k_mib), error);
+
+  std::mt19937_64 rng(1);
+  std::vector<std::size_t> order;
+  const std::vector<int> sms = {0, 1, 2, 3, 4, 5};
+  const auto rounds = probes::victim_rounds(2, sms, rng, order);
+  ASSERT_EQ(rounds.size(), sms.size() + 3);
+  EXPECT_EQ(rounds[0], -1);
+  EXPECT_EQ(rounds[1], -1);
+  EXPECT_EQ(rounds[2], 2) << "the control right after the baseline";
+  EXPECT_EQ(rounds.back(), -1);
+  EXPECT_EQ(std::set<int>(rounds.begin() + 2, rounds.end() - 1), std::set<int>(sms.begin(), sms.end()));
+  EXPECT_EQ(order.front(), 2u);
+}
+
+TEST(AtomicsDriver, ThreadCountsAndTop) {
+  EXPECT_EQ(probes::thread_counts(5), (std::vector<std::uint64_t>{1, 2, 4, 5}));
+  EXPECT_EQ(probes::thread_counts(4), (std::vector<std::uint64_t>{1, 2, 4}));
+  device_info d;
+  d.sm_count = 132, d.max_threads_per_sm = 2048;
+  probes::atomics_options o;
+  EXPECT_EQ(probes::atomics_top(o, d), 270336u);
+  o.max_threads = 1u << 20;
+  EXPECT_THROW(probes::atomics_top(o, d), error);
+  EXPECT_EQ(probes::parse_atomic_variant("cas_u64"), probes::atomic_variant::cas_u64);
+  EXPECT_THROW(probes::parse_atomic_variant("same_u16"), error);
+}
