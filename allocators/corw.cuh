@@ -30,6 +30,7 @@ __device__ inline int nth_set(Word x, unsigned n) {  // index of the n-th (0-bas
 
 template <class Word>
 struct corw_handle : pages_view {
+  static constexpr const char* name = sizeof(Word) == 4 ? "corw32" : "corw64";
   bitmap_view<Word> bm;
   unsigned long long seed;
   unsigned max_rounds;  // then each lane still in need scans exhaustively

@@ -12,6 +12,7 @@
 namespace gpuprobe::alloc {
 
 struct crw_handle : pages_view {
+  static constexpr const char* name = "crw";
   bitmap_view<std::uint32_t> bm;
   page_t* last;  // per global thread id; invalid_page: none yet
   std::uint32_t last_count;

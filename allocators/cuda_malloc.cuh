@@ -20,6 +20,7 @@ inline void ensure_malloc_heap(std::size_t bytes) {
 }
 
 struct cuda_malloc_handle {
+  static constexpr const char* name = "cuda_malloc";
   std::uint32_t page_bytes;
   template <class Steps>
   __device__ char* get_page(Steps& st) const {

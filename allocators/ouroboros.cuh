@@ -137,6 +137,7 @@ struct ouro_base {
 }  // namespace detail
 
 struct ouroboros_page_handle : detail::ouro_base {
+  static constexpr const char* name = "ouroboros_page";
   __device__ void* malloc(std::size_t bytes) const {
     if (bytes == 0 || bytes > chunk_bytes) return nullptr;
     const unsigned c = class_of(bytes);
@@ -172,6 +173,7 @@ struct ouroboros_page_handle : detail::ouro_base {
 };
 
 struct ouroboros_chunk_handle : detail::ouro_base {
+  static constexpr const char* name = "ouroboros_chunk";
   unsigned long long* mask;  // per chunk: max_pages() / 64 words, bit set = page free
   int* free_count;           // per chunk
   std::uint32_t* queued;     // per chunk: 1 while the chunk is in its queue

@@ -14,6 +14,7 @@ namespace gpuprobe::alloc {
 
 template <bool WarpAggregated>
 struct queue_handle : pages_view {
+  static constexpr const char* name = WarpAggregated ? "queue_warp" : "queue";
   page_t* ids;
   unsigned long long* head;  // next ticket to serve
   unsigned long long* tail;  // one past the last id queued
@@ -90,6 +91,7 @@ using queue_warp = queue_alloc<true>;
 
 // Direct output: one atomicAdd on a bump pointer, no free.
 struct bump_handle : pages_view {
+  static constexpr const char* name = "bump";
   unsigned long long* next;
   page_t pages;
   template <class Steps>

@@ -9,6 +9,7 @@
 namespace gpuprobe::alloc {
 
 struct rw_handle : pages_view {
+  static constexpr const char* name = "rw";
   std::uint32_t* used;
   page_t pages;
   unsigned long long seed;

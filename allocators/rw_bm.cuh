@@ -7,6 +7,7 @@ namespace gpuprobe::alloc {
 
 template <class Word>
 struct rw_bm_handle : pages_view {
+  static constexpr const char* name = sizeof(Word) == 4 ? "rw_bm32" : "rw_bm64";
   bitmap_view<Word> bm;
   unsigned long long seed;
   unsigned max_random_steps;

@@ -50,6 +50,7 @@ __device__ inline unsigned warp_exclusive_sum(unsigned mask, unsigned v, unsigne
 }  // namespace detail
 
 struct rw_malloc_handle {
+  static constexpr const char* name = "rw_malloc";
   static constexpr unsigned region_words = 32;
   static constexpr std::uint32_t region_units = region_words * 64;
 

@@ -42,6 +42,7 @@ struct x_compartment_header {
 }  // namespace detail
 
 struct xmalloc_handle {
+  static constexpr const char* name = "xmalloc";
   std::uint32_t* head;   // classes x buffers
   std::uint32_t* tail;   // classes x buffers
   std::uint32_t* seq;    // classes x buffers x slots

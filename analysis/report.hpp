@@ -40,6 +40,7 @@ struct report_content {
   std::vector<report_figure> figures;
   std::vector<report_table> tables;
   std::vector<std::string> missing;  // what the folder lacks, said on the page
+  std::vector<std::string> not_drawn;  // results of probes no part draws (listed, never an error)
   std::vector<std::string> sources;  // files read
 };
 

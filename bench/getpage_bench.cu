@@ -2,7 +2,7 @@
 // timed with CUDA events (UseManualTime) after an untimed warm-up launch, the pool reloaded to the same random occupancy before
 // every iteration; then one untimed launch with step counters for TAS/WAS, checked (every thread
 // got a page, no page twice) before the numbers are reported.
-#include "allocators/allocators.cuh"
+#include "allocators/registry.cuh"
 #include "analysis/models.hpp"
 #include "bench_common.hpp"
 #include "common/device_info.hpp"
@@ -161,6 +161,19 @@ theory bm_theory(double T, double A, double N, double) {
 theory crw_theory(double T, double A, double N, double M) { return {gpuprobe::analysis::crw_tas(T, A, N, M), 0}; }
 theory queue_theory(double, double, double N, double) { return {gpuprobe::analysis::queue_tas(N), gpuprobe::analysis::queue_was(N)}; }
 
+// The RW paper's model of each page allocator (Eqs. 1-9); bump has none.
+using theory_fn = theory (*)(double, double, double, double);
+template <class A>
+theory_fn theory_of() {
+  namespace a = gpuprobe::alloc;
+  if constexpr (std::is_same_v<A, a::rw>) return rw_theory;
+  else if constexpr (std::is_same_v<A, a::rw_bm<std::uint32_t>> || std::is_same_v<A, a::corw<std::uint32_t>>) return bm_theory<32>;
+  else if constexpr (std::is_same_v<A, a::rw_bm<unsigned long long>> || std::is_same_v<A, a::corw<unsigned long long>>) return bm_theory<64>;
+  else if constexpr (std::is_same_v<A, a::crw>) return crw_theory;
+  else if constexpr (std::is_same_v<A, a::queue> || std::is_same_v<A, a::queue_warp>) return queue_theory;
+  else return nullptr;
+}
+
 }  // namespace
 
 namespace gpuprobe::bench {
@@ -236,26 +249,13 @@ int main(int argc, char** argv) {
   const std::vector<int> permilles = o.full_grid ? std::vector<int>{500, 100, 10, 5} : std::vector<int>{500, 5};
 
   using reg_fn = std::function<void(benchmark::State&, std::uint64_t, int)>;
-  auto pool = [](auto tag, const char* name, theory (*model)(double, double, double, double)) {
-    using A = typename decltype(tag)::type;
-    return std::make_pair(std::string(name), reg_fn([name, model](benchmark::State& st, std::uint64_t n, int f) {
-                            bm_getpage<A>(st, name, n, f, model);
-                          }));
-  };
-  struct rw_t { using type = gpuprobe::alloc::rw; };
-  struct bm32_t { using type = gpuprobe::alloc::rw_bm<std::uint32_t>; };
-  struct bm64_t { using type = gpuprobe::alloc::rw_bm<unsigned long long>; };
-  struct co32_t { using type = gpuprobe::alloc::corw<std::uint32_t>; };
-  struct co64_t { using type = gpuprobe::alloc::corw<unsigned long long>; };
-  struct crw_t { using type = gpuprobe::alloc::crw; };
-  struct q_t { using type = gpuprobe::alloc::queue; };
-  struct qw_t { using type = gpuprobe::alloc::queue_warp; };
-  struct bump_t { using type = gpuprobe::alloc::bump; };
-  const std::vector<std::pair<std::string, reg_fn>> allocators = {
-      pool(rw_t{}, "rw", rw_theory),           pool(bm32_t{}, "rw_bm32", bm_theory<32>), pool(bm64_t{}, "rw_bm64", bm_theory<64>),
-      pool(co32_t{}, "corw32", bm_theory<32>), pool(co64_t{}, "corw64", bm_theory<64>),  pool(crw_t{}, "crw", crw_theory),
-      pool(q_t{}, "queue", queue_theory),      pool(qw_t{}, "queue_warp", queue_theory), pool(bump_t{}, "bump", nullptr),
-      {"cuda_malloc", [](benchmark::State& st, std::uint64_t n, int) { bm_cuda_malloc(st, n); }}};
+  std::vector<std::pair<std::string, reg_fn>> allocators;
+  gpuprobe::alloc::for_each_type(gpuprobe::alloc::page_allocators{}, [&](auto t) {
+    using A = typename decltype(t)::type;
+    const char* name = gpuprobe::alloc::name_of<A>;
+    allocators.emplace_back(name, [name](benchmark::State& st, std::uint64_t n, int f) { bm_getpage<A>(st, name, n, f, theory_of<A>()); });
+  });
+  allocators.emplace_back("cuda_malloc", [](benchmark::State& st, std::uint64_t n, int) { bm_cuda_malloc(st, n); });
 
   for (const auto& [name, fn] : allocators)
     for (int f : permilles)

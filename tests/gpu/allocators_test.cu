@@ -2,6 +2,7 @@
 // lost, exact out-of-pages behaviour, and the measured TAS/WAS against the RW paper's models.
 // Small-pool cases (AllocSmall) are also run under compute-sanitizer (AllocSanitizer).
 #include "alloc_kernels.cuh"
+#include "allocators/registry.cuh"
 #include "analysis/models.hpp"
 #include "gpu_test_util.hpp"
 
@@ -63,8 +64,13 @@ std::size_t used_count(const A& a) {
 
 template <class A>
 class AllocGpu : public ::testing::Test {};
-using freeing = ::testing::Types<alloc::rw, alloc::rw_bm<std::uint32_t>, alloc::rw_bm<unsigned long long>,
-                                 alloc::corw<std::uint32_t>, alloc::corw<unsigned long long>, alloc::crw>;
+template <class L>
+struct gtest_types;
+template <class... A>
+struct gtest_types<alloc::type_list<A...>> {
+  using type = ::testing::Types<A...>;
+};
+using freeing = gtest_types<alloc::random_walk_allocators>::type;
 TYPED_TEST_SUITE(AllocGpu, freeing);
 
 }  // namespace

@@ -1,0 +1,37 @@
+#pragma once
+// The parts of `gpuprobe report` (one file each: report_<part>.cpp) and what they share: the
+// inputs a results folder holds, the CSV row and number helpers. Host-only; internal to report.
+#include "analysis/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuprobe::analysis::report_detail {
+
+using nlohmann::json;
+
+std::string num(double x, int digits = 4);
+void row(std::ostringstream& o, const std::string& series, const std::string& style, double x, double y);
+
+struct inputs {  // what scan() found in the folder
+  std::vector<std::string> tlb, sharing;
+  std::vector<std::pair<std::string, json>> atomics, bench;
+  json profile, tuning, validation;
+  std::string device;
+};
+
+
+// One part of the page: draws what `in` holds into `c`, or says in c.missing what it lacks.
+using part_fn = void (*)(const inputs& in, report_content& c);
+void tlb_part(const inputs& in, report_content& c);
+void sharing_part(const inputs& in, report_content& c);
+void atomics_part(const inputs& in, report_content& c);
+void theory_part(const inputs& in, report_content& c);
+void tuning_part(const inputs& in, report_content& c);
+void validation_part(const inputs& in, report_content& c);
+
+}  // namespace gpuprobe::analysis::report_detail

@@ -1,0 +1,58 @@
+#include "analysis/report_parts.hpp"
+
+#include "common/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+namespace gpuprobe::analysis::report_detail {
+
+namespace fs = std::filesystem;
+
+// BM_getpage/<alloc>/threads:<n>/free_permille:<f> cases with TAS/WAS and their theory.
+void theory_part(const inputs& in, report_content& c) {
+  struct cell {
+    std::string alloc;
+    int permille;
+    double threads, tas, tas_th, was, was_th;
+  };
+  std::vector<cell> cells;
+  for (const auto& [path, doc] : in.bench)
+    for (const auto& b : doc["benchmarks"]) {
+      const std::string name = b.value("name", "");
+      if (name.rfind("BM_getpage/", 0) != 0 || !b.contains("TAS") || !b.contains("TAS_theory")) continue;
+      const auto a0 = name.find('/') + 1, a1 = name.find('/', a0);
+      const auto t0 = name.find("threads:"), f0 = name.find("free_permille:");
+      if (t0 == std::string::npos || f0 == std::string::npos) continue;
+      const std::string alloc = name.substr(a0, a1 - a0);
+      if (alloc != "rw" && alloc.rfind("rw_bm", 0) != 0) continue;  // the models of Eqs. 3-6
+      const std::string tn = name.substr(t0 + 8, name.find('/', t0) - t0 - 8);
+      if (tn == "full") continue;
+      cells.push_back({alloc, std::atoi(name.c_str() + f0 + 14), std::atof(tn.c_str()), b.value("TAS", 0.0), b.value("TAS_theory", 0.0),
+                       b.value("WAS", 0.0), b.value("WAS_theory", 0.0)});
+    }
+  if (cells.empty()) {
+    c.missing.push_back("TAS/WAS vs theory (raw/ holds no gpuprobe-bench BM_getpage results)");
+    return;
+  }
+  for (const bool was : {false, true}) {
+    report_figure f{was ? "was_vs_theory" : "tas_vs_theory",
+                    was ? "WAS measured vs the Eq. 4/6 bound (RW paper Fig. 11-12)" : "TAS measured vs Eqs. 3/5 (RW paper Fig. 11-12)", "lines",
+                    "threads", was ? "warp average steps" : "thread average steps", true, true, {}, {}, ""};
+    std::ostringstream o;
+    o << "series,style,x,y\n";
+    for (const auto& e : cells) {
+      const std::string s = e.alloc + " " + std::to_string(e.permille) + "‰ free";
+      row(o, s, "points", e.threads, was ? e.was : e.tas);
+      row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
+    }
+    f.csv = o.str();
+    c.figures.push_back(std::move(f));
+  }
+}
+
+}  // namespace gpuprobe::analysis::report_detail
