@@ -28,7 +28,7 @@ std::string default_results_dir(const std::string& gpu_name, const std::string& 
   return "results/" + (slug.empty() ? std::string("gpu") : slug) + "-" + (hex.empty() ? std::string("unknown") : hex);
 }
 
-std::vector<stage> plan_stages(bool quick, double memory_bytes, int device) {
+std::vector<stage> plan_stages(bool quick, double memory_bytes, int device, unsigned long long seed) {
   const std::string dev = std::to_string(device);
   const auto gib = [](double b) { return std::to_string(static_cast<long long>(std::floor(b / double(1ull << 30)))) + "G"; };
   std::vector<stage> s;
@@ -43,22 +43,25 @@ std::vector<stage> plan_stages(bool quick, double memory_bytes, int device) {
                {"tlb", "--device", dev, "--strides", "2M", "4M", "8M", "16M", "32M", "64M", "128M", "--min-bytes", gib(memory_bytes / 2),
                 "--points-per-octave", quick ? "16" : "64", "--samples", quick ? "2048" : "8192", "--no-control", "--out",
                 "raw/tlb_tail.json"}});
+  for (auto& st : s) st.args.insert(st.args.end() - 2, {"--seed", std::to_string(seed)});  // before --out FILE
   s.push_back({"tlb_profile", "raw/tlb_profile.json", {"analyze", "tlb", "--input", "raw/tlb.json", "raw/tlb_tail.json", "--out", "raw/tlb_profile.json"}});
+  const std::string sd = std::to_string(seed);
   if (quick)
     s.push_back({"atomics", "raw/atomics.json",
-                 {"atomics", "--device", dev, "--variants", "same_u32", "distinct_u32", "--samples", "1024", "--out", "raw/atomics.json"}});
+                 {"atomics", "--device", dev, "--variants", "same_u32", "distinct_u32", "--samples", "1024", "--seed", sd, "--out",
+                  "raw/atomics.json"}});
   else
-    s.push_back({"atomics", "raw/atomics.json", {"atomics", "--device", dev, "--out", "raw/atomics.json"}});
+    s.push_back({"atomics", "raw/atomics.json", {"atomics", "--device", dev, "--seed", sd, "--out", "raw/atomics.json"}});
   return s;
 }
 
-std::vector<stage> sharing_stages(const json& tlb_profile, bool quick, int device) {
+std::vector<stage> sharing_stages(const json& tlb_profile, bool quick, int device, unsigned long long seed) {
   std::vector<stage> s;
   const json tlb = tlb_profile.value("tlb", json::object());
   const auto levels = tlb.value("levels", json::array()), candidates = tlb.value("candidates", json::array());
   auto add = [&](const std::string& name, const std::string& flag, int k) {
     std::vector<std::string> a = {"tlb-sharing", "--device", std::to_string(device), "--profile", "raw/tlb_profile.json", flag,
-                                  std::to_string(k), "--out", "raw/" + name + ".json"};
+                                  std::to_string(k), "--seed", std::to_string(seed), "--out", "raw/" + name + ".json"};
     if (quick) a.insert(a.end(), {"--max-sms", "16"});
     s.push_back({name, "raw/" + name + ".json", a});
   };
@@ -85,6 +88,25 @@ bool stage_done(const std::string& path) {
   } catch (const std::exception&) {
     return false;  // unreadable: run the stage again
   }
+}
+
+stage_check check_stage(const std::string& path, const stage& s, const std::string& uuid) {
+  if (!stage_done(path)) return {false, "not run yet"};
+  const json doc = read_json_file(path);
+  const json meta = doc.value("meta", json::object());
+  std::vector<std::string> args;
+  const json argv = meta.value("argv", json::array());
+  for (std::size_t i = 1; i < argv.size(); ++i) args.push_back(argv[i].is_string() ? argv[i].get<std::string>() : argv[i].dump());
+  if (args != s.args) {
+    std::string was;
+    for (const auto& a : args) was += (was.empty() ? "" : " ") + a;
+    return {false, "made with other arguments (" + (was.empty() ? std::string("none recorded") : was) + ")"};
+  }
+  const std::string was_uuid = doc.value("device", json::object()).value("uuid", std::string());
+  if (was_uuid != uuid) return {false, "measured on another GPU (" + (was_uuid.empty() ? std::string("none recorded") : was_uuid) + ")"};
+  const std::string version = meta.value("version", std::string());
+  if (version != GPUPROBE_VERSION) return {false, "made by gpuprobe " + (version.empty() ? std::string("of unknown version") : version)};
+  return {true, ""};
 }
 
 json assemble_profile(const std::string& dir, const json& stages_run, const json& conditions) {

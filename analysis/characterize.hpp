@@ -19,15 +19,24 @@ struct stage {
 
 // The measuring stages before sharing (sharing depends on the TLB profile: sharing_stages).
 // memory_bytes: the device's memory (the tail sweep covers its upper half).
-std::vector<stage> plan_stages(bool quick, double memory_bytes, int device);
+std::vector<stage> plan_stages(bool quick, double memory_bytes, int device, unsigned long long seed = 1);
 
 // One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
 // that reaches beyond every level (so a structure below the confidence bar, like the H100's
 // 64 GiB one, still gets a sharing answer, labelled as a candidate's).
-std::vector<stage> sharing_stages(const nlohmann::json& tlb_profile, bool quick, int device);
+std::vector<stage> sharing_stages(const nlohmann::json& tlb_profile, bool quick, int device, unsigned long long seed = 1);
 
-// Is `path` a finished stage output (JSON with a schema this build reads)? Resume skips it.
+// Is `path` a finished stage output (JSON with a schema this build reads)?
 bool stage_done(const std::string& path);
+
+// May resume keep the finished output of stage `s`? Only when it was produced by the same stage
+// arguments (so --quick, --device and --seed), on the GPU with this UUID, by this gpuprobe
+// version; `reason` says why not ("" when kept, "not run yet" when there is no finished file).
+struct stage_check {
+  bool keep = false;
+  std::string reason;
+};
+stage_check check_stage(const std::string& path, const stage& s, const std::string& uuid);
 
 // DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
 // sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -67,15 +68,23 @@ void run_characterize(const characterize_options& o) {
   if (conditions.value("other_processes", "0") != "0" && conditions.value("nvidia_smi", false))
     std::printf("  note: %s other process(es) on this GPU: timings may suffer\n", conditions["other_processes"].get<std::string>().c_str());
   json stages_run = json::array();
-  auto run_stage = [&](const analysis::stage& s, std::size_t k, std::size_t n) {
+  // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
+  // when a stage it reads from ran now (tlb, tlb_tail -> tlb_profile -> sharing).
+  auto run_stage = [&](const analysis::stage& s, std::size_t k, std::size_t n, bool upstream_ran) {
     const fs::path out = fs::path(dir) / s.output;
     const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (analysis::stage_done(out.string())) {
+    auto check = analysis::check_stage(out.string(), s, dev.uuid);
+    if (check.keep && upstream_ran) check = {false, "a stage it reads from ran again"};
+    if (check.keep) {
       std::printf("[%zu/%zu] %-12s done earlier (%s), kept\n", k, n, s.name.c_str(), s.output.c_str());
       stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "kept"}});
-      return;
+      return false;
     }
-    std::printf("[%zu/%zu] %-12s running (%.0f s so far)\n", k, n, s.name.c_str(), since);
+    if (check.reason == "not run yet")
+      std::printf("[%zu/%zu] %-12s running (%.0f s so far)\n", k, n, s.name.c_str(), since);
+    else
+      std::printf("[%zu/%zu] %-12s running again: %s was %s (%.0f s so far)\n", k, n, s.name.c_str(), s.output.c_str(),
+                  check.reason.c_str(), since);
     std::fflush(stdout);
     std::string cmd = "cd " + quote(dir) + " && " + quote(self);
     for (const auto& a : s.args) cmd += " " + quote(a);
@@ -85,17 +94,31 @@ void run_characterize(const characterize_options& o) {
     if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 130))
       throw error("interrupted during stage " + s.name + ": finished stages are kept; run the same command again to resume");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw error("stage " + s.name + " failed (" + cmd + ")");
-    stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}});
+    json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};
+    if (check.reason != "not run yet") rec["rerun_because"] = check.reason;
+    stages_run.push_back(rec);
+    return true;
   };
-  auto stages = analysis::plan_stages(o.quick, double(dev.memory_bytes), o.common.device);
+  auto stages = analysis::plan_stages(o.quick, double(dev.memory_bytes), o.common.device, o.common.seed);
   const std::size_t first = stages.size();
-  for (std::size_t i = 0; i < 3; ++i) run_stage(stages[i], i + 1, first + 1);  // tlb, tlb_tail, tlb_profile
+  bool sweeps_ran = run_stage(stages[0], 1, first + 1, false);
+  sweeps_ran = run_stage(stages[1], 2, first + 1, false) || sweeps_ran;
+  const bool profile_ran = run_stage(stages[2], 3, first + 1, sweeps_ran);
   const json tp = read_json_file((fs::path(dir) / "raw/tlb_profile.json").string());
-  auto sharing = analysis::sharing_stages(tp, o.quick, o.common.device);
+  auto sharing = analysis::sharing_stages(tp, o.quick, o.common.device, o.common.seed);
   if (sharing.empty()) std::printf("  note: no TLB level or candidate: no sharing stage\n");
+  // A sharing file the new profile does not plan belongs to an earlier profile: never attach it.
+  for (const auto& e : fs::directory_iterator(fs::path(dir) / "raw")) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("sharing_", 0) != 0 || e.path().extension() != ".json") continue;
+    if (std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage& st) { return fs::path(st.output).filename() == f; })) {
+      fs::remove(e.path());
+      std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n", f.c_str());
+    }
+  }
   const std::size_t n = first + sharing.size();
-  for (std::size_t i = 0; i < sharing.size(); ++i) run_stage(sharing[i], 4 + i, n);
-  run_stage(stages[3], n, n);  // atomics
+  for (std::size_t i = 0; i < sharing.size(); ++i) run_stage(sharing[i], 4 + i, n, profile_ran);
+  run_stage(stages[3], n, n, false);  // atomics
   // Throttling seen: the SM clock the probes measured against the peak.
   double seen = 0;
   for (const char* f : {"raw/tlb.json", "raw/atomics.json"}) {
@@ -122,10 +145,11 @@ void run_characterize(const characterize_options& o) {
 void setup_characterize(CLI::App& parent) {
   auto opt = std::make_shared<characterize_options>();
   auto* app = parent.add_subcommand("characterize", "TLB levels, their sharing and atomics in one run -> DIR/raw/*.json, DIR/profile.json");
+  app->footer("Example: gpuprobe characterize --quick --out results/first");
   add_device_option(*app, opt->common);
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
-  app->add_flag("--quick", opt->quick, "coarser sweeps, 16 SMs for sharing, two atomics variants (about a minute)");
+  app->add_flag("--quick", opt->quick, "coarser sweeps, 16 SMs for sharing, two atomics variants (about 10 s on an H100; a full run about 35 s)");
   app->callback([opt] { run_characterize(*opt); });
 }
 

@@ -81,3 +81,44 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   std::ofstream(dir / "raw/tlb_profile.json") << R"({"schema": "gpuprobe.profile/7"})";
   EXPECT_THROW(assemble_profile(dir.string(), json::array(), json::object()), std::exception);
 }
+
+// A stage file records what made it (argv, device UUID, seed, version): resume keeps it only when
+// all of that matches the stage planned now, so a quick run's data never passes for a full one's
+// and a folder moved to another GPU is measured again.
+TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
+  const fs::path dir = gpuprobe::test::temp_path("characterize_stale");
+  fs::remove_all(dir);
+  fs::create_directories(dir / "raw");
+  const auto quick = plan_stages(true, 80.0 * (1ull << 30), 0, 1), full = plan_stages(false, 80.0 * (1ull << 30), 0, 1);
+  const auto seed7 = plan_stages(true, 80.0 * (1ull << 30), 0, 7);
+  const std::string uuid = "GPU-2dcbe5fe-39cf-ca66-3a9f-03b796af88a2";
+  const auto record = [&](const stage& s, const std::string& on, const std::string& version) {
+    json argv = json::array({"/somewhere/gpuprobe"});
+    for (const auto& a : s.args) argv.push_back(a);
+    std::ofstream(dir / s.output) << json{{"schema", "gpuprobe.result/1"},
+                                          {"probe", "tlb"},
+                                          {"device", {{"uuid", on}}},
+                                          {"meta", {{"argv", argv}, {"version", version}, {"seed", 1}}}}
+                                         .dump();
+  };
+  const std::string path = (dir / "raw/tlb.json").string();
+  EXPECT_EQ(check_stage(path, quick[0], uuid).reason, "not run yet");
+  record(quick[0], uuid, GPUPROBE_VERSION);
+  EXPECT_TRUE(check_stage(path, quick[0], uuid).keep) << check_stage(path, quick[0], uuid).reason;
+  const auto as_full = check_stage(path, full[0], uuid);
+  EXPECT_FALSE(as_full.keep);
+  EXPECT_NE(as_full.reason.find("other arguments"), std::string::npos) << as_full.reason;
+  EXPECT_NE(as_full.reason.find("--samples 512"), std::string::npos) << "says what made it: " << as_full.reason;
+  EXPECT_FALSE(check_stage(path, seed7[0], uuid).keep) << "another seed";
+  const auto moved = check_stage(path, quick[0], "GPU-67f63166-0000");
+  EXPECT_FALSE(moved.keep);
+  EXPECT_NE(moved.reason.find("another GPU (" + uuid + ")"), std::string::npos) << moved.reason;
+  record(quick[0], uuid, "0.0.1");
+  EXPECT_NE(check_stage(path, quick[0], uuid).reason.find("gpuprobe 0.0.1"), std::string::npos);
+  // Every measuring stage passes the seed on, so the record holds it.
+  for (const auto& s : quick) {
+    if (s.args[0] != "analyze") {
+      EXPECT_NE(std::find(s.args.begin(), s.args.end(), "--seed"), s.args.end()) << s.name;
+    }
+  }
+}

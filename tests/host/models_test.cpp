@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
+
 #include <cmath>
 
 using namespace gpuprobe::analysis;
@@ -87,5 +90,64 @@ TEST(CliTheory, PrintsOneJsonObjectAndRejectsBadArguments) {
     EXPECT_NE(r.exit_code, 0) << bad;
     EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << bad << ": " << r.err;
     EXPECT_TRUE(r.out.empty()) << bad;
+  }
+}
+
+namespace {
+// The exact sums, by brute force (the reference for the closed forms beyond 2^20 terms).
+long double exact_rw_tas(double T, double A, double N) {
+  long double s = 0;
+  for (double j = 0; j < N; ++j) s += 1.0L / (A - j);
+  return (long double)T / N * s;
+}
+long double exact_rw_bm_tas(double T, double A, double N, int w) {
+  long double s = 0;
+  for (double j = 0; j < N; ++j) s += 1.0L / -std::expm1l((long double)w * std::log1pl(-(long double)(A - j) / T));
+  return s / N;
+}
+long double exact_queue_was(double n) {
+  long double s = 0;
+  for (double k = 0; k < n; ++k) s += 1 - std::pow((long double)k / n, 32.0L);
+  return s;
+}
+}  // namespace
+
+// Past 2^20 terms the models switch from the exact sums to closed forms (digamma differences,
+// Euler-Maclaurin): both sides of the switch agree with the brute-force sums.
+TEST(Models, LargeInputsMatchTheExactSums) {
+  for (double N : {1048577.0, 3e6}) {
+    for (double A : {N + 10, 2 * N, 1e9}) {
+      const double T = 4 * A;
+      EXPECT_NEAR(rw_tas(T, A, N) / double(exact_rw_tas(T, A, N)), 1, 1e-9) << "A " << A << " N " << N;
+      for (int w : {32, 64})
+        EXPECT_NEAR(rw_bm_tas(T, A, N, w) / double(exact_rw_bm_tas(T, A, N, w)), 1, 1e-7) << "A " << A << " N " << N << " w " << w;
+    }
+    EXPECT_NEAR(queue_was(N) / double(exact_queue_was(N)), 1, 1e-12) << N;
+  }
+}
+
+// Any finite input answers fast (the sums once looped 10^28 times), and non-finite ones are a
+// one-line error.
+TEST(CliTheory, ExtremeInputsAnswerWithinASecond) {
+  using clock = std::chrono::steady_clock;
+  for (const char* args : {"--model rw --pages 1e30 --free 1e29 --threads 1e28", "--model queue --pages 1e308 --free 1e308 --threads 1e308",
+                           "--model rw-bm --pages 1e30 --free 1e29 --threads 1e28 --word-bits 64",
+                           "--model crw --pages 1e30 --free 1e29 --threads 1e28 --clusters 1e6", "--model rw --pages 4e9 --free 2e9 --threads 1e9"}) {
+    const auto t0 = clock::now();
+    const auto r = gpuprobe::test::run_gpuprobe(std::string("theory ") + args);
+    const double secs = std::chrono::duration<double>(clock::now() - t0).count();
+    ASSERT_EQ(r.exit_code, 0) << args << ": " << r.err;
+    EXPECT_LT(secs, 1.0) << args;
+    const auto j = nlohmann::json::parse(r.out);
+    ASSERT_TRUE(j["tas"].is_number()) << args << ": " << r.out;
+    EXPECT_TRUE(std::isfinite(j["tas"].get<double>())) << args;
+  }
+  // T/N (H_A - H_{A-N}) = 100 ln(10/9) for T = 1e30, A = 1e29, N = 1e28.
+  const auto r = gpuprobe::test::run_gpuprobe("theory --model rw --pages 1e30 --free 1e29 --threads 1e28");
+  EXPECT_NEAR(nlohmann::json::parse(r.out)["tas"].get<double>(), 100 * std::log(10.0 / 9.0), 1e-6);
+  for (const char* bad : {"--model rw --pages inf --free 10 --threads 1", "--model queue --pages 100 --free 10 --threads nan"}) {
+    const auto b = gpuprobe::test::run_gpuprobe(std::string("theory ") + bad);
+    EXPECT_NE(b.exit_code, 0) << bad;
+    EXPECT_EQ(b.err.rfind("gpuprobe: error: ", 0), 0u) << bad << ": " << b.err;
   }
 }
