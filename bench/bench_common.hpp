@@ -18,6 +18,7 @@ struct flags {
   bool full_grid = false;  // --gpuprobe_full: every thread count and free fraction
   std::uint64_t tlb_scope_bytes = 0;  // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
   std::string tlb_scope_source;
+  int cases_run = 0, cases_failed = 0;  // a run in which every case failed exits non-zero
 };
 flags& options();
 

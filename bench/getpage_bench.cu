@@ -6,6 +6,7 @@
 #include "analysis/models.hpp"
 #include "bench_common.hpp"
 #include "common/device_info.hpp"
+#include "common/units.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -185,15 +186,31 @@ void add_case(const std::string& name, std::function<void(benchmark::State&)> fn
   benchmark::RegisterBenchmark(name.c_str(), [fn = std::move(fn)](benchmark::State& st) {
     if (!options().gpu) {
       st.SkipWithError("no CUDA device");
-      return;
+    } else {
+      try {
+        fn(st);
+      } catch (const std::exception& e) {
+        st.SkipWithError(e.what());
+      }
     }
-    try {
-      fn(st);
-    } catch (const std::exception& e) {
-      st.SkipWithError(e.what());
-    }
+    ++options().cases_run;
+    if (st.error_occurred()) ++options().cases_failed;
   })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(iterations);
 }
+
+// Our flags, listed before Google Benchmark's own in --help.
+constexpr const char* k_help = R"(gpuprobe-bench: Google Benchmark cases of gpuprobe's allocators and workloads on CUDA device 0.
+gpuprobe flags (given as --flag or --flag=VALUE):
+  --gpuprobe_full             every thread count and free fraction of BM_getpage (default: a smaller grid)
+  --gpuprobe_uncapped         lift the caps of the slow cases (cuda_malloc, ouroboros_chunk, xmalloc > 2 KiB)
+  --gpuprobe_profile=FILE     TLB scope of the scoped workloads: the reach of the profile's largest TLB level
+                              or candidate (gpuprobe characterize's profile.json)
+  --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
+Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
+A run in which every case that ran failed exits with status 1.
+
+Google Benchmark flags:
+)";
 }  // namespace gpuprobe::bench
 
 int main(int argc, char** argv) {
@@ -204,7 +221,12 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0) o.uncapped = true;
     else if (std::strcmp(argv[i], "--gpuprobe_full") == 0) o.full_grid = true;
     else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
-      o.tlb_scope_bytes = std::strtoull(argv[i] + 21, nullptr, 10);
+      try {
+        o.tlb_scope_bytes = gpuprobe::parse_bytes(argv[i] + 21);  // 64G, 2M or bytes, as everywhere in gpuprobe
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "gpuprobe-bench: --gpuprobe_tlb_scope: %s\n", e.what());
+        return 1;
+      }
       o.tlb_scope_source = "--gpuprobe_tlb_scope";
     } else if (std::strncmp(argv[i], "--gpuprobe_profile=", 19) == 0) {
       try {
@@ -213,10 +235,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "gpuprobe-bench: %s\n", e.what());
         return 1;
       }
+    } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
+      std::fprintf(stderr, "gpuprobe-bench: unknown flag '%s' (--help lists the gpuprobe flags)\n", argv[i]);
+      return 1;
     } else {
       args.push_back(argv[i]);
     }
   }
+  if (o.tlb_scope_bytes)
+    std::fprintf(stderr, "gpuprobe-bench: TLB scope %s (from %s)\n", gpuprobe::format_bytes(double(o.tlb_scope_bytes)).c_str(),
+                 o.tlb_scope_source.c_str());
+  for (char* a : args)
+    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) std::fputs(gpuprobe::bench::k_help, stdout);
   int n_args = int(args.size());
   int count = 0;
   o.gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
@@ -262,17 +292,7 @@ int main(int argc, char** argv) {
       for (const auto& [label, n] : threads) {
         if (name == "cuda_malloc" && ((n > k_cuda_malloc_cap && !o.uncapped) || f != 500)) continue;
         const std::string full_name = "BM_getpage/" + name + "/threads:" + label + "/free_permille:" + std::to_string(f);
-        benchmark::RegisterBenchmark(full_name.c_str(), [fn = fn, n = n, f, gpu](benchmark::State& st) {
-          if (!gpu || n == 0) {
-            st.SkipWithError("no CUDA device");
-            return;
-          }
-          try {
-            fn(st, n, f);
-          } catch (const std::exception& e) {
-            st.SkipWithError(e.what());
-          }
-        })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(10);
+        gpuprobe::bench::add_case(full_name, [fn = fn, n = n, f](benchmark::State& st) { fn(st, n, f); });
       }
   gpuprobe::bench::register_malloc_benchmarks();
   gpuprobe::bench::register_workload_benchmarks();
@@ -280,5 +300,9 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (o.cases_run > 0 && o.cases_failed == o.cases_run) {
+    std::fprintf(stderr, "gpuprobe-bench: all %d cases that ran failed (their errors are above)\n", o.cases_run);
+    return 1;
+  }
   return 0;
 }

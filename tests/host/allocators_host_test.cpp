@@ -216,3 +216,27 @@ TEST(Bench, ProfileWithoutATlbLevelIsAOneLineError) {
   const std::string ok = bench_list("--gpuprobe_tlb_scope=1000");
   EXPECT_EQ(ok.find("non-zero"), std::string::npos);
 }
+
+// The bench's own flags: sizes parsed as everywhere in gpuprobe (64G is 64 GiB, not 64 bytes),
+// listed in --help, unknown ones refused; a run in which every case failed exits non-zero.
+TEST(Bench, FlagsParseSizesAndAllFailedRunsExitNonZero) {
+  GPUPROBE_REQUIRE_BENCH();
+  using gpuprobe::test::run_binary;
+  auto r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_tlb_scope=64G");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("TLB scope 64 GiB (from --gpuprobe_tlb_scope)"), std::string::npos) << r.err;
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_tlb_scope=2097152");
+  EXPECT_NE(r.err.find("TLB scope 2 MiB"), std::string::npos) << r.err;
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_tlb_scope=64Q");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("unknown unit"), std::string::npos) << r.err;
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_tlbscope=1G");
+  EXPECT_NE(r.exit_code, 0) << "a misspelt gpuprobe flag is refused";
+  r = run_binary(GPUPROBE_BENCH, "--help");
+  for (const char* f : {"--gpuprobe_full", "--gpuprobe_uncapped", "--gpuprobe_profile=FILE", "--gpuprobe_tlb_scope=SIZE"})
+    EXPECT_NE(r.out.find(f), std::string::npos) << f << " missing from --help: " << r.out;
+  // A scoped case without a scope fails on any machine (no GPU: "no CUDA device"; a GPU: "no TLB scope").
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_filter='BM_workload/tlb_scoped_sampling/cudamalloc/.*/mode:scoped'");
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("failed"), std::string::npos) << r.err;
+}

@@ -32,9 +32,11 @@ static std::string slurp(const std::string& path) {
   return s.str();
 }
 
-run_result run_gpuprobe(const std::string& args) {
+run_result run_gpuprobe(const std::string& args) { return run_binary(gpuprobe_binary(), args); }
+
+run_result run_binary(const std::string& binary, const std::string& args) {
   const std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");
-  const std::string cmd = gpuprobe_binary() + " " + args + " >" + out + " 2>" + err;
+  const std::string cmd = binary + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
   run_result r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

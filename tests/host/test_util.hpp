@@ -65,6 +65,7 @@ struct run_result {
 
 // Runs the gpuprobe binary with `args` (a shell-quoted string) and captures its output.
 run_result run_gpuprobe(const std::string& args);
+run_result run_binary(const std::string& binary, const std::string& args);
 
 std::string temp_path(const std::string& name);
 bool file_exists(const std::string& path);
