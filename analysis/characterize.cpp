@@ -1,6 +1,7 @@
 #include "analysis/characterize.hpp"
 
 #include "analysis/sharing.hpp"
+#include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
@@ -67,14 +68,14 @@ std::vector<stage> sharing_stages(const json& tlb_profile, bool quick, int devic
   };
   double top_level = 0;
   for (std::size_t k = 1; k <= levels.size(); ++k) {
-    add("sharing_L" + std::to_string(k), "--level", int(k));
+    add("sharing_" + level_label(false, k - 1), "--level", int(k));
     top_level = std::max(top_level, levels[k - 1].value("reach_bytes", 0.0));
   }
   if (!candidates.empty()) {
     std::size_t best = 0;  // the candidate with the largest reach (the one the scoped workloads use)
     for (std::size_t k = 0; k < candidates.size(); ++k)
       if (candidates[k].value("reach_bytes", 0.0) > candidates[best].value("reach_bytes", 0.0)) best = k;
-    if (candidates[best].value("reach_bytes", 0.0) > top_level) add("sharing_C" + std::to_string(best + 1), "--candidate", int(best + 1));
+    if (candidates[best].value("reach_bytes", 0.0) > top_level) add("sharing_" + level_label(true, best), "--candidate", int(best + 1));
   }
   return s;
 }
@@ -114,10 +115,10 @@ json assemble_profile(const std::string& dir, const json& stages_run, const json
   const json tp = read_json_file((d / "raw/tlb_profile.json").string());
   require_schema(tp, schema::profile, (d / "raw/tlb_profile.json").string());
   json tlb = tp.value("tlb", json::object());
-  auto attach = [&](const char* key, const char* prefix) {
+  auto attach = [&](const char* key, bool candidate) {
     if (!tlb.contains(key)) return;
     for (std::size_t k = 0; k < tlb[key].size(); ++k) {
-      const fs::path f = d / "raw" / (std::string(prefix) + std::to_string(k + 1) + ".json");
+      const fs::path f = d / "raw" / ("sharing_" + level_label(candidate, k) + ".json");
       if (!fs::exists(f)) {
         tlb[key][k]["sharing"] = {{"scope", "not measured"}};
         continue;
@@ -128,8 +129,8 @@ json assemble_profile(const std::string& dir, const json& stages_run, const json
       tlb[key][k]["sharing"] = s;
     }
   };
-  attach("levels", "sharing_L");
-  attach("candidates", "sharing_C");
+  attach("levels", false);
+  attach("candidates", true);
   json atomics = json::array();
   const fs::path af = d / "raw/atomics.json";
   json device = tp.value("device", json::object());

@@ -1,6 +1,7 @@
 #include "analysis/input_text.hpp"
 
 #include "common/error.hpp"
+#include "common/json_io.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -12,12 +13,8 @@
 namespace gpuprobe::analysis {
 
 input_text read_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw gpuprobe::error("cannot read '" + path + "': " + std::strerror(errno));
-  std::stringstream buf;
-  buf << in.rdbuf();
   input_text t;
-  t.text = buf.str();
+  t.text = read_text_file(path);
   const auto first = t.text.find_first_not_of(" \t\r\n");
   t.is_json = first != std::string::npos && t.text[first] == '{';
   return t;

@@ -18,6 +18,8 @@ constexpr enum_table<page_bound, 4> k_page_bounds = {
 std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
 page_bound parse_page_bound(const std::string& s) { return enum_value(k_page_bounds, s, "page bound"); }
 
+std::string level_label(bool candidate, std::size_t index) { return (candidate ? "C" : "L") + std::to_string(index + 1); }
+
 namespace {
 
 bool near(double a, double b, double tol) { return std::fabs(a / b - 1.0) <= tol; }

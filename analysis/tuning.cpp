@@ -1,5 +1,7 @@
 #include "analysis/tuning.hpp"
 
+#include "analysis/tlb_levels.hpp"
+
 #include "common/error.hpp"
 
 #include <algorithm>
@@ -28,7 +30,7 @@ region_decision decide_regions(const json& profile) {
       const json& L = tlb[key][i];
       const json s = L.value("sharing", json::object());
       if (s.value("scope", "") != "groups" || !s.contains("groups") || s["groups"].empty()) continue;
-      if (!best || L.value("reach_bytes", 0.0) > best->value("reach_bytes", 0.0)) best = &L, where = std::string(key) + "[" + std::to_string(i) + "]";
+      if (!best || L.value("reach_bytes", 0.0) > best->value("reach_bytes", 0.0)) best = &L, where = level_label(std::string(key) == "candidates", i);
     }
     if (best) break;  // a measured level is preferred to a candidate
   }
@@ -109,7 +111,7 @@ std::vector<scope_option> scope_options(const json& profile) {
       if (bytes == 0) continue;
       bool seen = false;
       for (const auto& x : o) seen = seen || x.bytes == bytes;
-      if (!seen) o.push_back({bytes, std::string(key) + "[" + std::to_string(i) + "]"});
+      if (!seen) o.push_back({bytes, level_label(std::string(key) == "candidates", i)});
     }
   }
   std::sort(o.begin(), o.end(), [](const scope_option& a, const scope_option& b) { return a.bytes > b.bytes; });
@@ -167,7 +169,7 @@ scope_decision decide_tlb_scope(const json& profile) {
     d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
     return d;
   }
-  const auto level = std::find_if(options.begin(), options.end(), [](const scope_option& o) { return o.level.rfind("levels", 0) == 0; });
+  const auto level = std::find_if(options.begin(), options.end(), [](const scope_option& o) { return o.level.rfind('L', 0) == 0; });
   const scope_option& pick = level != options.end() ? *level : options.front();  // a measured level before a candidate
   d.bytes = pick.bytes;
   d.level = pick.level;

@@ -20,7 +20,7 @@ struct region_decision {
                                 // min(this, P / regions) rounded down to page_bytes (0: the whole pool)
   double page_bytes = 0;
   std::vector<int> sm_region;  // SM id -> region (empty: every SM in region 0)
-  std::string level;           // "levels[i]" / "candidates[i]" used, or ""
+  std::string level;           // "L1", "C2" (analysis::level_label) used, or ""
   std::string reason;
   nlohmann::json to_json() const;
 };
@@ -50,7 +50,7 @@ word_decision decide_word_size(const std::vector<word_point>& points, double tie
 // so), else 0 = one pass.
 struct scope_decision {
   std::uint64_t bytes = 0;
-  std::string level;  // "levels[i]" / "candidates[i]" or ""
+  std::string level;  // "L1", "C2" (analysis::level_label) or ""
   std::string reason;
   nlohmann::json measurements = nlohmann::json::array();  // tune's: scope, pool, ms
   nlohmann::json to_json() const;
@@ -64,7 +64,7 @@ scope_decision decide_tlb_scope(const nlohmann::json& profile);
 // pass, one pass is kept.
 struct scope_option {
   std::uint64_t bytes = 0;
-  std::string level;  // "levels[i]" / "candidates[i]"
+  std::string level;  // "L1", "C2" (analysis::level_label)
 };
 std::vector<scope_option> scope_options(const nlohmann::json& profile);
 struct scope_point {

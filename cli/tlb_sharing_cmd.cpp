@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 namespace gpuprobe::cli {
 
@@ -20,7 +21,7 @@ struct sharing_flags {
   common_options common;
   std::string profile;
   int level = 1;
-  int candidate = 0;  // test the profile's candidate N instead of a level
+  std::optional<int> candidate;  // test the profile's candidate N (C<N>) instead of a level
   std::string page_bytes;
   double entries = 0;
   std::string order = "random";
@@ -31,7 +32,7 @@ struct sharing_flags {
 probes::level_spec level_from_flags(const sharing_flags& f) {
   if (!f.profile.empty()) {
     if (!f.page_bytes.empty() || f.entries > 0) throw error("give --profile/--level or --page-bytes/--entries, not both");
-    auto L = probes::level_from_profile(read_json_file(f.profile), f.profile, f.candidate > 0, f.candidate > 0 ? f.candidate : f.level);
+    auto L = probes::level_from_profile(read_json_file(f.profile), f.profile, f.candidate.has_value(), f.candidate.value_or(f.level));
     L.level = f.level;  // recorded as before: the --level given (the candidate shows in level_origin)
     return L;
   }
@@ -76,8 +77,8 @@ void setup_tlb_sharing(CLI::App& parent) {
   add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-sharing)");
   add_seed_option(*app, f->common);
   app->add_option("--profile", f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
-  app->add_option("--level", f->level, "level number in the profile, 1 = innermost")->capture_default_str();
-  app->add_option("--candidate", f->candidate, "test the profile's candidate N (a level below the confidence bar) instead");
+  app->add_option("--level", f->level, "level N of the profile (L1 = innermost)")->capture_default_str();
+  app->add_option("--candidate", f->candidate, "test the profile's candidate N instead (C1, C2, ...: structures below the confidence bar)");
   app->add_option("--page-bytes", f->page_bytes, "page size of the level (instead of --profile)");
   app->add_option("--entries", f->entries, "entries of the level (instead of --profile)");
   app->add_option("--alloc", f->o.alloc, "auto | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")

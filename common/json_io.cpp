@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -34,16 +35,27 @@ void write_text_atomic(const std::string& path, const std::string& text) {
 
 void write_json_atomic(const std::string& path, const json& doc) { write_text_atomic(path, doc.dump(2) + "\n"); }
 
-json read_json_file(const std::string& path) {
-  std::ifstream in(path);
+std::string read_text_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw error("'" + path + "' is a directory, not a file");
+  if (!fs::exists(path, ec)) throw error("cannot read '" + path + "': no such file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw error("cannot read '" + path + "': " + std::strerror(errno));
   std::stringstream buf;
   buf << in.rdbuf();
+  std::string text = buf.str();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw error("'" + path + "' is empty");
+  return text;
+}
+
+json read_json_file(const std::string& path) {
+  const std::string text = read_text_file(path);
   try {
-    return json::parse(buf.str());
+    return json::parse(text);
   } catch (const json::parse_error& e) {
-    std::string what = e.what();
-    throw error("'" + path + "' is not valid JSON (byte " + std::to_string(e.byte) + ")");
+    throw error("'" + path + "' is not JSON (" + (e.byte <= 1 ? std::string("it does not start as JSON does")
+                                                              : "broken at byte " + std::to_string(e.byte)) + ")");
   }
 }
 

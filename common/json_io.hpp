@@ -15,8 +15,10 @@ void write_json_atomic(const std::string& path, const json& doc);
 // The same for any text (pages, CSV files).
 void write_text_atomic(const std::string& path, const std::string& text);
 
-// Reads a JSON file; throws gpuprobe::error with a one-line message when the file is
-// missing or not valid JSON.
+// Reads a text file; throws gpuprobe::error with a one-line message that names the problem: no
+// such file, a directory, unreadable, empty (nothing but white space).
+std::string read_text_file(const std::string& path);
+// Reads a JSON file (read_text_file's errors, and "is not JSON").
 json read_json_file(const std::string& path);
 
 // Checks doc["schema"] == "<family>/<version>" for a version this build understands

@@ -34,7 +34,8 @@ level_spec level_from_profile(const json& doc, const std::string& path, bool can
     throw error("'" + path + "' has no TLB " + what +
                 " to test (none was found); give --page-bytes and --entries to test a hypothesis");
   if (index < 1 || index > int(list.size()))
-    throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." + std::to_string(list.size()));
+    throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." + std::to_string(list.size()) + " (" +
+                (candidate ? "C" : "L") + "1.." + (candidate ? "C" : "L") + std::to_string(list.size()) + ", numbered from 1)");
   const auto& j = list[std::size_t(index - 1)];
   if (!j.contains("page_bytes") || !j.contains("entries") || !j["page_bytes"].is_number() || !j["entries"].is_number())
     throw error("'" + path + "': " + what + " " + std::to_string(index) + " lacks a numeric page_bytes or entries");

@@ -76,3 +76,30 @@ TEST(Cli, BadOptionsAreRejected) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("tlb"), std::string::npos);
 }
+
+// Bad input files are named for what they are: a directory, an empty file, not JSON.
+TEST(Cli, MessagesNameTheRealProblem) {
+  using gpuprobe::test::expect_one_line_error;
+  const auto out = temp_path("messages_out.json");
+  const auto dir = temp_path("a_folder");
+  std::filesystem::create_directories(dir);
+  expect_one_line_error(run_gpuprobe("analyze tlb --input " + dir + " --out " + out), out, "is a directory");
+  expect_one_line_error(run_gpuprobe("tune --profile " + dir + " --out " + out), out, "is a directory");
+  const auto empty = gpuprobe::test::write_temp("empty.json", "");
+  expect_one_line_error(run_gpuprobe("analyze tlb --input " + empty + " --out " + out), out, "is empty");
+  expect_one_line_error(run_gpuprobe("tune --profile " + empty + " --out " + out), out, "is empty");
+  const auto text = gpuprobe::test::write_temp("text.json", "hello");
+  expect_one_line_error(run_gpuprobe("tune --profile " + text + " --out " + out), out, "is not JSON");
+  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + dir + " --out " + out), out, "is a directory");
+}
+
+// Levels and candidates are numbered from 1 everywhere: --candidate 0 is refused as --level 0 is.
+TEST(Cli, CandidatesAreNumberedFromOne) {
+  using gpuprobe::test::expect_one_line_error;
+  const auto out = temp_path("numbering_out.json");
+  const auto prof = gpuprobe::test::write_temp(
+      "numbering_profile.json",
+      R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": [{"entries": 16, "page_bytes": 2097152}]}})");
+  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 0 --out " + out), out, "C1..C1, numbered from 1");
+  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 2 --out " + out), out, "candidates 1..1");
+}

@@ -16,7 +16,7 @@ TEST(Tuning, RegionsFollowTheLargestSharedLevel) {
            {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 48, 49}, {2, 3, 50, 51}}}}}}}}}}};
   const auto d = decide_regions(profile);
   EXPECT_EQ(d.regions, 2);
-  EXPECT_EQ(d.level, "candidates[0]");
+  EXPECT_EQ(d.level, "C1");
   EXPECT_DOUBLE_EQ(d.max_region_bytes, 2065.0 * 33554432.0) << "whole 32 MiB pages";
   EXPECT_EQ(d.sm_region[48], 0);
   EXPECT_EQ(d.sm_region[3], 1);
@@ -48,7 +48,7 @@ TEST(Tuning, ScopeIsTheLargestLevelElseACandidateElseOnePass) {
                              {"candidates", {{{"reach_bytes", 64.0 * 1073741824}, {"page_bytes", 33554432}}}}}}};
   const auto a = decide_tlb_scope(with_level);
   EXPECT_EQ(a.bytes, 3584ull << 20) << "the largest level, not the larger candidate";
-  EXPECT_EQ(a.level, "levels[1]");
+  EXPECT_EQ(a.level, "L2");
   const json only_candidate = {{"tlb", {{"levels", json::array()}, {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}}}}}};
   const auto b = decide_tlb_scope(only_candidate);
   EXPECT_EQ(b.bytes, 2065ull * 33554432ull) << "whole 32 MiB pages of the candidate";
@@ -81,17 +81,17 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
   const auto opts = scope_options(profile);
   ASSERT_EQ(opts.size(), 2u) << "one option per distinct reach";
   EXPECT_EQ(opts[0].bytes, 2065ull * 33554432ull) << "largest first";
-  EXPECT_EQ(opts[0].level, "candidates[0]");
-  EXPECT_EQ(opts[1].level, "levels[0]");
+  EXPECT_EQ(opts[0].level, "C1");
+  EXPECT_EQ(opts[1].level, "L1");
   const std::uint64_t big = opts[0].bytes, small = opts[1].bytes, fp = 72ull << 30;
   // The H100 case: a small level's 288 passes are 20-36x slower, the candidate's 2 passes faster.
   const std::vector<scope_point> pts = {{0, "cudamalloc", 9.8}, {small, "cudamalloc", 352}, {big, "cudamalloc", 9.1},
                                         {0, "vmm", 18.5},       {small, "vmm", 352},        {big, "vmm", 9.1}};
   const auto d = decide_tlb_scope_measured(opts, pts, fp);
   EXPECT_EQ(d.bytes, big) << d.reason;
-  EXPECT_EQ(d.level, "candidates[0]");
+  EXPECT_EQ(d.level, "C1");
   EXPECT_EQ(d.measurements.size(), 6u);
-  EXPECT_NE(d.reason.find("levels[0]"), std::string::npos) << "every option's ratio is in the reason";
+  EXPECT_NE(d.reason.find("L1"), std::string::npos) << "every option's ratio is in the reason";
   // Within the tie band of one pass: one pass.
   const auto tie = decide_tlb_scope_measured(opts, {{0, "vmm", 10}, {big, "vmm", 9.9}}, fp);
   EXPECT_EQ(tie.bytes, 0u);
