@@ -2,6 +2,7 @@
 // order of the registry below, and leaves rendering to report_render.cpp.
 #include "analysis/report_parts.hpp"
 
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
@@ -35,6 +36,14 @@ void row(std::ostringstream& o, const std::string& series, const std::string& st
   if (std::isfinite(x) && std::isfinite(y)) o << '"' << series << "\"," << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
 }
 
+std::string device_line(const json& d) {
+  const auto text = [&](const char* k) { return d.contains(k) ? (d[k].is_string() ? d[k].get<std::string>() : d[k].dump()) : "?"; };
+  std::string line = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", " + describe_driver(d);
+  const double mhz = d.value("sm_clock_mhz_seen", 0.0);
+  if (mhz > 0) line += ", SM clock seen " + std::to_string(static_cast<long>(std::lround(mhz))) + " MHz";
+  return line;
+}
+
 }  // namespace report_detail
 
 namespace {
@@ -43,6 +52,11 @@ using namespace report_detail;
 
 inputs scan(const std::string& dir, report_content& c) {
   if (!fs::is_directory(dir)) throw error("report: '" + dir + "' is not a folder");
+  const fs::path d = fs::path(dir).lexically_normal();
+  const fs::path name = d.filename().empty() ? d.parent_path().filename() : d.filename();
+  if (name == "raw" && !fs::is_directory(d / "raw"))
+    throw error("report: '" + dir + "' is the raw/ folder of a results folder: give the folder above it (--input " +
+                (d.filename().empty() ? d.parent_path() : d).parent_path().string() + ")");
   inputs in;
   std::vector<fs::path> files;
   const fs::path raw = fs::path(dir) / "raw";
@@ -73,12 +87,7 @@ inputs scan(const std::string& dir, report_content& c) {
           c.not_drawn.push_back(path + " (probe '" + probe + "': this report has no part that draws it)");
           continue;
         }
-        if (in.device.empty() && doc.contains("device")) {
-          const auto& d = doc["device"];
-          const auto text = [&](const char* k) { return d.contains(k) ? (d[k].is_string() ? d[k].get<std::string>() : d[k].dump()) : "?"; };
-          in.device = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", driver " + text("driver_version") +
-                      ", SM clock seen " + text("sm_clock_mhz_seen") + " MHz";
-        }
+        if (in.device.empty() && doc.contains("device")) in.device = device_line(doc["device"]);
       }
     } else {
       continue;
@@ -90,6 +99,7 @@ inputs scan(const std::string& dir, report_content& c) {
     in.profile = read_json_file(prof.string());
     require_schema(in.profile, schema::profile, prof.string());
     c.sources.push_back(prof.string());
+    if (in.device.empty() && in.profile.contains("device")) in.device = device_line(in.profile["device"]);
   }
   if (fs::exists(tun)) {
     in.tuning = read_json_file(tun.string());
@@ -101,6 +111,8 @@ inputs scan(const std::string& dir, report_content& c) {
     require_schema(in.validation, schema::validation, val.string());
     c.sources.push_back(val.string());
   }
+  if (c.sources.empty() && c.not_drawn.empty())
+    throw error("report: '" + dir + "' holds nothing to draw (no raw/ results, profile.json, tuning.json or validation.json)");
   return in;
 }
 

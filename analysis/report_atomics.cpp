@@ -15,7 +15,16 @@ namespace fs = std::filesystem;
 
 void atomics_part(const inputs& in, report_content& c) {
   if (in.atomics.empty()) {
-    c.missing.push_back("atomic latency (raw/ holds no atomics result)");
+    c.missing.push_back("atomic latency curves (raw/ holds no atomics result)");
+    const json variants = in.profile.is_object() ? in.profile.value("atomics", json::object()).value("variants", json::array()) : json::array();
+    if (variants.empty()) return;
+    report_table t{"Atomics fits (profile.json)", {"variant", "model", "slope (cycles/thread)", "r2", "fit range (threads)"}, {}, ""};
+    for (const auto& v : variants) {
+      const auto fit = v.value("fit", json::object());
+      t.rows.push_back({v.value("variant", "?"), fit.value("model", std::string("line")), num(fit.value("slope_cycles_per_thread", 0.0)),
+                        num(fit.value("r2", 0.0), 3), num(fit.value("from_threads", 0.0)) + "–" + num(fit.value("to_threads", 0.0))});
+    }
+    c.tables.push_back(std::move(t));
     return;
   }
   for (std::size_t r = 0; r < in.atomics.size(); ++r) {

@@ -16,6 +16,8 @@ using nlohmann::json;
 
 std::string num(double x, int digits = 4);
 void row(std::ostringstream& o, const std::string& series, const std::string& style, double x, double y);
+// "NVIDIA H100 80GB HBM3, 132 SMs, UUID GPU-..., driver 580.159.04 (CUDA 13.0), SM clock seen 1980 MHz".
+std::string device_line(const json& device);
 
 struct inputs {  // what scan() found in the folder
   std::vector<std::string> tlb, sharing;

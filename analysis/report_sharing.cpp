@@ -1,6 +1,7 @@
 #include "analysis/report_parts.hpp"
 
 #include "analysis/sharing.hpp"
+#include "analysis/tlb_levels.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -14,9 +15,30 @@ namespace gpuprobe::analysis::report_detail {
 
 namespace fs = std::filesystem;
 
+namespace {
+// The profile's sharing answer per level and candidate, for a folder without the matrices.
+void sharing_from_profile(const json& profile, report_content& c) {
+  report_table t{"TLB sharing (profile.json; the matrices are not in this folder)", {"", "scope", "groups", "reason"}, {}, ""};
+  for (const bool candidate : {false, true}) {
+    const json list = profile["tlb"].value(candidate ? "candidates" : "levels", json::array());
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const json s = list[k].value("sharing", json::object());
+      if (s.empty()) continue;
+      std::string groups;
+      for (const auto& g : s.value("groups", json::array())) groups += (groups.empty() ? "" : " ") + g.dump();
+      t.rows.push_back({level_label(candidate, k), s.value("scope", std::string("?")), groups.empty() ? "—" : groups,
+                        s.value("reason", std::string(""))});
+    }
+  }
+  if (t.rows.empty()) return;
+  c.tables.push_back(std::move(t));
+}
+}  // namespace
+
 void sharing_part(const inputs& in, report_content& c) {
   if (in.sharing.empty()) {
-    c.missing.push_back("TLB sharing (raw/ holds no tlb-sharing result or matrix)");
+    c.missing.push_back("TLB sharing matrices (raw/ holds no tlb-sharing result or matrix)");
+    if (in.profile.is_object() && in.profile.contains("tlb")) sharing_from_profile(in.profile, c);
     return;
   }
   report_table t{"TLB sharing", {"input", "scope", "groups", "reason"}, {}, ""};

@@ -13,6 +13,8 @@
 #include <map>
 #include <memory>
 
+#include <unistd.h>
+
 namespace gpuprobe::cli {
 
 namespace {
@@ -26,10 +28,24 @@ std::string default_plot_script() {  // reports/plot.py beside the binary's sour
   return std::string(GPUPROBE_SOURCE_DIR) + "/reports/plot.py";
 }
 
-void run_report(const report_options& o) {
-  if (o.format != "html" && o.format != "md") throw error("report: --format must be html or md");
+// A folder --out may replace: absent, empty, or a page this command wrote (index.html/.md and
+// figures/ only). Anything else is refused, so a typo never deletes a user's folder.
+void check_out_folder(const fs::path& out) {
+  std::error_code ec;
+  if (!fs::exists(out, ec)) return;
+  if (!fs::is_directory(out, ec)) throw error("report: --out '" + out.string() + "' is a file; give a folder");
+  for (const auto& e : fs::directory_iterator(out, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n != "index.html" && n != "index.md" && n != "figures")
+      throw error("report: --out '" + out.string() + "' holds '" + n + "', which is not a report's: give a new or a report folder");
+  }
+  if (ec) throw error("report: cannot read --out '" + out.string() + "': " + ec.message());
+}
+
+// Draws the page into `dir` (a fresh folder).
+analysis::report_content render_into(const report_options& o, const fs::path& dir) {
   const auto content = analysis::build_report(o.input);
-  const fs::path out(o.out), figs = fs::path(o.out) / "figures";
+  const fs::path figs = dir / "figures";
   fs::create_directories(figs);
   nlohmann::json manifest = {{"figures", nlohmann::json::array()}};
   for (const auto& f : content.figures) {
@@ -52,10 +68,33 @@ void run_report(const report_options& o) {
     std::ifstream in(figs / (f.id + ".png"), std::ios::binary);
     png[f.id] = std::string(std::istreambuf_iterator<char>(in), {});
   }
-  write_text_atomic((out / (html ? "index.html" : "index.md")).string(), html ? analysis::render_html(content, png) : analysis::render_markdown(content));
-  std::printf("gpuprobe report: %zu figures, %zu tables -> %s\n", content.figures.size(), content.tables.size(),
-              (out / (html ? "index.html" : "index.md")).string().c_str());
+  write_text_atomic((dir / (html ? "index.html" : "index.md")).string(),
+                    html ? analysis::render_html(content, png) : analysis::render_markdown(content));
+  return content;
+}
+
+void run_report(const report_options& o) {
+  const fs::path out = fs::path(o.out).lexically_normal();
+  check_out_folder(out);
+  const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec)) throw error("report: the folder of --out, '" + parent.string() + "', does not exist");
+  // Drawn beside --out, then swapped in: a failed render leaves nothing, a new one nothing old.
+  const fs::path tmp = parent / ("." + out.filename().string() + ".tmp." + std::to_string(::getpid()));
+  fs::remove_all(tmp, ec);
+  analysis::report_content content;
+  try {
+    content = render_into(o, tmp);
+    fs::remove_all(out);
+    fs::rename(tmp, out);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  const std::string page = (out / (o.format == "html" ? "index.html" : "index.md")).string();
+  std::printf("gpuprobe report: %zu figures, %zu tables -> %s\n", content.figures.size(), content.tables.size(), page.c_str());
   for (const auto& m : content.missing) std::printf("  not in the folder: %s\n", m.c_str());
+  for (const auto& m : content.not_drawn) std::printf("  not drawn: %s\n", m.c_str());
 }
 
 }  // namespace
@@ -65,7 +104,8 @@ void setup_report(CLI::App& parent) {
   auto* app = parent.add_subcommand("report", "Draw a results folder as one page (index.html or index.md) with figures");
   app->add_option("--input", opt->input, "results folder (raw/, profile.json, validation.json)")->required();
   app->add_option("--out", opt->out, "output folder (index.html, figures/)")->required();
-  app->add_option("--format", opt->format, "html | md")->capture_default_str();
+  app->footer("Example: gpuprobe report --input results/first --out results/first/report");
+  app->add_option("--format", opt->format, "html | md")->capture_default_str()->check(CLI::IsMember({"html", "md"}));
   app->add_option("--python", opt->python, "Python with matplotlib")->capture_default_str();
   app->add_option("--plot-script", opt->plot_script, "plot script (default: reports/plot.py of the source tree)");
   app->callback([opt] { run_report(*opt); });

@@ -1,5 +1,7 @@
 #include "common/device_info.hpp"
 
+#include <cctype>
+
 namespace gpuprobe {
 
 std::string cuda_version_string(int v) {
@@ -21,7 +23,33 @@ nlohmann::json to_json(const device_info& d) {
                         {"memory_bytes", d.memory_bytes},
                         {"memory_free_bytes_at_start", d.memory_free_bytes_at_start},
                         {"driver_version", cuda_version_string(d.driver_version)},
+                        {"driver_release", d.driver_release},
                         {"runtime_version", cuda_version_string(d.runtime_version)}};
+}
+
+std::string parse_driver_release(const std::string& text) {
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> the first token
+  // after "Kernel Module" that starts with a digit.
+  const auto k = text.find("Kernel Module");
+  if (k == std::string::npos) return "";
+  std::size_t i = k + 13;
+  while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (text[i] == '\n') return "";
+    ++i;
+  }
+  std::size_t j = i;
+  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+  return text.substr(i, j - i);
+}
+
+std::string describe_driver(const nlohmann::json& d) {
+  const auto text = [&](const char* k) {
+    if (!d.contains(k)) return std::string();
+    return d[k].is_string() ? d[k].get<std::string>() : d[k].dump();
+  };
+  const std::string api = text("driver_version"), release = text("driver_release");
+  if (!release.empty()) return "driver " + release + (api.empty() ? std::string() : " (CUDA " + api + ")");
+  return api.empty() ? "driver not recorded" : "CUDA driver API " + api;
 }
 
 device_info device_info_from_json(const nlohmann::json& j) {
@@ -34,6 +62,7 @@ device_info device_info_from_json(const nlohmann::json& j) {
   d.sm_clock_mhz_seen = j.value("sm_clock_mhz_seen", 0.0);
   d.l2_bytes = j.value("l2_bytes", 0LL);
   d.memory_bytes = j.value("memory_bytes", 0LL);
+  d.driver_release = j.value("driver_release", std::string());
   return d;
 }
 

@@ -57,6 +57,12 @@ device_info query_device(int ordinal) {
   d.memory_free_bytes_at_start = static_cast<long long>(free_b);
   GPUPROBE_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   GPUPROBE_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+  if (std::FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {  // Linux: the module's release
+    char buf[512] = {};
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    d.driver_release = parse_driver_release(std::string(buf, n));
+  }
   return d;
 }
 

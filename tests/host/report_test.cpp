@@ -199,3 +199,84 @@ TEST(Report, Base64MatchesTheStandardAlphabetAndPadding) {
   EXPECT_EQ(gpuprobe::analysis::base64("foobar"), "Zm9vYmFy");
   EXPECT_EQ(gpuprobe::analysis::base64(std::string("\xff\x00\x10", 3)), "/wAQ");
 }
+
+// A folder holding only profile.json is a page with the profile's levels, sharing and fits (not
+// "0 figures, device not recorded"); raw/ itself is refused with the folder to give instead.
+TEST(Report, DrawsALoneProfileAndRefusesRaw) {
+  const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "nvidia-h100-80gb-hbm3";
+  const fs::path dir = temp_path("lone_profile");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(ex / "profile.json", dir / "profile.json");
+  const std::string out = temp_path("lone_profile_out");
+  fs::remove_all(out);
+  auto r = run_gpuprobe("report --input " + dir.string() + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = slurp(fs::path(out) / "index.html");
+  EXPECT_EQ(html.find("device not recorded"), std::string::npos);
+  EXPECT_NE(html.find("NVIDIA H100 80GB HBM3, 132 SMs"), std::string::npos);
+  EXPECT_NE(html.find("TLB levels (profile.json)"), std::string::npos);
+  EXPECT_NE(html.find("<td>C2</td>"), std::string::npos) << "the profile's candidates, numbered from 1";
+  EXPECT_NE(html.find("TLB sharing (profile.json"), std::string::npos);
+  EXPECT_NE(html.find("<td>groups</td>"), std::string::npos);
+  EXPECT_NE(html.find("Atomics fits (profile.json)"), std::string::npos);
+  EXPECT_NE(html.find("same_u32"), std::string::npos);
+  EXPECT_NE(r.out.find("not in the folder: TLB curves"), std::string::npos) << r.out;
+
+  r = run_gpuprobe("report --input " + (ex / "raw").string() + " --out " + temp_path("raw_out"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("raw/ folder of a results folder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--input " + ex.string()), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(temp_path("raw_out")));
+  const fs::path empty = temp_path("empty_results");
+  fs::create_directories(empty);
+  r = run_gpuprobe("report --input " + empty.string() + " --out " + temp_path("empty_out"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("holds nothing to draw"), std::string::npos) << r.err;
+}
+
+// The page is drawn into a fresh folder and swapped in: a failed render leaves nothing (no CSVs),
+// a second render nothing of the first (no old PNGs), and --out never replaces a foreign folder.
+TEST(Report, RendersIntoAFreshFolderAndFailsCleanly) {
+  const std::string in = make_folder("fresh_render");
+  const std::string out = temp_path("fresh_render_out");
+  fs::remove_all(out);
+  auto r = run_gpuprobe("report --input " + in + " --out " + out + " --plot-script /nonexistent/plot.py");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(out)) << "a failed render leaves no folder";
+  for (const auto& e : fs::directory_iterator(fs::path(out).parent_path()))
+    EXPECT_EQ(e.path().filename().string().find(".fresh_render_out.tmp"), std::string::npos) << e.path();
+  r = run_gpuprobe("report --input " + in + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "figures" / "atomics_latency.png"));
+  // Render a folder without atomics into the same --out: the old figure must be gone.
+  const fs::path lone = temp_path("fresh_render_lone");
+  fs::remove_all(lone);
+  fs::create_directories(lone / "raw");
+  fs::copy_file(fixture("K80/TLBsharing-2048-65.txt"), lone / "raw" / "s.txt");
+  r = run_gpuprobe("report --input " + lone.string() + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(fs::path(out) / "figures" / "atomics_latency.png")) << "nothing left from the earlier render";
+  // --out an existing file, or a folder that is not a report: one line, nothing touched.
+  const std::string file = gpuprobe::test::write_temp("not_a_folder.txt", "x");
+  r = run_gpuprobe("report --input " + in + " --out " + file);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("is a file"), std::string::npos) << r.err;
+  r = run_gpuprobe("report --input " + in + " --out " + in);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("not a report's"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(fs::path(in) / "raw")) << "the results folder is untouched";
+}
+
+// A result of a probe no part draws is listed, never an error.
+TEST(Report, UnknownProbeIsListedAsNotDrawn) {
+  const std::string in = make_folder("unknown_probe");
+  std::ofstream(fs::path(in) / "raw" / "future.json") << R"({"schema": "gpuprobe.result/1", "probe": "tlb-alias", "device": {}})";
+  const std::string out = temp_path("unknown_probe_out");
+  const auto r = run_gpuprobe("report --input " + in + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("not drawn: "), std::string::npos) << r.out;
+  EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe 'tlb-alias'"), std::string::npos);
+}
