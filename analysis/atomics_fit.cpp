@@ -3,6 +3,7 @@
 #include "analysis/models.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpuprobe::analysis {
 
@@ -16,6 +17,14 @@ atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
   const std::vector<double> x(c.threads.begin() + long(from), c.threads.begin() + long(n));
   const std::vector<double> y(c.mean_cycles.begin() + long(from), c.mean_cycles.begin() + long(n));
   f.fit = fit_line(x, y);
+  if (!(f.fit.r2 >= 0.98)) {
+    std::vector<double> lx, ly;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i] > 0 && y[i] > 0) lx.push_back(std::log(x[i])), ly.push_back(std::log(y[i]));
+    const line_fit p = fit_line(lx, ly);
+    f.power_coefficient = std::exp(p.intercept), f.power_exponent = p.slope, f.power_r2 = p.r2;
+    f.model = p.points >= 3 && p.r2 >= 0.95 ? "power" : "none";
+  }
   f.from_threads = c.threads[from];
   f.to_threads = c.threads[n - 1];
   f.queue_model = c.queues && c.ops_per_s_at_max > 0 && sm_clock_mhz > 0;
@@ -40,15 +49,22 @@ nlohmann::json to_json(const atomics_fit& f) {
              {"predicted_slope_cycles_per_thread", f.model_slope},
              {"mean_cycles", f.model_mean_cycles},
              {"warp_max_cycles", f.model_warp_max_cycles}};
-  return {{"fit",
-           {{"slope_cycles_per_thread", f.fit.slope},
-            {"intercept_cycles", f.fit.intercept},
-            {"r2", f.fit.r2},
-            {"points", f.fit.points},
-            {"from_threads", f.from_threads},
-            {"to_threads", f.to_threads},
-            {"contended", f.contended}}},
-          {"queue_model", model}};
+  nlohmann::json fit = {{"model", f.model},
+                        {"slope_cycles_per_thread", f.fit.slope},
+                        {"intercept_cycles", f.fit.intercept},
+                        {"r2", f.fit.r2},
+                        {"points", f.fit.points},
+                        {"from_threads", f.from_threads},
+                        {"to_threads", f.to_threads},
+                        {"contended", f.contended}};
+  if (f.model != "line") {
+    fit["power_coefficient_cycles"] = f.power_coefficient;
+    fit["power_exponent"] = f.power_exponent;
+    fit["power_r2_log"] = f.power_r2;
+    fit["why"] = f.model == "power" ? "a line does not fit (r2 " + std::to_string(f.fit.r2).substr(0, 5) + "): cycles = c N^p fitted in log-log"
+                                    : "neither a line nor a power law fits the contended range";
+  }
+  return {{"fit", fit}, {"queue_model", model}};
 }
 
 }  // namespace gpuprobe::analysis

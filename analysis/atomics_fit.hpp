@@ -17,7 +17,12 @@ struct atomics_curve {
 };
 
 struct atomics_fit {
+  // The model drawn and reported: "line" (slope per thread) where a line fits the contended range
+  // (r2 >= 0.98); else "power", cycles = coefficient * N^exponent fitted in log-log, where that
+  // fits (r2 of the logs >= 0.95: CAS retry loops grow faster than linearly); else "none".
+  std::string model = "line";
   line_fit fit;
+  double power_coefficient = 0, power_exponent = 0, power_r2 = 0;
   bool contended = false;       // some point reached 1.5x the 1-thread latency
   double from_threads = 0, to_threads = 0;
   bool queue_model = false;     // the queue model applies (one contended address)

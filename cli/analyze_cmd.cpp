@@ -76,11 +76,13 @@ void setup_analyze(CLI::App& parent) {
   app->require_subcommand(1);
   auto opt = std::make_shared<common_options>();
   auto* tlb = app->add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
+  tlb->footer("Example: gpuprobe analyze tlb --input raw/tlb.json raw/tlb_tail.json --out profile.json");
   add_input_option(*tlb, *opt, "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
   add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
   tlb->callback([opt] { run_analyze_tlb(*opt); });
   auto sopt = std::make_shared<common_options>();
   auto* sharing = app->add_subcommand("sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");
+  sharing->footer("Example: gpuprobe analyze sharing --input raw/sharing_C2.json --out sharing.json");
   add_input_option(*sharing, *sopt, "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt");
   add_out_option(*sharing, *sopt, "sharing JSON file (gpuprobe.sharing/1)");
   sharing->callback([sopt] { run_analyze_sharing(*sopt); });

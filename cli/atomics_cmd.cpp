@@ -35,9 +35,13 @@ void run(atomics_flags& f) {
     const auto fit = analysis::fit_atomics(curve, mhz);
     v.analysis = analysis::to_json(fit);
     char line[256];
-    int len = std::snprintf(line, sizeof line, "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f threads)  queue model ",
-                            probes::to_string(v.variant).c_str(), fit.fit.slope, fit.fit.r2, fit.contended ? "contended" : "all points",
-                            fit.from_threads, fit.to_threads);
+    int len = fit.model == "line"
+                  ? std::snprintf(line, sizeof line, "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f threads)  queue model ",
+                                  probes::to_string(v.variant).c_str(), fit.fit.slope, fit.fit.r2, fit.contended ? "contended" : "all points",
+                                  fit.from_threads, fit.to_threads)
+                  : std::snprintf(line, sizeof line, "  %-15s %s %.4g x N^%.3f cycles (r2 of logs %.3f, %.0f..%.0f threads)  queue model ",
+                                  probes::to_string(v.variant).c_str(), fit.model == "power" ? "power" : "no fit:", fit.power_coefficient,
+                                  fit.power_exponent, fit.power_r2, fit.from_threads, fit.to_threads);
     if (fit.queue_model)
       std::snprintf(line + len, sizeof line - std::size_t(len), "%.4f (step %.4f)", fit.model_slope, fit.step_cycles);
     else

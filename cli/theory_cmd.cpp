@@ -53,6 +53,7 @@ void run_theory(const theory_options& o) {
 void setup_theory(CLI::App& parent) {
   auto opt = std::make_shared<theory_options>();
   auto* app = parent.add_subcommand("theory", "TAS/WAS of the RW paper's models (JSON on stdout)");
+  app->footer("Example: gpuprobe theory --model rw-bm --pages 1048576 --free 10486 --threads 5000 --word-bits 64");
   app->add_option("--model", opt->model, "queue | rw | rw-bm | crw")->required();
   app->add_option("--pages", opt->pages, "T: pages in the pool")->required();
   app->add_option("--free", opt->free_pages, "A: free pages")->required();

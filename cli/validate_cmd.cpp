@@ -150,6 +150,7 @@ void run_validate(const validate_options& o) {
 void setup_validate(CLI::App& parent) {
   auto opt = std::make_shared<validate_options>();
   auto* app = parent.add_subcommand("validate", "tuning.json -> validation.json: default vs tuned allocators on this GPU, with statistics");
+  app->footer("Example: gpuprobe validate --tuning results/first/tuning.json --out results/first/validation.json (~200 s on an H100)");
   app->add_option("--tuning", opt->tuning, "tuning.json of gpuprobe tune")->required();
   add_out_option(*app, opt->common, "validation.json to write");
   add_device_option(*app, opt->common);

@@ -17,7 +17,20 @@ import matplotlib.pyplot as plt  # noqa: E402
 STYLES = {"points": dict(linestyle="none", marker="o", markersize=3),
           "line": dict(linestyle="-", linewidth=1),
           "dashed": dict(linestyle="--", linewidth=1),
-          "dotted": dict(linestyle=":", linewidth=1.5)}
+          "dotted": dict(linestyle=":", linewidth=1.5),
+          "flag": dict(linestyle="none", marker="x", markersize=8, markeredgewidth=1.5)}
+MARKERS = ["o", "s", "^", "v", "D", "P", "X", "*"]
+DASHES = ["-", "--", "-.", ":"]
+
+
+def series_colors(bases):
+    """One distinct look per base series: 10 colours, then (beyond 10) a sequential colour map
+    so neighbours in order (strides, thread counts) stay neighbours in colour."""
+    n = len(bases)
+    if n <= 10:
+        return {b: f"C{i}" for i, b in enumerate(bases)}
+    cmap = plt.get_cmap("viridis" if n > 20 else "tab20")
+    return {b: cmap(i / max(1, n - 1) if n > 20 else i) for i, b in enumerate(bases)}
 
 
 def lines(fig, ax, spec, path):
@@ -29,14 +42,28 @@ def lines(fig, ax, spec, path):
             series[(r["series"], r["style"])][1].append(float(r["y"]))
     if not series:
         raise ValueError(f"{path}: no data rows")
-    colors = {}  # a measured series and its fit / model / theory share a colour
-    for (name, style), (x, y) in series.items():
-        base = name
+    def base_of(name):  # a measured series and its fit / model / theory share a colour
         for suffix in (" theory", " fit", " queue model"):
-            base = base.split(suffix)[0]
-        color = colors.setdefault(base, f"C{len(colors) % 10}")
+            name = name.split(suffix)[0]
+        return name
+
+    bases = list(OrderedDict.fromkeys(base_of(n) for (n, st) in series if st != "flag"))
+    colors = series_colors(bases)
+    many = len(bases) > 10
+    for (name, style), (x, y) in series.items():
+        base = base_of(name)
+        k = bases.index(base) if base in bases else 0
+        look = dict(STYLES.get(style, STYLES["line"]))
+        if style == "flag":
+            look["color"] = "red"
+        else:
+            look["color"] = colors[base]
+            if many and style == "line":  # beyond 10 series colour alone does not tell them apart
+                look["linestyle"] = DASHES[k % len(DASHES)]
+            if many and style == "points":
+                look["marker"] = MARKERS[k % len(MARKERS)]
         xy = sorted(zip(x, y))
-        ax.plot([p[0] for p in xy], [p[1] for p in xy], label=name, color=color, **STYLES.get(style, STYLES["line"]))
+        ax.plot([p[0] for p in xy], [p[1] for p in xy], label=name, **look)
     for v in spec.get("vlines", []):
         ax.axvline(v["x"], color="grey", linestyle="--", linewidth=0.8)
         ax.annotate(v["label"], (v["x"], 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)
@@ -44,7 +71,8 @@ def lines(fig, ax, spec, path):
         ax.set_xscale("log", base=2)
     if spec.get("logy"):
         ax.set_yscale("log")
-    ax.legend(fontsize=6, ncol=2 if len(series) > 8 else 1)
+    # Beside the axes, never over the data.
+    ax.legend(fontsize=6, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def heatmap(fig, ax, spec, path):
@@ -54,12 +82,17 @@ def heatmap(fig, ax, spec, path):
         raise ValueError(f"{path}: no matrix")
     labels = rows[0]
     m = [[float(v) for v in r] for r in rows[1:]]
+    fig.set_size_inches(8, 7)
     im = ax.imshow(m, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax, label="cycles above reference")
-    step = max(1, len(labels) // 24)
-    ax.set_xticks(range(0, len(labels), step), labels[::step], fontsize=6, rotation=90)
-    ax.set_yticks(range(0, len(labels), step), labels[::step], fontsize=6)
-    for lo, hi in spec.get("boxes", []):
+    boxes = spec.get("boxes", [])
+    if boxes:  # a tick at the first SM of every group: the labels follow the group structure
+        ticks = sorted({lo for lo, hi in boxes if 0 <= lo < len(labels)})
+    else:
+        ticks = list(range(0, len(labels), max(1, len(labels) // 24)))
+    ax.set_xticks(ticks, [labels[t] for t in ticks], fontsize=6, rotation=90)
+    ax.set_yticks(ticks, [labels[t] for t in ticks], fontsize=6)
+    for lo, hi in boxes:
         ax.add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, edgecolor="red", linewidth=1))
 
 
@@ -92,7 +125,7 @@ def main():
         with open(f"{d}/manifest.json") as f:
             manifest = json.load(f)
         for spec in manifest["figures"]:
-            fig, ax = plt.subplots(figsize=(8, 5))
+            fig, ax = plt.subplots(figsize=(10, 5))
             draw = {"heatmap": heatmap, "forest": forest}.get(spec["kind"], lines)
             draw(fig, ax, spec, f"{d}/{spec['csv']}")
             ax.set_title(spec["title"], fontsize=9)

@@ -63,3 +63,36 @@ TEST(Fit, LineAndContendedFrom) {
   EXPECT_EQ(contended_from({100, 110, 160, 140, 200, 300}), 4u);  // must stay above 150 to the end
   EXPECT_EQ(contended_from({100, 100}), 2u);
 }
+
+// A CAS loop's latency grows faster than linearly: a straight line through it has a large
+// negative intercept (the H100's: -1.27 M cycles). The fit then is a power law, drawn and reported
+// as such; a curve nothing fits says so.
+TEST(AtomicsFit, SuperlinearGrowthGetsAPowerLawNotALine) {
+  atomics_curve c;
+  for (double n = 1; n <= 16384; n *= 2) {
+    c.threads.push_back(n);
+    c.mean_cycles.push_back(1200 * std::pow(n, 1.5));
+  }
+  c.queues = true;
+  const auto f = fit_atomics(c, 1980);
+  EXPECT_EQ(f.model, "power");
+  EXPECT_NEAR(f.power_exponent, 1.5, 1e-6);
+  EXPECT_NEAR(f.power_coefficient, 1200, 1e-3);
+  const auto j = to_json(f);
+  EXPECT_EQ(j["fit"]["model"], "power");
+  EXPECT_TRUE(j["fit"].contains("why"));
+  // The H100's measured cas_u32 curve (reports/examples): a power law, exponent between 1 and 2.
+  atomics_curve cas;
+  const double pts[][2] = {{1, 1192},       {2, 1590},       {4, 2265},       {8, 3633},        {16, 6447},
+                           {32, 12393},     {64, 22718},     {128, 44586},    {256, 88797},     {512, 179761},
+                           {1024, 519508},  {2048, 1380677}, {4096, 2792757}, {8192, 10125520}, {16384, 37862281}};
+  for (const auto& p : pts) cas.threads.push_back(p[0]), cas.mean_cycles.push_back(p[1]);
+  const auto g = fit_atomics(cas, 1980);
+  EXPECT_EQ(g.model, "power");
+  EXPECT_GT(g.power_exponent, 1.0);
+  EXPECT_LT(g.power_exponent, 2.0);
+  // Noise with no trend: no model.
+  atomics_curve flat;
+  for (double n = 1; n <= 4096; n *= 2) flat.threads.push_back(n), flat.mean_cycles.push_back(n < 8 ? 100 : (int(std::log2(n)) % 2 ? 400 : 900));
+  EXPECT_EQ(fit_atomics(flat, 1980).model, "none");
+}

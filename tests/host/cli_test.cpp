@@ -103,3 +103,15 @@ TEST(Cli, CandidatesAreNumberedFromOne) {
   expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 0 --out " + out), out, "C1..C1, numbered from 1");
   expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 2 --out " + out), out, "candidates 1..1");
 }
+
+// Every subcommand's --help ends with one example of its use.
+TEST(Cli, EverySubcommandHelpHasAnExample) {
+  for (const char* sub : {"tlb", "tlb-sharing", "atomics", "analyze tlb", "analyze sharing", "theory", "report", "characterize", "tune",
+                          "validate"}) {
+    const auto r = run_gpuprobe(std::string(sub) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("Example: gpuprobe " + std::string(sub)), std::string::npos) << sub << ":\n" << r.out;
+  }
+  EXPECT_NE(run_gpuprobe("tlb-sharing --help").out.find("vmm-sparse"), std::string::npos);
+  EXPECT_NE(run_gpuprobe("characterize --help").out.find("about 10 s"), std::string::npos) << "--quick's time as the README says";
+}
