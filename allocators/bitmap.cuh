@@ -11,32 +11,39 @@
 
 namespace gpuprobe::alloc {
 
-template <class Word>
-struct bitmap_view {
-  static_assert(std::is_same_v<Word, std::uint32_t> || std::is_same_v<Word, unsigned long long>, "32- or 64-bit words");
+template <class Word> struct bitmap_view {
+  static_assert(std::is_same_v<Word, std::uint32_t> || std::is_same_v<Word, unsigned long long>,
+                "32- or 64-bit words");
   static constexpr unsigned bits = sizeof(Word) * 8;
-  Word* words;
-  std::uint32_t* locks;
+  Word *words;
+  std::uint32_t *locks;
   std::uint32_t word_count;
   page_t pages;
 
-  __device__ static int lowest(Word x) {  // index of the lowest set bit, -1 if none
-    if constexpr (bits == 32) return __ffs(x) - 1;
-    else return __ffsll((long long)x) - 1;
+  __device__ static int lowest(Word x) { // index of the lowest set bit, -1 if none
+    if constexpr (bits == 32)
+      return __ffs(x) - 1;
+    else
+      return __ffsll((long long)x) - 1;
   }
   __device__ static unsigned popcount(Word x) {
-    if constexpr (bits == 32) return __popc(x);
-    else return __popcll(x);
+    if constexpr (bits == 32)
+      return __popc(x);
+    else
+      return __popcll(x);
   }
   __device__ Word read(std::uint32_t w) const { return __ldcg(&words[w]); }
   // Sets the bits of `mask`; returns those that were clear before (now ours).
-  __device__ Word claim(std::uint32_t w, Word mask) const { return mask & ~atomicOr(&words[w], mask); }
+  __device__ Word claim(std::uint32_t w, Word mask) const {
+    return mask & ~atomicOr(&words[w], mask);
+  }
   // Takes one free bit of word w (lowest first), retrying on a race; invalid_page when full.
   __device__ page_t take_one(std::uint32_t w, Word seen) const {
     for (Word free = ~seen; free;) {
       const Word bit = Word(1) << lowest(free);
       const Word old = atomicOr(&words[w], bit);
-      if (!(old & bit)) return page_t(w) * bits + page_t(lowest(bit));
+      if (!(old & bit))
+        return page_t(w) * bits + page_t(lowest(bit));
       free = ~(old | bit);
     }
     return invalid_page;
@@ -47,39 +54,42 @@ struct bitmap_view {
     atomicExch(&locks[w], 0u);
   }
   // Exhaustive scan from a random word: out of pages only when no word has a free bit.
-  template <class Steps>
-  __device__ page_t scan(std::uint32_t start, Steps& st) const {
+  template <class Steps> __device__ page_t scan(std::uint32_t start, Steps &st) const {
     for (std::uint32_t i = 0; i < word_count; ++i) {
       const std::uint32_t w = start + i < word_count ? start + i : start + i - word_count;
       st.add();
       const page_t p = take_one(w, read(w));
-      if (p != invalid_page) return p;
+      if (p != invalid_page)
+        return p;
     }
     return invalid_page;
   }
-  __device__ void free_page(page_t p) const { atomicAnd(&words[p / bits], ~(Word(1) << (p % bits))); }
+  __device__ void free_page(page_t p) const {
+    atomicAnd(&words[p / bits], ~(Word(1) << (p % bits)));
+  }
   __device__ bool is_used(page_t p) const { return (read(p / bits) >> (p % bits)) & 1; }
 };
 
 // Host side: owns the words and locks.
-template <class Word>
-class bitmap_storage {
- public:
+template <class Word> class bitmap_storage {
+public:
   explicit bitmap_storage(page_t pages)
-      : pages_(pages), words_((std::size_t(pages) + sizeof(Word) * 8 - 1) / (sizeof(Word) * 8)), locks_(words_.size()) {
-    load(std::vector<std::uint8_t>(pages, 0));  // all free
+      : pages_(pages), words_((std::size_t(pages) + sizeof(Word) * 8 - 1) / (sizeof(Word) * 8)),
+        locks_(words_.size()) {
+    load(std::vector<std::uint8_t>(pages, 0)); // all free
   }
   void prefill(std::uint64_t free_pages, std::uint64_t seed) {
     load(random_occupancy(pages_, free_pages, seed));
   }
-  void load(const std::vector<std::uint8_t>& used) {
+  void load(const std::vector<std::uint8_t> &used) {
     const auto w = pack_bitmap<Word>(used);
     words_.upload(w.data(), w.size());
     locks_.zero();
   }
   // Every page free, on the device (pages a multiple of the word size: no tail bits to keep set).
   void clear() {
-    if (pages_ % (sizeof(Word) * 8)) throw std::invalid_argument("bitmap clear: pages must be a multiple of the word size");
+    if (pages_ % (sizeof(Word) * 8))
+      throw std::invalid_argument("bitmap clear: pages must be a multiple of the word size");
     words_.zero();
     locks_.zero();
   }
@@ -87,12 +97,15 @@ class bitmap_storage {
     std::vector<Word> w(words_.size());
     words_.download(w.data(), w.size());
     std::vector<std::uint8_t> used(pages_);
-    for (std::size_t i = 0; i < pages_; ++i) used[i] = (w[i / (sizeof(Word) * 8)] >> (i % (sizeof(Word) * 8))) & 1;
+    for (std::size_t i = 0; i < pages_; ++i)
+      used[i] = (w[i / (sizeof(Word) * 8)] >> (i % (sizeof(Word) * 8))) & 1;
     return used;
   }
-  bitmap_view<Word> view() const { return {words_.get(), locks_.get(), std::uint32_t(words_.size()), pages_}; }
+  bitmap_view<Word> view() const {
+    return {words_.get(), locks_.get(), std::uint32_t(words_.size()), pages_};
+  }
 
- private:
+private:
   page_t pages_;
   device_array<Word> words_;
   device_array<std::uint32_t> locks_;
@@ -102,30 +115,31 @@ class bitmap_storage {
 // regions} (RW-BM and CoRW share it; they differ only in how get_page searches). A tuning
 // profile's regions apply when the pool has pages to scope (page_bytes > 0); its word size is
 // the Word type (with_word).
-template <class Handle, class Word>
-class bitmap_allocator {
- public:
+template <class Handle, class Word> class bitmap_allocator {
+public:
   using handle_type = Handle;
-  explicit bitmap_allocator(const pool_config& c = {}, const tuning& t = {})
-      : pool_(c), bm_(c.pages), regions_(t, std::uint64_t(c.pages) * c.page_bytes, std::uint64_t(c.page_bytes) * sizeof(Word) * 8) {}
+  explicit bitmap_allocator(const pool_config &c = {}, const tuning &t = {})
+      : pool_(c), bm_(c.pages), regions_(t, std::uint64_t(c.pages) * c.page_bytes,
+                                         std::uint64_t(c.page_bytes) * sizeof(Word) * 8) {}
   // Marks pages - free_pages random pages used (the rest free).
   void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
   // Sets the state to `used` (one entry per page, 1 = used).
-  void load(const std::vector<std::uint8_t>& used) { bm_.load(used); }
+  void load(const std::vector<std::uint8_t> &used) { bm_.load(used); }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   void clear() { bm_.clear(); }
   handle_type handle() const {
-    const auto& c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed, c.max_random_steps, ++handles_, regions_.view()};
+    const auto &c = pool_.config();
+    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed,
+            c.max_random_steps,           ++handles_, regions_.view()};
   }
-  const pool_config& config() const { return pool_.config(); }
-  const region_layout& regions() const { return regions_.layout(); }
+  const pool_config &config() const { return pool_.config(); }
+  const region_layout &regions() const { return regions_.layout(); }
 
- private:
+private:
   page_pool pool_;
   bitmap_storage<Word> bm_;
-  region_map regions_;  // in bitmap words
-  mutable unsigned long long handles_ = 0;  // one epoch per handle (per launch, in practice)
+  region_map regions_;                     // in bitmap words
+  mutable unsigned long long handles_ = 0; // one epoch per handle (per launch, in practice)
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

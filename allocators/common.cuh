@@ -15,7 +15,9 @@ constexpr page_t invalid_page = 0xffffffffu;
 // Threads per block of every allocator, workload, bench and tune kernel, and the blocks that
 // give `threads` threads.
 constexpr unsigned k_block = 256;
-inline unsigned blocks_for(unsigned long long threads) { return unsigned((threads + k_block - 1) / k_block); }
+inline unsigned blocks_for(unsigned long long threads) {
+  return unsigned((threads + k_block - 1) / k_block);
+}
 
 // Step counting: get_page(stats) adds one per page (RW) or bitmap word (RW-BM, CoRW) examined,
 // a word found locked included. no_steps compiles to nothing.
@@ -44,7 +46,9 @@ struct rng64 {
     return s * 0x2545f4914f6cdd1dull;
   }
   // Uniform in [0, n) for n < 2^32 (multiply-shift, no division).
-  __device__ std::uint32_t below(std::uint32_t n) { return std::uint32_t(((next() >> 32) * n) >> 32); }
+  __device__ std::uint32_t below(std::uint32_t n) {
+    return std::uint32_t(((next() >> 32) * n) >> 32);
+  }
 };
 
 __device__ inline unsigned long long thread_seed(unsigned long long seed) {
@@ -60,49 +64,56 @@ __device__ inline unsigned lane_id() {
 }
 __device__ inline unsigned sm_id() {
   unsigned s;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));  // volatile: a warp's SM is read where it runs
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); // volatile: a warp's SM is read where it runs
   return s;
 }
 // Exclusive prefix sum of v (< 2^nbits) over the lanes of `mask`, by ballots: works for any mask.
 __device__ inline unsigned ballot_scan(unsigned mask, unsigned v, unsigned lt, unsigned nbits = 7) {
   unsigned s = 0;
-  for (unsigned b = 0; b < nbits; ++b) s += __popc(__ballot_sync(mask, (v >> b) & 1u) & lt) << b;
+  for (unsigned b = 0; b < nbits; ++b)
+    s += __popc(__ballot_sync(mask, (v >> b) & 1u) & lt) << b;
   return s;
 }
-}  // namespace detail
+} // namespace detail
 
-inline void cuda_or_throw(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+inline void cuda_or_throw(cudaError_t e, const char *what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
 // Owning device array (RAII, move-only).
-template <class T>
-class device_array {
- public:
+template <class T> class device_array {
+public:
   device_array() = default;
   explicit device_array(std::size_t n) : n_(n) {
-    if (n) cuda_or_throw(cudaMalloc(&p_, n * sizeof(T)), "cudaMalloc");
+    if (n)
+      cuda_or_throw(cudaMalloc(&p_, n * sizeof(T)), "cudaMalloc");
   }
   ~device_array() {
-    if (p_) (void)cudaFree(p_);
+    if (p_)
+      (void)cudaFree(p_);
   }
-  device_array(device_array&& o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
-  device_array& operator=(device_array&& o) noexcept {
+  device_array(device_array &&o) noexcept : p_(o.p_), n_(o.n_) { o.p_ = nullptr, o.n_ = 0; }
+  device_array &operator=(device_array &&o) noexcept {
     std::swap(p_, o.p_);
     std::swap(n_, o.n_);
     return *this;
   }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-  T* get() const { return p_; }
+  device_array(const device_array &) = delete;
+  device_array &operator=(const device_array &) = delete;
+  T *get() const { return p_; }
   std::size_t size() const { return n_; }
-  void upload(const T* src, std::size_t n) { cuda_or_throw(cudaMemcpy(p_, src, n * sizeof(T), cudaMemcpyHostToDevice), "upload"); }
-  void download(T* dst, std::size_t n) const { cuda_or_throw(cudaMemcpy(dst, p_, n * sizeof(T), cudaMemcpyDeviceToHost), "download"); }
+  void upload(const T *src, std::size_t n) {
+    cuda_or_throw(cudaMemcpy(p_, src, n * sizeof(T), cudaMemcpyHostToDevice), "upload");
+  }
+  void download(T *dst, std::size_t n) const {
+    cuda_or_throw(cudaMemcpy(dst, p_, n * sizeof(T), cudaMemcpyDeviceToHost), "download");
+  }
   void zero() { cuda_or_throw(cudaMemset(p_, 0, n_ * sizeof(T)), "memset"); }
 
- private:
-  T* p_ = nullptr;
+private:
+  T *p_ = nullptr;
   std::size_t n_ = 0;
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

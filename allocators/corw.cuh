@@ -12,7 +12,7 @@ namespace gpuprobe::alloc {
 
 namespace detail {
 template <class Word>
-__device__ inline Word lowest_n(Word x, unsigned n) {  // the n lowest set bits of x
+__device__ inline Word lowest_n(Word x, unsigned n) { // the n lowest set bits of x
   Word out = 0;
   for (unsigned i = 0; i < n && x; ++i) {
     const Word low = x & (~x + 1);
@@ -22,23 +22,22 @@ __device__ inline Word lowest_n(Word x, unsigned n) {  // the n lowest set bits 
   return out;
 }
 template <class Word>
-__device__ inline int nth_set(Word x, unsigned n) {  // index of the n-th (0-based) set bit
-  for (unsigned i = 0; i < n; ++i) x &= x - 1;
+__device__ inline int nth_set(Word x, unsigned n) { // index of the n-th (0-based) set bit
+  for (unsigned i = 0; i < n; ++i)
+    x &= x - 1;
   return bitmap_view<Word>::lowest(x);
 }
-}  // namespace detail
+} // namespace detail
 
-template <class Word>
-struct corw_handle : pages_view {
-  static constexpr const char* name = sizeof(Word) == 4 ? "corw32" : "corw64";
+template <class Word> struct corw_handle : pages_view {
+  static constexpr const char *name = sizeof(Word) == 4 ? "corw32" : "corw64";
   bitmap_view<Word> bm;
   unsigned long long seed;
-  unsigned max_rounds;  // then each lane still in need scans exhaustively
-  unsigned long long epoch;  // unused by CoRW (the handle layout is shared with RW-BM)
-  region_view scope;         // TLB-scoped regions (words): the warp's SM's region first
+  unsigned max_rounds;      // then each lane still in need scans exhaustively
+  unsigned long long epoch; // unused by CoRW (the handle layout is shared with RW-BM)
+  region_view scope;        // TLB-scoped regions (words): the warp's SM's region first
 
-  template <class Steps>
-  __device__ page_t get_page(Steps& st) const {
+  template <class Steps> __device__ page_t get_page(Steps &st) const {
     const unsigned active = __activemask();
     const unsigned lane = detail::lane_id();
     const unsigned lt = (1u << lane) - 1u;
@@ -48,7 +47,8 @@ struct corw_handle : pages_view {
     page_t mine = invalid_page;
     for (unsigned round = 0; round < max_rounds; ++round) {
       const unsigned needy = __ballot_sync(active, mine == invalid_page);
-      if (!needy) return mine;
+      if (!needy)
+        return mine;
       st.add();
       const std::uint32_t w = lo + r.below(n);
       Word seen = bm.read(w);
@@ -58,7 +58,7 @@ struct corw_handle : pages_view {
       unsigned take = s >= want ? 0u : min(f, want - s);
       Word got = 0;
       if (take) {
-        if (bm.lock(w)) {  // a word found locked gives nothing this round
+        if (bm.lock(w)) { // a word found locked gives nothing this round
           seen = bm.read(w);
           got = bm.claim(w, detail::lowest_n<Word>(~seen, take));
           bm.unlock(w);
@@ -75,10 +75,12 @@ struct corw_handle : pages_view {
         const Word cw = __shfl_sync(active, got, c);
         const std::uint32_t cword = __shfl_sync(active, w, c);
         if (mine == invalid_page && ((needy >> lane) & 1u) && k >= cs && k < cs + cg)
-          mine = page_t(cword) * bitmap_view<Word>::bits + page_t(detail::nth_set<Word>(cw, k - cs));
+          mine =
+              page_t(cword) * bitmap_view<Word>::bits + page_t(detail::nth_set<Word>(cw, k - cs));
       }
     }
-    if (mine == invalid_page) mine = bm.scan(lo + r.below(n), st);  // out of rounds: exhaustive
+    if (mine == invalid_page)
+      mine = bm.scan(lo + r.below(n), st); // out of rounds: exhaustive
     return mine;
   }
   __device__ page_t get_page() const {
@@ -88,7 +90,6 @@ struct corw_handle : pages_view {
   __device__ void free_page(page_t p) const { bm.free_page(p); }
 };
 
-template <class Word>
-using corw = bitmap_allocator<corw_handle<Word>, Word>;
+template <class Word> using corw = bitmap_allocator<corw_handle<Word>, Word>;
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -12,46 +12,53 @@
 namespace gpuprobe::alloc {
 
 struct crw_handle : pages_view {
-  static constexpr const char* name = "crw";
+  static constexpr const char *name = "crw";
   bitmap_view<std::uint32_t> bm;
-  page_t* last;  // per global thread id; invalid_page: none yet
+  page_t *last; // per global thread id; invalid_page: none yet
   std::uint32_t last_count;
   unsigned long long seed;
   unsigned max_random_steps;
   crw_start start;
-  std::uint32_t vm_pages;  // pages per VM page (warp_vm), a multiple of 32
+  std::uint32_t vm_pages; // pages per VM page (warp_vm), a multiple of 32
 
   __device__ bool try_take(page_t p) const {
     const std::uint32_t bit = 1u << (p % 32);
     return !(bm.read(p / 32) & bit) && !(atomicOr(&bm.words[p / 32], bit) & bit);
   }
-  template <class Steps>
-  __device__ page_t get_page(Steps& st) const {
+  template <class Steps> __device__ page_t get_page(Steps &st) const {
     const unsigned long long gtid = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
-    page_t* slot = gtid < last_count ? &last[gtid] : nullptr;
+    page_t *slot = gtid < last_count ? &last[gtid] : nullptr;
     page_t p = slot ? *slot : invalid_page;
     const page_t stride = start == crw_start::thread ? 1u : 32u;
-    const bool leaves_vm_page = start == crw_start::warp_vm && (p + stride) / vm_pages != p / vm_pages;
+    const bool leaves_vm_page =
+        start == crw_start::warp_vm && (p + stride) / vm_pages != p / vm_pages;
     if (p != invalid_page && p + stride < bm.pages && !leaves_vm_page) {
       st.add();
-      if (try_take(p + stride)) return *slot = p + stride;
+      if (try_take(p + stride))
+        return *slot = p + stride;
     }
     rng64 r(thread_seed(seed));
     p = invalid_page;
-    if (start != crw_start::thread) {  // the lanes here start a block together: the lowest lane draws it
+    if (start !=
+        crw_start::thread) { // the lanes here start a block together: the lowest lane draws it
       const unsigned active = __activemask();
-      const std::uint32_t block = __shfl_sync(active, r.below(bm.word_count), __ffs(int(active)) - 1);
+      const std::uint32_t block =
+          __shfl_sync(active, r.below(bm.word_count), __ffs(int(active)) - 1);
       const page_t q = block * 32u + detail::lane_id();
       st.add();
-      if (q < bm.pages && try_take(q)) p = q;
+      if (q < bm.pages && try_take(q))
+        p = q;
     }
     for (unsigned k = 0; k < max_random_steps && p == invalid_page; ++k) {
       const page_t q = r.below(bm.pages);
       st.add();
-      if (try_take(q)) p = q;
+      if (try_take(q))
+        p = q;
     }
-    if (p == invalid_page) p = bm.scan(r.below(bm.word_count), st);
-    if (slot) *slot = p;
+    if (p == invalid_page)
+      p = bm.scan(r.below(bm.word_count), st);
+    if (slot)
+      *slot = p;
     return p;
   }
   __device__ page_t get_page() const {
@@ -62,32 +69,39 @@ struct crw_handle : pages_view {
 };
 
 class crw {
- public:
+public:
   using handle_type = crw_handle;
   // max_threads: threads whose last page is remembered (global ids beyond it just random-walk).
   // t.crw: the cluster placement (the rest of a tuning profile does not apply to CRW).
-  explicit crw(const pool_config& c = {}, std::uint32_t max_threads = 1u << 21, const tuning& t = {})
+  explicit crw(const pool_config &c = {}, std::uint32_t max_threads = 1u << 21,
+               const tuning &t = {})
       : pool_(c), bm_(c.pages), last_(max_threads), start_(t.crw),
-        vm_pages_(c.page_bytes ? std::uint32_t(std::max<std::uint64_t>(32, t.vm_page_bytes / c.page_bytes / 32 * 32)) : 1u << 16) {
+        vm_pages_(c.page_bytes ? std::uint32_t(std::max<std::uint64_t>(
+                                     32, t.vm_page_bytes / c.page_bytes / 32 * 32))
+                               : 1u << 16) {
     forget();
   }
   void prefill(std::uint64_t free_pages, std::uint64_t seed) {
     bm_.prefill(free_pages, seed);
     forget();
   }
-  void load(const std::vector<std::uint8_t>& used) {
+  void load(const std::vector<std::uint8_t> &used) {
     bm_.load(used);
     forget();
   }
-  void forget() { cuda_or_throw(cudaMemset(last_.get(), 0xff, last_.size() * sizeof(page_t)), "memset"); }
+  void forget() {
+    cuda_or_throw(cudaMemset(last_.get(), 0xff, last_.size() * sizeof(page_t)), "memset");
+  }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   handle_type handle() const {
-    const auto& c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), last_.get(), std::uint32_t(last_.size()), c.seed, c.max_random_steps, start_, vm_pages_};
+    const auto &c = pool_.config();
+    return {
+        {pool_.data(), c.page_bytes}, bm_.view(), last_.get(), std::uint32_t(last_.size()), c.seed,
+        c.max_random_steps,           start_,     vm_pages_};
   }
-  const pool_config& config() const { return pool_.config(); }
+  const pool_config &config() const { return pool_.config(); }
 
- private:
+private:
   page_pool pool_;
   bitmap_storage<std::uint32_t> bm_;
   device_array<page_t> last_;
@@ -95,4 +109,4 @@ class crw {
   std::uint32_t vm_pages_;
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -11,41 +11,43 @@ namespace gpuprobe::alloc {
 inline void ensure_malloc_heap(std::size_t bytes) {
   std::size_t got = 0;
   cuda_or_throw(cudaDeviceGetLimit(&got, cudaLimitMallocHeapSize), "cudaDeviceGetLimit");
-  if (got >= bytes) return;
-  if (cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes) != cudaSuccess) (void)cudaGetLastError();
+  if (got >= bytes)
+    return;
+  if (cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes) != cudaSuccess)
+    (void)cudaGetLastError();
   cuda_or_throw(cudaDeviceGetLimit(&got, cudaLimitMallocHeapSize), "cudaDeviceGetLimit");
   if (got < bytes)
-    throw std::runtime_error("device malloc heap is fixed at " + std::to_string(got >> 20) + " MiB (a malloc kernel ran before); " +
-                             std::to_string(bytes >> 20) + " MiB needed: run this case in its own process");
+    throw std::runtime_error("device malloc heap is fixed at " + std::to_string(got >> 20) +
+                             " MiB (a malloc kernel ran before); " + std::to_string(bytes >> 20) +
+                             " MiB needed: run this case in its own process");
 }
 
 struct cuda_malloc_handle {
-  static constexpr const char* name = "cuda_malloc";
+  static constexpr const char *name = "cuda_malloc";
   std::uint32_t page_bytes;
-  template <class Steps>
-  __device__ char* get_page(Steps& st) const {
+  template <class Steps> __device__ char *get_page(Steps &st) const {
     st.add();
-    return static_cast<char*>(malloc(page_bytes));
+    return static_cast<char *>(malloc(page_bytes));
   }
-  __device__ char* get_page() const { return static_cast<char*>(malloc(page_bytes)); }
-  __device__ void free_page(char* p) const { free(p); }
+  __device__ char *get_page() const { return static_cast<char *>(malloc(page_bytes)); }
+  __device__ void free_page(char *p) const { free(p); }
   // malloc-style interface (BM_malloc): any size.
-  __device__ void* malloc(std::size_t bytes) const { return ::malloc(bytes); }
-  __device__ void free(void* p) const { ::free(p); }
+  __device__ void *malloc(std::size_t bytes) const { return ::malloc(bytes); }
+  __device__ void free(void *p) const { ::free(p); }
 };
 
 class cuda_malloc {
- public:
+public:
   using handle_type = cuda_malloc_handle;
   // heap_factor: heap bytes per page byte requested (the allocator needs headroom).
-  explicit cuda_malloc(const pool_config& c = {}, double heap_factor = 1.5) : cfg_(c) {
+  explicit cuda_malloc(const pool_config &c = {}, double heap_factor = 1.5) : cfg_(c) {
     ensure_malloc_heap(static_cast<std::size_t>(double(c.pages) * c.page_bytes * heap_factor));
   }
   handle_type handle() const { return {cfg_.page_bytes}; }
-  const pool_config& config() const { return cfg_; }
+  const pool_config &config() const { return cfg_; }
 
- private:
+private:
   pool_config cfg_;
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -1,7 +1,7 @@
 #pragma once
 // One 64-bit mixer (MurmurHash3's finalizer) for host and device: request sizes, synthetic
 // relations and data whose values the checks recompute.
-#include "allocators/runs.hpp"  // GPUPROBE_HD
+#include "allocators/runs.hpp" // GPUPROBE_HD
 
 #include <cstdint>
 
@@ -15,4 +15,4 @@ GPUPROBE_HD inline std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 33);
 }
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -12,32 +12,31 @@
 
 namespace gpuprobe::alloc {
 
-template <bool WarpAggregated>
-struct queue_handle : pages_view {
-  static constexpr const char* name = WarpAggregated ? "queue_warp" : "queue";
-  page_t* ids;
-  unsigned long long* head;  // next ticket to serve
-  unsigned long long* tail;  // one past the last id queued
+template <bool WarpAggregated> struct queue_handle : pages_view {
+  static constexpr const char *name = WarpAggregated ? "queue_warp" : "queue";
+  page_t *ids;
+  unsigned long long *head; // next ticket to serve
+  unsigned long long *tail; // one past the last id queued
   std::uint32_t capacity;
-  unsigned zero;             // always 0, unknown to the compiler: makes the address per-lane
-  unsigned long long head_at_launch;  // for step counting: a ticket's position in this launch
+  unsigned zero; // always 0, unknown to the compiler: makes the address per-lane
+  unsigned long long head_at_launch; // for step counting: a ticket's position in this launch
 
-  __device__ unsigned long long ticket(unsigned long long* counter) const {
+  __device__ unsigned long long ticket(unsigned long long *counter) const {
     if constexpr (WarpAggregated) {
       return atomicAdd(counter, 1ull);
     } else {
       unsigned long long old;
-      const unsigned long long* p = counter + (threadIdx.x & zero);
+      const unsigned long long *p = counter + (threadIdx.x & zero);
       asm volatile("atom.global.add.u64 %0, [%1], 1;" : "=l"(old) : "l"(p) : "memory");
       return old;
     }
   }
-  template <class Steps>
-  __device__ page_t get_page(Steps& st) const {
+  template <class Steps> __device__ page_t get_page(Steps &st) const {
     const unsigned long long t = ticket(head);
-    st.add(unsigned(t - head_at_launch + 1));  // the paper's queue steps: position in the line
-    if (t < *reinterpret_cast<volatile unsigned long long*>(tail)) return ids[t % capacity];
-    atomicAdd(head, ~0ull);  // give the ticket back: the queue was empty
+    st.add(unsigned(t - head_at_launch + 1)); // the paper's queue steps: position in the line
+    if (t < *reinterpret_cast<volatile unsigned long long *>(tail))
+      return ids[t % capacity];
+    atomicAdd(head, ~0ull); // give the ticket back: the queue was empty
     return invalid_page;
   }
   __device__ page_t get_page() const {
@@ -47,17 +46,19 @@ struct queue_handle : pages_view {
   __device__ void free_page(page_t p) const { ids[atomicAdd(tail, 1ull) % capacity] = p; }
 };
 
-template <bool WarpAggregated>
-class queue_alloc {
- public:
+template <bool WarpAggregated> class queue_alloc {
+public:
   using handle_type = queue_handle<WarpAggregated>;
-  explicit queue_alloc(const pool_config& c = {}) : pool_(c), ids_(c.pages), counters_(2) {
-    load(std::vector<std::uint8_t>(c.pages, 0));  // all free
+  explicit queue_alloc(const pool_config &c = {}) : pool_(c), ids_(c.pages), counters_(2) {
+    load(std::vector<std::uint8_t>(c.pages, 0)); // all free
   }
-  void prefill(std::uint64_t free_pages, std::uint64_t seed) { load(random_occupancy(pool_.config().pages, free_pages, seed), seed); }
-  void load(const std::vector<std::uint8_t>& used, std::uint64_t seed = 0) {
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) {
+    load(random_occupancy(pool_.config().pages, free_pages, seed), seed);
+  }
+  void load(const std::vector<std::uint8_t> &used, std::uint64_t seed = 0) {
     const auto ids = free_ids(used, seed);
-    if (!ids.empty()) ids_.upload(ids.data(), ids.size());
+    if (!ids.empty())
+      ids_.upload(ids.data(), ids.size());
     const unsigned long long c[2] = {0, ids.size()};
     counters_.upload(c, 2);
   }
@@ -73,14 +74,20 @@ class queue_alloc {
     return c[1] - c[0];
   }
   handle_type handle() const {
-    const auto& c = pool_.config();
+    const auto &c = pool_.config();
     unsigned long long h[2];
     counters_.download(h, 2);
-    return {{pool_.data(), c.page_bytes}, ids_.get(), counters_.get(), counters_.get() + 1, c.pages, 0u, h[0]};
+    return {{pool_.data(), c.page_bytes},
+            ids_.get(),
+            counters_.get(),
+            counters_.get() + 1,
+            c.pages,
+            0u,
+            h[0]};
   }
-  const pool_config& config() const { return pool_.config(); }
+  const pool_config &config() const { return pool_.config(); }
 
- private:
+private:
   page_pool pool_;
   device_array<page_t> ids_;
   device_array<unsigned long long> counters_;
@@ -91,11 +98,10 @@ using queue_warp = queue_alloc<true>;
 
 // Direct output: one atomicAdd on a bump pointer, no free.
 struct bump_handle : pages_view {
-  static constexpr const char* name = "bump";
-  unsigned long long* next;
+  static constexpr const char *name = "bump";
+  unsigned long long *next;
   page_t pages;
-  template <class Steps>
-  __device__ page_t get_page(Steps& st) const {
+  template <class Steps> __device__ page_t get_page(Steps &st) const {
     st.add();
     const unsigned long long i = atomicAdd(next, 1ull);
     return i < pages ? page_t(i) : invalid_page;
@@ -107,23 +113,25 @@ struct bump_handle : pages_view {
 };
 
 class bump {
- public:
+public:
   using handle_type = bump_handle;
-  explicit bump(const pool_config& c = {}) : pool_(c), next_(1) { prefill(c.pages, 0); }
+  explicit bump(const pool_config &c = {}) : pool_(c), next_(1) { prefill(c.pages, 0); }
   void prefill(std::uint64_t free_pages, std::uint64_t) {
     const unsigned long long n = pool_.config().pages - free_pages;
     next_.upload(&n, 1);
   }
   // A bump pointer has no pattern: only the number of free pages counts.
-  void load(const std::vector<std::uint8_t>& used) {
+  void load(const std::vector<std::uint8_t> &used) {
     prefill(std::uint64_t(std::count(used.begin(), used.end(), std::uint8_t(0))), 0);
   }
-  handle_type handle() const { return {{pool_.data(), pool_.config().page_bytes}, next_.get(), pool_.config().pages}; }
-  const pool_config& config() const { return pool_.config(); }
+  handle_type handle() const {
+    return {{pool_.data(), pool_.config().page_bytes}, next_.get(), pool_.config().pages};
+  }
+  const pool_config &config() const { return pool_.config(); }
 
- private:
+private:
   page_pool pool_;
   device_array<unsigned long long> next_;
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -11,7 +11,7 @@
 
 namespace gpuprobe::alloc {
 
-GPUPROBE_HD inline unsigned ctz64(std::uint64_t x) {  // x != 0
+GPUPROBE_HD inline unsigned ctz64(std::uint64_t x) { // x != 0
 #if defined(__CUDA_ARCH__)
   return unsigned(__ffsll((long long)x) - 1);
 #else
@@ -24,18 +24,19 @@ GPUPROBE_HD inline unsigned trailing_ones(std::uint64_t x) { return ~x ? ctz64(~
 
 struct free_run {
   std::uint32_t start;  // first unit, relative to the region's first word
-  std::uint32_t length;  // 0: no further run
+  std::uint32_t length; // 0: no further run
 };
 
 // The first run of free units at or after unit `from` in words[0, n): runs that cross a word
 // boundary are joined; a run is cut at the end of the region. Walk a region with
-//   for (auto r = next_free_run(get, n, 0); r.length; r = next_free_run(get, n, r.start + r.length))
+//   for (auto r = next_free_run(get, n, 0); r.length; r = next_free_run(get, n, r.start +
+//   r.length))
 // `word(j)` returns word j (an array read on the host, a shuffle or load on the device).
 template <class Word>
-GPUPROBE_HD inline free_run next_free_run(Word&& word, unsigned n, std::uint32_t from) {
+GPUPROBE_HD inline free_run next_free_run(Word &&word, unsigned n, std::uint32_t from) {
   unsigned j = from / 64, b = from % 64;
   while (j < n) {
-    const std::uint64_t f = ~word(j) & (~0ull << b);  // free bits of word j at or after b
+    const std::uint64_t f = ~word(j) & (~0ull << b); // free bits of word j at or after b
     if (!f) {
       ++j, b = 0;
       continue;
@@ -43,9 +44,11 @@ GPUPROBE_HD inline free_run next_free_run(Word&& word, unsigned n, std::uint32_t
     const unsigned s = ctz64(f);
     free_run r{j * 64 + s, 0};
     for (unsigned jj = j, bb = s; jj < n;) {
-      const unsigned len = trailing_ones(~word(jj) >> bb);  // the shift fills with used bits: <= 64 - bb
+      const unsigned len =
+          trailing_ones(~word(jj) >> bb); // the shift fills with used bits: <= 64 - bb
       r.length += len;
-      if (bb + len < 64) break;
+      if (bb + len < 64)
+        break;
       ++jj, bb = 0;
     }
     return r;
@@ -53,4 +56,4 @@ GPUPROBE_HD inline free_run next_free_run(Word&& word, unsigned n, std::uint32_t
   return {n * 64, 0};
 }
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -9,27 +9,30 @@
 namespace gpuprobe::alloc {
 
 struct rw_handle : pages_view {
-  static constexpr const char* name = "rw";
-  std::uint32_t* used;
+  static constexpr const char *name = "rw";
+  std::uint32_t *used;
   page_t pages;
   unsigned long long seed;
   unsigned max_random_steps;
 
-  __device__ bool try_take(page_t p) const { return __ldcg(&used[p]) == 0u && atomicExch(&used[p], 1u) == 0u; }
+  __device__ bool try_take(page_t p) const {
+    return __ldcg(&used[p]) == 0u && atomicExch(&used[p], 1u) == 0u;
+  }
 
-  template <class Steps>
-  __device__ page_t get_page(Steps& st) const {
+  template <class Steps> __device__ page_t get_page(Steps &st) const {
     rng64 r(thread_seed(seed));
     for (unsigned k = 0; k < max_random_steps; ++k) {
       const page_t p = r.below(pages);
       st.add();
-      if (try_take(p)) return p;
+      if (try_take(p))
+        return p;
     }
-    const page_t start = r.below(pages);  // exhaustive scan: "out of pages" only when none is free
+    const page_t start = r.below(pages); // exhaustive scan: "out of pages" only when none is free
     for (page_t i = 0; i < pages; ++i) {
       const page_t p = start + i < pages ? start + i : start + i - pages;
       st.add();
-      if (try_take(p)) return p;
+      if (try_take(p))
+        return p;
     }
     return invalid_page;
   }
@@ -42,31 +45,33 @@ struct rw_handle : pages_view {
 };
 
 class rw {
- public:
+public:
   using handle_type = rw_handle;
-  explicit rw(const pool_config& c = {}) : pool_(c), used_(c.pages) { used_.zero(); }
+  explicit rw(const pool_config &c = {}) : pool_(c), used_(c.pages) { used_.zero(); }
   // Marks pages - free_pages random pages used (the rest free).
-  void prefill(std::uint64_t free_pages, std::uint64_t seed) { load(random_occupancy(pool_.config().pages, free_pages, seed)); }
+  void prefill(std::uint64_t free_pages, std::uint64_t seed) {
+    load(random_occupancy(pool_.config().pages, free_pages, seed));
+  }
   // Sets the state to `used` (one entry per page, 1 = used).
-  void load(const std::vector<std::uint8_t>& used) {
+  void load(const std::vector<std::uint8_t> &used) {
     std::vector<std::uint32_t> flags(used.begin(), used.end());
     used_.upload(flags.data(), flags.size());
   }
-  void clear() { used_.zero(); }  // every page free
+  void clear() { used_.zero(); } // every page free
   std::vector<std::uint8_t> used_pattern() const {
     std::vector<std::uint32_t> flags(used_.size());
     used_.download(flags.data(), flags.size());
     return {flags.begin(), flags.end()};
   }
   handle_type handle() const {
-    const auto& c = pool_.config();
+    const auto &c = pool_.config();
     return {{pool_.data(), c.page_bytes}, used_.get(), c.pages, c.seed, c.max_random_steps};
   }
-  const pool_config& config() const { return pool_.config(); }
+  const pool_config &config() const { return pool_.config(); }
 
- private:
+private:
   page_pool pool_;
   device_array<std::uint32_t> used_;
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

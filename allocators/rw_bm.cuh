@@ -5,17 +5,15 @@
 
 namespace gpuprobe::alloc {
 
-template <class Word>
-struct rw_bm_handle : pages_view {
-  static constexpr const char* name = sizeof(Word) == 4 ? "rw_bm32" : "rw_bm64";
+template <class Word> struct rw_bm_handle : pages_view {
+  static constexpr const char *name = sizeof(Word) == 4 ? "rw_bm32" : "rw_bm64";
   bitmap_view<Word> bm;
   unsigned long long seed;
   unsigned max_random_steps;
-  unsigned long long epoch;  // differs per handle() call: rotates the first words per launch
-  region_view scope;         // TLB-scoped regions (words): random words from the SM's region first
+  unsigned long long epoch; // differs per handle() call: rotates the first words per launch
+  region_view scope;        // TLB-scoped regions (words): random words from the SM's region first
 
-  template <class Steps>
-  __device__ page_t get_page(Steps& st) const {
+  template <class Steps> __device__ page_t get_page(Steps &st) const {
     rng64 r(thread_seed(seed));
     std::uint32_t lo, n;
     scope.range(bm.word_count, lo, n);
@@ -23,14 +21,17 @@ struct rw_bm_handle : pages_view {
     // words (Eq. 5 assumes no two threads probe one word at once; uniform draws collide in the
     // LockMap, which costs steps the model does not have). Later words are uniform draws.
     const unsigned long long gtid = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
-    const std::uint32_t first = lo + std::uint32_t((rng64(seed ^ (epoch * 0x9e3779b97f4a7c15ull)).next() + gtid) % n);
+    const std::uint32_t first =
+        lo + std::uint32_t((rng64(seed ^ (epoch * 0x9e3779b97f4a7c15ull)).next() + gtid) % n);
     for (unsigned k = 0; k < max_random_steps; ++k) {
       const std::uint32_t w = k == 0 ? first : lo + r.below(n);
       st.add();
-      if (!bm.lock(w)) continue;  // locked by another thread: that word is not a source now
+      if (!bm.lock(w))
+        continue; // locked by another thread: that word is not a source now
       const page_t p = bm.take_one(w, bm.read(w));
       bm.unlock(w);
-      if (p != invalid_page) return p;
+      if (p != invalid_page)
+        return p;
     }
     return bm.scan(lo + r.below(n), st);
   }
@@ -41,7 +42,6 @@ struct rw_bm_handle : pages_view {
   __device__ void free_page(page_t p) const { bm.free_page(p); }
 };
 
-template <class Word>
-using rw_bm = bitmap_allocator<rw_bm_handle<Word>, Word>;
+template <class Word> using rw_bm = bitmap_allocator<rw_bm_handle<Word>, Word>;
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -5,8 +5,8 @@
 // A warp's active lanes allocate together. Requests smaller than a unit are packed (16-byte
 // aligned, none crossing a unit) into shared units and become one request of the lowest such
 // lane; each other lane asks for ceil(bytes / unit) units. Per round the warp reads a random
-// region of 32 consecutive words (2048 units, aligned) and walks its free runs in order, joining runs
-// across words; at each run, the pending requests that fit it (lane order, exclusive prefix of
+// region of 32 consecutive words (2048 units, aligned) and walks its free runs in order, joining
+// runs across words; at each run, the pending requests that fit it (lane order, exclusive prefix of
 // their sizes) are claimed as one range: the active lanes set the range's words with atomicOr,
 // and a range that meets a bit set by someone else is rolled back and the region read again. After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
@@ -22,55 +22,64 @@
 namespace gpuprobe::alloc {
 
 struct malloc_config {
-  std::uint64_t pool_bytes = 1ull << 34;  // 16 GiB
+  std::uint64_t pool_bytes = 1ull << 34; // 16 GiB
   std::uint32_t unit_bytes = 256;
   unsigned long long seed = 1;
-  unsigned max_rounds = 32;  // random regions before the exhaustive scan
-  char* memory = nullptr;    // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
+  unsigned max_rounds = 32; // random regions before the exhaustive scan
+  char *memory =
+      nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
 
 namespace detail {
 constexpr std::uint32_t shared_unit = 0x80000000u;
 // Bits of word w covered by units [start, start + n).
-__device__ inline unsigned long long range_mask(std::uint64_t w, std::uint64_t start, std::uint64_t n) {
+__device__ inline unsigned long long range_mask(std::uint64_t w, std::uint64_t start,
+                                                std::uint64_t n) {
   const std::uint64_t lo = max(start, w * 64), hi = min(start + n, w * 64 + 64);
   const unsigned len = unsigned(hi - lo), at = unsigned(lo - w * 64);
   return (len == 64 ? ~0ull : ((1ull << len) - 1)) << at;
 }
 // Exclusive prefix sum of v over the lanes of `mask` (v < 2^17).
 __device__ inline unsigned warp_exclusive_sum(unsigned mask, unsigned v, unsigned lane) {
-  if (mask != 0xffffffffu) return ballot_scan(mask, v, (1u << lane) - 1u, 17);
+  if (mask != 0xffffffffu)
+    return ballot_scan(mask, v, (1u << lane) - 1u, 17);
   unsigned s = v;
   for (unsigned d = 1; d < 32; d <<= 1) {
     const unsigned o = __shfl_up_sync(mask, s, d);
-    if (lane >= d) s += o;
+    if (lane >= d)
+      s += o;
   }
   return s - v;
 }
-}  // namespace detail
+} // namespace detail
 
 struct rw_malloc_handle {
-  static constexpr const char* name = "rw_malloc";
+  static constexpr const char *name = "rw_malloc";
   static constexpr unsigned region_words = 32;
   static constexpr std::uint32_t region_units = region_words * 64;
 
-  char* data;
-  unsigned long long* words;  // bit set = unit used
-  std::uint32_t* meta;        // per unit: run length at a run's first unit, or shared_unit | live count
+  char *data;
+  unsigned long long *words; // bit set = unit used
+  std::uint32_t *meta; // per unit: run length at a run's first unit, or shared_unit | live count
   std::uint32_t word_count;
   std::uint32_t unit_bytes;
   unsigned long long seed;
   unsigned max_rounds;
-  region_view scope;  // TLB-scoped regions (in bitmap regions of 32 words): random regions from the SM's first
+  region_view scope; // TLB-scoped regions (in bitmap regions of 32 words): random regions from the
+                     // SM's first
 
   // The largest request served.
-  __host__ __device__ std::uint64_t max_bytes() const { return std::uint64_t(region_units) * unit_bytes; }
+  __host__ __device__ std::uint64_t max_bytes() const {
+    return std::uint64_t(region_units) * unit_bytes;
+  }
 
-  __device__ void* malloc(std::size_t bytes) const {
+  __device__ void *malloc(std::size_t bytes) const {
     const unsigned active = __activemask();
     const unsigned lane = detail::lane_id();
     const bool small = bytes > 0 && bytes < unit_bytes;
-    std::uint32_t need = !small && bytes > 0 && bytes <= max_bytes() ? std::uint32_t((bytes + unit_bytes - 1) / unit_bytes) : 0u;
+    std::uint32_t need = !small && bytes > 0 && bytes <= max_bytes()
+                             ? std::uint32_t((bytes + unit_bytes - 1) / unit_bytes)
+                             : 0u;
     // Small requests: packed in lane order, one request of the lowest small lane.
     const unsigned small_mask = __ballot_sync(active, small);
     std::uint32_t my_unit = 0, my_off = 0;
@@ -80,33 +89,41 @@ struct rw_malloc_handle {
       for (unsigned m = small_mask; m; m &= m - 1) {
         const unsigned src = unsigned(__ffs(int(m)) - 1);
         const std::uint32_t sz = __shfl_sync(active, mine16, int(src));
-        if (co + sz > unit_bytes) ++cu, co = 0;
-        if (src == lane) my_unit = cu, my_off = co;
+        if (co + sz > unit_bytes)
+          ++cu, co = 0;
+        if (src == lane)
+          my_unit = cu, my_off = co;
         co += sz;
       }
-      if (lane == unsigned(__ffs(int(small_mask)) - 1)) need = cu + 1;
+      if (lane == unsigned(__ffs(int(small_mask)) - 1))
+        need = cu + 1;
     }
     const std::uint64_t got = find_and_claim(active, lane, need);
     // Shared units: the first allocation of each unit writes the unit's live count.
     if (small) {
       const std::uint64_t base = __shfl_sync(small_mask, got, __ffs(int(small_mask)) - 1);
-      if (base == ~0ull) return nullptr;
+      if (base == ~0ull)
+        return nullptr;
       const unsigned same = __match_any_sync(small_mask, my_unit);
-      if (my_off == 0) meta[base + my_unit] = detail::shared_unit | unsigned(__popc(int(same)));
+      if (my_off == 0)
+        meta[base + my_unit] = detail::shared_unit | unsigned(__popc(int(same)));
       __syncwarp(small_mask);
       return data + (base + my_unit) * unit_bytes + my_off;
     }
-    if (got == ~0ull) return nullptr;
+    if (got == ~0ull)
+      return nullptr;
     meta[got] = need;
     return data + got * unit_bytes;
   }
 
-  __device__ void free(void* p) const {
-    if (!p) return;
-    const std::uint64_t u = std::uint64_t(static_cast<char*>(p) - data) / unit_bytes;
+  __device__ void free(void *p) const {
+    if (!p)
+      return;
+    const std::uint64_t u = std::uint64_t(static_cast<char *>(p) - data) / unit_bytes;
     const std::uint32_t m = __ldcg(&meta[u]);
     if (m & detail::shared_unit) {
-      if (atomicSub(&meta[u], 1u) == (detail::shared_unit | 1u)) release(u, 1);
+      if (atomicSub(&meta[u], 1u) == (detail::shared_unit | 1u))
+        release(u, 1);
       return;
     }
     release(u, m);
@@ -114,18 +131,22 @@ struct rw_malloc_handle {
 
   // Units [start, start + n) free again.
   __device__ void release(std::uint64_t start, std::uint32_t n) const {
-    for (std::uint64_t w = start / 64; w <= (start + n - 1) / 64; ++w) atomicAnd(&words[w], ~detail::range_mask(w, start, n));
+    for (std::uint64_t w = start / 64; w <= (start + n - 1) / 64; ++w)
+      atomicAnd(&words[w], ~detail::range_mask(w, start, n));
   }
 
- private:
+private:
   // The first unit of this lane's `need` units (~0: none found / nothing asked).
-  __device__ std::uint64_t find_and_claim(unsigned active, unsigned lane, std::uint32_t need) const {
+  __device__ std::uint64_t find_and_claim(unsigned active, unsigned lane,
+                                          std::uint32_t need) const {
     unsigned pending = __ballot_sync(active, need > 0);
     std::uint64_t got = ~0ull;
-    if (!pending) return got;
+    if (!pending)
+      return got;
     const bool full = active == 0xffffffffu;
     const int leader = __ffs(int(active)) - 1;
-    const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))), k = unsigned(__popc(int(active)));
+    const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
+                   k = unsigned(__popc(int(active)));
     rng64 r(thread_seed(seed));
     const std::uint32_t scan_start = __shfl_sync(active, r.below(word_count), leader);
     const unsigned windows = (word_count + 15) / 16;
@@ -138,35 +159,44 @@ struct rw_malloc_handle {
       // and keeps its free space in one run at its end (random word starts scatter allocations
       // and leave no long runs in a half-full pool).
       if (reread == 0) {
-        w0 = round < max_rounds ? std::uint64_t(lo + __shfl_sync(active, r.below(n), leader)) * region_words
-                                : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
-        if (w0 + region_words > word_count) w0 = word_count > region_words ? word_count - region_words : 0;
+        w0 = round < max_rounds
+                 ? std::uint64_t(lo + __shfl_sync(active, r.below(n), leader)) * region_words
+                 : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
+        if (w0 + region_words > word_count)
+          w0 = word_count > region_words ? word_count - region_words : 0;
       }
       const unsigned nw = word_count - w0 < region_words ? unsigned(word_count - w0) : region_words;
       const unsigned long long mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
-      auto word = [&](unsigned j) { return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]); };
+      auto word = [&](unsigned j) {
+        return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]);
+      };
       unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       bool clashed = false;
-      for (free_run fr = next_free_run(word, nw, 0); fr.length && pending; fr = next_free_run(word, nw, fr.start + fr.length)) {
-        if (fr.length < min_need) continue;
+      for (free_run fr = next_free_run(word, nw, 0); fr.length && pending;
+           fr = next_free_run(word, nw, fr.start + fr.length)) {
+        if (fr.length < min_need)
+          continue;
         const bool cand = ((pending >> lane) & 1u) && need <= fr.length;
         const unsigned excl = detail::warp_exclusive_sum(active, cand ? need : 0u, lane);
         const bool fits = cand && excl + need <= fr.length;
         const unsigned fit_mask = __ballot_sync(active, fits);
-        const int last = 31 - __clz(int(fit_mask));  // the first candidate always fits: fit_mask != 0
+        const int last =
+            31 - __clz(int(fit_mask)); // the first candidate always fits: fit_mask != 0
         const std::uint32_t total = __shfl_sync(active, excl + need, last);
         const std::uint64_t start = w0 * 64 + fr.start;
         if (!claim(active, rank, k, start, total)) {
-          clashed = true;  // the region changed under us: read it again (a few times)
+          clashed = true; // the region changed under us: read it again (a few times)
           break;
         }
-        if (fits) got = start + excl;
+        if (fits)
+          got = start + excl;
         pending &= ~fit_mask;
         min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       }
       // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
       // it is read again before moving on. This keeps "out of memory" exact under contention.
-      if (clashed && ++reread <= 16) continue;
+      if (clashed && ++reread <= 16)
+        continue;
       reread = 0;
       ++round;
     }
@@ -175,50 +205,56 @@ struct rw_malloc_handle {
 
   // Sets the bits of units [start, start + n) when all were clear (the active lanes share the
   // words); otherwise leaves the bitmap as it was and returns false.
-  __device__ bool claim(unsigned active, unsigned rank, unsigned k, std::uint64_t start, std::uint32_t n) const {
+  __device__ bool claim(unsigned active, unsigned rank, unsigned k, std::uint64_t start,
+                        std::uint32_t n) const {
     const std::uint64_t first = start / 64, last = (start + n - 1) / 64;
-    unsigned taken = 0;  // my words set in full
+    unsigned taken = 0; // my words set in full
     bool clash = false;
     for (std::uint64_t w = first + rank; w <= last; w += k) {
       const unsigned long long m = detail::range_mask(w, start, n);
       const unsigned long long old = atomicOr(&words[w], m);
-      if (old & m) {  // someone else's bits: undo mine in this word, stop
+      if (old & m) { // someone else's bits: undo mine in this word, stop
         atomicAnd(&words[w], ~(m & ~old));
         clash = true;
         break;
       }
       ++taken;
     }
-    if (!__any_sync(active, clash)) return true;
+    if (!__any_sync(active, clash))
+      return true;
     std::uint64_t w = first + rank;
-    for (unsigned i = 0; i < taken; ++i, w += k) atomicAnd(&words[w], ~detail::range_mask(w, start, n));
+    for (unsigned i = 0; i < taken; ++i, w += k)
+      atomicAnd(&words[w], ~detail::range_mask(w, start, n));
     return false;
   }
 };
 
 // Owner: the pool, the bitmap and the meta words.
 class rw_malloc {
- public:
+public:
   using handle_type = rw_malloc_handle;
   // A tuning profile's regions scope the random regions each SM draws (the scan still sees all).
-  explicit rw_malloc(const malloc_config& c = {}, const tuning& t = {})
-      : cfg_(checked(c)), data_(c.memory ? 0 : c.pool_bytes), words_((units() + 63) / 64), meta_(units()),
-        regions_(t, units() * c.unit_bytes, std::uint64_t(handle_type::region_units) * c.unit_bytes) {
+  explicit rw_malloc(const malloc_config &c = {}, const tuning &t = {})
+      : cfg_(checked(c)), data_(c.memory ? 0 : c.pool_bytes), words_((units() + 63) / 64),
+        meta_(units()), regions_(t, units() * c.unit_bytes,
+                                 std::uint64_t(handle_type::region_units) * c.unit_bytes) {
     load(std::vector<unsigned long long>(words_.size(), 0), true);
   }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
-  template <class Draw>
-  void prefill(double free_fraction, Draw draw, std::uint64_t seed) {
+  template <class Draw> void prefill(double free_fraction, Draw draw, std::uint64_t seed) {
     load(hole_pattern(units(), free_fraction, draw, seed), false);
   }
   // Sets the bitmap (bit set = used; bits past the last unit are forced used).
   void load(std::vector<unsigned long long> w, bool zero_meta = false) {
-    if (w.size() != words_.size()) throw std::invalid_argument("rw_malloc::load: wrong number of words");
+    if (w.size() != words_.size())
+      throw std::invalid_argument("rw_malloc::load: wrong number of words");
     const std::uint64_t tail = units() % 64;
-    if (tail) w.back() |= ~0ull << tail;
+    if (tail)
+      w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
-    if (zero_meta) meta_.zero();
+    if (zero_meta)
+      meta_.zero();
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -226,16 +262,18 @@ class rw_malloc {
     return w;
   }
   handle_type handle() const {
-    return {data(), words_.get(), meta_.get(), std::uint32_t(words_.size()), cfg_.unit_bytes, cfg_.seed, cfg_.max_rounds, regions_.view()};
+    return {data(),          words_.get(), meta_.get(),     std::uint32_t(words_.size()),
+            cfg_.unit_bytes, cfg_.seed,    cfg_.max_rounds, regions_.view()};
   }
-  const malloc_config& config() const { return cfg_; }
-  const region_layout& regions() const { return regions_.layout(); }
-  char* data() const { return cfg_.memory ? cfg_.memory : data_.get(); }
+  const malloc_config &config() const { return cfg_; }
+  const region_layout &regions() const { return regions_.layout(); }
+  char *data() const { return cfg_.memory ? cfg_.memory : data_.get(); }
   std::uint64_t pool_bytes() const { return units() * cfg_.unit_bytes; }
 
- private:
-  static const malloc_config& checked(const malloc_config& c) {
-    if (c.unit_bytes < 16 || (c.unit_bytes & (c.unit_bytes - 1))) throw std::invalid_argument("rw_malloc: unit_bytes must be a power of two >= 16");
+private:
+  static const malloc_config &checked(const malloc_config &c) {
+    if (c.unit_bytes < 16 || (c.unit_bytes & (c.unit_bytes - 1)))
+      throw std::invalid_argument("rw_malloc: unit_bytes must be a power of two >= 16");
     if (c.pool_bytes < c.unit_bytes || c.pool_bytes / c.unit_bytes / 64 >= (1ull << 32))
       throw std::invalid_argument("rw_malloc: pool_bytes must hold 1 .. 2^38 units");
     return c;
@@ -244,7 +282,7 @@ class rw_malloc {
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
-  region_map regions_;  // in bitmap regions
+  region_map regions_; // in bitmap regions
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

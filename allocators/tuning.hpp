@@ -10,16 +10,21 @@
 namespace gpuprobe::alloc {
 
 // Where CRW starts a new cluster of pages (RW paper Alg. 5 is `thread`):
-//   thread   each thread's next page is the one after its last; a used one sends it to a random page
-//   warp     the lanes of a warp start on one random 32-page block (one bitmap word) at page
+//   thread   each thread's next page is the one after its last; a used one sends it to a random
+//   page warp     the lanes of a warp start on one random 32-page block (one bitmap word) at page
 //            block + lane, and step by 32: a warp's pages stay contiguous
 //   warp_vm  as warp, but a warp's walk never leaves its VM page (crossing one draws a new block)
 enum class crw_start : std::uint8_t { thread = 0, warp = 1, warp_vm = 2 };
-inline const char* to_string(crw_start s) { return s == crw_start::thread ? "thread" : s == crw_start::warp ? "warp" : "warp_vm"; }
-inline crw_start parse_crw_start(const std::string& s) {
-  if (s == "thread") return crw_start::thread;
-  if (s == "warp") return crw_start::warp;
-  if (s == "warp_vm") return crw_start::warp_vm;
+inline const char *to_string(crw_start s) {
+  return s == crw_start::thread ? "thread" : s == crw_start::warp ? "warp" : "warp_vm";
+}
+inline crw_start parse_crw_start(const std::string &s) {
+  if (s == "thread")
+    return crw_start::thread;
+  if (s == "warp")
+    return crw_start::warp;
+  if (s == "warp_vm")
+    return crw_start::warp_vm;
   throw std::invalid_argument("unknown CRW start '" + s + "' (thread, warp, warp_vm)");
 }
 
@@ -29,9 +34,11 @@ struct tuning {
   // TLB-scoped regions: SM s draws its pages from region sm_region[s] first (the exhaustive
   // fallback still sees the whole pool). One region, or an empty map: no scoping.
   unsigned regions = 1;
-  std::uint64_t max_region_bytes = 0;    // the shared TLB level's reach (0: no limit but pool / regions)
-  std::uint64_t region_align_bytes = 0;  // the level's (VM) page size regions are aligned to (0: 2 MiB)
-  std::vector<std::uint16_t> sm_region;  // by %smid
+  std::uint64_t max_region_bytes =
+      0; // the shared TLB level's reach (0: no limit but pool / regions)
+  std::uint64_t region_align_bytes =
+      0; // the level's (VM) page size regions are aligned to (0: 2 MiB)
+  std::vector<std::uint16_t> sm_region; // by %smid
   // CRW cluster placement, and the VM page size warp_vm keeps a walk inside.
   crw_start crw = crw_start::thread;
   std::uint64_t vm_page_bytes = 2u << 20;
@@ -43,10 +50,11 @@ struct tuning {
 
 // Calls f(Word{}) with Word = std::uint32_t or unsigned long long as t.word_bits says:
 //   with_word(t, [&](auto w) { corw<decltype(w)> pool(cfg, t); ... });
-template <class F>
-decltype(auto) with_word(const tuning& t, F&& f) {
-  if (t.word_bits == 64) return f(0ull);
-  if (t.word_bits != 32) throw std::invalid_argument("tuning: word_bits must be 32 or 64");
+template <class F> decltype(auto) with_word(const tuning &t, F &&f) {
+  if (t.word_bits == 64)
+    return f(0ull);
+  if (t.word_bits != 32)
+    throw std::invalid_argument("tuning: word_bits must be 32 or 64");
   return f(std::uint32_t{0});
 }
 
@@ -60,16 +68,21 @@ struct region_layout {
   unsigned regions = 1;
   std::uint64_t span_units = 0;
 };
-inline region_layout layout_regions(const tuning& t, std::uint64_t pool_bytes, std::uint64_t unit_bytes) {
-  if (!t.scoped() || unit_bytes == 0) return {};
-  if (t.max_region_bytes && pool_bytes <= t.max_region_bytes) return {};
+inline region_layout layout_regions(const tuning &t, std::uint64_t pool_bytes,
+                                    std::uint64_t unit_bytes) {
+  if (!t.scoped() || unit_bytes == 0)
+    return {};
+  if (t.max_region_bytes && pool_bytes <= t.max_region_bytes)
+    return {};
   const std::uint64_t align = t.region_align_bytes ? t.region_align_bytes : (2u << 20);
   std::uint64_t bytes = pool_bytes / t.regions;
-  if (t.max_region_bytes && t.max_region_bytes < bytes) bytes = t.max_region_bytes;
+  if (t.max_region_bytes && t.max_region_bytes < bytes)
+    bytes = t.max_region_bytes;
   bytes = bytes / align * align;
   const std::uint64_t span = bytes / unit_bytes;
-  if (span == 0 || span > 0xffffffffull) return {};
+  if (span == 0 || span > 0xffffffffull)
+    return {};
   return {t.regions, span};
 }
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -19,113 +19,135 @@
 namespace gpuprobe::alloc {
 
 struct xmalloc_config {
-  std::uint32_t buffers = 16;             // FIFOs per size class
-  std::uint32_t slots = 16;               // blocks per FIFO (a power of two)
+  std::uint32_t buffers = 16; // FIFOs per size class
+  std::uint32_t slots = 16;   // blocks per FIFO (a power of two)
   std::uint32_t coalesce_max_bytes = 2048;
-  bool buffering = true;  // false: coalescing only (XMalloc paper Fig. 5's solid line)
-  std::size_t heap_bytes = std::size_t(4) << 30;  // device malloc heap (set before any malloc kernel)
+  bool buffering = true; // false: coalescing only (XMalloc paper Fig. 5's solid line)
+  std::size_t heap_bytes = std::size_t(4)
+                           << 30; // device malloc heap (set before any malloc kernel)
 };
 
 namespace detail {
-constexpr unsigned x_min_log2 = 6, x_classes = 11;  // 64 B .. 64 KiB
+constexpr unsigned x_min_log2 = 6, x_classes = 11; // 64 B .. 64 KiB
 constexpr std::uint32_t x_unbuffered = 0xffffffffu, x_tag = 0x58a110c5u;
 struct x_block_header {
-  std::uint32_t count;  // live compartments
-  std::uint32_t cls;    // size class, or x_unbuffered
+  std::uint32_t count; // live compartments
+  std::uint32_t cls;   // size class, or x_unbuffered
   std::uint64_t pad;
 };
 struct x_compartment_header {
-  std::uint32_t offset;  // from the block's start
+  std::uint32_t offset; // from the block's start
   std::uint32_t tag;
   std::uint64_t pad;
 };
-}  // namespace detail
+} // namespace detail
 
 struct xmalloc_handle {
-  static constexpr const char* name = "xmalloc";
-  std::uint32_t* head;   // classes x buffers
-  std::uint32_t* tail;   // classes x buffers
-  std::uint32_t* seq;    // classes x buffers x slots
-  char** item;           // classes x buffers x slots
+  static constexpr const char *name = "xmalloc";
+  std::uint32_t *head; // classes x buffers
+  std::uint32_t *tail; // classes x buffers
+  std::uint32_t *seq;  // classes x buffers x slots
+  char **item;         // classes x buffers x slots
   std::uint32_t buffers, slots, coalesce_max_bytes;
   bool buffering;
 
-  __device__ void* malloc(std::size_t bytes) const {
+  __device__ void *malloc(std::size_t bytes) const {
     const unsigned active = __activemask();
     const unsigned lane = detail::lane_id();
     const bool co = bytes > 0 && bytes <= coalesce_max_bytes;
     const unsigned cmask = __ballot_sync(active, co);
-    const std::uint32_t comp = std::uint32_t(sizeof(detail::x_compartment_header) + ((bytes + 15) & ~std::size_t(15)));
+    const std::uint32_t comp =
+        std::uint32_t(sizeof(detail::x_compartment_header) + ((bytes + 15) & ~std::size_t(15)));
     if (co && __popc(int(cmask)) > 1) {
       const unsigned excl = detail::ballot_scan(cmask, comp, (1u << lane) - 1u, 17);
       const int leader = __ffs(int(cmask)) - 1;
       const int last = 31 - __clz(int(cmask));
-      const std::uint32_t total = std::uint32_t(sizeof(detail::x_block_header)) + __shfl_sync(cmask, excl + comp, last);
-      char* block = nullptr;
+      const std::uint32_t total =
+          std::uint32_t(sizeof(detail::x_block_header)) + __shfl_sync(cmask, excl + comp, last);
+      char *block = nullptr;
       if (int(lane) == leader) {
         block = buffered_malloc(total);
-        if (block) reinterpret_cast<detail::x_block_header*>(block)->count = unsigned(__popc(int(cmask)));
+        if (block)
+          reinterpret_cast<detail::x_block_header *>(block)->count = unsigned(__popc(int(cmask)));
         __threadfence_block();
       }
-      block = reinterpret_cast<char*>(__shfl_sync(cmask, reinterpret_cast<unsigned long long>(block), leader));
-      if (!block) return nullptr;
+      block = reinterpret_cast<char *>(
+          __shfl_sync(cmask, reinterpret_cast<unsigned long long>(block), leader));
+      if (!block)
+        return nullptr;
       return compartment(block, std::uint32_t(sizeof(detail::x_block_header)) + excl);
     }
-    if (bytes == 0) return nullptr;
+    if (bytes == 0)
+      return nullptr;
     // A lone lane's request goes through the buffers; a large one straight to device malloc, so
     // that it is "reclaimed immediately upon being freed" (§5.1).
-    char* block = bytes <= coalesce_max_bytes ? buffered_malloc(sizeof(detail::x_block_header) + comp)
-                                              : static_cast<char*>(::malloc(sizeof(detail::x_block_header) + comp));
-    if (!block) return nullptr;
-    if (bytes > coalesce_max_bytes) reinterpret_cast<detail::x_block_header*>(block)->cls = detail::x_unbuffered;
-    reinterpret_cast<detail::x_block_header*>(block)->count = 1;
+    char *block = bytes <= coalesce_max_bytes
+                      ? buffered_malloc(sizeof(detail::x_block_header) + comp)
+                      : static_cast<char *>(::malloc(sizeof(detail::x_block_header) + comp));
+    if (!block)
+      return nullptr;
+    if (bytes > coalesce_max_bytes)
+      reinterpret_cast<detail::x_block_header *>(block)->cls = detail::x_unbuffered;
+    reinterpret_cast<detail::x_block_header *>(block)->count = 1;
     return compartment(block, sizeof(detail::x_block_header));
   }
 
-  __device__ void free(void* p) const {
-    if (!p) return;
-    auto* h = reinterpret_cast<detail::x_compartment_header*>(static_cast<char*>(p) - sizeof(detail::x_compartment_header));
-    char* block = reinterpret_cast<char*>(h) - h->offset;
-    auto* bh = reinterpret_cast<detail::x_block_header*>(block);
-    if (atomicSub(&bh->count, 1u) != 1u) return;
+  __device__ void free(void *p) const {
+    if (!p)
+      return;
+    auto *h = reinterpret_cast<detail::x_compartment_header *>(
+        static_cast<char *>(p) - sizeof(detail::x_compartment_header));
+    char *block = reinterpret_cast<char *>(h) - h->offset;
+    auto *bh = reinterpret_cast<detail::x_block_header *>(block);
+    if (atomicSub(&bh->count, 1u) != 1u)
+      return;
     const std::uint32_t c = bh->cls;
-    if (!buffering || c == detail::x_unbuffered || !push(c, pick(), block)) ::free(block);
+    if (!buffering || c == detail::x_unbuffered || !push(c, pick(), block))
+      ::free(block);
   }
 
   // Allocation throughput hinges on these two: a FIFO pop, else device malloc.
-  __device__ char* buffered_malloc(std::size_t bytes) const {
+  __device__ char *buffered_malloc(std::size_t bytes) const {
     unsigned c = 0;
-    while ((std::size_t(1) << (c + detail::x_min_log2)) < bytes) ++c;
-    char* b = nullptr;
+    while ((std::size_t(1) << (c + detail::x_min_log2)) < bytes)
+      ++c;
+    char *b = nullptr;
     if (c < detail::x_classes) {
-      if (buffering) b = pop(c, pick());
-      if (!b) b = static_cast<char*>(::malloc(std::size_t(1) << (c + detail::x_min_log2)));
+      if (buffering)
+        b = pop(c, pick());
+      if (!b)
+        b = static_cast<char *>(::malloc(std::size_t(1) << (c + detail::x_min_log2)));
     } else {
-      b = static_cast<char*>(::malloc(bytes));
+      b = static_cast<char *>(::malloc(bytes));
     }
-    if (b) reinterpret_cast<detail::x_block_header*>(b)->cls = c < detail::x_classes ? c : detail::x_unbuffered;
+    if (b)
+      reinterpret_cast<detail::x_block_header *>(b)->cls =
+          c < detail::x_classes ? c : detail::x_unbuffered;
     return b;
   }
 
- private:
-  __device__ char* compartment(char* block, std::uint32_t offset) const {
-    auto* h = reinterpret_cast<detail::x_compartment_header*>(block + offset);
+private:
+  __device__ char *compartment(char *block, std::uint32_t offset) const {
+    auto *h = reinterpret_cast<detail::x_compartment_header *>(block + offset);
     h->offset = offset;
     h->tag = detail::x_tag;
     return block + offset + sizeof(detail::x_compartment_header);
   }
   __device__ std::uint32_t pick() const {
     const unsigned long long t = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
-    return std::uint32_t(((t * 0x9e3779b97f4a7c15ull) ^ (clock64() * 0xd1342543de82ef95ull)) >> 40) % buffers;
+    return std::uint32_t(((t * 0x9e3779b97f4a7c15ull) ^ (clock64() * 0xd1342543de82ef95ull)) >>
+                         40) %
+           buffers;
   }
   // Bounded MPMC FIFO with sequence numbers (a slot's number tells whether it holds message n).
-  __device__ bool push(std::uint32_t c, std::uint32_t b, char* block) const {
+  __device__ bool push(std::uint32_t c, std::uint32_t b, char *block) const {
     const std::size_t q = std::size_t(c) * buffers + b;
     std::uint32_t pos = atomicAdd(&tail[q], 0u);
     for (;;) {
       const std::size_t s = q * slots + (pos & (slots - 1));
       const int diff = int(atomicAdd(&seq[s], 0u) - pos);
-      if (diff < 0) return false;  // full
+      if (diff < 0)
+        return false; // full
       if (diff == 0) {
         const std::uint32_t old = atomicCAS(&tail[q], pos, pos + 1);
         if (old == pos) {
@@ -140,17 +162,19 @@ struct xmalloc_handle {
       }
     }
   }
-  __device__ char* pop(std::uint32_t c, std::uint32_t b) const {
+  __device__ char *pop(std::uint32_t c, std::uint32_t b) const {
     const std::size_t q = std::size_t(c) * buffers + b;
     std::uint32_t pos = atomicAdd(&head[q], 0u);
     for (;;) {
       const std::size_t s = q * slots + (pos & (slots - 1));
       const int diff = int(atomicAdd(&seq[s], 0u) - (pos + 1));
-      if (diff < 0) return nullptr;  // empty
+      if (diff < 0)
+        return nullptr; // empty
       if (diff == 0) {
         const std::uint32_t old = atomicCAS(&head[q], pos, pos + 1);
         if (old == pos) {
-          char* blk = reinterpret_cast<char*>(atomicAdd(reinterpret_cast<unsigned long long*>(&item[s]), 0ull));
+          char *blk = reinterpret_cast<char *>(
+              atomicAdd(reinterpret_cast<unsigned long long *>(&item[s]), 0ull));
           atomicExch(&seq[s], pos + slots);
           return blk;
         }
@@ -163,34 +187,40 @@ struct xmalloc_handle {
 };
 
 class xmalloc {
- public:
+public:
   using handle_type = xmalloc_handle;
-  explicit xmalloc(const xmalloc_config& c = {})
-      : cfg_(checked(c)),
-        head_(std::size_t(detail::x_classes) * c.buffers),
-        tail_(head_.size()),
-        seq_(head_.size() * c.slots),
-        item_(seq_.size()) {
+  explicit xmalloc(const xmalloc_config &c = {})
+      : cfg_(checked(c)), head_(std::size_t(detail::x_classes) * c.buffers), tail_(head_.size()),
+        seq_(head_.size() * c.slots), item_(seq_.size()) {
     ensure_malloc_heap(c.heap_bytes);
     head_.zero();
     tail_.zero();
     std::vector<std::uint32_t> s(seq_.size());
-    for (std::size_t i = 0; i < s.size(); ++i) s[i] = std::uint32_t(i % c.slots);
+    for (std::size_t i = 0; i < s.size(); ++i)
+      s[i] = std::uint32_t(i % c.slots);
     seq_.upload(s.data(), s.size());
   }
   handle_type handle() const {
-    return {head_.get(), tail_.get(), seq_.get(), item_.get(), cfg_.buffers, cfg_.slots, cfg_.coalesce_max_bytes, cfg_.buffering};
+    return {head_.get(),
+            tail_.get(),
+            seq_.get(),
+            item_.get(),
+            cfg_.buffers,
+            cfg_.slots,
+            cfg_.coalesce_max_bytes,
+            cfg_.buffering};
   }
-  const xmalloc_config& config() const { return cfg_; }
+  const xmalloc_config &config() const { return cfg_; }
 
- private:
-  static const xmalloc_config& checked(const xmalloc_config& c) {
-    if (!c.buffers || !c.slots || (c.slots & (c.slots - 1))) throw std::invalid_argument("xmalloc: buffers > 0 and slots a power of two");
+private:
+  static const xmalloc_config &checked(const xmalloc_config &c) {
+    if (!c.buffers || !c.slots || (c.slots & (c.slots - 1)))
+      throw std::invalid_argument("xmalloc: buffers > 0 and slots a power of two");
     return c;
   }
   xmalloc_config cfg_;
   device_array<std::uint32_t> head_, tail_, seq_;
-  device_array<char*> item_;
+  device_array<char *> item_;
 };
 
-}  // namespace gpuprobe::alloc
+} // namespace gpuprobe::alloc

@@ -7,20 +7,23 @@
 
 namespace gpuprobe::analysis {
 
-atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
+atomics_fit fit_atomics(const atomics_curve &c, double sm_clock_mhz) {
   atomics_fit f;
   const std::size_t n = std::min(c.threads.size(), c.mean_cycles.size());
-  if (n == 0) return f;
+  if (n == 0)
+    return f;
   std::size_t from = contended_from(c.mean_cycles);
   f.contended = from < n && n - from >= 3;
-  if (!f.contended) from = 0;
+  if (!f.contended)
+    from = 0;
   const std::vector<double> x(c.threads.begin() + long(from), c.threads.begin() + long(n));
   const std::vector<double> y(c.mean_cycles.begin() + long(from), c.mean_cycles.begin() + long(n));
   f.fit = fit_line(x, y);
   if (!(f.fit.r2 >= 0.98)) {
     std::vector<double> lx, ly;
     for (std::size_t i = 0; i < x.size(); ++i)
-      if (x[i] > 0 && y[i] > 0) lx.push_back(std::log(x[i])), ly.push_back(std::log(y[i]));
+      if (x[i] > 0 && y[i] > 0)
+        lx.push_back(std::log(x[i])), ly.push_back(std::log(y[i]));
     const line_fit p = fit_line(lx, ly);
     f.power_coefficient = std::exp(p.intercept), f.power_exponent = p.slope, f.power_r2 = p.r2;
     f.model = p.points >= 3 && p.r2 >= 0.95 ? "power" : "none";
@@ -28,7 +31,8 @@ atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
   f.from_threads = c.threads[from];
   f.to_threads = c.threads[n - 1];
   f.queue_model = c.queues && c.ops_per_s_at_max > 0 && sm_clock_mhz > 0;
-  if (!f.queue_model) return f;
+  if (!f.queue_model)
+    return f;
   f.step_cycles = sm_clock_mhz * 1e6 / c.ops_per_s_at_max;
   f.model_slope = f.step_cycles / 2;
   const double base = c.mean_cycles[0];
@@ -39,8 +43,9 @@ atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz) {
   return f;
 }
 
-nlohmann::json to_json(const atomics_fit& f) {
-  nlohmann::json model = {{"applies", false}, {"why", "distinct addresses do not queue on one atomic unit"}};
+nlohmann::json to_json(const atomics_fit &f) {
+  nlohmann::json model = {{"applies", false},
+                          {"why", "distinct addresses do not queue on one atomic unit"}};
   if (f.queue_model)
     model = {{"applies", true},
              {"equations", "RW paper Eqs. 1-2: TAS (N+1)/2, WAS sum_{k<N} 1-(k/N)^min(N,32)"},
@@ -61,10 +66,12 @@ nlohmann::json to_json(const atomics_fit& f) {
     fit["power_coefficient_cycles"] = f.power_coefficient;
     fit["power_exponent"] = f.power_exponent;
     fit["power_r2_log"] = f.power_r2;
-    fit["why"] = f.model == "power" ? "a line does not fit (r2 " + std::to_string(f.fit.r2).substr(0, 5) + "): cycles = c N^p fitted in log-log"
-                                    : "neither a line nor a power law fits the contended range";
+    fit["why"] = f.model == "power"
+                     ? "a line does not fit (r2 " + std::to_string(f.fit.r2).substr(0, 5) +
+                           "): cycles = c N^p fitted in log-log"
+                     : "neither a line nor a power law fits the contended range";
   }
   return {{"fit", fit}, {"queue_model", model}};
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -12,8 +12,8 @@ namespace gpuprobe::analysis {
 
 struct atomics_curve {
   std::vector<double> threads, mean_cycles, warp_max_mean_cycles;
-  double ops_per_s_at_max = 0;  // throughput at the largest thread count
-  bool queues = true;           // one address: threads queue (distinct addresses do not)
+  double ops_per_s_at_max = 0; // throughput at the largest thread count
+  bool queues = true;          // one address: threads queue (distinct addresses do not)
 };
 
 struct atomics_fit {
@@ -23,15 +23,15 @@ struct atomics_fit {
   std::string model = "line";
   line_fit fit;
   double power_coefficient = 0, power_exponent = 0, power_r2 = 0;
-  bool contended = false;       // some point reached 1.5x the 1-thread latency
+  bool contended = false; // some point reached 1.5x the 1-thread latency
   double from_threads = 0, to_threads = 0;
-  bool queue_model = false;     // the queue model applies (one contended address)
-  double step_cycles = 0;       // queue model: one contended atomic's service time
-  double model_slope = 0;       // step / 2
+  bool queue_model = false; // the queue model applies (one contended address)
+  double step_cycles = 0;   // queue model: one contended atomic's service time
+  double model_slope = 0;   // step / 2
   std::vector<double> model_mean_cycles, model_warp_max_cycles;
 };
 
-atomics_fit fit_atomics(const atomics_curve& c, double sm_clock_mhz);
-nlohmann::json to_json(const atomics_fit& f);
+atomics_fit fit_atomics(const atomics_curve &c, double sm_clock_mhz);
+nlohmann::json to_json(const atomics_fit &f);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

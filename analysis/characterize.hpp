@@ -9,25 +9,27 @@
 namespace gpuprobe::analysis {
 
 // results/<gpu-name-slug>-<uuid first 8 hex digits>, e.g. results/nvidia-h100-80gb-hbm3-df40c491.
-std::string default_results_dir(const std::string& gpu_name, const std::string& uuid);
+std::string default_results_dir(const std::string &gpu_name, const std::string &uuid);
 
 struct stage {
-  std::string name;               // tlb, tlb_tail, tlb_profile, sharing_L1 ..., atomics
-  std::string output;             // path relative to DIR
-  std::vector<std::string> args;  // gpuprobe arguments (without the binary)
+  std::string name;              // tlb, tlb_tail, tlb_profile, sharing_L1 ..., atomics
+  std::string output;            // path relative to DIR
+  std::vector<std::string> args; // gpuprobe arguments (without the binary)
 };
 
 // The measuring stages before sharing (sharing depends on the TLB profile: sharing_stages).
 // memory_bytes: the device's memory (the tail sweep covers its upper half).
-std::vector<stage> plan_stages(bool quick, double memory_bytes, int device, unsigned long long seed = 1);
+std::vector<stage> plan_stages(bool quick, double memory_bytes, int device,
+                               unsigned long long seed = 1);
 
 // One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
 // that reaches beyond every level (so a structure below the confidence bar, like the H100's
 // 64 GiB one, still gets a sharing answer, labelled as a candidate's).
-std::vector<stage> sharing_stages(const nlohmann::json& tlb_profile, bool quick, int device, unsigned long long seed = 1);
+std::vector<stage> sharing_stages(const nlohmann::json &tlb_profile, bool quick, int device,
+                                  unsigned long long seed = 1);
 
 // Is `path` a finished stage output (JSON with a schema this build reads)?
-bool stage_done(const std::string& path);
+bool stage_done(const std::string &path);
 
 // May resume keep the finished output of stage `s`? Only when it was produced by the same stage
 // arguments (so --quick, --device and --seed), on the GPU with this UUID, by this gpuprobe
@@ -36,10 +38,11 @@ struct stage_check {
   bool keep = false;
   std::string reason;
 };
-stage_check check_stage(const std::string& path, const stage& s, const std::string& uuid);
+stage_check check_stage(const std::string &path, const stage &s, const std::string &uuid);
 
 // DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
 // sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.
-nlohmann::json assemble_profile(const std::string& dir, const nlohmann::json& stages_run, const nlohmann::json& conditions);
+nlohmann::json assemble_profile(const std::string &dir, const nlohmann::json &stages_run,
+                                const nlohmann::json &conditions);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -10,10 +10,10 @@ struct line_fit {
 };
 
 // Ordinary least squares of y on x (at least 2 points with distinct x, else points = 0).
-line_fit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+line_fit fit_line(const std::vector<double> &x, const std::vector<double> &y);
 
 // First index from which the curve stays contended: y >= rise * y[0] at that point and every
 // later one. Returns y.size() when no such point exists.
-std::size_t contended_from(const std::vector<double>& y, double rise = 1.5);
+std::size_t contended_from(const std::vector<double> &y, double rise = 1.5);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -12,7 +12,7 @@
 
 namespace gpuprobe::analysis {
 
-input_text read_input(const std::string& path) {
+input_text read_input(const std::string &path) {
   input_text t;
   t.text = read_text_file(path);
   const auto first = t.text.find_first_not_of(" \t\r\n");
@@ -20,18 +20,19 @@ input_text read_input(const std::string& path) {
   return t;
 }
 
-bool parse_number(const std::string& cell, double& v) {
+bool parse_number(const std::string &cell, double &v) {
   const auto b = cell.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return false;
+  if (b == std::string::npos)
+    return false;
   const std::string t = cell.substr(b, cell.find_last_not_of(" \t\r") - b + 1);
-  char* end = nullptr;
+  char *end = nullptr;
   errno = 0;
   v = std::strtod(t.c_str(), &end);
   return errno == 0 && end && *end == '\0' && std::isfinite(v);
 }
 
-void fail_at(const std::string& source, int line, const std::string& what) {
+void fail_at(const std::string &source, int line, const std::string &what) {
   throw gpuprobe::error(source + ":" + std::to_string(line) + ": " + what);
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -33,30 +33,33 @@ constexpr double k_exact_terms = 1 << 20;
 // by term (-log1p for the logs).
 long double digamma_difference(long double x, long double y) {
   long double shift = 0;
-  while (y < 16) shift += 1 / x - 1 / y, x += 1, y += 1;  // at most 16 steps
+  while (y < 16)
+    shift += 1 / x - 1 / y, x += 1, y += 1; // at most 16 steps
   const long double d = x - y;
   const long double logs = -std::log1pl(-d / x);
   const long double inv1 = d / (x * y);                              // 1/y - 1/x
-  const long double inv2 = inv1 * (x + y) / (x * y);                  // 1/y^2 - 1/x^2
-  const long double inv4 = inv2 * (x * x + y * y) / (x * x * y * y);  // 1/y^4 - 1/x^4
-  const long double inv6 = inv2 * (x * x * x * x + x * x * y * y + y * y * y * y) / (x * x * x * x * y * y * y * y);
+  const long double inv2 = inv1 * (x + y) / (x * y);                 // 1/y^2 - 1/x^2
+  const long double inv4 = inv2 * (x * x + y * y) / (x * x * y * y); // 1/y^4 - 1/x^4
+  const long double inv6 =
+      inv2 * (x * x * x * x + x * x * y * y + y * y * y * y) / (x * x * x * x * y * y * y * y);
   return -shift + logs + inv1 / 2 + inv2 / 12 - inv4 / 120 + inv6 / 252;
 }
 
 // sum_{u = lo}^{hi} h(u) over integers, h smooth and decreasing (a sum over free pages left).
 // Exact for few terms; else the first terms exactly (where h bends most), the rest by
 // Euler-Maclaurin with the integral by Simpson's rule in log u.
-template <class H>
-long double sum_decreasing(H h, long double lo, long double hi) {
+template <class H> long double sum_decreasing(H h, long double lo, long double hi) {
   long double s = 0;
   if (hi - lo + 1 <= k_exact_terms) {
-    for (long double u = lo; u <= hi; ++u) s += h(u);
+    for (long double u = lo; u <= hi; ++u)
+      s += h(u);
     return s;
   }
   const long double head = 1 << 16;
-  for (long double u = lo; u < lo + head; ++u) s += h(u);
+  for (long double u = lo; u < lo + head; ++u)
+    s += h(u);
   const long double a = lo + head, b = hi;
-  const int n = 1 << 14;  // Simpson intervals (even)
+  const int n = 1 << 14; // Simpson intervals (even)
   const long double ta = std::log(a), tb = std::log(b), dt = (tb - ta) / n;
   long double integral = 0;
   for (int i = 0; i <= n; ++i) {
@@ -64,12 +67,12 @@ long double sum_decreasing(H h, long double lo, long double hi) {
     integral += (i == 0 || i == n ? 1 : (i % 2 ? 4 : 2)) * h(u) * u;
   }
   integral *= dt / 3;
-  const long double e = 1e-3L * a;  // h' by a central difference (h varies on the scale of u)
+  const long double e = 1e-3L * a; // h' by a central difference (h varies on the scale of u)
   const long double da = (h(a + e) - h(a - e)) / (2 * e), db = (h(b + e) - h(b - e)) / (2 * e);
   return s + integral + (h(a) + h(b)) / 2 + (db - da) / 12;
 }
 
-}  // namespace
+} // namespace
 
 double queue_tas(double n) { return (n + 1) / 2; }
 
@@ -77,22 +80,26 @@ double queue_was(double n) {
   const double L = lanes(n);
   if (n <= k_exact_terms) {
     double s = 0;
-    for (double k = 0; k < n; ++k) s += 1 - std::pow(k / n, L);
+    for (double k = 0; k < n; ++k)
+      s += 1 - std::pow(k / n, L);
     return s;
   }
   // sum_{k<n} (k/n)^L by Euler-Maclaurin: n/(L+1) - 1/2 + L/(12n) - L(L-1)(L-2)/(720 n^3).
-  const double powers = n / (L + 1) - 0.5 + L / (12 * n) - L * (L - 1) * (L - 2) / (720 * n * n * n);
+  const double powers =
+      n / (L + 1) - 0.5 + L / (12 * n) - L * (L - 1) * (L - 2) / (720 * n * n * n);
   return n - powers;
 }
 
 double rw_tas(double T, double A, double N) {
   if (N <= k_exact_terms) {
     long double s = 0;
-    for (double j = 0; j < N; ++j) s += 1.0L / (A - j);
+    for (double j = 0; j < N; ++j)
+      s += 1.0L / (A - j);
     return double((long double)T / N * s);
   }
   // H_A - H_{A-N} = psi(A + 1) - psi(A - N + 1).
-  return double((long double)T / N * digamma_difference((long double)A + 1, (long double)A - N + 1));
+  return double((long double)T / N *
+                digamma_difference((long double)A + 1, (long double)A - N + 1));
 }
 
 double rw_was_bound(double T, double A, double N) {
@@ -101,7 +108,9 @@ double rw_was_bound(double T, double A, double N) {
 
 double rw_bm_tas(double T, double A, double N, int w) {
   // j = 0..N-1 is u = A - j free pages: u from A - N + 1 to A.
-  const auto h = [&](long double u) { return 1.0L / -std::expm1l((long double)w * std::log1pl(-u / T)); };
+  const auto h = [&](long double u) {
+    return 1.0L / -std::expm1l((long double)w * std::log1pl(-u / T));
+  };
   return double(sum_decreasing(h, (long double)A - N + 1, (long double)A) / N);
 }
 
@@ -109,16 +118,22 @@ double rw_bm_was_bound(double T, double A, double N, int w) {
   return max_geometric_bound(std::log1p(-(A - N) / T), w, int(lanes(N)));
 }
 
-double crw_tas(double T, double A, double N, double M) { return 1 + (M - 1) / (A + M - 1) * rw_tas(T, A, N); }
-
-void check_model_args(const std::string& model, double T, double A, double N) {
-  if (!std::isfinite(T) || !std::isfinite(A) || !std::isfinite(N))
-    throw error("theory: --pages, --free and --threads must be finite numbers");
-  if (!(T > 0) || !(A > 0) || !(N > 0)) throw error("theory: --pages, --free and --threads must be positive");
-  if (A > T) throw error("theory: --free (" + std::to_string((long long)A) + ") exceeds --pages (" + std::to_string((long long)T) + ")");
-  if (model != "queue" && N >= A)
-    throw error("theory: model " + model + " needs --threads < --free (N = " + std::to_string((long long)N) + ", A = " +
-                std::to_string((long long)A) + "): the bound diverges at N = A");
+double crw_tas(double T, double A, double N, double M) {
+  return 1 + (M - 1) / (A + M - 1) * rw_tas(T, A, N);
 }
 
-}  // namespace gpuprobe::analysis
+void check_model_args(const std::string &model, double T, double A, double N) {
+  if (!std::isfinite(T) || !std::isfinite(A) || !std::isfinite(N))
+    throw error("theory: --pages, --free and --threads must be finite numbers");
+  if (!(T > 0) || !(A > 0) || !(N > 0))
+    throw error("theory: --pages, --free and --threads must be positive");
+  if (A > T)
+    throw error("theory: --free (" + std::to_string((long long)A) + ") exceeds --pages (" +
+                std::to_string((long long)T) + ")");
+  if (model != "queue" && N >= A)
+    throw error("theory: model " + model +
+                " needs --threads < --free (N = " + std::to_string((long long)N) +
+                ", A = " + std::to_string((long long)A) + "): the bound diverges at N = A");
+}
+
+} // namespace gpuprobe::analysis

@@ -24,6 +24,6 @@ double crw_tas(double pages, double free_pages, double threads, double clusters)
 
 // Throws gpuprobe::error for values the models do not cover: non-positive T, A, N; A > T; and
 // for every model but the queue N >= A (the bound diverges at N = A).
-void check_model_args(const std::string& model, double pages, double free_pages, double threads);
+void check_model_args(const std::string &model, double pages, double free_pages, double threads);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

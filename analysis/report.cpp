@@ -19,10 +19,13 @@ using nlohmann::json;
 
 json report_figure::manifest() const {
   json v = json::array(), b = json::array();
-  for (const auto& [x, label] : vlines) v.push_back({{"x", x}, {"label", label}});
-  for (const auto& [lo, hi] : boxes) b.push_back({lo, hi});
-  return {{"id", id}, {"title", title}, {"kind", kind}, {"xlabel", xlabel}, {"ylabel", ylabel},
-          {"logx", logx}, {"logy", logy}, {"vlines", v}, {"boxes", b}, {"csv", id + ".csv"}};
+  for (const auto &[x, label] : vlines)
+    v.push_back({{"x", x}, {"label", label}});
+  for (const auto &[lo, hi] : boxes)
+    b.push_back({lo, hi});
+  return {{"id", id},         {"title", title},    {"kind", kind}, {"xlabel", xlabel},
+          {"ylabel", ylabel}, {"logx", logx},      {"logy", logy}, {"vlines", v},
+          {"boxes", b},       {"csv", id + ".csv"}};
 }
 
 namespace report_detail {
@@ -32,39 +35,48 @@ std::string num(double x, int digits) {
   std::snprintf(b, sizeof b, "%.*g", digits, x);
   return b;
 }
-void row(std::ostringstream& o, const std::string& series, const std::string& style, double x, double y) {
-  if (std::isfinite(x) && std::isfinite(y)) o << '"' << series << "\"," << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
+void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,
+         double y) {
+  if (std::isfinite(x) && std::isfinite(y))
+    o << '"' << series << "\"," << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
 }
 
-std::string device_line(const json& d) {
-  const auto text = [&](const char* k) { return d.contains(k) ? (d[k].is_string() ? d[k].get<std::string>() : d[k].dump()) : "?"; };
-  std::string line = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", " + describe_driver(d);
+std::string device_line(const json &d) {
+  const auto text = [&](const char *k) {
+    return d.contains(k) ? (d[k].is_string() ? d[k].get<std::string>() : d[k].dump()) : "?";
+  };
+  std::string line = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", " +
+                     describe_driver(d);
   const double mhz = d.value("sm_clock_mhz_seen", 0.0);
-  if (mhz > 0) line += ", SM clock seen " + std::to_string(static_cast<long>(std::lround(mhz))) + " MHz";
+  if (mhz > 0)
+    line += ", SM clock seen " + std::to_string(static_cast<long>(std::lround(mhz))) + " MHz";
   return line;
 }
 
-}  // namespace report_detail
+} // namespace report_detail
 
 namespace {
 
 using namespace report_detail;
 
-inputs scan(const std::string& dir, report_content& c) {
-  if (!fs::is_directory(dir)) throw error("report: '" + dir + "' is not a folder");
+inputs scan(const std::string &dir, report_content &c) {
+  if (!fs::is_directory(dir))
+    throw error("report: '" + dir + "' is not a folder");
   const fs::path d = fs::path(dir).lexically_normal();
   const fs::path name = d.filename().empty() ? d.parent_path().filename() : d.filename();
   if (name == "raw" && !fs::is_directory(d / "raw"))
-    throw error("report: '" + dir + "' is the raw/ folder of a results folder: give the folder above it (--input " +
+    throw error("report: '" + dir +
+                "' is the raw/ folder of a results folder: give the folder above it (--input " +
                 (d.filename().empty() ? d.parent_path() : d).parent_path().string() + ")");
   inputs in;
   std::vector<fs::path> files;
   const fs::path raw = fs::path(dir) / "raw";
   if (fs::is_directory(raw))
-    for (const auto& e : fs::directory_iterator(raw))
-      if (e.is_regular_file()) files.push_back(e.path());
+    for (const auto &e : fs::directory_iterator(raw))
+      if (e.is_regular_file())
+        files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  for (const auto& p : files) {
+  for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
     if (ext == ".csv") {
       in.tlb.push_back(path);
@@ -75,31 +87,39 @@ inputs scan(const std::string& dir, report_content& c) {
       const std::string schema = doc.value("schema", "");
       if (doc.contains("benchmarks")) {
         in.bench.emplace_back(path, doc);
-      } else if (schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0) {
-        continue;  // derived files (a stage's TLB profile, an analysis): the raw results are drawn
+      } else if (schema.rfind("gpuprobe.profile/", 0) == 0 ||
+                 schema.rfind("gpuprobe.sharing/", 0) == 0) {
+        continue; // derived files (a stage's TLB profile, an analysis): the raw results are drawn
       } else {
         require_schema(doc, schema::result, path);
         const std::string probe = doc.value("probe", "");
-        if (probe == "tlb") in.tlb.push_back(path);
-        else if (probe == "atomics") in.atomics.emplace_back(path, doc);
-        else if (probe == "tlb-sharing") in.sharing.push_back(path);
+        if (probe == "tlb")
+          in.tlb.push_back(path);
+        else if (probe == "atomics")
+          in.atomics.emplace_back(path, doc);
+        else if (probe == "tlb-sharing")
+          in.sharing.push_back(path);
         else {
-          c.not_drawn.push_back(path + " (probe '" + probe + "': this report has no part that draws it)");
+          c.not_drawn.push_back(path + " (probe '" + probe +
+                                "': this report has no part that draws it)");
           continue;
         }
-        if (in.device.empty() && doc.contains("device")) in.device = device_line(doc["device"]);
+        if (in.device.empty() && doc.contains("device"))
+          in.device = device_line(doc["device"]);
       }
     } else {
       continue;
     }
     c.sources.push_back(path);
   }
-  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json", tun = fs::path(dir) / "tuning.json";
+  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json",
+                 tun = fs::path(dir) / "tuning.json";
   if (fs::exists(prof)) {
     in.profile = read_json_file(prof.string());
     require_schema(in.profile, schema::profile, prof.string());
     c.sources.push_back(prof.string());
-    if (in.device.empty() && in.profile.contains("device")) in.device = device_line(in.profile["device"]);
+    if (in.device.empty() && in.profile.contains("device"))
+      in.device = device_line(in.profile["device"]);
   }
   if (fs::exists(tun)) {
     in.tuning = read_json_file(tun.string());
@@ -112,24 +132,28 @@ inputs scan(const std::string& dir, report_content& c) {
     c.sources.push_back(val.string());
   }
   if (c.sources.empty() && c.not_drawn.empty())
-    throw error("report: '" + dir + "' holds nothing to draw (no raw/ results, profile.json, tuning.json or validation.json)");
+    throw error(
+        "report: '" + dir +
+        "' holds nothing to draw (no raw/ results, profile.json, tuning.json or validation.json)");
   return in;
 }
 
 // The parts of the page, in order. Adding a figure or table: its file and one line here.
-const std::vector<part_fn>& parts() {
-  static const std::vector<part_fn> all = {tlb_part, sharing_part, atomics_part, theory_part, tuning_part, validation_part};
+const std::vector<part_fn> &parts() {
+  static const std::vector<part_fn> all = {tlb_part,    sharing_part, atomics_part,
+                                           theory_part, tuning_part,  validation_part};
   return all;
 }
 
-}  // namespace
+} // namespace
 
-report_content build_report(const std::string& dir) {
+report_content build_report(const std::string &dir) {
   report_content c;
   const inputs in = scan(dir, c);
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
-  for (auto part : parts()) part(in, c);
+  for (auto part : parts())
+    part(in, c);
   return c;
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

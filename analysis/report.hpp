@@ -16,14 +16,14 @@
 namespace gpuprobe::analysis {
 
 struct report_figure {
-  std::string id;     // file stem: <id>.csv, <id>.png, <id>.svg
+  std::string id; // file stem: <id>.csv, <id>.png, <id>.svg
   std::string title;
-  std::string kind;   // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels) |
-                      // "forest" (csv: label,ratio,low,high,verdict)
+  std::string kind; // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels)
+                    // | "forest" (csv: label,ratio,low,high,verdict)
   std::string xlabel, ylabel;
   bool logx = false, logy = false;
-  std::vector<std::pair<double, std::string>> vlines;  // x, label (lines)
-  std::vector<std::pair<int, int>> boxes;              // heatmap: [first, last] index ranges outlined
+  std::vector<std::pair<double, std::string>> vlines; // x, label (lines)
+  std::vector<std::pair<int, int>> boxes; // heatmap: [first, last] index ranges outlined
   std::string csv;
   nlohmann::json manifest() const;
 };
@@ -36,21 +36,22 @@ struct report_table {
 };
 
 struct report_content {
-  std::string device;  // one line
+  std::string device; // one line
   std::vector<report_figure> figures;
   std::vector<report_table> tables;
-  std::vector<std::string> missing;  // what the folder lacks, said on the page
-  std::vector<std::string> not_drawn;  // results of probes no part draws (listed, never an error)
-  std::vector<std::string> sources;  // files read
+  std::vector<std::string> missing;   // what the folder lacks, said on the page
+  std::vector<std::string> not_drawn; // results of probes no part draws (listed, never an error)
+  std::vector<std::string> sources;   // files read
 };
 
 // Reads `dir` (throws gpuprobe::error: missing folder, unreadable or future-schema JSON).
-report_content build_report(const std::string& dir);
+report_content build_report(const std::string &dir);
 
 // Figures as <img>: embedded (a data: URI of `png[id]`, so index.html stands alone) where given,
 // else figures/<id>.png; the PNG, SVG and CSV files are linked either way.
-std::string render_html(const report_content& c, const std::map<std::string, std::string>& png = {});
-std::string base64(const std::string& bytes);
-std::string render_markdown(const report_content& c);
+std::string render_html(const report_content &c,
+                        const std::map<std::string, std::string> &png = {});
+std::string base64(const std::string &bytes);
+std::string render_markdown(const report_content &c);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -15,25 +15,26 @@ namespace gpuprobe::analysis::report_detail {
 using nlohmann::json;
 
 std::string num(double x, int digits = 4);
-void row(std::ostringstream& o, const std::string& series, const std::string& style, double x, double y);
-// "NVIDIA H100 80GB HBM3, 132 SMs, UUID GPU-..., driver 580.159.04 (CUDA 13.0), SM clock seen 1980 MHz".
-std::string device_line(const json& device);
+void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,
+         double y);
+// "NVIDIA H100 80GB HBM3, 132 SMs, UUID GPU-..., driver 580.159.04 (CUDA 13.0), SM clock seen 1980
+// MHz".
+std::string device_line(const json &device);
 
-struct inputs {  // what scan() found in the folder
+struct inputs { // what scan() found in the folder
   std::vector<std::string> tlb, sharing;
   std::vector<std::pair<std::string, json>> atomics, bench;
   json profile, tuning, validation;
   std::string device;
 };
 
-
 // One part of the page: draws what `in` holds into `c`, or says in c.missing what it lacks.
-using part_fn = void (*)(const inputs& in, report_content& c);
-void tlb_part(const inputs& in, report_content& c);
-void sharing_part(const inputs& in, report_content& c);
-void atomics_part(const inputs& in, report_content& c);
-void theory_part(const inputs& in, report_content& c);
-void tuning_part(const inputs& in, report_content& c);
-void validation_part(const inputs& in, report_content& c);
+using part_fn = void (*)(const inputs &in, report_content &c);
+void tlb_part(const inputs &in, report_content &c);
+void sharing_part(const inputs &in, report_content &c);
+void atomics_part(const inputs &in, report_content &c);
+void theory_part(const inputs &in, report_content &c);
+void tuning_part(const inputs &in, report_content &c);
+void validation_part(const inputs &in, report_content &c);
 
-}  // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::analysis::report_detail

@@ -9,103 +9,129 @@ namespace gpuprobe::analysis {
 
 namespace {
 
-std::string escape(const std::string& s) {
+std::string escape(const std::string &s) {
   std::string o;
   for (char ch : s) {
-    if (ch == '<') o += "&lt;";
-    else if (ch == '>') o += "&gt;";
-    else if (ch == '&') o += "&amp;";
-    else o += ch;
+    if (ch == '<')
+      o += "&lt;";
+    else if (ch == '>')
+      o += "&gt;";
+    else if (ch == '&')
+      o += "&amp;";
+    else
+      o += ch;
   }
   return o;
 }
 
-}  // namespace
+} // namespace
 
-std::string base64(const std::string& bytes) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+std::string base64(const std::string &bytes) {
+  static const char *k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string o;
   o.reserve((bytes.size() + 2) / 3 * 4);
   for (std::size_t i = 0; i < bytes.size(); i += 3) {
     const std::size_t n = std::min<std::size_t>(3, bytes.size() - i);
     std::uint32_t v = 0;
-    for (std::size_t j = 0; j < 3; ++j) v = v << 8 | (j < n ? std::uint8_t(bytes[i + j]) : 0u);
-    for (std::size_t j = 0; j < 4; ++j) o += j <= n ? k[(v >> (18 - 6 * j)) & 63] : '=';
+    for (std::size_t j = 0; j < 3; ++j)
+      v = v << 8 | (j < n ? std::uint8_t(bytes[i + j]) : 0u);
+    for (std::size_t j = 0; j < 4; ++j)
+      o += j <= n ? k[(v >> (18 - 6 * j)) & 63] : '=';
   }
   return o;
 }
 
-std::string render_html(const report_content& c, const std::map<std::string, std::string>& png) {
+std::string render_html(const report_content &c, const std::map<std::string, std::string> &png) {
   std::ostringstream o;
   o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpuprobe report</title>\n"
-       "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto}table{border-collapse:collapse;margin:1em 0}"
-       "td,th{border:1px solid #bbb;padding:3px 8px;text-align:left}img{max-width:100%}figure{margin:2em 0}</style></head><body>\n";
+       "<style>body{font-family:sans-serif;max-width:1100px;margin:2em "
+       "auto}table{border-collapse:collapse;margin:1em 0}"
+       "td,th{border:1px solid #bbb;padding:3px "
+       "8px;text-align:left}img{max-width:100%}figure{margin:2em 0}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
-  for (const auto& f : c.figures) {
+  for (const auto &f : c.figures) {
     const auto it = png.find(f.id);
-    const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second) : "figures/" + f.id + ".png";
-    o << "<figure><img src=\"" << src << "\" alt=\"" << escape(f.title) << "\"><figcaption>" << escape(f.title) << " — <a href=\"figures/"
-      << f.id << ".png\">PNG</a>, <a href=\"figures/" << f.id << ".svg\">SVG</a>, <a href=\"figures/" << f.id << ".csv\">CSV</a></figcaption></figure>\n";
+    const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second)
+                                            : "figures/" + f.id + ".png";
+    o << "<figure><img src=\"" << src << "\" alt=\"" << escape(f.title) << "\"><figcaption>"
+      << escape(f.title) << " — <a href=\"figures/" << f.id << ".png\">PNG</a>, <a href=\"figures/"
+      << f.id << ".svg\">SVG</a>, <a href=\"figures/" << f.id
+      << ".csv\">CSV</a></figcaption></figure>\n";
   }
-  for (const auto& t : c.tables) {
+  for (const auto &t : c.tables) {
     o << "<h2>" << escape(t.title) << "</h2>\n";
-    if (!t.note.empty()) o << "<p>" << escape(t.note) << "</p>\n";
-    if (t.rows.empty()) continue;
+    if (!t.note.empty())
+      o << "<p>" << escape(t.note) << "</p>\n";
+    if (t.rows.empty())
+      continue;
     o << "<table><tr>";
-    for (const auto& h : t.header) o << "<th>" << escape(h) << "</th>";
+    for (const auto &h : t.header)
+      o << "<th>" << escape(h) << "</th>";
     o << "</tr>\n";
-    for (const auto& r : t.rows) {
+    for (const auto &r : t.rows) {
       o << "<tr>";
-      for (const auto& cell : r) o << "<td>" << escape(cell) << "</td>";
+      for (const auto &cell : r)
+        o << "<td>" << escape(cell) << "</td>";
       o << "</tr>\n";
     }
     o << "</table>\n";
   }
   if (!c.missing.empty()) {
     o << "<h2>Not in this folder</h2><ul>\n";
-    for (const auto& m : c.missing) o << "<li>" << escape(m) << "</li>\n";
+    for (const auto &m : c.missing)
+      o << "<li>" << escape(m) << "</li>\n";
     o << "</ul>\n";
   }
   if (!c.not_drawn.empty()) {
     o << "<h2>Not drawn</h2><ul>\n";
-    for (const auto& m : c.not_drawn) o << "<li>" << escape(m) << "</li>\n";
+    for (const auto &m : c.not_drawn)
+      o << "<li>" << escape(m) << "</li>\n";
     o << "</ul>\n";
   }
   o << "<h2>Inputs</h2><ul>\n";
-  for (const auto& s : c.sources) o << "<li>" << escape(s) << "</li>\n";
+  for (const auto &s : c.sources)
+    o << "<li>" << escape(s) << "</li>\n";
   o << "</ul></body></html>\n";
   return o.str();
 }
 
-std::string render_markdown(const report_content& c) {
+std::string render_markdown(const report_content &c) {
   std::ostringstream o;
   o << "# gpuprobe report\n\n" << c.device << "\n\n";
-  for (const auto& f : c.figures) o << "![" << f.title << "](figures/" << f.id << ".png)\n\n";
-  for (const auto& t : c.tables) {
+  for (const auto &f : c.figures)
+    o << "![" << f.title << "](figures/" << f.id << ".png)\n\n";
+  for (const auto &t : c.tables) {
     o << "## " << t.title << "\n\n";
-    if (!t.note.empty()) o << t.note << "\n\n";
-    if (t.rows.empty()) continue;
+    if (!t.note.empty())
+      o << t.note << "\n\n";
+    if (t.rows.empty())
+      continue;
     o << "|";
-    for (const auto& h : t.header) o << ' ' << h << " |";
+    for (const auto &h : t.header)
+      o << ' ' << h << " |";
     o << "\n|";
-    for (std::size_t i = 0; i < t.header.size(); ++i) o << "---|";
+    for (std::size_t i = 0; i < t.header.size(); ++i)
+      o << "---|";
     o << "\n";
-    for (const auto& r : t.rows) {
+    for (const auto &r : t.rows) {
       o << "|";
-      for (const auto& cell : r) o << ' ' << cell << " |";
+      for (const auto &cell : r)
+        o << ' ' << cell << " |";
       o << "\n";
     }
     o << "\n";
   }
   if (!c.missing.empty()) {
     o << "## Not in this folder\n\n";
-    for (const auto& m : c.missing) o << "- " << m << "\n";
+    for (const auto &m : c.missing)
+      o << "- " << m << "\n";
   }
   if (!c.not_drawn.empty()) {
     o << "\n## Not drawn\n\n";
-    for (const auto& m : c.not_drawn) o << "- " << m << "\n";
+    for (const auto &m : c.not_drawn)
+      o << "- " << m << "\n";
   }
   return o.str();
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

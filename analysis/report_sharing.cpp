@@ -17,70 +17,93 @@ namespace fs = std::filesystem;
 
 namespace {
 // The profile's sharing answer per level and candidate, for a folder without the matrices.
-void sharing_from_profile(const json& profile, report_content& c) {
-  report_table t{"TLB sharing (profile.json; the matrices are not in this folder)", {"", "scope", "groups", "reason"}, {}, ""};
+void sharing_from_profile(const json &profile, report_content &c) {
+  report_table t{"TLB sharing (profile.json; the matrices are not in this folder)",
+                 {"", "scope", "groups", "reason"},
+                 {},
+                 ""};
   for (const bool candidate : {false, true}) {
     const json list = profile["tlb"].value(candidate ? "candidates" : "levels", json::array());
     for (std::size_t k = 0; k < list.size(); ++k) {
       const json s = list[k].value("sharing", json::object());
-      if (s.empty()) continue;
+      if (s.empty())
+        continue;
       std::string groups;
-      for (const auto& g : s.value("groups", json::array())) groups += (groups.empty() ? "" : " ") + g.dump();
-      t.rows.push_back({level_label(candidate, k), s.value("scope", std::string("?")), groups.empty() ? "—" : groups,
-                        s.value("reason", std::string(""))});
+      for (const auto &g : s.value("groups", json::array()))
+        groups += (groups.empty() ? "" : " ") + g.dump();
+      t.rows.push_back({level_label(candidate, k), s.value("scope", std::string("?")),
+                        groups.empty() ? "—" : groups, s.value("reason", std::string(""))});
     }
   }
-  if (t.rows.empty()) return;
+  if (t.rows.empty())
+    return;
   c.tables.push_back(std::move(t));
 }
-}  // namespace
+} // namespace
 
-void sharing_part(const inputs& in, report_content& c) {
+void sharing_part(const inputs &in, report_content &c) {
   if (in.sharing.empty()) {
     c.missing.push_back("TLB sharing matrices (raw/ holds no tlb-sharing result or matrix)");
-    if (in.profile.is_object() && in.profile.contains("tlb")) sharing_from_profile(in.profile, c);
+    if (in.profile.is_object() && in.profile.contains("tlb"))
+      sharing_from_profile(in.profile, c);
     return;
   }
   report_table t{"TLB sharing", {"input", "scope", "groups", "reason"}, {}, ""};
   int k = 0;
-  for (const auto& path : in.sharing) {
+  for (const auto &path : in.sharing) {
     const auto m = load_sharing_input(path);
     const auto a = analyze_sharing(m);
     // Rows and columns in group order (members of a group adjacent), so each group is one box.
     std::vector<int> order;
-    report_figure f{"sharing_" + std::to_string(++k), "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope), "heatmap",
-                    "disruptor SM", "victim SM: cycles per hop above the row's reference", false, false, {}, {}, ""};
+    report_figure f{"sharing_" + std::to_string(++k),
+                    "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope),
+                    "heatmap",
+                    "disruptor SM",
+                    "victim SM: cycles per hop above the row's reference",
+                    false,
+                    false,
+                    {},
+                    {},
+                    ""};
     std::vector<bool> used(m.sm_ids.size(), false);
     std::map<int, std::size_t> index;
-    for (std::size_t i = 0; i < m.sm_ids.size(); ++i) index[m.sm_ids[i]] = i;
+    for (std::size_t i = 0; i < m.sm_ids.size(); ++i)
+      index[m.sm_ids[i]] = i;
     std::string groups;
-    for (const auto& g : a.groups) {
+    for (const auto &g : a.groups) {
       const int first = int(order.size());
       for (int id : g)
-        if (index.count(id) && !used[index[id]]) order.push_back(int(index[id])), used[index[id]] = true;
+        if (index.count(id) && !used[index[id]])
+          order.push_back(int(index[id])), used[index[id]] = true;
       f.boxes.emplace_back(first, int(order.size()) - 1);
       groups += (groups.empty() ? "" : " ") + std::string("{");
-      for (std::size_t j = 0; j < g.size(); ++j) groups += (j ? "," : "") + std::to_string(g[j]);
+      for (std::size_t j = 0; j < g.size(); ++j)
+        groups += (j ? "," : "") + std::to_string(g[j]);
       groups += "}";
     }
     for (std::size_t i = 0; i < used.size(); ++i)
-      if (!used[i]) order.push_back(int(i));
+      if (!used[i])
+        order.push_back(int(i));
     std::ostringstream o;
-    for (std::size_t j = 0; j < order.size(); ++j) o << (j ? "," : "") << m.sm_ids[std::size_t(order[j])];
+    for (std::size_t j = 0; j < order.size(); ++j)
+      o << (j ? "," : "") << m.sm_ids[std::size_t(order[j])];
     o << '\n';
     for (int i : order) {
-      const auto& r = m.cycles[std::size_t(i)];
+      const auto &r = m.cycles[std::size_t(i)];
       std::vector<double> sorted(r);
       std::sort(sorted.begin(), sorted.end());
-      const double ref = m.baseline.empty() ? sorted[sorted.size() / 2] : m.baseline[std::size_t(i)];
-      for (std::size_t j = 0; j < order.size(); ++j) o << (j ? "," : "") << num(r[std::size_t(order[j])] - ref, 6);
+      const double ref =
+          m.baseline.empty() ? sorted[sorted.size() / 2] : m.baseline[std::size_t(i)];
+      for (std::size_t j = 0; j < order.size(); ++j)
+        o << (j ? "," : "") << num(r[std::size_t(order[j])] - ref, 6);
       o << '\n';
     }
     f.csv = o.str();
     c.figures.push_back(std::move(f));
-    t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope), groups.empty() ? "—" : groups, a.reason});
+    t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope),
+                      groups.empty() ? "—" : groups, a.reason});
   }
   c.tables.push_back(std::move(t));
 }
 
-}  // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::analysis::report_detail

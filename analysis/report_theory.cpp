@@ -14,26 +14,31 @@ namespace gpuprobe::analysis::report_detail {
 namespace fs = std::filesystem;
 
 // BM_getpage/<alloc>/threads:<n>/free_permille:<f> cases with TAS/WAS and their theory.
-void theory_part(const inputs& in, report_content& c) {
+void theory_part(const inputs &in, report_content &c) {
   struct cell {
     std::string alloc;
     int permille;
     double threads, tas, tas_th, was, was_th;
   };
   std::vector<cell> cells;
-  for (const auto& [path, doc] : in.bench)
-    for (const auto& b : doc["benchmarks"]) {
+  for (const auto &[path, doc] : in.bench)
+    for (const auto &b : doc["benchmarks"]) {
       const std::string name = b.value("name", "");
-      if (name.rfind("BM_getpage/", 0) != 0 || !b.contains("TAS") || !b.contains("TAS_theory")) continue;
+      if (name.rfind("BM_getpage/", 0) != 0 || !b.contains("TAS") || !b.contains("TAS_theory"))
+        continue;
       const auto a0 = name.find('/') + 1, a1 = name.find('/', a0);
       const auto t0 = name.find("threads:"), f0 = name.find("free_permille:");
-      if (t0 == std::string::npos || f0 == std::string::npos) continue;
+      if (t0 == std::string::npos || f0 == std::string::npos)
+        continue;
       const std::string alloc = name.substr(a0, a1 - a0);
-      if (alloc != "rw" && alloc.rfind("rw_bm", 0) != 0) continue;  // the models of Eqs. 3-6
+      if (alloc != "rw" && alloc.rfind("rw_bm", 0) != 0)
+        continue; // the models of Eqs. 3-6
       const std::string tn = name.substr(t0 + 8, name.find('/', t0) - t0 - 8);
-      if (tn == "full") continue;
-      cells.push_back({alloc, std::atoi(name.c_str() + f0 + 14), std::atof(tn.c_str()), b.value("TAS", 0.0), b.value("TAS_theory", 0.0),
-                       b.value("WAS", 0.0), b.value("WAS_theory", 0.0)});
+      if (tn == "full")
+        continue;
+      cells.push_back({alloc, std::atoi(name.c_str() + f0 + 14), std::atof(tn.c_str()),
+                       b.value("TAS", 0.0), b.value("TAS_theory", 0.0), b.value("WAS", 0.0),
+                       b.value("WAS_theory", 0.0)});
     }
   if (cells.empty()) {
     c.missing.push_back("TAS/WAS vs theory (raw/ holds no gpuprobe-bench BM_getpage results)");
@@ -41,11 +46,19 @@ void theory_part(const inputs& in, report_content& c) {
   }
   for (const bool was : {false, true}) {
     report_figure f{was ? "was_vs_theory" : "tas_vs_theory",
-                    was ? "WAS measured vs the Eq. 4/6 bound (RW paper Fig. 11-12)" : "TAS measured vs Eqs. 3/5 (RW paper Fig. 11-12)", "lines",
-                    "threads", was ? "warp average steps" : "thread average steps", true, true, {}, {}, ""};
+                    was ? "WAS measured vs the Eq. 4/6 bound (RW paper Fig. 11-12)"
+                        : "TAS measured vs Eqs. 3/5 (RW paper Fig. 11-12)",
+                    "lines",
+                    "threads",
+                    was ? "warp average steps" : "thread average steps",
+                    true,
+                    true,
+                    {},
+                    {},
+                    ""};
     std::ostringstream o;
     o << "series,style,x,y\n";
-    for (const auto& e : cells) {
+    for (const auto &e : cells) {
       const std::string s = e.alloc + " " + std::to_string(e.permille) + "‰ free";
       row(o, s, "points", e.threads, was ? e.was : e.tas);
       row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
@@ -53,22 +66,29 @@ void theory_part(const inputs& in, report_content& c) {
     // A measured WAS over its bound is not a broken model: Eqs. 4 and 6 assume every lane starts
     // on a distinct word (no LockMap collisions), which stops holding as N approaches the free
     // pages. Such points are flagged on the figure and listed with that reason.
-    report_table over{"WAS above the Eq. 4/6 bound", {"allocator", "free", "threads", "measured WAS", "bound"}, {}, ""};
+    report_table over{"WAS above the Eq. 4/6 bound",
+                      {"allocator", "free", "threads", "measured WAS", "bound"},
+                      {},
+                      ""};
     if (was)
-      for (const auto& e : cells)
+      for (const auto &e : cells)
         if (e.was_th > 0 && e.was > e.was_th * 1.02) {
-          row(o, "above the bound (lanes collide: the bound's assumption fails)", "flag", e.threads, e.was);
-          over.rows.push_back({e.alloc, num(e.permille / 10.0) + " %", num(e.threads), num(e.was, 3), num(e.was_th, 3)});
+          row(o, "above the bound (lanes collide: the bound's assumption fails)", "flag", e.threads,
+              e.was);
+          over.rows.push_back({e.alloc, num(e.permille / 10.0) + " %", num(e.threads),
+                               num(e.was, 3), num(e.was_th, 3)});
         }
     f.csv = o.str();
     c.figures.push_back(std::move(f));
     if (!over.rows.empty()) {
-      over.note = "Eqs. 4 and 6 bound the warp's steps when the warp's lanes start on distinct words (the RW paper's "
-                  "assumption: no LockMap collisions). With many threads per free page that no longer holds, and a measured WAS "
+      over.note = "Eqs. 4 and 6 bound the warp's steps when the warp's lanes start on distinct "
+                  "words (the RW paper's "
+                  "assumption: no LockMap collisions). With many threads per free page that no "
+                  "longer holds, and a measured WAS "
                   "can exceed the bound; these points are marked x on the figure.";
       c.tables.push_back(std::move(over));
     }
   }
 }
 
-}  // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::analysis::report_detail

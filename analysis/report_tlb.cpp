@@ -15,16 +15,18 @@ namespace gpuprobe::analysis::report_detail {
 
 namespace fs = std::filesystem;
 
-void tlb_part(const inputs& in, report_content& c) {
+void tlb_part(const inputs &in, report_content &c) {
   const bool have_profile = in.profile.is_object() && in.profile.contains("tlb");
   if (in.tlb.empty() && !have_profile) {
-    c.missing.push_back("TLB curves and levels (raw/ holds no tlb result or CSV, and there is no profile.json)");
+    c.missing.push_back(
+        "TLB curves and levels (raw/ holds no tlb result or CSV, and there is no profile.json)");
     return;
   }
   json levels = json::array(), candidates = json::array();
   std::string origin;
   tlb_dataset data;
-  if (!in.tlb.empty()) data = load_tlb_inputs(in.tlb);
+  if (!in.tlb.empty())
+    data = load_tlb_inputs(in.tlb);
   if (have_profile) {
     levels = in.profile["tlb"].value("levels", json::array());
     candidates = in.profile["tlb"].value("candidates", json::array());
@@ -35,37 +37,55 @@ void tlb_part(const inputs& in, report_content& c) {
     candidates = a["candidates"];
     origin = "analyzed here (no profile.json)";
   }
-  report_figure f{"tlb_curves", "TLB: cycles per hop vs footprint, per stride (" + data.device_name + ")", "lines", "footprint (bytes)",
-                  "cycles per hop", true, false, {}, {}, ""};
-  report_table t{"TLB levels (" + origin + ")", {"", "kind", "entries", "page", "reach", "miss penalty (cycles)", "confidence"}, {}, ""};
+  report_figure f{"tlb_curves",
+                  "TLB: cycles per hop vs footprint, per stride (" + data.device_name + ")",
+                  "lines",
+                  "footprint (bytes)",
+                  "cycles per hop",
+                  true,
+                  false,
+                  {},
+                  {},
+                  ""};
+  report_table t{"TLB levels (" + origin + ")",
+                 {"", "kind", "entries", "page", "reach", "miss penalty (cycles)", "confidence"},
+                 {},
+                 ""};
   for (const bool candidate : {false, true}) {
-    const json& list = candidate ? candidates : levels;
+    const json &list = candidate ? candidates : levels;
     for (std::size_t k = 0; k < list.size(); ++k) {
-      const json& L = list[k];
+      const json &L = list[k];
       const double reach = L.value("reach_bytes", 0.0);
       const std::string label = level_label(candidate, k);
       f.vlines.emplace_back(reach, label + " " + format_bytes(reach));
-      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.value("entries", 0.0)), format_bytes(L.value("page_bytes", 0.0)),
-                        format_bytes(reach), num(L.value("miss_penalty_cycles", 0.0), 3), num(L.value("confidence", 0.0), 2)});
+      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.value("entries", 0.0)),
+                        format_bytes(L.value("page_bytes", 0.0)), format_bytes(reach),
+                        num(L.value("miss_penalty_cycles", 0.0), 3),
+                        num(L.value("confidence", 0.0), 2)});
     }
   }
-  if (t.rows.empty()) t.note = "No TLB boundary found in the footprints measured.";
+  if (t.rows.empty())
+    t.note = "No TLB boundary found in the footprints measured.";
   if (!in.tlb.empty()) {
     std::ostringstream o;
     o << "series,style,x,y\n";
-    std::map<double, int> per_stride;  // a stride measured by several files gets one series each
-    for (const auto& cv : data.curves) ++per_stride[cv.stride_bytes];
-    for (const auto& cv : data.curves) {
+    std::map<double, int> per_stride; // a stride measured by several files gets one series each
+    for (const auto &cv : data.curves)
+      ++per_stride[cv.stride_bytes];
+    for (const auto &cv : data.curves) {
       std::string name = "stride " + format_bytes(cv.stride_bytes);
-      if (per_stride[cv.stride_bytes] > 1) name += " (" + fs::path(cv.source).stem().string() + ")";
-      for (std::size_t i = 0; i < cv.footprint_bytes.size(); ++i) row(o, name, "line", cv.footprint_bytes[i], cv.cycles[i]);
+      if (per_stride[cv.stride_bytes] > 1)
+        name += " (" + fs::path(cv.source).stem().string() + ")";
+      for (std::size_t i = 0; i < cv.footprint_bytes.size(); ++i)
+        row(o, name, "line", cv.footprint_bytes[i], cv.cycles[i]);
     }
     f.csv = o.str();
     c.figures.push_back(std::move(f));
   } else {
-    c.missing.push_back("TLB curves (raw/ holds no tlb result: the levels below come from profile.json)");
+    c.missing.push_back(
+        "TLB curves (raw/ holds no tlb result: the levels below come from profile.json)");
   }
   c.tables.push_back(std::move(t));
 }
 
-}  // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::analysis::report_detail

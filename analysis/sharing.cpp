@@ -2,10 +2,10 @@
 
 #include "analysis/input_text.hpp"
 #include "common/enum_names.hpp"
-#include "common/stats.hpp"
-#include "common/steps.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/stats.hpp"
+#include "common/steps.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -20,24 +20,29 @@ constexpr enum_table<sharing_scope, 4> k_scopes = {{sharing_scope::private_, "pr
                                                    {sharing_scope::groups, "groups"},
                                                    {sharing_scope::global, "global"},
                                                    {sharing_scope::inconclusive, "inconclusive"}};
-}  // namespace
+} // namespace
 
 std::string to_string(sharing_scope s) { return enum_name(k_scopes, s); }
-sharing_scope parse_sharing_scope(const std::string& s) { return enum_value(k_scopes, s, "sharing scope"); }
+sharing_scope parse_sharing_scope(const std::string &s) {
+  return enum_value(k_scopes, s, "sharing scope");
+}
 
 namespace {
 
-std::vector<std::string> split_ws(const std::string& s) {
+std::vector<std::string> split_ws(const std::string &s) {
   std::istringstream in(s);
   std::vector<std::string> out;
-  for (std::string t; in >> t;) out.push_back(t);
+  for (std::string t; in >> t;)
+    out.push_back(t);
   return out;
 }
 
 double robust_sigma(std::vector<double> v) {
-  if (v.size() < 2) return 0;
+  if (v.size() < 2)
+    return 0;
   const double m = median(v);
-  for (auto& x : v) x = std::fabs(x - m);
+  for (auto &x : v)
+    x = std::fabs(x - m);
   return 1.4826 * median(v);
 }
 
@@ -47,10 +52,12 @@ double otsu_threshold(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   std::vector<double> prefix(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + v[i];
+  for (std::size_t i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + v[i];
   double best = -1, thr = v.empty() ? 0 : v.front();
   for (std::size_t k = 1; k < n; ++k) {
-    if (v[k] == v[k - 1]) continue;
+    if (v[k] == v[k - 1])
+      continue;
     const double w0 = double(k) / double(n), w1 = 1 - w0;
     const double m0 = prefix[k] / double(k), m1 = (prefix[n] - prefix[k]) / double(n - k);
     const double between = w0 * w1 * (m0 - m1) * (m0 - m1);
@@ -69,15 +76,16 @@ struct union_find {
   void join(int a, int b) { p[find(a)] = find(b); }
 };
 
-std::string join_ints(const std::vector<int>& v) {
+std::string join_ints(const std::vector<int> &v) {
   std::string s;
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i)
+    s += (i ? "," : "") + std::to_string(v[i]);
   return s;
 }
 
-}  // namespace
+} // namespace
 
-sharing_matrix parse_tlbsharing_txt(const std::string& text, const std::string& source) {
+sharing_matrix parse_tlbsharing_txt(const std::string &text, const std::string &source) {
   sharing_matrix m;
   m.source = source;
   m.format = "cuda-gpu-tlb";
@@ -88,95 +96,114 @@ sharing_matrix parse_tlbsharing_txt(const std::string& text, const std::string& 
   std::vector<int> cols;
   while (std::getline(in, line)) {
     ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (lineno == 1 && line.rfind('#', 0) == 0) {  // "#Tesla K80: cuda 3.7"
+    if (!line.empty() && line.back() == '\r')
+      line.pop_back();
+    if (lineno == 1 && line.rfind('#', 0) == 0) { // "#Tesla K80: cuda 3.7"
       const auto colon = line.find(':');
       m.device_name = line.substr(1, colon == std::string::npos ? std::string::npos : colon - 1);
       continue;
     }
-    if (state == done) continue;
+    if (state == done)
+      continue;
     if (line.find("absolute values") != std::string::npos) {
       state = header;
       continue;
     }
-    if (state == before) continue;
+    if (state == before)
+      continue;
     if (line.rfind('#', 0) == 0) {
       if (state == header) {
-        for (const auto& t : split_ws(line.substr(1))) {
+        for (const auto &t : split_ws(line.substr(1))) {
           double v;
-          if (!parse_number(t, v)) fail_at(source, lineno, "column header '" + t + "' is not an SM id");
+          if (!parse_number(t, v))
+            fail_at(source, lineno, "column header '" + t + "' is not an SM id");
           cols.push_back(int(v));
         }
         state = rows;
         continue;
       }
-      state = done;  // "#--- which SMs share TLB ---": the tool's own verdict, not data
+      state = done; // "#--- which SMs share TLB ---": the tool's own verdict, not data
       continue;
     }
-    if (state != rows) fail_at(source, lineno, "data before the column header");
+    if (state != rows)
+      fail_at(source, lineno, "data before the column header");
     const auto tok = split_ws(line);
-    if (tok.empty()) continue;
+    if (tok.empty())
+      continue;
     double id;
-    if (!parse_number(tok[0], id)) fail_at(source, lineno, "row label '" + tok[0] + "' is not an SM id");
+    if (!parse_number(tok[0], id))
+      fail_at(source, lineno, "row label '" + tok[0] + "' is not an SM id");
     if (tok.size() - 1 != cols.size())
-      fail_at(source, lineno, "row has " + std::to_string(tok.size() - 1) + " cells, the header " +
-                                  std::to_string(cols.size()) + " columns");
+      fail_at(source, lineno,
+              "row has " + std::to_string(tok.size() - 1) + " cells, the header " +
+                  std::to_string(cols.size()) + " columns");
     std::vector<double> row;
     for (std::size_t k = 1; k < tok.size(); ++k) {
       double v;
-      if (!parse_number(tok[k], v) || v < 0) fail_at(source, lineno, "cell '" + tok[k] + "' is not a latency");
+      if (!parse_number(tok[k], v) || v < 0)
+        fail_at(source, lineno, "cell '" + tok[k] + "' is not a latency");
       row.push_back(v);
     }
     m.sm_ids.push_back(int(id));
     m.cycles.push_back(std::move(row));
   }
   if (cols.empty() || m.cycles.empty())
-    throw gpuprobe::error(source + ": no '--- absolute values ---' matrix: not a cuda-gpu-tlb TLBsharing file");
+    throw gpuprobe::error(
+        source + ": no '--- absolute values ---' matrix: not a cuda-gpu-tlb TLBsharing file");
   if (m.cycles.size() != cols.size())
     throw gpuprobe::error(source + ": " + std::to_string(m.cycles.size()) + " rows for " +
                           std::to_string(cols.size()) + " columns: the matrix must be square");
-  if (m.sm_ids != cols) throw gpuprobe::error(source + ": row SM ids differ from the column SM ids");
+  if (m.sm_ids != cols)
+    throw gpuprobe::error(source + ": row SM ids differ from the column SM ids");
   return m;
 }
 
-sharing_matrix parse_sharing_result(const nlohmann::json& doc, const std::string& source) {
+sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string &source) {
   require_schema(doc, schema::result, source);
   if (doc.value("probe", "") != "tlb-sharing")
-    throw gpuprobe::error("'" + source + "' is not a tlb-sharing result (probe '" + doc.value("probe", "?") + "')");
+    throw gpuprobe::error("'" + source + "' is not a tlb-sharing result (probe '" +
+                          doc.value("probe", "?") + "')");
   sharing_matrix m;
   m.source = source;
   m.format = "gpuprobe";
   try {
     m.device = doc.at("device");
     m.device_name = m.device.value("name", "");
-    const auto& s = doc.at("sharing");
+    const auto &s = doc.at("sharing");
     m.sm_ids = s.at("sm_ids").get<std::vector<int>>();
     m.cycles = s.at("mean_cycles").get<std::vector<std::vector<double>>>();
     m.baseline = s.at("baseline_mean_cycles").get<std::vector<double>>();
     m.params = s.at("params");
-  } catch (const nlohmann::json::exception& e) {
-    throw gpuprobe::error("'" + source + "': malformed tlb-sharing result (" + std::string(e.what()) + ")");
+  } catch (const nlohmann::json::exception &e) {
+    throw gpuprobe::error("'" + source + "': malformed tlb-sharing result (" +
+                          std::string(e.what()) + ")");
   }
   const auto n = m.sm_ids.size();
   bool square = n > 0 && m.cycles.size() == n && m.baseline.size() == n;
-  for (const auto& r : m.cycles) square = square && r.size() == n;
-  if (!square) throw gpuprobe::error("'" + source + "': the sharing matrix is not square over its SM ids");
+  for (const auto &r : m.cycles)
+    square = square && r.size() == n;
+  if (!square)
+    throw gpuprobe::error("'" + source + "': the sharing matrix is not square over its SM ids");
   return m;
 }
 
-sharing_matrix load_sharing_input(const std::string& path) {
+sharing_matrix load_sharing_input(const std::string &path) {
   const auto in = read_input(path);
-  if (in.is_json) return parse_sharing_result(read_json_file(path), path);
+  if (in.is_json)
+    return parse_sharing_result(read_json_file(path), path);
   return parse_tlbsharing_txt(in.text, path);
 }
 
-std::string describe_structure(const std::vector<std::vector<int>>& groups, int sm_count) {
-  if (groups.empty()) return "";
+std::string describe_structure(const std::vector<std::vector<int>> &groups, int sm_count) {
+  if (groups.empty())
+    return "";
   auto is_pair_union = [](std::vector<int> g) {
     std::sort(g.begin(), g.end());
-    if (g.size() % 2) return false;
+    if (g.size() % 2)
+      return false;
     for (std::size_t i = 0; i < g.size(); i += 2)
-      if (g[i] % 2 != 0 || g[i + 1] != g[i] + 1) return false;
+      if (g[i] % 2 != 0 || g[i + 1] != g[i] + 1)
+        return false;
     return true;
   };
   auto is_range = [](std::vector<int> g) {
@@ -187,27 +214,30 @@ std::string describe_structure(const std::vector<std::vector<int>>& groups, int 
   std::vector<double> gaps;
   std::map<std::size_t, int> sizes;
   std::size_t covered = 0;
-  for (const auto& g : groups) {
+  for (const auto &g : groups) {
     all_pairs = all_pairs && g.size() == 2 && is_pair_union(g);
     all_pair_unions = all_pair_unions && is_pair_union(g);
     all_ranges = all_ranges && is_range(g);
     sizes[g.size()]++;
     covered += g.size();
   }
-  for (const auto& g0 : groups) {  // id gap between consecutive members (pairs count once)
+  for (const auto &g0 : groups) { // id gap between consecutive members (pairs count once)
     std::vector<int> g = g0;
     std::sort(g.begin(), g.end());
     std::vector<int> starts;
-    for (std::size_t i = 0; i < g.size(); i += (all_pair_unions ? 2 : 1)) starts.push_back(g[i]);
-    for (std::size_t i = 1; i < starts.size(); ++i) gaps.push_back(starts[i] - starts[i - 1]);
+    for (std::size_t i = 0; i < g.size(); i += (all_pair_unions ? 2 : 1))
+      starts.push_back(g[i]);
+    for (std::size_t i = 1; i < starts.size(); ++i)
+      gaps.push_back(starts[i] - starts[i - 1]);
   }
   std::string s;
   if (all_pairs) {
     s = "pairs of consecutive SM ids {2j, 2j+1}: one TPC (2 SMs) per group";
   } else {
     if (all_ranges)
-      s = all_pair_unions ? "each group is a contiguous SM-id range, a union of TPC pairs {2j, 2j+1}"
-                          : "each group is a contiguous SM-id range";
+      s = all_pair_unions
+              ? "each group is a contiguous SM-id range, a union of TPC pairs {2j, 2j+1}"
+              : "each group is a contiguous SM-id range";
     else if (all_pair_unions)
       s = "each group is a union of TPC pairs {2j, 2j+1}";
     else
@@ -225,7 +255,8 @@ std::string describe_structure(const std::vector<std::vector<int>>& groups, int 
   s += "; " + std::to_string(groups.size()) + " groups of";
   bool first = true;
   for (auto it = sizes.rbegin(); it != sizes.rend(); ++it, first = false)
-    s += (first ? " " : ", ") + std::to_string(it->second) + " x " + std::to_string(it->first) + " SMs";
+    s += (first ? " " : ", ") + std::to_string(it->second) + " x " + std::to_string(it->first) +
+         " SMs";
   if (sizes.size() > 1)
     s += " (unequal: units with fewer SMs, consistent with floor-swept TPCs)";
   if (sm_count > 0 && int(covered) < sm_count)
@@ -233,7 +264,7 @@ std::string describe_structure(const std::vector<std::vector<int>>& groups, int 
   return s;
 }
 
-sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options& opt) {
+sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options &opt) {
   sharing_analysis a;
   const int n = int(m.sm_ids.size());
   a.has_baseline = !m.baseline.empty();
@@ -243,9 +274,11 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
     return a;
   }
   double max_cell = 0;
-  for (const auto& r : m.cycles)
-    for (double v : r) max_cell = std::max(max_cell, v);
-  for (double v : m.baseline) max_cell = std::max(max_cell, v);
+  for (const auto &r : m.cycles)
+    for (double v : r)
+      max_cell = std::max(max_cell, v);
+  for (double v : m.baseline)
+    max_cell = std::max(max_cell, v);
   if (max_cell < opt.l1_hit_max_cycles) {
     char buf[300];
     std::snprintf(buf, sizeof buf,
@@ -264,7 +297,8 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
     } else {
       std::vector<double> off;
       for (int k = 0; k < n; ++k)
-        if (k != i) off.push_back(m.cycles[i][k]);
+        if (k != i)
+          off.push_back(m.cycles[i][k]);
       ref[i] = median(off);
     }
     pos[i] = m.cycles[i][i] - ref[i];
@@ -274,25 +308,28 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
   std::vector<double> low_res;
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < n; ++k)
-      if (k != i && m.cycles[i][k] - ref[i] < 0.5 * std::max(a.control_cycles, 0.0)) low_res.push_back(m.cycles[i][k] - ref[i]);
-  a.noise_cycles = std::max(robust_sigma(low_res), 0.3);  // 0.3: integer rounding alone
+      if (k != i && m.cycles[i][k] - ref[i] < 0.5 * std::max(a.control_cycles, 0.0))
+        low_res.push_back(m.cycles[i][k] - ref[i]);
+  a.noise_cycles = std::max(robust_sigma(low_res), 0.3); // 0.3: integer rounding alone
   if (!(a.control_cycles > opt.control_sigmas * a.noise_cycles)) {
     char buf[400];
     if (!a.has_baseline && max_cell >= opt.l2_min_cycles) {
       a.scope = sharing_scope::global;
-      std::snprintf(buf, sizeof buf,
-                    "the diagonal equals the rest (%+.1f cycles, noise %.1f) and every cell is at "
-                    "L2-or-slower latency: every disruptor evicts every victim, a level shared by all SMs",
-                    a.control_cycles, a.noise_cycles);
+      std::snprintf(
+          buf, sizeof buf,
+          "the diagonal equals the rest (%+.1f cycles, noise %.1f) and every cell is at "
+          "L2-or-slower latency: every disruptor evicts every victim, a level shared by all SMs",
+          a.control_cycles, a.noise_cycles);
       a.shared_pairs = a.pairs;
       std::vector<int> all = m.sm_ids;
       a.groups.push_back(all);
     } else {
-      std::snprintf(buf, sizeof buf,
-                    "positive control failed: the victim evicting itself costs %+.1f cycles over %s "
-                    "(noise %.1f), so this matrix cannot show sharing",
-                    a.control_cycles, a.has_baseline ? "the no-disruptor baseline" : "the row median",
-                    a.noise_cycles);
+      std::snprintf(
+          buf, sizeof buf,
+          "positive control failed: the victim evicting itself costs %+.1f cycles over %s "
+          "(noise %.1f), so this matrix cannot show sharing",
+          a.control_cycles, a.has_baseline ? "the no-disruptor baseline" : "the row median",
+          a.noise_cycles);
     }
     a.reason = buf;
     return a;
@@ -310,18 +347,21 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
     }
     for (int k = 0; k < n; ++k) {
       x[i][k] = (m.cycles[i][k] - ref[i]) / p;
-      if (k != i) xs.push_back(x[i][k]);
+      if (k != i)
+        xs.push_back(x[i][k]);
     }
   }
   if (weak_rows)
-    a.notes.push_back(std::to_string(weak_rows) + " victim SM(s) saw a diagonal below half the median control; "
+    a.notes.push_back(std::to_string(weak_rows) +
+                      " victim SM(s) saw a diagonal below half the median control; "
                       "their cells were scaled by the median control");
 
   // Two clusters (some pairs shared) or one (none or all)?
   const double floor_x = 0.3 / a.control_cycles;
   const double t = otsu_threshold(xs);
   std::vector<double> lo, hi;
-  for (double v : xs) (v <= t ? lo : hi).push_back(v);
+  for (double v : xs)
+    (v <= t ? lo : hi).push_back(v);
   bool two = !lo.empty() && !hi.empty();
   if (two) {
     const double spread = std::max({robust_sigma(lo), robust_sigma(hi), floor_x});
@@ -332,9 +372,9 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
   } else {
     const double mx = median(xs), sx = std::max(robust_sigma(xs), floor_x);
     if (mx > opt.control_sigmas * sx && mx > 0.15)
-      a.threshold_x = std::max(0.1, mx - opt.control_sigmas * sx);  // one raised cluster: all shared
+      a.threshold_x = std::max(0.1, mx - opt.control_sigmas * sx); // one raised cluster: all shared
     else
-      a.threshold_x = 0.5;  // one cluster at the reference: none shared
+      a.threshold_x = 0.5; // one cluster at the reference: none shared
   }
   a.threshold_cycles = a.threshold_x * a.control_cycles;
 
@@ -358,25 +398,31 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
     }
   if (a.asymmetric_pairs) {
     std::string ex;
-    for (const auto& e : asym_examples) ex += (ex.empty() ? "" : ", ") + e;
-    a.notes.push_back(std::to_string(a.asymmetric_pairs) + " pair(s) raised in one direction only (victim<-disruptor: " +
-                      ex + (a.asymmetric_pairs > 4 ? ", ..." : "") + "); treated as not shared");
+    for (const auto &e : asym_examples)
+      ex += (ex.empty() ? "" : ", ") + e;
+    a.notes.push_back(std::to_string(a.asymmetric_pairs) +
+                      " pair(s) raised in one direction only (victim<-disruptor: " + ex +
+                      (a.asymmetric_pairs > 4 ? ", ..." : "") + "); treated as not shared");
   }
 
   std::map<int, std::vector<int>> comp;
-  for (int i = 0; i < n; ++i) comp[uf.find(i)].push_back(i);
-  for (const auto& [root, members] : comp) {
-    if (members.size() < 2) continue;
+  for (int i = 0; i < n; ++i)
+    comp[uf.find(i)].push_back(i);
+  for (const auto &[root, members] : comp) {
+    if (members.size() < 2)
+      continue;
     std::vector<int> ids;
     int in_pairs = 0, all_pairs = 0;
     for (std::size_t u = 0; u < members.size(); ++u) {
       ids.push_back(m.sm_ids[members[u]]);
-      for (std::size_t v = u + 1; v < members.size(); ++v, ++all_pairs) in_pairs += shared[members[u]][members[v]];
+      for (std::size_t v = u + 1; v < members.size(); ++v, ++all_pairs)
+        in_pairs += shared[members[u]][members[v]];
     }
     std::sort(ids.begin(), ids.end());
     if (in_pairs < opt.clique_fraction * all_pairs)
-      a.notes.push_back("group {" + join_ints(ids) + "} is joined through intermediaries: " +
-                        std::to_string(in_pairs) + " of " + std::to_string(all_pairs) + " pairs shared");
+      a.notes.push_back("group {" + join_ints(ids) +
+                        "} is joined through intermediaries: " + std::to_string(in_pairs) + " of " +
+                        std::to_string(all_pairs) + " pairs shared");
     a.groups.push_back(ids);
   }
   std::sort(a.groups.begin(), a.groups.end());
@@ -384,17 +430,21 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
   char buf[400];
   if (a.shared_pairs == 0) {
     a.scope = sharing_scope::private_;
-    std::snprintf(buf, sizeof buf,
-                  "only the diagonal rises (+%.1f cycles, noise %.1f): no other SM evicts a victim's entries",
-                  a.control_cycles, a.noise_cycles);
+    std::snprintf(
+        buf, sizeof buf,
+        "only the diagonal rises (+%.1f cycles, noise %.1f): no other SM evicts a victim's entries",
+        a.control_cycles, a.noise_cycles);
   } else if (a.shared_pairs >= opt.global_fraction * a.pairs) {
     a.scope = sharing_scope::global;
     std::snprintf(buf, sizeof buf,
-                  "%d of %d pairs evict each other as the diagonal does (+%.1f cycles): one level for all SMs",
+                  "%d of %d pairs evict each other as the diagonal does (+%.1f cycles): one level "
+                  "for all SMs",
                   a.shared_pairs, a.pairs, a.control_cycles);
   } else {
     a.scope = sharing_scope::groups;
-    std::snprintf(buf, sizeof buf, "%zu groups: %d of %d pairs share (threshold x > %.2f, +%.1f cycles; control +%.1f, noise %.1f)",
+    std::snprintf(buf, sizeof buf,
+                  "%zu groups: %d of %d pairs share (threshold x > %.2f, +%.1f cycles; control "
+                  "+%.1f, noise %.1f)",
                   a.groups.size(), a.shared_pairs, a.pairs, a.threshold_x, a.threshold_cycles,
                   a.control_cycles, a.noise_cycles);
     a.structure = describe_structure(a.groups, n);
@@ -403,9 +453,10 @@ sharing_analysis analyze_sharing(const sharing_matrix& m, const sharing_options&
   return a;
 }
 
-nlohmann::json to_json(const sharing_analysis& a) {
+nlohmann::json to_json(const sharing_analysis &a) {
   nlohmann::json groups = nlohmann::json::array();
-  for (const auto& g : a.groups) groups.push_back(g);
+  for (const auto &g : a.groups)
+    groups.push_back(g);
   return {{"scope", to_string(a.scope)},
           {"groups", groups},
           {"reason", a.reason},
@@ -414,11 +465,12 @@ nlohmann::json to_json(const sharing_analysis& a) {
           {"noise_cycles", a.noise_cycles},
           {"threshold_x", a.threshold_x},
           {"threshold_cycles", a.threshold_cycles},
-          {"reference", a.has_baseline ? "baseline (no disruptor)" : "row median (no baseline in input)"},
+          {"reference",
+           a.has_baseline ? "baseline (no disruptor)" : "row median (no baseline in input)"},
           {"pairs", a.pairs},
           {"shared_pairs", a.shared_pairs},
           {"asymmetric_pairs", a.asymmetric_pairs},
           {"notes", a.notes}};
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -14,41 +14,46 @@ namespace gpuprobe::analysis {
 
 namespace {
 
-std::vector<std::string> split_commas(const std::string& line) {
+std::vector<std::string> split_commas(const std::string &line) {
   std::vector<std::string> cells;
   std::string cell;
   std::stringstream ss(line);
-  while (std::getline(ss, cell, ',')) cells.push_back(cell);
-  if (!line.empty() && line.back() == ',') cells.emplace_back();  // keep the trailing empty cell
+  while (std::getline(ss, cell, ','))
+    cells.push_back(cell);
+  if (!line.empty() && line.back() == ',')
+    cells.emplace_back(); // keep the trailing empty cell
   return cells;
 }
 
-std::string trim(const std::string& s) {
+std::string trim(const std::string &s) {
   const auto b = s.find_first_not_of(" \t\r");
-  if (b == std::string::npos) return "";
+  if (b == std::string::npos)
+    return "";
   const auto e = s.find_last_not_of(" \t\r");
   return s.substr(b, e - b + 1);
 }
 
 // Sorts by footprint and drops duplicate footprints (keeps the first).
-void finish_curve(tlb_curve& c) {
+void finish_curve(tlb_curve &c) {
   std::vector<std::size_t> idx(c.footprint_bytes.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    idx[i] = i;
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
     return c.footprint_bytes[a] < c.footprint_bytes[b];
   });
   tlb_curve s{c.source, c.stride_bytes, {}, {}};
   for (std::size_t i : idx) {
-    if (!s.footprint_bytes.empty() && s.footprint_bytes.back() == c.footprint_bytes[i]) continue;
+    if (!s.footprint_bytes.empty() && s.footprint_bytes.back() == c.footprint_bytes[i])
+      continue;
     s.footprint_bytes.push_back(c.footprint_bytes[i]);
     s.cycles.push_back(c.cycles[i]);
   }
   c = std::move(s);
 }
 
-}  // namespace
+} // namespace
 
-void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, tlb_dataset& out) {
+void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, tlb_dataset &out) {
   constexpr double kMiB = 1024.0 * 1024.0, kKiB = 1024.0;
   std::stringstream in(text);
   std::string line;
@@ -60,35 +65,43 @@ void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, 
   while (std::getline(in, line)) {
     ++lineno;
     const std::string t = trim(line);
-    if (t.empty()) continue;
+    if (t.empty())
+      continue;
     if (t[0] == '#') {
-      if (t.size() > 1 && t[1] == ',') {  // "#,64,128,256," : strides in KB
+      if (t.size() > 1 && t[1] == ',') { // "#,64,128,256," : strides in KB
         strides.clear();
         const auto cells = split_commas(t.substr(2));
-        for (const auto& c : cells) {
-          if (trim(c).empty()) continue;
+        for (const auto &c : cells) {
+          if (trim(c).empty())
+            continue;
           double kb = 0;
-          if (!parse_number(c, kb) || kb <= 0) fail_at(source, lineno, "stride '" + c + "' is not a positive number");
+          if (!parse_number(c, kb) || kb <= 0)
+            fail_at(source, lineno, "stride '" + c + "' is not a positive number");
           strides.push_back(kb * kKiB);
         }
         curves.assign(strides.size(), tlb_curve{});
-        for (std::size_t i = 0; i < strides.size(); ++i) curves[i] = {source, strides[i], {}, {}};
-      } else if (device.empty()) {  // "#Tesla K80: cuda 3.7, reduction mode: avg"
+        for (std::size_t i = 0; i < strides.size(); ++i)
+          curves[i] = {source, strides[i], {}, {}};
+      } else if (device.empty()) { // "#Tesla K80: cuda 3.7, reduction mode: avg"
         const auto colon = t.find(':');
         device = trim(t.substr(1, colon == std::string::npos ? std::string::npos : colon - 1));
       }
       continue;
     }
-    if (strides.empty()) fail_at(source, lineno, "data before the '#,<strides>' header: not a cuda-gpu-tlb CSV");
+    if (strides.empty())
+      fail_at(source, lineno, "data before the '#,<strides>' header: not a cuda-gpu-tlb CSV");
     const auto cells = split_commas(t);
     double mb = 0;
     if (cells.empty() || !parse_number(cells[0], mb) || mb <= 0)
-      fail_at(source, lineno, "footprint '" + (cells.empty() ? std::string() : cells[0]) + "' is not a positive number");
+      fail_at(source, lineno,
+              "footprint '" + (cells.empty() ? std::string() : cells[0]) +
+                  "' is not a positive number");
     if (cells.size() > strides.size() + 2 ||
         (cells.size() == strides.size() + 2 && !trim(cells.back()).empty()))
       fail_at(source, lineno, "more cells than strides in the header");
     for (std::size_t k = 0; k < strides.size() && k + 1 < cells.size(); ++k) {
-      if (trim(cells[k + 1]).empty()) continue;  // this stride does not reach this footprint
+      if (trim(cells[k + 1]).empty())
+        continue; // this stride does not reach this footprint
       double v = 0;
       if (!parse_number(cells[k + 1], v) || v <= 0)
         fail_at(source, lineno, "cell '" + trim(cells[k + 1]) + "' is not a positive number");
@@ -97,63 +110,70 @@ void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, 
     }
     ++rows;
   }
-  if (strides.empty() || rows == 0) throw gpuprobe::error(source + ": no data rows: not a cuda-gpu-tlb CSV");
-  if (out.device_name.empty() || out.device_name == "unknown") out.device_name = device.empty() ? "unknown" : device;
-  for (auto& c : curves) {
+  if (strides.empty() || rows == 0)
+    throw gpuprobe::error(source + ": no data rows: not a cuda-gpu-tlb CSV");
+  if (out.device_name.empty() || out.device_name == "unknown")
+    out.device_name = device.empty() ? "unknown" : device;
+  for (auto &c : curves) {
     finish_curve(c);
-    if (c.footprint_bytes.size() >= 3) out.curves.push_back(std::move(c));
+    if (c.footprint_bytes.size() >= 3)
+      out.curves.push_back(std::move(c));
   }
   out.sources.push_back(source);
 }
 
-void parse_gpuprobe_tlb_result(const nlohmann::json& doc, const std::string& source,
-                               tlb_dataset& out) {
+void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
+                               tlb_dataset &out) {
   require_schema(doc, schema::result, source);
   if (doc.value("probe", std::string()) != "tlb")
     throw gpuprobe::error("'" + source + "' is not a TLB result (probe '" +
                           doc.value("probe", std::string("?")) + "')");
   try {
-    const auto& dev = doc.at("device");
+    const auto &dev = doc.at("device");
     out.device = dev;
     out.device_name = dev.value("name", std::string("unknown"));
     out.l2_bytes = dev.value("l2_bytes", 0LL);
-    const auto& tlb = doc.at("tlb");
+    const auto &tlb = doc.at("tlb");
     out.alloc = tlb.value("alloc", std::string());
     std::map<double, tlb_curve> by_stride;
-    for (const auto& p : tlb.at("points")) {
+    for (const auto &p : tlb.at("points")) {
       const double stride = p.at("stride_bytes").get<double>();
       const double fp = p.at("footprint_bytes").get<double>();
       const double cyc = p.at("median_cycles").get<double>();
       if (!(stride > 0) || !(fp > 0) || !std::isfinite(cyc) || cyc <= 0)
-        throw gpuprobe::error("'" + source + "': a point has a non-positive stride, footprint or latency");
-      auto& c = by_stride[stride];
+        throw gpuprobe::error("'" + source +
+                              "': a point has a non-positive stride, footprint or latency");
+      auto &c = by_stride[stride];
       c.source = source;
       c.stride_bytes = stride;
       c.footprint_bytes.push_back(fp);
       c.cycles.push_back(cyc);
     }
-    for (auto& [s, c] : by_stride) {
+    for (auto &[s, c] : by_stride) {
       finish_curve(c);
-      if (c.footprint_bytes.size() >= 3) out.curves.push_back(std::move(c));
+      if (c.footprint_bytes.size() >= 3)
+        out.curves.push_back(std::move(c));
     }
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const nlohmann::json::exception &e) {
     throw gpuprobe::error("'" + source + "': malformed TLB result (" + std::string(e.what()) + ")");
   }
   out.sources.push_back(source);
 }
 
-tlb_dataset load_tlb_inputs(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw gpuprobe::error("no input file given (use --input FILE)");
+tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths) {
+  if (paths.empty())
+    throw gpuprobe::error("no input file given (use --input FILE)");
   tlb_dataset ds;
-  for (const auto& path : paths) {
+  for (const auto &path : paths) {
     const auto in = read_input(path);
     if (in.is_json)
       parse_gpuprobe_tlb_result(read_json_file(path), path, ds);
     else
       parse_cuda_gpu_tlb_csv(in.text, path, ds);
   }
-  if (ds.curves.empty()) throw gpuprobe::error("the input holds no curve with 3 or more points");
+  if (ds.curves.empty())
+    throw gpuprobe::error("the input holds no curve with 3 or more points");
   return ds;
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

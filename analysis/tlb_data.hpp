@@ -8,31 +8,31 @@
 namespace gpuprobe::analysis {
 
 struct tlb_curve {
-  std::string source;       // file the curve came from
+  std::string source; // file the curve came from
   double stride_bytes = 0;
-  std::vector<double> footprint_bytes;  // strictly increasing
-  std::vector<double> cycles;           // per-hop latency (median for gpuprobe results)
+  std::vector<double> footprint_bytes; // strictly increasing
+  std::vector<double> cycles;          // per-hop latency (median for gpuprobe results)
 };
 
 struct tlb_dataset {
-  std::string device_name;          // "unknown" when the input does not say
-  nlohmann::json device;            // gpuprobe device block, or null
-  long long l2_bytes = 0;           // 0 = unknown
-  std::string alloc;                // cudamalloc | vmm | managed | "" (CSV)
+  std::string device_name; // "unknown" when the input does not say
+  nlohmann::json device;   // gpuprobe device block, or null
+  long long l2_bytes = 0;  // 0 = unknown
+  std::string alloc;       // cudamalloc | vmm | managed | "" (CSV)
   std::vector<tlb_curve> curves;
   std::vector<std::string> sources;
   std::vector<std::string> notes;
 };
 
 // Parses one cuda-gpu-tlb CSV text. Throws gpuprobe::error naming file and line on bad input.
-void parse_cuda_gpu_tlb_csv(const std::string& text, const std::string& source, tlb_dataset& out);
+void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, tlb_dataset &out);
 
 // Appends the curves of a gpuprobe.result/1 TLB result (probe "tlb").
-void parse_gpuprobe_tlb_result(const nlohmann::json& doc, const std::string& source,
-                               tlb_dataset& out);
+void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
+                               tlb_dataset &out);
 
 // Reads every file (gpuprobe JSON or cuda-gpu-tlb CSV, told apart by content) into one dataset:
 // several files are one GPU. Throws gpuprobe::error on a missing or malformed file.
-tlb_dataset load_tlb_inputs(const std::vector<std::string>& paths);
+tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -1,7 +1,7 @@
 #include "analysis/tlb_levels.hpp"
 
-#include "common/stats.hpp"
 #include "common/enum_names.hpp"
+#include "common/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,23 +11,32 @@
 namespace gpuprobe::analysis {
 
 namespace {
-constexpr enum_table<page_bound, 4> k_page_bounds = {
-    {page_bound::exact, "exact"}, {page_bound::upper, "upper"}, {page_bound::lower, "lower"}, {page_bound::unknown, "unknown"}};
-}  // namespace
+constexpr enum_table<page_bound, 4> k_page_bounds = {{page_bound::exact, "exact"},
+                                                     {page_bound::upper, "upper"},
+                                                     {page_bound::lower, "lower"},
+                                                     {page_bound::unknown, "unknown"}};
+} // namespace
 
 std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
-page_bound parse_page_bound(const std::string& s) { return enum_value(k_page_bounds, s, "page bound"); }
+page_bound parse_page_bound(const std::string &s) {
+  return enum_value(k_page_bounds, s, "page bound");
+}
 
-std::string level_label(bool candidate, std::size_t index) { return (candidate ? "C" : "L") + std::to_string(index + 1); }
+std::string level_label(bool candidate, std::size_t index) {
+  return (candidate ? "C" : "L") + std::to_string(index + 1);
+}
 
 namespace {
 
 bool near(double a, double b, double tol) { return std::fabs(a / b - 1.0) <= tol; }
 
 std::string human_bytes(double b) {
-  const char* unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
-  while (b >= 1024.0 && u < 4) { b /= 1024.0; ++u; }
+  while (b >= 1024.0 && u < 4) {
+    b /= 1024.0;
+    ++u;
+  }
   std::ostringstream s;
   s.precision(b < 10 ? 3 : 4);
   s << b << ' ' << unit[u];
@@ -35,20 +44,22 @@ std::string human_bytes(double b) {
 }
 
 // Keeps one step per stride (the one with the largest snr).
-std::vector<tlb_step> one_per_stride(const std::vector<tlb_step>& in) {
+std::vector<tlb_step> one_per_stride(const std::vector<tlb_step> &in) {
   std::map<double, tlb_step> best;
-  for (const auto& t : in) {
+  for (const auto &t : in) {
     auto it = best.find(t.stride_bytes);
-    if (it == best.end() || t.s.snr > it->second.s.snr) best[t.stride_bytes] = t;
+    if (it == best.end() || t.s.snr > it->second.s.snr)
+      best[t.stride_bytes] = t;
   }
   std::vector<tlb_step> out;
-  for (auto& [k, v] : best) out.push_back(v);
+  for (auto &[k, v] : best)
+    out.push_back(v);
   return out;
 }
 
 // Does any curve with a stride in (lo, hi) cover footprint fp (so it could have shown a step)?
-bool stride_tested_at(const tlb_dataset& d, double lo, double hi, double fp) {
-  for (const auto& c : d.curves)
+bool stride_tested_at(const tlb_dataset &d, double lo, double hi, double fp) {
+  for (const auto &c : d.curves)
     if (c.stride_bytes > lo && c.stride_bytes < hi && c.footprint_bytes.front() < fp &&
         c.footprint_bytes.back() > fp)
       return true;
@@ -57,67 +68,74 @@ bool stride_tested_at(const tlb_dataset& d, double lo, double hi, double fp) {
 
 // The next larger tested stride (2x s_min, or the smallest above it) covers `reach` with room
 // on both sides and has no rise near `reach`.
-bool stride_quiet_at(const tlb_dataset& d, const std::vector<tlb_step>& steps, double s_min,
+bool stride_quiet_at(const tlb_dataset &d, const std::vector<tlb_step> &steps, double s_min,
                      double reach, double tol) {
   double next = INFINITY;
-  for (const auto& c : d.curves)
-    if (c.stride_bytes > s_min) next = std::min(next, c.stride_bytes);
-  if (next == INFINITY) return false;
+  for (const auto &c : d.curves)
+    if (c.stride_bytes > s_min)
+      next = std::min(next, c.stride_bytes);
+  if (next == INFINITY)
+    return false;
   bool covered = false;
-  for (const auto& c : d.curves)
+  for (const auto &c : d.curves)
     if (c.stride_bytes == next && c.footprint_bytes.front() < reach * (1 - tol) &&
-        c.footprint_bytes.back() > reach * 1.06)  // the smaller strides rise within 6%
+        c.footprint_bytes.back() > reach * 1.06) // the smaller strides rise within 6%
       covered = true;
-  if (!covered) return false;
-  for (const auto& t : steps)
-    if (t.stride_bytes == next && near(t.s.x_lo, reach, tol)) return false;
+  if (!covered)
+    return false;
+  for (const auto &t : steps)
+    if (t.stride_bytes == next && near(t.s.x_lo, reach, tol))
+      return false;
   return true;
 }
 
 // Do `hops` hops, one L2 line each, reach a quarter of the L2? Then the L2 capacity, not a
 // TLB, can explain a rise there.
-bool lines_reach_l2(const tlb_dataset& d, const tlb_analysis_options& opt, double hops) {
+bool lines_reach_l2(const tlb_dataset &d, const tlb_analysis_options &opt, double hops) {
   return d.l2_bytes > 0 && hops * opt.line_bytes >= 0.25 * double(d.l2_bytes);
 }
 
-const tlb_curve* curve_of(const tlb_dataset& d, const tlb_step& t) {
-  for (const auto& c : d.curves)
-    if (c.stride_bytes == t.stride_bytes && c.source == t.source && c.footprint_bytes.front() <= t.s.x_lo &&
-        c.footprint_bytes.back() >= t.s.x_hi)
+const tlb_curve *curve_of(const tlb_dataset &d, const tlb_step &t) {
+  for (const auto &c : d.curves)
+    if (c.stride_bytes == t.stride_bytes && c.source == t.source &&
+        c.footprint_bytes.front() <= t.s.x_lo && c.footprint_bytes.back() >= t.s.x_hi)
       return &c;
   return nullptr;
 }
-double curve_end(const tlb_dataset& d, const tlb_step& t) {
-  const auto* c = curve_of(d, t);
+double curve_end(const tlb_dataset &d, const tlb_step &t) {
+  const auto *c = curve_of(d, t);
   return c ? c->footprint_bytes.back() : t.s.x_hi;
 }
 // Median of the (up to 3) points at or below footprint fp on the step's curve.
-double value_at(const tlb_dataset& d, const tlb_step& t, double fp) {
-  const auto* c = curve_of(d, t);
-  if (!c) return t.s.after;
+double value_at(const tlb_dataset &d, const tlb_step &t, double fp) {
+  const auto *c = curve_of(d, t);
+  if (!c)
+    return t.s.after;
   std::size_t k = 0;
-  while (k + 1 < c->footprint_bytes.size() && c->footprint_bytes[k + 1] <= fp) ++k;
+  while (k + 1 < c->footprint_bytes.size() && c->footprint_bytes[k + 1] <= fp)
+    ++k;
   const std::size_t from = k >= 2 ? k - 2 : 0;
-  return median(std::vector<double>(c->cycles.begin() + long(from), c->cycles.begin() + long(k) + 1));
+  return median(
+      std::vector<double>(c->cycles.begin() + long(from), c->cycles.begin() + long(k) + 1));
 }
 
-}  // namespace
+} // namespace
 
-tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& opt) {
+tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
   tlb_analysis out;
   std::vector<tlb_step> pool, weak_pool;
   double min_stride = INFINITY, max_stride = 0;
-  for (const auto& c : data.curves) {
+  for (const auto &c : data.curves) {
     out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
     min_stride = std::min(min_stride, c.stride_bytes);
     max_stride = std::max(max_stride, c.stride_bytes);
-    for (const auto& s : detect_steps(c.footprint_bytes, c.cycles, opt.steps))
+    for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, opt.steps))
       pool.push_back({c.stride_bytes, c.source, s});
     // Weaker rises may only confirm a level that strong ones found (a targeted test):
     // strides below the page miss as often as s/P, so their step is proportionally smaller.
     step_options weak = opt.steps;
     weak.snr_min = opt.confirm_snr;
-    for (const auto& s : detect_steps(c.footprint_bytes, c.cycles, weak))
+    for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, weak))
       weak_pool.push_back({c.stride_bytes, c.source, s});
   }
   std::vector<bool> used(pool.size(), false);
@@ -126,49 +144,64 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
   for (std::size_t i = 0; i < pool.size(); ++i)
     if (pool[i].hops() < opt.min_entries) {
       used[i] = true;
-      out.notes.push_back("a rise after " + std::to_string(int(std::lround(pool[i].hops()))) + " hops at stride " +
-                          human_bytes(pool[i].stride_bytes) + " is below the " +
-                          std::to_string(int(opt.min_entries)) + "-entry floor: not a TLB level");
+      out.notes.push_back("a rise after " + std::to_string(int(std::lround(pool[i].hops()))) +
+                          " hops at stride " + human_bytes(pool[i].stride_bytes) +
+                          " is below the " + std::to_string(int(opt.min_entries)) +
+                          "-entry floor: not a TLB level");
     }
 
   while (true) {
     // The unassigned rise with the fewest hops seeds the next level (the innermost first).
     std::size_t seed = pool.size();
     for (std::size_t i = 0; i < pool.size(); ++i) {
-      if (used[i]) continue;
+      if (used[i])
+        continue;
       if (seed == pool.size() || pool[i].hops() < pool[seed].hops() * (1 - 1e-9) ||
-          (near(pool[i].hops(), pool[seed].hops(), 1e-9) && pool[i].stride_bytes < pool[seed].stride_bytes))
+          (near(pool[i].hops(), pool[seed].hops(), 1e-9) &&
+           pool[i].stride_bytes < pool[seed].stride_bytes))
         seed = i;
     }
-    if (seed == pool.size()) break;
+    if (seed == pool.size())
+      break;
     const double n0 = pool[seed].hops();
     std::vector<std::size_t> s_idx, f_idx;
     for (std::size_t i = 0; i < pool.size(); ++i)
-      if (!used[i] && near(pool[i].hops(), n0, opt.count_tolerance)) s_idx.push_back(i);
+      if (!used[i] && near(pool[i].hops(), n0, opt.count_tolerance))
+        s_idx.push_back(i);
     std::vector<tlb_step> scaling;
-    for (auto i : s_idx) scaling.push_back(pool[i]);
+    for (auto i : s_idx)
+      scaling.push_back(pool[i]);
     scaling = one_per_stride(scaling);
     std::vector<double> counts;
-    for (const auto& t : scaling) counts.push_back(t.hops());
+    for (const auto &t : scaling)
+      counts.push_back(t.hops());
     const double entries = median(counts);
     const double s_min = scaling.front().stride_bytes;
     const double reach = entries * s_min;
     for (std::size_t i = 0; i < pool.size(); ++i)
-      if (!used[i] && pool[i].stride_bytes < s_min && near(pool[i].s.x_lo, reach, opt.reach_tolerance))
+      if (!used[i] && pool[i].stride_bytes < s_min &&
+          near(pool[i].s.x_lo, reach, opt.reach_tolerance))
         f_idx.push_back(i);
-    for (auto i : s_idx) used[i] = true;
+    for (auto i : s_idx)
+      used[i] = true;
     // A stride whose hops at this footprint touch more lines than a quarter of the L2 is in the
     // cache-capacity regime there: its rise is not evidence for or against this level.
-    const auto cache_regime = [&](const tlb_step& t) { return lines_reach_l2(data, opt, t.hops()); };
-    f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(), [&](std::size_t i) { return cache_regime(pool[i]); }),
+    const auto cache_regime = [&](const tlb_step &t) {
+      return lines_reach_l2(data, opt, t.hops());
+    };
+    f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(),
+                               [&](std::size_t i) { return cache_regime(pool[i]); }),
                 f_idx.end());
-    for (auto i : f_idx) used[i] = true;
+    for (auto i : f_idx)
+      used[i] = true;
     std::vector<tlb_step> flat;
-    for (auto i : f_idx) flat.push_back(pool[i]);
-    for (const auto& t : weak_pool)
-      if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) && !cache_regime(t) &&
-          std::none_of(flat.begin(), flat.end(),
-                       [&](const tlb_step& f) { return f.stride_bytes == t.stride_bytes; }))
+    for (auto i : f_idx)
+      flat.push_back(pool[i]);
+    for (const auto &t : weak_pool)
+      if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) &&
+          !cache_regime(t) && std::none_of(flat.begin(), flat.end(), [&](const tlb_step &f) {
+            return f.stride_bytes == t.stride_bytes;
+          }))
         flat.push_back(t);
     flat = one_per_stride(flat);
 
@@ -182,33 +215,43 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     // A larger stride whose curve covers this footprint without a rise there is above the
     // page (a stride at or below the page would miss at the same footprint): with a flat
     // regime below, the page is pinned to s_min.
-    const bool larger_stride_clear = stride_quiet_at(data, weak_pool, s_min, reach, opt.reach_tolerance);
-    if ((scales || larger_stride_clear) && !flat.empty()) L.bound = page_bound::exact;
-    else if (scales) L.bound = page_bound::upper;
-    else if (!flat.empty()) L.bound = page_bound::lower;
-    else L.bound = page_bound::unknown;
+    const bool larger_stride_clear =
+        stride_quiet_at(data, weak_pool, s_min, reach, opt.reach_tolerance);
+    if ((scales || larger_stride_clear) && !flat.empty())
+      L.bound = page_bound::exact;
+    else if (scales)
+      L.bound = page_bound::upper;
+    else if (!flat.empty())
+      L.bound = page_bound::lower;
+    else
+      L.bound = page_bound::unknown;
     std::vector<double> jumps, snrs;
-    for (const auto& t : scaling) jumps.push_back(t.s.jump);
-    for (const auto& t : scaling) snrs.push_back(t.s.snr);
-    for (const auto& t : flat) snrs.push_back(t.s.snr);
+    for (const auto &t : scaling)
+      jumps.push_back(t.s.jump);
+    for (const auto &t : scaling)
+      snrs.push_back(t.s.snr);
+    for (const auto &t : flat)
+      snrs.push_back(t.s.snr);
     L.miss_penalty_cycles = median(jumps);
     L.snr = median(snrs);
     // Confidence: how far the steps stand above the noise, times how much of the paper's
     // pattern the strides show (both regimes > one regime > a single stride).
     const double snr_term = std::min(1.0, L.snr / (3.0 * opt.steps.snr_min));
-    const double pattern = L.bound == page_bound::exact ? 1.0 : (L.bound == page_bound::unknown ? 0.4 : 0.75);
+    const double pattern =
+        L.bound == page_bound::exact ? 1.0 : (L.bound == page_bound::unknown ? 0.4 : 0.75);
     // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
     // step is s/P of the full penalty. Count the strides below the page that obey it.
     // Rises are compared at the same footprint (the last one both curves reach), so a ramp,
     // whose size depends on how far past the boundary a curve goes, is judged fairly.
     int obey = 0;
-    const tlb_step& full = scaling.front();
-    for (const auto& t : flat) {
+    const tlb_step &full = scaling.front();
+    for (const auto &t : flat) {
       const double fp = std::min(curve_end(data, full), curve_end(data, t));
       const double full_rise = value_at(data, full, fp) - full.s.before;
       const double expect = full_rise * t.stride_bytes / L.page_bytes;
       const double got = value_at(data, t, fp) - t.s.before;
-      if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise) ++obey;
+      if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise)
+        ++obey;
     }
     L.penalty_rule = flat.empty() ? 1.0 : double(obey) / double(flat.size());
     L.confidence = std::round(100.0 * snr_term * pattern * L.penalty_rule) / 100.0;
@@ -221,59 +264,80 @@ tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& op
     }
     if (L.bound == page_bound::unknown) {
       // One stride alone cannot tell a page size: a lone rise is reported, not made a level.
-      for (const auto& t : scaling) out.unexplained.push_back(t);
+      for (const auto &t : scaling)
+        out.unexplained.push_back(t);
       continue;
     }
     if (L.bound == page_bound::upper && stride_tested_at(data, 0, s_min, reach))
-      out.notes.push_back("level at " + human_bytes(reach) + ": strides below " + human_bytes(s_min) +
+      out.notes.push_back("level at " + human_bytes(reach) + ": strides below " +
+                          human_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
     if (L.confidence < opt.min_confidence) {
       out.candidates.push_back(L);
-      out.notes.push_back("candidate at " + human_bytes(reach) + " (" + std::to_string(int(std::lround(entries))) +
-                          " x " + human_bytes(s_min) + ", +" + std::to_string(int(std::lround(L.miss_penalty_cycles))) +
+      out.notes.push_back("candidate at " + human_bytes(reach) + " (" +
+                          std::to_string(int(std::lround(entries))) + " x " + human_bytes(s_min) +
+                          ", +" + std::to_string(int(std::lround(L.miss_penalty_cycles))) +
                           " cycles) has confidence " + std::to_string(L.confidence).substr(0, 4) +
-                          " < " + std::to_string(opt.min_confidence).substr(0, 4) + ": not reported as a level");
+                          " < " + std::to_string(opt.min_confidence).substr(0, 4) +
+                          ": not reported as a level");
       continue;
     }
     out.levels.push_back(L);
   }
   std::sort(out.levels.begin(), out.levels.end(),
-            [](const tlb_level& a, const tlb_level& b) { return a.reach_bytes < b.reach_bytes; });
+            [](const tlb_level &a, const tlb_level &b) { return a.reach_bytes < b.reach_bytes; });
   if (out.levels.empty())
     out.notes.push_back("no TLB boundary found up to " + human_bytes(out.searched_up_to_bytes) +
-                        " (strides " + human_bytes(min_stride) + " to " + human_bytes(max_stride) + ")");
-  for (const auto& t : out.unexplained)
-    out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) + " cycles at " +
-                        human_bytes(t.s.x_hi) + " for stride " + human_bytes(t.stride_bytes) +
+                        " (strides " + human_bytes(min_stride) + " to " + human_bytes(max_stride) +
+                        ")");
+  for (const auto &t : out.unexplained)
+    out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) +
+                        " cycles at " + human_bytes(t.s.x_hi) + " for stride " +
+                        human_bytes(t.stride_bytes) +
                         " matches no other stride: not reported as a level");
   return out;
 }
 
 namespace {
-nlohmann::json steps_json(const std::vector<tlb_step>& v) {
+nlohmann::json steps_json(const std::vector<tlb_step> &v) {
   auto a = nlohmann::json::array();
-  for (const auto& t : v)
-    a.push_back({{"stride_bytes", t.stride_bytes}, {"boundary_bytes", t.s.x_lo},
-                 {"first_miss_bytes", t.s.x_hi}, {"hops", t.hops()}, {"before_cycles", t.s.before},
-                 {"after_cycles", t.s.after}, {"step_cycles", t.s.jump}, {"noise_cycles", t.s.noise},
-                 {"snr", t.s.snr}, {"source", t.source}});
+  for (const auto &t : v)
+    a.push_back({{"stride_bytes", t.stride_bytes},
+                 {"boundary_bytes", t.s.x_lo},
+                 {"first_miss_bytes", t.s.x_hi},
+                 {"hops", t.hops()},
+                 {"before_cycles", t.s.before},
+                 {"after_cycles", t.s.after},
+                 {"step_cycles", t.s.jump},
+                 {"noise_cycles", t.s.noise},
+                 {"snr", t.s.snr},
+                 {"source", t.source}});
   return a;
 }
-nlohmann::json level_json(const tlb_level& L) {
-  return {{"entries", std::round(L.entries * 10) / 10}, {"page_bytes", L.page_bytes},
-          {"page_bound", to_string(L.bound)}, {"reach_bytes", L.reach_bytes},
-          {"miss_penalty_cycles", L.miss_penalty_cycles}, {"confidence", L.confidence},
-          {"snr", L.snr}, {"penalty_rule", L.penalty_rule}, {"evidence", {{"strides_at_or_above_page", steps_json(L.scaling)},
-                                        {"strides_below_page", steps_json(L.flat)}}}};
+nlohmann::json level_json(const tlb_level &L) {
+  return {{"entries", std::round(L.entries * 10) / 10},
+          {"page_bytes", L.page_bytes},
+          {"page_bound", to_string(L.bound)},
+          {"reach_bytes", L.reach_bytes},
+          {"miss_penalty_cycles", L.miss_penalty_cycles},
+          {"confidence", L.confidence},
+          {"snr", L.snr},
+          {"penalty_rule", L.penalty_rule},
+          {"evidence",
+           {{"strides_at_or_above_page", steps_json(L.scaling)},
+            {"strides_below_page", steps_json(L.flat)}}}};
 }
-}  // namespace
+} // namespace
 
-nlohmann::json to_json(const tlb_analysis& a) {
+nlohmann::json to_json(const tlb_analysis &a) {
   nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array(),
                  candidates = nlohmann::json::array();
-  for (const auto& L : a.levels) levels.push_back(level_json(L));
-  for (const auto& L : a.candidates) candidates.push_back(level_json(L));
-  for (const auto& L : a.cache_effects) cache.push_back(level_json(L));
+  for (const auto &L : a.levels)
+    levels.push_back(level_json(L));
+  for (const auto &L : a.candidates)
+    candidates.push_back(level_json(L));
+  for (const auto &L : a.cache_effects)
+    cache.push_back(level_json(L));
   return {{"levels", levels},
           {"searched_up_to_bytes", a.searched_up_to_bytes},
           {"cache_effects", cache},
@@ -282,4 +346,4 @@ nlohmann::json to_json(const tlb_analysis& a) {
           {"notes", a.notes}};
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -4,8 +4,8 @@
 // strides below P share one boundary (with a penalty smaller by s/P), strides above P miss
 // later, after E hops. A step whose hop count is the same for every stride and whose touched
 // cache lines reach the L2 size is an L2-capacity effect, not a TLB level.
-#include "common/steps.hpp"
 #include "analysis/tlb_data.hpp"
+#include "common/steps.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -13,7 +13,7 @@
 
 namespace gpuprobe::analysis {
 
-struct tlb_step {  // one rise on one stride's curve
+struct tlb_step { // one rise on one stride's curve
   double stride_bytes = 0;
   std::string source;
   step s;
@@ -21,9 +21,14 @@ struct tlb_step {  // one rise on one stride's curve
 };
 
 // How tightly the strides tested pin a level's page size.
-enum class page_bound { exact, upper /* page <= page_bytes */, lower /* page >= page_bytes */, unknown };
+enum class page_bound {
+  exact,
+  upper /* page <= page_bytes */,
+  lower /* page >= page_bytes */,
+  unknown
+};
 std::string to_string(page_bound b);
-page_bound parse_page_bound(const std::string& s);  // throws gpuprobe::error
+page_bound parse_page_bound(const std::string &s); // throws gpuprobe::error
 
 // One numbering everywhere (CLI, stage files, tune, report, bench): levels L1, L2, ... and
 // candidates C1, C2, ..., from 1, innermost first; `index` is the position in the profile's list.
@@ -35,35 +40,35 @@ struct tlb_level {
   page_bound bound = page_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
-  double confidence = 0;    // 0..1, from the steps' size over the noise and the strides agreeing
-  double snr = 0;           // median step / noise of the strides behind the level
-  double penalty_rule = 1;  // share of strides below the page whose step is s/P of the penalty
-  std::vector<tlb_step> scaling;  // strides >= page: boundary after `entries` hops
-  std::vector<tlb_step> flat;     // strides < page: boundary at `reach_bytes`
+  double confidence = 0;   // 0..1, from the steps' size over the noise and the strides agreeing
+  double snr = 0;          // median step / noise of the strides behind the level
+  double penalty_rule = 1; // share of strides below the page whose step is s/P of the penalty
+  std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
+  std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
 };
 
 struct tlb_analysis_options {
   step_options steps;
-  double count_tolerance = 0.12;  // hop counts of one level agree within this fraction
-  double reach_tolerance = 0.15;  // boundaries of strides below the page agree within this
-  double min_entries = 8;         // fewer hops than this measure L2 bank/set effects
-  double min_confidence = 0.65;   // below: a candidate, listed but not reported as a level
-  double confirm_snr = 3.0;       // a weaker rise may confirm a level's boundary below the page
-  double line_bytes = 128;        // L2 line, for the cache-capacity test
+  double count_tolerance = 0.12; // hop counts of one level agree within this fraction
+  double reach_tolerance = 0.15; // boundaries of strides below the page agree within this
+  double min_entries = 8;        // fewer hops than this measure L2 bank/set effects
+  double min_confidence = 0.65;  // below: a candidate, listed but not reported as a level
+  double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
+  double line_bytes = 128;       // L2 line, for the cache-capacity test
 };
 
 struct tlb_analysis {
-  std::vector<tlb_level> levels;          // first level outward
-  std::vector<tlb_level> cache_effects;   // steps explained by L2 capacity
-  std::vector<tlb_level> candidates;      // levels below min_confidence
-  std::vector<tlb_step> unexplained;      // rises that form no level
+  std::vector<tlb_level> levels;        // first level outward
+  std::vector<tlb_level> cache_effects; // steps explained by L2 capacity
+  std::vector<tlb_level> candidates;    // levels below min_confidence
+  std::vector<tlb_step> unexplained;    // rises that form no level
   double searched_up_to_bytes = 0;
   std::vector<std::string> notes;
 };
 
-tlb_analysis analyze_tlb(const tlb_dataset& data, const tlb_analysis_options& opt = {});
+tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt = {});
 
 // The profile's "tlb" block: levels, searched_up_to_bytes, notes, cache effects.
-nlohmann::json to_json(const tlb_analysis& a);
+nlohmann::json to_json(const tlb_analysis &a);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -14,68 +14,97 @@ namespace gpuprobe::analysis {
 using nlohmann::json;
 
 json region_decision::to_json() const {
-  return {{"regions", regions}, {"max_region_bytes", max_region_bytes}, {"page_bytes", page_bytes}, {"sm_region", sm_region},
-          {"level", level.empty() ? json(nullptr) : json(level)}, {"reason", reason}};
+  return {{"regions", regions},
+          {"max_region_bytes", max_region_bytes},
+          {"page_bytes", page_bytes},
+          {"sm_region", sm_region},
+          {"level", level.empty() ? json(nullptr) : json(level)},
+          {"reason", reason}};
 }
 
-region_decision decide_regions(const json& profile) {
-  if (!profile.contains("tlb") || !profile["tlb"].is_object()) throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
-  const json& tlb = profile["tlb"];
+region_decision decide_regions(const json &profile) {
+  if (!profile.contains("tlb") || !profile["tlb"].is_object())
+    throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+  const json &tlb = profile["tlb"];
   region_decision d;
-  const json* best = nullptr;
+  const json *best = nullptr;
   std::string where;
-  for (const char* key : {"levels", "candidates"}) {
+  for (const char *key : {"levels", "candidates"}) {
     const auto list = tlb.value(key, json::array());
     for (std::size_t i = 0; i < list.size(); ++i) {
-      const json& L = tlb[key][i];
+      const json &L = tlb[key][i];
       const json s = L.value("sharing", json::object());
-      if (s.value("scope", "") != "groups" || !s.contains("groups") || s["groups"].empty()) continue;
-      if (!best || L.value("reach_bytes", 0.0) > best->value("reach_bytes", 0.0)) best = &L, where = level_label(std::string(key) == "candidates", i);
+      if (s.value("scope", "") != "groups" || !s.contains("groups") || s["groups"].empty())
+        continue;
+      if (!best || L.value("reach_bytes", 0.0) > best->value("reach_bytes", 0.0))
+        best = &L, where = level_label(std::string(key) == "candidates", i);
     }
-    if (best) break;  // a measured level is preferred to a candidate
+    if (best)
+      break; // a measured level is preferred to a candidate
   }
   if (!best) {
-    d.reason = "no TLB level or candidate with SM groups in the profile: one region (the whole pool)";
+    d.reason =
+        "no TLB level or candidate with SM groups in the profile: one region (the whole pool)";
     return d;
   }
   const double reach = best->value("reach_bytes", 0.0), page = best->value("page_bytes", 0.0);
-  if (!(reach > 0) || !(page > 0)) throw error("tune: " + where + " lacks reach_bytes or page_bytes");
-  const auto& groups = (*best)["sharing"]["groups"];
+  if (!(reach > 0) || !(page > 0))
+    throw error("tune: " + where + " lacks reach_bytes or page_bytes");
+  const auto &groups = (*best)["sharing"]["groups"];
   d.regions = int(groups.size());
   d.page_bytes = page;
-  d.max_region_bytes = std::floor(reach / page) * page;  // whole pages of the level
+  d.max_region_bytes = std::floor(reach / page) * page; // whole pages of the level
   d.level = where;
   int max_sm = 0;
-  for (const auto& g : groups)
-    for (const auto& sm : g) max_sm = std::max(max_sm, sm.get<int>());
+  for (const auto &g : groups)
+    for (const auto &sm : g)
+      max_sm = std::max(max_sm, sm.get<int>());
   d.sm_region.assign(std::size_t(max_sm) + 1, -1);
   for (std::size_t r = 0; r < groups.size(); ++r)
-    for (const auto& sm : groups[r]) d.sm_region[std::size_t(sm.get<int>())] = int(r);
-  int spare = 0;  // SMs in no group share the regions round-robin
-  for (auto& r : d.sm_region)
-    if (r < 0) r = spare++ % d.regions;
+    for (const auto &sm : groups[r])
+      d.sm_region[std::size_t(sm.get<int>())] = int(r);
+  int spare = 0; // SMs in no group share the regions round-robin
+  for (auto &r : d.sm_region)
+    if (r < 0)
+      r = spare++ % d.regions;
   char buf[512];
-  std::snprintf(buf, sizeof buf,
-                "%s reaches %.4g GiB in %.4g MiB pages and is shared by %d SM groups: one region of at most that reach per group, for pools "
-                "larger than the reach (a smaller pool fits every group's TLB as it is and keeps one region)",
-                where.c_str(), reach / double(1ull << 30), page / double(1 << 20), d.regions);
+  std::snprintf(
+      buf, sizeof buf,
+      "%s reaches %.4g GiB in %.4g MiB pages and is shared by %d SM groups: one region of at most "
+      "that reach per group, for pools "
+      "larger than the reach (a smaller pool fits every group's TLB as it is and keeps one region)",
+      where.c_str(), reach / double(1ull << 30), page / double(1 << 20), d.regions);
   d.reason = buf;
   return d;
 }
 
-json word_decision::to_json(const std::vector<word_point>& points) const {
+json word_decision::to_json(const std::vector<word_point> &points) const {
   json p = json::array();
-  for (const auto& w : points)
-    p.push_back({{"allocator", w.allocator}, {"free_fraction", w.free_fraction}, {"pages", w.pages}, {"free_pages", w.free_pages}, {"threads", w.threads},
-                 {"ms32", w.ms32}, {"ms64", w.ms64}, {"tas32_eq5", w.tas32}, {"tas64_eq5", w.tas64}, {"was32_eq6", w.was32}, {"was64_eq6", w.was64}});
-  return {{"word_bits", word_bits}, {"geomean_ratio_64_over_32", geomean_ratio}, {"reason", reason}, {"measurements", p}};
+  for (const auto &w : points)
+    p.push_back({{"allocator", w.allocator},
+                 {"free_fraction", w.free_fraction},
+                 {"pages", w.pages},
+                 {"free_pages", w.free_pages},
+                 {"threads", w.threads},
+                 {"ms32", w.ms32},
+                 {"ms64", w.ms64},
+                 {"tas32_eq5", w.tas32},
+                 {"tas64_eq5", w.tas64},
+                 {"was32_eq6", w.was32},
+                 {"was64_eq6", w.was64}});
+  return {{"word_bits", word_bits},
+          {"geomean_ratio_64_over_32", geomean_ratio},
+          {"reason", reason},
+          {"measurements", p}};
 }
 
-word_decision decide_word_size(const std::vector<word_point>& points, double tie) {
-  if (points.empty()) throw error("tune: no word-size measurements");
+word_decision decide_word_size(const std::vector<word_point> &points, double tie) {
+  if (points.empty())
+    throw error("tune: no word-size measurements");
   double log_sum = 0;
-  for (const auto& p : points) {
-    if (!(p.ms32 > 0) || !(p.ms64 > 0)) throw error("tune: a word-size measurement is not positive");
+  for (const auto &p : points) {
+    if (!(p.ms32 > 0) || !(p.ms64 > 0))
+      throw error("tune: a word-size measurement is not positive");
     log_sum += std::log(p.ms64 / p.ms32);
   }
   word_decision d;
@@ -83,11 +112,15 @@ word_decision decide_word_size(const std::vector<word_point>& points, double tie
   char buf[256];
   if (std::fabs(d.geomean_ratio - 1) <= tie) {
     d.word_bits = 32;
-    std::snprintf(buf, sizeof buf, "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu measurements): within %.0f%%, 32 kept",
+    std::snprintf(buf, sizeof buf,
+                  "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu "
+                  "measurements): within %.0f%%, 32 kept",
                   d.geomean_ratio, points.size(), tie * 100);
   } else {
     d.word_bits = d.geomean_ratio < 1 ? 64 : 32;
-    std::snprintf(buf, sizeof buf, "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu measurements): %d chosen",
+    std::snprintf(buf, sizeof buf,
+                  "64-bit words take %.3fx the time of 32-bit ones (geometric mean over %zu "
+                  "measurements): %d chosen",
                   d.geomean_ratio, points.size(), d.word_bits);
   }
   d.reason = buf;
@@ -95,131 +128,172 @@ word_decision decide_word_size(const std::vector<word_point>& points, double tie
 }
 
 json scope_decision::to_json() const {
-  return {{"bytes", bytes}, {"level", level.empty() ? json(nullptr) : json(level)}, {"reason", reason}, {"measurements", measurements}};
+  return {{"bytes", bytes},
+          {"level", level.empty() ? json(nullptr) : json(level)},
+          {"reason", reason},
+          {"measurements", measurements}};
 }
 
-std::vector<scope_option> scope_options(const json& profile) {
-  if (!profile.contains("tlb") || !profile["tlb"].is_object()) throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+std::vector<scope_option> scope_options(const json &profile) {
+  if (!profile.contains("tlb") || !profile["tlb"].is_object())
+    throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
   std::vector<scope_option> o;
-  for (const char* key : {"levels", "candidates"}) {
+  for (const char *key : {"levels", "candidates"}) {
     const auto list = profile["tlb"].value(key, json::array());
     for (std::size_t i = 0; i < list.size(); ++i) {
-      const double reach = list[i].value("reach_bytes", 0.0), page = list[i].value("page_bytes", 0.0);
-      if (!(reach > 0)) continue;
+      const double reach = list[i].value("reach_bytes", 0.0),
+                   page = list[i].value("page_bytes", 0.0);
+      if (!(reach > 0))
+        continue;
       const double unit = page > 0 ? page : double(2u << 20);
       const auto bytes = std::uint64_t(std::floor(reach / unit) * unit);
-      if (bytes == 0) continue;
+      if (bytes == 0)
+        continue;
       bool seen = false;
-      for (const auto& x : o) seen = seen || x.bytes == bytes;
-      if (!seen) o.push_back({bytes, level_label(std::string(key) == "candidates", i)});
+      for (const auto &x : o)
+        seen = seen || x.bytes == bytes;
+      if (!seen)
+        o.push_back({bytes, level_label(std::string(key) == "candidates", i)});
     }
   }
-  std::sort(o.begin(), o.end(), [](const scope_option& a, const scope_option& b) { return a.bytes > b.bytes; });
+  std::sort(o.begin(), o.end(),
+            [](const scope_option &a, const scope_option &b) { return a.bytes > b.bytes; });
   return o;
 }
 
-scope_decision decide_tlb_scope_measured(const std::vector<scope_option>& options, const std::vector<scope_point>& points, std::uint64_t footprint,
-                                         double tie) {
+scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &options,
+                                         const std::vector<scope_point> &points,
+                                         std::uint64_t footprint, double tie) {
   scope_decision d;
   const double gib = double(1ull << 30);
   char buf[768];
-  for (const auto& p : points) d.measurements.push_back({{"scope_bytes", p.scope_bytes}, {"pool", p.pool}, {"ms", p.ms}});
+  for (const auto &p : points)
+    d.measurements.push_back({{"scope_bytes", p.scope_bytes}, {"pool", p.pool}, {"ms", p.ms}});
   if (points.empty()) {
     std::snprintf(buf, sizeof buf, "%s: TLB-scoped kernels run in one pass",
-                  options.empty() ? "no TLB level or candidate in the profile"
-                                  : "every level and candidate reaches at least the footprint measured");
+                  options.empty()
+                      ? "no TLB level or candidate in the profile"
+                      : "every level and candidate reaches at least the footprint measured");
     d.reason = buf;
     return d;
   }
-  std::map<std::string, double> base;  // pool -> one-pass ms
-  for (const auto& p : points) {
-    if (!(p.ms > 0)) throw error("tune: a TLB-scope measurement is not positive");
-    if (p.scope_bytes == 0) base[p.pool] = p.ms;
+  std::map<std::string, double> base; // pool -> one-pass ms
+  for (const auto &p : points) {
+    if (!(p.ms > 0))
+      throw error("tune: a TLB-scope measurement is not positive");
+    if (p.scope_bytes == 0)
+      base[p.pool] = p.ms;
   }
   std::string detail;
   double best_ratio = 1;
   std::uint64_t best = 0;
-  for (const auto& opt : options) {
+  for (const auto &opt : options) {
     double log_sum = 0;
     int n = 0;
-    for (const auto& p : points)
+    for (const auto &p : points)
       if (p.scope_bytes == opt.bytes) {
-        if (!base.count(p.pool)) throw error("tune: a TLB scope measured on a pool without its one-pass time");
+        if (!base.count(p.pool))
+          throw error("tune: a TLB scope measured on a pool without its one-pass time");
         log_sum += std::log(p.ms / base[p.pool]), ++n;
       }
-    if (!n) continue;
+    if (!n)
+      continue;
     const double r = std::exp(log_sum / n);
     char one[128];
-    std::snprintf(one, sizeof one, "%s%s %.4g GiB %.3fx", detail.empty() ? "" : ", ", opt.level.c_str(), double(opt.bytes) / gib, r);
+    std::snprintf(one, sizeof one, "%s%s %.4g GiB %.3fx", detail.empty() ? "" : ", ",
+                  opt.level.c_str(), double(opt.bytes) / gib, r);
     detail += one;
-    if (r < best_ratio) best_ratio = r, best = opt.bytes, d.level = opt.level;
+    if (r < best_ratio)
+      best_ratio = r, best = opt.bytes, d.level = opt.level;
   }
-  if (best && best_ratio >= 1 - tie) best = 0, d.level.clear();
+  if (best && best_ratio >= 1 - tie)
+    best = 0, d.level.clear();
   d.bytes = best;
-  std::snprintf(buf, sizeof buf, "sampling over %.4g GiB, time relative to one pass (geometric mean over %zu pools): %s; %s", double(footprint) / gib,
-                base.size(), detail.c_str(), best ? (d.level + " chosen").c_str() : "one pass kept");
+  std::snprintf(
+      buf, sizeof buf,
+      "sampling over %.4g GiB, time relative to one pass (geometric mean over %zu pools): %s; %s",
+      double(footprint) / gib, base.size(), detail.c_str(),
+      best ? (d.level + " chosen").c_str() : "one pass kept");
   d.reason = buf;
   return d;
 }
 
-scope_decision decide_tlb_scope(const json& profile) {
-  const auto options = scope_options(profile);  // largest first
+scope_decision decide_tlb_scope(const json &profile) {
+  const auto options = scope_options(profile); // largest first
   scope_decision d;
   if (options.empty()) {
     d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
     return d;
   }
-  const auto level = std::find_if(options.begin(), options.end(), [](const scope_option& o) { return o.level.rfind('L', 0) == 0; });
-  const scope_option& pick = level != options.end() ? *level : options.front();  // a measured level before a candidate
+  const auto level = std::find_if(options.begin(), options.end(),
+                                  [](const scope_option &o) { return o.level.rfind('L', 0) == 0; });
+  const scope_option &pick =
+      level != options.end() ? *level : options.front(); // a measured level before a candidate
   d.bytes = pick.bytes;
   d.level = pick.level;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%s %s reaches %.4g GiB in whole pages: one pass of a TLB-scoped kernel covers that",
-                level != options.end() ? "the largest TLB level" : "no TLB level; the largest candidate", d.level.c_str(),
-                double(d.bytes) / double(1ull << 30));
+  std::snprintf(
+      buf, sizeof buf,
+      "%s %s reaches %.4g GiB in whole pages: one pass of a TLB-scoped kernel covers that",
+      level != options.end() ? "the largest TLB level" : "no TLB level; the largest candidate",
+      d.level.c_str(), double(d.bytes) / double(1ull << 30));
   d.reason = buf;
   return d;
 }
 
-json crw_decision::to_json(const std::vector<crw_point>& points) const {
+json crw_decision::to_json(const std::vector<crw_point> &points) const {
   json p = json::array();
-  for (const auto& c : points) p.push_back({{"start", c.start}, {"free_fraction", c.free_fraction}, {"ms", c.ms}});
-  return {{"start", start}, {"geomean_ratio_to_thread", geomean_ratio}, {"reason", reason}, {"measurements", p}};
+  for (const auto &c : points)
+    p.push_back({{"start", c.start}, {"free_fraction", c.free_fraction}, {"ms", c.ms}});
+  return {{"start", start},
+          {"geomean_ratio_to_thread", geomean_ratio},
+          {"reason", reason},
+          {"measurements", p}};
 }
 
-crw_decision decide_crw_placement(const std::vector<crw_point>& points, double tie) {
-  std::map<std::string, std::map<double, double>> by;  // start -> fraction -> ms
-  for (const auto& p : points) {
-    if (!(p.ms > 0)) throw error("tune: a CRW placement measurement is not positive");
+crw_decision decide_crw_placement(const std::vector<crw_point> &points, double tie) {
+  std::map<std::string, std::map<double, double>> by; // start -> fraction -> ms
+  for (const auto &p : points) {
+    if (!(p.ms > 0))
+      throw error("tune: a CRW placement measurement is not positive");
     by[p.start][p.free_fraction] = p.ms;
   }
-  if (!by.count("thread")) throw error("tune: no CRW measurement of the default start (thread)");
-  const auto& base = by["thread"];
+  if (!by.count("thread"))
+    throw error("tune: no CRW measurement of the default start (thread)");
+  const auto &base = by["thread"];
   crw_decision d;
   std::string best = "thread";
   double best_ratio = 1;
   std::string detail;
-  for (const auto& [start, ms] : by) {
-    if (ms.size() != base.size()) throw error("tune: CRW start '" + start + "' lacks some free fractions");
+  for (const auto &[start, ms] : by) {
+    if (ms.size() != base.size())
+      throw error("tune: CRW start '" + start + "' lacks some free fractions");
     double log_sum = 0;
-    for (const auto& [f, t] : ms) {
-      if (!base.count(f)) throw error("tune: CRW start '" + start + "' measured at a free fraction the default was not");
+    for (const auto &[f, t] : ms) {
+      if (!base.count(f))
+        throw error("tune: CRW start '" + start +
+                    "' measured at a free fraction the default was not");
       log_sum += std::log(t / base.at(f));
     }
     const double ratio = std::exp(log_sum / double(ms.size()));
     char buf[64];
     std::snprintf(buf, sizeof buf, "%s%s %.3fx", detail.empty() ? "" : ", ", start.c_str(), ratio);
     detail += buf;
-    if (ratio < best_ratio) best_ratio = ratio, best = start;
+    if (ratio < best_ratio)
+      best_ratio = ratio, best = start;
   }
   char buf[512];
   if (best != "thread" && best_ratio >= 1 - tie) {
-    std::snprintf(buf, sizeof buf, "times relative to the per-thread start (geometric mean over %zu free fractions): %s; the best is within %.0f%%, thread kept",
+    std::snprintf(buf, sizeof buf,
+                  "times relative to the per-thread start (geometric mean over %zu free "
+                  "fractions): %s; the best is within %.0f%%, thread kept",
                   base.size(), detail.c_str(), tie * 100);
     best = "thread", best_ratio = 1;
   } else {
-    std::snprintf(buf, sizeof buf, "times relative to the per-thread start (geometric mean over %zu free fractions): %s; %s chosen", base.size(),
-                  detail.c_str(), best.c_str());
+    std::snprintf(buf, sizeof buf,
+                  "times relative to the per-thread start (geometric mean over %zu free "
+                  "fractions): %s; %s chosen",
+                  base.size(), detail.c_str(), best.c_str());
   }
   d.start = best;
   d.geomean_ratio = best_ratio;
@@ -227,7 +301,8 @@ crw_decision decide_crw_placement(const std::vector<crw_point>& points, double t
   return d;
 }
 
-json allocator_block(const word_decision& w, const region_decision& r, const crw_decision& c, const scope_decision& s) {
+json allocator_block(const word_decision &w, const region_decision &r, const crw_decision &c,
+                     const scope_decision &s) {
   return {{"word_bits", w.word_bits},
           {"regions", r.regions},
           {"max_region_bytes", std::uint64_t(r.max_region_bytes)},
@@ -238,4 +313,4 @@ json allocator_block(const word_decision& w, const region_decision& r, const crw
           {"tlb_scope_bytes", s.bytes}};
 }
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -16,46 +16,47 @@ namespace gpuprobe::analysis {
 // the reason says why.
 struct region_decision {
   int regions = 1;
-  double max_region_bytes = 0;  // the level's reach in whole pages; a pool of P bytes uses regions of
-                                // min(this, P / regions) rounded down to page_bytes (0: the whole pool)
+  double max_region_bytes =
+      0; // the level's reach in whole pages; a pool of P bytes uses regions of
+         // min(this, P / regions) rounded down to page_bytes (0: the whole pool)
   double page_bytes = 0;
-  std::vector<int> sm_region;  // SM id -> region (empty: every SM in region 0)
-  std::string level;           // "L1", "C2" (analysis::level_label) used, or ""
+  std::vector<int> sm_region; // SM id -> region (empty: every SM in region 0)
+  std::string level;          // "L1", "C2" (analysis::level_label) used, or ""
   std::string reason;
   nlohmann::json to_json() const;
 };
-region_decision decide_regions(const nlohmann::json& profile);
+region_decision decide_regions(const nlohmann::json &profile);
 
 // Bitmap word size from a measurement of RW-BM/CoRW with 32- and 64-bit words at several free
 // fractions: the size whose geometric-mean time is lower, unless the two are within `tie`
 // (relative), when 32 is kept (the smaller LockMap). Theorems 1-2's TAS beside each point.
 struct word_point {
   double free_fraction = 0;
-  double ms32 = 0, ms64 = 0;          // medians
-  double tas32 = 0, tas64 = 0;        // Theorem 1 (Eq. 5) for w = 32, 64
-  std::string allocator = "";         // rw_bm | corw
-  double was32 = 0, was64 = 0;        // Theorem 2 (Eq. 6) bounds
+  double ms32 = 0, ms64 = 0;   // medians
+  double tas32 = 0, tas64 = 0; // Theorem 1 (Eq. 5) for w = 32, 64
+  std::string allocator = "";  // rw_bm | corw
+  double was32 = 0, was64 = 0; // Theorem 2 (Eq. 6) bounds
   double pages = 0, free_pages = 0, threads = 0;
 };
 struct word_decision {
   int word_bits = 32;
-  double geomean_ratio = 1;  // ms64 / ms32
+  double geomean_ratio = 1; // ms64 / ms32
   std::string reason;
-  nlohmann::json to_json(const std::vector<word_point>& points) const;
+  nlohmann::json to_json(const std::vector<word_point> &points) const;
 };
-word_decision decide_word_size(const std::vector<word_point>& points, double tie = 0.03);
+word_decision decide_word_size(const std::vector<word_point> &points, double tie = 0.03);
 
 // The scope of TLB-scoped kernels (sampling, grouping: every SM walks the same scope): the reach
 // of the profile's largest TLB level in whole pages of it, else of its largest candidate (said
 // so), else 0 = one pass.
 struct scope_decision {
   std::uint64_t bytes = 0;
-  std::string level;  // "L1", "C2" (analysis::level_label) or ""
+  std::string level; // "L1", "C2" (analysis::level_label) or ""
   std::string reason;
-  nlohmann::json measurements = nlohmann::json::array();  // tune's: scope, pool, ms
+  nlohmann::json measurements = nlohmann::json::array(); // tune's: scope, pool, ms
   nlohmann::json to_json() const;
 };
-scope_decision decide_tlb_scope(const nlohmann::json& profile);
+scope_decision decide_tlb_scope(const nlohmann::json &profile);
 
 // tune measures the scope instead: every level's and candidate's reach (in whole pages of it,
 // largest first) is a possible scope, and sampling over a footprint that exceeds it is timed with
@@ -64,15 +65,16 @@ scope_decision decide_tlb_scope(const nlohmann::json& profile);
 // pass, one pass is kept.
 struct scope_option {
   std::uint64_t bytes = 0;
-  std::string level;  // "L1", "C2" (analysis::level_label)
+  std::string level; // "L1", "C2" (analysis::level_label)
 };
-std::vector<scope_option> scope_options(const nlohmann::json& profile);
+std::vector<scope_option> scope_options(const nlohmann::json &profile);
 struct scope_point {
-  std::uint64_t scope_bytes = 0;  // 0: one pass
+  std::uint64_t scope_bytes = 0; // 0: one pass
   std::string pool;
-  double ms = 0;  // median
+  double ms = 0; // median
 };
-scope_decision decide_tlb_scope_measured(const std::vector<scope_option>& options, const std::vector<scope_point>& points,
+scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &options,
+                                         const std::vector<scope_point> &points,
                                          std::uint64_t footprint, double tie = 0.03);
 
 // CRW cluster placement from measured times of each candidate start ("thread" = RW paper
@@ -81,18 +83,19 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option>& option
 struct crw_point {
   std::string start;
   double free_fraction = 0;
-  double ms = 0;  // median
+  double ms = 0; // median
 };
 struct crw_decision {
   std::string start = "thread";
-  double geomean_ratio = 1;  // chosen / thread
+  double geomean_ratio = 1; // chosen / thread
   std::string reason;
-  nlohmann::json to_json(const std::vector<crw_point>& points) const;
+  nlohmann::json to_json(const std::vector<crw_point> &points) const;
 };
-crw_decision decide_crw_placement(const std::vector<crw_point>& points, double tie = 0.03);
+crw_decision decide_crw_placement(const std::vector<crw_point> &points, double tie = 0.03);
 
 // The block allocators read (allocators/load_tuning.hpp): word_bits, regions, max_region_bytes,
 // region_align_bytes, sm_region, crw_start, vm_page_bytes, tlb_scope_bytes.
-nlohmann::json allocator_block(const word_decision& w, const region_decision& r, const crw_decision& c, const scope_decision& s);
+nlohmann::json allocator_block(const word_decision &w, const region_decision &r,
+                               const crw_decision &c, const scope_decision &s);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

@@ -12,15 +12,16 @@ namespace gpuprobe::analysis {
 
 struct workload_samples {
   std::string workload, pool, config_default, config_tuned;
-  bool measured = true;  // false: the tuning changes nothing here (no samples)
+  bool measured = true; // false: the tuning changes nothing here (no samples)
   std::vector<double> default_ms, tuned_ms;
 };
 
 // The "workloads" array of validation.json, in the input order. Throws gpuprobe::error when a
 // measured workload has fewer than 2 samples on either side.
-nlohmann::json validation_rows(const std::vector<workload_samples>& w, double alpha = 0.05, std::uint64_t seed = 1);
+nlohmann::json validation_rows(const std::vector<workload_samples> &w, double alpha = 0.05,
+                               std::uint64_t seed = 1);
 
 // One line per verdict kind, e.g. "2 faster, 14 no significant difference, 0 slower, 2 not tuned".
-std::string verdict_summary(const nlohmann::json& rows);
+std::string verdict_summary(const nlohmann::json &rows);
 
-}  // namespace gpuprobe::analysis
+} // namespace gpuprobe::analysis

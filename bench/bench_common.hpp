@@ -14,13 +14,14 @@ namespace gpuprobe::bench {
 
 struct flags {
   bool gpu = false;
-  bool uncapped = false;   // --gpuprobe_uncapped: cuda_malloc cells past their cap
-  bool full_grid = false;  // --gpuprobe_full: every thread count and free fraction
-  std::uint64_t tlb_scope_bytes = 0;  // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
+  bool uncapped = false;  // --gpuprobe_uncapped: cuda_malloc cells past their cap
+  bool full_grid = false; // --gpuprobe_full: every thread count and free fraction
+  std::uint64_t tlb_scope_bytes =
+      0; // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
   std::string tlb_scope_source;
-  int cases_run = 0, cases_failed = 0;  // a run in which every case failed exits non-zero
+  int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
-flags& options();
+flags &options();
 
 // Device malloc heap of every cuda_malloc / xmalloc case: one size per process (the limit cannot
 // change after the first malloc kernel).
@@ -28,10 +29,11 @@ flags& options();
 // leaves the rest of the memory to the pools.
 constexpr std::size_t k_heap_bytes = std::size_t(4) << 30;
 
-inline void check(cudaError_t e, const char* what) { alloc::cuda_or_throw(e, what); }
+inline void check(cudaError_t e, const char *what) { alloc::cuda_or_throw(e, what); }
 
 // Times `launch` with CUDA events; `prepare` (untimed) runs before each iteration.
-inline void time_iterations(benchmark::State& st, const std::function<void()>& prepare, const std::function<void()>& launch) {
+inline void time_iterations(benchmark::State &st, const std::function<void()> &prepare,
+                            const std::function<void()> &launch) {
   event_timer timer;
   for (auto _ : st) {
     prepare();
@@ -41,31 +43,31 @@ inline void time_iterations(benchmark::State& st, const std::function<void()>& p
 
 // One large object alive at a time, whatever its type (pools of tens of GiB): made anew when the
 // key (which names the type) changes.
-inline std::shared_ptr<void>& current_object() {
+inline std::shared_ptr<void> &current_object() {
   static std::shared_ptr<void> obj;
   return obj;
 }
-inline std::string& current_key() {
+inline std::string &current_key() {
   static std::string key;
   return key;
 }
-template <class T, class Make>
-T& current(const std::string& key, Make make) {
+template <class T, class Make> T &current(const std::string &key, Make make) {
   if (current_key() != key) {
     current_object().reset();
     current_key().clear();
     current_object() = std::shared_ptr<T>(make());
     current_key() = key;
   }
-  return *static_cast<T*>(current_object().get());
+  return *static_cast<T *>(current_object().get());
 }
 
 // Registers a case that reports "no CUDA device" without one and turns exceptions into errors.
-void add_case(const std::string& name, std::function<void(benchmark::State&)> fn, int iterations = 10);
+void add_case(const std::string &name, std::function<void(benchmark::State &)> fn,
+              int iterations = 10);
 
 // --gpuprobe_profile=PATH: the scope is the reach of the profile's largest TLB level (or
 // candidate), in whole 2 MiB pages. Throws gpuprobe::error when there is none.
-void read_tlb_scope(const std::string& profile);
+void read_tlb_scope(const std::string &profile);
 
 void register_malloc_benchmarks();
 void register_workload_benchmarks();
@@ -73,4 +75,4 @@ void register_workload_benchmarks();
 // later cuda_malloc / xmalloc case keeps for the rest of the process.
 void register_tlb_scoped_benchmarks();
 
-}  // namespace gpuprobe::bench
+} // namespace gpuprobe::bench

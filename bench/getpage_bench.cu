@@ -1,7 +1,7 @@
 // gpuprobe-bench: BM_getpage/<allocator>/threads:<n>/free_permille:<f> — one get_page per thread,
-// timed with CUDA events (UseManualTime) after an untimed warm-up launch, the pool reloaded to the same random occupancy before
-// every iteration; then one untimed launch with step counters for TAS/WAS, checked (every thread
-// got a page, no page twice) before the numbers are reported.
+// timed with CUDA events (UseManualTime) after an untimed warm-up launch, the pool reloaded to the
+// same random occupancy before every iteration; then one untimed launch with step counters for
+// TAS/WAS, checked (every thread got a page, no page twice) before the numbers are reported.
 #include "allocators/registry.cuh"
 #include "analysis/models.hpp"
 #include "bench_common.hpp"
@@ -26,11 +26,11 @@ namespace {
 using gpuprobe::alloc::invalid_page;
 using gpuprobe::alloc::page_t;
 
-constexpr std::uint64_t k_cuda_malloc_cap = 1ull << 18;  // device malloc of 2^20 blocks: ~0.3 s each
+constexpr std::uint64_t k_cuda_malloc_cap = 1ull << 18; // device malloc of 2^20 blocks: ~0.3 s each
 using gpuprobe::bench::check;
 
 // The occupancy pattern of the current (T, A): made once, loaded before every iteration.
-const std::vector<std::uint8_t>& occupancy(std::uint64_t T, std::uint64_t A) {
+const std::vector<std::uint8_t> &occupancy(std::uint64_t T, std::uint64_t A) {
   static std::pair<std::uint64_t, std::uint64_t> key{0, 0};
   static std::vector<std::uint8_t> occ;
   if (key != std::make_pair(T, A)) {
@@ -40,22 +40,23 @@ const std::vector<std::uint8_t>& occupancy(std::uint64_t T, std::uint64_t A) {
   return occ;
 }
 
-double free_clusters(const std::vector<std::uint8_t>& used) {
+double free_clusters(const std::vector<std::uint8_t> &used) {
   double m = 0;
-  for (std::size_t i = 0; i < used.size(); ++i) m += !used[i] && (i == 0 || used[i - 1]);
+  for (std::size_t i = 0; i < used.size(); ++i)
+    m += !used[i] && (i == 0 || used[i - 1]);
   return m;
 }
 
-template <class H>
-__global__ void get_kernel(H h, unsigned n, page_t* out) {
+template <class H> __global__ void get_kernel(H h, unsigned n, page_t *out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n) out[t] = h.get_page();
+  if (t < n)
+    out[t] = h.get_page();
 }
 
-template <class H>
-__global__ void steps_kernel(H h, unsigned n, page_t* out, unsigned* steps) {
+template <class H> __global__ void steps_kernel(H h, unsigned n, page_t *out, unsigned *steps) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
+  if (t >= n)
+    return;
   gpuprobe::alloc::count_steps s;
   out[t] = h.get_page(s);
   steps[t] = s.steps;
@@ -66,19 +67,23 @@ struct theory {
 };
 
 template <class A>
-void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, int permille,
-                std::function<theory(double pages, double free_pages, double threads, double clusters)> model) {
-  const std::uint64_t T = gpuprobe::alloc::pages_for(n, permille / 1000.0), free_pages = T * std::uint64_t(permille) / 1000;
-  const auto& occ = occupancy(T, free_pages);
+void bm_getpage(
+    benchmark::State &st, const std::string &name, std::uint64_t n, int permille,
+    std::function<theory(double pages, double free_pages, double threads, double clusters)> model) {
+  const std::uint64_t T = gpuprobe::alloc::pages_for(n, permille / 1000.0),
+                      free_pages = T * std::uint64_t(permille) / 1000;
+  const auto &occ = occupancy(T, free_pages);
   gpuprobe::alloc::pool_config c;
   c.pages = page_t(T);
-  c.page_bytes = 0;  // ids only: get_page does not touch the pages
-  A& a = gpuprobe::bench::current<A>(name + "/" + std::to_string(T), [&] { return new A(c); });
+  c.page_bytes = 0; // ids only: get_page does not touch the pages
+  A &a = gpuprobe::bench::current<A>(name + "/" + std::to_string(T), [&] { return new A(c); });
   gpuprobe::alloc::device_array<page_t> out(n);
   gpuprobe::alloc::device_array<unsigned> steps(n);
   const unsigned blocks = gpuprobe::alloc::blocks_for(n);
   auto load = [&] { a.load(occ); };
-  auto launch = [&] { get_kernel<<<blocks, gpuprobe::alloc::k_block>>>(a.handle(), unsigned(n), out.get()); };
+  auto launch = [&] {
+    get_kernel<<<blocks, gpuprobe::alloc::k_block>>>(a.handle(), unsigned(n), out.get());
+  };
   // Warm-up launch (module load, first touch of the pool's lines): not timed.
   load();
   launch();
@@ -86,7 +91,8 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   gpuprobe::bench::time_iterations(st, load, launch);
   // Untimed: steps and the correctness check.
   a.load(occ);
-  steps_kernel<<<blocks, gpuprobe::alloc::k_block>>>(a.handle(), unsigned(n), out.get(), steps.get());
+  steps_kernel<<<blocks, gpuprobe::alloc::k_block>>>(a.handle(), unsigned(n), out.get(),
+                                                     steps.get());
   check(cudaDeviceSynchronize(), "steps kernel");
   std::vector<page_t> ids(n);
   std::vector<unsigned> s(n);
@@ -95,13 +101,17 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   const auto bad = std::count(ids.begin(), ids.end(), invalid_page);
   std::sort(ids.begin(), ids.end());
   if (bad || std::adjacent_find(ids.begin(), ids.end()) != ids.end() || ids.back() >= T) {
-    st.SkipWithError(("verification failed: " + std::to_string(bad) + " threads without a page or a page twice").c_str());
+    st.SkipWithError(
+        ("verification failed: " + std::to_string(bad) + " threads without a page or a page twice")
+            .c_str());
     return;
   }
   double was = 0;
   std::uint64_t warps = 0;
-  for (std::uint64_t w = 0; w < n; w += 32, ++warps) was += *std::max_element(s.begin() + long(w), s.begin() + long(std::min(n, w + 32)));
-  st.counters["pages_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
+  for (std::uint64_t w = 0; w < n; w += 32, ++warps)
+    was += *std::max_element(s.begin() + long(w), s.begin() + long(std::min(n, w + 32)));
+  st.counters["pages_per_s"] =
+      benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["TAS"] = std::accumulate(s.begin(), s.end(), 0.0) / double(n);
   st.counters["WAS"] = was / double(warps);
   st.counters["pages"] = double(T);
@@ -109,97 +119,124 @@ void bm_getpage(benchmark::State& st, const std::string& name, std::uint64_t n, 
   if (model) {
     const auto th = model(double(T), double(free_pages), double(n), free_clusters(occ));
     st.counters["TAS_theory"] = th.tas;
-    if (th.was > 0) st.counters["WAS_theory"] = th.was;
+    if (th.was > 0)
+      st.counters["WAS_theory"] = th.was;
   }
 }
 
-__global__ void malloc_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char** out) {
+__global__ void malloc_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char **out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n) out[t] = h.get_page();
+  if (t < n)
+    out[t] = h.get_page();
 }
-__global__ void mfree_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char** out) {
+__global__ void mfree_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char **out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n && out[t]) h.free_page(out[t]);
+  if (t < n && out[t])
+    h.free_page(out[t]);
 }
 
 // CUDA device malloc of 256-byte blocks; the heap (set once per process) holds every request
 // twice over, so the free fraction does not apply.
-void bm_cuda_malloc(benchmark::State& st, std::uint64_t n) {
+void bm_cuda_malloc(benchmark::State &st, std::uint64_t n) {
   static std::unique_ptr<gpuprobe::alloc::cuda_malloc> m;
   if (!m) {
     gpuprobe::alloc::pool_config c;
     c.pages = 1;
     c.page_bytes = 256;
-    gpuprobe::alloc::ensure_malloc_heap(gpuprobe::bench::k_heap_bytes);  // one heap size for every case of the process
+    gpuprobe::alloc::ensure_malloc_heap(
+        gpuprobe::bench::k_heap_bytes); // one heap size for every case of the process
     m = std::make_unique<gpuprobe::alloc::cuda_malloc>(c, 1.0);
   }
-  gpuprobe::alloc::device_array<char*> out(n);
+  gpuprobe::alloc::device_array<char *> out(n);
   const unsigned blocks = gpuprobe::alloc::blocks_for(n);
   gpuprobe::event_timer timer;
   std::uint64_t nulls = 0;
-  malloc_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());  // warm-up, not timed
+  malloc_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n),
+                                                      out.get()); // warm-up, not timed
   mfree_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());
   check(cudaDeviceSynchronize(), "warm-up");
   for (auto _ : st) {
-    st.SetIterationTime(timer.ms([&] { malloc_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get()); }) * 1e-3);
-    std::vector<char*> p(n);
+    st.SetIterationTime(timer.ms([&] {
+      malloc_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());
+    }) * 1e-3);
+    std::vector<char *> p(n);
     out.download(p.data(), n);
     nulls += std::uint64_t(std::count(p.begin(), p.end(), nullptr));
     mfree_kernel<<<blocks, gpuprobe::alloc::k_block>>>(m->handle(), unsigned(n), out.get());
     check(cudaDeviceSynchronize(), "free kernel");
   }
-  if (nulls) st.SkipWithError(("device malloc returned nullptr " + std::to_string(nulls) + " times").c_str());
-  st.counters["pages_per_s"] = benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
+  if (nulls)
+    st.SkipWithError(
+        ("device malloc returned nullptr " + std::to_string(nulls) + " times").c_str());
+  st.counters["pages_per_s"] =
+      benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 theory rw_theory(double T, double A, double N, double) {
   return {gpuprobe::analysis::rw_tas(T, A, N), gpuprobe::analysis::rw_was_bound(T, A, N)};
 }
-template <int W>
-theory bm_theory(double T, double A, double N, double) {
-  return {gpuprobe::analysis::rw_bm_tas(T, A, N, W), gpuprobe::analysis::rw_bm_was_bound(T, A, N, W)};
+template <int W> theory bm_theory(double T, double A, double N, double) {
+  return {gpuprobe::analysis::rw_bm_tas(T, A, N, W),
+          gpuprobe::analysis::rw_bm_was_bound(T, A, N, W)};
 }
-theory crw_theory(double T, double A, double N, double M) { return {gpuprobe::analysis::crw_tas(T, A, N, M), 0}; }
-theory queue_theory(double, double, double N, double) { return {gpuprobe::analysis::queue_tas(N), gpuprobe::analysis::queue_was(N)}; }
+theory crw_theory(double T, double A, double N, double M) {
+  return {gpuprobe::analysis::crw_tas(T, A, N, M), 0};
+}
+theory queue_theory(double, double, double N, double) {
+  return {gpuprobe::analysis::queue_tas(N), gpuprobe::analysis::queue_was(N)};
+}
 
 // The RW paper's model of each page allocator (Eqs. 1-9); bump has none.
 using theory_fn = theory (*)(double, double, double, double);
-template <class A>
-theory_fn theory_of() {
+template <class A> theory_fn theory_of() {
   namespace a = gpuprobe::alloc;
-  if constexpr (std::is_same_v<A, a::rw>) return rw_theory;
-  else if constexpr (std::is_same_v<A, a::rw_bm<std::uint32_t>> || std::is_same_v<A, a::corw<std::uint32_t>>) return bm_theory<32>;
-  else if constexpr (std::is_same_v<A, a::rw_bm<unsigned long long>> || std::is_same_v<A, a::corw<unsigned long long>>) return bm_theory<64>;
-  else if constexpr (std::is_same_v<A, a::crw>) return crw_theory;
-  else if constexpr (std::is_same_v<A, a::queue> || std::is_same_v<A, a::queue_warp>) return queue_theory;
-  else return nullptr;
+  if constexpr (std::is_same_v<A, a::rw>)
+    return rw_theory;
+  else if constexpr (std::is_same_v<A, a::rw_bm<std::uint32_t>> ||
+                     std::is_same_v<A, a::corw<std::uint32_t>>)
+    return bm_theory<32>;
+  else if constexpr (std::is_same_v<A, a::rw_bm<unsigned long long>> ||
+                     std::is_same_v<A, a::corw<unsigned long long>>)
+    return bm_theory<64>;
+  else if constexpr (std::is_same_v<A, a::crw>)
+    return crw_theory;
+  else if constexpr (std::is_same_v<A, a::queue> || std::is_same_v<A, a::queue_warp>)
+    return queue_theory;
+  else
+    return nullptr;
 }
 
-}  // namespace
+} // namespace
 
 namespace gpuprobe::bench {
-flags& options() {
+flags &options() {
   static flags f;
   return f;
 }
-void add_case(const std::string& name, std::function<void(benchmark::State&)> fn, int iterations) {
-  benchmark::RegisterBenchmark(name.c_str(), [fn = std::move(fn)](benchmark::State& st) {
-    if (!options().gpu) {
-      st.SkipWithError("no CUDA device");
-    } else {
-      try {
-        fn(st);
-      } catch (const std::exception& e) {
-        st.SkipWithError(e.what());
-      }
-    }
-    ++options().cases_run;
-    if (st.error_occurred()) ++options().cases_failed;
-  })->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(iterations);
+void add_case(const std::string &name, std::function<void(benchmark::State &)> fn, int iterations) {
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [fn = std::move(fn)](benchmark::State &st) {
+                                 if (!options().gpu) {
+                                   st.SkipWithError("no CUDA device");
+                                 } else {
+                                   try {
+                                     fn(st);
+                                   } catch (const std::exception &e) {
+                                     st.SkipWithError(e.what());
+                                   }
+                                 }
+                                 ++options().cases_run;
+                                 if (st.error_occurred())
+                                   ++options().cases_failed;
+                               })
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(iterations);
 }
 
 // Our flags, listed before Google Benchmark's own in --help.
-constexpr const char* k_help = R"(gpuprobe-bench: Google Benchmark cases of gpuprobe's allocators and workloads on CUDA device 0.
+constexpr const char *k_help =
+    R"(gpuprobe-bench: Google Benchmark cases of gpuprobe's allocators and workloads on CUDA device 0.
 gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_full             every thread count and free fraction of BM_getpage (default: a smaller grid)
   --gpuprobe_uncapped         lift the caps of the slow cases (cuda_malloc, ouroboros_chunk, xmalloc > 2 KiB)
@@ -211,19 +248,22 @@ A run in which every case that ran failed exits with status 1.
 
 Google Benchmark flags:
 )";
-}  // namespace gpuprobe::bench
+} // namespace gpuprobe::bench
 
-int main(int argc, char** argv) {
-  auto& o = gpuprobe::bench::options();
+int main(int argc, char **argv) {
+  auto &o = gpuprobe::bench::options();
   // Our flags, removed before Google Benchmark sees the rest.
-  std::vector<char*> args;
+  std::vector<char *> args;
   for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0) o.uncapped = true;
-    else if (std::strcmp(argv[i], "--gpuprobe_full") == 0) o.full_grid = true;
+    if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0)
+      o.uncapped = true;
+    else if (std::strcmp(argv[i], "--gpuprobe_full") == 0)
+      o.full_grid = true;
     else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
       try {
-        o.tlb_scope_bytes = gpuprobe::parse_bytes(argv[i] + 21);  // 64G, 2M or bytes, as everywhere in gpuprobe
-      } catch (const std::exception& e) {
+        o.tlb_scope_bytes =
+            gpuprobe::parse_bytes(argv[i] + 21); // 64G, 2M or bytes, as everywhere in gpuprobe
+      } catch (const std::exception &e) {
         std::fprintf(stderr, "gpuprobe-bench: --gpuprobe_tlb_scope: %s\n", e.what());
         return 1;
       }
@@ -231,22 +271,25 @@ int main(int argc, char** argv) {
     } else if (std::strncmp(argv[i], "--gpuprobe_profile=", 19) == 0) {
       try {
         gpuprobe::bench::read_tlb_scope(argv[i] + 19);
-      } catch (const std::exception& e) {
+      } catch (const std::exception &e) {
         std::fprintf(stderr, "gpuprobe-bench: %s\n", e.what());
         return 1;
       }
     } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
-      std::fprintf(stderr, "gpuprobe-bench: unknown flag '%s' (--help lists the gpuprobe flags)\n", argv[i]);
+      std::fprintf(stderr, "gpuprobe-bench: unknown flag '%s' (--help lists the gpuprobe flags)\n",
+                   argv[i]);
       return 1;
     } else {
       args.push_back(argv[i]);
     }
   }
   if (o.tlb_scope_bytes)
-    std::fprintf(stderr, "gpuprobe-bench: TLB scope %s (from %s)\n", gpuprobe::format_bytes(double(o.tlb_scope_bytes)).c_str(),
+    std::fprintf(stderr, "gpuprobe-bench: TLB scope %s (from %s)\n",
+                 gpuprobe::format_bytes(double(o.tlb_scope_bytes)).c_str(),
                  o.tlb_scope_source.c_str());
-  for (char* a : args)
-    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) std::fputs(gpuprobe::bench::k_help, stdout);
+  for (char *a : args)
+    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0)
+      std::fputs(gpuprobe::bench::k_help, stdout);
   int n_args = int(args.size());
   int count = 0;
   o.gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
@@ -265,43 +308,62 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("gpu", "none (cases fail with an error when run)");
   }
   benchmark::AddCustomContext("gpuprobe_commit", GPUPROBE_GIT_COMMIT);
-  benchmark::AddCustomContext("cuda_malloc_cap", o.uncapped ? "none" : "BM_getpage threads <= 262144, BM_malloc threads <= 65536 (--gpuprobe_uncapped lifts it)");
-  benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes ? std::to_string(o.tlb_scope_bytes) + " from " + o.tlb_scope_source : "none");
-  benchmark::AddCustomContext("grid", o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");
+  benchmark::AddCustomContext("cuda_malloc_cap",
+                              o.uncapped ? "none"
+                                         : "BM_getpage threads <= 262144, BM_malloc threads <= "
+                                           "65536 (--gpuprobe_uncapped lifts it)");
+  benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes
+                                                     ? std::to_string(o.tlb_scope_bytes) +
+                                                           " from " + o.tlb_scope_source
+                                                     : "none");
+  benchmark::AddCustomContext(
+      "grid",
+      o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");
 
   gpuprobe::bench::register_tlb_scoped_benchmarks();
-  std::vector<std::pair<std::string, std::uint64_t>> threads;  // label, count (0: resolved at run time)
-  // Default grid: 2^12, 2^16, 2^20 threads and full occupancy at 50% and 0.5% free; --gpuprobe_full:
-  // 2^10..2^20 (x4) at 50, 10, 1 and 0.5% free.
+  std::vector<std::pair<std::string, std::uint64_t>>
+      threads; // label, count (0: resolved at run time)
+  // Default grid: 2^12, 2^16, 2^20 threads and full occupancy at 50% and 0.5% free;
+  // --gpuprobe_full: 2^10..2^20 (x4) at 50, 10, 1 and 0.5% free.
   for (std::uint64_t t = 1ull << 10; t <= 1ull << 20; t <<= 2)
-    if (o.full_grid || t == (1ull << 12) || t == (1ull << 16) || t == (1ull << 20)) threads.emplace_back(std::to_string(t), t);
+    if (o.full_grid || t == (1ull << 12) || t == (1ull << 16) || t == (1ull << 20))
+      threads.emplace_back(std::to_string(t), t);
   threads.emplace_back(gpu ? std::to_string(full) : "full", full);
-  const std::vector<int> permilles = o.full_grid ? std::vector<int>{500, 100, 10, 5} : std::vector<int>{500, 5};
+  const std::vector<int> permilles =
+      o.full_grid ? std::vector<int>{500, 100, 10, 5} : std::vector<int>{500, 5};
 
-  using reg_fn = std::function<void(benchmark::State&, std::uint64_t, int)>;
+  using reg_fn = std::function<void(benchmark::State &, std::uint64_t, int)>;
   std::vector<std::pair<std::string, reg_fn>> allocators;
   gpuprobe::alloc::for_each_type(gpuprobe::alloc::page_allocators{}, [&](auto t) {
     using A = typename decltype(t)::type;
-    const char* name = gpuprobe::alloc::name_of<A>;
-    allocators.emplace_back(name, [name](benchmark::State& st, std::uint64_t n, int f) { bm_getpage<A>(st, name, n, f, theory_of<A>()); });
+    const char *name = gpuprobe::alloc::name_of<A>;
+    allocators.emplace_back(name, [name](benchmark::State &st, std::uint64_t n, int f) {
+      bm_getpage<A>(st, name, n, f, theory_of<A>());
+    });
   });
-  allocators.emplace_back("cuda_malloc", [](benchmark::State& st, std::uint64_t n, int) { bm_cuda_malloc(st, n); });
+  allocators.emplace_back(
+      "cuda_malloc", [](benchmark::State &st, std::uint64_t n, int) { bm_cuda_malloc(st, n); });
 
-  for (const auto& [name, fn] : allocators)
+  for (const auto &[name, fn] : allocators)
     for (int f : permilles)
-      for (const auto& [label, n] : threads) {
-        if (name == "cuda_malloc" && ((n > k_cuda_malloc_cap && !o.uncapped) || f != 500)) continue;
-        const std::string full_name = "BM_getpage/" + name + "/threads:" + label + "/free_permille:" + std::to_string(f);
-        gpuprobe::bench::add_case(full_name, [fn = fn, n = n, f](benchmark::State& st) { fn(st, n, f); });
+      for (const auto &[label, n] : threads) {
+        if (name == "cuda_malloc" && ((n > k_cuda_malloc_cap && !o.uncapped) || f != 500))
+          continue;
+        const std::string full_name =
+            "BM_getpage/" + name + "/threads:" + label + "/free_permille:" + std::to_string(f);
+        gpuprobe::bench::add_case(full_name,
+                                  [fn = fn, n = n, f](benchmark::State &st) { fn(st, n, f); });
       }
   gpuprobe::bench::register_malloc_benchmarks();
   gpuprobe::bench::register_workload_benchmarks();
   benchmark::Initialize(&n_args, args.data());
-  if (benchmark::ReportUnrecognizedArguments(n_args, args.data())) return 1;
+  if (benchmark::ReportUnrecognizedArguments(n_args, args.data()))
+    return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   if (o.cases_run > 0 && o.cases_failed == o.cases_run) {
-    std::fprintf(stderr, "gpuprobe-bench: all %d cases that ran failed (their errors are above)\n", o.cases_run);
+    std::fprintf(stderr, "gpuprobe-bench: all %d cases that ran failed (their errors are above)\n",
+                 o.cases_run);
     return 1;
   }
   return 0;

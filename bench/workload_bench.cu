@@ -9,10 +9,10 @@
 #include "allocators/workloads/tlb_scoped.cuh"
 #include "analysis/tuning.hpp"
 #include "bench_common.hpp"
-#include "common/units.hpp"
+#include "common/device_memory.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "common/device_memory.hpp"
+#include "common/units.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -24,7 +24,7 @@ namespace {
 // ---- hash join ----
 
 // One join's relations alive at a time (10M tuples: 320 MB).
-workloads::hash_join& current_join(unsigned tuples) {
+workloads::hash_join &current_join(unsigned tuples) {
   static std::unique_ptr<workloads::hash_join> j;
   if (!j || j->tuples() != tuples) {
     j.reset();
@@ -33,26 +33,32 @@ workloads::hash_join& current_join(unsigned tuples) {
   return *j;
 }
 
-template <class A>
-void reset_pages(A& a) {
-  if constexpr (std::is_same_v<A, alloc::queue>) a.rewind_after_gets();
-  else if constexpr (std::is_same_v<A, alloc::bump>) a.prefill(a.config().pages, 0);
-  else a.clear();
+template <class A> void reset_pages(A &a) {
+  if constexpr (std::is_same_v<A, alloc::queue>)
+    a.rewind_after_gets();
+  else if constexpr (std::is_same_v<A, alloc::bump>)
+    a.prefill(a.config().pages, 0);
+  else
+    a.clear();
 }
 
 template <class A>
-void join_cell(benchmark::State& st, const std::string& variant, unsigned tuples, std::uint32_t page_bytes, std::uint64_t pool_bytes) {
+void join_cell(benchmark::State &st, const std::string &variant, unsigned tuples,
+               std::uint32_t page_bytes, std::uint64_t pool_bytes) {
   alloc::pool_config c;
   c.page_bytes = page_bytes;
-  std::uint64_t pages = std::max<std::uint64_t>(pool_bytes / page_bytes, std::uint64_t(tuples) * 5 / 4);
+  std::uint64_t pages =
+      std::max<std::uint64_t>(pool_bytes / page_bytes, std::uint64_t(tuples) * 5 / 4);
   pages = (pages + 63) / 64 * 64;
   c.pages = alloc::page_t(pages);
-  auto& a = current<A>("join/" + variant + "/" + std::to_string(pages) + "/" + std::to_string(page_bytes), [&] { return new A(c); });
-  auto& j = current_join(tuples);
+  auto &a =
+      current<A>("join/" + variant + "/" + std::to_string(pages) + "/" + std::to_string(page_bytes),
+                 [&] { return new A(c); });
+  auto &j = current_join(tuples);
   auto prepare = [&] { reset_pages(a); };
   auto launch = [&] { j.run(a.handle(), page_bytes); };
   prepare();
-  launch();  // warm-up
+  launch(); // warm-up
   check(cudaDeviceSynchronize(), "warm-up");
   time_iterations(st, prepare, launch);
   // Verification run on a zeroed pool: exactly the n result tuples, none lost or doubled.
@@ -65,76 +71,94 @@ void join_cell(benchmark::State& st, const std::string& variant, unsigned tuples
     st.SkipWithError(("verification failed: " + why).c_str());
     return;
   }
-  st.counters["tuples_per_s"] = benchmark::Counter(double(tuples), benchmark::Counter::kIsIterationInvariantRate);
+  st.counters["tuples_per_s"] =
+      benchmark::Counter(double(tuples), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["pages"] = double(pages);
   st.counters["partitions"] = double(j.partitions());
 }
 
 // ---- growable array ----
 
-void growable_cell(benchmark::State& st, const std::string& variant, std::uint64_t elements) {
+void growable_cell(benchmark::State &st, const std::string &variant, std::uint64_t elements) {
   constexpr unsigned rounds = 8, vectors = 1024;
   const unsigned per_round = unsigned(elements / rounds);
   const unsigned blocks = alloc::blocks_for(per_round);
   alloc::device_array<unsigned long long> acc(1);
   double rw_ms = 0, used = 0, grow_ms = 0;
-  unsigned long long want_insert = workloads::expected_insert_sum(elements), want_rw = workloads::expected_rw_sum(elements);
+  unsigned long long want_insert = workloads::expected_insert_sum(elements),
+                     want_rw = workloads::expected_rw_sum(elements);
   event_timer timer;
   std::string error;
-  auto sums = [&](auto sum_launch, unsigned long long want, const char* what) {
+  auto sums = [&](auto sum_launch, unsigned long long want, const char *what) {
     acc.zero();
     sum_launch();
     unsigned long long got = 0;
     check(cudaDeviceSynchronize(), "sum");
     acc.download(&got, 1);
-    if (got != want && error.empty()) error = std::string("verification failed after ") + what;
+    if (got != want && error.empty())
+      error = std::string("verification failed after ") + what;
   };
   if (variant == "static" || variant == "vmm") {
     std::unique_ptr<alloc::device_array<std::uint32_t>> flat;
     std::unique_ptr<vmm_growable> vmm;
-    if (variant == "static") flat = std::make_unique<alloc::device_array<std::uint32_t>>(elements);
+    if (variant == "static")
+      flat = std::make_unique<alloc::device_array<std::uint32_t>>(elements);
     alloc::device_array<unsigned long long> size(1);
     for (auto _ : st) {
-      if (!flat) {  // every iteration starts from an empty mapping (only the address range is reserved)
+      if (!flat) { // every iteration starts from an empty mapping (only the address range is
+                   // reserved)
         vmm.reset();
         vmm = std::make_unique<vmm_growable>(elements * 4, 0);
       }
       size.zero();
       st.SetIterationTime(timer.ms([&] {
         for (unsigned r = 0; r < rounds; ++r) {
-          if (vmm) {  // the host maps before each round (its time is inside the insert time too)
+          if (vmm) { // the host maps before each round (its time is inside the insert time too)
             const auto g0 = std::chrono::steady_clock::now();
             vmm->grow_to(std::size_t(r + 1) * per_round * 4);
-            grow_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0).count();
+            grow_ms +=
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0)
+                    .count();
           }
-          std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
-          workloads::flat_insert<<<blocks, alloc::k_block>>>(a, size.get(), per_round, std::uint64_t(r) * per_round);
+          std::uint32_t *a = flat ? flat->get() : reinterpret_cast<std::uint32_t *>(vmm->data());
+          workloads::flat_insert<<<blocks, alloc::k_block>>>(a, size.get(), per_round,
+                                                             std::uint64_t(r) * per_round);
         }
       }) * 1e-3);
-      std::uint32_t* a = flat ? flat->get() : reinterpret_cast<std::uint32_t*>(vmm->data());
-      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); }, want_insert, "insert");
+      std::uint32_t *a = flat ? flat->get() : reinterpret_cast<std::uint32_t *>(vmm->data());
+      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); },
+           want_insert, "insert");
       rw_ms += timer.ms([&] { workloads::flat_read_write<<<1024, alloc::k_block>>>(a, elements); });
-      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); }, want_rw, "read/write");
+      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); }, want_rw,
+           "read/write");
       used = double(flat ? elements * 4 : vmm->mapped_bytes());
     }
   } else {
-    auto run = [&](auto h, auto&& after) {
+    auto run = [&](auto h, auto &&after) {
       alloc::device_array<workloads::lf_vector> vecs(vectors);
       std::vector<workloads::lf_vector> hv(vectors);
       for (auto _ : st) {
         vecs.zero();
         st.SetIterationTime(timer.ms([&] {
-          for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<blocks, alloc::k_block>>>(h, vecs.get(), vectors, per_round, std::uint64_t(r) * per_round);
+          for (unsigned r = 0; r < rounds; ++r)
+            workloads::gg_insert<<<blocks, alloc::k_block>>>(h, vecs.get(), vectors, per_round,
+                                                             std::uint64_t(r) * per_round);
         }) * 1e-3);
         vecs.download(hv.data(), vectors);
         unsigned long long failed = 0;
         used = 0;
-        for (const auto& v : hv) failed += v.failed, used += double(workloads::gg_bucket_bytes(v.size));
-        if (failed && error.empty()) error = std::to_string(failed) + " elements found no memory";
-        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); }, want_insert, "insert");
-        rw_ms += timer.ms([&] { workloads::gg_read_write<<<1024, alloc::k_block>>>(vecs.get(), vectors); });
-        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); }, want_rw, "read/write");
-        workloads::gg_release<<<alloc::blocks_for(vectors), alloc::k_block>>>(h, vecs.get(), vectors);
+        for (const auto &v : hv)
+          failed += v.failed, used += double(workloads::gg_bucket_bytes(v.size));
+        if (failed && error.empty())
+          error = std::to_string(failed) + " elements found no memory";
+        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); },
+             want_insert, "insert");
+        rw_ms += timer.ms(
+            [&] { workloads::gg_read_write<<<1024, alloc::k_block>>>(vecs.get(), vectors); });
+        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); },
+             want_rw, "read/write");
+        workloads::gg_release<<<alloc::blocks_for(vectors), alloc::k_block>>>(h, vecs.get(),
+                                                                              vectors);
         check(cudaDeviceSynchronize(), "release");
         after();
       }
@@ -147,7 +171,8 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
       mc.unit_bytes = 4096;
       alloc::rw_malloc a(mc);
       run(a.handle(), [&] {
-        if (alloc::count_free_units(a.bitmap()) != a.units() && error.empty()) error = "rw_malloc pool not empty after release";
+        if (alloc::count_free_units(a.bitmap()) != a.units() && error.empty())
+          error = "rw_malloc pool not empty after release";
       });
     } else {
       alloc::ensure_malloc_heap(k_heap_bytes);
@@ -164,7 +189,8 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
   st.counters["rw_ms"] = rw_ms / double(st.iterations());
   // Growing apart from inserting: the host's mapping calls (vmm); none for a static array; the
   // GGArray's bucket allocations happen inside its insert kernels (not separable, not reported).
-  if (variant == "vmm" || variant == "static") st.counters["grow_ms"] = grow_ms / double(st.iterations());
+  if (variant == "vmm" || variant == "static")
+    st.counters["grow_ms"] = grow_ms / double(st.iterations());
   st.counters["mem_used_MiB"] = used / double(1 << 20);
   st.counters["mem_needed_MiB"] = double(elements) * 4 / double(1 << 20);
   st.counters["mem_used_over_needed"] = used / (double(elements) * 4);
@@ -173,29 +199,35 @@ void growable_cell(benchmark::State& st, const std::string& variant, std::uint64
 
 // ---- TLB-scoped sampling and grouping ----
 
-
 // The pool and the driver of one (workload, pool, footprint): one alive at a time.
 struct scoped_state {
   device_pool mem;
   std::unique_ptr<workloads::sampling_run> sampling;
   std::unique_ptr<workloads::grouping_run> grouping;
-  scoped_state(bool g, const std::string& pool, std::uint64_t footprint) : mem(parse_alloc_kind(pool), footprint, 0, 7) {
-    if (g) grouping = std::make_unique<workloads::grouping_run>(mem.data(), footprint);
-    else sampling = std::make_unique<workloads::sampling_run>(mem.data(), footprint);
+  scoped_state(bool g, const std::string &pool, std::uint64_t footprint)
+      : mem(parse_alloc_kind(pool), footprint, 0, 7) {
+    if (g)
+      grouping = std::make_unique<workloads::grouping_run>(mem.data(), footprint);
+    else
+      sampling = std::make_unique<workloads::sampling_run>(mem.data(), footprint);
   }
 };
 
-void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, std::uint64_t footprint, bool scoped) {
-  const auto& o = options();
+void scoped_cell(benchmark::State &st, bool grouping, const std::string &pool,
+                 std::uint64_t footprint, bool scoped) {
+  const auto &o = options();
   if (scoped && o.tlb_scope_bytes == 0) {
-    st.SkipWithError("no TLB scope: give --gpuprobe_profile=profile.json (a TLB level or candidate) or --gpuprobe_tlb_scope=BYTES");
+    st.SkipWithError("no TLB scope: give --gpuprobe_profile=profile.json (a TLB level or "
+                     "candidate) or --gpuprobe_tlb_scope=BYTES");
     return;
   }
   const std::uint64_t scope = scoped ? o.tlb_scope_bytes : 0;
-  auto& s = current<scoped_state>(std::string(grouping ? "grouping/" : "sampling/") + pool + "/" + std::to_string(footprint),
+  auto &s = current<scoped_state>(std::string(grouping ? "grouping/" : "sampling/") + pool + "/" +
+                                      std::to_string(footprint),
                                   [&] { return new scoped_state(grouping, pool, footprint); });
-  auto run = [&](auto& r) {
-    time_iterations(st, [&] { r.reset(); }, [&] { r.launch(scope); });
+  auto run = [&](auto &r) {
+    time_iterations(
+        st, [&] { r.reset(); }, [&] { r.launch(scope); });
     r.reset();
     r.launch(scope);
     return r.verify();
@@ -206,31 +238,35 @@ void scoped_cell(benchmark::State& st, bool grouping, const std::string& pool, s
     return;
   }
   if (grouping) {
-    st.counters["inserts_per_s"] = benchmark::Counter(double(s.grouping->input()), benchmark::Counter::kIsIterationInvariantRate);
+    st.counters["inserts_per_s"] = benchmark::Counter(
+        double(s.grouping->input()), benchmark::Counter::kIsIterationInvariantRate);
     st.counters["groups"] = double(s.grouping->groups());
   } else {
-    st.counters["reads_per_s"] = benchmark::Counter(s.sampling->reads(), benchmark::Counter::kIsIterationInvariantRate);
+    st.counters["reads_per_s"] =
+        benchmark::Counter(s.sampling->reads(), benchmark::Counter::kIsIterationInvariantRate);
   }
   st.counters["footprint_GiB"] = double(footprint) / double(k_gib);
   st.counters["scope_GiB"] = double(scope ? std::min(scope, footprint) : footprint) / double(k_gib);
   st.counters["passes"] = double(workloads::scope_passes(footprint, scope));
 }
 
-}  // namespace
+} // namespace
 
 // The scope: tune's decision (the largest TLB level's reach; a candidate's when none).
-void read_tlb_scope(const std::string& profile) {
+void read_tlb_scope(const std::string &profile) {
   const auto doc = read_json_file(profile);
   require_schema(doc, schema::profile, profile);
   const auto d = analysis::decide_tlb_scope(doc);
-  if (d.bytes == 0) throw error("'" + profile + "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
-  auto& o = options();
+  if (d.bytes == 0)
+    throw error("'" + profile +
+                "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
+  auto &o = options();
   o.tlb_scope_bytes = d.bytes;
   o.tlb_scope_source = profile + " (" + d.reason + ")";
 }
 
 void register_workload_benchmarks() {
-  const auto& o = options();
+  const auto &o = options();
   // Hash join: table sizes at 32 B pages in a 4 GiB pool (the RW paper's 128M pages), then page
   // sizes at 4M tuples in an 8 GiB pool.
   std::vector<unsigned> tuples = {1u << 14, 1u << 20, 10'000'000u};
@@ -239,39 +275,44 @@ void register_workload_benchmarks() {
     tuples = {1u << 14, 1u << 16, 1u << 18, 1u << 20, 1u << 22, 10'000'000u};
     page_sizes = {32, 64, 128, 256, 512, 1024, 2048};
   }
-  using join_fn = void (*)(benchmark::State&, const std::string&, unsigned, std::uint32_t, std::uint64_t);
+  using join_fn =
+      void (*)(benchmark::State &, const std::string &, unsigned, std::uint32_t, std::uint64_t);
   const std::vector<std::pair<std::string, join_fn>> variants = {
-      {"do_bump", join_cell<alloc::bump>},          {"queue", join_cell<alloc::queue>},
-      {"rw", join_cell<alloc::rw>},                 {"rw_bm32", join_cell<alloc::rw_bm<std::uint32_t>>},
+      {"do_bump", join_cell<alloc::bump>},
+      {"queue", join_cell<alloc::queue>},
+      {"rw", join_cell<alloc::rw>},
+      {"rw_bm32", join_cell<alloc::rw_bm<std::uint32_t>>},
       {"corw32", join_cell<alloc::corw<std::uint32_t>>}};
-  for (const auto& [v, fn] : variants) {
+  for (const auto &[v, fn] : variants) {
     for (unsigned n : tuples)
       add_case("BM_workload/hash_join/" + v + "/tuples:" + std::to_string(n) + "/page_bytes:32",
-               [v = v, fn = fn, n](benchmark::State& st) { fn(st, v, n, 32, 4 * k_gib); });
+               [v = v, fn = fn, n](benchmark::State &st) { fn(st, v, n, 32, 4 * k_gib); });
     for (std::uint32_t p : page_sizes)
       if (p != 32)
         add_case("BM_workload/hash_join/" + v + "/tuples:4194304/page_bytes:" + std::to_string(p),
-                 [v = v, fn = fn, p](benchmark::State& st) { fn(st, v, 1u << 22, p, 8 * k_gib); });
+                 [v = v, fn = fn, p](benchmark::State &st) { fn(st, v, 1u << 22, p, 8 * k_gib); });
   }
-  for (const char* v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
-    add_case(std::string("BM_workload/growable_array/") + v + "/elements:67108864",
-             [v = std::string(v)](benchmark::State& st) { growable_cell(st, v, 1ull << 26); }, 5);
+  for (const char *v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
+    add_case(
+        std::string("BM_workload/growable_array/") + v + "/elements:67108864",
+        [v = std::string(v)](benchmark::State &st) { growable_cell(st, v, 1ull << 26); }, 5);
 }
 
 void register_tlb_scoped_benchmarks() {
-  const auto& o = options();
+  const auto &o = options();
   // Footprints up to most of the 80 GB: the grouping table stops at 70 GiB (+ 1 GiB of input).
   std::vector<std::uint64_t> sampling = {16, 72}, grouping = {16, 70};
-  if (o.full_grid) sampling = {4, 16, 32, 48, 64, 72}, grouping = {4, 16, 32, 48, 64, 70};
-  for (const char* w : {"tlb_scoped_sampling", "tlb_scoped_grouping"})
-    for (const char* pool : {"cudamalloc", "vmm"})
+  if (o.full_grid)
+    sampling = {4, 16, 32, 48, 64, 72}, grouping = {4, 16, 32, 48, 64, 70};
+  for (const char *w : {"tlb_scoped_sampling", "tlb_scoped_grouping"})
+    for (const char *pool : {"cudamalloc", "vmm"})
       for (std::uint64_t fp : std::string(w) == "tlb_scoped_sampling" ? sampling : grouping)
         for (bool scoped : {false, true}) {
-          add_case(std::string("BM_workload/") + w + "/" + pool + "/footprint_gib:" + std::to_string(fp) + "/mode:" + (scoped ? "scoped" : "one_pass"),
-                   [g = std::string(w) == "tlb_scoped_grouping", p = std::string(pool), fp, scoped](benchmark::State& st) {
-                     scoped_cell(st, g, p, fp * k_gib, scoped);
-                   });
+          add_case(std::string("BM_workload/") + w + "/" + pool + "/footprint_gib:" +
+                       std::to_string(fp) + "/mode:" + (scoped ? "scoped" : "one_pass"),
+                   [g = std::string(w) == "tlb_scoped_grouping", p = std::string(pool), fp,
+                    scoped](benchmark::State &st) { scoped_cell(st, g, p, fp * k_gib, scoped); });
         }
 }
 
-}  // namespace gpuprobe::bench
+} // namespace gpuprobe::bench

@@ -3,10 +3,10 @@
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "cli/common.hpp"
-#include "common/error.hpp"
-#include "common/units.hpp"
 #include "common/envelope.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/units.hpp"
 #include "probes/tlb_sweep.hpp"
 
 #include <cstdio>
@@ -16,7 +16,7 @@ namespace gpuprobe::cli {
 
 namespace {
 
-void run_analyze_tlb(const common_options& o) {
+void run_analyze_tlb(const common_options &o) {
   check_output_path(o.out);
   const auto ds = analysis::load_tlb_inputs(o.inputs);
   const auto a = analysis::analyze_tlb(ds);
@@ -32,19 +32,24 @@ void run_analyze_tlb(const common_options& o) {
   std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
               ds.curves.size(), format_bytes(a.searched_up_to_bytes).c_str());
   int k = 1;
-  for (const auto& L : a.levels)
-    std::printf("  L%d: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, confidence %.2f\n",
-                k++, L.entries, format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(),
-                format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
-  for (const auto& c : a.cache_effects)
-    std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries, c.miss_penalty_cycles);
-  for (const auto& n : a.notes) std::printf("  note: %s\n", n.c_str());
+  for (const auto &L : a.levels)
+    std::printf("  L%d: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
+                "confidence %.2f\n",
+                k++, L.entries, format_bytes(L.page_bytes).c_str(),
+                analysis::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
+                L.miss_penalty_cycles, L.confidence);
+  for (const auto &c : a.cache_effects)
+    std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries,
+                c.miss_penalty_cycles);
+  for (const auto &n : a.notes)
+    std::printf("  note: %s\n", n.c_str());
   std::printf("  wrote %s\n", o.out.c_str());
 }
 
-void run_analyze_sharing(const common_options& o) {
+void run_analyze_sharing(const common_options &o) {
   check_output_path(o.out);
-  if (o.inputs.size() != 1) throw error("analyze sharing takes one --input (one level's matrix)");
+  if (o.inputs.size() != 1)
+    throw error("analyze sharing takes one --input (one level's matrix)");
   const auto m = analysis::load_sharing_input(o.inputs[0]);
   const auto a = analysis::analyze_sharing(m);
   json device = m.device.is_null() ? json{{"name", m.device_name}} : m.device;
@@ -56,36 +61,48 @@ void run_analyze_sharing(const common_options& o) {
               {"level", m.params.is_null() ? json(nullptr) : m.params},
               {"sharing", sharing}};
   write_json_atomic(o.out, doc);
-  std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(), m.sm_ids.size(), m.format.c_str());
-  std::printf("  scope: %s\n  reason: %s\n", analysis::to_string(a.scope).c_str(), a.reason.c_str());
-  for (const auto& g : a.groups) {
-    if (a.scope == analysis::sharing_scope::global) break;
+  std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(),
+              m.sm_ids.size(), m.format.c_str());
+  std::printf("  scope: %s\n  reason: %s\n", analysis::to_string(a.scope).c_str(),
+              a.reason.c_str());
+  for (const auto &g : a.groups) {
+    if (a.scope == analysis::sharing_scope::global)
+      break;
     std::string ids;
-    for (int id : g) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    for (int id : g)
+      ids += (ids.empty() ? "" : ",") + std::to_string(id);
     std::printf("  group {%s}\n", ids.c_str());
   }
-  if (!a.structure.empty()) std::printf("  structure: %s\n", a.structure.c_str());
-  for (const auto& n : a.notes) std::printf("  note: %s\n", n.c_str());
+  if (!a.structure.empty())
+    std::printf("  structure: %s\n", a.structure.c_str());
+  for (const auto &n : a.notes)
+    std::printf("  note: %s\n", n.c_str());
   std::printf("  wrote %s\n", o.out.c_str());
 }
 
-}  // namespace
+} // namespace
 
-void setup_analyze(CLI::App& parent) {
-  auto* app = parent.add_subcommand("analyze", "turn raw probe results into parameters");
+void setup_analyze(CLI::App &parent) {
+  auto *app = parent.add_subcommand("analyze", "turn raw probe results into parameters");
   app->require_subcommand(1);
   auto opt = std::make_shared<common_options>();
-  auto* tlb = app->add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
-  tlb->footer("Example: gpuprobe analyze tlb --input raw/tlb.json raw/tlb_tail.json --out profile.json");
-  add_input_option(*tlb, *opt, "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
+  auto *tlb =
+      app->add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
+  tlb->footer(
+      "Example: gpuprobe analyze tlb --input raw/tlb.json raw/tlb_tail.json --out profile.json");
+  add_input_option(*tlb, *opt,
+                   "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
   add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
   tlb->callback([opt] { run_analyze_tlb(*opt); });
   auto sopt = std::make_shared<common_options>();
-  auto* sharing = app->add_subcommand("sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");
-  sharing->footer("Example: gpuprobe analyze sharing --input raw/sharing_C2.json --out sharing.json");
-  add_input_option(*sharing, *sopt, "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt");
+  auto *sharing = app->add_subcommand(
+      "sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");
+  sharing->footer(
+      "Example: gpuprobe analyze sharing --input raw/sharing_C2.json --out sharing.json");
+  add_input_option(*sharing, *sopt,
+                   "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt");
   add_out_option(*sharing, *sopt, "sharing JSON file (gpuprobe.sharing/1)");
   sharing->callback([sopt] { run_analyze_sharing(*sopt); });
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

@@ -4,8 +4,8 @@
 #include "analysis/characterize.hpp"
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
-#include "common/error.hpp"
 #include "common/envelope.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 
 #include <sys/wait.h>
@@ -27,130 +27,165 @@ struct characterize_options {
   bool quick = false;
 };
 
-std::string quote(const std::string& s) {
+std::string quote(const std::string &s) {
   std::string o = "'";
-  for (char c : s) o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  for (char c : s)
+    o += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return o + "'";
 }
 
-std::string shell_line(const std::string& cmd) {  // first line of a command's stdout ("" on failure)
+std::string shell_line(const std::string &cmd) { // first line of a command's stdout ("" on failure)
   std::string out;
-  if (FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
+  if (FILE *p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
     char buf[512];
-    if (fgets(buf, sizeof buf, p)) out = buf;
+    if (fgets(buf, sizeof buf, p))
+      out = buf;
     pclose(p);
   }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
   return out;
 }
 
 // Other processes on the GPU and MIG mode, from nvidia-smi when it is there.
-json conditions_before(const device_info& dev) {
+json conditions_before(const device_info &dev) {
   json c = {{"nvidia_smi", false}};
-  if (shell_line("command -v nvidia-smi").empty()) return c;
+  if (shell_line("command -v nvidia-smi").empty())
+    return c;
   c["nvidia_smi"] = true;
-  c["mig_mode"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-gpu=mig.mode.current --format=csv,noheader");
+  c["mig_mode"] = shell_line("nvidia-smi -i " + dev.uuid +
+                             " --query-gpu=mig.mode.current --format=csv,noheader");
   // Compute processes other than this one (which holds a context since query_device).
-  c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-compute-apps=pid --format=csv,noheader | grep -vx '" +
+  c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid +
+                                    " --query-compute-apps=pid --format=csv,noheader | grep -vx '" +
                                     std::to_string(::getpid()) + "' | grep -c '[0-9]'");
-  c["clocks_throttle_reasons_active"] = shell_line("nvidia-smi -i " + dev.uuid + " --query-gpu=clocks_throttle_reasons.active --format=csv,noheader");
+  c["clocks_throttle_reasons_active"] =
+      shell_line("nvidia-smi -i " + dev.uuid +
+                 " --query-gpu=clocks_throttle_reasons.active --format=csv,noheader");
   return c;
 }
 
-void run_characterize(const characterize_options& o) {
+void run_characterize(const characterize_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto dev = query_device(o.common.device);
-  const std::string dir = o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
+  const std::string dir =
+      o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
   fs::create_directories(fs::path(dir) / "raw");
   const std::string self = fs::read_symlink("/proc/self/exe").string();
-  std::printf("gpuprobe characterize%s: %s (%s) -> %s\n", o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
+  std::printf("gpuprobe characterize%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
+              dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
   json conditions = conditions_before(dev);
   if (conditions.value("other_processes", "0") != "0" && conditions.value("nvidia_smi", false))
-    std::printf("  note: %s other process(es) on this GPU: timings may suffer\n", conditions["other_processes"].get<std::string>().c_str());
+    std::printf("  note: %s other process(es) on this GPU: timings may suffer\n",
+                conditions["other_processes"].get<std::string>().c_str());
   json stages_run = json::array();
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
   // when a stage it reads from ran now (tlb, tlb_tail -> tlb_profile -> sharing).
-  auto run_stage = [&](const analysis::stage& s, std::size_t k, std::size_t n, bool upstream_ran) {
+  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n, bool upstream_ran) {
     const fs::path out = fs::path(dir) / s.output;
-    const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double since =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto check = analysis::check_stage(out.string(), s, dev.uuid);
-    if (check.keep && upstream_ran) check = {false, "a stage it reads from ran again"};
+    if (check.keep && upstream_ran)
+      check = {false, "a stage it reads from ran again"};
     if (check.keep) {
-      std::printf("[%zu/%zu] %-12s done earlier (%s), kept\n", k, n, s.name.c_str(), s.output.c_str());
+      std::printf("[%zu/%zu] %-12s done earlier (%s), kept\n", k, n, s.name.c_str(),
+                  s.output.c_str());
       stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "kept"}});
       return false;
     }
     if (check.reason == "not run yet")
       std::printf("[%zu/%zu] %-12s running (%.0f s so far)\n", k, n, s.name.c_str(), since);
     else
-      std::printf("[%zu/%zu] %-12s running again: %s was %s (%.0f s so far)\n", k, n, s.name.c_str(), s.output.c_str(),
-                  check.reason.c_str(), since);
+      std::printf("[%zu/%zu] %-12s running again: %s was %s (%.0f s so far)\n", k, n,
+                  s.name.c_str(), s.output.c_str(), check.reason.c_str(), since);
     std::fflush(stdout);
     std::string cmd = "cd " + quote(dir) + " && " + quote(self);
-    for (const auto& a : s.args) cmd += " " + quote(a);
+    for (const auto &a : s.args)
+      cmd += " " + quote(a);
     const auto s0 = std::chrono::steady_clock::now();
     const int status = std::system(cmd.c_str());
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 130))
-      throw error("interrupted during stage " + s.name + ": finished stages are kept; run the same command again to resume");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) throw error("stage " + s.name + " failed (" + cmd + ")");
+      throw error("interrupted during stage " + s.name +
+                  ": finished stages are kept; run the same command again to resume");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw error("stage " + s.name + " failed (" + cmd + ")");
     json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};
-    if (check.reason != "not run yet") rec["rerun_because"] = check.reason;
+    if (check.reason != "not run yet")
+      rec["rerun_because"] = check.reason;
     stages_run.push_back(rec);
     return true;
   };
-  auto stages = analysis::plan_stages(o.quick, double(dev.memory_bytes), o.common.device, o.common.seed);
+  auto stages =
+      analysis::plan_stages(o.quick, double(dev.memory_bytes), o.common.device, o.common.seed);
   const std::size_t first = stages.size();
   bool sweeps_ran = run_stage(stages[0], 1, first + 1, false);
   sweeps_ran = run_stage(stages[1], 2, first + 1, false) || sweeps_ran;
   const bool profile_ran = run_stage(stages[2], 3, first + 1, sweeps_ran);
   const json tp = read_json_file((fs::path(dir) / "raw/tlb_profile.json").string());
   auto sharing = analysis::sharing_stages(tp, o.quick, o.common.device, o.common.seed);
-  if (sharing.empty()) std::printf("  note: no TLB level or candidate: no sharing stage\n");
+  if (sharing.empty())
+    std::printf("  note: no TLB level or candidate: no sharing stage\n");
   // A sharing file the new profile does not plan belongs to an earlier profile: never attach it.
-  for (const auto& e : fs::directory_iterator(fs::path(dir) / "raw")) {
+  for (const auto &e : fs::directory_iterator(fs::path(dir) / "raw")) {
     const std::string f = e.path().filename().string();
-    if (f.rfind("sharing_", 0) != 0 || e.path().extension() != ".json") continue;
-    if (std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage& st) { return fs::path(st.output).filename() == f; })) {
+    if (f.rfind("sharing_", 0) != 0 || e.path().extension() != ".json")
+      continue;
+    if (std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
+          return fs::path(st.output).filename() == f;
+        })) {
       fs::remove(e.path());
-      std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n", f.c_str());
+      std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
+                  f.c_str());
     }
   }
   const std::size_t n = first + sharing.size();
-  for (std::size_t i = 0; i < sharing.size(); ++i) run_stage(sharing[i], 4 + i, n, profile_ran);
-  run_stage(stages[3], n, n, false);  // atomics
+  for (std::size_t i = 0; i < sharing.size(); ++i)
+    run_stage(sharing[i], 4 + i, n, profile_ran);
+  run_stage(stages[3], n, n, false); // atomics
   // Throttling seen: the SM clock the probes measured against the peak.
   double seen = 0;
-  for (const char* f : {"raw/tlb.json", "raw/atomics.json"}) {
+  for (const char *f : {"raw/tlb.json", "raw/atomics.json"}) {
     const fs::path p = fs::path(dir) / f;
-    if (fs::exists(p)) seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
+    if (fs::exists(p))
+      seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
   }
   conditions["sm_clock_mhz_peak"] = dev.sm_clock_khz_peak / 1000.0;
   conditions["sm_clock_mhz_seen"] = seen;
   conditions["throttled"] = seen > 0 && seen < 0.95 * dev.sm_clock_khz_peak / 1000.0;
-  if (conditions["throttled"].get<bool>()) std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen, dev.sm_clock_khz_peak / 1000.0);
+  if (conditions["throttled"].get<bool>())
+    std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen,
+                dev.sm_clock_khz_peak / 1000.0);
   json profile = analysis::assemble_profile(dir, stages_run, conditions);
   profile["meta"] = run_metadata(o.common.seed);
   profile["quick"] = o.quick;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   profile["wall_seconds"] = wall;
   write_json_atomic((fs::path(dir) / "profile.json").string(), profile);
-  std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s -> %s/profile.json\n",
-              profile["tlb"].value("levels", json::array()).size(), profile["tlb"].value("candidates", json::array()).size(),
+  std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "
+              "-> %s/profile.json\n",
+              profile["tlb"].value("levels", json::array()).size(),
+              profile["tlb"].value("candidates", json::array()).size(),
               profile["atomics"]["variants"].size(), wall, dir.c_str());
 }
 
-}  // namespace
+} // namespace
 
-void setup_characterize(CLI::App& parent) {
+void setup_characterize(CLI::App &parent) {
   auto opt = std::make_shared<characterize_options>();
-  auto* app = parent.add_subcommand("characterize", "TLB levels, their sharing and atomics in one run -> DIR/raw/*.json, DIR/profile.json");
+  auto *app = parent.add_subcommand(
+      "characterize",
+      "TLB levels, their sharing and atomics in one run -> DIR/raw/*.json, DIR/profile.json");
   app->footer("Example: gpuprobe characterize --quick --out results/first");
   add_device_option(*app, opt->common);
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
-  app->add_flag("--quick", opt->quick, "coarser sweeps, 16 SMs for sharing, two atomics variants (about 10 s on an H100; a full run about 35 s)");
+  app->add_flag("--quick", opt->quick,
+                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 10 s on an H100; "
+                "a full run about 35 s)");
   app->callback([opt] { run_characterize(*opt); });
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

@@ -6,25 +6,27 @@
 
 namespace gpuprobe::cli {
 
-void add_device_option(CLI::App& app, common_options& o) {
+void add_device_option(CLI::App &app, common_options &o) {
   app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
 }
-void add_out_option(CLI::App& app, common_options& o, const std::string& what) {
+void add_out_option(CLI::App &app, common_options &o, const std::string &what) {
   app.add_option("--out", o.out, what)->required();
 }
-void add_input_option(CLI::App& app, common_options& o, const std::string& what) {
+void add_input_option(CLI::App &app, common_options &o, const std::string &what) {
   app.add_option("--input", o.inputs, what)->required()->take_all();
 }
-void add_seed_option(CLI::App& app, common_options& o) {
+void add_seed_option(CLI::App &app, common_options &o) {
   app.add_option("--seed", o.seed, "random seed (shuffles, patterns)")->capture_default_str();
 }
 
-void check_output_path(const std::string& path) {
+void check_output_path(const std::string &path) {
   namespace fs = std::filesystem;
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir)) throw error("output folder '" + dir.string() + "' does not exist");
-  if (fs::is_directory(p)) throw error("--out '" + path + "' is a folder; give a file name");
+  if (!fs::is_directory(dir))
+    throw error("output folder '" + dir.string() + "' does not exist");
+  if (fs::is_directory(p))
+    throw error("--out '" + path + "' is a folder; give a file name");
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

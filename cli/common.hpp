@@ -15,27 +15,27 @@ struct common_options {
   unsigned long long seed = defaults::seed;
 };
 
-void add_device_option(CLI::App& app, common_options& o);
-void add_out_option(CLI::App& app, common_options& o, const std::string& what);
-void add_input_option(CLI::App& app, common_options& o, const std::string& what);
-void add_seed_option(CLI::App& app, common_options& o);
+void add_device_option(CLI::App &app, common_options &o);
+void add_out_option(CLI::App &app, common_options &o, const std::string &what);
+void add_input_option(CLI::App &app, common_options &o, const std::string &what);
+void add_seed_option(CLI::App &app, common_options &o);
 
 // Fails early (before a long run) when the output file's folder does not exist.
-void check_output_path(const std::string& path);
+void check_output_path(const std::string &path);
 
 // Each subcommand: setup_<name>(parent) registers it and its callback; cli/registry.cpp lists
 // them (adding a subcommand is one file here and one line there).
-using setup_fn = void (*)(CLI::App& parent);
-const std::vector<setup_fn>& subcommands();
+using setup_fn = void (*)(CLI::App &parent);
+const std::vector<setup_fn> &subcommands();
 
-void setup_tlb(CLI::App& parent);
-void setup_analyze(CLI::App& parent);
-void setup_tlb_sharing(CLI::App& parent);
-void setup_atomics(CLI::App& parent);
-void setup_theory(CLI::App& parent);
-void setup_report(CLI::App& parent);
-void setup_characterize(CLI::App& parent);
-void setup_tune(CLI::App& parent);
-void setup_validate(CLI::App& parent);
+void setup_tlb(CLI::App &parent);
+void setup_analyze(CLI::App &parent);
+void setup_tlb_sharing(CLI::App &parent);
+void setup_atomics(CLI::App &parent);
+void setup_theory(CLI::App &parent);
+void setup_report(CLI::App &parent);
+void setup_characterize(CLI::App &parent);
+void setup_tune(CLI::App &parent);
+void setup_validate(CLI::App &parent);
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

@@ -6,21 +6,23 @@
 #include <cstdio>
 #include <exception>
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   gpuprobe::set_invocation(argc, argv);
   CLI::App app{"gpuprobe: GPU TLB/atomics characterization and Random-Walk allocator tuning"};
-  app.set_version_flag("--version", std::string("gpuprobe ") + GPUPROBE_VERSION + " (" + GPUPROBE_GIT_COMMIT + ")");
+  app.set_version_flag("--version", std::string("gpuprobe ") + GPUPROBE_VERSION + " (" +
+                                        GPUPROBE_GIT_COMMIT + ")");
   app.set_config("--config", "", "read options from a TOML/INI file (reproduces a run)");
   app.require_subcommand(1);
-  for (auto setup : gpuprobe::cli::subcommands()) setup(app);
+  for (auto setup : gpuprobe::cli::subcommands())
+    setup(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::ParseError &e) {
     return app.exit(e);
-  } catch (const gpuprobe::error& e) {
+  } catch (const gpuprobe::error &e) {
     std::fprintf(stderr, "gpuprobe: error: %s\n", e.what());
     return 1;
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "gpuprobe: error: %s\n", e.what());
     return 1;
   }

@@ -3,12 +3,12 @@
 
 namespace gpuprobe::cli {
 
-const std::vector<setup_fn>& subcommands() {
+const std::vector<setup_fn> &subcommands() {
   static const std::vector<setup_fn> all = {
-      setup_tlb,     setup_tlb_sharing, setup_atomics,      setup_analyze, setup_theory,
-      setup_report,  setup_characterize, setup_tune,        setup_validate,
+      setup_tlb,    setup_tlb_sharing,  setup_atomics, setup_analyze,  setup_theory,
+      setup_report, setup_characterize, setup_tune,    setup_validate,
   };
   return all;
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

@@ -18,7 +18,7 @@ struct theory_options {
   double clusters = 0;
 };
 
-void run_theory(const theory_options& o) {
+void run_theory(const theory_options &o) {
   analysis::check_model_args(o.model, o.pages, o.free_pages, o.threads);
   json j = {{"model", o.model}, {"pages", o.pages}, {"free", o.free_pages}, {"threads", o.threads}};
   if (o.model == "queue") {
@@ -31,14 +31,16 @@ void run_theory(const theory_options& o) {
     j["was_is_upper_bound"] = true;
     j["equations"] = "Eq. 3 exact (TAS), Eq. 4 (WAS bound)";
   } else if (o.model == "rw-bm") {
-    if (o.word_bits != 32 && o.word_bits != 64) throw error("theory: --word-bits must be 32 or 64");
+    if (o.word_bits != 32 && o.word_bits != 64)
+      throw error("theory: --word-bits must be 32 or 64");
     j["word_bits"] = o.word_bits;
     j["tas"] = analysis::rw_bm_tas(o.pages, o.free_pages, o.threads, o.word_bits);
     j["was"] = analysis::rw_bm_was_bound(o.pages, o.free_pages, o.threads, o.word_bits);
     j["was_is_upper_bound"] = true;
     j["equations"] = "Eq. 5 (TAS), Eq. 6 (WAS bound)";
   } else if (o.model == "crw") {
-    if (!(o.clusters >= 1)) throw error("theory: model crw needs --clusters M >= 1 (free-page clusters)");
+    if (!(o.clusters >= 1))
+      throw error("theory: model crw needs --clusters M >= 1 (free-page clusters)");
     j["clusters"] = o.clusters;
     j["tas"] = analysis::crw_tas(o.pages, o.free_pages, o.threads, o.clusters);
     j["equations"] = "Eq. 9 with the exact RW TAS";
@@ -48,12 +50,13 @@ void run_theory(const theory_options& o) {
   std::printf("%s\n", j.dump().c_str());
 }
 
-}  // namespace
+} // namespace
 
-void setup_theory(CLI::App& parent) {
+void setup_theory(CLI::App &parent) {
   auto opt = std::make_shared<theory_options>();
-  auto* app = parent.add_subcommand("theory", "TAS/WAS of the RW paper's models (JSON on stdout)");
-  app->footer("Example: gpuprobe theory --model rw-bm --pages 1048576 --free 10486 --threads 5000 --word-bits 64");
+  auto *app = parent.add_subcommand("theory", "TAS/WAS of the RW paper's models (JSON on stdout)");
+  app->footer("Example: gpuprobe theory --model rw-bm --pages 1048576 --free 10486 --threads 5000 "
+              "--word-bits 64");
   app->add_option("--model", opt->model, "queue | rw | rw-bm | crw")->required();
   app->add_option("--pages", opt->pages, "T: pages in the pool")->required();
   app->add_option("--free", opt->free_pages, "A: free pages")->required();
@@ -63,4 +66,4 @@ void setup_theory(CLI::App& parent) {
   app->callback([opt] { run_theory(*opt); });
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

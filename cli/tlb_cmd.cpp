@@ -21,16 +21,17 @@ struct tlb_flags {
   probes::tlb_options o;
 };
 
-void run(tlb_flags& f) {
+void run(tlb_flags &f) {
   check_output_path(f.common.out);
-  auto& o = f.o;
+  auto &o = f.o;
   o.alloc = parse_alloc_kind(f.alloc);
   o.seed = f.common.seed;
   o.max_bytes = f.max_bytes.empty() ? 0 : parse_bytes(f.max_bytes);
   o.min_bytes = parse_bytes(f.min_bytes);
   o.min_stride = parse_bytes(f.min_stride);
   o.max_stride = parse_bytes(f.max_stride);
-  for (const auto& s : f.strides) o.strides.push_back(parse_bytes(s));
+  for (const auto &s : f.strides)
+    o.strides.push_back(parse_bytes(s));
   const auto r = probes::run_tlb(o, query_device(f.common.device));
   const json doc = to_json(r);
 
@@ -38,24 +39,29 @@ void run(tlb_flags& f) {
   analysis::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
   const auto a = analysis::analyze_tlb(ds);
   write_json_atomic(f.common.out, doc);
-  std::printf("gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",
-              r.device.value("name", "?").c_str(), r.alloc.c_str(),
-              r.granularity_bytes ? format_bytes(double(r.granularity_bytes)).c_str() : "unknown", r.points.size(),
-              r.wall_seconds, r.device.value("sm_clock_mhz_seen", 0.0));
-  if (r.control) std::printf("  control (L2 capacity): %s\n", r.control->passed ? "passed" : "FAILED");
-  for (const auto& L : a.levels)
-    std::printf("  level: %.0f entries x %s page (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n", L.entries,
-                format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
-                L.miss_penalty_cycles, L.confidence);
-  for (const auto& n : a.notes) std::printf("  note: %s\n", n.c_str());
+  std::printf(
+      "gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",
+      r.device.value("name", "?").c_str(), r.alloc.c_str(),
+      r.granularity_bytes ? format_bytes(double(r.granularity_bytes)).c_str() : "unknown",
+      r.points.size(), r.wall_seconds, r.device.value("sm_clock_mhz_seen", 0.0));
+  if (r.control)
+    std::printf("  control (L2 capacity): %s\n", r.control->passed ? "passed" : "FAILED");
+  for (const auto &L : a.levels)
+    std::printf(
+        "  level: %.0f entries x %s page (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n",
+        L.entries, format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(),
+        format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
+  for (const auto &n : a.notes)
+    std::printf("  note: %s\n", n.c_str());
   std::printf("  wrote %s\n", f.common.out.c_str());
 }
 
-}  // namespace
+} // namespace
 
-void setup_tlb(CLI::App& parent) {
+void setup_tlb(CLI::App &parent) {
   auto f = std::make_shared<tlb_flags>();
-  auto* app = parent.add_subcommand("tlb", "sweep strides x footprints with a pointer chase (TLB levels)");
+  auto *app =
+      parent.add_subcommand("tlb", "sweep strides x footprints with a pointer chase (TLB levels)");
   app->footer("Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
   add_device_option(*app, f->common);
   add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1)");
@@ -65,13 +71,19 @@ void setup_tlb(CLI::App& parent) {
       ->check(CLI::IsMember({"cudamalloc", "vmm", "managed"}));
   app->add_option("--max-bytes", f->max_bytes, "largest footprint (default: 94% of free memory)");
   app->add_option("--min-bytes", f->min_bytes, "smallest footprint")->capture_default_str();
-  app->add_option("--min-stride", f->min_stride, "smallest stride (powers of two up to --max-stride)")->capture_default_str();
+  app->add_option("--min-stride", f->min_stride,
+                  "smallest stride (powers of two up to --max-stride)")
+      ->capture_default_str();
   app->add_option("--max-stride", f->max_stride, "largest stride")->capture_default_str();
   app->add_option("--strides", f->strides, "explicit list of strides (overrides min/max)");
-  app->add_option("--points-per-octave", f->o.points_per_octave, "coarse grid density")->capture_default_str()->check(CLI::Range(1, 64));
-  app->add_option("--samples", f->o.samples, "timed hops per point (<= 8192)")->capture_default_str()->check(CLI::Range(16u, 8192u));
+  app->add_option("--points-per-octave", f->o.points_per_octave, "coarse grid density")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app->add_option("--samples", f->o.samples, "timed hops per point (<= 8192)")
+      ->capture_default_str()
+      ->check(CLI::Range(16u, 8192u));
   app->add_flag("!--no-control", f->o.control, "skip the L2-capacity positive control");
   app->callback([f] { run(*f); });
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

@@ -3,14 +3,14 @@
 // levels and candidates) are measured here, on this GPU. Each decision records its reason and the
 // numbers behind it.
 #include "analysis/models.hpp"
-#include "common/stats.hpp"
-#include "common/units.hpp"
 #include "analysis/tuning.hpp"
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
-#include "common/error.hpp"
 #include "common/envelope.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
 #include "tune/measure.hpp"
 
 #include <chrono>
@@ -34,35 +34,40 @@ std::string scope_text(std::uint64_t bytes) {
 }
 
 // The profile, checked for what the decisions need (one-line errors).
-json read_profile(const std::string& path) {
+json read_profile(const std::string &path) {
   json p = read_json_file(path);
   require_schema(p, schema::profile, path);
-  if (!p.contains("tlb") || !p["tlb"].is_object()) throw error(path + ": no \"tlb\" block (not written by gpuprobe characterize?)");
-  if (!p.contains("device") || !p["device"].is_object()) throw error(path + ": no \"device\" block");
+  if (!p.contains("tlb") || !p["tlb"].is_object())
+    throw error(path + ": no \"tlb\" block (not written by gpuprobe characterize?)");
+  if (!p.contains("device") || !p["device"].is_object())
+    throw error(path + ": no \"device\" block");
   return p;
 }
 
-void run_tune(const tune_options& o) {
+void run_tune(const tune_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   check_output_path(o.common.out);
-  if (o.reps < 3) throw error("tune: --reps must be at least 3");
+  if (o.reps < 3)
+    throw error("tune: --reps must be at least 3");
   const json profile = read_profile(o.profile);
   const auto regions = analysis::decide_regions(profile);
   const auto scope_opts = analysis::scope_options(profile);
   const auto dev = query_device(o.common.device);
   const std::string measured_on = profile["device"].value("uuid", "");
   const bool same_gpu = measured_on == dev.uuid;
-  std::printf("gpuprobe tune: %s (%s), profile %s\n", dev.name.c_str(), dev.uuid.c_str(), o.profile.c_str());
+  std::printf("gpuprobe tune: %s (%s), profile %s\n", dev.name.c_str(), dev.uuid.c_str(),
+              o.profile.c_str());
   if (!same_gpu)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
                 profile["device"].value("name", "?").c_str(), measured_on.c_str());
   std::printf("[regions] %s\n", regions.reason.c_str());
 
   // Bitmap word size: RW-BM and CoRW, 32 vs 64 bits, at representative free fractions.
-  const std::vector<double> fractions = o.quick ? std::vector<double>{0.5, 0.01} : std::vector<double>{0.5, 0.1, 0.01, 0.005};
+  const std::vector<double> fractions =
+      o.quick ? std::vector<double>{0.5, 0.01} : std::vector<double>{0.5, 0.1, 0.01, 0.005};
   const unsigned threads = 1u << 16;
   std::vector<analysis::word_point> points;
-  for (const char* a : {"rw_bm", "corw"})
+  for (const char *a : {"rw_bm", "corw"})
     for (double f : fractions) {
       const auto s = tune::measure_word_size(a, f, threads, o.reps, o.common.seed);
       analysis::word_point p;
@@ -70,11 +75,13 @@ void run_tune(const tune_options& o) {
       p.free_fraction = f;
       p.pages = double(s.pages), p.free_pages = double(s.free_pages), p.threads = double(s.threads);
       p.ms32 = median(s.ms32), p.ms64 = median(s.ms64);
-      p.tas32 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 32), p.tas64 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 64);
+      p.tas32 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 32),
+      p.tas64 = analysis::rw_bm_tas(p.pages, p.free_pages, p.threads, 64);
       p.was32 = analysis::rw_bm_was_bound(p.pages, p.free_pages, p.threads, 32);
       p.was64 = analysis::rw_bm_was_bound(p.pages, p.free_pages, p.threads, 64);
-      std::printf("[word]    %-5s free %5.1f%%: 32-bit %.4f ms, 64-bit %.4f ms (TAS theory %.3f / %.3f)\n", a, f * 100, p.ms32, p.ms64, p.tas32,
-                  p.tas64);
+      std::printf(
+          "[word]    %-5s free %5.1f%%: 32-bit %.4f ms, 64-bit %.4f ms (TAS theory %.3f / %.3f)\n",
+          a, f * 100, p.ms32, p.ms64, p.tas32, p.tas64);
       std::fflush(stdout);
       points.push_back(p);
     }
@@ -85,9 +92,10 @@ void run_tune(const tune_options& o) {
   std::vector<analysis::crw_point> crw_points;
   json crw_samples = json::array();
   for (double f : {0.5, 0.1}) {
-    for (const auto& s : tune::measure_crw_placements(f, threads, 8, o.reps, o.common.seed)) {
+    for (const auto &s : tune::measure_crw_placements(f, threads, 8, o.reps, o.common.seed)) {
       crw_points.push_back({alloc::to_string(s.start), f, median(s.ms)});
-      std::printf("[crw]     %-7s free %4.0f%%: %.4f ms for 8 launches\n", alloc::to_string(s.start), f * 100, crw_points.back().ms);
+      std::printf("[crw]     %-7s free %4.0f%%: %.4f ms for 8 launches\n",
+                  alloc::to_string(s.start), f * 100, crw_points.back().ms);
     }
     std::fflush(stdout);
   }
@@ -97,13 +105,16 @@ void run_tune(const tune_options& o) {
   // The scope of TLB-scoped kernels: each level's / candidate's reach vs one pass, measured.
   const std::uint64_t footprint = tune::default_tlb_footprint(o.quick, o.common.device);
   std::vector<std::uint64_t> scopes = {0};
-  for (const auto& s : scope_opts)
-    if (s.bytes < footprint) scopes.push_back(s.bytes);
+  for (const auto &s : scope_opts)
+    if (s.bytes < footprint)
+      scopes.push_back(s.bytes);
   std::vector<analysis::scope_point> scope_points;
   if (scopes.size() > 1)
-    for (const auto& s : tune::measure_tlb_scopes(scopes, footprint, std::min(o.reps, 5), o.common.device, o.common.seed)) {
+    for (const auto &s : tune::measure_tlb_scopes(scopes, footprint, std::min(o.reps, 5),
+                                                  o.common.device, o.common.seed)) {
       scope_points.push_back({s.scope_bytes, s.pool, median(s.ms)});
-      std::printf("[scope]   %-10s %s sampled, scope %-10s %.3f ms\n", s.pool.c_str(), scope_text(footprint).c_str(), scope_text(s.scope_bytes).c_str(),
+      std::printf("[scope]   %-10s %s sampled, scope %-10s %.3f ms\n", s.pool.c_str(),
+                  scope_text(footprint).c_str(), scope_text(s.scope_bytes).c_str(),
                   scope_points.back().ms);
       std::fflush(stdout);
     }
@@ -113,7 +124,11 @@ void run_tune(const tune_options& o) {
   json doc = {{"schema", schema::tuning.id()},
               {"meta", run_metadata(o.common.seed)},
               {"device", to_json(dev)},
-              {"profile", {{"path", o.profile}, {"device_name", profile["device"].value("name", "")}, {"device_uuid", measured_on}, {"same_gpu", same_gpu}}},
+              {"profile",
+               {{"path", o.profile},
+                {"device_name", profile["device"].value("name", "")},
+                {"device_uuid", measured_on},
+                {"same_gpu", same_gpu}}},
               {"decisions",
                {{"word_size", word.to_json(points)},
                 {"regions", regions.to_json()},
@@ -123,23 +138,29 @@ void run_tune(const tune_options& o) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc["wall_seconds"] = wall;
   write_json_atomic(o.common.out, doc);
-  std::printf("gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %s, %.0f s -> %s\n", word.word_bits, regions.regions,
-              crw.start.c_str(), scope_text(scope.bytes).c_str(), wall, o.common.out.c_str());
+  std::printf(
+      "gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %s, %.0f s -> %s\n",
+      word.word_bits, regions.regions, crw.start.c_str(), scope_text(scope.bytes).c_str(), wall,
+      o.common.out.c_str());
 }
 
-}  // namespace
+} // namespace
 
-void setup_tune(CLI::App& parent) {
+void setup_tune(CLI::App &parent) {
   auto opt = std::make_shared<tune_options>();
-  auto* app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size, CRW placement and TLB scope measured, TLB-scoped regions");
-  app->footer("Example: gpuprobe tune --profile results/first/profile.json --out results/first/tuning.json (~17 s on an H100; --quick ~6 s)");
+  auto *app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size, CRW placement "
+                                            "and TLB scope measured, TLB-scoped regions");
+  app->footer("Example: gpuprobe tune --profile results/first/profile.json --out "
+              "results/first/tuning.json (~17 s on an H100; --quick ~6 s)");
   app->add_option("--profile", opt->profile, "profile.json of gpuprobe characterize")->required();
   add_out_option(*app, opt->common, "tuning.json to write");
   add_device_option(*app, opt->common);
   add_seed_option(*app, opt->common);
-  app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")->capture_default_str();
-  app->add_flag("--quick", opt->quick, "two free fractions for the word size, a 16 GiB footprint for the TLB scope");
+  app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")
+      ->capture_default_str();
+  app->add_flag("--quick", opt->quick,
+                "two free fractions for the word size, a 16 GiB footprint for the TLB scope");
   app->callback([opt] { run_tune(*opt); });
 }
 
-}  // namespace gpuprobe::cli
+} // namespace gpuprobe::cli

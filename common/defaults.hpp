@@ -16,4 +16,4 @@ inline constexpr std::uint64_t seed = 1;
 inline constexpr double min_noise_cycles = 0.3;
 inline constexpr double step_snr_min = 6.0;
 
-}  // namespace gpuprobe::defaults
+} // namespace gpuprobe::defaults

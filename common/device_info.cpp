@@ -5,54 +5,61 @@
 namespace gpuprobe {
 
 std::string cuda_version_string(int v) {
-  if (v <= 0) return "unknown";
+  if (v <= 0)
+    return "unknown";
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-nlohmann::json to_json(const device_info& d) {
-  return nlohmann::json{{"ordinal", d.ordinal},
-                        {"name", d.name},
-                        {"uuid", d.uuid},
-                        {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
-                        {"sm_count", d.sm_count},
-                        {"max_threads_per_sm", d.max_threads_per_sm},
-                        {"sm_clock_mhz_peak", d.sm_clock_khz_peak / 1000.0},
-                        {"sm_clock_mhz_seen", d.sm_clock_mhz_seen},
-                        {"memory_clock_mhz_peak", d.mem_clock_khz_peak / 1000.0},
-                        {"l2_bytes", d.l2_bytes},
-                        {"memory_bytes", d.memory_bytes},
-                        {"memory_free_bytes_at_start", d.memory_free_bytes_at_start},
-                        {"driver_version", cuda_version_string(d.driver_version)},
-                        {"driver_release", d.driver_release},
-                        {"runtime_version", cuda_version_string(d.runtime_version)}};
+nlohmann::json to_json(const device_info &d) {
+  return nlohmann::json{
+      {"ordinal", d.ordinal},
+      {"name", d.name},
+      {"uuid", d.uuid},
+      {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+      {"sm_count", d.sm_count},
+      {"max_threads_per_sm", d.max_threads_per_sm},
+      {"sm_clock_mhz_peak", d.sm_clock_khz_peak / 1000.0},
+      {"sm_clock_mhz_seen", d.sm_clock_mhz_seen},
+      {"memory_clock_mhz_peak", d.mem_clock_khz_peak / 1000.0},
+      {"l2_bytes", d.l2_bytes},
+      {"memory_bytes", d.memory_bytes},
+      {"memory_free_bytes_at_start", d.memory_free_bytes_at_start},
+      {"driver_version", cuda_version_string(d.driver_version)},
+      {"driver_release", d.driver_release},
+      {"runtime_version", cuda_version_string(d.runtime_version)}};
 }
 
-std::string parse_driver_release(const std::string& text) {
+std::string parse_driver_release(const std::string &text) {
   // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> the first token
   // after "Kernel Module" that starts with a digit.
   const auto k = text.find("Kernel Module");
-  if (k == std::string::npos) return "";
+  if (k == std::string::npos)
+    return "";
   std::size_t i = k + 13;
   while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i]))) {
-    if (text[i] == '\n') return "";
+    if (text[i] == '\n')
+      return "";
     ++i;
   }
   std::size_t j = i;
-  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.')) ++j;
+  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.'))
+    ++j;
   return text.substr(i, j - i);
 }
 
-std::string describe_driver(const nlohmann::json& d) {
-  const auto text = [&](const char* k) {
-    if (!d.contains(k)) return std::string();
+std::string describe_driver(const nlohmann::json &d) {
+  const auto text = [&](const char *k) {
+    if (!d.contains(k))
+      return std::string();
     return d[k].is_string() ? d[k].get<std::string>() : d[k].dump();
   };
   const std::string api = text("driver_version"), release = text("driver_release");
-  if (!release.empty()) return "driver " + release + (api.empty() ? std::string() : " (CUDA " + api + ")");
+  if (!release.empty())
+    return "driver " + release + (api.empty() ? std::string() : " (CUDA " + api + ")");
   return api.empty() ? "driver not recorded" : "CUDA driver API " + api;
 }
 
-device_info device_info_from_json(const nlohmann::json& j) {
+device_info device_info_from_json(const nlohmann::json &j) {
   device_info d;
   d.ordinal = j.value("ordinal", 0);
   d.name = j.value("name", std::string());
@@ -66,4 +73,4 @@ device_info device_info_from_json(const nlohmann::json& j) {
   return d;
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

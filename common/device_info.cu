@@ -6,10 +6,10 @@
 namespace gpuprobe {
 
 namespace {
-__global__ void probe_kernel_image(int* out) { *out = 1; }  // exists only to test for a kernel image
+__global__ void probe_kernel_image(int *out) { *out = 1; } // exists only to test for a kernel image
 
-std::string format_uuid(const cudaUUID_t& u) {
-  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+std::string format_uuid(const cudaUUID_t &u) {
+  const auto *b = reinterpret_cast<const unsigned char *>(u.bytes);
   char s[64];
   std::snprintf(s, sizeof s,
                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
@@ -17,7 +17,7 @@ std::string format_uuid(const cudaUUID_t& u) {
                 b[14], b[15]);
   return s;
 }
-}  // namespace
+} // namespace
 
 device_info query_device(int ordinal) {
   int count = 0;
@@ -49,7 +49,8 @@ device_info query_device(int ordinal) {
   d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
   // CUDA 13 removed cudaDeviceProp::clockRate: ask the attribute instead.
   GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&d.sm_clock_khz_peak, cudaDevAttrClockRate, ordinal));
-  GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&d.mem_clock_khz_peak, cudaDevAttrMemoryClockRate, ordinal));
+  GPUPROBE_CUDA_CHECK(
+      cudaDeviceGetAttribute(&d.mem_clock_khz_peak, cudaDevAttrMemoryClockRate, ordinal));
   d.l2_bytes = p.l2CacheSize;
   size_t free_b = 0, total_b = 0;
   GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
@@ -57,7 +58,8 @@ device_info query_device(int ordinal) {
   d.memory_free_bytes_at_start = static_cast<long long>(free_b);
   GPUPROBE_CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   GPUPROBE_CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
-  if (std::FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {  // Linux: the module's release
+  if (std::FILE *f =
+          std::fopen("/proc/driver/nvidia/version", "r")) { // Linux: the module's release
     char buf[512] = {};
     const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
     std::fclose(f);
@@ -66,4 +68,4 @@ device_info query_device(int ordinal) {
   return d;
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -2,26 +2,34 @@
 #include "common/device_memory.hpp"
 
 #include <algorithm>
-#include <cuda.h>  // driver API types only: functions come from cudaGetDriverEntryPointByVersion
+#include <cuda.h> // driver API types only: functions come from cudaGetDriverEntryPointByVersion
 #include <numeric>
 #include <random>
 
 namespace gpuprobe {
 
-alloc_kind parse_alloc_kind(const std::string& s) {
-  if (s == "cudamalloc") return alloc_kind::cudamalloc;
-  if (s == "vmm") return alloc_kind::vmm;
-  if (s == "managed") return alloc_kind::managed;
-  if (s == "vmm-sparse") return alloc_kind::vmm_sparse;
+alloc_kind parse_alloc_kind(const std::string &s) {
+  if (s == "cudamalloc")
+    return alloc_kind::cudamalloc;
+  if (s == "vmm")
+    return alloc_kind::vmm;
+  if (s == "managed")
+    return alloc_kind::managed;
+  if (s == "vmm-sparse")
+    return alloc_kind::vmm_sparse;
   throw error("unknown --alloc '" + s + "' (cudamalloc, vmm, managed or vmm-sparse)");
 }
 
-const char* to_string(alloc_kind k) {
+const char *to_string(alloc_kind k) {
   switch (k) {
-    case alloc_kind::cudamalloc: return "cudamalloc";
-    case alloc_kind::vmm: return "vmm";
-    case alloc_kind::managed: return "managed";
-    case alloc_kind::vmm_sparse: return "vmm-sparse";
+  case alloc_kind::cudamalloc:
+    return "cudamalloc";
+  case alloc_kind::vmm:
+    return "vmm";
+  case alloc_kind::managed:
+    return "managed";
+  case alloc_kind::vmm_sparse:
+    return "vmm-sparse";
   }
   return "?";
 }
@@ -39,17 +47,17 @@ struct driver_api {
   decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
 };
 
-template <class F>
-void load(F& fn, const char* name) {
+template <class F> void load(F &fn, const char *name) {
   cudaDriverEntryPointQueryResult status{};
-  void* p = nullptr;
-  GPUPROBE_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &status));
+  void *p = nullptr;
+  GPUPROBE_CUDA_CHECK(
+      cudaGetDriverEntryPointByVersion(name, &p, 12000, cudaEnableDefault, &status));
   if (status != cudaDriverEntryPointSuccess || !p)
     throw error(std::string("CUDA driver entry point ") + name + " not found (driver too old?)");
   fn = reinterpret_cast<F>(p);
 }
 
-const driver_api& api() {
+const driver_api &api() {
   static const driver_api a = [] {
     driver_api d;
     load(d.mem_create, "cuMemCreate");
@@ -65,8 +73,10 @@ const driver_api& api() {
   return a;
 }
 
-void cu_check(CUresult r, const char* what) {
-  if (r != CUDA_SUCCESS) throw error(std::string("CUDA driver call ") + what + " failed (CUresult " + std::to_string(int(r)) + ")");
+void cu_check(CUresult r, const char *what) {
+  if (r != CUDA_SUCCESS)
+    throw error(std::string("CUDA driver call ") + what + " failed (CUresult " +
+                std::to_string(int(r)) + ")");
 }
 
 CUmemAllocationProp device_prop(int device) {
@@ -77,93 +87,99 @@ CUmemAllocationProp device_prop(int device) {
   return prop;
 }
 
-}  // namespace
+} // namespace
 
 std::size_t device_pool::vmm_granularity(int device) {
   const CUmemAllocationProp prop = device_prop(device);
   std::size_t g = 0;
-  cu_check(api().granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+  cu_check(api().granularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+           "cuMemGetAllocationGranularity");
   return g;
 }
 
 device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
                          std::size_t slot_bytes)
     : kind_(kind), bytes_(bytes) {
-  if (bytes == 0) throw error("device_pool: zero bytes requested");
+  if (bytes == 0)
+    throw error("device_pool: zero bytes requested");
   switch (kind) {
-    case alloc_kind::cudamalloc:
-      GPUPROBE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-      break;
-    case alloc_kind::managed: {
-      GPUPROBE_CUDA_CHECK(cudaMallocManaged(&ptr_, bytes));
-      cudaMemLocation loc{};
-      loc.type = cudaMemLocationTypeDevice;
-      loc.id = device;
-      GPUPROBE_CUDA_CHECK(cudaMemAdvise(ptr_, bytes, cudaMemAdviseSetPreferredLocation, loc));
-      GPUPROBE_CUDA_CHECK(cudaMemPrefetchAsync(ptr_, bytes, loc, 0, 0));
-      GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
-      break;
-    }
-    case alloc_kind::vmm:
-    case alloc_kind::vmm_sparse: {
-      const auto& d = api();
-      granularity_ = vmm_granularity(device);
-      const bool sparse = kind == alloc_kind::vmm_sparse;
-      const std::size_t slot = sparse ? slot_bytes : granularity_;
-      slot_ = slot;
-      if (slot == 0 || slot % granularity_ != 0)
-        throw error("vmm-sparse: slot size must be a multiple of the " + std::to_string(granularity_) +
-                    "-byte granularity");
-      bytes_ = (bytes + slot - 1) / slot * slot;
-      const std::size_t chunks = bytes_ / slot;
-      CUdeviceptr va = 0;
-      const bool pow2 = (slot & (slot - 1)) == 0;  // slots aligned to their own size when possible
-      cu_check(d.address_reserve(&va, bytes_, sparse && pow2 ? slot : granularity_, 0, 0), "cuMemAddressReserve");
-      ptr_ = reinterpret_cast<char*>(va);
-      // Chunk i (created in order, so likely physically adjacent to chunk i+1) goes to the
-      // shuffled virtual slot perm[i] (sparse: the first granule of that slot).
-      std::vector<std::size_t> perm(chunks);
-      std::iota(perm.begin(), perm.end(), 0);
-      std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
-      const CUmemAllocationProp prop = device_prop(device);
-      handles_.reserve(chunks);
-      try {
-        for (std::size_t i = 0; i < chunks; ++i) {
-          CUmemGenericAllocationHandle h{};
-          cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
-          handles_.push_back(h);
-          cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
-        }
-        CUmemAccessDesc access{};
-        access.location = prop.location;
-        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        if (sparse) {
-          for (std::size_t i = 0; i < chunks; ++i)
-            cu_check(d.set_access(va + i * slot, granularity_, &access, 1), "cuMemSetAccess");
-        } else {
-          cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
-        }
-      } catch (...) {
-        this->~device_pool();
-        throw;
+  case alloc_kind::cudamalloc:
+    GPUPROBE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    break;
+  case alloc_kind::managed: {
+    GPUPROBE_CUDA_CHECK(cudaMallocManaged(&ptr_, bytes));
+    cudaMemLocation loc{};
+    loc.type = cudaMemLocationTypeDevice;
+    loc.id = device;
+    GPUPROBE_CUDA_CHECK(cudaMemAdvise(ptr_, bytes, cudaMemAdviseSetPreferredLocation, loc));
+    GPUPROBE_CUDA_CHECK(cudaMemPrefetchAsync(ptr_, bytes, loc, 0, 0));
+    GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+    break;
+  }
+  case alloc_kind::vmm:
+  case alloc_kind::vmm_sparse: {
+    const auto &d = api();
+    granularity_ = vmm_granularity(device);
+    const bool sparse = kind == alloc_kind::vmm_sparse;
+    const std::size_t slot = sparse ? slot_bytes : granularity_;
+    slot_ = slot;
+    if (slot == 0 || slot % granularity_ != 0)
+      throw error("vmm-sparse: slot size must be a multiple of the " +
+                  std::to_string(granularity_) + "-byte granularity");
+    bytes_ = (bytes + slot - 1) / slot * slot;
+    const std::size_t chunks = bytes_ / slot;
+    CUdeviceptr va = 0;
+    const bool pow2 = (slot & (slot - 1)) == 0; // slots aligned to their own size when possible
+    cu_check(d.address_reserve(&va, bytes_, sparse && pow2 ? slot : granularity_, 0, 0),
+             "cuMemAddressReserve");
+    ptr_ = reinterpret_cast<char *>(va);
+    // Chunk i (created in order, so likely physically adjacent to chunk i+1) goes to the
+    // shuffled virtual slot perm[i] (sparse: the first granule of that slot).
+    std::vector<std::size_t> perm(chunks);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
+    const CUmemAllocationProp prop = device_prop(device);
+    handles_.reserve(chunks);
+    try {
+      for (std::size_t i = 0; i < chunks; ++i) {
+        CUmemGenericAllocationHandle h{};
+        cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
+        handles_.push_back(h);
+        cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
       }
-      break;
+      CUmemAccessDesc access{};
+      access.location = prop.location;
+      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      if (sparse) {
+        for (std::size_t i = 0; i < chunks; ++i)
+          cu_check(d.set_access(va + i * slot, granularity_, &access, 1), "cuMemSetAccess");
+      } else {
+        cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
+      }
+    } catch (...) {
+      this->~device_pool();
+      throw;
     }
+    break;
+  }
   }
 }
 
 device_pool::~device_pool() {
-  if (!ptr_) return;
+  if (!ptr_)
+    return;
   if (kind_ == alloc_kind::vmm || kind_ == alloc_kind::vmm_sparse) {
-    const auto& d = api();
+    const auto &d = api();
     const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
     if (kind_ == alloc_kind::vmm_sparse) {
       // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
-      for (std::size_t off = 0; off < bytes_; off += slot_) (void)d.mem_unmap(va + off, granularity_);
+      for (std::size_t off = 0; off < bytes_; off += slot_)
+        (void)d.mem_unmap(va + off, granularity_);
     } else {
-      (void)d.mem_unmap(va, bytes_);  // unmaps every mapped chunk of the range
+      (void)d.mem_unmap(va, bytes_); // unmaps every mapped chunk of the range
     }
-    for (auto h : handles_) (void)d.mem_release(h);
+    for (auto h : handles_)
+      (void)d.mem_release(h);
     (void)d.address_free(va, bytes_);
     handles_.clear();
   } else {
@@ -175,15 +191,18 @@ device_pool::~device_pool() {
 vmm_growable::vmm_growable(std::size_t max_bytes, int device) : device_(device) {
   granularity_ = device_pool::vmm_granularity(device);
   max_ = (max_bytes + granularity_ - 1) / granularity_ * granularity_;
-  if (max_ == 0) throw error("vmm_growable: zero bytes requested");
+  if (max_ == 0)
+    throw error("vmm_growable: zero bytes requested");
   CUdeviceptr va = 0;
   cu_check(api().address_reserve(&va, max_, granularity_, 0, 0), "cuMemAddressReserve");
-  ptr_ = reinterpret_cast<char*>(va);
+  ptr_ = reinterpret_cast<char *>(va);
 }
 
 void vmm_growable::grow_to(std::size_t bytes) {
-  if (bytes > max_) throw error("vmm_growable: " + std::to_string(bytes) + " bytes exceed the reserved " + std::to_string(max_));
-  const auto& d = api();
+  if (bytes > max_)
+    throw error("vmm_growable: " + std::to_string(bytes) + " bytes exceed the reserved " +
+                std::to_string(max_));
+  const auto &d = api();
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
   const CUmemAllocationProp prop = device_prop(device_);
   const std::size_t first = handles_.size();
@@ -191,21 +210,27 @@ void vmm_growable::grow_to(std::size_t bytes) {
     CUmemGenericAllocationHandle h{};
     cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
     handles_.push_back(h);
-    cu_check(d.mem_map(va + (handles_.size() - 1) * granularity_, granularity_, 0, h, 0), "cuMemMap");
+    cu_check(d.mem_map(va + (handles_.size() - 1) * granularity_, granularity_, 0, h, 0),
+             "cuMemMap");
   }
-  if (handles_.size() == first) return;
+  if (handles_.size() == first)
+    return;
   CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  cu_check(d.set_access(va + first * granularity_, (handles_.size() - first) * granularity_, &access, 1), "cuMemSetAccess");
+  cu_check(
+      d.set_access(va + first * granularity_, (handles_.size() - first) * granularity_, &access, 1),
+      "cuMemSetAccess");
 }
 
 vmm_growable::~vmm_growable() {
-  const auto& d = api();
+  const auto &d = api();
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
-  if (!handles_.empty()) (void)d.mem_unmap(va, mapped_bytes());
-  for (auto h : handles_) (void)d.mem_release(h);
+  if (!handles_.empty())
+    (void)d.mem_unmap(va, mapped_bytes());
+  for (auto h : handles_)
+    (void)d.mem_release(h);
   (void)d.address_free(va, max_);
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

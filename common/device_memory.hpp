@@ -18,57 +18,59 @@
 namespace gpuprobe {
 
 enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse };
-alloc_kind parse_alloc_kind(const std::string& s);  // throws gpuprobe::error
-const char* to_string(alloc_kind k);
+alloc_kind parse_alloc_kind(const std::string &s); // throws gpuprobe::error
+const char *to_string(alloc_kind k);
 
 class device_pool {
- public:
+public:
   // slot_bytes: vmm_sparse only (a multiple of the granularity); ignored otherwise.
   device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
               std::size_t slot_bytes = 0);
   ~device_pool();
-  device_pool(const device_pool&) = delete;
-  device_pool& operator=(const device_pool&) = delete;
+  device_pool(const device_pool &) = delete;
+  device_pool &operator=(const device_pool &) = delete;
 
-  char* data() const { return ptr_; }
+  char *data() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
   alloc_kind kind() const { return kind_; }
   // Physical granularity the pool was built from; 0 when the driver decides (unknown).
   std::size_t granularity() const { return granularity_; }
   // Bytes mapped at the start of each `slot_bytes` slot (vmm_sparse), else bytes().
-  std::size_t mapped_per_slot() const { return kind_ == alloc_kind::vmm_sparse ? granularity_ : bytes_; }
+  std::size_t mapped_per_slot() const {
+    return kind_ == alloc_kind::vmm_sparse ? granularity_ : bytes_;
+  }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
 
- private:
+private:
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
-  std::size_t slot_ = 0;  // vmm_sparse: bytes per slot
-  char* ptr_ = nullptr;
-  std::vector<unsigned long long> handles_;  // vmm physical chunks
+  std::size_t slot_ = 0; // vmm_sparse: bytes per slot
+  char *ptr_ = nullptr;
+  std::vector<unsigned long long> handles_; // vmm physical chunks
 };
 
 // A virtual range reserved once and backed by physical chunks on demand from the host (CUDA VMM):
 // the "host-resized VMM array" of the growable-array workload. Addresses never move.
 class vmm_growable {
- public:
+public:
   vmm_growable(std::size_t max_bytes, int device);
   ~vmm_growable();
-  vmm_growable(const vmm_growable&) = delete;
-  vmm_growable& operator=(const vmm_growable&) = delete;
+  vmm_growable(const vmm_growable &) = delete;
+  vmm_growable &operator=(const vmm_growable &) = delete;
   // Maps chunks until at least `bytes` are backed (never shrinks).
   void grow_to(std::size_t bytes);
-  char* data() const { return ptr_; }
+  char *data() const { return ptr_; }
   std::size_t mapped_bytes() const { return handles_.size() * granularity_; }
   std::size_t granularity() const { return granularity_; }
 
- private:
+private:
   std::size_t max_ = 0, granularity_ = 0;
   int device_ = 0;
-  char* ptr_ = nullptr;
+  char *ptr_ = nullptr;
   std::vector<unsigned long long> handles_;
 };
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

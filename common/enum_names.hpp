@@ -8,24 +8,24 @@
 
 namespace gpuprobe {
 
-template <class E, std::size_t N>
-using enum_table = std::pair<E, const char*>[N];
+template <class E, std::size_t N> using enum_table = std::pair<E, const char *>[N];
 
-template <class E, std::size_t N>
-std::string enum_name(const enum_table<E, N>& t, E e) {
-  for (const auto& [v, name] : t)
-    if (v == e) return name;
+template <class E, std::size_t N> std::string enum_name(const enum_table<E, N> &t, E e) {
+  for (const auto &[v, name] : t)
+    if (v == e)
+      return name;
   return "?";
 }
 
 template <class E, std::size_t N>
-E enum_value(const enum_table<E, N>& t, const std::string& s, const char* what) {
+E enum_value(const enum_table<E, N> &t, const std::string &s, const char *what) {
   std::string names;
-  for (const auto& [v, name] : t) {
-    if (s == name) return v;
+  for (const auto &[v, name] : t) {
+    if (s == name)
+      return v;
     names += (names.empty() ? "" : ", ") + std::string(name);
   }
   throw error(std::string(what) + " '" + s + "' is not one of " + names);
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

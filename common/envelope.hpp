@@ -12,14 +12,15 @@
 namespace gpuprobe {
 
 // main() records argc/argv once; every file this process writes carries them.
-void set_invocation(int argc, const char* const* argv);
+void set_invocation(int argc, const char *const *argv);
 
 // {"tool", "version", "git_commit", "argv", "seed", "created_utc"} of this process.
 nlohmann::json run_metadata(std::uint64_t seed);
 
 // {"schema": f.id(), "device": device, "meta": run_metadata(seed)}.
-nlohmann::json document_head(const schema::family& f, const nlohmann::json& device, std::uint64_t seed);
+nlohmann::json document_head(const schema::family &f, const nlohmann::json &device,
+                             std::uint64_t seed);
 // A probe's result: the head of schema::result plus {"probe": probe}.
-nlohmann::json result_head(const std::string& probe, const device_info& device, std::uint64_t seed);
+nlohmann::json result_head(const std::string &probe, const device_info &device, std::uint64_t seed);
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -10,4 +10,4 @@ struct error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

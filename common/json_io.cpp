@@ -6,19 +6,20 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 namespace gpuprobe {
 
-void write_text_atomic(const std::string& path, const std::string& text) {
+void write_text_atomic(const std::string &path, const std::string &text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    if (!out) throw error("cannot write '" + path + "': " + std::strerror(errno));
+    if (!out)
+      throw error("cannot write '" + path + "': " + std::strerror(errno));
     out << text;
     out.flush();
     if (!out) {
@@ -33,34 +34,42 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   }
 }
 
-void write_json_atomic(const std::string& path, const json& doc) { write_text_atomic(path, doc.dump(2) + "\n"); }
+void write_json_atomic(const std::string &path, const json &doc) {
+  write_text_atomic(path, doc.dump(2) + "\n");
+}
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string &path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec)) throw error("'" + path + "' is a directory, not a file");
-  if (!fs::exists(path, ec)) throw error("cannot read '" + path + "': no such file");
+  if (fs::is_directory(path, ec))
+    throw error("'" + path + "' is a directory, not a file");
+  if (!fs::exists(path, ec))
+    throw error("cannot read '" + path + "': no such file");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("cannot read '" + path + "': " + std::strerror(errno));
+  if (!in)
+    throw error("cannot read '" + path + "': " + std::strerror(errno));
   std::stringstream buf;
   buf << in.rdbuf();
   std::string text = buf.str();
-  if (text.find_first_not_of(" \t\r\n") == std::string::npos) throw error("'" + path + "' is empty");
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw error("'" + path + "' is empty");
   return text;
 }
 
-json read_json_file(const std::string& path) {
+json read_json_file(const std::string &path) {
   const std::string text = read_text_file(path);
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw error("'" + path + "' is not JSON (" + (e.byte <= 1 ? std::string("it does not start as JSON does")
-                                                              : "broken at byte " + std::to_string(e.byte)) + ")");
+  } catch (const json::parse_error &e) {
+    throw error("'" + path + "' is not JSON (" +
+                (e.byte <= 1 ? std::string("it does not start as JSON does")
+                             : "broken at byte " + std::to_string(e.byte)) +
+                ")");
   }
 }
 
-void require_schema(const json& doc, const std::string& family, int max_version,
-                    const std::string& path) {
+void require_schema(const json &doc, const std::string &family, int max_version,
+                    const std::string &path) {
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string())
     throw error("'" + path + "' has no \"schema\" field: not a gpuprobe file");
   const std::string s = doc["schema"].get<std::string>();
@@ -78,15 +87,19 @@ void require_schema(const json& doc, const std::string& family, int max_version,
                 ", this gpuprobe reads up to " + family + "/" + std::to_string(max_version));
 }
 
-json run_metadata(int argc, const char* const* argv, unsigned long long seed) {
+json run_metadata(int argc, const char *const *argv, unsigned long long seed) {
   json args = json::array();
-  for (int i = 0; i < argc; ++i) args.push_back(argv[i]);
+  for (int i = 0; i < argc; ++i)
+    args.push_back(argv[i]);
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  return json{{"tool", "gpuprobe"},       {"version", GPUPROBE_VERSION},
-              {"git_commit", GPUPROBE_GIT_COMMIT}, {"argv", args},
-              {"seed", seed},            {"created_utc", stamp}};
+  return json{{"tool", "gpuprobe"},
+              {"version", GPUPROBE_VERSION},
+              {"git_commit", GPUPROBE_GIT_COMMIT},
+              {"argv", args},
+              {"seed", seed},
+              {"created_utc", stamp}};
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -6,15 +6,15 @@
 namespace gpuprobe::schema {
 
 struct family {
-  const char* name;
+  const char *name;
   int version;
   std::string id() const { return std::string(name) + "/" + std::to_string(version); }
 };
 
-inline constexpr family result{"gpuprobe.result", 1};          // one probe's raw measurements
-inline constexpr family profile{"gpuprobe.profile", 1};        // analyze tlb / characterize
-inline constexpr family sharing{"gpuprobe.sharing", 1};        // analyze sharing
-inline constexpr family tuning{"gpuprobe.tuning", 1};          // tune (also read by alloc::load_tuning)
-inline constexpr family validation{"gpuprobe.validation", 1};  // validate
+inline constexpr family result{"gpuprobe.result", 1};   // one probe's raw measurements
+inline constexpr family profile{"gpuprobe.profile", 1}; // analyze tlb / characterize
+inline constexpr family sharing{"gpuprobe.sharing", 1}; // analyze sharing
+inline constexpr family tuning{"gpuprobe.tuning", 1};   // tune (also read by alloc::load_tuning)
+inline constexpr family validation{"gpuprobe.validation", 1}; // validate
 
-}  // namespace gpuprobe::schema
+} // namespace gpuprobe::schema

@@ -8,7 +8,8 @@ namespace gpuprobe {
 double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return NAN;
+  if (v.empty())
+    return NAN;
   std::sort(v.begin(), v.end());
   const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
@@ -16,4 +17,4 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -5,6 +5,7 @@
 namespace gpuprobe {
 
 double median(std::vector<double> v);
-double quantile(std::vector<double> v, double q);  // linear interpolation, q in [0,1]; NaN when empty
+double quantile(std::vector<double> v,
+                double q); // linear interpolation, q in [0,1]; NaN when empty
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -7,27 +7,31 @@
 
 namespace gpuprobe {
 
-double curve_noise(const std::vector<double>& y, double min_noise) {
-  if (y.size() < 3) return min_noise;
+double curve_noise(const std::vector<double> &y, double min_noise) {
+  if (y.size() < 3)
+    return min_noise;
   std::vector<double> d;
   d.reserve(y.size() - 1);
-  for (std::size_t i = 1; i < y.size(); ++i) d.push_back(y[i] - y[i - 1]);
+  for (std::size_t i = 1; i < y.size(); ++i)
+    d.push_back(y[i] - y[i - 1]);
   const double m = median(d);
-  for (double& v : d) v = std::fabs(v - m);
+  for (double &v : d)
+    v = std::fabs(v - m);
   const double sigma = 1.4826 * median(d) / std::sqrt(2.0);
   // The MAD is 0 on integer-valued flat curves; fall back to the mean absolute difference,
   // which still sees rare jitter.
   double mad_mean = 0;
-  for (std::size_t i = 1; i < y.size(); ++i) mad_mean += std::fabs(y[i] - y[i - 1]);
+  for (std::size_t i = 1; i < y.size(); ++i)
+    mad_mean += std::fabs(y[i] - y[i - 1]);
   mad_mean /= static_cast<double>(y.size() - 1);
   return std::max({sigma, 0.5 * mad_mean, min_noise});
 }
 
 namespace {
 
-double window_median(const std::vector<double>& y, std::size_t from, std::size_t to) {
-  return median(std::vector<double>(y.begin() + static_cast<long>(from),
-                                    y.begin() + static_cast<long>(to)));
+double window_median(const std::vector<double> &y, std::size_t from, std::size_t to) {
+  return median(
+      std::vector<double>(y.begin() + static_cast<long>(from), y.begin() + static_cast<long>(to)));
 }
 
 struct candidate {
@@ -35,13 +39,14 @@ struct candidate {
   double jump;
 };
 
-}  // namespace
+} // namespace
 
-std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<double>& y,
-                               const step_options& opt) {
+std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<double> &y,
+                               const step_options &opt) {
   std::vector<step> out;
   const std::size_t n = y.size();
-  if (n < 5 || x.size() != n) return out;
+  if (n < 5 || x.size() != n)
+    return out;
   const double sigma = curve_noise(y, opt.min_noise);
   const double threshold = opt.snr_min * sigma;
   const auto w = static_cast<std::size_t>(opt.window);
@@ -56,11 +61,14 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
   //    fits two flat levels best (a sharp step gives the same windowed jump at several splits).
   std::vector<candidate> cand;
   for (std::size_t i = kMinBefore; i + kMinAfter <= n; ++i) {
-    if (jump[i] < threshold) continue;
+    if (jump[i] < threshold)
+      continue;
     bool is_max = true;
     for (std::size_t j = (i > w ? i - w : 1); j < std::min(n, i + w + 1); ++j)
-      if (j != i && (jump[j] > jump[i] || (jump[j] == jump[i] && j < i))) is_max = false;
-    if (!is_max) continue;
+      if (j != i && (jump[j] > jump[i] || (jump[j] == jump[i] && j < i)))
+        is_max = false;
+    if (!is_max)
+      continue;
     const std::size_t a = i >= w ? i - w : 0;
     const std::size_t b = std::min(n, i + w);
     const double lo = window_median(y, a, i), hi = window_median(y, i, b);
@@ -69,7 +77,8 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
     for (std::size_t j = std::max(kMinBefore, i - std::min(i, w / 2));
          j <= std::min(n - kMinAfter, i + w / 2); ++j) {
       double cost = 0;
-      for (std::size_t k = a; k < b; ++k) cost += std::fabs(y[k] - (k < j ? lo : hi));
+      for (std::size_t k = a; k < b; ++k)
+        cost += std::fabs(y[k] - (k < j ? lo : hi));
       if (cost < best_cost - 1e-12) {
         best_cost = cost;
         best = j;
@@ -77,39 +86,48 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
     }
     const double local = window_median(y, best, std::min(n, best + w)) -
                          window_median(y, best >= w ? best - w : 0, best);
-    if (cand.empty() || cand.back().index != best) cand.push_back({best, local});
+    if (cand.empty() || cand.back().index != best)
+      cand.push_back({best, local});
   }
 
   // 3. Keep rises that come from a flat level and are sustained: the points before the split
   //    must not scatter more than noise allows, and the curve must never fall back by more
   //    than (1 - sustain_fraction) of the rise (a TLB miss does not go away with more data).
   std::vector<std::size_t> accepted;
-  double plateau = -INFINITY;  // the level reached after the last accepted rise
+  double plateau = -INFINITY; // the level reached after the last accepted rise
   for (std::size_t c = 0; c < cand.size(); ++c) {
     const std::size_t i = cand[c].index;
     // A ramp (misses growing with the footprint, as with non-LRU replacement) has its largest
     // local jump late; walk back to where the curve first leaves the level before.
     std::size_t onset = i;
-    const std::size_t floor_idx = std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
-    while (onset - 1 >= floor_idx) {  // floor_idx >= kMinBefore > 0
+    const std::size_t floor_idx =
+        std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
+    while (onset - 1 >= floor_idx) { // floor_idx >= kMinBefore > 0
       const std::size_t j = onset - 1;
       const double base = std::max(window_median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
-      if (y[j] - base >= 0.5 * threshold && y[j] <= y[onset] + sigma) onset = j;
-      else break;
+      if (y[j] - base >= 0.5 * threshold && y[j] <= y[onset] + sigma)
+        onset = j;
+      else
+        break;
     }
     const std::size_t a = onset >= 2 * w ? onset - 2 * w : 0;
-    std::vector<double> prior(y.begin() + static_cast<long>(a), y.begin() + static_cast<long>(onset));
+    std::vector<double> prior(y.begin() + static_cast<long>(a),
+                              y.begin() + static_cast<long>(onset));
     const double prior_med = median(prior);
-    for (double& v : prior) v = std::fabs(v - prior_med);
-    const bool after_previous = !accepted.empty() && x[onset - 1] <= opt.merge_ratio * x[accepted.back()];
+    for (double &v : prior)
+      v = std::fabs(v - prior_med);
+    const bool after_previous =
+        !accepted.empty() && x[onset - 1] <= opt.merge_ratio * x[accepted.back()];
     const double before = std::max(window_median(y, onset >= w ? onset - w : 0, onset), plateau);
     const double level = window_median(y, i, std::min(n, i + w));
     const bool flat_before =
         1.4826 * median(prior) <= std::max(opt.flat_sigmas * sigma, 0.25 * (level - before));
     double lowest = INFINITY;
-    for (std::size_t j = i; j + 3 <= n; ++j) lowest = std::min(lowest, window_median(y, j, j + 3));
-    if (lowest == INFINITY) lowest = window_median(y, i, n);
-    const double rise = level - before;  // above the highest level seen so far (no dip recovery)
+    for (std::size_t j = i; j + 3 <= n; ++j)
+      lowest = std::min(lowest, window_median(y, j, j + 3));
+    if (lowest == INFINITY)
+      lowest = window_median(y, i, n);
+    const double rise = level - before; // above the highest level seen so far (no dip recovery)
     const bool sustained = lowest - before >= opt.sustain_fraction * std::min(rise, cand[c].jump);
     if (rise >= threshold && sustained && (flat_before || after_previous) &&
         (accepted.empty() || onset > accepted.back())) {
@@ -140,10 +158,11 @@ std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<d
     s.jump = s.after - s.before;
     s.noise = sigma;
     s.snr = s.jump / sigma;
-    if (s.jump >= threshold) out.push_back(s);
+    if (s.jump >= threshold)
+      out.push_back(s);
     k = last + 1;
   }
   return out;
 }
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -12,30 +12,30 @@
 namespace gpuprobe {
 
 struct step_options {
-  double snr_min = 6.0;        // a rise must be this many noise sigmas
-  double min_noise = 0.3;      // floor on sigma in cycles (rounding to integers alone gives 0.29)
-  int window = 4;              // points on each side for the local medians
-  double merge_ratio = 1.30;   // rises closer than this footprint ratio form one transition
-  double sustain_fraction = 0.6;  // the curve after the rise must keep this share of it
-  double flat_sigmas = 2.5;    // robust spread (MAD) of the points before a rise, in sigmas
+  double snr_min = 6.0;          // a rise must be this many noise sigmas
+  double min_noise = 0.3;        // floor on sigma in cycles (rounding to integers alone gives 0.29)
+  int window = 4;                // points on each side for the local medians
+  double merge_ratio = 1.30;     // rises closer than this footprint ratio form one transition
+  double sustain_fraction = 0.6; // the curve after the rise must keep this share of it
+  double flat_sigmas = 2.5;      // robust spread (MAD) of the points before a rise, in sigmas
 };
 
 struct step {
-  std::size_t index = 0;   // first point above the boundary
-  double x_lo = 0;         // last footprint before the rise (still low)
-  double x_hi = 0;         // first footprint after the rise
-  double before = 0;       // level before (median)
-  double after = 0;        // level after the whole transition (median)
-  double jump = 0;         // after - before
-  double noise = 0;        // sigma of the curve
-  double snr = 0;          // jump / noise
+  std::size_t index = 0; // first point above the boundary
+  double x_lo = 0;       // last footprint before the rise (still low)
+  double x_hi = 0;       // first footprint after the rise
+  double before = 0;     // level before (median)
+  double after = 0;      // level after the whole transition (median)
+  double jump = 0;       // after - before
+  double noise = 0;      // sigma of the curve
+  double snr = 0;        // jump / noise
 };
 
 // Robust noise of a curve: 1.4826 * MAD of first differences / sqrt(2), floored at min_noise.
-double curve_noise(const std::vector<double>& y, double min_noise);
+double curve_noise(const std::vector<double> &y, double min_noise);
 
 // x must be strictly increasing; y the same length. Returns rises in order of x.
-std::vector<step> detect_steps(const std::vector<double>& x, const std::vector<double>& y,
-                               const step_options& opt = {});
+std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<double> &y,
+                               const step_options &opt = {});
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

@@ -6,7 +6,7 @@
 namespace gpuprobe {
 
 class event_timer {
- public:
+public:
   event_timer() {
     GPUPROBE_CUDA_CHECK(cudaEventCreate(&e0_));
     GPUPROBE_CUDA_CHECK(cudaEventCreate(&e1_));
@@ -15,13 +15,12 @@ class event_timer {
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e0_));
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e1_));
   }
-  event_timer(const event_timer&) = delete;
-  event_timer& operator=(const event_timer&) = delete;
+  event_timer(const event_timer &) = delete;
+  event_timer &operator=(const event_timer &) = delete;
 
   // Milliseconds that `launch` (one or more kernel launches) takes on the device. Untimed work
   // queued before is finished first; the launch error is checked, then the execution error.
-  template <class F>
-  double ms(F&& launch) {
+  template <class F> double ms(F &&launch) {
     GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
     GPUPROBE_CUDA_CHECK(cudaEventRecord(e0_));
     launch();
@@ -33,8 +32,8 @@ class event_timer {
     return double(t);
   }
 
- private:
+private:
   cudaEvent_t e0_{}, e1_{};
 };
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

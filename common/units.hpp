@@ -12,13 +12,13 @@ inline constexpr std::uint64_t k_tib = 1ull << 40;
 
 // "64K", "2M", "1G", "1T", "4096", "2MiB", "1.5G" (binary units); throws gpuprobe::error naming
 // the text when it is not a positive, finite size that fits in 64 bits.
-std::uint64_t parse_bytes(const std::string& s);
+std::uint64_t parse_bytes(const std::string &s);
 
 // "2 MiB", "64.53 GiB", "512 B": the largest unit that keeps the value >= 1.
 std::string format_bytes(double bytes);
 
 // "72 GiB", "64.53 GiB" (4 significant digits, always GiB; `sep` between number and unit, ""
 // for names such as tlb_sampling/72GiB).
-std::string format_gib(double bytes, const char* sep = " ");
+std::string format_gib(double bytes, const char *sep = " ");
 
-}  // namespace gpuprobe
+} // namespace gpuprobe

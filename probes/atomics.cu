@@ -1,6 +1,6 @@
 // Atomic-contention kernels: one timed atomic per thread, per variant.
-#include "common/stats.hpp"
 #include "common/cuda_check.cuh"
+#include "common/stats.hpp"
 #include "common/timing.cuh"
 #include "probes/atomics.hpp"
 #include "probes/device_util.cuh"
@@ -13,15 +13,16 @@ namespace gpuprobe::probes {
 namespace {
 
 constexpr unsigned k_block = 256;
-constexpr unsigned k_line_words32 = 32;  // 128-byte line / 4 bytes
+constexpr unsigned k_line_words32 = 32; // 128-byte line / 4 bytes
 
 // Inline PTX: nvcc's warp aggregation works on atomicAdd calls, not on an asm statement.
-__device__ __forceinline__ unsigned atom_add(unsigned* p, unsigned v) {
+__device__ __forceinline__ unsigned atom_add(unsigned *p, unsigned v) {
   unsigned old;
   asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
   return old;
 }
-__device__ __forceinline__ unsigned long long atom_add(unsigned long long* p, unsigned long long v) {
+__device__ __forceinline__ unsigned long long atom_add(unsigned long long *p,
+                                                       unsigned long long v) {
   unsigned long long old;
   asm volatile("atom.global.add.u64 %0, [%1], %2;" : "=l"(old) : "l"(p), "l"(v) : "memory");
   return old;
@@ -32,16 +33,18 @@ __device__ __forceinline__ unsigned long long atom_add(unsigned long long* p, un
 // nvcc and ptxas can tell, so neither can merge a warp's atomics into one (ptxas does merge an
 // asm atom.global.add on a provably uniform address: seen in sm_90 SASS as VOTEU.ANY + POPC).
 struct same_unaggregated {
-  template <class T> __device__ static T apply(T* p, unsigned tid, unsigned zero) { return atom_add(p + (tid & zero), T(1)); }
+  template <class T> __device__ static T apply(T *p, unsigned tid, unsigned zero) {
+    return atom_add(p + (tid & zero), T(1));
+  }
 };
 struct distinct_lines {
-  template <class T> __device__ static T apply(T* p, unsigned tid, unsigned) {
+  template <class T> __device__ static T apply(T *p, unsigned tid, unsigned) {
     return atom_add(p + std::size_t(tid) * (128 / sizeof(T)), T(1));
   }
 };
 struct cas_loop {
-  template <class T> __device__ static T apply(T* p, unsigned, unsigned) {
-    T old = *reinterpret_cast<volatile T*>(p), assumed;
+  template <class T> __device__ static T apply(T *p, unsigned, unsigned) {
+    T old = *reinterpret_cast<volatile T *>(p), assumed;
     do {
       assumed = old;
       old = atomicCAS(p, assumed, T(assumed + 1));
@@ -50,14 +53,18 @@ struct cas_loop {
   }
 };
 struct compiler_aggregated {
-  template <class T> __device__ static T apply(T* p, unsigned, unsigned) { return atomicAdd(p, T(1)); }
+  template <class T> __device__ static T apply(T *p, unsigned, unsigned) {
+    return atomicAdd(p, T(1));
+  }
 };
 
 template <class Op, class T>
-__global__ void __launch_bounds__(k_block) atomics_kernel(T* target, unsigned n, unsigned zero, unsigned* lat, unsigned long long* sink) {
+__global__ void __launch_bounds__(k_block)
+    atomics_kernel(T *target, unsigned n, unsigned zero, unsigned *lat, unsigned long long *sink) {
   __shared__ unsigned s_dep[k_block];
   const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid >= n) return;
+  if (tid >= n)
+    return;
   const unsigned long long t0 = clock_now();
   const T old = Op::apply(target, tid, zero);
   s_dep[threadIdx.x] = unsigned(old);
@@ -73,32 +80,44 @@ __global__ void __launch_bounds__(k_block) atomics_kernel(T* target, unsigned n,
 }
 
 template <class Op, class T>
-void launch(void* target, unsigned n, unsigned* lat, unsigned long long* sink) {
-  atomics_kernel<Op, T><<<(n + k_block - 1) / k_block, std::min(n, k_block)>>>(static_cast<T*>(target), n, 0u, lat, sink);
+void launch(void *target, unsigned n, unsigned *lat, unsigned long long *sink) {
+  atomics_kernel<Op, T><<<(n + k_block - 1) / k_block, std::min(n, k_block)>>>(
+      static_cast<T *>(target), n, 0u, lat, sink);
 }
 
-void launch_variant(atomic_variant v, void* target, unsigned n, unsigned* lat, unsigned long long* sink) {
+void launch_variant(atomic_variant v, void *target, unsigned n, unsigned *lat,
+                    unsigned long long *sink) {
   using u32 = unsigned;
   using u64 = unsigned long long;
   switch (v) {
-    case atomic_variant::same_u32: return launch<same_unaggregated, u32>(target, n, lat, sink);
-    case atomic_variant::same_u64: return launch<same_unaggregated, u64>(target, n, lat, sink);
-    case atomic_variant::distinct_u32: return launch<distinct_lines, u32>(target, n, lat, sink);
-    case atomic_variant::distinct_u64: return launch<distinct_lines, u64>(target, n, lat, sink);
-    case atomic_variant::cas_u32: return launch<cas_loop, u32>(target, n, lat, sink);
-    case atomic_variant::cas_u64: return launch<cas_loop, u64>(target, n, lat, sink);
-    case atomic_variant::aggregated_u32: return launch<compiler_aggregated, u32>(target, n, lat, sink);
-    case atomic_variant::aggregated_u64: return launch<compiler_aggregated, u64>(target, n, lat, sink);
+  case atomic_variant::same_u32:
+    return launch<same_unaggregated, u32>(target, n, lat, sink);
+  case atomic_variant::same_u64:
+    return launch<same_unaggregated, u64>(target, n, lat, sink);
+  case atomic_variant::distinct_u32:
+    return launch<distinct_lines, u32>(target, n, lat, sink);
+  case atomic_variant::distinct_u64:
+    return launch<distinct_lines, u64>(target, n, lat, sink);
+  case atomic_variant::cas_u32:
+    return launch<cas_loop, u32>(target, n, lat, sink);
+  case atomic_variant::cas_u64:
+    return launch<cas_loop, u64>(target, n, lat, sink);
+  case atomic_variant::aggregated_u32:
+    return launch<compiler_aggregated, u32>(target, n, lat, sink);
+  case atomic_variant::aggregated_u64:
+    return launch<compiler_aggregated, u64>(target, n, lat, sink);
   }
 }
 
-bool is_distinct(atomic_variant v) { return v == atomic_variant::distinct_u32 || v == atomic_variant::distinct_u64; }
+bool is_distinct(atomic_variant v) {
+  return v == atomic_variant::distinct_u32 || v == atomic_variant::distinct_u64;
+}
 
-}  // namespace
-
+} // namespace
 
 atomics_probe::atomics_probe(std::uint64_t max_threads) : max_threads_(max_threads) {
-  if (max_threads == 0 || max_threads > (1ull << 31)) throw error("atomics: thread count out of range");
+  if (max_threads == 0 || max_threads > (1ull << 31))
+    throw error("atomics: thread count out of range");
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_target_, max_threads * 128));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_lat_, max_threads * sizeof(unsigned)));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, sizeof(unsigned long long)));
@@ -111,8 +130,10 @@ atomics_probe::~atomics_probe() {
   GPUPROBE_CUDA_CHECK_NOTHROW(cudaFree(d_sink_));
 }
 
-atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads, std::uint64_t min_samples) {
-  if (threads == 0 || threads > max_threads_) throw error("atomics: thread count out of range");
+atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads,
+                                    std::uint64_t min_samples) {
+  if (threads == 0 || threads > max_threads_)
+    throw error("atomics: thread count out of range");
   const unsigned n = unsigned(threads);
   const int launches = int(std::max<std::uint64_t>(1, (min_samples + threads - 1) / threads));
   const std::size_t target_bytes = is_distinct(v) ? std::size_t(n) * 128 : 128;
@@ -125,10 +146,11 @@ atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads, std
   atomic_point p;
   p.threads = threads;
   p.launches = launches;
-  if (is_distinct(v)) {  // every line counted once
+  if (is_distinct(v)) { // every line counted once
     std::vector<unsigned> lines(target_bytes / 4);
     GPUPROBE_CUDA_CHECK(cudaMemcpy(lines.data(), d_target_, target_bytes, cudaMemcpyDeviceToHost));
-    for (unsigned t = 0; t < n; ++t) p.counter_delta += lines[std::size_t(t) * k_line_words32];
+    for (unsigned t = 0; t < n; ++t)
+      p.counter_delta += lines[std::size_t(t) * k_line_words32];
   } else {
     unsigned long long c = 0;
     GPUPROBE_CUDA_CHECK(cudaMemcpy(&c, d_target_, bits_of(v) / 8, cudaMemcpyDeviceToHost));
@@ -144,14 +166,17 @@ atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads, std
   std::uint64_t warps = 0;
   for (int l = 0; l < launches; ++l) {
     total_ms += timer.ms([&] { launch_variant(v, d_target_, n, d_lat_, d_sink_); });
-    GPUPROBE_CUDA_CHECK(cudaMemcpy(host_lat_.data(), d_lat_, sizeof(unsigned) * n, cudaMemcpyDeviceToHost));
-    for (unsigned t = 0; t < n; ++t) lat.push_back(host_lat_[t]);
+    GPUPROBE_CUDA_CHECK(
+        cudaMemcpy(host_lat_.data(), d_lat_, sizeof(unsigned) * n, cudaMemcpyDeviceToHost));
+    for (unsigned t = 0; t < n; ++t)
+      lat.push_back(host_lat_[t]);
     for (unsigned w = 0; w + 32 <= n; w += 32, ++warps)
       warp_max_sum += *std::max_element(host_lat_.begin() + w, host_lat_.begin() + w + 32);
   }
   p.samples = lat.size();
   double sum = 0;
-  for (double x : lat) sum += x;
+  for (double x : lat)
+    sum += x;
   p.mean_cycles = sum / double(lat.size());
   p.median_cycles = quantile(lat, 0.5);
   p.p99_cycles = quantile(lat, 0.99);
@@ -160,4 +185,4 @@ atomic_point atomics_probe::measure(atomic_variant v, std::uint64_t threads, std
   return p;
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -12,40 +12,49 @@
 
 namespace gpuprobe::probes {
 
-enum class atomic_variant { same_u32, same_u64, distinct_u32, distinct_u64, cas_u32, cas_u64, aggregated_u32, aggregated_u64 };
+enum class atomic_variant {
+  same_u32,
+  same_u64,
+  distinct_u32,
+  distinct_u64,
+  cas_u32,
+  cas_u64,
+  aggregated_u32,
+  aggregated_u64
+};
 
-const std::vector<atomic_variant>& all_atomic_variants();
+const std::vector<atomic_variant> &all_atomic_variants();
 std::string to_string(atomic_variant v);
-atomic_variant parse_atomic_variant(const std::string& s);  // throws gpuprobe::error
+atomic_variant parse_atomic_variant(const std::string &s); // throws gpuprobe::error
 int bits_of(atomic_variant v);
 
 struct atomic_point {
   std::uint64_t threads = 0;
-  std::uint64_t samples = 0;   // per-operation latencies collected (threads x launches)
+  std::uint64_t samples = 0; // per-operation latencies collected (threads x launches)
   int launches = 0;
   double mean_cycles = 0, median_cycles = 0, p99_cycles = 0;
-  double warp_max_mean_cycles = 0;  // mean over full warps of the slowest lane (measured WAS)
-  double ops_per_s = 0;             // threads x launches / summed kernel time (CUDA events)
-  std::uint64_t counter_delta = 0;  // the target's value after one launch, checked == threads
+  double warp_max_mean_cycles = 0; // mean over full warps of the slowest lane (measured WAS)
+  double ops_per_s = 0;            // threads x launches / summed kernel time (CUDA events)
+  std::uint64_t counter_delta = 0; // the target's value after one launch, checked == threads
 };
 
 class atomics_probe {
- public:
+public:
   explicit atomics_probe(std::uint64_t max_threads);
   ~atomics_probe();
-  atomics_probe(const atomics_probe&) = delete;
-  atomics_probe& operator=(const atomics_probe&) = delete;
+  atomics_probe(const atomics_probe &) = delete;
+  atomics_probe &operator=(const atomics_probe &) = delete;
 
   // Runs `threads` concurrent threads, repeating launches until `min_samples` latencies exist.
   // Throws gpuprobe::error when the counter does not equal the number of operations.
   atomic_point measure(atomic_variant v, std::uint64_t threads, std::uint64_t min_samples);
 
- private:
+private:
   std::uint64_t max_threads_;
-  void* d_target_ = nullptr;  // max_threads 128-byte lines
-  unsigned* d_lat_ = nullptr;
-  unsigned long long* d_sink_ = nullptr;
+  void *d_target_ = nullptr; // max_threads 128-byte lines
+  unsigned *d_lat_ = nullptr;
+  unsigned long long *d_sink_ = nullptr;
   std::vector<unsigned> host_lat_;
 };
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -1,7 +1,7 @@
 // The GPU half of the atomics probe: every variant over its thread counts.
-#include "common/envelope.hpp"
 #include "probes/atomics_driver.hpp"
-#include "probes/tlb_chase.hpp"  // measure_sm_clock_mhz
+#include "common/envelope.hpp"
+#include "probes/tlb_chase.hpp" // measure_sm_clock_mhz
 
 #include <algorithm>
 #include <chrono>
@@ -9,8 +9,9 @@
 
 namespace gpuprobe::probes {
 
-atomics_result run_atomics(const atomics_options& o, const device_info& dev,
-                           const std::function<void(atomics_variant_result&, double)>& on_variant) {
+atomics_result
+run_atomics(const atomics_options &o, const device_info &dev,
+            const std::function<void(atomics_variant_result &, double)> &on_variant) {
   using clock = std::chrono::steady_clock;
   const auto t_start = clock::now();
   const auto variants = o.variants.empty() ? all_atomic_variants() : o.variants;
@@ -18,8 +19,9 @@ atomics_result run_atomics(const atomics_options& o, const device_info& dev,
   atomics_result r;
   r.full_occupancy_threads = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
   r.cas_max_threads = o.cas_max_threads;
-  std::fprintf(stderr, "[atomics] %s, %d SMs x %d threads = %llu at full occupancy\n", dev.name.c_str(), dev.sm_count,
-               dev.max_threads_per_sm, (unsigned long long)r.full_occupancy_threads);
+  std::fprintf(stderr, "[atomics] %s, %d SMs x %d threads = %llu at full occupancy\n",
+               dev.name.c_str(), dev.sm_count, dev.max_threads_per_sm,
+               (unsigned long long)r.full_occupancy_threads);
   r.sm_clock_mhz_before = measure_sm_clock_mhz();
   atomics_probe probe(top);
   for (auto v : variants) {
@@ -31,10 +33,14 @@ atomics_result run_atomics(const atomics_options& o, const device_info& dev,
     for (auto n : thread_counts(vr.max_threads)) {
       const auto p = probe.measure(v, n, o.samples);
       vr.points.push_back(p);
-      std::fprintf(stderr, "[atomics] %-15s %7llu threads: mean %8.0f  median %8.0f  p99 %8.0f cycles, %.3g ops/s\n",
-                   to_string(v).c_str(), (unsigned long long)n, p.mean_cycles, p.median_cycles, p.p99_cycles, p.ops_per_s);
+      std::fprintf(
+          stderr,
+          "[atomics] %-15s %7llu threads: mean %8.0f  median %8.0f  p99 %8.0f cycles, %.3g ops/s\n",
+          to_string(v).c_str(), (unsigned long long)n, p.mean_cycles, p.median_cycles, p.p99_cycles,
+          p.ops_per_s);
     }
-    if (on_variant) on_variant(vr, r.sm_clock_mhz_before);
+    if (on_variant)
+      on_variant(vr, r.sm_clock_mhz_before);
     r.variants.push_back(std::move(vr));
   }
   r.sm_clock_mhz_after = measure_sm_clock_mhz();
@@ -47,4 +53,4 @@ atomics_result run_atomics(const atomics_options& o, const device_info& dev,
   return r;
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

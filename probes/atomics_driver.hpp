@@ -14,8 +14,8 @@
 namespace gpuprobe::probes {
 
 struct atomics_options {
-  std::vector<atomic_variant> variants;  // empty: all
-  std::uint64_t max_threads = 0;         // 0: full occupancy
+  std::vector<atomic_variant> variants; // empty: all
+  std::uint64_t max_threads = 0;        // 0: full occupancy
   std::uint64_t cas_max_threads = 1u << 14;
   std::uint64_t samples = 4096;
   std::uint64_t seed = 1;
@@ -24,14 +24,14 @@ struct atomics_options {
 // 1, 2, 4, ... below `full`, then `full` itself.
 std::vector<std::uint64_t> thread_counts(std::uint64_t full);
 // The largest thread count of `o` on `dev` (throws gpuprobe::error beyond full occupancy).
-std::uint64_t atomics_top(const atomics_options& o, const device_info& dev);
+std::uint64_t atomics_top(const atomics_options &o, const device_info &dev);
 
 struct atomics_variant_result {
   atomic_variant variant{};
   std::uint64_t max_threads = 0;
   bool capped = false;
   std::vector<atomic_point> points;
-  nlohmann::json analysis = nlohmann::json::object();  // the fit and model (added by the caller)
+  nlohmann::json analysis = nlohmann::json::object(); // the fit and model (added by the caller)
 };
 
 struct atomics_result {
@@ -43,10 +43,11 @@ struct atomics_result {
 };
 
 // `on_variant` sees each variant's points as soon as they are measured (the caller fits them).
-atomics_result run_atomics(const atomics_options& o, const device_info& dev,
-                           const std::function<void(atomics_variant_result&, double sm_clock_mhz)>& on_variant);
+atomics_result
+run_atomics(const atomics_options &o, const device_info &dev,
+            const std::function<void(atomics_variant_result &, double sm_clock_mhz)> &on_variant);
 
-nlohmann::json to_json(const atomics_result& r);
-atomics_result atomics_result_from_json(const nlohmann::json& doc);  // throws gpuprobe::error
+nlohmann::json to_json(const atomics_result &r);
+atomics_result atomics_result_from_json(const nlohmann::json &doc); // throws gpuprobe::error
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

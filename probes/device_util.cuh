@@ -5,7 +5,7 @@
 namespace gpuprobe::probes {
 
 // L2-only load (no L1 allocation): every hop goes through address translation to L2.
-__device__ __forceinline__ unsigned long long load_cg(const char* base, unsigned long long off) {
+__device__ __forceinline__ unsigned long long load_cg(const char *base, unsigned long long off) {
   unsigned long long v;
   asm volatile("ld.global.cg.u64 %0, [%1];" : "=l"(v) : "l"(base + off));
   return v;
@@ -30,4 +30,4 @@ __device__ __forceinline__ unsigned smid() {
   return id;
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -1,8 +1,8 @@
 // The GPU half of the sharing probe: one pool, one victim launch per SM, the matrices.
+#include "probes/sharing_driver.hpp"
 #include "common/device_memory.hpp"
 #include "common/envelope.hpp"
 #include "common/units.hpp"
-#include "probes/sharing_driver.hpp"
 #include "probes/tlb_sharing.hpp"
 
 #include <algorithm>
@@ -11,47 +11,55 @@
 
 namespace gpuprobe::probes {
 
-sharing_result run_sharing(const sharing_options& o, const device_info& dev) {
+sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   using clock = std::chrono::steady_clock;
   const auto t_start = clock::now();
-  const level_spec& L = o.level;
+  const level_spec &L = o.level;
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
   const std::size_t gran = device_pool::vmm_granularity(dev.ordinal);
   const auto choice = choose_sharing_pool(o, budget, gran);
   auto layout = plan_sharing(L.page_bytes, L.entries, choice.overfill);
-  const std::string what = std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) + " (reach " +
-                           format_bytes(double(L.entries) * double(L.page_bytes)) + ")";
-  std::fprintf(stderr, "[tlb-sharing] %s, %d SMs; level %s from %s; victim %llu + disruptor %llu pages, %s pool\n", dev.name.c_str(),
-               dev.sm_count, what.c_str(), L.origin.c_str(), (unsigned long long)layout.victim_pages,
-               (unsigned long long)layout.disruptor_pages, choice.alloc.c_str());
+  const std::string what = std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) +
+                           " (reach " + format_bytes(double(L.entries) * double(L.page_bytes)) +
+                           ")";
+  std::fprintf(
+      stderr,
+      "[tlb-sharing] %s, %d SMs; level %s from %s; victim %llu + disruptor %llu pages, %s pool\n",
+      dev.name.c_str(), dev.sm_count, what.c_str(), L.origin.c_str(),
+      (unsigned long long)layout.victim_pages, (unsigned long long)layout.disruptor_pages,
+      choice.alloc.c_str());
 
   const auto kind = parse_alloc_kind(choice.alloc);
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   device_pool pool(kind, std::size_t(pages * layout.page_bytes), dev.ordinal, o.seed,
                    kind == alloc_kind::vmm_sparse ? layout.page_bytes : 0);
-  if (kind == alloc_kind::vmm_sparse) layout.line_span = pool.granularity();
+  if (kind == alloc_kind::vmm_sparse)
+    layout.line_span = pool.granularity();
   layout.random_order = o.random_order;
   layout.spread_lines = o.spread_lines;
   // Watchdog: a launch is V+V+D hops per round (a few hundred ns each at worst), x the rounds.
-  const double est_launch_s = double(dev.sm_count + 4) * double(2 * layout.victim_pages + layout.disruptor_pages) * 2e-6;
+  const double est_launch_s =
+      double(dev.sm_count + 4) * double(2 * layout.victim_pages + layout.disruptor_pages) * 2e-6;
   const double timeout = o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 10 * est_launch_s);
   sharing_probe probe(pool, layout, o.seed, timeout);
 
   sharing_result r;
   r.sm_ids = probe.sm_ids();
-  if (o.max_sms > 0 && o.max_sms < int(r.sm_ids.size())) r.sm_ids.resize(std::size_t(o.max_sms));
+  if (o.max_sms > 0 && o.max_sms < int(r.sm_ids.size()))
+    r.sm_ids.resize(std::size_t(o.max_sms));
   const std::size_t n = r.sm_ids.size();
   r.mean_cycles.assign(n, std::vector<double>(n));
   r.median_cycles.assign(n, std::vector<double>(n));
-  r.baseline_mean_cycles.resize(n), r.baseline_median_cycles.resize(n), r.baseline_drift_cycles.resize(n);
+  r.baseline_mean_cycles.resize(n), r.baseline_median_cycles.resize(n),
+      r.baseline_drift_cycles.resize(n);
   std::mt19937_64 rng(o.seed);
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < n; ++i) {
     const auto rounds = victim_rounds(i, r.sm_ids, rng, order);
     const auto t0 = clock::now();
     const auto res = probe.run_victim(r.sm_ids[i], rounds);
-    const auto& b0 = res[1];
-    const auto& b1 = res.back();
+    const auto &b0 = res[1];
+    const auto &b1 = res.back();
     r.baseline_mean_cycles[i] = std::min(b0.mean_cycles, b1.mean_cycles);
     r.baseline_median_cycles[i] = std::min(b0.median_cycles, b1.median_cycles);
     r.baseline_drift_cycles[i] = b1.mean_cycles - b0.mean_cycles;
@@ -59,8 +67,11 @@ sharing_result run_sharing(const sharing_options& o, const device_info& dev) {
       r.mean_cycles[i][order[k]] = res[k + 2].mean_cycles;
       r.median_cycles[i][order[k]] = res[k + 2].median_cycles;
     }
-    std::fprintf(stderr, "[tlb-sharing] victim %zu/%zu (SM %d): baseline %.0f, self %.0f cycles/hop, %.2f s\n", i + 1, n, r.sm_ids[i],
-                 r.baseline_mean_cycles[i], r.mean_cycles[i][i], std::chrono::duration<double>(clock::now() - t0).count());
+    std::fprintf(
+        stderr,
+        "[tlb-sharing] victim %zu/%zu (SM %d): baseline %.0f, self %.0f cycles/hop, %.2f s\n",
+        i + 1, n, r.sm_ids[i], r.baseline_mean_cycles[i], r.mean_cycles[i][i],
+        std::chrono::duration<double>(clock::now() - t0).count());
   }
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
   const auto head = result_head("tlb-sharing", dev, o.seed);
@@ -78,10 +89,11 @@ sharing_result run_sharing(const sharing_options& o, const device_info& dev) {
               {"page_order", o.random_order ? "random" : "sequential"},
               {"line_offsets", o.spread_lines ? "spread" : "zero"},
               {"load", "ld.global.cg (L1 bypassed)"},
-              {"placement", "cooperative launch, 1 block per SM (shared memory past half an SM), %smid checked"},
-              {"round_order",
-               "per victim: warm-up (discarded), baseline, self, the other SMs shuffled, baseline again; one pair at a time"}};
+              {"placement",
+               "cooperative launch, 1 block per SM (shared memory past half an SM), %smid checked"},
+              {"round_order", "per victim: warm-up (discarded), baseline, self, the other SMs "
+                              "shuffled, baseline again; one pair at a time"}};
   return r;
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -18,22 +18,23 @@ namespace gpuprobe::probes {
 struct level_spec {
   std::uint64_t page_bytes = 0;
   std::uint64_t entries = 0;
-  std::string origin;            // "profile.json level 1", "--page-bytes/--entries"
-  nlohmann::json level = nullptr;  // the profile's level number (null for a candidate or hypothesis)
+  std::string origin;             // "profile.json level 1", "--page-bytes/--entries"
+  nlohmann::json level = nullptr; // the profile's level number (null for a candidate or hypothesis)
 };
 // Reads level `index` (1 = innermost) of the profile's "levels", or of its "candidates".
-level_spec level_from_profile(const nlohmann::json& profile, const std::string& path, bool candidate, int index);
+level_spec level_from_profile(const nlohmann::json &profile, const std::string &path,
+                              bool candidate, int index);
 
 struct sharing_options {
   level_spec level;
-  std::string alloc = "auto";  // auto | cudamalloc | vmm-sparse
+  std::string alloc = "auto"; // auto | cudamalloc | vmm-sparse
   double overfill = 1.2;
   int max_sms = 0;
   double timeout_s = 0;
   double free_fraction = defaults::free_fraction;
   double min_overfill = 1.05;
-  bool random_order = true;   // --order random | sequential
-  bool spread_lines = true;   // --lines spread | zero
+  bool random_order = true; // --order random | sequential
+  bool spread_lines = true; // --lines spread | zero
   std::uint64_t seed = defaults::seed;
 };
 
@@ -44,26 +45,26 @@ struct pool_choice {
   std::string alloc;
   double overfill = 0;
 };
-pool_choice choose_sharing_pool(const sharing_options& o, double budget, std::uint64_t gran);
+pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::uint64_t gran);
 
 // One victim's launch: a discarded warm-up round, the baseline, the control (the victim itself),
 // every other SM in a random order, the baseline again (-1: no disruptor). `order` receives the
 // SM indices of the measured rounds 2..n+1 (victim first).
-std::vector<int> victim_rounds(std::size_t victim, const std::vector<int>& sms, std::mt19937_64& rng,
-                               std::vector<std::size_t>& order);
+std::vector<int> victim_rounds(std::size_t victim, const std::vector<int> &sms,
+                               std::mt19937_64 &rng, std::vector<std::size_t> &order);
 
 struct sharing_result {
   nlohmann::json device, meta;
-  nlohmann::json params;  // the layout, pool and order actually used
+  nlohmann::json params; // the layout, pool and order actually used
   std::vector<int> sm_ids;
-  std::vector<std::vector<double>> mean_cycles, median_cycles;  // [victim][disruptor]
+  std::vector<std::vector<double>> mean_cycles, median_cycles; // [victim][disruptor]
   std::vector<double> baseline_mean_cycles, baseline_median_cycles, baseline_drift_cycles;
   double wall_seconds = 0;
 };
 
-sharing_result run_sharing(const sharing_options& o, const device_info& dev);
+sharing_result run_sharing(const sharing_options &o, const device_info &dev);
 
-nlohmann::json to_json(const sharing_result& r);
-sharing_result sharing_result_from_json(const nlohmann::json& doc);  // throws gpuprobe::error
+nlohmann::json to_json(const sharing_result &r);
+sharing_result sharing_result_from_json(const nlohmann::json &doc); // throws gpuprobe::error
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

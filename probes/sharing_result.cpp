@@ -14,9 +14,12 @@ namespace gpuprobe::probes {
 using nlohmann::json;
 
 sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, double overfill) {
-  if (page_bytes < 256) throw error("tlb-sharing: page size must be at least 256 bytes");
-  if (entries < 2) throw error("tlb-sharing: a level needs at least 2 entries");
-  if (!(overfill > 1.0) || overfill > 4.0) throw error("tlb-sharing: --overfill must be in (1, 4]");
+  if (page_bytes < 256)
+    throw error("tlb-sharing: page size must be at least 256 bytes");
+  if (entries < 2)
+    throw error("tlb-sharing: a level needs at least 2 entries");
+  if (!(overfill > 1.0) || overfill > 4.0)
+    throw error("tlb-sharing: --overfill must be in (1, 4]");
   sharing_layout l;
   l.page_bytes = page_bytes;
   l.victim_pages = static_cast<std::uint64_t>(std::ceil(double(entries) * overfill / 2));
@@ -25,20 +28,25 @@ sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, dou
   return l;
 }
 
-level_spec level_from_profile(const json& doc, const std::string& path, bool candidate, int index) {
+level_spec level_from_profile(const json &doc, const std::string &path, bool candidate, int index) {
   require_schema(doc, schema::profile, path);
-  const char* key = candidate ? "candidates" : "levels";
+  const char *key = candidate ? "candidates" : "levels";
   const std::string what = candidate ? "candidate" : "level";
-  const auto list = doc.contains("tlb") && doc["tlb"].is_object() ? doc["tlb"].value(key, json::array()) : json::array();
+  const auto list = doc.contains("tlb") && doc["tlb"].is_object()
+                        ? doc["tlb"].value(key, json::array())
+                        : json::array();
   if (list.empty())
     throw error("'" + path + "' has no TLB " + what +
                 " to test (none was found); give --page-bytes and --entries to test a hypothesis");
   if (index < 1 || index > int(list.size()))
-    throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." + std::to_string(list.size()) + " (" +
-                (candidate ? "C" : "L") + "1.." + (candidate ? "C" : "L") + std::to_string(list.size()) + ", numbered from 1)");
-  const auto& j = list[std::size_t(index - 1)];
-  if (!j.contains("page_bytes") || !j.contains("entries") || !j["page_bytes"].is_number() || !j["entries"].is_number())
-    throw error("'" + path + "': " + what + " " + std::to_string(index) + " lacks a numeric page_bytes or entries");
+    throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." +
+                std::to_string(list.size()) + " (" + (candidate ? "C" : "L") + "1.." +
+                (candidate ? "C" : "L") + std::to_string(list.size()) + ", numbered from 1)");
+  const auto &j = list[std::size_t(index - 1)];
+  if (!j.contains("page_bytes") || !j.contains("entries") || !j["page_bytes"].is_number() ||
+      !j["entries"].is_number())
+    throw error("'" + path + "': " + what + " " + std::to_string(index) +
+                " lacks a numeric page_bytes or entries");
   level_spec L;
   L.page_bytes = static_cast<std::uint64_t>(j["page_bytes"].get<double>());
   L.entries = static_cast<std::uint64_t>(std::llround(j["entries"].get<double>()));
@@ -46,13 +54,14 @@ level_spec level_from_profile(const json& doc, const std::string& path, bool can
   return L;
 }
 
-pool_choice choose_sharing_pool(const sharing_options& o, double budget, std::uint64_t gran) {
-  const level_spec& L = o.level;
-  plan_sharing(L.page_bytes, L.entries, o.overfill);  // validates the options before any GPU work
+pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::uint64_t gran) {
+  const level_spec &L = o.level;
+  plan_sharing(L.page_bytes, L.entries, o.overfill); // validates the options before any GPU work
   const bool sparse_ok = gran && L.page_bytes > gran && L.page_bytes % gran == 0;
   pool_choice c{o.alloc, o.overfill};
   if (c.alloc == "auto") {
-    const double fit = std::floor((budget / double(L.page_bytes) - 2) / double(L.entries) * 100) / 100;
+    const double fit =
+        std::floor((budget / double(L.page_bytes) - 2) / double(L.entries) * 100) / 100;
     if (fit >= c.overfill) {
       c.alloc = "cudamalloc";
     } else if (fit >= o.min_overfill) {
@@ -66,33 +75,39 @@ pool_choice choose_sharing_pool(const sharing_options& o, double budget, std::ui
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   const double need_dense = double(pages) * double(layout.page_bytes);
   const double need_sparse = double(pages) * double(gran);
-  const std::string what = std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) + " (reach " +
-                           format_bytes(double(L.entries) * double(L.page_bytes)) + ")";
+  const std::string what = std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) +
+                           " (reach " + format_bytes(double(L.entries) * double(L.page_bytes)) +
+                           ")";
   if (c.alloc == "none" || (c.alloc == "cudamalloc" && need_dense > budget) ||
       (c.alloc == "vmm-sparse" && (!sparse_ok || need_sparse > budget)))
-    throw error("level " + what + " is too large to test: victim + disruptor walk " + std::to_string(pages) + " pages = " +
-                format_bytes(need_dense) + " of memory" + (sparse_ok ? " (" + format_bytes(need_sparse) + " sparse)" : std::string()) +
+    throw error("level " + what + " is too large to test: victim + disruptor walk " +
+                std::to_string(pages) + " pages = " + format_bytes(need_dense) + " of memory" +
+                (sparse_ok ? " (" + format_bytes(need_sparse) + " sparse)" : std::string()) +
                 ", but only " + format_bytes(budget) + " may be used");
-  if (c.alloc != "cudamalloc" && c.alloc != "vmm-sparse") throw error("--alloc must be auto, cudamalloc or vmm-sparse");
+  if (c.alloc != "cudamalloc" && c.alloc != "vmm-sparse")
+    throw error("--alloc must be auto, cudamalloc or vmm-sparse");
   return c;
 }
 
-std::vector<int> victim_rounds(std::size_t i, const std::vector<int>& sms, std::mt19937_64& rng, std::vector<std::size_t>& order) {
+std::vector<int> victim_rounds(std::size_t i, const std::vector<int> &sms, std::mt19937_64 &rng,
+                               std::vector<std::size_t> &order) {
   // Baseline, then the control, then every other SM in a random order (drift is not a pattern).
   order.clear();
   for (std::size_t k = 0; k < sms.size(); ++k)
-    if (k != i) order.push_back(k);
+    if (k != i)
+      order.push_back(k);
   std::shuffle(order.begin(), order.end(), rng);
   order.insert(order.begin(), i);
   // A discarded warm-up round first (the first walk of a launch ran slow on H100), and the
   // baseline both before and after the pairs: the faster of the two is the unshared latency.
   std::vector<int> rounds = {-1, -1};
-  for (auto k : order) rounds.push_back(sms[k]);
+  for (auto k : order)
+    rounds.push_back(sms[k]);
   rounds.push_back(-1);
   return rounds;
 }
 
-json to_json(const sharing_result& r) {
+json to_json(const sharing_result &r) {
   return {{"schema", schema::result.id()},
           {"probe", "tlb-sharing"},
           {"device", r.device},
@@ -108,13 +123,14 @@ json to_json(const sharing_result& r) {
             {"wall_seconds", r.wall_seconds}}}};
 }
 
-sharing_result sharing_result_from_json(const json& doc) {
+sharing_result sharing_result_from_json(const json &doc) {
   try {
-    if (doc.value("probe", "") != "tlb-sharing") throw error("not a tlb-sharing result");
+    if (doc.value("probe", "") != "tlb-sharing")
+      throw error("not a tlb-sharing result");
     sharing_result r;
     r.device = doc.at("device");
     r.meta = doc.at("meta");
-    const json& s = doc.at("sharing");
+    const json &s = doc.at("sharing");
     r.params = s.at("params");
     r.sm_ids = s.at("sm_ids").get<std::vector<int>>();
     r.mean_cycles = s.at("mean_cycles").get<std::vector<std::vector<double>>>();
@@ -124,9 +140,9 @@ sharing_result sharing_result_from_json(const json& doc) {
     r.baseline_drift_cycles = s.at("baseline_drift_cycles").get<std::vector<double>>();
     r.wall_seconds = s.at("wall_seconds").get<double>();
     return r;
-  } catch (const json::exception& e) {
+  } catch (const json::exception &e) {
     throw error(std::string("tlb-sharing result: ") + e.what());
   }
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

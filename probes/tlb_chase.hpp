@@ -13,16 +13,16 @@ struct chase_stats {
   std::uint64_t stride_bytes = 0, footprint_bytes = 0, hops = 0;
   std::uint32_t samples = 0;
   double median = 0, p10 = 0, p90 = 0, mean = 0;
-  int smid = -1;  // SM the chasing thread ran on
+  int smid = -1; // SM the chasing thread ran on
 };
 
 class pointer_chase {
- public:
+public:
   // samples: timed hops per point (kept in shared memory, at most max_samples()).
-  pointer_chase(device_pool& pool, std::uint32_t samples);
+  pointer_chase(device_pool &pool, std::uint32_t samples);
   ~pointer_chase();
-  pointer_chase(const pointer_chase&) = delete;
-  pointer_chase& operator=(const pointer_chase&) = delete;
+  pointer_chase(const pointer_chase &) = delete;
+  pointer_chase &operator=(const pointer_chase &) = delete;
 
   static constexpr std::uint32_t max_samples() { return 8192; }
 
@@ -32,18 +32,18 @@ class pointer_chase {
   // then times `samples` hops. Returns per-hop statistics.
   chase_stats measure(std::uint64_t hops);
   // The raw per-hop cycles of the last measure().
-  const std::vector<std::uint32_t>& last_samples() const { return host_lat_; }
+  const std::vector<std::uint32_t> &last_samples() const { return host_lat_; }
 
- private:
-  device_pool& pool_;
+private:
+  device_pool &pool_;
   std::uint32_t samples_;
   std::uint64_t stride_ = 0, max_hops_ = 0;
-  std::uint32_t* d_lat_ = nullptr;
-  unsigned long long* d_sink_ = nullptr;
+  std::uint32_t *d_lat_ = nullptr;
+  unsigned long long *d_sink_ = nullptr;
   std::vector<std::uint32_t> host_lat_;
 };
 
 // SM clock seen right now: a one-block kernel spins ~20 ms comparing clock64 to %globaltimer.
 double measure_sm_clock_mhz();
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -1,6 +1,6 @@
 // The GPU half of the TLB probe: the control and the sweep over one pool.
-#include "common/envelope.hpp"
 #include "probes/tlb_driver.hpp"
+#include "common/envelope.hpp"
 #include "probes/tlb_chase.hpp"
 
 #include <chrono>
@@ -8,18 +8,22 @@
 
 namespace gpuprobe::probes {
 
-tlb_result run_tlb(const tlb_options& o, device_info dev) {
+tlb_result run_tlb(const tlb_options &o, device_info dev) {
   using clock = std::chrono::steady_clock;
   const auto t_start = clock::now();
-  std::fprintf(stderr, "[tlb] %s (%s), %d SMs, L2 %s, memory %s free of %s, driver %s, runtime %s\n", dev.name.c_str(),
-               dev.uuid.c_str(), dev.sm_count, format_bytes(double(dev.l2_bytes)).c_str(),
-               format_bytes(double(dev.memory_free_bytes_at_start)).c_str(), format_bytes(double(dev.memory_bytes)).c_str(),
-               cuda_version_string(dev.driver_version).c_str(), cuda_version_string(dev.runtime_version).c_str());
+  std::fprintf(
+      stderr, "[tlb] %s (%s), %d SMs, L2 %s, memory %s free of %s, driver %s, runtime %s\n",
+      dev.name.c_str(), dev.uuid.c_str(), dev.sm_count, format_bytes(double(dev.l2_bytes)).c_str(),
+      format_bytes(double(dev.memory_free_bytes_at_start)).c_str(),
+      format_bytes(double(dev.memory_bytes)).c_str(),
+      cuda_version_string(dev.driver_version).c_str(),
+      cuda_version_string(dev.runtime_version).c_str());
   sweep_plan plan = plan_tlb(o, static_cast<std::uint64_t>(dev.memory_free_bytes_at_start));
 
   tlb_result r;
   r.sm_clock_mhz_before = measure_sm_clock_mhz();
-  std::fprintf(stderr, "[tlb] allocating %s (%s)\n", format_bytes(double(plan.max_bytes)).c_str(), to_string(o.alloc));
+  std::fprintf(stderr, "[tlb] allocating %s (%s)\n", format_bytes(double(plan.max_bytes)).c_str(),
+               to_string(o.alloc));
   device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed);
   plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
   pointer_chase chase(pool, o.samples);
@@ -44,15 +48,17 @@ tlb_result run_tlb(const tlb_options& o, device_info dev) {
     const auto cp = plan_control(plan.max_bytes, std::uint64_t(dev.l2_bytes));
     auto pts = run_sweep(
         cp, [&](std::uint64_t s) { chase.prepare_stride(s, cp.max_bytes); }, measure,
-        [](const std::string& s) { std::fprintf(stderr, "[tlb] control: %s\n", s.c_str()); });
+        [](const std::string &s) { std::fprintf(stderr, "[tlb] control: %s\n", s.c_str()); });
     r.control = judge_control(std::move(pts), std::uint64_t(dev.l2_bytes));
-    std::fprintf(stderr, "[tlb] control (L2 capacity, %s): %s\n", format_bytes(double(dev.l2_bytes)).c_str(),
-                 r.control->passed ? "rise found" : "NO rise found: the probe cannot be trusted on this GPU");
+    std::fprintf(stderr, "[tlb] control (L2 capacity, %s): %s\n",
+                 format_bytes(double(dev.l2_bytes)).c_str(),
+                 r.control->passed ? "rise found"
+                                   : "NO rise found: the probe cannot be trusted on this GPU");
   }
 
   r.points = run_sweep(
       plan, [&](std::uint64_t s) { chase.prepare_stride(s); }, measure,
-      [](const std::string& s) { std::fprintf(stderr, "[tlb] %s\n", s.c_str()); });
+      [](const std::string &s) { std::fprintf(stderr, "[tlb] %s\n", s.c_str()); });
   r.sm_clock_mhz_after = measure_sm_clock_mhz();
   dev.sm_clock_mhz_seen = 0.5 * (r.sm_clock_mhz_before + r.sm_clock_mhz_after);
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
@@ -70,4 +76,4 @@ tlb_result run_tlb(const tlb_options& o, device_info dev) {
   return r;
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

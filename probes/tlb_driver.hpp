@@ -19,10 +19,10 @@ namespace gpuprobe::probes {
 
 struct tlb_options {
   alloc_kind alloc = alloc_kind::cudamalloc;
-  std::uint64_t max_bytes = 0;  // 0: free_fraction of the free memory, whole GiB
+  std::uint64_t max_bytes = 0; // 0: free_fraction of the free memory, whole GiB
   std::uint64_t min_bytes = k_mib;
-  std::uint64_t min_stride = 64 * k_kib, max_stride = k_gib;  // powers of two between them...
-  std::vector<std::uint64_t> strides;                          // ...unless given explicitly
+  std::uint64_t min_stride = 64 * k_kib, max_stride = k_gib; // powers of two between them...
+  std::vector<std::uint64_t> strides;                        // ...unless given explicitly
   int points_per_octave = 8;
   unsigned samples = 4096;
   bool control = true;
@@ -36,16 +36,16 @@ struct tlb_control {
     double boundary_bytes = 0, step_cycles = 0, snr = 0;
   };
   std::uint64_t stride_bytes = 128;
-  std::uint64_t expected_bytes = 0;  // the L2 size
+  std::uint64_t expected_bytes = 0; // the L2 size
   std::vector<rise> steps;
-  bool passed = false;  // a rise between L2/8 and 4 x L2
+  bool passed = false; // a rise between L2/8 and 4 x L2
   std::vector<sweep_point> points;
 };
 
 struct tlb_result {
-  nlohmann::json device, meta;  // the envelope (common/envelope.hpp)
+  nlohmann::json device, meta; // the envelope (common/envelope.hpp)
   std::string alloc;
-  std::uint64_t granularity_bytes = 0;  // 0: the driver decides ("unknown")
+  std::uint64_t granularity_bytes = 0; // 0: the driver decides ("unknown")
   std::uint64_t min_bytes = 0, max_bytes = 0;
   std::vector<std::uint64_t> strides;
   int points_per_octave = 0;
@@ -59,17 +59,17 @@ struct tlb_result {
 
 // The sweep plan of `o` on a device with `free_bytes` free (throws gpuprobe::error on options
 // that cannot run: footprint beyond the free memory, min > max, a stride not a multiple of 8).
-sweep_plan plan_tlb(const tlb_options& o, std::uint64_t free_bytes);
+sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_bytes);
 // The control's plan (128-byte stride, 1 MiB to min(max_bytes, 4 x L2)) and its verdict.
 sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes);
 tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_bytes);
 
 // Runs the control (when asked) and the sweep on `dev`; progress lines go to stderr.
-tlb_result run_tlb(const tlb_options& o, device_info dev);
+tlb_result run_tlb(const tlb_options &o, device_info dev);
 
-nlohmann::json to_json(const sweep_point& p);
-sweep_point sweep_point_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const tlb_result& r);
-tlb_result tlb_result_from_json(const nlohmann::json& doc);  // throws gpuprobe::error
+nlohmann::json to_json(const sweep_point &p);
+sweep_point sweep_point_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const tlb_result &r);
+tlb_result tlb_result_from_json(const nlohmann::json &doc); // throws gpuprobe::error
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -10,7 +10,7 @@ namespace gpuprobe::probes {
 
 using nlohmann::json;
 
-sweep_plan plan_tlb(const tlb_options& o, std::uint64_t free_b) {
+sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b) {
   sweep_plan plan;
   plan.min_bytes = o.min_bytes;
   if (o.max_bytes == 0) {
@@ -18,18 +18,21 @@ sweep_plan plan_tlb(const tlb_options& o, std::uint64_t free_b) {
   } else {
     plan.max_bytes = o.max_bytes;
     if (plan.max_bytes > free_b)
-      throw error("--max-bytes " + format_bytes(double(plan.max_bytes)) + " is beyond the device's free memory (" +
-                  format_bytes(double(free_b)) + ")");
+      throw error("--max-bytes " + format_bytes(double(plan.max_bytes)) +
+                  " is beyond the device's free memory (" + format_bytes(double(free_b)) + ")");
   }
-  if (plan.max_bytes < plan.min_bytes) throw error("--max-bytes is smaller than --min-bytes");
+  if (plan.max_bytes < plan.min_bytes)
+    throw error("--max-bytes is smaller than --min-bytes");
   plan.points_per_octave = o.points_per_octave;
   if (!o.strides.empty()) {
     plan.strides = o.strides;
   } else {
-    for (std::uint64_t s = o.min_stride; s <= o.max_stride; s *= 2) plan.strides.push_back(s);
+    for (std::uint64_t s = o.min_stride; s <= o.max_stride; s *= 2)
+      plan.strides.push_back(s);
   }
   for (auto s : plan.strides)
-    if (s % 8 != 0 || s < 8) throw error("stride " + std::to_string(s) + " is not a multiple of 8 bytes");
+    if (s % 8 != 0 || s < 8)
+      throw error("stride " + std::to_string(s) + " is not a multiple of 8 bytes");
   return plan;
 }
 
@@ -46,24 +49,31 @@ tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_byte
   tlb_control c;
   c.expected_bytes = l2_bytes;
   std::vector<double> x, y;
-  for (const auto& p : points) x.push_back(double(p.footprint_bytes)), y.push_back(p.median);
-  for (const auto& s : detect_steps(x, y)) {
+  for (const auto &p : points)
+    x.push_back(double(p.footprint_bytes)), y.push_back(p.median);
+  for (const auto &s : detect_steps(x, y)) {
     c.steps.push_back({s.x_lo, s.jump, s.snr});
-    if (s.x_lo >= double(l2_bytes) / 8 && s.x_lo <= double(l2_bytes) * 4) c.passed = true;
+    if (s.x_lo >= double(l2_bytes) / 8 && s.x_lo <= double(l2_bytes) * 4)
+      c.passed = true;
   }
   c.points = std::move(points);
   return c;
 }
 
-json to_json(const sweep_point& p) {
-  return {{"stride_bytes", p.stride_bytes}, {"footprint_bytes", p.footprint_bytes},
-          {"hops", p.hops},                 {"median_cycles", p.median},
-          {"p10_cycles", p.p10},            {"p90_cycles", p.p90},
-          {"mean_cycles", p.mean},          {"samples", p.samples},
-          {"smid", p.smid},                 {"refined", p.refined}};
+json to_json(const sweep_point &p) {
+  return {{"stride_bytes", p.stride_bytes},
+          {"footprint_bytes", p.footprint_bytes},
+          {"hops", p.hops},
+          {"median_cycles", p.median},
+          {"p10_cycles", p.p10},
+          {"p90_cycles", p.p90},
+          {"mean_cycles", p.mean},
+          {"samples", p.samples},
+          {"smid", p.smid},
+          {"refined", p.refined}};
 }
 
-sweep_point sweep_point_from_json(const json& j) {
+sweep_point sweep_point_from_json(const json &j) {
   sweep_point p;
   p.stride_bytes = j.at("stride_bytes").get<std::uint64_t>();
   p.footprint_bytes = j.at("footprint_bytes").get<std::uint64_t>();
@@ -79,55 +89,66 @@ sweep_point sweep_point_from_json(const json& j) {
 }
 
 namespace {
-json points_json(const std::vector<sweep_point>& v) {
+json points_json(const std::vector<sweep_point> &v) {
   json a = json::array();
-  for (const auto& p : v) a.push_back(to_json(p));
+  for (const auto &p : v)
+    a.push_back(to_json(p));
   return a;
 }
-std::vector<sweep_point> points_from(const json& a) {
+std::vector<sweep_point> points_from(const json &a) {
   std::vector<sweep_point> v;
-  for (const auto& p : a) v.push_back(sweep_point_from_json(p));
+  for (const auto &p : a)
+    v.push_back(sweep_point_from_json(p));
   return v;
 }
-}  // namespace
+} // namespace
 
-json to_json(const tlb_result& r) {
+json to_json(const tlb_result &r) {
   json control = nullptr;
   if (r.control) {
     json found = json::array();
-    for (const auto& s : r.control->steps) found.push_back({{"boundary_bytes", s.boundary_bytes}, {"step_cycles", s.step_cycles}, {"snr", s.snr}});
-    control = {{"kind", "l2_capacity"},          {"stride_bytes", r.control->stride_bytes}, {"expected_bytes", r.control->expected_bytes},
-               {"steps", found},                 {"passed", r.control->passed},             {"points", points_json(r.control->points)}};
+    for (const auto &s : r.control->steps)
+      found.push_back(
+          {{"boundary_bytes", s.boundary_bytes}, {"step_cycles", s.step_cycles}, {"snr", s.snr}});
+    control = {{"kind", "l2_capacity"},
+               {"stride_bytes", r.control->stride_bytes},
+               {"expected_bytes", r.control->expected_bytes},
+               {"steps", found},
+               {"passed", r.control->passed},
+               {"points", points_json(r.control->points)}};
   }
-  return {{"schema", schema::result.id()},
-          {"probe", "tlb"},
-          {"device", r.device},
-          {"meta", r.meta},
-          {"tlb",
-           {{"alloc", r.alloc},
-            {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
-            {"min_bytes", r.min_bytes},
-            {"max_bytes", r.max_bytes},
-            {"strides", r.strides},
-            {"points_per_octave", r.points_per_octave},
-            {"samples_per_point", r.samples_per_point},
-            {"load", r.load},
-            {"sm_clock_mhz_before", r.sm_clock_mhz_before},
-            {"sm_clock_mhz_after", r.sm_clock_mhz_after},
-            {"control", control},
-            {"points", points_json(r.points)},
-            {"wall_seconds", r.wall_seconds}}}};
+  return {
+      {"schema", schema::result.id()},
+      {"probe", "tlb"},
+      {"device", r.device},
+      {"meta", r.meta},
+      {"tlb",
+       {{"alloc", r.alloc},
+        {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
+        {"min_bytes", r.min_bytes},
+        {"max_bytes", r.max_bytes},
+        {"strides", r.strides},
+        {"points_per_octave", r.points_per_octave},
+        {"samples_per_point", r.samples_per_point},
+        {"load", r.load},
+        {"sm_clock_mhz_before", r.sm_clock_mhz_before},
+        {"sm_clock_mhz_after", r.sm_clock_mhz_after},
+        {"control", control},
+        {"points", points_json(r.points)},
+        {"wall_seconds", r.wall_seconds}}}};
 }
 
-tlb_result tlb_result_from_json(const json& doc) {
+tlb_result tlb_result_from_json(const json &doc) {
   try {
-    if (doc.value("probe", "") != "tlb") throw error("not a tlb result");
+    if (doc.value("probe", "") != "tlb")
+      throw error("not a tlb result");
     tlb_result r;
     r.device = doc.at("device");
     r.meta = doc.at("meta");
-    const json& t = doc.at("tlb");
+    const json &t = doc.at("tlb");
     r.alloc = t.at("alloc").get<std::string>();
-    r.granularity_bytes = t.at("granularity_bytes").is_number() ? t["granularity_bytes"].get<std::uint64_t>() : 0;
+    r.granularity_bytes =
+        t.at("granularity_bytes").is_number() ? t["granularity_bytes"].get<std::uint64_t>() : 0;
     r.min_bytes = t.at("min_bytes").get<std::uint64_t>();
     r.max_bytes = t.at("max_bytes").get<std::uint64_t>();
     r.strides = t.at("strides").get<std::vector<std::uint64_t>>();
@@ -137,12 +158,13 @@ tlb_result tlb_result_from_json(const json& doc) {
     r.sm_clock_mhz_before = t.at("sm_clock_mhz_before").get<double>();
     r.sm_clock_mhz_after = t.at("sm_clock_mhz_after").get<double>();
     if (!t.at("control").is_null()) {
-      const json& c = t["control"];
+      const json &c = t["control"];
       tlb_control k;
       k.stride_bytes = c.at("stride_bytes").get<std::uint64_t>();
       k.expected_bytes = c.at("expected_bytes").get<std::uint64_t>();
-      for (const auto& s : c.at("steps"))
-        k.steps.push_back({s.at("boundary_bytes").get<double>(), s.at("step_cycles").get<double>(), s.at("snr").get<double>()});
+      for (const auto &s : c.at("steps"))
+        k.steps.push_back({s.at("boundary_bytes").get<double>(), s.at("step_cycles").get<double>(),
+                           s.at("snr").get<double>()});
       k.passed = c.at("passed").get<bool>();
       k.points = points_from(c.at("points"));
       r.control = std::move(k);
@@ -150,9 +172,9 @@ tlb_result tlb_result_from_json(const json& doc) {
     r.points = points_from(t.at("points"));
     r.wall_seconds = t.at("wall_seconds").get<double>();
     return r;
-  } catch (const json::exception& e) {
+  } catch (const json::exception &e) {
     throw error(std::string("tlb result: ") + e.what());
   }
 }
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

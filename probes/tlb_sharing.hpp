@@ -16,49 +16,50 @@
 namespace gpuprobe::probes {
 
 struct sharing_layout {
-  std::uint64_t page_bytes = 0;       // stride between pages (the level's page size)
-  std::uint64_t victim_pages = 0;     // pages the victim walks (fit the level alone)
-  std::uint64_t disruptor_pages = 0;  // pages the disruptor walks (with the victim's, overflow it)
-  std::uint64_t line_span = 0;        // offsets inside a page stay below this (mapped part)
-  bool random_order = true;           // chains visit pages in a random order (else ascending)
-  bool spread_lines = true;           // a different line offset per page (else offset 0)
+  std::uint64_t page_bytes = 0;      // stride between pages (the level's page size)
+  std::uint64_t victim_pages = 0;    // pages the victim walks (fit the level alone)
+  std::uint64_t disruptor_pages = 0; // pages the disruptor walks (with the victim's, overflow it)
+  std::uint64_t line_span = 0;       // offsets inside a page stay below this (mapped part)
+  bool random_order = true;          // chains visit pages in a random order (else ascending)
+  bool spread_lines = true;          // a different line offset per page (else offset 0)
 };
 
 // victim + disruptor = overfill * entries, split evenly.
 sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, double overfill);
 
 struct sharing_round {
-  double mean_cycles = 0, median_cycles = 0;  // per hop of the victim's timed re-walk
+  double mean_cycles = 0, median_cycles = 0; // per hop of the victim's timed re-walk
 };
 
 class sharing_probe {
- public:
+public:
   // `pool` must hold (victim + disruptor) pages of layout.page_bytes with at least line_span
   // bytes mapped at the start of each page.
-  sharing_probe(device_pool& pool, const sharing_layout& layout, std::uint64_t seed, double timeout_s);
+  sharing_probe(device_pool &pool, const sharing_layout &layout, std::uint64_t seed,
+                double timeout_s);
   ~sharing_probe();
-  sharing_probe(const sharing_probe&) = delete;
-  sharing_probe& operator=(const sharing_probe&) = delete;
+  sharing_probe(const sharing_probe &) = delete;
+  sharing_probe &operator=(const sharing_probe &) = delete;
 
   // SM ids that got a block in a placement launch (all of them, or it throws naming the gap).
-  const std::vector<int>& sm_ids() const { return sm_ids_; }
+  const std::vector<int> &sm_ids() const { return sm_ids_; }
 
   // One victim against `disruptors` in order (-1: no disruptor, the baseline; the victim's own
   // id: positive control). Throws gpuprobe::error when the watchdog fired.
-  std::vector<sharing_round> run_victim(int victim_sm, const std::vector<int>& disruptors);
+  std::vector<sharing_round> run_victim(int victim_sm, const std::vector<int> &disruptors);
 
- private:
-  device_pool& pool_;
+private:
+  device_pool &pool_;
   sharing_layout layout_;
   double timeout_s_;
   int sm_count_ = 0;
   std::size_t smem_bytes_ = 0;
   std::vector<int> sm_ids_;
   unsigned long long victim_start_ = 0, disruptor_start_ = 0;
-  int* d_rounds_ = nullptr;
-  double* d_out_ = nullptr;  // 2 per round: mean, median
-  unsigned* d_state_ = nullptr;  // [0] phase, [1] error code, [2] round that failed
-  int* d_block_sm_ = nullptr;
+  int *d_rounds_ = nullptr;
+  double *d_out_ = nullptr;     // 2 per round: mean, median
+  unsigned *d_state_ = nullptr; // [0] phase, [1] error code, [2] round that failed
+  int *d_block_sm_ = nullptr;
 };
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

@@ -16,28 +16,28 @@ struct sweep_point {
   double median = 0, p10 = 0, p90 = 0, mean = 0;
   std::uint32_t samples = 0;
   int smid = -1;
-  bool refined = false;  // added by the bisection
+  bool refined = false; // added by the bisection
 };
 
 struct sweep_plan {
   std::vector<std::uint64_t> strides;
-  std::uint64_t min_bytes = 1ull << 20;  // smallest footprint
-  std::uint64_t max_bytes = 0;           // largest footprint
+  std::uint64_t min_bytes = 1ull << 20; // smallest footprint
+  std::uint64_t max_bytes = 0;          // largest footprint
   int points_per_octave = 4;
-  int max_bisections = 8;                // per rise
-  double resolution = 1.0 / 128;         // stop when (hi - lo) / lo hops is below this
+  int max_bisections = 8;        // per rise
+  double resolution = 1.0 / 128; // stop when (hi - lo) / lo hops is below this
   step_options steps;
 };
 
 using measure_fn = std::function<sweep_point(std::uint64_t stride, std::uint64_t hops)>;
-using progress_fn = std::function<void(const std::string&)>;
+using progress_fn = std::function<void(const std::string &)>;
 
 // Hop counts of the coarse grid for one stride (sorted, unique, >= 1).
-std::vector<std::uint64_t> coarse_hops(const sweep_plan& plan, std::uint64_t stride);
+std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t stride);
 
 // Runs the whole plan. `prepare` is called once per stride before its points.
-std::vector<sweep_point> run_sweep(const sweep_plan& plan,
-                                   const std::function<void(std::uint64_t)>& prepare,
-                                   const measure_fn& measure, const progress_fn& progress);
+std::vector<sweep_point> run_sweep(const sweep_plan &plan,
+                                   const std::function<void(std::uint64_t)> &prepare,
+                                   const measure_fn &measure, const progress_fn &progress);
 
-}  // namespace gpuprobe::probes
+} // namespace gpuprobe::probes

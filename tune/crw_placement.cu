@@ -7,12 +7,16 @@
 
 namespace gpuprobe::tune {
 
-std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned threads, unsigned launches, int reps, std::uint64_t seed) {
+std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned threads,
+                                               unsigned launches, int reps, std::uint64_t seed) {
   constexpr unsigned page_bytes = 1024;
   constexpr std::uint64_t pool_bytes = 8ull << 30;
-  if (threads == 0 || threads % 256) throw error("tune: threads must be a positive multiple of 256");
-  const std::uint64_t pages = pool_bytes / page_bytes, free_pages = std::uint64_t(double(pages) * free_fraction);
-  if (free_pages < std::uint64_t(threads) * launches) throw error("tune: the CRW pool has fewer free pages than the launches take");
+  if (threads == 0 || threads % 256)
+    throw error("tune: threads must be a positive multiple of 256");
+  const std::uint64_t pages = pool_bytes / page_bytes,
+                      free_pages = std::uint64_t(double(pages) * free_fraction);
+  if (free_pages < std::uint64_t(threads) * launches)
+    throw error("tune: the CRW pool has fewer free pages than the launches take");
   const auto occ = alloc::random_occupancy(pages, free_pages, seed);
   alloc::device_array<char> memory(pool_bytes);
   alloc::pool_config c;
@@ -20,7 +24,8 @@ std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned th
   c.page_bytes = page_bytes;
   c.seed = seed;
   c.memory = memory.get();
-  const alloc::crw_start starts[] = {alloc::crw_start::thread, alloc::crw_start::warp, alloc::crw_start::warp_vm};
+  const alloc::crw_start starts[] = {alloc::crw_start::thread, alloc::crw_start::warp,
+                                     alloc::crw_start::warp_vm};
   std::vector<std::unique_ptr<alloc::crw>> pools;
   std::vector<crw_sample> out;
   for (auto s : starts) {
@@ -32,25 +37,28 @@ std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned th
   alloc::device_array<alloc::page_t> ids(std::size_t(threads) * launches);
   event_timer timer;
   unsigned tag = 0;
-  auto once = [&](alloc::crw& a) {
+  auto once = [&](alloc::crw &a) {
     a.load(occ);
     ++tag;
-    return timer.ms([&] {
-      get_and_write_launches(a.handle(), ids.get(), threads, launches, page_bytes, tag);
-    });
+    return timer.ms(
+        [&] { get_and_write_launches(a.handle(), ids.get(), threads, launches, page_bytes, tag); });
   };
-  for (auto& p : pools) once(*p);  // warm-up
+  for (auto &p : pools)
+    once(*p); // warm-up
   for (int r = 0; r < reps; ++r)
     for (std::size_t k = 0; k < pools.size(); ++k) {
-      const std::size_t i = (k + std::size_t(r)) % pools.size();  // rotate the order
+      const std::size_t i = (k + std::size_t(r)) % pools.size(); // rotate the order
       out[i].ms.push_back(once(*pools[i]));
     }
   for (std::size_t i = 0; i < pools.size(); ++i) {
     once(*pools[i]);
-    const std::string stamp = check_pages(ids, std::size_t(threads) * launches, pages, memory.get(), page_bytes, tag);
-    if (!stamp.empty()) throw error(std::string("tune: CRW start '") + to_string(starts[i]) + "' failed its check: " + stamp);
+    const std::string stamp =
+        check_pages(ids, std::size_t(threads) * launches, pages, memory.get(), page_bytes, tag);
+    if (!stamp.empty())
+      throw error(std::string("tune: CRW start '") + to_string(starts[i]) +
+                  "' failed its check: " + stamp);
   }
   return out;
 }
 
-}  // namespace gpuprobe::tune
+} // namespace gpuprobe::tune

@@ -23,7 +23,8 @@ struct word_sample {
   std::uint64_t pages = 0, free_pages = 0, threads = 0;
   std::vector<double> ms32, ms64;
 };
-word_sample measure_word_size(const std::string& allocator, double free_fraction, unsigned threads, int reps, std::uint64_t seed);
+word_sample measure_word_size(const std::string &allocator, double free_fraction, unsigned threads,
+                              int reps, std::uint64_t seed);
 
 // CRW with each cluster placement, interleaved: `launches` consecutive launches of `threads`
 // threads, each taking a page and writing it (1 KiB pages, 8 GiB pool at `free_fraction`); the
@@ -33,7 +34,8 @@ struct crw_sample {
   double free_fraction = 0;
   std::vector<double> ms;
 };
-std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned threads, unsigned launches, int reps, std::uint64_t seed);
+std::vector<crw_sample> measure_crw_placements(double free_fraction, unsigned threads,
+                                               unsigned launches, int reps, std::uint64_t seed);
 
 // TLB-scoped sampling over `footprint` bytes on a cudaMalloc and a scattered-VMM array, with
 // each scope (0 = one pass), interleaved; each scope's sums are checked.
@@ -42,7 +44,8 @@ struct scope_sample {
   std::string pool;
   std::vector<double> ms;
 };
-std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t>& scopes, std::uint64_t footprint, int reps, int device,
+std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &scopes,
+                                             std::uint64_t footprint, int reps, int device,
                                              std::uint64_t seed);
 
 // The footprint of the TLB-scoped kernels: most of the free memory (6 GiB left), at most 72 GiB
@@ -54,27 +57,27 @@ std::uint64_t default_tlb_footprint(bool quick, int device);
 // One workload on one pool: run(false) is one timed repetition of the default configuration,
 // run(true) of the tuned one (ms; untimed preparation inside); verify() after timing.
 class trial {
- public:
+public:
   virtual ~trial() = default;
   virtual double run(bool tuned) = 0;
-  virtual std::string verify() = 0;  // "" when both configurations' last results check out
+  virtual std::string verify() = 0; // "" when both configurations' last results check out
 };
 
 struct workload {
-  std::string name;      // e.g. getpage_write/free:1%
-  std::string pool;      // cudamalloc | vmm
-  std::string config_default, config_tuned;  // what each runs, in words
-  bool differs = true;   // false: the tuning changes nothing here (not measured)
+  std::string name;                         // e.g. getpage_write/free:1%
+  std::string pool;                         // cudamalloc | vmm
+  std::string config_default, config_tuned; // what each runs, in words
+  bool differs = true;                      // false: the tuning changes nothing here (not measured)
   std::function<std::unique_ptr<trial>()> make;
 };
 
 struct validate_options {
-  std::uint64_t pool_bytes = 8ull << 30;   // get_page / rw_malloc / hash join pools
-  std::uint64_t tlb_footprint = 0;         // TLB-scoped kernels (0: most of the free memory)
-  bool quick = false;                      // fewer free fractions, smaller TLB footprints
+  std::uint64_t pool_bytes = 8ull << 30; // get_page / rw_malloc / hash join pools
+  std::uint64_t tlb_footprint = 0;       // TLB-scoped kernels (0: most of the free memory)
+  bool quick = false;                    // fewer free fractions, smaller TLB footprints
   int device = 0;
   std::uint64_t seed = 1;
 };
-std::vector<workload> validation_workloads(const alloc::tuning& t, const validate_options& o);
+std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o);
 
-}  // namespace gpuprobe::tune
+} // namespace gpuprobe::tune

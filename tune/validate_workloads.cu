@@ -17,16 +17,17 @@ namespace gpuprobe::tune {
 
 namespace {
 
-std::string gib(std::uint64_t b, const char* sep = " ") { return format_gib(double(b), sep); }
+std::string gib(std::uint64_t b, const char *sep = " ") { return format_gib(double(b), sep); }
 
 // Page sizes of the trials; the workload list computes the same regions from them.
-constexpr std::uint32_t k_page_bytes = 1024;      // get_page + write, CRW
-constexpr std::uint32_t k_join_page_bytes = 256;  // hash join output pages
+constexpr std::uint32_t k_page_bytes = 1024;     // get_page + write, CRW
+constexpr std::uint32_t k_join_page_bytes = 256; // hash join output pages
 // rw_malloc's random windows are its bitmap regions of 2048 units of the default 256 B.
-const std::uint64_t k_malloc_window_bytes = std::uint64_t(alloc::rw_malloc_handle::region_units) * alloc::malloc_config{}.unit_bytes;
+const std::uint64_t k_malloc_window_bytes =
+    std::uint64_t(alloc::rw_malloc_handle::region_units) * alloc::malloc_config{}.unit_bytes;
 
 // A page pool's configuration over the trial's memory.
-alloc::pool_config pages_on(const device_pool& m, std::uint32_t page_bytes, std::uint64_t seed) {
+alloc::pool_config pages_on(const device_pool &m, std::uint32_t page_bytes, std::uint64_t seed) {
   alloc::pool_config c;
   c.page_bytes = page_bytes;
   c.pages = alloc::page_t(m.bytes() / page_bytes);
@@ -35,40 +36,45 @@ alloc::pool_config pages_on(const device_pool& m, std::uint32_t page_bytes, std:
   return c;
 }
 
-std::string words_regions(int bits, const alloc::region_layout& l) {
+std::string words_regions(int bits, const alloc::region_layout &l) {
   return "CoRW " + std::to_string(bits) + "-bit, " +
          (l.regions > 1 ? std::to_string(l.regions) + " regions" : std::string("one region"));
 }
 
 // get_page + write the page: CoRW with 32-bit words and one region vs the tuning's word size and
 // regions; 1 KiB pages, the pool at `free_fraction`, up to 2^20 threads (3/4 of the free pages).
-template <class WordT>
-class getpage_trial final : public trial {
- public:
-  getpage_trial(const std::string& pool, std::uint64_t bytes, double f, const alloc::tuning& t, const validate_options& o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
-        occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)), threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
+template <class WordT> class getpage_trial final : public trial {
+public:
+  getpage_trial(const std::string &pool, std::uint64_t bytes, double f, const alloc::tuning &t,
+                const validate_options &o)
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
+        cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
+        occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)),
+        threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
-    while (n > 256 && double(n) > 0.75 * double(pages) * f) n /= 2;
+    while (n > 256 && double(n) > 0.75 * double(pages) * f)
+      n /= 2;
     return n;
   }
   double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
   std::string verify() override {
     once(def_);
     std::string why = check_pages(out_, threads_, cfg_.pages, cfg_.memory, cfg_.page_bytes, tag_);
-    if (!why.empty()) return "default: " + why;
+    if (!why.empty())
+      return "default: " + why;
     once(tuned_);
     why = check_pages(out_, threads_, cfg_.pages, cfg_.memory, cfg_.page_bytes, tag_);
     return why.empty() ? "" : "tuned: " + why;
   }
 
- private:
-  template <class A>
-  double once(A& a) {
+private:
+  template <class A> double once(A &a) {
     a.load(occ_);
     ++tag_;
-    return timer_.ms([&] { get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_); });
+    return timer_.ms([&] {
+      get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_);
+    });
   }
   device_pool mem_;
   alloc::pool_config cfg_;
@@ -84,26 +90,33 @@ class getpage_trial final : public trial {
 // CRW: the per-thread start vs the tuning's placement; `launches` launches of 2^16 threads each
 // take a page and write it, from 1 KiB pages at 10 % free.
 class crw_trial final : public trial {
- public:
+public:
   static constexpr unsigned threads = 1u << 16, launches = 8;
-  crw_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
-        occ_(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed)), out_(std::size_t(threads) * launches) {}
+  crw_trial(const std::string &pool, std::uint64_t bytes, const alloc::tuning &t,
+            const validate_options &o)
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
+        cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
+        occ_(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed)),
+        out_(std::size_t(threads) * launches) {}
   double run(bool tuned) override { return once(tuned ? tuned_ : def_); }
   std::string verify() override {
-    for (auto* a : {&def_, &tuned_}) {
+    for (auto *a : {&def_, &tuned_}) {
       once(*a);
-      const std::string why = check_pages(out_, out_.size(), cfg_.pages, cfg_.memory, cfg_.page_bytes, tag_);
-      if (!why.empty()) return (a == &def_ ? "default: " : "tuned: ") + why;
+      const std::string why =
+          check_pages(out_, out_.size(), cfg_.pages, cfg_.memory, cfg_.page_bytes, tag_);
+      if (!why.empty())
+        return (a == &def_ ? "default: " : "tuned: ") + why;
     }
     return "";
   }
 
- private:
-  double once(alloc::crw& a) {
-    a.load(occ_);  // also forgets every thread's last page
+private:
+  double once(alloc::crw &a) {
+    a.load(occ_); // also forgets every thread's last page
     ++tag_;
-    return timer_.ms([&] { get_and_write_launches(a.handle(), out_.get(), threads, launches, cfg_.page_bytes, tag_); });
+    return timer_.ms([&] {
+      get_and_write_launches(a.handle(), out_.get(), threads, launches, cfg_.page_bytes, tag_);
+    });
   }
   device_pool mem_;
   alloc::pool_config cfg_;
@@ -116,35 +129,42 @@ class crw_trial final : public trial {
 
 // rw_malloc mixed sizes (4..8192 B) + write every byte: one region vs the tuning's regions; 2^18
 // threads, the pool half free in holes of the request sizes.
-__global__ void malloc_and_write(alloc::rw_malloc_handle h, alloc::request_sizes sizes, void** out, unsigned tag) {
+__global__ void malloc_and_write(alloc::rw_malloc_handle h, alloc::request_sizes sizes, void **out,
+                                 unsigned tag) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   const std::uint32_t bytes = sizes(t);
-  void* p = h.malloc(bytes);
+  void *p = h.malloc(bytes);
   out[t] = p;
   const unsigned lane = threadIdx.x & 31u;
-  for (int j = 0; j < 32; ++j) {  // the warp writes each lane's block, 4-byte stores coalesced
-    auto* q = reinterpret_cast<unsigned*>(__shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(p), j));
+  for (int j = 0; j < 32; ++j) { // the warp writes each lane's block, 4-byte stores coalesced
+    auto *q = reinterpret_cast<unsigned *>(
+        __shfl_sync(0xffffffffu, reinterpret_cast<unsigned long long>(p), j));
     const std::uint32_t n = __shfl_sync(0xffffffffu, bytes, j) / 4;
     const unsigned owner = blockIdx.x * blockDim.x + (threadIdx.x & ~31u) + unsigned(j);
     if (q)
-      for (std::uint32_t k = lane; k < n; k += 32) q[k] = owner ^ tag;
+      for (std::uint32_t k = lane; k < n; k += 32)
+        q[k] = owner ^ tag;
   }
 }
 
 class malloc_trial final : public trial {
- public:
+public:
   static constexpr unsigned threads = 1u << 18;
-  malloc_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)), def_(cfg_), tuned_(cfg_, t), out_(threads) {
+  malloc_trial(const std::string &pool, std::uint64_t bytes, const alloc::tuning &t,
+               const validate_options &o)
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)),
+        def_(cfg_), tuned_(cfg_, t), out_(threads) {
     std::uint64_t k = 0;
     alloc::request_sizes s;
-    pattern_ = alloc::hole_pattern(def_.units(), 0.5, [&](auto&) { return (s(k++) + cfg_.unit_bytes - 1) / cfg_.unit_bytes; }, o.seed);
+    pattern_ = alloc::hole_pattern(
+        def_.units(), 0.5, [&](auto &) { return (s(k++) + cfg_.unit_bytes - 1) / cfg_.unit_bytes; },
+        o.seed);
   }
   double run(bool tuned) override { return once(tuned ? tuned_ : def_); }
   std::string verify() override {
-    for (auto* a : {&def_, &tuned_}) {
+    for (auto *a : {&def_, &tuned_}) {
       once(*a);
-      std::vector<void*> p(threads);
+      std::vector<void *> p(threads);
       out_.download(p.data(), threads);
       std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
       std::uint64_t nulls = 0, stamps = 0;
@@ -155,64 +175,75 @@ class malloc_trial final : public trial {
         }
         const auto a0 = reinterpret_cast<std::uintptr_t>(p[i]);
         r.emplace_back(a0, a0 + sizes_(i));
-        if (i % 1021 == 0) {  // a sample of the writes
+        if (i % 1021 == 0) { // a sample of the writes
           unsigned v = 0;
           GPUPROBE_CUDA_CHECK(cudaMemcpy(&v, p[i], 4, cudaMemcpyDeviceToHost));
           stamps += v != (i ^ tag_);
         }
       }
-      const char* which = a == &def_ ? "default: " : "tuned: ";
-      if (nulls) return which + std::to_string(nulls) + " requests got nullptr";
-      if (const auto bad = alloc::count_bad_ranges(r, reinterpret_cast<std::uintptr_t>(cfg_.memory), cfg_.pool_bytes))
-        return which + std::to_string(bad) + " allocations misaligned, outside the pool or overlapping";
-      if (stamps) return which + std::to_string(stamps) + " sampled allocations do not hold what was written";
+      const char *which = a == &def_ ? "default: " : "tuned: ";
+      if (nulls)
+        return which + std::to_string(nulls) + " requests got nullptr";
+      if (const auto bad = alloc::count_bad_ranges(r, reinterpret_cast<std::uintptr_t>(cfg_.memory),
+                                                   cfg_.pool_bytes))
+        return which + std::to_string(bad) +
+               " allocations misaligned, outside the pool or overlapping";
+      if (stamps)
+        return which + std::to_string(stamps) + " sampled allocations do not hold what was written";
     }
     return "";
   }
 
- private:
-  static alloc::malloc_config config(const device_pool& m, std::uint64_t seed) {
+private:
+  static alloc::malloc_config config(const device_pool &m, std::uint64_t seed) {
     alloc::malloc_config c;
     c.pool_bytes = m.bytes();
     c.memory = m.data();
     c.seed = seed;
     return c;
   }
-  double once(alloc::rw_malloc& a) {
+  double once(alloc::rw_malloc &a) {
     a.load(pattern_);
-    ++tag_;  // the sizes stay the same in every repetition; the stamp changes
-    return timer_.ms([&] { malloc_and_write<<<threads / alloc::k_block, alloc::k_block>>>(a.handle(), sizes_, out_.get(), tag_); });
+    ++tag_; // the sizes stay the same in every repetition; the stamp changes
+    return timer_.ms([&] {
+      malloc_and_write<<<threads / alloc::k_block, alloc::k_block>>>(a.handle(), sizes_, out_.get(),
+                                                                     tag_);
+    });
   }
   device_pool mem_;
   alloc::malloc_config cfg_;
   alloc::rw_malloc def_, tuned_;
   std::vector<unsigned long long> pattern_;
   alloc::request_sizes sizes_;
-  alloc::device_array<void*> out_;
+  alloc::device_array<void *> out_;
   event_timer timer_;
   unsigned tag_ = 0;
 };
 
 // Hash join (4M tuples, 256 B output pages): CoRW 32-bit one region vs the tuning's.
-template <class WordT>
-class join_trial final : public trial {
- public:
-  join_trial(const std::string& pool, std::uint64_t bytes, const alloc::tuning& t, const validate_options& o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(pages_on(mem_, k_join_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t), join_(1u << 22) {}
+template <class WordT> class join_trial final : public trial {
+public:
+  join_trial(const std::string &pool, std::uint64_t bytes, const alloc::tuning &t,
+             const validate_options &o)
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
+        cfg_(pages_on(mem_, k_join_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
+        join_(1u << 22) {}
   double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
   std::string verify() override {
     for (int k = 0; k < 2; ++k) {
-      GPUPROBE_CUDA_CHECK(cudaMemset(cfg_.memory, 0, mem_.bytes()));  // scan_pool counts what the join wrote
+      GPUPROBE_CUDA_CHECK(
+          cudaMemset(cfg_.memory, 0, mem_.bytes())); // scan_pool counts what the join wrote
       k == 0 ? once(def_) : once(tuned_);
-      const std::string why = join_.verify(cfg_.memory, std::uint64_t(cfg_.pages) * cfg_.page_bytes);
-      if (!why.empty()) return (k == 0 ? "default: " : "tuned: ") + why;
+      const std::string why =
+          join_.verify(cfg_.memory, std::uint64_t(cfg_.pages) * cfg_.page_bytes);
+      if (!why.empty())
+        return (k == 0 ? "default: " : "tuned: ") + why;
     }
     return "";
   }
 
- private:
-  template <class A>
-  double once(A& a) {
+private:
+  template <class A> double once(A &a) {
     a.clear();
     return timer_.ms([&] { join_.run(a.handle(), cfg_.page_bytes); });
   }
@@ -225,11 +256,12 @@ class join_trial final : public trial {
 };
 
 // TLB-scoped sampling / grouping: one pass vs passes of the tuning's scope.
-template <class Run>
-class scoped_trial final : public trial {
- public:
-  scoped_trial(const std::string& pool, std::uint64_t bytes, std::uint64_t scope, const validate_options& o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), run_(mem_.data(), bytes), scope_(scope) {}
+template <class Run> class scoped_trial final : public trial {
+public:
+  scoped_trial(const std::string &pool, std::uint64_t bytes, std::uint64_t scope,
+               const validate_options &o)
+      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), run_(mem_.data(), bytes),
+        scope_(scope) {}
   double run(bool tuned) override {
     run_.reset();
     return timer_.ms([&] { run_.launch(tuned ? scope_ : 0); });
@@ -238,75 +270,102 @@ class scoped_trial final : public trial {
     for (bool tuned : {false, true}) {
       run(tuned);
       const std::string why = run_.verify();
-      if (!why.empty()) return (tuned ? "tuned: " : "default: ") + why;
+      if (!why.empty())
+        return (tuned ? "tuned: " : "default: ") + why;
     }
     return "";
   }
 
- private:
+private:
   device_pool mem_;
   Run run_;
   std::uint64_t scope_;
   event_timer timer_;
 };
 
-}  // namespace
+} // namespace
 
 std::uint64_t default_tlb_footprint(bool quick, int device) {
   std::size_t free_b = 0, total_b = 0;
   GPUPROBE_CUDA_CHECK(cudaSetDevice(device));
   GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const std::uint64_t f = free_b > 6 * k_gib ? (free_b - 6 * k_gib) / k_gib * k_gib : k_gib;  // room for the grouping input
+  const std::uint64_t f = free_b > 6 * k_gib ? (free_b - 6 * k_gib) / k_gib * k_gib
+                                             : k_gib; // room for the grouping input
   return std::min<std::uint64_t>(f, quick ? 16 * k_gib : 72 * k_gib);
 }
 
-std::vector<workload> validation_workloads(const alloc::tuning& t, const validate_options& o) {
-  if (o.pool_bytes < (1ull << 30)) throw error("validate: pools must be at least 1 GiB");
-  const std::uint64_t footprint = o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
+std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {
+  if (o.pool_bytes < (1ull << 30))
+    throw error("validate: pools must be at least 1 GiB");
+  const std::uint64_t footprint =
+      o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
   const std::uint64_t group_footprint = footprint > 4 * k_gib ? footprint - 2 * k_gib : footprint;
   const bool wide = t.word_bits != 32;
   const std::string page_default = words_regions(32, {});
   std::vector<double> fractions = {0.5, 0.1, 0.01, 0.005};
-  if (o.quick) fractions = {0.5, 0.01};
+  if (o.quick)
+    fractions = {0.5, 0.01};
   std::vector<workload> w;
   for (const std::string pool : {"cudamalloc", "vmm"}) {
     // get_page + write on the allocator pools, and at 50 % free on a pool as large as the TLB
     // footprint (where a pool can exceed the shared level's reach, so regions can apply).
     std::vector<std::pair<std::uint64_t, double>> cells;
-    for (double f : fractions) cells.emplace_back(o.pool_bytes, f);
+    for (double f : fractions)
+      cells.emplace_back(o.pool_bytes, f);
     cells.emplace_back(footprint, 0.5);
-    for (const auto& [bytes, f] : cells) {
+    for (const auto &[bytes, f] : cells) {
       char name[64];
-      if (bytes == o.pool_bytes) std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
-      else std::snprintf(name, sizeof name, "getpage_write/pool:%s/free:%g%%", gib(bytes, "").c_str(), f * 100);
-      const auto layout = alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
-      w.push_back({name, pool, page_default, words_regions(t.word_bits, layout), wide || layout.regions > 1, [=, bytes = bytes, f = f] {
+      if (bytes == o.pool_bytes)
+        std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
+      else
+        std::snprintf(name, sizeof name, "getpage_write/pool:%s/free:%g%%", gib(bytes, "").c_str(),
+                      f * 100);
+      const auto layout =
+          alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
+      w.push_back({name, pool, page_default, words_regions(t.word_bits, layout),
+                   wide || layout.regions > 1, [=, bytes = bytes, f = f] {
                      return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                        return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
                      });
                    }});
     }
-    w.push_back({"crw_write/free:10%", pool, "CRW start thread", std::string("CRW start ") + alloc::to_string(t.crw), t.crw != alloc::crw_start::thread,
+    w.push_back({"crw_write/free:10%", pool, "CRW start thread",
+                 std::string("CRW start ") + alloc::to_string(t.crw),
+                 t.crw != alloc::crw_start::thread,
                  [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
     const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
     w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
-                 "rw_malloc " + (malloc_layout.regions > 1 ? std::to_string(malloc_layout.regions) + " regions" : std::string("one region")),
-                 malloc_layout.regions > 1, [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
-    const auto join_layout = alloc::layout_regions(t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
-    w.push_back({"hash_join/4M", pool, page_default, words_regions(t.word_bits, join_layout), wide || join_layout.regions > 1, [=] {
+                 "rw_malloc " + (malloc_layout.regions > 1
+                                     ? std::to_string(malloc_layout.regions) + " regions"
+                                     : std::string("one region")),
+                 malloc_layout.regions > 1,
+                 [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
+    const auto join_layout = alloc::layout_regions(
+        t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
+    w.push_back({"hash_join/4M", pool, page_default, words_regions(t.word_bits, join_layout),
+                 wide || join_layout.regions > 1, [=] {
                    return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                      return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
                    });
                  }});
     const std::uint64_t s = t.tlb_scope_bytes;
     w.push_back({"tlb_sampling/" + gib(footprint, ""), pool, "one pass",
-                 s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s) : "one pass", s && s < footprint,
-                 [=] { return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s, o); }});
-    w.push_back({"tlb_grouping/" + gib(group_footprint, ""), pool, "one pass",
-                 s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s) : "one pass", s && s < group_footprint,
-                 [=] { return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s, o); }});
+                 s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
+                   : "one pass",
+                 s && s < footprint, [=] {
+                   return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint,
+                                                                                  s, o);
+                 }});
+    w.push_back(
+        {"tlb_grouping/" + gib(group_footprint, ""), pool, "one pass",
+         s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s)
+           : "one pass",
+         s && s < group_footprint, [=] {
+           return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s,
+                                                                          o);
+         }});
   }
   return w;
 }
 
-}  // namespace gpuprobe::tune
+} // namespace gpuprobe::tune

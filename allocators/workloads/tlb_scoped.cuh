@@ -19,44 +19,50 @@
 namespace gpuprobe::workloads {
 
 // data[i] = mix(i): what a sample reads is known.
-template <int = 0>  // a template: the header can be in several files of one binary (no ODR clash)
-__global__ void scoped_fill(std::uint64_t* data, std::uint64_t n) {
-  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) data[i] = alloc::mix64(i);
+template <int = 0> // a template: the header can be in several files of one binary (no ODR clash)
+__global__ void scoped_fill(std::uint64_t *data, std::uint64_t n) {
+  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * 1ull * blockDim.x)
+    data[i] = alloc::mix64(i);
 }
 
 // One pass over elements [lo, hi): out[t] += the thread's reads that fall inside.
 template <int = 0>
-__global__ void scoped_sample(const std::uint64_t* data, std::uint64_t n, unsigned reads, std::uint64_t lo, std::uint64_t hi,
-                              unsigned long long* out) {
+__global__ void scoped_sample(const std::uint64_t *data, std::uint64_t n, unsigned reads,
+                              std::uint64_t lo, std::uint64_t hi, unsigned long long *out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   std::uint64_t s = alloc::mix64(t + 1) | 1, sum = 0;
   for (unsigned k = 0; k < reads; ++k) {
-    s ^= s >> 12, s ^= s << 25, s ^= s >> 27;  // xorshift64: the same draws in every pass
+    s ^= s >> 12, s ^= s << 25, s ^= s >> 27; // xorshift64: the same draws in every pass
     const std::uint64_t i = ((s * 0x2545f4914f6cdd1dull) >> 11) % n;
-    if (i >= lo && i < hi) sum += data[i];
+    if (i >= lo && i < hi)
+      sum += data[i];
   }
   out[t] += sum;
 }
 
 struct group_slot {
-  unsigned long long key;  // value + 1; 0 = empty
+  unsigned long long key; // value + 1; 0 = empty
   unsigned long long count;
 };
 
 template <int = 0>
-__global__ void scoped_values(std::uint32_t* v, std::uint64_t n, std::uint32_t groups) {
-  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x)
+__global__ void scoped_values(std::uint32_t *v, std::uint64_t n, std::uint32_t groups) {
+  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * 1ull * blockDim.x)
     v[i] = std::uint32_t(alloc::mix64(i ^ 0x77ull) % groups);
 }
 
 // One pass: the values whose home slot lies in [lo, hi) are counted.
 template <int = 0>
-__global__ void scoped_group(const std::uint32_t* v, std::uint64_t n, group_slot* table, std::uint64_t slots, std::uint64_t lo,
-                             std::uint64_t hi) {
-  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n; i += gridDim.x * 1ull * blockDim.x) {
+__global__ void scoped_group(const std::uint32_t *v, std::uint64_t n, group_slot *table,
+                             std::uint64_t slots, std::uint64_t lo, std::uint64_t hi) {
+  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < n;
+       i += gridDim.x * 1ull * blockDim.x) {
     const unsigned long long key = v[i] + 1ull;
     std::uint64_t s = alloc::mix64(key) % slots;
-    if (s < lo || s >= hi) continue;
+    if (s < lo || s >= hi)
+      continue;
     for (;;) {
       const unsigned long long k = atomicCAS(&table[s].key, 0ull, key);
       if (k == 0ull || k == key) {
@@ -68,13 +74,17 @@ __global__ void scoped_group(const std::uint32_t* v, std::uint64_t n, group_slot
   }
 }
 
-// Placement-independent checksum of a table: (occupied slots, total count, sum of mix(key) * count).
+// Placement-independent checksum of a table: (occupied slots, total count, sum of mix(key) *
+// count).
 template <int = 0>
-__global__ void group_checksum(const group_slot* table, std::uint64_t slots, unsigned long long* acc) {
+__global__ void group_checksum(const group_slot *table, std::uint64_t slots,
+                               unsigned long long *acc) {
   unsigned long long occ = 0, total = 0, sum = 0;
-  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < slots; i += gridDim.x * 1ull * blockDim.x) {
+  for (std::uint64_t i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < slots;
+       i += gridDim.x * 1ull * blockDim.x) {
     const group_slot g = table[i];
-    if (g.key) ++occ, total += g.count, sum += alloc::mix64(g.key) * g.count;
+    if (g.key)
+      ++occ, total += g.count, sum += alloc::mix64(g.key) * g.count;
   }
   atomicAdd(&acc[0], occ);
   atomicAdd(&acc[1], total);
@@ -83,7 +93,8 @@ __global__ void group_checksum(const group_slot* table, std::uint64_t slots, uns
 
 // Passes of a scope over a footprint: [lo, hi) ranges in elements of `elem_bytes`.
 inline std::uint64_t scope_passes(std::uint64_t footprint_bytes, std::uint64_t scope_bytes) {
-  if (scope_bytes == 0 || scope_bytes >= footprint_bytes) return 1;
+  if (scope_bytes == 0 || scope_bytes >= footprint_bytes)
+    return 1;
   return (footprint_bytes + scope_bytes - 1) / scope_bytes;
 }
 
@@ -93,17 +104,22 @@ inline std::uint64_t scope_passes(std::uint64_t footprint_bytes, std::uint64_t s
 
 // Sampling: data[i] = mix(i) over `bytes`; `threads` threads read `reads` elements each.
 class sampling_run {
- public:
-  sampling_run(void* data, std::uint64_t bytes, unsigned threads = 1u << 20, unsigned reads = 256)
-      : data_(static_cast<std::uint64_t*>(data)), n_(bytes / 8), threads_(threads), reads_(reads), out_(threads) {
+public:
+  sampling_run(void *data, std::uint64_t bytes, unsigned threads = 1u << 20, unsigned reads = 256)
+      : data_(static_cast<std::uint64_t *>(data)), n_(bytes / 8), threads_(threads), reads_(reads),
+        out_(threads) {
     scoped_fill<<<4096, alloc::k_block>>>(data_, n_);
     alloc::cuda_or_throw(cudaDeviceSynchronize(), "sampling fill");
   }
-  void reset() { alloc::cuda_or_throw(cudaMemsetAsync(out_.get(), 0, threads_ * sizeof(unsigned long long)), "memset"); }
+  void reset() {
+    alloc::cuda_or_throw(cudaMemsetAsync(out_.get(), 0, threads_ * sizeof(unsigned long long)),
+                         "memset");
+  }
   void launch(std::uint64_t scope_bytes) {
     const std::uint64_t per = scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / 8) : n_;
     for (std::uint64_t lo = 0; lo < n_; lo += per)
-      scoped_sample<<<threads_ / alloc::k_block, alloc::k_block>>>(data_, n_, reads_, lo, std::min(n_, lo + per), out_.get());
+      scoped_sample<<<threads_ / alloc::k_block, alloc::k_block>>>(
+          data_, n_, reads_, lo, std::min(n_, lo + per), out_.get());
     alloc::cuda_or_throw(cudaGetLastError(), "scoped_sample");
   }
   // Each sampled thread's sum recomputed on the host (data[i] = mix(i)).
@@ -117,14 +133,15 @@ class sampling_run {
         s ^= s >> 12, s ^= s << 25, s ^= s >> 27;
         sum += alloc::mix64(((s * 0x2545f4914f6cdd1dull) >> 11) % n_);
       }
-      if (sum != h[t]) return "thread " + std::to_string(t) + "'s sum differs";
+      if (sum != h[t])
+        return "thread " + std::to_string(t) + "'s sum differs";
     }
     return "";
   }
   double reads() const { return double(threads_) * reads_; }
 
- private:
-  std::uint64_t* data_;
+private:
+  std::uint64_t *data_;
   std::uint64_t n_;
   unsigned threads_, reads_;
   alloc::device_array<unsigned long long> out_;
@@ -132,18 +149,23 @@ class sampling_run {
 
 // Grouping: `input` values into a table of `bytes` (slots of 16 B), groups = slots / 2.
 class grouping_run {
- public:
-  grouping_run(void* table, std::uint64_t bytes, std::uint64_t input = 1ull << 28)
-      : table_(static_cast<group_slot*>(table)), slots_(bytes / sizeof(group_slot)), input_(input),
-        groups_(std::uint32_t(std::min<std::uint64_t>(slots_ / 2, 0xffffffffull))), values_(input), acc_(3) {
+public:
+  grouping_run(void *table, std::uint64_t bytes, std::uint64_t input = 1ull << 28)
+      : table_(static_cast<group_slot *>(table)), slots_(bytes / sizeof(group_slot)), input_(input),
+        groups_(std::uint32_t(std::min<std::uint64_t>(slots_ / 2, 0xffffffffull))), values_(input),
+        acc_(3) {
     scoped_values<<<4096, alloc::k_block>>>(values_.get(), input_, groups_);
     alloc::cuda_or_throw(cudaDeviceSynchronize(), "grouping values");
   }
-  void reset() { alloc::cuda_or_throw(cudaMemsetAsync(table_, 0, slots_ * sizeof(group_slot)), "memset table"); }
+  void reset() {
+    alloc::cuda_or_throw(cudaMemsetAsync(table_, 0, slots_ * sizeof(group_slot)), "memset table");
+  }
   void launch(std::uint64_t scope_bytes) {
-    const std::uint64_t per = scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / sizeof(group_slot)) : slots_;
+    const std::uint64_t per =
+        scope_bytes ? std::max<std::uint64_t>(1, scope_bytes / sizeof(group_slot)) : slots_;
     for (std::uint64_t lo = 0; lo < slots_; lo += per)
-      scoped_group<<<4096, alloc::k_block>>>(values_.get(), input_, table_, slots_, lo, std::min(slots_, lo + per));
+      scoped_group<<<4096, alloc::k_block>>>(values_.get(), input_, table_, slots_, lo,
+                                             std::min(slots_, lo + per));
     alloc::cuda_or_throw(cudaGetLastError(), "scoped_group");
   }
   // Occupied slots, total count and a placement-free checksum against the values counted on the
@@ -158,19 +180,22 @@ class grouping_run {
       std::vector<std::uint32_t> hv(input_);
       values_.download(hv.data(), input_);
       std::vector<std::uint32_t> cnt(groups_, 0);
-      for (auto v : hv) ++cnt[v];
+      for (auto v : hv)
+        ++cnt[v];
       for (std::uint64_t g = 0; g < groups_; ++g)
-        if (cnt[g]) ++ref_[0], ref_[1] += cnt[g], ref_[2] += alloc::mix64(g + 1) * cnt[g];
+        if (cnt[g])
+          ++ref_[0], ref_[1] += cnt[g], ref_[2] += alloc::mix64(g + 1) * cnt[g];
       ref_done_ = true;
     }
-    if (got[0] != ref_[0] || got[1] != ref_[1] || got[2] != ref_[2]) return "group counts differ from the host's";
+    if (got[0] != ref_[0] || got[1] != ref_[1] || got[2] != ref_[2])
+      return "group counts differ from the host's";
     return "";
   }
   std::uint64_t input() const { return input_; }
   std::uint32_t groups() const { return groups_; }
 
- private:
-  group_slot* table_;
+private:
+  group_slot *table_;
   std::uint64_t slots_, input_;
   std::uint32_t groups_;
   alloc::device_array<std::uint32_t> values_;
@@ -179,4 +204,4 @@ class grouping_run {
   bool ref_done_ = false;
 };
 
-}  // namespace gpuprobe::workloads
+} // namespace gpuprobe::workloads

@@ -8,14 +8,16 @@
 namespace gpuprobe::test {
 
 inline std::string gpuprobe_binary() {
-  if (const char* env = std::getenv("GPUPROBE_BIN")) return env;
+  if (const char *env = std::getenv("GPUPROBE_BIN"))
+    return env;
   std::error_code ec;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const auto beside = self.parent_path().parent_path() / "gpuprobe";
-    if (std::filesystem::exists(beside)) return beside.string();
+    if (std::filesystem::exists(beside))
+      return beside.string();
   }
   return GPUPROBE_BINARY;
 }
 
-}  // namespace gpuprobe::test
+} // namespace gpuprobe::test

@@ -18,37 +18,43 @@ using gpuprobe::test::sync_or_throw;
 
 namespace {
 
-__device__ std::uint32_t tag_of(unsigned t, unsigned round) { return (t * 2654435761u) ^ (round * 0x9e3779b9u) ^ 0x5bd1e995u; }
+__device__ std::uint32_t tag_of(unsigned t, unsigned round) {
+  return (t * 2654435761u) ^ (round * 0x9e3779b9u) ^ 0x5bd1e995u;
+}
 
 // Threads without an allocation ask for sizes(t); each marks its first and last word.
 template <class H>
-__global__ void hold_kernel(H h, unsigned n, alloc::request_sizes sizes, char** ptr, std::uint32_t* size, unsigned round,
-                            unsigned long long* counters) {
+__global__ void hold_kernel(H h, unsigned n, alloc::request_sizes sizes, char **ptr,
+                            std::uint32_t *size, unsigned round, unsigned long long *counters) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n || ptr[t]) return;
+  if (t >= n || ptr[t])
+    return;
   const std::uint32_t s = sizes(t);
-  auto* p = static_cast<std::uint32_t*>(h.malloc(s));
+  auto *p = static_cast<std::uint32_t *>(h.malloc(s));
   if (!p) {
-    atomicAdd(&counters[1], 1ull);  // out of memory
+    atomicAdd(&counters[1], 1ull); // out of memory
     return;
   }
   p[0] = tag_of(t, round);
   p[s / 4 - 1] = tag_of(t, round);
-  ptr[t] = reinterpret_cast<char*>(p);
+  ptr[t] = reinterpret_cast<char *>(p);
   size[t] = s | (round << 16);
-  atomicAdd(&counters[2], 1ull);  // allocations
+  atomicAdd(&counters[2], 1ull); // allocations
 }
 
 // About half of the holders (all: every one) check their marks and free.
 template <class H>
-__global__ void release_kernel(H h, unsigned n, char** ptr, std::uint32_t* size, unsigned round, bool all,
-                               unsigned long long* counters) {
+__global__ void release_kernel(H h, unsigned n, char **ptr, std::uint32_t *size, unsigned round,
+                               bool all, unsigned long long *counters) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n || !ptr[t]) return;
-  if (!all && (((t * 2654435761u) ^ (round * 40503u)) >> 9 & 1u) == 0u) return;
-  const auto* p = reinterpret_cast<const std::uint32_t*>(ptr[t]);
+  if (t >= n || !ptr[t])
+    return;
+  if (!all && (((t * 2654435761u) ^ (round * 40503u)) >> 9 & 1u) == 0u)
+    return;
+  const auto *p = reinterpret_cast<const std::uint32_t *>(ptr[t]);
   const std::uint32_t s = size[t] & 0xffffu, r = size[t] >> 16;
-  if (p[0] != tag_of(t, r) || p[s / 4 - 1] != tag_of(t, r)) atomicAdd(&counters[0], 1ull);  // overwritten
+  if (p[0] != tag_of(t, r) || p[s / 4 - 1] != tag_of(t, r))
+    atomicAdd(&counters[0], 1ull); // overwritten
   h.free(ptr[t]);
   ptr[t] = nullptr;
 }
@@ -58,23 +64,27 @@ struct churn_result {
 };
 
 // Live ranges inside [lo, lo + bytes) (bytes 0: not checked), 16-byte aligned, disjoint.
-unsigned long long check_ranges(const std::vector<char*>& p, const std::vector<std::uint32_t>& s, const char* lo, std::uint64_t bytes) {
+unsigned long long check_ranges(const std::vector<char *> &p, const std::vector<std::uint32_t> &s,
+                                const char *lo, std::uint64_t bytes) {
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
   for (std::size_t i = 0; i < p.size(); ++i)
-    if (p[i]) r.emplace_back(reinterpret_cast<std::uintptr_t>(p[i]), reinterpret_cast<std::uintptr_t>(p[i]) + (s[i] & 0xffffu));
+    if (p[i])
+      r.emplace_back(reinterpret_cast<std::uintptr_t>(p[i]),
+                     reinterpret_cast<std::uintptr_t>(p[i]) + (s[i] & 0xffffu));
   return alloc::count_bad_ranges(std::move(r), reinterpret_cast<std::uintptr_t>(lo), bytes);
 }
 
 template <class H>
-churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes, const char* lo, std::uint64_t bytes) {
-  alloc::device_array<char*> ptr(n);
+churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes, const char *lo,
+                   std::uint64_t bytes) {
+  alloc::device_array<char *> ptr(n);
   alloc::device_array<std::uint32_t> size(n);
   alloc::device_array<unsigned long long> counters(3);
   ptr.zero();
-  size.zero();  // read back whole, written only where an allocation succeeded
+  size.zero(); // read back whole, written only where an allocation succeeded
   counters.zero();
   churn_result c;
-  std::vector<char*> hp(n);
+  std::vector<char *> hp(n);
   std::vector<std::uint32_t> hs(n);
   const unsigned blocks = alloc::blocks_for(n);
   for (unsigned r = 0; r < rounds; ++r) {
@@ -84,7 +94,8 @@ churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes,
     ptr.download(hp.data(), n);
     size.download(hs.data(), n);
     c.range_errors += check_ranges(hp, hs, lo, bytes);
-    release_kernel<<<blocks, alloc::k_block>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds, counters.get());
+    release_kernel<<<blocks, alloc::k_block>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds,
+                                               counters.get());
     sync_or_throw();
   }
   unsigned long long v[3];
@@ -107,9 +118,9 @@ alloc::ouroboros_config ouro_cfg(std::uint64_t bytes, bool virt = false) {
   return c;
 }
 
-void expect_clean(const churn_result& c, unsigned long long min_allocations, const char* name) {
-  std::printf("%s: %llu allocations, %llu range errors, %llu overwritten, %llu out of memory\n", name, c.allocations, c.range_errors,
-              c.overwritten, c.out_of_memory);
+void expect_clean(const churn_result &c, unsigned long long min_allocations, const char *name) {
+  std::printf("%s: %llu allocations, %llu range errors, %llu overwritten, %llu out of memory\n",
+              name, c.allocations, c.range_errors, c.overwritten, c.out_of_memory);
   EXPECT_GE(c.allocations, min_allocations);
   EXPECT_EQ(c.range_errors, 0u);
   EXPECT_EQ(c.overwritten, 0u);
@@ -119,12 +130,13 @@ void expect_clean(const churn_result& c, unsigned long long min_allocations, con
 // 2^19 threads, 40 rounds: 2^19 + 39 * ~2^18 = ~1.07e7 mixed allocations (4..8192 B).
 constexpr unsigned k_threads = 1u << 19, k_rounds = 40;
 
-}  // namespace
+} // namespace
 
 TEST(MallocGpu, RwMallocTenMillionMixedDisjoint) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::rw_malloc a(rw_cfg(8ull << 30));  // live ~2^19 x 4 KiB = 2 GiB of 8
-  expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000, "rw_malloc");
+  alloc::rw_malloc a(rw_cfg(8ull << 30)); // live ~2^19 x 4 KiB = 2 GiB of 8
+  expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000,
+               "rw_malloc");
   const auto w = a.bitmap();
   EXPECT_EQ(alloc::count_free_units(w), a.units()) << "every unit free again after all frees";
 }
@@ -132,19 +144,22 @@ TEST(MallocGpu, RwMallocTenMillionMixedDisjoint) {
 TEST(MallocGpu, OuroborosPageTenMillionMixedDisjoint) {
   GPUPROBE_REQUIRE_GPU();
   alloc::ouroboros_page a(ouro_cfg(16ull << 30));
-  expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000, "ouroboros_page");
+  expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000,
+               "ouroboros_page");
 }
 
 TEST(MallocGpu, OuroborosChunkTenMillionMixedDisjoint) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::ouroboros_chunk a(ouro_cfg(16ull << 30));  // its queue walks are slow: 20 rounds, ~5.5e6
-  expect_clean(churn(a.handle(), k_threads, 20, {}, a.data(), a.pool_bytes()), 5'000'000, "ouroboros_chunk");
+  alloc::ouroboros_chunk a(ouro_cfg(16ull << 30)); // its queue walks are slow: 20 rounds, ~5.5e6
+  expect_clean(churn(a.handle(), k_threads, 20, {}, a.data(), a.pool_bytes()), 5'000'000,
+               "ouroboros_chunk");
 }
 
 TEST(MallocGpu, OuroborosVirtualizedQueuesMixedDisjoint) {
   GPUPROBE_REQUIRE_GPU();
   alloc::ouroboros_page a(ouro_cfg(16ull << 30, true));
-  expect_clean(churn(a.handle(), k_threads, 10, {}, a.data(), a.pool_bytes()), 2'500'000, "ouroboros_page virtualized");
+  expect_clean(churn(a.handle(), k_threads, 10, {}, a.data(), a.pool_bytes()), 2'500'000,
+               "ouroboros_page virtualized");
 }
 
 TEST(MallocGpu, XmallocMixedDisjoint) {
@@ -156,7 +171,8 @@ TEST(MallocGpu, XmallocMixedDisjoint) {
 // Small pools (these also run under compute-sanitizer).
 TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::rw_malloc a(rw_cfg(256 * 1000));  // 1000 units of 256 B: the last word is partly past the end
+  alloc::rw_malloc a(
+      rw_cfg(256 * 1000)); // 1000 units of 256 B: the last word is partly past the end
   for (unsigned pass = 0; pass < 2; ++pass) {
     const auto c = churn(a.handle(), 1200, 1, {256, 0}, a.data(), a.pool_bytes());
     EXPECT_EQ(c.allocations, 1000u) << "exactly one per unit";
@@ -173,17 +189,19 @@ TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
 TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(1 << 20));
-  const auto c = churn(a.handle(), 4096, 3, {16, 0}, a.data(), a.pool_bytes());  // 16 per unit
+  const auto c = churn(a.handle(), 4096, 3, {16, 0}, a.data(), a.pool_bytes()); // 16 per unit
   EXPECT_EQ(c.range_errors + c.overwritten + c.out_of_memory, 0u);
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units()) << "shared units freed by their last allocation";
-  const auto big = churn(a.handle(), 1, 1, {std::uint32_t(a.handle().max_bytes() + 4), 0}, a.data(), a.pool_bytes());
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units())
+      << "shared units freed by their last allocation";
+  const auto big = churn(a.handle(), 1, 1, {std::uint32_t(a.handle().max_bytes() + 4), 0}, a.data(),
+                         a.pool_bytes());
   EXPECT_EQ(big.allocations, 0u) << "larger than a region: nullptr";
 }
 
 TEST(MallocGpu, MallocSmallOuroborosOutOfMemory) {
   GPUPROBE_REQUIRE_GPU();
   for (bool chunk : {false, true}) {
-    const auto cfg = ouro_cfg(64 * 1024);  // 8 chunks of 8 KiB = 16 pages of 4 KiB
+    const auto cfg = ouro_cfg(64 * 1024); // 8 chunks of 8 KiB = 16 pages of 4 KiB
     churn_result c;
     if (chunk) {
       alloc::ouroboros_chunk a(cfg);
@@ -207,25 +225,27 @@ TEST(MallocGpu, MallocSmallXmallocChurn) {
 
 namespace {
 template <class H>
-__global__ void malloc_then_free(H h, unsigned n, std::uint32_t bytes, unsigned long long* served) {
+__global__ void malloc_then_free(H h, unsigned n, std::uint32_t bytes, unsigned long long *served) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n) return;
-  auto* p = static_cast<std::uint32_t*>(h.malloc(bytes));
-  if (!p) return;
+  if (t >= n)
+    return;
+  auto *p = static_cast<std::uint32_t *>(h.malloc(bytes));
+  if (!p)
+    return;
   p[0] = t;
   p[bytes / 4 - 1] = t;
   h.free(p);
   atomicAdd(served, 1ull);
 }
-}  // namespace
+} // namespace
 
 // "4096 B, freed at once" (RW paper Fig. 13, the Ouroboros survey's setting): 3 x 2^16 threads.
-template <class H>
-void allocate_then_free(H h, const char* name, std::uint32_t bytes = 4096) {
+template <class H> void allocate_then_free(H h, const char *name, std::uint32_t bytes = 4096) {
   const unsigned n = 1u << 16;
   alloc::device_array<unsigned long long> served(1);
   served.zero();
-  for (int r = 0; r < 3; ++r) malloc_then_free<<<n / alloc::k_block, alloc::k_block>>>(h, n, bytes, served.get());
+  for (int r = 0; r < 3; ++r)
+    malloc_then_free<<<n / alloc::k_block, alloc::k_block>>>(h, n, bytes, served.get());
   sync_or_throw();
   unsigned long long s = 0;
   served.download(&s, 1);
@@ -276,20 +296,21 @@ TEST(MallocGpu, AllocateThenFreeXmallocCoalescingOnly) {
 
 namespace {
 template <class H>
-__global__ void malloc_only(H h, unsigned n, std::uint32_t bytes, unsigned lanes, char** out) {
+__global__ void malloc_only(H h, unsigned n, std::uint32_t bytes, unsigned lanes, char **out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n || (t % 32) >= lanes) return;
-  out[t] = static_cast<char*>(h.malloc(bytes));
+  if (t >= n || (t % 32) >= lanes)
+    return;
+  out[t] = static_cast<char *>(h.malloc(bytes));
 }
-template <class H>
-__global__ void free_all(H h, unsigned n, char** out) {
+template <class H> __global__ void free_all(H h, unsigned n, char **out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < n && out[t]) h.free(out[t]), out[t] = nullptr;
+  if (t < n && out[t])
+    h.free(out[t]), out[t] = nullptr;
 }
 // Median kernel time (ms) of malloc_only over `reps` runs; frees after each.
 template <class H, class Reset>
 double malloc_ms(H h, unsigned n, std::uint32_t bytes, unsigned lanes, Reset reset, int reps = 5) {
-  alloc::device_array<char*> out(n);
+  alloc::device_array<char *> out(n);
   out.zero();
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
@@ -303,7 +324,8 @@ double malloc_ms(H h, unsigned n, std::uint32_t bytes, unsigned lanes, Reset res
     sync_or_throw();
     float m = 0;
     cudaEventElapsedTime(&m, e0, e1);
-    if (r) ms.push_back(m);  // the first is a warm-up
+    if (r)
+      ms.push_back(m); // the first is a warm-up
     free_all<<<alloc::blocks_for(n), alloc::k_block>>>(h, n, out.get());
     sync_or_throw();
   }
@@ -312,7 +334,7 @@ double malloc_ms(H h, unsigned n, std::uint32_t bytes, unsigned lanes, Reset res
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
-}  // namespace
+} // namespace
 
 // Ouroboros rounds to a power of two: 4100 B is served from the 8 KiB queue, so it costs what
 // 8192 B costs in time and in memory (RW paper Fig. 4).
@@ -320,15 +342,17 @@ TEST(MallocSignature, Ouroboros4100CostsWhat8192Costs) {
   GPUPROBE_REQUIRE_GPU();
   alloc::ouroboros_page a(ouro_cfg(8ull << 30));
   const unsigned n = 1u << 18;
-  std::map<std::uint32_t, std::pair<double, std::uint64_t>> r;  // bytes -> (ms, chunks taken by one launch)
+  std::map<std::uint32_t, std::pair<double, std::uint64_t>>
+      r; // bytes -> (ms, chunks taken by one launch)
   for (std::uint32_t bytes : {4096u, 4100u, 8192u}) {
     const double ms = malloc_ms(a.handle(), n, bytes, 32, [&] { a.reset(0.0); });
     a.reset(0.0);
-    alloc::device_array<char*> out(n);
+    alloc::device_array<char *> out(n);
     malloc_only<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, bytes, 32, out.get());
     sync_or_throw();
     r[bytes] = {ms, a.chunks_taken()};
-    std::printf("ouroboros_page, %u threads x %u B: %.3f ms, %llu chunks of 8 KiB\n", n, bytes, ms, (unsigned long long)a.chunks_taken());
+    std::printf("ouroboros_page, %u threads x %u B: %.3f ms, %llu chunks of 8 KiB\n", n, bytes, ms,
+                (unsigned long long)a.chunks_taken());
   }
   EXPECT_NEAR(r[4100].first / r[8192].first, 1.0, 0.25);
   EXPECT_EQ(r[4100].second, r[8192].second);
@@ -359,37 +383,43 @@ TEST(MallocUtilization, RwMalloc1050BytesWith256ByteUnits) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(64u << 20));
   const unsigned n = 1u << 14;
-  alloc::device_array<char*> ptr(n);
+  alloc::device_array<char *> ptr(n);
   alloc::device_array<std::uint32_t> size(n);
   alloc::device_array<unsigned long long> counters(3);
   counters.zero();
   unsigned long long served = 0;
-  for (unsigned r = 0; r < 1000; ++r) {  // fresh threads each launch until one launch gets nothing
+  for (unsigned r = 0; r < 1000; ++r) { // fresh threads each launch until one launch gets nothing
     ptr.zero();
     unsigned long long before[3];
     counters.download(before, 3);
-    hold_kernel<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, alloc::request_sizes{1050, 0}, ptr.get(), size.get(), r, counters.get());
+    hold_kernel<<<alloc::blocks_for(n), alloc::k_block>>>(
+        a.handle(), n, alloc::request_sizes{1050, 0}, ptr.get(), size.get(), r, counters.get());
     sync_or_throw();
     unsigned long long after[3];
     counters.download(after, 3);
     served += after[2] - before[2];
-    if (after[2] == before[2]) break;
+    if (after[2] == before[2])
+      break;
   }
   const double used = double(a.units() - alloc::count_free_units(a.bitmap())) / double(a.units());
   const double util = double(served) * 1050.0 / double(a.pool_bytes());
-  std::printf("rw_malloc 1050 B / 256 B units: requested bytes %.1f%% of the pool, rounded %.1f%%\n", 100 * util, 100 * used);
+  std::printf(
+      "rw_malloc 1050 B / 256 B units: requested bytes %.1f%% of the pool, rounded %.1f%%\n",
+      100 * util, 100 * used);
   EXPECT_GE(util, 0.75);
 }
 
 TEST(MallocSanitizer, SmallPoolsAreClean) {
   GPUPROBE_REQUIRE_GPU();
-  if (test::shell("command -v compute-sanitizer").empty()) GTEST_SKIP() << "compute-sanitizer not installed";
+  if (test::shell("command -v compute-sanitizer").empty())
+    GTEST_SKIP() << "compute-sanitizer not installed";
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  for (const char* tool : {"memcheck", "initcheck", "synccheck", "racecheck"}) {
+  for (const char *tool : {"memcheck", "initcheck", "synccheck", "racecheck"}) {
     int rc = 0;
-    const auto log = test::shell(std::string("compute-sanitizer --tool ") + tool + " --error-exitcode 9 " + self +
-                                     " --gtest_filter='*MallocSmall*' 2>&1",
-                                 &rc);
+    const auto log =
+        test::shell(std::string("compute-sanitizer --tool ") + tool + " --error-exitcode 9 " +
+                        self + " --gtest_filter='*MallocSmall*' 2>&1",
+                    &rc);
     EXPECT_EQ(rc, 0) << tool << ":\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
     std::printf("%s: %s\n", tool, rc == 0 ? "0 errors" : "ERRORS");
   }

@@ -1,11 +1,11 @@
 // TLB probe on a real GPU: the chase bypasses L1 (SASS), sees the L2 capacity (a known
 // effect), works on every pool kind, and the CLI refuses a footprint beyond memory.
 #include "common/device_info.hpp"
+#include "common/device_memory.hpp"
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
-#include "tests/common/binary_path.hpp"
-#include "common/device_memory.hpp"
 #include "probes/tlb_chase.hpp"
+#include "tests/common/binary_path.hpp"
 
 #include <filesystem>
 #include <map>
@@ -20,35 +20,39 @@ using gpuprobe::test::shell;
 
 // The ordinary cached load, for comparison with the probe's L2-only load (external linkage:
 // compiled into the test binary's SASS although nothing launches it).
-__global__ void reference_cached_load_kernel(const unsigned long long* p, unsigned long long* out) {
+__global__ void reference_cached_load_kernel(const unsigned long long *p, unsigned long long *out) {
   *out = p[threadIdx.x];
 }
 
-
 TEST(TlbProbeGpu, ChaseLoadBypassesL1InSass) {
   GPUPROBE_REQUIRE_GPU();
-  if (shell("command -v cuobjdump").empty()) GTEST_SKIP() << "cuobjdump not installed";
+  if (shell("command -v cuobjdump").empty())
+    GTEST_SKIP() << "cuobjdump not installed";
   const std::string arch = device_arch();
   const auto probe = sass_by_function(test::gpuprobe_binary(), arch);
-  const auto self = sass_by_function(std::filesystem::read_symlink("/proc/self/exe").string(), arch);
+  const auto self =
+      sass_by_function(std::filesystem::read_symlink("/proc/self/exe").string(), arch);
   std::string chase, ref;
-  for (const auto& [name, text] : probe)
-    if (name.find("tlb_chase_kernel") != std::string::npos) chase = text;
-  for (const auto& [name, text] : self)
-    if (name.find("reference_cached_load_kernel") != std::string::npos) ref = text;
+  for (const auto &[name, text] : probe)
+    if (name.find("tlb_chase_kernel") != std::string::npos)
+      chase = text;
+  for (const auto &[name, text] : self)
+    if (name.find("reference_cached_load_kernel") != std::string::npos)
+      ref = text;
   ASSERT_FALSE(chase.empty()) << "tlb_chase_kernel not found in the " << arch << " SASS";
   ASSERT_FALSE(ref.empty()) << "reference kernel not found";
   const auto chase_ops = load_opcodes(chase), ref_ops = load_opcodes(ref);
   ASSERT_FALSE(chase_ops.empty());
   ASSERT_FALSE(ref_ops.empty());
-  for (const auto& op : chase_ops) {
+  for (const auto &op : chase_ops) {
     std::printf("chase load: %s (cached reference: %s)\n", op.c_str(), ref_ops[0].c_str());
     // Every global load of the chase carries the L2-only (.cg -> STRONG.GPU) qualifier,
     // which the ordinary cached load does not.
     EXPECT_NE(op.find("STRONG.GPU"), std::string::npos) << op;
     EXPECT_NE(op, ref_ops[0]);
   }
-  for (const auto& op : ref_ops) EXPECT_EQ(op.find("STRONG.GPU"), std::string::npos) << op;
+  for (const auto &op : ref_ops)
+    EXPECT_EQ(op.find("STRONG.GPU"), std::string::npos) << op;
 }
 
 TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
@@ -58,11 +62,11 @@ TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
   device_pool pool(alloc_kind::cudamalloc, bytes, 0, 1);
   probes::pointer_chase chase(pool, 2048);
   chase.prepare_stride(128);
-  const auto small = chase.measure((1ull << 20) / 128);   // 1 MiB: in L2
-  const auto large = chase.measure(std::uint64_t(dev.l2_bytes) * 4 / 128);  // 4x L2: DRAM
+  const auto small = chase.measure((1ull << 20) / 128);                    // 1 MiB: in L2
+  const auto large = chase.measure(std::uint64_t(dev.l2_bytes) * 4 / 128); // 4x L2: DRAM
   std::printf("128 B stride: 1 MiB %.0f cycles, %lld MiB %.0f cycles\n", small.median,
               dev.l2_bytes * 4 >> 20, large.median);
-  EXPECT_GT(small.median, 100);   // L2, not an L1 hit
+  EXPECT_GT(small.median, 100); // L2, not an L1 hit
   EXPECT_GT(large.median, 1.3 * small.median);
   EXPECT_GE(small.smid, 0);
   EXPECT_LT(small.smid, dev.sm_count);
@@ -90,7 +94,8 @@ TEST(TlbProbeGpu, CliRefusesFootprintBeyondMemory) {
   const std::string out = "/tmp/gpuprobe_gpu_test_beyond.json";
   std::filesystem::remove(out);
   int rc = 0;
-  const auto err = shell(test::gpuprobe_binary() + " tlb --max-bytes 64T --out " + out + " 2>&1 >/dev/null", &rc);
+  const auto err = shell(
+      test::gpuprobe_binary() + " tlb --max-bytes 64T --out " + out + " 2>&1 >/dev/null", &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(err.find("beyond the device's free memory"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -101,9 +106,10 @@ TEST(TlbProbeGpu, CliSmallSweepWritesAResult) {
   const std::string out = "/tmp/gpuprobe_gpu_test_tlb.json";
   std::filesystem::remove(out);
   int rc = 0;
-  const auto log = shell(test::gpuprobe_binary() +
-                             " tlb --alloc vmm --strides 2M 4M --max-bytes 1G --out " + out + " 2>&1",
-                         &rc);
+  const auto log =
+      shell(test::gpuprobe_binary() + " tlb --alloc vmm --strides 2M 4M --max-bytes 1G --out " +
+                out + " 2>&1",
+            &rc);
   ASSERT_EQ(rc, 0) << log;
   const auto doc = read_json_file(out);
   EXPECT_EQ(doc["schema"], "gpuprobe.result/1");

@@ -2,9 +2,9 @@
 // hits), the watchdog ends a wait for an SM that never comes, and the CLI refuses a level that
 // does not fit in memory.
 #include "common/device_info.hpp"
+#include "common/device_memory.hpp"
 #include "common/error.hpp"
 #include "gpu_test_util.hpp"
-#include "common/device_memory.hpp"
 #include "probes/tlb_sharing.hpp"
 #include "tests/common/binary_path.hpp"
 
@@ -17,13 +17,14 @@ TEST(TlbSharingGpu, PlacementCoversEverySmAndWalksReachL2) {
   GPUPROBE_REQUIRE_GPU();
   const auto dev = query_device(0);
   auto layout = probes::plan_sharing(2 << 20, 64, 1.2);
-  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc,
+                   (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 10.0);
   ASSERT_EQ(int(probe.sm_ids().size()), dev.sm_count);
   const int victim = probe.sm_ids().front(), other = probe.sm_ids().back();
   const auto r = probe.run_victim(victim, {-1, victim, other});
   ASSERT_EQ(r.size(), 3u);
-  for (const auto& x : r) {
+  for (const auto &x : r) {
     EXPECT_GT(x.mean_cycles, 150) << "an L1 hit would be ~20-40 cycles";
     EXPECT_GT(x.median_cycles, 150);
   }
@@ -32,16 +33,17 @@ TEST(TlbSharingGpu, PlacementCoversEverySmAndWalksReachL2) {
 TEST(TlbSharingGpu, WatchdogEndsAWaitForAMissingSm) {
   GPUPROBE_REQUIRE_GPU();
   auto layout = probes::plan_sharing(2 << 20, 16, 1.2);
-  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc,
+                   (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 0.5);
   const int victim = probe.sm_ids().front();
   try {
-    probe.run_victim(victim, {-1, 100000});  // no SM has this id
+    probe.run_victim(victim, {-1, 100000}); // no SM has this id
     FAIL() << "no watchdog";
-  } catch (const error& e) {
+  } catch (const error &e) {
     EXPECT_NE(std::string(e.what()).find("watchdog"), std::string::npos) << e.what();
   }
-  const auto r = probe.run_victim(victim, {-1});  // the probe still works afterwards
+  const auto r = probe.run_victim(victim, {-1}); // the probe still works afterwards
   EXPECT_GT(r[0].mean_cycles, 150);
 }
 
@@ -50,8 +52,9 @@ TEST(TlbSharingGpu, SparsePoolMapsOneChunkPerPage) {
   const std::size_t gran = device_pool::vmm_granularity(0);
   ASSERT_GT(gran, 0u);
   auto layout = probes::plan_sharing(16 * gran, 32, 1.2);
-  device_pool pool(alloc_kind::vmm_sparse, (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1,
-                           layout.page_bytes);
+  device_pool pool(alloc_kind::vmm_sparse,
+                   (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1,
+                   layout.page_bytes);
   layout.line_span = pool.granularity();
   probes::sharing_probe probe(pool, layout, 1, 10.0);
   const int v = probe.sm_ids().front();
@@ -61,11 +64,15 @@ TEST(TlbSharingGpu, SparsePoolMapsOneChunkPerPage) {
 
 TEST(TlbSharingGpu, CliRefusesALevelLargerThanMemory) {
   GPUPROBE_REQUIRE_GPU();
-  const auto out = (std::filesystem::temp_directory_path() / "gpuprobe_sharing_too_large.json").string();
+  const auto out =
+      (std::filesystem::temp_directory_path() / "gpuprobe_sharing_too_large.json").string();
   std::filesystem::remove(out);
   int rc = 0;
   // 1 M entries of 1 GiB pages: far beyond any GPU's memory, dense or sparse.
-  const auto err = shell(test::gpuprobe_binary() + " tlb-sharing --page-bytes 1G --entries 1048576 --out " + out + " 2>&1 >/dev/null", &rc);
+  const auto err =
+      shell(test::gpuprobe_binary() + " tlb-sharing --page-bytes 1G --entries 1048576 --out " +
+                out + " 2>&1 >/dev/null",
+            &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(err.find("too large to test"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(out));
@@ -79,11 +86,13 @@ TEST(TlbSharingGpu, SelfDisruptionEvictsTheL2) {
   const auto dev = query_device(0);
   const std::uint64_t lines = std::uint64_t(dev.l2_bytes) / 256;
   auto layout = probes::plan_sharing(256, lines, 1.2);
-  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * 256, 0, 1);
+  device_pool pool(alloc_kind::cudamalloc, (layout.victim_pages + layout.disruptor_pages) * 256, 0,
+                   1);
   probes::sharing_probe probe(pool, layout, 1, 20.0);
   const int v = probe.sm_ids().front();
   const auto r = probe.run_victim(v, {-1, -1, v, -1});
-  std::printf("L2 lines: baseline %.0f, self-disrupted %.0f cycles/hop\n", r[1].mean_cycles, r[2].mean_cycles);
+  std::printf("L2 lines: baseline %.0f, self-disrupted %.0f cycles/hop\n", r[1].mean_cycles,
+              r[2].mean_cycles);
   EXPECT_GT(r[2].mean_cycles, r[1].mean_cycles + 100);
-  EXPECT_LT(r[3].mean_cycles, r[1].mean_cycles + 20);  // the baseline after is back to hits
+  EXPECT_LT(r[3].mean_cycles, r[1].mean_cycles + 20); // the baseline after is back to hits
 }

@@ -15,8 +15,7 @@ using gpuprobe::test::sync_or_throw;
 
 namespace {
 
-template <class A>
-std::string join_with(unsigned n, std::uint32_t page_bytes) {
+template <class A> std::string join_with(unsigned n, std::uint32_t page_bytes) {
   alloc::pool_config c;
   c.pages = alloc::page_t((std::uint64_t(n) * 5 / 4 + 63) / 64 * 64);
   c.page_bytes = page_bytes;
@@ -30,25 +29,31 @@ std::string join_with(unsigned n, std::uint32_t page_bytes) {
 
 // GGArray of `elements` over handle h: failures, sum after insert, sum after read/write.
 template <class H>
-std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors, unsigned rounds = 4) {
+std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors,
+                                     unsigned rounds = 4) {
   alloc::device_array<workloads::lf_vector> vecs(vectors);
   vecs.zero();
   alloc::device_array<unsigned long long> acc(1);
   const unsigned per = elements / rounds;
-  for (unsigned r = 0; r < rounds; ++r) workloads::gg_insert<<<alloc::blocks_for(per), alloc::k_block>>>(h, vecs.get(), vectors, per, std::uint64_t(r) * per);
+  for (unsigned r = 0; r < rounds; ++r)
+    workloads::gg_insert<<<alloc::blocks_for(per), alloc::k_block>>>(h, vecs.get(), vectors, per,
+                                                                     std::uint64_t(r) * per);
   sync_or_throw();
   std::vector<workloads::lf_vector> hv(vectors);
   vecs.download(hv.data(), vectors);
   unsigned long long failed = 0, size = 0;
-  std::map<unsigned, unsigned> failed_buckets;  // bucket -> vectors whose bucket found no memory
-  for (const auto& v : hv) {
+  std::map<unsigned, unsigned> failed_buckets; // bucket -> vectors whose bucket found no memory
+  for (const auto &v : hv) {
     failed += v.failed, size += v.size;
     for (unsigned k = 0; k < workloads::detail::lfv_max_buckets; ++k)
-      if (reinterpret_cast<unsigned long long>(v.bucket[k]) == workloads::detail::lfv_failed) ++failed_buckets[k];
+      if (reinterpret_cast<unsigned long long>(v.bucket[k]) == workloads::detail::lfv_failed)
+        ++failed_buckets[k];
   }
-  for (const auto& [k, n] : failed_buckets) std::printf("bucket %u (%llu B): no memory in %u vectors\n", k, 1024ull << k, n);
+  for (const auto &[k, n] : failed_buckets)
+    std::printf("bucket %u (%llu B): no memory in %u vectors\n", k, 1024ull << k, n);
   std::vector<unsigned long long> out = {failed, size};
-  if (failed) return out;
+  if (failed)
+    return out;
   acc.zero();
   workloads::gg_sum<<<64, alloc::k_block>>>(vecs.get(), vectors, acc.get());
   sync_or_throw();
@@ -65,14 +70,15 @@ std::vector<unsigned long long> grow(H h, unsigned elements, unsigned vectors, u
   sync_or_throw();
   return out;
 }
-}  // namespace
+} // namespace
 
 TEST(Workloads, HashJoinWritesEveryResultTupleOnce) {
   GPUPROBE_REQUIRE_GPU();
   for (std::uint32_t page : {32u, 2048u}) {
     EXPECT_EQ(join_with<alloc::bump>(1u << 16, page), "") << "bump, page " << page;
     EXPECT_EQ(join_with<alloc::corw<std::uint32_t>>(1u << 16, page), "") << "corw32, page " << page;
-    EXPECT_EQ(join_with<alloc::rw_bm<std::uint32_t>>(1u << 16, page), "") << "rw_bm32, page " << page;
+    EXPECT_EQ(join_with<alloc::rw_bm<std::uint32_t>>(1u << 16, page), "")
+        << "rw_bm32, page " << page;
     EXPECT_EQ(join_with<alloc::rw>(1u << 16, page), "") << "rw, page " << page;
     EXPECT_EQ(join_with<alloc::queue>(1u << 16, page), "") << "queue, page " << page;
   }
@@ -120,7 +126,8 @@ TEST(Workloads, GrowableArrayAtBenchmarkScaleOverRwMalloc) {
     alloc::rw_malloc a(mc);
     const auto r = grow(a.handle(), 1u << 26, 1024, 8);
     std::printf("unit %u: %llu elements without memory, %.1f%% of the pool used\n", unit, r[0],
-                100.0 * double(a.units() - alloc::count_free_units(a.bitmap())) / double(a.units()));
+                100.0 * double(a.units() - alloc::count_free_units(a.bitmap())) /
+                    double(a.units()));
     EXPECT_EQ(r[0], 0u) << "unit " << unit;
   }
 }
@@ -134,11 +141,13 @@ TEST(Workloads, TlbScopedPassesEqualOnePass) {
   alloc::device_array<unsigned long long> one(threads), many(threads);
   one.zero();
   many.zero();
-  workloads::scoped_sample<<<threads / alloc::k_block, alloc::k_block>>>(data.get(), n, 64, 0, n, one.get());
+  workloads::scoped_sample<<<threads / alloc::k_block, alloc::k_block>>>(data.get(), n, 64, 0, n,
+                                                                         one.get());
   const std::uint64_t passes = workloads::scope_passes(bytes, scope);
   EXPECT_EQ(passes, 4u);
   for (std::uint64_t p = 0; p < passes; ++p)
-    workloads::scoped_sample<<<threads / alloc::k_block, alloc::k_block>>>(data.get(), n, 64, p * (scope / 8), std::min(n, (p + 1) * (scope / 8)), many.get());
+    workloads::scoped_sample<<<threads / alloc::k_block, alloc::k_block>>>(
+        data.get(), n, 64, p * (scope / 8), std::min(n, (p + 1) * (scope / 8)), many.get());
   sync_or_throw();
   std::vector<unsigned long long> a(threads), b(threads);
   one.download(a.data(), threads);
@@ -152,7 +161,9 @@ TEST(Workloads, TlbScopedPassesEqualOnePass) {
   t1.zero();
   t4.zero();
   workloads::scoped_group<<<256, alloc::k_block>>>(values.get(), input, t1.get(), slots, 0, slots);
-  for (std::uint64_t p = 0; p < 4; ++p) workloads::scoped_group<<<256, alloc::k_block>>>(values.get(), input, t4.get(), slots, p * slots / 4, (p + 1) * slots / 4);
+  for (std::uint64_t p = 0; p < 4; ++p)
+    workloads::scoped_group<<<256, alloc::k_block>>>(values.get(), input, t4.get(), slots,
+                                                     p * slots / 4, (p + 1) * slots / 4);
   alloc::device_array<unsigned long long> c1(3), c4(3);
   c1.zero();
   c4.zero();

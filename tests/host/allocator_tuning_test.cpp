@@ -6,26 +6,28 @@
 
 #include <gtest/gtest.h>
 
-
 using namespace gpuprobe;
-using nlohmann::json;
 using gpuprobe::test::write_temp;
+using nlohmann::json;
 
 namespace {
 json two_group_profile() {
   return {{"tlb",
            {{"levels", json::array()},
             {"candidates",
-             {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}, {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 4}, {2, 3}}}}}}}}}}};
+             {{{"reach_bytes", 69289902080.0},
+               {"page_bytes", 33554432.0},
+               {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 4}, {2, 3}}}}}}}}}}};
 }
 json tuning_doc() {
   const json p = two_group_profile();
   const auto w = analysis::decide_word_size({{0.5, 1.0, 0.5, 1, 1}});
   const auto c = analysis::decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.5}});
   return {{"schema", "gpuprobe.tuning/1"},
-          {"allocator", analysis::allocator_block(w, analysis::decide_regions(p), c, analysis::decide_tlb_scope(p))}};
+          {"allocator", analysis::allocator_block(w, analysis::decide_regions(p), c,
+                                                  analysis::decide_tlb_scope(p))}};
 }
-}  // namespace
+} // namespace
 
 TEST(AllocatorTuning, DecisionsRoundTripThroughTuningJson) {
   const auto t = alloc::load_tuning(write_temp("tuning_ok.json", tuning_doc().dump()));
@@ -45,34 +47,40 @@ TEST(AllocatorTuning, DecisionsRoundTripThroughTuningJson) {
 }
 
 TEST(AllocatorTuning, BadFilesGiveOneLineErrors) {
-  auto message = [](const std::string& path) {
+  auto message = [](const std::string &path) {
     try {
       alloc::load_tuning(path);
-    } catch (const std::exception& e) {
+    } catch (const std::exception &e) {
       return std::string(e.what());
     }
     return std::string("no error");
   };
   const std::string missing = message(test::temp_path("no_such_tuning.json"));
   EXPECT_NE(missing.find("cannot open"), std::string::npos) << missing;
-  const std::string broken = message(write_temp("tuning_broken.json", "{\"schema\": \"gpuprobe.tuning/1\", "));
+  const std::string broken =
+      message(write_temp("tuning_broken.json", "{\"schema\": \"gpuprobe.tuning/1\", "));
   EXPECT_NE(broken.find("not valid JSON"), std::string::npos) << broken;
   json future = tuning_doc();
   future["schema"] = "gpuprobe.tuning/2";
   const std::string newer = message(write_temp("tuning_future.json", future.dump()));
   EXPECT_NE(newer.find("newer than this build"), std::string::npos) << newer;
-  const std::string other = message(write_temp("tuning_profile.json", json{{"schema", "gpuprobe.profile/1"}}.dump()));
+  const std::string other =
+      message(write_temp("tuning_profile.json", json{{"schema", "gpuprobe.profile/1"}}.dump()));
   EXPECT_NE(other.find("expected gpuprobe.tuning/1"), std::string::npos) << other;
   json bad_word = tuning_doc();
   bad_word["allocator"]["word_bits"] = 48;
-  EXPECT_NE(message(write_temp("tuning_w48.json", bad_word.dump())).find("32 or 64"), std::string::npos);
+  EXPECT_NE(message(write_temp("tuning_w48.json", bad_word.dump())).find("32 or 64"),
+            std::string::npos);
   json bad_map = tuning_doc();
   bad_map["allocator"]["sm_region"] = {0, 7};
-  EXPECT_NE(message(write_temp("tuning_map.json", bad_map.dump())).find("sm_region"), std::string::npos);
+  EXPECT_NE(message(write_temp("tuning_map.json", bad_map.dump())).find("sm_region"),
+            std::string::npos);
   json no_block = tuning_doc();
   no_block.erase("allocator");
-  EXPECT_NE(message(write_temp("tuning_noblock.json", no_block.dump())).find("allocator"), std::string::npos);
-  for (const auto& m : {missing, broken, newer, other}) EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  EXPECT_NE(message(write_temp("tuning_noblock.json", no_block.dump())).find("allocator"),
+            std::string::npos);
+  for (const auto &m : {missing, broken, newer, other})
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
 }
 
 TEST(AllocatorTuning, RegionLayoutIsAlignedAndBoundedByReachAndPool) {
@@ -89,11 +97,13 @@ TEST(AllocatorTuning, RegionLayoutIsAlignedAndBoundedByReachAndPool) {
   EXPECT_EQ(l.regions, 24u);
   EXPECT_EQ(l.span_units, (3ull << 30) / (32 * 1024));
   // 70 GiB / 24 = 2986.7 MiB -> 2976 MiB, whole 32 MiB pages.
-  EXPECT_EQ(alloc::layout_regions(t, 70ull << 30, 32 * 1024).span_units, (2976ull << 20) / (32 * 1024));
+  EXPECT_EQ(alloc::layout_regions(t, 70ull << 30, 32 * 1024).span_units,
+            (2976ull << 20) / (32 * 1024));
   EXPECT_LE(l.regions * l.span_units * 32 * 1024, 72ull << 30);
   // A reach smaller than pool / regions bounds the region.
   t.max_region_bytes = 64ull << 20;
-  EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 32 * 1024).span_units, (64ull << 20) / (32 * 1024));
+  EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 32 * 1024).span_units,
+            (64ull << 20) / (32 * 1024));
   // Too small a pool for one aligned region per group: not scoped.
   EXPECT_EQ(alloc::layout_regions(t, 256ull << 20, 32 * 1024).regions, 1u);
   // Unscoped tuning or ids-only pools (unit 0): one region.

@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <random>
-#include <cstdio>
 #include <set>
 #include <string>
 
@@ -20,7 +20,7 @@ using namespace gpuprobe::alloc;
 TEST(Occupancy, ExactFreeCountAndRandomPlacement) {
   const auto a = random_occupancy(100000, 500, 1), b = random_occupancy(100000, 500, 2);
   EXPECT_EQ(std::count(a.begin(), a.end(), 0), 500);
-  EXPECT_NE(a, b);  // the seed changes the pattern
+  EXPECT_NE(a, b); // the seed changes the pattern
   const auto all = random_occupancy(64, 64, 3);
   EXPECT_EQ(std::count(all.begin(), all.end(), 0), 64);
   const auto none = random_occupancy(64, 0, 3);
@@ -34,9 +34,11 @@ TEST(Occupancy, ExactFreeCountAndRandomPlacement) {
 
 TEST(Occupancy, PagesForLeaveAQuarterMoreFreePagesThanThreads) {
   EXPECT_EQ(pages_for(1u << 20, 0.5), 1ull << 23) << "2^22 free > 1.25 x 2^20";
-  EXPECT_EQ(pages_for(1u << 16, 0.005), 1ull << 24) << "2^23 x 0.5% = 41943 <= 81920; 2^24 x 0.5% = 83886";
+  EXPECT_EQ(pages_for(1u << 16, 0.005), 1ull << 24)
+      << "2^23 x 0.5% = 41943 <= 81920; 2^24 x 0.5% = 83886";
   EXPECT_EQ(pages_for(1u << 20, 0.005), 1ull << 28);
-  EXPECT_EQ(pages_for(270336, 0.01), 1ull << 26) << "2^25 x 1% = 335544 <= 337920, the full-occupancy threads x 1.25";
+  EXPECT_EQ(pages_for(270336, 0.01), 1ull << 26)
+      << "2^25 x 1% = 335544 <= 337920, the full-occupancy threads x 1.25";
 }
 
 TEST(Occupancy, BitmapPackingAndQueueIds) {
@@ -46,7 +48,7 @@ TEST(Occupancy, BitmapPackingAndQueueIds) {
   ASSERT_EQ(w32.size(), 3u);
   EXPECT_EQ(w32[0], 1u);
   EXPECT_EQ(w32[1], 2u);
-  EXPECT_EQ(w32[2], ~0u << 5);  // bits 64..68 free, 69 used, 70.. past the end: set
+  EXPECT_EQ(w32[2], ~0u << 5); // bits 64..68 free, 69 used, 70.. past the end: set
   const auto w64 = pack_bitmap<unsigned long long>(used);
   ASSERT_EQ(w64.size(), 2u);
   EXPECT_EQ(w64[0], 1ull | (1ull << 33));
@@ -60,15 +62,17 @@ TEST(Occupancy, BitmapPackingAndQueueIds) {
 
 namespace {
 // Runs of a region, by walking it with next_free_run.
-std::vector<std::pair<unsigned, unsigned>> runs_of(const std::vector<unsigned long long>& w) {
+std::vector<std::pair<unsigned, unsigned>> runs_of(const std::vector<unsigned long long> &w) {
   std::vector<std::pair<unsigned, unsigned>> out;
   auto get = [&](unsigned j) { return w[j]; };
   const unsigned n = unsigned(w.size());
-  for (auto r = next_free_run(get, n, 0); r.length; r = next_free_run(get, n, r.start + r.length)) out.emplace_back(r.start, r.length);
+  for (auto r = next_free_run(get, n, 0); r.length; r = next_free_run(get, n, r.start + r.length))
+    out.emplace_back(r.start, r.length);
   return out;
 }
 // The same from a bit-by-bit reference.
-std::vector<std::pair<unsigned, unsigned>> runs_reference(const std::vector<unsigned long long>& w) {
+std::vector<std::pair<unsigned, unsigned>>
+runs_reference(const std::vector<unsigned long long> &w) {
   std::vector<std::pair<unsigned, unsigned>> out;
   const unsigned bits = unsigned(w.size()) * 64;
   for (unsigned i = 0; i < bits;) {
@@ -77,13 +81,14 @@ std::vector<std::pair<unsigned, unsigned>> runs_reference(const std::vector<unsi
       continue;
     }
     unsigned j = i;
-    while (j < bits && !((w[j / 64] >> (j % 64)) & 1)) ++j;
+    while (j < bits && !((w[j / 64] >> (j % 64)) & 1))
+      ++j;
     out.emplace_back(i, j - i);
     i = j;
   }
   return out;
 }
-}  // namespace
+} // namespace
 
 TEST(FreeRuns, JoinsAcrossWordsAndStopsAtTheRegionEnd) {
   // word 0: bits 60..63 free; word 1 all free; word 2: bits 0..2 free, bit 3 used, 4..63 free.
@@ -100,34 +105,43 @@ TEST(FreeRuns, MatchesABitByBitReferenceOnRandomRegions) {
   std::mt19937_64 rng(5);
   for (int k = 0; k < 500; ++k) {
     std::vector<unsigned long long> w(1 + rng() % 32);
-    for (auto& x : w) x = (k % 3 == 0) ? rng() : (k % 3 == 1 ? rng() & rng() & rng() : rng() | rng() | rng());
+    for (auto &x : w)
+      x = (k % 3 == 0) ? rng() : (k % 3 == 1 ? rng() & rng() & rng() : rng() | rng() | rng());
     ASSERT_EQ(runs_of(w), runs_reference(w)) << k;
   }
 }
 
 TEST(HolePattern, FreeShareAndHoleSizesFollowTheDraw) {
   const std::uint64_t units = 1u << 22;
-  const auto w = hole_pattern(units + 5, 0.5, [](auto&) { return 32; }, 3);
+  const auto w = hole_pattern(
+      units + 5, 0.5, [](auto &) { return 32; }, 3);
   EXPECT_EQ(w.size(), (units + 5 + 63) / 64);
   EXPECT_EQ(w.back() >> 5, ~0ull >> 5) << "bits past the last unit are used";
   const double f = double(count_free_units(w)) / double(units + 5);
   EXPECT_NEAR(f, 0.5, 0.01);
   // Free runs are whole 32-unit holes (or unions of them) aligned to 32.
   const auto r = runs_reference(std::vector<unsigned long long>(w.begin(), w.begin() + 1024));
-  for (const auto& [s, l] : r) {
+  for (const auto &[s, l] : r) {
     EXPECT_EQ(s % 32, 0u);
     EXPECT_EQ(l % 32, 0u);
   }
-  EXPECT_THROW(hole_pattern(64, 1.5, [](auto&) { return 1; }, 1), std::invalid_argument);
-  EXPECT_NEAR(double(count_free_units(hole_pattern(1u << 20, 0.1, [](auto&) { return 1; }, 4))) / (1u << 20), 0.1, 0.01);
+  EXPECT_THROW(hole_pattern(
+                   64, 1.5, [](auto &) { return 1; }, 1),
+               std::invalid_argument);
+  EXPECT_NEAR(double(count_free_units(hole_pattern(
+                  1u << 20, 0.1, [](auto &) { return 1; }, 4))) /
+                  (1u << 20),
+              0.1, 0.01);
 }
 
 TEST(RangeCheck, CountsMisalignedOutsideAndOverlapping) {
-  EXPECT_EQ(count_bad_ranges({{0x1000, 0x1010}, {0x1010, 0x1100}}, 0x1000, 0x100), 0u) << "touching is not overlapping";
+  EXPECT_EQ(count_bad_ranges({{0x1000, 0x1010}, {0x1010, 0x1100}}, 0x1000, 0x100), 0u)
+      << "touching is not overlapping";
   EXPECT_EQ(count_bad_ranges({{0x1008, 0x1010}}, 0x1000, 0x100), 1u) << "misaligned";
   EXPECT_EQ(count_bad_ranges({{0x10f0, 0x1110}}, 0x1000, 0x100), 1u) << "past the pool";
   EXPECT_EQ(count_bad_ranges({{0x10f0, 0x1110}}, 0x1000, 0), 0u) << "bounds not checked";
-  EXPECT_EQ(count_bad_ranges({{0x1020, 0x1040}, {0x1000, 0x1030}}, 0x1000, 0x100), 1u) << "overlap, in any order";
+  EXPECT_EQ(count_bad_ranges({{0x1020, 0x1040}, {0x1000, 0x1030}}, 0x1000, 0x100), 1u)
+      << "overlap, in any order";
 }
 
 TEST(RequestSizes, MixedIsMultiplesOfFourIn4To8192) {
@@ -147,69 +161,98 @@ TEST(RequestSizes, MixedIsMultiplesOfFourIn4To8192) {
   request_sizes next = mixed;
   next.round = 1;
   int differ = 0;
-  for (std::uint64_t t = 0; t < 100; ++t) differ += next(t) != mixed(t);
+  for (std::uint64_t t = 0; t < 100; ++t)
+    differ += next(t) != mixed(t);
   EXPECT_GT(differ, 90) << "each round draws again";
 }
 
 #ifndef GPUPROBE_BENCH
-#define GPUPROBE_BENCH ""  // gpuprobe-bench is built only where Google Benchmark is installed
+#define GPUPROBE_BENCH "" // gpuprobe-bench is built only where Google Benchmark is installed
 #endif
-#define GPUPROBE_REQUIRE_BENCH() \
-  if (std::string(GPUPROBE_BENCH).empty()) GTEST_SKIP() << "gpuprobe-bench not built (Google Benchmark not installed)"
+#define GPUPROBE_REQUIRE_BENCH()                                                                   \
+  if (std::string(GPUPROBE_BENCH).empty())                                                         \
+  GTEST_SKIP() << "gpuprobe-bench not built (Google Benchmark not installed)"
 
 namespace {
-std::string bench_list(const std::string& flags) {
+std::string bench_list(const std::string &flags) {
   std::string out;
-  FILE* p = popen((std::string(GPUPROBE_BENCH) + " --benchmark_list_tests " + flags + " 2>&1").c_str(), "r");
-  if (!p) return out;
+  FILE *p = popen(
+      (std::string(GPUPROBE_BENCH) + " --benchmark_list_tests " + flags + " 2>&1").c_str(), "r");
+  if (!p)
+    return out;
   char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  if (pclose(p) != 0) out += "\n(exit status non-zero)";
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;)
+    out.append(buf, n);
+  if (pclose(p) != 0)
+    out += "\n(exit status non-zero)";
   return out;
 }
-bool lists(const std::string& out, const std::string& name) { return out.find(name + "/iterations:") != std::string::npos; }
-}  // namespace
+bool lists(const std::string &out, const std::string &name) {
+  return out.find(name + "/iterations:") != std::string::npos;
+}
+} // namespace
 
 TEST(Bench, ListsEveryCaseWithoutAGpu) {
   GPUPROBE_REQUIRE_BENCH();
   const std::string full = bench_list("--gpuprobe_full"), def = bench_list("");
   ASSERT_EQ(full.find("non-zero"), std::string::npos) << full;
-  for (const char* a : {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue", "queue_warp", "bump", "cuda_malloc"}) {
-    EXPECT_TRUE(lists(full, std::string("BM_getpage/") + a + "/threads:1024/free_permille:500")) << a;
-    EXPECT_TRUE(lists(def, std::string("BM_getpage/") + a + "/threads:4096/free_permille:500")) << a;
+  for (const char *a : {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue",
+                        "queue_warp", "bump", "cuda_malloc"}) {
+    EXPECT_TRUE(lists(full, std::string("BM_getpage/") + a + "/threads:1024/free_permille:500"))
+        << a;
+    EXPECT_TRUE(lists(def, std::string("BM_getpage/") + a + "/threads:4096/free_permille:500"))
+        << a;
   }
   EXPECT_TRUE(lists(full, "BM_getpage/corw32/threads:1048576/free_permille:5"));
-  EXPECT_FALSE(lists(def, "BM_getpage/corw32/threads:1048576/free_permille:10")) << "the default grid is smaller";
-  EXPECT_EQ(full.find("BM_getpage/cuda_malloc/threads:1048576"), std::string::npos) << "cuda_malloc is capped at 2^18 threads";
-  for (const char* a : {"rw_malloc", "ouroboros_page", "ouroboros_chunk"})
-    for (const char* size : {"16", "256", "1024", "4096", "8192", "mixed", "4096+free"}) {
-      const std::string cell = std::string("BM_malloc/") + a + "/size:" + size + "/threads:1048576/free_permille:500";
-      EXPECT_EQ(lists(def, cell), std::string(a) != "ouroboros_chunk") << cell << " (ouroboros_chunk is capped at 2^16 threads)";
-      EXPECT_TRUE(lists(def, std::string("BM_malloc/") + a + "/size:" + size + "/threads:65536/free_permille:500")) << a << " " << size;
+  EXPECT_FALSE(lists(def, "BM_getpage/corw32/threads:1048576/free_permille:10"))
+      << "the default grid is smaller";
+  EXPECT_EQ(full.find("BM_getpage/cuda_malloc/threads:1048576"), std::string::npos)
+      << "cuda_malloc is capped at 2^18 threads";
+  for (const char *a : {"rw_malloc", "ouroboros_page", "ouroboros_chunk"})
+    for (const char *size : {"16", "256", "1024", "4096", "8192", "mixed", "4096+free"}) {
+      const std::string cell =
+          std::string("BM_malloc/") + a + "/size:" + size + "/threads:1048576/free_permille:500";
+      EXPECT_EQ(lists(def, cell), std::string(a) != "ouroboros_chunk")
+          << cell << " (ouroboros_chunk is capped at 2^16 threads)";
+      EXPECT_TRUE(lists(def, std::string("BM_malloc/") + a + "/size:" + size +
+                                 "/threads:65536/free_permille:500"))
+          << a << " " << size;
     }
   EXPECT_TRUE(lists(def, "BM_malloc/xmalloc/size:256/threads:1048576/free_permille:1000"));
-  EXPECT_FALSE(lists(def, "BM_malloc/xmalloc/size:mixed/threads:1048576/free_permille:1000")) << "uncoalesced sizes capped";
+  EXPECT_FALSE(lists(def, "BM_malloc/xmalloc/size:mixed/threads:1048576/free_permille:1000"))
+      << "uncoalesced sizes capped";
   EXPECT_TRUE(lists(def, "BM_malloc/cuda_malloc/size:mixed/threads:65536/free_permille:1000"));
-  EXPECT_FALSE(lists(def, "BM_malloc/cuda_malloc/size:mixed/threads:1048576/free_permille:1000")) << "capped";
-  EXPECT_TRUE(lists(bench_list("--gpuprobe_uncapped"), "BM_malloc/cuda_malloc/size:mixed/threads:1048576/free_permille:1000"));
+  EXPECT_FALSE(lists(def, "BM_malloc/cuda_malloc/size:mixed/threads:1048576/free_permille:1000"))
+      << "capped";
+  EXPECT_TRUE(lists(bench_list("--gpuprobe_uncapped"),
+                    "BM_malloc/cuda_malloc/size:mixed/threads:1048576/free_permille:1000"));
   EXPECT_TRUE(lists(full, "BM_malloc/rw_malloc/size:256/threads:1024/free_permille:10"));
-  EXPECT_FALSE(lists(full, "BM_malloc/rw_malloc/size:8192/threads:1048576/free_permille:10")) << "8 GiB of requests do not fit 10% of a 36 GiB pool";
+  EXPECT_FALSE(lists(full, "BM_malloc/rw_malloc/size:8192/threads:1048576/free_permille:10"))
+      << "8 GiB of requests do not fit 10% of a 36 GiB pool";
   EXPECT_TRUE(lists(def, "BM_utilization/rw_malloc/unit:256/size:1050"));
   EXPECT_TRUE(lists(def, "BM_utilization/ouroboros_page/chunk:8192/size:1050"));
-  for (const char* v : {"do_bump", "queue", "rw", "rw_bm32", "corw32"}) {
-    EXPECT_TRUE(lists(def, std::string("BM_workload/hash_join/") + v + "/tuples:10000000/page_bytes:32")) << v;
-    EXPECT_TRUE(lists(def, std::string("BM_workload/hash_join/") + v + "/tuples:4194304/page_bytes:2048")) << v;
+  for (const char *v : {"do_bump", "queue", "rw", "rw_bm32", "corw32"}) {
+    EXPECT_TRUE(
+        lists(def, std::string("BM_workload/hash_join/") + v + "/tuples:10000000/page_bytes:32"))
+        << v;
+    EXPECT_TRUE(
+        lists(def, std::string("BM_workload/hash_join/") + v + "/tuples:4194304/page_bytes:2048"))
+        << v;
   }
-  for (const char* v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
-    EXPECT_TRUE(lists(def, std::string("BM_workload/growable_array/") + v + "/elements:67108864")) << v;
-  for (const char* w : {"sampling/cudamalloc/footprint_gib:72", "sampling/vmm/footprint_gib:72", "grouping/cudamalloc/footprint_gib:70"})
-    for (const char* m : {"one_pass", "scoped"}) EXPECT_TRUE(lists(def, std::string("BM_workload/tlb_scoped_") + w + "/mode:" + m)) << w << m;
+  for (const char *v : {"static", "vmm", "ggarray_rw_malloc", "ggarray_cuda_malloc"})
+    EXPECT_TRUE(lists(def, std::string("BM_workload/growable_array/") + v + "/elements:67108864"))
+        << v;
+  for (const char *w : {"sampling/cudamalloc/footprint_gib:72", "sampling/vmm/footprint_gib:72",
+                        "grouping/cudamalloc/footprint_gib:70"})
+    for (const char *m : {"one_pass", "scoped"})
+      EXPECT_TRUE(lists(def, std::string("BM_workload/tlb_scoped_") + w + "/mode:" + m)) << w << m;
 }
 
 TEST(Bench, ProfileWithoutATlbLevelIsAOneLineError) {
   GPUPROBE_REQUIRE_BENCH();
   const auto path = gpuprobe::test::temp_path("no_level_profile.json");
-  std::ofstream(path) << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": []}})";
+  std::ofstream(path)
+      << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": []}})";
   const std::string out = bench_list("--gpuprobe_profile=" + path);
   EXPECT_NE(out.find("has no TLB level or candidate"), std::string::npos) << out;
   EXPECT_NE(out.find("non-zero"), std::string::npos);
@@ -233,10 +276,13 @@ TEST(Bench, FlagsParseSizesAndAllFailedRunsExitNonZero) {
   r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_tlbscope=1G");
   EXPECT_NE(r.exit_code, 0) << "a misspelt gpuprobe flag is refused";
   r = run_binary(GPUPROBE_BENCH, "--help");
-  for (const char* f : {"--gpuprobe_full", "--gpuprobe_uncapped", "--gpuprobe_profile=FILE", "--gpuprobe_tlb_scope=SIZE"})
+  for (const char *f : {"--gpuprobe_full", "--gpuprobe_uncapped", "--gpuprobe_profile=FILE",
+                        "--gpuprobe_tlb_scope=SIZE"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f << " missing from --help: " << r.out;
-  // A scoped case without a scope fails on any machine (no GPU: "no CUDA device"; a GPU: "no TLB scope").
-  r = run_binary(GPUPROBE_BENCH, "--benchmark_filter='BM_workload/tlb_scoped_sampling/cudamalloc/.*/mode:scoped'");
+  // A scoped case without a scope fails on any machine (no GPU: "no CUDA device"; a GPU: "no TLB
+  // scope").
+  r = run_binary(GPUPROBE_BENCH,
+                 "--benchmark_filter='BM_workload/tlb_scoped_sampling/cudamalloc/.*/mode:scoped'");
   EXPECT_NE(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("failed"), std::string::npos) << r.err;
 }

@@ -11,7 +11,7 @@ using namespace gpuprobe::analysis;
 TEST(QueueModel, TasAndWasExactSums) {
   EXPECT_DOUBLE_EQ(queue_tas(1), 1);
   EXPECT_DOUBLE_EQ(queue_tas(1000), 500.5);
-  EXPECT_DOUBLE_EQ(queue_was(1), 1);  // one thread: one step
+  EXPECT_DOUBLE_EQ(queue_was(1), 1); // one thread: one step
   // N = 2, L = 2: (1 - 0) + (1 - 1/4) = 1.75
   EXPECT_DOUBLE_EQ(queue_was(2), 1.75);
   // Large N: the slowest of 32 random positions is near the end of the queue, N * 32/33 + ...
@@ -24,9 +24,9 @@ TEST(AtomicsFit, RecoversTheSlopeOverTheContendedRange) {
   atomics_curve c;
   for (double n = 1; n <= 65536; n *= 2) {
     c.threads.push_back(n);
-    c.mean_cycles.push_back(n < 64 ? 700 : 700 + 0.5 * (n - 64));  // flat, then linear
+    c.mean_cycles.push_back(n < 64 ? 700 : 700 + 0.5 * (n - 64)); // flat, then linear
   }
-  c.ops_per_s_at_max = 1.98e9;  // one op per cycle at 1980 MHz: step 1 cycle
+  c.ops_per_s_at_max = 1.98e9; // one op per cycle at 1980 MHz: step 1 cycle
   const auto f = fit_atomics(c, 1980);
   EXPECT_TRUE(f.contended);
   EXPECT_NEAR(f.fit.slope, 0.5, 1e-6);
@@ -59,8 +59,8 @@ TEST(Fit, LineAndContendedFrom) {
   const auto f = fit_line({1, 2, 3}, {3, 5, 7});
   EXPECT_DOUBLE_EQ(f.slope, 2);
   EXPECT_DOUBLE_EQ(f.intercept, 1);
-  EXPECT_EQ(fit_line({1, 1}, {2, 3}).points, 0);  // no spread in x
-  EXPECT_EQ(contended_from({100, 110, 160, 140, 200, 300}), 4u);  // must stay above 150 to the end
+  EXPECT_EQ(fit_line({1, 1}, {2, 3}).points, 0);                 // no spread in x
+  EXPECT_EQ(contended_from({100, 110, 160, 140, 200, 300}), 4u); // must stay above 150 to the end
   EXPECT_EQ(contended_from({100, 100}), 2u);
 }
 
@@ -83,16 +83,20 @@ TEST(AtomicsFit, SuperlinearGrowthGetsAPowerLawNotALine) {
   EXPECT_TRUE(j["fit"].contains("why"));
   // The H100's measured cas_u32 curve (reports/examples): a power law, exponent between 1 and 2.
   atomics_curve cas;
-  const double pts[][2] = {{1, 1192},       {2, 1590},       {4, 2265},       {8, 3633},        {16, 6447},
-                           {32, 12393},     {64, 22718},     {128, 44586},    {256, 88797},     {512, 179761},
-                           {1024, 519508},  {2048, 1380677}, {4096, 2792757}, {8192, 10125520}, {16384, 37862281}};
-  for (const auto& p : pts) cas.threads.push_back(p[0]), cas.mean_cycles.push_back(p[1]);
+  const double pts[][2] = {{1, 1192},       {2, 1590},        {4, 2265},        {8, 3633},
+                           {16, 6447},      {32, 12393},      {64, 22718},      {128, 44586},
+                           {256, 88797},    {512, 179761},    {1024, 519508},   {2048, 1380677},
+                           {4096, 2792757}, {8192, 10125520}, {16384, 37862281}};
+  for (const auto &p : pts)
+    cas.threads.push_back(p[0]), cas.mean_cycles.push_back(p[1]);
   const auto g = fit_atomics(cas, 1980);
   EXPECT_EQ(g.model, "power");
   EXPECT_GT(g.power_exponent, 1.0);
   EXPECT_LT(g.power_exponent, 2.0);
   // Noise with no trend: no model.
   atomics_curve flat;
-  for (double n = 1; n <= 4096; n *= 2) flat.threads.push_back(n), flat.mean_cycles.push_back(n < 8 ? 100 : (int(std::log2(n)) % 2 ? 400 : 900));
+  for (double n = 1; n <= 4096; n *= 2)
+    flat.threads.push_back(n),
+        flat.mean_cycles.push_back(n < 8 ? 100 : (int(std::log2(n)) % 2 ? 400 : 900));
   EXPECT_EQ(fit_atomics(flat, 1980).model, "none");
 }

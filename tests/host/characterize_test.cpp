@@ -16,16 +16,18 @@ using namespace gpuprobe::analysis;
 using nlohmann::json;
 
 TEST(Characterize, DefaultFolderIsNameSlugAndUuidPrefix) {
-  EXPECT_EQ(default_results_dir("NVIDIA H100 80GB HBM3", "GPU-df40c491-aaaa-bbbb"), "results/nvidia-h100-80gb-hbm3-df40c491");
+  EXPECT_EQ(default_results_dir("NVIDIA H100 80GB HBM3", "GPU-df40c491-aaaa-bbbb"),
+            "results/nvidia-h100-80gb-hbm3-df40c491");
   EXPECT_EQ(default_results_dir("  ", ""), "results/gpu-unknown");
 }
 
 TEST(Characterize, PlanCoversTheUpperHalfOfMemoryAndQuickIsCoarser) {
-  const auto full = plan_stages(false, 80.0 * (1ull << 30), 0), quick = plan_stages(true, 80.0 * (1ull << 30), 1);
+  const auto full = plan_stages(false, 80.0 * (1ull << 30), 0),
+             quick = plan_stages(true, 80.0 * (1ull << 30), 1);
   ASSERT_EQ(full.size(), 4u);
   EXPECT_EQ(full[0].name, "tlb");
   EXPECT_EQ(full[1].name, "tlb_tail");
-  const auto& tail = full[1].args;
+  const auto &tail = full[1].args;
   EXPECT_EQ(*(std::find(tail.begin(), tail.end(), "--min-bytes") + 1), "40G");
   EXPECT_EQ(full[2].args[0], "analyze");
   EXPECT_EQ(full[3].name, "atomics");
@@ -34,23 +36,29 @@ TEST(Characterize, PlanCoversTheUpperHalfOfMemoryAndQuickIsCoarser) {
 }
 
 TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
-  json p = {{"tlb", {{"levels", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 2e9}}}}, {"candidates", json::array()}}}};
+  json p = {{"tlb",
+             {{"levels", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 2e9}}}},
+              {"candidates", json::array()}}}};
   auto s = sharing_stages(p, false, 0);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1].name, "sharing_L2");
-  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}}, {{"reach_bytes", 6.9e10}}};  // beyond every level: tested too
+  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}},
+                            {{"reach_bytes", 6.9e10}}}; // beyond every level: tested too
   s = sharing_stages(p, false, 0);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[2].name, "sharing_C2");
-  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}}};  // inside a level's reach: not tested
+  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}}}; // inside a level's reach: not tested
   EXPECT_EQ(sharing_stages(p, false, 0).size(), 2u);
   p["tlb"]["candidates"] = json::array();
   EXPECT_EQ(*(std::find(s[1].args.begin(), s[1].args.end(), "--level") + 1), "2");
-  p = {{"tlb", {{"levels", json::array()}, {"candidates", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 6.9e10}}}}}}};
+  p = {{"tlb",
+        {{"levels", json::array()},
+         {"candidates", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 6.9e10}}}}}}};
   s = sharing_stages(p, true, 0);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].name, "sharing_C2");
-  EXPECT_NE(std::find(s[0].args.begin(), s[0].args.end(), "--max-sms"), s[0].args.end()) << "quick: 16 SMs";
+  EXPECT_NE(std::find(s[0].args.begin(), s[0].args.end(), "--max-sms"), s[0].args.end())
+      << "quick: 16 SMs";
   EXPECT_TRUE(sharing_stages(json{{"tlb", json::object()}}, false, 0).empty());
 }
 
@@ -59,20 +67,25 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   fs::remove_all(dir);
   fs::create_directories(dir / "raw");
   EXPECT_FALSE(stage_done((dir / "raw/tlb.json").string()));
-  std::ofstream(dir / "raw/tlb.json") << "{\"schema\": \"gpuprobe.result/1\"";  // cut short: not done
+  std::ofstream(dir / "raw/tlb.json")
+      << "{\"schema\": \"gpuprobe.result/1\""; // cut short: not done
   EXPECT_FALSE(stage_done((dir / "raw/tlb.json").string()));
   std::ofstream(dir / "raw/tlb.json") << R"({"schema": "gpuprobe.result/1"})";
   EXPECT_TRUE(stage_done((dir / "raw/tlb.json").string()));
-  std::ofstream(dir / "raw/tlb_profile.json") << json{{"schema", "gpuprobe.profile/1"},
-                                                      {"device", {{"name", "X"}}},
-                                                      {"tlb", {{"levels", {{{"entries", 2039}, {"page_bytes", 33554432}, {"reach_bytes", 6.84e10}}}},
-                                                               {"candidates", json::array()}}}}
-                                                     .dump();
-  std::ofstream(dir / "raw/atomics.json") << json{{"schema", "gpuprobe.result/1"},
-                                                  {"probe", "atomics"},
-                                                  {"device", {{"name", "NVIDIA H100"}}},
-                                                  {"atomics", {{"variants", {{{"variant", "same_u32"}, {"fit", {{"slope_cycles_per_thread", 0.69}}}}}}}}}
-                                                 .dump();
+  std::ofstream(dir / "raw/tlb_profile.json") << json{
+      {"schema", "gpuprobe.profile/1"},
+      {"device", {{"name", "X"}}},
+      {"tlb",
+       {{"levels", {{{"entries", 2039}, {"page_bytes", 33554432}, {"reach_bytes", 6.84e10}}}},
+        {"candidates", json::array()}}}}.dump();
+  std::ofstream(dir / "raw/atomics.json")
+      << json{{"schema", "gpuprobe.result/1"},
+              {"probe", "atomics"},
+              {"device", {{"name", "NVIDIA H100"}}},
+              {"atomics",
+               {{"variants",
+                 {{{"variant", "same_u32"}, {"fit", {{"slope_cycles_per_thread", 0.69}}}}}}}}}
+             .dump();
   const json p = assemble_profile(dir.string(), json::array(), json{{"throttled", false}});
   EXPECT_EQ(p["schema"], "gpuprobe.profile/1");
   EXPECT_EQ(p["device"]["name"], "NVIDIA H100");
@@ -89,16 +102,19 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
   const fs::path dir = gpuprobe::test::temp_path("characterize_stale");
   fs::remove_all(dir);
   fs::create_directories(dir / "raw");
-  const auto quick = plan_stages(true, 80.0 * (1ull << 30), 0, 1), full = plan_stages(false, 80.0 * (1ull << 30), 0, 1);
+  const auto quick = plan_stages(true, 80.0 * (1ull << 30), 0, 1),
+             full = plan_stages(false, 80.0 * (1ull << 30), 0, 1);
   const auto seed7 = plan_stages(true, 80.0 * (1ull << 30), 0, 7);
   const std::string uuid = "GPU-2dcbe5fe-39cf-ca66-3a9f-03b796af88a2";
-  const auto record = [&](const stage& s, const std::string& on, const std::string& version) {
+  const auto record = [&](const stage &s, const std::string &on, const std::string &version) {
     json argv = json::array({"/somewhere/gpuprobe"});
-    for (const auto& a : s.args) argv.push_back(a);
+    for (const auto &a : s.args)
+      argv.push_back(a);
     std::ofstream(dir / s.output) << json{{"schema", "gpuprobe.result/1"},
                                           {"probe", "tlb"},
                                           {"device", {{"uuid", on}}},
-                                          {"meta", {{"argv", argv}, {"version", version}, {"seed", 1}}}}
+                                          {"meta",
+                                           {{"argv", argv}, {"version", version}, {"seed", 1}}}}
                                          .dump();
   };
   const std::string path = (dir / "raw/tlb.json").string();
@@ -108,7 +124,8 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
   const auto as_full = check_stage(path, full[0], uuid);
   EXPECT_FALSE(as_full.keep);
   EXPECT_NE(as_full.reason.find("other arguments"), std::string::npos) << as_full.reason;
-  EXPECT_NE(as_full.reason.find("--samples 512"), std::string::npos) << "says what made it: " << as_full.reason;
+  EXPECT_NE(as_full.reason.find("--samples 512"), std::string::npos)
+      << "says what made it: " << as_full.reason;
   EXPECT_FALSE(check_stage(path, seed7[0], uuid).keep) << "another seed";
   const auto moved = check_stage(path, quick[0], "GPU-67f63166-0000");
   EXPECT_FALSE(moved.keep);
@@ -116,7 +133,7 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
   record(quick[0], uuid, "0.0.1");
   EXPECT_NE(check_stage(path, quick[0], uuid).reason.find("gpuprobe 0.0.1"), std::string::npos);
   // Every measuring stage passes the seed on, so the record holds it.
-  for (const auto& s : quick) {
+  for (const auto &s : quick) {
     if (s.args[0] != "analyze") {
       EXPECT_NE(std::find(s.args.begin(), s.args.end(), "--seed"), s.args.end()) << s.name;
     }

@@ -17,8 +17,8 @@ using gpuprobe::test::expect_one_line_error;
 TEST(Cli, AnalyzeTlbOnK80FixturesWritesAProfile) {
   const auto out = temp_path("k80_profile.json");
   const auto dir = gpuprobe::test::fixture("K80");
-  const auto r = run_gpuprobe("analyze tlb --input " + dir + "/TLB-Test-1-5-64-256.csv --input " + dir +
-                              "/TLB-Test-48-300-1024-4096.csv --input " + dir +
+  const auto r = run_gpuprobe("analyze tlb --input " + dir + "/TLB-Test-1-5-64-256.csv --input " +
+                              dir + "/TLB-Test-48-300-1024-4096.csv --input " + dir +
                               "/TLB-Test-1500-5000-1024-4096.csv --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = gpuprobe::read_json_file(out);
@@ -49,8 +49,9 @@ TEST(Cli, MalformedAndNonNumericInput) {
 }
 
 TEST(Cli, OutputFolderMustExist) {
-  const auto r = run_gpuprobe("analyze tlb --input " + gpuprobe::test::fixture("K80/TLB-Test-1-5-64-256.csv") +
-                              " --out /nonexistent-dir/p.json");
+  const auto r =
+      run_gpuprobe("analyze tlb --input " + gpuprobe::test::fixture("K80/TLB-Test-1-5-64-256.csv") +
+                   " --out /nonexistent-dir/p.json");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
 }
@@ -83,14 +84,19 @@ TEST(Cli, MessagesNameTheRealProblem) {
   const auto out = temp_path("messages_out.json");
   const auto dir = temp_path("a_folder");
   std::filesystem::create_directories(dir);
-  expect_one_line_error(run_gpuprobe("analyze tlb --input " + dir + " --out " + out), out, "is a directory");
-  expect_one_line_error(run_gpuprobe("tune --profile " + dir + " --out " + out), out, "is a directory");
+  expect_one_line_error(run_gpuprobe("analyze tlb --input " + dir + " --out " + out), out,
+                        "is a directory");
+  expect_one_line_error(run_gpuprobe("tune --profile " + dir + " --out " + out), out,
+                        "is a directory");
   const auto empty = gpuprobe::test::write_temp("empty.json", "");
-  expect_one_line_error(run_gpuprobe("analyze tlb --input " + empty + " --out " + out), out, "is empty");
+  expect_one_line_error(run_gpuprobe("analyze tlb --input " + empty + " --out " + out), out,
+                        "is empty");
   expect_one_line_error(run_gpuprobe("tune --profile " + empty + " --out " + out), out, "is empty");
   const auto text = gpuprobe::test::write_temp("text.json", "hello");
-  expect_one_line_error(run_gpuprobe("tune --profile " + text + " --out " + out), out, "is not JSON");
-  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + dir + " --out " + out), out, "is a directory");
+  expect_one_line_error(run_gpuprobe("tune --profile " + text + " --out " + out), out,
+                        "is not JSON");
+  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + dir + " --out " + out), out,
+                        "is a directory");
 }
 
 // Levels and candidates are numbered from 1 everywhere: --candidate 0 is refused as --level 0 is.
@@ -100,18 +106,25 @@ TEST(Cli, CandidatesAreNumberedFromOne) {
   const auto prof = gpuprobe::test::write_temp(
       "numbering_profile.json",
       R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": [{"entries": 16, "page_bytes": 2097152}]}})");
-  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 0 --out " + out), out, "C1..C1, numbered from 1");
-  expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 2 --out " + out), out, "candidates 1..1");
+  expect_one_line_error(
+      run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 0 --out " + out), out,
+      "C1..C1, numbered from 1");
+  expect_one_line_error(
+      run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 2 --out " + out), out,
+      "candidates 1..1");
 }
 
 // Every subcommand's --help ends with one example of its use.
 TEST(Cli, EverySubcommandHelpHasAnExample) {
-  for (const char* sub : {"tlb", "tlb-sharing", "atomics", "analyze tlb", "analyze sharing", "theory", "report", "characterize", "tune",
-                          "validate"}) {
+  for (const char *sub : {"tlb", "tlb-sharing", "atomics", "analyze tlb", "analyze sharing",
+                          "theory", "report", "characterize", "tune", "validate"}) {
     const auto r = run_gpuprobe(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;
-    EXPECT_NE(r.out.find("Example: gpuprobe " + std::string(sub)), std::string::npos) << sub << ":\n" << r.out;
+    EXPECT_NE(r.out.find("Example: gpuprobe " + std::string(sub)), std::string::npos)
+        << sub << ":\n"
+        << r.out;
   }
   EXPECT_NE(run_gpuprobe("tlb-sharing --help").out.find("vmm-sparse"), std::string::npos);
-  EXPECT_NE(run_gpuprobe("characterize --help").out.find("about 10 s"), std::string::npos) << "--quick's time as the README says";
+  EXPECT_NE(run_gpuprobe("characterize --help").out.find("about 10 s"), std::string::npos)
+      << "--quick's time as the README says";
 }

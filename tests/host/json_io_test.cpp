@@ -12,7 +12,8 @@ TEST(JsonIo, AtomicWriteLeavesNoTemporary) {
   const auto path = test::temp_path("a.json");
   write_json_atomic(path, {{"schema", "gpuprobe.result/1"}, {"x", 1}});
   EXPECT_EQ(read_json_file(path)["x"], 1);
-  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+  for (const auto &e :
+       std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
 
@@ -22,14 +23,16 @@ TEST(JsonIo, WriteIntoMissingFolderFails) {
 
 TEST(JsonIo, SchemaChecks) {
   EXPECT_NO_THROW(require_schema({{"schema", "gpuprobe.profile/1"}}, "gpuprobe.profile", 1, "p"));
-  EXPECT_THROW(require_schema({{"schema", "gpuprobe.profile/2"}}, "gpuprobe.profile", 1, "p"), error);
+  EXPECT_THROW(require_schema({{"schema", "gpuprobe.profile/2"}}, "gpuprobe.profile", 1, "p"),
+               error);
   EXPECT_THROW(require_schema({{"schema", "other/1"}}, "gpuprobe.profile", 1, "p"), error);
   EXPECT_THROW(require_schema({{"x", 1}}, "gpuprobe.profile", 1, "p"), error);
-  EXPECT_THROW(require_schema({{"schema", "gpuprobe.profile/x"}}, "gpuprobe.profile", 1, "p"), error);
+  EXPECT_THROW(require_schema({{"schema", "gpuprobe.profile/x"}}, "gpuprobe.profile", 1, "p"),
+               error);
 }
 
 TEST(JsonIo, MetadataRecordsCommitArgvSeed) {
-  const char* argv[] = {"gpuprobe", "tlb"};
+  const char *argv[] = {"gpuprobe", "tlb"};
   const auto m = run_metadata(2, argv, 42);
   EXPECT_EQ(m["seed"], 42);
   EXPECT_EQ(m["argv"][1], "tlb");

@@ -21,26 +21,31 @@ double brute_was(double T, double A, double N, int w) {
   for (int k = 0; k < 2000000; ++k) {
     const double t = 1 - std::pow(1 - std::pow(q, k), L);
     s += t;
-    if (k > 10 && t < 1e-16) break;
+    if (k > 10 && t < 1e-16)
+      break;
   }
   return s;
 }
-}  // namespace
+} // namespace
 
 TEST(Models, RwTasSmallCases) {
-  EXPECT_DOUBLE_EQ(rw_tas(10, 10, 1), 1.0);         // all free: one step
-  EXPECT_DOUBLE_EQ(rw_tas(4, 2, 1), 2.0);           // T/A
-  EXPECT_NEAR(rw_tas(4, 2, 2), 3.0, 1e-12);         // (4/2)(1/2 + 1/1)
+  EXPECT_DOUBLE_EQ(rw_tas(10, 10, 1), 1.0); // all free: one step
+  EXPECT_DOUBLE_EQ(rw_tas(4, 2, 1), 2.0);   // T/A
+  EXPECT_NEAR(rw_tas(4, 2, 2), 3.0, 1e-12); // (4/2)(1/2 + 1/1)
   // Eq. 3's approximation is close for large A - N.
-  EXPECT_NEAR(rw_tas(1 << 20, 524288, 5000), (1 << 20) / 5000.0 * std::log(524288.0 / (524288 - 5000)), 1e-3);
+  EXPECT_NEAR(rw_tas(1 << 20, 524288, 5000),
+              (1 << 20) / 5000.0 * std::log(524288.0 / (524288 - 5000)), 1e-3);
 }
 
 TEST(Models, WasBoundsMatchBruteForceSums) {
-  EXPECT_NEAR(rw_was_bound(4, 2, 1), 4.0, 1e-9);  // L = 1: 1 / (1 - q) = T / (A - N)
-  for (auto [T, A, N] : {std::tuple{1000.0, 100.0, 50.0}, {1 << 20, 10486.0, 5000.0}, {1 << 20, 524288.0, 1000.0}}) {
-    EXPECT_NEAR(rw_was_bound(T, A, N), brute_was(T, A, N, 1), 1e-6 * brute_was(T, A, N, 1)) << T << " " << A << " " << N;
-    EXPECT_NEAR(rw_bm_was_bound(T, A, N, 32), brute_was(T, A, N, 32), 1e-6 * brute_was(T, A, N, 32));
-    EXPECT_GT(rw_was_bound(T, A, N), rw_tas(T, A, N));  // the warp's max exceeds the mean
+  EXPECT_NEAR(rw_was_bound(4, 2, 1), 4.0, 1e-9); // L = 1: 1 / (1 - q) = T / (A - N)
+  for (auto [T, A, N] :
+       {std::tuple{1000.0, 100.0, 50.0}, {1 << 20, 10486.0, 5000.0}, {1 << 20, 524288.0, 1000.0}}) {
+    EXPECT_NEAR(rw_was_bound(T, A, N), brute_was(T, A, N, 1), 1e-6 * brute_was(T, A, N, 1))
+        << T << " " << A << " " << N;
+    EXPECT_NEAR(rw_bm_was_bound(T, A, N, 32), brute_was(T, A, N, 32),
+                1e-6 * brute_was(T, A, N, 32));
+    EXPECT_GT(rw_was_bound(T, A, N), rw_tas(T, A, N)); // the warp's max exceeds the mean
   }
 }
 
@@ -59,32 +64,37 @@ TEST(Models, TheoremTwoRatioApproachesWordBits) {
 }
 
 TEST(Models, CrwAndQueue) {
-  EXPECT_DOUBLE_EQ(crw_tas(1 << 20, 10000, 100, 1), 1.0);  // one cluster: the next page is free
-  EXPECT_NEAR(crw_tas(1 << 20, 10000, 100, 10000), 1 + 9999.0 / 19999 * rw_tas(1 << 20, 10000, 100), 1e-9);
+  EXPECT_DOUBLE_EQ(crw_tas(1 << 20, 10000, 100, 1), 1.0); // one cluster: the next page is free
+  EXPECT_NEAR(crw_tas(1 << 20, 10000, 100, 10000), 1 + 9999.0 / 19999 * rw_tas(1 << 20, 10000, 100),
+              1e-9);
   EXPECT_DOUBLE_EQ(queue_tas(5), 3);
 }
 
 TEST(Models, ArgumentChecks) {
-  EXPECT_THROW(check_model_args("rw", 100, 10, 10), gpuprobe::error);   // N = A
-  EXPECT_THROW(check_model_args("crw", 100, 10, 20), gpuprobe::error);  // N > A
-  EXPECT_THROW(check_model_args("rw", 100, 200, 10), gpuprobe::error);  // A > T
+  EXPECT_THROW(check_model_args("rw", 100, 10, 10), gpuprobe::error);  // N = A
+  EXPECT_THROW(check_model_args("crw", 100, 10, 20), gpuprobe::error); // N > A
+  EXPECT_THROW(check_model_args("rw", 100, 200, 10), gpuprobe::error); // A > T
   EXPECT_THROW(check_model_args("rw", 0, 10, 1), gpuprobe::error);
   EXPECT_THROW(check_model_args("queue", 100, 10, -1), gpuprobe::error);
-  EXPECT_NO_THROW(check_model_args("queue", 100, 10, 50));  // a queue has no such bound
+  EXPECT_NO_THROW(check_model_args("queue", 100, 10, 50)); // a queue has no such bound
 }
 
 TEST(CliTheory, PrintsOneJsonObjectAndRejectsBadArguments) {
-  auto r = gpuprobe::test::run_gpuprobe("theory --model rw-bm --pages 1048576 --free 10486 --threads 5000 --word-bits 64");
+  auto r = gpuprobe::test::run_gpuprobe(
+      "theory --model rw-bm --pages 1048576 --free 10486 --threads 5000 --word-bits 64");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"], "rw-bm");
   EXPECT_NEAR(j["tas"].get<double>(), rw_bm_tas(1048576, 10486, 5000, 64), 1e-9);
   EXPECT_TRUE(j.contains("was"));
-  r = gpuprobe::test::run_gpuprobe("theory --model crw --pages 1000 --free 100 --threads 10 --clusters 5");
+  r = gpuprobe::test::run_gpuprobe(
+      "theory --model crw --pages 1000 --free 100 --threads 10 --clusters 5");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(nlohmann::json::parse(r.out).contains("was"));
-  for (const char* bad : {"--model rw --pages 100 --free 10 --threads 10", "--model rw --pages 100 --free 200 --threads 1",
-                          "--model crw --pages 100 --free 50 --threads 1", "--model lifo --pages 100 --free 50 --threads 1",
+  for (const char *bad : {"--model rw --pages 100 --free 10 --threads 10",
+                          "--model rw --pages 100 --free 200 --threads 1",
+                          "--model crw --pages 100 --free 50 --threads 1",
+                          "--model lifo --pages 100 --free 50 --threads 1",
                           "--model rw --pages -5 --free 50 --threads 1"}) {
     r = gpuprobe::test::run_gpuprobe(std::string("theory ") + bad);
     EXPECT_NE(r.exit_code, 0) << bad;
@@ -97,20 +107,23 @@ namespace {
 // The exact sums, by brute force (the reference for the closed forms beyond 2^20 terms).
 long double exact_rw_tas(double T, double A, double N) {
   long double s = 0;
-  for (double j = 0; j < N; ++j) s += 1.0L / (A - j);
+  for (double j = 0; j < N; ++j)
+    s += 1.0L / (A - j);
   return (long double)T / N * s;
 }
 long double exact_rw_bm_tas(double T, double A, double N, int w) {
   long double s = 0;
-  for (double j = 0; j < N; ++j) s += 1.0L / -std::expm1l((long double)w * std::log1pl(-(long double)(A - j) / T));
+  for (double j = 0; j < N; ++j)
+    s += 1.0L / -std::expm1l((long double)w * std::log1pl(-(long double)(A - j) / T));
   return s / N;
 }
 long double exact_queue_was(double n) {
   long double s = 0;
-  for (double k = 0; k < n; ++k) s += 1 - std::pow((long double)k / n, 32.0L);
+  for (double k = 0; k < n; ++k)
+    s += 1 - std::pow((long double)k / n, 32.0L);
   return s;
 }
-}  // namespace
+} // namespace
 
 // Past 2^20 terms the models switch from the exact sums to closed forms (digamma differences,
 // Euler-Maclaurin): both sides of the switch agree with the brute-force sums.
@@ -118,9 +131,11 @@ TEST(Models, LargeInputsMatchTheExactSums) {
   for (double N : {1048577.0, 3e6}) {
     for (double A : {N + 10, 2 * N, 1e9}) {
       const double T = 4 * A;
-      EXPECT_NEAR(rw_tas(T, A, N) / double(exact_rw_tas(T, A, N)), 1, 1e-9) << "A " << A << " N " << N;
+      EXPECT_NEAR(rw_tas(T, A, N) / double(exact_rw_tas(T, A, N)), 1, 1e-9)
+          << "A " << A << " N " << N;
       for (int w : {32, 64})
-        EXPECT_NEAR(rw_bm_tas(T, A, N, w) / double(exact_rw_bm_tas(T, A, N, w)), 1, 1e-7) << "A " << A << " N " << N << " w " << w;
+        EXPECT_NEAR(rw_bm_tas(T, A, N, w) / double(exact_rw_bm_tas(T, A, N, w)), 1, 1e-7)
+            << "A " << A << " N " << N << " w " << w;
     }
     EXPECT_NEAR(queue_was(N) / double(exact_queue_was(N)), 1, 1e-12) << N;
   }
@@ -130,9 +145,11 @@ TEST(Models, LargeInputsMatchTheExactSums) {
 // one-line error.
 TEST(CliTheory, ExtremeInputsAnswerWithinASecond) {
   using clock = std::chrono::steady_clock;
-  for (const char* args : {"--model rw --pages 1e30 --free 1e29 --threads 1e28", "--model queue --pages 1e308 --free 1e308 --threads 1e308",
+  for (const char *args : {"--model rw --pages 1e30 --free 1e29 --threads 1e28",
+                           "--model queue --pages 1e308 --free 1e308 --threads 1e308",
                            "--model rw-bm --pages 1e30 --free 1e29 --threads 1e28 --word-bits 64",
-                           "--model crw --pages 1e30 --free 1e29 --threads 1e28 --clusters 1e6", "--model rw --pages 4e9 --free 2e9 --threads 1e9"}) {
+                           "--model crw --pages 1e30 --free 1e29 --threads 1e28 --clusters 1e6",
+                           "--model rw --pages 4e9 --free 2e9 --threads 1e9"}) {
     const auto t0 = clock::now();
     const auto r = gpuprobe::test::run_gpuprobe(std::string("theory ") + args);
     const double secs = std::chrono::duration<double>(clock::now() - t0).count();
@@ -143,9 +160,11 @@ TEST(CliTheory, ExtremeInputsAnswerWithinASecond) {
     EXPECT_TRUE(std::isfinite(j["tas"].get<double>())) << args;
   }
   // T/N (H_A - H_{A-N}) = 100 ln(10/9) for T = 1e30, A = 1e29, N = 1e28.
-  const auto r = gpuprobe::test::run_gpuprobe("theory --model rw --pages 1e30 --free 1e29 --threads 1e28");
+  const auto r =
+      gpuprobe::test::run_gpuprobe("theory --model rw --pages 1e30 --free 1e29 --threads 1e28");
   EXPECT_NEAR(nlohmann::json::parse(r.out)["tas"].get<double>(), 100 * std::log(10.0 / 9.0), 1e-6);
-  for (const char* bad : {"--model rw --pages inf --free 10 --threads 1", "--model queue --pages 100 --free 10 --threads nan"}) {
+  for (const char *bad : {"--model rw --pages inf --free 10 --threads 1",
+                          "--model queue --pages 100 --free 10 --threads nan"}) {
     const auto b = gpuprobe::test::run_gpuprobe(std::string("theory ") + bad);
     EXPECT_NE(b.exit_code, 0) << bad;
     EXPECT_EQ(b.err.rfind("gpuprobe: error: ", 0), 0u) << bad << ": " << b.err;

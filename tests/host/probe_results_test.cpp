@@ -16,12 +16,13 @@ using namespace gpuprobe;
 using nlohmann::json;
 
 namespace {
-const std::string k_example = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/nvidia-h100-80gb-hbm3/raw/";
+const std::string k_example =
+    std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/nvidia-h100-80gb-hbm3/raw/";
 
 // The keys of every object in `j`, recursively (arrays: their first element), with their paths.
-void key_paths(const json& j, const std::string& at, std::set<std::string>& out) {
+void key_paths(const json &j, const std::string &at, std::set<std::string> &out) {
   if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) {
+    for (const auto &[k, v] : j.items()) {
       out.insert(at + "/" + k);
       key_paths(v, at + "/" + k, out);
     }
@@ -29,10 +30,10 @@ void key_paths(const json& j, const std::string& at, std::set<std::string>& out)
     key_paths(j.front(), at + "[]", out);
   }
 }
-}  // namespace
+} // namespace
 
 TEST(ProbeResults, TlbRoundTripsTheRecordedH100Results) {
-  for (const char* f : {"tlb.json", "tlb_tail.json"}) {
+  for (const char *f : {"tlb.json", "tlb_tail.json"}) {
     const json doc = read_json_file(k_example + f);
     const auto r = probes::tlb_result_from_json(doc);
     EXPECT_GT(r.points.size(), 100u) << f;
@@ -58,12 +59,12 @@ TEST(ProbeResults, SharingAndAtomicsRoundTripTheRecordedH100Results) {
 
 TEST(ProbeResults, FormatsKeepTheirKeys) {
   // The envelope every result starts with, and each probe block's keys, as recorded.
-  for (const char* f : {"tlb.json", "sharing_C2.json", "atomics.json"}) {
+  for (const char *f : {"tlb.json", "sharing_C2.json", "atomics.json"}) {
     const json doc = read_json_file(k_example + f);
     std::set<std::string> keys;
     key_paths(doc, "", keys);
-    for (const char* k : {"/schema", "/probe", "/device", "/device/uuid", "/device/sm_count", "/meta", "/meta/git_commit", "/meta/argv",
-                          "/meta/seed"})
+    for (const char *k : {"/schema", "/probe", "/device", "/device/uuid", "/device/sm_count",
+                          "/meta", "/meta/git_commit", "/meta/argv", "/meta/seed"})
       EXPECT_TRUE(keys.count(k)) << f << " lacks " << k;
   }
   probes::tlb_result r;
@@ -71,7 +72,8 @@ TEST(ProbeResults, FormatsKeepTheirKeys) {
   r.meta = json::object();
   std::set<std::string> keys;
   key_paths(probes::to_json(r), "", keys);
-  for (const char* k : {"/tlb/alloc", "/tlb/granularity_bytes", "/tlb/points", "/tlb/control", "/tlb/strides", "/tlb/wall_seconds"})
+  for (const char *k : {"/tlb/alloc", "/tlb/granularity_bytes", "/tlb/points", "/tlb/control",
+                        "/tlb/strides", "/tlb/wall_seconds"})
     EXPECT_TRUE(keys.count(k)) << k;
   EXPECT_EQ(probes::to_json(r)["tlb"]["granularity_bytes"], "unknown");
 }
@@ -79,7 +81,9 @@ TEST(ProbeResults, FormatsKeepTheirKeys) {
 TEST(ProbeResults, MalformedResultsAreOneLineErrors) {
   EXPECT_THROW(probes::tlb_result_from_json(json{{"probe", "tlb"}}), error);
   EXPECT_THROW(probes::tlb_result_from_json(read_json_file(k_example + "atomics.json")), error);
-  EXPECT_THROW(probes::sharing_result_from_json(json{{"probe", "tlb-sharing"}, {"sharing", json::object()}}), error);
+  EXPECT_THROW(
+      probes::sharing_result_from_json(json{{"probe", "tlb-sharing"}, {"sharing", json::object()}}),
+      error);
   EXPECT_THROW(probes::atomics_result_from_json(json{{"probe", "atomics"}}), error);
 }
 
@@ -126,7 +130,8 @@ TEST(SharingDriver, PoolPolicyAndRounds) {
   EXPECT_LT(c.overfill, 1.1) << "the overfill is lowered to fit";
   c = probes::choose_sharing_pool(o, 40.0 * double(k_gib), 2 * k_mib);
   EXPECT_EQ(c.alloc, "vmm-sparse");
-  EXPECT_THROW(probes::choose_sharing_pool(o, 40.0 * double(k_gib), 0), error) << "no VMM: too large to test";
+  EXPECT_THROW(probes::choose_sharing_pool(o, 40.0 * double(k_gib), 0), error)
+      << "no VMM: too large to test";
   o.overfill = 0.5;
   EXPECT_THROW(probes::choose_sharing_pool(o, 80.0 * double(k_gib), 2 * k_mib), error);
 
@@ -139,7 +144,8 @@ TEST(SharingDriver, PoolPolicyAndRounds) {
   EXPECT_EQ(rounds[1], -1);
   EXPECT_EQ(rounds[2], 2) << "the control right after the baseline";
   EXPECT_EQ(rounds.back(), -1);
-  EXPECT_EQ(std::set<int>(rounds.begin() + 2, rounds.end() - 1), std::set<int>(sms.begin(), sms.end()));
+  EXPECT_EQ(std::set<int>(rounds.begin() + 2, rounds.end() - 1),
+            std::set<int>(sms.begin(), sms.end()));
   EXPECT_EQ(order.front(), 2u);
 }
 

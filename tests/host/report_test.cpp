@@ -20,7 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
+std::string slurp(const fs::path &p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream s;
   s << f.rdbuf();
@@ -29,30 +29,44 @@ std::string slurp(const fs::path& p) {
 
 json atomics_result() {
   json variants = json::array();
-  for (const auto& [name, slope] : {std::pair<std::string, double>{"same_u32", 0.69}, {"distinct_u32", 0.0156}}) {
+  for (const auto &[name, slope] :
+       {std::pair<std::string, double>{"same_u32", 0.69}, {"distinct_u32", 0.0156}}) {
     json pts = json::array();
     json model = json::array();
     for (double n = 1; n <= 262144; n *= 4) {
       pts.push_back({{"threads", n}, {"mean_cycles", 600 + slope * n}});
       model.push_back(600 + 0.76 * n);
     }
-    variants.push_back({{"variant", name},
-                        {"points", pts},
-                        {"fit", {{"slope_cycles_per_thread", slope}, {"intercept_cycles", 600}, {"r2", 0.999}, {"from_threads", 1024}, {"to_threads", 262144}}},
-                        {"queue_model", name == "same_u32" ? json{{"applies", true}, {"predicted_slope_cycles_per_thread", 0.76}, {"mean_cycles", model}}
-                                                           : json{{"applies", false}}}});
+    variants.push_back(
+        {{"variant", name},
+         {"points", pts},
+         {"fit",
+          {{"slope_cycles_per_thread", slope},
+           {"intercept_cycles", 600},
+           {"r2", 0.999},
+           {"from_threads", 1024},
+           {"to_threads", 262144}}},
+         {"queue_model", name == "same_u32" ? json{{"applies", true},
+                                                   {"predicted_slope_cycles_per_thread", 0.76},
+                                                   {"mean_cycles", model}}
+                                            : json{{"applies", false}}}});
   }
   return {{"schema", "gpuprobe.result/1"},
           {"probe", "atomics"},
-          {"device", {{"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-test"}, {"sm_count", 132}, {"driver_version", 13000}}},
+          {"device",
+           {{"name", "NVIDIA H100 80GB HBM3"},
+            {"uuid", "GPU-test"},
+            {"sm_count", 132},
+            {"driver_version", 13000}}},
           {"atomics", {{"variants", variants}}}};
 }
 
 json bench_result() {
   json b = json::array();
-  for (const char* a : {"rw", "rw_bm32"})
+  for (const char *a : {"rw", "rw_bm32"})
     for (int t : {4096, 65536, 1048576})
-      b.push_back({{"name", std::string("BM_getpage/") + a + "/threads:" + std::to_string(t) + "/free_permille:5/iterations:10/manual_time"},
+      b.push_back({{"name", std::string("BM_getpage/") + a + "/threads:" + std::to_string(t) +
+                                "/free_permille:5/iterations:10/manual_time"},
                    {"TAS", 3.0 + t / 1e5},
                    {"TAS_theory", 3.1 + t / 1e5},
                    {"WAS", 9.0},
@@ -60,32 +74,51 @@ json bench_result() {
   return {{"context", {{"gpu", "NVIDIA H100 80GB HBM3"}}}, {"benchmarks", b}};
 }
 
-std::string make_folder(const std::string& name) {
+std::string make_folder(const std::string &name) {
   const fs::path dir = temp_path(name), raw = dir / "raw";
   fs::remove_all(dir);
   fs::create_directories(raw);
-  for (const char* f : {"TLB-Test-1-5-64-256.csv", "TLB-Test-48-300-1024-4096.csv", "TLB-Test-1500-5000-1024-4096.csv", "TLBsharing-2048-65.txt"})
+  for (const char *f : {"TLB-Test-1-5-64-256.csv", "TLB-Test-48-300-1024-4096.csv",
+                        "TLB-Test-1500-5000-1024-4096.csv", "TLBsharing-2048-65.txt"})
     fs::copy_file(fixture(std::string("K80/") + f), raw / f);
   std::ofstream(raw / "atomics.json") << atomics_result().dump();
   std::ofstream(raw / "bench.json") << bench_result().dump();
   json rows = json::array();
   for (int i = 0; i < 12; ++i)
-    rows.push_back({{"workload", "get_page+write " + std::to_string(i)}, {"pool", i % 2 ? "vmm" : "cudamalloc"}, {"measured", true},
-                    {"median_default_ms", 1.2}, {"median_tuned_ms", 1.1 + 0.02 * i}, {"ratio", 0.92 + 0.02 * i}, {"ci_low", 0.9 + 0.02 * i},
-                    {"ci_high", 0.95 + 0.02 * i}, {"p_holm", 0.001}, {"verdict", i < 2 ? "faster" : "no significant difference"}});
-  rows.push_back({{"workload", "crw_write"}, {"pool", "vmm"}, {"measured", false}, {"verdict", "not tuned"}});
-  std::ofstream(dir / "validation.json") << json{{"schema", "gpuprobe.validation/1"}, {"workloads", rows}, {"summary", "2 faster"}}.dump();
+    rows.push_back({{"workload", "get_page+write " + std::to_string(i)},
+                    {"pool", i % 2 ? "vmm" : "cudamalloc"},
+                    {"measured", true},
+                    {"median_default_ms", 1.2},
+                    {"median_tuned_ms", 1.1 + 0.02 * i},
+                    {"ratio", 0.92 + 0.02 * i},
+                    {"ci_low", 0.9 + 0.02 * i},
+                    {"ci_high", 0.95 + 0.02 * i},
+                    {"p_holm", 0.001},
+                    {"verdict", i < 2 ? "faster" : "no significant difference"}});
+  rows.push_back(
+      {{"workload", "crw_write"}, {"pool", "vmm"}, {"measured", false}, {"verdict", "not tuned"}});
+  std::ofstream(dir / "validation.json") << json{
+      {"schema", "gpuprobe.validation/1"},
+      {"workloads", rows},
+      {"summary", "2 faster"}}.dump();
   json points = json::array();
-  for (const char* a : {"rw_bm", "corw"})
-    for (double f : {0.5, 0.1, 0.01, 0.005}) points.push_back({{"allocator", a}, {"free_fraction", f}, {"ms32", 0.02 / f}, {"ms64", 0.015 / f}});
-  std::ofstream(dir / "tuning.json") << json{{"schema", "gpuprobe.tuning/1"},
-                                             {"decisions", {{"word_size", {{"reason", "64-bit words take 0.75x"}, {"measurements", points}}}}},
-                                             {"allocator", {{"word_bits", 64}, {"regions", 1}, {"crw_start", "thread"}, {"tlb_scope_bytes", 0}}}}
-                                            .dump();
+  for (const char *a : {"rw_bm", "corw"})
+    for (double f : {0.5, 0.1, 0.01, 0.005})
+      points.push_back(
+          {{"allocator", a}, {"free_fraction", f}, {"ms32", 0.02 / f}, {"ms64", 0.015 / f}});
+  std::ofstream(dir / "tuning.json") << json{
+      {"schema", "gpuprobe.tuning/1"},
+      {"decisions",
+       {{"word_size", {{"reason", "64-bit words take 0.75x"}, {"measurements", points}}}}},
+      {"allocator",
+       {{"word_bits", 64},
+        {"regions", 1},
+        {"crw_start", "thread"},
+        {"tlb_scope_bytes", 0}}}}.dump();
   return dir.string();
 }
 
-}  // namespace
+} // namespace
 
 TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   const std::string in = make_folder("report_in"), out = temp_path("report_out");
@@ -93,13 +126,18 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
-  const std::vector<std::string> ids = {"tlb_curves", "sharing_1", "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size", "validation_ratios"};
+  const std::vector<std::string> ids = {"tlb_curves",       "sharing_1",     "atomics_latency",
+                                        "tas_vs_theory",    "was_vs_theory", "word_size",
+                                        "validation_ratios"};
   std::size_t pngs = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(out) / "figures")) pngs += e.path().extension() == ".png";
+  for (const auto &e : fs::directory_iterator(fs::path(out) / "figures"))
+    pngs += e.path().extension() == ".png";
   EXPECT_EQ(pngs, ids.size());
-  for (const auto& id : ids) {
-    const fs::path png = fs::path(out) / "figures" / (id + ".png"), svg = fs::path(out) / "figures" / (id + ".svg");
-    const std::string p = slurp(png), s = slurp(svg), csv = slurp(fs::path(out) / "figures" / (id + ".csv"));
+  for (const auto &id : ids) {
+    const fs::path png = fs::path(out) / "figures" / (id + ".png"),
+                   svg = fs::path(out) / "figures" / (id + ".svg");
+    const std::string p = slurp(png), s = slurp(svg),
+                      csv = slurp(fs::path(out) / "figures" / (id + ".csv"));
     ASSERT_GT(p.size(), 5000u) << id << ": a real image, not an empty frame";
     EXPECT_EQ(p.substr(1, 3), "PNG") << id;
     EXPECT_NE(s.find("<svg"), std::string::npos) << id;
@@ -112,7 +150,8 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   EXPECT_NE(html.find("same_u32"), std::string::npos);
   EXPECT_NE(html.find("faster"), std::string::npos);
   EXPECT_NE(html.find("not tuned"), std::string::npos);
-  EXPECT_NE(html.find("64-bit words take 0.75x"), std::string::npos) << "the tuning decisions table";
+  EXPECT_NE(html.find("64-bit words take 0.75x"), std::string::npos)
+      << "the tuning decisions table";
   // The heatmap's data is the matrix in group order: 13 SMs -> 13 rows + labels.
   const std::string heat = slurp(fs::path(out) / "figures" / "sharing_1.csv");
   EXPECT_EQ(std::count(heat.begin(), heat.end(), '\n'), 14);
@@ -128,14 +167,15 @@ TEST(Report, SaysWhatTheFolderLacks) {
   fs::remove_all(dir);
   fs::create_directories(dir / "raw");
   fs::copy_file(fixture("K80/TLBsharing-2048-65.txt"), dir / "raw" / "s.txt");
-  const auto r = run_gpuprobe("report --input " + dir.string() + " --out " + temp_path("report_partial_out"));
+  const auto r =
+      run_gpuprobe("report --input " + dir.string() + " --out " + temp_path("report_partial_out"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("not in the folder: TLB curves"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("not in the folder: atomic latency"), std::string::npos);
 }
 
 TEST(Report, BadInputIsAOneLineError) {
-  const auto one_line = [](const gpuprobe::test::run_result& r) {
+  const auto one_line = [](const gpuprobe::test::run_result &r) {
     return r.exit_code != 0 && !r.err.empty() && std::count(r.err.begin(), r.err.end(), '\n') == 1;
   };
   EXPECT_TRUE(one_line(run_gpuprobe("report --input /nonexistent/folder --out " + temp_path("x"))));
@@ -154,14 +194,19 @@ TEST(Report, BadInputIsAOneLineError) {
 // The committed example: one full H100 run (characterize, BM_getpage, tune, validate) renders
 // without a GPU; every figure is a real image of its data, none is missing, the page shows them.
 TEST(Report, RendersTheCommittedH100Example) {
-  const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "nvidia-h100-80gb-hbm3";
+  const fs::path ex =
+      fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "nvidia-h100-80gb-hbm3";
   ASSERT_TRUE(fs::is_directory(ex / "raw")) << ex;
-  for (const char* f : {"profile.json", "tuning.json", "validation.json"}) ASSERT_TRUE(fs::exists(ex / f)) << f;
-  std::vector<std::string> ids = {"tlb_curves", "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size", "validation_ratios"};
+  for (const char *f : {"profile.json", "tuning.json", "validation.json"})
+    ASSERT_TRUE(fs::exists(ex / f)) << f;
+  std::vector<std::string> ids = {"tlb_curves",    "atomics_latency", "tas_vs_theory",
+                                  "was_vs_theory", "word_size",       "validation_ratios"};
   int sharing = 0;
-  for (const auto& e : fs::directory_iterator(ex / "raw")) sharing += e.path().filename().string().rfind("sharing_", 0) == 0;
+  for (const auto &e : fs::directory_iterator(ex / "raw"))
+    sharing += e.path().filename().string().rfind("sharing_", 0) == 0;
   ASSERT_GE(sharing, 1) << "the run tested at least one level or candidate for sharing";
-  for (int k = 1; k <= sharing; ++k) ids.push_back("sharing_" + std::to_string(k));
+  for (int k = 1; k <= sharing; ++k)
+    ids.push_back("sharing_" + std::to_string(k));
   const std::string out = temp_path("example_report");
   fs::remove_all(out);
   const auto r = run_gpuprobe("report --input " + ex.string() + " --out " + out);
@@ -169,11 +214,13 @@ TEST(Report, RendersTheCommittedH100Example) {
   EXPECT_EQ(r.out.find("not in the folder"), std::string::npos) << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
   std::size_t pngs = 0;
-  for (const auto& e : fs::directory_iterator(fs::path(out) / "figures")) pngs += e.path().extension() == ".png";
+  for (const auto &e : fs::directory_iterator(fs::path(out) / "figures"))
+    pngs += e.path().extension() == ".png";
   EXPECT_EQ(pngs, ids.size());
-  for (const auto& id : ids) {
+  for (const auto &id : ids) {
     const fs::path fig = fs::path(out) / "figures";
-    const std::string p = slurp(fig / (id + ".png")), s = slurp(fig / (id + ".svg")), csv = slurp(fig / (id + ".csv"));
+    const std::string p = slurp(fig / (id + ".png")), s = slurp(fig / (id + ".svg")),
+                      csv = slurp(fig / (id + ".csv"));
     ASSERT_GT(p.size(), 5000u) << id;
     EXPECT_EQ(p.substr(1, 3), "PNG") << id;
     EXPECT_NE(s.find("<svg"), std::string::npos) << id;
@@ -183,12 +230,15 @@ TEST(Report, RendersTheCommittedH100Example) {
   // Every validated workload is in the table, with its verdict.
   const json v = json::parse(slurp(ex / "validation.json"));
   ASSERT_GE(v["workloads"].size(), 16u);
-  for (const auto& w : v["workloads"]) EXPECT_NE(html.find(w["workload"].get<std::string>()), std::string::npos) << w["workload"];
+  for (const auto &w : v["workloads"])
+    EXPECT_NE(html.find(w["workload"].get<std::string>()), std::string::npos) << w["workload"];
   EXPECT_NE(html.find(v["summary"].get<std::string>()), std::string::npos);
   EXPECT_NE(html.find("Tuning decisions"), std::string::npos);
   // Self-contained: every figure's PNG is embedded as well as linked.
   std::size_t embedded = 0;
-  for (std::size_t at = html.find("data:image/png;base64,"); at != std::string::npos; at = html.find("data:image/png;base64,", at + 1)) ++embedded;
+  for (std::size_t at = html.find("data:image/png;base64,"); at != std::string::npos;
+       at = html.find("data:image/png;base64,", at + 1))
+    ++embedded;
   EXPECT_EQ(embedded, ids.size());
 }
 
@@ -203,7 +253,8 @@ TEST(Report, Base64MatchesTheStandardAlphabetAndPadding) {
 // A folder holding only profile.json is a page with the profile's levels, sharing and fits (not
 // "0 figures, device not recorded"); raw/ itself is refused with the folder to give instead.
 TEST(Report, DrawsALoneProfileAndRefusesRaw) {
-  const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "nvidia-h100-80gb-hbm3";
+  const fs::path ex =
+      fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "nvidia-h100-80gb-hbm3";
   const fs::path dir = temp_path("lone_profile");
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -216,7 +267,8 @@ TEST(Report, DrawsALoneProfileAndRefusesRaw) {
   EXPECT_EQ(html.find("device not recorded"), std::string::npos);
   EXPECT_NE(html.find("NVIDIA H100 80GB HBM3, 132 SMs"), std::string::npos);
   EXPECT_NE(html.find("TLB levels (profile.json)"), std::string::npos);
-  EXPECT_NE(html.find("<td>C2</td>"), std::string::npos) << "the profile's candidates, numbered from 1";
+  EXPECT_NE(html.find("<td>C2</td>"), std::string::npos)
+      << "the profile's candidates, numbered from 1";
   EXPECT_NE(html.find("TLB sharing (profile.json"), std::string::npos);
   EXPECT_NE(html.find("<td>groups</td>"), std::string::npos);
   EXPECT_NE(html.find("Atomics fits (profile.json)"), std::string::npos);
@@ -242,11 +294,13 @@ TEST(Report, RendersIntoAFreshFolderAndFailsCleanly) {
   const std::string in = make_folder("fresh_render");
   const std::string out = temp_path("fresh_render_out");
   fs::remove_all(out);
-  auto r = run_gpuprobe("report --input " + in + " --out " + out + " --plot-script /nonexistent/plot.py");
+  auto r = run_gpuprobe("report --input " + in + " --out " + out +
+                        " --plot-script /nonexistent/plot.py");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_FALSE(fs::exists(out)) << "a failed render leaves no folder";
-  for (const auto& e : fs::directory_iterator(fs::path(out).parent_path()))
-    EXPECT_EQ(e.path().filename().string().find(".fresh_render_out.tmp"), std::string::npos) << e.path();
+  for (const auto &e : fs::directory_iterator(fs::path(out).parent_path()))
+    EXPECT_EQ(e.path().filename().string().find(".fresh_render_out.tmp"), std::string::npos)
+        << e.path();
   r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(fs::exists(fs::path(out) / "figures" / "atomics_latency.png"));
@@ -257,7 +311,8 @@ TEST(Report, RendersIntoAFreshFolderAndFailsCleanly) {
   fs::copy_file(fixture("K80/TLBsharing-2048-65.txt"), lone / "raw" / "s.txt");
   r = run_gpuprobe("report --input " + lone.string() + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_FALSE(fs::exists(fs::path(out) / "figures" / "atomics_latency.png")) << "nothing left from the earlier render";
+  EXPECT_FALSE(fs::exists(fs::path(out) / "figures" / "atomics_latency.png"))
+      << "nothing left from the earlier render";
   // --out an existing file, or a folder that is not a report: one line, nothing touched.
   const std::string file = gpuprobe::test::write_temp("not_a_folder.txt", "x");
   r = run_gpuprobe("report --input " + in + " --out " + file);
@@ -273,7 +328,8 @@ TEST(Report, RendersIntoAFreshFolderAndFailsCleanly) {
 // A result of a probe no part draws is listed, never an error.
 TEST(Report, UnknownProbeIsListedAsNotDrawn) {
   const std::string in = make_folder("unknown_probe");
-  std::ofstream(fs::path(in) / "raw" / "future.json") << R"({"schema": "gpuprobe.result/1", "probe": "tlb-alias", "device": {}})";
+  std::ofstream(fs::path(in) / "raw" / "future.json")
+      << R"({"schema": "gpuprobe.result/1", "probe": "tlb-alias", "device": {}})";
   const std::string out = temp_path("unknown_probe_out");
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;

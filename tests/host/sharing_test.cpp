@@ -13,20 +13,21 @@ using gpuprobe::test::fixture;
 
 namespace {
 
-sharing_analysis analyze_fixture(const std::string& rel) {
+sharing_analysis analyze_fixture(const std::string &rel) {
   return analyze_sharing(load_sharing_input(fixture(rel)));
 }
 
 using groups_t = std::vector<std::vector<int>>;
 
 // A matrix with a baseline: `groups` share, diagonal +pos, Gaussian noise sigma.
-sharing_matrix make_matrix(int n, const groups_t& groups, double base, double pos, double sigma,
+sharing_matrix make_matrix(int n, const groups_t &groups, double base, double pos, double sigma,
                            unsigned seed = 1, double shared_fraction = 1.0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0, sigma);
   std::vector<int> unit(n, -1);
   for (std::size_t g = 0; g < groups.size(); ++g)
-    for (int id : groups[g]) unit[id] = int(g);
+    for (int id : groups[g])
+      unit[id] = int(g);
   sharing_matrix m;
   m.format = "gpuprobe";
   for (int i = 0; i < n; ++i) {
@@ -35,8 +36,10 @@ sharing_matrix make_matrix(int n, const groups_t& groups, double base, double po
     std::vector<double> row;
     for (int k = 0; k < n; ++k) {
       double v = base;
-      if (k == i) v += pos;
-      else if (unit[i] >= 0 && unit[i] == unit[k]) v += pos * shared_fraction;
+      if (k == i)
+        v += pos;
+      else if (unit[i] >= 0 && unit[i] == unit[k])
+        v += pos * shared_fraction;
       row.push_back(v + noise(rng));
     }
     m.cycles.push_back(row);
@@ -44,7 +47,7 @@ sharing_matrix make_matrix(int n, const groups_t& groups, double base, double po
   return m;
 }
 
-}  // namespace
+} // namespace
 
 TEST(SharingFixtures, K80L1IsPrivate) {
   const auto a = analyze_fixture("K80/TLBsharing-128-16.txt");
@@ -70,7 +73,8 @@ TEST(SharingFixtures, P100L1IsTpcPairs) {
   const auto a = analyze_fixture("P100/TLBsharing-2048-16.txt");
   EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   groups_t pairs;
-  for (int j = 0; j < 56; j += 2) pairs.push_back({j, j + 1});
+  for (int j = 0; j < 56; j += 2)
+    pairs.push_back({j, j + 1});
   EXPECT_EQ(a.groups, pairs);
   EXPECT_NE(a.structure.find("one TPC"), std::string::npos) << a.structure;
 }
@@ -78,16 +82,17 @@ TEST(SharingFixtures, P100L1IsTpcPairs) {
 TEST(SharingFixtures, P100L2IsSixGpcGroups) {
   const auto a = analyze_fixture("P100/TLBsharing-32768-65.txt");
   EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
-  const groups_t expect = {{0, 1, 12, 13, 24, 25, 36, 37, 44, 45},   {2, 3, 14, 15, 26, 27, 38, 39, 46, 47},
-                           {4, 5, 16, 17, 28, 29, 40, 41, 48, 49},   {6, 7, 18, 19, 30, 31, 42, 43, 52, 53},
-                           {8, 9, 20, 21, 32, 33, 50, 51},           {10, 11, 22, 23, 34, 35, 54, 55}};
+  const groups_t expect = {
+      {0, 1, 12, 13, 24, 25, 36, 37, 44, 45}, {2, 3, 14, 15, 26, 27, 38, 39, 46, 47},
+      {4, 5, 16, 17, 28, 29, 40, 41, 48, 49}, {6, 7, 18, 19, 30, 31, 42, 43, 52, 53},
+      {8, 9, 20, 21, 32, 33, 50, 51},         {10, 11, 22, 23, 34, 35, 54, 55}};
   EXPECT_EQ(a.groups, expect);
   EXPECT_NE(a.structure.find("union of TPC pairs"), std::string::npos) << a.structure;
   EXPECT_NE(a.structure.find("unequal"), std::string::npos) << a.structure;
 }
 
 TEST(SharingFixtures, H100NaivePortIsInconclusive) {
-  for (const char* f : {"H100/TLBsharing-2048-16.txt", "H100/TLBsharing-32768-65.txt"}) {
+  for (const char *f : {"H100/TLBsharing-2048-16.txt", "H100/TLBsharing-32768-65.txt"}) {
     const auto a = analyze_fixture(f);
     EXPECT_EQ(to_string(a.scope), "inconclusive") << f;
     EXPECT_NE(a.reason.find("L1"), std::string::npos) << a.reason;
@@ -100,11 +105,13 @@ TEST(SharingGenerated, BaselineMatricesGiveEachScope) {
   EXPECT_EQ(to_string(priv.scope), "private") << priv.reason;
 
   groups_t all(1);
-  for (int i = 0; i < n; ++i) all[0].push_back(i);
+  for (int i = 0; i < n; ++i)
+    all[0].push_back(i);
   const auto glob = analyze_sharing(make_matrix(n, all, 300, 90, 2));
   EXPECT_EQ(to_string(glob.scope), "global") << glob.reason;
 
-  const groups_t quads = {{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}, {16, 17, 18, 19}, {20, 21, 22, 23}};
+  const groups_t quads = {{0, 1, 2, 3},     {4, 5, 6, 7},     {8, 9, 10, 11},
+                          {12, 13, 14, 15}, {16, 17, 18, 19}, {20, 21, 22, 23}};
   const auto g = analyze_sharing(make_matrix(n, quads, 300, 90, 2));
   EXPECT_EQ(to_string(g.scope), "groups") << g.reason;
   EXPECT_EQ(g.groups, quads);
@@ -119,7 +126,8 @@ TEST(SharingGenerated, HalfTheSmsInOneGroupStillSplitsWithABaseline) {
 
 TEST(SharingGenerated, PartialEvictionEverywhereIsGlobal) {
   groups_t all(1);
-  for (int i = 0; i < 16; ++i) all[0].push_back(i);
+  for (int i = 0; i < 16; ++i)
+    all[0].push_back(i);
   const auto a = analyze_sharing(make_matrix(16, all, 300, 100, 1.5, 5, 0.35));
   EXPECT_EQ(to_string(a.scope), "global") << a.reason;
 }
@@ -141,7 +149,7 @@ TEST(SharingGenerated, FailedPositiveControlIsInconclusive) {
 
 TEST(SharingGenerated, OneDirectionalRiseIsNotSharing) {
   auto m = make_matrix(8, {{0, 1}}, 300, 80, 1.0);
-  m.cycles[5][2] += 80;  // only 5<-2 rises
+  m.cycles[5][2] += 80; // only 5<-2 rises
   const auto a = analyze_sharing(m);
   EXPECT_EQ(a.groups, (groups_t{{0, 1}}));
   EXPECT_EQ(a.asymmetric_pairs, 1);
@@ -155,14 +163,15 @@ TEST(SharingGenerated, StructureDescribesPairsAndFloorSweeping) {
 }
 
 TEST(SharingParse, MalformedFilesGiveFileAndLine) {
-  const std::string head = "#GPU X: cuda 9.0\n, reduction mode: min\n#--- absolute values ---\n#   000 001\n";
+  const std::string head =
+      "#GPU X: cuda 9.0\n, reduction mode: min\n#--- absolute values ---\n#   000 001\n";
   EXPECT_THROW(parse_tlbsharing_txt(head + "000 20 abc\n001 20 20\n", "f.txt"), gpuprobe::error);
   try {
     parse_tlbsharing_txt(head + "000 20 abc\n001 20 20\n", "f.txt");
-  } catch (const gpuprobe::error& e) {
+  } catch (const gpuprobe::error &e) {
     EXPECT_NE(std::string(e.what()).find("f.txt:5"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(parse_tlbsharing_txt(head + "000 20 20\n", "f.txt"), gpuprobe::error);  // not square
+  EXPECT_THROW(parse_tlbsharing_txt(head + "000 20 20\n", "f.txt"), gpuprobe::error); // not square
   EXPECT_THROW(parse_tlbsharing_txt(head + "000 20\n001 20 20\n", "f.txt"), gpuprobe::error);
   EXPECT_THROW(parse_tlbsharing_txt("just text\n", "f.txt"), gpuprobe::error);
   const auto m = parse_tlbsharing_txt(head + "000 20 21\n001 22 23\n", "f.txt");
@@ -171,9 +180,14 @@ TEST(SharingParse, MalformedFilesGiveFileAndLine) {
 }
 
 TEST(SharingParse, GpuprobeResultNeedsItsFields) {
-  nlohmann::json doc = {{"schema", "gpuprobe.result/1"}, {"probe", "tlb-sharing"}, {"device", {{"name", "G"}}},
-                        {"sharing", {{"sm_ids", {0, 1}}, {"mean_cycles", {{300, 300}, {300, 390}}},
-                                     {"baseline_mean_cycles", {300, 300}}, {"params", nlohmann::json::object()}}}};
+  nlohmann::json doc = {{"schema", "gpuprobe.result/1"},
+                        {"probe", "tlb-sharing"},
+                        {"device", {{"name", "G"}}},
+                        {"sharing",
+                         {{"sm_ids", {0, 1}},
+                          {"mean_cycles", {{300, 300}, {300, 390}}},
+                          {"baseline_mean_cycles", {300, 300}},
+                          {"params", nlohmann::json::object()}}}};
   EXPECT_NO_THROW(parse_sharing_result(doc, "r.json"));
   auto bad = doc;
   bad["sharing"]["mean_cycles"] = {{300, 300}};

@@ -17,7 +17,7 @@ TEST(Stats, MannWhitneyMatchesScipyAsymptotic) {
   EXPECT_NEAR(r.p, 0.0002052746141274577, 1e-12);
   const std::vector<double> c = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   EXPECT_NEAR(mann_whitney_u(c, c).p, 1.0, 1e-12);
-  r = mann_whitney_u({1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, {2, 2, 3, 3, 4, 4, 5, 5, 6, 6});  // ties
+  r = mann_whitney_u({1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, {2, 2, 3, 3, 4, 4, 5, 5, 6, 6}); // ties
   EXPECT_DOUBLE_EQ(r.u, 32.0);
   EXPECT_NEAR(r.p, 0.17886068602453664, 1e-12);
   EXPECT_THROW(mann_whitney_u({}, c), std::exception);
@@ -25,10 +25,10 @@ TEST(Stats, MannWhitneyMatchesScipyAsymptotic) {
 
 TEST(Stats, HolmIsStepDownAndMonotone) {
   const auto adj = holm({0.01, 0.04, 0.03, 0.005});
-  EXPECT_DOUBLE_EQ(adj[3], 0.02);  // 4 x 0.005
-  EXPECT_DOUBLE_EQ(adj[0], 0.03);  // 3 x 0.01
-  EXPECT_DOUBLE_EQ(adj[2], 0.06);  // 2 x 0.03
-  EXPECT_DOUBLE_EQ(adj[1], 0.06);  // max(1 x 0.04, 0.06)
+  EXPECT_DOUBLE_EQ(adj[3], 0.02); // 4 x 0.005
+  EXPECT_DOUBLE_EQ(adj[0], 0.03); // 3 x 0.01
+  EXPECT_DOUBLE_EQ(adj[2], 0.06); // 2 x 0.03
+  EXPECT_DOUBLE_EQ(adj[1], 0.06); // max(1 x 0.04, 0.06)
   EXPECT_DOUBLE_EQ(holm({0.9, 0.8})[0], 1.0);
 }
 
@@ -36,7 +36,8 @@ TEST(Stats, BootstrapCiCoversTheRatioAndVerdictNeedsBoth) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> d(10.0, 0.2), t(9.0, 0.2), same(10.0, 0.2);
   std::vector<double> a, b, c;
-  for (int i = 0; i < 15; ++i) a.push_back(d(rng)), b.push_back(t(rng)), c.push_back(same(rng));
+  for (int i = 0; i < 15; ++i)
+    a.push_back(d(rng)), b.push_back(t(rng)), c.push_back(same(rng));
   const auto ci = bootstrap_ratio_ci(a, b);
   EXPECT_NEAR(ci.ratio, 0.9, 0.02);
   EXPECT_LT(ci.low, ci.ratio);
@@ -44,8 +45,10 @@ TEST(Stats, BootstrapCiCoversTheRatioAndVerdictNeedsBoth) {
   EXPECT_LT(ci.high, 1.0);
   EXPECT_EQ(verdict(ci, mann_whitney_u(a, b).p), "faster");
   const auto ci2 = bootstrap_ratio_ci(a, c);
-  EXPECT_EQ(verdict(ci2, mann_whitney_u(a, c).p), "no significant difference") << ci2.low << " " << ci2.high;
+  EXPECT_EQ(verdict(ci2, mann_whitney_u(a, c).p), "no significant difference")
+      << ci2.low << " " << ci2.high;
   EXPECT_EQ(verdict(bootstrap_ratio_ci(b, a), 0.001), "slower");
-  EXPECT_EQ(verdict(ci, 0.2), "no significant difference") << "a gain inside the noise is not a gain";
+  EXPECT_EQ(verdict(ci, 0.2), "no significant difference")
+      << "a gain inside the noise is not a gain";
   EXPECT_DOUBLE_EQ(median({3, 1, 2, 4}), 2.5);
 }

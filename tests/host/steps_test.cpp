@@ -15,24 +15,26 @@ struct curve {
 };
 
 // Levels: (boundary footprint, rise) pairs; value = base + sum of rises whose boundary < x.
-curve make_curve(const std::vector<std::pair<double, double>>& rises, double base, int n,
+curve make_curve(const std::vector<std::pair<double, double>> &rises, double base, int n,
                  double sigma, unsigned seed, int drop_every = 0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, sigma);
   curve c;
   for (int i = 1; i <= n; ++i) {
-    if (drop_every && i % drop_every == 0) continue;  // missing cell
+    if (drop_every && i % drop_every == 0)
+      continue; // missing cell
     const double x = i;
     double v = base;
-    for (const auto& [b, r] : rises)
-      if (x > b) v += r;
+    for (const auto &[b, r] : rises)
+      if (x > b)
+        v += r;
     c.x.push_back(x);
     c.y.push_back(v + noise(rng));
   }
   return c;
 }
 
-}  // namespace
+} // namespace
 
 TEST(Steps, FindsOneStepAtTheRightPlace) {
   const auto c = make_curve({{40, 50}}, 300, 100, 1.0, 1);

@@ -11,30 +11,31 @@
 
 namespace gpuprobe::test {
 
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gpuprobe_test_" + std::to_string(::getpid()));
+std::string temp_path(const std::string &name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("gpuprobe_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
 
-bool file_exists(const std::string& path) { return std::filesystem::exists(path); }
+bool file_exists(const std::string &path) { return std::filesystem::exists(path); }
 
-std::string write_temp(const std::string& name, const std::string& text) {
+std::string write_temp(const std::string &name, const std::string &text) {
   const std::string path = temp_path(name);
   std::ofstream(path) << text;
   return path;
 }
 
-static std::string slurp(const std::string& path) {
+static std::string slurp(const std::string &path) {
   std::ifstream in(path);
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
 }
 
-run_result run_gpuprobe(const std::string& args) { return run_binary(gpuprobe_binary(), args); }
+run_result run_gpuprobe(const std::string &args) { return run_binary(gpuprobe_binary(), args); }
 
-run_result run_binary(const std::string& binary, const std::string& args) {
+run_result run_binary(const std::string &binary, const std::string &args) {
   const std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");
   const std::string cmd = binary + " " + args + " >" + out + " 2>" + err;
   const int status = std::system(cmd.c_str());
@@ -45,4 +46,4 @@ run_result run_binary(const std::string& binary, const std::string& args) {
   return r;
 }
 
-}  // namespace gpuprobe::test
+} // namespace gpuprobe::test

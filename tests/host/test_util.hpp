@@ -12,22 +12,22 @@
 
 namespace gpuprobe::test {
 
-inline std::string fixture(const std::string& rel) {
+inline std::string fixture(const std::string &rel) {
   return std::string(GPUPROBE_FIXTURES_DIR) + "/cuda-gpu-tlb/" + rel;
 }
 
 struct sim_level {
   double entries;
   double page_bytes;
-  double penalty;  // cycles per miss for strides >= page
+  double penalty; // cycles per miss for strides >= page
 };
 
 // Latency the paper's model predicts for a single-thread strided chase:
 // a stride s misses level L beyond footprint entries * max(s, page) with penalty * min(1, s/page).
-inline double sim_latency(const std::vector<sim_level>& levels, double base, double stride,
+inline double sim_latency(const std::vector<sim_level> &levels, double base, double stride,
                           double footprint) {
   double t = base;
-  for (const auto& L : levels)
+  for (const auto &L : levels)
     if (footprint > L.entries * std::max(stride, L.page_bytes) + 0.5)
       t += L.penalty * std::min(1.0, stride / L.page_bytes);
   return t;
@@ -35,8 +35,8 @@ inline double sim_latency(const std::vector<sim_level>& levels, double base, dou
 
 // One curve per stride with `ppo` points per octave from min to max footprint, Gaussian noise
 // of `sigma`, integer rounding like the 2017 tool, and every `drop`-th point missing (0: none).
-inline analysis::tlb_dataset sim_dataset(const std::vector<sim_level>& levels, double base,
-                                         const std::vector<double>& strides, double min_fp,
+inline analysis::tlb_dataset sim_dataset(const std::vector<sim_level> &levels, double base,
+                                         const std::vector<double> &strides, double min_fp,
                                          double max_fp, int ppo, double sigma, unsigned seed,
                                          int drop = 0) {
   std::mt19937 rng(seed);
@@ -48,8 +48,10 @@ inline analysis::tlb_dataset sim_dataset(const std::vector<sim_level>& levels, d
     c.source = "sim";
     c.stride_bytes = s;
     int k = 0;
-    for (double h = std::max(1.0, std::ceil(min_fp / s)); h * s <= max_fp; h = std::max(h + 1, std::round(h * std::pow(2.0, 1.0 / ppo)))) {
-      if (drop && ++k % drop == 0) continue;
+    for (double h = std::max(1.0, std::ceil(min_fp / s)); h * s <= max_fp;
+         h = std::max(h + 1, std::round(h * std::pow(2.0, 1.0 / ppo)))) {
+      if (drop && ++k % drop == 0)
+        continue;
       c.footprint_bytes.push_back(h * s);
       c.cycles.push_back(std::round(sim_latency(levels, base, s, h * s) + noise(rng)));
     }
@@ -64,17 +66,18 @@ struct run_result {
 };
 
 // Runs the gpuprobe binary with `args` (a shell-quoted string) and captures its output.
-run_result run_gpuprobe(const std::string& args);
-run_result run_binary(const std::string& binary, const std::string& args);
+run_result run_gpuprobe(const std::string &args);
+run_result run_binary(const std::string &binary, const std::string &args);
 
-std::string temp_path(const std::string& name);
-bool file_exists(const std::string& path);
+std::string temp_path(const std::string &name);
+bool file_exists(const std::string &path);
 // Writes `text` to temp_path(name) and returns that path.
-std::string write_temp(const std::string& name, const std::string& text);
+std::string write_temp(const std::string &name, const std::string &text);
 
 // A failed run: non-zero exit, exactly one line "gpuprobe: error: ..." on stderr containing
 // `needle`, and no output file at `out_path`.
-inline void expect_one_line_error(const run_result& r, const std::string& out_path, const std::string& needle = "") {
+inline void expect_one_line_error(const run_result &r, const std::string &out_path,
+                                  const std::string &needle = "") {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << r.err;
@@ -82,4 +85,4 @@ inline void expect_one_line_error(const run_result& r, const std::string& out_pa
   EXPECT_FALSE(file_exists(out_path)) << out_path;
 }
 
-}  // namespace gpuprobe::test
+} // namespace gpuprobe::test

@@ -11,23 +11,24 @@
 using namespace gpuprobe::analysis;
 
 namespace {
-std::string error_of(const std::string& text) {
+std::string error_of(const std::string &text) {
   tlb_dataset d;
   try {
     parse_cuda_gpu_tlb_csv(text, "x.csv", d);
-  } catch (const gpuprobe::error& e) {
+  } catch (const gpuprobe::error &e) {
     return e.what();
   }
   return "";
 }
-}  // namespace
+} // namespace
 
 TEST(TlbCsv, ParsesHeaderStridesAndMissingCells) {
   tlb_dataset d;
-  parse_cuda_gpu_tlb_csv("#Tesla K80: cuda 3.7, reduction mode: avg\n#,64,128,\n1,241,242,\n1.5,241,,\n2,245,250,\n2.5,246,,\n",
+  parse_cuda_gpu_tlb_csv("#Tesla K80: cuda 3.7, reduction mode: "
+                         "avg\n#,64,128,\n1,241,242,\n1.5,241,,\n2,245,250,\n2.5,246,,\n",
                          "k.csv", d);
   EXPECT_EQ(d.device_name, "Tesla K80");
-  ASSERT_EQ(d.curves.size(), 1u);  // the 128 KB column has only 2 points: dropped
+  ASSERT_EQ(d.curves.size(), 1u); // the 128 KB column has only 2 points: dropped
   EXPECT_EQ(d.curves[0].stride_bytes, 64 * 1024.0);
   ASSERT_EQ(d.curves[0].footprint_bytes.size(), 4u);
   EXPECT_EQ(d.curves[0].footprint_bytes[1], 1.5 * 1024 * 1024);
@@ -41,11 +42,11 @@ TEST(TlbCsv, NonNumericCellNamesFileAndLine) {
 }
 
 TEST(TlbCsv, MalformedInputsAreErrors) {
-  EXPECT_NE(error_of("1,2,3\n"), "");                     // no header
-  EXPECT_NE(error_of("#G: x\n#,64,\n"), "");             // no rows
-  EXPECT_NE(error_of("#G: x\n#,sixty,\n1,2,\n"), "");    // bad stride
-  EXPECT_NE(error_of("#G: x\n#,64,\n-1,241,\n"), "");    // negative footprint
-  EXPECT_NE(error_of("#G: x\n#,64,\n1,241,7,9\n"), "");  // too many cells
+  EXPECT_NE(error_of("1,2,3\n"), "");                   // no header
+  EXPECT_NE(error_of("#G: x\n#,64,\n"), "");            // no rows
+  EXPECT_NE(error_of("#G: x\n#,sixty,\n1,2,\n"), "");   // bad stride
+  EXPECT_NE(error_of("#G: x\n#,64,\n-1,241,\n"), "");   // negative footprint
+  EXPECT_NE(error_of("#G: x\n#,64,\n1,241,7,9\n"), ""); // too many cells
 }
 
 TEST(TlbInputs, MissingFileIsAnError) {
@@ -56,7 +57,9 @@ TEST(TlbInputs, MissingFileIsAnError) {
 TEST(TlbInputs, GpuprobeResultRoundTrip) {
   nlohmann::json pts = nlohmann::json::array();
   for (int h = 1; h <= 10; ++h)
-    pts.push_back({{"stride_bytes", 2097152}, {"footprint_bytes", h * 2097152.0}, {"hops", h},
+    pts.push_back({{"stride_bytes", 2097152},
+                   {"footprint_bytes", h * 2097152.0},
+                   {"hops", h},
                    {"median_cycles", h > 5 ? 300 : 270}});
   nlohmann::json doc = {{"schema", "gpuprobe.result/1"},
                         {"probe", "tlb"},
@@ -78,7 +81,8 @@ TEST(TlbInputs, FutureSchemaAndWrongProbeAreErrors) {
   EXPECT_THROW(load_tlb_inputs({path}), gpuprobe::error);
   gpuprobe::write_json_atomic(path, {{"schema", "gpuprobe.result/1"}, {"probe", "atomics"}});
   EXPECT_THROW(load_tlb_inputs({path}), gpuprobe::error);
-  gpuprobe::write_json_atomic(path, {{"schema", "gpuprobe.result/1"}, {"probe", "tlb"}, {"tlb", 3}});
+  gpuprobe::write_json_atomic(path,
+                              {{"schema", "gpuprobe.result/1"}, {"probe", "tlb"}, {"tlb", 3}});
   EXPECT_THROW(load_tlb_inputs({path}), gpuprobe::error);
   std::ofstream(path) << "{ broken";
   EXPECT_THROW(load_tlb_inputs({path}), gpuprobe::error);

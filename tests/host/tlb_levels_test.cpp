@@ -14,27 +14,29 @@ namespace {
 
 constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;
 
-std::vector<std::string> fixture_files(const std::string& gpu) {
+std::vector<std::string> fixture_files(const std::string &gpu) {
   std::vector<std::string> out;
   const auto dir = fixture(gpu);
-  if (!std::filesystem::is_directory(dir)) return out;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().filename().string().rfind("TLB-Test-", 0) == 0) out.push_back(e.path().string());
+  if (!std::filesystem::is_directory(dir))
+    return out;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("TLB-Test-", 0) == 0)
+      out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
 }
 
-void expect_within(double got, double want, double rel, const std::string& what) {
+void expect_within(double got, double want, double rel, const std::string &what) {
   EXPECT_NEAR(got, want, rel * want) << what;
 }
 
-tlb_analysis analyze_fixture(const std::string& gpu) {
+tlb_analysis analyze_fixture(const std::string &gpu) {
   const auto files = fixture_files(gpu);
   EXPECT_FALSE(files.empty()) << "fixtures missing: " << fixture(gpu);
   return analyze_tlb(load_tlb_inputs(files));
 }
 
-}  // namespace
+} // namespace
 
 TEST(TlbFixtures, K80ThreeLevels) {
   const auto a = analyze_fixture("K80");
@@ -49,7 +51,7 @@ TEST(TlbFixtures, K80ThreeLevels) {
   // L3: ~1032 x 2 MB
   expect_within(a.levels[2].entries, 1032, 0.10, "K80 L3 entries");
   EXPECT_EQ(a.levels[2].page_bytes, 2 * MiB);
-  for (const auto& L : a.levels) {
+  for (const auto &L : a.levels) {
     EXPECT_EQ(to_string(L.bound), "exact");
     EXPECT_GT(L.miss_penalty_cycles, 0);
     EXPECT_GT(L.confidence, 0.5);
@@ -77,7 +79,8 @@ TEST(TlbFixtures, H100NaivePortFindsNoLevel) {
   EXPECT_TRUE(a.levels.empty());
   EXPECT_GE(a.searched_up_to_bytes, 12000 * MiB);
   bool said_none = false;
-  for (const auto& n : a.notes) said_none |= n.find("no TLB boundary found up to") != std::string::npos;
+  for (const auto &n : a.notes)
+    said_none |= n.find("no TLB boundary found up to") != std::string::npos;
   EXPECT_TRUE(said_none);
   const auto j = to_json(a);
   EXPECT_TRUE(j["levels"].empty());
@@ -88,15 +91,17 @@ using gpuprobe::test::sim_level;
 
 std::vector<double> pow2_strides(double lo, double hi) {
   std::vector<double> v;
-  for (double s = lo; s <= hi; s *= 2) v.push_back(s);
+  for (double s = lo; s <= hi; s *= 2)
+    v.push_back(s);
   return v;
 }
 
 TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
-  const std::vector<sim_level> truth = {{16, 2 * MiB, 20}, {128, 2 * MiB, 60}, {2048, 32 * MiB, 150}};
+  const std::vector<sim_level> truth = {
+      {16, 2 * MiB, 20}, {128, 2 * MiB, 60}, {2048, 32 * MiB, 150}};
   for (unsigned seed = 1; seed <= 5; ++seed) {
-    auto d = sim_dataset(truth, 270, pow2_strides(512 * KiB, 512 * MiB), 1 * MiB, 200 * GiB, 16, 1.0,
-                         seed, 9);
+    auto d = sim_dataset(truth, 270, pow2_strides(512 * KiB, 512 * MiB), 1 * MiB, 200 * GiB, 16,
+                         1.0, seed, 9);
     const auto a = analyze_tlb(d);
     ASSERT_EQ(a.levels.size(), 3u) << "seed " << seed;
     for (std::size_t i = 0; i < 3; ++i) {
@@ -110,7 +115,8 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
 
 TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
   const std::vector<sim_level> truth = {{32, 64 * KiB, 4}};
-  auto d = sim_dataset(truth, 250, pow2_strides(16 * KiB, 1 * MiB), 64 * KiB, 256 * MiB, 16, 0.3, 7);
+  auto d =
+      sim_dataset(truth, 250, pow2_strides(16 * KiB, 1 * MiB), 64 * KiB, 256 * MiB, 16, 0.3, 7);
   const auto a = analyze_tlb(d);
   ASSERT_EQ(a.levels.size(), 1u);
   expect_within(a.levels[0].entries, 32, 0.10, "entries");
@@ -123,7 +129,8 @@ TEST(TlbSimulated, FlatCurvesGiveNoLevelAndSaySo) {
   const auto a = analyze_tlb(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_FALSE(a.notes.empty());
-  EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.5 GiB"), std::string::npos) << a.notes.back();
+  EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.5 GiB"), std::string::npos)
+      << a.notes.back();
 }
 
 TEST(TlbSimulated, L2CapacityStepIsNotATlbLevel) {

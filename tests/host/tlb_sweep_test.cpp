@@ -58,20 +58,24 @@ TEST(Sweep, BisectionPinsTheBoundaryToAFewHops) {
     return pt;
   };
   std::vector<std::string> progress;
-  const auto pts = run_sweep(p, [&](std::uint64_t s) { prepared.push_back(s); }, measure,
-                             [&](const std::string& m) { progress.push_back(m); });
+  const auto pts = run_sweep(
+      p, [&](std::uint64_t s) { prepared.push_back(s); }, measure,
+      [&](const std::string &m) { progress.push_back(m); });
   EXPECT_EQ(prepared, p.strides);
   EXPECT_EQ(progress.size(), 3u);
   // For the 4 MB stride the L2 boundary is after 1000 hops: the highest low point and the
   // lowest high point must be adjacent within the resolution.
   std::uint64_t lo = 0, hi = UINT64_MAX;
-  for (const auto& q : pts) {
-    if (q.stride_bytes != (4u << 20)) continue;
-    if (q.median < 400 && q.hops > 100) lo = std::max(lo, q.hops);
-    if (q.median > 400) hi = std::min(hi, q.hops);
+  for (const auto &q : pts) {
+    if (q.stride_bytes != (4u << 20))
+      continue;
+    if (q.median < 400 && q.hops > 100)
+      lo = std::max(lo, q.hops);
+    if (q.median > 400)
+      hi = std::min(hi, q.hops);
   }
   EXPECT_LE(lo, 1000u);
   EXPECT_GT(hi, 1000u);
-  EXPECT_LE(hi - lo, 8u);  // resolution 1/128 of 1000 hops
+  EXPECT_LE(hi - lo, 8u); // resolution 1/128 of 1000 hops
   EXPECT_LT(calls, 3 * 80);
 }

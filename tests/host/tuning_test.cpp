@@ -10,9 +10,13 @@ using nlohmann::json;
 TEST(Tuning, RegionsFollowTheLargestSharedLevel) {
   const json profile = {
       {"tlb",
-       {{"levels", {{{"reach_bytes", 11e6}, {"page_bytes", 1048576}, {"sharing", {{"scope", "inconclusive"}}}}}},
+       {{"levels",
+         {{{"reach_bytes", 11e6},
+           {"page_bytes", 1048576},
+           {"sharing", {{"scope", "inconclusive"}}}}}},
         {"candidates",
-         {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0},
+         {{{"reach_bytes", 69289902080.0},
+           {"page_bytes", 33554432.0},
            {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 48, 49}, {2, 3, 50, 51}}}}}}}}}}};
   const auto d = decide_regions(profile);
   EXPECT_EQ(d.regions, 2);
@@ -25,15 +29,19 @@ TEST(Tuning, RegionsFollowTheLargestSharedLevel) {
 }
 
 TEST(Tuning, NoSharedLevelKeepsOneRegionAndSaysWhy) {
-  const auto d = decide_regions(json{{"tlb", {{"levels", json::array()}, {"candidates", json::array()}}}});
+  const auto d =
+      decide_regions(json{{"tlb", {{"levels", json::array()}, {"candidates", json::array()}}}});
   EXPECT_EQ(d.regions, 1);
   EXPECT_DOUBLE_EQ(d.max_region_bytes, 0);
   EXPECT_NE(d.reason.find("one region"), std::string::npos);
-  EXPECT_THROW(decide_regions(json{{"schema", "gpuprobe.profile/1"}}), std::exception) << "a profile without tlb";
+  EXPECT_THROW(decide_regions(json{{"schema", "gpuprobe.profile/1"}}), std::exception)
+      << "a profile without tlb";
 }
 
 TEST(Tuning, WordSizeByGeometricMeanWithATieBand) {
-  EXPECT_EQ(decide_word_size({{0.5, 0.037, 0.065, 1, 1}, {0.005, 1.42, 0.649, 20, 10}}).word_bits, 64) << "0.649/1.42 outweighs 0.065/0.037";
+  EXPECT_EQ(decide_word_size({{0.5, 0.037, 0.065, 1, 1}, {0.005, 1.42, 0.649, 20, 10}}).word_bits,
+            64)
+      << "0.649/1.42 outweighs 0.065/0.037";
   EXPECT_EQ(decide_word_size({{0.5, 0.040, 0.070, 1, 1}}).word_bits, 32);
   const auto tie = decide_word_size({{0.5, 1.0, 1.02, 1, 1}});
   EXPECT_EQ(tie.word_bits, 32);
@@ -43,13 +51,19 @@ TEST(Tuning, WordSizeByGeometricMeanWithATieBand) {
 }
 
 TEST(Tuning, ScopeIsTheLargestLevelElseACandidateElseOnePass) {
-  const json with_level = {{"tlb",
-                            {{"levels", {{{"reach_bytes", 8.0 * 1048576}, {"page_bytes", 2097152}}, {{"reach_bytes", 3.5 * 1073741824}, {"page_bytes", 2097152}}}},
-                             {"candidates", {{{"reach_bytes", 64.0 * 1073741824}, {"page_bytes", 33554432}}}}}}};
+  const json with_level = {
+      {"tlb",
+       {{"levels",
+         {{{"reach_bytes", 8.0 * 1048576}, {"page_bytes", 2097152}},
+          {{"reach_bytes", 3.5 * 1073741824}, {"page_bytes", 2097152}}}},
+        {"candidates", {{{"reach_bytes", 64.0 * 1073741824}, {"page_bytes", 33554432}}}}}}};
   const auto a = decide_tlb_scope(with_level);
   EXPECT_EQ(a.bytes, 3584ull << 20) << "the largest level, not the larger candidate";
   EXPECT_EQ(a.level, "L2");
-  const json only_candidate = {{"tlb", {{"levels", json::array()}, {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}}}}}};
+  const json only_candidate = {
+      {"tlb",
+       {{"levels", json::array()},
+        {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}}}}}};
   const auto b = decide_tlb_scope(only_candidate);
   EXPECT_EQ(b.bytes, 2065ull * 33554432ull) << "whole 32 MiB pages of the candidate";
   EXPECT_NE(b.reason.find("candidate"), std::string::npos) << b.reason;
@@ -60,10 +74,12 @@ TEST(Tuning, ScopeIsTheLargestLevelElseACandidateElseOnePass) {
 }
 
 TEST(Tuning, CrwPlacementKeepsTheDefaultInsideTheTieBand) {
-  const std::vector<crw_point> clear = {{"thread", 0.5, 2.0}, {"warp", 0.5, 1.0}, {"warp_vm", 0.5, 1.1},
-                                        {"thread", 0.1, 4.0}, {"warp", 0.1, 2.2}, {"warp_vm", 0.1, 2.6}};
+  const std::vector<crw_point> clear = {{"thread", 0.5, 2.0},  {"warp", 0.5, 1.0},
+                                        {"warp_vm", 0.5, 1.1}, {"thread", 0.1, 4.0},
+                                        {"warp", 0.1, 2.2},    {"warp_vm", 0.1, 2.6}};
   const auto d = decide_crw_placement(clear);
-  EXPECT_EQ(d.start, "warp") << d.reason;  // warp: sqrt(0.5 * 0.55) = 0.524; warp_vm: sqrt(0.55 * 0.65) = 0.598
+  EXPECT_EQ(d.start, "warp")
+      << d.reason; // warp: sqrt(0.5 * 0.55) = 0.524; warp_vm: sqrt(0.55 * 0.65) = 0.598
   EXPECT_LT(d.geomean_ratio, 0.6);
   const auto tie = decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.98}});
   EXPECT_EQ(tie.start, "thread");
@@ -71,13 +87,16 @@ TEST(Tuning, CrwPlacementKeepsTheDefaultInsideTheTieBand) {
   const auto worse = decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 1.5}});
   EXPECT_EQ(worse.start, "thread");
   EXPECT_THROW(decide_crw_placement({{"warp", 0.5, 1.0}}), std::exception) << "no default measured";
-  EXPECT_THROW(decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.1, 1.0}}), std::exception) << "fractions differ";
+  EXPECT_THROW(decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.1, 1.0}}), std::exception)
+      << "fractions differ";
 }
 
 TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
   const json profile = {{"tlb",
                          {{"levels", {{{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}},
-                          {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}, {{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}}}}};
+                          {"candidates",
+                           {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}},
+                            {{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}}}}};
   const auto opts = scope_options(profile);
   ASSERT_EQ(opts.size(), 2u) << "one option per distinct reach";
   EXPECT_EQ(opts[0].bytes, 2065ull * 33554432ull) << "largest first";
@@ -85,8 +104,9 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
   EXPECT_EQ(opts[1].level, "L1");
   const std::uint64_t big = opts[0].bytes, small = opts[1].bytes, fp = 72ull << 30;
   // The H100 case: a small level's 288 passes are 20-36x slower, the candidate's 2 passes faster.
-  const std::vector<scope_point> pts = {{0, "cudamalloc", 9.8}, {small, "cudamalloc", 352}, {big, "cudamalloc", 9.1},
-                                        {0, "vmm", 18.5},       {small, "vmm", 352},        {big, "vmm", 9.1}};
+  const std::vector<scope_point> pts = {{0, "cudamalloc", 9.8},   {small, "cudamalloc", 352},
+                                        {big, "cudamalloc", 9.1}, {0, "vmm", 18.5},
+                                        {small, "vmm", 352},      {big, "vmm", 9.1}};
   const auto d = decide_tlb_scope_measured(opts, pts, fp);
   EXPECT_EQ(d.bytes, big) << d.reason;
   EXPECT_EQ(d.level, "C1");
@@ -98,6 +118,8 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
   EXPECT_NE(tie.reason.find("one pass kept"), std::string::npos) << tie.reason;
   // Nothing measured: one pass, and why.
   EXPECT_EQ(decide_tlb_scope_measured({}, {}, fp).bytes, 0u);
-  EXPECT_NE(decide_tlb_scope_measured(opts, {}, 16ull << 30).reason.find("at least the footprint"), std::string::npos);
-  EXPECT_THROW(decide_tlb_scope_measured(opts, {{big, "vmm", 1.0}}, fp), std::exception) << "no one-pass time for the pool";
+  EXPECT_NE(decide_tlb_scope_measured(opts, {}, 16ull << 30).reason.find("at least the footprint"),
+            std::string::npos);
+  EXPECT_THROW(decide_tlb_scope_measured(opts, {{big, "vmm", 1.0}}, fp), std::exception)
+      << "no one-pass time for the pool";
 }

@@ -10,10 +10,11 @@ using namespace gpuprobe::analysis;
 namespace {
 std::vector<double> around(double m, int n, double spread) {
   std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(m + spread * ((i * 7) % 11 - 5) / 5.0);
+  for (int i = 0; i < n; ++i)
+    v.push_back(m + spread * ((i * 7) % 11 - 5) / 5.0);
   return v;
 }
-}  // namespace
+} // namespace
 
 TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
   std::vector<workload_samples> w = {
@@ -35,9 +36,11 @@ TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
   EXPECT_FALSE(rows[3].contains("p_holm"));
   // Holm over the three measured p-values, as stats::holm gives them.
   std::vector<double> p;
-  for (int i = 0; i < 3; ++i) p.push_back(rows[i]["p"].get<double>());
+  for (int i = 0; i < 3; ++i)
+    p.push_back(rows[i]["p"].get<double>());
   const auto adj = holm(p);
-  for (int i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(rows[i]["p_holm"].get<double>(), adj[i]);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_DOUBLE_EQ(rows[i]["p_holm"].get<double>(), adj[i]);
   EXPECT_EQ(rows[0]["reps"], 15);
   EXPECT_EQ(verdict_summary(rows), "1 faster, 1 no significant difference, 1 slower, 1 not tuned");
 }
