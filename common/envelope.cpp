@@ -1,5 +1,6 @@
 #include "common/envelope.hpp"
 
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 
 namespace gpuprobe {
@@ -18,11 +19,28 @@ nlohmann::json document_head(const schema::family &f, const nlohmann::json &devi
   return {{"schema", f.id()}, {"device", device}, {"meta", run_metadata(seed)}};
 }
 
-nlohmann::json result_head(const std::string &probe, const device_info &device,
-                           std::uint64_t seed) {
-  auto doc = document_head(schema::result, to_json(device), seed);
-  doc["probe"] = probe;
-  return doc;
+result_envelope make_envelope(const device_info &device, std::uint64_t seed) {
+  return {to_json(device), run_metadata(seed)};
+}
+
+nlohmann::json result_document(const std::string &probe, const result_envelope &env,
+                               const std::string &key, nlohmann::json body) {
+  return {{"schema", schema::result.id()},
+          {"probe", probe},
+          {"device", env.device},
+          {"meta", env.meta},
+          {key, std::move(body)}};
+}
+
+const nlohmann::json &result_body(const nlohmann::json &doc, const std::string &probe,
+                                  const std::string &key, result_envelope &env) {
+  if (doc.value("probe", "") != probe)
+    throw error("not a " + probe + " result (probe '" + doc.value("probe", "?") + "')");
+  if (!doc.contains("device") || !doc.contains("meta") || !doc.contains(key))
+    throw error(probe + " result: no device, meta or " + key + " block");
+  env.device = doc["device"];
+  env.meta = doc["meta"];
+  return doc[key];
 }
 
 } // namespace gpuprobe

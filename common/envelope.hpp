@@ -20,7 +20,18 @@ nlohmann::json run_metadata(std::uint64_t seed);
 // {"schema": f.id(), "device": device, "meta": run_metadata(seed)}.
 nlohmann::json document_head(const schema::family &f, const nlohmann::json &device,
                              std::uint64_t seed);
-// A probe's result: the head of schema::result plus {"probe": probe}.
-nlohmann::json result_head(const std::string &probe, const device_info &device, std::uint64_t seed);
+
+// What every probe's result carries besides its own block; the result structs derive from it.
+struct result_envelope {
+  nlohmann::json device, meta;
+};
+// The envelope of a result measured now on `device` (meta: this process, `seed`).
+result_envelope make_envelope(const device_info &device, std::uint64_t seed);
+// {"schema", "probe", "device", "meta", <key>: body}: a probe's result document.
+nlohmann::json result_document(const std::string &probe, const result_envelope &env,
+                               const std::string &key, nlohmann::json body);
+// The inverse: checks the probe, fills `env`, returns doc[key] (throws gpuprobe::error).
+const nlohmann::json &result_body(const nlohmann::json &doc, const std::string &probe,
+                                  const std::string &key, result_envelope &env);
 
 } // namespace gpuprobe

@@ -47,9 +47,7 @@ run_atomics(const atomics_options &o, const device_info &dev,
   device_info seen = dev;
   seen.sm_clock_mhz_seen = 0.5 * (r.sm_clock_mhz_before + r.sm_clock_mhz_after);
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
-  const auto head = result_head("atomics", seen, o.seed);
-  r.device = head["device"];
-  r.meta = head["meta"];
+  static_cast<result_envelope &>(r) = make_envelope(seen, o.seed);
   return r;
 }
 

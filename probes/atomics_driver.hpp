@@ -3,6 +3,7 @@
 // counts 1, 2, 4, ... full occupancy, its result and the result's JSON (gpuprobe.result/1,
 // probe "atomics"). Host code in atomics_result.cpp; run_atomics needs a GPU.
 #include "common/device_info.hpp"
+#include "common/envelope.hpp"
 #include "probes/atomics.hpp"
 
 #include <nlohmann/json.hpp>
@@ -34,8 +35,7 @@ struct atomics_variant_result {
   nlohmann::json analysis = nlohmann::json::object(); // the fit and model (added by the caller)
 };
 
-struct atomics_result {
-  nlohmann::json device, meta;
+struct atomics_result : result_envelope { // device, meta
   std::uint64_t full_occupancy_threads = 0, cas_max_threads = 0;
   double sm_clock_mhz_before = 0, sm_clock_mhz_after = 0;
   std::vector<atomics_variant_result> variants;

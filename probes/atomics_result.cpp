@@ -1,5 +1,6 @@
 // The host half of the atomics probe: variant names, thread counts, the result's JSON.
 #include "common/enum_names.hpp"
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/schema.hpp"
 #include "probes/atomics_driver.hpp"
@@ -87,29 +88,22 @@ json to_json(const atomics_result &r) {
     jv.update(v.analysis);
     out.push_back(jv);
   }
-  return {{"schema", schema::result.id()},
-          {"probe", "atomics"},
-          {"device", r.device},
-          {"meta", r.meta},
-          {"atomics",
-           {{"method", "one atomic per thread per launch (single shot), clock64 around it; "
-                       "launches repeated to >= samples"},
-            {"full_occupancy_threads", r.full_occupancy_threads},
-            {"cas_max_threads", r.cas_max_threads},
-            {"sm_clock_mhz_before", r.sm_clock_mhz_before},
-            {"sm_clock_mhz_after", r.sm_clock_mhz_after},
-            {"variants", out},
-            {"wall_seconds", r.wall_seconds}}}};
+  return result_document(
+      "atomics", r, "atomics",
+      json{{"method", "one atomic per thread per launch (single shot), clock64 around it; "
+                      "launches repeated to >= samples"},
+           {"full_occupancy_threads", r.full_occupancy_threads},
+           {"cas_max_threads", r.cas_max_threads},
+           {"sm_clock_mhz_before", r.sm_clock_mhz_before},
+           {"sm_clock_mhz_after", r.sm_clock_mhz_after},
+           {"variants", out},
+           {"wall_seconds", r.wall_seconds}});
 }
 
 atomics_result atomics_result_from_json(const json &doc) {
   try {
-    if (doc.value("probe", "") != "atomics")
-      throw error("not an atomics result");
     atomics_result r;
-    r.device = doc.at("device");
-    r.meta = doc.at("meta");
-    const json &a = doc.at("atomics");
+    const json &a = result_body(doc, "atomics", "atomics", r);
     r.full_occupancy_threads = a.at("full_occupancy_threads").get<std::uint64_t>();
     r.cas_max_threads = a.at("cas_max_threads").get<std::uint64_t>();
     r.sm_clock_mhz_before = a.at("sm_clock_mhz_before").get<double>();

@@ -74,9 +74,7 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
         std::chrono::duration<double>(clock::now() - t0).count());
   }
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
-  const auto head = result_head("tlb-sharing", dev, o.seed);
-  r.device = head["device"];
-  r.meta = head["meta"];
+  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.params = {{"level_origin", L.origin},
               {"level", L.level},
               {"page_bytes", L.page_bytes},

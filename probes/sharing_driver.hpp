@@ -4,6 +4,7 @@
 // "tlb-sharing"). Host code in sharing_result.cpp; run_sharing needs a GPU (sharing_driver.cpp).
 #include "common/defaults.hpp"
 #include "common/device_info.hpp"
+#include "common/envelope.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -53,9 +54,8 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
 std::vector<int> victim_rounds(std::size_t victim, const std::vector<int> &sms,
                                std::mt19937_64 &rng, std::vector<std::size_t> &order);
 
-struct sharing_result {
-  nlohmann::json device, meta;
-  nlohmann::json params; // the layout, pool and order actually used
+struct sharing_result : result_envelope { // device, meta
+  nlohmann::json params;                  // the layout, pool and order actually used
   std::vector<int> sm_ids;
   std::vector<std::vector<double>> mean_cycles, median_cycles; // [victim][disruptor]
   std::vector<double> baseline_mean_cycles, baseline_median_cycles, baseline_drift_cycles;

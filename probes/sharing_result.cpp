@@ -1,5 +1,6 @@
 // The host half of the sharing probe: the level under test, the pool policy, the round order,
 // the result's JSON.
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
@@ -108,29 +109,21 @@ std::vector<int> victim_rounds(std::size_t i, const std::vector<int> &sms, std::
 }
 
 json to_json(const sharing_result &r) {
-  return {{"schema", schema::result.id()},
-          {"probe", "tlb-sharing"},
-          {"device", r.device},
-          {"meta", r.meta},
-          {"sharing",
-           {{"params", r.params},
-            {"sm_ids", r.sm_ids},
-            {"mean_cycles", r.mean_cycles},
-            {"median_cycles", r.median_cycles},
-            {"baseline_mean_cycles", r.baseline_mean_cycles},
-            {"baseline_median_cycles", r.baseline_median_cycles},
-            {"baseline_drift_cycles", r.baseline_drift_cycles},
-            {"wall_seconds", r.wall_seconds}}}};
+  return result_document("tlb-sharing", r, "sharing",
+                         json{{"params", r.params},
+                              {"sm_ids", r.sm_ids},
+                              {"mean_cycles", r.mean_cycles},
+                              {"median_cycles", r.median_cycles},
+                              {"baseline_mean_cycles", r.baseline_mean_cycles},
+                              {"baseline_median_cycles", r.baseline_median_cycles},
+                              {"baseline_drift_cycles", r.baseline_drift_cycles},
+                              {"wall_seconds", r.wall_seconds}});
 }
 
 sharing_result sharing_result_from_json(const json &doc) {
   try {
-    if (doc.value("probe", "") != "tlb-sharing")
-      throw error("not a tlb-sharing result");
     sharing_result r;
-    r.device = doc.at("device");
-    r.meta = doc.at("meta");
-    const json &s = doc.at("sharing");
+    const json &s = result_body(doc, "tlb-sharing", "sharing", r);
     r.params = s.at("params");
     r.sm_ids = s.at("sm_ids").get<std::vector<int>>();
     r.mean_cycles = s.at("mean_cycles").get<std::vector<std::vector<double>>>();

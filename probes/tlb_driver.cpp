@@ -63,9 +63,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
   dev.sm_clock_mhz_seen = 0.5 * (r.sm_clock_mhz_before + r.sm_clock_mhz_after);
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
 
-  const auto head = result_head("tlb", dev, o.seed);
-  r.device = head["device"];
-  r.meta = head["meta"];
+  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.alloc = to_string(o.alloc);
   r.granularity_bytes = pool.granularity();
   r.min_bytes = plan.min_bytes;

@@ -5,6 +5,7 @@
 #include "common/defaults.hpp"
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
+#include "common/envelope.hpp"
 #include "common/units.hpp"
 #include "probes/tlb_sweep.hpp"
 
@@ -42,8 +43,7 @@ struct tlb_control {
   std::vector<sweep_point> points;
 };
 
-struct tlb_result {
-  nlohmann::json device, meta; // the envelope (common/envelope.hpp)
+struct tlb_result : result_envelope { // device, meta
   std::string alloc;
   std::uint64_t granularity_bytes = 0; // 0: the driver decides ("unknown")
   std::uint64_t min_bytes = 0, max_bytes = 0;

@@ -117,35 +117,27 @@ json to_json(const tlb_result &r) {
                {"passed", r.control->passed},
                {"points", points_json(r.control->points)}};
   }
-  return {
-      {"schema", schema::result.id()},
-      {"probe", "tlb"},
-      {"device", r.device},
-      {"meta", r.meta},
-      {"tlb",
-       {{"alloc", r.alloc},
-        {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
-        {"min_bytes", r.min_bytes},
-        {"max_bytes", r.max_bytes},
-        {"strides", r.strides},
-        {"points_per_octave", r.points_per_octave},
-        {"samples_per_point", r.samples_per_point},
-        {"load", r.load},
-        {"sm_clock_mhz_before", r.sm_clock_mhz_before},
-        {"sm_clock_mhz_after", r.sm_clock_mhz_after},
-        {"control", control},
-        {"points", points_json(r.points)},
-        {"wall_seconds", r.wall_seconds}}}};
+  return result_document(
+      "tlb", r, "tlb",
+      json{{"alloc", r.alloc},
+           {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
+           {"min_bytes", r.min_bytes},
+           {"max_bytes", r.max_bytes},
+           {"strides", r.strides},
+           {"points_per_octave", r.points_per_octave},
+           {"samples_per_point", r.samples_per_point},
+           {"load", r.load},
+           {"sm_clock_mhz_before", r.sm_clock_mhz_before},
+           {"sm_clock_mhz_after", r.sm_clock_mhz_after},
+           {"control", control},
+           {"points", points_json(r.points)},
+           {"wall_seconds", r.wall_seconds}});
 }
 
 tlb_result tlb_result_from_json(const json &doc) {
   try {
-    if (doc.value("probe", "") != "tlb")
-      throw error("not a tlb result");
     tlb_result r;
-    r.device = doc.at("device");
-    r.meta = doc.at("meta");
-    const json &t = doc.at("tlb");
+    const json &t = result_body(doc, "tlb", "tlb", r);
     r.alloc = t.at("alloc").get<std::string>();
     r.granularity_bytes =
         t.at("granularity_bytes").is_number() ? t["granularity_bytes"].get<std::uint64_t>() : 0;
