@@ -5,6 +5,7 @@
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
 #include "probes/device_util.cuh"
+#include "tests/common/binary_path.hpp"
 #include "tune/measure.hpp"
 
 #include <nlohmann/json.hpp>
@@ -215,7 +216,7 @@ TEST(Tuned, TuneThenValidateEndToEnd) {
   const std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/tv_profile.json") << profile.dump();
   int rc = 0;
-  const std::string bin = GPUPROBE_BINARY;
+  const std::string bin = test::gpuprobe_binary(); // relocatable: beside the build folder
   const std::string tout = test::shell(bin + " tune --quick --reps 3 --profile " + dir +
                                            "/tv_profile.json --out " + dir + "/tv_tuning.json 2>&1",
                                        &rc);
