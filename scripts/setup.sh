@@ -23,5 +23,7 @@ fi
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 command -v nvcc >/dev/null || { echo "setup: nvcc not found (install the CUDA Toolkit)" >&2; exit 1; }
 
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release ${GPUPROBE_CMAKE_ARGS:-}
+launcher=()  # ccache, where installed, makes rebuilds of unchanged files free
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" ${GPUPROBE_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(nproc)"
