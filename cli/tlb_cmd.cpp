@@ -3,6 +3,7 @@
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "cli/common.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "probes/tlb_driver.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 struct tlb_flags {
   common_options common;
   std::string alloc = "cudamalloc";
-  std::string max_bytes, min_bytes = "1M", min_stride = "64K", max_stride = "1G";
+  std::string max_bytes, min_bytes = "1M", min_stride = "64K", max_stride = "1G", alias_bytes;
   std::vector<std::string> strides;
   probes::tlb_options o;
 };
@@ -27,6 +28,9 @@ void run(tlb_flags &f) {
   o.alloc = parse_alloc_kind(f.alloc);
   o.seed = f.common.seed;
   o.max_bytes = f.max_bytes.empty() ? 0 : parse_bytes(f.max_bytes);
+  o.alias_bytes = f.alias_bytes.empty() ? 0 : parse_bytes(f.alias_bytes);
+  if (o.alias_bytes && o.alloc != alloc_kind::alias)
+    throw error("--alias-bytes goes with --alloc alias");
   o.min_bytes = parse_bytes(f.min_bytes);
   o.min_stride = parse_bytes(f.min_stride);
   o.max_stride = parse_bytes(f.max_stride);
@@ -66,10 +70,18 @@ void setup_tlb(CLI::App &parent) {
   add_device_option(*app, f->common);
   add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1)");
   add_seed_option(*app, f->common);
-  app->add_option("--alloc", f->alloc, "cudamalloc | vmm | managed")
+  app->add_option(
+         "--alloc", f->alloc,
+         "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
+         "virtual range: translation alone, past the device memory)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cudamalloc", "vmm", "managed"}));
-  app->add_option("--max-bytes", f->max_bytes, "largest footprint (default: 94% of free memory)");
+      ->check(CLI::IsMember({"cudamalloc", "vmm", "managed", "alias"}));
+  app->add_option(
+      "--alias-bytes", f->alias_bytes,
+      "alias: the physical chunk (a multiple of the VMM granularity; default the granularity)");
+  app->add_option(
+      "--max-bytes", f->max_bytes,
+      "largest footprint (default: 94% of free memory; alias: 4 x the memory, a power of two)");
   app->add_option("--min-bytes", f->min_bytes, "smallest footprint")->capture_default_str();
   app->add_option("--min-stride", f->min_stride,
                   "smallest stride (powers of two up to --max-stride)")

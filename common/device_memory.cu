@@ -17,7 +17,9 @@ alloc_kind parse_alloc_kind(const std::string &s) {
     return alloc_kind::managed;
   if (s == "vmm-sparse")
     return alloc_kind::vmm_sparse;
-  throw error("unknown --alloc '" + s + "' (cudamalloc, vmm, managed or vmm-sparse)");
+  if (s == "alias")
+    return alloc_kind::alias;
+  throw error("unknown --alloc '" + s + "' (cudamalloc, vmm, managed, vmm-sparse or alias)");
 }
 
 const char *to_string(alloc_kind k) {
@@ -30,6 +32,8 @@ const char *to_string(alloc_kind k) {
     return "managed";
   case alloc_kind::vmm_sparse:
     return "vmm-sparse";
+  case alloc_kind::alias:
+    return "alias";
   }
   return "?";
 }
@@ -162,16 +166,57 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
     }
     break;
   }
+  case alloc_kind::alias: {
+    const auto &d = api();
+    granularity_ = vmm_granularity(device);
+    slot_ = slot_bytes ? slot_bytes : granularity_;
+    if (slot_ % granularity_ != 0)
+      throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
+                  std::to_string(granularity_) + "-byte VMM granularity");
+    bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
+    CUdeviceptr va = 0;
+    if (d.address_reserve(&va, bytes_, slot_, 0, 0) != CUDA_SUCCESS) {
+      // Say how much the driver does grant: the largest power-of-two share of the request.
+      std::size_t granted = bytes_ / 2 / slot_ * slot_;
+      while (granted >= slot_ && d.address_reserve(&va, granted, slot_, 0, 0) != CUDA_SUCCESS)
+        granted = granted / 2 / slot_ * slot_;
+      if (granted >= slot_)
+        (void)d.address_free(va, granted);
+      throw error("the driver refused a virtual range of " + std::to_string(bytes_ >> 30) +
+                  " GiB; it granted " + std::to_string(granted >> 30) +
+                  " GiB: give a smaller --max-bytes");
+    }
+    ptr_ = reinterpret_cast<char *>(va);
+    const CUmemAllocationProp prop = device_prop(device);
+    try {
+      CUmemGenericAllocationHandle h{};
+      cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
+      handles_.push_back(h);
+      for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
+        cu_check(d.mem_map(va + off, slot_, 0, h, 0), "cuMemMap (alias)");
+      CUmemAccessDesc access{};
+      access.location = prop.location;
+      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+      cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
+    } catch (...) {
+      this->~device_pool();
+      throw;
+    }
+    break;
+  }
   }
 }
 
 device_pool::~device_pool() {
   if (!ptr_)
     return;
-  if (kind_ == alloc_kind::vmm || kind_ == alloc_kind::vmm_sparse) {
+  if (kind_ == alloc_kind::vmm || kind_ == alloc_kind::vmm_sparse || kind_ == alloc_kind::alias) {
     const auto &d = api();
     const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
-    if (kind_ == alloc_kind::vmm_sparse) {
+    if (kind_ == alloc_kind::alias) {
+      for (std::size_t k = 0; k < mapped_slots_; ++k)
+        (void)d.mem_unmap(va + k * slot_, slot_);
+    } else if (kind_ == alloc_kind::vmm_sparse) {
       // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
       for (std::size_t off = 0; off < bytes_; off += slot_)
         (void)d.mem_unmap(va + off, granularity_);

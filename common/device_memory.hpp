@@ -9,6 +9,10 @@
 //               the start of every slot, the rest unmapped. A walk that touches one address per
 //               slot sees every slot's translation, using 1/(slot/granularity) of the memory:
 //               this is how a level whose reach exceeds half the memory can still be tested.
+//   alias       CUDA VMM: ONE physical chunk of `slot_bytes` (a multiple of the granularity)
+//               mapped at every slot of a virtual range of any size the driver grants (beyond
+//               the device memory). Every slot reads the same physical bytes, so a walk over it
+//               has a constant cache cost: its latency steps are address translation alone.
 // The driver API is reached through cudaGetDriverEntryPointByVersion, so the binary does not
 // link libcuda and loads on machines without a driver.
 #include <cstdint>
@@ -17,13 +21,14 @@
 
 namespace gpuprobe {
 
-enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse };
+enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse, alias };
 alloc_kind parse_alloc_kind(const std::string &s); // throws gpuprobe::error
 const char *to_string(alloc_kind k);
 
 class device_pool {
 public:
-  // slot_bytes: vmm_sparse only (a multiple of the granularity); ignored otherwise.
+  // slot_bytes: vmm_sparse and alias only (a multiple of the granularity; alias: 0 = the
+  // granularity); ignored otherwise. Throws gpuprobe::error naming what the driver refused.
   device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
               std::size_t slot_bytes = 0);
   ~device_pool();
@@ -37,8 +42,12 @@ public:
   std::size_t granularity() const { return granularity_; }
   // Bytes mapped at the start of each `slot_bytes` slot (vmm_sparse), else bytes().
   std::size_t mapped_per_slot() const {
-    return kind_ == alloc_kind::vmm_sparse ? granularity_ : bytes_;
+    return kind_ == alloc_kind::vmm_sparse ? granularity_
+           : kind_ == alloc_kind::alias    ? slot_
+                                           : bytes_;
   }
+  // alias: the bytes of the one physical chunk every slot maps (else 0).
+  std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
@@ -47,7 +56,8 @@ private:
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
-  std::size_t slot_ = 0; // vmm_sparse: bytes per slot
+  std::size_t slot_ = 0;         // vmm_sparse, alias: bytes per slot
+  std::size_t mapped_slots_ = 0; // alias: slots mapped so far
   char *ptr_ = nullptr;
   std::vector<unsigned long long> handles_; // vmm physical chunks
 };

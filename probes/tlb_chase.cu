@@ -37,6 +37,42 @@ __global__ void tlb_chase_kernel(const char *base, unsigned long long warm_hops,
     sink[0] = off; // guarded sink: never true, keeps the chase alive
 }
 
+// Alias pools: every slot maps the same physical chunk, so the chain cannot hold absolute
+// offsets. Every word holds the stride (the delta to the next hop) and the walk wraps modulo
+// the footprint; the loaded value still feeds the next address, so the chase stays dependent.
+__global__ void fill_kernel(unsigned long long *p, unsigned long long words, unsigned long long v) {
+  for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < words;
+       i += 1ull * gridDim.x * blockDim.x)
+    p[i] = v;
+}
+
+__device__ __forceinline__ unsigned long long alias_step(const char *base, unsigned long long off,
+                                                         unsigned long long footprint) {
+  off += load_cg(base, off);
+  return off >= footprint ? off - footprint : off;
+}
+
+__global__ void tlb_alias_chase_kernel(const char *base, unsigned long long footprint,
+                                       unsigned long long warm_hops, unsigned samples,
+                                       unsigned *lat_out, unsigned long long *sink) {
+  extern __shared__ unsigned s_lat[];
+  unsigned long long off = 0;
+  for (unsigned long long h = 0; h < warm_hops; ++h)
+    off = alias_step(base, off, footprint); // warm pass
+  for (unsigned k = 0; k < samples; ++k) {
+    const unsigned long long t0 = clock_now();
+    off = alias_step(base, off, footprint);
+    s_lat[k] = static_cast<unsigned>(off); // needs the loaded value: the clock read waits for it
+    const unsigned long long t1 = clock_now();
+    s_lat[k] = static_cast<unsigned>(t1 - t0);
+  }
+  for (unsigned k = 0; k < samples; ++k)
+    lat_out[k] = s_lat[k];
+  sink[1] = smid();
+  if (off == ~0ull)
+    sink[0] = off; // guarded sink: never true, keeps the chase alive
+}
+
 __global__ void clock_rate_kernel(unsigned long long spin_ns, double *mhz) {
   const unsigned long long g0 = globaltimer_ns();
   const unsigned long long c0 = clock64();
@@ -56,9 +92,10 @@ pointer_chase::pointer_chase(device_pool &pool, std::uint32_t samples)
     throw error("pointer_chase: samples must be > 0");
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_lat_, sizeof(unsigned) * samples_));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, 2 * sizeof(unsigned long long)));
-  GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(tlb_chase_kernel,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           int(sizeof(unsigned) * max_samples())));
+  for (const void *k : {reinterpret_cast<const void *>(tlb_chase_kernel),
+                        reinterpret_cast<const void *>(tlb_alias_chase_kernel)})
+    GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(sizeof(unsigned) * max_samples())));
   host_lat_.resize(samples_);
 }
 
@@ -76,7 +113,11 @@ void pointer_chase::prepare_stride(std::uint64_t stride, std::uint64_t limit_byt
   max_hops_ = bytes / stride;
   if (max_hops_ < 1)
     throw error("stride larger than the pool");
-  chain_init_kernel<<<1024, 256>>>(pool_.data(), stride, max_hops_);
+  if (pool_.kind() == alloc_kind::alias)
+    fill_kernel<<<1024, 256>>>(reinterpret_cast<unsigned long long *>(pool_.data()),
+                               pool_.alias_bytes() / 8, stride);
+  else
+    chain_init_kernel<<<1024, 256>>>(pool_.data(), stride, max_hops_);
   GPUPROBE_CUDA_CHECK_LAUNCH();
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -84,18 +125,24 @@ void pointer_chase::prepare_stride(std::uint64_t stride, std::uint64_t limit_byt
 chase_stats pointer_chase::measure(std::uint64_t hops) {
   if (hops < 1 || hops > max_hops_)
     throw error("hops out of range for the pool");
+  const bool alias = pool_.kind() == alloc_kind::alias;
   char *last = pool_.data() + (hops - 1) * stride_;
   const unsigned long long to_first = 0, to_next = (hops % max_hops_) * stride_;
-  GPUPROBE_CUDA_CHECK(cudaMemcpy(last, &to_first, sizeof to_first, cudaMemcpyHostToDevice));
-  tlb_chase_kernel<<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops, samples_, d_lat_,
-                                                          d_sink_);
+  if (alias) {
+    tlb_alias_chase_kernel<<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops * stride_,
+                                                                  hops, samples_, d_lat_, d_sink_);
+  } else {
+    GPUPROBE_CUDA_CHECK(cudaMemcpy(last, &to_first, sizeof to_first, cudaMemcpyHostToDevice));
+    tlb_chase_kernel<<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops, samples_, d_lat_,
+                                                            d_sink_);
+  }
   GPUPROBE_CUDA_CHECK_LAUNCH();
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
   unsigned long long sink[2];
   GPUPROBE_CUDA_CHECK(
       cudaMemcpy(host_lat_.data(), d_lat_, sizeof(unsigned) * samples_, cudaMemcpyDeviceToHost));
   GPUPROBE_CUDA_CHECK(cudaMemcpy(sink, d_sink_, sizeof sink, cudaMemcpyDeviceToHost));
-  if (hops < max_hops_) // re-open the chain for the next footprint
+  if (!alias && hops < max_hops_) // re-open the chain for the next footprint
     GPUPROBE_CUDA_CHECK(cudaMemcpy(last, &to_next, sizeof to_next, cudaMemcpyHostToDevice));
 
   chase_stats s;

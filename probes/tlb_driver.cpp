@@ -5,8 +5,26 @@
 
 #include <chrono>
 #include <cstdio>
+#include <memory>
 
 namespace gpuprobe::probes {
+
+namespace {
+sweep_point measure_point(pointer_chase &chase, std::uint64_t stride, std::uint64_t hops) {
+  const auto c = chase.measure(hops);
+  sweep_point p;
+  p.stride_bytes = stride;
+  p.hops = hops;
+  p.footprint_bytes = c.footprint_bytes;
+  p.median = c.median;
+  p.p10 = c.p10;
+  p.p90 = c.p90;
+  p.mean = c.mean;
+  p.samples = c.samples;
+  p.smid = c.smid;
+  return p;
+}
+} // namespace
 
 tlb_result run_tlb(const tlb_options &o, device_info dev) {
   using clock = std::chrono::steady_clock;
@@ -18,36 +36,47 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
       format_bytes(double(dev.memory_bytes)).c_str(),
       cuda_version_string(dev.driver_version).c_str(),
       cuda_version_string(dev.runtime_version).c_str());
-  sweep_plan plan = plan_tlb(o, static_cast<std::uint64_t>(dev.memory_free_bytes_at_start));
+  sweep_plan plan = plan_tlb(o, static_cast<std::uint64_t>(dev.memory_free_bytes_at_start),
+                             static_cast<std::uint64_t>(dev.memory_bytes));
 
   tlb_result r;
   r.sm_clock_mhz_before = measure_sm_clock_mhz();
   std::fprintf(stderr, "[tlb] allocating %s (%s)\n", format_bytes(double(plan.max_bytes)).c_str(),
                to_string(o.alloc));
-  device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed);
+  const auto t_map = clock::now();
+  device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed, o.alias_bytes);
+  if (o.alloc == alloc_kind::alias)
+    std::fprintf(stderr,
+                 "[tlb] %s of virtual range, every slot one %s physical chunk: mapped in %.1f s\n",
+                 format_bytes(double(pool.bytes())).c_str(),
+                 format_bytes(double(pool.alias_bytes())).c_str(),
+                 std::chrono::duration<double>(clock::now() - t_map).count());
   plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
   pointer_chase chase(pool, o.samples);
   auto measure = [&](std::uint64_t stride, std::uint64_t hops) {
-    const auto c = chase.measure(hops);
-    sweep_point p;
-    p.stride_bytes = stride;
-    p.hops = hops;
-    p.footprint_bytes = c.footprint_bytes;
-    p.median = c.median;
-    p.p10 = c.p10;
-    p.p90 = c.p90;
-    p.mean = c.mean;
-    p.samples = c.samples;
-    p.smid = c.smid;
-    return p;
+    return measure_point(chase, stride, hops);
   };
 
   // Positive control: a 128-byte stride walks one L2 line per hop, so the L2 capacity shows as
   // a large, well-known rise. A flat TLB sweep is credible only beside a control that rose.
+  // An alias pool repeats one chunk, which the L2 holds: its control runs on real memory.
   if (o.control) {
-    const auto cp = plan_control(plan.max_bytes, std::uint64_t(dev.l2_bytes));
+    const auto cp = plan_control(o.alloc == alloc_kind::alias ? std::uint64_t(dev.l2_bytes) * 4
+                                                              : plan.max_bytes,
+                                 std::uint64_t(dev.l2_bytes));
+    std::unique_ptr<device_pool> real;
+    std::unique_ptr<pointer_chase> real_chase;
+    if (o.alloc == alloc_kind::alias) {
+      real =
+          std::make_unique<device_pool>(alloc_kind::cudamalloc, cp.max_bytes, dev.ordinal, o.seed);
+      real_chase = std::make_unique<pointer_chase>(*real, o.samples);
+    }
+    pointer_chase &cc = real_chase ? *real_chase : chase;
+    auto measure_control = [&](std::uint64_t stride, std::uint64_t hops) {
+      return measure_point(cc, stride, hops);
+    };
     auto pts = run_sweep(
-        cp, [&](std::uint64_t s) { chase.prepare_stride(s, cp.max_bytes); }, measure,
+        cp, [&](std::uint64_t s) { cc.prepare_stride(s, cp.max_bytes); }, measure_control,
         [](const std::string &s) { std::fprintf(stderr, "[tlb] control: %s\n", s.c_str()); });
     r.control = judge_control(std::move(pts), std::uint64_t(dev.l2_bytes));
     std::fprintf(stderr, "[tlb] control (L2 capacity, %s): %s\n",
@@ -66,6 +95,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.alloc = to_string(o.alloc);
   r.granularity_bytes = pool.granularity();
+  r.alias_bytes = pool.alias_bytes();
   r.min_bytes = plan.min_bytes;
   r.max_bytes = plan.max_bytes;
   r.strides = plan.strides;

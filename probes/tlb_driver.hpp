@@ -20,7 +20,9 @@ namespace gpuprobe::probes {
 
 struct tlb_options {
   alloc_kind alloc = alloc_kind::cudamalloc;
-  std::uint64_t max_bytes = 0; // 0: free_fraction of the free memory, whole GiB
+  std::uint64_t alias_bytes = 0; // alias: the physical chunk every slot maps (0: the granularity)
+  // 0: free_fraction of the free memory, whole GiB (alias: 4 x the memory, a power of two)
+  std::uint64_t max_bytes = 0;
   std::uint64_t min_bytes = k_mib;
   std::uint64_t min_stride = 64 * k_kib, max_stride = k_gib; // powers of two between them...
   std::vector<std::uint64_t> strides;                        // ...unless given explicitly
@@ -46,6 +48,7 @@ struct tlb_control {
 struct tlb_result : result_envelope { // device, meta
   std::string alloc;
   std::uint64_t granularity_bytes = 0; // 0: the driver decides ("unknown")
+  std::uint64_t alias_bytes = 0;       // alias pools: the one physical chunk (else 0, not written)
   std::uint64_t min_bytes = 0, max_bytes = 0;
   std::vector<std::uint64_t> strides;
   int points_per_octave = 0;
@@ -59,7 +62,7 @@ struct tlb_result : result_envelope { // device, meta
 
 // The sweep plan of `o` on a device with `free_bytes` free (throws gpuprobe::error on options
 // that cannot run: footprint beyond the free memory, min > max, a stride not a multiple of 8).
-sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_bytes);
+sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_bytes, std::uint64_t memory_bytes = 0);
 // The control's plan (128-byte stride, 1 MiB to min(max_bytes, 4 x L2)) and its verdict.
 sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes);
 tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_bytes);

@@ -10,10 +10,17 @@ namespace gpuprobe::probes {
 
 using nlohmann::json;
 
-sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b) {
+sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b, std::uint64_t memory_b) {
   sweep_plan plan;
   plan.min_bytes = o.min_bytes;
-  if (o.max_bytes == 0) {
+  if (o.alloc == alloc_kind::alias) {
+    // An alias pool takes one chunk of memory whatever its virtual size: the footprint is bounded
+    // by the address space and the time to map it, not by the memory.
+    std::uint64_t dflt = k_gib;
+    while (dflt * 2 <= 4 * memory_b)
+      dflt *= 2;
+    plan.max_bytes = o.max_bytes ? o.max_bytes : dflt;
+  } else if (o.max_bytes == 0) {
     plan.max_bytes = static_cast<std::uint64_t>(double(free_b) * o.free_fraction) >> 30 << 30;
   } else {
     plan.max_bytes = o.max_bytes;
@@ -117,21 +124,26 @@ json to_json(const tlb_result &r) {
                {"passed", r.control->passed},
                {"points", points_json(r.control->points)}};
   }
-  return result_document(
-      "tlb", r, "tlb",
-      json{{"alloc", r.alloc},
-           {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
-           {"min_bytes", r.min_bytes},
-           {"max_bytes", r.max_bytes},
-           {"strides", r.strides},
-           {"points_per_octave", r.points_per_octave},
-           {"samples_per_point", r.samples_per_point},
-           {"load", r.load},
-           {"sm_clock_mhz_before", r.sm_clock_mhz_before},
-           {"sm_clock_mhz_after", r.sm_clock_mhz_after},
-           {"control", control},
-           {"points", points_json(r.points)},
-           {"wall_seconds", r.wall_seconds}});
+  json body{
+      {"alloc", r.alloc},
+      {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
+      {"min_bytes", r.min_bytes},
+      {"max_bytes", r.max_bytes},
+      {"strides", r.strides},
+      {"points_per_octave", r.points_per_octave},
+      {"samples_per_point", r.samples_per_point},
+      {"load", r.load},
+      {"sm_clock_mhz_before", r.sm_clock_mhz_before},
+      {"sm_clock_mhz_after", r.sm_clock_mhz_after},
+      {"control", control},
+      {"points", points_json(r.points)},
+      {"wall_seconds", r.wall_seconds}};
+  if (r.alias_bytes) { // alias pools only: one physical chunk at every slot
+    body["alias_bytes"] = r.alias_bytes;
+    body["load"] =
+        r.load + ", every hop an alias of one physical chunk (delta chain, modulo the footprint)";
+  }
+  return result_document("tlb", r, "tlb", std::move(body));
 }
 
 tlb_result tlb_result_from_json(const json &doc) {
@@ -147,6 +159,9 @@ tlb_result tlb_result_from_json(const json &doc) {
     r.points_per_octave = t.at("points_per_octave").get<int>();
     r.samples_per_point = t.at("samples_per_point").get<std::size_t>();
     r.load = t.at("load").get<std::string>();
+    r.alias_bytes = t.value("alias_bytes", std::uint64_t(0));
+    if (r.alias_bytes && r.load.find(", every hop") != std::string::npos)
+      r.load = r.load.substr(0, r.load.find(", every hop"));
     r.sm_clock_mhz_before = t.at("sm_clock_mhz_before").get<double>();
     r.sm_clock_mhz_after = t.at("sm_clock_mhz_after").get<double>();
     if (!t.at("control").is_null()) {

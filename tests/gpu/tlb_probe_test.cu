@@ -119,3 +119,48 @@ TEST(TlbProbeGpu, CliSmallSweepWritesAResult) {
   EXPECT_TRUE(doc["tlb"]["control"]["passed"].get<bool>()) << log;
   EXPECT_GT(doc["device"]["sm_clock_mhz_seen"].get<double>(), 100);
 }
+
+// An alias pool maps one physical chunk at every slot of a virtual range larger than the device
+// memory: the delta chain walks it, each hop reading the same physical line (stride a multiple
+// of the chunk), so the per-hop cost stays that of an L2 hit plus translation.
+TEST(TlbProbeGpu, AliasPoolWalksPastTheDeviceMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  const auto dev = query_device(0);
+  const std::uint64_t chunk = 32ull << 20;
+  const std::uint64_t bytes = (std::uint64_t(dev.memory_bytes) / chunk + 64) * chunk; // > memory
+  device_pool pool(alloc_kind::alias, bytes, 0, 1, chunk);
+  EXPECT_EQ(pool.alias_bytes(), chunk);
+  EXPECT_GE(pool.bytes(), bytes);
+  probes::pointer_chase chase(pool, 512);
+  chase.prepare_stride(chunk);
+  const auto small = chase.measure(16);
+  const auto all = chase.measure(pool.bytes() / chunk);
+  std::printf("alias, stride 32 MiB: 16 hops %.0f cycles, %llu hops (%.0f GiB) %.0f cycles\n",
+              small.median, (unsigned long long)(pool.bytes() / chunk),
+              double(pool.bytes()) / double(1ull << 30), all.median);
+  EXPECT_EQ(all.footprint_bytes, pool.bytes() / chunk * chunk);
+  EXPECT_GT(small.median, 100);
+  EXPECT_LT(all.median, 5000);
+  EXPECT_GE(all.median, small.median) << "more translations cannot be cheaper";
+}
+
+TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::string out = "/tmp/gpuprobe_gpu_test_alias.json";
+  std::filesystem::remove(out);
+  int rc = 0;
+  auto err = shell(test::gpuprobe_binary() +
+                       " tlb --alloc alias --alias-bytes 3M --strides 2M --max-bytes 1G --out " +
+                       out + " 2>&1 >/dev/null",
+                   &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("not a multiple of the driver's"), std::string::npos) << err;
+  err = shell(test::gpuprobe_binary() +
+                  " tlb --alloc alias --strides 1G --max-bytes 16384T --out " + out +
+                  " 2>&1 >/dev/null",
+              &rc);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("refused a virtual range"), std::string::npos) << err;
+  EXPECT_NE(err.find("it granted"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}

@@ -161,3 +161,25 @@ TEST(AtomicsDriver, ThreadCountsAndTop) {
   EXPECT_EQ(probes::parse_atomic_variant("cas_u64"), probes::atomic_variant::cas_u64);
   EXPECT_THROW(probes::parse_atomic_variant("same_u16"), error);
 }
+
+// Alias pools are bounded by the address space, not the memory: the default footprint is
+// 4 x the device memory rounded down to a power of two, and a footprint past the free memory
+// is no error for them.
+TEST(TlbDriver, AliasPlansPastTheDeviceMemory) {
+  probes::tlb_options o;
+  o.alloc = alloc_kind::alias;
+  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, 256 * k_gib);
+  EXPECT_EQ(probes::plan_tlb(o, 139 * k_gib, 141 * k_gib).max_bytes, 512 * k_gib);
+  o.max_bytes = k_tib;
+  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, k_tib);
+  probes::tlb_result r;
+  r.device = json::object();
+  r.meta = json::object();
+  r.alloc = "alias";
+  r.alias_bytes = 2 * k_mib;
+  const json doc = probes::to_json(r);
+  EXPECT_EQ(doc["tlb"]["alias_bytes"], 2 * k_mib);
+  EXPECT_NE(doc["tlb"]["load"].get<std::string>().find("alias"), std::string::npos);
+  EXPECT_EQ(probes::to_json(probes::tlb_result_from_json(doc)), doc);
+  EXPECT_FALSE(probes::to_json(probes::tlb_result{})["tlb"].contains("alias_bytes"));
+}
