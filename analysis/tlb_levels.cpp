@@ -106,6 +106,16 @@ double curve_end(const tlb_dataset &d, const tlb_step &t) {
   const auto *c = curve_of(d, t);
   return c ? c->footprint_bytes.back() : t.s.x_hi;
 }
+// The last footprint before the next rise on t's curve (the curve's end when none follows):
+// the footprint at which t's step can be measured without the next level stacked on it.
+double before_next_rise(const tlb_dataset &d, const std::vector<tlb_step> &steps,
+                        const tlb_step &t) {
+  double end = curve_end(d, t);
+  for (const auto &o : steps)
+    if (o.stride_bytes == t.stride_bytes && o.source == t.source && o.s.x_lo > t.s.x_hi)
+      end = std::min(end, o.s.x_lo);
+  return end;
+}
 // Median of the (up to 3) points at or below footprint fp on the step's curve.
 double value_at(const tlb_dataset &d, const tlb_step &t, double fp) {
   const auto *c = curve_of(d, t);
@@ -246,7 +256,9 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     int obey = 0;
     const tlb_step &full = scaling.front();
     for (const auto &t : flat) {
-      const double fp = std::min(curve_end(data, full), curve_end(data, t));
+      // ... and before either curve's next rise: a later level must not count as this one's.
+      const double fp =
+          std::min(before_next_rise(data, weak_pool, full), before_next_rise(data, weak_pool, t));
       const double full_rise = value_at(data, full, fp) - full.s.before;
       const double expect = full_rise * t.stride_bytes / L.page_bytes;
       const double got = value_at(data, t, fp) - t.s.before;

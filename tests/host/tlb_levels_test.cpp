@@ -174,3 +174,30 @@ TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
   EXPECT_EQ(a.levels[0].page_bytes, 256 * KiB);
   expect_within(a.levels[0].entries, 64, 0.1, "entries");
 }
+
+// The aliased chase on an H100 and an H200 (tests/fixtures/gpuprobe-alias, recorded with
+// `gpuprobe tlb --alloc alias`): both GPUs show the same two levels, 16 entries covering 16 MiB
+// each (+10 cycles) and ~2.1K entries covering 32 MiB each (reach ~67 GiB, +94 cycles). A later
+// level stacked on a curve (the H200's +430-cycle step near 272 GiB) must not break the
+// penalty rule of the levels below it.
+TEST(TlbLevels, AliasedCurvesGiveTheSameTwoLevelsOnH100AndH200) {
+  std::vector<double> l2_entries;
+  for (const char *f : {"h100-alias-2m.json", "h200-alias-2m.json"}) {
+    const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/" + f;
+    const auto a = analyze_tlb(load_tlb_inputs({path}));
+    ASSERT_EQ(a.levels.size(), 2u) << f;
+    const auto &l1 = a.levels[0], &l2 = a.levels[1];
+    EXPECT_EQ(l1.entries, 16) << f;
+    EXPECT_EQ(l1.page_bytes, 16.0 * (1 << 20)) << f;
+    EXPECT_NEAR(l1.miss_penalty_cycles, 10.5, 1.5) << f;
+    EXPECT_GE(l1.confidence, 0.65) << f;
+    EXPECT_EQ(l2.page_bytes, 32.0 * (1 << 20)) << f;
+    EXPECT_EQ(to_string(l2.bound), "exact") << f;
+    EXPECT_GT(l2.entries, 2048) << f;
+    EXPECT_LT(l2.entries, 2200) << f;
+    EXPECT_NEAR(l2.miss_penalty_cycles, 95, 5) << f;
+    EXPECT_GT(a.searched_up_to_bytes, 200.0 * (1ull << 30)) << f << ": past the device memory";
+    l2_entries.push_back(l2.entries);
+  }
+  EXPECT_LT(std::fabs(l2_entries[0] - l2_entries[1]) / l2_entries[0], 0.02) << "one answer per GPU family";
+}
