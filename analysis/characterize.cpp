@@ -4,6 +4,7 @@
 #include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/stats.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -34,60 +35,45 @@ std::string default_results_dir(const std::string &gpu_name, const std::string &
          (hex.empty() ? std::string("unknown") : hex);
 }
 
-std::vector<stage> plan_stages(bool quick, double memory_bytes, int device,
-                               unsigned long long seed) {
-  const std::string dev = std::to_string(device);
-  const auto gib = [](double b) {
-    return std::to_string(static_cast<long long>(std::floor(b / double(1ull << 30)))) + "G";
-  };
+std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed) {
+  const std::string dev = std::to_string(device), sd = std::to_string(seed);
   std::vector<stage> s;
-  // The default sweep (strides 64 KiB..1 GiB up to most of the memory), then the upper half of
-  // the memory densely with the strides that separate a 2 MiB..32 MiB-page level.
+  // The hierarchy: the aliased chase (one physical chunk at every slot of 4 x the memory), whose
+  // steps are translation alone, with strides 64 KiB..1 GiB (quick: 2 MiB..256 MiB, coarser).
+  std::vector<std::string> alias = {"tlb", "--alloc", "alias", "--device", dev, "--no-control"};
   if (quick)
-    s.push_back({"tlb",
-                 "raw/tlb.json",
-                 {"tlb", "--device", dev, "--min-stride", "2M", "--max-stride", "64M",
-                  "--points-per-octave", "4", "--samples", "512", "--out", "raw/tlb.json"}});
-  else
-    s.push_back({"tlb", "raw/tlb.json", {"tlb", "--device", dev, "--out", "raw/tlb.json"}});
-  s.push_back({"tlb_tail",
-               "raw/tlb_tail.json",
-               {"tlb",
-                "--device",
-                dev,
-                "--strides",
-                "2M",
-                "4M",
-                "8M",
-                "16M",
-                "32M",
-                "64M",
-                "128M",
-                "--min-bytes",
-                gib(memory_bytes / 2),
-                "--points-per-octave",
-                quick ? "16" : "64",
-                "--samples",
-                quick ? "2048" : "8192",
-                "--no-control",
-                "--out",
-                "raw/tlb_tail.json"}});
-  for (auto &st : s)
-    st.args.insert(st.args.end() - 2, {"--seed", std::to_string(seed)}); // before --out FILE
+    alias.insert(alias.end(), {"--min-stride", "2M", "--max-stride", "256M", "--points-per-octave",
+                               "4", "--samples", "1024"});
+  alias.insert(alias.end(), {"--seed", sd, "--out", "raw/tlb.json"});
+  s.push_back({"tlb", "raw/tlb.json", alias, {}});
+  // The application-level cross-check: a chase over real memory (cudaMalloc, most of the memory)
+  // with the L2-capacity control; its L2 slice costs show as the p10/p90 split.
+  std::vector<std::string> real = {"tlb",          "--alloc", "cudamalloc",   "--device", dev,
+                                   "--min-stride", "2M",      "--max-stride", "128M"};
+  if (quick)
+    real.insert(real.end(), {"--points-per-octave", "4", "--samples", "512"});
+  real.insert(real.end(), {"--seed", sd, "--out", "raw/tlb_real.json"});
+  s.push_back({"tlb_real", "raw/tlb_real.json", real, {}});
   s.push_back({"tlb_profile",
                "raw/tlb_profile.json",
-               {"analyze", "tlb", "--input", "raw/tlb.json", "raw/tlb_tail.json", "--out",
-                "raw/tlb_profile.json"}});
-  const std::string sd = std::to_string(seed);
+               {"analyze", "tlb", "--input", "raw/tlb.json", "--out", "raw/tlb_profile.json"},
+               {"tlb"}});
+  s.push_back(
+      {"tlb_real_profile",
+       "raw/tlb_real_profile.json",
+       {"analyze", "tlb", "--input", "raw/tlb_real.json", "--out", "raw/tlb_real_profile.json"},
+       {"tlb_real"}});
   if (quick)
     s.push_back({"atomics",
                  "raw/atomics.json",
                  {"atomics", "--device", dev, "--variants", "same_u32", "distinct_u32", "--samples",
-                  "1024", "--seed", sd, "--out", "raw/atomics.json"}});
+                  "1024", "--seed", sd, "--out", "raw/atomics.json"},
+                 {}});
   else
     s.push_back({"atomics",
                  "raw/atomics.json",
-                 {"atomics", "--device", dev, "--seed", sd, "--out", "raw/atomics.json"}});
+                 {"atomics", "--device", dev, "--seed", sd, "--out", "raw/atomics.json"},
+                 {}});
   return s;
 }
 
@@ -104,7 +90,7 @@ std::vector<stage> sharing_stages(const json &tlb_profile, bool quick, int devic
         std::to_string(seed),   "--out",    "raw/" + name + ".json"};
     if (quick)
       a.insert(a.end(), {"--max-sms", "16"});
-    s.push_back({name, "raw/" + name + ".json", a});
+    s.push_back({name, "raw/" + name + ".json", a, {"tlb_profile"}});
   };
   double top_level = 0;
   for (std::size_t k = 1; k <= levels.size(); ++k) {
@@ -161,6 +147,58 @@ stage_check check_stage(const std::string &path, const stage &s, const std::stri
   return {true, ""};
 }
 
+json cross_check(const json &tlb, const json &real_tlb, const json &real_result) {
+  json out = {
+      {"method", "the aliased levels against an analysis of a chase over real memory (cudaMalloc)"},
+      {"levels", json::array()}};
+  const double real_end = real_tlb.value("searched_up_to_bytes", 0.0);
+  std::vector<std::pair<std::string, json>> real;
+  for (const bool candidate : {false, true}) {
+    const json list = real_tlb.value(candidate ? "candidates" : "levels", json::array());
+    for (std::size_t k = 0; k < list.size(); ++k)
+      real.emplace_back(
+          std::string(candidate ? "candidate " : "level ") + level_label(candidate, k), list[k]);
+  }
+  for (const bool candidate : {false, true}) {
+    const json list = tlb.value(candidate ? "candidates" : "levels", json::array());
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const double reach = list[k].value("reach_bytes", 0.0),
+                   page = list[k].value("page_bytes", 0.0);
+      json row = {{"level", level_label(candidate, k)}, {"reach_bytes", reach}};
+      std::string verdict = "not seen in real memory";
+      for (const auto &[name, r] : real)
+        if (r.value("page_bytes", 0.0) == page &&
+            std::fabs(r.value("reach_bytes", 0.0) - reach) <= 0.15 * reach) {
+          verdict = "agrees: real memory's " + name + " (" +
+                    std::to_string(std::lround(r.value("entries", 0.0))) + " x " +
+                    std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +
+                    std::to_string(std::lround(r.value("miss_penalty_cycles", 0.0))) + " cycles)";
+          break;
+        }
+      if (verdict.rfind("agrees", 0) != 0 && reach > real_end)
+        verdict = "beyond the real-memory sweep (it ends at " +
+                  std::to_string(std::lround(real_end / double(1ull << 30))) +
+                  " GiB: the device memory)";
+      row["real_memory"] = verdict;
+      out["levels"].push_back(row);
+    }
+  }
+  // The real-memory chase's own effect: its hops land in near and far L2 slices, so a point's
+  // per-hop distribution splits (p10 vs p90) where the aliased chase, one line, does not.
+  const double l2 = real_result.value("device", json::object()).value("l2_bytes", 0.0);
+  std::vector<double> p10, p90;
+  for (const auto &p : real_result.value("tlb", json::object()).value("points", json::array()))
+    if (l2 > 0 && p.value("footprint_bytes", 0.0) <= l2 / 2 && p.value("hops", 0.0) >= 8)
+      p10.push_back(p.value("p10_cycles", 0.0)), p90.push_back(p.value("p90_cycles", 0.0));
+  if (!p10.empty())
+    out["l2_split"] = {{"points", p10.size()},
+                       {"footprints", "up to half the L2, 8 hops or more"},
+                       {"p10_cycles", median(p10)},
+                       {"p90_cycles", median(p90)},
+                       {"split_cycles", median(p90) - median(p10)}};
+  return out;
+}
+
 json assemble_profile(const std::string &dir, const json &stages_run, const json &conditions) {
   const fs::path d(dir);
   const json tp = read_json_file((d / "raw/tlb_profile.json").string());
@@ -195,6 +233,13 @@ json assemble_profile(const std::string &dir, const json &stages_run, const json
                          {"queue_model", v.value("queue_model", json::object())}});
     if (a.contains("device"))
       device = a["device"];
+  }
+  const fs::path rp = d / "raw/tlb_real_profile.json", rr = d / "raw/tlb_real.json";
+  if (fs::exists(rp) && fs::exists(rr)) {
+    const json real_profile = read_json_file(rp.string());
+    require_schema(real_profile, schema::profile, rp.string());
+    tlb["cross_check"] =
+        cross_check(tlb, real_profile.value("tlb", json::object()), read_json_file(rr.string()));
   }
   return {{"schema", schema::profile.id()},
           {"device", device},

@@ -12,15 +12,15 @@ namespace gpuprobe::analysis {
 std::string default_results_dir(const std::string &gpu_name, const std::string &uuid);
 
 struct stage {
-  std::string name;              // tlb, tlb_tail, tlb_profile, sharing_L1 ..., atomics
-  std::string output;            // path relative to DIR
-  std::vector<std::string> args; // gpuprobe arguments (without the binary)
+  std::string name;   // tlb, tlb_real, tlb_profile, tlb_real_profile, sharing_L1 ..., atomics
+  std::string output; // path relative to DIR
+  std::vector<std::string> args;  // gpuprobe arguments (without the binary)
+  std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
 };
 
-// The measuring stages before sharing (sharing depends on the TLB profile: sharing_stages).
-// memory_bytes: the device's memory (the tail sweep covers its upper half).
-std::vector<stage> plan_stages(bool quick, double memory_bytes, int device,
-                               unsigned long long seed = 1);
+// The stages before sharing (sharing depends on the TLB profile: sharing_stages): the aliased
+// sweep (tlb), the real-memory cross-check (tlb_real), their analyses, atomics.
+std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed = 1);
 
 // One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
 // that reaches beyond every level (so a structure below the confidence bar, like the H100's
@@ -39,6 +39,11 @@ struct stage_check {
   std::string reason;
 };
 stage_check check_stage(const std::string &path, const stage &s, const std::string &uuid);
+
+// The aliased levels (`tlb`: a profile's tlb block) checked against the real-memory analysis
+// (`real_tlb`) and the real-memory result's L2 near/far split: the profile's tlb.cross_check.
+nlohmann::json cross_check(const nlohmann::json &tlb, const nlohmann::json &real_tlb,
+                           const nlohmann::json &real_result);
 
 // DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
 // sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.

@@ -2,11 +2,13 @@
 // DIR/profile.json. Each stage is this binary's own subcommand, run in DIR and writing one file
 // (atomically) under DIR/raw; a finished stage is not run again, so an interrupted run resumes.
 #include "analysis/characterize.hpp"
+#include "analysis/tlb_levels.hpp"
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/units.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 namespace gpuprobe::cli {
 
@@ -80,8 +83,11 @@ void run_characterize(const characterize_options &o) {
                 conditions["other_processes"].get<std::string>().c_str());
   json stages_run = json::array();
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
-  // when a stage it reads from ran now (tlb, tlb_tail -> tlb_profile -> sharing).
-  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n, bool upstream_ran) {
+  // when a stage it reads from (stage::reads) ran now.
+  std::set<std::string> ran;
+  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n) {
+    const bool upstream_ran = std::any_of(s.reads.begin(), s.reads.end(),
+                                          [&](const std::string &r) { return ran.count(r) > 0; });
     const fs::path out = fs::path(dir) / s.output;
     const double since =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -116,14 +122,15 @@ void run_characterize(const characterize_options &o) {
     if (check.reason != "not run yet")
       rec["rerun_because"] = check.reason;
     stages_run.push_back(rec);
+    ran.insert(s.name);
     return true;
   };
-  auto stages =
-      analysis::plan_stages(o.quick, double(dev.memory_bytes), o.common.device, o.common.seed);
-  const std::size_t first = stages.size();
-  bool sweeps_ran = run_stage(stages[0], 1, first + 1, false);
-  sweeps_ran = run_stage(stages[1], 2, first + 1, false) || sweeps_ran;
-  const bool profile_ran = run_stage(stages[2], 3, first + 1, sweeps_ran);
+  auto stages = analysis::plan_stages(o.quick, o.common.device, o.common.seed);
+  const analysis::stage atomics = stages.back(); // last, after sharing
+  stages.pop_back();
+  std::size_t k = 0, n = stages.size() + 2; // + atomics + (at least) one sharing stage
+  for (const auto &st : stages)
+    run_stage(st, ++k, n);
   const json tp = read_json_file((fs::path(dir) / "raw/tlb_profile.json").string());
   auto sharing = analysis::sharing_stages(tp, o.quick, o.common.device, o.common.seed);
   if (sharing.empty())
@@ -141,10 +148,10 @@ void run_characterize(const characterize_options &o) {
                   f.c_str());
     }
   }
-  const std::size_t n = first + sharing.size();
-  for (std::size_t i = 0; i < sharing.size(); ++i)
-    run_stage(sharing[i], 4 + i, n, profile_ran);
-  run_stage(stages[3], n, n, false); // atomics
+  n = stages.size() + sharing.size() + 1;
+  for (const auto &st : sharing)
+    run_stage(st, ++k, n);
+  run_stage(atomics, ++k, n);
   // Throttling seen: the SM clock the probes measured against the peak.
   double seen = 0;
   for (const char *f : {"raw/tlb.json", "raw/atomics.json"}) {
@@ -164,6 +171,30 @@ void run_characterize(const characterize_options &o) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   profile["wall_seconds"] = wall;
   write_json_atomic((fs::path(dir) / "profile.json").string(), profile);
+  // The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
+  const json &tlb = profile["tlb"];
+  const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
+  std::size_t row = 0;
+  for (const bool candidate : {false, true}) {
+    const json list = tlb.value(candidate ? "candidates" : "levels", json::array());
+    for (std::size_t i = 0; i < list.size(); ++i, ++row) {
+      const json &L = list[i];
+      const json sh = L.value("sharing", json::object());
+      std::printf(
+          "  %s%s %5.0f x %s = %s, +%.0f cycles, sharing: %s%s%s\n",
+          analysis::level_label(candidate, i).c_str(), candidate ? " (candidate)" : "",
+          L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
+          format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
+          sh.value("scope", std::string("?")).c_str(), row < checks.size() ? "; real memory: " : "",
+          row < checks.size() ? checks[row].value("real_memory", std::string()).c_str() : "");
+    }
+  }
+  if (tlb.contains("cross_check") && tlb["cross_check"].contains("l2_split")) {
+    const json &sp = tlb["cross_check"]["l2_split"];
+    std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
+                sp.value("split_cycles", 0.0), sp.value("p10_cycles", 0.0),
+                sp.value("p90_cycles", 0.0));
+  }
   std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "
               "-> %s/profile.json\n",
               profile["tlb"].value("levels", json::array()).size(),

@@ -21,18 +21,26 @@ TEST(Characterize, DefaultFolderIsNameSlugAndUuidPrefix) {
   EXPECT_EQ(default_results_dir("  ", ""), "results/gpu-unknown");
 }
 
-TEST(Characterize, PlanCoversTheUpperHalfOfMemoryAndQuickIsCoarser) {
-  const auto full = plan_stages(false, 80.0 * (1ull << 30), 0),
-             quick = plan_stages(true, 80.0 * (1ull << 30), 1);
-  ASSERT_EQ(full.size(), 4u);
+// The hierarchy comes from the aliased chase (past the device memory); the real-memory chase
+// is its cross-check; each analysis reads its sweep, so it reruns when that sweep does.
+TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
+  const auto full = plan_stages(false, 0), quick = plan_stages(true, 1);
+  ASSERT_EQ(full.size(), 5u);
+  const auto arg = [](const stage &st, const std::string &flag) {
+    const auto it = std::find(st.args.begin(), st.args.end(), flag);
+    return it == st.args.end() ? std::string("(none)") : *(it + 1);
+  };
   EXPECT_EQ(full[0].name, "tlb");
-  EXPECT_EQ(full[1].name, "tlb_tail");
-  const auto &tail = full[1].args;
-  EXPECT_EQ(*(std::find(tail.begin(), tail.end(), "--min-bytes") + 1), "40G");
+  EXPECT_EQ(arg(full[0], "--alloc"), "alias");
+  EXPECT_EQ(full[1].name, "tlb_real");
+  EXPECT_EQ(arg(full[1], "--alloc"), "cudamalloc");
   EXPECT_EQ(full[2].args[0], "analyze");
-  EXPECT_EQ(full[3].name, "atomics");
-  EXPECT_GT(std::count(quick[0].args.begin(), quick[0].args.end(), "--samples"), 0);
-  EXPECT_EQ(*(std::find(quick[3].args.begin(), quick[3].args.end(), "--device") + 1), "1");
+  EXPECT_EQ(full[2].reads, std::vector<std::string>{"tlb"});
+  EXPECT_EQ(full[3].reads, std::vector<std::string>{"tlb_real"});
+  EXPECT_EQ(full[4].name, "atomics");
+  EXPECT_EQ(arg(quick[0], "--samples"), "1024") << "quick is coarser";
+  EXPECT_EQ(arg(full[0], "--samples"), "(none)");
+  EXPECT_EQ(arg(quick[4], "--device"), "1");
 }
 
 TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
@@ -102,9 +110,8 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
   const fs::path dir = gpuprobe::test::temp_path("characterize_stale");
   fs::remove_all(dir);
   fs::create_directories(dir / "raw");
-  const auto quick = plan_stages(true, 80.0 * (1ull << 30), 0, 1),
-             full = plan_stages(false, 80.0 * (1ull << 30), 0, 1);
-  const auto seed7 = plan_stages(true, 80.0 * (1ull << 30), 0, 7);
+  const auto quick = plan_stages(true, 0, 1), full = plan_stages(false, 0, 1);
+  const auto seed7 = plan_stages(true, 0, 7);
   const std::string uuid = "GPU-2dcbe5fe-39cf-ca66-3a9f-03b796af88a2";
   const auto record = [&](const stage &s, const std::string &on, const std::string &version) {
     json argv = json::array({"/somewhere/gpuprobe"});
@@ -124,7 +131,7 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
   const auto as_full = check_stage(path, full[0], uuid);
   EXPECT_FALSE(as_full.keep);
   EXPECT_NE(as_full.reason.find("other arguments"), std::string::npos) << as_full.reason;
-  EXPECT_NE(as_full.reason.find("--samples 512"), std::string::npos)
+  EXPECT_NE(as_full.reason.find("--samples 1024"), std::string::npos)
       << "says what made it: " << as_full.reason;
   EXPECT_FALSE(check_stage(path, seed7[0], uuid).keep) << "another seed";
   const auto moved = check_stage(path, quick[0], "GPU-67f63166-0000");
@@ -138,4 +145,52 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
       EXPECT_NE(std::find(s.args.begin(), s.args.end(), "--seed"), s.args.end()) << s.name;
     }
   }
+}
+
+// The cross-check names, per aliased level, the real-memory level or candidate that agrees
+// (same page, reach within 15 %), or that the level lies beyond what real memory can reach; and
+// the real-memory chase's L2 near/far split.
+TEST(Characterize, CrossCheckAgainstRealMemory) {
+  const json tlb = {
+      {"levels",
+       {{{"entries", 16}, {"page_bytes", 16.0 * (1 << 20)}, {"reach_bytes", 256.0 * (1 << 20)}},
+        {{"entries", 2134},
+         {"page_bytes", 32.0 * (1 << 20)},
+         {"reach_bytes", 2134 * 32.0 * (1 << 20)}}}},
+      {"candidates",
+       {{{"entries", 4350},
+         {"page_bytes", 64.0 * (1 << 20)},
+         {"reach_bytes", 272.0 * (1ull << 30)}}}}};
+  const json real = {{"searched_up_to_bytes", 73.0 * (1ull << 30)},
+                     {"levels", json::array()},
+                     {"candidates",
+                      {{{"entries", 16},
+                        {"page_bytes", 16.0 * (1 << 20)},
+                        {"reach_bytes", 256.0 * (1 << 20)},
+                        {"miss_penalty_cycles", 11}},
+                       {{"entries", 2065},
+                        {"page_bytes", 32.0 * (1 << 20)},
+                        {"reach_bytes", 2065 * 32.0 * (1 << 20)},
+                        {"miss_penalty_cycles", 93}}}}};
+  json points = json::array();
+  for (int h = 1; h <= 12; ++h)
+    points.push_back({{"footprint_bytes", h * 2.0 * (1 << 20)},
+                      {"hops", h},
+                      {"p10_cycles", 300},
+                      {"p90_cycles", 318}});
+  const json result = {{"device", {{"l2_bytes", 50.0 * (1 << 20)}}}, {"tlb", {{"points", points}}}};
+  const json c = cross_check(tlb, real, result);
+  ASSERT_EQ(c["levels"].size(), 3u);
+  EXPECT_EQ(c["levels"][0]["real_memory"].get<std::string>().rfind(
+                "agrees: real memory's candidate C1", 0),
+            0u)
+      << c.dump();
+  EXPECT_NE(c["levels"][1]["real_memory"].get<std::string>().find(
+                "candidate C2 (2065 x 32 MiB, +93 cycles)"),
+            std::string::npos);
+  EXPECT_EQ(c["levels"][2]["level"], "C1");
+  EXPECT_NE(c["levels"][2]["real_memory"].get<std::string>().find("beyond the real-memory sweep"),
+            std::string::npos);
+  EXPECT_EQ(c["l2_split"]["points"], 5u) << "8 hops or more, up to half the L2";
+  EXPECT_DOUBLE_EQ(c["l2_split"]["split_cycles"].get<double>(), 18);
 }

@@ -199,5 +199,6 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameTwoLevelsOnH100AndH200) {
     EXPECT_GT(a.searched_up_to_bytes, 200.0 * (1ull << 30)) << f << ": past the device memory";
     l2_entries.push_back(l2.entries);
   }
-  EXPECT_LT(std::fabs(l2_entries[0] - l2_entries[1]) / l2_entries[0], 0.02) << "one answer per GPU family";
+  EXPECT_LT(std::fabs(l2_entries[0] - l2_entries[1]) / l2_entries[0], 0.02)
+      << "one answer per GPU family";
 }
