@@ -41,7 +41,7 @@ void finish_curve(tlb_curve &c) {
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
     return c.footprint_bytes[a] < c.footprint_bytes[b];
   });
-  tlb_curve s{c.source, c.stride_bytes, {}, {}};
+  tlb_curve s{c.source, c.stride_bytes, {}, {}, c.median};
   for (std::size_t i : idx) {
     if (!s.footprint_bytes.empty() && s.footprint_bytes.back() == c.footprint_bytes[i])
       continue;
@@ -144,6 +144,7 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
         throw gpuprobe::error("'" + source +
                               "': a point has a non-positive stride, footprint or latency");
       auto &c = by_stride[stride];
+      c.median = true;
       c.source = source;
       c.stride_bytes = stride;
       c.footprint_bytes.push_back(fp);

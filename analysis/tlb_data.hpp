@@ -12,6 +12,7 @@ struct tlb_curve {
   double stride_bytes = 0;
   std::vector<double> footprint_bytes; // strictly increasing
   std::vector<double> cycles;          // per-hop latency (median for gpuprobe results)
+  bool median = false; // cycles are per-point medians (gpuprobe), not means (2017 CSV)
 };
 
 struct tlb_dataset {

@@ -260,10 +260,21 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       const double fp =
           std::min(before_next_rise(data, weak_pool, full), before_next_rise(data, weak_pool, t));
       const double full_rise = value_at(data, full, fp) - full.s.before;
-      const double expect = full_rise * t.stride_bytes / L.page_bytes;
+      const double frac = t.stride_bytes / L.page_bytes;
+      const double expect = full_rise * frac;
       const double got = value_at(data, t, fp) - t.s.before;
-      if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise)
+      const auto *fc = curve_of(data, t);
+      if (fc && fc->median && frac < 0.5 - 1e-9) {
+        // A median curve: fewer than half the hops miss, so the median is a hit: its step lies
+        // between none and the mean's s/P share (with the same tolerance as a mean's).
+        if (got >= -3.0 * t.s.noise && got <= 1.5 * expect + 3.0 * t.s.noise)
+          ++obey;
+      } else if (fc && fc->median && frac < 0.5 + 1e-9) {
+        if (got >= -3.0 * t.s.noise && got <= full_rise + 3.0 * t.s.noise) // half miss: anywhere
+          ++obey;
+      } else if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise) {
         ++obey;
+      }
     }
     L.penalty_rule = flat.empty() ? 1.0 : double(obey) / double(flat.size());
     L.confidence = std::round(100.0 * snr_term * pattern * L.penalty_rule) / 100.0;
