@@ -30,21 +30,27 @@ nlohmann::json to_json(const device_info &d) {
 }
 
 std::string parse_driver_release(const std::string &text) {
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> the first token
-  // after "Kernel Module" that starts with a digit.
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." or "... Open Kernel
+  // Module for x86_64  580.159.04 ...": the first token of digits with a dot after "Kernel Module".
   const auto k = text.find("Kernel Module");
   if (k == std::string::npos)
     return "";
-  std::size_t i = k + 13;
-  while (i < text.size() && !std::isdigit(static_cast<unsigned char>(text[i]))) {
-    if (text[i] == '\n')
-      return "";
-    ++i;
+  const std::string line = text.substr(k, text.find('\n', k) - k);
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ')
+      ++i;
+    std::size_t j = i;
+    while (j < line.size() && line[j] != ' ')
+      ++j;
+    const std::string tok = line.substr(i, j - i);
+    if (!tok.empty() && std::isdigit(static_cast<unsigned char>(tok[0])) &&
+        tok.find('.') != std::string::npos &&
+        tok.find_first_not_of("0123456789.") == std::string::npos)
+      return tok;
+    i = j;
   }
-  std::size_t j = i;
-  while (j < text.size() && (std::isdigit(static_cast<unsigned char>(text[j])) || text[j] == '.'))
-    ++j;
-  return text.substr(i, j - i);
+  return "";
 }
 
 std::string describe_driver(const nlohmann::json &d) {

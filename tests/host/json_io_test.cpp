@@ -1,3 +1,4 @@
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "test_util.hpp"
@@ -38,4 +39,19 @@ TEST(JsonIo, MetadataRecordsCommitArgvSeed) {
   EXPECT_EQ(m["argv"][1], "tlb");
   EXPECT_FALSE(m["git_commit"].get<std::string>().empty());
   EXPECT_EQ(m["created_utc"].get<std::string>().size(), 20u);
+}
+
+// The driver's release as nvidia-smi shows it, from /proc/driver/nvidia/version (both layouts).
+TEST(DeviceInfo, DriverReleaseFromProcText) {
+  EXPECT_EQ(gpuprobe::parse_driver_release("NVRM version: NVIDIA UNIX Open Kernel Module for "
+                                           "x86_64  580.159.04  Release Build\nGCC version: 12\n"),
+            "580.159.04");
+  EXPECT_EQ(gpuprobe::parse_driver_release(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19\n"),
+            "535.104.05");
+  EXPECT_EQ(gpuprobe::parse_driver_release("no driver here"), "");
+  EXPECT_EQ(
+      gpuprobe::describe_driver({{"driver_version", "13.0"}, {"driver_release", "580.159.04"}}),
+      "driver 580.159.04 (CUDA 13.0)");
+  EXPECT_EQ(gpuprobe::describe_driver({{"driver_version", "13.0"}}), "CUDA driver API 13.0");
 }
