@@ -16,27 +16,6 @@ __global__ void chain_init_kernel(char *base, unsigned long long stride, unsigne
     *reinterpret_cast<unsigned long long *>(base + h * stride) = ((h + 1) % hops) * stride;
 }
 
-__global__ void tlb_chase_kernel(const char *base, unsigned long long warm_hops, unsigned samples,
-                                 unsigned *lat_out, unsigned long long *sink) {
-  extern __shared__ unsigned s_lat[];
-  unsigned long long off = 0;
-  for (unsigned long long h = 0; h < warm_hops; ++h)
-    off = load_cg(base, off); // warm pass
-  for (unsigned k = 0; k < samples; ++k) {
-    const unsigned long long t0 = clock_now();
-    off = load_cg(base, off);
-    s_lat[k] = static_cast<unsigned>(off); // a store that needs the loaded value: the clock
-                                           // read below waits for the load to complete
-    const unsigned long long t1 = clock_now();
-    s_lat[k] = static_cast<unsigned>(t1 - t0);
-  }
-  for (unsigned k = 0; k < samples; ++k)
-    lat_out[k] = s_lat[k];
-  sink[1] = smid();
-  if (off == ~0ull)
-    sink[0] = off; // guarded sink: never true, keeps the chase alive
-}
-
 // Alias pools: every slot maps the same physical chunk, so the chain cannot hold absolute
 // offsets. Every word holds the stride (the delta to the next hop) and the walk wraps modulo
 // the footprint; the loaded value still feeds the next address, so the chase stays dependent.
@@ -46,23 +25,32 @@ __global__ void fill_kernel(unsigned long long *p, unsigned long long words, uns
     p[i] = v;
 }
 
-__device__ __forceinline__ unsigned long long alias_step(const char *base, unsigned long long off,
-                                                         unsigned long long footprint) {
-  off += load_cg(base, off);
-  return off >= footprint ? off - footprint : off;
+// One hop: the chain's absolute offset, or (Delta, alias pools) the offset plus the word read,
+// modulo the footprint. A template, so each chase times exactly its own instructions.
+template <bool Delta>
+__device__ __forceinline__ unsigned long long next_hop(const char *base, unsigned long long off,
+                                                       unsigned long long footprint) {
+  if constexpr (Delta) {
+    off += load_cg(base, off);
+    return off >= footprint ? off - footprint : off;
+  } else {
+    return load_cg(base, off);
+  }
 }
 
-__global__ void tlb_alias_chase_kernel(const char *base, unsigned long long footprint,
-                                       unsigned long long warm_hops, unsigned samples,
-                                       unsigned *lat_out, unsigned long long *sink) {
+template <bool Delta>
+__global__ void tlb_chase_kernel(const char *base, unsigned long long footprint,
+                                 unsigned long long warm_hops, unsigned samples, unsigned *lat_out,
+                                 unsigned long long *sink) {
   extern __shared__ unsigned s_lat[];
   unsigned long long off = 0;
   for (unsigned long long h = 0; h < warm_hops; ++h)
-    off = alias_step(base, off, footprint); // warm pass
+    off = next_hop<Delta>(base, off, footprint); // warm pass
   for (unsigned k = 0; k < samples; ++k) {
     const unsigned long long t0 = clock_now();
-    off = alias_step(base, off, footprint);
-    s_lat[k] = static_cast<unsigned>(off); // needs the loaded value: the clock read waits for it
+    off = next_hop<Delta>(base, off, footprint);
+    s_lat[k] = static_cast<unsigned>(off); // a store that needs the loaded value: the clock
+                                           // read below waits for the load to complete
     const unsigned long long t1 = clock_now();
     s_lat[k] = static_cast<unsigned>(t1 - t0);
   }
@@ -92,8 +80,8 @@ pointer_chase::pointer_chase(device_pool &pool, std::uint32_t samples)
     throw error("pointer_chase: samples must be > 0");
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_lat_, sizeof(unsigned) * samples_));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, 2 * sizeof(unsigned long long)));
-  for (const void *k : {reinterpret_cast<const void *>(tlb_chase_kernel),
-                        reinterpret_cast<const void *>(tlb_alias_chase_kernel)})
+  for (const void *k : {reinterpret_cast<const void *>(tlb_chase_kernel<false>),
+                        reinterpret_cast<const void *>(tlb_chase_kernel<true>)})
     GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(sizeof(unsigned) * max_samples())));
   host_lat_.resize(samples_);
@@ -129,12 +117,12 @@ chase_stats pointer_chase::measure(std::uint64_t hops) {
   char *last = pool_.data() + (hops - 1) * stride_;
   const unsigned long long to_first = 0, to_next = (hops % max_hops_) * stride_;
   if (alias) {
-    tlb_alias_chase_kernel<<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops * stride_,
+    tlb_chase_kernel<true><<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops * stride_,
                                                                   hops, samples_, d_lat_, d_sink_);
   } else {
     GPUPROBE_CUDA_CHECK(cudaMemcpy(last, &to_first, sizeof to_first, cudaMemcpyHostToDevice));
-    tlb_chase_kernel<<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops, samples_, d_lat_,
-                                                            d_sink_);
+    tlb_chase_kernel<false>
+        <<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), 0, hops, samples_, d_lat_, d_sink_);
   }
   GPUPROBE_CUDA_CHECK_LAUNCH();
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());

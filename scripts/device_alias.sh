@@ -6,16 +6,6 @@
 # Usage: OUT=/some/dir scripts/device_alias.sh   (BUILD=build TAG=run1 GTEST_FILTER=...)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" alias
-timed() {  # name, limit, command...
-  local name=$1 limit=$2
-  shift 2
-  local s=$(date +%s)
-  timeout "$limit" "$@" >"$D/$name.txt" 2>&1
-  local rc=$?
-  echo "$name: exit $rc in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
-  pack
-  return $rc
-}
 for t in ${GTEST_TESTS:-TlbProbeGpu.AliasPoolWalksPastTheDeviceMemory TlbProbeGpu.AliasBadInputIsAOneLineError Tuned.TuneThenValidateEndToEnd}; do
   timed "test_$t" 300 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="$t"
 done

@@ -13,27 +13,17 @@ R="${RESULTS:-$D/results}"
 STEPS="${STEPS:-tests characterize getpage quick tune validate}"
 mkdir -p "$R"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-step() {  # name, timeout, command...: runs it with its log, prints exit code and seconds
-  local name=$1 limit=$2
-  shift 2
-  local s=$(date +%s)
-  timeout "$limit" "$@" >"$D/$name.txt" 2>&1
-  local rc=$?
-  echo "$name: exit $rc in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
-  pack
-  return $rc
-}
 if has tests; then
-  step tuned_tests 300 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="${GTEST_FILTER:-Tuned*}"
+  timed tuned_tests 300 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="${GTEST_FILTER:-Tuned*}"
   grep -E '^\[  (PASSED|FAILED|SKIPPED) |^\[  FAILED|Failure|Expected|actual|Which is' "$D/tuned_tests.txt" | head -40
 fi
-has characterize && step characterize 560 "$B/gpuprobe" characterize --out "$R"
+has characterize && timed characterize 560 "$B/gpuprobe" characterize --out "$R"
 # TAS/WAS measured vs theory for the report (RW paper Figs. 11-12): gpuprobe-bench's default grid.
-has getpage && step getpage 300 "$B/gpuprobe-bench" --benchmark_filter=BM_getpage --benchmark_out="$R/raw/bench_getpage.json" \
+has getpage && timed getpage 300 "$B/gpuprobe-bench" --benchmark_filter=BM_getpage --benchmark_out="$R/raw/bench_getpage.json" \
   --benchmark_out_format=json --benchmark_counters_tabular=true
-has quick && step characterize_quick 200 "$B/gpuprobe" characterize --quick --out "$D/quick"
-has tune && step tune 400 "$B/gpuprobe" tune --profile "$R/profile.json" --out "$R/tuning.json"
-has validate && step validate 560 "$B/gpuprobe" validate --tuning "$R/tuning.json" --out "$R/validation.json" ${VALIDATE_FLAGS:-}
+has quick && timed characterize_quick 200 "$B/gpuprobe" characterize --quick --out "$D/quick"
+has tune && timed tune 400 "$B/gpuprobe" tune --profile "$R/profile.json" --out "$R/tuning.json"
+has validate && timed validate 560 "$B/gpuprobe" validate --tuning "$R/tuning.json" --out "$R/validation.json" ${VALIDATE_FLAGS:-}
 echo "---- summary"
 cat "$D/steps.txt"
 for f in characterize characterize_quick tune; do [ -f "$D/$f.txt" ] && tail -n 4 "$D/$f.txt"; done

@@ -9,16 +9,6 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" module
 STEPS="${STEPS:-tests resume bench}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
-timed() {  # name, limit, command...: log to $D/name.txt, one summary line
-  local name=$1 limit=$2
-  shift 2
-  local s=$(date +%s)
-  timeout "$limit" "$@" >"$D/$name.txt" 2>&1
-  local rc=$?
-  echo "$name: exit $rc in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
-  pack
-  return $rc
-}
 if has tests; then
   # One process per test: the device malloc heap is fixed per process.
   "$B/tests/gpuprobe_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}' >"$D/gpu_test_names.txt"

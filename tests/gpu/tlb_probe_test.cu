@@ -155,10 +155,10 @@ TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
                    &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(err.find("not a multiple of the driver's"), std::string::npos) << err;
-  err = shell(test::gpuprobe_binary() +
-                  " tlb --alloc alias --strides 1G --max-bytes 16384T --out " + out +
-                  " 2>&1 >/dev/null",
-              &rc);
+  err =
+      shell(test::gpuprobe_binary() + " tlb --alloc alias --strides 1G --max-bytes 16384T --out " +
+                out + " 2>&1 >/dev/null",
+            &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(err.find("refused a virtual range"), std::string::npos) << err;
   EXPECT_NE(err.find("it granted"), std::string::npos) << err;
