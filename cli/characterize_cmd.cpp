@@ -85,7 +85,10 @@ void run_characterize(const characterize_options &o) {
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
   // when a stage it reads from (stage::reads) ran now.
   std::set<std::string> ran;
+  bool sharing_known = false; // before the TLB profile, the count of sharing stages is not known
   auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n) {
+    char pos[32];
+    std::snprintf(pos, sizeof pos, "[%zu/%zu%s]", k, n, sharing_known ? "" : "+");
     const bool upstream_ran = std::any_of(s.reads.begin(), s.reads.end(),
                                           [&](const std::string &r) { return ran.count(r) > 0; });
     const fs::path out = fs::path(dir) / s.output;
@@ -95,16 +98,15 @@ void run_characterize(const characterize_options &o) {
     if (check.keep && upstream_ran)
       check = {false, "a stage it reads from ran again"};
     if (check.keep) {
-      std::printf("[%zu/%zu] %-12s done earlier (%s), kept\n", k, n, s.name.c_str(),
-                  s.output.c_str());
+      std::printf("%s %-16s done earlier (%s), kept\n", pos, s.name.c_str(), s.output.c_str());
       stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "kept"}});
       return false;
     }
     if (check.reason == "not run yet")
-      std::printf("[%zu/%zu] %-12s running (%.0f s so far)\n", k, n, s.name.c_str(), since);
+      std::printf("%s %-16s running (%.0f s so far)\n", pos, s.name.c_str(), since);
     else
-      std::printf("[%zu/%zu] %-12s running again: %s was %s (%.0f s so far)\n", k, n,
-                  s.name.c_str(), s.output.c_str(), check.reason.c_str(), since);
+      std::printf("%s %-16s running again: %s was %s (%.0f s so far)\n", pos, s.name.c_str(),
+                  s.output.c_str(), check.reason.c_str(), since);
     std::fflush(stdout);
     std::string cmd = "cd " + quote(dir) + " && " + quote(self);
     for (const auto &a : s.args)
@@ -128,7 +130,7 @@ void run_characterize(const characterize_options &o) {
   auto stages = analysis::plan_stages(o.quick, o.common.device, o.common.seed);
   const analysis::stage atomics = stages.back(); // last, after sharing
   stages.pop_back();
-  std::size_t k = 0, n = stages.size() + 2; // + atomics + (at least) one sharing stage
+  std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
   for (const auto &st : stages)
     run_stage(st, ++k, n);
   const json tp = read_json_file((fs::path(dir) / "raw/tlb_profile.json").string());
@@ -149,6 +151,7 @@ void run_characterize(const characterize_options &o) {
     }
   }
   n = stages.size() + sharing.size() + 1;
+  sharing_known = true;
   for (const auto &st : sharing)
     run_stage(st, ++k, n);
   run_stage(atomics, ++k, n);
@@ -214,8 +217,8 @@ void setup_characterize(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
   app->add_flag("--quick", opt->quick,
-                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 10 s on an H100; "
-                "a full run about 35 s)");
+                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 19 s on an H100; "
+                "a full run about 48 s)");
   app->callback([opt] { run_characterize(*opt); });
 }
 
