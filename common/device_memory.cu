@@ -1,5 +1,6 @@
 #include "common/cuda_check.cuh"
 #include "common/device_memory.hpp"
+#include "common/enum_names.hpp"
 
 #include <algorithm>
 #include <cuda.h> // driver API types only: functions come from cudaGetDriverEntryPointByVersion
@@ -8,35 +9,18 @@
 
 namespace gpuprobe {
 
-alloc_kind parse_alloc_kind(const std::string &s) {
-  if (s == "cudamalloc")
-    return alloc_kind::cudamalloc;
-  if (s == "vmm")
-    return alloc_kind::vmm;
-  if (s == "managed")
-    return alloc_kind::managed;
-  if (s == "vmm-sparse")
-    return alloc_kind::vmm_sparse;
-  if (s == "alias")
-    return alloc_kind::alias;
-  throw error("unknown --alloc '" + s + "' (cudamalloc, vmm, managed, vmm-sparse or alias)");
-}
+namespace {
+constexpr enum_table<alloc_kind, 5> k_alloc_kinds = {{alloc_kind::cudamalloc, "cudamalloc"},
+                                                     {alloc_kind::vmm, "vmm"},
+                                                     {alloc_kind::managed, "managed"},
+                                                     {alloc_kind::vmm_sparse, "vmm-sparse"},
+                                                     {alloc_kind::alias, "alias"}};
+} // namespace
 
-const char *to_string(alloc_kind k) {
-  switch (k) {
-  case alloc_kind::cudamalloc:
-    return "cudamalloc";
-  case alloc_kind::vmm:
-    return "vmm";
-  case alloc_kind::managed:
-    return "managed";
-  case alloc_kind::vmm_sparse:
-    return "vmm-sparse";
-  case alloc_kind::alias:
-    return "alias";
-  }
-  return "?";
+alloc_kind parse_alloc_kind(const std::string &s) {
+  return enum_value(k_alloc_kinds, s, "--alloc");
 }
+const char *to_string(alloc_kind k) { return enum_name(k_alloc_kinds, k); }
 
 namespace {
 

@@ -10,7 +10,7 @@ namespace gpuprobe {
 
 template <class E, std::size_t N> using enum_table = std::pair<E, const char *>[N];
 
-template <class E, std::size_t N> std::string enum_name(const enum_table<E, N> &t, E e) {
+template <class E, std::size_t N> const char *enum_name(const enum_table<E, N> &t, E e) {
   for (const auto &[v, name] : t)
     if (v == e)
       return name;
