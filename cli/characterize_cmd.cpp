@@ -138,17 +138,19 @@ void run_characterize(const characterize_options &o) {
   if (sharing.empty())
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
   // A sharing file the new profile does not plan belongs to an earlier profile: never attach it.
+  std::vector<fs::path> stale;
   for (const auto &e : fs::directory_iterator(fs::path(dir) / "raw")) {
     const std::string f = e.path().filename().string();
-    if (f.rfind("sharing_", 0) != 0 || e.path().extension() != ".json")
-      continue;
-    if (std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
+    if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
+        std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
           return fs::path(st.output).filename() == f;
-        })) {
-      fs::remove(e.path());
-      std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
-                  f.c_str());
-    }
+        }))
+      stale.push_back(e.path());
+  }
+  for (const auto &p : stale) {
+    fs::remove(p);
+    std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
+                p.filename().string().c_str());
   }
   n = stages.size() + sharing.size() + 1;
   sharing_known = true;

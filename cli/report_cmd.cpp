@@ -80,7 +80,9 @@ analysis::report_content render_into(const report_options &o, const fs::path &di
 }
 
 void run_report(const report_options &o) {
-  const fs::path out = fs::path(o.out).lexically_normal();
+  fs::path out = fs::path(o.out).lexically_normal();
+  if (out.filename().empty()) // "report/": the folder itself
+    out = out.parent_path();
   check_out_folder(out);
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   std::error_code ec;
