@@ -6,14 +6,16 @@
 // fixed fraction misses, and the latency never comes back down with a larger footprint.
 // detect_steps finds such rises and rejects wiggles, using only numbers taken from the curve
 // itself (its noise), never a fixed cycle threshold.
+#include "common/defaults.hpp"
+
 #include <cstddef>
 #include <vector>
 
 namespace gpuprobe {
 
 struct step_options {
-  double snr_min = 6.0;          // a rise must be this many noise sigmas
-  double min_noise = 0.3;        // floor on sigma in cycles (rounding to integers alone gives 0.29)
+  double snr_min = defaults::step_snr_min;       // a rise must be this many noise sigmas
+  double min_noise = defaults::min_noise_cycles; // floor on sigma in cycles
   int window = 4;                // points on each side for the local medians
   double merge_ratio = 1.30;     // rises closer than this footprint ratio form one transition
   double sustain_fraction = 0.6; // the curve after the rise must keep this share of it

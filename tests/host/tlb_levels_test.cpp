@@ -202,3 +202,18 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameTwoLevelsOnH100AndH200) {
   EXPECT_LT(std::fabs(l2_entries[0] - l2_entries[1]) / l2_entries[0], 0.02)
       << "one answer per GPU family";
 }
+
+// Levels whose reach lies past 1 TiB: the aliased chase's footprint is bounded by the address
+// space, not the memory.
+TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
+  const double TiB = 1024 * GiB;
+  const std::vector<sim_level> truth = {
+      {16, 16 * MiB, 10}, {2048, 32 * MiB, 95}, {4096, 512 * MiB, 300}}; // reach 2 TiB
+  auto d = sim_dataset(truth, 300, pow2_strides(2 * MiB, 1024 * MiB), 2 * MiB, 4 * TiB, 16, 0.3, 5);
+  const auto a = analyze_tlb(d);
+  ASSERT_EQ(a.levels.size(), 3u);
+  EXPECT_EQ(a.levels[2].page_bytes, 512 * MiB);
+  expect_within(a.levels[2].reach_bytes, 2 * TiB, 0.02, "reach");
+  expect_within(a.levels[2].miss_penalty_cycles, 300, 0.1, "penalty");
+  EXPECT_GE(a.searched_up_to_bytes, 4 * TiB * 0.99);
+}
