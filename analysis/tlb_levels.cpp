@@ -1,12 +1,12 @@
 #include "analysis/tlb_levels.hpp"
 
 #include "common/enum_names.hpp"
+#include "common/units.hpp"
 #include "common/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <sstream>
 
 namespace gpuprobe::analysis {
 
@@ -30,18 +30,6 @@ namespace {
 
 bool near(double a, double b, double tol) { return std::fabs(a / b - 1.0) <= tol; }
 
-std::string human_bytes(double b) {
-  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int u = 0;
-  while (b >= 1024.0 && u < 4) {
-    b /= 1024.0;
-    ++u;
-  }
-  std::ostringstream s;
-  s.precision(b < 10 ? 3 : 4);
-  s << b << ' ' << unit[u];
-  return s.str();
-}
 
 // Keeps one step per stride (the one with the largest snr).
 std::vector<tlb_step> one_per_stride(const std::vector<tlb_step> &in) {
@@ -155,7 +143,7 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     if (pool[i].hops() < opt.min_entries) {
       used[i] = true;
       out.notes.push_back("a rise after " + std::to_string(int(std::lround(pool[i].hops()))) +
-                          " hops at stride " + human_bytes(pool[i].stride_bytes) +
+                          " hops at stride " + format_bytes(pool[i].stride_bytes) +
                           " is below the " + std::to_string(int(opt.min_entries)) +
                           "-entry floor: not a TLB level");
     }
@@ -292,13 +280,13 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       continue;
     }
     if (L.bound == page_bound::upper && stride_tested_at(data, 0, s_min, reach))
-      out.notes.push_back("level at " + human_bytes(reach) + ": strides below " +
-                          human_bytes(s_min) +
+      out.notes.push_back("level at " + format_bytes(reach) + ": strides below " +
+                          format_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
     if (L.confidence < opt.min_confidence) {
       out.candidates.push_back(L);
-      out.notes.push_back("candidate at " + human_bytes(reach) + " (" +
-                          std::to_string(int(std::lround(entries))) + " x " + human_bytes(s_min) +
+      out.notes.push_back("candidate at " + format_bytes(reach) + " (" +
+                          std::to_string(int(std::lround(entries))) + " x " + format_bytes(s_min) +
                           ", +" + std::to_string(int(std::lround(L.miss_penalty_cycles))) +
                           " cycles) has confidence " + std::to_string(L.confidence).substr(0, 4) +
                           " < " + std::to_string(opt.min_confidence).substr(0, 4) +
@@ -310,13 +298,13 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
   std::sort(out.levels.begin(), out.levels.end(),
             [](const tlb_level &a, const tlb_level &b) { return a.reach_bytes < b.reach_bytes; });
   if (out.levels.empty())
-    out.notes.push_back("no TLB boundary found up to " + human_bytes(out.searched_up_to_bytes) +
-                        " (strides " + human_bytes(min_stride) + " to " + human_bytes(max_stride) +
+    out.notes.push_back("no TLB boundary found up to " + format_bytes(out.searched_up_to_bytes) +
+                        " (strides " + format_bytes(min_stride) + " to " + format_bytes(max_stride) +
                         ")");
   for (const auto &t : out.unexplained)
     out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) +
-                        " cycles at " + human_bytes(t.s.x_hi) + " for stride " +
-                        human_bytes(t.stride_bytes) +
+                        " cycles at " + format_bytes(t.s.x_hi) + " for stride " +
+                        format_bytes(t.stride_bytes) +
                         " matches no other stride: not reported as a level");
   return out;
 }

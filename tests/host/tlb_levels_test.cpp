@@ -129,7 +129,7 @@ TEST(TlbSimulated, FlatCurvesGiveNoLevelAndSaySo) {
   const auto a = analyze_tlb(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_FALSE(a.notes.empty());
-  EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.5 GiB"), std::string::npos)
+  EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.50 GiB"), std::string::npos)
       << a.notes.back();
 }
 
