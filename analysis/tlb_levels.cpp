@@ -1,8 +1,8 @@
 #include "analysis/tlb_levels.hpp"
 
 #include "common/enum_names.hpp"
-#include "common/units.hpp"
 #include "common/stats.hpp"
+#include "common/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,7 +29,6 @@ std::string level_label(bool candidate, std::size_t index) {
 namespace {
 
 bool near(double a, double b, double tol) { return std::fabs(a / b - 1.0) <= tol; }
-
 
 // Keeps one step per stride (the one with the largest snr).
 std::vector<tlb_step> one_per_stride(const std::vector<tlb_step> &in) {
@@ -299,8 +298,8 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
             [](const tlb_level &a, const tlb_level &b) { return a.reach_bytes < b.reach_bytes; });
   if (out.levels.empty())
     out.notes.push_back("no TLB boundary found up to " + format_bytes(out.searched_up_to_bytes) +
-                        " (strides " + format_bytes(min_stride) + " to " + format_bytes(max_stride) +
-                        ")");
+                        " (strides " + format_bytes(min_stride) + " to " +
+                        format_bytes(max_stride) + ")");
   for (const auto &t : out.unexplained)
     out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) +
                         " cycles at " + format_bytes(t.s.x_hi) + " for stride " +

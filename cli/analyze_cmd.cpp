@@ -24,10 +24,8 @@ void run_analyze_tlb(const common_options &o) {
   json tlb = analysis::to_json(a);
   tlb["inputs"] = ds.sources;
   tlb["alloc"] = ds.alloc.empty() ? json(nullptr) : json(ds.alloc);
-  json doc = {{"schema", schema::profile.id()},
-              {"device", device},
-              {"meta", run_metadata(o.seed)},
-              {"tlb", tlb}};
+  json doc = document_head(schema::profile, device, o.seed);
+  doc["tlb"] = tlb;
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
               ds.curves.size(), format_bytes(a.searched_up_to_bytes).c_str());
@@ -55,11 +53,9 @@ void run_analyze_sharing(const common_options &o) {
   json device = m.device.is_null() ? json{{"name", m.device_name}} : m.device;
   json sharing = analysis::to_json(a);
   sharing["input"] = {{"file", m.source}, {"format", m.format}, {"sms", m.sm_ids.size()}};
-  json doc = {{"schema", schema::sharing.id()},
-              {"device", device},
-              {"meta", run_metadata(o.seed)},
-              {"level", m.params.is_null() ? json(nullptr) : m.params},
-              {"sharing", sharing}};
+  json doc = document_head(schema::sharing, device, o.seed);
+  doc["level"] = m.params.is_null() ? json(nullptr) : m.params;
+  doc["sharing"] = sharing;
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(),
               m.sm_ids.size(), m.format.c_str());

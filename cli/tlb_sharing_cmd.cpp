@@ -63,11 +63,9 @@ void run(sharing_flags &f) {
   const auto a = analysis::analyze_sharing(analysis::parse_sharing_result(doc, f.common.out));
   write_json_atomic(f.common.out, doc);
   const auto &p = r.params;
-  std::printf("gpuprobe tlb-sharing: %s, level %llu x %s (reach %s), %zu SMs, %s pool, %.1f s\n",
-              dev.name.c_str(), (unsigned long long)o.level.entries,
-              format_bytes(double(o.level.page_bytes)).c_str(),
-              format_bytes(double(o.level.entries) * double(o.level.page_bytes)).c_str(),
-              r.sm_ids.size(), p.value("alloc", "?").c_str(), r.wall_seconds);
+  std::printf("gpuprobe tlb-sharing: %s, level %s, %zu SMs, %s pool, %.1f s\n", dev.name.c_str(),
+              probes::describe(o.level).c_str(), r.sm_ids.size(), p.value("alloc", "?").c_str(),
+              r.wall_seconds);
   std::printf("  scope: %s (%s)\n", analysis::to_string(a.scope).c_str(), a.reason.c_str());
   if (!a.structure.empty())
     std::printf("  structure: %s\n", a.structure.c_str());

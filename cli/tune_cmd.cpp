@@ -121,20 +121,18 @@ void run_tune(const tune_options &o) {
   const auto scope = analysis::decide_tlb_scope_measured(scope_opts, scope_points, footprint);
   std::printf("[scope]   %s\n", scope.reason.c_str());
 
-  json doc = {{"schema", schema::tuning.id()},
-              {"meta", run_metadata(o.common.seed)},
-              {"device", to_json(dev)},
-              {"profile",
-               {{"path", o.profile},
-                {"device_name", profile["device"].value("name", "")},
-                {"device_uuid", measured_on},
-                {"same_gpu", same_gpu}}},
-              {"decisions",
-               {{"word_size", word.to_json(points)},
-                {"regions", regions.to_json()},
-                {"crw_placement", crw.to_json(crw_points)},
-                {"tlb_scope", scope.to_json()}}},
-              {"allocator", analysis::allocator_block(word, regions, crw, scope)}};
+  json doc = document_head(schema::tuning, to_json(dev), o.common.seed);
+  doc.update(json{{"profile",
+                   {{"path", o.profile},
+                    {"device_name", profile["device"].value("name", "")},
+                    {"device_uuid", measured_on},
+                    {"same_gpu", same_gpu}}},
+                  {"decisions",
+                   {{"word_size", word.to_json(points)},
+                    {"regions", regions.to_json()},
+                    {"crw_placement", crw.to_json(crw_points)},
+                    {"tlb_scope", scope.to_json()}}},
+                  {"allocator", analysis::allocator_block(word, regions, crw, scope)}});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc["wall_seconds"] = wall;
   write_json_atomic(o.common.out, doc);

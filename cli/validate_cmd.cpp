@@ -131,10 +131,8 @@ void run_validate(const validate_options &o) {
   }
   const json rows = analysis::validation_rows(samples, 0.05, o.common.seed);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json doc = {
-      {"schema", schema::validation.id()},
-      {"meta", run_metadata(o.common.seed)},
-      {"device", to_json(dev)},
+  json doc = document_head(schema::validation, to_json(dev), o.common.seed);
+  doc.update(json{
       {"tuning", {{"path", o.tuning}, {"device_uuid", tuned_on}, {"allocator", tdoc["allocator"]}}},
       {"method",
        {{"reps", o.reps},
@@ -150,7 +148,7 @@ void run_validate(const validate_options &o) {
         {"verdict", "faster / slower only when the Holm-adjusted p < 0.05 and the CI excludes 1"}}},
       {"workloads", rows},
       {"summary", analysis::verdict_summary(rows)},
-      {"wall_seconds", wall}};
+      {"wall_seconds", wall}});
   write_json_atomic(o.common.out, doc);
   std::printf("\n%-40s %-10s %10s %10s %22s %8s  %s\n", "workload", "pool", "default", "tuned",
               "ratio (95% CI)", "p Holm", "verdict");

@@ -16,7 +16,7 @@ namespace gpuprobe {
 struct step_options {
   double snr_min = defaults::step_snr_min;       // a rise must be this many noise sigmas
   double min_noise = defaults::min_noise_cycles; // floor on sigma in cycles
-  int window = 4;                // points on each side for the local medians
+  int window = 4;                                // points on each side for the local medians
   double merge_ratio = 1.30;     // rises closer than this footprint ratio form one transition
   double sustain_fraction = 0.6; // the curve after the rise must keep this share of it
   double flat_sigmas = 2.5;      // robust spread (MAD) of the points before a rise, in sigmas

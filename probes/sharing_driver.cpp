@@ -19,9 +19,7 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   const std::size_t gran = device_pool::vmm_granularity(dev.ordinal);
   const auto choice = choose_sharing_pool(o, budget, gran);
   auto layout = plan_sharing(L.page_bytes, L.entries, choice.overfill);
-  const std::string what = std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) +
-                           " (reach " + format_bytes(double(L.entries) * double(L.page_bytes)) +
-                           ")";
+  const std::string what = describe(L);
   std::fprintf(
       stderr,
       "[tlb-sharing] %s, %d SMs; level %s from %s; victim %llu + disruptor %llu pages, %s pool\n",

@@ -22,6 +22,8 @@ struct level_spec {
   std::string origin;             // "profile.json level 1", "--page-bytes/--entries"
   nlohmann::json level = nullptr; // the profile's level number (null for a candidate or hypothesis)
 };
+// "2048 x 32 MiB (reach 64 GiB)".
+std::string describe(const level_spec &L);
 // Reads level `index` (1 = innermost) of the profile's "levels", or of its "candidates".
 level_spec level_from_profile(const nlohmann::json &profile, const std::string &path,
                               bool candidate, int index);

@@ -29,6 +29,11 @@ sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, dou
   return l;
 }
 
+std::string describe(const level_spec &L) {
+  return std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) + " (reach " +
+         format_bytes(double(L.entries) * double(L.page_bytes)) + ")";
+}
+
 level_spec level_from_profile(const json &doc, const std::string &path, bool candidate, int index) {
   require_schema(doc, schema::profile, path);
   const char *key = candidate ? "candidates" : "levels";
@@ -76,9 +81,7 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   const double need_dense = double(pages) * double(layout.page_bytes);
   const double need_sparse = double(pages) * double(gran);
-  const std::string what = std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) +
-                           " (reach " + format_bytes(double(L.entries) * double(L.page_bytes)) +
-                           ")";
+  const std::string what = describe(L);
   if (c.alloc == "none" || (c.alloc == "cudamalloc" && need_dense > budget) ||
       (c.alloc == "vmm-sparse" && (!sparse_ok || need_sparse > budget)))
     throw error("level " + what + " is too large to test: victim + disruptor walk " +
