@@ -18,13 +18,15 @@ double curve_noise(const std::vector<double> &y, double min_noise) {
   for (double &v : d)
     v = std::fabs(v - m);
   const double sigma = 1.4826 * median(d) / std::sqrt(2.0);
-  // The MAD is 0 on integer-valued flat curves; fall back to the mean absolute difference,
-  // which still sees rare jitter.
-  double mad_mean = 0;
-  for (std::size_t i = 1; i < y.size(); ++i)
-    mad_mean += std::fabs(y[i] - y[i - 1]);
-  mad_mean /= static_cast<double>(y.size() - 1);
-  return std::max({sigma, 0.5 * mad_mean, min_noise});
+  // The MAD is 0 on integer-valued flat curves; fall back to jitter that the MAD misses, taken
+  // as the smaller of each pair of neighbouring differences: a jittered point moves both of its
+  // differences, a step only one, so the steps being looked for do not count as noise (the mean
+  // absolute difference did, and a coarse sweep with big steps hid its small ones).
+  double jitter = 0;
+  for (std::size_t i = 2; i < y.size(); ++i)
+    jitter += std::min(std::fabs(y[i] - y[i - 1]), std::fabs(y[i - 1] - y[i - 2]));
+  jitter /= static_cast<double>(y.size() - 2);
+  return std::max({sigma, jitter, min_noise});
 }
 
 namespace {
@@ -99,13 +101,17 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
     const std::size_t i = cand[c].index;
     // A ramp (misses growing with the footprint, as with non-LRU replacement) has its largest
     // local jump late; walk back to where the curve first leaves the level before.
+    // A point joins the ramp when it stands half a threshold and a tenth of the rise above the
+    // level before: the few cycles a curve creeps up just below a large step (replacement
+    // starting to miss) move its boundary by only as much as they weigh.
+    const double tenth = 0.1 * cand[c].jump;
     std::size_t onset = i;
     const std::size_t floor_idx =
         std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
     while (onset - 1 >= floor_idx) { // floor_idx >= kMinBefore > 0
       const std::size_t j = onset - 1;
       const double base = std::max(window_median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
-      if (y[j] - base >= 0.5 * threshold && y[j] <= y[onset] + sigma)
+      if (y[j] - base >= std::max(0.5 * threshold, tenth) && y[j] <= y[onset] + sigma)
         onset = j;
       else
         break;

@@ -114,3 +114,51 @@ TEST(Steps, TooFewPointsGiveNothing) {
   EXPECT_TRUE(detect_steps({1, 2, 3}, {1, 100, 100}).empty());
   EXPECT_TRUE(detect_steps({}, {}).empty());
 }
+
+// A coarse, integer-valued curve (4 points per octave, as --quick sweeps) with the aliased chase's
+// three steps: the big ones must not count as noise and hide the 10-cycle one (they did while
+// the fallback noise was half the mean absolute difference: H200 --quick read L1 at 2 GiB).
+TEST(Steps, BigStepsDoNotHideASmallOneOnACoarseCurve) {
+  curve c;
+  for (int i = 0; i < 60; ++i) {
+    const double fp = std::pow(2.0, i / 4.0); // 1 .. 2^14.75
+    double v = 301.0 + (fp > 16 ? 10 : 0) + (fp > 4300 ? 96 : 0) + (fp > 17400 ? 434 : 0);
+    if (i % 7 == 3)
+      v += 1.0; // the chase's rare one-cycle jitter
+    c.x.push_back(fp);
+    c.y.push_back(v);
+  }
+  EXPECT_LT(gpuprobe::curve_noise(c.y, 0.3), 1.0);
+  const auto s = detect_steps(c.x, c.y);
+  ASSERT_GE(s.size(), 2u);
+  EXPECT_NEAR(s[0].x_lo, 16, 3);
+  EXPECT_NEAR(s[0].jump, 10, 1.5);
+  EXPECT_NEAR(s[1].x_lo, 4300, 700);
+}
+
+// Jitter that moves single points is noise; the estimate follows it on a quantized curve.
+TEST(Steps, NoiseFollowsTheJitterOfSinglePoints) {
+  std::vector<double> y;
+  for (int i = 0; i < 100; ++i)
+    y.push_back(300.0 + (i % 10 == 1 ? 6.0 : 0.0)); // every tenth point 6 cycles high: MAD 0
+  const double n = gpuprobe::curve_noise(y, 0.3);
+  EXPECT_GT(n, 0.45);
+  EXPECT_LT(n, 3.0);
+}
+
+// A small creep just below a large step does not move the boundary by more than it weighs.
+TEST(Steps, CreepBelowALargeStepKeepsItsBoundary) {
+  curve c;
+  for (int i = 1; i <= 120; ++i) {
+    c.x.push_back(i);
+    double v = 335;
+    if (i > 75 && i <= 80)
+      v += i - 75; // +1 .. +5 cycles, as the L2 TLB's last footprints before it misses
+    if (i > 80)
+      v = 489;
+    c.y.push_back(v);
+  }
+  const auto s = detect_steps(c.x, c.y);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].x_lo, 80);
+}
