@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 
 namespace gpuprobe::analysis {
 
@@ -63,6 +65,14 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed) 
        "raw/tlb_real_profile.json",
        {"analyze", "tlb", "--input", "raw/tlb_real.json", "--out", "raw/tlb_real_profile.json"},
        {"tlb_real"}});
+  // The workload-level cross-check: random reads over real memory just below and above each
+  // level's reach (a level past the device memory is skipped, with the reason).
+  std::vector<std::string> sampling = {"tlb-sampling", "--device", dev, "--profile",
+                                       "raw/tlb_profile.json"};
+  if (quick)
+    sampling.insert(sampling.end(), {"--reps", "3"});
+  sampling.insert(sampling.end(), {"--seed", sd, "--out", "raw/tlb_sampling.json"});
+  s.push_back({"tlb_sampling", "raw/tlb_sampling.json", sampling, {"tlb_profile"}});
   if (quick)
     s.push_back({"atomics",
                  "raw/atomics.json",
@@ -147,10 +157,52 @@ stage_check check_stage(const std::string &path, const stage &s, const std::stri
   return {true, ""};
 }
 
-json cross_check(const json &tlb, const json &real_tlb, const json &real_result) {
+json memory_access(const json &real_result) {
+  const double l2 = real_result.value("device", json::object()).value("l2_bytes", 0.0);
+  const json control =
+      real_result.value("tlb", json::object()).value("control", json::object());
+  std::vector<double> hit, mem;
+  for (const auto &p : control.value("points", json::array())) {
+    const double fp = p.value("footprint_bytes", 0.0), c = p.value("median_cycles", 0.0);
+    if (fp <= l2 / 4)
+      hit.push_back(c);
+    else if (fp >= 2 * l2)
+      mem.push_back(c);
+  }
+  if (l2 <= 0 || hit.empty() || mem.empty())
+    return nullptr;
+  return {{"source", "the real-memory chase's L2 control (128-byte stride)"},
+          {"l2_hit_cycles", median(hit)},
+          {"memory_cycles", median(mem)},
+          {"extra_cycles", median(mem) - median(hit)}};
+}
+
+std::string miss_served_by(double penalty, const json &memory) {
+  if (memory.is_null() || memory.value("extra_cycles", 0.0) <= 0)
+    return "";
+  const double x = penalty / memory["extra_cycles"].get<double>();
+  char b[200];
+  if (x >= 0.75)
+    std::snprintf(b, sizeof b,
+                  "memory: a page walk whose page-table data is not cached (%.2f x a memory "
+                  "access beyond an L2 hit)",
+                  x);
+  else
+    std::snprintf(b, sizeof b, "on chip (%.2f x a memory access beyond an L2 hit)", x);
+  return b;
+}
+
+json cross_check(const json &tlb, const json &real_tlb, const json &real_result,
+                 const json &sampling) {
   json out = {
       {"method", "the aliased levels against an analysis of a chase over real memory (cudaMalloc)"},
       {"levels", json::array()}};
+  const json memory = memory_access(real_result);
+  if (!memory.is_null())
+    out["memory_access"] = memory;
+  std::map<std::string, json> sampled;
+  for (const auto &l : sampling.value("sampling", json::object()).value("levels", json::array()))
+    sampled[l.value("level", "")] = l;
   const double real_end = real_tlb.value("searched_up_to_bytes", 0.0);
   std::vector<std::pair<std::string, json>> real;
   for (const bool candidate : {false, true}) {
@@ -180,6 +232,16 @@ json cross_check(const json &tlb, const json &real_tlb, const json &real_result)
                   std::to_string(std::lround(real_end / double(1ull << 30))) +
                   " GiB: the device memory)";
       row["real_memory"] = verdict;
+      const std::string served = miss_served_by(list[k].value("miss_penalty_cycles", 0.0), memory);
+      if (!served.empty())
+        row["miss_served_by"] = served;
+      const auto it = candidate ? sampled.end() : sampled.find(level_label(false, k));
+      if (it != sampled.end()) {
+        json v = it->second.value("verdict", json::object());
+        v["below_bytes"] = it->second.value("below_bytes", 0.0);
+        v["above_bytes"] = it->second.value("above_bytes", 0.0);
+        row["sampling"] = v;
+      }
       out["levels"].push_back(row);
     }
   }
@@ -238,8 +300,10 @@ json assemble_profile(const std::string &dir, const json &stages_run, const json
   if (fs::exists(rp) && fs::exists(rr)) {
     const json real_profile = read_json_file(rp.string());
     require_schema(real_profile, schema::profile, rp.string());
+    const fs::path sp = d / "raw/tlb_sampling.json";
     tlb["cross_check"] =
-        cross_check(tlb, real_profile.value("tlb", json::object()), read_json_file(rr.string()));
+        cross_check(tlb, real_profile.value("tlb", json::object()), read_json_file(rr.string()),
+                    fs::exists(sp) ? read_json_file(sp.string()) : json::object());
   }
   return {{"schema", schema::profile.id()},
           {"device", device},

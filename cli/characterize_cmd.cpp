@@ -192,6 +192,14 @@ void run_characterize(const characterize_options &o) {
           format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
           sh.value("scope", std::string("?")).c_str(), row < checks.size() ? "; real memory: " : "",
           row < checks.size() ? checks[row].value("real_memory", std::string()).c_str() : "");
+      if (row >= checks.size())
+        continue;
+      if (checks[row].contains("miss_served_by"))
+        std::printf("        miss served by %s\n",
+                    checks[row]["miss_served_by"].get<std::string>().c_str());
+      if (checks[row].contains("sampling"))
+        std::printf("        random sampling: %s\n",
+                    checks[row]["sampling"].value("verdict", std::string()).c_str());
     }
   }
   if (tlb.contains("cross_check") && tlb["cross_check"].contains("l2_split")) {

@@ -31,6 +31,7 @@ const std::vector<setup_fn> &subcommands();
 void setup_tlb(CLI::App &parent);
 void setup_analyze(CLI::App &parent);
 void setup_tlb_sharing(CLI::App &parent);
+void setup_tlb_sampling(CLI::App &parent);
 void setup_atomics(CLI::App &parent);
 void setup_theory(CLI::App &parent);
 void setup_report(CLI::App &parent);

@@ -92,9 +92,10 @@ void setup_tlb_sharing(CLI::App &parent) {
   app->add_option("--page-bytes", f->page_bytes, "page size of the level (instead of --profile)");
   app->add_option("--entries", f->entries, "entries of the level (instead of --profile)");
   app->add_option("--alloc", f->o.alloc,
-                  "auto | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
+                  "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "
+                  "disturbance) | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "cudamalloc", "vmm-sparse"}));
+      ->check(CLI::IsMember({"auto", "alias", "cudamalloc", "vmm-sparse"}));
   app->add_option("--overfill", f->o.overfill, "(victim + disruptor pages) / entries")
       ->capture_default_str();
   app->add_option("--order", f->order, "random | sequential: page order of the chains")

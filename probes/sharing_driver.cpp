@@ -30,9 +30,11 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   const auto kind = parse_alloc_kind(choice.alloc);
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   device_pool pool(kind, std::size_t(pages * layout.page_bytes), dev.ordinal, o.seed,
-                   kind == alloc_kind::vmm_sparse ? layout.page_bytes : 0);
-  if (kind == alloc_kind::vmm_sparse)
-    layout.line_span = pool.granularity();
+                   kind == alloc_kind::vmm_sparse ? layout.page_bytes
+                   : kind == alloc_kind::alias    ? gran
+                                                  : 0);
+  if (kind == alloc_kind::vmm_sparse || kind == alloc_kind::alias)
+    layout.line_span = pool.mapped_per_slot(); // the chunk: every page's lines live in it
   layout.random_order = o.random_order;
   layout.spread_lines = o.spread_lines;
   // Watchdog: a launch is V+V+D hops per round (a few hundred ns each at worst), x the rounds.

@@ -64,7 +64,22 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
   const level_spec &L = o.level;
   plan_sharing(L.page_bytes, L.entries, o.overfill); // validates the options before any GPU work
   const bool sparse_ok = gran && L.page_bytes > gran && L.page_bytes % gran == 0;
+  // Alias: one chunk of the granularity at every slot; page j's chain word sits at its own line
+  // of that chunk (the spread offsets), so the pages must be whole chunks and no more than the
+  // chunk has lines.
+  const auto asked = plan_sharing(L.page_bytes, L.entries, o.overfill);
+  const bool alias_ok = gran && L.page_bytes % gran == 0 && o.spread_lines &&
+                        asked.victim_pages + asked.disruptor_pages <= gran / 128;
   pool_choice c{o.alloc, o.overfill};
+  if (c.alloc == "alias" && !alias_ok)
+    throw error("--alloc alias needs pages that are whole VMM chunks (" +
+                format_bytes(double(gran)) + "), spread lines and at most " +
+                std::to_string(gran / 128) + " pages; level " + describe(L) + " walks " +
+                std::to_string(asked.victim_pages + asked.disruptor_pages));
+  if (c.alloc == "auto" && alias_ok)
+    c.alloc = "alias";
+  if (c.alloc == "alias")
+    return c; // almost no memory: one chunk, whatever the level's reach
   if (c.alloc == "auto") {
     const double fit =
         std::floor((budget / double(L.page_bytes) - 2) / double(L.entries) * 100) / 100;
@@ -89,7 +104,7 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
                 (sparse_ok ? " (" + format_bytes(need_sparse) + " sparse)" : std::string()) +
                 ", but only " + format_bytes(budget) + " may be used");
   if (c.alloc != "cudamalloc" && c.alloc != "vmm-sparse")
-    throw error("--alloc must be auto, cudamalloc or vmm-sparse");
+    throw error("--alloc must be auto, alias, cudamalloc or vmm-sparse");
   return c;
 }
 

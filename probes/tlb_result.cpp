@@ -15,8 +15,9 @@ sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b, std::uint64_t me
   plan.min_bytes = o.min_bytes;
   if (o.alloc == alloc_kind::alias) {
     // An alias pool takes one chunk of memory whatever its virtual size: the footprint is bounded
-    // by the address space and the time to map it, not by the memory.
-    std::uint64_t dflt = k_gib;
+    // by the address space and the time to map it, not by the memory. At least 512 GiB: the
+    // H200's third structure (272 GiB) must be in reach on a GPU with less memory too.
+    std::uint64_t dflt = 512 * k_gib;
     while (dflt * 2 <= 4 * memory_b)
       dflt *= 2;
     plan.max_bytes = o.max_bytes ? o.max_bytes : dflt;

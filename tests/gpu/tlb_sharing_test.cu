@@ -96,3 +96,25 @@ TEST(TlbSharingGpu, SelfDisruptionEvictsTheL2) {
   EXPECT_GT(r[2].mean_cycles, r[1].mean_cycles + 100);
   EXPECT_LT(r[3].mean_cycles, r[1].mean_cycles + 20); // the baseline after is back to hits
 }
+
+// An alias pool (one 2 MiB chunk at every page) tests a level whose pages span more virtual
+// memory than the GPU has (2600 x 32 MiB = 81 GiB): the victim's own disruptor walk evicts the
+// L2 TLB (+~100 cycles on H100/H200), the baselines stay L2 hits (every line is in the chunk).
+TEST(TlbSharingGpu, AliasPoolTestsALevelPastTheMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::size_t gran = device_pool::vmm_granularity(0);
+  ASSERT_GT(gran, 0u);
+  auto layout = probes::plan_sharing(32ull << 20, 2163, 1.2);
+  const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
+  ASSERT_LE(pages, gran / 128) << "every page's chain word needs its own line of the chunk";
+  device_pool pool(alloc_kind::alias, pages * layout.page_bytes, 0, 1, gran);
+  layout.line_span = pool.mapped_per_slot();
+  probes::sharing_probe probe(pool, layout, 1, 20.0);
+  const int v = probe.sm_ids().front();
+  const auto r = probe.run_victim(v, {-1, -1, v, -1});
+  std::printf("alias pool, 2163 x 32 MiB: baseline %.1f, self-disrupted %.1f cycles/hop\n",
+              r[1].median_cycles, r[2].median_cycles);
+  EXPECT_LT(r[1].median_cycles, 450) << "baseline: L2 hits (one chunk)";
+  EXPECT_GT(r[2].median_cycles, r[1].median_cycles + 40);
+  EXPECT_LT(r[3].median_cycles, r[1].median_cycles + 10);
+}

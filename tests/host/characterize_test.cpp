@@ -25,7 +25,7 @@ TEST(Characterize, DefaultFolderIsNameSlugAndUuidPrefix) {
 // is its cross-check; each analysis reads its sweep, so it reruns when that sweep does.
 TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   const auto full = plan_stages(false, 0), quick = plan_stages(true, 1);
-  ASSERT_EQ(full.size(), 5u);
+  ASSERT_EQ(full.size(), 6u);
   const auto arg = [](const stage &st, const std::string &flag) {
     const auto it = std::find(st.args.begin(), st.args.end(), flag);
     return it == st.args.end() ? std::string("(none)") : *(it + 1);
@@ -37,7 +37,10 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(full[2].args[0], "analyze");
   EXPECT_EQ(full[2].reads, std::vector<std::string>{"tlb"});
   EXPECT_EQ(full[3].reads, std::vector<std::string>{"tlb_real"});
-  EXPECT_EQ(full[4].name, "atomics");
+  EXPECT_EQ(full[4].name, "tlb_sampling");
+  EXPECT_EQ(full[4].reads, std::vector<std::string>{"tlb_profile"});
+  EXPECT_EQ(arg(full[4], "--profile"), "raw/tlb_profile.json");
+  EXPECT_EQ(full[5].name, "atomics");
   EXPECT_EQ(arg(quick[0], "--samples"), "1024") << "quick is coarser";
   EXPECT_EQ(arg(full[0], "--samples"), "(none)");
   EXPECT_EQ(arg(quick[4], "--device"), "1");
@@ -179,7 +182,7 @@ TEST(Characterize, CrossCheckAgainstRealMemory) {
                       {"p10_cycles", 300},
                       {"p90_cycles", 318}});
   const json result = {{"device", {{"l2_bytes", 50.0 * (1 << 20)}}}, {"tlb", {{"points", points}}}};
-  const json c = cross_check(tlb, real, result);
+  const json c = cross_check(tlb, real, result, json::object());
   ASSERT_EQ(c["levels"].size(), 3u);
   EXPECT_EQ(c["levels"][0]["real_memory"].get<std::string>().rfind(
                 "agrees: real memory's candidate C1", 0),
@@ -193,4 +196,49 @@ TEST(Characterize, CrossCheckAgainstRealMemory) {
             std::string::npos);
   EXPECT_EQ(c["l2_split"]["points"], 5u) << "8 hops or more, up to half the L2";
   EXPECT_DOUBLE_EQ(c["l2_split"]["split_cycles"].get<double>(), 18);
+}
+
+// A level's miss named by what serves it: the real chase's control gives an L2 hit (~290 cycles)
+// and a memory access (~700); the H200's third structure (+434) costs a memory access, its L2
+// TLB (+96) does not. The sampling verdict of each level joins the cross-check.
+TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
+  json points = json::array();
+  for (double mib : {1.0, 4.0, 10.0, 30.0, 45.0, 130.0, 200.0, 240.0})
+    points.push_back({{"footprint_bytes", mib * (1 << 20)},
+                      {"median_cycles", mib <= 15 ? 294.0 : (mib < 120 ? 510.0 : 684.0)}});
+  const json result = {{"device", {{"l2_bytes", 60.0 * (1 << 20)}}},
+                       {"tlb", {{"control", {{"points", points}}}, {"points", json::array()}}}};
+  const json mem = memory_access(result);
+  ASSERT_FALSE(mem.is_null());
+  EXPECT_DOUBLE_EQ(mem["l2_hit_cycles"].get<double>(), 294);
+  EXPECT_DOUBLE_EQ(mem["memory_cycles"].get<double>(), 684);
+  EXPECT_EQ(miss_served_by(434, mem).rfind("memory: a page walk", 0), 0u);
+  EXPECT_EQ(miss_served_by(96, mem).rfind("on chip (0.25 x", 0), 0u) << miss_served_by(96, mem);
+  EXPECT_EQ(miss_served_by(96, nullptr), "");
+  EXPECT_TRUE(memory_access({{"device", {{"l2_bytes", 1e6}}}, {"tlb", json::object()}}).is_null());
+
+  const json tlb = {{"levels",
+                     {{{"entries", 2163},
+                       {"page_bytes", 32.0 * (1 << 20)},
+                       {"reach_bytes", 2163 * 32.0 * (1 << 20)},
+                       {"miss_penalty_cycles", 96}},
+                      {{"entries", 4350},
+                       {"page_bytes", 64.0 * (1 << 20)},
+                       {"reach_bytes", 4350 * 64.0 * (1 << 20)},
+                       {"miss_penalty_cycles", 434}}}}};
+  const json sampling = {
+      {"sampling",
+       {{"levels",
+         {{{"level", "L1"},
+           {"below_bytes", 54.0 * (1ull << 30)},
+           {"above_bytes", 84.0 * (1ull << 30)},
+           {"verdict", {{"verdict", "slower by 40.0 %"}, {"ratio", 1.4}}}},
+          {{"level", "L2"}, {"verdict", {{"verdict", "not tested: beyond"}}}}}}}}};
+  const json c = cross_check(tlb, json::object(), result, sampling);
+  ASSERT_EQ(c["levels"].size(), 2u);
+  EXPECT_EQ(c["levels"][0]["sampling"]["ratio"], 1.4);
+  EXPECT_EQ(c["levels"][0]["sampling"]["above_bytes"], 84.0 * (1ull << 30));
+  EXPECT_EQ(c["levels"][1]["miss_served_by"].get<std::string>().rfind("memory", 0), 0u);
+  EXPECT_EQ(c["levels"][1]["sampling"]["verdict"], "not tested: beyond");
+  EXPECT_DOUBLE_EQ(c["memory_access"]["extra_cycles"].get<double>(), 390);
 }

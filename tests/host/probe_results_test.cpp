@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "probes/atomics_driver.hpp"
+#include "probes/sampling_driver.hpp"
 #include "probes/sharing_driver.hpp"
 #include "probes/tlb_driver.hpp"
 
@@ -122,14 +123,32 @@ TEST(TlbDriver, ControlPassesOnlyOnARiseNearTheL2Size) {
 TEST(SharingDriver, PoolPolicyAndRounds) {
   probes::sharing_options o;
   o.level = {32 * k_mib, 2048, "test", nullptr};
-  auto c = probes::choose_sharing_pool(o, 80.0 * double(k_gib), 2 * k_mib);
+  // With the VMM API: an alias pool, whatever the memory (the H200's 272 GiB level too).
+  auto c = probes::choose_sharing_pool(o, 10.0 * double(k_gib), 2 * k_mib);
+  EXPECT_EQ(c.alloc, "alias");
+  EXPECT_DOUBLE_EQ(c.overfill, 1.2);
+  o.level = {64 * k_mib, 4350, "test", nullptr};
+  EXPECT_EQ(probes::choose_sharing_pool(o, 10.0 * double(k_gib), 2 * k_mib).alloc, "alias");
+  o.level = {32 * k_mib, 16384, "test", nullptr}; // more pages than the chunk has lines
+  EXPECT_EQ(probes::choose_sharing_pool(o, 60.0 * double(k_gib), 2 * k_mib).alloc, "vmm-sparse");
+  o.alloc = "alias";
+  EXPECT_THROW(probes::choose_sharing_pool(o, 10.0 * double(k_gib), 2 * k_mib), error);
+  o.alloc = "auto";
+  o.level = {32 * k_mib, 2048, "test", nullptr};
+  o.spread_lines = false; // every chain word at offset 0: aliases would overwrite each other
+  EXPECT_EQ(probes::choose_sharing_pool(o, 80.0 * double(k_gib), 2 * k_mib).alloc, "cudamalloc");
+  o.spread_lines = true;
+  // Without it (granularity 0): a dense cudaMalloc, the overfill lowered to fit.
+  c = probes::choose_sharing_pool(o, 80.0 * double(k_gib), 0);
   EXPECT_EQ(c.alloc, "cudamalloc");
   EXPECT_DOUBLE_EQ(c.overfill, 1.2);
-  c = probes::choose_sharing_pool(o, 70.0 * double(k_gib), 2 * k_mib);
+  c = probes::choose_sharing_pool(o, 70.0 * double(k_gib), 0);
   EXPECT_EQ(c.alloc, "cudamalloc");
   EXPECT_LT(c.overfill, 1.1) << "the overfill is lowered to fit";
+  o.alloc = "vmm-sparse";
   c = probes::choose_sharing_pool(o, 40.0 * double(k_gib), 2 * k_mib);
   EXPECT_EQ(c.alloc, "vmm-sparse");
+  o.alloc = "auto";
   EXPECT_THROW(probes::choose_sharing_pool(o, 40.0 * double(k_gib), 0), error)
       << "no VMM: too large to test";
   o.overfill = 0.5;
@@ -163,12 +182,14 @@ TEST(AtomicsDriver, ThreadCountsAndTop) {
 }
 
 // Alias pools are bounded by the address space, not the memory: the default footprint is
-// 4 x the device memory rounded down to a power of two, and a footprint past the free memory
-// is no error for them.
+// 4 x the device memory rounded down to a power of two (at least 512 GiB), and a footprint past
+// the free memory is no error for them.
 TEST(TlbDriver, AliasPlansPastTheDeviceMemory) {
   probes::tlb_options o;
   o.alloc = alloc_kind::alias;
-  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, 256 * k_gib);
+  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, 512 * k_gib);
+  EXPECT_EQ(probes::plan_tlb(o, 180 * k_gib, 192 * k_gib).max_bytes, 512 * k_gib);
+  EXPECT_EQ(probes::plan_tlb(o, 250 * k_gib, 256 * k_gib).max_bytes, k_tib);
   EXPECT_EQ(probes::plan_tlb(o, 139 * k_gib, 141 * k_gib).max_bytes, 512 * k_gib);
   o.max_bytes = k_tib;
   EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, k_tib);
@@ -182,4 +203,74 @@ TEST(TlbDriver, AliasPlansPastTheDeviceMemory) {
   EXPECT_NE(doc["tlb"]["load"].get<std::string>().find("alias"), std::string::npos);
   EXPECT_EQ(probes::to_json(probes::tlb_result_from_json(doc)), doc);
   EXPECT_FALSE(probes::to_json(probes::tlb_result{})["tlb"].contains("alias_bytes"));
+}
+
+// tlb-sampling: each level gets footprints at 0.8 and 1.25 x its reach, the one above capped by
+// the memory; a level whose capped footprint is within 10 % of its reach (the H100's L2 at 67.6
+// GiB with ~71 GiB usable) or beyond the memory is skipped with the reason.
+TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
+  const json tlb = {{"levels",
+                     {{{"reach_bytes", 256.0 * k_mib}, {"miss_penalty_cycles", 10}},
+                      {{"reach_bytes", 2163 * 32.0 * k_mib}, {"miss_penalty_cycles", 96}},
+                      {{"reach_bytes", 4350 * 64.0 * k_mib}, {"miss_penalty_cycles", 434}}}}};
+  probes::sampling_options o;
+  const auto h200 = probes::plan_sampling(tlb, 126 * k_gib, o);
+  ASSERT_EQ(h200.size(), 3u);
+  EXPECT_EQ(h200[0].level, "L1");
+  EXPECT_EQ(h200[0].below_bytes, 204 * k_mib); // 0.8 x 256 MiB, down to 2 MiB
+  EXPECT_EQ(h200[0].above_bytes, 320 * k_mib);
+  EXPECT_TRUE(h200[1].skipped.empty());
+  EXPECT_EQ(h200[1].above_bytes, 86520 * k_mib); // 1.25 x 67.59 GiB = 84.5 GiB < 126 GiB
+  EXPECT_NE(h200[2].skipped.find("too close to the reach, or beyond it"), std::string::npos);
+  const auto h100 = probes::plan_sampling(tlb, 71 * k_gib, o);
+  EXPECT_NE(h100[1].skipped.find("real memory reaches at most 71 GiB"), std::string::npos)
+      << h100[1].skipped;
+}
+
+// The verdict: a change counts past max(3 %, 3 x the reps' robust spread); the L2 cache's share of
+// each footprint is named when it differs (the change is then not translation alone).
+TEST(TlbSampling, VerdictSaysWhetherTheSpeedChangesWhereTheLevelSays) {
+  probes::sampling_level_result r;
+  r.target = {"L2", 67.6 * k_gib, 96, 54 * k_gib, 84 * k_gib, ""};
+  r.below_ms = {100, 101, 99, 100, 100};
+  r.above_ms = {140, 141, 139, 140, 142};
+  const double reads = double(1u << 20) * 256;
+  auto v = probes::sampling_verdict(r, 60.0 * k_mib, reads);
+  EXPECT_TRUE(v["changes"].get<bool>());
+  EXPECT_NEAR(v["ratio"].get<double>(), 1.4, 1e-9);
+  EXPECT_EQ(v["verdict"].get<std::string>().rfind("slower by 40.0 % above the reach", 0), 0u)
+      << v["verdict"];
+  r.above_ms = {101, 100, 102, 99, 100};
+  v = probes::sampling_verdict(r, 60.0 * k_mib, reads);
+  EXPECT_FALSE(v["changes"].get<bool>());
+  EXPECT_EQ(v["verdict"].get<std::string>().rfind("no change beyond the noise", 0), 0u);
+  r.target = {"L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib, ""};
+  v = probes::sampling_verdict(r, 60.0 * k_mib, reads);
+  EXPECT_NE(v["verdict"].get<std::string>().find("the L2 cache holds 29.4 % of the footprint"),
+            std::string::npos)
+      << v["verdict"];
+  r.target.skipped = "beyond the memory";
+  EXPECT_EQ(probes::sampling_verdict(r, 60.0 * k_mib, reads)["verdict"],
+            "not tested: beyond the memory");
+}
+
+// The result round-trips through its JSON; another probe's file is refused in one line.
+TEST(TlbSampling, ResultRoundTrips) {
+  probes::sampling_result r;
+  r.device = {{"name", "NVIDIA H200"}};
+  r.meta = {{"seed", 1}};
+  r.profile = "raw/tlb_profile.json";
+  r.reads_per_launch = 268435456;
+  probes::sampling_level_result l;
+  l.target = {"L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib, ""};
+  l.below_ms = {1, 2, 3};
+  l.above_ms = {4, 5, 6};
+  l.verdict = {{"verdict", "x"}};
+  r.levels.push_back(l);
+  const json doc = probes::to_json(r);
+  EXPECT_EQ(doc["probe"], "tlb-sampling");
+  EXPECT_EQ(probes::to_json(probes::sampling_result_from_json(doc)), doc);
+  json other = doc;
+  other["probe"] = "atomics";
+  EXPECT_THROW(probes::sampling_result_from_json(other), error);
 }
