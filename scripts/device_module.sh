@@ -10,21 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" module
 STEPS="${STEPS:-tests resume bench}"
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 if has tests; then
-  # One process per test: the device malloc heap is fixed per process.
-  "$B/tests/gpuprobe_gpu_tests" --gtest_list_tests | awk '/^[^ ]/{s=$1} /^  /{print s $1}' >"$D/gpu_test_names.txt"
-  s=$(date +%s); pass=0; fail=0; skip=0
-  while read -r t; do
-    timeout 400 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="$t" >"$D/gpu_test.log.tmp" 2>&1
-    rc=$?
-    if grep -q '^\[  SKIPPED \] 1 test' "$D/gpu_test.log.tmp"; then skip=$((skip + 1))
-    elif [ $rc -eq 0 ]; then pass=$((pass + 1))
-    else fail=$((fail + 1)); echo "FAILED $t (exit $rc)" >>"$D/gpu_failures.txt"; cat "$D/gpu_test.log.tmp" >>"$D/gpu_failures.txt"; fi
-    cat "$D/gpu_test.log.tmp" >>"$D/gpu_tests.txt"
-  done <"$D/gpu_test_names.txt"
-  rm -f "$D/gpu_test.log.tmp"
-  echo "gpu tests: $pass passed, $fail failed, $skip skipped of $(wc -l <"$D/gpu_test_names.txt") in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
-  [ -f "$D/gpu_failures.txt" ] && grep -E '^FAILED|Failure|Expected|actual|Which is' "$D/gpu_failures.txt" | head -30
-  pack
+  gpu_tests
 fi
 if has resume; then
   R="$D/results"
