@@ -15,11 +15,6 @@ using nlohmann::json;
 namespace {
 constexpr std::uint64_t k_round = 2ull << 20;
 
-std::string percent(double x) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f %%", 100.0 * x);
-  return b;
-}
 } // namespace
 
 std::vector<sampling_target> plan_sampling(const json &tlb, std::uint64_t budget_bytes,
@@ -41,9 +36,10 @@ std::vector<sampling_target> plan_sampling(const json &tlb, std::uint64_t budget
         std::min<std::uint64_t>(std::uint64_t(t.reach_bytes * o.above), budget_bytes) / k_round *
         k_round;
     if (double(t.above_bytes) < 1.1 * t.reach_bytes) {
-      t.skipped = "real memory reaches at most " + format_bytes(double(budget_bytes)) + " (" +
-                  percent(double(budget_bytes) / t.reach_bytes).substr(0, 5) +
-                  " of the reach): too close to the reach, or beyond it, to test";
+      char x[32];
+      std::snprintf(x, sizeof x, "%.2f", double(budget_bytes) / t.reach_bytes);
+      t.skipped = "real memory reaches at most " + format_bytes(double(budget_bytes)) + " (" + x +
+                  " x the reach): too close to the reach, or beyond it, to test";
       t.below_bytes = t.above_bytes = 0;
     }
     out.push_back(t);
@@ -70,30 +66,38 @@ json sampling_verdict(const sampling_level_result &r, double l2_bytes, double re
   const double ratio = a / b, bar = std::max(0.03, 3.0 * noise);
   const double share_b = std::min(1.0, l2_bytes / double(t.below_bytes)),
                share_a = std::min(1.0, l2_bytes / double(t.above_bytes));
-  const double ns = 1e6 / reads_per_launch; // ms per launch -> ns per read
-  json v = {{"below_ns_per_read", b * ns},      {"above_ns_per_read", a * ns},
-            {"ratio", ratio},                   {"noise", noise},
-            {"threshold", bar},                 {"changes", std::fabs(ratio - 1) > bar},
-            {"l2_share_below", share_b},        {"l2_share_above", share_a}};
-  char line[320];
-  if (ratio - 1 > bar)
+  const double g = reads_per_launch / 1e6; // ms per launch -> G reads per s: g / ms
+  // Past the L2 cache's share, reads go to memory: if the data cache alone set the speed, the
+  // time would grow at most as the reads that miss it, (1 - share above) / (1 - share below).
+  const double cache_bound = (1 - share_a) / std::max(1e-9, 1 - share_b) - 1;
+  json v = {{"below_greads_per_s", g / b}, {"above_greads_per_s", g / a},
+            {"ratio", ratio},              {"noise", noise},
+            {"threshold", bar},            {"changes", std::fabs(ratio - 1) > bar},
+            {"l2_share_below", share_b},   {"l2_share_above", share_a},
+            {"cache_explains_up_to", cache_bound}};
+  char line[360];
+  if (ratio - 1 > bar && ratio - 1 > cache_bound + bar)
     std::snprintf(line, sizeof line,
-                  "slower by %.1f %% above the reach (%.3f -> %.3f ns per read), as the level says",
-                  100 * (ratio - 1), b * ns, a * ns);
+                  "slower by %.1f %% above the reach (%.1f -> %.1f G reads/s), as the level says",
+                  100 * (ratio - 1), g / b, g / a);
+  else if (ratio - 1 > bar)
+    std::snprintf(line, sizeof line,
+                  "slower by %.1f %% above the reach (%.1f -> %.1f G reads/s), but the L2 cache "
+                  "holds %.1f %% of the footprint below and %.1f %% above, which alone explains "
+                  "up to %.1f %%: no evidence for or against the level",
+                  100 * (ratio - 1), g / b, g / a, 100 * share_b, 100 * share_a,
+                  100 * cache_bound);
   else if (1 - ratio > bar)
     std::snprintf(line, sizeof line,
-                  "faster by %.1f %% above the reach (%.3f -> %.3f ns per read): not what a TLB "
+                  "faster by %.1f %% above the reach (%.1f -> %.1f G reads/s): not what a TLB "
                   "level does",
-                  100 * (1 - ratio), b * ns, a * ns);
+                  100 * (1 - ratio), g / b, g / a);
   else
     std::snprintf(line, sizeof line,
-                  "no change beyond the noise (%+.1f %%, bar %.1f %%; %.3f -> %.3f ns per read): "
+                  "no change beyond the noise (%+.1f %%, bar %.1f %%; %.1f -> %.1f G reads/s): "
                   "the level's +%.0f-cycle miss does not show through random reads",
-                  100 * (ratio - 1), 100 * bar, b * ns, a * ns, t.penalty_cycles);
-  std::string s = line;
-  if (share_b - share_a > 0.05)
-    s += "; the L2 cache holds " + percent(share_b) + " of the footprint below and " +
-         percent(share_a) + " above, so part of a change is data caching, not translation";
+                  100 * (ratio - 1), 100 * bar, g / b, g / a, t.penalty_cycles);
+  const std::string s = line;
   v["verdict"] = s;
   return v;
 }
