@@ -4,6 +4,7 @@
 #include "analysis/characterize.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "cli/common.hpp"
+#include "cli/devices.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -222,14 +223,34 @@ void setup_characterize(CLI::App &parent) {
   auto *app = parent.add_subcommand(
       "characterize",
       "TLB levels, their sharing and atomics in one run -> DIR/raw/*.json, DIR/profile.json");
-  app->footer("Example: gpuprobe characterize --quick --out results/first");
+  app->footer("Example: gpuprobe characterize --quick --out results/first\n"
+              "         gpuprobe characterize --devices all   (results/<gpu>-<uuid8> per GPU)");
   add_device_option(*app, opt->common);
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
   app->add_flag("--quick", opt->quick,
                 "coarser sweeps, 16 SMs for sharing, two atomics variants (about 19 s on an H100; "
                 "a full run about 48 s)");
-  app->callback([opt] { run_characterize(*opt); });
+  add_devices_option(*app, opt->common,
+                     "--out is then the parent folder (default results) of one folder per GPU");
+  app->callback([opt] {
+    if (opt->common.devices.empty())
+      return run_characterize(*opt);
+    const auto &o = *opt;
+    const int rc = run_per_device(
+        "characterize", o.common.devices, o.common.out.empty() ? "results" : o.common.out,
+        [&](const device_identity &d, const std::string &unit) {
+          device_step st{{"characterize", "--device", std::to_string(d.ordinal), "--out", unit,
+                          "--seed", std::to_string(o.common.seed)},
+                         ""};
+          if (o.quick)
+            st.args.push_back("--quick");
+          return st;
+        });
+    if (rc != 0)
+      throw error("characterize --devices: at least one GPU failed (above); the others' folders "
+                  "are complete, and the same command resumes the failed ones");
+  });
 }
 
 } // namespace gpuprobe::cli

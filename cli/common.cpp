@@ -9,6 +9,12 @@ namespace gpuprobe::cli {
 void add_device_option(CLI::App &app, common_options &o) {
   app.add_option("--device", o.device, "CUDA device ordinal")->capture_default_str();
 }
+void add_devices_option(CLI::App &app, common_options &o, const std::string &what) {
+  auto *opt = app.add_option("--devices", o.devices,
+                             "all | 0,2,...: every GPU listed at once, one process each; " + what);
+  if (auto *d = app.get_option_no_throw("--device"))
+    opt->excludes(d);
+}
 void add_out_option(CLI::App &app, common_options &o, const std::string &what) {
   app.add_option("--out", o.out, what)->required();
 }

@@ -13,12 +13,15 @@ struct common_options {
   std::string out;
   std::vector<std::string> inputs;
   unsigned long long seed = defaults::seed;
+  std::string devices; // --devices all|0,2,...: one process per GPU ("" = just --device)
 };
 
 void add_device_option(CLI::App &app, common_options &o);
 void add_out_option(CLI::App &app, common_options &o, const std::string &what);
 void add_input_option(CLI::App &app, common_options &o, const std::string &what);
 void add_seed_option(CLI::App &app, common_options &o);
+// --devices (excludes --device, which must be added first); `what` says where the folders go.
+void add_devices_option(CLI::App &app, common_options &o, const std::string &what);
 
 // Fails early (before a long run) when the output file's folder does not exist.
 void check_output_path(const std::string &path);

@@ -5,6 +5,7 @@
 #include "analysis/models.hpp"
 #include "analysis/tuning.hpp"
 #include "cli/common.hpp"
+#include "cli/devices.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -14,6 +15,7 @@
 #include "tune/measure.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <memory>
 
@@ -24,6 +26,7 @@ namespace {
 struct tune_options {
   common_options common;
   std::string profile;
+  std::string results = "results"; // --devices: the parent of the unit folders
   int reps = 12;
   bool quick = false;
 };
@@ -150,15 +153,43 @@ void setup_tune(CLI::App &parent) {
                                             "and TLB scope measured, TLB-scoped regions");
   app->footer("Example: gpuprobe tune --profile results/first/profile.json --out "
               "results/first/tuning.json (~17 s on an H100; --quick ~6 s)");
-  app->add_option("--profile", opt->profile, "profile.json of gpuprobe characterize")->required();
-  add_out_option(*app, opt->common, "tuning.json to write");
+  app->add_option("--profile", opt->profile,
+                  "profile.json of gpuprobe characterize (required without --devices)");
+  app->add_option("--out", opt->common.out, "tuning.json to write (required without --devices)");
   add_device_option(*app, opt->common);
+  add_devices_option(*app, opt->common,
+                     "each reads FOLDER/profile.json, writes FOLDER/tuning.json");
+  app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
+      ->capture_default_str();
   add_seed_option(*app, opt->common);
   app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")
       ->capture_default_str();
   app->add_flag("--quick", opt->quick,
                 "two free fractions for the word size, a 16 GiB footprint for the TLB scope");
-  app->callback([opt] { run_tune(*opt); });
+  app->callback([opt] {
+    const auto &o = *opt;
+    if (o.common.devices.empty()) {
+      if (o.profile.empty() || o.common.out.empty())
+        throw error("tune: give --profile and --out (or --devices)");
+      return run_tune(o);
+    }
+    const int rc = run_per_device(
+        "tune", o.common.devices, o.results, [&](const device_identity &d, const std::string &unit) {
+          const std::string profile = unit + "/profile.json";
+          if (!std::filesystem::exists(profile))
+            return device_step{{},
+                               "no " + profile + ": run gpuprobe characterize --devices first"};
+          device_step st{{"tune", "--device", std::to_string(d.ordinal), "--profile", profile,
+                          "--out", unit + "/tuning.json", "--reps", std::to_string(o.reps),
+                          "--seed", std::to_string(o.common.seed)},
+                         ""};
+          if (o.quick)
+            st.args.push_back("--quick");
+          return st;
+        });
+    if (rc != 0)
+      throw error("tune --devices: at least one GPU failed (above)");
+  });
 }
 
 } // namespace gpuprobe::cli

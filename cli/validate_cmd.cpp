@@ -5,6 +5,7 @@
 #include "allocators/load_tuning.hpp"
 #include "analysis/validation.hpp"
 #include "cli/common.hpp"
+#include "cli/devices.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -14,6 +15,7 @@
 #include "tune/measure.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <memory>
 
@@ -24,6 +26,7 @@ namespace {
 struct validate_options {
   common_options common;
   std::string tuning;
+  std::string results = "results"; // --devices: the parent of the unit folders
   int reps = 15;
   double pool_gib = 8;
   double tlb_footprint_gib = 0;
@@ -179,9 +182,14 @@ void setup_validate(CLI::App &parent) {
       "tuning.json -> validation.json: default vs tuned allocators on this GPU, with statistics");
   app->footer("Example: gpuprobe validate --tuning results/first/tuning.json --out "
               "results/first/validation.json (~200 s on an H100)");
-  app->add_option("--tuning", opt->tuning, "tuning.json of gpuprobe tune")->required();
-  add_out_option(*app, opt->common, "validation.json to write");
+  app->add_option("--tuning", opt->tuning, "tuning.json of gpuprobe tune (required without --devices)");
+  app->add_option("--out", opt->common.out,
+                  "validation.json to write (required without --devices)");
   add_device_option(*app, opt->common);
+  add_devices_option(*app, opt->common,
+                     "each reads FOLDER/tuning.json, writes FOLDER/validation.json");
+  app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
+      ->capture_default_str();
   add_seed_option(*app, opt->common);
   app->add_option("--reps", opt->reps, "repetitions of each configuration (>= 10)")
       ->capture_default_str();
@@ -194,7 +202,32 @@ void setup_validate(CLI::App &parent) {
   app->add_flag("--quick", opt->quick, "two free fractions, 16 GiB TLB footprints");
   app->add_flag("!--no-ablation", opt->ablation,
                 "skip the rows that apply the word size and the regions one at a time");
-  app->callback([opt] { run_validate(*opt); });
+  app->callback([opt] {
+    const auto &o = *opt;
+    if (o.common.devices.empty()) {
+      if (o.tuning.empty() || o.common.out.empty())
+        throw error("validate: give --tuning and --out (or --devices)");
+      return run_validate(o);
+    }
+    const int rc = run_per_device(
+        "validate", o.common.devices, o.results,
+        [&](const device_identity &d, const std::string &unit) {
+          const std::string tuning = unit + "/tuning.json";
+          if (!std::filesystem::exists(tuning))
+            return device_step{{}, "no " + tuning + ": run gpuprobe tune --devices first"};
+          device_step st{{"validate", "--device", std::to_string(d.ordinal), "--tuning", tuning,
+                          "--out", unit + "/validation.json", "--reps", std::to_string(o.reps),
+                          "--seed", std::to_string(o.common.seed)},
+                         ""};
+          if (o.quick)
+            st.args.push_back("--quick");
+          if (!o.ablation)
+            st.args.push_back("--no-ablation");
+          return st;
+        });
+    if (rc != 0)
+      throw error("validate --devices: at least one GPU failed (above)");
+  });
 }
 
 } // namespace gpuprobe::cli

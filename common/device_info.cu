@@ -19,6 +19,21 @@ std::string format_uuid(const cudaUUID_t &u) {
 }
 } // namespace
 
+std::vector<device_identity> list_devices() {
+  int count = 0;
+  std::vector<device_identity> out;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return out;
+  }
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    GPUPROBE_CUDA_CHECK(cudaGetDeviceProperties(&p, i)); // properties only: no context
+    out.push_back({i, p.name, format_uuid(p.uuid)});
+  }
+  return out;
+}
+
 device_info query_device(int ordinal) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);

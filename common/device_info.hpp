@@ -2,6 +2,7 @@
 // The `device` block every gpuprobe JSON file carries.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace gpuprobe {
 
@@ -34,6 +35,14 @@ std::string parse_driver_release(const std::string &proc_version_text);
 // "driver 580.159.04 (CUDA 13.0)" from a device block, or "CUDA driver API 13.0" where the
 // release was not recorded: as a person reads it.
 std::string describe_driver(const nlohmann::json &device);
+
+// The GPUs of this machine by name and UUID, without creating a context on any (a process that
+// starts one gpuprobe per GPU must not hold their memory). Empty when there is none.
+struct device_identity {
+  int ordinal = 0;
+  std::string name, uuid;
+};
+std::vector<device_identity> list_devices(); // device_info.cu
 
 // Implemented in device_info.cu (needs the CUDA runtime). Throws gpuprobe::error when there is
 // no usable device, the ordinal is out of range, or the binary has no code for the GPU.

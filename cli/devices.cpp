@@ -1,0 +1,92 @@
+#include "cli/devices.hpp"
+
+#include "analysis/characterize.hpp" // default_results_dir
+#include "common/error.hpp"
+#include "common/jobs.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+namespace gpuprobe::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string quote(const std::string &s) {
+  std::string o = "'";
+  for (char c : s)
+    o += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return o + "'";
+}
+} // namespace
+
+std::string unit_folder(const std::string &parent, const device_identity &d) {
+  const fs::path unit = fs::path(analysis::default_results_dir(d.name, d.uuid)).filename();
+  return (fs::path(parent) / unit).string();
+}
+
+int run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
+                   const device_plan &plan) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto all = list_devices();
+  const auto ids = parse_device_list(devices, int(all.size()));
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  std::vector<job> jobs;
+  std::vector<std::string> units, refused(ids.size());
+  std::vector<std::size_t> job_of(ids.size(), SIZE_MAX);
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const auto &d = all[std::size_t(ids[k])];
+    const std::string unit = unit_folder(parent, d);
+    units.push_back(unit);
+    const auto step = plan(d, unit);
+    if (!step.cannot_run.empty()) {
+      refused[k] = step.cannot_run;
+      continue;
+    }
+    fs::create_directories(unit);
+    std::string cmd = quote(self);
+    for (const auto &a : step.args)
+      cmd += " " + quote(a);
+    char label[64];
+    std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
+                  d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
+    job_of[k] = jobs.size();
+    jobs.push_back({label, cmd, (fs::path(unit) / (what + ".log")).string()});
+  }
+  std::printf("gpuprobe %s --devices %s: %zu GPU(s) at once -> %s/\n", what.c_str(),
+              devices.c_str(), ids.size(), parent.c_str());
+  std::fflush(stdout);
+  const auto results = run_jobs(jobs, stdout);
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int failed = 0;
+  std::printf("gpuprobe %s --devices %s: %.0f s\n", what.c_str(), devices.c_str(), wall);
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const auto &d = all[std::size_t(ids[k])];
+    std::string status;
+    if (!refused[k].empty()) {
+      status = "not run: " + refused[k];
+      ++failed;
+    } else {
+      const auto &r = results[job_of[k]];
+      char b[96];
+      if (r.exit_code == 0) {
+        std::snprintf(b, sizeof b, "ok in %.0f s", r.seconds);
+        status = b;
+      } else {
+        std::snprintf(b, sizeof b, "FAILED (exit %d after %.0f s): ", r.exit_code, r.seconds);
+        const auto last = r.tail.substr(r.tail.rfind('\n') == std::string::npos
+                                            ? 0
+                                            : r.tail.rfind('\n') + 1);
+        status = b + last + " (log: " + jobs[job_of[k]].log + ")";
+        ++failed;
+      }
+    }
+    std::printf("  gpu%d %-24s %s  %s: %s\n", d.ordinal, d.name.c_str(), d.uuid.c_str(),
+                units[k].c_str(), status.c_str());
+  }
+  return failed ? 1 : 0;
+}
+
+} // namespace gpuprobe::cli

@@ -1,0 +1,28 @@
+#pragma once
+// `--devices all|0,2,...`: one gpuprobe process per GPU, concurrently, each in its own unit folder
+// PARENT/<gpu-slug>-<uuid8>; progress lines carry the GPU's label; a GPU that fails does not stop
+// the others and is reported with its error. characterize, tune and validate use it.
+#include "common/device_info.hpp"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::cli {
+
+// What one GPU's process does: the subcommand's arguments for this unit folder, or a one-line
+// reason why it cannot run (a missing input), which fails that GPU only.
+struct device_step {
+  std::vector<std::string> args;
+  std::string cannot_run;
+};
+using device_plan = std::function<device_step(const device_identity &, const std::string &unit)>;
+
+// Returns the exit code: 0 when every GPU succeeded, 1 otherwise. `what` names the command.
+int run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
+                   const device_plan &plan);
+
+// The unit folder of a GPU under `parent`: PARENT/<gpu-slug>-<uuid8>.
+std::string unit_folder(const std::string &parent, const device_identity &d);
+
+} // namespace gpuprobe::cli

@@ -1,0 +1,84 @@
+// The --devices machinery without a GPU: the device list and the concurrent job runner (real
+// processes: sh -c), and the CLI's refusals.
+#include "common/error.hpp"
+#include "common/jobs.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+using namespace gpuprobe;
+
+TEST(Devices, ListParsesAllAndIdsAndRefusesTheRest) {
+  EXPECT_EQ(parse_device_list("all", 2), (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_device_list("1,0", 2), (std::vector<int>{1, 0}));
+  EXPECT_EQ(parse_device_list("3", 8), (std::vector<int>{3}));
+  for (const char *bad : {"", "x", "0,,1", "1a", "-1", "0 1"})
+    EXPECT_THROW(parse_device_list(bad, 2), error) << bad;
+  try {
+    parse_device_list("0,2", 2);
+    FAIL();
+  } catch (const error &e) {
+    EXPECT_NE(std::string(e.what()).find("device 2 does not exist (this machine has 2, ids 0..1)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(parse_device_list("1,1", 2), error);
+  EXPECT_THROW(parse_device_list("all", 0), error);
+}
+
+// Jobs run at once (three 1-second sleeps end in well under 3 s), every line reaches the progress
+// stream with its label and the job's log; a failing job keeps its exit code and last line and
+// does not stop the others.
+TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
+  const std::string dir = test::temp_path("jobs");
+  std::vector<job> jobs;
+  for (int i = 0; i < 3; ++i)
+    jobs.push_back({"[gpu" + std::to_string(i) + "]",
+                    "sleep 1; echo line-" + std::to_string(i) + "; echo second" +
+                        (i == 1 ? "; echo 'stage tlb failed' >&2; exit 3" : ""),
+                    dir + "-" + std::to_string(i) + ".log"});
+  std::FILE *progress = std::tmpfile();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = run_jobs(jobs, progress);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_LT(s, 2.5) << "the jobs ran one after another";
+  EXPECT_EQ(r[0].exit_code, 0);
+  EXPECT_EQ(r[1].exit_code, 3);
+  EXPECT_EQ(r[2].exit_code, 0);
+  EXPECT_NE(r[1].tail.find("stage tlb failed"), std::string::npos) << r[1].tail;
+  std::rewind(progress);
+  std::string all;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, progress))
+    all += buf;
+  std::fclose(progress);
+  EXPECT_NE(all.find("[gpu2] line-2\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("[gpu1] stage tlb failed\n"), std::string::npos) << all;
+  std::ifstream log(dir + "-0.log");
+  std::stringstream ss;
+  ss << log.rdbuf();
+  EXPECT_EQ(ss.str(), "line-0\nsecond\n");
+}
+
+// Without a GPU (CI) --devices says so in one line; --device and --devices exclude each other;
+// tune and validate without --devices still need their inputs.
+TEST(Devices, CliRefusals) {
+  auto r = test::run_gpuprobe("characterize --devices all --out " + test::temp_path("fleet"));
+  if (r.exit_code == 0)
+    GTEST_SKIP() << "this machine has a GPU: the refusal is for machines without one";
+  EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+  r = test::run_gpuprobe("characterize --device 0 --devices all");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+  r = test::run_gpuprobe("tune --out " + test::temp_path("t.json"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("give --profile and --out (or --devices)"), std::string::npos) << r.err;
+  r = test::run_gpuprobe("validate --devices 0");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+}
