@@ -33,6 +33,7 @@ struct driver_api {
   decltype(&cuMemUnmap) mem_unmap = nullptr;
   decltype(&cuMemSetAccess) set_access = nullptr;
   decltype(&cuMemGetAllocationGranularity) granularity = nullptr;
+  decltype(&cuGetErrorName) error_name = nullptr;
 };
 
 template <class F> void load(F &fn, const char *name) {
@@ -56,15 +57,20 @@ const driver_api &api() {
     load(d.mem_unmap, "cuMemUnmap");
     load(d.set_access, "cuMemSetAccess");
     load(d.granularity, "cuMemGetAllocationGranularity");
+    load(d.error_name, "cuGetErrorName");
     return d;
   }();
   return a;
 }
 
 void cu_check(CUresult r, const char *what) {
-  if (r != CUDA_SUCCESS)
-    throw error(std::string("CUDA driver call ") + what + " failed (CUresult " +
-                std::to_string(int(r)) + ")");
+  if (r == CUDA_SUCCESS)
+    return;
+  const char *name = nullptr;
+  if (api().error_name(r, &name) != CUDA_SUCCESS || !name)
+    name = "?";
+  throw error(std::string("CUDA driver call ") + what + " failed (" + name + ", CUresult " +
+              std::to_string(int(r)) + ")");
 }
 
 CUmemAllocationProp device_prop(int device) {
@@ -145,7 +151,7 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
         cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
       }
     } catch (...) {
-      this->~device_pool();
+      release(); // not ~device_pool(): the members would then be destroyed twice
       throw;
     }
     break;
@@ -177,13 +183,16 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
       cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
       handles_.push_back(h);
       for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
-        cu_check(d.mem_map(va + off, slot_, 0, h, 0), "cuMemMap (alias)");
+        if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
+          cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(mapped_slots_) + " of " +
+                       std::to_string(bytes_ / slot_) + " on device " + std::to_string(device))
+                          .c_str());
       CUmemAccessDesc access{};
       access.location = prop.location;
       access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
       cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
     } catch (...) {
-      this->~device_pool();
+      release(); // not ~device_pool(): the members would then be destroyed twice
       throw;
     }
     break;
@@ -191,7 +200,9 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
   }
 }
 
-device_pool::~device_pool() {
+device_pool::~device_pool() { release(); }
+
+void device_pool::release() noexcept {
   if (!ptr_)
     return;
   if (kind_ == alloc_kind::vmm || kind_ == alloc_kind::vmm_sparse || kind_ == alloc_kind::alias) {

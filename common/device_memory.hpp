@@ -53,6 +53,7 @@ public:
   static std::size_t vmm_granularity(int device);
 
 private:
+  void release() noexcept; // unmaps and frees what was made (the destructor; a failed constructor)
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
