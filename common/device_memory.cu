@@ -2,10 +2,17 @@
 #include "common/device_memory.hpp"
 #include "common/enum_names.hpp"
 
-#include <algorithm>
 #include <cuda.h> // driver API types only: functions come from cudaGetDriverEntryPointByVersion
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <numeric>
 #include <random>
+#include <thread>
 
 namespace gpuprobe {
 
@@ -63,15 +70,40 @@ const driver_api &api() {
   return a;
 }
 
+// A failed driver call, with its result (the alias pool retries CUDA_ERROR_OUT_OF_MEMORY).
+struct driver_error : error {
+  driver_error(const std::string &what, CUresult r) : error(what), result(r) {}
+  CUresult result;
+};
+
 void cu_check(CUresult r, const char *what) {
   if (r == CUDA_SUCCESS)
     return;
   const char *name = nullptr;
   if (api().error_name(r, &name) != CUDA_SUCCESS || !name)
     name = "?";
-  throw error(std::string("CUDA driver call ") + what + " failed (" + name + ", CUresult " +
-              std::to_string(int(r)) + ")");
+  throw driver_error(std::string("CUDA driver call ") + what + " failed (" + name +
+                         ", CUresult " + std::to_string(int(r)) + ")",
+                     r);
 }
+
+// An exclusive lock on a file, held for the object's life (flock: released if the process dies).
+class node_lock {
+public:
+  explicit node_lock(const char *path) : fd_(::open(path, O_CREAT | O_RDWR, 0666)) {
+    if (fd_ >= 0)
+      (void)::flock(fd_, LOCK_EX); // no lock file (read-only /tmp): map without it
+  }
+  ~node_lock() {
+    if (fd_ >= 0)
+      ::close(fd_); // closing releases the lock
+  }
+  node_lock(const node_lock &) = delete;
+  node_lock &operator=(const node_lock &) = delete;
+
+private:
+  int fd_;
+};
 
 CUmemAllocationProp device_prop(int device) {
   CUmemAllocationProp prop{};
@@ -157,47 +189,68 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
     break;
   }
   case alloc_kind::alias: {
-    const auto &d = api();
     granularity_ = vmm_granularity(device);
     slot_ = slot_bytes ? slot_bytes : granularity_;
     if (slot_ % granularity_ != 0)
       throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
                   std::to_string(granularity_) + "-byte VMM granularity");
     bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
-    CUdeviceptr va = 0;
-    if (d.address_reserve(&va, bytes_, slot_, 0, 0) != CUDA_SUCCESS) {
-      // Say how much the driver does grant: the largest power-of-two share of the request.
-      std::size_t granted = bytes_ / 2 / slot_ * slot_;
-      while (granted >= slot_ && d.address_reserve(&va, granted, slot_, 0, 0) != CUDA_SUCCESS)
-        granted = granted / 2 / slot_ * slot_;
-      if (granted >= slot_)
-        (void)d.address_free(va, granted);
-      throw error("the driver refused a virtual range of " + std::to_string(bytes_ >> 30) +
-                  " GiB; it granted " + std::to_string(granted >> 30) +
-                  " GiB: give a smaller --max-bytes");
-    }
-    ptr_ = reinterpret_cast<char *>(va);
-    const CUmemAllocationProp prop = device_prop(device);
-    try {
-      CUmemGenericAllocationHandle h{};
-      cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
-      handles_.push_back(h);
-      for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
-        if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
-          cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(mapped_slots_) + " of " +
-                       std::to_string(bytes_ / slot_) + " on device " + std::to_string(device))
-                          .c_str());
-      CUmemAccessDesc access{};
-      access.location = prop.location;
-      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
-    } catch (...) {
-      release(); // not ~device_pool(): the members would then be destroyed twice
-      throw;
+    // One process of the node maps at a time: two mapping 512 GiB at once on a 2 x H200 node
+    // failed with CUDA_ERROR_OUT_OF_MEMORY (in cuMemSetAccess), one alone never did. A failure
+    // of that kind is retried, after the pool made so far is released.
+    node_lock lock("/tmp/gpuprobe-alias-map.lock");
+    for (int attempt = 1;; ++attempt) {
+      try {
+        map_alias(device);
+        break;
+      } catch (const driver_error &e) {
+        release();
+        if (e.result != CUDA_ERROR_OUT_OF_MEMORY || attempt == 3)
+          throw error(e.what());
+        std::fprintf(stderr, "[alias] %s: attempt %d of 3 failed, retrying in 3 s\n", e.what(),
+                     attempt);
+        std::this_thread::sleep_for(std::chrono::seconds(3));
+      }
     }
     break;
   }
   }
+}
+
+void device_pool::map_alias(int device) {
+  const auto &d = api();
+  CUdeviceptr va = 0;
+  if (d.address_reserve(&va, bytes_, slot_, 0, 0) != CUDA_SUCCESS) {
+    // Say how much the driver does grant: the largest power-of-two share of the request.
+    std::size_t granted = bytes_ / 2 / slot_ * slot_;
+    while (granted >= slot_ && d.address_reserve(&va, granted, slot_, 0, 0) != CUDA_SUCCESS)
+      granted = granted / 2 / slot_ * slot_;
+    if (granted >= slot_)
+      (void)d.address_free(va, granted);
+    throw error("the driver refused a virtual range of " + std::to_string(bytes_ >> 30) +
+                " GiB; it granted " + std::to_string(granted >> 30) +
+                " GiB: give a smaller --max-bytes");
+  }
+  ptr_ = reinterpret_cast<char *>(va);
+  mapped_slots_ = 0;
+  const CUmemAllocationProp prop = device_prop(device);
+  CUmemGenericAllocationHandle h{};
+  cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
+  handles_.push_back(h);
+  const std::string where = " on device " + std::to_string(device);
+  for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
+    if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
+      cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(mapped_slots_) + " of " +
+                   std::to_string(bytes_ / slot_) + where)
+                      .c_str());
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  // In pieces of at most 64 GiB: the driver's work per call stays bounded.
+  const std::size_t piece = std::max(slot_, (std::size_t(64) << 30) / slot_ * slot_);
+  for (std::size_t off = 0; off < bytes_; off += piece)
+    cu_check(d.set_access(va + off, std::min(piece, bytes_ - off), &access, 1),
+             ("cuMemSetAccess (alias)" + where).c_str());
 }
 
 device_pool::~device_pool() { release(); }

@@ -54,6 +54,7 @@ public:
 
 private:
   void release() noexcept; // unmaps and frees what was made (the destructor; a failed constructor)
+  void map_alias(int device); // the alias pool's range, chunk, mappings and access (throws)
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
