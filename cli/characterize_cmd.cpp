@@ -239,8 +239,8 @@ void setup_characterize(CLI::App &parent) {
     const auto &o = *opt;
     const int rc = run_per_device(
         "characterize", o.common.devices, o.common.out.empty() ? "results" : o.common.out,
-        [&](const device_identity &d, const std::string &unit) {
-          device_step st{{"characterize", "--device", std::to_string(d.ordinal), "--out", unit,
+        [&](const device_identity &, const std::string &unit) {
+          device_step st{{"characterize", "--device", "0", "--out", unit,
                           "--seed", std::to_string(o.common.seed)},
                          ""};
           if (o.quick)

@@ -45,7 +45,10 @@ int run_per_device(const std::string &what, const std::string &devices, const st
       continue;
     }
     fs::create_directories(unit);
-    std::string cmd = quote(self);
+    // The process sees its GPU alone (as device 0): a process that can see every GPU had its
+    // 512 GiB alias range refused (CUDA_ERROR_OUT_OF_MEMORY) while another GPU's process held
+    // one, on 2 x H200 nodes; and no stray context lands on another GPU.
+    std::string cmd = "CUDA_VISIBLE_DEVICES=" + quote(d.uuid) + " " + quote(self);
     for (const auto &a : step.args)
       cmd += " " + quote(a);
     char label[64];

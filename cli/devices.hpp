@@ -11,7 +11,8 @@
 namespace gpuprobe::cli {
 
 // What one GPU's process does: the subcommand's arguments for this unit folder, or a one-line
-// reason why it cannot run (a missing input), which fails that GPU only.
+// reason why it cannot run (a missing input), which fails that GPU only. The process runs with
+// CUDA_VISIBLE_DEVICES=<the GPU's UUID>: its GPU is device 0 there.
 struct device_step {
   std::vector<std::string> args;
   std::string cannot_run;

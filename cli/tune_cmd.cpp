@@ -174,12 +174,12 @@ void setup_tune(CLI::App &parent) {
       return run_tune(o);
     }
     const int rc = run_per_device(
-        "tune", o.common.devices, o.results, [&](const device_identity &d, const std::string &unit) {
+        "tune", o.common.devices, o.results, [&](const device_identity &, const std::string &unit) {
           const std::string profile = unit + "/profile.json";
           if (!std::filesystem::exists(profile))
             return device_step{{},
                                "no " + profile + ": run gpuprobe characterize --devices first"};
-          device_step st{{"tune", "--device", std::to_string(d.ordinal), "--profile", profile,
+          device_step st{{"tune", "--device", "0", "--profile", profile,
                           "--out", unit + "/tuning.json", "--reps", std::to_string(o.reps),
                           "--seed", std::to_string(o.common.seed)},
                          ""};

@@ -211,11 +211,11 @@ void setup_validate(CLI::App &parent) {
     }
     const int rc = run_per_device(
         "validate", o.common.devices, o.results,
-        [&](const device_identity &d, const std::string &unit) {
+        [&](const device_identity &, const std::string &unit) {
           const std::string tuning = unit + "/tuning.json";
           if (!std::filesystem::exists(tuning))
             return device_step{{}, "no " + tuning + ": run gpuprobe tune --devices first"};
-          device_step st{{"validate", "--device", std::to_string(d.ordinal), "--tuning", tuning,
+          device_step st{{"validate", "--device", "0", "--tuning", tuning,
                           "--out", unit + "/validation.json", "--reps", std::to_string(o.reps),
                           "--seed", std::to_string(o.common.seed)},
                          ""};
