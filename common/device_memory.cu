@@ -195,21 +195,23 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
       throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
                   std::to_string(granularity_) + "-byte VMM granularity");
     bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
-    // One process of the node maps at a time: two mapping 512 GiB at once on a 2 x H200 node
-    // failed with CUDA_ERROR_OUT_OF_MEMORY (in cuMemSetAccess), one alone never did. A failure
-    // of that kind is retried, after the pool made so far is released.
+    // One process of the node maps at a time, and CUDA_ERROR_OUT_OF_MEMORY is retried after the
+    // pool made so far is released: on 2 x H200 nodes the second process's 512 GiB range was
+    // refused (in cuMemSetAccess) once or twice while the first process held its own, then
+    // granted (each process seeing only its GPU changed nothing; one process alone never failed).
     node_lock lock("/tmp/gpuprobe-alias-map.lock");
+    constexpr int k_attempts = 5;
     for (int attempt = 1;; ++attempt) {
       try {
         map_alias(device);
         break;
       } catch (const driver_error &e) {
         release();
-        if (e.result != CUDA_ERROR_OUT_OF_MEMORY || attempt == 3)
+        if (e.result != CUDA_ERROR_OUT_OF_MEMORY || attempt == k_attempts)
           throw error(e.what());
-        std::fprintf(stderr, "[alias] %s: attempt %d of 3 failed, retrying in 3 s\n", e.what(),
-                     attempt);
-        std::this_thread::sleep_for(std::chrono::seconds(3));
+        std::fprintf(stderr, "[alias] %s: attempt %d of %d failed, retrying in %d s\n", e.what(),
+                     attempt, k_attempts, 3 * attempt);
+        std::this_thread::sleep_for(std::chrono::seconds(3 * attempt));
       }
     }
     break;
