@@ -41,5 +41,6 @@ void setup_report(CLI::App &parent);
 void setup_characterize(CLI::App &parent);
 void setup_tune(CLI::App &parent);
 void setup_validate(CLI::App &parent);
+void setup_fleet(CLI::App &parent);
 
 } // namespace gpuprobe::cli

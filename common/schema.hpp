@@ -16,5 +16,6 @@ inline constexpr family profile{"gpuprobe.profile", 1}; // analyze tlb / charact
 inline constexpr family sharing{"gpuprobe.sharing", 1}; // analyze sharing
 inline constexpr family tuning{"gpuprobe.tuning", 1};   // tune (also read by alloc::load_tuning)
 inline constexpr family validation{"gpuprobe.validation", 1}; // validate
+inline constexpr family fleet{"gpuprobe.fleet", 1};           // fleet (many units merged)
 
 } // namespace gpuprobe::schema

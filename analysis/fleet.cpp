@@ -1,0 +1,323 @@
+#include "analysis/fleet.hpp"
+
+#include "analysis/tlb_levels.hpp" // level_label
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/schema.hpp"
+#include "common/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+namespace gpuprobe::analysis {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool has_results(const fs::path &raw) {
+  if (!fs::is_directory(raw))
+    return false;
+  for (const auto &e : fs::directory_iterator(raw))
+    if (e.path().extension() == ".json")
+      return true;
+  return false;
+}
+
+// characterize.log: what `characterize --devices` keeps of each GPU's run (also of one that
+// failed before writing any result).
+bool is_unit(const fs::path &d) {
+  return fs::is_regular_file(d / "profile.json") || has_results(d / "raw") ||
+         fs::is_regular_file(d / "characterize.log");
+}
+
+// From characterize.log: "gpuprobe characterize: <model> (<uuid>) -> <dir>" and its last line.
+void read_log(const fs::path &log, json &device, std::string &last) {
+  std::ifstream in(log);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty())
+      last = line;
+    const std::string head = "gpuprobe characterize: ";
+    const auto open = line.rfind(" (GPU-"), close = line.find(") -> ");
+    if (device.is_null() && line.rfind(head, 0) == 0 && open != std::string::npos &&
+        close != std::string::npos && close > open)
+      device = {{"name", line.substr(head.size(), open - head.size())},
+                {"uuid", line.substr(open + 2, close - open - 2)}};
+  }
+}
+
+// "18 x 6 + 6 x 4": how many groups of each size, largest first.
+std::string group_sizes(const json &groups) {
+  std::map<std::size_t, int, std::greater<>> count;
+  for (const auto &g : groups)
+    ++count[g.size()];
+  std::string s;
+  for (const auto &[size, n] : count)
+    s += (s.empty() ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size);
+  return s;
+}
+
+// The SM -> group map in a canonical form (groups sorted, members sorted): equal maps, equal text.
+std::string group_map(const json &groups) {
+  std::vector<std::vector<int>> gs;
+  for (const auto &g : groups) {
+    std::vector<int> v = g.get<std::vector<int>>();
+    std::sort(v.begin(), v.end());
+    gs.push_back(v);
+  }
+  std::sort(gs.begin(), gs.end());
+  std::string s;
+  for (const auto &g : gs) {
+    s += s.empty() ? "{" : " {";
+    for (std::size_t i = 0; i < g.size(); ++i)
+      s += (i ? "," : "") + std::to_string(g[i]);
+    s += "}";
+  }
+  return s;
+}
+
+void read_profile(const json &p, fleet_unit &u) {
+  const json tlb = p.value("tlb", json::object());
+  const json levels = tlb.value("levels", json::array());
+  const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const json &L = levels[k];
+    const std::string n = level_label(false, k) + ".";
+    u.numbers[n + "entries"] = L.value("entries", 0.0);
+    u.numbers[n + "page_mib"] = L.value("page_bytes", 0.0) / double(1 << 20);
+    u.numbers[n + "reach_gib"] = L.value("reach_bytes", 0.0) / double(1ull << 30);
+    u.numbers[n + "penalty_cycles"] = L.value("miss_penalty_cycles", 0.0);
+    const json sh = L.value("sharing", json::object());
+    u.text[n + "sharing"] = sh.value("scope", std::string("not measured"));
+    if (sh.contains("groups") && sh["groups"].is_array() && !sh["groups"].empty()) {
+      u.numbers[n + "groups"] = double(sh["groups"].size());
+      u.text[n + "group_sizes"] = group_sizes(sh["groups"]);
+      u.text[n + "group_map"] = group_map(sh["groups"]);
+    }
+    for (const auto &c : checks)
+      if (c.value("level", "") == level_label(false, k) && c.contains("sampling") &&
+          c["sampling"].contains("ratio"))
+        u.numbers[n + "sampling_ratio"] = c["sampling"]["ratio"].get<double>();
+  }
+  for (const auto &v : p.value("atomics", json::object()).value("variants", json::array())) {
+    const json fit = v.value("fit", json::object());
+    const std::string name = "atomics." + v.value("variant", std::string("?"));
+    if (fit.value("model", "") == "power" && fit.contains("power_exponent"))
+      u.numbers[name + ".exponent"] = fit["power_exponent"].get<double>();
+    else if (fit.contains("slope_cycles_per_thread"))
+      u.numbers[name + ".slope"] = fit["slope_cycles_per_thread"].get<double>();
+  }
+}
+
+std::string number(const json &v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g", v.get<double>());
+  return b;
+}
+
+} // namespace
+
+fleet_unit read_unit(const std::string &folder) {
+  fleet_unit u;
+  u.folder = folder;
+  const fs::path d(folder);
+  json device;
+  if (fs::exists(d / "profile.json")) {
+    const json p = read_json_file((d / "profile.json").string());
+    require_schema(p, schema::profile, (d / "profile.json").string());
+    device = p.value("device", json::object());
+    read_profile(p, u);
+    u.status = "complete";
+  } else if (!has_results(d / "raw")) {
+    std::string last;
+    read_log(d / "characterize.log", device, last);
+    u.status = "failed: " + (last.empty() ? std::string("characterize.log is empty") : last);
+  } else {
+    std::vector<std::string> stages;
+    for (const auto &e : fs::directory_iterator(d / "raw"))
+      if (e.path().extension() == ".json") {
+        stages.push_back(e.path().stem().string());
+        if (device.is_null()) {
+          try {
+            device = read_json_file(e.path().string()).value("device", json::object());
+          } catch (const std::exception &) {
+            // an unreadable stage file: another one may name the device
+          }
+        }
+      }
+    std::sort(stages.begin(), stages.end());
+    std::string have;
+    for (const auto &s : stages)
+      have += (have.empty() ? "" : ", ") + s;
+    u.status = "incomplete: no profile.json (raw/ has " + have +
+               "): characterize did not finish; run it again on this GPU to resume";
+  }
+  if (!device.is_object())
+    device = json::object();
+  u.model = device.value("name", std::string("unknown model"));
+  u.uuid = device.value("uuid", std::string());
+  if (u.uuid.empty())
+    throw error("fleet: " + folder + " does not record its GPU's UUID");
+  if (fs::exists(d / "tuning.json")) {
+    const json t = read_json_file((d / "tuning.json").string());
+    require_schema(t, schema::tuning, (d / "tuning.json").string());
+    const json a = t.value("allocator", json::object());
+    u.numbers["tuning.word_bits"] = a.value("word_bits", 0.0);
+    u.numbers["tuning.regions"] = a.value("regions", 1.0);
+    u.text["tuning.crw_start"] = a.value("crw_start", std::string("?"));
+  }
+  if (fs::exists(d / "validation.json")) {
+    const json v = read_json_file((d / "validation.json").string());
+    require_schema(v, schema::validation, (d / "validation.json").string());
+    std::map<std::string, int> verdicts;
+    for (const auto &w : v.value("workloads", json::array()))
+      ++verdicts[w.value("verdict", std::string("?"))];
+    for (const auto &[verdict, n] : verdicts)
+      u.numbers["validation." + verdict] = n;
+  }
+  return u;
+}
+
+std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs) {
+  std::vector<fleet_unit> units;
+  std::map<std::string, std::string> seen; // uuid -> folder
+  for (const auto &in : inputs) {
+    if (!fs::is_directory(in))
+      throw error("fleet: '" + in + "' is not a folder");
+    std::vector<fs::path> found;
+    if (is_unit(in)) {
+      found.push_back(in);
+    } else {
+      for (auto it = fs::recursive_directory_iterator(in); it != fs::recursive_directory_iterator();
+           ++it)
+        if (it->is_directory() && is_unit(it->path())) {
+          found.push_back(it->path());
+          it.disable_recursion_pending(); // a unit's raw/ is not another unit
+        }
+    }
+    if (found.empty())
+      throw error("fleet: no unit folder (profile.json, or raw/ with gpuprobe results) under '" +
+                  in + "'");
+    std::sort(found.begin(), found.end());
+    for (const auto &f : found) {
+      auto u = read_unit(f.string());
+      const auto [it, fresh] = seen.emplace(u.uuid, u.folder);
+      if (!fresh)
+        throw error("fleet: " + u.uuid + " is in two folders, " + it->second + " and " + u.folder +
+                    ": give one folder per GPU");
+      units.push_back(std::move(u));
+    }
+  }
+  return units;
+}
+
+json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
+  std::map<std::string, std::vector<const fleet_unit *>> by_model;
+  json all = json::array();
+  for (const auto &u : units) {
+    by_model[u.model].push_back(&u);
+    all.push_back({{"folder", u.folder},
+                   {"model", u.model},
+                   {"uuid", u.uuid},
+                   {"status", u.status},
+                   {"numbers", u.numbers},
+                   {"text", u.text}});
+  }
+  json models = json::object();
+  for (const auto &[model, list] : by_model) {
+    std::vector<const fleet_unit *> done;
+    for (auto *u : list)
+      if (u->status == "complete")
+        done.push_back(u);
+    std::set<std::string> names, texts;
+    for (auto *u : done) {
+      for (const auto &[k, v] : u->numbers)
+        names.insert(k);
+      for (const auto &[k, v] : u->text)
+        texts.insert(k);
+    }
+    json params = json::object(), differences = json::array();
+    for (const auto &name : names) {
+      std::vector<double> xs;
+      json values = json::object();
+      for (auto *u : done)
+        if (auto it = u->numbers.find(name); it != u->numbers.end()) {
+          xs.push_back(it->second);
+          values[u->uuid] = it->second;
+        }
+      const double med = median(xs);
+      std::vector<double> dev;
+      for (double x : xs)
+        dev.push_back(std::fabs(x - med));
+      const double mad = median(dev);
+      const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
+      json outliers = json::array();
+      // With two units neither is "the odd one": their difference is listed instead.
+      if (xs.size() >= 3)
+        for (auto *u : done)
+          if (auto it = u->numbers.find(name); it != u->numbers.end()) {
+            const double score = std::fabs(it->second - med) / scale;
+            if (score > rule.limit) {
+              char why[256];
+              std::snprintf(why, sizeof why,
+                            "%s = %.4g against the model's median %.4g: %.1f x the spread (MAD "
+                            "%.3g, at least %.0f %% of the median) > %.1f",
+                            name.c_str(), it->second, med, score, mad,
+                            100 * rule.floor_fraction, rule.limit);
+              outliers.push_back(
+                  {{"uuid", u->uuid}, {"value", it->second}, {"score", score}, {"why", why}});
+            }
+          }
+      const double lo = *std::min_element(xs.begin(), xs.end()),
+                   hi = *std::max_element(xs.begin(), xs.end());
+      if (xs.size() >= 2 && hi - lo > rule.floor_fraction * std::fabs(med)) {
+        std::string d = name + ":";
+        for (auto &[uuid, v] : values.items())
+          d += " " + uuid.substr(0, std::min<std::size_t>(12, uuid.size())) + " " + number(v);
+        differences.push_back(d);
+      }
+      params[name] = {{"median", med},      {"mad", mad},       {"n", xs.size()},
+                      {"min", lo},          {"max", hi},        {"values", values},
+                      {"outliers", outliers}};
+    }
+    for (const auto &name : texts) {
+      std::map<std::string, std::vector<std::string>> variants; // value -> uuids
+      for (auto *u : done)
+        if (auto it = u->text.find(name); it != u->text.end())
+          variants[it->second].push_back(u->uuid);
+      if (variants.size() > 1) {
+        std::string d = name + " differs:";
+        for (const auto &[value, uuids] : variants) {
+          std::string who;
+          for (const auto &id : uuids)
+            who += (who.empty() ? "" : ", ") + id.substr(0, std::min<std::size_t>(12, id.size()));
+          d += " [" + who + "] " +
+               (value.size() > 60 ? value.substr(0, 57) + "..." : value) + ";";
+        }
+        differences.push_back(d);
+      }
+    }
+    json unit_list = json::array();
+    for (auto *u : list)
+      unit_list.push_back({{"uuid", u->uuid}, {"folder", u->folder}, {"status", u->status}});
+    models[model] = {{"units", unit_list},
+                     {"complete", done.size()},
+                     {"parameters", params},
+                     {"differences", differences}};
+  }
+  return {{"schema", schema::fleet.id()},
+          {"rule",
+           {{"outlier", "|x - median| / max(MAD, " + std::to_string(rule.floor_fraction).substr(0, 4) +
+                            " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
+                            ", among 3 or more complete units of one model"}}},
+          {"models", models},
+          {"units", all}};
+}
+
+} // namespace gpuprobe::analysis

@@ -1,0 +1,41 @@
+#pragma once
+// `gpuprobe fleet`: many unit folders (one GPU each: profile.json, tuning.json, validation.json,
+// raw/) merged into one table. Per unit: its TLB levels (entries, coverage, penalty), sharing
+// groups (count, sizes, structure), atomics slopes, tuning and validation figures. Per model:
+// the median and spread of every figure, units off the median flagged with a robust rule and the
+// reason. Units of different models are kept apart. Host-only.
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+struct fleet_unit {
+  std::string folder, model, uuid;
+  std::string status;                    // "complete" | "incomplete: <why>"
+  std::map<std::string, double> numbers; // "L2.entries", "L2.penalty_cycles", "atomics.same_u32..."
+  std::map<std::string, std::string> text; // "L2.sharing", "L2.group_sizes", "L2.groups" (the map)
+};
+
+// Unit folders under `inputs` (at any depth): a folder with profile.json, or with raw/ holding
+// gpuprobe results but no profile.json (an unfinished characterize: "incomplete", with the stages
+// it has). Throws gpuprobe::error (one line): an input that is not a folder, no unit under an
+// input, one GPU (UUID) in two folders.
+std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs);
+
+// The figures of one unit folder (status, numbers, text).
+fleet_unit read_unit(const std::string &folder);
+
+struct fleet_rule {
+  double limit = 3.5;           // |x - median| / MAD above this is an outlier
+  double floor_fraction = 0.01; // the MAD is at least this share of |median| (units that agree
+                                // to 1 % are not outliers because the others agree exactly)
+};
+
+// gpuprobe.fleet/1: {"models": {name: {"units": [...], "parameters": {name: {median, mad, n,
+// values, outliers: [{uuid, value, score, why}]}}, "differences": [...]}}, "units": [...]}.
+nlohmann::json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule = {});
+
+} // namespace gpuprobe::analysis

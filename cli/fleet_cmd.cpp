@@ -1,0 +1,117 @@
+// gpuprobe fleet: unit folders -> one table (fleet.json, fleet.md) per model: every unit's levels,
+// sharing, atomics and tuning, the model's medians, outliers and what differs between units.
+#include "analysis/fleet.hpp"
+#include "cli/common.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace gpuprobe::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct fleet_flags {
+  std::vector<std::string> inputs;
+  std::string out;
+};
+
+std::string cell(const analysis::fleet_unit &u, const std::string &level) {
+  const auto n = [&](const std::string &k) {
+    auto it = u.numbers.find(level + "." + k);
+    return it == u.numbers.end() ? -1.0 : it->second;
+  };
+  if (n("entries") < 0)
+    return "—";
+  char b[160];
+  std::snprintf(b, sizeof b, "%.0f x %.0f MiB, +%.0f", n("entries"), n("page_mib"),
+                n("penalty_cycles"));
+  std::string s = b;
+  auto sh = u.text.find(level + ".sharing");
+  if (sh != u.text.end()) {
+    auto sizes = u.text.find(level + ".group_sizes");
+    s += ", " + (sh->second == "groups" && sizes != u.text.end()
+                     ? std::to_string(int(n("groups"))) + " groups (" + sizes->second + ")"
+                     : sh->second);
+  }
+  return s;
+}
+
+// The table as Markdown: one row per unit, models apart, then each model's findings.
+std::string markdown(const std::vector<analysis::fleet_unit> &units, const json &fleet) {
+  std::ostringstream o;
+  o << "# Fleet\n\nOutlier rule: " << fleet["rule"]["outlier"].get<std::string>() << "\n";
+  for (const auto &[model, m] : fleet["models"].items()) {
+    o << "\n## " << model << " (" << m["units"].size() << " units, " << m["complete"]
+      << " complete)\n\n| unit | L1 | L2 | L3 | atomics same_u32 slope | tuning | status |\n"
+         "|---|---|---|---|---|---|---|\n";
+    for (const auto &u : units) {
+      if (u.model != model)
+        continue;
+      const auto slope = u.numbers.find("atomics.same_u32.slope");
+      const auto words = u.numbers.find("tuning.word_bits");
+      const auto regions = u.numbers.find("tuning.regions");
+      char a[64] = "—", t[64] = "—";
+      if (slope != u.numbers.end())
+        std::snprintf(a, sizeof a, "%.3f cycles/thread", slope->second);
+      if (words != u.numbers.end())
+        std::snprintf(t, sizeof t, "%.0f-bit, %.0f regions", words->second,
+                      regions == u.numbers.end() ? 1.0 : regions->second);
+      o << "| " << u.uuid << " | " << cell(u, "L1") << " | " << cell(u, "L2") << " | "
+        << cell(u, "L3") << " | " << a << " | " << t << " | " << u.status << " |\n";
+    }
+    bool any = false;
+    for (const auto &[name, p] : m["parameters"].items())
+      for (const auto &x : p["outliers"]) {
+        o << (any ? "" : "\nOutliers:\n\n") << "- " << x["uuid"].get<std::string>() << ": "
+          << x["why"].get<std::string>() << "\n";
+        any = true;
+      }
+    if (!any)
+      o << "\nOutliers: none" << (m["complete"].get<int>() < 3 ? " (fewer than 3 complete units)" : "")
+        << ".\n";
+    o << "\nWhat differs between its units:\n\n";
+    if (m["differences"].empty())
+      o << "- nothing beyond 1 %\n";
+    for (const auto &d : m["differences"])
+      o << "- " << d.get<std::string>() << "\n";
+  }
+  return o.str();
+}
+
+void run(const fleet_flags &f) {
+  if (!fs::is_directory(f.out))
+    throw error("fleet: --out '" + f.out + "' is not a folder (create it first)");
+  const auto units = analysis::find_units(f.inputs);
+  const json fleet = analysis::merge_fleet(units);
+  const std::string md = markdown(units, fleet);
+  write_json_atomic((fs::path(f.out) / "fleet.json").string(), fleet);
+  std::ofstream((fs::path(f.out) / "fleet.md").string()) << md;
+  std::printf("%s", md.c_str());
+  std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n", units.size(),
+              fleet["models"].size(), f.out.c_str());
+}
+
+} // namespace
+
+void setup_fleet(CLI::App &parent) {
+  auto f = std::make_shared<fleet_flags>();
+  auto *app = parent.add_subcommand(
+      "fleet", "unit folders (any depth) -> one table per GPU model: levels, sharing, atomics, "
+               "tuning; medians, outliers, differences");
+  app->footer("Example: gpuprobe fleet --input results/node1 results/node2 --out results/fleet");
+  app->add_option("--input", f->inputs, "folders holding unit folders (one per GPU), any depth")
+      ->required()
+      ->take_all();
+  app->add_option("--out", f->out, "folder for fleet.json and fleet.md")->required();
+  app->callback([f] { run(*f); });
+}
+
+} // namespace gpuprobe::cli

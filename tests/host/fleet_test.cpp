@@ -1,0 +1,169 @@
+// gpuprobe fleet on generated unit folders: two models kept apart, an outlier planted in a copy of
+// a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
+// in two folders).
+#include "analysis/fleet.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+using namespace gpuprobe;
+using nlohmann::json;
+
+namespace {
+
+// A unit's profile.json as characterize writes it (the parts fleet reads).
+json profile(const std::string &model, const std::string &uuid, double l2_penalty,
+             const json &groups) {
+  const double MiB = 1 << 20;
+  return {
+      {"schema", "gpuprobe.profile/1"},
+      {"device", {{"name", model}, {"uuid", uuid}}},
+      {"tlb",
+       {{"levels",
+         {{{"entries", 16},
+           {"page_bytes", 16 * MiB},
+           {"reach_bytes", 256 * MiB},
+           {"miss_penalty_cycles", 11},
+           {"sharing", {{"scope", "private"}}}},
+          {{"entries", 2163},
+           {"page_bytes", 32 * MiB},
+           {"reach_bytes", 2163 * 32 * MiB},
+           {"miss_penalty_cycles", l2_penalty},
+           {"sharing", {{"scope", "groups"}, {"groups", groups}}}}}}}},
+      {"atomics",
+       {{"variants",
+         {{{"variant", "same_u32"},
+           {"fit", {{"model", "line"}, {"slope_cycles_per_thread", 0.69}}}}}}}}};
+}
+
+std::string unit(const std::string &root, const std::string &name, const json &p) {
+  const fs::path d = fs::path(root) / name;
+  fs::create_directories(d / "raw");
+  write_json_atomic((d / "profile.json").string(), p);
+  return d.string();
+}
+
+std::string fresh(const std::string &name) {
+  const auto root = test::temp_path(name);
+  fs::remove_all(root);
+  fs::create_directories(root);
+  return root;
+}
+
+const json k_groups = {{0, 1, 44, 45}, {2, 3, 46, 47}};
+
+} // namespace
+
+TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
+  const auto root = fresh("fleet_models");
+  // Four H200 units (one with a +152-cycle L2 miss and another SM map), one H100, at two depths.
+  unit(root + "/node1", "h200-a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  unit(root + "/node1", "h200-b", profile("NVIDIA H200", "GPU-bbbb", 97, k_groups));
+  unit(root + "/node2/x", "h200-c", profile("NVIDIA H200", "GPU-cccc", 96, k_groups));
+  unit(root + "/node2/x", "h200-d",
+       profile("NVIDIA H200", "GPU-dddd", 152, json{{0, 1, 44, 45, 2, 3}, {46, 47}}));
+  unit(root + "/node3", "h100-a", profile("NVIDIA H100 80GB HBM3", "GPU-1111", 94, k_groups));
+  // A GPU whose characterize failed before writing a result: only its log.
+  fs::create_directories(root + "/node3/h100-b");
+  std::ofstream(root + "/node3/h100-b/characterize.log")
+      << "gpuprobe characterize: NVIDIA H100 80GB HBM3 (GPU-2222) -> x\n"
+         "[1/6+] tlb running\n"
+         "gpuprobe: error: stage tlb failed (cd x && gpuprobe tlb)\n";
+  const auto units = analysis::find_units({root});
+  ASSERT_EQ(units.size(), 6u);
+  const json f = analysis::merge_fleet(units);
+  EXPECT_EQ(f["schema"], "gpuprobe.fleet/1");
+  ASSERT_EQ(f["models"].size(), 2u);
+  const json &h200 = f["models"]["NVIDIA H200"];
+  EXPECT_EQ(h200["complete"], 4);
+  const json &pen = h200["parameters"]["L2.penalty_cycles"];
+  EXPECT_DOUBLE_EQ(pen["median"].get<double>(), 96.5);
+  ASSERT_EQ(pen["outliers"].size(), 1u) << pen.dump();
+  EXPECT_EQ(pen["outliers"][0]["uuid"], "GPU-dddd");
+  EXPECT_NE(pen["outliers"][0]["why"].get<std::string>().find("L2.penalty_cycles = 152"),
+            std::string::npos);
+  EXPECT_TRUE(h200["parameters"]["L2.entries"]["outliers"].empty()) << "equal entries";
+  std::string diffs = h200["differences"].dump();
+  EXPECT_NE(diffs.find("L2.group_map differs"), std::string::npos) << diffs;
+  EXPECT_NE(diffs.find("L2.group_sizes differs"), std::string::npos) << diffs;
+  const json &h100 = f["models"]["NVIDIA H100 80GB HBM3"];
+  EXPECT_EQ(h100["units"].size(), 2u);
+  EXPECT_EQ(h100["complete"], 1);
+  bool failed_listed = false;
+  for (const auto &u : h100["units"])
+    if (u["uuid"] == "GPU-2222") {
+      failed_listed = true;
+      EXPECT_EQ(u["status"].get<std::string>().rfind("failed: gpuprobe: error: stage tlb failed", 0),
+                0u)
+          << u["status"];
+    }
+  EXPECT_TRUE(failed_listed);
+}
+
+// An unfinished characterize (raw/ results, no profile.json) is a unit, incomplete, with the
+// stages it has; it takes no part in the medians.
+TEST(Fleet, UnfinishedUnitIsIncompleteWithItsStages) {
+  const auto root = fresh("fleet_unfinished");
+  unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  fs::create_directories(root + "/b/raw");
+  write_json_atomic(root + "/b/raw/tlb.json",
+                    {{"schema", "gpuprobe.result/1"},
+                     {"probe", "tlb"},
+                     {"device", {{"name", "NVIDIA H200"}, {"uuid", "GPU-bbbb"}}}});
+  const auto units = analysis::find_units({root});
+  ASSERT_EQ(units.size(), 2u);
+  EXPECT_EQ(units[1].status.rfind("incomplete: no profile.json (raw/ has tlb)", 0), 0u)
+      << units[1].status;
+  const json f = analysis::merge_fleet(units);
+  EXPECT_EQ(f["models"]["NVIDIA H200"]["complete"], 1);
+  EXPECT_EQ(f["models"]["NVIDIA H200"]["parameters"]["L2.entries"]["n"], 1);
+}
+
+TEST(Fleet, BadInputIsAOneLineError) {
+  const auto empty = fresh("fleet_empty");
+  auto msg = [](const std::vector<std::string> &in) {
+    try {
+      analysis::find_units(in);
+    } catch (const error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg({empty}).find("no unit folder"), std::string::npos) << msg({empty});
+  EXPECT_NE(msg({empty + "/nope"}).find("is not a folder"), std::string::npos);
+  const auto twice = fresh("fleet_twice");
+  unit(twice, "run1", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  unit(twice, "run2", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  const auto m = msg({twice});
+  EXPECT_NE(m.find("GPU-aaaa is in two folders"), std::string::npos) << m;
+  EXPECT_NE(m.find("give one folder per GPU"), std::string::npos) << m;
+  EXPECT_EQ(m.find('\n'), std::string::npos);
+  // Through the binary: exit 1, one line, nothing written.
+  const auto out = fresh("fleet_out");
+  const auto r = test::run_gpuprobe("fleet --input " + twice + " --out " + out);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("two folders"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out + "/fleet.json"));
+}
+
+// The command writes fleet.json and fleet.md and prints the table.
+TEST(Fleet, CommandWritesTheTable) {
+  const auto root = fresh("fleet_cmd");
+  unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  unit(root, "b", profile("NVIDIA H200", "GPU-bbbb", 97, k_groups));
+  const auto out = fresh("fleet_cmd_out");
+  const auto r = test::run_gpuprobe("fleet --input " + root + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| GPU-aaaa | 16 x 16 MiB, +11, private | 2163 x 32 MiB, +96, 2 groups (2 x 4)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fewer than 3 complete units"), std::string::npos);
+  EXPECT_EQ(read_json_file(out + "/fleet.json")["units"].size(), 2u);
+  EXPECT_TRUE(fs::exists(out + "/fleet.md"));
+}
