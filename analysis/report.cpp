@@ -131,17 +131,28 @@ inputs scan(const std::string &dir, report_content &c) {
     require_schema(in.validation, schema::validation, val.string());
     c.sources.push_back(val.string());
   }
+  const fs::path fl = fs::path(dir) / "fleet.json";
+  if (fs::exists(fl)) {
+    in.fleet = read_json_file(fl.string());
+    require_schema(in.fleet, schema::fleet, fl.string());
+    c.sources.push_back(fl.string());
+    if (in.device.empty())
+      in.device = "a fleet: " + std::to_string(in.fleet.value("units", json::array()).size()) +
+                  " units of " + std::to_string(in.fleet.value("models", json::object()).size()) +
+                  " model(s)";
+  }
   if (c.sources.empty() && c.not_drawn.empty())
     throw error(
         "report: '" + dir +
-        "' holds nothing to draw (no raw/ results, profile.json, tuning.json or validation.json)");
+        "' holds nothing to draw (no raw/ results, profile.json, tuning.json, validation.json or "
+        "fleet.json)");
   return in;
 }
 
 // The parts of the page, in order. Adding a figure or table: its file and one line here.
 const std::vector<part_fn> &parts() {
-  static const std::vector<part_fn> all = {tlb_part,    sharing_part, atomics_part,
-                                           theory_part, tuning_part,  validation_part};
+  static const std::vector<part_fn> all = {fleet_part,  tlb_part,    sharing_part,   atomics_part,
+                                           theory_part, tuning_part, validation_part};
   return all;
 }
 
@@ -153,6 +164,9 @@ report_content build_report(const std::string &dir) {
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
   for (auto part : parts())
     part(in, c);
+  if (in.fleet.is_object() && in.profile.is_null() && in.tlb.empty() && in.sharing.empty() &&
+      in.atomics.empty())
+    c.missing.clear(); // a fleet folder: its units' own pages hold those parts
   return c;
 }
 

@@ -24,7 +24,7 @@ std::string device_line(const json &device);
 struct inputs { // what scan() found in the folder
   std::vector<std::string> tlb, sharing;
   std::vector<std::pair<std::string, json>> atomics, bench;
-  json profile, tuning, validation;
+  json profile, tuning, validation, fleet;
   std::string device;
 };
 
@@ -36,5 +36,6 @@ void atomics_part(const inputs &in, report_content &c);
 void theory_part(const inputs &in, report_content &c);
 void tuning_part(const inputs &in, report_content &c);
 void validation_part(const inputs &in, report_content &c);
+void fleet_part(const inputs &in, report_content &c);
 
 } // namespace gpuprobe::analysis::report_detail

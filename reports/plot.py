@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Draws the figures of `gpuprobe report`: reads FIG_DIR/manifest.json and each figure's CSV,
 writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y; style is
-points | line | dashed | dotted) and "heatmap" (csv: first row = column labels, then the
-matrix; `boxes` = [first, last] index ranges outlined) and "forest" (csv: label,ratio,low,high,
-verdict: one interval per row, a line at 1). Exit 1 with one line on bad input."""
+points | line | dashed | dotted), "heatmap" (csv: first row = column labels, then the
+matrix; `boxes` = [first, last] index ranges outlined), "forest" (csv: label,ratio,low,high,
+verdict: one interval per row, a line at 1) and "groupmap" (csv: unit,<SM ids>, then a row per
+unit whose cells are each SM's sharing group). Exit 1 with one line on bad input."""
 import csv
 import json
 import sys
@@ -117,6 +118,23 @@ def forest(fig, ax, spec, path):
     ax.legend(handles=handles, fontsize=6)
 
 
+def groupmap(fig, ax, spec, path):
+    """Rows: units; columns: SM ids; colour: the sharing group an SM belongs to (-1: none)."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 2:
+        raise ValueError(f"{path}: no units")
+    sms = rows[0][1:]
+    units = [r[0] for r in rows[1:]]
+    m = [[float(v) for v in r[1:]] for r in rows[1:]]
+    fig.set_size_inches(10, max(2.0, 0.35 * len(units) + 1.2))
+    masked = [[v if v >= 0 else float("nan") for v in r] for r in m]
+    ax.imshow(masked, cmap="tab20", interpolation="nearest", aspect="auto")
+    step = max(1, len(sms) // 22)
+    ax.set_xticks(range(0, len(sms), step), [sms[t] for t in range(0, len(sms), step)], fontsize=6)
+    ax.set_yticks(range(len(units)), units, fontsize=7)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py FIG_DIR")
@@ -126,7 +144,7 @@ def main():
             manifest = json.load(f)
         for spec in manifest["figures"]:
             fig, ax = plt.subplots(figsize=(10, 5))
-            draw = {"heatmap": heatmap, "forest": forest}.get(spec["kind"], lines)
+            draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap}.get(spec["kind"], lines)
             draw(fig, ax, spec, f"{d}/{spec['csv']}")
             ax.set_title(spec["title"], fontsize=9)
             ax.set_xlabel(spec["xlabel"])

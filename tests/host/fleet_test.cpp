@@ -2,6 +2,7 @@
 // a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
 // in two folders).
 #include "analysis/fleet.hpp"
+#include "analysis/report.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "test_util.hpp"
@@ -166,4 +167,32 @@ TEST(Fleet, CommandWritesTheTable) {
   EXPECT_NE(r.out.find("fewer than 3 complete units"), std::string::npos);
   EXPECT_EQ(read_json_file(out + "/fleet.json")["units"].size(), 2u);
   EXPECT_TRUE(fs::exists(out + "/fleet.md"));
+}
+
+// `gpuprobe report` on a fleet folder: a table per model, the spread figures, the SM -> group
+// maps side by side (a row per unit), and none of a unit's parts listed as missing.
+TEST(Fleet, ReportRendersAFleetFolder) {
+  const auto root = fresh("fleet_report_units");
+  unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  unit(root, "b", profile("NVIDIA H200", "GPU-bbbb", 97, json{{0, 1, 44, 45, 2, 3}, {46, 47}}));
+  const auto out = fresh("fleet_report");
+  write_json_atomic(out + "/fleet.json", analysis::merge_fleet(analysis::find_units({root})));
+  const auto c = analysis::build_report(out);
+  ASSERT_EQ(c.tables.size(), 1u);
+  EXPECT_EQ(c.tables[0].title, "Fleet: NVIDIA H200 (2 units)");
+  EXPECT_NE(c.tables[0].note.find("Differs: L2.group_map differs"), std::string::npos)
+      << c.tables[0].note;
+  EXPECT_TRUE(c.missing.empty());
+  bool groups = false, spread = false;
+  for (const auto &f : c.figures) {
+    if (f.id == "fleet_groups_L2") {
+      groups = true;
+      EXPECT_EQ(f.kind, "groupmap");
+      EXPECT_NE(f.csv.find("aaaa NVIDIA H200,0,0,1,1,-1"), std::string::npos) << f.csv;
+      EXPECT_NE(f.csv.find("bbbb NVIDIA H200,0,0,0,0,-1"), std::string::npos) << f.csv;
+    }
+    spread |= f.id == "fleet_L2_penalty_cycles";
+  }
+  EXPECT_TRUE(groups);
+  EXPECT_TRUE(spread);
 }
