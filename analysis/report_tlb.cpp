@@ -86,6 +86,31 @@ void tlb_part(const inputs &in, report_content &c) {
         "TLB curves (raw/ holds no tlb result: the levels below come from profile.json)");
   }
   c.tables.push_back(std::move(t));
+  // characterize's cross-check of each level: real memory, what serves a miss, random sampling.
+  const json check = in.profile.is_object()
+                         ? in.profile.value("tlb", json::object()).value("cross_check", json::object())
+                         : json::object();
+  if (!check.empty()) {
+    report_table x{"Cross-check of each level (profile.json tlb.cross_check)",
+                   {"", "real-memory chase", "a miss is served by", "random sampling below/above the reach"},
+                   {},
+                   ""};
+    for (const auto &r : check.value("levels", json::array()))
+      x.rows.push_back({r.value("level", ""), r.value("real_memory", "—"),
+                        r.value("miss_served_by", "—"),
+                        r.value("sampling", json::object()).value("verdict", "—")});
+    if (check.contains("l2_split"))
+      x.note = "Real-memory chase: near/far L2 split " +
+               num(check["l2_split"].value("split_cycles", 0.0), 3) + " cycles (p10 " +
+               num(check["l2_split"].value("p10_cycles", 0.0), 3) + ", p90 " +
+               num(check["l2_split"].value("p90_cycles", 0.0), 3) + " per hop).";
+    if (check.contains("memory_access"))
+      x.note += " Memory access: L2 hit " +
+                num(check["memory_access"].value("l2_hit_cycles", 0.0), 3) + ", DRAM " +
+                num(check["memory_access"].value("memory_cycles", 0.0), 3) + " cycles (" +
+                check["memory_access"].value("source", std::string()) + ").";
+    c.tables.push_back(std::move(x));
+  }
 }
 
 } // namespace gpuprobe::analysis::report_detail
