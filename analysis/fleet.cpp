@@ -292,13 +292,39 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
         if (auto it = u->text.find(name); it != u->text.end())
           variants[it->second].push_back(u->uuid);
       if (variants.size() > 1) {
+        // A group map is told by the groups it does not share with the most common map.
+        const bool map = name.size() > 10 && name.substr(name.size() - 10) == ".group_map";
+        std::string common;
+        std::size_t most = 0;
+        for (const auto &[value, uuids] : variants)
+          if (uuids.size() > most)
+            most = uuids.size(), common = value;
+        const auto groups = [](const std::string &v) {
+          std::set<std::string> g;
+          std::size_t a = 0;
+          while ((a = v.find('{', a)) != std::string::npos) {
+            const std::size_t b = v.find('}', a);
+            g.insert(v.substr(a, b - a + 1));
+            a = b;
+          }
+          return g;
+        };
         std::string d = name + " differs:";
         for (const auto &[value, uuids] : variants) {
           std::string who;
           for (const auto &id : uuids)
             who += (who.empty() ? "" : ", ") + id.substr(0, std::min<std::size_t>(12, id.size()));
-          d += " [" + who + "] " +
-               (value.size() > 60 ? value.substr(0, 57) + "..." : value) + ";";
+          std::string shown = value;
+          if (map && value != common) {
+            const auto mine = groups(value), theirs = groups(common);
+            shown = "groups not in the most common map:";
+            for (const auto &g : mine)
+              if (!theirs.count(g))
+                shown += " " + g;
+          } else if (map) {
+            shown = "the most common map";
+          }
+          d += " [" + who + "] " + (shown.size() > 160 ? shown.substr(0, 157) + "..." : shown) + ";";
         }
         differences.push_back(d);
       }
