@@ -229,8 +229,8 @@ void setup_characterize(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
   app->add_flag("--quick", opt->quick,
-                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 19 s on an H100; "
-                "a full run about 48 s)");
+                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 39 s on an H100; "
+                "a full run about 140 s)");
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
