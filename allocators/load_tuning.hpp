@@ -1,10 +1,15 @@
 #pragma once
 // Reading tuning.json (`gpuprobe tune`, schema gpuprobe.tuning/1) into an alloc::tuning, for user
 // code that builds tuned allocators:
-//   const auto t = gpuprobe::alloc::load_tuning("tuning.json");
+//   std::string note;
+//   const auto t = gpuprobe::alloc::load_tuning("tuning.json", running_gpu_uuid, note);
+//   if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
 //   gpuprobe::alloc::with_word(t, [&](auto w) { gpuprobe::alloc::corw<decltype(w)> pool(cfg, t);
 //   ... });
-// Only the file's "allocator" block is read; the rest (reasons, measurements) is for people.
+// The file's "allocator" block is read, and the GPU it was measured on ("profile.device_uuid":
+// the unit whose SM groups made the SM -> region map). SM groups differ between units of one
+// model, so on another GPU the map is dropped (bind_to_gpu) and `note` says so in one line.
+// The rest of the file (reasons, measurements) is for people.
 // Errors are one-line std::runtime_error messages. Needs nlohmann-json.
 #include "allocators/tuning.hpp"
 
@@ -30,6 +35,12 @@ inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &whe
   const auto &a = doc["allocator"];
   tuning t;
   try {
+    const auto &dev = doc.contains("device") && doc["device"].is_object() ? doc["device"]
+                                                                          : nlohmann::json::object();
+    const auto &prof = doc.contains("profile") && doc["profile"].is_object()
+                           ? doc["profile"]
+                           : nlohmann::json::object();
+    t.measured_on = prof.value("device_uuid", dev.value("uuid", std::string()));
     t.word_bits = a.at("word_bits").get<int>();
     t.regions = a.at("regions").get<unsigned>();
     t.max_region_bytes = a.value("max_region_bytes", std::uint64_t(0));
@@ -52,6 +63,27 @@ inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &whe
   return t;
 }
 
+// What of `t` holds on the GPU `running_uuid`: all of it on the unit it was measured on (or when
+// the file does not say which); on another unit the SM -> region map is dropped (the word size,
+// CRW start and TLB scope depend on the model, not the unit, and stay). Returns "" or the one line
+// that says what was dropped and which commands re-derive it.
+inline std::string bind_to_gpu(tuning &t, const std::string &running_uuid,
+                               const std::string &where = "tuning") {
+  if (t.measured_on.empty() || running_uuid.empty() || t.measured_on == running_uuid)
+    return "";
+  const std::string was = t.measured_on;
+  t.measured_on = running_uuid;
+  if (!t.scoped())
+    return "";
+  const unsigned regions = t.regions;
+  t.sm_region.clear();
+  t.regions = 1;
+  return where + ": measured on " + was + ", running on " + running_uuid + ": its SM -> region " +
+         "map (" + std::to_string(regions) + " regions) is dropped, as SM groups differ between " +
+         "units; word size, CRW start and TLB scope are kept; `gpuprobe characterize` and " +
+         "`gpuprobe tune` on this GPU re-derive the map";
+}
+
 inline tuning load_tuning(const std::string &path) {
   std::ifstream in(path);
   if (!in)
@@ -64,6 +96,14 @@ inline tuning load_tuning(const std::string &path) {
                              ")");
   }
   return tuning_from_json(doc, path);
+}
+
+// load_tuning, then bind_to_gpu for the GPU it runs on: `note` receives the line, or "".
+inline tuning load_tuning(const std::string &path, const std::string &running_uuid,
+                          std::string &note) {
+  tuning t = load_tuning(path);
+  note = bind_to_gpu(t, running_uuid, path);
+  return t;
 }
 
 } // namespace gpuprobe::alloc

@@ -313,4 +313,10 @@ json allocator_block(const word_decision &w, const region_decision &r, const crw
           {"tlb_scope_bytes", s.bytes}};
 }
 
+std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick) {
+  constexpr std::uint64_t gib = 1ull << 30;
+  const std::uint64_t full = free_bytes > 7 * gib ? (free_bytes - 6 * gib) / gib * gib : gib;
+  return quick ? std::max<std::uint64_t>(gib, full / 4 / gib * gib) : full;
+}
+
 } // namespace gpuprobe::analysis

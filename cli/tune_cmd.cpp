@@ -165,7 +165,7 @@ void setup_tune(CLI::App &parent) {
   app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")
       ->capture_default_str();
   app->add_flag("--quick", opt->quick,
-                "two free fractions for the word size, a 16 GiB footprint for the TLB scope");
+                "two free fractions for the word size, a quarter of the footprint for the TLB scope");
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {

@@ -73,12 +73,14 @@ void run_validate(const validate_options &o) {
     throw error("validate: --pool-gib must be at least 8");
   const json tdoc = read_json_file(o.tuning);
   require_schema(tdoc, schema::tuning, o.tuning);
-  const alloc::tuning t = alloc::tuning_from_json(tdoc, o.tuning);
+  alloc::tuning t = alloc::tuning_from_json(tdoc, o.tuning);
   const auto dev = query_device(o.common.device);
   const std::string tuned_on = tdoc.value("device", json::object()).value("uuid", "");
   std::printf("gpuprobe validate: %s (%s), tuning %s\n", dev.name.c_str(), dev.uuid.c_str(),
               o.tuning.c_str());
-  if (tuned_on != dev.uuid)
+  if (const std::string dropped = alloc::bind_to_gpu(t, dev.uuid, o.tuning); !dropped.empty())
+    std::printf("  note: %s\n", dropped.c_str());
+  else if (tuned_on != dev.uuid)
     std::printf("  note: the tuning was made on another GPU (%s)\n", tuned_on.c_str());
   tune::validate_options vo;
   vo.pool_bytes = std::uint64_t(o.pool_gib * double(1ull << 30));
@@ -196,10 +198,10 @@ void setup_validate(CLI::App &parent) {
   app->add_option("--pool-gib", opt->pool_gib, "pool size of the allocator workloads (>= 8)")
       ->capture_default_str();
   app->add_option("--tlb-footprint-gib", opt->tlb_footprint_gib,
-                  "footprint of the TLB-scoped kernels (0: most of the free memory, <= 72)");
+                  "footprint of the TLB-scoped kernels (0: all free memory but 6 GiB)");
   app->add_option("--only", opt->only, "run only the workloads whose names start with these")
       ->take_all();
-  app->add_flag("--quick", opt->quick, "two free fractions, 16 GiB TLB footprints");
+  app->add_flag("--quick", opt->quick, "two free fractions, TLB footprints a quarter of the full");
   app->add_flag("!--no-ablation", opt->ablation,
                 "skip the rows that apply the word size and the regions one at a time");
   app->callback([opt] {

@@ -6,6 +6,7 @@
 #include "allocators/request_sizes.hpp"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
+#include "analysis/tuning.hpp"
 #include "common/device_memory.hpp"
 #include "common/units.hpp"
 #include "tune/kernels.cuh"
@@ -289,9 +290,7 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
   std::size_t free_b = 0, total_b = 0;
   GPUPROBE_CUDA_CHECK(cudaSetDevice(device));
   GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  const std::uint64_t f = free_b > 6 * k_gib ? (free_b - 6 * k_gib) / k_gib * k_gib
-                                             : k_gib; // room for the grouping input
-  return std::min<std::uint64_t>(f, quick ? 16 * k_gib : 72 * k_gib);
+  return analysis::tlb_footprint_for(free_b, quick);
 }
 
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {

@@ -1,15 +1,31 @@
 // User code with a tuning profile: load tuning.json (gpuprobe tune), build a CoRW pool with the
 // measured word size and the TLB-scoped regions, take and write pages, check them, and run the
-// untuned default beside it.
+// untuned default beside it. A tuning measured on another GPU keeps its word size but not its
+// SM -> region map (SM groups differ between units), and says so.
 //   gpuprobe-example-tuned reports/examples/nvidia-h100-80gb-hbm3/tuning.json
 #include "allocators/allocators.cuh"
 #include "allocators/load_tuning.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 using namespace gpuprobe::alloc;
+
+// The running GPU's UUID as gpuprobe records it ("GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx").
+std::string running_gpu_uuid() {
+  int dev = 0;
+  cudaDeviceProp p{};
+  cuda_or_throw(cudaGetDevice(&dev), "cudaGetDevice");
+  cuda_or_throw(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+  const auto *b = reinterpret_cast<const unsigned char *>(p.uuid.bytes);
+  char s[48];
+  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                b[13], b[14], b[15]);
+  return s;
+}
 
 template <class H> __global__ void take_and_write(H h, page_t *out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -40,7 +56,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    const tuning t = load_tuning(argv[1]);
+    std::string note;
+    const tuning t = load_tuning(argv[1], running_gpu_uuid(), note);
+    if (!note.empty())
+      std::printf("note: %s\n", note.c_str());
     pool_config c;
     c.pages = 1u << 22;
     c.page_bytes = 1024; // a 4 GiB pool

@@ -110,3 +110,43 @@ TEST(AllocatorTuning, RegionLayoutIsAlignedAndBoundedByReachAndPool) {
   EXPECT_EQ(alloc::layout_regions(alloc::tuning{}, 8ull << 30, 32 * 1024).regions, 1u);
   EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 0).regions, 1u);
 }
+
+// A tuning is bound to the unit its SM groups were measured on: on that GPU everything applies;
+// on another unit of the same model the SM -> region map is dropped (its groups differ) with one
+// line naming both GPUs and the commands that re-derive it; the word size and the rest stay.
+TEST(AllocatorTuning, AnotherUnitDropsTheRegionMapWithOneLine) {
+  json doc = tuning_doc();
+  doc["device"] = {{"uuid", "GPU-aaaa"}};
+  doc["profile"] = {{"device_uuid", "GPU-aaaa"}};
+  const auto path = write_temp("tuning_unit.json", doc.dump());
+  std::string note;
+  auto same = alloc::load_tuning(path, "GPU-aaaa", note);
+  EXPECT_EQ(note, "");
+  ASSERT_TRUE(same.scoped());
+  EXPECT_EQ(same.regions, 2u);
+  auto other = alloc::load_tuning(path, "GPU-bbbb", note);
+  EXPECT_FALSE(other.scoped());
+  EXPECT_EQ(other.regions, 1u);
+  EXPECT_TRUE(other.sm_region.empty());
+  EXPECT_EQ(other.word_bits, same.word_bits);
+  EXPECT_EQ(other.crw, same.crw);
+  EXPECT_EQ(other.tlb_scope_bytes, same.tlb_scope_bytes);
+  EXPECT_EQ(note.find('\n'), std::string::npos);
+  EXPECT_NE(note.find("measured on GPU-aaaa, running on GPU-bbbb: its SM -> region map (2 "
+                      "regions) is dropped"),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("`gpuprobe characterize` and `gpuprobe tune` on this GPU"),
+            std::string::npos);
+  // The profile's unit wins over the device tune ran on (the map comes from the profile).
+  doc["device"] = {{"uuid", "GPU-bbbb"}};
+  auto t = alloc::tuning_from_json(doc);
+  EXPECT_EQ(t.measured_on, "GPU-aaaa");
+  // A file that records no unit is applied as it is (files of earlier versions).
+  auto old = alloc::tuning_from_json(tuning_doc());
+  EXPECT_EQ(alloc::bind_to_gpu(old, "GPU-bbbb"), "");
+  EXPECT_TRUE(old.scoped());
+  // Bad files keep their one-line errors.
+  EXPECT_THROW(alloc::load_tuning(write_temp("tuning_bad.json", "{"), "GPU-aaaa", note),
+               std::runtime_error);
+}

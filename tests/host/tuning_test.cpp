@@ -123,3 +123,16 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
   EXPECT_THROW(decide_tlb_scope_measured(opts, {{big, "vmm", 1.0}}, fp), std::exception)
       << "no one-pass time for the pool";
 }
+
+// No model's numbers in the footprints: a 141 GB H200 gets more than the 72 GiB an H100 allowed,
+// an 80 GB H100 what it has; --quick a quarter of it, not a fixed 16 GiB.
+TEST(Tuning, TlbFootprintFollowsTheFreeMemory) {
+  const std::uint64_t gib = 1ull << 30;
+  EXPECT_EQ(tlb_footprint_for(139 * gib + 123, false), 133 * gib);
+  EXPECT_GT(tlb_footprint_for(139 * gib, false), 72 * gib);
+  EXPECT_EQ(tlb_footprint_for(79 * gib, false), 73 * gib);
+  EXPECT_EQ(tlb_footprint_for(139 * gib, true), 33 * gib);
+  EXPECT_EQ(tlb_footprint_for(79 * gib, true), 18 * gib);
+  EXPECT_EQ(tlb_footprint_for(4 * gib, false), gib) << "a small GPU: at least 1 GiB";
+  EXPECT_EQ(tlb_footprint_for(4 * gib, true), gib);
+}
