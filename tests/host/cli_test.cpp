@@ -116,8 +116,9 @@ TEST(Cli, CandidatesAreNumberedFromOne) {
 
 // Every subcommand's --help ends with one example of its use.
 TEST(Cli, EverySubcommandHelpHasAnExample) {
-  for (const char *sub : {"tlb", "tlb-sharing", "atomics", "analyze tlb", "analyze sharing",
-                          "theory", "report", "characterize", "tune", "validate"}) {
+  for (const char *sub :
+       {"tlb", "tlb-sharing", "tlb-sampling", "atomics", "analyze tlb", "analyze sharing", "theory",
+        "report", "characterize", "tune", "validate", "fleet"}) {
     const auto r = run_gpuprobe(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.out.find("Example: gpuprobe " + std::string(sub)), std::string::npos)
@@ -125,6 +126,6 @@ TEST(Cli, EverySubcommandHelpHasAnExample) {
         << r.out;
   }
   EXPECT_NE(run_gpuprobe("tlb-sharing --help").out.find("vmm-sparse"), std::string::npos);
-  EXPECT_NE(run_gpuprobe("characterize --help").out.find("about 19 s"), std::string::npos)
+  EXPECT_NE(run_gpuprobe("characterize --help").out.find("about 39 s"), std::string::npos)
       << "--quick's time as the README says";
 }
