@@ -237,19 +237,11 @@ void setup_characterize(CLI::App &parent) {
     if (opt->common.devices.empty())
       return run_characterize(*opt);
     const auto &o = *opt;
-    const int rc = run_per_device(
-        "characterize", o.common.devices, o.common.out.empty() ? "results" : o.common.out,
-        [&](const device_identity &, const std::string &unit) {
-          device_step st{{"characterize", "--device", "0", "--out", unit,
-                          "--seed", std::to_string(o.common.seed)},
-                         ""};
-          if (o.quick)
-            st.args.push_back("--quick");
-          return st;
-        });
-    if (rc != 0)
-      throw error("characterize --devices: at least one GPU failed (above); the others' folders "
-                  "are complete, and the same command resumes the failed ones");
+    unit_command c{"characterize", "", "", "", {"--seed", std::to_string(o.common.seed)}, ""};
+    if (o.quick)
+      c.extra.push_back("--quick");
+    run_per_device("characterize", o.common.devices,
+                   o.common.out.empty() ? "results" : o.common.out, plan_for(c));
   });
 }
 

@@ -26,8 +26,25 @@ std::string unit_folder(const std::string &parent, const device_identity &d) {
   return (fs::path(parent) / unit).string();
 }
 
-int run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
-                   const device_plan &plan) {
+device_plan plan_for(const unit_command &c) {
+  return [c](const device_identity &, const std::string &unit) {
+    device_step st;
+    st.args = {c.sub, "--device", "0"}; // the process sees its GPU alone (run_per_device)
+    if (!c.input_flag.empty()) {
+      const std::string in = (fs::path(unit) / c.input).string();
+      if (!fs::exists(in))
+        return device_step{{}, "no " + in + ": " + c.missing_hint};
+      st.args.insert(st.args.end(), {c.input_flag, in});
+    }
+    st.args.insert(st.args.end(),
+                   {"--out", c.output.empty() ? unit : (fs::path(unit) / c.output).string()});
+    st.args.insert(st.args.end(), c.extra.begin(), c.extra.end());
+    return st;
+  };
+}
+
+void run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
+                    const device_plan &plan) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto all = list_devices();
   const auto ids = parse_device_list(devices, int(all.size()));
@@ -89,7 +106,11 @@ int run_per_device(const std::string &what, const std::string &devices, const st
     std::printf("  gpu%d %-24s %s  %s: %s\n", d.ordinal, d.name.c_str(), d.uuid.c_str(),
                 units[k].c_str(), status.c_str());
   }
-  return failed ? 1 : 0;
+  if (failed)
+    throw error(what + " --devices: " + std::to_string(failed) + " of " +
+                std::to_string(ids.size()) +
+                " GPU(s) failed (above); the others' results are kept, and the same command "
+                "resumes the failed ones");
 }
 
 } // namespace gpuprobe::cli

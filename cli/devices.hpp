@@ -19,9 +19,20 @@ struct device_step {
 };
 using device_plan = std::function<device_step(const device_identity &, const std::string &unit)>;
 
-// Returns the exit code: 0 when every GPU succeeded, 1 otherwise. `what` names the command.
-int run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
-                   const device_plan &plan);
+// Throws gpuprobe::error (after the per-GPU summary) when a GPU failed. `what` names the command.
+void run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
+                    const device_plan &plan);
+
+// The usual plan: `sub --device 0 [input_flag UNIT/input] --out UNIT[/output] extra...`; a unit
+// whose input is missing is refused with "no UNIT/input: <missing_hint>".
+struct unit_command {
+  std::string sub;
+  std::string input_flag, input; // "" = none
+  std::string output;            // "" = the unit folder itself
+  std::vector<std::string> extra;
+  std::string missing_hint;
+};
+device_plan plan_for(const unit_command &c);
 
 // The unit folder of a GPU under `parent`: PARENT/<gpu-slug>-<uuid8>.
 std::string unit_folder(const std::string &parent, const device_identity &d);

@@ -15,7 +15,6 @@
 #include "tune/measure.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
 #include <memory>
 
@@ -173,22 +172,15 @@ void setup_tune(CLI::App &parent) {
         throw error("tune: give --profile and --out (or --devices)");
       return run_tune(o);
     }
-    const int rc = run_per_device(
-        "tune", o.common.devices, o.results, [&](const device_identity &, const std::string &unit) {
-          const std::string profile = unit + "/profile.json";
-          if (!std::filesystem::exists(profile))
-            return device_step{{},
-                               "no " + profile + ": run gpuprobe characterize --devices first"};
-          device_step st{{"tune", "--device", "0", "--profile", profile,
-                          "--out", unit + "/tuning.json", "--reps", std::to_string(o.reps),
-                          "--seed", std::to_string(o.common.seed)},
-                         ""};
-          if (o.quick)
-            st.args.push_back("--quick");
-          return st;
-        });
-    if (rc != 0)
-      throw error("tune --devices: at least one GPU failed (above)");
+    unit_command c{"tune",
+                   "--profile",
+                   "profile.json",
+                   "tuning.json",
+                   {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
+                   "run gpuprobe characterize --devices first"};
+    if (o.quick)
+      c.extra.push_back("--quick");
+    run_per_device("tune", o.common.devices, o.results, plan_for(c));
   });
 }
 

@@ -15,7 +15,6 @@
 #include "tune/measure.hpp"
 
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
 #include <memory>
 
@@ -211,24 +210,17 @@ void setup_validate(CLI::App &parent) {
         throw error("validate: give --tuning and --out (or --devices)");
       return run_validate(o);
     }
-    const int rc = run_per_device(
-        "validate", o.common.devices, o.results,
-        [&](const device_identity &, const std::string &unit) {
-          const std::string tuning = unit + "/tuning.json";
-          if (!std::filesystem::exists(tuning))
-            return device_step{{}, "no " + tuning + ": run gpuprobe tune --devices first"};
-          device_step st{{"validate", "--device", "0", "--tuning", tuning,
-                          "--out", unit + "/validation.json", "--reps", std::to_string(o.reps),
-                          "--seed", std::to_string(o.common.seed)},
-                         ""};
-          if (o.quick)
-            st.args.push_back("--quick");
-          if (!o.ablation)
-            st.args.push_back("--no-ablation");
-          return st;
-        });
-    if (rc != 0)
-      throw error("validate --devices: at least one GPU failed (above)");
+    unit_command c{"validate",
+                   "--tuning",
+                   "tuning.json",
+                   "validation.json",
+                   {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
+                   "run gpuprobe tune --devices first"};
+    if (o.quick)
+      c.extra.push_back("--quick");
+    if (!o.ablation)
+      c.extra.push_back("--no-ablation");
+    run_per_device("validate", o.common.devices, o.results, plan_for(c));
   });
 }
 
