@@ -154,8 +154,9 @@ inputs scan(const std::string &dir, report_content &c) {
 
 // The parts of the page, in order. Adding a figure or table: its file and one line here.
 const std::vector<part_fn> &parts() {
-  static const std::vector<part_fn> all = {fleet_part,  tlb_part,    sharing_part,   atomics_part,
-                                           theory_part, tuning_part, validation_part};
+  static const std::vector<part_fn> all = {summary_part, fleet_part,  tlb_part,
+                                           sharing_part, atomics_part, theory_part,
+                                           tuning_part,  validation_part};
   return all;
 }
 

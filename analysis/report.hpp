@@ -35,8 +35,19 @@ struct report_table {
   std::string note;
 };
 
+// The page's opening (report_summary.cpp): read in ten seconds.
+struct report_summary {
+  std::vector<std::vector<std::string>> hierarchy; // level, entries x coverage = reach, penalty,
+                                                   // a miss is served by, shared by
+  std::string diagram_svg;                         // the levels as boxes (inline SVG)
+  std::vector<std::string> lines;                  // TLB, atomics, validation: one line each
+  std::vector<std::string> decisions;              // tune's decisions with their reasons
+  bool empty() const { return hierarchy.empty() && lines.empty() && decisions.empty(); }
+};
+
 struct report_content {
   std::string device; // one line
+  report_summary summary;
   std::vector<report_figure> figures;
   std::vector<report_table> tables;
   std::vector<std::string> missing;   // what the folder lacks, said on the page

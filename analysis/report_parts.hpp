@@ -37,5 +37,6 @@ void theory_part(const inputs &in, report_content &c);
 void tuning_part(const inputs &in, report_content &c);
 void validation_part(const inputs &in, report_content &c);
 void fleet_part(const inputs &in, report_content &c);
+void summary_part(const inputs &in, report_content &c);
 
 } // namespace gpuprobe::analysis::report_detail

@@ -49,6 +49,27 @@ std::string render_html(const report_content &c, const std::map<std::string, std
        "td,th{border:1px solid #bbb;padding:3px "
        "8px;text-align:left}img{max-width:100%}figure{margin:2em 0}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
+  const auto &sum = c.summary;
+  if (!sum.empty()) {
+    o << "<section id=\"summary\"><h2>Summary</h2>\n";
+    if (!sum.hierarchy.empty()) {
+      o << "<table><tr><th>level</th><th>entries x coverage = reach</th><th>miss penalty "
+           "(cycles)</th><th>a miss is served by</th><th>shared by</th></tr>\n";
+      for (const auto &r : sum.hierarchy) {
+        o << "<tr>";
+        for (const auto &cell : r)
+          o << "<td>" << escape(cell) << "</td>";
+        o << "</tr>\n";
+      }
+      o << "</table>\n" << sum.diagram_svg << "\n"; // our own SVG: not escaped
+    }
+    o << "<ul>\n";
+    for (const auto &l : sum.lines)
+      o << "<li>" << escape(l) << "</li>\n";
+    for (const auto &d : sum.decisions)
+      o << "<li>" << escape(d) << "</li>\n";
+    o << "</ul></section>\n";
+  }
   for (const auto &f : c.figures) {
     const auto it = png.find(f.id);
     const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second)
@@ -98,6 +119,25 @@ std::string render_html(const report_content &c, const std::map<std::string, std
 std::string render_markdown(const report_content &c) {
   std::ostringstream o;
   o << "# gpuprobe report\n\n" << c.device << "\n\n";
+  if (!c.summary.empty()) {
+    o << "## Summary\n\n";
+    if (!c.summary.hierarchy.empty()) {
+      o << "| level | entries x coverage = reach | miss penalty (cycles) | a miss is served by | "
+           "shared by |\n|---|---|---|---|---|\n";
+      for (const auto &r : c.summary.hierarchy) {
+        o << "|";
+        for (const auto &cell : r)
+          o << ' ' << cell << " |";
+        o << "\n";
+      }
+      o << "\n";
+    }
+    for (const auto &l : c.summary.lines)
+      o << "- " << l << "\n";
+    for (const auto &d : c.summary.decisions)
+      o << "- " << d << "\n";
+    o << "\n";
+  }
   for (const auto &f : c.figures)
     o << "![" << f.title << "](figures/" << f.id << ".png)\n\n";
   for (const auto &t : c.tables) {

@@ -8,7 +8,7 @@ build="${1:-$here/build}"
 need_pkgs=()
 for p in cmake g++ make libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
          libbenchmark-dev python3-matplotlib binutils \
-         slurm-wlm munge; do # Slurm: scripts/slurm/ and the test that runs them on localhost
+         slurm-wlm munge chromium; do # Slurm: scripts/slurm/ and its test; Chromium: the report test
   dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
 done
 if ((${#need_pkgs[@]})); then

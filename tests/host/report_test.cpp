@@ -336,3 +336,44 @@ TEST(Report, UnknownProbeIsListedAsNotDrawn) {
   EXPECT_NE(r.out.find("not drawn: "), std::string::npos) << r.out;
   EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe 'tlb-alias'"), std::string::npos);
 }
+
+// The page opens with the summary: the hierarchy as a table (entries x coverage = reach, penalty,
+// what serves a miss, who shares it) and a diagram, atomics in one line, tune's decisions and
+// validate's verdicts, all from the folder's profile.json, tuning.json and validation.json.
+TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
+  namespace fs = std::filesystem;
+  const std::string src = GPUPROBE_SOURCE_DIR;
+  const auto dir = gpuprobe::test::temp_path("report_summary");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(src + "/reports/examples/hierarchy/profile_h100.json", dir + "/profile.json");
+  for (const char *f : {"tuning.json", "validation.json"})
+    fs::copy_file(src + "/reports/examples/nvidia-h100-80gb-hbm3/" + std::string(f),
+                  dir + "/" + f);
+  const auto c = gpuprobe::analysis::build_report(dir);
+  const auto &s = c.summary;
+  ASSERT_EQ(s.hierarchy.size(), 3u);
+  EXPECT_EQ(s.hierarchy[0][1], "16 x 16 MiB = 256 MiB");
+  EXPECT_EQ(s.hierarchy[0][4], "private to each SM");
+  EXPECT_EQ(s.hierarchy[1][1], "2163 x 32 MiB = 67.59 GiB");
+  EXPECT_EQ(s.hierarchy[1][4], "24 groups of 18 x 6 + 6 x 4 SMs");
+  EXPECT_EQ(s.hierarchy[2][1], "4350 x ≥ 64 MiB = 271.88 GiB");
+  EXPECT_EQ(s.hierarchy[2][3].rfind("memory: a page walk", 0), 0u) << s.hierarchy[2][3];
+  EXPECT_EQ(s.hierarchy[2][4], "all SMs");
+  EXPECT_NE(s.diagram_svg.find("<svg"), std::string::npos);
+  EXPECT_NE(s.diagram_svg.find("(page walk)"), std::string::npos);
+  std::string lines;
+  for (const auto &l : s.lines)
+    lines += l + "\n";
+  EXPECT_NE(lines.find("Atomics (32-bit, latency per contending thread): one address +0.689"),
+            std::string::npos)
+      << lines;
+  EXPECT_NE(lines.find("15 faster, 3 no significant difference, 2 slower"), std::string::npos);
+  ASSERT_EQ(s.decisions.size(), 4u);
+  EXPECT_EQ(s.decisions[0].rfind("bitmap word: 64-bit words take 0.805x", 0), 0u)
+      << s.decisions[0];
+  const auto html = gpuprobe::analysis::render_html(c);
+  ASSERT_NE(html.find("<h2>TLB levels"), std::string::npos);
+  EXPECT_LT(html.find("<section id=\"summary\">"), html.find("<h2>TLB levels"))
+      << "the summary comes before the parts";
+}

@@ -1,0 +1,136 @@
+// The page's opening: what a performance engineer reads in ten seconds. The translation hierarchy
+// as a table (each level: entries x coverage = reach, penalty, what serves a miss, who shares it)
+// and a small diagram, the atomics scaling in one line, the tuning decisions and validate's
+// verdicts. Everything comes from profile.json, tuning.json and validation.json.
+#include "analysis/report_parts.hpp"
+#include "analysis/tlb_levels.hpp"
+
+#include "common/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace gpuprobe::analysis::report_detail {
+
+namespace {
+
+// "private to each SM", "24 groups of 18 x 6 + 6 x 4 SMs", "all SMs".
+std::string shared_by(const json &sharing) {
+  const std::string scope = sharing.value("scope", std::string("not measured"));
+  if (scope == "private")
+    return "private to each SM";
+  if (scope == "global")
+    return "all SMs";
+  if (scope != "groups" || !sharing.contains("groups"))
+    return scope;
+  std::map<std::size_t, int, std::greater<>> sizes;
+  for (const auto &g : sharing["groups"])
+    ++sizes[g.size()];
+  std::string s = std::to_string(sharing["groups"].size()) + " groups of ";
+  bool first = true;
+  for (const auto &[size, n] : sizes) {
+    s += (first ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size);
+    first = false;
+  }
+  return s + " SMs";
+}
+
+// The levels as boxes whose widths grow with log2 of the reach (an inline SVG, no script).
+std::string diagram(const json &levels, const json &checks) {
+  const double w = 760, h = 34, gap = 8;
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
+    << (h + gap) * double(levels.size()) + gap << "\" role=\"img\" aria-label=\"TLB levels\">";
+  const double top = std::log2(std::max(2.0, levels.back().value("reach_bytes", 2.0) / (1 << 20)));
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const json &L = levels[k];
+    const double reach = L.value("reach_bytes", 0.0);
+    const double frac = std::max(0.18, std::log2(std::max(2.0, reach / (1 << 20))) / top);
+    const double y = gap + double(k) * (h + gap);
+    std::string served;
+    for (const auto &c : checks)
+      if (c.value("level", "") == level_label(false, k))
+        served = c.value("miss_served_by", std::string()).rfind("memory", 0) == 0 ? " (page walk)" : "";
+    const bool lower = L.value("page_bound", std::string()) == "lower";
+    char label[200];
+    std::snprintf(label, sizeof label, "%s: %.0f x %s%s = %s, +%.0f cycles%s",
+                  level_label(false, k).c_str(), L.value("entries", 0.0), lower ? "&#8805; " : "",
+                  format_bytes(L.value("page_bytes", 0.0)).c_str(), format_bytes(reach).c_str(),
+                  L.value("miss_penalty_cycles", 0.0), served.c_str());
+    const char *fill[] = {"#cfe3f7", "#9cc7ee", "#5d9fd9", "#2f78bd"};
+    o << "<rect x=\"0\" y=\"" << y << "\" width=\"" << w * frac << "\" height=\"" << h
+      << "\" fill=\"" << fill[std::min<std::size_t>(k, 3)] << "\" stroke=\"#345\"/>"
+      << "<text x=\"8\" y=\"" << y + h * 0.65 << "\" font-size=\"13\" font-family=\"sans-serif\">"
+      << label << "</text>";
+  }
+  o << "</svg>";
+  return o.str();
+}
+
+} // namespace
+
+void summary_part(const inputs &in, report_content &c) {
+  report_summary &s = c.summary;
+  if (in.profile.is_object()) {
+    const json tlb = in.profile.value("tlb", json::object());
+    const json levels = tlb.value("levels", json::array());
+    const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
+    for (std::size_t k = 0; k < levels.size(); ++k) {
+      const json &L = levels[k];
+      std::string served = "—";
+      for (const auto &ck : checks)
+        if (ck.value("level", "") == level_label(false, k) && ck.contains("miss_served_by"))
+          served = ck["miss_served_by"].get<std::string>();
+      const std::string bound = L.value("page_bound", std::string());
+      s.hierarchy.push_back(
+          {level_label(false, k),
+           num(L.value("entries", 0.0), 5) + " x " + (bound == "lower" ? "≥ " : "") +
+               format_bytes(L.value("page_bytes", 0.0)) + " = " +
+               format_bytes(L.value("reach_bytes", 0.0)),
+           "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
+           shared_by(L.value("sharing", json::object()))});
+    }
+    if (!levels.empty())
+      s.diagram_svg = diagram(levels, checks);
+    s.lines.push_back(levels.empty()
+                          ? "TLB: no level found up to " +
+                                format_bytes(tlb.value("searched_up_to_bytes", 0.0))
+                          : "TLB: " + std::to_string(levels.size()) +
+                                " level(s), searched up to " +
+                                format_bytes(tlb.value("searched_up_to_bytes", 0.0)));
+    // Atomics in one line: the slope per contending thread of each family, CAS's exponent.
+    std::map<std::string, std::string> fits;
+    for (const auto &v : in.profile.value("atomics", json::object()).value("variants", json::array())) {
+      const json f = v.value("fit", json::object());
+      const std::string name = v.value("variant", std::string());
+      if (f.value("model", "") == "power")
+        fits[name] = "~N^" + num(f.value("power_exponent", 0.0), 3);
+      else if (f.contains("slope_cycles_per_thread"))
+        fits[name] = "+" + num(f["slope_cycles_per_thread"].get<double>(), 3) + " cycles/thread";
+    }
+    std::string a;
+    for (const auto &[label, key] : std::vector<std::pair<std::string, std::string>>{
+             {"one address", "same_u32"}, {"distinct lines", "distinct_u32"},
+             {"CAS loop", "cas_u32"}, {"warp-aggregated", "aggregated_u32"}})
+      if (fits.count(key))
+        a += (a.empty() ? "" : "; ") + label + " " + fits[key];
+    if (!a.empty())
+      s.lines.push_back("Atomics (32-bit, latency per contending thread): " + a);
+  }
+  if (in.tuning.is_object()) {
+    const json d = in.tuning.value("decisions", json::object());
+    for (const auto &[key, what] : std::vector<std::pair<std::string, std::string>>{
+             {"word_size", "bitmap word"}, {"regions", "TLB-scoped regions"},
+             {"crw_placement", "CRW placement"}, {"tlb_scope", "TLB scope"}})
+      if (d.contains(key))
+        s.decisions.push_back(what + ": " + d[key].value("reason", std::string("—")));
+  }
+  if (in.validation.is_object())
+    s.lines.push_back("validate (default vs tuned, Holm-corrected): " +
+                      in.validation.value("summary", std::string("—")));
+}
+
+} // namespace gpuprobe::analysis::report_detail

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The report as a person sees it: `gpuprobe report` draws a committed results folder, headless
+# Chromium opens a copy of its index.html with a checker appended (every <img> complete with a
+# non-zero natural size), and the test fails on a figure that did not load or on any console
+# error. It also takes a screenshot of the first screen. Exit 77 (skipped) with the reason where
+# no Chromium or matplotlib exists. Usage: report_in_browser_test.sh GPUPROBE SOURCE_DIR [SHOT.png]
+set -uo pipefail
+bin="$1" src="$2" shot="${3:-}"
+skip() { echo "SKIPPED: $*"; exit 77; }
+browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
+[ -n "$browser" ] || skip "no Chromium (scripts/setup.sh installs the chromium package)"
+python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the figures"
+T=$(mktemp -d /tmp/gpuprobe-browser.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAILED: $*"; exit 1; }
+"$bin" report --input "$src/reports/examples/nvidia-h100-80gb-hbm3" --out "$T/report" \
+  --plot-script "$src/reports/plot.py" >"$T/report.txt" 2>&1 || { cat "$T/report.txt"; fail "gpuprobe report"; }
+n=$(grep -o '<img ' "$T/report/index.html" | wc -l)
+[ "$n" -gt 0 ] || fail "the page has no figure"
+cp "$T/report/index.html" "$T/report/checked.html"
+cat >>"$T/report/checked.html" <<'JS'
+<script>
+window.addEventListener("load", () => {
+  const imgs = [...document.images];
+  const bad = imgs.filter(i => !i.complete || i.naturalWidth === 0 || i.naturalHeight === 0);
+  const out = document.createElement("pre");
+  out.id = "gpuprobe-check";
+  out.textContent = "gpuprobe-check: " + (imgs.length - bad.length) + " of " + imgs.length +
+                    " figures loaded" + bad.map(i => "; not loaded: " + i.alt).join("");
+  document.body.appendChild(out);
+});
+</script>
+JS
+flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --allow-file-access-from-files
+       --virtual-time-budget=15000 --enable-logging=stderr --v=0)
+timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$T/report/checked.html" >"$T/dom.html" 2>"$T/console.txt"
+line=$(grep -o '<pre id="gpuprobe-check">[^<]*' "$T/dom.html" | sed 's/.*>//')
+echo "$line"
+[ "$line" = "gpuprobe-check: $n of $n figures loaded" ] || fail "expected all $n figures loaded, got: ${line:-no result}"
+# Console messages of the page (not the browser's own dbus/GPU chatter). The page has no script
+# of its own and the checker logs nothing, so any console line is an error: Chromium's log gives
+# console.error the same INFO:CONSOLE prefix as console.log.
+if grep -E 'CONSOLE|Uncaught' "$T/console.txt"; then
+  fail "the page wrote to the console"
+fi
+if [ -n "$shot" ]; then
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+    --window-size=1280,900 --screenshot="$shot" "file://$T/report/index.html" >/dev/null 2>&1
+  [ -s "$shot" ] || fail "no screenshot"
+  echo "screenshot: $shot"
+fi
+echo "PASSED: $n figures loaded, no console error"
