@@ -11,7 +11,6 @@
 #include "common/json_io.hpp"
 #include "common/units.hpp"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,12 +30,6 @@ struct characterize_options {
   bool quick = false;
 };
 
-std::string quote(const std::string &s) {
-  std::string o = "'";
-  for (char c : s)
-    o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return o + "'";
-}
 
 std::string shell_line(const std::string &cmd) { // first line of a command's stdout ("" on failure)
   std::string out;
@@ -75,7 +68,6 @@ void run_characterize(const characterize_options &o) {
   const std::string dir =
       o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
   fs::create_directories(fs::path(dir) / "raw");
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::printf("gpuprobe characterize%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
               dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
   json conditions = conditions_before(dev);
@@ -109,18 +101,11 @@ void run_characterize(const characterize_options &o) {
       std::printf("%s %-16s running again: %s was %s (%.0f s so far)\n", pos, s.name.c_str(),
                   s.output.c_str(), check.reason.c_str(), since);
     std::fflush(stdout);
-    std::string cmd = "cd " + quote(dir) + " && " + quote(self);
-    for (const auto &a : s.args)
-      cmd += " " + quote(a);
     const auto s0 = std::chrono::steady_clock::now();
-    const int status = std::system(cmd.c_str());
+    run_stage_in(dir, s.name, s.args, "finished stages are kept; run the same command again to "
+                                      "resume");
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-    if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 130))
-      throw error("interrupted during stage " + s.name +
-                  ": finished stages are kept; run the same command again to resume");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw error("stage " + s.name + " failed (" + cmd + ")");
     json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};
     if (check.reason != "not run yet")
       rec["rerun_because"] = check.reason;

@@ -26,6 +26,16 @@ void add_devices_option(CLI::App &app, common_options &o, const std::string &wha
 // Fails early (before a long run) when the output file's folder does not exist.
 void check_output_path(const std::string &path);
 
+// 'text' quoted for /bin/sh.
+std::string shell_quote(const std::string &text);
+// This binary (/proc/self/exe), quoted.
+std::string self_command();
+// Runs this binary with `args` in folder `dir` and returns the command line it ran; throws
+// gpuprobe::error "interrupted during stage NAME ..." on Ctrl-C and "stage NAME failed (...)" on a
+// non-zero exit (`resume` is appended: how to go on).
+std::string run_stage_in(const std::string &dir, const std::string &name,
+                         const std::vector<std::string> &args, const std::string &resume);
+
 // Each subcommand: setup_<name>(parent) registers it and its callback; cli/registry.cpp lists
 // them (adding a subcommand is one file here and one line there).
 using setup_fn = void (*)(CLI::App &parent);
@@ -42,5 +52,6 @@ void setup_characterize(CLI::App &parent);
 void setup_tune(CLI::App &parent);
 void setup_validate(CLI::App &parent);
 void setup_fleet(CLI::App &parent);
+void setup_run(CLI::App &parent);
 
 } // namespace gpuprobe::cli

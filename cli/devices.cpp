@@ -1,5 +1,7 @@
 #include "cli/devices.hpp"
 
+#include "cli/common.hpp"
+
 #include "analysis/characterize.hpp" // default_results_dir
 #include "common/error.hpp"
 #include "common/jobs.hpp"
@@ -12,14 +14,6 @@ namespace gpuprobe::cli {
 
 namespace fs = std::filesystem;
 
-namespace {
-std::string quote(const std::string &s) {
-  std::string o = "'";
-  for (char c : s)
-    o += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return o + "'";
-}
-} // namespace
 
 std::string unit_folder(const std::string &parent, const device_identity &d) {
   const fs::path unit = fs::path(analysis::default_results_dir(d.name, d.uuid)).filename();
@@ -48,7 +42,6 @@ void run_per_device(const std::string &what, const std::string &devices, const s
   const auto t0 = std::chrono::steady_clock::now();
   const auto all = list_devices();
   const auto ids = parse_device_list(devices, int(all.size()));
-  const std::string self = fs::read_symlink("/proc/self/exe").string();
   std::vector<job> jobs;
   std::vector<std::string> units, refused(ids.size());
   std::vector<std::size_t> job_of(ids.size(), SIZE_MAX);
@@ -65,9 +58,9 @@ void run_per_device(const std::string &what, const std::string &devices, const s
     // The process sees its GPU alone (as device 0): a process that can see every GPU had its
     // 512 GiB alias range refused (CUDA_ERROR_OUT_OF_MEMORY) while another GPU's process held
     // one, on 2 x H200 nodes; and no stray context lands on another GPU.
-    std::string cmd = "CUDA_VISIBLE_DEVICES=" + quote(d.uuid) + " " + quote(self);
+    std::string cmd = "CUDA_VISIBLE_DEVICES=" + shell_quote(d.uuid) + " " + self_command();
     for (const auto &a : step.args)
-      cmd += " " + quote(a);
+      cmd += " " + shell_quote(a);
     char label[64];
     std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
                   d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
