@@ -124,7 +124,8 @@ bool stage_done(const std::string &path) {
   try {
     const json doc = read_json_file(path);
     const std::string id = doc.value("schema", "");
-    return id == schema::result.id() || id == schema::profile.id();
+    return id == schema::result.id() || id == schema::profile.id() ||
+           id == schema::tuning.id() || id == schema::validation.id();
   } catch (const std::exception &) {
     return false; // unreadable: run the stage again
   }
@@ -190,6 +191,24 @@ std::string miss_served_by(double penalty, const json &memory) {
   else
     std::snprintf(b, sizeof b, "on chip (%.2f x a memory access beyond an L2 hit)", x);
   return b;
+}
+
+std::string other_gpu_results(const std::string &dir, const std::string &uuid) {
+  for (const char *f : {"profile.json", "tuning.json", "validation.json"}) {
+    const fs::path p = fs::path(dir) / f;
+    if (!fs::exists(p))
+      continue;
+    json doc;
+    try {
+      doc = read_json_file(p.string());
+    } catch (const std::exception &) {
+      continue; // unreadable: its stage runs again
+    }
+    const std::string was = doc.value("device", json::object()).value("uuid", std::string());
+    if (!was.empty() && was != uuid)
+      return p.string() + " was measured on " + was + ", this is " + uuid;
+  }
+  return "";
 }
 
 json cross_check(const json &tlb, const json &real_tlb, const json &real_result,

@@ -40,6 +40,10 @@ struct stage_check {
 };
 stage_check check_stage(const std::string &path, const stage &s, const std::string &uuid);
 
+// "" when DIR holds no result of a GPU other than `uuid`; else "DIR/FILE was measured on GPU-x,
+// this is GPU-y" (profile.json, tuning.json, validation.json: a folder must not become a mix).
+std::string other_gpu_results(const std::string &dir, const std::string &uuid);
+
 // The memory access as the real-memory chase's L2 control measured it: {l2_hit_cycles (footprints
 // up to a quarter of the L2), memory_cycles (twice the L2 and more), extra_cycles}; null without
 // a control.

@@ -6,7 +6,7 @@ namespace gpuprobe::cli {
 const std::vector<setup_fn> &subcommands() {
   static const std::vector<setup_fn> all = {
       setup_tlb,    setup_tlb_sharing,  setup_tlb_sampling, setup_atomics, setup_analyze,  setup_theory,
-      setup_report, setup_characterize, setup_tune,    setup_validate, setup_fleet,
+      setup_report, setup_characterize, setup_tune,    setup_validate, setup_fleet, setup_run,
   };
   return all;
 }

@@ -242,3 +242,15 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
   EXPECT_EQ(c["levels"][1]["sampling"]["verdict"], "not tested: beyond");
   EXPECT_DOUBLE_EQ(c["memory_access"]["extra_cycles"].get<double>(), 390);
 }
+
+// `gpuprobe run` refuses a folder that holds another GPU's results (it would become a mix).
+TEST(Characterize, AFolderOfAnotherGpuIsNamed) {
+  const auto dir = gpuprobe::test::temp_path("run_other_gpu");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  EXPECT_EQ(other_gpu_results(dir, "GPU-bbbb"), "");
+  std::ofstream(dir + "/tuning.json") << R"({"schema":"gpuprobe.tuning/1","device":{"uuid":"GPU-aaaa"}})";
+  EXPECT_EQ(other_gpu_results(dir, "GPU-aaaa"), "");
+  EXPECT_EQ(other_gpu_results(dir, "GPU-bbbb"),
+            dir + "/tuning.json was measured on GPU-aaaa, this is GPU-bbbb");
+}

@@ -118,7 +118,7 @@ TEST(Cli, CandidatesAreNumberedFromOne) {
 TEST(Cli, EverySubcommandHelpHasAnExample) {
   for (const char *sub :
        {"tlb", "tlb-sharing", "tlb-sampling", "atomics", "analyze tlb", "analyze sharing", "theory",
-        "report", "characterize", "tune", "validate", "fleet"}) {
+        "report", "characterize", "tune", "validate", "fleet", "run"}) {
     const auto r = run_gpuprobe(std::string(sub) + " --help");
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.out.find("Example: gpuprobe " + std::string(sub)), std::string::npos)

@@ -78,6 +78,10 @@ TEST(Devices, CliRefusals) {
   r = test::run_gpuprobe("tune --out " + test::temp_path("t.json"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("give --profile and --out (or --devices)"), std::string::npos) << r.err;
+  r = test::run_gpuprobe("run --quick --out " + test::temp_path("run_nogpu"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
   r = test::run_gpuprobe("validate --devices 0");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("no CUDA device"), std::string::npos) << r.err;
