@@ -87,9 +87,10 @@ std::string markdown(const std::vector<analysis::fleet_unit> &units, const json 
 }
 
 void run(const fleet_flags &f) {
-  if (!fs::is_directory(f.out))
-    throw error("fleet: --out '" + f.out + "' is not a folder (create it first)");
-  const auto units = analysis::find_units(f.inputs);
+  if (fs::exists(f.out) && !fs::is_directory(f.out))
+    throw error("fleet: --out '" + f.out + "' is a file; give a folder");
+  const auto units = analysis::find_units(f.inputs); // before creating --out: bad input writes nothing
+  fs::create_directories(f.out);
   const json fleet = analysis::merge_fleet(units);
   const std::string md = markdown(units, fleet);
   write_json_atomic((fs::path(f.out) / "fleet.json").string(), fleet);
@@ -110,7 +111,7 @@ void setup_fleet(CLI::App &parent) {
   app->add_option("--input", f->inputs, "folders holding unit folders (one per GPU), any depth")
       ->required()
       ->take_all();
-  app->add_option("--out", f->out, "folder for fleet.json and fleet.md")->required();
+  app->add_option("--out", f->out, "folder for fleet.json and fleet.md (created)")->required();
   app->callback([f] { run(*f); });
 }
 
