@@ -4,6 +4,7 @@
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
 #include "analysis/report_parts.hpp"
 #include "analysis/tlb_levels.hpp"
+#include "analysis/validation.hpp"
 
 #include "common/units.hpp"
 
@@ -128,9 +129,16 @@ void summary_part(const inputs &in, report_content &c) {
       if (d.contains(key))
         s.decisions.push_back(what + ": " + d[key].value("reason", std::string("—")));
   }
-  if (in.validation.is_object())
+  if (in.validation.is_object()) {
     s.lines.push_back("validate (default vs tuned, Holm-corrected): " +
                       in.validation.value("summary", std::string("—")));
+    // Files of earlier versions carry no trade-offs: they are derived from the rows here.
+    const json t = in.validation.contains("tradeoffs")
+                       ? in.validation["tradeoffs"]
+                       : tradeoffs(in.validation.value("workloads", json::array()));
+    for (const auto &x : t)
+      s.decisions.push_back("trade-off, " + x.value("line", std::string()));
+  }
 }
 
 } // namespace gpuprobe::analysis::report_detail

@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 
+#include <cstdio>
 #include <map>
 
 namespace gpuprobe::analysis {
@@ -63,6 +64,54 @@ std::string verdict_summary(const json &rows) {
     s += std::to_string(n[v]) + " " + v;
   }
   return s;
+}
+
+json tradeoffs(const json &rows) {
+  // What a configuration says of each decision ("CoRW 64-bit, 24 regions", "2 passes of ...").
+  const auto aspect = [](const std::string &config, const std::string &decision) -> std::string {
+    if (decision == "word_size")
+      return config.find("64-bit") != std::string::npos   ? "64-bit"
+             : config.find("32-bit") != std::string::npos ? "32-bit"
+                                                           : "";
+    if (decision == "regions") {
+      const auto at = config.find(" region");
+      if (at == std::string::npos)
+        return "";
+      const auto from = config.rfind(' ', at - 1);
+      return config.substr(from == std::string::npos ? 0 : from + 1, at - from - 1);
+    }
+    if (decision == "crw_placement") {
+      const auto at = config.find("CRW start ");
+      return at == std::string::npos ? "" : config.substr(at + 10);
+    }
+    return config.find("pass") != std::string::npos ? config : ""; // tlb_scope
+  };
+  json out = json::array();
+  for (const auto &r : rows) {
+    if (r.value("verdict", "") != "slower")
+      continue;
+    const std::string a = r.value("config_default", ""), b = r.value("config_tuned", "");
+    for (const char *d : {"word_size", "regions", "crw_placement", "tlb_scope"}) {
+      const std::string from = aspect(a, d), to = aspect(b, d);
+      if (from.empty() || from == to)
+        continue;
+      const double ratio = r.value("ratio", 1.0);
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "%s (%s -> %s): %s on %s is %.1f %% slower (ratio %.3f, 95 %% CI %.3f-%.3f)", d,
+                    from.c_str(), to.c_str(), r.value("workload", "").c_str(),
+                    r.value("pool", "").c_str(), 100 * (ratio - 1), ratio, r.value("ci_low", 0.0),
+                    r.value("ci_high", 0.0));
+      out.push_back({{"decision", d},
+                     {"workload", r.value("workload", "")},
+                     {"pool", r.value("pool", "")},
+                     {"ratio", ratio},
+                     {"ci_low", r.value("ci_low", 0.0)},
+                     {"ci_high", r.value("ci_high", 0.0)},
+                     {"line", line}});
+    }
+  }
+  return out;
 }
 
 } // namespace gpuprobe::analysis

@@ -24,4 +24,10 @@ nlohmann::json validation_rows(const std::vector<workload_samples> &w, double al
 // One line per verdict kind, e.g. "2 faster, 14 no significant difference, 0 slower, 2 not tuned".
 std::string verdict_summary(const nlohmann::json &rows);
 
+// The trade-offs of the tuning: every workload validate finds slower, charged to the decision(s)
+// its configurations differ in ("word_size": 32- vs 64-bit; "regions": one vs N regions;
+// "crw_placement"; "tlb_scope": one pass vs passes), each with its numbers and one line:
+// [{decision, workload, pool, ratio, ci_low, ci_high, line}].
+nlohmann::json tradeoffs(const nlohmann::json &rows);
+
 } // namespace gpuprobe::analysis

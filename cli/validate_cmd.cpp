@@ -152,6 +152,7 @@ void run_validate(const validate_options &o) {
         {"verdict", "faster / slower only when the Holm-adjusted p < 0.05 and the CI excludes 1"}}},
       {"workloads", rows},
       {"summary", analysis::verdict_summary(rows)},
+      {"tradeoffs", analysis::tradeoffs(rows)},
       {"wall_seconds", wall}});
   write_json_atomic(o.common.out, doc);
   std::printf("\n%-40s %-10s %10s %10s %22s %8s  %s\n", "workload", "pool", "default", "tuned",
@@ -170,6 +171,8 @@ void run_validate(const validate_options &o) {
                 r.value("median_tuned_ms", 0.0), ci, r.value("p_holm", 1.0),
                 r.value("verdict", "").c_str());
   }
+  for (const auto &x : doc["tradeoffs"])
+    std::printf("  trade-off: %s\n", x["line"].get<std::string>().c_str());
   std::printf("gpuprobe validate: %s; %.0f s -> %s\n", doc["summary"].get<std::string>().c_str(),
               wall, o.common.out.c_str());
 }

@@ -369,9 +369,11 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
             std::string::npos)
       << lines;
   EXPECT_NE(lines.find("15 faster, 3 no significant difference, 2 slower"), std::string::npos);
-  ASSERT_EQ(s.decisions.size(), 4u);
+  ASSERT_EQ(s.decisions.size(), 6u) << "4 decisions, 2 trade-offs";
   EXPECT_EQ(s.decisions[0].rfind("bitmap word: 64-bit words take 0.805x", 0), 0u)
       << s.decisions[0];
+  EXPECT_EQ(s.decisions[4].rfind("trade-off, word_size (32-bit -> 64-bit): hash_join/4M", 0), 0u)
+      << s.decisions[4];
   const auto html = gpuprobe::analysis::render_html(c);
   ASSERT_NE(html.find("<h2>TLB levels"), std::string::npos);
   EXPECT_LT(html.find("<section id=\"summary\">"), html.find("<h2>TLB levels"))

@@ -2,6 +2,7 @@
 // workloads the tuning does not change are listed as "not tuned" and left out of Holm.
 #include "analysis/stats.hpp"
 #include "analysis/validation.hpp"
+#include "common/json_io.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,4 +49,46 @@ TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
 TEST(Validation, TooFewSamplesIsAnError) {
   EXPECT_THROW(validation_rows({{"w", "vmm", "a", "b", true, {1.0}, {1.0, 2.0}}}), std::exception);
   EXPECT_NO_THROW(validation_rows({{"w", "vmm", "a", "a", false, {}, {}}}));
+}
+
+// A decision validate finds slower on a workload is recorded as a trade-off with its numbers:
+// the committed H100 validation's two "slower" rows (hash join, 64-bit words) on both pools.
+TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
+  const auto v = gpuprobe::read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
+                                          "/reports/examples/nvidia-h100-80gb-hbm3/validation.json");
+  const auto t = gpuprobe::analysis::tradeoffs(v["workloads"]);
+  ASSERT_EQ(t.size(), 2u) << t.dump();
+  for (const auto &x : t) {
+    EXPECT_EQ(x["decision"], "word_size");
+    EXPECT_EQ(x["workload"], "hash_join/4M");
+    EXPECT_GT(x["ratio"].get<double>(), 1.07);
+  }
+  EXPECT_EQ(t[0]["line"].get<std::string>().rfind(
+                "word_size (32-bit -> 64-bit): hash_join/4M on cudamalloc is 8.0 % slower", 0),
+            0u)
+      << t[0]["line"];
+  // Regions and TLB scope are charged the same way; rows that are not slower are not.
+  const nlohmann::json rows = {
+      {{"verdict", "slower"},
+       {"workload", "w"},
+       {"pool", "vmm"},
+       {"config_default", "CoRW 32-bit, one region"},
+       {"config_tuned", "CoRW 32-bit, 24 regions"},
+       {"ratio", 1.2}},
+      {{"verdict", "slower"},
+       {"workload", "s"},
+       {"pool", "vmm"},
+       {"config_default", "one pass"},
+       {"config_tuned", "2 passes of 64.53 GiB"},
+       {"ratio", 1.1}},
+      {{"verdict", "faster"},
+       {"workload", "f"},
+       {"config_default", "CoRW 32-bit, one region"},
+       {"config_tuned", "CoRW 64-bit, one region"},
+       {"ratio", 0.9}}};
+  const auto u = gpuprobe::analysis::tradeoffs(rows);
+  ASSERT_EQ(u.size(), 2u) << u.dump();
+  EXPECT_EQ(u[0]["decision"], "regions");
+  EXPECT_NE(u[0]["line"].get<std::string>().find("(one -> 24)"), std::string::npos) << u[0];
+  EXPECT_EQ(u[1]["decision"], "tlb_scope");
 }
