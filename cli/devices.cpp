@@ -1,8 +1,7 @@
 #include "cli/devices.hpp"
 
-#include "cli/common.hpp"
-
 #include "analysis/characterize.hpp" // default_results_dir
+#include "cli/common.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
 
@@ -13,7 +12,6 @@
 namespace gpuprobe::cli {
 
 namespace fs = std::filesystem;
-
 
 std::string unit_folder(const std::string &parent, const device_identity &d) {
   const fs::path unit = fs::path(analysis::default_results_dir(d.name, d.uuid)).filename();
@@ -55,9 +53,9 @@ void run_per_device(const std::string &what, const std::string &devices, const s
       continue;
     }
     fs::create_directories(unit);
-    // The process sees its GPU alone (as device 0): a process that can see every GPU had its
-    // 512 GiB alias range refused (CUDA_ERROR_OUT_OF_MEMORY) while another GPU's process held
-    // one, on 2 x H200 nodes; and no stray context lands on another GPU.
+    // The process sees its GPU alone (as device 0), so no context of it lands on another GPU.
+    // (It did not keep a second process's 512 GiB alias map from being refused while another
+    // held one: device_pool retries that.)
     std::string cmd = "CUDA_VISIBLE_DEVICES=" + shell_quote(d.uuid) + " " + self_command();
     for (const auto &a : step.args)
       cmd += " " + shell_quote(a);
