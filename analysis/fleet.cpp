@@ -1,5 +1,6 @@
 #include "analysis/fleet.hpp"
 
+#include "analysis/sharing.hpp"    // canonical_groups, group_sizes
 #include "analysis/tlb_levels.hpp" // level_label
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -52,33 +53,17 @@ void read_log(const fs::path &log, json &device, std::string &last) {
   }
 }
 
-// "18 x 6 + 6 x 4": how many groups of each size, largest first.
-std::string group_sizes(const json &groups) {
-  std::map<std::size_t, int, std::greater<>> count;
-  for (const auto &g : groups)
-    ++count[g.size()];
-  std::string s;
-  for (const auto &[size, n] : count)
-    s += (s.empty() ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size);
-  return s;
+// The SM -> group map as text ("{0,1,44,45} {2,3,46,47}"): equal maps, equal text.
+std::string group_text(const std::vector<int> &g) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < g.size(); ++i)
+    s += (i ? "," : "") + std::to_string(g[i]);
+  return s + "}";
 }
-
-// The SM -> group map in a canonical form (groups sorted, members sorted): equal maps, equal text.
-std::string group_map(const json &groups) {
-  std::vector<std::vector<int>> gs;
-  for (const auto &g : groups) {
-    std::vector<int> v = g.get<std::vector<int>>();
-    std::sort(v.begin(), v.end());
-    gs.push_back(v);
-  }
-  std::sort(gs.begin(), gs.end());
+std::string group_map(const std::vector<std::vector<int>> &groups) {
   std::string s;
-  for (const auto &g : gs) {
-    s += s.empty() ? "{" : " {";
-    for (std::size_t i = 0; i < g.size(); ++i)
-      s += (i ? "," : "") + std::to_string(g[i]);
-    s += "}";
-  }
+  for (const auto &g : groups)
+    s += (s.empty() ? "" : " ") + group_text(g);
   return s;
 }
 
@@ -96,9 +81,11 @@ void read_profile(const json &p, fleet_unit &u) {
     const json sh = L.value("sharing", json::object());
     u.text[n + "sharing"] = sh.value("scope", std::string("not measured"));
     if (sh.contains("groups") && sh["groups"].is_array() && !sh["groups"].empty()) {
-      u.numbers[n + "groups"] = double(sh["groups"].size());
-      u.text[n + "group_sizes"] = group_sizes(sh["groups"]);
-      u.text[n + "group_map"] = group_map(sh["groups"]);
+      const auto groups = canonical_groups(sh["groups"].get<std::vector<std::vector<int>>>());
+      u.numbers[n + "groups"] = double(groups.size());
+      u.text[n + "group_sizes"] = group_sizes(groups);
+      u.text[n + "group_map"] = group_map(groups);
+      u.groups[level_label(false, k)] = groups;
     }
     for (const auto &c : checks)
       if (c.value("level", "") == level_label(false, k) && c.contains("sampling") &&
@@ -227,7 +214,8 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
                    {"uuid", u.uuid},
                    {"status", u.status},
                    {"numbers", u.numbers},
-                   {"text", u.text}});
+                   {"text", u.text},
+                   {"groups", u.groups}});
   }
   json models = json::object();
   for (const auto &[model, list] : by_model) {
@@ -299,14 +287,16 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
         for (const auto &[value, uuids] : variants)
           if (uuids.size() > most)
             most = uuids.size(), common = value;
-        const auto groups = [](const std::string &v) {
+        // The groups of a map, as text, from the first unit that has it.
+        const std::string level = name.substr(0, name.find('.'));
+        const auto groups = [&](const std::string &value) {
           std::set<std::string> g;
-          std::size_t a = 0;
-          while ((a = v.find('{', a)) != std::string::npos) {
-            const std::size_t b = v.find('}', a);
-            g.insert(v.substr(a, b - a + 1));
-            a = b;
-          }
+          for (auto *u : done)
+            if (auto it = u->text.find(name); it != u->text.end() && it->second == value) {
+              for (const auto &grp : u->groups.at(level))
+                g.insert(group_text(grp));
+              break;
+            }
           return g;
         };
         std::string d = name + " differs:";

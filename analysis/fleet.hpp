@@ -16,7 +16,8 @@ struct fleet_unit {
   std::string folder, model, uuid;
   std::string status;                    // "complete" | "incomplete: <why>"
   std::map<std::string, double> numbers; // "L2.entries", "L2.penalty_cycles", "atomics.same_u32..."
-  std::map<std::string, std::string> text; // "L2.sharing", "L2.group_sizes", "L2.groups" (the map)
+  std::map<std::string, std::string> text; // "L2.sharing", "L2.group_sizes", "L2.group_map"
+  std::map<std::string, std::vector<std::vector<int>>> groups; // "L2": its canonical SM groups
 };
 
 // Unit folders under `inputs` (at any depth): a folder with profile.json, or with raw/ holding

@@ -17,30 +17,6 @@ std::string short_uuid(const std::string &u) {
   return u.substr(u.rfind("GPU-", 0) == 0 ? 4 : 0, 8);
 }
 
-// "{0,1,44} {2,3}" -> group index per SM id (-1: in no group), up to the largest id.
-std::vector<int> groups_of(const std::string &map) {
-  std::vector<int> out;
-  int group = -1, value = 0;
-  bool in_number = false;
-  for (char ch : map) {
-    if (ch == '{')
-      ++group;
-    if (ch >= '0' && ch <= '9') {
-      value = value * 10 + (ch - '0');
-      in_number = true;
-      continue;
-    }
-    if (in_number) {
-      if (std::size_t(value) >= out.size())
-        out.resize(std::size_t(value) + 1, -1);
-      out[std::size_t(value)] = group;
-      value = 0;
-      in_number = false;
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 void fleet_part(const inputs &in, report_content &c) {
@@ -107,24 +83,30 @@ void fleet_part(const inputs &in, report_content &c) {
                          "lines", "unit (in the order of the table, per model)", param, false,
                          false, {}, {}, o.str()});
   }
-  // Each unit's SM -> group map of every level measured with groups, one row per unit.
+  // Each unit's SM -> group map of every level measured with groups, one row per unit: the
+  // groups are canonical (fleet.json), so group k is one colour on every unit that has it.
   std::set<std::string> levels;
   for (const auto &u : units) {
-    const json tx = u.value("text", json::object());
-    for (const auto &[k, v] : tx.items())
-      if (k.size() > 10 && k.substr(k.size() - 10) == ".group_map")
-        levels.insert(k.substr(0, k.size() - 10));
+    const json g = u.value("groups", json::object()); // named: items() of a temporary dangles
+    for (const auto &[L, v] : g.items())
+      levels.insert(L);
   }
   for (const auto &L : levels) {
     std::vector<std::pair<std::string, std::vector<int>>> rows;
     std::size_t width = 0;
     for (const auto &u : units) {
-      const json tx = u.value("text", json::object());
-      if (!tx.contains(L + ".group_map"))
+      const json g = u.value("groups", json::object());
+      if (!g.contains(L))
         continue;
-      rows.emplace_back(short_uuid(u.value("uuid", "")) + " " + u.value("model", ""),
-                        groups_of(tx[L + ".group_map"].get<std::string>()));
-      width = std::max(width, rows.back().second.size());
+      std::vector<int> of; // SM id -> group index (-1: in no group)
+      for (std::size_t k = 0; k < g[L].size(); ++k)
+        for (int sm : g[L][k]) {
+          if (std::size_t(sm) >= of.size())
+            of.resize(std::size_t(sm) + 1, -1);
+          of[std::size_t(sm)] = int(k);
+        }
+      rows.emplace_back(short_uuid(u.value("uuid", "")) + " " + u.value("model", ""), of);
+      width = std::max(width, of.size());
     }
     std::ostringstream o;
     o << "unit";

@@ -3,6 +3,7 @@
 // and a small diagram, the atomics scaling in one line, the tuning decisions and validate's
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
 #include "analysis/report_parts.hpp"
+#include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"
 
@@ -27,16 +28,8 @@ std::string shared_by(const json &sharing) {
     return "all SMs";
   if (scope != "groups" || !sharing.contains("groups"))
     return scope;
-  std::map<std::size_t, int, std::greater<>> sizes;
-  for (const auto &g : sharing["groups"])
-    ++sizes[g.size()];
-  std::string s = std::to_string(sharing["groups"].size()) + " groups of ";
-  bool first = true;
-  for (const auto &[size, n] : sizes) {
-    s += (first ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size);
-    first = false;
-  }
-  return s + " SMs";
+  const auto groups = sharing["groups"].get<std::vector<std::vector<int>>>();
+  return std::to_string(groups.size()) + " groups of " + group_sizes(groups) + " SMs";
 }
 
 // The levels as boxes whose widths grow with log2 of the reach (an inline SVG, no script).

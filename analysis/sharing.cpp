@@ -473,4 +473,21 @@ nlohmann::json to_json(const sharing_analysis &a) {
           {"notes", a.notes}};
 }
 
+std::vector<std::vector<int>> canonical_groups(std::vector<std::vector<int>> groups) {
+  for (auto &g : groups)
+    std::sort(g.begin(), g.end());
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+std::string group_sizes(const std::vector<std::vector<int>> &groups) {
+  std::map<std::size_t, int, std::greater<>> count;
+  for (const auto &g : groups)
+    ++count[g.size()];
+  std::string s;
+  for (const auto &[size, n] : count)
+    s += (s.empty() ? "" : " + ") + std::to_string(n) + " x " + std::to_string(size);
+  return s;
+}
+
 } // namespace gpuprobe::analysis

@@ -65,6 +65,12 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
 // How groups relate to SM-id structure (consecutive TPC pairs, interleaved ids, sizes).
 std::string describe_structure(const std::vector<std::vector<int>> &groups, int sm_count);
 
+// Groups in one order whatever the analysis gave (members sorted, then groups): equal maps are
+// equal vectors, and group k is the same group on every unit that has it.
+std::vector<std::vector<int>> canonical_groups(std::vector<std::vector<int>> groups);
+// "18 x 6 + 6 x 4": how many groups of each size, largest first.
+std::string group_sizes(const std::vector<std::vector<int>> &groups);
+
 // The profile's `sharing` block.
 nlohmann::json to_json(const sharing_analysis &a);
 
