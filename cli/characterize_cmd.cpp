@@ -30,7 +30,6 @@ struct characterize_options {
   bool quick = false;
 };
 
-
 std::string shell_line(const std::string &cmd) { // first line of a command's stdout ("" on failure)
   std::string out;
   if (FILE *p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
@@ -52,7 +51,7 @@ json conditions_before(const device_info &dev) {
   c["nvidia_smi"] = true;
   c["mig_mode"] = shell_line("nvidia-smi -i " + dev.uuid +
                              " --query-gpu=mig.mode.current --format=csv,noheader");
-  // Compute processes other than this one (which holds a context since query_device).
+  // Compute processes other than this one (and its parent `gpuprobe run`: neither holds a context).
   c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid +
                                     " --query-compute-apps=pid --format=csv,noheader | grep -vx '" +
                                     std::to_string(::getpid()) + "' | grep -c '[0-9]'");
@@ -65,6 +64,7 @@ json conditions_before(const device_info &dev) {
 void run_characterize(const characterize_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto dev = query_device(o.common.device);
+  release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir =
       o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
   fs::create_directories(fs::path(dir) / "raw");
@@ -102,8 +102,9 @@ void run_characterize(const characterize_options &o) {
                   s.output.c_str(), check.reason.c_str(), since);
     std::fflush(stdout);
     const auto s0 = std::chrono::steady_clock::now();
-    run_stage_in(dir, s.name, s.args, "finished stages are kept; run the same command again to "
-                                      "resume");
+    run_stage_in(dir, s.name, s.args,
+                 "finished stages are kept; run the same command again to "
+                 "resume");
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};

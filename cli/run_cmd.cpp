@@ -32,6 +32,7 @@ struct run_options {
 void run_pipeline(const run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto dev = query_device(o.common.device);
+  release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir =
       o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
   fs::create_directories(dir);

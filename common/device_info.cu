@@ -83,4 +83,9 @@ device_info query_device(int ordinal) {
   return d;
 }
 
+void release_own_context() {
+  // cudaDeviceReset destroys the calling process's primary context only (not a GPU reset).
+  GPUPROBE_CUDA_CHECK(cudaDeviceReset());
+}
+
 } // namespace gpuprobe

@@ -48,4 +48,9 @@ std::vector<device_identity> list_devices(); // device_info.cu
 // no usable device, the ordinal is out of range, or the binary has no code for the GPU.
 device_info query_device(int ordinal);
 
+// For a process that only starts others on the GPU (characterize's stages, run's commands): drops
+// this process's own context on the current device (its memory and the entry in nvidia-smi's
+// process list); the GPU and other processes are untouched. A later CUDA call makes a new one.
+void release_own_context();
+
 } // namespace gpuprobe

@@ -2,6 +2,7 @@
 // in its region and still fall back to the whole pool; CRW's warp placements give contiguous
 // pages; tune's measurements run and check out; tune -> validate end to end on a small subset.
 #include "allocators/allocators.cuh"
+#include "common/device_info.hpp"
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
 #include "probes/device_util.cuh"
@@ -205,8 +206,9 @@ TEST(Tuned, TuneThenValidateEndToEnd) {
   nlohmann::json groups = {nlohmann::json::array(), nlohmann::json::array()};
   for (int s = 0; s < 256; ++s)
     groups[s % 2].push_back(s);
+  // Measured on this unit (its UUID): a profile of another unit would drop the region map.
   const nlohmann::json profile = {{"schema", "gpuprobe.profile/1"},
-                                  {"device", {{"name", "test"}, {"uuid", "GPU-test"}}},
+                                  {"device", {{"name", "test"}, {"uuid", query_device(0).uuid}}},
                                   {"tlb",
                                    {{"levels", nlohmann::json::array()},
                                     {"candidates",
