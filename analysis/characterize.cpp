@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
+#include "common/units.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -124,8 +125,8 @@ bool stage_done(const std::string &path) {
   try {
     const json doc = read_json_file(path);
     const std::string id = doc.value("schema", "");
-    return id == schema::result.id() || id == schema::profile.id() ||
-           id == schema::tuning.id() || id == schema::validation.id();
+    return id == schema::result.id() || id == schema::profile.id() || id == schema::tuning.id() ||
+           id == schema::validation.id();
   } catch (const std::exception &) {
     return false; // unreadable: run the stage again
   }
@@ -160,8 +161,7 @@ stage_check check_stage(const std::string &path, const stage &s, const std::stri
 
 json memory_access(const json &real_result) {
   const double l2 = real_result.value("device", json::object()).value("l2_bytes", 0.0);
-  const json control =
-      real_result.value("tlb", json::object()).value("control", json::object());
+  const json control = real_result.value("tlb", json::object()).value("control", json::object());
   std::vector<double> hit, mem;
   for (const auto &p : control.value("points", json::array())) {
     const double fp = p.value("footprint_bytes", 0.0), c = p.value("median_cycles", 0.0);
@@ -292,6 +292,22 @@ json assemble_profile(const std::string &dir, const json &stages_run, const json
       const fs::path f = d / "raw" / ("sharing_" + level_label(candidate, k) + ".json");
       if (!fs::exists(f)) {
         tlb[key][k]["sharing"] = {{"scope", "not measured"}};
+        continue;
+      }
+      // A sharing file measured for another geometry (an earlier analysis labelled levels
+      // differently) is not this level's answer.
+      const json params = read_json_file(f.string())
+                              .value("sharing", json::object())
+                              .value("params", json::object());
+      const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
+      const json &L = tlb[key][k];
+      if (e > 0 && pg > 0 &&
+          (std::fabs(e - L.value("entries", 0.0)) > 0.5 || pg != L.value("page_bytes", 0.0))) {
+        tlb[key][k]["sharing"] = {
+            {"scope", "not measured"},
+            {"note", "raw/" + f.filename().string() + " was measured for " +
+                         std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
+                         ": run characterize on the GPU to measure this level"}};
         continue;
       }
       const auto a = analyze_sharing(load_sharing_input(f.string()));

@@ -33,7 +33,8 @@ std::string trim(const std::string &s) {
   return s.substr(b, e - b + 1);
 }
 
-// Sorts by footprint and drops duplicate footprints (keeps the first).
+} // namespace
+
 void finish_curve(tlb_curve &c) {
   std::vector<std::size_t> idx(c.footprint_bytes.size());
   for (std::size_t i = 0; i < idx.size(); ++i)
@@ -50,8 +51,6 @@ void finish_curve(tlb_curve &c) {
   }
   c = std::move(s);
 }
-
-} // namespace
 
 void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, tlb_dataset &out) {
   constexpr double kMiB = 1024.0 * 1024.0, kKiB = 1024.0;

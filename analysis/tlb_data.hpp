@@ -34,6 +34,9 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
 
 // Reads every file (gpuprobe JSON or cuda-gpu-tlb CSV, told apart by content) into one dataset:
 // several files are one GPU. Throws gpuprobe::error on a missing or malformed file.
+// Sorts a curve by footprint and drops repeated footprints (keeps the first).
+void finish_curve(tlb_curve &c);
+
 tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths);
 
 } // namespace gpuprobe::analysis

@@ -214,6 +214,14 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     // regime below, the page is pinned to s_min.
     const bool larger_stride_clear =
         stride_quiet_at(data, weak_pool, s_min, reach, opt.reach_tolerance);
+    // A lone rise needs a smaller stride that could have contradicted it: a median curve whose
+    // stride is below half the page shows a hit as its median whether the level exists or not.
+    const bool flat_informative = std::any_of(flat.begin(), flat.end(), [&](const tlb_step &t) {
+      const auto *c = curve_of(data, t);
+      return !(c && c->median && t.stride_bytes < 0.5 * s_min * (1 - 1e-9));
+    });
+    if (!scales && !flat_informative)
+      flat.clear();
     if ((scales || larger_stride_clear) && !flat.empty())
       L.bound = page_bound::exact;
     else if (scales)

@@ -28,7 +28,18 @@ namespace fs = std::filesystem;
 struct characterize_options {
   common_options common;
   bool quick = false;
+  bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
 };
+
+// The device a finished folder was measured on (its aliased sweep's device block), for
+// --reanalyze, which has no GPU to ask.
+device_info measured_device(const std::string &dir) {
+  const fs::path f = fs::path(dir) / "raw/tlb.json";
+  if (!fs::exists(f))
+    throw error("characterize --reanalyze: " + f.string() +
+                " does not exist: measure first with `gpuprobe characterize --out " + dir + "`");
+  return device_info_from_json(read_json_file(f.string()).value("device", json::object()));
+}
 
 std::string shell_line(const std::string &cmd) { // first line of a command's stdout ("" on failure)
   std::string out;
@@ -63,15 +74,27 @@ json conditions_before(const device_info &dev) {
 
 void run_characterize(const characterize_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto dev = query_device(o.common.device);
-  release_own_context(); // the stages run in child processes: hold no memory beside them
+  if (o.reanalyze && o.common.out.empty())
+    throw error("characterize --reanalyze: give --out DIR, a folder characterize measured");
+  const device_info dev =
+      o.reanalyze ? measured_device(o.common.out) : query_device(o.common.device);
+  if (!o.reanalyze)
+    release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir =
       o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
   fs::create_directories(fs::path(dir) / "raw");
-  std::printf("gpuprobe characterize%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
-              dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
-  json conditions = conditions_before(dev);
-  if (conditions.value("other_processes", "0") != "0" && conditions.value("nvidia_smi", false))
+  std::printf("gpuprobe characterize%s%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
+              o.reanalyze ? " --reanalyze" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
+  // The profile a rerun finds: its conditions and stage times are the measurement's, kept when
+  // nothing is measured now.
+  const fs::path profile_path = fs::path(dir) / "profile.json";
+  const json previous = analysis::stage_done(profile_path.string())
+                            ? read_json_file(profile_path.string())
+                            : json::object();
+  json conditions =
+      o.reanalyze ? previous.value("conditions", json::object()) : conditions_before(dev);
+  if (conditions.value("other_processes", "0") != "0" && conditions.value("nvidia_smi", false) &&
+      !o.reanalyze)
     std::printf("  note: %s other process(es) on this GPU: timings may suffer\n",
                 conditions["other_processes"].get<std::string>().c_str());
   json stages_run = json::array();
@@ -87,7 +110,32 @@ void run_characterize(const characterize_options &o) {
     const fs::path out = fs::path(dir) / s.output;
     const double since =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    auto check = analysis::check_stage(out.string(), s, dev.uuid);
+    const bool analysis_only = !s.args.empty() && s.args.front() == "analyze";
+    if (o.reanalyze && !analysis_only) { // a measurement: kept as it is, or missing
+      if (!analysis::stage_done(out.string())) {
+        std::printf("%s %-16s not measured (%s): run characterize on the GPU for it\n", pos,
+                    s.name.c_str(), s.output.c_str());
+        return false;
+      }
+      std::printf("%s %-16s measured earlier (%s), kept\n", pos, s.name.c_str(), s.output.c_str());
+      json rec = {{"name", s.name}, {"file", s.output}, {"status", "kept"}};
+      for (const auto &p : previous.value("stages", json::array()))
+        if (p.value("name", "") == s.name && p.contains("seconds"))
+          rec["seconds"] = p["seconds"];
+      stages_run.push_back(rec);
+      return false;
+    }
+    if (o.reanalyze) { // an analysis whose measurement is missing: nothing to analyze
+      const auto in = std::find(s.args.begin(), s.args.end(), "--input");
+      if (in != s.args.end() && in + 1 != s.args.end() && !fs::exists(fs::path(dir) / in[1])) {
+        std::printf("%s %-16s not analyzed: %s was not measured\n", pos, s.name.c_str(),
+                    in[1].c_str());
+        return false;
+      }
+    }
+    auto check = analysis::stage_check{false, "reanalyzed"};
+    if (!(o.reanalyze && analysis_only))
+      check = analysis::check_stage(out.string(), s, dev.uuid);
     if (check.keep && upstream_ran)
       check = {false, "a stage it reads from ran again"};
     if (check.keep) {
@@ -95,7 +143,7 @@ void run_characterize(const characterize_options &o) {
       stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "kept"}});
       return false;
     }
-    if (check.reason == "not run yet")
+    if (check.reason == "not run yet" || check.reason == "reanalyzed")
       std::printf("%s %-16s running (%.0f s so far)\n", pos, s.name.c_str(), since);
     else
       std::printf("%s %-16s running again: %s was %s (%.0f s so far)\n", pos, s.name.c_str(),
@@ -110,6 +158,8 @@ void run_characterize(const characterize_options &o) {
     json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};
     if (check.reason != "not run yet")
       rec["rerun_because"] = check.reason;
+    if (o.reanalyze)
+      rec["status"] = "reanalyzed";
     stages_run.push_back(rec);
     ran.insert(s.name);
     return true;
@@ -135,6 +185,11 @@ void run_characterize(const characterize_options &o) {
       stale.push_back(e.path());
   }
   for (const auto &p : stale) {
+    if (o.reanalyze) { // a measurement: never removed without a GPU to measure again
+      std::printf("  note: raw/%s belongs to an earlier TLB profile: not attached\n",
+                  p.filename().string().c_str());
+      continue;
+    }
     fs::remove(p);
     std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
                 p.filename().string().c_str());
@@ -157,12 +212,29 @@ void run_characterize(const characterize_options &o) {
   if (conditions["throttled"].get<bool>())
     std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen,
                 dev.sm_clock_khz_peak / 1000.0);
-  json profile = analysis::assemble_profile(dir, stages_run, conditions);
-  profile["meta"] = run_metadata(o.common.seed);
-  profile["quick"] = o.quick;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  profile["wall_seconds"] = wall;
-  write_json_atomic((fs::path(dir) / "profile.json").string(), profile);
+  json profile;
+  if (ran.empty() && !o.reanalyze && !previous.empty()) {
+    // Nothing measured or analyzed now: the profile stays as written, with the conditions and
+    // times of its measurement (`gpuprobe run` sees it unchanged and keeps what follows).
+    profile = previous;
+    const std::string made = previous.value("meta", json::object()).value("git_commit", "");
+    std::printf("  profile.json done earlier, kept%s\n",
+                made == run_metadata(o.common.seed).value("git_commit", "")
+                    ? ""
+                    : (" (made by gpuprobe " + made +
+                       "; --reanalyze derives it again with this build, no GPU needed)")
+                          .c_str());
+  } else {
+    profile = analysis::assemble_profile(dir, stages_run, conditions);
+    profile["meta"] = run_metadata(o.common.seed);
+    profile["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
+    profile["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
+    if (o.reanalyze)
+      profile["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
+                               {"seconds", wall}};
+    write_json_atomic(profile_path.string(), profile);
+  }
   // The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
   const json &tlb = profile["tlb"];
   const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
@@ -217,11 +289,17 @@ void setup_characterize(CLI::App &parent) {
   app->add_flag("--quick", opt->quick,
                 "coarser sweeps, 16 SMs for sharing, two atomics variants (about 39 s on an H100; "
                 "a full run about 140 s)");
+  app->add_flag("--reanalyze", opt->reanalyze,
+                "no GPU: derive DIR/profile.json again from the measurements in DIR/raw with this "
+                "build's analysis (a level whose sharing was measured for another geometry is "
+                "left 'not measured')");
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
     if (opt->common.devices.empty())
       return run_characterize(*opt);
+    if (opt->reanalyze)
+      throw error("characterize: --reanalyze takes one folder (--out DIR), not --devices");
     const auto &o = *opt;
     unit_command c{"characterize", "", "", "", {"--seed", std::to_string(o.common.seed)}, ""};
     if (o.quick)

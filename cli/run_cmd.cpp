@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 namespace gpuprobe::cli {
@@ -51,15 +53,19 @@ void run_pipeline(const run_options &o) {
   };
   std::printf("gpuprobe run%s: %s (%s) -> %s\n", o.quick ? " --quick" : "", dev.name.c_str(),
               dev.uuid.c_str(), dir.c_str());
-  // 1. characterize: resumes by itself; did any of its stages run now?
+  // 1. characterize: resumes by itself and leaves profile.json as it was when nothing ran.
+  const fs::path profile_path = fs::path(dir) / "profile.json";
+  auto text_of = [](const fs::path &p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const std::string profile_before = fs::exists(profile_path) ? text_of(profile_path) : "";
   std::vector<std::string> a = {"characterize", "--device", device, "--out", ".", "--seed", seed};
   if (o.quick)
     a.push_back("--quick");
   timed("characterize", a);
-  const json profile = read_json_file((fs::path(dir) / "profile.json").string());
-  bool upstream_ran = false;
-  for (const auto &s : profile.value("stages", json::array()))
-    upstream_ran |= s.value("status", "") == "ran";
+  const json profile = read_json_file(profile_path.string());
+  bool upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
   // 2. tune, 3. validate: kept when made the same way on this GPU and their input did not change.
   auto stage = [&](const char *name, std::vector<std::string> args, const std::string &output) {
     if (o.quick)

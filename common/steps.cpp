@@ -157,10 +157,14 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
     s.index = i;
     s.x_lo = x[i - 1];
     s.x_hi = x[i];
-    s.before = window_median(y, std::max(prev, i >= w ? i - w : 0), i);
-    // The level after: the last w points before the next transition (or the curve's end).
-    // For a sharp step this is the plateau; for a ramp, the highest level it reached.
-    s.after = window_median(y, std::max(j, next >= w ? next - w : 0), next);
+    // The level before: the median of the second half of the points since the previous
+    // transition (a plateau, not the few points where the curve creeps up just below this one).
+    s.before = window_median(y, prev + (i - prev) / 2, i);
+    // The level after: the median of the second half of the points from the last rise to the
+    // next transition (or the curve's end). On a long plateau that is the plateau, not the few
+    // points where a curve creeps up before its next step; on a short ramp, near its top, not
+    // the first points of a smeared boundary still rising.
+    s.after = window_median(y, j + (next - j) / 2, next);
     s.jump = s.after - s.before;
     s.noise = sigma;
     s.snr = s.jump / sigma;

@@ -2,6 +2,7 @@
 // level or for the largest candidate), resume detection, and the profile assembled from the
 // stages' files.
 #include "analysis/characterize.hpp"
+#include "common/json_io.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -249,8 +250,47 @@ TEST(Characterize, AFolderOfAnotherGpuIsNamed) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   EXPECT_EQ(other_gpu_results(dir, "GPU-bbbb"), "");
-  std::ofstream(dir + "/tuning.json") << R"({"schema":"gpuprobe.tuning/1","device":{"uuid":"GPU-aaaa"}})";
+  std::ofstream(dir + "/tuning.json")
+      << R"({"schema":"gpuprobe.tuning/1","device":{"uuid":"GPU-aaaa"}})";
   EXPECT_EQ(other_gpu_results(dir, "GPU-aaaa"), "");
   EXPECT_EQ(other_gpu_results(dir, "GPU-bbbb"),
             dir + "/tuning.json was measured on GPU-aaaa, this is GPU-bbbb");
+}
+
+// --reanalyze needs no GPU: the analysis stages run again over the measurements in raw/, the
+// measurements are kept, a missing one is named, and a sharing file measured for another
+// geometry is not attached to a level.
+TEST(Characterize, ReanalyzeWithoutAGpu) {
+  const auto dir = gpuprobe::test::temp_path("reanalyze");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/raw");
+  fs::copy_file(std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/h100-alias-2m.json",
+                dir + "/raw/tlb.json");
+  std::ofstream(dir + "/raw/sharing_L1.json")
+      << R"({"schema":"gpuprobe.result/1","probe":"tlb-sharing","device":{},"meta":{},)"
+      << R"("sharing":{"params":{"entries":999,"page_bytes":2097152}}})";
+  const auto r = gpuprobe::test::run_gpuprobe("characterize --reanalyze --out " + dir);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("tlb              measured earlier"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tlb_real         not measured"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tlb_real_profile not analyzed"), std::string::npos) << r.out;
+  const json p = gpuprobe::read_json_file(dir + "/profile.json");
+  const json levels = p["tlb"]["levels"];
+  ASSERT_EQ(levels.size(), 2u) << "the H100 fixture's sweep ends at 256 GiB: L1 and L2";
+  EXPECT_EQ(levels[0]["entries"], 16);
+  EXPECT_NEAR(levels[0]["miss_penalty_cycles"].get<double>(), 10, 0.5);
+  EXPECT_EQ(levels[0]["sharing"]["scope"], "not measured");
+  EXPECT_NE(levels[0]["sharing"].value("note", "").find("measured for 999 x 2 MiB"),
+            std::string::npos)
+      << levels[0]["sharing"].dump();
+  EXPECT_EQ(levels[1]["sharing"]["scope"], "not measured");
+  EXPECT_EQ(p["device"]["name"], "NVIDIA H100 80GB HBM3");
+  EXPECT_TRUE(fs::exists(dir + "/raw/sharing_L1.json")) << "a measurement is never removed";
+
+  const auto none = gpuprobe::test::temp_path("reanalyze_none");
+  fs::remove_all(none);
+  const auto e = gpuprobe::test::run_gpuprobe("characterize --reanalyze --out " + none);
+  EXPECT_NE(e.exit_code, 0);
+  EXPECT_NE(e.err.find("raw/tlb.json does not exist"), std::string::npos) << e.err;
+  EXPECT_FALSE(fs::exists(none + "/profile.json"));
 }
