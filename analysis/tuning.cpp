@@ -19,8 +19,45 @@ json region_decision::to_json() const {
           {"page_bytes", page_bytes},
           {"sm_region", sm_region},
           {"level", level.empty() ? json(nullptr) : json(level)},
-          {"reason", reason}};
+          {"reason", reason},
+          {"per_level", per_level}};
 }
+
+namespace {
+
+// One region per SM group of level L (its sharing groups), each at most L's reach in whole pages.
+region_decision group_regions(const json &L, const std::string &where) {
+  region_decision d;
+  const double reach = L.value("reach_bytes", 0.0), page = L.value("page_bytes", 0.0);
+  if (!(reach > 0) || !(page > 0))
+    throw error("tune: " + where + " lacks reach_bytes or page_bytes");
+  const auto &groups = L["sharing"]["groups"];
+  d.regions = int(groups.size());
+  d.page_bytes = page;
+  d.max_region_bytes = std::floor(reach / page) * page; // whole pages of the level
+  d.level = where;
+  int max_sm = 0;
+  for (const auto &g : groups)
+    for (const auto &sm : g)
+      max_sm = std::max(max_sm, sm.get<int>());
+  d.sm_region.assign(std::size_t(max_sm) + 1, -1);
+  for (std::size_t r = 0; r < groups.size(); ++r)
+    for (const auto &sm : groups[r])
+      d.sm_region[std::size_t(sm.get<int>())] = int(r);
+  int spare = 0; // SMs in no group share the regions round-robin
+  for (auto &r : d.sm_region)
+    if (r < 0)
+      r = spare++ % d.regions;
+  return d;
+}
+
+std::string gib_text(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.4g GiB", bytes / double(1ull << 30));
+  return b;
+}
+
+} // namespace
 
 region_decision decide_regions(const json &profile) {
   if (!profile.contains("tlb") || !profile["tlb"].is_object())
@@ -47,26 +84,8 @@ region_decision decide_regions(const json &profile) {
         "no TLB level or candidate with SM groups in the profile: one region (the whole pool)";
     return d;
   }
-  const double reach = best->value("reach_bytes", 0.0), page = best->value("page_bytes", 0.0);
-  if (!(reach > 0) || !(page > 0))
-    throw error("tune: " + where + " lacks reach_bytes or page_bytes");
-  const auto &groups = (*best)["sharing"]["groups"];
-  d.regions = int(groups.size());
-  d.page_bytes = page;
-  d.max_region_bytes = std::floor(reach / page) * page; // whole pages of the level
-  d.level = where;
-  int max_sm = 0;
-  for (const auto &g : groups)
-    for (const auto &sm : g)
-      max_sm = std::max(max_sm, sm.get<int>());
-  d.sm_region.assign(std::size_t(max_sm) + 1, -1);
-  for (std::size_t r = 0; r < groups.size(); ++r)
-    for (const auto &sm : groups[r])
-      d.sm_region[std::size_t(sm.get<int>())] = int(r);
-  int spare = 0; // SMs in no group share the regions round-robin
-  for (auto &r : d.sm_region)
-    if (r < 0)
-      r = spare++ % d.regions;
+  d = group_regions(*best, where);
+  const double reach = d.max_region_bytes, page = d.page_bytes;
   char buf[512];
   std::snprintf(
       buf, sizeof buf,
@@ -75,6 +94,105 @@ region_decision decide_regions(const json &profile) {
       "larger than the reach (a smaller pool fits every group's TLB as it is and keeps one region)",
       where.c_str(), reach / double(1ull << 30), page / double(1 << 20), d.regions);
   d.reason = buf;
+  return d;
+}
+
+std::vector<region_option> region_options(const json &profile, int sm_count,
+                                          double small_pool_bytes, double largest_pool_bytes) {
+  if (!profile.contains("tlb") || !profile["tlb"].is_object())
+    throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+  const json &tlb = profile["tlb"];
+  std::vector<region_option> out;
+  double top_level = 0;
+  for (const auto &L : tlb.value("levels", json::array()))
+    top_level = std::max(top_level, L.value("reach_bytes", 0.0));
+  for (const char *key : {"levels", "candidates"}) {
+    const bool candidate = std::string(key) == "candidates";
+    const auto list = tlb.value(key, json::array());
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json &L = list[i];
+      region_option o;
+      o.level = level_label(candidate, i);
+      o.reach_bytes = L.value("reach_bytes", 0.0);
+      if (candidate && o.reach_bytes > 0 && o.reach_bytes <= top_level)
+        continue; // a candidate inside the levels adds nothing to try
+      const json sh = L.value("sharing", json::object());
+      o.scope = sh.value("scope", std::string("not measured"));
+      o.pool_bytes = o.reach_bytes < small_pool_bytes ? small_pool_bytes : largest_pool_bytes;
+      if (o.scope == "groups" && sh.contains("groups") && !sh["groups"].empty()) {
+        o.regions = group_regions(L, o.level);
+      } else if (o.scope == "private" && sm_count > 1) {
+        const double page = L.value("page_bytes", 0.0);
+        o.regions.regions = sm_count;
+        o.regions.page_bytes = page;
+        o.regions.max_region_bytes = page > 0 ? std::floor(o.reach_bytes / page) * page : 0;
+        o.regions.level = o.level;
+        for (int s = 0; s < sm_count; ++s)
+          o.regions.sm_region.push_back(s);
+      } else if (o.scope == "global") {
+        o.skip = "one structure shared by every SM: regions cannot give SMs separate entries";
+      } else {
+        o.skip = "its sharing is " + o.scope + ": no SM -> region map to cut";
+      }
+      if (o.skip.empty() && !(o.reach_bytes < largest_pool_bytes))
+        o.skip = "its reach (" + gib_text(o.reach_bytes) + ") is not below the largest pool (" +
+                 gib_text(largest_pool_bytes) + "): every pool fits it as it is";
+      out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
+region_decision decide_regions_measured(const std::vector<region_option> &options,
+                                        const std::vector<region_measurement> &measured,
+                                        double tie) {
+  region_decision d;
+  const region_option *best = nullptr;
+  double best_ratio = 1 - tie;
+  std::string lines;
+  for (const auto &o : options) {
+    json row = {{"level", o.level}, {"scope", o.scope}, {"reach_bytes", o.reach_bytes}};
+    std::string line = o.level + " (" + o.scope + ", reach " + gib_text(o.reach_bytes) + "): ";
+    if (!o.skip.empty()) {
+      row["decision"] = "not applicable";
+      row["reason"] = o.skip;
+      line += "not applicable: " + o.skip;
+    } else {
+      const auto m = std::find_if(measured.begin(), measured.end(),
+                                  [&](const region_measurement &r) { return r.level == o.level; });
+      if (m == measured.end() || !(m->ms_one > 0) || !(m->ms_scoped > 0))
+        throw error("tune: no region measurement for " + o.level);
+      const double ratio = m->ms_scoped / m->ms_one;
+      char b[256];
+      std::snprintf(b, sizeof b,
+                    "%d regions on a %s pool, get_page + write at 50 %% free: %.4f -> %.4f ms "
+                    "(x%.3f)",
+                    o.regions.regions, gib_text(o.pool_bytes).c_str(), m->ms_one, m->ms_scoped,
+                    ratio);
+      const bool gain = ratio <= 1 - tie;
+      row.update({{"regions", o.regions.regions},
+                  {"pool_bytes", o.pool_bytes},
+                  {"ms_one_region", m->ms_one},
+                  {"ms_regions", m->ms_scoped},
+                  {"ratio", ratio},
+                  {"decision", gain ? "gain" : "no gain"}});
+      line += std::string(b) + (gain ? ": a gain" : ": no gain");
+      if (gain && ratio < best_ratio)
+        best = &o, best_ratio = ratio;
+    }
+    d.per_level.push_back(row);
+    lines += (lines.empty() ? "" : "; ") + line;
+  }
+  if (best) {
+    const json per_level = d.per_level;
+    d = best->regions;
+    d.per_level = per_level;
+    d.reason = best->level + "'s regions chosen (the largest gain). " + lines;
+  } else {
+    d.reason =
+        (options.empty() ? std::string("no TLB level in the profile") : "no level's regions pay") +
+        ": one region (the whole pool). " + lines;
+  }
   return d;
 }
 
@@ -92,13 +210,16 @@ json word_decision::to_json(const std::vector<word_point> &points) const {
                  {"tas64_eq5", w.tas64},
                  {"was32_eq6", w.was32},
                  {"was64_eq6", w.was64}});
-  return {{"word_bits", word_bits},
-          {"geomean_ratio_64_over_32", geomean_ratio},
-          {"reason", reason},
-          {"measurements", p}};
+  json w = json::array();
+  for (const auto &x : workloads)
+    w.push_back({{"workload", x.name}, {"ms32", x.ms32}, {"ms64", x.ms64}});
+  return {{"word_bits", word_bits}, {"geomean_ratio_64_over_32", geomean_ratio},
+          {"reason", reason},       {"tradeoffs", tradeoffs},
+          {"measurements", p},      {"workloads", w}};
 }
 
-word_decision decide_word_size(const std::vector<word_point> &points, double tie) {
+word_decision decide_word_size(const std::vector<word_point> &points, double tie,
+                               const std::vector<word_workload> &workloads) {
   if (points.empty())
     throw error("tune: no word-size measurements");
   double log_sum = 0;
@@ -124,6 +245,34 @@ word_decision decide_word_size(const std::vector<word_point> &points, double tie
                   d.geomean_ratio, points.size(), d.word_bits);
   }
   d.reason = buf;
+  d.workloads = workloads;
+  // Where the chosen size loses: written into the decision with its numbers.
+  auto lose = [&](const std::string &what, double ms32, double ms64) {
+    const double mine = d.word_bits == 64 ? ms64 : ms32, other = d.word_bits == 64 ? ms32 : ms64;
+    if (mine > (1 + tie) * other) {
+      char b[256];
+      std::snprintf(b, sizeof b, "%s: %d-bit %.3fx the time of %d-bit (%.4f vs %.4f ms)",
+                    what.c_str(), d.word_bits, mine / other, d.word_bits == 64 ? 32 : 64, mine,
+                    other);
+      d.tradeoffs.push_back(b);
+    }
+  };
+  for (const auto &p : points) {
+    char what[96];
+    std::snprintf(what, sizeof what, "%s get_page at %g %% free%s", p.allocator.c_str(),
+                  p.free_fraction * 100, p.free_fraction >= 1 ? " (an empty pool)" : "");
+    lose(what, p.ms32, p.ms64);
+  }
+  for (const auto &w : workloads) {
+    if (!(w.ms32 > 0) || !(w.ms64 > 0))
+      throw error("tune: a word-size workload measurement is not positive");
+    lose(w.name, w.ms32, w.ms64);
+  }
+  if (!d.tradeoffs.empty()) {
+    d.reason += "; trade-off: slower in ";
+    for (std::size_t i = 0; i < d.tradeoffs.size(); ++i)
+      d.reason += (i ? "; " : "") + d.tradeoffs[i];
+  }
   return d;
 }
 

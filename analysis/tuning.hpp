@@ -23,9 +23,37 @@ struct region_decision {
   std::vector<int> sm_region; // SM id -> region (empty: every SM in region 0)
   std::string level;          // "L1", "C2" (analysis::level_label) used, or ""
   std::string reason;
+  nlohmann::json per_level = nlohmann::json::array(); // decide_regions_measured: one per level
   nlohmann::json to_json() const;
 };
 region_decision decide_regions(const nlohmann::json &profile);
+
+// What regions each level of the profile (and its largest candidate) would cut: per-SM regions
+// for a private level (SM s -> region s), per-group regions for a level shared by SM groups; a
+// level shared by every SM, one whose sharing was not measured, and one whose reach a pool of
+// `largest_pool_bytes` cannot exceed have none (`skip` says why). `pool_bytes`: the pool to
+// measure the option on, the smallest of {`small_pool_bytes`, `largest_pool_bytes`} that
+// exceeds the reach (regions apply only to pools larger than it).
+struct region_option {
+  std::string level, scope; // "L1"; private | groups | global | ...
+  double reach_bytes = 0, pool_bytes = 0;
+  region_decision regions;
+  std::string skip; // "" when it can be measured
+};
+std::vector<region_option> region_options(const nlohmann::json &profile, int sm_count,
+                                          double small_pool_bytes, double largest_pool_bytes);
+
+// One option measured: get_page + write at 50 % free on its pool, one region (ms_one) vs the
+// option's regions (ms_scoped), medians of interleaved repetitions.
+struct region_measurement {
+  std::string level;
+  double ms_one = 0, ms_scoped = 0;
+};
+// The option whose regions take at most (1 - tie) of one region's time, the fastest such; else
+// one region. per_level holds every option with its numbers or its skip reason.
+region_decision decide_regions_measured(const std::vector<region_option> &options,
+                                        const std::vector<region_measurement> &measured,
+                                        double tie = 0.03);
 
 // Bitmap word size from a measurement of RW-BM/CoRW with 32- and 64-bit words at several free
 // fractions: the size whose geometric-mean time is lower, unless the two are within `tie`
@@ -38,13 +66,24 @@ struct word_point {
   double was32 = 0, was64 = 0; // Theorem 2 (Eq. 6) bounds
   double pages = 0, free_pages = 0, threads = 0;
 };
+// A workload measured with each word size (e.g. the hash join: an empty pool filling up).
+struct word_workload {
+  std::string name;
+  double ms32 = 0, ms64 = 0; // medians
+};
 struct word_decision {
   int word_bits = 32;
-  double geomean_ratio = 1; // ms64 / ms32
+  double geomean_ratio = 1; // ms64 / ms32 over the get_page points
   std::string reason;
+  // Where the chosen size is more than `tie` slower than the other: a get_page point or a
+  // workload, with its numbers ("corw at 100 % free (an empty pool): 64-bit 1.071x").
+  std::vector<std::string> tradeoffs;
+  std::vector<word_workload> workloads;
   nlohmann::json to_json(const std::vector<word_point> &points) const;
 };
-word_decision decide_word_size(const std::vector<word_point> &points, double tie = 0.03);
+// The choice follows the get_page points' geometric mean; the workloads only add trade-offs.
+word_decision decide_word_size(const std::vector<word_point> &points, double tie = 0.03,
+                               const std::vector<word_workload> &workloads = {});
 
 // The scope of TLB-scoped kernels (sampling, grouping: every SM walks the same scope): the reach
 // of the profile's largest TLB level in whole pages of it, else of its largest candidate (said

@@ -52,7 +52,7 @@ void run_tune(const tune_options &o) {
   if (o.reps < 3)
     throw error("tune: --reps must be at least 3");
   const json profile = read_profile(o.profile);
-  const auto regions = analysis::decide_regions(profile);
+  (void)analysis::region_options(profile, 0, 0, 0); // a malformed level fails here, before the GPU
   const auto scope_opts = analysis::scope_options(profile);
   const auto dev = query_device(o.common.device);
   const std::string measured_on = profile["device"].value("uuid", "");
@@ -62,11 +62,62 @@ void run_tune(const tune_options &o) {
   if (!same_gpu)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
                 profile["device"].value("name", "?").c_str(), measured_on.c_str());
+  const std::uint64_t footprint = tune::default_tlb_footprint(o.quick, o.common.device);
+  tune::validate_options vo; // the workloads validate runs, on the pools it uses
+  vo.tlb_footprint = footprint;
+  vo.quick = o.quick;
+  vo.device = o.common.device;
+  vo.seed = o.common.seed;
+  auto workload = [&](const alloc::tuning &t, const std::string &prefix,
+                      const std::string &suffix) {
+    for (auto &w : tune::validation_workloads(t, vo))
+      if (w.pool == "cudamalloc" && w.name.rfind(prefix, 0) == 0 &&
+          w.name.size() >= suffix.size() &&
+          w.name.compare(w.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        return w;
+    throw error("tune: no workload " + prefix + "..." + suffix);
+  };
+
+  // Regions per level: each level's SM -> region map tried on get_page + write at 50 % free, on
+  // a pool larger than its reach, against one region (32-bit words both).
+  auto options =
+      analysis::region_options(profile, dev.sm_count, double(vo.pool_bytes), double(footprint));
+  std::vector<analysis::region_measurement> region_ms;
+  for (auto &opt : options) {
+    if (!opt.skip.empty()) {
+      std::printf("[regions] %-3s %s: not applicable (%s)\n", opt.level.c_str(), opt.scope.c_str(),
+                  opt.skip.c_str());
+      continue;
+    }
+    alloc::tuning t;
+    t.regions = unsigned(opt.regions.regions);
+    t.max_region_bytes = std::uint64_t(opt.regions.max_region_bytes);
+    t.region_align_bytes = std::uint64_t(opt.regions.page_bytes);
+    t.sm_region.assign(opt.regions.sm_region.begin(), opt.regions.sm_region.end());
+    const bool small = opt.pool_bytes == double(vo.pool_bytes); // else the footprint's pool
+    const auto w = workload(t, small ? "getpage_write/free:" : "getpage_write/pool:", "free:50%");
+    if (!w.differs) {
+      std::printf("[regions] %-3s %s: the %s pool is too small for %d aligned regions\n",
+                  opt.level.c_str(), opt.scope.c_str(),
+                  scope_text(std::uint64_t(opt.pool_bytes)).c_str(), opt.regions.regions);
+      opt.skip = "the pool is too small for its aligned regions";
+      continue;
+    }
+    const auto ab = tune::measure_ab(w, std::max(o.reps, 5), "tune");
+    region_ms.push_back({opt.level, median(ab.default_ms), median(ab.tuned_ms)});
+    std::printf("[regions] %-3s %s: %d regions on %s: %.4f -> %.4f ms (x%.3f)\n", opt.level.c_str(),
+                opt.scope.c_str(), opt.regions.regions,
+                scope_text(std::uint64_t(opt.pool_bytes)).c_str(), region_ms.back().ms_one,
+                region_ms.back().ms_scoped, region_ms.back().ms_scoped / region_ms.back().ms_one);
+    std::fflush(stdout);
+  }
+  const auto regions = analysis::decide_regions_measured(options, region_ms);
   std::printf("[regions] %s\n", regions.reason.c_str());
 
-  // Bitmap word size: RW-BM and CoRW, 32 vs 64 bits, at representative free fractions.
-  const std::vector<double> fractions =
-      o.quick ? std::vector<double>{0.5, 0.01} : std::vector<double>{0.5, 0.1, 0.01, 0.005};
+  // Bitmap word size: RW-BM and CoRW, 32 vs 64 bits, from an empty pool to a nearly full one,
+  // and on the hash join (an empty pool filling up), one region both.
+  const std::vector<double> fractions = o.quick ? std::vector<double>{1.0, 0.5, 0.01}
+                                                : std::vector<double>{1.0, 0.5, 0.1, 0.01, 0.005};
   const unsigned threads = 1u << 16;
   std::vector<analysis::word_point> points;
   for (const char *a : {"rw_bm", "corw"})
@@ -87,7 +138,17 @@ void run_tune(const tune_options &o) {
       std::fflush(stdout);
       points.push_back(p);
     }
-  const auto word = analysis::decide_word_size(points);
+  std::vector<analysis::word_workload> word_workloads;
+  {
+    alloc::tuning t64;
+    t64.word_bits = 64;
+    const auto ab =
+        tune::measure_ab(workload(t64, "hash_join/4M", ""), std::max(o.reps, 5), "tune");
+    word_workloads.push_back({"hash_join/4M", median(ab.default_ms), median(ab.tuned_ms)});
+    std::printf("[word]    hash_join/4M: 32-bit %.4f ms, 64-bit %.4f ms\n", word_workloads[0].ms32,
+                word_workloads[0].ms64);
+  }
+  const auto word = analysis::decide_word_size(points, 0.03, word_workloads);
   std::printf("[word]    %s\n", word.reason.c_str());
 
   // CRW cluster placement.
@@ -105,7 +166,6 @@ void run_tune(const tune_options &o) {
   std::printf("[crw]     %s\n", crw.reason.c_str());
 
   // The scope of TLB-scoped kernels: each level's / candidate's reach vs one pass, measured.
-  const std::uint64_t footprint = tune::default_tlb_footprint(o.quick, o.common.device);
   std::vector<std::uint64_t> scopes = {0};
   for (const auto &s : scope_opts)
     if (s.bytes < footprint)
@@ -163,8 +223,9 @@ void setup_tune(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")
       ->capture_default_str();
-  app->add_flag("--quick", opt->quick,
-                "two free fractions for the word size, a quarter of the footprint for the TLB scope");
+  app->add_flag(
+      "--quick", opt->quick,
+      "two free fractions for the word size, a quarter of the footprint for the TLB scope");
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {

@@ -115,19 +115,9 @@ void run_validate(const validate_options &o) {
       continue;
     }
     const auto w0 = std::chrono::steady_clock::now();
-    {
-      auto tr = w.make();
-      tr->run(false), tr->run(true); // warm-up
-      for (int r = 0; r < o.reps; ++r) {
-        const bool tuned_first = r % 4 == 1 || r % 4 == 2; // ABBA: drifts cancel
-        for (bool tuned : {tuned_first, !tuned_first})
-          (tuned ? s.tuned_ms : s.default_ms).push_back(tr->run(tuned));
-      }
-      const std::string why = tr->verify();
-      if (!why.empty())
-        throw error("validate: " + w.name + " on " + w.pool +
-                    " failed its check after timing: " + why);
-    }
+    auto ab = tune::measure_ab(w, o.reps, "validate");
+    s.default_ms = std::move(ab.default_ms);
+    s.tuned_ms = std::move(ab.tuned_ms);
     const double md = median(s.default_ms), mt = median(s.tuned_ms);
     std::printf("%.4f -> %.4f ms (x%.3f), %.1f s\n", md, mt, mt / md,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
@@ -186,7 +176,8 @@ void setup_validate(CLI::App &parent) {
       "tuning.json -> validation.json: default vs tuned allocators on this GPU, with statistics");
   app->footer("Example: gpuprobe validate --tuning results/first/tuning.json --out "
               "results/first/validation.json (~200 s on an H100)");
-  app->add_option("--tuning", opt->tuning, "tuning.json of gpuprobe tune (required without --devices)");
+  app->add_option("--tuning", opt->tuning,
+                  "tuning.json of gpuprobe tune (required without --devices)");
   app->add_option("--out", opt->common.out,
                   "validation.json to write (required without --devices)");
   add_device_option(*app, opt->common);

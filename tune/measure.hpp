@@ -80,4 +80,11 @@ struct validate_options {
 };
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o);
 
+// A workload's two configurations, `reps` repetitions each in ABBA order (drifts cancel) after one
+// warm-up each, then verify(): throws "<command>: <name> on <pool> failed its check after timing".
+struct ab_samples {
+  std::vector<double> default_ms, tuned_ms;
+};
+ab_samples measure_ab(const workload &w, int reps, const std::string &command);
+
 } // namespace gpuprobe::tune

@@ -367,4 +367,20 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
   return w;
 }
 
+ab_samples measure_ab(const workload &w, int reps, const std::string &command) {
+  ab_samples s;
+  auto tr = w.make();
+  tr->run(false), tr->run(true); // warm-up
+  for (int r = 0; r < reps; ++r) {
+    const bool tuned_first = r % 4 == 1 || r % 4 == 2; // ABBA: drifts cancel
+    for (bool tuned : {tuned_first, !tuned_first})
+      (tuned ? s.tuned_ms : s.default_ms).push_back(tr->run(tuned));
+  }
+  const std::string why = tr->verify();
+  if (!why.empty())
+    throw error(command + ": " + w.name + " on " + w.pool +
+                " failed its check after timing: " + why);
+  return s;
+}
+
 } // namespace gpuprobe::tune

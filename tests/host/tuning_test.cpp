@@ -136,3 +136,70 @@ TEST(Tuning, TlbFootprintFollowsTheFreeMemory) {
   EXPECT_EQ(tlb_footprint_for(4 * gib, false), gib) << "a small GPU: at least 1 GiB";
   EXPECT_EQ(tlb_footprint_for(4 * gib, true), gib);
 }
+
+namespace {
+// L1 private (16 x 16 MiB), L2 shared by two SM groups (2163 x 32 MiB), L3 global (272 GiB).
+json three_level_profile() {
+  const double MiB = 1 << 20;
+  return {{"tlb",
+           {{"levels",
+             {{{"entries", 16}, {"page_bytes", 16 * MiB}, {"reach_bytes", 256 * MiB},
+               {"sharing", {{"scope", "private"}}}},
+              {{"entries", 2163}, {"page_bytes", 32 * MiB}, {"reach_bytes", 2163 * 32 * MiB},
+               {"sharing", {{"scope", "groups"}, {"groups", {{0, 2}, {1, 3}}}}}},
+              {{"entries", 4350}, {"page_bytes", 64 * MiB}, {"reach_bytes", 4350 * 64 * MiB},
+               {"sharing", {{"scope", "global"}}}}}}}}};
+}
+} // namespace
+
+TEST(Tuning, RegionOptionsPerLevelFollowTheSharingAndTheDeviceSize) {
+  const double GiB = double(1ull << 30);
+  const auto h100 = region_options(three_level_profile(), 4, 8 * GiB, 72 * GiB);
+  ASSERT_EQ(h100.size(), 3u);
+  EXPECT_EQ(h100[0].scope, "private");
+  EXPECT_EQ(h100[0].regions.regions, 4) << "one region per SM";
+  EXPECT_EQ(h100[0].regions.sm_region, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(h100[0].pool_bytes, 8 * GiB) << "the small pool already exceeds 256 MiB";
+  EXPECT_TRUE(h100[0].skip.empty());
+  EXPECT_EQ(h100[1].regions.regions, 2) << "one region per SM group";
+  EXPECT_EQ(h100[1].regions.sm_region, (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(h100[1].pool_bytes, 72 * GiB) << "a pool larger than the 67.6 GiB reach";
+  EXPECT_NE(h100[2].skip.find("shared by every SM"), std::string::npos) << h100[2].skip;
+  // A 141 GB GPU measures L2's regions on its own largest pool; a 64 GiB one cannot exceed it.
+  EXPECT_EQ(region_options(three_level_profile(), 4, 8 * GiB, 130 * GiB)[1].pool_bytes, 130 * GiB);
+  EXPECT_NE(region_options(three_level_profile(), 4, 8 * GiB, 60 * GiB)[1].skip.find("not below"),
+            std::string::npos);
+}
+
+TEST(Tuning, RegionsOnlyWhereTheyMeasurablyPay) {
+  const double GiB = double(1ull << 30);
+  const auto opts = region_options(three_level_profile(), 4, 8 * GiB, 72 * GiB);
+  const auto none = decide_regions_measured(opts, {{"L1", 1.00, 1.01}, {"L2", 2.0, 1.99}});
+  EXPECT_EQ(none.regions, 1);
+  EXPECT_NE(none.reason.find("no level's regions pay"), std::string::npos) << none.reason;
+  ASSERT_EQ(none.per_level.size(), 3u);
+  EXPECT_EQ(none.per_level[0]["decision"], "no gain");
+  EXPECT_EQ(none.per_level[2]["decision"], "not applicable");
+  const auto l2 = decide_regions_measured(opts, {{"L1", 1.00, 0.98}, {"L2", 2.0, 1.6}});
+  EXPECT_EQ(l2.regions, 2) << "L2's 0.80x beats L1's 0.98x (within the 3 % tie)";
+  EXPECT_EQ(l2.level, "L2");
+  EXPECT_EQ(l2.per_level[1]["decision"], "gain");
+  EXPECT_THROW(decide_regions_measured(opts, {{"L1", 1.0, 1.0}}), std::exception)
+      << "an applicable level left unmeasured";
+}
+
+TEST(Tuning, WordSizeTradeOffsAreWrittenIntoTheDecision) {
+  // 64-bit wins when the pool is nearly full and loses on an empty pool and in the hash join.
+  std::vector<word_point> pts = {{1.0, 0.020, 0.0216, 1, 1}, {0.01, 0.19, 0.107, 6, 3.5},
+                                 {0.005, 0.33, 0.188, 12, 6.6}};
+  const auto d = decide_word_size(pts, 0.03, {{"hash_join/4M", 1.00, 1.08}});
+  EXPECT_EQ(d.word_bits, 64);
+  ASSERT_EQ(d.tradeoffs.size(), 2u);
+  EXPECT_NE(d.tradeoffs[0].find("at 100 % free (an empty pool): 64-bit 1.080x"), std::string::npos)
+      << d.tradeoffs[0];
+  EXPECT_NE(d.tradeoffs[1].find("hash_join/4M: 64-bit 1.080x"), std::string::npos)
+      << d.tradeoffs[1];
+  EXPECT_NE(d.reason.find("trade-off"), std::string::npos) << d.reason;
+  EXPECT_EQ(d.to_json(pts)["tradeoffs"].size(), 2u);
+  EXPECT_TRUE(decide_word_size(pts, 0.03, {{"hash_join/4M", 1.00, 1.01}}).tradeoffs.size() == 1);
+}
