@@ -89,8 +89,10 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
               {"load", "ld.global.cg (L1 bypassed)"},
               {"placement",
                "cooperative launch, 1 block per SM (shared memory past half an SM), %smid checked"},
-              {"round_order", "per victim: warm-up (discarded), baseline, self, the other SMs "
-                              "shuffled, baseline again; one pair at a time"}};
+              {"round_order",
+               "per victim: warm-up (discarded), baseline, self, the other SMs "
+               "shuffled, baseline again; one pair at a time; the victim fills the level "
+               "once per launch (each timed walk refills it for the next round)"}};
   return r;
 }
 

@@ -81,7 +81,10 @@ __global__ void sharing_kernel(sharing_args a) {
     return;
   }
   for (int r = 0; r < a.n_rounds; ++r) {
-    acc ^= walk(a.base, a.victim_start, a.victim_hops); // fill the level with the victim's pages
+    // Fill the level with the victim's pages: once, before the first round; after that the
+    // previous round's timed walk, which touches every victim page in the same order, did it.
+    if (r == 0)
+      acc ^= walk(a.base, a.victim_start, a.victim_hops);
     const int d = a.rounds[r];
     if (d == sm) {
       acc ^= walk(a.base, a.disruptor_start, a.disruptor_hops); // positive control
