@@ -379,3 +379,27 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
   EXPECT_LT(html.find("<section id=\"summary\">"), html.find("<h2>TLB levels"))
       << "the summary comes before the parts";
 }
+
+// The committed `gpuprobe run` folders of an H100 and an H200 (reports/examples/runs): each
+// renders with its three levels, the per-level region decisions and the word size's trade-off.
+TEST(Report, CommittedH100AndH200RunsRender) {
+  namespace fs = std::filesystem;
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-9c3ac6e3", "nvidia-h200-f36b2ba2"}) {
+    const auto c = gpuprobe::analysis::build_report(runs + unit);
+    const auto &s = c.summary;
+    ASSERT_EQ(s.hierarchy.size(), 3u) << unit;
+    EXPECT_EQ(s.hierarchy[1][1], "2163 x 32 MiB = 67.59 GiB") << unit;
+    EXPECT_EQ(s.hierarchy[2][4], "all SMs") << unit;
+    std::string decisions;
+    for (const auto &d : s.decisions)
+      decisions += d + "\n";
+    EXPECT_NE(decisions.find("no level's regions pay"), std::string::npos) << decisions;
+    EXPECT_NE(decisions.find("trade-off: slower in"), std::string::npos) << decisions;
+    const auto out = gpuprobe::test::temp_path(std::string("report_run_") + unit);
+    fs::remove_all(out);
+    const auto r = gpuprobe::test::run_gpuprobe("report --input " + runs + unit + " --out " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(out + "/index.html"));
+  }
+}
