@@ -58,6 +58,10 @@ struct report_content {
 // Reads `dir` (throws gpuprobe::error: missing folder, unreadable or future-schema JSON).
 report_content build_report(const std::string &dir);
 
+// What `gpuprobe run` prints last, from a finished folder (report_summary.cpp): each level, the
+// tuning, each level's region decision, validate's verdicts and trade-offs, the page's path.
+std::vector<std::string> run_summary_lines(const std::string &dir);
+
 // Figures as <img>: embedded (a data: URI of `png[id]`, so index.html stands alone) where given,
 // else figures/<id>.png; the PNG, SVG and CSV files are linked either way.
 std::string render_html(const report_content &c,

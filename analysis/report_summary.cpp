@@ -7,11 +7,13 @@
 #include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"
 
+#include "common/json_io.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -47,7 +49,8 @@ std::string diagram(const json &levels, const json &checks) {
     std::string served;
     for (const auto &c : checks)
       if (c.value("level", "") == level_label(false, k))
-        served = c.value("miss_served_by", std::string()).rfind("memory", 0) == 0 ? " (page walk)" : "";
+        served =
+            c.value("miss_served_by", std::string()).rfind("memory", 0) == 0 ? " (page walk)" : "";
     const bool lower = L.value("page_bound", std::string()) == "lower";
     char label[200];
     std::snprintf(label, sizeof label, "%s: %.0f x %s%s = %s, +%.0f cycles%s",
@@ -79,25 +82,25 @@ void summary_part(const inputs &in, report_content &c) {
         if (ck.value("level", "") == level_label(false, k) && ck.contains("miss_served_by"))
           served = ck["miss_served_by"].get<std::string>();
       const std::string bound = L.value("page_bound", std::string());
-      s.hierarchy.push_back(
-          {level_label(false, k),
-           num(L.value("entries", 0.0), 5) + " x " + (bound == "lower" ? "≥ " : "") +
-               format_bytes(L.value("page_bytes", 0.0)) + " = " +
-               format_bytes(L.value("reach_bytes", 0.0)),
-           "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
-           shared_by(L.value("sharing", json::object()))});
+      s.hierarchy.push_back({level_label(false, k),
+                             num(L.value("entries", 0.0), 5) + " x " +
+                                 (bound == "lower" ? "≥ " : "") +
+                                 format_bytes(L.value("page_bytes", 0.0)) + " = " +
+                                 format_bytes(L.value("reach_bytes", 0.0)),
+                             "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
+                             shared_by(L.value("sharing", json::object()))});
     }
     if (!levels.empty())
       s.diagram_svg = diagram(levels, checks);
     s.lines.push_back(levels.empty()
                           ? "TLB: no level found up to " +
                                 format_bytes(tlb.value("searched_up_to_bytes", 0.0))
-                          : "TLB: " + std::to_string(levels.size()) +
-                                " level(s), searched up to " +
+                          : "TLB: " + std::to_string(levels.size()) + " level(s), searched up to " +
                                 format_bytes(tlb.value("searched_up_to_bytes", 0.0)));
     // Atomics in one line: the slope per contending thread of each family, CAS's exponent.
     std::map<std::string, std::string> fits;
-    for (const auto &v : in.profile.value("atomics", json::object()).value("variants", json::array())) {
+    for (const auto &v :
+         in.profile.value("atomics", json::object()).value("variants", json::array())) {
       const json f = v.value("fit", json::object());
       const std::string name = v.value("variant", std::string());
       if (f.value("model", "") == "power")
@@ -106,9 +109,11 @@ void summary_part(const inputs &in, report_content &c) {
         fits[name] = "+" + num(f["slope_cycles_per_thread"].get<double>(), 3) + " cycles/thread";
     }
     std::string a;
-    for (const auto &[label, key] : std::vector<std::pair<std::string, std::string>>{
-             {"one address", "same_u32"}, {"distinct lines", "distinct_u32"},
-             {"CAS loop", "cas_u32"}, {"warp-aggregated", "aggregated_u32"}})
+    for (const auto &[label, key] :
+         std::vector<std::pair<std::string, std::string>>{{"one address", "same_u32"},
+                                                          {"distinct lines", "distinct_u32"},
+                                                          {"CAS loop", "cas_u32"},
+                                                          {"warp-aggregated", "aggregated_u32"}})
       if (fits.count(key))
         a += (a.empty() ? "" : "; ") + label + " " + fits[key];
     if (!a.empty())
@@ -116,9 +121,11 @@ void summary_part(const inputs &in, report_content &c) {
   }
   if (in.tuning.is_object()) {
     const json d = in.tuning.value("decisions", json::object());
-    for (const auto &[key, what] : std::vector<std::pair<std::string, std::string>>{
-             {"word_size", "bitmap word"}, {"regions", "TLB-scoped regions"},
-             {"crw_placement", "CRW placement"}, {"tlb_scope", "TLB scope"}})
+    for (const auto &[key, what] :
+         std::vector<std::pair<std::string, std::string>>{{"word_size", "bitmap word"},
+                                                          {"regions", "TLB-scoped regions"},
+                                                          {"crw_placement", "CRW placement"},
+                                                          {"tlb_scope", "TLB scope"}})
       if (d.contains(key))
         s.decisions.push_back(what + ": " + d[key].value("reason", std::string("—")));
   }
@@ -135,3 +142,56 @@ void summary_part(const inputs &in, report_content &c) {
 }
 
 } // namespace gpuprobe::analysis::report_detail
+
+namespace gpuprobe::analysis {
+
+std::vector<std::string> run_summary_lines(const std::string &dir) {
+  namespace fs = std::filesystem;
+  using nlohmann::json;
+  std::vector<std::string> out;
+  char b[512];
+  const json tlb =
+      read_json_file((fs::path(dir) / "profile.json").string()).value("tlb", json::object());
+  const json levels = tlb.value("levels", json::array());
+  if (levels.empty())
+    out.push_back("TLB: no level found up to " +
+                  format_bytes(tlb.value("searched_up_to_bytes", 0.0)));
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const json &L = levels[k];
+    std::snprintf(
+        b, sizeof b, "%s %5.0f x %s = %s, +%.0f cycles, sharing: %s", level_label(false, k).c_str(),
+        L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
+        format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
+        L.value("sharing", json::object()).value("scope", std::string("?")).c_str());
+    out.push_back(b);
+  }
+  const json tuning = read_json_file((fs::path(dir) / "tuning.json").string());
+  const json a = tuning.value("allocator", json::object());
+  std::snprintf(b, sizeof b, "tuning: %d-bit words, %d region(s), CRW start %s",
+                a.value("word_bits", 0), a.value("regions", 1),
+                a.value("crw_start", std::string("?")).c_str());
+  out.push_back(b);
+  // Each level's region decision in a word and its ratio.
+  std::string per_level;
+  const json decisions = tuning.value("decisions", json::object());
+  for (const auto &r :
+       decisions.value("regions", json::object()).value("per_level", json::array())) {
+    if (r.contains("ratio"))
+      std::snprintf(b, sizeof b, "%s x%.3f %s", r.value("level", "?").c_str(),
+                    r.value("ratio", 0.0), r.value("decision", "").c_str());
+    else
+      std::snprintf(b, sizeof b, "%s %s", r.value("level", "?").c_str(),
+                    r.value("decision", "").c_str());
+    per_level += (per_level.empty() ? "" : ", ") + std::string(b);
+  }
+  if (!per_level.empty())
+    out.push_back("regions per level: " + per_level);
+  const json validation = read_json_file((fs::path(dir) / "validation.json").string());
+  out.push_back("validate: " + validation.value("summary", std::string("?")));
+  for (const auto &t : validation.value("tradeoffs", json::array()))
+    out.push_back("trade-off: " + t.value("line", std::string()));
+  out.push_back("report: " + (fs::path(dir) / "report" / "index.html").string());
+  return out;
+}
+
+} // namespace gpuprobe::analysis

@@ -4,13 +4,12 @@
 // keeps its stages, tune and validate are kept when their record matches and nothing they read
 // ran again, and only the report is drawn anew.
 #include "analysis/characterize.hpp"
-#include "analysis/tlb_levels.hpp"
+#include "analysis/report.hpp"
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "common/units.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -64,7 +63,6 @@ void run_pipeline(const run_options &o) {
   if (o.quick)
     a.push_back("--quick");
   timed("characterize", a);
-  const json profile = read_json_file(profile_path.string());
   bool upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
   // 2. tune, 3. validate: kept when made the same way on this GPU and their input did not change.
   auto stage = [&](const char *name, std::vector<std::string> args, const std::string &output) {
@@ -94,30 +92,10 @@ void run_pipeline(const run_options &o) {
         "validation.json");
   // 4. report: drawn anew every time (no GPU).
   timed("report", {"report", "--input", ".", "--out", "report"});
-  // The summary: the hierarchy, the decisions, the verdicts, the page.
-  const json tlb = profile.value("tlb", json::object());
-  const json levels = tlb.value("levels", json::array());
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  if (levels.empty())
-    std::printf("  TLB: no level found up to %s\n",
-                format_bytes(tlb.value("searched_up_to_bytes", 0.0)).c_str());
-  for (std::size_t k = 0; k < levels.size(); ++k) {
-    const json &L = levels[k];
-    std::printf("  %s %5.0f x %s = %s, +%.0f cycles, sharing: %s\n",
-                analysis::level_label(false, k).c_str(), L.value("entries", 0.0),
-                format_bytes(L.value("page_bytes", 0.0)).c_str(),
-                format_bytes(L.value("reach_bytes", 0.0)).c_str(),
-                L.value("miss_penalty_cycles", 0.0),
-                L.value("sharing", json::object()).value("scope", std::string("?")).c_str());
-  }
-  const json tuning = read_json_file((fs::path(dir) / "tuning.json").string());
-  const json a_block = tuning.value("allocator", json::object());
-  std::printf("  tuning: %d-bit words, %d region(s), CRW start %s\n", a_block.value("word_bits", 0),
-              a_block.value("regions", 1), a_block.value("crw_start", std::string("?")).c_str());
-  const json validation = read_json_file((fs::path(dir) / "validation.json").string());
-  std::printf("  validate: %s\n", validation.value("summary", std::string("?")).c_str());
-  std::printf("  report: %s\n", (fs::path(dir) / "report" / "index.html").string().c_str());
+  for (const auto &line : analysis::run_summary_lines(dir))
+    std::printf("  %s\n", line.c_str());
 }
 
 } // namespace

@@ -403,3 +403,18 @@ TEST(Report, CommittedH100AndH200RunsRender) {
     EXPECT_TRUE(fs::exists(out + "/index.html"));
   }
 }
+
+// `gpuprobe run`'s last lines, from the committed H100 run folder.
+TEST(Report, RunSummaryLinesOfAFinishedFolder) {
+  const auto lines = gpuprobe::analysis::run_summary_lines(
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-9c3ac6e3");
+  ASSERT_GE(lines.size(), 8u);
+  EXPECT_EQ(lines[0], "L1    16 x 16 MiB = 256 MiB, +10 cycles, sharing: private");
+  EXPECT_EQ(lines[2], "L3  4350 x 64 MiB = 271.88 GiB, +434 cycles, sharing: global");
+  EXPECT_EQ(lines[3], "tuning: 64-bit words, 1 region(s), CRW start thread");
+  EXPECT_EQ(lines[4], "regions per level: L1 x0.993 no gain, L2 x0.995 no gain, L3 not applicable");
+  EXPECT_EQ(lines[5], "validate: 11 faster, 2 no significant difference, 3 slower, 4 not tuned");
+  EXPECT_EQ(lines[6].rfind("trade-off: word_size (32-bit -> 64-bit): hash_join/4M", 0), 0u)
+      << lines[6];
+  EXPECT_NE(lines.back().find("report/index.html"), std::string::npos);
+}
