@@ -5,8 +5,8 @@
 //    `coalesce_max_bytes` make one request: a 16-byte block header {live compartments, class}
 //    and per lane a compartment {16-byte header (offset in the block, tag), the lane's bytes
 //    rounded to 16}. The lowest lane allocates the block, the others get their compartment by a
-//    shuffle. A lone lane or a large request gets a block of its own (same headers, count 1); a
-//    large one (over coalesce_max_bytes) comes from and goes back to device malloc directly.
+//    shuffle. A lone lane or a large request (over coalesce_max_bytes) gets a block of its own
+//    (same headers, count 1), through the buffers like any other block.
 //  - Buffering (§5.2): blocks are rounded up to power-of-two size classes of 64 B..64 KiB; each
 //    class has `buffers` lock-free FIFOs of free blocks (sequence-numbered slots, CAS on head and
 //    tail), `slots` each (the paper: 256 blocks per class in all). A thread picks a FIFO by a
@@ -79,15 +79,11 @@ struct xmalloc_handle {
     }
     if (bytes == 0)
       return nullptr;
-    // A lone lane's request goes through the buffers; a large one straight to device malloc, so
-    // that it is "reclaimed immediately upon being freed" (§5.1).
-    char *block = bytes <= coalesce_max_bytes
-                      ? buffered_malloc(sizeof(detail::x_block_header) + comp)
-                      : static_cast<char *>(::malloc(sizeof(detail::x_block_header) + comp));
+    // A lone lane's request, or one too large to coalesce, gets a block of its own through the
+    // buffers (§5.2: every size class up to 64 KiB); past the classes, device malloc.
+    char *block = buffered_malloc(sizeof(detail::x_block_header) + comp);
     if (!block)
       return nullptr;
-    if (bytes > coalesce_max_bytes)
-      reinterpret_cast<detail::x_block_header *>(block)->cls = detail::x_unbuffered;
     reinterpret_cast<detail::x_block_header *>(block)->count = 1;
     return compartment(block, sizeof(detail::x_block_header));
   }
@@ -97,11 +93,14 @@ struct xmalloc_handle {
       return;
     auto *h = reinterpret_cast<detail::x_compartment_header *>(
         static_cast<char *>(p) - sizeof(detail::x_compartment_header));
-    char *block = reinterpret_cast<char *>(h) - h->offset;
+    // Headers are read from L2 (__ldcg), not L1: a block recycled through the FIFOs within one
+    // kernel may have been rewritten on another SM since this SM cached the line (a precaution:
+    // the measured fault was the FIFO's pop, below).
+    char *block = reinterpret_cast<char *>(h) - __ldcg(&h->offset);
     auto *bh = reinterpret_cast<detail::x_block_header *>(block);
     if (atomicSub(&bh->count, 1u) != 1u)
       return;
-    const std::uint32_t c = bh->cls;
+    const std::uint32_t c = __ldcg(&bh->cls);
     if (!buffering || c == detail::x_unbuffered || !push(c, pick(), block))
       ::free(block);
   }
@@ -173,8 +172,14 @@ private:
       if (diff == 0) {
         const std::uint32_t old = atomicCAS(&head[q], pos, pos + 1);
         if (old == pos) {
+          __threadfence(); // acquire: the item read follows the sequence number that published it
           char *blk = reinterpret_cast<char *>(
               atomicAdd(reinterpret_cast<unsigned long long *>(&item[s]), 0ull));
+          // Release: the slot is handed to the next lap's pusher only after the item read is
+          // performed. Without this fence the two relaxed atomics (different addresses) were
+          // reordered: a pusher refilled the slot, this read returned ITS block, and that block
+          // was later popped again — one block, two owners (2^20 threads, 4 KiB blocks).
+          __threadfence();
           atomicExch(&seq[s], pos + slots);
           return blk;
         }

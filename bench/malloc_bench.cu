@@ -275,7 +275,8 @@ void register_malloc_benchmarks() {
           // x 16 B).
           if (std::string(a) == "ouroboros_chunk" && n > (1u << 16) && !o.uncapped)
             continue;
-          // XMalloc does not coalesce requests over 2 KiB: they go to device malloc one by one.
+          // XMalloc does not coalesce requests over 2 KiB: each is a block of its own, from the
+          // class's 256 buffered blocks and then device malloc, one by one.
           if (std::string(a) == "xmalloc" && (sz.first == 0 || sz.first > 2048) && n > (1u << 16) &&
               !o.uncapped)
             continue;

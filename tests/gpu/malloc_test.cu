@@ -9,6 +9,7 @@
 #include "gpu_test_util.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <vector>
@@ -423,4 +424,59 @@ TEST(MallocSanitizer, SmallPoolsAreClean) {
     EXPECT_EQ(rc, 0) << tool << ":\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
     std::printf("%s: %s\n", tool, rc == 0 ? "0 errors" : "ERRORS");
   }
+}
+
+namespace {
+// Every thread of the first `lanes` lanes of each warp takes `bytes`, marks its first and last
+// word, and frees it again in the same kernel ("freed at once"); `served` counts the marks found
+// intact at the free, `lost` the null returns.
+template <class H>
+__global__ void take_mark_free(H h, unsigned n, std::uint32_t bytes, unsigned lanes,
+                               unsigned long long *served, unsigned long long *bad) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n || (t % 32) >= lanes)
+    return;
+  auto *p = static_cast<std::uint32_t *>(h.malloc(bytes));
+  if (!p) {
+    atomicAdd(&bad[0], 1ull);
+    return;
+  }
+  p[0] = t;
+  p[bytes / 4 - 1] = ~t;
+  __threadfence();
+  if (p[0] != t || p[bytes / 4 - 1] != ~t)
+    atomicAdd(&bad[1], 1ull); // another thread wrote into this block
+  h.free(p);
+  atomicAdd(served, 1ull);
+}
+} // namespace
+
+// XMalloc as the paper has it: requests up to 64 KiB go through the size-class FIFOs. 4 KiB blocks
+// freed at once, 2^16 and 2^20 threads, lone lanes (an 8 KiB block each), 8 lanes (one 32 KiB
+// block per warp) and full warps (128 KiB: past the classes, device malloc), three kernels each.
+TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::xmalloc_config cfg;
+  cfg.coalesce_max_bytes = 64 << 10;
+  if (const char *e = std::getenv("GPUPROBE_XMALLOC_NO_BUFFERS"); e && *e == '1')
+    cfg.buffering = false; // diagnosis: the same requests, device malloc alone
+  alloc::xmalloc a(cfg);
+  alloc::device_array<unsigned long long> served(1), bad(2);
+  for (unsigned n : {1u << 20, 1u << 16})
+    for (unsigned lanes : {1u, 8u, 32u}) {
+      served.zero();
+      bad.zero();
+      std::printf("xmalloc 4 KiB through the buffers: %u threads, %u lanes\n", n, lanes);
+      std::fflush(stdout);
+      for (int r = 0; r < 3; ++r)
+        take_mark_free<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, 4096, lanes,
+                                                                  served.get(), bad.get());
+      sync_or_throw();
+      unsigned long long s = 0, b[2] = {0, 0};
+      served.download(&s, 1);
+      bad.download(b, 2);
+      EXPECT_EQ(s, 3ull * (n / 32) * lanes) << n << " threads, " << lanes << " lanes";
+      EXPECT_EQ(b[0], 0u) << "null returns";
+      EXPECT_EQ(b[1], 0u) << "blocks written by two threads";
+    }
 }
