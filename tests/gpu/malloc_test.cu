@@ -9,6 +9,7 @@
 #include "gpu_test_util.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -77,7 +78,7 @@ unsigned long long check_ranges(const std::vector<char *> &p, const std::vector<
 
 template <class H>
 churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes, const char *lo,
-                   std::uint64_t bytes) {
+                   std::uint64_t bytes, unsigned check_every = 1) {
   alloc::device_array<char *> ptr(n);
   alloc::device_array<std::uint32_t> size(n);
   alloc::device_array<unsigned long long> counters(3);
@@ -92,9 +93,11 @@ churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes,
     sizes.round = r;
     hold_kernel<<<blocks, alloc::k_block>>>(h, n, sizes, ptr.get(), size.get(), r, counters.get());
     sync_or_throw();
-    ptr.download(hp.data(), n);
-    size.download(hs.data(), n);
-    c.range_errors += check_ranges(hp, hs, lo, bytes);
+    if (r % check_every == 0 || r + 1 == rounds) { // the live ranges, on the host
+      ptr.download(hp.data(), n);
+      size.download(hs.data(), n);
+      c.range_errors += check_ranges(hp, hs, lo, bytes);
+    }
     release_kernel<<<blocks, alloc::k_block>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds,
                                                counters.get());
     sync_or_throw();
@@ -470,7 +473,7 @@ TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
       std::fflush(stdout);
       for (int r = 0; r < 3; ++r)
         take_mark_free<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, 4096, lanes,
-                                                                  served.get(), bad.get());
+                                                                 served.get(), bad.get());
       sync_or_throw();
       unsigned long long s = 0, b[2] = {0, 0};
       served.download(&s, 1);
@@ -479,4 +482,128 @@ TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
       EXPECT_EQ(b[0], 0u) << "null returns";
       EXPECT_EQ(b[1], 0u) << "blocks written by two threads";
     }
+}
+
+namespace {
+// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; scripts/device_soak.sh asks 10^9).
+double soak_ops() {
+  const char *e = std::getenv("GPUPROBE_SOAK_OPS");
+  return e && *e ? std::atof(e) : 2e7;
+}
+
+// CoRW: each thread holding a page frees it with probability 1/2 (its owner word must still
+// name it), each other thread takes one (the page's owner word must have been empty).
+template <class H>
+__global__ void corw_soak_round(H h, unsigned n, alloc::page_t *held, unsigned *owner,
+                                unsigned round, unsigned long long *c) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n)
+    return;
+  const alloc::page_t p = held[t];
+  if (p != alloc::invalid_page) {
+    if (((t * 2654435761u) ^ (round * 40503u)) >> 9 & 1u)
+      return;
+    if (atomicExch(&owner[p], 0u) != t + 1)
+      atomicAdd(&c[0], 1ull); // someone else held it: an overlap
+    h.free_page(p);
+    held[t] = alloc::invalid_page;
+    atomicAdd(&c[2], 1ull);
+    return;
+  }
+  const alloc::page_t q = h.get_page();
+  if (q == alloc::invalid_page) {
+    atomicAdd(&c[1], 1ull); // out of pages
+    return;
+  }
+  if (atomicExch(&owner[q], t + 1) != 0u)
+    atomicAdd(&c[0], 1ull);
+  held[t] = q;
+  atomicAdd(&c[2], 1ull);
+}
+template <class H>
+__global__ void corw_release_all(H h, unsigned n, alloc::page_t *held, unsigned *owner,
+                                 unsigned long long *c) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n || held[t] == alloc::invalid_page)
+    return;
+  if (atomicExch(&owner[held[t]], 0u) != t + 1)
+    atomicAdd(&c[0], 1ull);
+  h.free_page(held[t]);
+  held[t] = alloc::invalid_page;
+  atomicAdd(&c[2], 1ull);
+}
+} // namespace
+
+// Soak (issue 15): rw_malloc, mixed sizes 4..8192 B from 2^20 threads, about half the holders
+// freeing each round, until GPUPROBE_SOAK_OPS mallocs + frees; every block's first and last word
+// checked at its free, the live ranges every 50 rounds; then every unit free again (none lost) and
+// an exact out-of-memory: 4 KiB requests from more threads than fit take exactly units / 16.
+TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(8ull << 30));
+  const unsigned n = 1u << 20;
+  const unsigned rounds = unsigned(std::ceil(soak_ops() / double(n)));
+  const auto c = churn(a.handle(), n, rounds, {}, a.data(), a.pool_bytes(), 50);
+  std::printf("rw_malloc soak: %u rounds, %llu mallocs, %llu range errors, %llu overwritten, %llu "
+              "out of memory\n",
+              rounds, c.allocations, c.range_errors, c.overwritten, c.out_of_memory);
+  EXPECT_GE(2.0 * double(c.allocations), soak_ops() * 0.99) << "mallocs + frees";
+  EXPECT_EQ(c.range_errors, 0u);
+  EXPECT_EQ(c.overwritten, 0u);
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units()) << "units lost";
+  const unsigned fit = unsigned(a.units() / 16), extra = 4096;
+  const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
+  std::printf("rw_malloc fill: %llu of %u fitting 4 KiB requests served, %llu refused\n",
+              f.allocations, fit, f.out_of_memory);
+  EXPECT_EQ(f.allocations, fit) << "exact out of memory";
+  EXPECT_EQ(f.out_of_memory, extra);
+  EXPECT_EQ(f.range_errors + f.overwritten, 0u);
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units());
+}
+
+// Soak (issue 15): CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders
+// freeing each round, until GPUPROBE_SOAK_OPS get_page + free_page; an owner word per page catches
+// any page handed to two threads. Then every page is taken by exactly one of pages + 4096 threads.
+TEST(Soak, CorwPagesNeverTwiceThenExactOutOfPages) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::pool_config pc;
+  pc.pages = 1u << 22;
+  pc.page_bytes = 0; // ids only
+  alloc::corw<unsigned long long> a(pc);
+  const unsigned n = 1u << 20, extra = 4096, m = pc.pages + extra;
+  alloc::device_array<alloc::page_t> held(m);
+  alloc::device_array<unsigned> owner(pc.pages);
+  alloc::device_array<unsigned long long> c(3);
+  alloc::cuda_or_throw(cudaMemset(held.get(), 0xff, sizeof(alloc::page_t) * m), "cudaMemset");
+  owner.zero();
+  c.zero();
+  unsigned long long ops = 0, v[3] = {0, 0, 0};
+  unsigned round = 0;
+  for (; double(ops) < soak_ops(); ++round) {
+    corw_soak_round<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, held.get(),
+                                                              owner.get(), round, c.get());
+    if (round % 64 == 63) {
+      sync_or_throw();
+      c.download(v, 3);
+      ops = v[2];
+    }
+  }
+  corw_release_all<<<alloc::blocks_for(n), alloc::k_block>>>(a.handle(), n, held.get(), owner.get(),
+                                                             c.get());
+  sync_or_throw();
+  c.download(v, 3);
+  std::printf("corw soak: %u rounds, %llu operations, %llu overlaps, %llu out of pages\n", round,
+              v[2], v[0], v[1]);
+  EXPECT_GE(double(v[2]), soak_ops());
+  EXPECT_EQ(v[0], 0u) << "a page held by two threads";
+  EXPECT_EQ(v[1], 0u) << "out of pages with half the pool free";
+  c.zero();
+  corw_soak_round<<<alloc::blocks_for(m), alloc::k_block>>>(a.handle(), m, held.get(), owner.get(),
+                                                            0, c.get());
+  sync_or_throw();
+  c.download(v, 3);
+  std::printf("corw fill: %llu of %u pages taken, %llu refused\n", v[2], pc.pages, v[1]);
+  EXPECT_EQ(v[2], pc.pages) << "exact out of pages";
+  EXPECT_EQ(v[1], extra);
+  EXPECT_EQ(v[0], 0u);
 }
