@@ -10,7 +10,8 @@
 // their sizes) are claimed as one range: the active lanes set the range's words with atomicOr,
 // and a range that meets a bit set by someone else is rolled back and the region read again. After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
-// a random start: a request still unserved then gets nullptr (out of memory).
+// a random start: a request still unserved then gets nullptr (out of memory), unless a claim was
+// rolled back during the scan (a transient claim can hide a free run): then it scans again.
 //
 // free(p) reads the unit's meta word: the run length of a whole-unit allocation, or a live count
 // for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
@@ -67,6 +68,10 @@ struct rw_malloc_handle {
   unsigned max_rounds;
   region_view scope; // TLB-scoped regions (in bitmap regions of 32 words): random regions from the
                      // SM's first
+  // Claims rolled back so far (a count only ever raised): a run a warp's scan passed while
+  // another warp held it for a claim it then undid was free after all, so a scan that ends
+  // unserved while this count moved is repeated.
+  unsigned long long *rollbacks;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -154,7 +159,13 @@ private:
     std::uint32_t lo, n;
     scope.range(regions, lo, n);
     std::uint64_t w0 = 0;
+    unsigned long long epoch = 0; // rollbacks seen when the exhaustive scan began
+    unsigned scans = 0;
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
+      if (round == max_rounds && reread == 0) { // the exhaustive scan begins (again)
+        __threadfence();
+        epoch = __shfl_sync(active, __ldcg(rollbacks), leader);
+      }
       // Random regions start on a region boundary: first-fit then packs each region from its start
       // and keeps its free space in one run at its end (random word starts scatter allocations
       // and leave no long runs in a half-full pool).
@@ -199,6 +210,13 @@ private:
         continue;
       reread = 0;
       ++round;
+      if (pending && round == max_rounds + windows && ++scans < 8) {
+        // Out of memory only if no claim was undone during the scan: a transient claim hides a
+        // free run from a scan that passes it, and makes "out of memory" spurious.
+        __threadfence();
+        if (__shfl_sync(active, __ldcg(rollbacks), leader) != epoch)
+          round = max_rounds;
+      }
     }
     return got;
   }
@@ -225,6 +243,9 @@ private:
     std::uint64_t w = first + rank;
     for (unsigned i = 0; i < taken; ++i, w += k)
       atomicAnd(&words[w], ~detail::range_mask(w, start, n));
+    __threadfence(); // the bits are clear again before the count says a claim was undone
+    if (rank == 0)
+      atomicAdd(rollbacks, 1ull);
     return false;
   }
 };
@@ -239,6 +260,7 @@ public:
         meta_(units()), regions_(t, units() * c.unit_bytes,
                                  std::uint64_t(handle_type::region_units) * c.unit_bytes) {
     load(std::vector<unsigned long long>(words_.size(), 0), true);
+    rollbacks_.zero();
   }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
@@ -263,7 +285,8 @@ public:
   }
   handle_type handle() const {
     return {data(),          words_.get(), meta_.get(),     std::uint32_t(words_.size()),
-            cfg_.unit_bytes, cfg_.seed,    cfg_.max_rounds, regions_.view()};
+            cfg_.unit_bytes, cfg_.seed,    cfg_.max_rounds, regions_.view(),
+            rollbacks_.get()};
   }
   const malloc_config &config() const { return cfg_; }
   const region_layout &regions() const { return regions_.layout(); }
@@ -282,7 +305,8 @@ private:
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
-  region_map regions_; // in bitmap regions
+  region_map regions_;                            // in bitmap regions
+  device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
 };
 
 } // namespace gpuprobe::alloc
