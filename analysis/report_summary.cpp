@@ -157,13 +157,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
     out.push_back("TLB: no level found up to " +
                   format_bytes(tlb.value("searched_up_to_bytes", 0.0)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
-    const json &L = levels[k];
-    std::snprintf(
-        b, sizeof b, "%s %5.0f x %s = %s, +%.0f cycles, sharing: %s", level_label(false, k).c_str(),
-        L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
-        format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
-        L.value("sharing", json::object()).value("scope", std::string("?")).c_str());
-    out.push_back(b);
+    out.push_back(level_line(level_label(false, k), levels[k]));
   }
   const json tuning = read_json_file((fs::path(dir) / "tuning.json").string());
   const json a = tuning.value("allocator", json::object());

@@ -32,11 +32,11 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
 void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
                                tlb_dataset &out);
 
-// Reads every file (gpuprobe JSON or cuda-gpu-tlb CSV, told apart by content) into one dataset:
-// several files are one GPU. Throws gpuprobe::error on a missing or malformed file.
 // Sorts a curve by footprint and drops repeated footprints (keeps the first).
 void finish_curve(tlb_curve &c);
 
+// Reads every file (gpuprobe JSON or cuda-gpu-tlb CSV, told apart by content) into one dataset:
+// several files are one GPU. Throws gpuprobe::error on a missing or malformed file.
 tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths);
 
 } // namespace gpuprobe::analysis

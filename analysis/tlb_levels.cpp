@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 namespace gpuprobe::analysis {
@@ -24,6 +25,16 @@ page_bound parse_page_bound(const std::string &s) {
 
 std::string level_label(bool candidate, std::size_t index) {
   return (candidate ? "C" : "L") + std::to_string(index + 1);
+}
+
+std::string level_line(const std::string &label, const nlohmann::json &L) {
+  char b[256];
+  std::snprintf(
+      b, sizeof b, "%s %5.0f x %s = %s, +%.0f cycles, sharing: %s", label.c_str(),
+      L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
+      format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
+      L.value("sharing", nlohmann::json::object()).value("scope", std::string("?")).c_str());
+  return b;
 }
 
 namespace {

@@ -34,6 +34,10 @@ page_bound parse_page_bound(const std::string &s); // throws gpuprobe::error
 // candidates C1, C2, ..., from 1, innermost first; `index` is the position in the profile's list.
 std::string level_label(bool candidate, std::size_t index);
 
+// One level of a profile in one line, as characterize and run print it:
+// "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
+std::string level_line(const std::string &label, const nlohmann::json &level);
+
 struct tlb_level {
   double entries = 0;
   double page_bytes = 0;

@@ -3,6 +3,7 @@
 #include "analysis/tlb_levels.hpp"
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -49,12 +50,6 @@ region_decision group_regions(const json &L, const std::string &where) {
     if (r < 0)
       r = spare++ % d.regions;
   return d;
-}
-
-std::string gib_text(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.4g GiB", bytes / double(1ull << 30));
-  return b;
 }
 
 } // namespace
@@ -135,8 +130,8 @@ std::vector<region_option> region_options(const json &profile, int sm_count,
         o.skip = "its sharing is " + o.scope + ": no SM -> region map to cut";
       }
       if (o.skip.empty() && !(o.reach_bytes < largest_pool_bytes))
-        o.skip = "its reach (" + gib_text(o.reach_bytes) + ") is not below the largest pool (" +
-                 gib_text(largest_pool_bytes) + "): every pool fits it as it is";
+        o.skip = "its reach (" + format_gib(o.reach_bytes) + ") is not below the largest pool (" +
+                 format_gib(largest_pool_bytes) + "): every pool fits it as it is";
       out.push_back(std::move(o));
     }
   }
@@ -152,7 +147,7 @@ region_decision decide_regions_measured(const std::vector<region_option> &option
   std::string lines;
   for (const auto &o : options) {
     json row = {{"level", o.level}, {"scope", o.scope}, {"reach_bytes", o.reach_bytes}};
-    std::string line = o.level + " (" + o.scope + ", reach " + gib_text(o.reach_bytes) + "): ";
+    std::string line = o.level + " (" + o.scope + ", reach " + format_gib(o.reach_bytes) + "): ";
     if (!o.skip.empty()) {
       row["decision"] = "not applicable";
       row["reason"] = o.skip;
@@ -167,7 +162,7 @@ region_decision decide_regions_measured(const std::vector<region_option> &option
       std::snprintf(b, sizeof b,
                     "%d regions on a %s pool, get_page + write at 50 %% free: %.4f -> %.4f ms "
                     "(x%.3f)",
-                    o.regions.regions, gib_text(o.pool_bytes).c_str(), m->ms_one, m->ms_scoped,
+                    o.regions.regions, format_gib(o.pool_bytes).c_str(), m->ms_one, m->ms_scoped,
                     ratio);
       const bool gain = ratio <= 1 - tie;
       row.update({{"regions", o.regions.regions},

@@ -243,14 +243,13 @@ void run_characterize(const characterize_options &o) {
     const json list = tlb.value(candidate ? "candidates" : "levels", json::array());
     for (std::size_t i = 0; i < list.size(); ++i, ++row) {
       const json &L = list[i];
-      const json sh = L.value("sharing", json::object());
-      std::printf(
-          "  %s%s %5.0f x %s = %s, +%.0f cycles, sharing: %s%s%s\n",
-          analysis::level_label(candidate, i).c_str(), candidate ? " (candidate)" : "",
-          L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
-          format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
-          sh.value("scope", std::string("?")).c_str(), row < checks.size() ? "; real memory: " : "",
-          row < checks.size() ? checks[row].value("real_memory", std::string()).c_str() : "");
+      std::printf("  %s%s%s\n",
+                  analysis::level_line(
+                      analysis::level_label(candidate, i) + (candidate ? " (candidate)" : ""), L)
+                      .c_str(),
+                  row < checks.size() ? "; real memory: " : "",
+                  row < checks.size() ? checks[row].value("real_memory", std::string()).c_str()
+                                      : "");
       if (row >= checks.size())
         continue;
       if (checks[row].contains("miss_served_by"))

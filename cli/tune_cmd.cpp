@@ -211,7 +211,7 @@ void setup_tune(CLI::App &parent) {
   auto *app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size, CRW placement "
                                             "and TLB scope measured, TLB-scoped regions");
   app->footer("Example: gpuprobe tune --profile results/first/profile.json --out "
-              "results/first/tuning.json (~17 s on an H100; --quick ~6 s)");
+              "results/first/tuning.json (~40 s on an H100, ~50 s on an H200)");
   app->add_option("--profile", opt->profile,
                   "profile.json of gpuprobe characterize (required without --devices)");
   app->add_option("--out", opt->common.out, "tuning.json to write (required without --devices)");
@@ -223,9 +223,9 @@ void setup_tune(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")
       ->capture_default_str();
-  app->add_flag(
-      "--quick", opt->quick,
-      "two free fractions for the word size, a quarter of the footprint for the TLB scope");
+  app->add_flag("--quick", opt->quick,
+                "three free fractions for the word size (100, 50, 1 %), a quarter of the footprint "
+                "for the TLB scope");
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {
