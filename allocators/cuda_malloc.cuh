@@ -8,18 +8,25 @@ namespace gpuprobe::alloc {
 
 // Raises the device malloc heap to at least `bytes`. The limit can only change before the first
 // kernel that calls malloc; after that a larger request is an error that says so.
-inline void ensure_malloc_heap(std::size_t bytes) {
+// The device malloc heap after asking for `bytes`: unchanged once a malloc kernel ran, and a
+// driver may grant less than asked (an H100 80GB granted 16862 MiB of 32 GiB).
+inline std::size_t granted_malloc_heap(std::size_t bytes) {
   std::size_t got = 0;
   cuda_or_throw(cudaDeviceGetLimit(&got, cudaLimitMallocHeapSize), "cudaDeviceGetLimit");
   if (got >= bytes)
-    return;
+    return got;
   if (cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes) != cudaSuccess)
     (void)cudaGetLastError();
   cuda_or_throw(cudaDeviceGetLimit(&got, cudaLimitMallocHeapSize), "cudaDeviceGetLimit");
+  return got;
+}
+inline void ensure_malloc_heap(std::size_t bytes) {
+  const std::size_t got = granted_malloc_heap(bytes);
   if (got < bytes)
-    throw std::runtime_error("device malloc heap is fixed at " + std::to_string(got >> 20) +
-                             " MiB (a malloc kernel ran before); " + std::to_string(bytes >> 20) +
-                             " MiB needed: run this case in its own process");
+    throw std::runtime_error("device malloc heap is " + std::to_string(got >> 20) + " MiB, " +
+                             std::to_string(bytes >> 20) +
+                             " MiB needed (fixed once a malloc kernel ran: run this case in its "
+                             "own process; or more than this device grants)");
 }
 
 struct cuda_malloc_handle {

@@ -19,6 +19,7 @@ struct flags {
   std::uint64_t tlb_scope_bytes =
       0; // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
   std::string tlb_scope_source;
+  std::uint64_t peers_heap_bytes = 0; // --gpuprobe_peers_heap (0: peers::k_default_heap_bytes)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();

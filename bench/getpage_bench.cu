@@ -4,6 +4,7 @@
 // TAS/WAS, checked (every thread got a page, no page twice) before the numbers are reported.
 #include "allocators/registry.cuh"
 #include "analysis/models.hpp"
+#include "bench/peers/peers.hpp"
 #include "bench_common.hpp"
 #include "common/device_info.hpp"
 #include "common/units.hpp"
@@ -243,6 +244,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_profile=FILE     TLB scope of the scoped workloads: the reach of the profile's largest TLB level
                               or candidate (gpuprobe characterize's profile.json)
   --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
+  --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -273,6 +275,13 @@ int main(int argc, char **argv) {
         gpuprobe::bench::read_tlb_scope(argv[i] + 19);
       } catch (const std::exception &e) {
         std::fprintf(stderr, "gpuprobe-bench: %s\n", e.what());
+        return 1;
+      }
+    } else if (std::strncmp(argv[i], "--gpuprobe_peers_heap=", 22) == 0) {
+      try {
+        o.peers_heap_bytes = gpuprobe::parse_bytes(argv[i] + 22);
+      } catch (const std::exception &e) {
+        std::fprintf(stderr, "gpuprobe-bench: --gpuprobe_peers_heap: %s\n", e.what());
         return 1;
       }
     } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
@@ -308,14 +317,32 @@ int main(int argc, char **argv) {
     benchmark::AddCustomContext("gpu", "none (cases fail with an error when run)");
   }
   benchmark::AddCustomContext("gpuprobe_commit", GPUPROBE_GIT_COMMIT);
-  benchmark::AddCustomContext("cuda_malloc_cap",
-                              o.uncapped ? "none"
-                                         : "BM_getpage threads <= 262144, BM_malloc threads <= "
-                                           "65536 (--gpuprobe_uncapped lifts it)");
+  benchmark::AddCustomContext(
+      "cuda_malloc_cap",
+      o.uncapped ? "none"
+                 : "BM_getpage threads <= 262144, BM_malloc threads <= "
+                   "65536, BM_peers threads <= 131072 and no churn (--gpuprobe_uncapped "
+                   "lifts it)");
   benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes
                                                      ? std::to_string(o.tlb_scope_bytes) +
                                                            " from " + o.tlb_scope_source
                                                      : "none");
+  const std::uint64_t peers_heap =
+      o.peers_heap_bytes ? o.peers_heap_bytes : gpuprobe::bench::peers::k_default_heap_bytes;
+  benchmark::AddCustomContext("peers_heap_bytes", std::to_string(peers_heap));
+  benchmark::AddCustomContext("peers",
+#if defined(GPUPROBE_HAVE_GALLATIN) || defined(GPUPROBE_HAVE_OUROBOROS)
+                              ""
+#ifdef GPUPROBE_HAVE_GALLATIN
+                              "gallatin " GPUPROBE_GALLATIN_COMMIT "; "
+#endif
+#ifdef GPUPROBE_HAVE_OUROBOROS
+                              "Ouroboros " GPUPROBE_OUROBOROS_COMMIT "; "
+#endif
+#else
+                              "none (built without -DGPUPROBE_PEERS_DIR)"
+#endif
+  );
   benchmark::AddCustomContext(
       "grid",
       o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");
@@ -356,6 +383,7 @@ int main(int argc, char **argv) {
       }
   gpuprobe::bench::register_malloc_benchmarks();
   gpuprobe::bench::register_workload_benchmarks();
+  gpuprobe::bench::peers::register_peer_benchmarks(peers_heap);
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data()))
     return 1;

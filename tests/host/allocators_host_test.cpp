@@ -286,3 +286,35 @@ TEST(Bench, FlagsParseSizesAndAllFailedRunsExitNonZero) {
   EXPECT_NE(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("failed"), std::string::npos) << r.err;
 }
+
+// BM_peers (bench/peers/README.md): the grid lists without a GPU, gpuprobe's allocators always,
+// the capped cells left out unless --gpuprobe_uncapped, the heap flag parsed and recorded.
+TEST(Bench, PeerHarnessGridAndHeapFlag) {
+  GPUPROBE_REQUIRE_BENCH();
+  using gpuprobe::test::run_binary;
+  auto r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --benchmark_filter=BM_peers/");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto count = [&](const std::string &prefix) {
+    int n = 0;
+    for (std::size_t p = r.out.find(prefix); p != std::string::npos; p = r.out.find(prefix, p + 1))
+      ++n;
+    return n;
+  };
+  // 6 sizes x 3 thread counts x 2 states.
+  EXPECT_EQ(count("BM_peers/rw_malloc/"), 36);
+  EXPECT_EQ(count("BM_peers/corw64/"), 36);
+  EXPECT_EQ(count("BM_peers/bump/"), 36);
+  EXPECT_EQ(count("BM_peers/cuda_malloc/"), 12); // up to 2^17 threads, empty heap only
+  EXPECT_NE(r.out.find("BM_peers/rw_malloc/size:mixed/threads:1048576/state:churn"),
+            std::string::npos);
+  EXPECT_EQ(r.out.find("BM_peers/cuda_malloc/size:16/threads:1048576"), std::string::npos);
+  r = run_binary(
+      GPUPROBE_BENCH,
+      "--benchmark_list_tests --benchmark_filter=BM_peers/cuda_malloc --gpuprobe_uncapped");
+  EXPECT_EQ(count("BM_peers/cuda_malloc/"), 36);
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_peers_heap=12Q");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--gpuprobe_peers_heap"), std::string::npos) << r.err;
+  r = run_binary(GPUPROBE_BENCH, "--help");
+  EXPECT_NE(r.out.find("--gpuprobe_peers_heap=SIZE"), std::string::npos) << r.out;
+}
