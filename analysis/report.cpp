@@ -87,6 +87,11 @@ inputs scan(const std::string &dir, report_content &c) {
       const std::string schema = doc.value("schema", "");
       if (doc.contains("benchmarks")) {
         in.bench.emplace_back(path, doc);
+        const json ctx = doc.value("context", json::object());
+        if (in.device.empty() && ctx.contains("gpu_uuid")) // gpuprobe-bench's own context
+          in.device = ctx.value("gpu", "") + ", " + ctx.value("sm_count", "?") + " SMs, UUID " +
+                      ctx.value("gpu_uuid", "") + ", driver " + ctx.value("driver", "?") +
+                      " (runtime " + ctx.value("runtime", "?") + "), from gpuprobe-bench";
       } else if (schema.rfind("gpuprobe.profile/", 0) == 0 ||
                  schema.rfind("gpuprobe.sharing/", 0) == 0) {
         continue; // derived files (a stage's TLB profile, an analysis): the raw results are drawn
@@ -154,9 +159,9 @@ inputs scan(const std::string &dir, report_content &c) {
 
 // The parts of the page, in order. Adding a figure or table: its file and one line here.
 const std::vector<part_fn> &parts() {
-  static const std::vector<part_fn> all = {summary_part, fleet_part,  tlb_part,
+  static const std::vector<part_fn> all = {summary_part, fleet_part,   tlb_part,
                                            sharing_part, atomics_part, theory_part,
-                                           tuning_part,  validation_part};
+                                           peers_part,   tuning_part,  validation_part};
   return all;
 }
 

@@ -34,6 +34,7 @@ void tlb_part(const inputs &in, report_content &c);
 void sharing_part(const inputs &in, report_content &c);
 void atomics_part(const inputs &in, report_content &c);
 void theory_part(const inputs &in, report_content &c);
+void peers_part(const inputs &in, report_content &c);
 void tuning_part(const inputs &in, report_content &c);
 void validation_part(const inputs &in, report_content &c);
 void fleet_part(const inputs &in, report_content &c);

@@ -348,8 +348,7 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
   fs::create_directories(dir);
   fs::copy_file(src + "/reports/examples/hierarchy/profile_h100.json", dir + "/profile.json");
   for (const char *f : {"tuning.json", "validation.json"})
-    fs::copy_file(src + "/reports/examples/nvidia-h100-80gb-hbm3/" + std::string(f),
-                  dir + "/" + f);
+    fs::copy_file(src + "/reports/examples/nvidia-h100-80gb-hbm3/" + std::string(f), dir + "/" + f);
   const auto c = gpuprobe::analysis::build_report(dir);
   const auto &s = c.summary;
   ASSERT_EQ(s.hierarchy.size(), 3u);
@@ -370,8 +369,7 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
       << lines;
   EXPECT_NE(lines.find("15 faster, 3 no significant difference, 2 slower"), std::string::npos);
   ASSERT_EQ(s.decisions.size(), 6u) << "4 decisions, 2 trade-offs";
-  EXPECT_EQ(s.decisions[0].rfind("bitmap word: 64-bit words take 0.805x", 0), 0u)
-      << s.decisions[0];
+  EXPECT_EQ(s.decisions[0].rfind("bitmap word: 64-bit words take 0.805x", 0), 0u) << s.decisions[0];
   EXPECT_EQ(s.decisions[4].rfind("trade-off, word_size (32-bit -> 64-bit): hash_join/4M", 0), 0u)
       << s.decisions[4];
   const auto html = gpuprobe::analysis::render_html(c);
@@ -417,4 +415,39 @@ TEST(Report, RunSummaryLinesOfAFinishedFolder) {
   EXPECT_EQ(lines[6].rfind("trade-off: word_size (32-bit -> 64-bit): hash_join/4M", 0), 0u)
       << lines[6];
   EXPECT_NE(lines.back().find("report/index.html"), std::string::npos);
+}
+
+// The peer harness' committed H100 run (bench/peers/README.md): its tables and the goals
+// table, with Gallatin's out-of-memory after the churn shown as a result, not an error.
+TEST(Report, CommittedPeerHarnessRunRenders) {
+  const auto c = gpuprobe::analysis::build_report(
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/peers/nvidia-h100-80gb-hbm3-f7c5e047");
+  EXPECT_NE(c.device.find("GPU-f7c5e047"), std::string::npos) << c.device;
+  const gpuprobe::analysis::report_table *empty = nullptr, *churn = nullptr, *goals = nullptr;
+  for (const auto &t : c.tables) {
+    if (t.title == "Allocators against the peers: malloc / free (ms), empty heap")
+      empty = &t;
+    else if (t.title.find("after a churn to 50 % occupancy") != std::string::npos)
+      churn = &t;
+    else if (t.title == "rw_malloc against the goals")
+      goals = &t;
+  }
+  ASSERT_TRUE(empty && churn && goals);
+  // 7 allocators x 3 thread counts; cuda_malloc and ouroboros_chunk capped past 2^17.
+  EXPECT_EQ(empty->rows.size(), 19u);
+  EXPECT_EQ(empty->rows[0][0], "rw_malloc");
+  EXPECT_EQ(empty->rows[0][1], "16384");
+  // cuda_malloc runs only on the empty heap (capped after churn).
+  EXPECT_EQ(churn->rows.size(), 17u);
+  bool gallatin_oom = false;
+  for (const auto &r : churn->rows)
+    if (r[0] == "gallatin" && r[1] == "131072")
+      gallatin_oom =
+          r[3].rfind("out of memory (131072 of 131072 threads refused, heap 11 %", 0) == 0;
+  EXPECT_TRUE(gallatin_oom);
+  EXPECT_EQ(goals->rows.size(), 36u);
+  EXPECT_NE(goals->note.find("Met in 34 of 36 cells"), std::string::npos) << goals->note;
+  EXPECT_EQ(goals->rows[0].back(), "not met: slower than Gallatin");
+  ASSERT_EQ(c.figures.size(), 2u);
+  EXPECT_EQ(c.figures[0].id, "peers_malloc_empty");
 }
