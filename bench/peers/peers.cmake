@@ -15,40 +15,40 @@ function(gpuprobe_peer_commit dir out)
   set(${out} ${c} PARENT_SCOPE)
 endfunction()
 
+# One peer: its translation unit in a library of its own, its headers (`include`) as system
+# headers, linked into gpuprobe-bench with GPUPROBE_HAVE_<TAG> and GPUPROBE_<TAG>_COMMIT.
+function(gpuprobe_add_peer target source checkout include tag)
+  add_library(${target} STATIC ${CMAKE_SOURCE_DIR}/bench/peers/${source})
+  target_include_directories(${target} SYSTEM PRIVATE ${include})
+  target_link_libraries(${target} PRIVATE gpuprobe_cuda gpuprobe_allocators benchmark::benchmark)
+  gpuprobe_warnings(${target})
+  gpuprobe_peer_commit(${checkout} c)
+  target_link_libraries(gpuprobe-bench PRIVATE ${target})
+  target_compile_definitions(gpuprobe-bench PRIVATE GPUPROBE_HAVE_${tag}
+    GPUPROBE_${tag}_COMMIT="${c}")
+  set(_peer_commit ${c} PARENT_SCOPE)
+endfunction()
+
 if(GPUPROBE_PEERS_DIR)
   set(_peers_found "")
   set(_gallatin ${GPUPROBE_PEERS_DIR}/gallatin)
   if(EXISTS ${_gallatin}/include/gallatin/allocators/gallatin.cuh)
-    add_library(gpuprobe_peer_gallatin STATIC ${CMAKE_SOURCE_DIR}/bench/peers/gallatin_peer.cu)
-    target_include_directories(gpuprobe_peer_gallatin SYSTEM PRIVATE ${_gallatin}/include)
-    target_link_libraries(gpuprobe_peer_gallatin PRIVATE gpuprobe_cuda gpuprobe_allocators
-      benchmark::benchmark)
-    gpuprobe_warnings(gpuprobe_peer_gallatin)
-    gpuprobe_peer_commit(${_gallatin} _c)
-    target_link_libraries(gpuprobe-bench PRIVATE gpuprobe_peer_gallatin)
-    target_compile_definitions(gpuprobe-bench PRIVATE GPUPROBE_HAVE_GALLATIN
-      GPUPROBE_GALLATIN_COMMIT="${_c}")
-    list(APPEND _peers_found "gallatin ${_c}")
+    gpuprobe_add_peer(gpuprobe_peer_gallatin gallatin_peer.cu ${_gallatin} ${_gallatin}/include
+      GALLATIN)
+    list(APPEND _peers_found "gallatin ${_peer_commit}")
   else()
     message(WARNING "GPUPROBE_PEERS_DIR: no Gallatin checkout at ${_gallatin}: BM_peers/gallatin is not built")
   endif()
   set(_ouro ${GPUPROBE_PEERS_DIR}/Ouroboros)
   if(EXISTS ${_ouro}/include/device/Ouroboros_impl.cuh)
-    add_library(gpuprobe_peer_ouroboros STATIC ${CMAKE_SOURCE_DIR}/bench/peers/ouroboros_peer.cu)
-    # compat/ first: its Statistics.h lets Ouroboros' compile with CUDA 13 (see the file).
-    target_include_directories(gpuprobe_peer_ouroboros PRIVATE ${CMAKE_SOURCE_DIR}/bench/peers/compat)
-    target_include_directories(gpuprobe_peer_ouroboros SYSTEM PRIVATE ${_ouro}/include)
-    target_link_libraries(gpuprobe_peer_ouroboros PRIVATE gpuprobe_cuda gpuprobe_allocators
-      benchmark::benchmark)
-    gpuprobe_warnings(gpuprobe_peer_ouroboros)
-    # As Ouroboros' own build (BaseCMake.cmake): constexpr device functions from host code.
+    gpuprobe_add_peer(gpuprobe_peer_ouroboros ouroboros_peer.cu ${_ouro} ${_ouro}/include OUROBOROS)
+    # compat/ first: its Statistics.h lets Ouroboros' compile with CUDA 13 (see the file); and,
+    # as Ouroboros' own build (BaseCMake.cmake), constexpr device functions from host code.
+    target_include_directories(gpuprobe_peer_ouroboros BEFORE PRIVATE
+      ${CMAKE_SOURCE_DIR}/bench/peers/compat)
     target_compile_options(gpuprobe_peer_ouroboros PRIVATE
       $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
-    gpuprobe_peer_commit(${_ouro} _c)
-    target_link_libraries(gpuprobe-bench PRIVATE gpuprobe_peer_ouroboros)
-    target_compile_definitions(gpuprobe-bench PRIVATE GPUPROBE_HAVE_OUROBOROS
-      GPUPROBE_OUROBOROS_COMMIT="${_c}")
-    list(APPEND _peers_found "Ouroboros ${_c}")
+    list(APPEND _peers_found "Ouroboros ${_peer_commit}")
   else()
     message(WARNING "GPUPROBE_PEERS_DIR: no Ouroboros checkout at ${_ouro}: BM_peers/ouroboros_* are not built")
   endif()
