@@ -6,8 +6,6 @@
 
 namespace gpuprobe::alloc {
 
-// Raises the device malloc heap to at least `bytes`. The limit can only change before the first
-// kernel that calls malloc; after that a larger request is an error that says so.
 // The device malloc heap after asking for `bytes`: unchanged once a malloc kernel ran, and a
 // driver may grant less than asked (an H100 80GB granted 16862 MiB of 32 GiB).
 inline std::size_t granted_malloc_heap(std::size_t bytes) {
@@ -20,6 +18,9 @@ inline std::size_t granted_malloc_heap(std::size_t bytes) {
   cuda_or_throw(cudaDeviceGetLimit(&got, cudaLimitMallocHeapSize), "cudaDeviceGetLimit");
   return got;
 }
+// Raises the device malloc heap to at least `bytes`. The limit can only change before the first
+// kernel that calls malloc; after that, or past what the device grants, a larger request is an
+// error that says so.
 inline void ensure_malloc_heap(std::size_t bytes) {
   const std::size_t got = granted_malloc_heap(bytes);
   if (got < bytes)

@@ -330,19 +330,7 @@ int main(int argc, char **argv) {
   const std::uint64_t peers_heap =
       o.peers_heap_bytes ? o.peers_heap_bytes : gpuprobe::bench::peers::k_default_heap_bytes;
   benchmark::AddCustomContext("peers_heap_bytes", std::to_string(peers_heap));
-  benchmark::AddCustomContext("peers",
-#if defined(GPUPROBE_HAVE_GALLATIN) || defined(GPUPROBE_HAVE_OUROBOROS)
-                              ""
-#ifdef GPUPROBE_HAVE_GALLATIN
-                              "gallatin " GPUPROBE_GALLATIN_COMMIT "; "
-#endif
-#ifdef GPUPROBE_HAVE_OUROBOROS
-                              "Ouroboros " GPUPROBE_OUROBOROS_COMMIT "; "
-#endif
-#else
-                              "none (built without -DGPUPROBE_PEERS_DIR)"
-#endif
-  );
+  benchmark::AddCustomContext("peers", gpuprobe::bench::peers::peers_built());
   benchmark::AddCustomContext(
       "grid",
       o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");

@@ -42,15 +42,8 @@ std::pair<std::uint64_t, std::uint64_t> verify(const alloc::device_array<char *>
                                                std::uint64_t bytes) {
   std::vector<char *> p(n);
   out.download(p.data(), n);
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
-  std::uint64_t nulls = 0;
-  for (unsigned t = 0; t < n; ++t) {
-    if (p[t])
-      r.emplace_back(reinterpret_cast<std::uintptr_t>(p[t]),
-                     reinterpret_cast<std::uintptr_t>(p[t]) + sizes(t));
-    else
-      ++nulls;
-  }
+  std::vector<alloc::byte_range> r;
+  const std::uint64_t nulls = alloc::append_ranges(r, p, sizes);
   return {nulls,
           alloc::count_bad_ranges(std::move(r), reinterpret_cast<std::uintptr_t>(lo), bytes)};
 }

@@ -246,22 +246,14 @@ void measure(
     checked("verification launch");
     std::vector<char *> p(n);
     out.download(p.data(), n);
-    std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
-    r.reserve(n);
-    for (unsigned t = 0; t < n; ++t)
-      if (p[t])
-        r.emplace_back(std::uintptr_t(p[t]), std::uintptr_t(p[t]) + sizes(t));
+    std::vector<alloc::byte_range> r;
+    alloc::append_ranges(r, p, sizes);
     if (churn) {
       std::vector<char *> q(churn->slots);
       std::vector<std::uint32_t> qb(churn->slots);
       churn->ptr.download(q.data(), q.size());
       churn->bytes.download(qb.data(), qb.size());
-      for (std::size_t s = 0; s < q.size(); ++s)
-        if (q[s])
-          r.emplace_back(std::uintptr_t(q[s]), std::uintptr_t(q[s]) + qb[s]);
-      const auto census = churn->census();
-      if (census[2] && error.empty())
-        error = std::to_string(census[2]) + " churn blocks overwritten by the timed launches";
+      alloc::append_ranges(r, q, [&](std::size_t s) { return qb[s]; });
     }
     const std::uint64_t bad_ranges = alloc::count_bad_ranges(std::move(r), 0, 0);
     if (bad_ranges && error.empty())
@@ -269,14 +261,17 @@ void measure(
     free_launch();
     check(cudaDeviceSynchronize(), "free after the verification launch");
   }
+  // What the churn left, once: live blocks, their bytes, and any whose tags a timed launch
+  // overwrote (checked when the launches ran to the end).
+  const auto census = churn ? churn->census() : std::array<unsigned long long, 3>{};
+  if (census[2] && error.empty())
+    error = std::to_string(census[2]) + " churn blocks overwritten by the timed launches";
   if (!error.empty()) {
-    if (churn) { // what the churn left: the context of an out-of-memory
-      const auto census = churn->census();
+    if (churn) // the context of an out-of-memory
       error += " (after the churn: " + std::to_string(census[0]) + " blocks live, " +
                format_bytes(double(census[1])) + " = " +
                std::to_string(int(std::lround(100.0 * double(census[1]) / double(c.heap_bytes)))) +
                " % of the heap; " + std::to_string(churn->refused) + " churn requests refused)";
-    }
     st.SkipWithError(error.c_str());
     return;
   }
@@ -287,7 +282,6 @@ void measure(
       benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["heap_GiB"] = double(c.heap_bytes) / double(k_gib);
   if (churn) {
-    const auto census = churn->census();
     st.counters["occupancy"] = double(census[1]) / double(c.heap_bytes);
     st.counters["churn_live_blocks"] = double(census[0]);
     st.counters["churn_refused"] = double(churn->refused);

@@ -31,6 +31,8 @@ std::vector<peer_cell> peer_grid(const std::vector<std::string> &allocs, bool un
 
 // The allocators of this build: gpuprobe's always, the peers where their checkouts were found.
 std::vector<std::string> peer_allocators();
+// The peers built in, with their checkouts' commits (the JSON context's "peers").
+std::string peers_built();
 
 // Per peer translation unit (compiled only with its checkout).
 void run_gallatin_cell(benchmark::State &st, const peer_cell &c);

@@ -124,6 +124,17 @@ std::vector<std::string> peer_allocators() {
   return a;
 }
 
+std::string peers_built() {
+  std::string s;
+#ifdef GPUPROBE_HAVE_GALLATIN
+  s += "gallatin " GPUPROBE_GALLATIN_COMMIT "; ";
+#endif
+#ifdef GPUPROBE_HAVE_OUROBOROS
+  s += "Ouroboros " GPUPROBE_OUROBOROS_COMMIT "; ";
+#endif
+  return s.empty() ? "none (built without -DGPUPROBE_PEERS_DIR)" : s;
+}
+
 std::vector<peer_cell> peer_grid(const std::vector<std::string> &allocs, bool uncapped,
                                  std::uint64_t heap_bytes) {
   std::vector<peer_cell> cells;

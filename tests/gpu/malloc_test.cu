@@ -68,11 +68,8 @@ struct churn_result {
 // Live ranges inside [lo, lo + bytes) (bytes 0: not checked), 16-byte aligned, disjoint.
 unsigned long long check_ranges(const std::vector<char *> &p, const std::vector<std::uint32_t> &s,
                                 const char *lo, std::uint64_t bytes) {
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> r;
-  for (std::size_t i = 0; i < p.size(); ++i)
-    if (p[i])
-      r.emplace_back(reinterpret_cast<std::uintptr_t>(p[i]),
-                     reinterpret_cast<std::uintptr_t>(p[i]) + (s[i] & 0xffffu));
+  std::vector<alloc::byte_range> r;
+  alloc::append_ranges(r, p, [&](std::size_t i) { return s[i] & 0xffffu; });
   return alloc::count_bad_ranges(std::move(r), reinterpret_cast<std::uintptr_t>(lo), bytes);
 }
 

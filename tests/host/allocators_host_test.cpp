@@ -144,6 +144,17 @@ TEST(RangeCheck, CountsMisalignedOutsideAndOverlapping) {
       << "overlap, in any order";
 }
 
+TEST(RangeCheck, AppendRangesSkipsAndCountsNulls) {
+  char block[64];
+  const std::vector<char *> p = {block, nullptr, block + 32, nullptr};
+  std::vector<byte_range> r = {{1, 2}};
+  EXPECT_EQ(append_ranges(r, p, [](std::size_t i) { return 16 + i; }), 2u);
+  const auto at = reinterpret_cast<std::uintptr_t>(block);
+  ASSERT_EQ(r.size(), 3u); // appended after what was there
+  EXPECT_EQ(r[1], byte_range(at, at + 16));
+  EXPECT_EQ(r[2], byte_range(at + 32, at + 32 + 18)); // the size of p[2]
+}
+
 TEST(RequestSizes, MixedIsMultiplesOfFourIn4To8192) {
   request_sizes mixed;
   double sum = 0;
