@@ -1,6 +1,7 @@
 #include "analysis/characterize.hpp"
 
 #include "analysis/sharing.hpp"
+#include "analysis/tlb_conflict.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -74,6 +75,13 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed) 
     sampling.insert(sampling.end(), {"--reps", "3"});
   sampling.insert(sampling.end(), {"--seed", sd, "--out", "raw/tlb_sampling.json"});
   s.push_back({"tlb_sampling", "raw/tlb_sampling.json", sampling, {"tlb_profile"}});
+  // Each level's ways a second way: minimal conflict sets on the alias range.
+  std::vector<std::string> conflict = {"tlb-conflict", "--device", dev, "--profile",
+                                       "raw/tlb_profile.json"};
+  if (quick)
+    conflict.insert(conflict.end(), {"--windows", "2"});
+  conflict.insert(conflict.end(), {"--seed", sd, "--out", "raw/tlb_conflict.json"});
+  s.push_back({"tlb_conflict", "raw/tlb_conflict.json", conflict, {"tlb_profile"}});
   if (quick)
     s.push_back({"atomics",
                  "raw/atomics.json",
@@ -318,6 +326,21 @@ json assemble_profile(const std::string &dir, const json &stages_run, const json
   };
   attach("levels", false);
   attach("candidates", true);
+  // The conflict sets (a second measure of each level's ways), matched by label and geometry.
+  const fs::path cf = d / "raw/tlb_conflict.json";
+  if (fs::exists(cf) && tlb.contains("levels")) {
+    const json cr = read_json_file(cf.string());
+    require_schema(cr, schema::result, cf.string());
+    for (const auto &rl : cr.value("tlb_conflict", json::object()).value("levels", json::array()))
+      for (std::size_t k = 0; k < tlb["levels"].size(); ++k) {
+        json &L = tlb["levels"][k];
+        if (rl.value("level", "") == level_label(false, k) &&
+            rl.value("page_bytes", 0.0) == L.value("page_bytes", 0.0) &&
+            std::fabs(rl.value("entries", 0.0) - L.value("entries", 0.0)) < 0.5 &&
+            L.contains("structure"))
+          L["structure"]["conflict"] = conflict_summary(L, rl);
+      }
+  }
   json atomics = json::array();
   const fs::path af = d / "raw/atomics.json";
   json device = tp.value("device", json::object());

@@ -42,12 +42,15 @@ void finish_curve(tlb_curve &c) {
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
     return c.footprint_bytes[a] < c.footprint_bytes[b];
   });
-  tlb_curve s{c.source, c.stride_bytes, {}, {}, c.median};
+  tlb_curve s{c.source, c.stride_bytes, {}, {}, c.median, {}};
+  const bool means = c.mean_cycles.size() == c.cycles.size();
   for (std::size_t i : idx) {
     if (!s.footprint_bytes.empty() && s.footprint_bytes.back() == c.footprint_bytes[i])
       continue;
     s.footprint_bytes.push_back(c.footprint_bytes[i]);
     s.cycles.push_back(c.cycles[i]);
+    if (means)
+      s.mean_cycles.push_back(c.mean_cycles[i]);
   }
   c = std::move(s);
 }
@@ -114,6 +117,7 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
   if (out.device_name.empty() || out.device_name == "unknown")
     out.device_name = device.empty() ? "unknown" : device;
   for (auto &c : curves) {
+    c.mean_cycles = c.cycles; // "reduction mode: avg"
     finish_curve(c);
     if (c.footprint_bytes.size() >= 3)
       out.curves.push_back(std::move(c));
@@ -139,6 +143,7 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
       const double stride = p.at("stride_bytes").get<double>();
       const double fp = p.at("footprint_bytes").get<double>();
       const double cyc = p.at("median_cycles").get<double>();
+      const double avg = p.value("mean_cycles", 0.0);
       if (!(stride > 0) || !(fp > 0) || !std::isfinite(cyc) || cyc <= 0)
         throw gpuprobe::error("'" + source +
                               "': a point has a non-positive stride, footprint or latency");
@@ -148,8 +153,11 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
       c.stride_bytes = stride;
       c.footprint_bytes.push_back(fp);
       c.cycles.push_back(cyc);
+      c.mean_cycles.push_back(avg);
     }
     for (auto &[s, c] : by_stride) {
+      if (std::any_of(c.mean_cycles.begin(), c.mean_cycles.end(), [](double v) { return !(v > 0); }))
+        c.mean_cycles.clear(); // a result without means: no structure from it
       finish_curve(c);
       if (c.footprint_bytes.size() >= 3)
         out.curves.push_back(std::move(c));

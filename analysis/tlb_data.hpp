@@ -13,6 +13,9 @@ struct tlb_curve {
   std::vector<double> footprint_bytes; // strictly increasing
   std::vector<double> cycles;          // per-hop latency (median for gpuprobe results)
   bool median = false; // cycles are per-point medians (gpuprobe), not means (2017 CSV)
+  // Per-point means (a level's ramp is linear in the mean, not the median): gpuprobe results
+  // record both; the 2017 CSV's cycles are means already. Empty when the input has none.
+  std::vector<double> mean_cycles = {};
 };
 
 struct tlb_dataset {

@@ -27,14 +27,33 @@ std::string level_label(bool candidate, std::size_t index) {
   return (candidate ? "C" : "L") + std::to_string(index + 1);
 }
 
+std::string structure_words(const nlohmann::json &L) {
+  if (!L.contains("structure") || !L["structure"].is_object())
+    return "";
+  const auto &st = L["structure"];
+  if (!st.value("resolved", false))
+    return "structure not resolved";
+  if (st.value("sets", 0.0) == 1)
+    return "fully associative";
+  char b[96];
+  std::snprintf(b, sizeof b, "%.0f ways x %.0f sets", st.value("ways", 0.0), st.value("sets", 0.0));
+  return b;
+}
+
 std::string level_line(const std::string &label, const nlohmann::json &L) {
-  char b[256];
+  char b[320];
+  const std::string st = structure_words(L);
   std::snprintf(
-      b, sizeof b, "%s %5.0f x %s = %s, +%.0f cycles, sharing: %s", label.c_str(),
+      b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
       L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
-      format_bytes(L.value("reach_bytes", 0.0)).c_str(), L.value("miss_penalty_cycles", 0.0),
+      format_bytes(L.value("reach_bytes", 0.0)).c_str(), st.empty() ? "" : ", ", st.c_str(),
+      L.value("miss_penalty_cycles", 0.0),
       L.value("sharing", nlohmann::json::object()).value("scope", std::string("?")).c_str());
   return b;
+}
+
+double tlb_level::full_miss_bytes() const {
+  return structure.fit.resolved ? structure.fit.full_miss_entries * page_bytes : reach_bytes;
 }
 
 namespace {
@@ -125,6 +144,76 @@ double value_at(const tlb_dataset &d, const tlb_step &t, double fp) {
   const std::size_t from = k >= 2 ? k - 2 : 0;
   return median(
       std::vector<double>(c->cycles.begin() + long(from), c->cycles.begin() + long(k) + 1));
+}
+
+// The footprints around t's rise on its curve that belong to t's level alone: from halfway (in
+// log) since the previous rise to halfway to the next, and at most 4x either way.
+std::pair<double, double> level_window(const tlb_dataset &d, const std::vector<tlb_step> &steps,
+                                       const tlb_step &t) {
+  const auto *c = curve_of(d, t);
+  double lo = std::max(c->footprint_bytes.front(), t.s.x_lo / 4);
+  double hi = std::min(c->footprint_bytes.back(), t.s.x_hi * 4);
+  for (const auto &o : steps) {
+    if (o.stride_bytes != t.stride_bytes || o.source != t.source)
+      continue;
+    if (o.s.x_hi < t.s.x_lo * (1 - 1e-9))
+      lo = std::max(lo, std::sqrt(o.s.x_hi * t.s.x_lo));
+    if (o.s.x_lo > t.s.x_hi * (1 + 1e-9))
+      hi = std::min(hi, std::sqrt(t.s.x_hi * o.s.x_lo));
+  }
+  return {lo, hi};
+}
+
+// Fits each scaling stride's mean curve around the level and keeps the structure they agree on.
+tlb_level_structure level_structure(const tlb_dataset &d, const std::vector<tlb_step> &steps,
+                                    const tlb_level &L, const tlb_analysis_options &opt) {
+  tlb_level_structure out;
+  out.midpoint_entries = L.entries;
+  for (const auto &t : L.scaling) {
+    const auto *c = curve_of(d, t);
+    if (!c || c->mean_cycles.size() != c->cycles.size())
+      continue;
+    const auto [lo, hi] = level_window(d, steps, t);
+    std::vector<double> h, y;
+    for (std::size_t i = 0; i < c->footprint_bytes.size(); ++i)
+      if (c->footprint_bytes[i] >= lo && c->footprint_bytes[i] <= hi) {
+        h.push_back(c->footprint_bytes[i] / c->stride_bytes);
+        y.push_back(c->mean_cycles[i]);
+      }
+    out.fit_strides.push_back(t.stride_bytes);
+    out.per_stride.push_back(fit_structure(h, y, opt.steps.min_noise / 4, opt.structure));
+  }
+  if (out.per_stride.empty()) {
+    out.fit.why = "no curve with per-point means at or above the page";
+    return out;
+  }
+  // The (sets, ways) most strides give; ties go to the smaller stride.
+  int best = -1;
+  for (std::size_t i = 0; i < out.per_stride.size(); ++i) {
+    const auto &f = out.per_stride[i];
+    if (!f.resolved)
+      continue;
+    int n = 0;
+    for (const auto &g : out.per_stride)
+      n += g.resolved && g.sets == f.sets && g.ways == f.ways;
+    if (n > out.agreeing) {
+      out.agreeing = n;
+      best = int(i);
+    }
+  }
+  if (best < 0) {
+    out.fit = out.per_stride.front();
+    return out;
+  }
+  out.fit = out.per_stride[std::size_t(best)];
+  const int resolved = int(std::count_if(out.per_stride.begin(), out.per_stride.end(),
+                                         [](const structure_fit &f) { return f.resolved; }));
+  if (2 * out.agreeing <= resolved && resolved > 1) { // no majority: not one structure
+    out.fit.resolved = false;
+    out.fit.why = "the strides' fits disagree (" + std::to_string(out.agreeing) + " of " +
+                  std::to_string(resolved) + " give the same sets and ways)";
+  }
+  return out;
 }
 
 } // namespace
@@ -301,6 +390,21 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       out.notes.push_back("level at " + format_bytes(reach) + ": strides below " +
                           format_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
+    std::vector<tlb_step> all_steps = pool;
+    all_steps.insert(all_steps.end(), weak_pool.begin(), weak_pool.end());
+    L.structure = level_structure(data, all_steps, L, opt);
+    if (L.structure.fit.resolved) { // where misses begin, not the middle of the ramp
+      L.entries = L.structure.fit.entries;
+      L.reach_bytes = L.entries * L.page_bytes;
+      // The mean curves the structure was fitted on are far quieter than the medians of
+      // integer cycles: their rise over their noise is the level's signal.
+      const auto &f = L.structure.fit;
+      L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) / std::max(f.noise_cycles,
+                                                                              opt.steps.min_noise));
+      L.confidence = std::round(100.0 * std::min(1.0, L.snr / (3.0 * opt.steps.snr_min)) *
+                                pattern * L.penalty_rule) /
+                     100.0;
+    }
     if (L.confidence < opt.min_confidence) {
       out.candidates.push_back(L);
       out.notes.push_back("candidate at " + format_bytes(reach) + " (" +
@@ -343,8 +447,53 @@ nlohmann::json steps_json(const std::vector<tlb_step> &v) {
                  {"source", t.source}});
   return a;
 }
+nlohmann::json fit_json(const structure_fit &f) {
+  nlohmann::json j = {{"resolved", f.resolved},
+                      {"shape", f.shape},
+                      {"before_cycles", f.before_cycles},
+                      {"after_cycles", f.after_cycles},
+                      {"residual_cycles", std::round(f.residual_cycles * 1000) / 1000},
+                      {"noise_cycles", std::round(f.noise_cycles * 1000) / 1000},
+                      {"ramp_points", f.ramp_points},
+                      {"last_hit_entries", f.last_hit_entries},
+                      {"first_full_entries", f.first_full_entries}};
+  if (f.resolved) {
+    j["entries"] = f.entries;
+    j["sets"] = f.sets;
+    j["ways"] = f.ways;
+    j["full_miss_entries"] = f.full_miss_entries;
+    j["onset_fit_entries"] = std::round(f.onset_fit * 100) / 100;
+    j["full_miss_fit_entries"] = std::round(f.full_fit * 100) / 100;
+    j["slope"] = std::round(f.slope * 1000) / 1000;
+  } else {
+    j["why"] = f.why;
+  }
+  return j;
+}
+
+nlohmann::json structure_json(const tlb_level &L) {
+  const auto &st = L.structure;
+  nlohmann::json j = fit_json(st.fit);
+  j["midpoint_entries"] = std::round(st.midpoint_entries * 10) / 10;
+  j["midpoint_reach_bytes"] = st.midpoint_entries * L.page_bytes;
+  j["strides_agreeing"] = st.agreeing;
+  auto per = nlohmann::json::array();
+  for (std::size_t i = 0; i < st.per_stride.size(); ++i) {
+    auto f = fit_json(st.per_stride[i]);
+    f["stride_bytes"] = st.fit_strides[i];
+    per.push_back(f);
+  }
+  j["per_stride"] = per;
+  return j;
+}
+
 nlohmann::json level_json(const tlb_level &L) {
+  const bool resolved = L.structure.fit.resolved;
   return {{"entries", std::round(L.entries * 10) / 10},
+          {"sets", resolved ? nlohmann::json(L.structure.fit.sets) : nlohmann::json(nullptr)},
+          {"ways", resolved ? nlohmann::json(L.structure.fit.ways) : nlohmann::json(nullptr)},
+          {"full_miss_bytes", L.full_miss_bytes()},
+          {"structure", structure_json(L)},
           {"page_bytes", L.page_bytes},
           {"page_bound", to_string(L.bound)},
           {"reach_bytes", L.reach_bytes},

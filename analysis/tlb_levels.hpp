@@ -5,6 +5,7 @@
 // later, after E hops. A step whose hop count is the same for every stride and whose touched
 // cache lines reach the L2 size is an L2-capacity effect, not a TLB level.
 #include "analysis/tlb_data.hpp"
+#include "analysis/tlb_structure.hpp"
 #include "common/steps.hpp"
 
 #include <nlohmann/json.hpp>
@@ -37,8 +38,22 @@ std::string level_label(bool candidate, std::size_t index);
 // One level of a profile in one line, as characterize and run print it:
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
 std::string level_line(const std::string &label, const nlohmann::json &level);
+// "8 ways x 256 sets", "fully associative", "structure not resolved", or "" (an older profile).
+std::string structure_words(const nlohmann::json &level);
+
+// The level's structure over the strides at or above its page (each stride's mean curve fitted
+// alone; they must agree).
+struct tlb_level_structure {
+  structure_fit fit;                  // the agreed one (the smallest stride's when resolved)
+  std::vector<double> fit_strides;    // the strides fitted, in order
+  std::vector<structure_fit> per_stride;
+  int agreeing = 0;                   // strides whose resolved fit gives the same sets and ways
+  double midpoint_entries = 0;        // where the median curve crosses half the rise (before)
+};
 
 struct tlb_level {
+  // Where misses begin (S x W when the structure is resolved; else the step detector's
+  // boundary, which on a ramp is its middle).
   double entries = 0;
   double page_bytes = 0;
   page_bound bound = page_bound::unknown;
@@ -49,6 +64,8 @@ struct tlb_level {
   double penalty_rule = 1; // share of strides below the page whose step is s/P of the penalty
   std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
   std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
+  tlb_level_structure structure;
+  double full_miss_bytes() const; // where every hop misses (reach_bytes when not resolved)
 };
 
 struct tlb_analysis_options {
@@ -59,6 +76,7 @@ struct tlb_analysis_options {
   double min_confidence = 0.65;  // below: a candidate, listed but not reported as a level
   double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
   double line_bytes = 128;       // L2 line, for the cache-capacity test
+  structure_options structure;   // the ramp's fit
 };
 
 struct tlb_analysis {

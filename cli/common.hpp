@@ -45,6 +45,7 @@ void setup_tlb(CLI::App &parent);
 void setup_analyze(CLI::App &parent);
 void setup_tlb_sharing(CLI::App &parent);
 void setup_tlb_sampling(CLI::App &parent);
+void setup_tlb_conflict(CLI::App &parent);
 void setup_atomics(CLI::App &parent);
 void setup_theory(CLI::App &parent);
 void setup_report(CLI::App &parent);

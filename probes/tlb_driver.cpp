@@ -96,6 +96,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
   r.alloc = to_string(o.alloc);
   r.granularity_bytes = pool.granularity();
   r.alias_bytes = pool.alias_bytes();
+  r.va_base = r.alias_bytes ? reinterpret_cast<std::uint64_t>(pool.data()) : 0;
   r.min_bytes = plan.min_bytes;
   r.max_bytes = plan.max_bytes;
   r.strides = plan.strides;

@@ -49,6 +49,7 @@ struct tlb_result : result_envelope { // device, meta
   std::string alloc;
   std::uint64_t granularity_bytes = 0; // 0: the driver decides ("unknown")
   std::uint64_t alias_bytes = 0;       // alias pools: the one physical chunk (else 0, not written)
+  std::uint64_t va_base = 0;           // alias pools: the range's virtual address (its alignment)
   std::uint64_t min_bytes = 0, max_bytes = 0;
   std::vector<std::uint64_t> strides;
   int points_per_octave = 0;

@@ -141,6 +141,7 @@ json to_json(const tlb_result &r) {
       {"wall_seconds", r.wall_seconds}};
   if (r.alias_bytes) { // alias pools only: one physical chunk at every slot
     body["alias_bytes"] = r.alias_bytes;
+    body["va_base"] = r.va_base;
     body["load"] =
         r.load + ", every hop an alias of one physical chunk (delta chain, modulo the footprint)";
   }
@@ -161,6 +162,7 @@ tlb_result tlb_result_from_json(const json &doc) {
     r.samples_per_point = t.at("samples_per_point").get<std::size_t>();
     r.load = t.at("load").get<std::string>();
     r.alias_bytes = t.value("alias_bytes", std::uint64_t(0));
+    r.va_base = t.value("va_base", std::uint64_t(0));
     if (r.alias_bytes && r.load.find(", every hop") != std::string::npos)
       r.load = r.load.substr(0, r.load.find(", every hop"));
     r.sm_clock_mhz_before = t.at("sm_clock_mhz_before").get<double>();

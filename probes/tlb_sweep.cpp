@@ -1,6 +1,7 @@
 #include "probes/tlb_sweep.hpp"
 
 #include "common/error.hpp"
+#include "common/stats.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -27,6 +28,73 @@ std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t str
   if (out.back() != max_hops)
     out.push_back(max_hops);
   return out;
+}
+
+namespace {
+
+double median_mean(const std::vector<double> &v, std::size_t from, std::size_t to) {
+  return median(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
+}
+
+// Bisects [lo, hi] (hop counts) on `past(point)` (false at lo, true at hi) down to `width` hops.
+int bisect(std::map<std::uint64_t, sweep_point> &pts, std::uint64_t lo, std::uint64_t hi,
+           std::uint64_t width, std::uint64_t stride, const measure_fn &measure,
+           const std::function<bool(const sweep_point &)> &past) {
+  int n = 0;
+  while (hi - lo > width) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    auto p = pts.count(mid) ? pts[mid] : measure(stride, mid);
+    p.refined = true;
+    pts[mid] = p;
+    ++n;
+    (past(p) ? hi : lo) = mid;
+  }
+  return n;
+}
+
+} // namespace
+
+int refine_ramp_ends(const sweep_plan &plan, std::map<std::uint64_t, sweep_point> &pts,
+                     std::uint64_t stride, const measure_fn &measure) {
+  std::vector<double> x, med, avg;
+  std::vector<std::uint64_t> hops;
+  for (auto &[h, p] : pts) {
+    x.push_back(double(p.footprint_bytes));
+    med.push_back(p.median);
+    avg.push_back(p.mean);
+    hops.push_back(h);
+  }
+  const auto steps = detect_steps(x, med, plan.steps);
+  int n = 0;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const std::size_t i0 = steps[k].index;
+    const std::size_t prev = k > 0 ? steps[k - 1].index : 0;
+    const std::size_t next = k + 1 < steps.size() ? steps[k + 1].index : hops.size();
+    // The plateaus in the mean (a miss's cost is skewed: the median's plateau is not the mean's).
+    const double before = median_mean(avg, prev + (i0 - prev) / 2, i0);
+    const double after = median_mean(avg, i0 + (next - i0) / 2, next);
+    const double tol = plan.end_share * (after - before) + plan.steps.min_noise;
+    if (!(after - before > 2 * tol))
+      continue;
+    const auto width = [&](std::uint64_t lo) {
+      return std::max<std::uint64_t>(plan.end_hops, std::uint64_t(double(lo) * plan.end_resolution));
+    };
+    // Where misses begin: the last point at the level before, below the step's first high one.
+    std::size_t j = i0;
+    while (j > prev + 1 && avg[j - 1] > before + tol)
+      --j;
+    if (j > 0 && j > prev)
+      n += bisect(pts, hops[j - 1], hops[j], width(hops[j - 1]), stride, measure,
+                  [&](const sweep_point &p) { return p.mean > before + tol; });
+    // Where every hop misses: the first point at the level after.
+    j = i0;
+    while (j + 1 < next && avg[j] < after - tol)
+      ++j;
+    if (j > 0 && j < next && avg[j] >= after - tol && avg[j - 1] < after - tol)
+      n += bisect(pts, hops[j - 1], hops[j], width(hops[j - 1]), stride, measure,
+                  [&](const sweep_point &p) { return p.mean >= after - tol; });
+  }
+  return n;
 }
 
 std::vector<sweep_point> run_sweep(const sweep_plan &plan,
@@ -72,6 +140,7 @@ std::vector<sweep_point> run_sweep(const sweep_plan &plan,
         }
       }
     }
+    refined += refine_ramp_ends(plan, pts, stride, measure);
     for (auto &[h, p] : pts)
       all.push_back(p);
     char line[200];

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ struct sweep_plan {
   int points_per_octave = 4;
   int max_bisections = 8;        // per rise
   double resolution = 1.0 / 128; // stop when (hi - lo) / lo hops is below this
+  // A level's ramp (misses rising from where they begin to where every hop misses) has both
+  // ends bisected on the mean, to within max(end_hops, end_resolution x hops) hops; a point is
+  // past an end when it is end_share of the rise (plus the noise floor) beyond the plateau.
+  std::uint64_t end_hops = 2;
+  double end_resolution = 1.0 / 1024;
+  double end_share = 0.005;
   step_options steps;
 };
 
@@ -34,6 +41,11 @@ using progress_fn = std::function<void(const std::string &)>;
 
 // Hop counts of the coarse grid for one stride (sorted, unique, >= 1).
 std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t stride);
+
+// Bisects both ends of every rise of one stride's points (by hop count) on the mean cycles;
+// returns the points added.
+int refine_ramp_ends(const sweep_plan &plan, std::map<std::uint64_t, sweep_point> &pts,
+                     std::uint64_t stride, const measure_fn &measure);
 
 // Runs the whole plan. `prepare` is called once per stride before its points.
 std::vector<sweep_point> run_sweep(const sweep_plan &plan,

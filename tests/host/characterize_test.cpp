@@ -26,7 +26,7 @@ TEST(Characterize, DefaultFolderIsNameSlugAndUuidPrefix) {
 // is its cross-check; each analysis reads its sweep, so it reruns when that sweep does.
 TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   const auto full = plan_stages(false, 0), quick = plan_stages(true, 1);
-  ASSERT_EQ(full.size(), 6u);
+  ASSERT_EQ(full.size(), 7u);
   const auto arg = [](const stage &st, const std::string &flag) {
     const auto it = std::find(st.args.begin(), st.args.end(), flag);
     return it == st.args.end() ? std::string("(none)") : *(it + 1);
@@ -41,7 +41,11 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(full[4].name, "tlb_sampling");
   EXPECT_EQ(full[4].reads, std::vector<std::string>{"tlb_profile"});
   EXPECT_EQ(arg(full[4], "--profile"), "raw/tlb_profile.json");
-  EXPECT_EQ(full[5].name, "atomics");
+  EXPECT_EQ(full[5].name, "tlb_conflict");
+  EXPECT_EQ(full[5].reads, std::vector<std::string>{"tlb_profile"});
+  EXPECT_EQ(arg(full[5], "--windows"), "(none)");
+  EXPECT_EQ(arg(quick[5], "--windows"), "2");
+  EXPECT_EQ(full[6].name, "atomics");
   EXPECT_EQ(arg(quick[0], "--samples"), "1024") << "quick is coarser";
   EXPECT_EQ(arg(full[0], "--samples"), "(none)");
   EXPECT_EQ(arg(quick[4], "--device"), "1");

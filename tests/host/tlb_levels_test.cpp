@@ -176,8 +176,9 @@ TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
 }
 
 // The aliased chase on an H100 and an H200 (tests/fixtures/gpuprobe-alias, recorded with
-// `gpuprobe tlb --alloc alias`): both GPUs show the same two levels, 16 entries covering 16 MiB
-// each (+10 cycles) and ~2.1K entries covering 32 MiB each (reach ~67 GiB, +94 cycles). A later
+// `gpuprobe tlb --alloc alias` before the sweep refined both ends of a ramp): both GPUs show the
+// same two levels, 16 entries covering 16 MiB each (+10 cycles, fully associative) and ~2.1K
+// entries covering 32 MiB each (reach ~67 GiB, +94 cycles: the ramp's middle). A later
 // level stacked on a curve (the H200's +430-cycle step near 272 GiB) must not break the
 // penalty rule of the levels below it.
 // The H100 sweep ends at 256 GiB; the H200's at 512 GiB also shows the third structure.
@@ -192,7 +193,12 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
       const auto &l3 = a.levels[2];
       EXPECT_EQ(l3.page_bytes, 64.0 * (1 << 20)) << f;
       EXPECT_EQ(to_string(l3.bound), "lower") << f;
-      expect_within(l3.reach_bytes, 272.0 * GiB, 0.02, "L3 reach");
+      // These sweeps predate the refinement of both ramp ends: the structure is not resolved
+      // (its ends would be extrapolated), and the level keeps the ramp's middle.
+      EXPECT_FALSE(l3.structure.fit.resolved);
+      EXPECT_NE(l3.structure.fit.why.find("extrapolated"), std::string::npos)
+          << l3.structure.fit.why;
+      expect_within(l3.reach_bytes, 272.0 * GiB, 0.02, "L3 reach (the ramp's middle)");
       EXPECT_NEAR(l3.miss_penalty_cycles, 432, 10) << f;
     }
     const auto &l1 = a.levels[0], &l2 = a.levels[1];
@@ -204,6 +210,9 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
     EXPECT_EQ(to_string(l2.bound), "exact") << f;
     EXPECT_GT(l2.entries, 2048) << f;
     EXPECT_LT(l2.entries, 2200) << f;
+    EXPECT_FALSE(l2.structure.fit.resolved) << f;
+    EXPECT_EQ(l1.structure.fit.sets, 1) << f << ": fully associative (a step needs no refinement)";
+    EXPECT_EQ(l1.structure.fit.shape, "step") << f;
     EXPECT_NEAR(l2.miss_penalty_cycles, 95, 5) << f;
     EXPECT_GT(a.searched_up_to_bytes, 200.0 * (1ull << 30)) << f << ": past the device memory";
     l2_entries.push_back(l2.entries);
@@ -272,4 +281,37 @@ TEST(TlbSimulated, LoneRiseIsNotConfirmedByAHitMedianBelowHalfThePage) {
                                 << (a.levels.empty() ? 0.0 : a.levels[0].entries) << " entries";
   EXPECT_TRUE(a.candidates.empty());
   EXPECT_EQ(a.unexplained.size(), 1u);
+}
+
+// A sweep of this version (both ramp ends bisected) on an H100 (GPU-20dca086): the structure of
+// every level. L1: 16 entries, fully associative (a step from 16 to 17 hops); L2: 2048 = 8 ways x
+// 256 sets (misses begin at 64 GiB, every hop misses from 72 GiB); L3: 4096 = 8 ways x 512 sets
+// (256 GiB, 288 GiB). The ramp's middle, reported before as the capacity, is kept beside it.
+TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
+  const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/h100-alias-refined.json";
+  const auto a = analyze_tlb(load_tlb_inputs({path}));
+  ASSERT_EQ(a.levels.size(), 3u);
+  struct want {
+    double entries, sets, ways, page_mib, full_gib, midpoint;
+  };
+  const want w[] = {{16, 1, 16, 16, 17.0 * 16 / 1024, 16},
+                    {2048, 256, 8, 32, 72, 2163},
+                    {4096, 512, 8, 64, 288, 4350}};
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto &L = a.levels[k];
+    const auto &f = L.structure.fit;
+    ASSERT_TRUE(f.resolved) << "L" << k + 1 << ": " << f.why;
+    EXPECT_EQ(L.entries, w[k].entries) << "L" << k + 1;
+    EXPECT_EQ(f.sets, w[k].sets) << "L" << k + 1;
+    EXPECT_EQ(f.ways, w[k].ways) << "L" << k + 1;
+    EXPECT_EQ(L.page_bytes, w[k].page_mib * MiB) << "L" << k + 1;
+    EXPECT_EQ(L.full_miss_bytes(), w[k].full_gib * GiB) << "L" << k + 1;
+    EXPECT_NEAR(L.structure.midpoint_entries, w[k].midpoint, 1) << "L" << k + 1;
+    EXPECT_GE(L.confidence, 0.65) << "L" << k + 1;
+  }
+  EXPECT_EQ(a.levels[0].structure.fit.shape, "step");
+  EXPECT_EQ(a.levels[1].structure.fit.shape, "ramp");
+  EXPECT_LT(a.levels[1].structure.fit.residual_cycles, 0.5) << "L2 fits the LRU model to noise";
+  EXPECT_LT(a.levels[2].structure.fit.residual_cycles, 0.02 * 405) << "L3 within 2 % of its rise";
+  EXPECT_EQ(a.levels[1].structure.agreeing, 3) << "32, 64 and 128 MiB strides agree";
 }

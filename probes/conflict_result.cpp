@@ -1,0 +1,187 @@
+// The host half of tlb-conflict: the levels to test, the group-testing search, the JSON.
+#include "common/envelope.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
+#include "probes/conflict_driver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace gpuprobe::probes {
+
+using nlohmann::json;
+
+std::vector<conflict_target> plan_conflict(const json &tlb) {
+  std::vector<conflict_target> out;
+  const auto levels = tlb.value("levels", json::array());
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const auto &L = levels[k];
+    conflict_target t;
+    t.level = "L" + std::to_string(k + 1);
+    t.page_bytes = std::uint64_t(L.value("page_bytes", 0.0));
+    t.entries = std::uint64_t(std::llround(L.value("entries", 0.0)));
+    const auto st = L.value("structure", json::object());
+    t.penalty_cycles = st.value("after_cycles", 0.0) - st.value("before_cycles", 0.0);
+    if (!st.value("resolved", false))
+      t.skipped = "its structure is not resolved: no capacity to start from";
+    else if (t.page_bytes % (2u << 20) != 0)
+      t.skipped = "its page (" + format_bytes(double(t.page_bytes)) +
+                  ") is not a whole number of 2 MiB alias slots";
+    else if (t.entries + 64 > 8192)
+      t.skipped = "more than 8192 pages per walk";
+    else if (!(t.penalty_cycles > 0))
+      t.skipped = "no miss penalty in the profile";
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,
+                                   const conflict_options &o) {
+  std::uint64_t b = 0;
+  for (const auto &t : ts)
+    if (t.skipped.empty())
+      b = std::max(b, (std::uint64_t(o.windows) * o.window_step + t.entries + 2 * o.max_scan) *
+                          t.page_bytes);
+  return b;
+}
+
+conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
+                               const conflict_options &o) {
+  conflict_set s;
+  s.window_start = start;
+  const auto window = [&](std::uint32_t n) {
+    std::vector<std::uint32_t> p(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+      p[i] = start + i;
+    return p;
+  };
+  // 1. Calibrate on a walk well below the capacity (no miss), then find N0: down in steps while
+  // a walk misses (a window not aligned to the set index fills some sets early), then up by one.
+  const auto e = std::uint32_t(t.entries);
+  const std::uint32_t below = std::max<std::uint32_t>(2, e / 64);
+  std::uint32_t n = e > below + 2 ? e - below : 2;
+  s.hit_cycles = median(walk(window(std::max<std::uint32_t>(2, n - below))));
+  if (!(s.hit_cycles > 50)) { // an L2 hit alone costs hundreds of cycles
+    s.failed = "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
+    return s;
+  }
+  const double thr = s.hit_cycles + 0.5 * t.penalty_cycles;
+  const auto misses = [&](std::uint32_t pages) {
+    const auto lat = walk(window(pages));
+    ++s.tests;
+    std::vector<std::uint32_t> m;
+    for (std::uint32_t i = 0; i < pages; ++i)
+      if (lat[i] > thr)
+        m.push_back(start + i);
+    return m;
+  };
+  while (n > std::max<std::uint32_t>(2, e / 2) && !misses(n).empty())
+    n = n > below ? n - below : 2;
+  for (; n <= e + std::uint32_t(o.max_scan); ++n)
+    if (s.missing = misses(n); !s.missing.empty())
+      break;
+  if (s.missing.empty()) {
+    s.failed = "no walk of up to " + std::to_string(e + o.max_scan) + " pages missed";
+    return s;
+  }
+  s.onset_pages = n;
+  // 2. Group testing: which pages of the window, removed, let x hit? Up to three targets: a
+  // target whose misses depend on more than its set's pages (a replacement that is not LRU under
+  // this walk) exhausts its tests, and the next missing page is tried.
+  const auto all = window(n);
+  std::string why;
+  for (std::size_t ti = 0; ti < std::min<std::size_t>(3, s.missing.size()); ++ti) {
+    s.target = s.missing[ti];
+    int tests = 0;
+    const auto x_misses_without = [&](const std::vector<std::uint32_t> &group) {
+      std::vector<std::uint32_t> cycle;
+      std::size_t pos = 0;
+      for (auto p : all) {
+        if (std::binary_search(group.begin(), group.end(), p))
+          continue;
+        if (p == s.target)
+          pos = cycle.size();
+        cycle.push_back(p);
+      }
+      ++tests;
+      return walk(cycle)[pos] > thr;
+    };
+    std::vector<std::uint32_t> congruent;
+    std::function<void(std::vector<std::uint32_t>)> find = [&](std::vector<std::uint32_t> g) {
+      if (tests >= o.max_tests || x_misses_without(g))
+        return;
+      if (g.size() == 1) {
+        congruent.push_back(g[0]);
+        return;
+      }
+      const std::size_t h = g.size() / 2;
+      find(std::vector<std::uint32_t>(g.begin(), g.begin() + long(h)));
+      find(std::vector<std::uint32_t>(g.begin() + long(h), g.end()));
+    };
+    // Groups of at most a quarter of the window: the walk stays long enough for inner levels to
+    // miss.
+    std::vector<std::uint32_t> others;
+    for (auto p : all)
+      if (p != s.target)
+        others.push_back(p);
+    const std::size_t chunk = std::max<std::size_t>(1, others.size() / 4);
+    for (std::size_t i = 0; i < others.size(); i += chunk)
+      find(std::vector<std::uint32_t>(others.begin() + long(i),
+                                      others.begin() + long(std::min(others.size(), i + chunk))));
+    s.tests += tests;
+    if (tests >= o.max_tests) {
+      why = "page " + std::to_string(s.target) + ": stopped after " +
+            std::to_string(o.max_tests) + " tests (its misses depend on more than one set)";
+      continue;
+    }
+    if (congruent.empty()) {
+      why = "page " + std::to_string(s.target) + ": no page's removal let it hit";
+      continue;
+    }
+    congruent.push_back(s.target);
+    std::sort(congruent.begin(), congruent.end());
+    s.members = congruent;
+    return s;
+  }
+  s.failed = why;
+  return s;
+}
+
+json to_json(const conflict_result &r) {
+  json levels = json::array();
+  for (const auto &l : r.levels) {
+    json sets = json::array();
+    for (const auto &s : l.sets) {
+      json j = {{"window_start", s.window_start},
+                {"onset_pages", s.onset_pages},
+                {"hit_cycles", s.hit_cycles},
+                {"missing", s.missing},
+                {"target", s.target},
+                {"members", s.members},
+                {"size", s.members.size()},
+                {"tests", s.tests}};
+      if (!s.failed.empty())
+        j["failed"] = s.failed;
+      sets.push_back(j);
+    }
+    json j = {{"level", l.target.level},
+              {"page_bytes", l.target.page_bytes},
+              {"entries", l.target.entries},
+              {"penalty_cycles", l.target.penalty_cycles},
+              {"va_base", l.va_base},
+              {"sets", sets},
+              {"seconds", l.seconds}};
+    if (!l.target.skipped.empty())
+      j["skipped"] = l.target.skipped;
+    levels.push_back(j);
+  }
+  return result_document("tlb-conflict", r, "tlb_conflict",
+                         {{"profile", r.profile},
+                          {"range_bytes", r.range_bytes},
+                          {"levels", levels},
+                          {"wall_seconds", r.wall_seconds}});
+}
+
+} // namespace gpuprobe::probes

@@ -1,0 +1,34 @@
+#pragma once
+// The conflict-set probe's kernel: one thread walks a cyclic list of pages of an alias pool (one
+// physical chunk at every slot, so every hop is an L2 hit and its cost is translation alone) and
+// times every hop. The list lives in shared memory, so the walk touches no page but its own.
+#include "common/device_memory.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace gpuprobe::probes {
+
+class list_chase {
+public:
+  // `pool` must be an alias pool; its chunk is zeroed (every hop adds the 0 it loads to the next
+  // address, so the loads stay dependent).
+  explicit list_chase(device_pool &pool);
+  ~list_chase();
+  list_chase(const list_chase &) = delete;
+  list_chase &operator=(const list_chase &) = delete;
+
+  static constexpr std::uint32_t max_pages() { return 8192; }
+
+  // Walks pages[0], pages[1], ... (offsets page * page_bytes) cyclically: one warm lap, then at
+  // least two timed laps. Returns the mean cycles of each position's hop.
+  std::vector<double> measure(const std::vector<std::uint32_t> &pages, std::uint64_t page_bytes);
+
+private:
+  device_pool &pool_;
+  std::uint32_t *d_pages_ = nullptr;
+  unsigned *d_lat_ = nullptr;
+  unsigned long long *d_sink_ = nullptr;
+};
+
+} // namespace gpuprobe::probes
