@@ -40,6 +40,44 @@ std::string structure_words(const nlohmann::json &L) {
   return b;
 }
 
+std::string structure_detail(const nlohmann::json &L) {
+  const auto st = L.value("structure", nlohmann::json::object());
+  const double page = L.value("page_bytes", 0.0);
+  std::string out;
+  char b[400];
+  if (!st.value("resolved", false)) {
+    out = "not resolved: " + st.value("why", std::string("?"));
+  } else if (st.value("shape", "") == "step") {
+    std::snprintf(b, sizeof b, "a step from %.0f to %.0f pages (fully associative)",
+                  st.value("entries", 0.0), st.value("full_miss_entries", 0.0));
+    out = b;
+  } else {
+    std::snprintf(b, sizeof b,
+                  "a ramp: misses begin at %s (%.0f pages), every hop misses from %s (%.0f); "
+                  "fit residual %.2f cycles over a %.0f-cycle rise, %d points inside",
+                  format_bytes(st.value("entries", 0.0) * page).c_str(), st.value("entries", 0.0),
+                  format_bytes(st.value("full_miss_entries", 0.0) * page).c_str(),
+                  st.value("full_miss_entries", 0.0), st.value("residual_cycles", 0.0),
+                  st.value("after_cycles", 0.0) - st.value("before_cycles", 0.0),
+                  st.value("ramp_points", 0));
+    out = b;
+  }
+  if (st.contains("conflict")) {
+    const auto &c = st["conflict"];
+    std::string sizes;
+    for (const auto &n : c.value("set_sizes", nlohmann::json::array()))
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
+    if (c.contains("ways"))
+      std::snprintf(b, sizeof b, "; conflict sets of %s pages: %.0f ways, %s", sizes.c_str(),
+                    c["ways"].get<double>(),
+                    c.value("agrees", false) ? "agrees with the ramp" : "does NOT agree");
+    else
+      std::snprintf(b, sizeof b, "; conflict sets: %s", c.value("why", std::string("?")).c_str());
+    out += b;
+  }
+  return out;
+}
+
 std::string level_line(const std::string &label, const nlohmann::json &L) {
   char b[320];
   const std::string st = structure_words(L);
@@ -401,9 +439,15 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       const auto &f = L.structure.fit;
       L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) / std::max(f.noise_cycles,
                                                                               opt.steps.min_noise));
-      L.confidence = std::round(100.0 * std::min(1.0, L.snr / (3.0 * opt.steps.snr_min)) *
-                                pattern * L.penalty_rule) /
-                     100.0;
+      // A resolved structure (both ends of the transition measured, the model fitting it) is
+      // the level's evidence; strides below the page that break the s/P penalty rule then bear
+      // on the page size only, and are said, not multiplied in.
+      L.confidence =
+          std::round(100.0 * std::min(1.0, L.snr / (3.0 * opt.steps.snr_min)) * pattern) / 100.0;
+      if (L.penalty_rule < 1)
+        out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " +
+                            std::to_string(int(std::lround(100 * L.penalty_rule))) +
+                            " % of the strides below its page obey the s/P penalty rule");
     }
     if (L.confidence < opt.min_confidence) {
       out.candidates.push_back(L);

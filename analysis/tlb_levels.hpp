@@ -40,6 +40,9 @@ std::string level_label(bool candidate, std::size_t index);
 std::string level_line(const std::string &label, const nlohmann::json &level);
 // "8 ways x 256 sets", "fully associative", "structure not resolved", or "" (an older profile).
 std::string structure_words(const nlohmann::json &level);
+// One line on the level's structure: the shape, its ends and fit (or why it is not resolved),
+// and what the conflict sets found.
+std::string structure_detail(const nlohmann::json &level);
 
 // The level's structure over the strides at or above its page (each stride's mean curve fitted
 // alone; they must agree).

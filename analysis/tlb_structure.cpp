@@ -170,19 +170,23 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     // when fewer than two lie on its side). The ends give E and S = F - E, their ratio W; the
     // slope over the whole ramp is kept as a cross-check (a miss on the ramp may cost less than
     // at the plateau: the page walk's own caches hit more often while fewer hops miss).
-    std::vector<std::size_t> first, last, all;
-    for (std::size_t i = 0; i < rh.size(); ++i) {
-      all.push_back(i);
-      if (rm[i] / rh[i] <= 0.25 && first.size() < 6)
-        first.push_back(i);
-    }
-    for (std::size_t i = rh.size(); i-- > 0;)
-      if (rm[i] / rh[i] >= 0.75 && last.size() < 6)
-        last.push_back(i);
-    if (first.size() < 4)
-      first = all;
-    if (last.size() < 4)
-      last = all;
+    // The points nearest each end: within a tenth of the rise when three lie there, else within
+    // a quarter (four at least), else the whole ramp. Near its ends the ramp is straightest.
+    std::vector<std::size_t> all(rh.size());
+    for (std::size_t i = 0; i < rh.size(); ++i)
+      all[i] = i;
+    const auto near_end = [&](bool onset) {
+      for (const auto &[share, least] : {std::pair{0.1, 3u}, std::pair{0.25, 4u}}) {
+        std::vector<std::size_t> v;
+        for (auto i : all)
+          if (onset ? rm[i] / rh[i] <= share : rm[i] / rh[i] >= 1 - share)
+            v.push_back(i);
+        if (v.size() >= least)
+          return v;
+      }
+      return all;
+    };
+    const auto first = near_end(true), last = near_end(false);
     std::vector<double> hits(rh.size());
     for (std::size_t i = 0; i < rh.size(); ++i)
       hits[i] = rh[i] - rm[i];
@@ -213,13 +217,15 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
                   r.onset_fit, r.full_fit, opt.max_ways);
       return r;
     }
-    // The ends must be known well enough that neither the sets (E / W) nor the ways (the
-    // full-miss point of W and of W - 1 differ by S / (W - 1)) could be the next number.
-    const double se = 2 * std::max(e_line.x_se, f_line.x_se); // ~95 %, few points
-    if (std::isfinite(se) && se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / w))) {
-      r.why = fmt("misses begin at %.0f and every hop misses from %.0f hops, each to +- %.1f hops "
-                  "only: the noise hides the sets",
-                  r.onset_fit, r.full_fit, se);
+    // The ends must be known well enough that neither the sets (E / W: the onset to W / 2) nor
+    // the ways (W = E / (F - E): the ends to about S / 2W) could be the next number; two standard
+    // errors (~95 %, few points).
+    const double e_se = 2 * e_line.x_se, f_se = 2 * f_line.x_se;
+    if ((std::isfinite(e_se) && e_se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / (w + 1)))) ||
+        (std::isfinite(f_se) && f_se > std::max(1.0, 0.5 * sets_fit / w))) {
+      r.why = fmt("misses begin at %.0f (+- %.1f) and every hop misses from %.0f hops", r.onset_fit,
+                  e_se, r.full_fit) +
+              fmt(" (+- %.1f): the noise hides the sets", f_se);
       return r;
     }
     const double s = std::max(1.0, std::round(r.onset_fit / w));

@@ -250,6 +250,8 @@ void run_characterize(const characterize_options &o) {
                   row < checks.size() ? "; real memory: " : "",
                   row < checks.size() ? checks[row].value("real_memory", std::string()).c_str()
                                       : "");
+      if (L.contains("structure"))
+        std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
       if (row >= checks.size())
         continue;
       if (checks[row].contains("miss_served_by"))
@@ -266,6 +268,16 @@ void run_characterize(const characterize_options &o) {
                 sp.value("split_cycles", 0.0), sp.value("p10_cycles", 0.0),
                 sp.value("p90_cycles", 0.0));
   }
+  std::string times;
+  for (const auto &st : profile.value("stages", json::array()))
+    if (st.contains("seconds")) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%s%s %.0f s", times.empty() ? "" : ", ",
+                    st.value("name", "").c_str(), st["seconds"].get<double>());
+      times += b;
+    }
+  if (!times.empty())
+    std::printf("  stage times: %s\n", times.c_str());
   std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "
               "-> %s/profile.json\n",
               profile["tlb"].value("levels", json::array()).size(),

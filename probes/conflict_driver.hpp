@@ -25,6 +25,7 @@ struct conflict_options {
   std::uint32_t window_step = 97;  // pages between windows' starts
   int max_scan = 64;               // pages past the level's entries searched for N0
   int max_tests = 600;             // group tests per target, at most
+  int max_ways = 64;               // a set found larger than 2x this is not one set
   std::uint64_t seed = 1;
 };
 

@@ -87,13 +87,20 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
     return s;
   }
   s.onset_pages = n;
+  // Targets: pages that miss in a second walk too (a page whose misses come and go between laps
+  // is a poor target: each group test would be a coin toss).
+  std::vector<std::uint32_t> again = misses(n), stable;
+  for (auto p : s.missing)
+    if (std::binary_search(again.begin(), again.end(), p))
+      stable.push_back(p);
   // 2. Group testing: which pages of the window, removed, let x hit? Up to three targets: a
   // target whose misses depend on more than its set's pages (a replacement that is not LRU under
   // this walk) exhausts its tests, and the next missing page is tried.
   const auto all = window(n);
-  std::string why;
-  for (std::size_t ti = 0; ti < std::min<std::size_t>(3, s.missing.size()); ++ti) {
-    s.target = s.missing[ti];
+  std::string why = stable.empty() ? "no page missed in two walks of " + std::to_string(n) + " pages"
+                                    : "";
+  for (std::size_t ti = 0; ti < std::min<std::size_t>(3, stable.size()); ++ti) {
+    s.target = stable[ti];
     int tests = 0;
     const auto x_misses_without = [&](const std::vector<std::uint32_t> &group) {
       std::vector<std::uint32_t> cycle;
@@ -113,7 +120,8 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
       if (tests >= o.max_tests || x_misses_without(g))
         return;
       if (g.size() == 1) {
-        congruent.push_back(g[0]);
+        if (!x_misses_without(g)) // confirmed: this page alone, removed, lets x hit
+          congruent.push_back(g[0]);
         return;
       }
       const std::size_t h = g.size() / 2;
@@ -138,6 +146,11 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
     }
     if (congruent.empty()) {
       why = "page " + std::to_string(s.target) + ": no page's removal let it hit";
+      continue;
+    }
+    if (congruent.size() > std::size_t(2 * o.max_ways)) {
+      why = "page " + std::to_string(s.target) + ": " + std::to_string(congruent.size()) +
+            " pages' removal let it hit (more than any set holds: its misses were not stable)";
       continue;
     }
     congruent.push_back(s.target);
