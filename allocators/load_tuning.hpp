@@ -49,6 +49,7 @@ inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &whe
     t.crw = parse_crw_start(a.value("crw_start", std::string("thread")));
     t.vm_page_bytes = a.value("vm_page_bytes", std::uint64_t(2u << 20));
     t.tlb_scope_bytes = a.value("tlb_scope_bytes", std::uint64_t(0));
+    t.tlb_scope_midpoint_bytes = a.value("tlb_scope_midpoint_bytes", std::uint64_t(0));
   } catch (const std::exception &e) {
     throw fail(std::string("bad \"allocator\" block: ") + e.what());
   }

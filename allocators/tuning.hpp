@@ -44,6 +44,7 @@ struct tuning {
   std::uint64_t vm_page_bytes = 2u << 20;
   // TLB-scoped kernels (sampling, grouping): the scope of one pass in bytes (0: one pass).
   std::uint64_t tlb_scope_bytes = 0;
+  std::uint64_t tlb_scope_midpoint_bytes = 0; // the level's former capacity (validate compares)
   // The GPU (UUID) whose SM groups made sm_region; "" when not recorded (bind_to_gpu).
   std::string measured_on;
 

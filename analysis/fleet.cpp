@@ -75,6 +75,11 @@ void read_profile(const json &p, fleet_unit &u) {
     const json &L = levels[k];
     const std::string n = level_label(false, k) + ".";
     u.numbers[n + "entries"] = L.value("entries", 0.0);
+    if (L.value("ways", json()).is_number()) { // the structure, where the profile resolved it
+      u.numbers[n + "ways"] = L["ways"].get<double>();
+      u.numbers[n + "sets"] = L.value("sets", 0.0);
+      u.numbers[n + "full_miss_gib"] = L.value("full_miss_bytes", 0.0) / double(1ull << 30);
+    }
     u.numbers[n + "page_mib"] = L.value("page_bytes", 0.0) / double(1 << 20);
     u.numbers[n + "reach_gib"] = L.value("reach_bytes", 0.0) / double(1ull << 30);
     u.numbers[n + "penalty_cycles"] = L.value("miss_penalty_cycles", 0.0);

@@ -82,10 +82,13 @@ void summary_part(const inputs &in, report_content &c) {
         if (ck.value("level", "") == level_label(false, k) && ck.contains("miss_served_by"))
           served = ck["miss_served_by"].get<std::string>();
       const std::string bound = L.value("page_bound", std::string());
+      // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
+      const std::string st = structure_words(L);
       s.hierarchy.push_back({level_label(false, k),
-                             num(L.value("entries", 0.0), 5) + " x " +
+                             num(L.value("entries", 0.0), 5) + " entries" +
+                                 (st.empty() ? "" : ", " + st) + ", " +
                                  (bound == "lower" ? "≥ " : "") +
-                                 format_bytes(L.value("page_bytes", 0.0)) + " = " +
+                                 format_bytes(L.value("page_bytes", 0.0)) + " each = " +
                                  format_bytes(L.value("reach_bytes", 0.0)),
                              "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
                              shared_by(L.value("sharing", json::object()))});

@@ -274,11 +274,12 @@ word_decision decide_word_size(const std::vector<word_point> &points, double tie
 json scope_decision::to_json() const {
   return {{"bytes", bytes},
           {"level", level.empty() ? json(nullptr) : json(level)},
+          {"midpoint_bytes", midpoint_bytes},
           {"reason", reason},
           {"measurements", measurements}};
 }
 
-std::vector<scope_option> scope_options(const json &profile) {
+std::vector<scope_option> scope_options(const json &profile, std::uint64_t footprint) {
   if (!profile.contains("tlb") || !profile["tlb"].is_object())
     throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
   std::vector<scope_option> o;
@@ -290,14 +291,28 @@ std::vector<scope_option> scope_options(const json &profile) {
       if (!(reach > 0))
         continue;
       const double unit = page > 0 ? page : double(2u << 20);
-      const auto bytes = std::uint64_t(std::floor(reach / unit) * unit);
-      if (bytes == 0)
-        continue;
-      bool seen = false;
-      for (const auto &x : o)
-        seen = seen || x.bytes == bytes;
-      if (!seen)
-        o.push_back({bytes, level_label(std::string(key) == "candidates", i)});
+      const bool candidate = std::string(key) == "candidates";
+      const double mid = list[i].value("structure", json::object())
+                             .value("midpoint_reach_bytes", 0.0);
+      const auto mid_bytes = mid > reach ? std::uint64_t(std::floor(mid / unit) * unit) : 0;
+      const bool curve = !candidate && reach * 8 >= double(footprint);
+      for (double f : {1.0, 0.9375, 0.875, 0.8125, 0.75}) {
+        if (f < 1 && !curve)
+          break;
+        const auto bytes = std::uint64_t(std::floor(f * reach / unit) * unit);
+        if (bytes == 0)
+          continue;
+        bool seen = false;
+        for (const auto &x : o)
+          seen = seen || x.bytes == bytes;
+        char label[32];
+        if (f < 1)
+          std::snprintf(label, sizeof label, "%s x%g", level_label(candidate, i).c_str(), f);
+        else
+          std::snprintf(label, sizeof label, "%s", level_label(candidate, i).c_str());
+        if (!seen)
+          o.push_back({bytes, label, f, mid_bytes});
+      }
     }
   }
   std::sort(o.begin(), o.end(),
@@ -311,8 +326,13 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   scope_decision d;
   const double gib = double(1ull << 30);
   char buf[768];
-  for (const auto &p : points)
-    d.measurements.push_back({{"scope_bytes", p.scope_bytes}, {"pool", p.pool}, {"ms", p.ms}});
+  for (const auto &p : points) {
+    json m = {{"scope_bytes", p.scope_bytes}, {"pool", p.pool}, {"ms", p.ms}};
+    for (const auto &opt : options)
+      if (opt.bytes == p.scope_bytes)
+        m["level"] = opt.level, m["fraction_of_reach"] = opt.fraction;
+    d.measurements.push_back(m);
+  }
   if (points.empty()) {
     std::snprintf(buf, sizeof buf, "%s: TLB-scoped kernels run in one pass",
                   options.empty()
@@ -348,10 +368,10 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
                   opt.level.c_str(), double(opt.bytes) / gib, r);
     detail += one;
     if (r < best_ratio)
-      best_ratio = r, best = opt.bytes, d.level = opt.level;
+      best_ratio = r, best = opt.bytes, d.level = opt.level, d.midpoint_bytes = opt.midpoint_bytes;
   }
   if (best && best_ratio >= 1 - tie)
-    best = 0, d.level.clear();
+    best = 0, d.level.clear(), d.midpoint_bytes = 0;
   d.bytes = best;
   std::snprintf(
       buf, sizeof buf,
@@ -369,12 +389,14 @@ scope_decision decide_tlb_scope(const json &profile) {
     d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
     return d;
   }
-  const auto level = std::find_if(options.begin(), options.end(),
-                                  [](const scope_option &o) { return o.level.rfind('L', 0) == 0; });
+  const auto level = std::find_if(options.begin(), options.end(), [](const scope_option &o) {
+    return o.level.rfind('L', 0) == 0 && o.fraction == 1;
+  });
   const scope_option &pick =
       level != options.end() ? *level : options.front(); // a measured level before a candidate
   d.bytes = pick.bytes;
   d.level = pick.level;
+  d.midpoint_bytes = pick.midpoint_bytes;
   char buf[256];
   std::snprintf(
       buf, sizeof buf,
@@ -454,7 +476,8 @@ json allocator_block(const word_decision &w, const region_decision &r, const crw
           {"sm_region", r.sm_region},
           {"crw_start", c.start},
           {"vm_page_bytes", 2u << 20},
-          {"tlb_scope_bytes", s.bytes}};
+          {"tlb_scope_bytes", s.bytes},
+          {"tlb_scope_midpoint_bytes", s.midpoint_bytes}};
 }
 
 std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick) {

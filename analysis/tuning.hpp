@@ -90,23 +90,31 @@ word_decision decide_word_size(const std::vector<word_point> &points, double tie
 // so), else 0 = one pass.
 struct scope_decision {
   std::uint64_t bytes = 0;
-  std::string level; // "L1", "C2" (analysis::level_label) or ""
+  std::string level; // "L1", "C2" (analysis::level_label) or "", "L2 x0.875" for a fraction
+  // The same level's former capacity (the middle of its ramp, in whole pages), which the scope
+  // was before issue 25: validate compares the two. 0 when the level has no ramp middle above it.
+  std::uint64_t midpoint_bytes = 0;
   std::string reason;
   nlohmann::json measurements = nlohmann::json::array(); // tune's: scope, pool, ms
   nlohmann::json to_json() const;
 };
 scope_decision decide_tlb_scope(const nlohmann::json &profile);
 
-// tune measures the scope instead: every level's and candidate's reach (in whole pages of it,
-// largest first) is a possible scope, and sampling over a footprint that exceeds it is timed with
-// each and with one pass (a small level's scope multiplies the passes; a low-confidence
-// candidate may be real). The fastest by geometric mean over the pools wins; within `tie` of one
-// pass, one pass is kept.
+// tune measures the scope instead: every level's and candidate's reach (where its misses begin,
+// in whole pages of it, largest first) is a possible scope, and so are 15/16, 7/8, 13/16 and 3/4
+// of the reach of each level that reaches at least an eighth of `footprint` (0: every level):
+// random access fills a set-associative level's sets unevenly, so the best scope may lie below
+// its capacity. Sampling over a footprint that exceeds them is timed with each and with one pass
+// (a small level's scope multiplies the passes; a low-confidence candidate may be real). The
+// fastest by geometric mean over the pools wins; within `tie` of one pass, one pass is kept.
 struct scope_option {
   std::uint64_t bytes = 0;
-  std::string level; // "L1", "C2" (analysis::level_label)
+  std::string level;   // "L1", "C2" (analysis::level_label), "L2 x0.875"
+  double fraction = 1; // of the level's reach
+  std::uint64_t midpoint_bytes = 0; // the level's ramp middle in whole pages (0: none above)
 };
-std::vector<scope_option> scope_options(const nlohmann::json &profile);
+std::vector<scope_option> scope_options(const nlohmann::json &profile,
+                                        std::uint64_t footprint = 0);
 struct scope_point {
   std::uint64_t scope_bytes = 0; // 0: one pass
   std::string pool;

@@ -53,7 +53,7 @@ void run_tune(const tune_options &o) {
     throw error("tune: --reps must be at least 3");
   const json profile = read_profile(o.profile);
   (void)analysis::region_options(profile, 0, 0, 0); // a malformed level fails here, before the GPU
-  const auto scope_opts = analysis::scope_options(profile);
+  (void)analysis::scope_options(profile); // likewise
   const auto dev = query_device(o.common.device);
   const std::string measured_on = profile["device"].value("uuid", "");
   const bool same_gpu = measured_on == dev.uuid;
@@ -63,6 +63,7 @@ void run_tune(const tune_options &o) {
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
                 profile["device"].value("name", "?").c_str(), measured_on.c_str());
   const std::uint64_t footprint = tune::default_tlb_footprint(o.quick, o.common.device);
+  const auto scope_opts = analysis::scope_options(profile, footprint);
   tune::validate_options vo; // the workloads validate runs, on the pools it uses
   vo.tlb_footprint = footprint;
   vo.quick = o.quick;

@@ -15,7 +15,9 @@
 namespace gpuprobe::probes {
 
 struct sampling_options {
-  double below = 0.8, above = 1.25; // footprints as multiples of each level's reach
+  // Footprints: `below` x each level's reach (where misses begin) and `above` x where every hop
+  // misses (the reach again for a level without a ramp).
+  double below = 0.8, above = 1.25;
   int reps = 7;
   double free_fraction = 0.9; // of the free memory, the most one footprint may take
   std::uint64_t seed = 1;

@@ -31,15 +31,19 @@ std::vector<sampling_target> plan_sampling(const json &tlb, std::uint64_t budget
       out.push_back(t);
       continue;
     }
+    // Below where misses begin, and above where every hop misses (a set-associative level's
+    // ramp lies between: a footprint on it is neither).
+    const double full = std::max(t.reach_bytes, levels[k].value("full_miss_bytes", 0.0));
     t.below_bytes = std::uint64_t(t.reach_bytes * o.below) / k_round * k_round;
     t.above_bytes =
-        std::min<std::uint64_t>(std::uint64_t(t.reach_bytes * o.above), budget_bytes) / k_round *
-        k_round;
-    if (double(t.above_bytes) < 1.1 * t.reach_bytes) {
+        std::min<std::uint64_t>(std::uint64_t(full * o.above), budget_bytes) / k_round * k_round;
+    if (double(t.above_bytes) < 1.1 * full) {
       char x[32];
-      std::snprintf(x, sizeof x, "%.2f", double(budget_bytes) / t.reach_bytes);
+      std::snprintf(x, sizeof x, "%.2f", double(budget_bytes) / full);
       t.skipped = "real memory reaches at most " + format_bytes(double(budget_bytes)) + " (" + x +
-                  " x the reach): too close to the reach, or beyond it, to test";
+                  (full > t.reach_bytes ? " x where every hop misses, " + format_bytes(full)
+                                        : std::string(" x the reach")) +
+                  "): too close to it, or beyond it, to test";
       t.below_bytes = t.above_bytes = 0;
     }
     out.push_back(t);

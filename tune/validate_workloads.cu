@@ -259,13 +259,14 @@ private:
 // TLB-scoped sampling / grouping: one pass vs passes of the tuning's scope.
 template <class Run> class scoped_trial final : public trial {
 public:
+  // default_scope: the default configuration's scope (0: one pass).
   scoped_trial(const std::string &pool, std::uint64_t bytes, std::uint64_t scope,
-               const validate_options &o)
+               const validate_options &o, std::uint64_t default_scope = 0)
       : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), run_(mem_.data(), bytes),
-        scope_(scope) {}
+        scope_(scope), default_scope_(default_scope) {}
   double run(bool tuned) override {
     run_.reset();
-    return timer_.ms([&] { run_.launch(tuned ? scope_ : 0); });
+    return timer_.ms([&] { run_.launch(tuned ? scope_ : default_scope_); });
   }
   std::string verify() override {
     for (bool tuned : {false, true}) {
@@ -280,7 +281,7 @@ public:
 private:
   device_pool mem_;
   Run run_;
-  std::uint64_t scope_;
+  std::uint64_t scope_, default_scope_;
   event_timer timer_;
 };
 
@@ -363,6 +364,26 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
            return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s,
                                                                           o);
          }});
+    // The scope chosen (at or below where the level's misses begin) against the scope of the
+    // level's former capacity, the middle of its ramp (issue 25).
+    const std::uint64_t m = t.tlb_scope_midpoint_bytes;
+    const auto passes = [&](std::uint64_t fp, std::uint64_t sc) {
+      return sc >= fp ? std::string("one pass")
+                      : std::to_string(workloads::scope_passes(fp, sc)) + " passes of " + gib(sc);
+    };
+    if (s && m && m != s) {
+      w.push_back({"tlb_sampling/" + gib(footprint, "") + " vs ramp middle", pool, passes(footprint, m),
+                   passes(footprint, s), m < footprint || s < footprint, [=] {
+                     return std::make_unique<scoped_trial<workloads::sampling_run>>(
+                         pool, footprint, s, o, m < footprint ? m : 0);
+                   }});
+      w.push_back({"tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle", pool,
+                   passes(group_footprint, m), passes(group_footprint, s),
+                   m < group_footprint || s < group_footprint, [=] {
+                     return std::make_unique<scoped_trial<workloads::grouping_run>>(
+                         pool, group_footprint, s, o, m < group_footprint ? m : 0);
+                   }});
+    }
   }
   return w;
 }

@@ -221,11 +221,22 @@ TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
   EXPECT_EQ(h200[0].above_bytes, 320 * k_mib);
   EXPECT_TRUE(h200[1].skipped.empty());
   EXPECT_EQ(h200[1].above_bytes, 86520 * k_mib); // 1.25 x 67.59 GiB = 84.5 GiB < 126 GiB
-  EXPECT_NE(h200[2].skipped.find("too close to the reach, or beyond it"), std::string::npos);
+  EXPECT_NE(h200[2].skipped.find("too close to it, or beyond it"), std::string::npos);
   const auto h100 = probes::plan_sampling(tlb, 71 * k_gib, o);
   EXPECT_NE(h100[1].skipped.find("real memory reaches at most 71 GiB (1.05 x the reach)"),
             std::string::npos)
       << h100[1].skipped;
+  // A set-associative level: below where its misses begin, above where every hop misses.
+  const json ramp = {{"levels",
+                      {{{"reach_bytes", 2048 * 32.0 * k_mib},
+                        {"full_miss_bytes", 2304 * 32.0 * k_mib},
+                        {"miss_penalty_cycles", 96}}}}};
+  const auto r200 = probes::plan_sampling(ramp, 126 * k_gib, o);
+  EXPECT_EQ(r200[0].below_bytes, 52428 * k_mib / 2 * 2); // 0.8 x 64 GiB, down to 2 MiB
+  EXPECT_EQ(r200[0].above_bytes, 92160 * k_mib);          // 1.25 x 72 GiB
+  const auto r100 = probes::plan_sampling(ramp, 71 * k_gib, o);
+  EXPECT_NE(r100[0].skipped.find("0.99 x where every hop misses, 72 GiB"), std::string::npos)
+      << r100[0].skipped;
 }
 
 // The verdict: a change counts past max(3 %, 3 x the reps' robust spread); the L2 cache's share of

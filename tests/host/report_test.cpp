@@ -352,11 +352,11 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
   const auto c = gpuprobe::analysis::build_report(dir);
   const auto &s = c.summary;
   ASSERT_EQ(s.hierarchy.size(), 3u);
-  EXPECT_EQ(s.hierarchy[0][1], "16 x 16 MiB = 256 MiB");
+  EXPECT_EQ(s.hierarchy[0][1], "16 entries, 16 MiB each = 256 MiB");
   EXPECT_EQ(s.hierarchy[0][4], "private to each SM");
-  EXPECT_EQ(s.hierarchy[1][1], "2163 x 32 MiB = 67.59 GiB");
+  EXPECT_EQ(s.hierarchy[1][1], "2163 entries, 32 MiB each = 67.59 GiB");
   EXPECT_EQ(s.hierarchy[1][4], "24 groups of 18 x 6 + 6 x 4 SMs");
-  EXPECT_EQ(s.hierarchy[2][1], "4350 x ≥ 64 MiB = 271.88 GiB");
+  EXPECT_EQ(s.hierarchy[2][1], "4350 entries, ≥ 64 MiB each = 271.88 GiB");
   EXPECT_EQ(s.hierarchy[2][3].rfind("memory: a page walk", 0), 0u) << s.hierarchy[2][3];
   EXPECT_EQ(s.hierarchy[2][4], "all SMs");
   EXPECT_NE(s.diagram_svg.find("<svg"), std::string::npos);

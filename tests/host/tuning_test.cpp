@@ -97,7 +97,7 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
                           {"candidates",
                            {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}},
                             {{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}}}}};
-  const auto opts = scope_options(profile);
+  const auto opts = scope_options(profile, 72ull << 30); // no level reaches an eighth of it
   ASSERT_EQ(opts.size(), 2u) << "one option per distinct reach";
   EXPECT_EQ(opts[0].bytes, 2065ull * 33554432ull) << "largest first";
   EXPECT_EQ(opts[0].level, "C1");
@@ -122,6 +122,40 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
             std::string::npos);
   EXPECT_THROW(decide_tlb_scope_measured(opts, {{big, "vmm", 1.0}}, fp), std::exception)
       << "no one-pass time for the pool";
+}
+
+// A set-associative level: its scope is searched at and below where its misses begin (random
+// access fills its sets unevenly), the curve goes into the decision, and the scope of its former
+// capacity (the ramp's middle) is kept for validate to compare against.
+TEST(Tuning, ScopeIsSearchedBelowWhereMissesBeginWithTheCurve) {
+  const double page = 32.0 * (1 << 20);
+  const json profile = {
+      {"tlb",
+       {{"levels",
+         {{{"reach_bytes", 16 * 16.0 * (1 << 20)}, {"page_bytes", 16.0 * (1 << 20)}},
+          {{"reach_bytes", 2048 * page},
+           {"page_bytes", page},
+           {"structure", {{"resolved", true}, {"midpoint_reach_bytes", 2163 * page}}}}}}}}};
+  const std::uint64_t fp = 72ull << 30;
+  const auto opts = scope_options(profile, fp);
+  ASSERT_EQ(opts.size(), 6u) << "L2 at 1, 15/16, 7/8, 13/16, 3/4 of its reach; L1 at its reach";
+  EXPECT_EQ(opts[0].bytes, 2048 * std::uint64_t(page));
+  EXPECT_EQ(opts[2].bytes, 1792 * std::uint64_t(page));
+  EXPECT_EQ(opts[2].level, "L2 x0.875");
+  EXPECT_EQ(opts[2].midpoint_bytes, 2163 * std::uint64_t(page));
+  EXPECT_EQ(opts[5].level, "L1");
+  std::vector<scope_point> pts = {{0, "vmm", 9.79}};
+  const double ms[] = {9.20, 9.07, 8.71, 8.90, 9.10};
+  for (int k = 0; k < 5; ++k)
+    pts.push_back({opts[std::size_t(k)].bytes, "vmm", ms[k]});
+  const auto d = decide_tlb_scope_measured(opts, pts, fp);
+  EXPECT_EQ(d.bytes, 1792 * std::uint64_t(page)) << d.reason;
+  EXPECT_EQ(d.level, "L2 x0.875");
+  EXPECT_EQ(d.midpoint_bytes, 2163 * std::uint64_t(page));
+  EXPECT_EQ(d.measurements.size(), 6u);
+  EXPECT_EQ(d.measurements[3]["fraction_of_reach"], 0.875);
+  const auto block = allocator_block({}, {}, {}, d);
+  EXPECT_EQ(block["tlb_scope_midpoint_bytes"], 2163 * std::uint64_t(page));
 }
 
 // No model's numbers in the footprints: a 141 GB H200 gets more than the 72 GiB an H100 allowed,
