@@ -138,12 +138,12 @@ TEST(Tuning, ScopeIsSearchedBelowWhereMissesBeginWithTheCurve) {
            {"structure", {{"resolved", true}, {"midpoint_reach_bytes", 2163 * page}}}}}}}}};
   const std::uint64_t fp = 72ull << 30;
   const auto opts = scope_options(profile, fp);
-  ASSERT_EQ(opts.size(), 6u) << "L2 at 1, 15/16, 7/8, 13/16, 3/4 of its reach; L1 at its reach";
+  ASSERT_EQ(opts.size(), 8u) << "L2 at 1, 15/16, 7/8, 13/16, 3/4, 5/8, 1/2 of its reach; L1";
   EXPECT_EQ(opts[0].bytes, 2048 * std::uint64_t(page));
   EXPECT_EQ(opts[2].bytes, 1792 * std::uint64_t(page));
   EXPECT_EQ(opts[2].level, "L2 x0.875");
   EXPECT_EQ(opts[2].midpoint_bytes, 2163 * std::uint64_t(page));
-  EXPECT_EQ(opts[5].level, "L1");
+  EXPECT_EQ(opts[7].level, "L1");
   std::vector<scope_point> pts = {{0, "vmm", 9.79}};
   const double ms[] = {9.20, 9.07, 8.71, 8.90, 9.10};
   for (int k = 0; k < 5; ++k)
