@@ -104,8 +104,9 @@ inputs scan(const std::string &dir, report_content &c) {
           in.atomics.emplace_back(path, doc);
         else if (probe == "tlb-sharing")
           in.sharing.push_back(path);
-        else if (probe == "tlb-sampling" && fs::exists(fs::path(dir) / "profile.json"))
-          ; // drawn through the profile's cross-check table
+        else if ((probe == "tlb-sampling" || probe == "tlb-conflict") &&
+                 fs::exists(fs::path(dir) / "profile.json"))
+          ; // drawn through the profile (the cross-check table, the structure table)
 
         else {
           c.not_drawn.push_back(path + " (probe '" + probe +

@@ -53,7 +53,7 @@ std::string render_html(const report_content &c, const std::map<std::string, std
   if (!sum.empty()) {
     o << "<section id=\"summary\"><h2>Summary</h2>\n";
     if (!sum.hierarchy.empty()) {
-      o << "<table><tr><th>level</th><th>entries x coverage = reach</th><th>miss penalty "
+      o << "<table><tr><th>level</th><th>entries, structure, coverage = reach</th><th>miss penalty "
            "(cycles)</th><th>a miss is served by</th><th>shared by</th></tr>\n";
       for (const auto &r : sum.hierarchy) {
         o << "<tr>";
@@ -122,7 +122,7 @@ std::string render_markdown(const report_content &c) {
   if (!c.summary.empty()) {
     o << "## Summary\n\n";
     if (!c.summary.hierarchy.empty()) {
-      o << "| level | entries x coverage = reach | miss penalty (cycles) | a miss is served by | "
+      o << "| level | entries, structure, coverage = reach | miss penalty (cycles) | a miss is served by | "
            "shared by |\n|---|---|---|---|---|\n";
       for (const auto &r : c.summary.hierarchy) {
         o << "|";

@@ -86,15 +86,57 @@ void tlb_part(const inputs &in, report_content &c) {
         "TLB curves (raw/ holds no tlb result: the levels below come from profile.json)");
   }
   c.tables.push_back(std::move(t));
+  // Each level's structure: the ramp (or step) between where misses begin and where every hop
+  // misses, its fit, and the ways the conflict sets give.
+  report_table st{"Structure of each level (profile.json tlb.levels[].structure)",
+                  {"", "entries", "ways x sets", "misses begin / every hop misses", "shape, fit",
+                   "conflict sets (pages)", "set index"},
+                  {},
+                  ""};
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const json &L = levels[k];
+    if (!L.contains("structure"))
+      continue;
+    const json &S = L["structure"];
+    const double page = L.value("page_bytes", 0.0);
+    const bool ok = S.value("resolved", false);
+    const json cf = S.value("conflict", json::object());
+    std::string sizes;
+    for (const auto &n : cf.value("set_sizes", json::array()))
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
+    st.rows.push_back({level_label(false, k), num(L.value("entries", 0.0)),
+                       ok ? structure_words(L) : "not resolved",
+                       ok ? format_bytes(S.value("entries", 0.0) * page) + " / " +
+                                format_bytes(S.value("full_miss_entries", 0.0) * page)
+                          : "—",
+                       ok ? S.value("shape", "") + ", residual " +
+                                num(S.value("residual_cycles", 0.0), 2) + " cycles of " +
+                                num(S.value("after_cycles", 0.0) - S.value("before_cycles", 0.0), 3)
+                          : S.value("why", "?"),
+                       cf.empty() ? "—"
+                       : cf.contains("ways")
+                           ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
+                                 (cf.value("agrees", false) ? "agrees" : "does not agree")
+                           : cf.value("why", "?"),
+                       cf.value("set_index", json::object()).value("finding", "—")});
+  }
+  if (!st.rows.empty()) {
+    st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "
+              "every hop misses from S x (W + 1); the ramp between gives the sets, a conflict set "
+              "(pages that evict each other, found by group testing) holds W + 1.";
+    c.tables.push_back(std::move(st));
+  }
   // characterize's cross-check of each level: real memory, what serves a miss, random sampling.
-  const json check = in.profile.is_object()
-                         ? in.profile.value("tlb", json::object()).value("cross_check", json::object())
-                         : json::object();
+  const json check =
+      in.profile.is_object()
+          ? in.profile.value("tlb", json::object()).value("cross_check", json::object())
+          : json::object();
   if (!check.empty()) {
-    report_table x{"Cross-check of each level (profile.json tlb.cross_check)",
-                   {"", "real-memory chase", "a miss is served by", "random sampling below/above the reach"},
-                   {},
-                   ""};
+    report_table x{
+        "Cross-check of each level (profile.json tlb.cross_check)",
+        {"", "real-memory chase", "a miss is served by", "random sampling below/above the reach"},
+        {},
+        ""};
     for (const auto &r : check.value("levels", json::array()))
       x.rows.push_back({r.value("level", ""), r.value("real_memory", "—"),
                         r.value("miss_served_by", "—"),

@@ -106,7 +106,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     lo = median_of(y, 0, first_mid);
     hi = median_of(y, last_mid, n);
     const std::size_t a = std::max(std::min<std::size_t>(first_mid, 3), first_mid - first_mid / 3);
-    const std::size_t b = std::min(std::max<std::size_t>(last_mid, n - 3), last_mid + (n - last_mid) / 3);
+    const std::size_t b =
+        std::min(std::max<std::size_t>(last_mid, n - 3), last_mid + (n - last_mid) / 3);
     noise = std::max(curve_noise(std::vector<double>(y.begin(), y.begin() + long(a)), floor),
                      curve_noise(std::vector<double>(y.begin() + long(b), y.end()), floor));
   }
@@ -200,8 +201,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     r.full_fit = f_line.x_intercept();
     const double sets_fit = r.full_fit - r.onset_fit;
     if (!(sets_fit > 0.5)) {
-      r.why = fmt("the ramp's ends (%.1f, %.1f hops) do not enclose a set", r.onset_fit,
-                  r.full_fit);
+      r.why =
+          fmt("the ramp's ends (%.1f, %.1f hops) do not enclose a set", r.onset_fit, r.full_fit);
       return r;
     }
     // The whole number of ways whose full-miss point F = E (W + 1) / W lies nearest the fitted one.
@@ -221,7 +222,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     // the ways (W = E / (F - E): the ends to about S / 2W) could be the next number; two standard
     // errors (~95 %, few points).
     const double e_se = 2 * e_line.x_se, f_se = 2 * f_line.x_se;
-    if ((std::isfinite(e_se) && e_se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / (w + 1)))) ||
+    if ((std::isfinite(e_se) &&
+         e_se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / (w + 1)))) ||
         (std::isfinite(f_se) && f_se > std::max(1.0, 0.5 * sets_fit / w))) {
       r.why = fmt("misses begin at %.0f (+- %.1f) and every hop misses from %.0f hops", r.onset_fit,
                   e_se, r.full_fit) +
@@ -230,8 +232,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     }
     const double s = std::max(1.0, std::round(r.onset_fit / w));
     if (std::fabs(s * w - r.onset_fit) > std::max(2.0, 0.01 * r.onset_fit)) {
-      r.why = fmt("misses begin at %.1f hops, not a whole number of sets of %.0f ways", r.onset_fit,
-                  w);
+      r.why =
+          fmt("misses begin at %.1f hops, not a whole number of sets of %.0f ways", r.onset_fit, w);
       return r;
     }
     r.ways = w;
@@ -241,7 +243,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     // Both ends measured, not extrapolated: a point at the plateau near each (the sweep bisects
     // both ends; a sweep that did not leaves them to a line through the ramp's middle).
     const double reach = std::max(4.0, 0.05 * s);
-    if (r.entries - r.last_hit_entries > reach || r.first_full_entries - r.full_miss_entries > reach) {
+    if (r.entries - r.last_hit_entries > reach ||
+        r.first_full_entries - r.full_miss_entries > reach) {
       r.why = fmt("the ramp's ends are extrapolated: no point within %.0f hops of %.0f", reach,
                   r.entries - r.last_hit_entries > reach ? r.entries : r.full_miss_entries) +
               fmt(" (measured: no miss at %.0f, every hop missing at %.0f); a sweep of this "

@@ -292,8 +292,8 @@ std::vector<scope_option> scope_options(const json &profile, std::uint64_t footp
         continue;
       const double unit = page > 0 ? page : double(2u << 20);
       const bool candidate = std::string(key) == "candidates";
-      const double mid = list[i].value("structure", json::object())
-                             .value("midpoint_reach_bytes", 0.0);
+      const double mid =
+          list[i].value("structure", json::object()).value("midpoint_reach_bytes", 0.0);
       const auto mid_bytes = mid > reach ? std::uint64_t(std::floor(mid / unit) * unit) : 0;
       const bool curve = !candidate && reach * 8 >= double(footprint);
       for (double f : {1.0, 0.9375, 0.875, 0.8125, 0.75, 0.625, 0.5}) {
@@ -374,9 +374,10 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
     best = 0, d.level.clear(), d.midpoint_bytes = 0;
   d.bytes = best;
   // The smallest fraction searched: the curve may fall further below it.
-  const bool at_end = best && std::any_of(options.begin(), options.end(), [&](const scope_option &o) {
-    return o.bytes == best && o.fraction == 0.5;
-  });
+  const bool at_end =
+      best && std::any_of(options.begin(), options.end(), [&](const scope_option &o) {
+        return o.bytes == best && o.fraction == 0.5;
+      });
   std::snprintf(
       buf, sizeof buf,
       "sampling over %.4g GiB, time relative to one pass (geometric mean over %zu pools): %s; %s%s",

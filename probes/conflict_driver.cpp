@@ -22,7 +22,8 @@ conflict_result run_conflict(const conflict_options &o, const nlohmann::json &pr
   std::unique_ptr<device_pool> pool;
   std::unique_ptr<list_chase> chase;
   if (r.range_bytes) {
-    pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
+    pool =
+        std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
     chase = std::make_unique<list_chase>(*pool);
     std::fprintf(stderr, "[tlb-conflict] %s alias range mapped in %.1f s\n",
                  format_bytes(double(r.range_bytes)).c_str(),
@@ -40,10 +41,11 @@ conflict_result run_conflict(const conflict_options &o, const nlohmann::json &pr
       for (int w = 0; w < o.windows; ++w) {
         l.sets.push_back(find_conflict_set(walk, std::uint32_t(w) * o.window_step, t, o));
         const auto &s = l.sets.back();
-        std::fprintf(stderr, "[tlb-conflict] %s window %d: misses begin at %u pages (%zu missing), "
-                             "conflict set of %zu pages, %d tests%s%s\n",
-                     t.level.c_str(), w, s.onset_pages, s.missing.size(), s.members.size(),
-                     s.tests, s.failed.empty() ? "" : ": ", s.failed.c_str());
+        std::fprintf(stderr,
+                     "[tlb-conflict] %s window %d: misses begin at %u pages (%zu missing), "
+                     "conflict set of %zu pages, %d tests%s%s\n",
+                     t.level.c_str(), w, s.onset_pages, s.missing.size(), s.members.size(), s.tests,
+                     s.failed.empty() ? "" : ": ", s.failed.c_str());
       }
     } else {
       std::fprintf(stderr, "[tlb-conflict] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());

@@ -64,7 +64,8 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
   std::uint32_t n = e > below + 2 ? e - below : 2;
   s.hit_cycles = median(walk(window(std::max<std::uint32_t>(2, n - below))));
   if (!(s.hit_cycles > 50)) { // an L2 hit alone costs hundreds of cycles
-    s.failed = "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
+    s.failed =
+        "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
     return s;
   }
   const double thr = s.hit_cycles + 0.5 * t.penalty_cycles;
@@ -97,8 +98,8 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
   // target whose misses depend on more than its set's pages (a replacement that is not LRU under
   // this walk) exhausts its tests, and the next missing page is tried.
   const auto all = window(n);
-  std::string why = stable.empty() ? "no page missed in two walks of " + std::to_string(n) + " pages"
-                                    : "";
+  std::string why =
+      stable.empty() ? "no page missed in two walks of " + std::to_string(n) + " pages" : "";
   for (std::size_t ti = 0; ti < std::min<std::size_t>(3, stable.size()); ++ti) {
     s.target = stable[ti];
     int tests = 0;
@@ -140,8 +141,8 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
                                       others.begin() + long(std::min(others.size(), i + chunk))));
     s.tests += tests;
     if (tests >= o.max_tests) {
-      why = "page " + std::to_string(s.target) + ": stopped after " +
-            std::to_string(o.max_tests) + " tests (its misses depend on more than one set)";
+      why = "page " + std::to_string(s.target) + ": stopped after " + std::to_string(o.max_tests) +
+            " tests (its misses depend on more than one set)";
       continue;
     }
     if (congruent.empty()) {
@@ -179,12 +180,9 @@ json to_json(const conflict_result &r) {
         j["failed"] = s.failed;
       sets.push_back(j);
     }
-    json j = {{"level", l.target.level},
-              {"page_bytes", l.target.page_bytes},
-              {"entries", l.target.entries},
-              {"penalty_cycles", l.target.penalty_cycles},
-              {"va_base", l.va_base},
-              {"sets", sets},
+    json j = {{"level", l.target.level},     {"page_bytes", l.target.page_bytes},
+              {"entries", l.target.entries}, {"penalty_cycles", l.target.penalty_cycles},
+              {"va_base", l.va_base},        {"sets", sets},
               {"seconds", l.seconds}};
     if (!l.target.skipped.empty())
       j["skipped"] = l.target.skipped;

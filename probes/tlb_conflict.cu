@@ -13,8 +13,8 @@ namespace {
 constexpr unsigned k_max_samples = 16384;
 
 __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_in, unsigned n,
-                                  unsigned long long page_bytes, unsigned samples, unsigned *lat_out,
-                                  unsigned long long *sink) {
+                                  unsigned long long page_bytes, unsigned samples,
+                                  unsigned *lat_out, unsigned long long *sink) {
   extern __shared__ unsigned smem[];
   unsigned *s_pages = smem;
   unsigned *s_lat = smem + n;
@@ -56,9 +56,9 @@ list_chase::list_chase(device_pool &pool) : pool_(pool) {
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_pages_, sizeof(std::uint32_t) * max_pages()));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_lat_, sizeof(unsigned) * k_max_samples));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, sizeof(unsigned long long)));
-  GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(
-      list_chase_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      int(sizeof(unsigned) * (max_pages() + k_max_samples))));
+  GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(list_chase_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           int(sizeof(unsigned) * (max_pages() + k_max_samples))));
 }
 
 list_chase::~list_chase() {

@@ -13,7 +13,7 @@ python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the fi
 T=$(mktemp -d /tmp/gpuprobe-browser.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
-"$bin" report --input "$src/reports/examples/nvidia-h100-80gb-hbm3" --out "$T/report" \
+"$bin" report --input "$src/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54" --out "$T/report" \
   --plot-script "$src/reports/plot.py" >"$T/report.txt" 2>&1 || { cat "$T/report.txt"; fail "gpuprobe report"; }
 n=$(grep -o '<img ' "$T/report/index.html" | wc -l)
 [ "$n" -gt 0 ] || fail "the page has no figure"

@@ -18,7 +18,7 @@ using nlohmann::json;
 
 namespace {
 const std::string k_example =
-    std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/nvidia-h100-80gb-hbm3/raw/";
+    std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-results/";
 
 // The keys of every object in `j`, recursively (arrays: their first element), with their paths.
 void key_paths(const json &j, const std::string &at, std::set<std::string> &out) {

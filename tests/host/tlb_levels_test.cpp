@@ -241,7 +241,8 @@ TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
 // of its plateau, not of the creep.
 TEST(TlbSimulated, CreepBeforeTheNextStepDoesNotInflateThePenalty) {
   const std::vector<sim_level> truth = {{16, 16 * MiB, 10}, {2048, 32 * MiB, 95}};
-  auto d = sim_dataset(truth, 300, pow2_strides(2 * MiB, 256 * MiB), 2 * MiB, 256 * GiB, 16, 0.3, 5);
+  auto d =
+      sim_dataset(truth, 300, pow2_strides(2 * MiB, 256 * MiB), 2 * MiB, 256 * GiB, 16, 0.3, 5);
   for (auto &c : d.curves) {
     const double next = 2048 * std::max(c.stride_bytes, 32 * MiB);
     for (double f : {0.96, 0.97, 0.98, 0.99}) { // refinement's extra points below the boundary
@@ -283,35 +284,39 @@ TEST(TlbSimulated, LoneRiseIsNotConfirmedByAHitMedianBelowHalfThePage) {
   EXPECT_EQ(a.unexplained.size(), 1u);
 }
 
-// A sweep of this version (both ramp ends bisected) on an H100 (GPU-20dca086): the structure of
-// every level. L1: 16 entries, fully associative (a step from 16 to 17 hops); L2: 2048 = 8 ways x
-// 256 sets (misses begin at 64 GiB, every hop misses from 72 GiB); L3: 4096 = 8 ways x 512 sets
-// (256 GiB, 288 GiB). The ramp's middle, reported before as the capacity, is kept beside it.
+// Sweeps of this version (both ramp ends bisected) on an H100 (GPU-20dca086) and an H200
+// (GPU-b337e4ad): the same structure of every level. L1: 16 entries, fully associative (a step from
+// 16 to 17 hops); L2: 2048 = 8 ways x 256 sets (misses begin at 64 GiB, every hop misses from 72
+// GiB); L3: 4096 = 8 ways x 512 sets (256 GiB, 288 GiB). The ramp's middle, reported before as the
+// capacity, is kept beside it.
 TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
-  const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/h100-alias-refined.json";
-  const auto a = analyze_tlb(load_tlb_inputs({path}));
-  ASSERT_EQ(a.levels.size(), 3u);
-  struct want {
-    double entries, sets, ways, page_mib, full_gib, midpoint;
-  };
-  const want w[] = {{16, 1, 16, 16, 17.0 * 16 / 1024, 16},
-                    {2048, 256, 8, 32, 72, 2163},
-                    {4096, 512, 8, 64, 288, 4350}};
-  for (std::size_t k = 0; k < 3; ++k) {
-    const auto &L = a.levels[k];
-    const auto &f = L.structure.fit;
-    ASSERT_TRUE(f.resolved) << "L" << k + 1 << ": " << f.why;
-    EXPECT_EQ(L.entries, w[k].entries) << "L" << k + 1;
-    EXPECT_EQ(f.sets, w[k].sets) << "L" << k + 1;
-    EXPECT_EQ(f.ways, w[k].ways) << "L" << k + 1;
-    EXPECT_EQ(L.page_bytes, w[k].page_mib * MiB) << "L" << k + 1;
-    EXPECT_EQ(L.full_miss_bytes(), w[k].full_gib * GiB) << "L" << k + 1;
-    EXPECT_NEAR(L.structure.midpoint_entries, w[k].midpoint, 1) << "L" << k + 1;
-    EXPECT_GE(L.confidence, 0.65) << "L" << k + 1;
+  for (const char *file : {"h100-alias-refined.json", "h200-alias-refined.json"}) {
+    SCOPED_TRACE(file);
+    const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/" + file;
+    const auto a = analyze_tlb(load_tlb_inputs({path}));
+    ASSERT_EQ(a.levels.size(), 3u);
+    struct want {
+      double entries, sets, ways, page_mib, full_gib, midpoint;
+    };
+    const want w[] = {{16, 1, 16, 16, 17.0 * 16 / 1024, 16},
+                      {2048, 256, 8, 32, 72, 2163},
+                      {4096, 512, 8, 64, 288, 4350}};
+    for (std::size_t k = 0; k < 3; ++k) {
+      const auto &L = a.levels[k];
+      const auto &f = L.structure.fit;
+      ASSERT_TRUE(f.resolved) << "L" << k + 1 << ": " << f.why;
+      EXPECT_EQ(L.entries, w[k].entries) << "L" << k + 1;
+      EXPECT_EQ(f.sets, w[k].sets) << "L" << k + 1;
+      EXPECT_EQ(f.ways, w[k].ways) << "L" << k + 1;
+      EXPECT_EQ(L.page_bytes, w[k].page_mib * MiB) << "L" << k + 1;
+      EXPECT_EQ(L.full_miss_bytes(), w[k].full_gib * GiB) << "L" << k + 1;
+      EXPECT_NEAR(L.structure.midpoint_entries, w[k].midpoint, 1) << "L" << k + 1;
+      EXPECT_GE(L.confidence, 0.65) << "L" << k + 1;
+    }
+    EXPECT_EQ(a.levels[0].structure.fit.shape, "step");
+    EXPECT_EQ(a.levels[1].structure.fit.shape, "ramp");
+    EXPECT_LT(a.levels[1].structure.fit.residual_cycles, 0.5) << "L2 fits the LRU model to noise";
+    EXPECT_LT(a.levels[2].structure.fit.residual_cycles, 0.02 * 405) << "L3 within 2 % of its rise";
+    EXPECT_EQ(a.levels[1].structure.agreeing, 3) << "32, 64 and 128 MiB strides agree";
   }
-  EXPECT_EQ(a.levels[0].structure.fit.shape, "step");
-  EXPECT_EQ(a.levels[1].structure.fit.shape, "ramp");
-  EXPECT_LT(a.levels[1].structure.fit.residual_cycles, 0.5) << "L2 fits the LRU model to noise";
-  EXPECT_LT(a.levels[2].structure.fit.residual_cycles, 0.02 * 405) << "L3 within 2 % of its rise";
-  EXPECT_EQ(a.levels[1].structure.agreeing, 3) << "32, 64 and 128 MiB strides agree";
 }

@@ -146,7 +146,8 @@ TEST(TlbStructure, AnalyzerReportsWhereMissesBeginUpToTwoTebibytes) {
     c.source = "sim";
     c.stride_bytes = s;
     std::vector<double> h;
-    for (double x = 1; x * s <= 4096 * GiB; x = std::max(x + 1, std::round(x * std::pow(2.0, 0.125))))
+    for (double x = 1; x * s <= 4096 * GiB;
+         x = std::max(x + 1, std::round(x * std::pow(2.0, 0.125))))
       h.push_back(x);
     for (const auto &L : truth)
       if (s >= L.page)
@@ -210,7 +211,8 @@ TEST(TlbStructure, SweepRefinesBothEndsOfARamp) {
     p.p90 = p.median;
     return p;
   };
-  const auto pts = probes::run_sweep(plan, [](std::uint64_t) {}, measure, [](const std::string &) {});
+  const auto pts = probes::run_sweep(
+      plan, [](std::uint64_t) {}, measure, [](const std::string &) {});
   bool onset = false, full = false;
   for (const auto &p : pts) {
     onset |= p.hops > 2048 && p.hops <= 2052;
@@ -300,9 +302,8 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
     probes::conflict_target t{"L2", 32ull << 20, 2048, 95, ""};
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
     const auto s = probes::find_conflict_set(walk, start, t, {});
-    rl["sets"].push_back({{"onset_pages", s.onset_pages},
-                          {"missing", s.missing},
-                          {"members", s.members}});
+    rl["sets"].push_back(
+        {{"onset_pages", s.onset_pages}, {"missing", s.missing}, {"members", s.members}});
   }
   auto c = conflict_summary(level, rl);
   EXPECT_EQ(c["ways"], 8);
