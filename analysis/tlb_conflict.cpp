@@ -126,7 +126,11 @@ json conflict_summary(const json &level, const json &result_level) {
   bits["va_masks"] = masks;
   const double sets_ramp = st.value("sets", 0.0);
   std::string words;
-  if (b.varying_bits == 0) {
+  if (st.value("resolved", false) && st.value("sets", 0.0) == 1) {
+    words = "one set (fully associative): no address bit selects it";
+    bits.erase("va_masks");
+    bits.erase("index_rank_at_most");
+  } else if (b.varying_bits == 0) {
     words = "the sets' pages do not differ in any bit";
   } else {
     char w[320];

@@ -2,7 +2,7 @@
 // measured word size and the TLB-scoped regions, take and write pages, check them, and run the
 // untuned default beside it. A tuning measured on another GPU keeps its word size but not its
 // SM -> region map (SM groups differ between units), and says so.
-//   gpuprobe-example-tuned reports/examples/nvidia-h100-80gb-hbm3/tuning.json
+//   gpuprobe-example-tuned reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/tuning.json
 #include "allocators/allocators.cuh"
 #include "allocators/load_tuning.hpp"
 

@@ -315,6 +315,23 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   c = conflict_summary(level, rl);
   EXPECT_EQ(c["agrees"], false);
   EXPECT_EQ(c["why"], "the sets found differ in size");
+  // A fully associative level: one set, no bits select it.
+  const nlohmann::json l1 = {{"entries", 16},
+                             {"page_bytes", 16.0 * MiB},
+                             {"structure", {{"resolved", true}, {"ways", 16}, {"sets", 1}}}};
+  nlohmann::json r1 = {{"level", "L1"}, {"page_bytes", 16.0 * MiB}, {"va_base", 0}, {"sets", {}}};
+  const sim_tlb full{1, 16};
+  for (std::uint32_t start : {0u, 97u}) {
+    probes::conflict_target t{"L1", 16ull << 20, 16, 10, ""};
+    const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return full.walk(p); };
+    const auto s = probes::find_conflict_set(walk, start, t, {});
+    r1["sets"].push_back(
+        {{"onset_pages", s.onset_pages}, {"missing", s.missing}, {"members", s.members}});
+  }
+  c = conflict_summary(l1, r1);
+  EXPECT_EQ(c["ways"], 16);
+  EXPECT_EQ(c["agrees"], true);
+  EXPECT_EQ(c["set_index"]["finding"], "one set (fully associative): no address bit selects it");
   rl = {{"level", "L2"}, {"skipped", "its structure is not resolved: no capacity to start from"}};
   c = conflict_summary(level, rl);
   EXPECT_EQ(c["resolved"], false);
