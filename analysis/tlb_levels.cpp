@@ -264,8 +264,14 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
     min_stride = std::min(min_stride, c.stride_bytes);
     max_stride = std::max(max_stride, c.stride_bytes);
-    for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, opt.steps))
+    const auto found = detect_steps(c.footprint_bytes, c.cycles, opt.steps);
+    for (const auto &s : found)
       pool.push_back({c.stride_bytes, c.source, s});
+    // Mean curves (the 2017 CSV): a small first level between long plateaus (issue 25).
+    if (!c.median)
+      for (const auto &s : detect_plateau_steps(c.footprint_bytes, c.cycles, found,
+                                                opt.plateau_points, opt.plateau_snr, opt.steps))
+        pool.push_back({c.stride_bytes, c.source, s, true});
     // Weaker rises may only confirm a level that strong ones found (a targeted test):
     // strides below the page miss as often as s/P, so their step is proportionally smaller.
     step_options weak = opt.steps;
@@ -379,7 +385,12 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     L.snr = median(snrs);
     // Confidence: how far the steps stand above the noise, times how much of the paper's
     // pattern the strides show (both regimes > one regime > a single stride).
-    const double snr_term = std::min(1.0, L.snr / (3.0 * opt.steps.snr_min));
+    // A level seen only between long plateaus is judged against that detector's own bar (its
+    // snr is in standard errors of the plateaus' medians, not single-point sigmas).
+    const bool plateau_only =
+        std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
+    const double snr_term =
+        std::min(1.0, L.snr / (plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min));
     const double pattern =
         L.bound == page_bound::exact ? 1.0 : (L.bound == page_bound::unknown ? 0.4 : 0.75);
     // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
@@ -437,8 +448,8 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       // The mean curves the structure was fitted on are far quieter than the medians of
       // integer cycles: their rise over their noise is the level's signal.
       const auto &f = L.structure.fit;
-      L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) / std::max(f.noise_cycles,
-                                                                              opt.steps.min_noise));
+      L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
+                                  std::max(f.noise_cycles, opt.steps.min_noise));
       // A resolved structure (both ends of the transition measured, the model fitting it) is
       // the level's evidence; strides below the page that break the s/P penalty rule then bear
       // on the page size only, and are said, not multiplied in.

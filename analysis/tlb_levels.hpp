@@ -18,6 +18,7 @@ struct tlb_step { // one rise on one stride's curve
   double stride_bytes = 0;
   std::string source;
   step s;
+  bool plateau = false; // found between long plateaus (detect_plateau_steps), snr in their SEs
   double hops() const { return s.x_lo / stride_bytes; }
 };
 
@@ -80,6 +81,8 @@ struct tlb_analysis_options {
   double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
   double line_bytes = 128;       // L2 line, for the cache-capacity test
   structure_options structure;   // the ramp's fit
+  int plateau_points = 10;        // mean curves: rises between plateaus of this many points...
+  double plateau_snr = 8;         // ...this many standard errors of their medians apart
 };
 
 struct tlb_analysis {

@@ -175,4 +175,88 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
   return out;
 }
 
+std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::vector<double> &y,
+                                       const std::vector<step> &known, int points, double snr_min,
+                                       const step_options &opt) {
+  std::vector<step> out;
+  const std::size_t n = y.size(), m = static_cast<std::size_t>(points);
+  if (m < 3 || n < 2 * m || x.size() != n)
+    return out;
+  const double sigma = curve_noise(y, opt.min_noise);
+  const double se_m = 1.2533 * sigma * std::sqrt(2.0 / double(m));
+  std::vector<double> jump(n, 0.0);
+  for (std::size_t i = m; i + m <= n; ++i)
+    jump[i] = window_median(y, i, i + m) - window_median(y, i - m, i);
+  // Only below the first rise the single-point detector found: the small first level it missed
+  // (past that rise, a long plateau's standard error makes a cycle or two "significant").
+  double first_known = INFINITY;
+  for (const auto &k : known)
+    first_known = std::min(first_known, k.x_lo);
+  const auto near_known = [&](double xi) { return xi * opt.merge_ratio >= first_known; };
+  std::size_t last = 0; // index of the last accepted rise (0: none)
+  for (std::size_t c = m; c + m <= n; ++c) {
+    if (jump[c] < 4 * se_m || jump[c] < 2 * sigma) // screening; the test is on whole plateaus
+      continue;
+    std::size_t i = c;
+    bool is_max = true; // the largest jump within m points either side
+    for (std::size_t j = i - m; j < std::min(n - m + 1, i + m + 1); ++j)
+      if (j != i && (jump[j] > jump[i] || (jump[j] == jump[i] && j < i)))
+        is_max = false;
+    if (!is_max || near_known(x[i]) || (last && i < last + m))
+      continue;
+    // The split of [i - m, i + m) that two flat levels fit best (least squares: the medians'
+    // window jump is flat over several positions around a step).
+    {
+      const std::size_t lo = i - m, hi = std::min(n, i + m);
+      std::size_t best = i;
+      double best_sse = INFINITY;
+      for (std::size_t j = lo + 2; j + 2 <= hi; ++j) {
+        double sl = 0, sr = 0, ql = 0, qr = 0;
+        for (std::size_t k = lo; k < hi; ++k)
+          (k < j ? sl : sr) += y[k], (k < j ? ql : qr) += y[k] * y[k];
+        const double nl = double(j - lo), nr = double(hi - j);
+        const double sse = (ql - sl * sl / nl) + (qr - sr * sr / nr);
+        if (sse < best_sse - 1e-9)
+          best_sse = sse, best = j;
+      }
+      if ((last && best < last + m) || best < m || best + m > n)
+        continue;
+      i = best; // the scan goes on from c: it never moves back
+    }
+    // Each plateau up to the neighbouring rise (or the curve's end), at least m points.
+    std::size_t a = last ? last : 0, b = n;
+    for (std::size_t j = i + m; j + m <= n; ++j)
+      if (jump[j] >= 4 * se_m && jump[j] >= 2 * sigma) {
+        b = j;
+        break;
+      }
+    std::vector<double> prior(y.begin() + long(a), y.begin() + long(i));
+    const double before = median(prior), after = window_median(y, i, b);
+    for (double &v : prior)
+      v = std::fabs(v - before);
+    const bool flat_before = 1.4826 * median(prior) <= opt.flat_sigmas * sigma;
+    double lowest = INFINITY; // the curve never falls back below most of the rise
+    for (std::size_t j = i; j + m <= n; ++j)
+      lowest = std::min(lowest, window_median(y, j, j + m));
+    const double rise = after - before;
+    const double se = 1.2533 * sigma * std::sqrt(1.0 / double(i - a) + 1.0 / double(b - i));
+    if (!flat_before || rise < snr_min * se || rise < 3.5 * sigma ||
+        lowest - before < opt.sustain_fraction * rise)
+      continue;
+    step s;
+    s.index = i;
+    s.x_lo = x[i - 1];
+    s.x_hi = x[i];
+    s.before = before;
+    s.after = after;
+    s.jump = rise;
+    s.noise = se;
+    s.snr = rise / se;
+    out.push_back(s);
+    last = i;
+    c = std::max(c, i + m - 1); // the next rise lies a plateau further
+  }
+  return out;
+}
+
 } // namespace gpuprobe

@@ -40,4 +40,15 @@ double curve_noise(const std::vector<double> &y, double min_noise);
 std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<double> &y,
                                const step_options &opt = {});
 
+// Rises too small for single points (a few noise sigmas) but clear between long plateaus: the
+// medians of `points` points on either side differ by `snr_min` of their standard errors
+// (1.25 sigma / sqrt(n) each, n the points of each plateau up to the neighbouring rise), the
+// points before are flat and the curve never falls back. A step's snr is in those standard
+// errors, and it is 3.5 sigma at least. Only rises below the first one in `known` (the
+// single-point detector's, within opt.merge_ratio) are looked for: for mean curves (the 2017
+// CSV), whose first level can cost 4-6 sigma of a single point.
+std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::vector<double> &y,
+                                       const std::vector<step> &known, int points = 10,
+                                       double snr_min = 8, const step_options &opt = {});
+
 } // namespace gpuprobe

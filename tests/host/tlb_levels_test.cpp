@@ -320,3 +320,20 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
     EXPECT_EQ(a.levels[1].structure.agreeing, 3) << "32, 64 and 128 MiB strides agree";
   }
 }
+
+// A legacy (cuda-gpu-tlb CSV) sweep whose first level's penalty is only 4-6x the single-point
+// noise: found where its plateaus hold ten or more points per stride (issue 25, item 6).
+TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
+  for (double penalty : {4.0, 5.0, 6.0})
+    for (unsigned seed = 1; seed <= 4; ++seed) {
+      const std::vector<sim_level> truth = {{16, 64 * KiB, penalty}, {256, 2 * MiB, 60}};
+      auto d = sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 4 * GiB, 24, 1.0,
+                           seed);
+      const auto a = analyze_tlb(d);
+      ASSERT_EQ(a.levels.size(), 2u) << "penalty " << penalty << ", seed " << seed;
+      expect_within(a.levels[0].entries, 16, 0.1, "L1 entries");
+      EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB) << "penalty " << penalty << ", seed " << seed;
+      expect_within(a.levels[0].miss_penalty_cycles, penalty, 0.3, "L1 penalty");
+      expect_within(a.levels[1].entries, 256, 0.1, "L2 entries");
+    }
+}
