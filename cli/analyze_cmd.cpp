@@ -29,13 +29,17 @@ void run_analyze_tlb(const common_options &o) {
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
               ds.curves.size(), format_bytes(a.searched_up_to_bytes).c_str());
-  int k = 1;
-  for (const auto &L : a.levels)
-    std::printf("  L%d: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
+  const auto levels = tlb.value("levels", nlohmann::json::array());
+  for (std::size_t k = 0; k < a.levels.size(); ++k) {
+    const auto &L = a.levels[k];
+    std::printf("  L%zu: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
                 "confidence %.2f\n",
-                k++, L.entries, format_bytes(L.page_bytes).c_str(),
+                k + 1, L.entries, format_bytes(L.page_bytes).c_str(),
                 analysis::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
                 L.miss_penalty_cycles, L.confidence);
+    if (k < levels.size())
+      std::printf("      structure: %s\n", analysis::structure_detail(levels[k]).c_str());
+  }
   for (const auto &c : a.cache_effects)
     std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries,
                 c.miss_penalty_cycles);
