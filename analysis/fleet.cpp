@@ -176,36 +176,65 @@ fleet_unit read_unit(const std::string &folder) {
   return u;
 }
 
-std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs) {
+std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
+                                   std::vector<std::string> *not_units) {
   std::vector<fleet_unit> units;
   std::map<std::string, std::string> seen; // uuid -> folder
   for (const auto &in : inputs) {
     if (!fs::is_directory(in))
       throw error("fleet: '" + in + "' is not a folder");
     std::vector<fs::path> found;
+    std::vector<std::string> refused;
     if (is_unit(in)) {
       found.push_back(in);
     } else {
       for (auto it = fs::recursive_directory_iterator(in); it != fs::recursive_directory_iterator();
-           ++it)
-        if (it->is_directory() && is_unit(it->path())) {
+           ++it) {
+        if (!it->is_directory())
+          continue;
+        if (is_unit(it->path())) {
           found.push_back(it->path());
           it.disable_recursion_pending(); // a unit's raw/ is not another unit
+        } else if (it->path().filename() == "raw") {
+          refused.push_back(it->path().parent_path().string() +
+                            ": raw/ holds no gpuprobe result");
+          it.disable_recursion_pending();
         }
+      }
     }
-    if (found.empty())
-      throw error("fleet: no unit folder (profile.json, or raw/ with gpuprobe results) under '" +
-                  in + "'");
     std::sort(found.begin(), found.end());
     for (const auto &f : found) {
-      auto u = read_unit(f.string());
+      fleet_unit u;
+      try {
+        u = read_unit(f.string());
+      } catch (const std::exception &e) { // not a unit: gpuprobe-bench results, a broken file
+        if (!not_units)
+          throw;
+        std::string why = e.what();
+        if (why.rfind("fleet: ", 0) == 0)
+          why = why.substr(7);
+        if (why.rfind(f.string() + " ", 0) == 0)
+          why = why.substr(f.string().size() + 1);
+        refused.push_back(f.string() + ": " + why);
+        continue;
+      }
       const auto [it, fresh] = seen.emplace(u.uuid, u.folder);
       if (!fresh)
         throw error("fleet: " + u.uuid + " is in two folders, " + it->second + " and " + u.folder +
                     ": give one folder per GPU");
       units.push_back(std::move(u));
     }
+    if (found.empty() && refused.empty())
+      throw error("fleet: no unit folder (profile.json, or raw/ with gpuprobe results) under '" +
+                  in + "'");
+    if (not_units)
+      not_units->insert(not_units->end(), refused.begin(), refused.end());
+    else if (!refused.empty())
+      throw error("fleet: " + refused.front());
   }
+  if (units.empty() && not_units && !not_units->empty())
+    throw error("fleet: no unit among the folders found (" + std::to_string(not_units->size()) +
+                " not units, the first: " + not_units->front() + ")");
   return units;
 }
 

@@ -22,9 +22,12 @@ struct fleet_unit {
 
 // Unit folders under `inputs` (at any depth): a folder with profile.json, or with raw/ holding
 // gpuprobe results but no profile.json (an unfinished characterize: "incomplete", with the stages
-// it has). Throws gpuprobe::error (one line): an input that is not a folder, no unit under an
-// input, one GPU (UUID) in two folders.
-std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs);
+// it has). A folder that is not a unit (no UUID: gpuprobe-bench results only; a broken file; an
+// empty raw/) goes to `not_units` as "FOLDER: reason" when it is given, else is an error.
+// Throws gpuprobe::error (one line): an input that is not a folder, nothing under an input, no
+// unit at all, one GPU (UUID) in two folders (which to keep cannot be known).
+std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
+                                   std::vector<std::string> *not_units = nullptr);
 
 // The figures of one unit folder (status, numbers, text).
 fleet_unit read_unit(const std::string &folder);

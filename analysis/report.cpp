@@ -76,6 +76,15 @@ inputs scan(const std::string &dir, report_content &c) {
       if (e.is_regular_file())
         files.push_back(e.path());
   std::sort(files.begin(), files.end());
+  // The folder's GPU, from its profile where it is readable: a raw result of another is foreign.
+  std::string folder_uuid;
+  try {
+    if (fs::exists(fs::path(dir) / "profile.json"))
+      folder_uuid = read_json_file((fs::path(dir) / "profile.json").string())
+                        .value("device", json::object())
+                        .value("uuid", "");
+  } catch (const std::exception &) {
+  } // a broken profile is listed when it is read below
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
     if (ext == ".csv") {
@@ -83,7 +92,27 @@ inputs scan(const std::string &dir, report_content &c) {
     } else if (ext == ".txt") {
       in.sharing.push_back(path);
     } else if (ext == ".json") {
-      const json doc = read_json_file(path);
+      json doc;
+      try {
+        doc = read_json_file(path);
+        if (doc.contains("benchmarks") ||
+            doc.value("schema", "").rfind("gpuprobe.profile/", 0) == 0 ||
+            doc.value("schema", "").rfind("gpuprobe.sharing/", 0) == 0)
+          ; // read below
+        else
+          require_schema(doc, schema::result, path);
+      } catch (const std::exception &e) {
+        c.skipped.push_back(path + ": " + e.what());
+        continue;
+      }
+      const std::string gpu = doc.is_object() && doc.contains("device") && doc["device"].is_object()
+                                  ? doc["device"].value("uuid", "")
+                                  : "";
+      if (!folder_uuid.empty() && !gpu.empty() && gpu != folder_uuid) {
+        c.skipped.push_back(path + ": measured on " + gpu + ", the folder's profile on " +
+                            folder_uuid);
+        continue;
+      }
       const std::string schema = doc.value("schema", "");
       if (doc.contains("benchmarks")) {
         in.bench.emplace_back(path, doc);
@@ -123,27 +152,47 @@ inputs scan(const std::string &dir, report_content &c) {
   }
   const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json",
                  tun = fs::path(dir) / "tuning.json";
-  if (fs::exists(prof)) {
-    in.profile = read_json_file(prof.string());
-    require_schema(in.profile, schema::profile, prof.string());
+  // A folder file: read and checked, or listed under `skipped` with the reason (null then).
+  const auto load = [&](const fs::path &f, const schema::family &fam) {
+    if (!fs::exists(f))
+      return json();
+    try {
+      json doc = read_json_file(f.string());
+      require_schema(doc, fam, f.string());
+      return doc;
+    } catch (const std::exception &e) {
+      c.skipped.push_back(f.string() + ": " + e.what());
+      return json();
+    }
+  };
+  in.profile = load(prof, schema::profile);
+  if (in.profile.is_object()) {
     c.sources.push_back(prof.string());
     if (in.device.empty() && in.profile.contains("device"))
       in.device = device_line(in.profile["device"]);
   }
-  if (fs::exists(tun)) {
-    in.tuning = read_json_file(tun.string());
-    require_schema(in.tuning, schema::tuning, tun.string());
+  in.tuning = load(tun, schema::tuning);
+  if (in.tuning.is_object())
     c.sources.push_back(tun.string());
-  }
-  if (fs::exists(val)) {
-    in.validation = read_json_file(val.string());
-    require_schema(in.validation, schema::validation, val.string());
+  in.validation = load(val, schema::validation);
+  if (in.validation.is_object())
     c.sources.push_back(val.string());
+  // Tuning and validation of another GPU than the profile's are not this folder's.
+  const std::string uuid =
+      in.profile.is_object() ? in.profile.value("device", json::object()).value("uuid", "") : "";
+  for (auto *doc : {&in.tuning, &in.validation}) {
+    const std::string other =
+        doc->is_object() ? doc->value("device", json::object()).value("uuid", "") : "";
+    if (!uuid.empty() && !other.empty() && other != uuid) {
+      const std::string f = (doc == &in.tuning ? tun : val).string();
+      c.skipped.push_back(f + ": measured on " + other + ", the folder's profile on " + uuid);
+      c.sources.erase(std::remove(c.sources.begin(), c.sources.end(), f), c.sources.end());
+      *doc = json();
+    }
   }
   const fs::path fl = fs::path(dir) / "fleet.json";
-  if (fs::exists(fl)) {
-    in.fleet = read_json_file(fl.string());
-    require_schema(in.fleet, schema::fleet, fl.string());
+  in.fleet = load(fl, schema::fleet);
+  if (in.fleet.is_object()) {
     c.sources.push_back(fl.string());
     if (in.device.empty())
       in.device = "a fleet: " + std::to_string(in.fleet.value("units", json::array()).size()) +
@@ -153,8 +202,11 @@ inputs scan(const std::string &dir, report_content &c) {
   if (c.sources.empty() && c.not_drawn.empty())
     throw error(
         "report: '" + dir +
-        "' holds nothing to draw (no raw/ results, profile.json, tuning.json, validation.json or "
-        "fleet.json)");
+        (c.skipped.empty()
+             ? "' holds nothing to draw (no raw/ results, profile.json, tuning.json, "
+               "validation.json or fleet.json)"
+             : "' holds nothing valid to draw (" + std::to_string(c.skipped.size()) +
+                   " file(s) refused, the first: " + c.skipped.front() + ")"));
   return in;
 }
 

@@ -52,10 +52,14 @@ struct report_content {
   std::vector<report_table> tables;
   std::vector<std::string> missing;   // what the folder lacks, said on the page
   std::vector<std::string> not_drawn; // results of probes no part draws (listed, never an error)
+  // Inputs refused, each "FILE: reason" (broken, of another GPU than the folder's, of a newer
+  // version): the page is drawn from the rest, they are listed, and report exits 3.
+  std::vector<std::string> skipped;
   std::vector<std::string> sources;   // files read
 };
 
-// Reads `dir` (throws gpuprobe::error: missing folder, unreadable or future-schema JSON).
+// Reads `dir` and draws what is valid; a file that is broken, foreign or newer goes to `skipped`
+// (throws gpuprobe::error: a missing folder, or nothing valid in it).
 report_content build_report(const std::string &dir);
 
 // What `gpuprobe run` prints last, from a finished folder (report_summary.cpp): each level, the

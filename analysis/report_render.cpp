@@ -103,10 +103,11 @@ std::string render_html(const report_content &c, const std::map<std::string, std
       o << "<li>" << escape(m) << "</li>\n";
     o << "</ul>\n";
   }
-  if (!c.not_drawn.empty()) {
+  if (!c.not_drawn.empty() || !c.skipped.empty()) {
     o << "<h2>Not drawn</h2><ul>\n";
-    for (const auto &m : c.not_drawn)
-      o << "<li>" << escape(m) << "</li>\n";
+    for (const auto *list : {&c.skipped, &c.not_drawn})
+      for (const auto &m : *list)
+        o << "<li>" << escape(m) << "</li>\n";
     o << "</ul>\n";
   }
   o << "<h2>Inputs</h2><ul>\n";
@@ -166,10 +167,11 @@ std::string render_markdown(const report_content &c) {
     for (const auto &m : c.missing)
       o << "- " << m << "\n";
   }
-  if (!c.not_drawn.empty()) {
+  if (!c.not_drawn.empty() || !c.skipped.empty()) {
     o << "\n## Not drawn\n\n";
-    for (const auto &m : c.not_drawn)
-      o << "- " << m << "\n";
+    for (const auto *list : {&c.skipped, &c.not_drawn})
+      for (const auto &m : *list)
+        o << "- " << m << "\n";
   }
   return o.str();
 }

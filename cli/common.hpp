@@ -32,9 +32,14 @@ std::string shell_quote(const std::string &text);
 std::string self_command();
 // Runs this binary with `args` in folder `dir` and returns the command line it ran; throws
 // gpuprobe::error "interrupted during stage NAME ..." on Ctrl-C and "stage NAME failed (...)" on a
-// non-zero exit (`resume` is appended: how to go on).
+// non-zero exit other than k_exit_partial (`resume` is appended: how to go on).
 std::string run_stage_in(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &args, const std::string &resume);
+
+// The exit status of a command that did its work but left something out (report: an input it
+// could not draw, listed under "not drawn"): 3. main() returns exit_status() when no error.
+inline constexpr int k_exit_partial = 3;
+int &exit_status();
 
 // Each subcommand: setup_<name>(parent) registers it and its callback; cli/registry.cpp lists
 // them (adding a subcommand is one file here and one line there).

@@ -89,10 +89,17 @@ std::string markdown(const std::vector<analysis::fleet_unit> &units, const json 
 void run(const fleet_flags &f) {
   if (fs::exists(f.out) && !fs::is_directory(f.out))
     throw error("fleet: --out '" + f.out + "' is a file; give a folder");
-  const auto units = analysis::find_units(f.inputs); // before creating --out: bad input writes nothing
+  std::vector<std::string> not_units; // listed with their reasons, the fleet built from the rest
+  const auto units = analysis::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
   fs::create_directories(f.out);
-  const json fleet = analysis::merge_fleet(units);
-  const std::string md = markdown(units, fleet);
+  json fleet = analysis::merge_fleet(units);
+  fleet["not_units"] = not_units;
+  std::string md = markdown(units, fleet);
+  if (!not_units.empty()) {
+    md += "\n## Not units\n\n";
+    for (const auto &n : not_units)
+      md += "- " + n + "\n";
+  }
   write_json_atomic((fs::path(f.out) / "fleet.json").string(), fleet);
   std::ofstream((fs::path(f.out) / "fleet.md").string()) << md;
   std::printf("%s", md.c_str());

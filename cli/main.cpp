@@ -26,5 +26,5 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "gpuprobe: error: %s\n", e.what());
     return 1;
   }
-  return 0;
+  return gpuprobe::cli::exit_status(); // 0, or k_exit_partial: done, with something left out
 }

@@ -108,6 +108,10 @@ void run_report(const report_options &o) {
     std::printf("  not in the folder: %s\n", m.c_str());
   for (const auto &m : content.not_drawn)
     std::printf("  not drawn: %s\n", m.c_str());
+  for (const auto &m : content.skipped)
+    std::printf("  not drawn: %s\n", m.c_str());
+  if (!content.skipped.empty()) // drawn from the rest; the status says something was left out
+    exit_status() = k_exit_partial;
 }
 
 } // namespace
@@ -119,7 +123,9 @@ void setup_report(CLI::App &parent) {
   app->add_option("--input", opt->input, "results folder (raw/, profile.json, validation.json)")
       ->required();
   app->add_option("--out", opt->out, "output folder (index.html, figures/)")->required();
-  app->footer("Example: gpuprobe report --input results/first --out results/first/report");
+  app->footer("Example: gpuprobe report --input results/first --out results/first/report\n"
+              "Exit status: 0 drawn; 3 drawn from the valid inputs, others (broken, of another "
+              "GPU, of a newer version) listed under 'not drawn'; 1 nothing valid to draw.");
   app->add_option("--format", opt->format, "html | md")
       ->capture_default_str()
       ->check(CLI::IsMember({"html", "md"}));

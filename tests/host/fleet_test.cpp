@@ -153,6 +153,45 @@ TEST(Fleet, BadInputIsAOneLineError) {
   EXPECT_FALSE(fs::exists(out + "/fleet.json"));
 }
 
+// Any results tree (issue 24): a folder that is not a unit (gpuprobe-bench results without a
+// GPU's UUID, an empty raw/, a broken profile) is listed under "not units" with its reason and
+// the fleet is built from the rest; the committed examples, peers included, make a fleet.
+TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
+  const auto root = fresh("fleet_any_tree");
+  unit(root, "node1/gpu0", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
+  fs::create_directories(root + "/node1/empty/raw");
+  fs::create_directories(root + "/bench/unit");
+  std::ofstream(root + "/bench/unit/profile.json") << "{}";
+  std::vector<std::string> not_units;
+  const auto units = analysis::find_units({root}, &not_units);
+  ASSERT_EQ(units.size(), 1u);
+  ASSERT_EQ(not_units.size(), 2u);
+  std::string all;
+  for (const auto &n : not_units)
+    all += n + "\n";
+  EXPECT_NE(all.find(root + "/node1/empty: raw/ holds no gpuprobe result"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find(root + "/bench/unit: "), std::string::npos) << all;
+  EXPECT_NE(all.find("schema"), std::string::npos) << all;
+  // Nothing but non-units: one line.
+  const auto none = fresh("fleet_no_unit");
+  fs::create_directories(none + "/a/raw");
+  EXPECT_THROW(analysis::find_units({none}, &not_units), error);
+  // The committed examples: the peer harness' folder has no UUID and is listed; the rest is a
+  // fleet, and the command succeeds.
+  const std::string examples = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples";
+  const auto out = fresh("fleet_examples_out");
+  const auto r = test::run_gpuprobe("fleet --input " + examples + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json f = read_json_file(out + "/fleet.json");
+  ASSERT_EQ(f["not_units"].size(), 1u) << f["not_units"].dump();
+  EXPECT_NE(f["not_units"][0].get<std::string>().find("peers/nvidia-h100-80gb-hbm3-f7c5e047: does "
+                                                      "not record its GPU's UUID"),
+            std::string::npos);
+  EXPECT_GE(f["units"].size(), 8u);
+  EXPECT_NE(r.out.find("## Not units"), std::string::npos);
+}
+
 // The command writes fleet.json and fleet.md and prints the table.
 TEST(Fleet, CommandWritesTheTable) {
   const auto root = fresh("fleet_cmd");

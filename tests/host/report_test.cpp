@@ -179,16 +179,54 @@ TEST(Report, BadInputIsAOneLineError) {
     return r.exit_code != 0 && !r.err.empty() && std::count(r.err.begin(), r.err.end(), '\n') == 1;
   };
   EXPECT_TRUE(one_line(run_gpuprobe("report --input /nonexistent/folder --out " + temp_path("x"))));
-  const std::string in = make_folder("report_bad");
-  std::ofstream(fs::path(in) / "raw" / "broken.json") << "{\"schema\": ";
-  auto r = run_gpuprobe("report --input " + in + " --out " + temp_path("y"));
+  // A folder with nothing valid: one line, no page.
+  const fs::path lone = temp_path("report_nothing_valid");
+  fs::remove_all(lone);
+  fs::create_directories(lone);
+  std::ofstream(lone / "profile.json") << R"({"schema": "gpuprobe.profile/9"})";
+  auto r = run_gpuprobe("report --input " + lone.string() + " --out " + temp_path("z"));
   EXPECT_TRUE(one_line(r)) << r.err;
-  fs::remove(fs::path(in) / "raw" / "broken.json");
-  std::ofstream(fs::path(in) / "profile.json") << R"({"schema": "gpuprobe.profile/9"})";
-  r = run_gpuprobe("report --input " + in + " --out " + temp_path("z"));
-  EXPECT_TRUE(one_line(r)) << r.err;
+  EXPECT_NE(r.err.find("holds nothing valid to draw"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("profile"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(fs::path(temp_path("z")) / "index.html")) << "no page on bad input";
+}
+
+// One bad file does not refuse the page (issue 24): a broken raw file, a profile of a newer
+// version, a tuning.json overwritten with {}, a raw result of another GPU — each is listed under
+// "not drawn" with its reason, the rest is drawn, and report exits 3.
+TEST(Report, DrawsWhatIsValidAndListsWhatIsNot) {
+  const std::string in = make_folder("report_partial_bad");
+  std::ofstream(fs::path(in) / "raw" / "broken.json") << "{\"schema\": ";
+  std::ofstream(fs::path(in) / "tuning.json") << "{}";
+  json foreign = atomics_result();
+  foreign["device"]["uuid"] = "GPU-other";
+  std::ofstream(fs::path(in) / "raw" / "foreign.json") << foreign.dump();
+  const std::string out = temp_path("report_partial_bad_out");
+  fs::remove_all(out);
+  auto r = run_gpuprobe("report --input " + in + " --out " + out);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("not drawn: " + in + "/raw/broken.json: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tuning.json: '" + in + "/tuning.json' has no \"schema\" field"),
+            std::string::npos)
+      << r.out;
+  const std::string html = slurp(fs::path(out) / "index.html");
+  EXPECT_NE(html.find("Not drawn"), std::string::npos);
+  EXPECT_NE(html.find("faster"), std::string::npos) << "validation.json is still drawn";
+  // The raw result of another GPU than the folder's profile is foreign.
+  const fs::path prof = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "runs" /
+                        "nvidia-h100-80gb-hbm3-bba9cd54" / "profile.json";
+  fs::copy_file(prof, fs::path(in) / "profile.json", fs::copy_options::overwrite_existing);
+  r = run_gpuprobe("report --input " + in + " --out " + out);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("foreign.json: measured on GPU-other, the folder's profile on GPU-bba9cd54"),
+            std::string::npos)
+      << r.out;
+  // A profile of a newer version: listed, the raw results drawn.
+  std::ofstream(fs::path(in) / "profile.json") << R"({"schema": "gpuprobe.profile/9"})";
+  r = run_gpuprobe("report --input " + in + " --out " + out);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("profile.json: "), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::exists(fs::path(out) / "index.html"));
 }
 
 // The committed example: one full `gpuprobe run` on an H100 (characterize, tune, validate)
