@@ -67,21 +67,21 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed) 
        "raw/tlb_real_profile.json",
        {"analyze", "tlb", "--input", "raw/tlb_real.json", "--out", "raw/tlb_real_profile.json"},
        {"tlb_real"}});
+  // A stage that tests the TLB profile's levels: `command` over raw/tlb_profile.json into
+  // raw/<name>.json, with `quick_args` under --quick.
+  const auto of_profile = [&](const std::string &name, const std::string &command,
+                              const std::vector<std::string> &quick_args) {
+    std::vector<std::string> a = {command, "--device", dev, "--profile", "raw/tlb_profile.json"};
+    if (quick)
+      a.insert(a.end(), quick_args.begin(), quick_args.end());
+    a.insert(a.end(), {"--seed", sd, "--out", "raw/" + name + ".json"});
+    s.push_back({name, "raw/" + name + ".json", a, {"tlb_profile"}});
+  };
   // The workload-level cross-check: random reads over real memory just below and above each
   // level's reach (a level past the device memory is skipped, with the reason).
-  std::vector<std::string> sampling = {"tlb-sampling", "--device", dev, "--profile",
-                                       "raw/tlb_profile.json"};
-  if (quick)
-    sampling.insert(sampling.end(), {"--reps", "3"});
-  sampling.insert(sampling.end(), {"--seed", sd, "--out", "raw/tlb_sampling.json"});
-  s.push_back({"tlb_sampling", "raw/tlb_sampling.json", sampling, {"tlb_profile"}});
+  of_profile("tlb_sampling", "tlb-sampling", {"--reps", "3"});
   // Each level's ways a second way: minimal conflict sets on the alias range.
-  std::vector<std::string> conflict = {"tlb-conflict", "--device", dev, "--profile",
-                                       "raw/tlb_profile.json"};
-  if (quick)
-    conflict.insert(conflict.end(), {"--windows", "2"});
-  conflict.insert(conflict.end(), {"--seed", sd, "--out", "raw/tlb_conflict.json"});
-  s.push_back({"tlb_conflict", "raw/tlb_conflict.json", conflict, {"tlb_profile"}});
+  of_profile("tlb_conflict", "tlb-conflict", {"--windows", "2"});
   if (quick)
     s.push_back({"atomics",
                  "raw/atomics.json",

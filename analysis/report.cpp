@@ -76,15 +76,25 @@ inputs scan(const std::string &dir, report_content &c) {
       if (e.is_regular_file())
         files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  // The folder's GPU, from its profile where it is readable: a raw result of another is foreign.
-  std::string folder_uuid;
-  try {
-    if (fs::exists(fs::path(dir) / "profile.json"))
-      folder_uuid = read_json_file((fs::path(dir) / "profile.json").string())
-                        .value("device", json::object())
-                        .value("uuid", "");
-  } catch (const std::exception &) {
-  } // a broken profile is listed when it is read below
+  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json",
+                 tun = fs::path(dir) / "tuning.json";
+  // A folder file: read and checked, or listed under `skipped` with the reason (null then).
+  const auto load = [&](const fs::path &f, const schema::family &fam) {
+    if (!fs::exists(f))
+      return json();
+    try {
+      json doc = read_json_file(f.string());
+      require_schema(doc, fam, f.string());
+      return doc;
+    } catch (const std::exception &e) {
+      c.skipped.push_back(f.string() + ": " + e.what());
+      return json();
+    }
+  };
+  // The folder's GPU, from its profile: a raw result, tuning or validation of another is foreign.
+  in.profile = load(prof, schema::profile);
+  const std::string folder_uuid =
+      in.profile.is_object() ? in.profile.value("device", json::object()).value("uuid", "") : "";
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
     if (ext == ".csv") {
@@ -93,13 +103,14 @@ inputs scan(const std::string &dir, report_content &c) {
       in.sharing.push_back(path);
     } else if (ext == ".json") {
       json doc;
+      std::string schema;
+      bool derived = false; // a stage's TLB profile, an analysis: the raw results are drawn
       try {
         doc = read_json_file(path);
-        if (doc.contains("benchmarks") ||
-            doc.value("schema", "").rfind("gpuprobe.profile/", 0) == 0 ||
-            doc.value("schema", "").rfind("gpuprobe.sharing/", 0) == 0)
-          ; // read below
-        else
+        schema = doc.value("schema", "");
+        derived =
+            schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0;
+        if (!doc.contains("benchmarks") && !derived)
           require_schema(doc, schema::result, path);
       } catch (const std::exception &e) {
         c.skipped.push_back(path + ": " + e.what());
@@ -113,7 +124,6 @@ inputs scan(const std::string &dir, report_content &c) {
                             folder_uuid);
         continue;
       }
-      const std::string schema = doc.value("schema", "");
       if (doc.contains("benchmarks")) {
         in.bench.emplace_back(path, doc);
         const json ctx = doc.value("context", json::object());
@@ -121,11 +131,9 @@ inputs scan(const std::string &dir, report_content &c) {
           in.device = ctx.value("gpu", "") + ", " + ctx.value("sm_count", "?") + " SMs, UUID " +
                       ctx.value("gpu_uuid", "") + ", driver " + ctx.value("driver", "?") +
                       " (runtime " + ctx.value("runtime", "?") + "), from gpuprobe-bench";
-      } else if (schema.rfind("gpuprobe.profile/", 0) == 0 ||
-                 schema.rfind("gpuprobe.sharing/", 0) == 0) {
-        continue; // derived files (a stage's TLB profile, an analysis): the raw results are drawn
+      } else if (derived) {
+        continue;
       } else {
-        require_schema(doc, schema::result, path);
         const std::string probe = doc.value("probe", "");
         if (probe == "tlb")
           in.tlb.push_back(path);
@@ -150,22 +158,6 @@ inputs scan(const std::string &dir, report_content &c) {
     }
     c.sources.push_back(path);
   }
-  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json",
-                 tun = fs::path(dir) / "tuning.json";
-  // A folder file: read and checked, or listed under `skipped` with the reason (null then).
-  const auto load = [&](const fs::path &f, const schema::family &fam) {
-    if (!fs::exists(f))
-      return json();
-    try {
-      json doc = read_json_file(f.string());
-      require_schema(doc, fam, f.string());
-      return doc;
-    } catch (const std::exception &e) {
-      c.skipped.push_back(f.string() + ": " + e.what());
-      return json();
-    }
-  };
-  in.profile = load(prof, schema::profile);
   if (in.profile.is_object()) {
     c.sources.push_back(prof.string());
     if (in.device.empty() && in.profile.contains("device"))
@@ -178,14 +170,13 @@ inputs scan(const std::string &dir, report_content &c) {
   if (in.validation.is_object())
     c.sources.push_back(val.string());
   // Tuning and validation of another GPU than the profile's are not this folder's.
-  const std::string uuid =
-      in.profile.is_object() ? in.profile.value("device", json::object()).value("uuid", "") : "";
   for (auto *doc : {&in.tuning, &in.validation}) {
     const std::string other =
         doc->is_object() ? doc->value("device", json::object()).value("uuid", "") : "";
-    if (!uuid.empty() && !other.empty() && other != uuid) {
+    if (!folder_uuid.empty() && !other.empty() && other != folder_uuid) {
       const std::string f = (doc == &in.tuning ? tun : val).string();
-      c.skipped.push_back(f + ": measured on " + other + ", the folder's profile on " + uuid);
+      c.skipped.push_back(f + ": measured on " + other + ", the folder's profile on " +
+                          folder_uuid);
       c.sources.erase(std::remove(c.sources.begin(), c.sources.end(), f), c.sources.end());
       *doc = json();
     }
@@ -200,13 +191,12 @@ inputs scan(const std::string &dir, report_content &c) {
                   " model(s)";
   }
   if (c.sources.empty() && c.not_drawn.empty())
-    throw error(
-        "report: '" + dir +
-        (c.skipped.empty()
-             ? "' holds nothing to draw (no raw/ results, profile.json, tuning.json, "
-               "validation.json or fleet.json)"
-             : "' holds nothing valid to draw (" + std::to_string(c.skipped.size()) +
-                   " file(s) refused, the first: " + c.skipped.front() + ")"));
+    throw error("report: '" + dir +
+                (c.skipped.empty()
+                     ? "' holds nothing to draw (no raw/ results, profile.json, tuning.json, "
+                       "validation.json or fleet.json)"
+                     : "' holds nothing valid to draw (" + std::to_string(c.skipped.size()) +
+                           " file(s) refused, the first: " + c.skipped.front() + ")"));
   return in;
 }
 

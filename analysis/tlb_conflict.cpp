@@ -43,11 +43,7 @@ index_bits set_index_bits(const std::vector<std::vector<std::uint64_t>> &sets) {
   r.kernel_rank = int(basis.size());
   // The functions m (bits 0..varying_bits-1) with parity(m & d) = 0 for every row d: for every
   // bit that leads no row, one free solution, solved back through the rows.
-  const int n = r.varying_bits;
-  std::vector<std::uint64_t> rows;
-  for (const auto &[b, row] : basis)
-    rows.push_back(row);
-  for (int free_bit = 0; free_bit < n; ++free_bit) {
+  for (int free_bit = 0; free_bit < r.varying_bits; ++free_bit) {
     if (basis.count(free_bit))
       continue;
     std::uint64_t m = 1ull << free_bit;

@@ -186,11 +186,10 @@ double value_at(const tlb_dataset &d, const tlb_step &t, double fp) {
 
 // The footprints around t's rise on its curve that belong to t's level alone: from halfway (in
 // log) since the previous rise to halfway to the next, and at most 4x either way.
-std::pair<double, double> level_window(const tlb_dataset &d, const std::vector<tlb_step> &steps,
+std::pair<double, double> level_window(const tlb_curve &c, const std::vector<tlb_step> &steps,
                                        const tlb_step &t) {
-  const auto *c = curve_of(d, t);
-  double lo = std::max(c->footprint_bytes.front(), t.s.x_lo / 4);
-  double hi = std::min(c->footprint_bytes.back(), t.s.x_hi * 4);
+  double lo = std::max(c.footprint_bytes.front(), t.s.x_lo / 4);
+  double hi = std::min(c.footprint_bytes.back(), t.s.x_hi * 4);
   for (const auto &o : steps) {
     if (o.stride_bytes != t.stride_bytes || o.source != t.source)
       continue;
@@ -211,7 +210,7 @@ tlb_level_structure level_structure(const tlb_dataset &d, const std::vector<tlb_
     const auto *c = curve_of(d, t);
     if (!c || c->mean_cycles.size() != c->cycles.size())
       continue;
-    const auto [lo, hi] = level_window(d, steps, t);
+    const auto [lo, hi] = level_window(*c, steps, t);
     std::vector<double> h, y;
     for (std::size_t i = 0; i < c->footprint_bytes.size(); ++i)
       if (c->footprint_bytes[i] >= lo && c->footprint_bytes[i] <= hi) {
@@ -279,6 +278,9 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, weak))
       weak_pool.push_back({c.stride_bytes, c.source, s});
   }
+  // Every rise, strong and weak: the structure's fits keep to the footprints between them.
+  std::vector<tlb_step> all_steps = pool;
+  all_steps.insert(all_steps.end(), weak_pool.begin(), weak_pool.end());
   std::vector<bool> used(pool.size(), false);
   // At a handful of hops the chase measures L2 bank and set effects of power-of-two strides,
   // not translation: such rises may not seed a level.
@@ -389,10 +391,11 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
     // snr is in standard errors of the plateaus' medians, not single-point sigmas).
     const bool plateau_only =
         std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
-    const double snr_term =
-        std::min(1.0, L.snr / (plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min));
     const double pattern =
         L.bound == page_bound::exact ? 1.0 : (L.bound == page_bound::unknown ? 0.4 : 0.75);
+    const auto confidence = [&](double bar, double rule) {
+      return std::round(100.0 * std::min(1.0, L.snr / bar) * pattern * rule) / 100.0;
+    };
     // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
     // step is s/P of the full penalty. Count the strides below the page that obey it.
     // Rises are compared at the same footprint (the last one both curves reach), so a ramp,
@@ -421,7 +424,8 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       }
     }
     L.penalty_rule = flat.empty() ? 1.0 : double(obey) / double(flat.size());
-    L.confidence = std::round(100.0 * snr_term * pattern * L.penalty_rule) / 100.0;
+    L.confidence =
+        confidence(plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min, L.penalty_rule);
 
     // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
     // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
@@ -439,8 +443,6 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       out.notes.push_back("level at " + format_bytes(reach) + ": strides below " +
                           format_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
-    std::vector<tlb_step> all_steps = pool;
-    all_steps.insert(all_steps.end(), weak_pool.begin(), weak_pool.end());
     L.structure = level_structure(data, all_steps, L, opt);
     if (L.structure.fit.resolved) { // where misses begin, not the middle of the ramp
       L.entries = L.structure.fit.entries;
@@ -453,8 +455,7 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       // A resolved structure (both ends of the transition measured, the model fitting it) is
       // the level's evidence; strides below the page that break the s/P penalty rule then bear
       // on the page size only, and are said, not multiplied in.
-      L.confidence =
-          std::round(100.0 * std::min(1.0, L.snr / (3.0 * opt.steps.snr_min)) * pattern) / 100.0;
+      L.confidence = confidence(3.0 * opt.steps.snr_min, 1.0);
       if (L.penalty_rule < 1)
         out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " +
                             std::to_string(int(std::lround(100 * L.penalty_rule))) +

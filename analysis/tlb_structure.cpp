@@ -60,10 +60,6 @@ line line_fit(const std::vector<double> &x, const std::vector<double> &y,
   return l;
 }
 
-double median_of(const std::vector<double> &y, std::size_t from, std::size_t to) {
-  return median(std::vector<double>(y.begin() + long(from), y.begin() + long(to)));
-}
-
 } // namespace
 
 double structure_fit::miss_share(double hops) const { return share(hops, sets, ways); }
@@ -84,7 +80,7 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
   }
   // Plateaus: first guesses from the window's ends, then from the runs they classify.
   const std::size_t tail = std::size_t(opt.min_plateau_points);
-  double lo = median_of(y, 0, std::max<std::size_t>(tail, n / 3)), hi = median_of(y, n - tail, n);
+  double lo = median(y, 0, std::max<std::size_t>(tail, n / 3)), hi = median(y, n - tail, n);
   std::size_t first_mid = 0, last_mid = n; // [first_mid, last_mid): between the two runs
   for (int pass = 0; pass < 8; ++pass) {
     const double p = hi - lo;
@@ -103,8 +99,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     // The plateaus: each run's median (the window starts and ends halfway to the next levels,
     // far from their creep), and their noise away from the ramp: its own rise is not noise, and
     // its first misses (shares of a percent) must not hide in a noise they inflate.
-    lo = median_of(y, 0, first_mid);
-    hi = median_of(y, last_mid, n);
+    lo = median(y, 0, first_mid);
+    hi = median(y, last_mid, n);
     const std::size_t a = std::max(std::min<std::size_t>(first_mid, 3), first_mid - first_mid / 3);
     const std::size_t b =
         std::min(std::max<std::size_t>(last_mid, n - 3), last_mid + (n - last_mid) / 3);

@@ -6,6 +6,9 @@
 namespace gpuprobe {
 
 double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+double median(const std::vector<double> &v, std::size_t from, std::size_t to) {
+  return median(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
+}
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty())

@@ -31,11 +31,6 @@ double curve_noise(const std::vector<double> &y, double min_noise) {
 
 namespace {
 
-double window_median(const std::vector<double> &y, std::size_t from, std::size_t to) {
-  return median(
-      std::vector<double>(y.begin() + static_cast<long>(from), y.begin() + static_cast<long>(to)));
-}
-
 struct candidate {
   std::size_t index;
   double jump;
@@ -57,7 +52,7 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
   // 1. Local jumps: median of up to w points after i minus median of up to w points before.
   std::vector<double> jump(n, 0.0);
   for (std::size_t i = kMinBefore; i + kMinAfter <= n; ++i)
-    jump[i] = window_median(y, i, std::min(n, i + w)) - window_median(y, i >= w ? i - w : 0, i);
+    jump[i] = median(y, i, std::min(n, i + w)) - median(y, i >= w ? i - w : 0, i);
 
   // 2. Candidates: local maxima of the jump above the threshold, each moved to the split that
   //    fits two flat levels best (a sharp step gives the same windowed jump at several splits).
@@ -73,7 +68,7 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
       continue;
     const std::size_t a = i >= w ? i - w : 0;
     const std::size_t b = std::min(n, i + w);
-    const double lo = window_median(y, a, i), hi = window_median(y, i, b);
+    const double lo = median(y, a, i), hi = median(y, i, b);
     std::size_t best = i;
     double best_cost = INFINITY;
     for (std::size_t j = std::max(kMinBefore, i - std::min(i, w / 2));
@@ -86,8 +81,8 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
         best = j;
       }
     }
-    const double local = window_median(y, best, std::min(n, best + w)) -
-                         window_median(y, best >= w ? best - w : 0, best);
+    const double local =
+        median(y, best, std::min(n, best + w)) - median(y, best >= w ? best - w : 0, best);
     if (cand.empty() || cand.back().index != best)
       cand.push_back({best, local});
   }
@@ -110,7 +105,7 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
         std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
     while (onset - 1 >= floor_idx) { // floor_idx >= kMinBefore > 0
       const std::size_t j = onset - 1;
-      const double base = std::max(window_median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
+      const double base = std::max(median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
       if (y[j] - base >= std::max(0.5 * threshold, tenth) && y[j] <= y[onset] + sigma)
         onset = j;
       else
@@ -124,15 +119,15 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
       v = std::fabs(v - prior_med);
     const bool after_previous =
         !accepted.empty() && x[onset - 1] <= opt.merge_ratio * x[accepted.back()];
-    const double before = std::max(window_median(y, onset >= w ? onset - w : 0, onset), plateau);
-    const double level = window_median(y, i, std::min(n, i + w));
+    const double before = std::max(median(y, onset >= w ? onset - w : 0, onset), plateau);
+    const double level = median(y, i, std::min(n, i + w));
     const bool flat_before =
         1.4826 * median(prior) <= std::max(opt.flat_sigmas * sigma, 0.25 * (level - before));
     double lowest = INFINITY;
     for (std::size_t j = i; j + 3 <= n; ++j)
-      lowest = std::min(lowest, window_median(y, j, j + 3));
+      lowest = std::min(lowest, median(y, j, j + 3));
     if (lowest == INFINITY)
-      lowest = window_median(y, i, n);
+      lowest = median(y, i, n);
     const double rise = level - before; // above the highest level seen so far (no dip recovery)
     const bool sustained = lowest - before >= opt.sustain_fraction * std::min(rise, cand[c].jump);
     if (rise >= threshold && sustained && (flat_before || after_previous) &&
@@ -159,12 +154,12 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
     s.x_hi = x[i];
     // The level before: the median of the second half of the points since the previous
     // transition (a plateau, not the few points where the curve creeps up just below this one).
-    s.before = window_median(y, prev + (i - prev) / 2, i);
+    s.before = median(y, prev + (i - prev) / 2, i);
     // The level after: the median of the second half of the points from the last rise to the
     // next transition (or the curve's end). On a long plateau that is the plateau, not the few
     // points where a curve creeps up before its next step; on a short ramp, near its top, not
     // the first points of a smeared boundary still rising.
-    s.after = window_median(y, j + (next - j) / 2, next);
+    s.after = median(y, j + (next - j) / 2, next);
     s.jump = s.after - s.before;
     s.noise = sigma;
     s.snr = s.jump / sigma;
@@ -186,7 +181,7 @@ std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::
   const double se_m = 1.2533 * sigma * std::sqrt(2.0 / double(m));
   std::vector<double> jump(n, 0.0);
   for (std::size_t i = m; i + m <= n; ++i)
-    jump[i] = window_median(y, i, i + m) - window_median(y, i - m, i);
+    jump[i] = median(y, i, i + m) - median(y, i - m, i);
   // Only below the first rise the single-point detector found: the small first level it missed
   // (past that rise, a long plateau's standard error makes a cycle or two "significant").
   double first_known = INFINITY;
@@ -231,13 +226,13 @@ std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::
         break;
       }
     std::vector<double> prior(y.begin() + long(a), y.begin() + long(i));
-    const double before = median(prior), after = window_median(y, i, b);
+    const double before = median(prior), after = median(y, i, b);
     for (double &v : prior)
       v = std::fabs(v - before);
     const bool flat_before = 1.4826 * median(prior) <= opt.flat_sigmas * sigma;
     double lowest = INFINITY; // the curve never falls back below most of the rise
     for (std::size_t j = i; j + m <= n; ++j)
-      lowest = std::min(lowest, window_median(y, j, j + m));
+      lowest = std::min(lowest, median(y, j, j + m));
     const double rise = after - before;
     const double se = 1.2533 * sigma * std::sqrt(1.0 / double(i - a) + 1.0 / double(b - i));
     if (!flat_before || rise < snr_min * se || rise < 3.5 * sigma ||

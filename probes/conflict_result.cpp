@@ -3,6 +3,7 @@
 #include "common/stats.hpp"
 #include "common/units.hpp"
 #include "probes/conflict_driver.hpp"
+#include "probes/tlb_conflict.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -28,8 +29,8 @@ std::vector<conflict_target> plan_conflict(const json &tlb) {
     else if (t.page_bytes % (2u << 20) != 0)
       t.skipped = "its page (" + format_bytes(double(t.page_bytes)) +
                   ") is not a whole number of 2 MiB alias slots";
-    else if (t.entries + 64 > 8192)
-      t.skipped = "more than 8192 pages per walk";
+    else if (t.entries + 64 > list_chase::max_pages()) // 64: conflict_options' max_scan
+      t.skipped = "more than " + std::to_string(list_chase::max_pages()) + " pages per walk";
     else if (!(t.penalty_cycles > 0))
       t.skipped = "no miss penalty in the profile";
     out.push_back(t);

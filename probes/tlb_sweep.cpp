@@ -32,16 +32,13 @@ std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t str
 
 namespace {
 
-double median_mean(const std::vector<double> &v, std::size_t from, std::size_t to) {
-  return median(std::vector<double>(v.begin() + long(from), v.begin() + long(to)));
-}
-
-// Bisects [lo, hi] (hop counts) on `past(point)` (false at lo, true at hi) down to `width` hops.
+// Bisects [lo, hi] (hop counts) on `past(point)` (false at lo, true at hi) while `more(lo, hi,
+// steps so far)`: measures the middle (refined), keeps the half that holds the change.
 int bisect(std::map<std::uint64_t, sweep_point> &pts, std::uint64_t lo, std::uint64_t hi,
-           std::uint64_t width, std::uint64_t stride, const measure_fn &measure,
-           const std::function<bool(const sweep_point &)> &past) {
+           const std::function<bool(std::uint64_t, std::uint64_t, int)> &more, std::uint64_t stride,
+           const measure_fn &measure, const std::function<bool(const sweep_point &)> &past) {
   int n = 0;
-  while (hi - lo > width) {
+  while (more(lo, hi, n)) {
     const std::uint64_t mid = lo + (hi - lo) / 2;
     auto p = pts.count(mid) ? pts[mid] : measure(stride, mid);
     p.refined = true;
@@ -71,27 +68,29 @@ int refine_ramp_ends(const sweep_plan &plan, std::map<std::uint64_t, sweep_point
     const std::size_t prev = k > 0 ? steps[k - 1].index : 0;
     const std::size_t next = k + 1 < steps.size() ? steps[k + 1].index : hops.size();
     // The plateaus in the mean (a miss's cost is skewed: the median's plateau is not the mean's).
-    const double before = median_mean(avg, prev + (i0 - prev) / 2, i0);
-    const double after = median_mean(avg, i0 + (next - i0) / 2, next);
+    const double before = median(avg, prev + (i0 - prev) / 2, i0);
+    const double after = median(avg, i0 + (next - i0) / 2, next);
     const double tol = plan.end_share * (after - before) + plan.steps.min_noise;
     if (!(after - before > 2 * tol))
       continue;
-    const auto width = [&](std::uint64_t lo) {
-      return std::max<std::uint64_t>(plan.end_hops, std::uint64_t(double(lo) * plan.end_resolution));
+    // Down to max(end_hops, end_resolution x hops).
+    const auto more = [&](std::uint64_t lo, std::uint64_t hi, int) {
+      return hi - lo > std::max<std::uint64_t>(plan.end_hops,
+                                               std::uint64_t(double(lo) * plan.end_resolution));
     };
     // Where misses begin: the last point at the level before, below the step's first high one.
     std::size_t j = i0;
     while (j > prev + 1 && avg[j - 1] > before + tol)
       --j;
     if (j > 0 && j > prev)
-      n += bisect(pts, hops[j - 1], hops[j], width(hops[j - 1]), stride, measure,
+      n += bisect(pts, hops[j - 1], hops[j], more, stride, measure,
                   [&](const sweep_point &p) { return p.mean > before + tol; });
     // Where every hop misses: the first point at the level after.
     j = i0;
     while (j + 1 < next && avg[j] < after - tol)
       ++j;
     if (j > 0 && j < next && avg[j] >= after - tol && avg[j - 1] < after - tol)
-      n += bisect(pts, hops[j - 1], hops[j], width(hops[j - 1]), stride, measure,
+      n += bisect(pts, hops[j - 1], hops[j], more, stride, measure,
                   [&](const sweep_point &p) { return p.mean >= after - tol; });
   }
   return n;
@@ -126,18 +125,14 @@ std::vector<sweep_point> run_sweep(const sweep_plan &plan,
         hops.push_back(h);
       }
       for (const auto &st : detect_steps(x, y, plan.steps)) {
-        std::uint64_t lo = hops[st.index - 1], hi = hops[st.index];
         const double mid_level = 0.5 * (st.before + st.after);
-        for (int b = 0; b < plan.max_bisections && hi - lo > 1 &&
-                        double(hi - lo) / double(lo) > plan.resolution;
-             ++b) {
-          const std::uint64_t mid = lo + (hi - lo) / 2;
-          auto p = pts.count(mid) ? pts[mid] : measure(stride, mid);
-          p.refined = true;
-          pts[mid] = p;
-          ++refined;
-          (p.median >= mid_level ? hi : lo) = mid;
-        }
+        refined += bisect(
+            pts, hops[st.index - 1], hops[st.index],
+            [&](std::uint64_t lo, std::uint64_t hi, int b) {
+              return b < plan.max_bisections && hi - lo > 1 &&
+                     double(hi - lo) / double(lo) > plan.resolution;
+            },
+            stride, measure, [&](const sweep_point &p) { return p.median >= mid_level; });
       }
     }
     refined += refine_ramp_ends(plan, pts, stride, measure);
