@@ -21,6 +21,14 @@ GPUPROBE_HD inline unsigned ctz64(std::uint64_t x) { // x != 0
 
 // Number of consecutive set bits of x from bit 0 (64 when all are set).
 GPUPROBE_HD inline unsigned trailing_ones(std::uint64_t x) { return ~x ? ctz64(~x) : 64u; }
+// Number of consecutive set bits of x from bit 63 down (64 when all are set).
+GPUPROBE_HD inline unsigned leading_ones(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return unsigned(__clzll((long long)~x));
+#else
+  return ~x ? unsigned(__builtin_clzll(~x)) : 64u;
+#endif
+}
 
 struct free_run {
   std::uint32_t start;  // first unit, relative to the region's first word
@@ -54,6 +62,52 @@ GPUPROBE_HD inline free_run next_free_run(Word &&word, unsigned n, std::uint32_t
     return r;
   }
   return {n * 64, 0};
+}
+
+// The first run of at least `need` free units at or after unit `from` (first fit), by walking.
+template <class Word>
+GPUPROBE_HD inline free_run next_run_at_least(Word &&word, unsigned n, std::uint32_t from,
+                                              std::uint32_t need) {
+  free_run r = next_free_run(word, n, from);
+  while (r.length && r.length < need)
+    r = next_free_run(word, n, r.start + r.length);
+  return r;
+}
+
+// First fit on a warp, one word a lane, in constant time (RW_malloc on a full warp; the walk
+// above costs a dependent shuffle per word). Lane j holds `word` (bit set = used) and knows
+// `next_word`, word k, the first word after j that is not all free (k = 32: none; from a ballot of
+// the all-free words). It returns the lowest run starting in its word
+// that holds `need` units ({0, 0}: none), with the run's whole length; the lowest lane that has
+// one holds the region's first fit:
+// - a run inside the word: the lowest bit p where `need` free bits start (need <= 64, by
+//   and-ing shifted copies), unless that run reaches bit 63;
+// - the run through the word's top: its free bits from the top, the all-free words after it and
+//   word k's free bits from bit 0.
+// A run that starts at bit 0 and continues a run of the word before is found by that word's
+// lane, which is lower; so a lane's own find is never a first fit's tail.
+GPUPROBE_HD inline free_run lane_first_run(std::uint64_t word, unsigned j, unsigned k,
+                                           std::uint64_t next_word, std::uint32_t need) {
+  const std::uint64_t x = ~word; // free bits
+  if (need <= 64) {
+    std::uint64_t y = x; // bit i: bits i .. i + s - 1 free
+    for (std::uint32_t s = 1; s < need;) {
+      const std::uint32_t step = s < need - s ? s : need - s;
+      y &= y >> step;
+      s += step;
+    }
+    if (y) {
+      const unsigned p = ctz64(y), len = trailing_ones(x >> p);
+      if (p + len < 64)
+        return {j * 64 + p, len};
+    }
+  }
+  const unsigned top = leading_ones(x);
+  if (!top)
+    return {0, 0};
+  const std::uint32_t len =
+      top + 64 * (k - j - 1) + (k < 32 ? trailing_ones(~next_word) : 0u);
+  return len >= need ? free_run{j * 64 + 64 - top, len} : free_run{0, 0};
 }
 
 } // namespace gpuprobe::alloc

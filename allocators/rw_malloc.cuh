@@ -4,10 +4,12 @@
 //
 // A warp's active lanes allocate together. Requests smaller than a unit are packed (16-byte
 // aligned, none crossing a unit) into shared units and become one request of the lowest such
-// lane; each other lane asks for ceil(bytes / unit) units. Per round the warp reads a random
-// region of 32 consecutive words (2048 units, aligned) and walks its free runs in order, joining
-// runs across words; at each run, the pending requests that fit it (lane order, exclusive prefix of
-// their sizes) are claimed as one range: the active lanes set the range's words with atomicOr,
+// lane (one size on all such lanes: by rank, else by a walk over the lanes); each other lane asks
+// for ceil(bytes / unit) units. Per round the warp reads a random region of 32 consecutive words
+// (2048 units, aligned) and takes first fits: the first run that holds the smallest pending
+// request (a full warp finds it in constant time, a lane per word, docs/rw-malloc.md; a part warp
+// walks the runs), and the pending requests that fit it (lane order, exclusive prefix of their
+// sizes) are claimed as one range: the active lanes set the range's words with atomicOr,
 // and a range that meets a bit set by someone else is rolled back and the region read again. After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
 // a random start: a request still unserved then gets nullptr (out of memory), unless a claim was
@@ -52,6 +54,21 @@ __device__ inline unsigned warp_exclusive_sum(unsigned mask, unsigned v, unsigne
   }
   return s - v;
 }
+// The region's first run of at least `need` free units, all 32 lanes active, lane j holding word
+// j (lanes past the region: ~0): lane_first_run (runs.hpp) on each lane, the lowest find wins.
+__device__ inline free_run warp_first_run(unsigned long long mine, unsigned lane,
+                                          std::uint32_t need) {
+  const unsigned full_free = __ballot_sync(0xffffffffu, mine == 0);
+  const unsigned after = lane == 31 ? 0u : ~full_free & (~0u << (lane + 1));
+  const unsigned k = after ? unsigned(__ffs(int(after)) - 1) : 32u;
+  const unsigned long long next = __shfl_sync(0xffffffffu, mine, int(k & 31));
+  const free_run r = lane_first_run(mine, lane, k, next, need);
+  const unsigned has = __ballot_sync(0xffffffffu, r.length > 0);
+  if (!has)
+    return {0, 0};
+  const int w = __ffs(int(has)) - 1;
+  return {__shfl_sync(0xffffffffu, r.start, w), __shfl_sync(0xffffffffu, r.length, w)};
+}
 } // namespace detail
 
 struct rw_malloc_handle {
@@ -91,15 +108,24 @@ struct rw_malloc_handle {
     if (small_mask) {
       std::uint32_t cu = 0, co = 0;
       const std::uint32_t mine16 = std::uint32_t((bytes + 15) & ~std::size_t(15));
-      for (unsigned m = small_mask; m; m &= m - 1) {
-        const unsigned src = unsigned(__ffs(int(m)) - 1);
-        const std::uint32_t sz = __shfl_sync(active, mine16, int(src));
-        if (co + sz > unit_bytes)
-          ++cu, co = 0;
-        if (src == lane)
-          my_unit = cu, my_off = co;
-        co += sz;
-      }
+      const std::uint32_t lo = __reduce_min_sync(active, small ? mine16 : ~0u),
+                          hi = __reduce_max_sync(active, small ? mine16 : 0u);
+      if (lo == hi) { // one size: unit_bytes / size requests a unit, no walk over the lanes
+        const std::uint32_t per = unit_bytes / lo,
+                            r = unsigned(__popc(int(small_mask & ((1u << lane) - 1u))));
+        if (small)
+          my_unit = r / per, my_off = (r % per) * lo;
+        cu = (unsigned(__popc(int(small_mask))) - 1) / per;
+      } else
+        for (unsigned m = small_mask; m; m &= m - 1) {
+          const unsigned src = unsigned(__ffs(int(m)) - 1);
+          const std::uint32_t sz = __shfl_sync(active, mine16, int(src));
+          if (co + sz > unit_bytes)
+            ++cu, co = 0;
+          if (src == lane)
+            my_unit = cu, my_off = co;
+          co += sz;
+        }
       if (lane == unsigned(__ffs(int(small_mask)) - 1))
         need = cu + 1;
     }
@@ -177,16 +203,20 @@ private:
           w0 = word_count > region_words ? word_count - region_words : 0;
       }
       const unsigned nw = word_count - w0 < region_words ? unsigned(word_count - w0) : region_words;
-      const unsigned long long mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
+      unsigned long long mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
       auto word = [&](unsigned j) {
         return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]);
       };
       unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       bool clashed = false;
-      for (free_run fr = next_free_run(word, nw, 0); fr.length && pending;
-           fr = next_free_run(word, nw, fr.start + fr.length)) {
-        if (fr.length < min_need)
-          continue;
+      std::uint32_t from = 0; // a part warp walks on from the last run it claimed
+      while (pending) {
+        // The first run that holds the smallest pending request: on a full warp in constant time
+        // from the words the lanes hold (claimed units marked used), else by walking.
+        const free_run fr = full ? detail::warp_first_run(mine, lane, min_need)
+                                 : next_run_at_least(word, nw, from, min_need);
+        if (!fr.length)
+          break;
         const bool cand = ((pending >> lane) & 1u) && need <= fr.length;
         const unsigned excl = detail::warp_exclusive_sum(active, cand ? need : 0u, lane);
         const bool fits = cand && excl + need <= fr.length;
@@ -201,6 +231,9 @@ private:
         }
         if (fits)
           got = start + excl;
+        if (full && lane < nw && (w0 + lane) * 64 < start + total && (w0 + lane + 1) * 64 > start)
+          mine |= detail::range_mask(w0 + lane, start, total);
+        from = fr.start + fr.length;
         pending &= ~fit_mask;
         min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       }

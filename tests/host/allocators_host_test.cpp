@@ -111,6 +111,52 @@ TEST(FreeRuns, MatchesABitByBitReferenceOnRandomRegions) {
   }
 }
 
+// The warp-parallel first fit (lane_first_run, one word a lane as rw_malloc's full warps run it):
+// the lowest lane's find is the first run of at least `need` units that the walk finds, with its
+// whole length, for every need from 1 to the region, on regions of 32 words (lanes past a shorter
+// region hold used words, as on the device).
+TEST(FreeRuns, WarpFirstFitMatchesTheWalk) {
+  std::mt19937_64 rng(11);
+  auto warp = [](const std::vector<unsigned long long> &w, std::uint32_t need) {
+    std::uint32_t full_free = 0;
+    for (unsigned j = 0; j < 32; ++j)
+      full_free |= (w[j] == 0 ? 1u : 0u) << j;
+    for (unsigned j = 0; j < 32; ++j) { // lanes in order: the lowest with a find wins
+      const std::uint32_t after = j == 31 ? 0u : ~full_free & (~0u << (j + 1));
+      const unsigned k = after ? unsigned(__builtin_ctz(after)) : 32u;
+      const free_run r = lane_first_run(w[j], j, k, k < 32 ? w[k] : 0ull, need);
+      if (r.length)
+        return r;
+    }
+    return free_run{0, 0};
+  };
+  for (int t = 0; t < 300; ++t) {
+    std::vector<unsigned long long> w(32, ~0ull);
+    const unsigned n = t % 5 == 0 ? 1 + unsigned(rng() % 32) : 32;
+    for (unsigned j = 0; j < n; ++j) {
+      const int kind = int(rng() % 5);
+      w[j] = kind == 0   ? 0ull
+             : kind == 1 ? ~0ull
+             : kind == 2 ? rng() & rng() & rng()
+             : kind == 3 ? rng() | rng()
+                         : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
+    }
+    auto get = [&](unsigned j) { return w[j]; };
+    for (std::uint32_t need = 1; need <= 32 * 64; need = need < 80 ? need + 1 : need * 2 - 7) {
+      const free_run want = next_run_at_least(get, 32, 0, need), got = warp(w, need);
+      ASSERT_EQ(got.length, want.length) << "t " << t << " need " << need;
+      if (want.length) {
+        ASSERT_EQ(got.start, want.start) << "t " << t << " need " << need;
+      }
+    }
+  }
+  // One all-free region: one run of 2048 from unit 0, for any need up to it.
+  const std::vector<unsigned long long> empty(32, 0ull);
+  EXPECT_EQ(warp(empty, 1).length, 2048u);
+  EXPECT_EQ(warp(empty, 2048).start, 0u);
+  EXPECT_EQ(warp(empty, 2049).length, 0u);
+}
+
 TEST(HolePattern, FreeShareAndHoleSizesFollowTheDraw) {
   const std::uint64_t units = 1u << 22;
   const auto w = hole_pattern(
@@ -311,21 +357,24 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       ++n;
     return n;
   };
-  // 6 sizes x 3 thread counts x 2 states.
-  EXPECT_EQ(count("BM_peers/rw_malloc/"), 36);
-  EXPECT_EQ(count("BM_peers/corw64/"), 36);
-  EXPECT_EQ(count("BM_peers/bump/"), 36);
+  // 6 sizes x 3 thread counts x 3 states (empty, churn, churn by size class).
+  EXPECT_EQ(count("BM_peers/rw_malloc/"), 54);
+  EXPECT_EQ(count("BM_peers/corw64/"), 54);
+  EXPECT_EQ(count("BM_peers/bump/"), 54);
   EXPECT_EQ(count("BM_peers/cuda_malloc/"), 12); // up to 2^17 threads, empty heap only
   EXPECT_NE(r.out.find("BM_peers/rw_malloc/size:mixed/threads:1048576/state:churn"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("BM_peers/rw_malloc/size:16/threads:16384/state:classchurn"),
             std::string::npos);
   EXPECT_EQ(r.out.find("BM_peers/cuda_malloc/size:16/threads:1048576"), std::string::npos);
   r = run_binary(
       GPUPROBE_BENCH,
       "--benchmark_list_tests --benchmark_filter=BM_peers/cuda_malloc --gpuprobe_uncapped");
-  EXPECT_EQ(count("BM_peers/cuda_malloc/"), 36);
+  EXPECT_EQ(count("BM_peers/cuda_malloc/"), 54);
   r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_peers_heap=12Q");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--gpuprobe_peers_heap"), std::string::npos) << r.err;
   r = run_binary(GPUPROBE_BENCH, "--help");
   EXPECT_NE(r.out.find("--gpuprobe_peers_heap=SIZE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_peers_no_ladder"), std::string::npos) << r.out;
 }
