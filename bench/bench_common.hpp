@@ -20,6 +20,7 @@ struct flags {
       0; // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
   std::string tlb_scope_source;
   std::uint64_t peers_heap_bytes = 0; // --gpuprobe_peers_heap (0: peers::k_default_heap_bytes)
+  bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();

@@ -245,6 +245,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
                               or candidate (gpuprobe characterize's profile.json)
   --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
+  --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -261,6 +262,8 @@ int main(int argc, char **argv) {
       o.uncapped = true;
     else if (std::strcmp(argv[i], "--gpuprobe_full") == 0)
       o.full_grid = true;
+    else if (std::strcmp(argv[i], "--gpuprobe_peers_no_ladder") == 0)
+      o.peers_ladder = false;
     else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
       try {
         o.tlb_scope_bytes =

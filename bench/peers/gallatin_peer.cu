@@ -1,6 +1,8 @@
-// Gallatin (saltsystemslab/gallatin, PPoPP'24) in the peer harness, from the user's checkout:
-// the authors' global configuration (16 MiB segments, slices of 16 B to 4 KiB: the type of
-// global_allocator.cuh), a fresh allocator of the cell's heap size per cell.
+// Gallatin (saltsystemslab/gallatin, PPoPP'24) in the peer harness, from the user's checkout, a
+// fresh allocator of the cell's heap size per cell, in two configurations:
+// - gallatin: the authors' global one (16 MiB segments, slices of 16 B to 4 KiB: the type of
+//   global_allocator.cuh), where 8 KiB requests take whole blocks of a segment;
+// - gallatin_8k: 32 MiB segments, slices of 16 B to 8 KiB, which serves 8 KiB from slices.
 #include "bench/peers/peer_protocol.cuh"
 
 #include <gallatin/allocators/gallatin.cuh>
@@ -8,35 +10,41 @@
 namespace gpuprobe::bench::peers {
 namespace {
 
-using gallatin_type = gallatin::allocators::Gallatin<16ull << 20, 16ull, 4096ull>;
-
-struct gallatin_handle {
-  gallatin_type *g;
+template <class G> struct gallatin_handle {
+  G *g;
   __device__ void *malloc(std::size_t bytes) const { return g->malloc(bytes); }
   __device__ void free(void *p) const { g->free(p); }
 };
 
 // Owns one device-side Gallatin (generate_on_device / free_on_device).
-class gallatin_heap {
+template <class G> class gallatin_heap {
 public:
   explicit gallatin_heap(std::uint64_t bytes)
-      : g_(gallatin_type::generate_on_device(bytes, 42, /*print_info=*/false)) {
+      : g_(G::generate_on_device(bytes, 42, /*print_info=*/false)) {
     check(cudaDeviceSynchronize(), "Gallatin generate_on_device");
   }
-  ~gallatin_heap() { gallatin_type::free_on_device(g_); }
+  ~gallatin_heap() { G::free_on_device(g_); }
   gallatin_heap(const gallatin_heap &) = delete;
   gallatin_heap &operator=(const gallatin_heap &) = delete;
-  gallatin_handle handle() const { return {g_}; }
+  gallatin_handle<G> handle() const { return {g_}; }
 
 private:
-  gallatin_type *g_;
+  G *g_;
 };
+
+template <class G> void run(benchmark::State &st, const peer_cell &c) {
+  gallatin_heap<G> heap(c.heap_bytes);
+  run_size_allocator(st, c, heap.handle());
+}
 
 } // namespace
 
 void run_gallatin_cell(benchmark::State &st, const peer_cell &c) {
-  gallatin_heap heap(c.heap_bytes);
-  run_size_allocator(st, c, heap.handle());
+  using gallatin::allocators::Gallatin;
+  if (c.alloc == "gallatin_8k")
+    run<Gallatin<32ull << 20, 16ull, 8192ull>>(st, c);
+  else
+    run<Gallatin<16ull << 20, 16ull, 4096ull>>(st, c);
 }
 
 } // namespace gpuprobe::bench::peers

@@ -29,7 +29,9 @@ template <class O> void run(benchmark::State &st, const peer_cell &c) {
   // malloc kernel ran, so a refusal is expected here and must not fail our next check.
   (void)cudaGetLastError();
   check(cudaDeviceSynchronize(), "Ouroboros initialize");
-  run_size_allocator(st, c, ouroboros_handle<O>{o->getDeviceMemoryManager()});
+  // No occupancy ladder: Ouroboros has no out-of-memory path, and filled past what its heap holds
+  // it faulted (an illegal address on an H100, which ends the process).
+  run_size_allocator(st, c, ouroboros_handle<O>{o->getDeviceMemoryManager()}, 0);
 }
 
 } // namespace

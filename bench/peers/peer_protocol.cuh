@@ -3,8 +3,8 @@
 // is passed by value to the kernels and has
 //   __device__ void *malloc(std::size_t)   nullptr when it cannot serve
 //   __device__ void  free(void *)
-// A cell: a fresh heap (made by the caller), optionally churned to 50 % occupancy with mixed
-// sizes (churn_to_half), then measure(): one untimed-in-the-mean first launch on that heap, then
+// A cell: a fresh heap (made by the caller), brought to its state (empty, or churned to 50 %
+// occupancy with mixed sizes: make_state), then measure(): one first launch on that heap, then
 // timed iterations of { one malloc per thread + a write into its block | check | free }, and
 // after timing one more launch whose ranges are checked on the host against each other and the
 // churn's live blocks.
@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -80,22 +81,42 @@ __global__ inline void check_launch(char *const *out, unsigned n, alloc::request
   warp_count(&bad[1], p && !tags_intact(p, sizes(t), t + 1));
 }
 
-// ---- churn: mixed sizes, allocated and freed over rounds, to 50 % of the heap ----
+// ---- heap states: mixed sizes, allocated and freed over rounds, to 50 % of the heap ----
+
+// A size's class: the power of two it rounds up to, 16 B (class 0) .. 8 KiB (class 9).
+GPUPROBE_HD inline unsigned size_class(std::uint32_t bytes) {
+  unsigned k = 0;
+  while ((16u << k) < bytes)
+    ++k;
+  return k;
+}
+constexpr unsigned k_size_classes = 10;
 
 __device__ inline bool coin(std::uint64_t slot, unsigned round, unsigned salt, unsigned permille) {
   return alloc::mix64(slot * 0x9e3779b97f4a7c15ull ^ (std::uint64_t(round) << 40) ^ salt) % 1000 <
          permille;
 }
+// One round's requests: into empty slots, each with probability permille / 1000; class_mask != 0
+// only into slots of those size classes; fixed: each slot asks its own size every round (the
+// class churn), else a new mixed size per round.
+struct fill_plan {
+  unsigned round = 0, permille = 0, class_mask = 0;
+  bool fixed = false;
+  GPUPROBE_HD std::uint32_t bytes(std::uint64_t slot) const {
+    return alloc::request_sizes{0, fixed ? 0u : round}(slot);
+  }
+};
 template <class H>
-__global__ void churn_malloc(H h, std::uint64_t first, std::uint64_t end, unsigned round,
-                             unsigned permille, char **ptr, std::uint32_t *bytes,
-                             unsigned long long *refused) {
+__global__ void churn_malloc(H h, std::uint64_t first, std::uint64_t end, fill_plan plan,
+                             char **ptr, std::uint32_t *bytes, unsigned long long *refused) {
   const std::uint64_t s = first + blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
-  if (s >= end || ptr[s] || !coin(s, round, 1, permille))
+  if (s >= end || ptr[s])
     return;
-  const std::uint32_t b = alloc::request_sizes{0, round}(s);
-  // Asked once: with 10 retries Gallatin's churn refusals were the same (5.74M, H100), and each
-  // refusal then cost ten times as long.
+  const std::uint32_t b = plan.bytes(s);
+  if ((plan.class_mask && !((plan.class_mask >> size_class(b)) & 1u)) ||
+      !coin(s, plan.round, 1, plan.permille))
+    return;
+  // Asked once: a refusal here is counted (churn_refused), not asked again.
   char *p = static_cast<char *>(h.malloc(b));
   if (!p) {
     atomicAdd(refused, 1ull);
@@ -105,16 +126,23 @@ __global__ void churn_malloc(H h, std::uint64_t first, std::uint64_t end, unsign
   ptr[s] = p;
   bytes[s] = b;
 }
+// Frees live blocks: every one of the classes in class_mask, else each with probability
+// permille / 1000.
 template <class H>
 __global__ void churn_free(H h, std::uint64_t first, std::uint64_t end, unsigned round,
-                           unsigned permille, char **ptr) {
+                           unsigned permille, unsigned class_mask, char **ptr,
+                           const std::uint32_t *bytes) {
   const std::uint64_t s = first + blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
-  if (s >= end || !ptr[s] || !coin(s, round, 2, permille))
+  if (s >= end || !ptr[s])
+    return;
+  if (class_mask ? !((class_mask >> size_class(bytes[s])) & 1u) : !coin(s, round, 2, permille))
     return;
   h.free(ptr[s]);
   ptr[s] = nullptr;
 }
-// out[0]: live blocks, out[1]: their bytes, out[2]: live blocks whose tags were overwritten.
+// out[0]: live blocks, out[1]: their bytes, out[2]: live blocks whose tags were overwritten,
+// out[3 + c]: live blocks of size class c.
+constexpr unsigned k_census_counts = 3 + k_size_classes;
 __global__ inline void churn_census(std::uint64_t slots, char *const *ptr,
                                     const std::uint32_t *bytes, unsigned long long *out) {
   const std::uint64_t s = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
@@ -122,18 +150,34 @@ __global__ inline void churn_census(std::uint64_t slots, char *const *ptr,
   warp_count(&out[0], p != nullptr);
   if (p) {
     atomicAdd(&out[1], (unsigned long long)bytes[s]);
+    atomicAdd(&out[3 + size_class(bytes[s])], 1ull);
     if (!tags_intact(p, bytes[s], k_churn_tag | std::uint32_t(s)))
       atomicAdd(&out[2], 1ull);
   }
 }
 
+// The live blocks of a heap state (bench/peers/README.md, "Heap states"). Slots: the heap over the
+// mean mixed request (4098 B), so a fraction of the slots live is that fraction of the heap.
 struct churn_state {
-  std::uint64_t slots = 0;
+  using census_t = std::array<unsigned long long, k_census_counts>;
+  heap_state state = heap_state::empty;
+  std::uint64_t heap_bytes = 0, slots = 0;
   alloc::device_array<char *> ptr;
   alloc::device_array<std::uint32_t> bytes;
-  alloc::device_array<unsigned long long> counts{3};
-  unsigned long long refused = 0;
-  double ms = 0; // time of the churn's kernels
+  alloc::device_array<unsigned long long> counts{k_census_counts}, refused_count{1};
+  unsigned long long refused = 0; // requests refused while the state was made
+  double ms = 0;                  // time of the churn's kernels
+
+  churn_state(heap_state st, std::uint64_t heap)
+      : state(st), heap_bytes(heap),
+        slots(std::uint64_t(double(heap) / alloc::request_sizes{0, 0}.mean_bytes())) {
+    if (slots >= (1ull << 31))
+      throw std::invalid_argument("peer harness: heap too large for 2^31 churn slots");
+    ptr = alloc::device_array<char *>(slots);
+    bytes = alloc::device_array<std::uint32_t>(slots);
+    ptr.zero();
+    refused_count.zero();
+  }
 
   // Runs launch(first, end, blocks) over the slots in batches of at most 2^20 (the largest timed
   // launch: a peer that bounds its retries, as Gallatin does, fails spuriously under millions of
@@ -146,53 +190,166 @@ struct churn_state {
       ms += timer.ms([&] { launch(first, end, alloc::blocks_for(end - first)); });
     }
   }
+  template <class H> void fill(H h, const fill_plan &plan) {
+    batches([&](std::uint64_t first, std::uint64_t end, unsigned blocks) {
+      churn_malloc<<<blocks, alloc::k_block>>>(h, first, end, plan, ptr.get(), bytes.get(),
+                                               refused_count.get());
+    });
+    refused_count.download(&refused, 1);
+  }
+  template <class H> void free(H h, unsigned round, unsigned permille, unsigned class_mask) {
+    batches([&](std::uint64_t first, std::uint64_t end, unsigned blocks) {
+      churn_free<<<blocks, alloc::k_block>>>(h, first, end, round, permille, class_mask, ptr.get(),
+                                             bytes.get());
+    });
+  }
+  // Into empty slots (of `class_mask`'s classes, or any) until `target` of the slots are live.
+  template <class H> void fill_to(H h, double target, unsigned round, unsigned class_mask = 0) {
+    const census_t now = census();
+    double empty = double(slots - now[0]);
+    if (class_mask) { // only the classes' empty slots can be filled
+      empty = 0;
+      for (unsigned k = 0; k < k_size_classes; ++k)
+        if ((class_mask >> k) & 1u)
+          empty += double(slots_of_class(k)) - double(now[3 + k]);
+    }
+    const double want = target * double(slots) - double(now[0]);
+    if (want <= 0 || empty <= 0)
+      return;
+    const unsigned permille = unsigned(std::lround(std::min(1000.0, 1000.0 * want / empty)));
+    fill(h, {round, permille, class_mask, state == heap_state::class_churn});
+  }
+  double occupancy() { return double(census()[1]) / double(heap_bytes); }
 
-  // live blocks, their bytes, overwritten ones
-  std::array<unsigned long long, 3> census() {
+  // live blocks, their bytes, overwritten ones, live blocks per size class
+  census_t census() {
     counts.zero();
     churn_census<<<alloc::blocks_for(slots), alloc::k_block>>>(slots, ptr.get(), bytes.get(),
                                                                counts.get());
     check(cudaDeviceSynchronize(), "churn census");
-    std::array<unsigned long long, 3> c{};
-    counts.download(c.data(), 3);
+    census_t c{};
+    counts.download(c.data(), c.size());
     return c;
   }
+  // Slots whose own size is of class k (the class churn's sizes), counted once on the host.
+  std::uint64_t slots_of_class(unsigned k) {
+    if (class_slots_.empty()) {
+      class_slots_.assign(k_size_classes, 0);
+      for (std::uint64_t s = 0; s < slots; ++s)
+        ++class_slots_[size_class(alloc::request_sizes{0, 0}(s))];
+    }
+    return class_slots_[k];
+  }
+
+private:
+  std::vector<std::uint64_t> class_slots_;
 };
 
-// Slots: the heap over the mean mixed request (4098 B), so half the slots live is half the heap.
-// Round 0 fills 60 % of them; each of 3 rounds then frees half the live blocks and allocates into
-// empty slots until half the slots are live again (new sizes each round).
-template <class H> void churn_to_half(H h, std::uint64_t heap_bytes, churn_state &c) {
-  c.slots = std::uint64_t(double(heap_bytes) / alloc::request_sizes{0, 0}.mean_bytes());
-  if (c.slots >= (1ull << 31))
-    throw std::invalid_argument("peer harness: heap too large for 2^31 churn slots");
-  c.ptr = alloc::device_array<char *>(c.slots);
-  c.bytes = alloc::device_array<std::uint32_t>(c.slots);
-  c.ptr.zero();
-  alloc::device_array<unsigned long long> refused(1);
-  refused.zero();
-  auto mallocs = [&](unsigned round, unsigned permille) {
-    c.batches([&](std::uint64_t first, std::uint64_t end, unsigned blocks) {
-      churn_malloc<<<blocks, alloc::k_block>>>(h, first, end, round, permille, c.ptr.get(),
-                                               c.bytes.get(), refused.get());
-    });
-  };
-  mallocs(0, 600);
+// The churned states. Round 0 fills 60 % of the slots with mixed sizes; each of 3 rounds then
+// frees about half the live blocks and allocates into empty slots until half the slots are live:
+// - churn: a random half of the blocks, new sizes each round;
+// - class churn: every block of whole size classes (in a random order, until half the live blocks
+//   are freed), refilled with blocks of those classes only; each slot keeps its size, so a class's
+//   blocks are emptied together, as a program that frees one kind of object at a time does.
+template <class H> void make_state(H h, churn_state &c) {
+  if (c.state == heap_state::empty)
+    return;
+  const bool by_class = c.state == heap_state::class_churn;
+  c.fill(h, {0, 600, 0, by_class});
   for (unsigned round = 1; round <= 3; ++round) {
-    c.batches([&](std::uint64_t first, std::uint64_t end, unsigned blocks) {
-      churn_free<<<blocks, alloc::k_block>>>(h, first, end, round, 500, c.ptr.get());
-    });
-    const double live = double(c.census()[0]) / double(c.slots);
-    mallocs(round, unsigned(std::lround(std::max(0.0, 1000.0 * (0.5 - live) / (1.0 - live)))));
+    unsigned mask = 0;
+    if (by_class) {
+      const auto now = c.census();
+      std::array<unsigned, k_size_classes> order{};
+      for (unsigned k = 0; k < k_size_classes; ++k)
+        order[k] = k;
+      std::sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+        return alloc::mix64(a * 0x9e3779b97f4a7c15ull + round) <
+               alloc::mix64(b * 0x9e3779b97f4a7c15ull + round);
+      });
+      unsigned long long freed = 0;
+      for (unsigned i = 0; i < k_size_classes && 2 * freed < now[0]; ++i) {
+        mask |= 1u << order[i];
+        freed += now[3 + order[i]];
+      }
+    }
+    c.free(h, round, 500, mask);
+    c.fill_to(h, 0.5, round, mask);
   }
-  refused.download(&c.refused, 1);
+}
+
+// The largest occupancy at which the cell is still served: from the state, the heap is filled
+// further in steps (50, 60, .. 90 % of the heap, with the state's kind of requests) and the cell's
+// launch is made once at each; the ladder stops where the fill is refused, the launch is refused,
+// or the launch could not fit (level + launch > 95 % of the heap).
+// `cap`: the highest level tried (a peer without a safe out-of-memory path stops below where it
+// faults); a level whose fill and launch took over 2 s ends the ladder (a peer that searches the
+// whole heap for every refused request would take hours higher up).
+enum class ladder_stop {
+  top = 0,
+  launch_does_not_fit = 1,
+  fill_refused = 2,
+  launch_refused = 3,
+  too_slow = 4,
+  capped = 5
+};
+template <class H>
+void occupancy_ladder(benchmark::State &st, const peer_cell &c, H h, churn_state &s, double cap) {
+  const double heap = double(c.heap_bytes);
+  const double launch = double(c.threads) * (c.size ? c.size : alloc::request_sizes{}.mean_bytes());
+  const unsigned n = unsigned(c.threads), blocks = alloc::blocks_for(n);
+  const alloc::request_sizes sizes{c.size, 0};
+  alloc::device_array<char *> out(n);
+  alloc::device_array<unsigned long long> bad(2);
+  double served = s.occupancy();
+  ladder_stop stop = ladder_stop::top;
+  const double ms_before = s.ms;
+  for (unsigned level = 5; level <= 9; ++level) {
+    const double target = level / 10.0;
+    if (target > cap + 1e-9) {
+      stop = ladder_stop::capped;
+      break;
+    }
+    if (target * heap + launch > 0.95 * heap) {
+      stop = ladder_stop::launch_does_not_fit;
+      break;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    s.fill_to(h, target, 10 + level);
+    const auto now = s.census();
+    const double occ = double(now[1]) / heap;
+    if (double(now[0]) < (target - 0.02) * double(s.slots)) { // refusals kept the slots empty
+      stop = ladder_stop::fill_refused;
+      break;
+    }
+    out.zero();
+    bad.zero();
+    malloc_and_tag<<<blocks, alloc::k_block>>>(h, n, sizes, out.get());
+    check_launch<<<blocks, alloc::k_block>>>(out.get(), n, sizes, bad.get());
+    free_all<<<blocks, alloc::k_block>>>(h, n, out.get());
+    unsigned long long b[2] = {0, 0};
+    bad.download(b, 2);
+    if (b[0] || b[1]) {
+      stop = ladder_stop::launch_refused;
+      break;
+    }
+    served = occ;
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(2)) {
+      stop = level < 9 ? ladder_stop::too_slow : ladder_stop::top;
+      break;
+    }
+  }
+  st.counters["served_to"] = served;
+  st.counters["ladder_stop"] = double(int(stop));
+  st.counters["ladder_ms"] = s.ms - ms_before;
 }
 
 // What the caller's heap is: where its blocks lie is not known for the peers, so only alignment
 // and overlap are checked (count_bad_ranges with no bounds).
 // `rewind` (untimed) runs after each free: a bump pointer's free is a rewind to the cell's state.
+// Returns false when blocks overlapped (nothing may be freed after that).
 template <class H>
-void measure(
+bool measure(
     benchmark::State &st, const peer_cell &c, H h, churn_state *churn,
     const std::function<void()> &rewind = [] {}) {
   const unsigned n = unsigned(c.threads), blocks = alloc::blocks_for(n);
@@ -209,11 +366,13 @@ void measure(
     return ms;
   };
   std::string error;
+  bool sound = true; // no block overwritten by another thread: freeing is safe
   auto checked = [&](const char *when) {
     bad.zero();
     check_launch<<<blocks, alloc::k_block>>>(out.get(), n, sizes, bad.get());
     unsigned long long b[2] = {0, 0};
     bad.download(b, 2);
+    sound = sound && !b[1];
     if ((b[0] || b[1]) && error.empty())
       error = std::string(when) + ": " + std::to_string(b[0]) + " of " + std::to_string(n) +
               " threads without memory, " + std::to_string(b[1]) + " blocks overwritten";
@@ -226,19 +385,26 @@ void measure(
   check_launch<<<1, 32>>>(out.get(), 0, sizes, bad.get());
   check(cudaDeviceSynchronize(), "loading the kernels");
   // The first launch meets the heap as it was made (or churned): reported apart from the mean.
+  // Blocks that overlap (an allocator's bug) are not freed: that can fault the free, and the
+  // cell's heap is dropped with the cell anyway.
   const double first_malloc = timer.ms(malloc_launch);
   checked("first launch");
-  const double first_free = timed_free();
+  const double first_free = sound ? timed_free() : 0.0;
   double free_sum = 0;
   int iterations = 0;
+  // The spread over the timed launches: min and max of malloc and of free.
+  std::array<double, 4> spread = {1e300, 0, 1e300, 0};
   if (error.empty())
     for (auto _ : st) {
-      st.SetIterationTime(timer.ms(malloc_launch) * 1e-3);
-      const bool ok = checked("timed launch");
-      free_sum += timed_free();
-      ++iterations;
-      if (!ok)
+      const double ms = timer.ms(malloc_launch);
+      st.SetIterationTime(ms * 1e-3);
+      if (!checked("timed launch"))
         break;
+      const double free_ms = timed_free();
+      free_sum += free_ms;
+      spread = {std::min(spread[0], ms), std::max(spread[1], ms), std::min(spread[2], free_ms),
+                std::max(spread[3], free_ms)};
+      ++iterations;
     }
   if (error.empty()) { // after timing: one more launch, its ranges checked on the host
     malloc_launch();
@@ -258,12 +424,15 @@ void measure(
     const std::uint64_t bad_ranges = alloc::count_bad_ranges(std::move(r), 0, 0);
     if (bad_ranges && error.empty())
       error = std::to_string(bad_ranges) + " ranges misaligned or overlapping";
-    free_launch();
-    check(cudaDeviceSynchronize(), "free after the verification launch");
+    sound = sound && !bad_ranges;
+    if (sound) {
+      free_launch();
+      check(cudaDeviceSynchronize(), "free after the verification launch");
+    }
   }
   // What the churn left, once: live blocks, their bytes, and any whose tags a timed launch
   // overwrote (checked when the launches ran to the end).
-  const auto census = churn ? churn->census() : std::array<unsigned long long, 3>{};
+  const auto census = churn ? churn->census() : churn_state::census_t{};
   if (census[2] && error.empty())
     error = std::to_string(census[2]) + " churn blocks overwritten by the timed launches";
   if (!error.empty()) {
@@ -273,11 +442,17 @@ void measure(
                std::to_string(int(std::lround(100.0 * double(census[1]) / double(c.heap_bytes)))) +
                " % of the heap; " + std::to_string(churn->refused) + " churn requests refused)";
     st.SkipWithError(error.c_str());
-    return;
+    return sound;
   }
   st.counters["first_malloc_ms"] = first_malloc;
   st.counters["first_free_ms"] = first_free;
   st.counters["free_ms"] = iterations ? free_sum / iterations : 0.0;
+  if (iterations) {
+    st.counters["malloc_min_ms"] = spread[0];
+    st.counters["malloc_max_ms"] = spread[1];
+    st.counters["free_min_ms"] = spread[2];
+    st.counters["free_max_ms"] = spread[3];
+  }
   st.counters["mallocs_per_s"] =
       benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
   st.counters["heap_GiB"] = double(c.heap_bytes) / double(k_gib);
@@ -287,21 +462,20 @@ void measure(
     st.counters["churn_refused"] = double(churn->refused);
     st.counters["churn_ms"] = churn->ms;
   }
+  return sound;
 }
 
-// A cell of a size allocator: churned first when the cell says so.
-template <class H> void run_size_allocator(benchmark::State &st, const peer_cell &c, H h) {
-  if (!c.churn) {
-    measure(st, c, h, nullptr);
-    return;
-  }
-  churn_state churn;
-  churn_to_half(h, c.heap_bytes, churn);
-  measure(st, c, h, &churn);
-  // Every churn block back: the device malloc heap outlives the cell.
-  churn.batches([&](std::uint64_t first, std::uint64_t end, unsigned blocks) {
-    churn_free<<<blocks, alloc::k_block>>>(h, first, end, 0, 1000, churn.ptr.get());
-  });
+// A cell of a size allocator: the heap brought to the cell's state, the cell measured, then the
+// occupancy ladder up to `ladder_cap` (0: none; --gpuprobe_peers_no_ladder: none).
+template <class H>
+void run_size_allocator(benchmark::State &st, const peer_cell &c, H h, double ladder_cap = 0.9) {
+  churn_state s(c.state, c.heap_bytes);
+  make_state(h, s);
+  if (!measure(st, c, h, c.state == heap_state::empty ? nullptr : &s))
+    return; // blocks overlapped: nothing is freed (the heap goes with the cell)
+  if (ladder_cap > 0 && options().peers_ladder && !st.error_occurred())
+    occupancy_ladder(st, c, h, s, ladder_cap);
+  s.free(h, 0, 1000, 0); // every block back: the device malloc heap outlives the cell
 }
 
 } // namespace gpuprobe::bench::peers

@@ -1,10 +1,10 @@
 # BM_peers' public peers, built into gpuprobe-bench only from checkouts the user fetched
-# (bench/peers/README.md has the two clone commands): GPUPROBE_PEERS_DIR holds gallatin/ and
-# Ouroboros/. Nothing of theirs is vendored; each is compiled in a library of its own, its
+# (bench/peers/README.md has the clone commands): GPUPROBE_PEERS_DIR holds gallatin/, Ouroboros/
+# and mallocMC/. Nothing of theirs is vendored; each is compiled in a library of its own, its
 # headers as system headers (their warnings are not ours), and its commit is recorded in the
 # benchmark JSON's context.
 set(GPUPROBE_PEERS_DIR "" CACHE PATH
-  "Folder with checkouts gallatin/ and Ouroboros/ for gpuprobe-bench's BM_peers (bench/peers/README.md)")
+  "Folder with checkouts gallatin/, Ouroboros/ and mallocMC/ for gpuprobe-bench's BM_peers (bench/peers/README.md)")
 
 function(gpuprobe_peer_commit dir out)
   execute_process(COMMAND git -C ${dir} rev-parse --short=12 HEAD OUTPUT_VARIABLE c
@@ -52,8 +52,30 @@ if(GPUPROBE_PEERS_DIR)
   else()
     message(WARNING "GPUPROBE_PEERS_DIR: no Ouroboros checkout at ${_ouro}: BM_peers/ouroboros_* are not built")
   endif()
+  # mallocMC (ScatterAlloc): its headers and alpaka's (bundled in its checkout, or a checkout
+  # beside it), which need Boost's headers and the CUDA back-end's flags.
+  set(_mmc ${GPUPROBE_PEERS_DIR}/mallocMC)
+  set(_alpaka ${_mmc}/alpaka/include)
+  if(NOT EXISTS ${_alpaka}/alpaka/alpaka.hpp)
+    set(_alpaka ${GPUPROBE_PEERS_DIR}/alpaka/include)
+  endif()
+  find_package(Boost 1.74 QUIET)
+  if(NOT EXISTS ${_mmc}/src/include/mallocMC/mallocMC.hpp)
+    message(WARNING "GPUPROBE_PEERS_DIR: no mallocMC checkout at ${_mmc}: BM_peers/scatteralloc is not built")
+  elseif(NOT EXISTS ${_alpaka}/alpaka/alpaka.hpp)
+    message(WARNING "GPUPROBE_PEERS_DIR: mallocMC needs alpaka, found neither in ${_mmc}/alpaka nor at ${GPUPROBE_PEERS_DIR}/alpaka: BM_peers/scatteralloc is not built")
+  elseif(NOT Boost_FOUND)
+    message(WARNING "GPUPROBE_PEERS_DIR: mallocMC's alpaka needs Boost's headers >= 1.74 (libboost-dev): BM_peers/scatteralloc is not built")
+  else()
+    gpuprobe_add_peer(gpuprobe_peer_mallocmc mallocmc_peer.cu ${_mmc}
+      "${_mmc}/src/include;${_alpaka};${Boost_INCLUDE_DIRS}" MALLOCMC)
+    target_compile_definitions(gpuprobe_peer_mallocmc PRIVATE ALPAKA_ACC_GPU_CUDA_ENABLED)
+    target_compile_options(gpuprobe_peer_mallocmc PRIVATE
+      $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda --expt-relaxed-constexpr>)
+    list(APPEND _peers_found "mallocMC ${_peer_commit}")
+  endif()
   if(NOT _peers_found)
-    message(FATAL_ERROR "GPUPROBE_PEERS_DIR=${GPUPROBE_PEERS_DIR} holds neither gallatin/ nor Ouroboros/ (bench/peers/README.md)")
+    message(FATAL_ERROR "GPUPROBE_PEERS_DIR=${GPUPROBE_PEERS_DIR} holds none of gallatin/, Ouroboros/, mallocMC/ (bench/peers/README.md)")
   endif()
   message(STATUS "BM_peers with: ${_peers_found}")
 endif()

@@ -14,11 +14,17 @@ namespace gpuprobe::bench::peers {
 // launch (2^20 x 8 KiB = 8 GiB) must fit beside the churn's 50 % with room for rounding.
 constexpr std::uint64_t k_default_heap_bytes = std::uint64_t(32) << 30;
 
+// The heap a cell meets (bench/peers/README.md, "Heap states").
+enum class heap_state { empty, churn, class_churn };
+inline const char *state_name(heap_state s) {
+  return s == heap_state::empty ? "empty" : s == heap_state::churn ? "churn" : "classchurn";
+}
+
 struct peer_cell {
   std::string alloc;
   std::uint32_t size = 0; // bytes per request; 0: mixed (multiples of 4 in [4, 8192])
   std::uint64_t threads = 0;
-  bool churn = false; // false: an empty heap; true: after the churn to 50 % occupancy
+  heap_state state = heap_state::empty;
   std::uint64_t heap_bytes = k_default_heap_bytes;
   std::string name() const;
 };
@@ -35,8 +41,9 @@ std::vector<std::string> peer_allocators();
 std::string peers_built();
 
 // Per peer translation unit (compiled only with its checkout).
-void run_gallatin_cell(benchmark::State &st, const peer_cell &c);
+void run_gallatin_cell(benchmark::State &st, const peer_cell &c); // gallatin / gallatin_8k
 void run_ouroboros_cell(benchmark::State &st, const peer_cell &c); // ouroboros_page / _chunk
+void run_mallocmc_cell(benchmark::State &st, const peer_cell &c);  // scatteralloc
 
 void register_peer_benchmarks(std::uint64_t heap_bytes);
 

@@ -1,4 +1,4 @@
-// BM_peers/<allocator>/size:<s>/threads:<n>/state:<empty|churn> (bench/peers/README.md):
+// BM_peers/<allocator>/size:<s>/threads:<n>/state:<empty|churn|classchurn> (bench/peers/README.md):
 // gpuprobe's allocators in the peer harness' protocol (peer_protocol.cuh), the grid, and the
 // registration of every cell, the peers' included where their checkouts were built in.
 #include "allocators/allocators.cuh"
@@ -45,7 +45,8 @@ void run_pages(benchmark::State &st, const peer_cell &c) {
     alloc::bump a(pc);
     // A bump pointer's only state is where it stands: half way after a churn. It never frees, so
     // each free is a rewind to that state.
-    const std::uint64_t free_pages = c.churn ? pc.pages / 2 : pc.pages;
+    const bool churned = c.state != heap_state::empty;
+    const std::uint64_t free_pages = churned ? pc.pages / 2 : pc.pages;
     a.prefill(free_pages, 0);
     occupancy = 1.0 - double(free_pages) / double(pc.pages);
     measure(st, c, pages_as_malloc<alloc::bump::handle_type, false>{a.handle()}, nullptr,
@@ -53,7 +54,7 @@ void run_pages(benchmark::State &st, const peer_cell &c) {
   } else {
     alloc::corw<unsigned long long> a(pc);
     a.clear();
-    if (c.churn) {
+    if (c.state != heap_state::empty) {
       const auto h = a.handle();
       alloc::device_array<unsigned long long> used(1);
       used.zero();
@@ -68,7 +69,7 @@ void run_pages(benchmark::State &st, const peer_cell &c) {
   }
   if (!st.error_occurred()) {
     st.counters["page_bytes"] = pc.page_bytes;
-    if (c.churn)
+    if (c.state != heap_state::empty)
       st.counters["occupancy"] = occupancy;
   }
 }
@@ -88,17 +89,21 @@ void run_cell(benchmark::State &st, const peer_cell &c) {
     if (g.heap_bytes < 2 * launch)
       throw std::runtime_error("device malloc heap of " + std::to_string(g.heap_bytes >> 20) +
                                " MiB (granted) is too small for this cell");
-    run_size_allocator(st, g, alloc::cuda_malloc_handle{16});
+    run_size_allocator(st, g, alloc::cuda_malloc_handle{16}, /*ladder_cap=*/0);
   } else if (c.alloc == "corw64" || c.alloc == "bump") {
     run_pages(st, c);
   }
 #ifdef GPUPROBE_HAVE_GALLATIN
-  else if (c.alloc == "gallatin")
+  else if (c.alloc == "gallatin" || c.alloc == "gallatin_8k")
     run_gallatin_cell(st, c);
 #endif
 #ifdef GPUPROBE_HAVE_OUROBOROS
   else if (c.alloc.rfind("ouroboros_", 0) == 0)
     run_ouroboros_cell(st, c);
+#endif
+#ifdef GPUPROBE_HAVE_MALLOCMC
+  else if (c.alloc == "scatteralloc")
+    run_mallocmc_cell(st, c);
 #endif
   else
     st.SkipWithError(("not in this build: " + c.alloc).c_str());
@@ -108,7 +113,7 @@ void run_cell(benchmark::State &st, const peer_cell &c) {
 
 std::string peer_cell::name() const {
   return "BM_peers/" + alloc + "/size:" + (size ? std::to_string(size) : "mixed") +
-         "/threads:" + std::to_string(threads) + "/state:" + (churn ? "churn" : "empty");
+         "/threads:" + std::to_string(threads) + "/state:" + state_name(state);
 }
 
 std::vector<std::string> peer_allocators() {
@@ -116,10 +121,14 @@ std::vector<std::string> peer_allocators() {
   std::vector<std::string> a = {"cuda_malloc", "rw_malloc", "corw64", "bump"};
 #ifdef GPUPROBE_HAVE_GALLATIN
   a.push_back("gallatin");
+  a.push_back("gallatin_8k");
 #endif
 #ifdef GPUPROBE_HAVE_OUROBOROS
   a.push_back("ouroboros_page");
   a.push_back("ouroboros_chunk");
+#endif
+#ifdef GPUPROBE_HAVE_MALLOCMC
+  a.push_back("scatteralloc");
 #endif
   return a;
 }
@@ -132,6 +141,9 @@ std::string peers_built() {
 #ifdef GPUPROBE_HAVE_OUROBOROS
   s += "Ouroboros " GPUPROBE_OUROBOROS_COMMIT "; ";
 #endif
+#ifdef GPUPROBE_HAVE_MALLOCMC
+  s += "mallocMC " GPUPROBE_MALLOCMC_COMMIT "; ";
+#endif
   return s.empty() ? "none (built without -DGPUPROBE_PEERS_DIR)" : s;
 }
 
@@ -141,13 +153,17 @@ std::vector<peer_cell> peer_grid(const std::vector<std::string> &allocs, bool un
   for (const auto &a : allocs)
     for (const std::uint32_t size : {16u, 256u, 1024u, 4096u, 8192u, 0u})
       for (const std::uint64_t threads : {1ull << 14, 1ull << 17, 1ull << 20})
-        for (const bool churn : {false, true}) {
+        for (const heap_state state :
+             {heap_state::empty, heap_state::churn, heap_state::class_churn}) {
           // Device malloc serves about 1e5-1e6 requests a second (2.9 s for 2^17 x 1 KiB, H100);
-          // Ouroboros' chunk queue takes 3.2 s a launch at 2^20 x 8 KiB.
-          if (!uncapped && ((a == "cuda_malloc" && (threads > (1ull << 17) || churn)) ||
-                            (a == "ouroboros_chunk" && threads > (1ull << 17))))
+          // Ouroboros' chunk queue takes 3.2 s a launch at 2^20 x 8 KiB; ScatterAlloc's fill of a
+          // churn (60 % of 32 GiB in mixed sizes) did not end within 60 s a cell (H100).
+          if (!uncapped &&
+              ((a == "cuda_malloc" && (threads > (1ull << 17) || state != heap_state::empty)) ||
+               (a == "ouroboros_chunk" && threads > (1ull << 17)) ||
+               (a == "scatteralloc" && state != heap_state::empty)))
             continue;
-          cells.push_back({a, size, threads, churn, heap_bytes});
+          cells.push_back({a, size, threads, state, heap_bytes});
         }
   return cells;
 }

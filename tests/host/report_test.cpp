@@ -462,37 +462,108 @@ TEST(Report, RunSummaryLinesOfAFinishedFolder) {
   EXPECT_NE(lines.back().find("report/index.html"), std::string::npos);
 }
 
-// The peer harness' committed H100 run (bench/peers/README.md): its tables and the goals
-// table, with Gallatin's out-of-memory after the churn shown as a result, not an error.
+// The peer harness' committed H100 run (bench/peers/README.md): a table per state of malloc /
+// free with their launches' spread, the first launch, the occupancy ladder, a figure per state
+// and size, and the goals against the best peer (Gallatin's out-of-memory after the random churn
+// shown as a result, not an error).
 TEST(Report, CommittedPeerHarnessRunRenders) {
   const auto c = gpuprobe::analysis::build_report(
-      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/peers/nvidia-h100-80gb-hbm3-f7c5e047");
-  EXPECT_NE(c.device.find("GPU-f7c5e047"), std::string::npos) << c.device;
-  const gpuprobe::analysis::report_table *empty = nullptr, *churn = nullptr, *goals = nullptr;
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/peers/nvidia-h100-80gb-hbm3-9ee96e87");
+  EXPECT_NE(c.device.find("GPU-9ee96e87"), std::string::npos) << c.device;
+  const gpuprobe::analysis::report_table *empty = nullptr, *churn = nullptr, *ladder = nullptr,
+                                          *goals = nullptr;
+  int tables = 0;
   for (const auto &t : c.tables) {
+    if (t.title.rfind("Allocators against the peers", 0) == 0 ||
+        t.title.rfind("The first launch", 0) == 0 || t.title.rfind("The largest occupancy", 0) == 0)
+      ++tables;
     if (t.title == "Allocators against the peers: malloc / free (ms), empty heap")
       empty = &t;
-    else if (t.title.find("after a churn to 50 % occupancy") != std::string::npos)
+    else if (t.title == "Allocators against the peers: malloc / free (ms), after a churn to 50 % "
+                        "occupancy")
       churn = &t;
+    else if (t.title == "The largest occupancy at which the cell is still served, after a churn "
+                        "by size class to 50 % occupancy")
+      ladder = &t;
     else if (t.title == "rw_malloc against the goals")
       goals = &t;
   }
-  ASSERT_TRUE(empty && churn && goals);
-  // 7 allocators x 3 thread counts; cuda_malloc and ouroboros_chunk capped past 2^17.
-  EXPECT_EQ(empty->rows.size(), 19u);
+  ASSERT_TRUE(empty && churn && ladder && goals);
+  EXPECT_EQ(tables, 9); // 3 kinds x 3 states
+  // rw_malloc, corw64, bump, gallatin, gallatin_8k, ouroboros_page x 3 thread counts.
+  EXPECT_EQ(empty->rows.size(), 18u);
   EXPECT_EQ(empty->rows[0][0], "rw_malloc");
   EXPECT_EQ(empty->rows[0][1], "16384");
-  // cuda_malloc runs only on the empty heap (capped after churn).
-  EXPECT_EQ(churn->rows.size(), 17u);
+  EXPECT_NE(empty->rows[0][2].find(" ("), std::string::npos) << "a mean and its spread";
   bool gallatin_oom = false;
   for (const auto &r : churn->rows)
     if (r[0] == "gallatin" && r[1] == "131072")
       gallatin_oom =
           r[3].rfind("out of memory (131072 of 131072 threads refused, heap 11 %", 0) == 0;
   EXPECT_TRUE(gallatin_oom);
-  EXPECT_EQ(goals->rows.size(), 36u);
-  EXPECT_NE(goals->note.find("Met in 34 of 36 cells"), std::string::npos) << goals->note;
-  EXPECT_EQ(goals->rows[0].back(), "not met: slower than Gallatin");
-  ASSERT_EQ(c.figures.size(), 2u);
-  EXPECT_EQ(c.figures[0].id, "peers_malloc_empty");
+  for (const auto &r : ladder->rows) {
+    if (r[0] == "gallatin_8k" && r[1] == "16384") {
+      EXPECT_EQ(r[2], "70 %, the fill was refused higher");
+    }
+  }
+  EXPECT_EQ(goals->rows.size(), 54u);
+  EXPECT_NE(goals->note.find("Met in 18, not met in 36, not compared in 0 of 54 cells"),
+            std::string::npos)
+      << goals->note;
+  EXPECT_EQ(goals->rows[0].back(),
+            "not met: malloc slower than ouroboros_page; malloc + free slower than gallatin");
+  ASSERT_EQ(c.figures.size(), 18u);
+  EXPECT_EQ(c.figures[0].id, "peers_malloc_empty_16");
+}
+
+// The goals' verdicts on a made-up grid: a peer that failed its cell is not compared, the
+// fastest peer that served is the bar for malloc and for malloc + free, and the bump pointer
+// bounds only 2^20 threads up to 256 B.
+TEST(Report, PeerGoalsCompareOnlyWithPeersThatServed) {
+  const fs::path dir = temp_path("report_peer_goals"), raw = dir / "raw";
+  fs::remove_all(dir);
+  fs::create_directories(raw);
+  auto cell = [](const std::string &a, const std::string &size, int threads, double ms,
+                 double free_ms, const std::string &err = "") {
+    json b = {{"name", "BM_peers/" + a + "/size:" + size + "/threads:" + std::to_string(threads) +
+                           "/state:empty/iterations:5/manual_time"},
+              {"time_unit", "ms"},
+              {"real_time", ms},
+              {"free_ms", free_ms}};
+    if (!err.empty())
+      b = {{"name", b["name"]}, {"error_occurred", true}, {"error_message", err}};
+    return b;
+  };
+  const std::string oom = "first launch: 16384 of 16384 threads without memory, 0 blocks "
+                          "overwritten";
+  json doc = {{"context", {{"gpu", "NVIDIA H100"}, {"gpu_uuid", "GPU-test"}}},
+              {"benchmarks",
+               {// 16 B, 2^14: Gallatin failed, Ouroboros slower: met against Ouroboros.
+                cell("rw_malloc", "16", 16384, 0.010, 0.010), cell("gallatin", "16", 16384, 0, 0, oom),
+                cell("ouroboros_page", "16", 16384, 0.012, 0.030),
+                // 256 B, 2^14: no peer served: not compared.
+                cell("rw_malloc", "256", 16384, 0.010, 0.010),
+                cell("gallatin", "256", 16384, 0, 0, oom),
+                // 16 B, 2^20: faster malloc than the peer, slower malloc + free, 2.5x the bump.
+                cell("rw_malloc", "16", 1048576, 0.100, 0.100),
+                cell("gallatin", "16", 1048576, 0.110, 0.020),
+                cell("bump", "16", 1048576, 0.040, 0.010)}}};
+  std::ofstream(raw / "bench-peers.json") << doc.dump();
+  const auto c = gpuprobe::analysis::build_report(dir.string());
+  const gpuprobe::analysis::report_table *goals = nullptr;
+  for (const auto &t : c.tables)
+    if (t.title == "rw_malloc against the goals")
+      goals = &t;
+  ASSERT_TRUE(goals);
+  ASSERT_EQ(goals->rows.size(), 3u);
+  EXPECT_EQ(goals->rows[0][4], "0.012 ouroboros_page");
+  EXPECT_EQ(goals->rows[0].back(), "met");
+  EXPECT_EQ(goals->rows[1][4], "not compared (no peer served)");
+  EXPECT_EQ(goals->rows[1].back(), "not compared");
+  EXPECT_EQ(goals->rows[2][9], "2.5");
+  EXPECT_EQ(goals->rows[2].back(),
+            "not met: malloc + free slower than gallatin; over 2x the bump pointer");
+  EXPECT_NE(goals->note.find("Met in 1, not met in 1, not compared in 1 of 3 cells"),
+            std::string::npos)
+      << goals->note;
 }
