@@ -67,7 +67,6 @@ template <class Word> struct bitmap_view {
   __device__ void free_page(page_t p) const {
     atomicAnd(&words[p / bits], ~(Word(1) << (p % bits)));
   }
-  __device__ bool is_used(page_t p) const { return (read(p / bits) >> (p % bits)) & 1; }
 };
 
 // Host side: owns the words and locks.

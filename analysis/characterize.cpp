@@ -5,6 +5,7 @@
 #include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
 
@@ -202,8 +203,8 @@ std::string miss_served_by(double penalty, const json &memory) {
 }
 
 std::string other_gpu_results(const std::string &dir, const std::string &uuid) {
-  for (const char *f : {"profile.json", "tuning.json", "validation.json"}) {
-    const fs::path p = fs::path(dir) / f;
+  const results_folder folder{dir};
+  for (const fs::path &p : {folder.profile(), folder.tuning(), folder.validation()}) {
     if (!fs::exists(p))
       continue;
     json doc;
@@ -297,7 +298,7 @@ json assemble_profile(const std::string &dir, const json &stages_run, const json
     if (!tlb.contains(key))
       return;
     for (std::size_t k = 0; k < tlb[key].size(); ++k) {
-      const fs::path f = d / "raw" / ("sharing_" + level_label(candidate, k) + ".json");
+      const fs::path f = results_folder{d}.raw("sharing_" + level_label(candidate, k) + ".json");
       if (!fs::exists(f)) {
         tlb[key][k]["sharing"] = {{"scope", "not measured"}};
         continue;

@@ -4,6 +4,7 @@
 #include "analysis/tlb_levels.hpp" // level_label
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 #include "common/schema.hpp"
 #include "common/stats.hpp"
 
@@ -33,7 +34,7 @@ bool has_results(const fs::path &raw) {
 // characterize.log: what `characterize --devices` keeps of each GPU's run (also of one that
 // failed before writing any result).
 bool is_unit(const fs::path &d) {
-  return fs::is_regular_file(d / "profile.json") || has_results(d / "raw") ||
+  return fs::is_regular_file(results_folder{d}.profile()) || has_results(results_folder{d}.raw()) ||
          fs::is_regular_file(d / "characterize.log");
 }
 
@@ -120,19 +121,20 @@ fleet_unit read_unit(const std::string &folder) {
   u.folder = folder;
   const fs::path d(folder);
   json device;
-  if (fs::exists(d / "profile.json")) {
-    const json p = read_json_file((d / "profile.json").string());
-    require_schema(p, schema::profile, (d / "profile.json").string());
+  const results_folder f{d};
+  if (fs::exists(f.profile())) {
+    const json p = read_json_file(f.profile().string());
+    require_schema(p, schema::profile, f.profile().string());
     device = p.value("device", json::object());
     read_profile(p, u);
     u.status = "complete";
-  } else if (!has_results(d / "raw")) {
+  } else if (!has_results(f.raw())) {
     std::string last;
     read_log(d / "characterize.log", device, last);
     u.status = "failed: " + (last.empty() ? std::string("characterize.log is empty") : last);
   } else {
     std::vector<std::string> stages;
-    for (const auto &e : fs::directory_iterator(d / "raw"))
+    for (const auto &e : fs::directory_iterator(f.raw()))
       if (e.path().extension() == ".json") {
         stages.push_back(e.path().stem().string());
         if (device.is_null()) {
@@ -156,17 +158,17 @@ fleet_unit read_unit(const std::string &folder) {
   u.uuid = device.value("uuid", std::string());
   if (u.uuid.empty())
     throw error("fleet: " + folder + " does not record its GPU's UUID");
-  if (fs::exists(d / "tuning.json")) {
-    const json t = read_json_file((d / "tuning.json").string());
-    require_schema(t, schema::tuning, (d / "tuning.json").string());
+  if (fs::exists(f.tuning())) {
+    const json t = read_json_file(f.tuning().string());
+    require_schema(t, schema::tuning, f.tuning().string());
     const json a = t.value("allocator", json::object());
     u.numbers["tuning.word_bits"] = a.value("word_bits", 0.0);
     u.numbers["tuning.regions"] = a.value("regions", 1.0);
     u.text["tuning.crw_start"] = a.value("crw_start", std::string("?"));
   }
-  if (fs::exists(d / "validation.json")) {
-    const json v = read_json_file((d / "validation.json").string());
-    require_schema(v, schema::validation, (d / "validation.json").string());
+  if (fs::exists(f.validation())) {
+    const json v = read_json_file(f.validation().string());
+    require_schema(v, schema::validation, f.validation().string());
     std::map<std::string, int> verdicts;
     for (const auto &w : v.value("workloads", json::array()))
       ++verdicts[w.value("verdict", std::string("?"))];
@@ -195,9 +197,8 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
         if (is_unit(it->path())) {
           found.push_back(it->path());
           it.disable_recursion_pending(); // a unit's raw/ is not another unit
-        } else if (it->path().filename() == "raw") {
-          refused.push_back(it->path().parent_path().string() +
-                            ": raw/ holds no gpuprobe result");
+        } else if (it->path().filename() == results_folder::raw_dir) {
+          refused.push_back(it->path().parent_path().string() + ": raw/ holds no gpuprobe result");
           it.disable_recursion_pending();
         }
       }
@@ -290,8 +291,8 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
               std::snprintf(why, sizeof why,
                             "%s = %.4g against the model's median %.4g: %.1f x the spread (MAD "
                             "%.3g, at least %.0f %% of the median) > %.1f",
-                            name.c_str(), it->second, med, score, mad,
-                            100 * rule.floor_fraction, rule.limit);
+                            name.c_str(), it->second, med, score, mad, 100 * rule.floor_fraction,
+                            rule.limit);
               outliers.push_back(
                   {{"uuid", u->uuid}, {"value", it->second}, {"score", score}, {"why", why}});
             }
@@ -304,9 +305,8 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
           d += " " + uuid.substr(0, std::min<std::size_t>(12, uuid.size())) + " " + number(v);
         differences.push_back(d);
       }
-      params[name] = {{"median", med},      {"mad", mad},       {"n", xs.size()},
-                      {"min", lo},          {"max", hi},        {"values", values},
-                      {"outliers", outliers}};
+      params[name] = {{"median", med}, {"mad", mad},       {"n", xs.size()},      {"min", lo},
+                      {"max", hi},     {"values", values}, {"outliers", outliers}};
     }
     for (const auto &name : texts) {
       std::map<std::string, std::vector<std::string>> variants; // value -> uuids
@@ -348,7 +348,8 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
           } else if (map) {
             shown = "the most common map";
           }
-          d += " [" + who + "] " + (shown.size() > 160 ? shown.substr(0, 157) + "..." : shown) + ";";
+          d +=
+              " [" + who + "] " + (shown.size() > 160 ? shown.substr(0, 157) + "..." : shown) + ";";
         }
         differences.push_back(d);
       }
@@ -361,13 +362,14 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
                      {"parameters", params},
                      {"differences", differences}};
   }
-  return {{"schema", schema::fleet.id()},
-          {"rule",
-           {{"outlier", "|x - median| / max(MAD, " + std::to_string(rule.floor_fraction).substr(0, 4) +
-                            " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
-                            ", among 3 or more complete units of one model"}}},
-          {"models", models},
-          {"units", all}};
+  return {
+      {"schema", schema::fleet.id()},
+      {"rule",
+       {{"outlier", "|x - median| / max(MAD, " + std::to_string(rule.floor_fraction).substr(0, 4) +
+                        " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
+                        ", among 3 or more complete units of one model"}}},
+      {"models", models},
+      {"units", all}};
 }
 
 } // namespace gpuprobe::analysis

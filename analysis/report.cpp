@@ -5,6 +5,7 @@
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -64,20 +65,20 @@ inputs scan(const std::string &dir, report_content &c) {
     throw error("report: '" + dir + "' is not a folder");
   const fs::path d = fs::path(dir).lexically_normal();
   const fs::path name = d.filename().empty() ? d.parent_path().filename() : d.filename();
-  if (name == "raw" && !fs::is_directory(d / "raw"))
+  if (name == results_folder::raw_dir && !fs::is_directory(results_folder{d}.raw()))
     throw error("report: '" + dir +
                 "' is the raw/ folder of a results folder: give the folder above it (--input " +
                 (d.filename().empty() ? d.parent_path() : d).parent_path().string() + ")");
   inputs in;
   std::vector<fs::path> files;
-  const fs::path raw = fs::path(dir) / "raw";
+  const results_folder folder{dir};
+  const fs::path raw = folder.raw();
   if (fs::is_directory(raw))
     for (const auto &e : fs::directory_iterator(raw))
       if (e.is_regular_file())
         files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  const fs::path prof = fs::path(dir) / "profile.json", val = fs::path(dir) / "validation.json",
-                 tun = fs::path(dir) / "tuning.json";
+  const fs::path prof = folder.profile(), val = folder.validation(), tun = folder.tuning();
   // A folder file: read and checked, or listed under `skipped` with the reason (null then).
   const auto load = [&](const fs::path &f, const schema::family &fam) {
     if (!fs::exists(f))
@@ -142,7 +143,7 @@ inputs scan(const std::string &dir, report_content &c) {
         else if (probe == "tlb-sharing")
           in.sharing.push_back(path);
         else if ((probe == "tlb-sampling" || probe == "tlb-conflict") &&
-                 fs::exists(fs::path(dir) / "profile.json"))
+                 fs::exists(folder.profile()))
           ; // drawn through the profile (the cross-check table, the structure table)
 
         else {

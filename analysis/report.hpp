@@ -2,10 +2,12 @@
 // `gpuprobe report`: what a results folder holds, turned into figures (a CSV each, drawn by
 // reports/plot.py) and the tables of one page. Host-only.
 //
-// Folder layout (what `gpuprobe characterize` will write; any part may be missing):
-//   raw/*.json|*.csv|*.txt   gpuprobe.result/1 files (probe tlb | atomics | tlb-sharing), the
-//                            2017 tool's TLB CSVs and sharing matrices, gpuprobe-bench JSON
+// Folder layout (what `gpuprobe characterize`, `tune` and `validate` write; any part may be
+// missing):
+//   raw/*.json|*.csv|*.txt   gpuprobe.result/1 files (one per probe), the 2017 tool's TLB CSVs
+//                            and sharing matrices, gpuprobe-bench JSON
 //   profile.json             gpuprobe.profile/1 (else the TLB inputs are analyzed here)
+//   tuning.json              gpuprobe.tuning/1 (the decisions, when present)
 //   validation.json          gpuprobe.validation/1 (a table, when present)
 #include <nlohmann/json.hpp>
 

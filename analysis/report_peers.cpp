@@ -220,7 +220,8 @@ void goals_table(report_content &c, const peer_cells &p) {
               return;
             }
             const double q = cost(*rw) / cost(*b);
-            row.insert(row.end(), {num(cost(*rw), 3), num(cost(*b), 3) + " " + b->alloc, num(q, 3)});
+            row.insert(row.end(),
+                       {num(cost(*rw), 3), num(cost(*b), 3) + " " + b->alloc, num(q, 3)});
             if (q > 1.0)
               misses.push_back(std::string(what) + " slower than " + b->alloc);
           };
@@ -258,9 +259,9 @@ void goals_table(report_content &c, const peer_cells &p) {
            "fastest that served the cell), its malloc + free no slower than the best peer's, and "
            "within 2x the bump pointer at 2^20 threads for 16 and 256 B. A cell that no peer "
            "served is not compared. Met in " +
-           std::to_string(met) + ", not met in " + std::to_string(missed) +
-           ", not compared in " + std::to_string(not_compared) + " of " +
-           std::to_string(met + missed + not_compared) + " cells.";
+           std::to_string(met) + ", not met in " + std::to_string(missed) + ", not compared in " +
+           std::to_string(not_compared) + " of " + std::to_string(met + missed + not_compared) +
+           " cells.";
   c.tables.push_back(std::move(g));
 }
 
@@ -297,10 +298,17 @@ void peers_part(const inputs &in, report_content &c) {
             any = true;
           }
       if (any)
-        c.figures.push_back({"peers_malloc_" + state + "_" + s,
-                             "One malloc per thread, " + size_label(s) + ", " + state_label(state) +
-                                 " (BM_peers)",
-                             "lines", "threads", "malloc launch (ms)", true, true, {}, {}, o.str()});
+        c.figures.push_back(
+            {"peers_malloc_" + state + "_" + s,
+             "One malloc per thread, " + size_label(s) + ", " + state_label(state) + " (BM_peers)",
+             "lines",
+             "threads",
+             "malloc launch (ms)",
+             true,
+             true,
+             {},
+             {},
+             o.str()});
     }
     const std::string how =
         "Each cell: a fresh heap of the same size for every allocator, " +
@@ -319,10 +327,11 @@ void peers_part(const inputs &in, report_content &c) {
                  return spread(r.malloc_ms, r.malloc_min, r.malloc_max) + " / " +
                         spread(r.free_ms, r.free_min, r.free_max);
                });
-    state_grid(c, p, state, "The first launch on the state's heap: malloc / free (ms)",
-               "The launch before the timed ones, on the heap as it was made (or churned): a "
-               "peer that formats its heap lazily pays for it here.",
-               [](const peer_result &r) { return num(r.first_malloc, 3) + " / " + num(r.first_free, 3); });
+    state_grid(
+        c, p, state, "The first launch on the state's heap: malloc / free (ms)",
+        "The launch before the timed ones, on the heap as it was made (or churned): a "
+        "peer that formats its heap lazily pays for it here.",
+        [](const peer_result &r) { return num(r.first_malloc, 3) + " / " + num(r.first_free, 3); });
     state_grid(c, p, state, "The largest occupancy at which the cell is still served",
                "From the state, the heap is filled further with the state's kind of requests to "
                "50, 60, 70, 80 and 90 % (live requested bytes over the heap) and the cell's launch "

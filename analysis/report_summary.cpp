@@ -8,6 +8,7 @@
 #include "analysis/validation.hpp"
 
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -84,14 +85,13 @@ void summary_part(const inputs &in, report_content &c) {
       const std::string bound = L.value("page_bound", std::string());
       // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
       const std::string st = structure_words(L);
-      s.hierarchy.push_back({level_label(false, k),
-                             num(L.value("entries", 0.0), 5) + " entries" +
-                                 (st.empty() ? "" : ", " + st) + ", " +
-                                 (bound == "lower" ? "≥ " : "") +
-                                 format_bytes(L.value("page_bytes", 0.0)) + " each = " +
-                                 format_bytes(L.value("reach_bytes", 0.0)),
-                             "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
-                             shared_by(L.value("sharing", json::object()))});
+      s.hierarchy.push_back(
+          {level_label(false, k),
+           num(L.value("entries", 0.0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
+               (bound == "lower" ? "≥ " : "") + format_bytes(L.value("page_bytes", 0.0)) +
+               " each = " + format_bytes(L.value("reach_bytes", 0.0)),
+           "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
+           shared_by(L.value("sharing", json::object()))});
     }
     if (!levels.empty())
       s.diagram_svg = diagram(levels, checks);
@@ -154,7 +154,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   std::vector<std::string> out;
   char b[512];
   const json tlb =
-      read_json_file((fs::path(dir) / "profile.json").string()).value("tlb", json::object());
+      read_json_file(results_folder{dir}.profile().string()).value("tlb", json::object());
   const json levels = tlb.value("levels", json::array());
   if (levels.empty())
     out.push_back("TLB: no level found up to " +
@@ -162,7 +162,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   for (std::size_t k = 0; k < levels.size(); ++k) {
     out.push_back(level_line(level_label(false, k), levels[k]));
   }
-  const json tuning = read_json_file((fs::path(dir) / "tuning.json").string());
+  const json tuning = read_json_file(results_folder{dir}.tuning().string());
   const json a = tuning.value("allocator", json::object());
   std::snprintf(b, sizeof b, "tuning: %d-bit words, %d region(s), CRW start %s",
                 a.value("word_bits", 0), a.value("regions", 1),
@@ -183,7 +183,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   }
   if (!per_level.empty())
     out.push_back("regions per level: " + per_level);
-  const json validation = read_json_file((fs::path(dir) / "validation.json").string());
+  const json validation = read_json_file(results_folder{dir}.validation().string());
   out.push_back("validate: " + validation.value("summary", std::string("?")));
   for (const auto &t : validation.value("tradeoffs", json::array()))
     out.push_back("trade-off: " + t.value("line", std::string()));

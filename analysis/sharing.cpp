@@ -23,9 +23,6 @@ constexpr enum_table<sharing_scope, 4> k_scopes = {{sharing_scope::private_, "pr
 } // namespace
 
 std::string to_string(sharing_scope s) { return enum_name(k_scopes, s); }
-sharing_scope parse_sharing_scope(const std::string &s) {
-  return enum_value(k_scopes, s, "sharing scope");
-}
 
 namespace {
 

@@ -44,7 +44,6 @@ struct sharing_options {
 // Which SMs share a level: each its own, groups of SMs, all of them, or the data cannot say.
 enum class sharing_scope { private_, groups, global, inconclusive };
 std::string to_string(sharing_scope s);
-sharing_scope parse_sharing_scope(const std::string &s); // throws gpuprobe::error
 
 struct sharing_analysis {
   sharing_scope scope = sharing_scope::inconclusive;

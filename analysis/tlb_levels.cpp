@@ -19,9 +19,6 @@ constexpr enum_table<page_bound, 4> k_page_bounds = {{page_bound::exact, "exact"
 } // namespace
 
 std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
-page_bound parse_page_bound(const std::string &s) {
-  return enum_value(k_page_bounds, s, "page bound");
-}
 
 std::string level_label(bool candidate, std::size_t index) {
   return (candidate ? "C" : "L") + std::to_string(index + 1);

@@ -30,7 +30,6 @@ enum class page_bound {
   unknown
 };
 std::string to_string(page_bound b);
-page_bound parse_page_bound(const std::string &s); // throws gpuprobe::error
 
 // One numbering everywhere (CLI, stage files, tune, report, bench): levels L1, L2, ... and
 // candidates C1, C2, ..., from 1, innermost first; `index` is the position in the profile's list.

@@ -9,6 +9,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 #include "common/units.hpp"
 
 #include <unistd.h>
@@ -82,12 +83,13 @@ void run_characterize(const characterize_options &o) {
     release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir =
       o.common.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.common.out;
-  fs::create_directories(fs::path(dir) / "raw");
+  const results_folder folder{dir};
+  fs::create_directories(folder.raw());
   std::printf("gpuprobe characterize%s%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
               o.reanalyze ? " --reanalyze" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
   // The profile a rerun finds: its conditions and stage times are the measurement's, kept when
   // nothing is measured now.
-  const fs::path profile_path = fs::path(dir) / "profile.json";
+  const fs::path profile_path = folder.profile();
   const json previous = analysis::stage_done(profile_path.string())
                             ? read_json_file(profile_path.string())
                             : json::object();
@@ -176,7 +178,7 @@ void run_characterize(const characterize_options &o) {
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
   // A sharing file the new profile does not plan belongs to an earlier profile: never attach it.
   std::vector<fs::path> stale;
-  for (const auto &e : fs::directory_iterator(fs::path(dir) / "raw")) {
+  for (const auto &e : fs::directory_iterator(folder.raw())) {
     const std::string f = e.path().filename().string();
     if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
         std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {

@@ -10,6 +10,7 @@
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -53,7 +54,8 @@ void run_pipeline(const run_options &o) {
   std::printf("gpuprobe run%s: %s (%s) -> %s\n", o.quick ? " --quick" : "", dev.name.c_str(),
               dev.uuid.c_str(), dir.c_str());
   // 1. characterize: resumes by itself and leaves profile.json as it was when nothing ran.
-  const fs::path profile_path = fs::path(dir) / "profile.json";
+  const results_folder folder{dir};
+  const fs::path profile_path = folder.profile();
   auto text_of = [](const fs::path &p) {
     std::ifstream in(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});
@@ -82,16 +84,17 @@ void run_pipeline(const run_options &o) {
     timed(name, args);
     upstream_ran = true;
   };
+  using rf = results_folder;
   stage("tune",
-        {"tune", "--device", device, "--profile", "profile.json", "--out", "tuning.json", "--seed",
-         seed},
-        "tuning.json");
-  stage("validate",
-        {"validate", "--device", device, "--tuning", "tuning.json", "--out", "validation.json",
+        {"tune", "--device", device, "--profile", rf::profile_file, "--out", rf::tuning_file,
          "--seed", seed},
-        "validation.json");
+        rf::tuning_file);
+  stage("validate",
+        {"validate", "--device", device, "--tuning", rf::tuning_file, "--out", rf::validation_file,
+         "--seed", seed},
+        rf::validation_file);
   // 4. report: drawn anew every time (no GPU).
-  timed("report", {"report", "--input", ".", "--out", "report"});
+  timed("report", {"report", "--input", ".", "--out", rf::report_dir});
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (const auto &line : analysis::run_summary_lines(dir))

@@ -1,4 +1,4 @@
-// gpuprobe tlb: flags -> probes::tlb_options; the probe (probes/tlb.hpp) runs, the result is
+// gpuprobe tlb: flags -> probes::tlb_options; the probe (probes/tlb_driver.hpp) runs, the result is
 // written, and a first look at its levels is printed (the full analysis: `analyze tlb`).
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_levels.hpp"

@@ -10,6 +10,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
 #include "tune/measure.hpp"
@@ -53,7 +54,7 @@ void run_tune(const tune_options &o) {
     throw error("tune: --reps must be at least 3");
   const json profile = read_profile(o.profile);
   (void)analysis::region_options(profile, 0, 0, 0); // a malformed level fails here, before the GPU
-  (void)analysis::scope_options(profile); // likewise
+  (void)analysis::scope_options(profile);           // likewise
   const auto dev = query_device(o.common.device);
   const std::string measured_on = profile["device"].value("uuid", "");
   const bool same_gpu = measured_on == dev.uuid;
@@ -236,8 +237,8 @@ void setup_tune(CLI::App &parent) {
     }
     unit_command c{"tune",
                    "--profile",
-                   "profile.json",
-                   "tuning.json",
+                   results_folder::profile_file,
+                   results_folder::tuning_file,
                    {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
                    "run gpuprobe characterize --devices first"};
     if (o.quick)

@@ -10,6 +10,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
 #include "tune/measure.hpp"
@@ -206,8 +207,8 @@ void setup_validate(CLI::App &parent) {
     }
     unit_command c{"validate",
                    "--tuning",
-                   "tuning.json",
-                   "validation.json",
+                   results_folder::tuning_file,
+                   results_folder::validation_file,
                    {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
                    "run gpuprobe tune --devices first"};
     if (o.quick)
