@@ -11,6 +11,7 @@
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "common/units.hpp"
+#include "pipeline/stage_runner.hpp"
 
 #include <unistd.h>
 
@@ -19,7 +20,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <set>
 
 namespace gpuprobe::cli {
 
@@ -99,72 +99,23 @@ void run_characterize(const characterize_options &o) {
       !o.reanalyze)
     std::printf("  note: %s other process(es) on this GPU: timings may suffer\n",
                 conditions["other_processes"].get<std::string>().c_str());
-  json stages_run = json::array();
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
-  // when a stage it reads from (stage::reads) ran now.
-  std::set<std::string> ran;
-  bool sharing_known = false; // before the TLB profile, the count of sharing stages is not known
-  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n) {
-    char pos[32];
-    std::snprintf(pos, sizeof pos, "[%zu/%zu%s]", k, n, sharing_known ? "" : "+");
-    const bool upstream_ran = std::any_of(s.reads.begin(), s.reads.end(),
-                                          [&](const std::string &r) { return ran.count(r) > 0; });
-    const fs::path out = fs::path(dir) / s.output;
-    const double since =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const bool analysis_only = !s.args.empty() && s.args.front() == "analyze";
-    if (o.reanalyze && !analysis_only) { // a measurement: kept as it is, or missing
-      if (!analysis::stage_done(out.string())) {
-        std::printf("%s %-16s not measured (%s): run characterize on the GPU for it\n", pos,
-                    s.name.c_str(), s.output.c_str());
-        return false;
-      }
-      std::printf("%s %-16s measured earlier (%s), kept\n", pos, s.name.c_str(), s.output.c_str());
-      json rec = {{"name", s.name}, {"file", s.output}, {"status", "kept"}};
-      for (const auto &p : previous.value("stages", json::array()))
-        if (p.value("name", "") == s.name && p.contains("seconds"))
-          rec["seconds"] = p["seconds"];
-      stages_run.push_back(rec);
-      return false;
-    }
-    if (o.reanalyze) { // an analysis whose measurement is missing: nothing to analyze
-      const auto in = std::find(s.args.begin(), s.args.end(), "--input");
-      if (in != s.args.end() && in + 1 != s.args.end() && !fs::exists(fs::path(dir) / in[1])) {
-        std::printf("%s %-16s not analyzed: %s was not measured\n", pos, s.name.c_str(),
-                    in[1].c_str());
-        return false;
-      }
-    }
-    auto check = analysis::stage_check{false, "reanalyzed"};
-    if (!(o.reanalyze && analysis_only))
-      check = analysis::check_stage(out.string(), s, dev.uuid);
-    if (check.keep && upstream_ran)
-      check = {false, "a stage it reads from ran again"};
-    if (check.keep) {
-      std::printf("%s %-16s done earlier (%s), kept\n", pos, s.name.c_str(), s.output.c_str());
-      stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "kept"}});
-      return false;
-    }
-    if (check.reason == "not run yet" || check.reason == "reanalyzed")
-      std::printf("%s %-16s running (%.0f s so far)\n", pos, s.name.c_str(), since);
-    else
-      std::printf("%s %-16s running again: %s was %s (%.0f s so far)\n", pos, s.name.c_str(),
-                  s.output.c_str(), check.reason.c_str(), since);
-    std::fflush(stdout);
-    const auto s0 = std::chrono::steady_clock::now();
+  // when a stage it reads from (stage::reads) ran now: pipeline::stage_runner.
+  pipeline::stage_runner runner;
+  runner.dir = dir;
+  runner.uuid = dev.uuid;
+  runner.reanalyze = o.reanalyze;
+  runner.previous_stages = previous.value("stages", json::array());
+  runner.execute = [&](const analysis::stage &s) {
     run_stage_in(dir, s.name, s.args,
                  "finished stages are kept; run the same command again to "
                  "resume");
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-    json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};
-    if (check.reason != "not run yet")
-      rec["rerun_because"] = check.reason;
-    if (o.reanalyze)
-      rec["status"] = "reanalyzed";
-    stages_run.push_back(rec);
-    ran.insert(s.name);
-    return true;
+  };
+  runner.seconds_so_far = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n) {
+    return runner.run(s, k, n);
   };
   auto stages = analysis::plan_stages(o.quick, o.common.device, o.common.seed);
   const analysis::stage atomics = stages.back(); // last, after sharing
@@ -197,7 +148,7 @@ void run_characterize(const characterize_options &o) {
                 p.filename().string().c_str());
   }
   n = stages.size() + sharing.size() + 1;
-  sharing_known = true;
+  runner.sharing_known = true;
   for (const auto &st : sharing)
     run_stage(st, ++k, n);
   run_stage(atomics, ++k, n);
@@ -216,7 +167,7 @@ void run_characterize(const characterize_options &o) {
                 dev.sm_clock_khz_peak / 1000.0);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   json profile;
-  if (ran.empty() && !o.reanalyze && !previous.empty()) {
+  if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
     // Nothing measured or analyzed now: the profile stays as written, with the conditions and
     // times of its measurement (`gpuprobe run` sees it unchanged and keeps what follows).
     profile = previous;
@@ -228,7 +179,7 @@ void run_characterize(const characterize_options &o) {
                        "; --reanalyze derives it again with this build, no GPU needed)")
                           .c_str());
   } else {
-    profile = analysis::assemble_profile(dir, stages_run, conditions);
+    profile = analysis::assemble_profile(dir, runner.stages_run, conditions);
     profile["meta"] = run_metadata(o.common.seed);
     profile["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
     profile["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
