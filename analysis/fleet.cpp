@@ -34,7 +34,8 @@ bool has_results(const fs::path &raw) {
 // characterize.log: what `characterize --devices` keeps of each GPU's run (also of one that
 // failed before writing any result).
 bool is_unit(const fs::path &d) {
-  return fs::is_regular_file(results_folder{d}.profile()) || has_results(results_folder{d}.raw()) ||
+  const results_folder f{d};
+  return fs::is_regular_file(f.profile()) || has_results(f.raw()) ||
          fs::is_regular_file(d / "characterize.log");
 }
 

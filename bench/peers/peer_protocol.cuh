@@ -81,6 +81,40 @@ __global__ inline void check_launch(char *const *out, unsigned n, alloc::request
   warp_count(&bad[1], p && !tags_intact(p, sizes(t), t + 1));
 }
 
+// A cell's launch over one set of arrays: one malloc per thread (with its tags), the check on the
+// device, the free. measure() times it; the occupancy ladder makes it once a level.
+template <class H> struct cell_launch {
+  H h;
+  unsigned n, blocks;
+  alloc::request_sizes sizes;
+  alloc::device_array<char *> out;
+  alloc::device_array<unsigned long long> bad{2};
+
+  cell_launch(H handle, const peer_cell &c)
+      : h(handle), n(unsigned(c.threads)), blocks(alloc::blocks_for(n)), sizes{c.size, 0}, out(n) {
+    out.zero();
+  }
+  void malloc() { malloc_and_tag<<<blocks, alloc::k_block>>>(h, n, sizes, out.get()); }
+  void free() { free_all<<<blocks, alloc::k_block>>>(h, n, out.get()); }
+  // The launch checked on the device: {threads without memory, blocks whose tags another thread
+  // overwrote}.
+  std::array<unsigned long long, 2> failures() {
+    bad.zero();
+    check_launch<<<blocks, alloc::k_block>>>(out.get(), n, sizes, bad.get());
+    std::array<unsigned long long, 2> b{};
+    bad.download(b.data(), 2);
+    return b;
+  }
+  // Launches that serve no thread load the kernels (lazy module loading), so that a first
+  // launch times the heap, not the loader.
+  void load_kernels() {
+    malloc_and_tag<<<1, 32>>>(h, 0, sizes, out.get());
+    free_all<<<1, 32>>>(h, 0, out.get());
+    check_launch<<<1, 32>>>(out.get(), 0, sizes, bad.get());
+    check(cudaDeviceSynchronize(), "loading the kernels");
+  }
+};
+
 // ---- heap states: mixed sizes, allocated and freed over rounds, to 50 % of the heap ----
 
 // A size's class: the power of two it rounds up to, 16 B (class 0) .. 8 KiB (class 9).
@@ -297,10 +331,7 @@ template <class H>
 void occupancy_ladder(benchmark::State &st, const peer_cell &c, H h, churn_state &s, double cap) {
   const double heap = double(c.heap_bytes);
   const double launch = double(c.threads) * (c.size ? c.size : alloc::request_sizes{}.mean_bytes());
-  const unsigned n = unsigned(c.threads), blocks = alloc::blocks_for(n);
-  const alloc::request_sizes sizes{c.size, 0};
-  alloc::device_array<char *> out(n);
-  alloc::device_array<unsigned long long> bad(2);
+  cell_launch<H> one(h, c);
   double served = s.occupancy();
   ladder_stop stop = ladder_stop::top;
   const double ms_before = s.ms;
@@ -322,14 +353,10 @@ void occupancy_ladder(benchmark::State &st, const peer_cell &c, H h, churn_state
       stop = ladder_stop::fill_refused;
       break;
     }
-    out.zero();
-    bad.zero();
-    malloc_and_tag<<<blocks, alloc::k_block>>>(h, n, sizes, out.get());
-    check_launch<<<blocks, alloc::k_block>>>(out.get(), n, sizes, bad.get());
-    unsigned long long b[2] = {0, 0};
-    bad.download(b, 2);
+    one.malloc();
+    const auto b = one.failures();
     if (!b[1]) // blocks that overlap are not freed (measure())
-      free_all<<<blocks, alloc::k_block>>>(h, n, out.get());
+      one.free();
     if (b[0] || b[1]) {
       stop = ladder_stop::launch_refused;
       break;
@@ -353,14 +380,12 @@ template <class H>
 bool measure(
     benchmark::State &st, const peer_cell &c, H h, churn_state *churn,
     const std::function<void()> &rewind = [] {}) {
-  const unsigned n = unsigned(c.threads), blocks = alloc::blocks_for(n);
-  const alloc::request_sizes sizes{c.size, 0};
-  alloc::device_array<char *> out(n);
-  out.zero();
-  alloc::device_array<unsigned long long> bad(2);
+  cell_launch<H> one(h, c);
+  const unsigned n = one.n;
+  const alloc::request_sizes sizes = one.sizes;
   event_timer timer;
-  auto malloc_launch = [&] { malloc_and_tag<<<blocks, alloc::k_block>>>(h, n, sizes, out.get()); };
-  auto free_launch = [&] { free_all<<<blocks, alloc::k_block>>>(h, n, out.get()); };
+  auto malloc_launch = [&] { one.malloc(); };
+  auto free_launch = [&] { one.free(); };
   auto timed_free = [&] {
     const double ms = timer.ms(free_launch);
     rewind();
@@ -369,22 +394,14 @@ bool measure(
   std::string error;
   bool sound = true; // no block overwritten by another thread: freeing is safe
   auto checked = [&](const char *when) {
-    bad.zero();
-    check_launch<<<blocks, alloc::k_block>>>(out.get(), n, sizes, bad.get());
-    unsigned long long b[2] = {0, 0};
-    bad.download(b, 2);
+    const auto b = one.failures();
     sound = sound && !b[1];
     if ((b[0] || b[1]) && error.empty())
       error = std::string(when) + ": " + std::to_string(b[0]) + " of " + std::to_string(n) +
               " threads without memory, " + std::to_string(b[1]) + " blocks overwritten";
     return error.empty();
   };
-  // Launches that serve no thread load the kernels (lazy module loading), so that the first
-  // launch times the heap, not the loader.
-  malloc_and_tag<<<1, 32>>>(h, 0, sizes, out.get());
-  free_all<<<1, 32>>>(h, 0, out.get());
-  check_launch<<<1, 32>>>(out.get(), 0, sizes, bad.get());
-  check(cudaDeviceSynchronize(), "loading the kernels");
+  one.load_kernels();
   // The first launch meets the heap as it was made (or churned): reported apart from the mean.
   // Blocks that overlap (an allocator's bug) are not freed: that can fault the free, and the
   // cell's heap is dropped with the cell anyway.
@@ -399,9 +416,12 @@ bool measure(
     for (auto _ : st) {
       const double ms = timer.ms(malloc_launch);
       st.SetIterationTime(ms * 1e-3);
-      if (!checked("timed launch"))
-        break;
+      const bool ok = checked("timed launch");
+      if (!sound)
+        break; // overlapping blocks are not freed
       const double free_ms = timed_free();
+      if (!ok)
+        break; // freed: device malloc's heap outlives the cell
       free_sum += free_ms;
       spread = {std::min(spread[0], ms), std::max(spread[1], ms), std::min(spread[2], free_ms),
                 std::max(spread[3], free_ms)};
@@ -412,7 +432,7 @@ bool measure(
     check(cudaDeviceSynchronize(), "verification launch");
     checked("verification launch");
     std::vector<char *> p(n);
-    out.download(p.data(), n);
+    one.out.download(p.data(), n);
     std::vector<alloc::byte_range> r;
     alloc::append_ranges(r, p, sizes);
     if (churn) {
