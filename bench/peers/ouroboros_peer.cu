@@ -29,8 +29,8 @@ template <class O> void run(benchmark::State &st, const peer_cell &c) {
   // malloc kernel ran, so a refusal is expected here and must not fail our next check.
   (void)cudaGetLastError();
   check(cudaDeviceSynchronize(), "Ouroboros initialize");
-  // No occupancy ladder: Ouroboros has no out-of-memory path, and filled past what its heap holds
-  // it faulted (an illegal address on an H100, which ends the process).
+  // No occupancy ladder: Ouroboros has no out-of-memory path, and in the ladder's fills (toward
+  // 90 % of its heap) it faulted with an illegal address on an H100, which ends the process.
   run_size_allocator(st, c, ouroboros_handle<O>{o->getDeviceMemoryManager()}, 0);
 }
 
