@@ -6,6 +6,7 @@
 #include "analysis/models.hpp"
 #include "bench/peers/peers.hpp"
 #include "bench_common.hpp"
+#include "common/build_info.hpp"
 #include "common/device_info.hpp"
 #include "common/units.hpp"
 
@@ -319,7 +320,7 @@ int main(int argc, char **argv) {
     (void)cudaGetLastError();
     benchmark::AddCustomContext("gpu", "none (cases fail with an error when run)");
   }
-  benchmark::AddCustomContext("gpuprobe_commit", GPUPROBE_GIT_COMMIT);
+  benchmark::AddCustomContext("gpuprobe_commit", gpuprobe::git_commit());
   benchmark::AddCustomContext(
       "cuda_malloc_cap",
       o.uncapped ? "none"

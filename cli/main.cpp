@@ -1,5 +1,6 @@
 // gpuprobe: characterize a GPU's TLBs, sharing and atomics; tune and validate RW allocators.
 #include "cli/common.hpp"
+#include "common/build_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 
@@ -10,7 +11,7 @@ int main(int argc, char **argv) {
   gpuprobe::set_invocation(argc, argv);
   CLI::App app{"gpuprobe: GPU TLB/atomics characterization and Random-Walk allocator tuning"};
   app.set_version_flag("--version", std::string("gpuprobe ") + GPUPROBE_VERSION + " (" +
-                                        GPUPROBE_GIT_COMMIT + ")");
+                                        gpuprobe::git_commit() + ")");
   app.set_config("--config", "", "read options from a TOML/INI file (reproduces a run)");
   app.require_subcommand(1);
   for (auto setup : gpuprobe::cli::subcommands())

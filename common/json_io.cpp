@@ -1,5 +1,6 @@
 #include "common/json_io.hpp"
 
+#include "common/build_info.hpp"
 #include "common/error.hpp"
 
 #include <cerrno>
@@ -96,7 +97,7 @@ json run_metadata(int argc, const char *const *argv, unsigned long long seed) {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   return json{{"tool", "gpuprobe"},
               {"version", GPUPROBE_VERSION},
-              {"git_commit", GPUPROBE_GIT_COMMIT},
+              {"git_commit", git_commit()},
               {"argv", args},
               {"seed", seed},
               {"created_utc", stamp}};
