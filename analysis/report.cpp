@@ -128,10 +128,14 @@ inputs scan(const std::string &dir, report_content &c) {
       if (doc.contains("benchmarks")) {
         in.bench.emplace_back(path, doc);
         const json ctx = doc.value("context", json::object());
-        if (in.device.empty() && ctx.contains("gpu_uuid")) // gpuprobe-bench's own context
+        const std::string unit = ctx.value("gpu_uuid", "");
+        if (in.device.empty() && !unit.empty()) // gpuprobe-bench's own context
           in.device = ctx.value("gpu", "") + ", " + ctx.value("sm_count", "?") + " SMs, UUID " +
-                      ctx.value("gpu_uuid", "") + ", driver " + ctx.value("driver", "?") +
-                      " (runtime " + ctx.value("runtime", "?") + "), from gpuprobe-bench";
+                      unit + ", driver " + ctx.value("driver", "?") + " (runtime " +
+                      ctx.value("runtime", "?") + "), from gpuprobe-bench";
+        else if (!unit.empty() && in.device.find(unit) == std::string::npos)
+          in.device += "; also " + ctx.value("gpu", "") + " UUID " + unit +
+                       " (gpuprobe-bench files measured on another unit)";
       } else if (derived) {
         continue;
       } else {

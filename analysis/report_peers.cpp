@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace gpuprobe::analysis::report_detail {
@@ -103,15 +104,24 @@ std::string state_label(const std::string &s) {
   return "empty heap";
 }
 // A failed cell, shortly: out of memory is a result (with how full the churn left the heap,
-// where the harness said), anything else an error.
+// where the harness said); blocks overwritten (one block handed to two threads) are the
+// allocator's fault, whatever else the launch did; anything else is an error.
 std::string failure(const peer_result &r) {
   const auto end = r.error.find(" threads without memory");
   if (end == std::string::npos)
     return "failed: " + r.error;
   const auto of = r.error.rfind(": ", end);
-  std::string s = "out of memory (" +
-                  (of != std::string::npos ? r.error.substr(of + 2, end - of - 2) : "some") +
-                  " threads refused";
+  const std::string refused =
+      of != std::string::npos ? r.error.substr(of + 2, end - of - 2) : "some";
+  const auto over = r.error.find(" blocks overwritten", end);
+  const auto comma = r.error.rfind(", ", over);
+  const std::string overwritten = over != std::string::npos && comma != std::string::npos
+                                      ? r.error.substr(comma + 2, over - comma - 2)
+                                      : "0";
+  if (overwritten != "0")
+    return "failed: " + overwritten + " blocks overwritten (handed to two threads)" +
+           (refused.rfind("0 of ", 0) == 0 ? "" : ", " + refused + " threads refused");
+  std::string s = "out of memory (" + refused + " threads refused";
   const auto pct = r.error.find(" % of the heap");
   const auto eq = r.error.rfind("= ", pct);
   if (pct != std::string::npos && eq != std::string::npos)
@@ -265,6 +275,43 @@ void goals_table(report_content &c, const peer_cells &p) {
   c.tables.push_back(std::move(g));
 }
 
+// Where each allocator's cells were measured: the unit and the gpuprobe commit from each file's
+// context. A folder gathered from several runs may hold several units of one model; its
+// comparisons then cross units, and this table says so.
+void units_table(report_content &c, const inputs &in) {
+  std::map<std::string, std::set<std::string>> where; // allocator -> "unit, commit"
+  std::set<std::string> units;
+  for (const auto &[path, doc] : in.bench) {
+    const json ctx = doc.value("context", json::object());
+    const std::string unit = ctx.value("gpu_uuid", "");
+    for (const auto &b : doc["benchmarks"])
+      if (auto r = parse(b)) {
+        where[r->alloc].insert((unit.empty() ? "not recorded" : unit) + ", " +
+                               ctx.value("gpuprobe_commit", "not recorded"));
+        if (!unit.empty())
+          units.insert(unit);
+      }
+  }
+  report_table t{"Where each allocator ran", {"allocator", "unit, gpuprobe commit"}, {}, ""};
+  for (const auto &[a, w] : where) {
+    std::string s;
+    for (const auto &x : w)
+      s += (s.empty() ? "" : "; ") + x;
+    t.rows.push_back({a, s});
+  }
+  std::sort(t.rows.begin(), t.rows.end(), [](const auto &x, const auto &y) {
+    return rank_of(x[0]) != rank_of(y[0]) ? rank_of(x[0]) < rank_of(y[0]) : x[0] < y[0];
+  });
+  t.note = units.size() > 1
+               ? "These cells were measured on " + std::to_string(units.size()) +
+                     " units: comparisons between allocators of different units cross units of "
+                     "the GPU model. \"not recorded\": a cell killed by its time limit, whose file "
+                     "the script wrote."
+               : "One unit. \"not recorded\": a cell killed by its time limit, whose file the "
+                 "script wrote.";
+  c.tables.push_back(std::move(t));
+}
+
 } // namespace
 
 void peers_part(const inputs &in, report_content &c) {
@@ -340,6 +387,7 @@ void peers_part(const inputs &in, report_content &c) {
                served);
   }
   goals_table(c, p);
+  units_table(c, in);
 }
 
 } // namespace gpuprobe::analysis::report_detail

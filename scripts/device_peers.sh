@@ -12,6 +12,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" peers
 ALLOCS="${ALLOCS:-cuda_malloc rw_malloc corw64 bump gallatin gallatin_8k ouroboros_page ouroboros_chunk scatteralloc}"
 PER_CELL="${PER_CELL:-scatteralloc}"
 mkdir -p "$D/raw"
+UNIT=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
 for a in $ALLOCS; do
   if [[ " $PER_CELL " == *" $a "* ]]; then
     s=$(date +%s) i=0
@@ -27,8 +28,8 @@ for a in $ALLOCS; do
       rc=$?
       [ $rc -ne 0 ] && echo "$cell: exit $rc" >>"$D/$a.txt"
       # A killed process leaves no whole JSON: the cell is recorded as failed, with why.
-      [ $rc -eq 124 ] && printf '{"context": {}, "benchmarks": [{"name": "%s", "run_name": "%s", "run_type": "iteration", "error_occurred": true, "error_message": "did not finish within %s s (killed by scripts/device_peers.sh)"}]}\n' \
-        "$cell" "$cell" "${LIMIT:-300}" >"$j"
+      [ $rc -eq 124 ] && printf '{"context": {"gpu_uuid": "%s"}, "benchmarks": [{"name": "%s", "run_name": "%s", "run_type": "iteration", "error_occurred": true, "error_message": "did not finish within %s s (killed by scripts/device_peers.sh)"}]}\n' \
+        "$UNIT" "$cell" "$cell" "${LIMIT:-300}" >"$j"
     done
     echo "$a: $i cells, one process each, in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
     pack

@@ -452,8 +452,10 @@ TEST(Report, RunSummaryLinesOfAFinishedFolder) {
   const auto lines = gpuprobe::analysis::run_summary_lines(
       std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54");
   ASSERT_GE(lines.size(), 8u);
-  EXPECT_EQ(lines[0], "L1    16 x 16 MiB = 256 MiB, fully associative, +10 cycles, sharing: private");
-  EXPECT_EQ(lines[2], "L3  4096 x 64 MiB = 256 GiB, 8 ways x 512 sets, +435 cycles, sharing: global");
+  EXPECT_EQ(lines[0],
+            "L1    16 x 16 MiB = 256 MiB, fully associative, +10 cycles, sharing: private");
+  EXPECT_EQ(lines[2],
+            "L3  4096 x 64 MiB = 256 GiB, 8 ways x 512 sets, +435 cycles, sharing: global");
   EXPECT_EQ(lines[3], "tuning: 64-bit words, 1 region(s), CRW start thread");
   EXPECT_EQ(lines[4], "regions per level: L1 x0.987 no gain, L2 x0.996 no gain, L3 not applicable");
   EXPECT_EQ(lines[5], "validate: 18 faster, 0 no significant difference, 2 slower, 4 not tuned");
@@ -465,13 +467,16 @@ TEST(Report, RunSummaryLinesOfAFinishedFolder) {
 // The peer harness' committed H100 run (bench/peers/README.md): a table per state of malloc /
 // free with their launches' spread, the first launch, the occupancy ladder, a figure per state
 // and size, and the goals against the best peer (Gallatin's out-of-memory after the random churn
-// shown as a result, not an error).
+// shown as a result, not an error; ScatterAlloc's blocks handed to two threads as a failure, not
+// an out-of-memory), and the two units the folder's files were measured on.
 TEST(Report, CommittedPeerHarnessRunRenders) {
   const auto c = gpuprobe::analysis::build_report(
-      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/peers/nvidia-h100-80gb-hbm3-9ee96e87");
-  EXPECT_NE(c.device.find("GPU-9ee96e87"), std::string::npos) << c.device;
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49");
+  EXPECT_NE(c.device.find("GPU-4748ab49"), std::string::npos) << c.device;
+  EXPECT_NE(c.device.find("also NVIDIA H100 80GB HBM3 UUID GPU-b20c2794"), std::string::npos)
+      << c.device;
   const gpuprobe::analysis::report_table *empty = nullptr, *churn = nullptr, *ladder = nullptr,
-                                          *goals = nullptr;
+                                         *goals = nullptr, *units = nullptr;
   int tables = 0;
   for (const auto &t : c.tables) {
     if (t.title.rfind("Allocators against the peers", 0) == 0 ||
@@ -487,11 +492,14 @@ TEST(Report, CommittedPeerHarnessRunRenders) {
       ladder = &t;
     else if (t.title == "rw_malloc against the goals")
       goals = &t;
+    else if (t.title == "Where each allocator ran")
+      units = &t;
   }
-  ASSERT_TRUE(empty && churn && ladder && goals);
+  ASSERT_TRUE(empty && churn && ladder && goals && units);
   EXPECT_EQ(tables, 9); // 3 kinds x 3 states
-  // rw_malloc, corw64, bump, gallatin, gallatin_8k, ouroboros_page x 3 thread counts.
-  EXPECT_EQ(empty->rows.size(), 18u);
+  // rw_malloc, corw64, bump, gallatin, gallatin_8k, ouroboros_page, scatteralloc x 3 thread
+  // counts; ouroboros_chunk and cuda_malloc x 2 (capped past 2^17).
+  EXPECT_EQ(empty->rows.size(), 25u);
   EXPECT_EQ(empty->rows[0][0], "rw_malloc");
   EXPECT_EQ(empty->rows[0][1], "16384");
   EXPECT_NE(empty->rows[0][2].find(" ("), std::string::npos) << "a mean and its spread";
@@ -501,17 +509,29 @@ TEST(Report, CommittedPeerHarnessRunRenders) {
       gallatin_oom =
           r[3].rfind("out of memory (131072 of 131072 threads refused, heap 11 %", 0) == 0;
   EXPECT_TRUE(gallatin_oom);
+  bool scatter_twice = false;
+  for (const auto &r : empty->rows)
+    if (r[0] == "scatteralloc" && r[1] == "1048576")
+      scatter_twice = r[2] == "failed: 1643 blocks overwritten (handed to two threads)";
+  EXPECT_TRUE(scatter_twice);
   for (const auto &r : ladder->rows) {
     if (r[0] == "gallatin_8k" && r[1] == "16384") {
       EXPECT_EQ(r[2], "70 %, the fill was refused higher");
     }
   }
   EXPECT_EQ(goals->rows.size(), 54u);
-  EXPECT_NE(goals->note.find("Met in 18, not met in 36, not compared in 0 of 54 cells"),
+  EXPECT_NE(goals->note.find("Met in 17, not met in 37, not compared in 0 of 54 cells"),
             std::string::npos)
       << goals->note;
   EXPECT_EQ(goals->rows[0].back(),
-            "not met: malloc slower than ouroboros_page; malloc + free slower than gallatin");
+            "not met: malloc slower than scatteralloc; malloc + free slower than scatteralloc");
+  ASSERT_EQ(units->rows.size(), 9u);
+  EXPECT_EQ(units->rows[0],
+            (std::vector<std::string>{
+                "rw_malloc", "GPU-4748ab49-83fe-5af7-5fa9-f3ca3c62af06, f1dfb91e20fe-dirty"}));
+  EXPECT_EQ(units->rows[6][0], "ouroboros_chunk");
+  EXPECT_EQ(units->rows[6][1], "GPU-b20c2794-3cdc-248e-efc2-391d6d9c0812, 6323127edc51");
+  EXPECT_NE(units->note.find("measured on 2 units"), std::string::npos) << units->note;
   ASSERT_EQ(c.figures.size(), 18u);
   EXPECT_EQ(c.figures[0].id, "peers_malloc_empty_16");
 }
@@ -536,25 +556,36 @@ TEST(Report, PeerGoalsCompareOnlyWithPeersThatServed) {
   };
   const std::string oom = "first launch: 16384 of 16384 threads without memory, 0 blocks "
                           "overwritten";
-  json doc = {{"context", {{"gpu", "NVIDIA H100"}, {"gpu_uuid", "GPU-test"}}},
-              {"benchmarks",
-               {// 16 B, 2^14: Gallatin failed, Ouroboros slower: met against Ouroboros.
-                cell("rw_malloc", "16", 16384, 0.010, 0.010), cell("gallatin", "16", 16384, 0, 0, oom),
-                cell("ouroboros_page", "16", 16384, 0.012, 0.030),
-                // 256 B, 2^14: no peer served: not compared.
-                cell("rw_malloc", "256", 16384, 0.010, 0.010),
-                cell("gallatin", "256", 16384, 0, 0, oom),
-                // 16 B, 2^20: faster malloc than the peer, slower malloc + free, 2.5x the bump.
-                cell("rw_malloc", "16", 1048576, 0.100, 0.100),
-                cell("gallatin", "16", 1048576, 0.110, 0.020),
-                cell("bump", "16", 1048576, 0.040, 0.010)}}};
+  json doc = {
+      {"context", {{"gpu", "NVIDIA H100"}, {"gpu_uuid", "GPU-test"}}},
+      {"benchmarks",
+       {// 16 B, 2^14: Gallatin failed, Ouroboros slower: met against Ouroboros.
+        cell("rw_malloc", "16", 16384, 0.010, 0.010), cell("gallatin", "16", 16384, 0, 0, oom),
+        cell("ouroboros_page", "16", 16384, 0.012, 0.030),
+        // 256 B, 2^14: no peer served (ScatterAlloc handed blocks twice): not compared.
+        cell("rw_malloc", "256", 16384, 0.010, 0.010), cell("gallatin", "256", 16384, 0, 0, oom),
+        cell("scatteralloc", "256", 16384, 0, 0,
+             "first launch: 0 of 16384 threads without memory, 12 blocks overwritten"),
+        // 16 B, 2^20: faster malloc than the peer, slower malloc + free, 2.5x the bump.
+        cell("rw_malloc", "16", 1048576, 0.100, 0.100),
+        cell("gallatin", "16", 1048576, 0.110, 0.020), cell("bump", "16", 1048576, 0.040, 0.010)}}};
   std::ofstream(raw / "bench-peers.json") << doc.dump();
   const auto c = gpuprobe::analysis::build_report(dir.string());
-  const gpuprobe::analysis::report_table *goals = nullptr;
+  const gpuprobe::analysis::report_table *goals = nullptr, *empty = nullptr, *units = nullptr;
   for (const auto &t : c.tables)
     if (t.title == "rw_malloc against the goals")
       goals = &t;
-  ASSERT_TRUE(goals);
+    else if (t.title == "Allocators against the peers: malloc / free (ms), empty heap")
+      empty = &t;
+    else if (t.title == "Where each allocator ran")
+      units = &t;
+  ASSERT_TRUE(goals && empty && units);
+  EXPECT_EQ(empty->rows.back()[0], "scatteralloc");
+  EXPECT_EQ(empty->rows.back()[3], "failed: 12 blocks overwritten (handed to two threads)");
+  EXPECT_EQ(empty->rows[3][0], "gallatin");
+  EXPECT_EQ(empty->rows[3][2], "out of memory (16384 of 16384 threads refused)");
+  EXPECT_EQ(units->rows[0], (std::vector<std::string>{"rw_malloc", "GPU-test, not recorded"}));
+  EXPECT_EQ(units->note.rfind("One unit.", 0), 0u) << units->note;
   ASSERT_EQ(goals->rows.size(), 3u);
   EXPECT_EQ(goals->rows[0][4], "0.012 ouroboros_page");
   EXPECT_EQ(goals->rows[0].back(), "met");
