@@ -74,7 +74,23 @@ void run_pages(benchmark::State &st, const peer_cell &c) {
   }
 }
 
+// The peers do not check their own device allocations (Gallatin's generate_on_device, asked for
+// a 1 TiB heap, ends the process with a segmentation fault on the host): a heap larger than the
+// device's free memory fails the peer's cell here, with the reason, before the peer is made.
+void require_free_memory(const peer_cell &c) {
+  std::size_t free_bytes = 0, total = 0;
+  check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  if (c.heap_bytes > free_bytes)
+    throw std::runtime_error(c.alloc + ": a heap of " + std::to_string(c.heap_bytes >> 20) +
+                             " MiB does not fit in the device's " +
+                             std::to_string(free_bytes >> 20) + " MiB free (not attempted)");
+}
+
 void run_cell(benchmark::State &st, const peer_cell &c) {
+  const bool own = c.alloc == "rw_malloc" || c.alloc == "cuda_malloc" || c.alloc == "corw64" ||
+                   c.alloc == "bump";
+  if (!own)
+    require_free_memory(c);
   if (c.alloc == "rw_malloc") {
     alloc::malloc_config mc;
     mc.pool_bytes = c.heap_bytes;

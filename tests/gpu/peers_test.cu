@@ -42,9 +42,11 @@ TEST(Peers, AHeapThatCannotBeMadeFailsItsCellWithTheReason) {
     // 1: every case failed (the bench's exit code); -1: a signal, i.e. the process died.
     EXPECT_EQ(rc, 1) << alloc << ":\n" << log;
     std::ifstream in(out);
-    ASSERT_TRUE(in) << alloc << ": no JSON written\n" << log;
-    const auto doc = nlohmann::json::parse(in);
-    ASSERT_EQ(doc["benchmarks"].size(), 1u) << alloc;
+    const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded() || doc["benchmarks"].size() != 1) {
+      ADD_FAILURE() << alloc << ": no whole JSON written\n" << log;
+      continue; // the next allocator is still tried
+    }
     const auto &b = doc["benchmarks"][0];
     EXPECT_TRUE(b.value("error_occurred", false)) << alloc << " served a 1 TiB heap?";
     const std::string why = b.value("error_message", "");
