@@ -1,0 +1,112 @@
+// Byte-for-byte guard of what gpuprobe writes from the committed example folders (issue 26: a
+// refactor changes no output). Each example's report (the Markdown page, every figure's CSV and
+// manifest) and the fleet over reports/examples are compared with tests/fixtures/golden/.
+// A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
+// and the diff of tests/fixtures/golden/ is reviewed in the commit.
+#include "analysis/report.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string k_source = GPUPROBE_SOURCE_DIR;
+
+std::string text_of(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Paths of this checkout and of the test's scratch folder vary by machine: they are replaced.
+std::string portable(std::string s, const std::string &scratch = "") {
+  for (const auto &[from, to] :
+       {std::pair{k_source, std::string("<source>")}, std::pair{scratch, std::string("<out>")}})
+    for (std::size_t at = 0; !from.empty() && (at = s.find(from, at)) != std::string::npos;)
+      s.replace(at, from.size(), to);
+  return s;
+}
+
+// Compares `got` with the golden file `name` (or writes it under GPUPROBE_UPDATE_GOLDEN); on a
+// difference, names the first line that differs.
+void expect_golden(const std::string &name, const std::string &got) {
+  const fs::path file = fs::path(k_source) / "tests/fixtures/golden" / name;
+  if (std::getenv("GPUPROBE_UPDATE_GOLDEN")) {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << got;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(file)) << file << " is missing: GPUPROBE_UPDATE_GOLDEN=1 writes it";
+  const std::string want = text_of(file);
+  if (want == got)
+    return;
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  for (int line = 1;; ++line) {
+    const bool ea = !std::getline(a, la), eb = !std::getline(b, lb);
+    if (ea || eb || la != lb) {
+      ADD_FAILURE() << name << " differs first at line " << line
+                    << ":\n  golden: " << (ea ? "<end>" : la)
+                    << "\n  now:    " << (eb ? "<end>" : lb);
+      return;
+    }
+  }
+}
+
+// FNV-1a, 64 bits: a figure's CSV (up to hundreds of KB of TLB curve) is compared by its length
+// and hash, not stored twice in the repository.
+std::string fingerprint(const std::string &bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : bytes)
+    h = (h ^ c) * 1099511628211ull;
+  char out[64];
+  std::snprintf(out, sizeof out, "%zu bytes, fnv1a64 %016llx", bytes.size(),
+                static_cast<unsigned long long>(h));
+  return out;
+}
+
+// The report of one folder as one text: the page, then each figure's manifest and CSV.
+std::string report_text(const std::string &folder) {
+  const auto c = gpuprobe::analysis::build_report(k_source + "/" + folder);
+  std::string s = gpuprobe::analysis::render_markdown(c);
+  for (const auto &f : c.figures)
+    s += "\n==== figure " + f.id + "\n" + f.manifest().dump(1) + "\ncsv: " + fingerprint(f.csv) +
+         "\n";
+  return portable(s);
+}
+
+} // namespace
+
+TEST(Golden, ExampleReportsAreUnchanged) {
+  for (const char *folder : {"reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54",
+                             "reports/examples/runs/nvidia-h200-b337e4ad",
+                             "reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49",
+                             "reports/examples/peers/nvidia-h100-80gb-hbm3-9ee96e87",
+                             "reports/examples/peers/nvidia-h100-80gb-hbm3-f7c5e047",
+                             "reports/examples/peers/nvidia-h200-40528cae",
+                             "reports/examples/fleet/units/h100/nvidia-h100-80gb-hbm3-06b5a2b0",
+                             "reports/examples/fleet/units/node-a/nvidia-h200-2a4d0660"}) {
+    SCOPED_TRACE(folder);
+    expect_golden(fs::path(folder).filename().string() + ".report.md", report_text(folder));
+  }
+}
+
+TEST(Golden, FleetOfTheExamplesIsUnchanged) {
+  const std::string out = gpuprobe::test::temp_path("golden_fleet");
+  fs::remove_all(out);
+  const auto r =
+      gpuprobe::test::run_gpuprobe("fleet --input " + k_source + "/reports/examples --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("fleet.json", portable(text_of(out + "/fleet.json"), out));
+  expect_golden("fleet.md", portable(text_of(out + "/fleet.md"), out));
+  expect_golden("fleet.stdout", portable(r.out, out));
+}
