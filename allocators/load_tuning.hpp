@@ -20,6 +20,21 @@
 
 namespace gpuprobe::alloc {
 
+// tuning.json's "allocator" block: written by `gpuprobe tune` with this function and read back by
+// tuning_from_json below, the one place its keys are spelt. measured_on is not in the block (the
+// file's "profile.device_uuid" says it).
+inline nlohmann::json allocator_block_json(const tuning &t) {
+  return {{"word_bits", t.word_bits},
+          {"regions", t.regions},
+          {"max_region_bytes", t.max_region_bytes},
+          {"region_align_bytes", t.region_align_bytes},
+          {"sm_region", t.sm_region},
+          {"crw_start", to_string(t.crw)},
+          {"vm_page_bytes", t.vm_page_bytes},
+          {"tlb_scope_bytes", t.tlb_scope_bytes},
+          {"tlb_scope_midpoint_bytes", t.tlb_scope_midpoint_bytes}};
+}
+
 inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &where = "tuning") {
   auto fail = [&](const std::string &why) { return std::runtime_error(where + ": " + why); };
   if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string())

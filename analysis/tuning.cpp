@@ -473,17 +473,19 @@ crw_decision decide_crw_placement(const std::vector<crw_point> &points, double t
   return d;
 }
 
-json allocator_block(const word_decision &w, const region_decision &r, const crw_decision &c,
-                     const scope_decision &s) {
-  return {{"word_bits", w.word_bits},
-          {"regions", r.regions},
-          {"max_region_bytes", std::uint64_t(r.max_region_bytes)},
-          {"region_align_bytes", std::uint64_t(r.page_bytes)},
-          {"sm_region", r.sm_region},
-          {"crw_start", c.start},
-          {"vm_page_bytes", 2u << 20},
-          {"tlb_scope_bytes", s.bytes},
-          {"tlb_scope_midpoint_bytes", s.midpoint_bytes}};
+alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
+                               const crw_decision &c, const scope_decision &s) {
+  alloc::tuning t;
+  t.word_bits = w.word_bits;
+  t.regions = unsigned(r.regions);
+  t.max_region_bytes = std::uint64_t(r.max_region_bytes);
+  t.region_align_bytes = std::uint64_t(r.page_bytes);
+  t.sm_region.assign(r.sm_region.begin(), r.sm_region.end());
+  t.crw = alloc::parse_crw_start(c.start);
+  t.vm_page_bytes = 2u << 20;
+  t.tlb_scope_bytes = s.bytes;
+  t.tlb_scope_midpoint_bytes = s.midpoint_bytes;
+  return t;
 }
 
 std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick) {

@@ -1,6 +1,8 @@
 #pragma once
 // Decisions of `gpuprobe tune` that follow from measurements alone (host-only, testable): each
 // returns its choice, the reason in one sentence, and the numbers behind it.
+#include "allocators/tuning.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -141,15 +143,15 @@ struct crw_decision {
 };
 crw_decision decide_crw_placement(const std::vector<crw_point> &points, double tie = 0.03);
 
-// The block allocators read (allocators/load_tuning.hpp): word_bits, regions, max_region_bytes,
-// region_align_bytes, sm_region, crw_start, vm_page_bytes, tlb_scope_bytes.
 // The footprint of the TLB-scoped kernels (tune's scope, validate's sampling and grouping) on a
 // GPU with `free_bytes` free: all of it but 6 GiB (the grouping input and the context), in whole
 // GiB, at least 1 GiB; `quick` a quarter of that. No model's numbers: an 80 GB and a 141 GB GPU
 // each get their own.
 std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick);
 
-nlohmann::json allocator_block(const word_decision &w, const region_decision &r,
+// What the decisions mean to the allocators: tuning.json's "allocator" block is
+// alloc::allocator_block_json of this (allocators/load_tuning.hpp writes and reads it).
+alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
                                const crw_decision &c, const scope_decision &s);
 
 } // namespace gpuprobe::analysis

@@ -2,6 +2,7 @@
 // profile; the bitmap word size, CRW's cluster placement and the TLB scope (among the profile's
 // levels and candidates) are measured here, on this GPU. Each decision records its reason and the
 // numbers behind it.
+#include "allocators/load_tuning.hpp"
 #include "analysis/models.hpp"
 #include "analysis/tuning.hpp"
 #include "cli/common.hpp"
@@ -196,7 +197,8 @@ void run_tune(const tune_options &o) {
                     {"regions", regions.to_json()},
                     {"crw_placement", crw.to_json(crw_points)},
                     {"tlb_scope", scope.to_json()}}},
-                  {"allocator", analysis::allocator_block(word, regions, crw, scope)}});
+                  {"allocator", alloc::allocator_block_json(
+                                     analysis::allocator_tuning(word, regions, crw, scope))}});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc["wall_seconds"] = wall;
   write_json_atomic(o.common.out, doc);

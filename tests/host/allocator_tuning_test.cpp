@@ -2,6 +2,7 @@
 // into alloc::tuning, bad files give one-line errors, and the region layout of a pool.
 #include "allocators/load_tuning.hpp"
 #include "analysis/tuning.hpp"
+#include "common/json_io.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -24,8 +25,8 @@ json tuning_doc() {
   const auto w = analysis::decide_word_size({{0.5, 1.0, 0.5, 1, 1}});
   const auto c = analysis::decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.5}});
   return {{"schema", "gpuprobe.tuning/1"},
-          {"allocator", analysis::allocator_block(w, analysis::decide_regions(p), c,
-                                                  analysis::decide_tlb_scope(p))}};
+          {"allocator", alloc::allocator_block_json(analysis::allocator_tuning(
+                            w, analysis::decide_regions(p), c, analysis::decide_tlb_scope(p)))}};
 }
 } // namespace
 
@@ -149,4 +150,17 @@ TEST(AllocatorTuning, AnotherUnitDropsTheRegionMapWithOneLine) {
   // Bad files keep their one-line errors.
   EXPECT_THROW(alloc::load_tuning(write_temp("tuning_bad.json", "{"), "GPU-aaaa", note),
                std::runtime_error);
+}
+
+// The allocator block of each committed tuning.json (written before the block had one writer)
+// reads into an alloc::tuning and is written back by allocator_block_json to the same JSON.
+TEST(AllocatorTuning, CommittedBlocksRoundTripUnchanged) {
+  for (const char *run : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
+    const std::string path =
+        std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + run + "/tuning.json";
+    const json doc = read_json_file(path);
+    const auto t = alloc::tuning_from_json(doc, path);
+    EXPECT_EQ(alloc::allocator_block_json(t).dump(), doc["allocator"].dump()) << run;
+    EXPECT_FALSE(t.measured_on.empty()) << run;
+  }
 }

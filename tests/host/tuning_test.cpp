@@ -1,5 +1,6 @@
 // tune's measurement-driven decisions: regions from the profile's shared TLB level (or one
 // region, said why), and the bitmap word size from measured times.
+#include "allocators/load_tuning.hpp"
 #include "analysis/tuning.hpp"
 
 #include <gtest/gtest.h>
@@ -154,7 +155,7 @@ TEST(Tuning, ScopeIsSearchedBelowWhereMissesBeginWithTheCurve) {
   EXPECT_EQ(d.midpoint_bytes, 2163 * std::uint64_t(page));
   EXPECT_EQ(d.measurements.size(), 6u);
   EXPECT_EQ(d.measurements[3]["fraction_of_reach"], 0.875);
-  const auto block = allocator_block({}, {}, {}, d);
+  const auto block = gpuprobe::alloc::allocator_block_json(allocator_tuning({}, {}, {}, d));
   EXPECT_EQ(block["tlb_scope_midpoint_bytes"], 2163 * std::uint64_t(page));
 }
 
