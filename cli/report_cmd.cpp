@@ -1,6 +1,6 @@
 // gpuprobe report: a results folder -> one page (index.html, or index.md) with every figure as
 // PNG and SVG and the CSV behind it (drawn by reports/plot.py), and the tables.
-#include "analysis/report.hpp"
+#include "analysis/report/report.hpp"
 #include "cli/common.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"

@@ -4,7 +4,7 @@
 // keeps its stages, tune and validate are kept when their record matches and nothing they read
 // ran again, and only the report is drawn anew.
 #include "analysis/characterize.hpp"
-#include "analysis/report.hpp"
+#include "analysis/report/report.hpp"
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/device_info.hpp"

@@ -2,7 +2,7 @@
 // a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
 // in two folders).
 #include "analysis/fleet.hpp"
-#include "analysis/report.hpp"
+#include "analysis/report/report.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "test_util.hpp"

@@ -1,7 +1,7 @@
 // gpuprobe report on a folder made from the 2017 fixtures (K80 TLB curves and sharing matrix) and
 // generated gpuprobe results (atomics, gpuprobe-bench TAS/WAS, validation): every figure is a real
 // PNG and SVG of its CSV and the page references them; bad folders give a one-line error.
-#include "analysis/report.hpp"
+#include "analysis/report/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "analysis/report_parts.hpp"
+#include "analysis/report/parts.hpp"
 
 #include "analysis/atomics_fit.hpp"
 

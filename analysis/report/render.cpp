@@ -1,5 +1,5 @@
 // The page: HTML (figures embedded or linked) and Markdown renderers of a report_content.
-#include "analysis/report.hpp"
+#include "analysis/report/report.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #pragma once
 // The parts of `gpuprobe report` (one file each: report_<part>.cpp) and what they share: the
 // inputs a results folder holds, the CSV row and number helpers. Host-only; internal to report.
-#include "analysis/report.hpp"
+#include "analysis/report/report.hpp"
 
 #include <nlohmann/json.hpp>
 

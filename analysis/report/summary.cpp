@@ -2,7 +2,7 @@
 // as a table (each level: entries x coverage = reach, penalty, what serves a miss, who shares it)
 // and a small diagram, the atomics scaling in one line, the tuning decisions and validate's
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
-#include "analysis/report_parts.hpp"
+#include "analysis/report/parts.hpp"
 #include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"

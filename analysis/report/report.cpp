@@ -1,6 +1,6 @@
 // `gpuprobe report`: reads a results folder (scan), hands it to each part of the page in the
-// order of the registry below, and leaves rendering to report_render.cpp.
-#include "analysis/report_parts.hpp"
+// order of the registry below, and leaves rendering to render.cpp.
+#include "analysis/report/parts.hpp"
 
 #include "common/device_info.hpp"
 #include "common/error.hpp"

@@ -37,7 +37,7 @@ struct report_table {
   std::string note;
 };
 
-// The page's opening (report_summary.cpp): read in ten seconds.
+// The page's opening (summary.cpp): read in ten seconds.
 struct report_summary {
   std::vector<std::vector<std::string>> hierarchy; // level, entries x coverage = reach, penalty,
                                                    // a miss is served by, shared by
@@ -64,7 +64,7 @@ struct report_content {
 // (throws gpuprobe::error: a missing folder, or nothing valid in it).
 report_content build_report(const std::string &dir);
 
-// What `gpuprobe run` prints last, from a finished folder (report_summary.cpp): each level, the
+// What `gpuprobe run` prints last, from a finished folder (summary.cpp): each level, the
 // tuning, each level's region decision, validate's verdicts and trade-offs, the page's path.
 std::vector<std::string> run_summary_lines(const std::string &dir);
 

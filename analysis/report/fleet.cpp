@@ -1,7 +1,7 @@
 // The fleet part of the report (a folder written by `gpuprobe fleet`): the units of each model in
 // a table, a spread figure per parameter (every unit's value, models apart) and the SM -> group
 // maps of every unit side by side.
-#include "analysis/report_parts.hpp"
+#include "analysis/report/parts.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "analysis/report_parts.hpp"
+#include "analysis/report/parts.hpp"
 
 #include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
