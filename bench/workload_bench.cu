@@ -7,7 +7,7 @@
 #include "allocators/workloads/growable_array.cuh"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
-#include "analysis/tuning.hpp"
+#include "tune/decisions.hpp"
 #include "bench_common.hpp"
 #include "common/device_memory.hpp"
 #include "common/error.hpp"
@@ -256,7 +256,7 @@ void scoped_cell(benchmark::State &st, bool grouping, const std::string &pool,
 void read_tlb_scope(const std::string &profile) {
   const auto doc = read_json_file(profile);
   require_schema(doc, schema::profile, profile);
-  const auto d = analysis::decide_tlb_scope(doc);
+  const auto d = tune::decide_tlb_scope(doc);
   if (d.bytes == 0)
     throw error("'" + profile +
                 "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");

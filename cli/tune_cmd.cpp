@@ -4,7 +4,7 @@
 // numbers behind it.
 #include "allocators/load_tuning.hpp"
 #include "analysis/models.hpp"
-#include "analysis/tuning.hpp"
+#include "tune/decisions.hpp"
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/device_info.hpp"
@@ -54,8 +54,8 @@ void run_tune(const tune_options &o) {
   if (o.reps < 3)
     throw error("tune: --reps must be at least 3");
   const json profile = read_profile(o.profile);
-  (void)analysis::region_options(profile, 0, 0, 0); // a malformed level fails here, before the GPU
-  (void)analysis::scope_options(profile);           // likewise
+  (void)tune::region_options(profile, 0, 0, 0); // a malformed level fails here, before the GPU
+  (void)tune::scope_options(profile);           // likewise
   const auto dev = query_device(o.common.device);
   const std::string measured_on = profile["device"].value("uuid", "");
   const bool same_gpu = measured_on == dev.uuid;
@@ -65,7 +65,7 @@ void run_tune(const tune_options &o) {
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
                 profile["device"].value("name", "?").c_str(), measured_on.c_str());
   const std::uint64_t footprint = tune::default_tlb_footprint(o.quick, o.common.device);
-  const auto scope_opts = analysis::scope_options(profile, footprint);
+  const auto scope_opts = tune::scope_options(profile, footprint);
   tune::validate_options vo; // the workloads validate runs, on the pools it uses
   vo.tlb_footprint = footprint;
   vo.quick = o.quick;
@@ -84,8 +84,8 @@ void run_tune(const tune_options &o) {
   // Regions per level: each level's SM -> region map tried on get_page + write at 50 % free, on
   // a pool larger than its reach, against one region (32-bit words both).
   auto options =
-      analysis::region_options(profile, dev.sm_count, double(vo.pool_bytes), double(footprint));
-  std::vector<analysis::region_measurement> region_ms;
+      tune::region_options(profile, dev.sm_count, double(vo.pool_bytes), double(footprint));
+  std::vector<tune::region_measurement> region_ms;
   for (auto &opt : options) {
     if (!opt.skip.empty()) {
       std::printf("[regions] %-3s %s: not applicable (%s)\n", opt.level.c_str(), opt.scope.c_str(),
@@ -114,7 +114,7 @@ void run_tune(const tune_options &o) {
                 region_ms.back().ms_scoped, region_ms.back().ms_scoped / region_ms.back().ms_one);
     std::fflush(stdout);
   }
-  const auto regions = analysis::decide_regions_measured(options, region_ms);
+  const auto regions = tune::decide_regions_measured(options, region_ms);
   std::printf("[regions] %s\n", regions.reason.c_str());
 
   // Bitmap word size: RW-BM and CoRW, 32 vs 64 bits, from an empty pool to a nearly full one,
@@ -122,11 +122,11 @@ void run_tune(const tune_options &o) {
   const std::vector<double> fractions = o.quick ? std::vector<double>{1.0, 0.5, 0.01}
                                                 : std::vector<double>{1.0, 0.5, 0.1, 0.01, 0.005};
   const unsigned threads = 1u << 16;
-  std::vector<analysis::word_point> points;
+  std::vector<tune::word_point> points;
   for (const char *a : {"rw_bm", "corw"})
     for (double f : fractions) {
       const auto s = tune::measure_word_size(a, f, threads, o.reps, o.common.seed);
-      analysis::word_point p;
+      tune::word_point p;
       p.allocator = a;
       p.free_fraction = f;
       p.pages = double(s.pages), p.free_pages = double(s.free_pages), p.threads = double(s.threads);
@@ -141,7 +141,7 @@ void run_tune(const tune_options &o) {
       std::fflush(stdout);
       points.push_back(p);
     }
-  std::vector<analysis::word_workload> word_workloads;
+  std::vector<tune::word_workload> word_workloads;
   {
     alloc::tuning t64;
     t64.word_bits = 64;
@@ -151,11 +151,11 @@ void run_tune(const tune_options &o) {
     std::printf("[word]    hash_join/4M: 32-bit %.4f ms, 64-bit %.4f ms\n", word_workloads[0].ms32,
                 word_workloads[0].ms64);
   }
-  const auto word = analysis::decide_word_size(points, 0.03, word_workloads);
+  const auto word = tune::decide_word_size(points, 0.03, word_workloads);
   std::printf("[word]    %s\n", word.reason.c_str());
 
   // CRW cluster placement.
-  std::vector<analysis::crw_point> crw_points;
+  std::vector<tune::crw_point> crw_points;
   json crw_samples = json::array();
   for (double f : {0.5, 0.1}) {
     for (const auto &s : tune::measure_crw_placements(f, threads, 8, o.reps, o.common.seed)) {
@@ -165,7 +165,7 @@ void run_tune(const tune_options &o) {
     }
     std::fflush(stdout);
   }
-  const auto crw = analysis::decide_crw_placement(crw_points);
+  const auto crw = tune::decide_crw_placement(crw_points);
   std::printf("[crw]     %s\n", crw.reason.c_str());
 
   // The scope of TLB-scoped kernels: each level's / candidate's reach vs one pass, measured.
@@ -173,7 +173,7 @@ void run_tune(const tune_options &o) {
   for (const auto &s : scope_opts)
     if (s.bytes < footprint)
       scopes.push_back(s.bytes);
-  std::vector<analysis::scope_point> scope_points;
+  std::vector<tune::scope_point> scope_points;
   if (scopes.size() > 1)
     for (const auto &s : tune::measure_tlb_scopes(scopes, footprint, std::min(o.reps, 5),
                                                   o.common.device, o.common.seed)) {
@@ -183,7 +183,7 @@ void run_tune(const tune_options &o) {
                   scope_points.back().ms);
       std::fflush(stdout);
     }
-  const auto scope = analysis::decide_tlb_scope_measured(scope_opts, scope_points, footprint);
+  const auto scope = tune::decide_tlb_scope_measured(scope_opts, scope_points, footprint);
   std::printf("[scope]   %s\n", scope.reason.c_str());
 
   json doc = document_head(schema::tuning, to_json(dev), o.common.seed);
@@ -198,7 +198,7 @@ void run_tune(const tune_options &o) {
                     {"crw_placement", crw.to_json(crw_points)},
                     {"tlb_scope", scope.to_json()}}},
                   {"allocator", alloc::allocator_block_json(
-                                     analysis::allocator_tuning(word, regions, crw, scope))}});
+                                     tune::allocator_tuning(word, regions, crw, scope))}});
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   doc["wall_seconds"] = wall;
   write_json_atomic(o.common.out, doc);

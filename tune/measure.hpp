@@ -48,8 +48,8 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &s
                                              std::uint64_t footprint, int reps, int device,
                                              std::uint64_t seed);
 
-// The footprint of the TLB-scoped kernels on `device`: analysis::tlb_footprint_for of its free
-// memory (all but 6 GiB; quick: a quarter).
+// The footprint of the TLB-scoped kernels on `device`: tlb_footprint_for (tune/decisions.hpp) of
+// its free memory (all but 6 GiB; quick: a quarter).
 std::uint64_t default_tlb_footprint(bool quick, int device);
 
 // ---- validate ----

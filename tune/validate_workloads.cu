@@ -6,7 +6,7 @@
 #include "allocators/request_sizes.hpp"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
-#include "analysis/tuning.hpp"
+#include "tune/decisions.hpp"
 #include "common/device_memory.hpp"
 #include "common/units.hpp"
 #include "tune/kernels.cuh"
@@ -291,7 +291,7 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
   std::size_t free_b = 0, total_b = 0;
   GPUPROBE_CUDA_CHECK(cudaSetDevice(device));
   GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  return analysis::tlb_footprint_for(free_b, quick);
+  return tune::tlb_footprint_for(free_b, quick);
 }
 
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {

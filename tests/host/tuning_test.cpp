@@ -1,11 +1,11 @@
 // tune's measurement-driven decisions: regions from the profile's shared TLB level (or one
 // region, said why), and the bitmap word size from measured times.
 #include "allocators/load_tuning.hpp"
-#include "analysis/tuning.hpp"
+#include "tune/decisions.hpp"
 
 #include <gtest/gtest.h>
 
-using namespace gpuprobe::analysis;
+using namespace gpuprobe::tune;
 using nlohmann::json;
 
 TEST(Tuning, RegionsFollowTheLargestSharedLevel) {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::tune {
 
 // TLB-scoped pool regions. The translations that matter are those of the pages a kernel uses
 // after get_page, so a pool is cut into regions of one TLB reach each (aligned to the level's
@@ -154,4 +154,4 @@ std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick);
 alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
                                const crw_decision &c, const scope_decision &s);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::tune

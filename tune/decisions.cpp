@@ -1,4 +1,4 @@
-#include "analysis/tuning.hpp"
+#include "tune/decisions.hpp"
 
 #include "analysis/tlb_levels.hpp"
 
@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <map>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::tune {
+
+using analysis::level_label;
 
 using nlohmann::json;
 
@@ -494,4 +496,4 @@ std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick) {
   return quick ? std::max<std::uint64_t>(gib, full / 4 / gib * gib) : full;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::tune
