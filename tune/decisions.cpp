@@ -475,14 +475,19 @@ crw_decision decide_crw_placement(const std::vector<crw_point> &points, double t
   return d;
 }
 
-alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
-                               const crw_decision &c, const scope_decision &s) {
+alloc::tuning region_tuning(const region_decision &r) {
   alloc::tuning t;
-  t.word_bits = w.word_bits;
   t.regions = unsigned(r.regions);
   t.max_region_bytes = std::uint64_t(r.max_region_bytes);
   t.region_align_bytes = std::uint64_t(r.page_bytes);
   t.sm_region.assign(r.sm_region.begin(), r.sm_region.end());
+  return t;
+}
+
+alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
+                               const crw_decision &c, const scope_decision &s) {
+  alloc::tuning t = region_tuning(r);
+  t.word_bits = w.word_bits;
   t.crw = alloc::parse_crw_start(c.start);
   t.vm_page_bytes = 2u << 20;
   t.tlb_scope_bytes = s.bytes;

@@ -149,6 +149,9 @@ crw_decision decide_crw_placement(const std::vector<crw_point> &points, double t
 // each get their own.
 std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick);
 
+// A region decision as the allocators take it (one region and no map where it has none).
+alloc::tuning region_tuning(const region_decision &r);
+
 // What the decisions mean to the allocators: tuning.json's "allocator" block is
 // alloc::allocator_block_json of this (allocators/load_tuning.hpp writes and reads it).
 alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
