@@ -1,0 +1,185 @@
+// gpuprobe validate on one GPU (cli/validate_cmd.cpp maps its flags here): tuning.json ->
+// validation.json (gpuprobe.validation/1). Each workload runs its default and tuned
+// configurations interleaved (ABBA order) on a cudaMalloc pool and on a scattered-VMM pool; then
+// medians, a bootstrap CI of the ratio, Mann-Whitney U with Holm across workloads, and a verdict.
+// Every workload's results are checked after timing.
+#include "tune/validate_driver.hpp"
+
+#include "allocators/load_tuning.hpp"
+#include "analysis/validation.hpp"
+#include "common/device_info.hpp"
+#include "common/envelope.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/stats.hpp"
+#include "tune/measure.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+namespace gpuprobe::tune {
+
+using nlohmann::json;
+
+namespace {
+
+// Where the tuning changes both the word size and the regions, each change alone as well
+// ("[words only]", "[regions only]" rows): which of the two helps or hurts.
+std::vector<workload> with_ablations(std::vector<workload> base, const alloc::tuning &t,
+                                     const validate_options &vo) {
+  if (t.word_bits == 32 || !t.scoped())
+    return base;
+  alloc::tuning words = t, regions = t;
+  words.regions = 1;
+  words.sm_region.clear();
+  regions.word_bits = 32;
+  auto only_words = validation_workloads(words, vo),
+       only_regions = validation_workloads(regions, vo);
+  std::vector<workload> out;
+  for (std::size_t i = 0; i < base.size(); ++i) {
+    out.push_back(base[i]);
+    for (auto *alt : {&only_words, &only_regions}) {
+      if (i >= alt->size())
+        continue;
+      auto a = (*alt)[i];
+      if (a.name != base[i].name || a.pool != base[i].pool || !a.differs ||
+          a.config_tuned == base[i].config_tuned)
+        continue;
+      a.name += alt == &only_words ? " [words only]" : " [regions only]";
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
+
+// The tuning read and bound to this GPU (the note where it was made on another), and the
+// workloads validate runs: with the ablation rows, kept to the --only prefixes.
+struct validate_context {
+  json tdoc;
+  alloc::tuning t;
+  device_info dev;
+  std::string tuned_on;
+  validate_options vo;
+  std::vector<workload> workloads;
+};
+
+validate_context open_validate(const validate_run_options &o) {
+  validate_context c;
+  c.tdoc = read_json_file(o.tuning);
+  require_schema(c.tdoc, schema::tuning, o.tuning);
+  c.t = alloc::tuning_from_json(c.tdoc, o.tuning);
+  c.dev = query_device(o.device);
+  c.tuned_on = c.tdoc.value("device", json::object()).value("uuid", "");
+  std::printf("gpuprobe validate: %s (%s), tuning %s\n", c.dev.name.c_str(), c.dev.uuid.c_str(),
+              o.tuning.c_str());
+  if (const std::string dropped = alloc::bind_to_gpu(c.t, c.dev.uuid, o.tuning); !dropped.empty())
+    std::printf("  note: %s\n", dropped.c_str());
+  else if (c.tuned_on != c.dev.uuid)
+    std::printf("  note: the tuning was made on another GPU (%s)\n", c.tuned_on.c_str());
+  c.vo.pool_bytes = std::uint64_t(o.pool_gib * double(1ull << 30));
+  c.vo.tlb_footprint = std::uint64_t(o.tlb_footprint_gib * double(1ull << 30));
+  c.vo.quick = o.quick;
+  c.vo.device = o.device;
+  c.vo.seed = o.seed;
+  c.workloads = validation_workloads(c.t, c.vo);
+  if (o.ablation)
+    c.workloads = with_ablations(std::move(c.workloads), c.t, c.vo);
+  if (!o.only.empty()) {
+    std::vector<workload> kept;
+    for (auto &w : c.workloads)
+      for (const auto &p : o.only)
+        if (w.name.rfind(p, 0) == 0) {
+          kept.push_back(std::move(w));
+          break;
+        }
+    if (kept.empty())
+      throw error("validate: no workload starts with the --only prefixes given");
+    c.workloads = std::move(kept);
+  }
+  return c;
+}
+
+// Each workload's default and tuned configurations, interleaved, with a line each.
+std::vector<analysis::workload_samples> measure_workloads(const std::vector<workload> &workloads,
+                                                          int reps) {
+  std::vector<analysis::workload_samples> samples;
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const auto &w = workloads[i];
+    analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs,
+                                 {},     {}};
+    std::printf("[%zu/%zu] %-40s %-10s ", i + 1, workloads.size(), w.name.c_str(), w.pool.c_str());
+    std::fflush(stdout);
+    if (!w.differs) {
+      std::printf("not tuned (%s both)\n", w.config_default.c_str());
+      samples.push_back(std::move(s));
+      continue;
+    }
+    const auto w0 = std::chrono::steady_clock::now();
+    auto ab = measure_ab(w, reps, "validate");
+    s.default_ms = std::move(ab.default_ms);
+    s.tuned_ms = std::move(ab.tuned_ms);
+    const double md = median(s.default_ms), mt = median(s.tuned_ms);
+    std::printf("%.4f -> %.4f ms (x%.3f), %.1f s\n", md, mt, mt / md,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+// The table of verdicts, the trade-offs and the last line.
+void print_validation(const json &doc, const json &rows, double wall, const std::string &out) {
+  std::printf("\n%-40s %-10s %10s %10s %22s %8s  %s\n", "workload", "pool", "default", "tuned",
+              "ratio (95% CI)", "p Holm", "verdict");
+  for (const auto &r : rows) {
+    if (!r.value("measured", false)) {
+      std::printf("%-40s %-10s %10s %10s %22s %8s  %s\n", r.value("workload", "").c_str(),
+                  r.value("pool", "").c_str(), "-", "-", "-", "-", "not tuned");
+      continue;
+    }
+    char ci[64];
+    std::snprintf(ci, sizeof ci, "%.3f (%.3f-%.3f)", r.value("ratio", 0.0), r.value("ci_low", 0.0),
+                  r.value("ci_high", 0.0));
+    std::printf("%-40s %-10s %8.4fms %8.4fms %22s %8.2g  %s\n", r.value("workload", "").c_str(),
+                r.value("pool", "").c_str(), r.value("median_default_ms", 0.0),
+                r.value("median_tuned_ms", 0.0), ci, r.value("p_holm", 1.0),
+                r.value("verdict", "").c_str());
+  }
+  for (const auto &x : doc["tradeoffs"])
+    std::printf("  trade-off: %s\n", x["line"].get<std::string>().c_str());
+  std::printf("gpuprobe validate: %s; %.0f s -> %s\n", doc["summary"].get<std::string>().c_str(),
+              wall, out.c_str());
+}
+
+} // namespace
+
+void run_validate(const validate_run_options &o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const validate_context c = open_validate(o);
+  const auto samples = measure_workloads(c.workloads, o.reps);
+  const json rows = analysis::validation_rows(samples, 0.05, o.seed);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json doc = document_head(schema::validation, to_json(c.dev), o.seed);
+  doc.update(json{
+      {"tuning",
+       {{"path", o.tuning}, {"device_uuid", c.tuned_on}, {"allocator", c.tdoc["allocator"]}}},
+      {"method",
+       {{"reps", o.reps},
+        {"order", "interleaved ABBA after one warm-up each"},
+        {"ablation", o.ablation ? "where the tuning changes word size and regions, each alone too "
+                                  "([words only], [regions only])"
+                                : "off"},
+        {"pool_bytes", c.vo.pool_bytes},
+        {"ratio", "median tuned / median default (< 1: tuned faster)"},
+        {"ci", "95% percentile bootstrap of the ratio of medians, 10000 resamples"},
+        {"test",
+         "Mann-Whitney U (two-sided, asymptotic), Holm across the measured workloads, alpha 0.05"},
+        {"verdict", "faster / slower only when the Holm-adjusted p < 0.05 and the CI excludes 1"}}},
+      {"workloads", rows},
+      {"summary", analysis::verdict_summary(rows)},
+      {"tradeoffs", analysis::tradeoffs(rows)},
+      {"wall_seconds", wall}});
+  write_json_atomic(o.out, doc);
+  print_validation(doc, rows, wall, o.out);
+}
+
+} // namespace gpuprobe::tune

@@ -1,0 +1,24 @@
+#pragma once
+// `gpuprobe validate` on one GPU: tuning.json -> validation.json (gpuprobe.validation/1), default
+// against tuned allocators with statistics (tune/validate_driver.cpp). Errors are gpuprobe::error.
+#include <string>
+#include <vector>
+
+namespace gpuprobe::tune {
+
+struct validate_run_options {
+  std::string tuning; // tuning.json of gpuprobe tune
+  std::string out;    // validation.json to write (its folder exists: the caller checked)
+  int device = 0;
+  unsigned long long seed = 0;
+  int reps = 15;                // at least 10 (the caller checked)
+  double pool_gib = 8;          // at least 8 (the caller checked)
+  double tlb_footprint_gib = 0; // 0: all free memory but 6 GiB
+  bool quick = false;
+  bool ablation = true;
+  std::vector<std::string> only; // workload name prefixes
+};
+
+void run_validate(const validate_run_options &o);
+
+} // namespace gpuprobe::tune
