@@ -27,10 +27,12 @@ std::string text_of(const fs::path &p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Paths of this checkout and of the test's scratch folder vary by machine: they are replaced.
+// The examples' folder in this checkout and the test's scratch folder vary by machine: they are
+// replaced (other paths are data: the committed files record where they were made).
 std::string portable(std::string s, const std::string &scratch = "") {
   for (const auto &[from, to] :
-       {std::pair{k_source, std::string("<source>")}, std::pair{scratch, std::string("<out>")}})
+       {std::pair{k_source + "/reports/examples", std::string("<examples>")},
+        std::pair{scratch, std::string("<out>")}})
     for (std::size_t at = 0; !from.empty() && (at = s.find(from, at)) != std::string::npos;)
       s.replace(at, from.size(), to);
   return s;
