@@ -73,6 +73,96 @@ json conditions_before(const device_info &dev) {
   return c;
 }
 
+// A sharing file the new profile does not plan belongs to an earlier profile: never attached;
+// removed, but kept by --reanalyze (a measurement: never removed without a GPU to measure again).
+void drop_stale_sharing(const results_folder &folder, const std::vector<analysis::stage> &sharing,
+                        bool reanalyze) {
+  std::vector<fs::path> stale;
+  for (const auto &e : fs::directory_iterator(folder.raw())) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
+        std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
+          return fs::path(st.output).filename() == f;
+        }))
+      stale.push_back(e.path());
+  }
+  for (const auto &p : stale) {
+    if (reanalyze) {
+      std::printf("  note: raw/%s belongs to an earlier TLB profile: not attached\n",
+                  p.filename().string().c_str());
+      continue;
+    }
+    fs::remove(p);
+    std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
+                p.filename().string().c_str());
+  }
+}
+
+// Throttling seen: the SM clock the probes measured against the peak, into `conditions`.
+void record_clock(json &conditions, const std::string &dir, const device_info &dev) {
+  double seen = 0;
+  for (const char *f : {"raw/tlb.json", "raw/atomics.json"}) {
+    const fs::path p = fs::path(dir) / f;
+    if (fs::exists(p))
+      seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
+  }
+  conditions["sm_clock_mhz_peak"] = dev.sm_clock_khz_peak / 1000.0;
+  conditions["sm_clock_mhz_seen"] = seen;
+  conditions["throttled"] = seen > 0 && seen < 0.95 * dev.sm_clock_khz_peak / 1000.0;
+  if (conditions["throttled"].get<bool>())
+    std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen,
+                dev.sm_clock_khz_peak / 1000.0);
+}
+
+// The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
+void print_hierarchy(const json &tlb) {
+  const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
+  std::size_t row = 0;
+  for (const bool candidate : {false, true}) {
+    const json list = tlb.value(candidate ? "candidates" : "levels", json::array());
+    for (std::size_t i = 0; i < list.size(); ++i, ++row) {
+      const json &L = list[i];
+      std::printf("  %s%s%s\n",
+                  analysis::level_line(
+                      analysis::level_label(candidate, i) + (candidate ? " (candidate)" : ""), L)
+                      .c_str(),
+                  row < checks.size() ? "; real memory: " : "",
+                  row < checks.size() ? checks[row].value("real_memory", std::string()).c_str()
+                                      : "");
+      if (L.contains("structure"))
+        std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
+      if (row >= checks.size())
+        continue;
+      if (checks[row].contains("miss_served_by"))
+        std::printf("        miss served by %s\n",
+                    checks[row]["miss_served_by"].get<std::string>().c_str());
+      if (checks[row].contains("sampling"))
+        std::printf("        random sampling: %s\n",
+                    checks[row]["sampling"].value("verdict", std::string()).c_str());
+    }
+  }
+  if (tlb.contains("cross_check") && tlb["cross_check"].contains("l2_split")) {
+    const json &sp = tlb["cross_check"]["l2_split"];
+    std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
+                sp.value("split_cycles", 0.0), sp.value("p10_cycles", 0.0),
+                sp.value("p90_cycles", 0.0));
+  }
+}
+
+// Each stage's time, as the profile records it.
+void print_stage_times(const json &profile) {
+  std::string times;
+  for (const auto &st : profile.value("stages", json::array()))
+    if (st.contains("seconds")) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%s%s %.0f s", times.empty() ? "" : ", ",
+                    st.value("name", "").c_str(), st["seconds"].get<double>());
+      times += b;
+    }
+  if (!times.empty())
+    std::printf("  stage times: %s\n", times.c_str());
+}
+
 void run_characterize(const characterize_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.reanalyze && o.common.out.empty())
@@ -127,44 +217,13 @@ void run_characterize(const characterize_options &o) {
   auto sharing = analysis::sharing_stages(tp, o.quick, o.common.device, o.common.seed);
   if (sharing.empty())
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
-  // A sharing file the new profile does not plan belongs to an earlier profile: never attach it.
-  std::vector<fs::path> stale;
-  for (const auto &e : fs::directory_iterator(folder.raw())) {
-    const std::string f = e.path().filename().string();
-    if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
-        std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
-          return fs::path(st.output).filename() == f;
-        }))
-      stale.push_back(e.path());
-  }
-  for (const auto &p : stale) {
-    if (o.reanalyze) { // a measurement: never removed without a GPU to measure again
-      std::printf("  note: raw/%s belongs to an earlier TLB profile: not attached\n",
-                  p.filename().string().c_str());
-      continue;
-    }
-    fs::remove(p);
-    std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
-                p.filename().string().c_str());
-  }
+  drop_stale_sharing(folder, sharing, o.reanalyze);
   n = stages.size() + sharing.size() + 1;
   runner.sharing_known = true;
   for (const auto &st : sharing)
     run_stage(st, ++k, n);
   run_stage(atomics, ++k, n);
-  // Throttling seen: the SM clock the probes measured against the peak.
-  double seen = 0;
-  for (const char *f : {"raw/tlb.json", "raw/atomics.json"}) {
-    const fs::path p = fs::path(dir) / f;
-    if (fs::exists(p))
-      seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
-  }
-  conditions["sm_clock_mhz_peak"] = dev.sm_clock_khz_peak / 1000.0;
-  conditions["sm_clock_mhz_seen"] = seen;
-  conditions["throttled"] = seen > 0 && seen < 0.95 * dev.sm_clock_khz_peak / 1000.0;
-  if (conditions["throttled"].get<bool>())
-    std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen,
-                dev.sm_clock_khz_peak / 1000.0);
+  record_clock(conditions, dir, dev);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   json profile;
   if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
@@ -188,49 +247,8 @@ void run_characterize(const characterize_options &o) {
                                {"seconds", wall}};
     write_json_atomic(profile_path.string(), profile);
   }
-  // The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
-  const json &tlb = profile["tlb"];
-  const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
-  std::size_t row = 0;
-  for (const bool candidate : {false, true}) {
-    const json list = tlb.value(candidate ? "candidates" : "levels", json::array());
-    for (std::size_t i = 0; i < list.size(); ++i, ++row) {
-      const json &L = list[i];
-      std::printf("  %s%s%s\n",
-                  analysis::level_line(
-                      analysis::level_label(candidate, i) + (candidate ? " (candidate)" : ""), L)
-                      .c_str(),
-                  row < checks.size() ? "; real memory: " : "",
-                  row < checks.size() ? checks[row].value("real_memory", std::string()).c_str()
-                                      : "");
-      if (L.contains("structure"))
-        std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
-      if (row >= checks.size())
-        continue;
-      if (checks[row].contains("miss_served_by"))
-        std::printf("        miss served by %s\n",
-                    checks[row]["miss_served_by"].get<std::string>().c_str());
-      if (checks[row].contains("sampling"))
-        std::printf("        random sampling: %s\n",
-                    checks[row]["sampling"].value("verdict", std::string()).c_str());
-    }
-  }
-  if (tlb.contains("cross_check") && tlb["cross_check"].contains("l2_split")) {
-    const json &sp = tlb["cross_check"]["l2_split"];
-    std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
-                sp.value("split_cycles", 0.0), sp.value("p10_cycles", 0.0),
-                sp.value("p90_cycles", 0.0));
-  }
-  std::string times;
-  for (const auto &st : profile.value("stages", json::array()))
-    if (st.contains("seconds")) {
-      char b[64];
-      std::snprintf(b, sizeof b, "%s%s %.0f s", times.empty() ? "" : ", ",
-                    st.value("name", "").c_str(), st["seconds"].get<double>());
-      times += b;
-    }
-  if (!times.empty())
-    std::printf("  stage times: %s\n", times.c_str());
+  print_hierarchy(profile["tlb"]);
+  print_stage_times(profile);
   std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "
               "-> %s/profile.json\n",
               profile["tlb"].value("levels", json::array()).size(),
