@@ -86,11 +86,25 @@ void require_free_memory(const peer_cell &c) {
                              std::to_string(free_bytes >> 20) + " MiB free (not attempted)");
 }
 
+// A public peer's cell: its heap checked against the free memory first, then the peer made.
+void run_peer_cell(benchmark::State &st, const peer_cell &c) {
+  require_free_memory(c);
+#ifdef GPUPROBE_HAVE_GALLATIN
+  if (c.alloc == "gallatin" || c.alloc == "gallatin_8k")
+    return run_gallatin_cell(st, c);
+#endif
+#ifdef GPUPROBE_HAVE_OUROBOROS
+  if (c.alloc.rfind("ouroboros_", 0) == 0)
+    return run_ouroboros_cell(st, c);
+#endif
+#ifdef GPUPROBE_HAVE_MALLOCMC
+  if (c.alloc == "scatteralloc")
+    return run_mallocmc_cell(st, c);
+#endif
+  st.SkipWithError(("not in this build: " + c.alloc).c_str());
+}
+
 void run_cell(benchmark::State &st, const peer_cell &c) {
-  const bool own = c.alloc == "rw_malloc" || c.alloc == "cuda_malloc" || c.alloc == "corw64" ||
-                   c.alloc == "bump";
-  if (!own)
-    require_free_memory(c);
   if (c.alloc == "rw_malloc") {
     alloc::malloc_config mc;
     mc.pool_bytes = c.heap_bytes;
@@ -108,21 +122,9 @@ void run_cell(benchmark::State &st, const peer_cell &c) {
     run_size_allocator(st, g, alloc::cuda_malloc_handle{16}, /*ladder_cap=*/0);
   } else if (c.alloc == "corw64" || c.alloc == "bump") {
     run_pages(st, c);
+  } else {
+    run_peer_cell(st, c);
   }
-#ifdef GPUPROBE_HAVE_GALLATIN
-  else if (c.alloc == "gallatin" || c.alloc == "gallatin_8k")
-    run_gallatin_cell(st, c);
-#endif
-#ifdef GPUPROBE_HAVE_OUROBOROS
-  else if (c.alloc.rfind("ouroboros_", 0) == 0)
-    run_ouroboros_cell(st, c);
-#endif
-#ifdef GPUPROBE_HAVE_MALLOCMC
-  else if (c.alloc == "scatteralloc")
-    run_mallocmc_cell(st, c);
-#endif
-  else
-    st.SkipWithError(("not in this build: " + c.alloc).c_str());
 }
 
 } // namespace
