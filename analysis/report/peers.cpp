@@ -153,6 +153,8 @@ struct peer_cells {
   std::map<key, peer_result> cells;
   std::vector<std::string> allocs;
   std::vector<double> threads;
+  std::map<std::string, std::set<std::string>> ran_on; // allocator -> "unit, gpuprobe commit"
+  std::set<std::string> units;                         // the units recorded
   const peer_result *find(const std::string &a, const std::string &s, double n,
                           const std::string &st) const {
     const auto it = cells.find({a, s, n, st});
@@ -278,32 +280,16 @@ void goals_table(report_content &c, const peer_cells &p) {
 // Where each allocator's cells were measured: the unit and the gpuprobe commit from each file's
 // context. A folder gathered from several runs may hold several units of one model; its
 // comparisons then cross units, and this table says so.
-void units_table(report_content &c, const inputs &in) {
-  std::map<std::string, std::set<std::string>> where; // allocator -> "unit, commit"
-  std::set<std::string> units;
-  for (const auto &[path, doc] : in.bench) {
-    const json ctx = doc.value("context", json::object());
-    const std::string unit = ctx.value("gpu_uuid", "");
-    for (const auto &b : doc["benchmarks"])
-      if (auto r = parse(b)) {
-        where[r->alloc].insert((unit.empty() ? "not recorded" : unit) + ", " +
-                               ctx.value("gpuprobe_commit", "not recorded"));
-        if (!unit.empty())
-          units.insert(unit);
-      }
-  }
+void units_table(report_content &c, const peer_cells &p) {
   report_table t{"Where each allocator ran", {"allocator", "unit, gpuprobe commit"}, {}, ""};
-  for (const auto &[a, w] : where) {
+  for (const auto &a : p.allocs) {
     std::string s;
-    for (const auto &x : w)
+    for (const auto &x : p.ran_on.at(a))
       s += (s.empty() ? "" : "; ") + x;
     t.rows.push_back({a, s});
   }
-  std::sort(t.rows.begin(), t.rows.end(), [](const auto &x, const auto &y) {
-    return rank_of(x[0]) != rank_of(y[0]) ? rank_of(x[0]) < rank_of(y[0]) : x[0] < y[0];
-  });
-  t.note = units.size() > 1
-               ? "These cells were measured on " + std::to_string(units.size()) +
+  t.note = p.units.size() > 1
+               ? "These cells were measured on " + std::to_string(p.units.size()) +
                      " units: comparisons between allocators of different units cross units of "
                      "the GPU model. \"not recorded\": a cell killed by its time limit, whose file "
                      "the script wrote."
@@ -316,13 +302,21 @@ void units_table(report_content &c, const inputs &in) {
 
 void peers_part(const inputs &in, report_content &c) {
   peer_cells p;
-  for (const auto &[path, doc] : in.bench)
+  for (const auto &[path, doc] : in.bench) {
+    const json ctx = doc.value("context", json::object());
+    const std::string unit = ctx.value("gpu_uuid", "");
+    const std::string ran_on = (unit.empty() ? "not recorded" : unit) + ", " +
+                               ctx.value("gpuprobe_commit", "not recorded");
     for (const auto &b : doc["benchmarks"])
       if (auto r = parse(b)) {
         p.cells[{r->alloc, r->size, r->threads, r->state}] = *r;
         p.allocs.push_back(r->alloc);
         p.threads.push_back(r->threads);
+        p.ran_on[r->alloc].insert(ran_on);
+        if (!unit.empty())
+          p.units.insert(unit);
       }
+  }
   if (p.cells.empty())
     return; // BM_peers is optional: a results folder without it lacks nothing
   std::sort(p.allocs.begin(), p.allocs.end(), [](const std::string &a, const std::string &b) {
@@ -387,7 +381,7 @@ void peers_part(const inputs &in, report_content &c) {
                served);
   }
   goals_table(c, p);
-  units_table(c, in);
+  units_table(c, p);
 }
 
 } // namespace gpuprobe::analysis::report_detail
