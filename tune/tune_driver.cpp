@@ -45,6 +45,7 @@ json read_profile(const std::string &path) {
 struct tune_context {
   const tune_run_options &o;
   json profile;
+  std::string measured_on; // the profile's GPU (UUID)
   device_info dev;
   std::uint64_t footprint = 0;
   validate_options vo;
@@ -178,16 +179,16 @@ scope_decision tune_scope(const tune_context &c) {
 
 // The profile read and checked (before the GPU), the GPU queried, the note where they differ.
 tune_context open_tune(const tune_run_options &o) {
-  tune_context c{o, read_profile(o.profile), {}, 0, {}};
+  tune_context c{o, read_profile(o.profile), "", {}, 0, {}};
   (void)region_options(c.profile, 0, 0, 0); // a malformed level fails here, before the GPU
   (void)scope_options(c.profile);           // likewise
   c.dev = query_device(o.device);
-  const std::string measured_on = c.profile["device"].value("uuid", "");
+  c.measured_on = c.profile["device"].value("uuid", "");
   std::printf("gpuprobe tune: %s (%s), profile %s\n", c.dev.name.c_str(), c.dev.uuid.c_str(),
               o.profile.c_str());
-  if (measured_on != c.dev.uuid)
+  if (c.measured_on != c.dev.uuid)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
-                c.profile["device"].value("name", "?").c_str(), measured_on.c_str());
+                c.profile["device"].value("name", "?").c_str(), c.measured_on.c_str());
   c.footprint = default_tlb_footprint(o.quick, o.device);
   c.vo.tlb_footprint = c.footprint;
   c.vo.quick = o.quick;
@@ -209,14 +210,13 @@ void run_tune(const tune_run_options &o) {
   const auto crw = tune_crw(c, crw_points, threads);
   const auto scope = tune_scope(c);
 
-  const std::string measured_on = c.profile["device"].value("uuid", "");
   json doc = document_head(schema::tuning, to_json(c.dev), o.seed);
   doc.update(json{
       {"profile",
        {{"path", o.profile},
         {"device_name", c.profile["device"].value("name", "")},
-        {"device_uuid", measured_on},
-        {"same_gpu", measured_on == c.dev.uuid}}},
+        {"device_uuid", c.measured_on},
+        {"same_gpu", c.measured_on == c.dev.uuid}}},
       {"decisions",
        {{"word_size", word.to_json(points)},
         {"regions", regions.to_json()},

@@ -4,6 +4,7 @@
 // A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
 // and the diff of tests/fixtures/golden/ is reviewed in the commit.
 #include "analysis/report/report.hpp"
+#include "common/json_io.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -13,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -21,11 +21,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string k_source = GPUPROBE_SOURCE_DIR;
-
-std::string text_of(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // The examples' folder in this checkout and the test's scratch folder vary by machine: they are
 // replaced (other paths are data: the committed files record where they were made).
@@ -48,7 +43,7 @@ void expect_golden(const std::string &name, const std::string &got) {
     return;
   }
   ASSERT_TRUE(fs::exists(file)) << file << " is missing: GPUPROBE_UPDATE_GOLDEN=1 writes it";
-  const std::string want = text_of(file);
+  const std::string want = gpuprobe::read_text_file(file.string());
   if (want == got)
     return;
   std::istringstream a(want), b(got);
@@ -108,7 +103,7 @@ TEST(Golden, FleetOfTheExamplesIsUnchanged) {
   const auto r =
       gpuprobe::test::run_gpuprobe("fleet --input " + k_source + "/reports/examples --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  expect_golden("fleet.json", portable(text_of(out + "/fleet.json"), out));
-  expect_golden("fleet.md", portable(text_of(out + "/fleet.md"), out));
+  expect_golden("fleet.json", portable(gpuprobe::read_text_file(out + "/fleet.json"), out));
+  expect_golden("fleet.md", portable(gpuprobe::read_text_file(out + "/fleet.md"), out));
   expect_golden("fleet.stdout", portable(r.out, out));
 }
