@@ -254,9 +254,7 @@ void scoped_cell(benchmark::State &st, bool grouping, const std::string &pool,
 
 // The scope: tune's decision (the largest TLB level's reach; a candidate's when none).
 void read_tlb_scope(const std::string &profile) {
-  const auto doc = read_json_file(profile);
-  require_schema(doc, schema::profile, profile);
-  const auto d = tune::decide_tlb_scope(doc);
+  const auto d = tune::decide_tlb_scope(model::read_profile(profile).tlb);
   if (d.bytes == 0)
     throw error("'" + profile +
                 "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");

@@ -29,24 +29,24 @@ json region_decision::to_json() const {
 namespace {
 
 // One region per SM group of level L (its sharing groups), each at most L's reach in whole pages.
-region_decision group_regions(const json &L, const std::string &where) {
+region_decision group_regions(const model::tlb_level &L, const std::string &where) {
   region_decision d;
-  const double reach = L.value("reach_bytes", 0.0), page = L.value("page_bytes", 0.0);
+  const double reach = L.reach_bytes, page = L.page_bytes;
   if (!(reach > 0) || !(page > 0))
     throw error("tune: " + where + " lacks reach_bytes or page_bytes");
-  const auto &groups = L["sharing"]["groups"];
+  const auto &groups = *L.sharing->groups;
   d.regions = int(groups.size());
   d.page_bytes = page;
   d.max_region_bytes = std::floor(reach / page) * page; // whole pages of the level
   d.level = where;
   int max_sm = 0;
   for (const auto &g : groups)
-    for (const auto &sm : g)
-      max_sm = std::max(max_sm, sm.get<int>());
+    for (const int sm : g)
+      max_sm = std::max(max_sm, sm);
   d.sm_region.assign(std::size_t(max_sm) + 1, -1);
   for (std::size_t r = 0; r < groups.size(); ++r)
-    for (const auto &sm : groups[r])
-      d.sm_region[std::size_t(sm.get<int>())] = int(r);
+    for (const int sm : groups[r])
+      d.sm_region[std::size_t(sm)] = int(r);
   int spare = 0; // SMs in no group share the regions round-robin
   for (auto &r : d.sm_region)
     if (r < 0)
@@ -54,28 +54,28 @@ region_decision group_regions(const json &L, const std::string &where) {
   return d;
 }
 
+// The levels, then the candidates, each with its label: L1, L2, ..., C1, ...
+template <class F> void each_level(const model::tlb_hierarchy &tlb, F &&f) {
+  for (const bool candidate : {false, true}) {
+    const auto &list = candidate ? tlb.candidates : tlb.levels;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      f(list[i], candidate, level_label(candidate, i));
+  }
+}
+
 } // namespace
 
-region_decision decide_regions(const json &profile) {
-  if (!profile.contains("tlb") || !profile["tlb"].is_object())
-    throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
-  const json &tlb = profile["tlb"];
+region_decision decide_regions(const model::tlb_hierarchy &tlb) {
   region_decision d;
-  const json *best = nullptr;
+  const model::tlb_level *best = nullptr;
   std::string where;
-  for (const char *key : {"levels", "candidates"}) {
-    const auto list = tlb.value(key, json::array());
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const json &L = tlb[key][i];
-      const json s = L.value("sharing", json::object());
-      if (s.value("scope", "") != "groups" || !s.contains("groups") || s["groups"].empty())
-        continue;
-      if (!best || L.value("reach_bytes", 0.0) > best->value("reach_bytes", 0.0))
-        best = &L, where = level_label(std::string(key) == "candidates", i);
-    }
-    if (best)
-      break; // a measured level is preferred to a candidate
-  }
+  bool best_is_level = false;
+  each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+    if (!L.sharing || !L.sharing->has_groups() || (candidate && best_is_level))
+      return; // a measured level is preferred to a candidate
+    if (!best || L.reach_bytes > best->reach_bytes)
+      best = &L, where = label, best_is_level = !candidate;
+  });
   if (!best) {
     d.reason =
         "no TLB level or candidate with SM groups in the profile: one region (the whole pool)";
@@ -94,49 +94,40 @@ region_decision decide_regions(const json &profile) {
   return d;
 }
 
-std::vector<region_option> region_options(const json &profile, int sm_count,
+std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int sm_count,
                                           double small_pool_bytes, double largest_pool_bytes) {
-  if (!profile.contains("tlb") || !profile["tlb"].is_object())
-    throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
-  const json &tlb = profile["tlb"];
   std::vector<region_option> out;
   double top_level = 0;
-  for (const auto &L : tlb.value("levels", json::array()))
-    top_level = std::max(top_level, L.value("reach_bytes", 0.0));
-  for (const char *key : {"levels", "candidates"}) {
-    const bool candidate = std::string(key) == "candidates";
-    const auto list = tlb.value(key, json::array());
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const json &L = list[i];
-      region_option o;
-      o.level = level_label(candidate, i);
-      o.reach_bytes = L.value("reach_bytes", 0.0);
-      if (candidate && o.reach_bytes > 0 && o.reach_bytes <= top_level)
-        continue; // a candidate inside the levels adds nothing to try
-      const json sh = L.value("sharing", json::object());
-      o.scope = sh.value("scope", std::string("not measured"));
-      o.pool_bytes = o.reach_bytes < small_pool_bytes ? small_pool_bytes : largest_pool_bytes;
-      if (o.scope == "groups" && sh.contains("groups") && !sh["groups"].empty()) {
-        o.regions = group_regions(L, o.level);
-      } else if (o.scope == "private" && sm_count > 1) {
-        const double page = L.value("page_bytes", 0.0);
-        o.regions.regions = sm_count;
-        o.regions.page_bytes = page;
-        o.regions.max_region_bytes = page > 0 ? std::floor(o.reach_bytes / page) * page : 0;
-        o.regions.level = o.level;
-        for (int s = 0; s < sm_count; ++s)
-          o.regions.sm_region.push_back(s);
-      } else if (o.scope == "global") {
-        o.skip = "one structure shared by every SM: regions cannot give SMs separate entries";
-      } else {
-        o.skip = "its sharing is " + o.scope + ": no SM -> region map to cut";
-      }
-      if (o.skip.empty() && !(o.reach_bytes < largest_pool_bytes))
-        o.skip = "its reach (" + format_gib(o.reach_bytes) + ") is not below the largest pool (" +
-                 format_gib(largest_pool_bytes) + "): every pool fits it as it is";
-      out.push_back(std::move(o));
+  for (const auto &L : tlb.levels)
+    top_level = std::max(top_level, L.reach_bytes);
+  each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+    region_option o;
+    o.level = label;
+    o.reach_bytes = L.reach_bytes;
+    if (candidate && o.reach_bytes > 0 && o.reach_bytes <= top_level)
+      return; // a candidate inside the levels adds nothing to try
+    o.scope = L.sharing ? L.sharing->scope : "not measured";
+    o.pool_bytes = o.reach_bytes < small_pool_bytes ? small_pool_bytes : largest_pool_bytes;
+    if (L.sharing && L.sharing->has_groups()) {
+      o.regions = group_regions(L, o.level);
+    } else if (o.scope == "private" && sm_count > 1) {
+      const double page = L.page_bytes;
+      o.regions.regions = sm_count;
+      o.regions.page_bytes = page;
+      o.regions.max_region_bytes = page > 0 ? std::floor(o.reach_bytes / page) * page : 0;
+      o.regions.level = o.level;
+      for (int s = 0; s < sm_count; ++s)
+        o.regions.sm_region.push_back(s);
+    } else if (o.scope == "global") {
+      o.skip = "one structure shared by every SM: regions cannot give SMs separate entries";
+    } else {
+      o.skip = "its sharing is " + o.scope + ": no SM -> region map to cut";
     }
-  }
+    if (o.skip.empty() && !(o.reach_bytes < largest_pool_bytes))
+      o.skip = "its reach (" + format_gib(o.reach_bytes) + ") is not below the largest pool (" +
+               format_gib(largest_pool_bytes) + "): every pool fits it as it is";
+    out.push_back(std::move(o));
+  });
   return out;
 }
 
@@ -281,42 +272,34 @@ json scope_decision::to_json() const {
           {"measurements", measurements}};
 }
 
-std::vector<scope_option> scope_options(const json &profile, std::uint64_t footprint) {
-  if (!profile.contains("tlb") || !profile["tlb"].is_object())
-    throw error("tune: the profile has no tlb block (run gpuprobe characterize)");
+std::vector<scope_option> scope_options(const model::tlb_hierarchy &tlb, std::uint64_t footprint) {
   std::vector<scope_option> o;
-  for (const char *key : {"levels", "candidates"}) {
-    const auto list = profile["tlb"].value(key, json::array());
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      const double reach = list[i].value("reach_bytes", 0.0),
-                   page = list[i].value("page_bytes", 0.0);
-      if (!(reach > 0))
+  each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+    const double reach = L.reach_bytes, page = L.page_bytes;
+    if (!(reach > 0))
+      return;
+    const double unit = page > 0 ? page : double(2u << 20);
+    const double mid = L.structure ? L.structure->midpoint_reach_bytes.value_or(0.0) : 0.0;
+    const auto mid_bytes = mid > reach ? std::uint64_t(std::floor(mid / unit) * unit) : 0;
+    const bool curve = !candidate && reach * 8 >= double(footprint);
+    for (double f : {1.0, 0.9375, 0.875, 0.8125, 0.75, 0.625, 0.5}) {
+      if (f < 1 && !curve)
+        break;
+      const auto bytes = std::uint64_t(std::floor(f * reach / unit) * unit);
+      if (bytes == 0)
         continue;
-      const double unit = page > 0 ? page : double(2u << 20);
-      const bool candidate = std::string(key) == "candidates";
-      const double mid =
-          list[i].value("structure", json::object()).value("midpoint_reach_bytes", 0.0);
-      const auto mid_bytes = mid > reach ? std::uint64_t(std::floor(mid / unit) * unit) : 0;
-      const bool curve = !candidate && reach * 8 >= double(footprint);
-      for (double f : {1.0, 0.9375, 0.875, 0.8125, 0.75, 0.625, 0.5}) {
-        if (f < 1 && !curve)
-          break;
-        const auto bytes = std::uint64_t(std::floor(f * reach / unit) * unit);
-        if (bytes == 0)
-          continue;
-        bool seen = false;
-        for (const auto &x : o)
-          seen = seen || x.bytes == bytes;
-        char label[32];
-        if (f < 1)
-          std::snprintf(label, sizeof label, "%s x%g", level_label(candidate, i).c_str(), f);
-        else
-          std::snprintf(label, sizeof label, "%s", level_label(candidate, i).c_str());
-        if (!seen)
-          o.push_back({bytes, label, f, mid_bytes});
-      }
+      bool seen = false;
+      for (const auto &x : o)
+        seen = seen || x.bytes == bytes;
+      char name[32];
+      if (f < 1)
+        std::snprintf(name, sizeof name, "%s x%g", label.c_str(), f);
+      else
+        std::snprintf(name, sizeof name, "%s", label.c_str());
+      if (!seen)
+        o.push_back({bytes, name, f, mid_bytes});
     }
-  }
+  });
   std::sort(o.begin(), o.end(),
             [](const scope_option &a, const scope_option &b) { return a.bytes > b.bytes; });
   return o;
@@ -390,8 +373,8 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   return d;
 }
 
-scope_decision decide_tlb_scope(const json &profile) {
-  const auto options = scope_options(profile); // largest first
+scope_decision decide_tlb_scope(const model::tlb_hierarchy &tlb) {
+  const auto options = scope_options(tlb); // largest first
   scope_decision d;
   if (options.empty()) {
     d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";

@@ -2,6 +2,7 @@
 // Decisions of `gpuprobe tune` that follow from measurements alone (host-only, testable): each
 // returns its choice, the reason in one sentence, and the numbers behind it.
 #include "allocators/tuning.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +29,7 @@ struct region_decision {
   nlohmann::json per_level = nlohmann::json::array(); // decide_regions_measured: one per level
   nlohmann::json to_json() const;
 };
-region_decision decide_regions(const nlohmann::json &profile);
+region_decision decide_regions(const model::tlb_hierarchy &tlb);
 
 // What regions each level of the profile (and its largest candidate) would cut: per-SM regions
 // for a private level (SM s -> region s), per-group regions for a level shared by SM groups; a
@@ -42,7 +43,7 @@ struct region_option {
   region_decision regions;
   std::string skip; // "" when it can be measured
 };
-std::vector<region_option> region_options(const nlohmann::json &profile, int sm_count,
+std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int sm_count,
                                           double small_pool_bytes, double largest_pool_bytes);
 
 // One option measured: get_page + write at 50 % free on its pool, one region (ms_one) vs the
@@ -100,7 +101,7 @@ struct scope_decision {
   nlohmann::json measurements = nlohmann::json::array(); // tune's: scope, pool, ms
   nlohmann::json to_json() const;
 };
-scope_decision decide_tlb_scope(const nlohmann::json &profile);
+scope_decision decide_tlb_scope(const model::tlb_hierarchy &tlb);
 
 // tune measures the scope instead: every level's and candidate's reach (where its misses begin,
 // in whole pages of it, largest first) is a possible scope, and so are 15/16, 7/8, 13/16, 3/4,
@@ -112,11 +113,11 @@ scope_decision decide_tlb_scope(const nlohmann::json &profile);
 // fastest by geometric mean over the pools wins; within `tie` of one pass, one pass is kept.
 struct scope_option {
   std::uint64_t bytes = 0;
-  std::string level;   // "L1", "C2" (analysis::level_label), "L2 x0.875"
-  double fraction = 1; // of the level's reach
+  std::string level;                // "L1", "C2" (analysis::level_label), "L2 x0.875"
+  double fraction = 1;              // of the level's reach
   std::uint64_t midpoint_bytes = 0; // the level's ramp middle in whole pages (0: none above)
 };
-std::vector<scope_option> scope_options(const nlohmann::json &profile,
+std::vector<scope_option> scope_options(const model::tlb_hierarchy &tlb,
                                         std::uint64_t footprint = 0);
 struct scope_point {
   std::uint64_t scope_bytes = 0; // 0: one pass

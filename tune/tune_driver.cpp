@@ -30,21 +30,21 @@ std::string scope_text(std::uint64_t bytes) {
 }
 
 // The profile, checked for what the decisions need (one-line errors).
-json read_profile(const std::string &path) {
-  json p = read_json_file(path);
-  require_schema(p, schema::profile, path);
-  if (!p.contains("tlb") || !p["tlb"].is_object())
+model::profile read_checked_profile(const std::string &path) {
+  const json doc = read_json_file(path);
+  require_schema(doc, schema::profile, path);
+  if (!doc.contains("tlb") || !doc["tlb"].is_object())
     throw error(path + ": no \"tlb\" block (not written by gpuprobe characterize?)");
-  if (!p.contains("device") || !p["device"].is_object())
+  if (!doc.contains("device") || !doc["device"].is_object())
     throw error(path + ": no \"device\" block");
-  return p;
+  return model::profile_from_json(doc, path);
 }
 
 // What every measurement of one tune shares: the options, the profile, the GPU, the footprint of
 // the TLB-scoped kernels, and the workloads validate runs (on the pools it uses).
 struct tune_context {
   const tune_run_options &o;
-  json profile;
+  model::profile profile;
   std::string measured_on; // the profile's GPU (UUID)
   device_info dev;
   std::uint64_t footprint = 0;
@@ -65,7 +65,7 @@ workload find_workload(const tune_context &c, const alloc::tuning &t, const std:
 // pool larger than its reach, against one region (32-bit words both).
 region_decision tune_regions(const tune_context &c) {
   auto options =
-      region_options(c.profile, c.dev.sm_count, double(c.vo.pool_bytes), double(c.footprint));
+      region_options(c.profile.tlb, c.dev.sm_count, double(c.vo.pool_bytes), double(c.footprint));
   std::vector<region_measurement> region_ms;
   for (auto &opt : options) {
     if (!opt.skip.empty()) {
@@ -157,7 +157,7 @@ crw_decision tune_crw(const tune_context &c, std::vector<crw_point> &crw_points,
 
 // The scope of TLB-scoped kernels: each level's / candidate's reach vs one pass, measured.
 scope_decision tune_scope(const tune_context &c) {
-  const auto scope_opts = scope_options(c.profile, c.footprint);
+  const auto scope_opts = scope_options(c.profile.tlb, c.footprint);
   std::vector<std::uint64_t> scopes = {0};
   for (const auto &s : scope_opts)
     if (s.bytes < c.footprint)
@@ -179,16 +179,15 @@ scope_decision tune_scope(const tune_context &c) {
 
 // The profile read and checked (before the GPU), the GPU queried, the note where they differ.
 tune_context open_tune(const tune_run_options &o) {
-  tune_context c{o, read_profile(o.profile), "", {}, 0, {}};
-  (void)region_options(c.profile, 0, 0, 0); // a malformed level fails here, before the GPU
-  (void)scope_options(c.profile);           // likewise
+  tune_context c{o, read_checked_profile(o.profile), "", {}, 0, {}};
+  (void)region_options(c.profile.tlb, 0, 0, 0); // a malformed level fails here, before the GPU
   c.dev = query_device(o.device);
-  c.measured_on = c.profile["device"].value("uuid", "");
+  c.measured_on = c.profile.gpu_uuid();
   std::printf("gpuprobe tune: %s (%s), profile %s\n", c.dev.name.c_str(), c.dev.uuid.c_str(),
               o.profile.c_str());
   if (c.measured_on != c.dev.uuid)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
-                c.profile["device"].value("name", "?").c_str(), c.measured_on.c_str());
+                c.profile.device.value("name", "?").c_str(), c.measured_on.c_str());
   c.footprint = default_tlb_footprint(o.quick, o.device);
   c.vo.tlb_footprint = c.footprint;
   c.vo.quick = o.quick;
@@ -214,7 +213,7 @@ void run_tune(const tune_run_options &o) {
   doc.update(json{
       {"profile",
        {{"path", o.profile},
-        {"device_name", c.profile["device"].value("name", "")},
+        {"device_name", c.profile.gpu_name()},
         {"device_uuid", c.measured_on},
         {"same_gpu", c.measured_on == c.dev.uuid}}},
       {"decisions",

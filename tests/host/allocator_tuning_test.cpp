@@ -1,9 +1,9 @@
 // The tuning profile as allocators take it: tuning.json written by tune's decisions reads back
 // into alloc::tuning, bad files give one-line errors, and the region layout of a pool.
 #include "allocators/load_tuning.hpp"
-#include "tune/decisions.hpp"
 #include "common/json_io.hpp"
 #include "test_util.hpp"
+#include "tune/decisions.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,8 +25,9 @@ json tuning_doc() {
   const auto w = tune::decide_word_size({{0.5, 1.0, 0.5, 1, 1}});
   const auto c = tune::decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.5}});
   return {{"schema", "gpuprobe.tuning/1"},
-          {"allocator", alloc::allocator_block_json(tune::allocator_tuning(
-                            w, tune::decide_regions(p), c, tune::decide_tlb_scope(p)))}};
+          {"allocator", alloc::allocator_block_json(
+                            tune::allocator_tuning(w, tune::decide_regions(test::tlb_of(p)), c,
+                                                   tune::decide_tlb_scope(test::tlb_of(p))))}};
 }
 } // namespace
 

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers for host tests: synthetic TLB curves, fixture paths, running the CLI.
 #include "analysis/tlb_data.hpp"
+#include "model/profile.hpp"
 
 #include <gtest/gtest.h>
 
@@ -83,6 +84,20 @@ inline void expect_one_line_error(const run_result &r, const std::string &out_pa
   EXPECT_EQ(r.err.rfind("gpuprobe: error: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
   EXPECT_FALSE(file_exists(out_path)) << out_path;
+}
+
+// The TLB block of a profile written by hand for a test: a level may give only its reach and
+// page (entries = reach / page, no penalty), as the decisions read no more.
+inline model::tlb_hierarchy tlb_of(nlohmann::json profile) {
+  nlohmann::json tlb = profile.value("tlb", nlohmann::json::object());
+  for (const char *key : {"levels", "candidates"})
+    for (auto &L : tlb[key].is_array() ? tlb[key] : tlb[key] = nlohmann::json::array()) {
+      if (!L.contains("entries"))
+        L["entries"] = L.value("reach_bytes", 0.0) / L.value("page_bytes", 1.0);
+      if (!L.contains("miss_penalty_cycles"))
+        L["miss_penalty_cycles"] = 0.0;
+    }
+  return model::tlb_hierarchy_from_json(tlb);
 }
 
 } // namespace gpuprobe::test

@@ -1,0 +1,38 @@
+#pragma once
+// How a typed model reads and writes its JSON file: a field is taken out of the document (what is
+// left is the model's `detail`, written back as read) and put back in. One file's keys are spelt
+// once, in its model's from_json/to_json. Host-only, header-only.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+
+namespace gpuprobe::model {
+
+using nlohmann::json;
+
+// `key` of `doc` into `v` when it is there (else `v` keeps its default), and out of `doc`.
+template <class T> void take(json &doc, const char *key, T &v) {
+  if (const auto it = doc.find(key); it != doc.end()) {
+    v = it->template get<T>();
+    doc.erase(it);
+  }
+}
+template <class T> void take(json &doc, const char *key, std::optional<T> &v) {
+  if (const auto it = doc.find(key); it != doc.end()) {
+    v = it->template get<T>();
+    doc.erase(it);
+  }
+}
+// A key a file of this kind always has: missing is an error (nlohmann's out_of_range).
+template <class T> void take_required(json &doc, const char *key, T &v) {
+  v = doc.at(key).template get<T>();
+  doc.erase(key);
+}
+
+template <class T> void put(json &doc, const char *key, const T &v) { doc[key] = v; }
+template <class T> void put(json &doc, const char *key, const std::optional<T> &v) {
+  if (v)
+    doc[key] = *v;
+}
+
+} // namespace gpuprobe::model

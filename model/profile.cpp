@@ -1,0 +1,181 @@
+#include "model/profile.hpp"
+
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/schema.hpp"
+#include "model/fields.hpp"
+
+namespace gpuprobe::model {
+
+namespace {
+
+level_sharing sharing_from_json(json j) {
+  level_sharing s;
+  take(j, "scope", s.scope);
+  take(j, "groups", s.groups);
+  take(j, "reason", s.reason);
+  s.detail = std::move(j);
+  return s;
+}
+
+json to_json(const level_sharing &s) {
+  json j = s.detail;
+  put(j, "scope", s.scope);
+  put(j, "groups", s.groups);
+  put(j, "reason", s.reason);
+  return j;
+}
+
+level_structure structure_from_json(json j) {
+  level_structure s;
+  take(j, "resolved", s.resolved);
+  take(j, "shape", s.shape);
+  take(j, "entries", s.entries);
+  take(j, "full_miss_entries", s.full_miss_entries);
+  take(j, "ways", s.ways);
+  take(j, "sets", s.sets);
+  take(j, "midpoint_reach_bytes", s.midpoint_reach_bytes);
+  s.detail = std::move(j);
+  return s;
+}
+
+json to_json(const level_structure &s) {
+  json j = s.detail;
+  put(j, "resolved", s.resolved);
+  if (!s.shape.empty())
+    put(j, "shape", s.shape);
+  put(j, "entries", s.entries);
+  put(j, "full_miss_entries", s.full_miss_entries);
+  put(j, "ways", s.ways);
+  put(j, "sets", s.sets);
+  put(j, "midpoint_reach_bytes", s.midpoint_reach_bytes);
+  return j;
+}
+
+stage_record stage_from_json(json j) {
+  stage_record s;
+  take(j, "name", s.name);
+  take(j, "file", s.file);
+  take(j, "status", s.status);
+  take(j, "seconds", s.seconds);
+  take(j, "rerun_because", s.rerun_because);
+  return s;
+}
+
+json to_json(const stage_record &s) {
+  json j = {{"name", s.name}, {"file", s.file}, {"status", s.status}};
+  put(j, "seconds", s.seconds);
+  put(j, "rerun_because", s.rerun_because);
+  return j;
+}
+
+} // namespace
+
+tlb_level tlb_level_from_json(const json &in) {
+  json j = in;
+  tlb_level L;
+  take_required(j, "reach_bytes", L.reach_bytes);
+  take_required(j, "page_bytes", L.page_bytes);
+  take_required(j, "entries", L.entries);
+  take_required(j, "miss_penalty_cycles", L.miss_penalty_cycles);
+  take(j, "ways", L.ways);
+  take(j, "sets", L.sets);
+  take(j, "full_miss_bytes", L.full_miss_bytes);
+  if (const auto it = j.find("structure"); it != j.end()) {
+    L.structure = structure_from_json(*it);
+    j.erase(it);
+  }
+  if (const auto it = j.find("sharing"); it != j.end()) {
+    L.sharing = sharing_from_json(*it);
+    j.erase(it);
+  }
+  L.detail = std::move(j);
+  return L;
+}
+
+json to_json(const tlb_level &L) {
+  json j = L.detail;
+  put(j, "entries", L.entries);
+  put(j, "page_bytes", L.page_bytes);
+  put(j, "reach_bytes", L.reach_bytes);
+  put(j, "miss_penalty_cycles", L.miss_penalty_cycles);
+  put(j, "ways", L.ways);
+  put(j, "sets", L.sets);
+  put(j, "full_miss_bytes", L.full_miss_bytes);
+  if (L.structure)
+    j["structure"] = to_json(*L.structure);
+  if (L.sharing)
+    j["sharing"] = to_json(*L.sharing);
+  return j;
+}
+
+tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
+  json j = in;
+  tlb_hierarchy h;
+  for (const char *key : {"levels", "candidates"}) {
+    auto &list = std::string(key) == "levels" ? h.levels : h.candidates;
+    if (const auto it = j.find(key); it != j.end()) {
+      for (const auto &L : *it)
+        list.push_back(tlb_level_from_json(L));
+      j.erase(it);
+    }
+  }
+  h.detail = std::move(j);
+  return h;
+}
+
+json to_json(const tlb_hierarchy &h) {
+  json j = h.detail;
+  j["levels"] = json::array();
+  j["candidates"] = json::array();
+  for (const auto &L : h.levels)
+    j["levels"].push_back(to_json(L));
+  for (const auto &L : h.candidates)
+    j["candidates"].push_back(to_json(L));
+  return j;
+}
+
+profile profile_from_json(const json &doc, const std::string &source) {
+  require_schema(doc, schema::profile, source);
+  try {
+    json j = doc;
+    profile p;
+    take_required(j, "schema", p.schema);
+    take(j, "device", p.device);
+    take(j, "meta", p.meta);
+    if (const auto it = j.find("tlb"); it != j.end()) {
+      p.tlb = tlb_hierarchy_from_json(*it);
+      j.erase(it);
+    }
+    if (const auto it = j.find("stages"); it != j.end()) {
+      p.stages.emplace();
+      for (const auto &s : *it)
+        p.stages->push_back(stage_from_json(s));
+      j.erase(it);
+    }
+    p.detail = std::move(j);
+    return p;
+  } catch (const json::exception &e) {
+    throw error("'" + source + "': malformed profile (" + std::string(e.what()) + ")");
+  }
+}
+
+profile read_profile(const std::string &path) {
+  return profile_from_json(read_json_file(path), path);
+}
+
+json to_json(const profile &p) {
+  json j = p.detail;
+  j["schema"] = p.schema;
+  j["device"] = p.device;
+  j["meta"] = p.meta;
+  j["tlb"] = to_json(p.tlb);
+  if (p.stages) {
+    j["stages"] = json::array();
+    for (const auto &s : *p.stages)
+      j["stages"].push_back(to_json(s));
+  }
+  return j;
+}
+
+} // namespace gpuprobe::model

@@ -1,0 +1,81 @@
+#pragma once
+// profile.json (gpuprobe.profile/1, characterize; also raw/tlb_profile.json, `analyze tlb`) as one
+// typed value: the TLB levels and candidates with their structure and sharing, the stages that
+// made it. Analysis writes it, tune and the fleet read it, the report draws it: all through
+// profile_from_json / to_json, the one place that spells its keys. What no stage after
+// characterize reads (a level's evidence, the cross-check, the atomics fits) is kept as
+// `detail` and written back as read, so a file round-trips byte for byte. Host-only.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::model {
+
+// Which SMs share one TLB level (sharing stage, analysis::analyze_sharing).
+struct level_sharing {
+  std::string scope = "not measured"; // private, groups, global, inconclusive, not measured
+  // SM ids per group; absent where the sharing was not measured
+  std::optional<std::vector<std::vector<int>>> groups;
+  std::optional<std::string> reason;
+  nlohmann::json detail = nlohmann::json::object(); // pairs, thresholds, notes, structure, ...
+  bool has_groups() const { return scope == "groups" && groups && !groups->empty(); }
+};
+
+// A set-associative level's structure under the cyclic chase (analysis/tlb_structure.hpp): where
+// misses begin (entries = sets x ways) and where every hop misses.
+struct level_structure {
+  bool resolved = false;
+  std::string shape; // "step" (fully associative) or "ramp"; "" when not resolved
+  std::optional<double> entries, full_miss_entries, ways, sets;
+  std::optional<double> midpoint_reach_bytes;       // where the median curve is half way up
+  nlohmann::json detail = nlohmann::json::object(); // the fit, per stride, conflict sets, why
+  bool fully_associative() const { return resolved && sets && *sets == 1; }
+};
+
+struct tlb_level {
+  double entries = 0, page_bytes = 0, reach_bytes = 0; // reach = entries x page
+  double miss_penalty_cycles = 0;
+  std::optional<double> ways, sets, full_miss_bytes; // with a resolved structure
+  std::optional<level_structure> structure;          // absent in profiles before the structure
+  std::optional<level_sharing> sharing;              // absent before the sharing stage ran
+  nlohmann::json detail = nlohmann::json::object();  // confidence, evidence, page bound, snr, ...
+  std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
+};
+
+struct tlb_hierarchy {
+  std::vector<tlb_level> levels, candidates;
+  nlohmann::json detail = nlohmann::json::object(); // cross-check, notes, inputs, searched range
+};
+
+// One stage of characterize as the profile records it (pipeline::stage_runner).
+struct stage_record {
+  std::string name, file, status; // status: "ran", "kept", "reanalyzed"
+  std::optional<double> seconds;  // absent: a kept stage whose time was not recorded
+  std::optional<std::string> rerun_because;
+};
+
+struct profile {
+  std::string schema;                               // "gpuprobe.profile/1"
+  nlohmann::json device = nlohmann::json::object(); // common/device_info.hpp's block
+  nlohmann::json meta = nlohmann::json::object();   // run_metadata: tool, commit, argv
+  tlb_hierarchy tlb;
+  std::optional<std::vector<stage_record>> stages;  // characterize's profile only
+  nlohmann::json detail = nlohmann::json::object(); // atomics, conditions, quick, wall time
+  std::string gpu_uuid() const { return device.value("uuid", ""); }
+  std::string gpu_name() const { return device.value("name", ""); }
+};
+
+// Throws gpuprobe::error in one line naming `source`: another schema or a newer version (refused),
+// a missing or mistyped key.
+profile profile_from_json(const nlohmann::json &doc, const std::string &source);
+profile read_profile(const std::string &path);
+nlohmann::json to_json(const profile &p);
+
+tlb_level tlb_level_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const tlb_level &L);
+tlb_hierarchy tlb_hierarchy_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const tlb_hierarchy &h);
+
+} // namespace gpuprobe::model

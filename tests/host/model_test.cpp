@@ -1,0 +1,87 @@
+// The typed models (model/): every committed file of each kind reads into its model and writes
+// back to the same JSON; another schema or a newer version is refused in one line.
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "model/profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace gpuprobe;
+
+namespace {
+
+const std::string k_examples = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples";
+
+// Every file named `name` under reports/examples (the committed runs, fleet units and peers).
+std::vector<fs::path> committed(const std::string &name) {
+  std::vector<fs::path> out;
+  for (const auto &e : fs::recursive_directory_iterator(k_examples))
+    if (e.is_regular_file() && e.path().filename() == name)
+      out.push_back(e.path());
+  return out;
+}
+
+TEST(ProfileModel, EveryCommittedProfileRoundTrips) {
+  std::size_t files = 0, levels = 0;
+  for (const char *name : {"profile.json", "tlb_profile.json"})
+    for (const auto &f : committed(name)) {
+      const json doc = read_json_file(f.string());
+      const auto p = model::profile_from_json(doc, f.string());
+      EXPECT_EQ(model::to_json(p), doc) << f;
+      ++files;
+      levels += p.tlb.levels.size() + p.tlb.candidates.size();
+    }
+  EXPECT_GE(files, 10u); // 8 profile.json (runs, fleet units), 2 raw/tlb_profile.json (runs)
+  EXPECT_GE(levels, 30u);
+}
+
+TEST(ProfileModel, TypedFieldsAreTheFilesNumbers) {
+  const auto p =
+      model::read_profile(k_examples + "/runs/nvidia-h100-80gb-hbm3-bba9cd54/profile.json");
+  ASSERT_EQ(p.tlb.levels.size(), 3u);
+  const auto &L2 = p.tlb.levels[1];
+  EXPECT_EQ(L2.entries, 2048);
+  EXPECT_EQ(L2.page_bytes, 32.0 * (1 << 20));
+  EXPECT_EQ(L2.reach_bytes, L2.entries * L2.page_bytes);
+  EXPECT_EQ(L2.miss_penalty_cycles, 95);
+  ASSERT_TRUE(L2.structure && L2.structure->resolved);
+  EXPECT_EQ(*L2.structure->ways, 8);
+  EXPECT_EQ(*L2.structure->sets, 256);
+  EXPECT_FALSE(L2.structure->fully_associative());
+  EXPECT_TRUE(p.tlb.levels[0].structure->fully_associative());
+  ASSERT_TRUE(L2.sharing && L2.sharing->has_groups());
+  EXPECT_EQ(L2.sharing->groups->size(), 24u);
+  EXPECT_EQ(p.gpu_uuid(), "GPU-bba9cd54-4ff2-3abe-ccd0-8b93d91c071e");
+  ASSERT_TRUE(p.stages);
+  EXPECT_EQ(p.stages->front().name, "tlb");
+  EXPECT_EQ(p.stages->front().status, "kept");
+}
+
+TEST(ProfileModel, OtherSchemasAndMissingKeysAreRefusedInOneLine) {
+  const std::string f = k_examples + "/runs/nvidia-h100-80gb-hbm3-bba9cd54/profile.json";
+  json doc = read_json_file(f);
+  json newer = doc;
+  newer["schema"] = "gpuprobe.profile/2";
+  EXPECT_THROW(model::profile_from_json(newer, "p.json"), error);
+  json other = doc;
+  other["schema"] = "gpuprobe.tuning/1";
+  EXPECT_THROW(model::profile_from_json(other, "p.json"), error);
+  json broken = doc;
+  broken["tlb"]["levels"][0].erase("reach_bytes");
+  try {
+    model::profile_from_json(broken, "p.json");
+    FAIL() << "a level without reach_bytes was read";
+  } catch (const error &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("'p.json': malformed profile"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+} // namespace
