@@ -24,43 +24,43 @@ std::string level_label(bool candidate, std::size_t index) {
   return (candidate ? "C" : "L") + std::to_string(index + 1);
 }
 
-std::string structure_words(const nlohmann::json &L) {
-  if (!L.contains("structure") || !L["structure"].is_object())
+std::string structure_words(const model::tlb_level &L) {
+  if (!L.structure)
     return "";
-  const auto &st = L["structure"];
-  if (!st.value("resolved", false))
+  const auto &st = *L.structure;
+  if (!st.resolved)
     return "structure not resolved";
-  if (st.value("sets", 0.0) == 1)
+  if (st.fully_associative())
     return "fully associative";
   char b[96];
-  std::snprintf(b, sizeof b, "%.0f ways x %.0f sets", st.value("ways", 0.0), st.value("sets", 0.0));
+  std::snprintf(b, sizeof b, "%.0f ways x %.0f sets", st.ways.value_or(0), st.sets.value_or(0));
   return b;
 }
 
-std::string structure_detail(const nlohmann::json &L) {
-  const auto st = L.value("structure", nlohmann::json::object());
-  const double page = L.value("page_bytes", 0.0);
+std::string structure_detail(const model::tlb_level &L) {
+  const model::level_structure st = L.structure.value_or(model::level_structure{});
+  const double page = L.page_bytes;
   std::string out;
   char b[400];
-  if (!st.value("resolved", false)) {
-    out = "not resolved: " + st.value("why", std::string("?"));
-  } else if (st.value("shape", "") == "step") {
+  if (!st.resolved) {
+    out = "not resolved: " + st.why.value_or("?");
+  } else if (st.shape == "step") {
     std::snprintf(b, sizeof b, "a step from %.0f to %.0f pages (fully associative)",
-                  st.value("entries", 0.0), st.value("full_miss_entries", 0.0));
+                  st.entries.value_or(0), st.full_miss_entries.value_or(0));
     out = b;
   } else {
     std::snprintf(b, sizeof b,
                   "a ramp: misses begin at %s (%.0f pages), every hop misses from %s (%.0f); "
                   "fit residual %.2f cycles over a %.0f-cycle rise, %d points inside",
-                  format_bytes(st.value("entries", 0.0) * page).c_str(), st.value("entries", 0.0),
-                  format_bytes(st.value("full_miss_entries", 0.0) * page).c_str(),
-                  st.value("full_miss_entries", 0.0), st.value("residual_cycles", 0.0),
-                  st.value("after_cycles", 0.0) - st.value("before_cycles", 0.0),
-                  st.value("ramp_points", 0));
+                  format_bytes(st.entries.value_or(0) * page).c_str(), st.entries.value_or(0),
+                  format_bytes(st.full_miss_entries.value_or(0) * page).c_str(),
+                  st.full_miss_entries.value_or(0), st.residual_cycles.value_or(0),
+                  st.after_cycles.value_or(0) - st.before_cycles.value_or(0),
+                  st.ramp_points.value_or(0));
     out = b;
   }
-  if (st.contains("conflict")) {
-    const auto &c = st["conflict"];
+  if (st.conflict) {
+    const auto &c = *st.conflict;
     std::string sizes;
     for (const auto &n : c.value("set_sizes", nlohmann::json::array()))
       sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
@@ -75,15 +75,13 @@ std::string structure_detail(const nlohmann::json &L) {
   return out;
 }
 
-std::string level_line(const std::string &label, const nlohmann::json &L) {
+std::string level_line(const std::string &label, const model::tlb_level &L) {
   char b[320];
   const std::string st = structure_words(L);
-  std::snprintf(
-      b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
-      L.value("entries", 0.0), format_bytes(L.value("page_bytes", 0.0)).c_str(),
-      format_bytes(L.value("reach_bytes", 0.0)).c_str(), st.empty() ? "" : ", ", st.c_str(),
-      L.value("miss_penalty_cycles", 0.0),
-      L.value("sharing", nlohmann::json::object()).value("scope", std::string("?")).c_str());
+  std::snprintf(b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
+                L.entries, format_bytes(L.page_bytes).c_str(), format_bytes(L.reach_bytes).c_str(),
+                st.empty() ? "" : ", ", st.c_str(), L.miss_penalty_cycles,
+                L.sharing_scope().c_str());
   return b;
 }
 

@@ -7,6 +7,7 @@
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_structure.hpp"
 #include "common/steps.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -37,21 +38,21 @@ std::string level_label(bool candidate, std::size_t index);
 
 // One level of a profile in one line, as characterize and run print it:
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
-std::string level_line(const std::string &label, const nlohmann::json &level);
+std::string level_line(const std::string &label, const model::tlb_level &level);
 // "8 ways x 256 sets", "fully associative", "structure not resolved", or "" (an older profile).
-std::string structure_words(const nlohmann::json &level);
+std::string structure_words(const model::tlb_level &level);
 // One line on the level's structure: the shape, its ends and fit (or why it is not resolved),
 // and what the conflict sets found.
-std::string structure_detail(const nlohmann::json &level);
+std::string structure_detail(const model::tlb_level &level);
 
 // The level's structure over the strides at or above its page (each stride's mean curve fitted
 // alone; they must agree).
 struct tlb_level_structure {
-  structure_fit fit;                  // the agreed one (the smallest stride's when resolved)
-  std::vector<double> fit_strides;    // the strides fitted, in order
+  structure_fit fit;               // the agreed one (the smallest stride's when resolved)
+  std::vector<double> fit_strides; // the strides fitted, in order
   std::vector<structure_fit> per_stride;
-  int agreeing = 0;                   // strides whose resolved fit gives the same sets and ways
-  double midpoint_entries = 0;        // where the median curve crosses half the rise (before)
+  int agreeing = 0;            // strides whose resolved fit gives the same sets and ways
+  double midpoint_entries = 0; // where the median curve crosses half the rise (before)
 };
 
 struct tlb_level {
@@ -80,8 +81,8 @@ struct tlb_analysis_options {
   double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
   double line_bytes = 128;       // L2 line, for the cache-capacity test
   structure_options structure;   // the ramp's fit
-  int plateau_points = 10;        // mean curves: rises between plateaus of this many points...
-  double plateau_snr = 8;         // ...this many standard errors of their medians apart
+  int plateau_points = 10;       // mean curves: rises between plateaus of this many points...
+  double plateau_snr = 8;        // ...this many standard errors of their medians apart
 };
 
 struct tlb_analysis {

@@ -1,6 +1,7 @@
 #pragma once
 // Options every subcommand shares, and the wiring of subcommands into main().
 #include "common/defaults.hpp"
+#include "pipeline/subprocess.hpp"
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -26,19 +27,13 @@ void add_devices_option(CLI::App &app, common_options &o, const std::string &wha
 // Fails early (before a long run) when the output file's folder does not exist.
 void check_output_path(const std::string &path);
 
-// 'text' quoted for /bin/sh.
-std::string shell_quote(const std::string &text);
-// This binary (/proc/self/exe), quoted.
-std::string self_command();
-// Runs this binary with `args` in folder `dir` and returns the command line it ran; throws
-// gpuprobe::error "interrupted during stage NAME ..." on Ctrl-C and "stage NAME failed (...)" on a
-// non-zero exit other than k_exit_partial (`resume` is appended: how to go on).
-std::string run_stage_in(const std::string &dir, const std::string &name,
-                         const std::vector<std::string> &args, const std::string &resume);
+// Stages as child processes (pipeline/subprocess.hpp), used by the commands that start them.
+using pipeline::k_exit_partial;
+using pipeline::run_stage_in;
+using pipeline::self_command;
+using pipeline::shell_quote;
 
-// The exit status of a command that did its work but left something out (report: an input it
-// could not draw, listed under "not drawn"): 3. main() returns exit_status() when no error.
-inline constexpr int k_exit_partial = 3;
+// main() returns exit_status() when no error: 0, or k_exit_partial (report left something out).
 int &exit_status();
 
 // Each subcommand: setup_<name>(parent) registers it and its callback; cli/registry.cpp lists

@@ -10,15 +10,16 @@ namespace gpuprobe::model {
 
 using nlohmann::json;
 
-// `key` of `doc` into `v` when it is there (else `v` keeps its default), and out of `doc`.
+// `key` of `doc` into `v` when it is there (else `v` keeps its default), and out of `doc`. A null
+// (a value not known, as "sets" of an unresolved level) stays in `doc`: written back as it was.
 template <class T> void take(json &doc, const char *key, T &v) {
-  if (const auto it = doc.find(key); it != doc.end()) {
+  if (const auto it = doc.find(key); it != doc.end() && !it->is_null()) {
     v = it->template get<T>();
     doc.erase(it);
   }
 }
 template <class T> void take(json &doc, const char *key, std::optional<T> &v) {
-  if (const auto it = doc.find(key); it != doc.end()) {
+  if (const auto it = doc.find(key); it != doc.end() && !it->is_null()) {
     v = it->template get<T>();
     doc.erase(it);
   }

@@ -35,6 +35,12 @@ level_structure structure_from_json(json j) {
   take(j, "ways", s.ways);
   take(j, "sets", s.sets);
   take(j, "midpoint_reach_bytes", s.midpoint_reach_bytes);
+  take(j, "before_cycles", s.before_cycles);
+  take(j, "after_cycles", s.after_cycles);
+  take(j, "residual_cycles", s.residual_cycles);
+  take(j, "ramp_points", s.ramp_points);
+  take(j, "why", s.why);
+  take(j, "conflict", s.conflict);
   s.detail = std::move(j);
   return s;
 }
@@ -49,6 +55,12 @@ json to_json(const level_structure &s) {
   put(j, "ways", s.ways);
   put(j, "sets", s.sets);
   put(j, "midpoint_reach_bytes", s.midpoint_reach_bytes);
+  put(j, "before_cycles", s.before_cycles);
+  put(j, "after_cycles", s.after_cycles);
+  put(j, "residual_cycles", s.residual_cycles);
+  put(j, "ramp_points", s.ramp_points);
+  put(j, "why", s.why);
+  put(j, "conflict", s.conflict);
   return j;
 }
 
@@ -81,6 +93,8 @@ tlb_level tlb_level_from_json(const json &in) {
   take(j, "ways", L.ways);
   take(j, "sets", L.sets);
   take(j, "full_miss_bytes", L.full_miss_bytes);
+  take(j, "page_bound", L.page_bound);
+  take(j, "confidence", L.confidence);
   if (const auto it = j.find("structure"); it != j.end()) {
     L.structure = structure_from_json(*it);
     j.erase(it);
@@ -102,6 +116,8 @@ json to_json(const tlb_level &L) {
   put(j, "ways", L.ways);
   put(j, "sets", L.sets);
   put(j, "full_miss_bytes", L.full_miss_bytes);
+  put(j, "page_bound", L.page_bound);
+  put(j, "confidence", L.confidence);
   if (L.structure)
     j["structure"] = to_json(*L.structure);
   if (L.sharing)
@@ -120,6 +136,8 @@ tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
       j.erase(it);
     }
   }
+  take(j, "searched_up_to_bytes", h.searched_up_to_bytes);
+  take(j, "cross_check", h.cross_check);
   h.detail = std::move(j);
   return h;
 }
@@ -132,6 +150,8 @@ json to_json(const tlb_hierarchy &h) {
     j["levels"].push_back(to_json(L));
   for (const auto &L : h.candidates)
     j["candidates"].push_back(to_json(L));
+  put(j, "searched_up_to_bytes", h.searched_up_to_bytes);
+  put(j, "cross_check", h.cross_check);
   return j;
 }
 

@@ -29,8 +29,12 @@ struct level_structure {
   bool resolved = false;
   std::string shape; // "step" (fully associative) or "ramp"; "" when not resolved
   std::optional<double> entries, full_miss_entries, ways, sets;
-  std::optional<double> midpoint_reach_bytes;       // where the median curve is half way up
-  nlohmann::json detail = nlohmann::json::object(); // the fit, per stride, conflict sets, why
+  std::optional<double> midpoint_reach_bytes; // where the median curve is half way up
+  std::optional<double> before_cycles, after_cycles, residual_cycles; // the fit's ends and error
+  std::optional<int> ramp_points;         // measured points inside the ramp
+  std::optional<std::string> why;         // not resolved: why
+  std::optional<nlohmann::json> conflict; // the conflict sets (tlb-conflict stage), as written
+  nlohmann::json detail = nlohmann::json::object(); // per stride, fit entries, slope, noise
   bool fully_associative() const { return resolved && sets && *sets == 1; }
 };
 
@@ -38,15 +42,19 @@ struct tlb_level {
   double entries = 0, page_bytes = 0, reach_bytes = 0; // reach = entries x page
   double miss_penalty_cycles = 0;
   std::optional<double> ways, sets, full_miss_bytes; // with a resolved structure
-  std::optional<level_structure> structure;          // absent in profiles before the structure
-  std::optional<level_sharing> sharing;              // absent before the sharing stage ran
-  nlohmann::json detail = nlohmann::json::object();  // confidence, evidence, page bound, snr, ...
+  std::optional<std::string> page_bound;    // exact, upper, lower, unknown (analysis::page_bound)
+  std::optional<double> confidence;         // 0..1, of the step detector
+  std::optional<level_structure> structure; // absent in profiles before the structure
+  std::optional<level_sharing> sharing;     // absent before the sharing stage ran
+  nlohmann::json detail = nlohmann::json::object(); // evidence, snr, penalty rule, ...
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
 };
 
 struct tlb_hierarchy {
   std::vector<tlb_level> levels, candidates;
-  nlohmann::json detail = nlohmann::json::object(); // cross-check, notes, inputs, searched range
+  std::optional<double> searched_up_to_bytes;       // the largest footprint measured
+  std::optional<nlohmann::json> cross_check;        // characterize's checks per level, as written
+  nlohmann::json detail = nlohmann::json::object(); // notes, inputs, cache effects, ...
 };
 
 // One stage of characterize as the profile records it (pipeline::stage_runner).

@@ -19,8 +19,8 @@ void atomics_part(const inputs &in, report_content &c) {
   if (in.atomics.empty()) {
     c.missing.push_back("atomic latency curves (raw/ holds no atomics result)");
     const json variants =
-        in.profile.is_object()
-            ? in.profile.value("atomics", json::object()).value("variants", json::array())
+        in.profile
+            ? in.profile->detail.value("atomics", json::object()).value("variants", json::array())
             : json::array();
     if (variants.empty())
       return;

@@ -2,9 +2,11 @@
 // The parts of `gpuprobe report` (one file each: report_<part>.cpp) and what they share: the
 // inputs a results folder holds, the CSV row and number helpers. Host-only; internal to report.
 #include "analysis/report/report.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -24,7 +26,8 @@ std::string device_line(const json &device);
 struct inputs { // what scan() found in the folder
   std::vector<std::string> tlb, sharing;
   std::vector<std::pair<std::string, json>> atomics, bench;
-  json profile, tuning, validation, fleet;
+  std::optional<model::profile> profile;
+  json tuning, validation, fleet;
   std::string device;
 };
 

@@ -93,9 +93,14 @@ inputs scan(const std::string &dir, report_content &c) {
     }
   };
   // The folder's GPU, from its profile: a raw result, tuning or validation of another is foreign.
-  in.profile = load(prof, schema::profile);
-  const std::string folder_uuid =
-      in.profile.is_object() ? in.profile.value("device", json::object()).value("uuid", "") : "";
+  if (const json doc = load(prof, schema::profile); doc.is_object()) {
+    try {
+      in.profile = model::profile_from_json(doc, prof.string());
+    } catch (const std::exception &e) {
+      c.skipped.push_back(prof.string() + ": " + e.what());
+    }
+  }
+  const std::string folder_uuid = in.profile ? in.profile->gpu_uuid() : "";
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
     if (ext == ".csv") {
@@ -163,10 +168,10 @@ inputs scan(const std::string &dir, report_content &c) {
     }
     c.sources.push_back(path);
   }
-  if (in.profile.is_object()) {
+  if (in.profile) {
     c.sources.push_back(prof.string());
-    if (in.device.empty() && in.profile.contains("device"))
-      in.device = device_line(in.profile["device"]);
+    if (in.device.empty() && in.profile->device.is_object() && !in.profile->device.empty())
+      in.device = device_line(in.profile->device);
   }
   in.tuning = load(tun, schema::tuning);
   if (in.tuning.is_object())
@@ -221,7 +226,7 @@ report_content build_report(const std::string &dir) {
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
   for (auto part : parts())
     part(in, c);
-  if (in.fleet.is_object() && in.profile.is_null() && in.tlb.empty() && in.sharing.empty() &&
+  if (in.fleet.is_object() && !in.profile && in.tlb.empty() && in.sharing.empty() &&
       in.atomics.empty())
     c.missing.clear(); // a fleet folder: its units' own pages hold those parts
   return c;

@@ -17,22 +17,22 @@ namespace fs = std::filesystem;
 
 namespace {
 // The profile's sharing answer per level and candidate, for a folder without the matrices.
-void sharing_from_profile(const json &profile, report_content &c) {
+void sharing_from_profile(const model::profile &profile, report_content &c) {
   report_table t{"TLB sharing (profile.json; the matrices are not in this folder)",
                  {"", "scope", "groups", "reason"},
                  {},
                  ""};
   for (const bool candidate : {false, true}) {
-    const json list = profile["tlb"].value(candidate ? "candidates" : "levels", json::array());
+    const auto &list = candidate ? profile.tlb.candidates : profile.tlb.levels;
     for (std::size_t k = 0; k < list.size(); ++k) {
-      const json s = list[k].value("sharing", json::object());
-      if (s.empty())
+      if (!list[k].sharing)
         continue;
+      const auto &s = *list[k].sharing;
       std::string groups;
-      for (const auto &g : s.value("groups", json::array()))
-        groups += (groups.empty() ? "" : " ") + g.dump();
-      t.rows.push_back({level_label(candidate, k), s.value("scope", std::string("?")),
-                        groups.empty() ? "—" : groups, s.value("reason", std::string(""))});
+      for (const auto &g : s.groups.value_or(std::vector<std::vector<int>>{}))
+        groups += (groups.empty() ? "" : " ") + json(g).dump();
+      t.rows.push_back({level_label(candidate, k), s.scope, groups.empty() ? "—" : groups,
+                        s.reason.value_or("")});
     }
   }
   if (t.rows.empty())
@@ -44,8 +44,8 @@ void sharing_from_profile(const json &profile, report_content &c) {
 void sharing_part(const inputs &in, report_content &c) {
   if (in.sharing.empty()) {
     c.missing.push_back("TLB sharing matrices (raw/ holds no tlb-sharing result or matrix)");
-    if (in.profile.is_object() && in.profile.contains("tlb"))
-      sharing_from_profile(in.profile, c);
+    if (in.profile)
+      sharing_from_profile(*in.profile, c);
     return;
   }
   report_table t{"TLB sharing", {"input", "scope", "groups", "reason"}, {}, ""};

@@ -23,28 +23,28 @@ namespace gpuprobe::analysis::report_detail {
 namespace {
 
 // "private to each SM", "24 groups of 18 x 6 + 6 x 4 SMs", "all SMs".
-std::string shared_by(const json &sharing) {
-  const std::string scope = sharing.value("scope", std::string("not measured"));
+std::string shared_by(const std::optional<model::level_sharing> &sharing) {
+  const std::string scope = sharing ? sharing->scope : "not measured";
   if (scope == "private")
     return "private to each SM";
   if (scope == "global")
     return "all SMs";
-  if (scope != "groups" || !sharing.contains("groups"))
+  if (scope != "groups" || !sharing->groups)
     return scope;
-  const auto groups = sharing["groups"].get<std::vector<std::vector<int>>>();
+  const auto &groups = *sharing->groups;
   return std::to_string(groups.size()) + " groups of " + group_sizes(groups) + " SMs";
 }
 
 // The levels as boxes whose widths grow with log2 of the reach (an inline SVG, no script).
-std::string diagram(const json &levels, const json &checks) {
+std::string diagram(const std::vector<model::tlb_level> &levels, const json &checks) {
   const double w = 760, h = 34, gap = 8;
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
     << (h + gap) * double(levels.size()) + gap << "\" role=\"img\" aria-label=\"TLB levels\">";
-  const double top = std::log2(std::max(2.0, levels.back().value("reach_bytes", 2.0) / (1 << 20)));
+  const double top = std::log2(std::max(2.0, levels.back().reach_bytes / (1 << 20)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
-    const json &L = levels[k];
-    const double reach = L.value("reach_bytes", 0.0);
+    const auto &L = levels[k];
+    const double reach = L.reach_bytes;
     const double frac = std::max(0.18, std::log2(std::max(2.0, reach / (1 << 20))) / top);
     const double y = gap + double(k) * (h + gap);
     std::string served;
@@ -52,12 +52,12 @@ std::string diagram(const json &levels, const json &checks) {
       if (c.value("level", "") == level_label(false, k))
         served =
             c.value("miss_served_by", std::string()).rfind("memory", 0) == 0 ? " (page walk)" : "";
-    const bool lower = L.value("page_bound", std::string()) == "lower";
+    const bool lower = L.page_bound == "lower";
     char label[200];
     std::snprintf(label, sizeof label, "%s: %.0f x %s%s = %s, +%.0f cycles%s",
-                  level_label(false, k).c_str(), L.value("entries", 0.0), lower ? "&#8805; " : "",
-                  format_bytes(L.value("page_bytes", 0.0)).c_str(), format_bytes(reach).c_str(),
-                  L.value("miss_penalty_cycles", 0.0), served.c_str());
+                  level_label(false, k).c_str(), L.entries, lower ? "&#8805; " : "",
+                  format_bytes(L.page_bytes).c_str(), format_bytes(reach).c_str(),
+                  L.miss_penalty_cycles, served.c_str());
     const char *fill[] = {"#cfe3f7", "#9cc7ee", "#5d9fd9", "#2f78bd"};
     o << "<rect x=\"0\" y=\"" << y << "\" width=\"" << w * frac << "\" height=\"" << h
       << "\" fill=\"" << fill[std::min<std::size_t>(k, 3)] << "\" stroke=\"#345\"/>"
@@ -72,38 +72,36 @@ std::string diagram(const json &levels, const json &checks) {
 
 void summary_part(const inputs &in, report_content &c) {
   report_summary &s = c.summary;
-  if (in.profile.is_object()) {
-    const json tlb = in.profile.value("tlb", json::object());
-    const json levels = tlb.value("levels", json::array());
-    const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
+  if (in.profile) {
+    const model::tlb_hierarchy &tlb = in.profile->tlb;
+    const auto &levels = tlb.levels;
+    const json checks = tlb.cross_check.value_or(json::object()).value("levels", json::array());
     for (std::size_t k = 0; k < levels.size(); ++k) {
-      const json &L = levels[k];
+      const auto &L = levels[k];
       std::string served = "—";
       for (const auto &ck : checks)
         if (ck.value("level", "") == level_label(false, k) && ck.contains("miss_served_by"))
           served = ck["miss_served_by"].get<std::string>();
-      const std::string bound = L.value("page_bound", std::string());
+      const std::string bound = L.page_bound.value_or("");
       // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
       const std::string st = structure_words(L);
-      s.hierarchy.push_back(
-          {level_label(false, k),
-           num(L.value("entries", 0.0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
-               (bound == "lower" ? "≥ " : "") + format_bytes(L.value("page_bytes", 0.0)) +
-               " each = " + format_bytes(L.value("reach_bytes", 0.0)),
-           "+" + num(L.value("miss_penalty_cycles", 0.0), 3), served,
-           shared_by(L.value("sharing", json::object()))});
+      s.hierarchy.push_back({level_label(false, k),
+                             num(L.entries, 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
+                                 (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
+                                 " each = " + format_bytes(L.reach_bytes),
+                             "+" + num(L.miss_penalty_cycles, 3), served, shared_by(L.sharing)});
     }
     if (!levels.empty())
       s.diagram_svg = diagram(levels, checks);
     s.lines.push_back(levels.empty()
                           ? "TLB: no level found up to " +
-                                format_bytes(tlb.value("searched_up_to_bytes", 0.0))
+                                format_bytes(tlb.searched_up_to_bytes.value_or(0))
                           : "TLB: " + std::to_string(levels.size()) + " level(s), searched up to " +
-                                format_bytes(tlb.value("searched_up_to_bytes", 0.0)));
+                                format_bytes(tlb.searched_up_to_bytes.value_or(0)));
     // Atomics in one line: the slope per contending thread of each family, CAS's exponent.
     std::map<std::string, std::string> fits;
     for (const auto &v :
-         in.profile.value("atomics", json::object()).value("variants", json::array())) {
+         in.profile->detail.value("atomics", json::object()).value("variants", json::array())) {
       const json f = v.value("fit", json::object());
       const std::string name = v.value("variant", std::string());
       if (f.value("model", "") == "power")
@@ -153,12 +151,11 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   using nlohmann::json;
   std::vector<std::string> out;
   char b[512];
-  const json tlb =
-      read_json_file(results_folder{dir}.profile().string()).value("tlb", json::object());
-  const json levels = tlb.value("levels", json::array());
+  const model::tlb_hierarchy tlb = model::read_profile(results_folder{dir}.profile().string()).tlb;
+  const auto &levels = tlb.levels;
   if (levels.empty())
     out.push_back("TLB: no level found up to " +
-                  format_bytes(tlb.value("searched_up_to_bytes", 0.0)));
+                  format_bytes(tlb.searched_up_to_bytes.value_or(0)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
     out.push_back(level_line(level_label(false, k), levels[k]));
   }

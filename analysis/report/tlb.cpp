@@ -16,25 +16,22 @@ namespace gpuprobe::analysis::report_detail {
 namespace fs = std::filesystem;
 
 void tlb_part(const inputs &in, report_content &c) {
-  const bool have_profile = in.profile.is_object() && in.profile.contains("tlb");
+  const bool have_profile = in.profile.has_value();
   if (in.tlb.empty() && !have_profile) {
     c.missing.push_back(
         "TLB curves and levels (raw/ holds no tlb result or CSV, and there is no profile.json)");
     return;
   }
-  json levels = json::array(), candidates = json::array();
+  model::tlb_hierarchy tlb;
   std::string origin;
   tlb_dataset data;
   if (!in.tlb.empty())
     data = load_tlb_inputs(in.tlb);
   if (have_profile) {
-    levels = in.profile["tlb"].value("levels", json::array());
-    candidates = in.profile["tlb"].value("candidates", json::array());
+    tlb = in.profile->tlb;
     origin = "profile.json";
   } else {
-    const json a = to_json(analyze_tlb(data));
-    levels = a["levels"];
-    candidates = a["candidates"];
+    tlb = model::tlb_hierarchy_from_json(to_json(analyze_tlb(data)));
     origin = "analyzed here (no profile.json)";
   }
   report_figure f{"tlb_curves",
@@ -52,16 +49,15 @@ void tlb_part(const inputs &in, report_content &c) {
                  {},
                  ""};
   for (const bool candidate : {false, true}) {
-    const json &list = candidate ? candidates : levels;
+    const auto &list = candidate ? tlb.candidates : tlb.levels;
     for (std::size_t k = 0; k < list.size(); ++k) {
-      const json &L = list[k];
-      const double reach = L.value("reach_bytes", 0.0);
+      const auto &L = list[k];
+      const double reach = L.reach_bytes;
       const std::string label = level_label(candidate, k);
       f.vlines.emplace_back(reach, label + " " + format_bytes(reach));
-      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.value("entries", 0.0)),
-                        format_bytes(L.value("page_bytes", 0.0)), format_bytes(reach),
-                        num(L.value("miss_penalty_cycles", 0.0), 3),
-                        num(L.value("confidence", 0.0), 2)});
+      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries),
+                        format_bytes(L.page_bytes), format_bytes(reach),
+                        num(L.miss_penalty_cycles, 3), num(L.confidence.value_or(0), 2)});
     }
   }
   if (t.rows.empty())
@@ -93,32 +89,30 @@ void tlb_part(const inputs &in, report_content &c) {
                    "conflict sets (pages)", "set index"},
                   {},
                   ""};
-  for (std::size_t k = 0; k < levels.size(); ++k) {
-    const json &L = levels[k];
-    if (!L.contains("structure"))
+  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+    const auto &L = tlb.levels[k];
+    if (!L.structure)
       continue;
-    const json &S = L["structure"];
-    const double page = L.value("page_bytes", 0.0);
-    const bool ok = S.value("resolved", false);
-    const json cf = S.value("conflict", json::object());
+    const auto &S = *L.structure;
+    const double page = L.page_bytes;
+    const bool ok = S.resolved;
+    const json cf = S.conflict.value_or(json::object());
     std::string sizes;
     for (const auto &n : cf.value("set_sizes", json::array()))
       sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
-    st.rows.push_back({level_label(false, k), num(L.value("entries", 0.0)),
-                       ok ? structure_words(L) : "not resolved",
-                       ok ? format_bytes(S.value("entries", 0.0) * page) + " / " +
-                                format_bytes(S.value("full_miss_entries", 0.0) * page)
-                          : "—",
-                       ok ? S.value("shape", "") + ", residual " +
-                                num(S.value("residual_cycles", 0.0), 2) + " cycles of " +
-                                num(S.value("after_cycles", 0.0) - S.value("before_cycles", 0.0), 3)
-                          : S.value("why", "?"),
-                       cf.empty() ? "—"
-                       : cf.contains("ways")
-                           ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
-                                 (cf.value("agrees", false) ? "agrees" : "does not agree")
-                           : cf.value("why", "?"),
-                       cf.value("set_index", json::object()).value("finding", "—")});
+    st.rows.push_back(
+        {level_label(false, k), num(L.entries), ok ? structure_words(L) : "not resolved",
+         ok ? format_bytes(S.entries.value_or(0) * page) + " / " +
+                  format_bytes(S.full_miss_entries.value_or(0) * page)
+            : "—",
+         ok ? S.shape + ", residual " + num(S.residual_cycles.value_or(0), 2) + " cycles of " +
+                  num(S.after_cycles.value_or(0) - S.before_cycles.value_or(0), 3)
+            : S.why.value_or("?"),
+         cf.empty()            ? "—"
+         : cf.contains("ways") ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
+                                     (cf.value("agrees", false) ? "agrees" : "does not agree")
+                               : cf.value("why", "?"),
+         cf.value("set_index", json::object()).value("finding", "—")});
   }
   if (!st.rows.empty()) {
     st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "
@@ -128,9 +122,7 @@ void tlb_part(const inputs &in, report_content &c) {
   }
   // characterize's cross-check of each level: real memory, what serves a miss, random sampling.
   const json check =
-      in.profile.is_object()
-          ? in.profile.value("tlb", json::object()).value("cross_check", json::object())
-          : json::object();
+      in.profile ? in.profile->tlb.cross_check.value_or(json::object()) : json::object();
   if (!check.empty()) {
     report_table x{
         "Cross-check of each level (profile.json tlb.cross_check)",

@@ -85,3 +85,26 @@ TEST(ProfileModel, OtherSchemasAndMissingKeysAreRefusedInOneLine) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(ProfileModel, NullsAndAbsentKeysAreWrittenBackAsRead) {
+  // An unresolved level: ways and sets null, no structure, sharing not measured (no groups).
+  const json L = {{"entries", 16.0},
+                  {"page_bytes", 2097152.0},
+                  {"reach_bytes", 33554432.0},
+                  {"miss_penalty_cycles", 12.0},
+                  {"ways", nullptr},
+                  {"sets", nullptr},
+                  {"sharing", {{"scope", "not measured"}}}};
+  const auto m = model::tlb_level_from_json(L);
+  EXPECT_FALSE(m.ways);
+  EXPECT_FALSE(m.structure);
+  ASSERT_TRUE(m.sharing);
+  EXPECT_FALSE(m.sharing->has_groups());
+  EXPECT_EQ(model::to_json(m), L);
+  const json h = {{"levels", {L}}, {"candidates", json::array()}};
+  EXPECT_EQ(model::to_json(model::tlb_hierarchy_from_json(h)), h);
+}
+
+} // namespace

@@ -185,11 +185,12 @@ TEST(TlbStructure, AnalyzerReportsWhereMissesBeginUpToTwoTebibytes) {
   const auto j = to_json(a);
   EXPECT_EQ(j["levels"][1]["ways"], 8);
   EXPECT_EQ(j["levels"][1]["sets"], 256);
-  EXPECT_EQ(structure_words(j["levels"][1]), "8 ways x 256 sets");
-  EXPECT_EQ(structure_words(j["levels"][0]), "fully associative");
-  EXPECT_NE(level_line("L2", j["levels"][1]).find("2048 x 32 MiB = 64 GiB, 8 ways x 256 sets"),
+  const auto levels = gpuprobe::model::tlb_hierarchy_from_json(j).levels;
+  EXPECT_EQ(structure_words(levels[1]), "8 ways x 256 sets");
+  EXPECT_EQ(structure_words(levels[0]), "fully associative");
+  EXPECT_NE(level_line("L2", levels[1]).find("2048 x 32 MiB = 64 GiB, 8 ways x 256 sets"),
             std::string::npos)
-      << level_line("L2", j["levels"][1]);
+      << level_line("L2", levels[1]);
 }
 
 // The sweep bisects both ends of a ramp, on the mean, to within a few hops.

@@ -1,0 +1,256 @@
+// gpuprobe characterize's sequence (cli/characterize_cmd.cpp maps its flags here): TLB sweeps ->
+// TLB profile -> sharing of each level -> atomics -> DIR/profile.json. Each stage is this
+// binary's own subcommand, run in DIR and writing one file (atomically) under DIR/raw; the
+// stage runner keeps a finished stage, so an interrupted run resumes.
+#include "pipeline/characterize_driver.hpp"
+
+#include "analysis/characterize.hpp"
+#include "analysis/tlb_levels.hpp"
+#include "common/device_info.hpp"
+#include "common/envelope.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/results_folder.hpp"
+#include "model/profile.hpp"
+#include "pipeline/stage_runner.hpp"
+#include "pipeline/subprocess.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+namespace gpuprobe::pipeline {
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The device a finished folder was measured on (its aliased sweep's device block), for
+// --reanalyze, which has no GPU to ask.
+device_info measured_device(const std::string &dir) {
+  const fs::path f = fs::path(dir) / "raw/tlb.json";
+  if (!fs::exists(f))
+    throw error("characterize --reanalyze: " + f.string() +
+                " does not exist: measure first with `gpuprobe characterize --out " + dir + "`");
+  return device_info_from_json(read_json_file(f.string()).value("device", json::object()));
+}
+
+std::string shell_line(const std::string &cmd) { // first line of a command's stdout ("" on failure)
+  std::string out;
+  if (FILE *p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
+    char buf[512];
+    if (fgets(buf, sizeof buf, p))
+      out = buf;
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  return out;
+}
+
+// Other processes on the GPU and MIG mode, from nvidia-smi when it is there.
+json conditions_before(const device_info &dev) {
+  json c = {{"nvidia_smi", false}};
+  if (shell_line("command -v nvidia-smi").empty())
+    return c;
+  c["nvidia_smi"] = true;
+  c["mig_mode"] = shell_line("nvidia-smi -i " + dev.uuid +
+                             " --query-gpu=mig.mode.current --format=csv,noheader");
+  // Compute processes other than this one (and its parent `gpuprobe run`: neither holds a context).
+  c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid +
+                                    " --query-compute-apps=pid --format=csv,noheader | grep -vx '" +
+                                    std::to_string(::getpid()) + "' | grep -c '[0-9]'");
+  c["clocks_throttle_reasons_active"] =
+      shell_line("nvidia-smi -i " + dev.uuid +
+                 " --query-gpu=clocks_throttle_reasons.active --format=csv,noheader");
+  return c;
+}
+
+// A sharing file the new profile does not plan belongs to an earlier profile: never attached;
+// removed, but kept by --reanalyze (a measurement: never removed without a GPU to measure again).
+void drop_stale_sharing(const results_folder &folder, const std::vector<analysis::stage> &sharing,
+                        bool reanalyze) {
+  std::vector<fs::path> stale;
+  for (const auto &e : fs::directory_iterator(folder.raw())) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
+        std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
+          return fs::path(st.output).filename() == f;
+        }))
+      stale.push_back(e.path());
+  }
+  for (const auto &p : stale) {
+    if (reanalyze) {
+      std::printf("  note: raw/%s belongs to an earlier TLB profile: not attached\n",
+                  p.filename().string().c_str());
+      continue;
+    }
+    fs::remove(p);
+    std::printf("  note: removed raw/%s (a sharing stage of an earlier TLB profile)\n",
+                p.filename().string().c_str());
+  }
+}
+
+// Throttling seen: the SM clock the probes measured against the peak, into `conditions`.
+void record_clock(json &conditions, const std::string &dir, const device_info &dev) {
+  double seen = 0;
+  for (const char *f : {"raw/tlb.json", "raw/atomics.json"}) {
+    const fs::path p = fs::path(dir) / f;
+    if (fs::exists(p))
+      seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
+  }
+  conditions["sm_clock_mhz_peak"] = dev.sm_clock_khz_peak / 1000.0;
+  conditions["sm_clock_mhz_seen"] = seen;
+  conditions["throttled"] = seen > 0 && seen < 0.95 * dev.sm_clock_khz_peak / 1000.0;
+  if (conditions["throttled"].get<bool>())
+    std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen,
+                dev.sm_clock_khz_peak / 1000.0);
+}
+
+// The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
+void print_hierarchy(const model::tlb_hierarchy &tlb) {
+  const json cross = tlb.cross_check.value_or(json::object());
+  const json checks = cross.value("levels", json::array());
+  std::size_t row = 0;
+  for (const bool candidate : {false, true}) {
+    const auto &list = candidate ? tlb.candidates : tlb.levels;
+    for (std::size_t i = 0; i < list.size(); ++i, ++row) {
+      const auto &L = list[i];
+      std::printf("  %s%s%s\n",
+                  analysis::level_line(
+                      analysis::level_label(candidate, i) + (candidate ? " (candidate)" : ""), L)
+                      .c_str(),
+                  row < checks.size() ? "; real memory: " : "",
+                  row < checks.size() ? checks[row].value("real_memory", std::string()).c_str()
+                                      : "");
+      if (L.structure)
+        std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
+      if (row >= checks.size())
+        continue;
+      if (checks[row].contains("miss_served_by"))
+        std::printf("        miss served by %s\n",
+                    checks[row]["miss_served_by"].get<std::string>().c_str());
+      if (checks[row].contains("sampling"))
+        std::printf("        random sampling: %s\n",
+                    checks[row]["sampling"].value("verdict", std::string()).c_str());
+    }
+  }
+  if (cross.contains("l2_split")) {
+    const json &sp = cross["l2_split"];
+    std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
+                sp.value("split_cycles", 0.0), sp.value("p10_cycles", 0.0),
+                sp.value("p90_cycles", 0.0));
+  }
+}
+
+// Each stage's time, as the profile records it.
+void print_stage_times(const model::profile &profile) {
+  std::string times;
+  for (const auto &st : profile.stages.value_or(std::vector<model::stage_record>{}))
+    if (st.seconds) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%s%s %.0f s", times.empty() ? "" : ", ", st.name.c_str(),
+                    *st.seconds);
+      times += b;
+    }
+  if (!times.empty())
+    std::printf("  stage times: %s\n", times.c_str());
+}
+
+} // namespace
+
+void run_characterize(const characterize_run_options &o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (o.reanalyze && o.out.empty())
+    throw error("characterize --reanalyze: give --out DIR, a folder characterize measured");
+  const device_info dev = o.reanalyze ? measured_device(o.out) : query_device(o.device);
+  if (!o.reanalyze)
+    release_own_context(); // the stages run in child processes: hold no memory beside them
+  const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;
+  const results_folder folder{dir};
+  fs::create_directories(folder.raw());
+  std::printf("gpuprobe characterize%s%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
+              o.reanalyze ? " --reanalyze" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
+  // The profile a rerun finds: its conditions and stage times are the measurement's, kept when
+  // nothing is measured now.
+  const fs::path profile_path = folder.profile();
+  const json previous = analysis::stage_done(profile_path.string())
+                            ? read_json_file(profile_path.string())
+                            : json::object();
+  json conditions =
+      o.reanalyze ? previous.value("conditions", json::object()) : conditions_before(dev);
+  if (conditions.value("other_processes", "0") != "0" && conditions.value("nvidia_smi", false) &&
+      !o.reanalyze)
+    std::printf("  note: %s other process(es) on this GPU: timings may suffer\n",
+                conditions["other_processes"].get<std::string>().c_str());
+  // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
+  // when a stage it reads from (stage::reads) ran now: pipeline::stage_runner.
+  pipeline::stage_runner runner;
+  runner.dir = dir;
+  runner.uuid = dev.uuid;
+  runner.reanalyze = o.reanalyze;
+  runner.previous_stages = previous.value("stages", json::array());
+  runner.execute = [&](const analysis::stage &s) {
+    run_stage_in(dir, s.name, s.args,
+                 "finished stages are kept; run the same command again to "
+                 "resume");
+  };
+  runner.seconds_so_far = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n) {
+    return runner.run(s, k, n);
+  };
+  auto stages = analysis::plan_stages(o.quick, o.device, o.seed);
+  const analysis::stage atomics = stages.back(); // last, after sharing
+  stages.pop_back();
+  std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
+  for (const auto &st : stages)
+    run_stage(st, ++k, n);
+  const json tp = read_json_file((fs::path(dir) / "raw/tlb_profile.json").string());
+  auto sharing = analysis::sharing_stages(tp, o.quick, o.device, o.seed);
+  if (sharing.empty())
+    std::printf("  note: no TLB level or candidate: no sharing stage\n");
+  drop_stale_sharing(folder, sharing, o.reanalyze);
+  n = stages.size() + sharing.size() + 1;
+  runner.sharing_known = true;
+  for (const auto &st : sharing)
+    run_stage(st, ++k, n);
+  run_stage(atomics, ++k, n);
+  record_clock(conditions, dir, dev);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  json profile;
+  if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
+    // Nothing measured or analyzed now: the profile stays as written, with the conditions and
+    // times of its measurement (`gpuprobe run` sees it unchanged and keeps what follows).
+    profile = previous;
+    const std::string made = previous.value("meta", json::object()).value("git_commit", "");
+    std::printf("  profile.json done earlier, kept%s\n",
+                made == run_metadata(o.seed).value("git_commit", "")
+                    ? ""
+                    : (" (made by gpuprobe " + made +
+                       "; --reanalyze derives it again with this build, no GPU needed)")
+                          .c_str());
+  } else {
+    profile = analysis::assemble_profile(dir, runner.stages_run, conditions);
+    profile["meta"] = run_metadata(o.seed);
+    profile["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
+    profile["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
+    if (o.reanalyze)
+      profile["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
+                               {"seconds", wall}};
+    write_json_atomic(profile_path.string(), profile);
+  }
+  const model::profile made = model::profile_from_json(profile, profile_path.string());
+  print_hierarchy(made.tlb);
+  print_stage_times(made);
+  std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "
+              "-> %s/profile.json\n",
+              made.tlb.levels.size(), made.tlb.candidates.size(),
+              made.detail["atomics"]["variants"].size(), wall, dir.c_str());
+}
+
+} // namespace gpuprobe::pipeline
