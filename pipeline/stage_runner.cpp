@@ -9,6 +9,14 @@ namespace gpuprobe::pipeline {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+analysis::stage_check resume_rule(const std::string &dir, const analysis::stage &s,
+                                  const std::string &uuid, bool upstream_ran) {
+  auto check = analysis::check_stage((fs::path(dir) / s.output).string(), s, uuid);
+  if (check.keep && upstream_ran)
+    check = {false, "a stage it reads from ran again"};
+  return check;
+}
+
 bool stage_runner::run(const analysis::stage &s, std::size_t k, std::size_t n) {
   char pos[32];
   std::snprintf(pos, sizeof pos, "[%zu/%zu%s]", k, n, sharing_known ? "" : "+");
@@ -42,9 +50,7 @@ bool stage_runner::run(const analysis::stage &s, std::size_t k, std::size_t n) {
   }
   auto check = analysis::stage_check{false, "reanalyzed"};
   if (!(reanalyze && analysis_only))
-    check = analysis::check_stage(file.string(), s, uuid);
-  if (check.keep && upstream_ran)
-    check = {false, "a stage it reads from ran again"};
+    check = resume_rule(dir, s, uuid, upstream_ran);
   if (check.keep) {
     std::fprintf(out, "%s %-16s done earlier (%s), kept\n", pos, s.name.c_str(), s.output.c_str());
     stages_run.push_back({{"name", s.name}, {"file", s.output}, {"status", "kept"}});

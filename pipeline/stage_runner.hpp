@@ -16,6 +16,12 @@
 
 namespace gpuprobe::pipeline {
 
+// The one resume rule, for characterize's stages and run's: `s`'s file is kept when it was made
+// the same way on this GPU by this version (analysis::check_stage) and no stage it reads from ran
+// now (`upstream_ran`); else the reason it runs (again).
+analysis::stage_check resume_rule(const std::string &dir, const analysis::stage &s,
+                                  const std::string &uuid, bool upstream_ran);
+
 struct stage_runner {
   std::string dir;  // the results folder
   std::string uuid; // the GPU this run is on (or was measured on, with reanalyze)

@@ -1,0 +1,90 @@
+// gpuprobe run's sequence (cli/run_cmd.cpp maps its flags here): characterize -> tune -> validate
+// -> report into one folder, as resumable stages of this binary (each stays available alone),
+// then the summary: the hierarchy, the decisions, the verdicts and the page's path. A finished
+// folder is rerun without GPU work: characterize keeps its stages, tune and validate are kept by
+// the resume rule (pipeline/stage_runner.hpp) when nothing they read ran again, and only the
+// report is drawn anew.
+#include "pipeline/run_driver.hpp"
+
+#include "analysis/characterize.hpp"
+#include "analysis/report/report.hpp"
+#include "common/device_info.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/results_folder.hpp"
+#include "pipeline/stage_runner.hpp"
+#include "pipeline/subprocess.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+namespace gpuprobe::pipeline {
+
+namespace fs = std::filesystem;
+
+void run_pipeline(const run_run_options &o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto dev = query_device(o.device);
+  release_own_context(); // the stages run in child processes: hold no memory beside them
+  const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;
+  fs::create_directories(dir);
+  if (const std::string other = analysis::other_gpu_results(dir, dev.uuid); !other.empty())
+    throw error("run: " + other + ": give another --out (a folder per GPU), or remove " + dir);
+  const std::string seed = std::to_string(o.seed), device = std::to_string(o.device);
+  const std::string resume = "finished stages are kept: run `gpuprobe run" +
+                             std::string(o.quick ? " --quick" : "") + " --out " + dir +
+                             "` again to go on from this stage";
+  auto timed = [&](const char *name, const std::vector<std::string> &args) {
+    const double since =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("[run] %-12s (%.0f s so far)\n", name, since);
+    std::fflush(stdout);
+    run_stage_in(dir, name, args, resume);
+  };
+  std::printf("gpuprobe run%s: %s (%s) -> %s\n", o.quick ? " --quick" : "", dev.name.c_str(),
+              dev.uuid.c_str(), dir.c_str());
+  // 1. characterize: resumes by itself and leaves profile.json as it was when nothing ran.
+  const results_folder folder{dir};
+  const fs::path profile_path = folder.profile();
+  auto text_of = [](const fs::path &p) { return fs::exists(p) ? read_text_file(p.string()) : ""; };
+  const std::string profile_before = text_of(profile_path);
+  std::vector<std::string> a = {"characterize", "--device", device, "--out", ".", "--seed", seed};
+  if (o.quick)
+    a.push_back("--quick");
+  timed("characterize", a);
+  bool upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
+  // 2. tune, 3. validate: kept when made the same way on this GPU and their input did not change.
+  auto stage = [&](const char *name, std::vector<std::string> args, const std::string &output) {
+    if (o.quick)
+      args.push_back("--quick");
+    const analysis::stage st{name, output, args, {}};
+    const auto check = resume_rule(dir, st, dev.uuid, upstream_ran);
+    if (check.keep) {
+      std::printf("[run] %-12s done earlier (%s), kept\n", name, output.c_str());
+      return;
+    }
+    if (check.reason != "not run yet")
+      std::printf("[run] %-12s runs again: %s was %s\n", name, output.c_str(),
+                  check.reason.c_str());
+    timed(name, args);
+    upstream_ran = true;
+  };
+  using rf = results_folder;
+  stage("tune",
+        {"tune", "--device", device, "--profile", rf::profile_file, "--out", rf::tuning_file,
+         "--seed", seed},
+        rf::tuning_file);
+  stage("validate",
+        {"validate", "--device", device, "--tuning", rf::tuning_file, "--out", rf::validation_file,
+         "--seed", seed},
+        rf::validation_file);
+  // 4. report: drawn anew every time (no GPU).
+  timed("report", {"report", "--input", ".", "--out", rf::report_dir});
+  std::printf("gpuprobe run: %.0f s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (const auto &line : analysis::run_summary_lines(dir))
+    std::printf("  %s\n", line.c_str());
+}
+
+} // namespace gpuprobe::pipeline

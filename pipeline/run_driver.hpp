@@ -1,0 +1,17 @@
+#pragma once
+// `gpuprobe run` on one GPU: characterize, tune, validate and report as child processes into one
+// folder, kept or run again by the resume rule, then the summary. Errors are gpuprobe::error.
+#include <string>
+
+namespace gpuprobe::pipeline {
+
+struct run_run_options {
+  int device = 0;
+  std::string out; // the results folder ("": results/<gpu>-<uuid8>)
+  unsigned long long seed = 0;
+  bool quick = false;
+};
+
+void run_pipeline(const run_run_options &o);
+
+} // namespace gpuprobe::pipeline
