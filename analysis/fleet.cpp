@@ -7,6 +7,8 @@
 #include "common/results_folder.hpp"
 #include "common/schema.hpp"
 #include "common/stats.hpp"
+#include "model/profile.hpp"
+#include "model/validation.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -69,26 +71,24 @@ std::string group_map(const std::vector<std::vector<int>> &groups) {
   return s;
 }
 
-void read_profile(const json &p, fleet_unit &u) {
-  const json tlb = p.value("tlb", json::object());
-  const json levels = tlb.value("levels", json::array());
-  const json checks = tlb.value("cross_check", json::object()).value("levels", json::array());
+void read_profile(const model::profile &p, fleet_unit &u) {
+  const auto &levels = p.tlb.levels;
+  const json checks = p.tlb.cross_check.value_or(json::object()).value("levels", json::array());
   for (std::size_t k = 0; k < levels.size(); ++k) {
-    const json &L = levels[k];
+    const auto &L = levels[k];
     const std::string n = level_label(false, k) + ".";
-    u.numbers[n + "entries"] = L.value("entries", 0.0);
-    if (L.value("ways", json()).is_number()) { // the structure, where the profile resolved it
-      u.numbers[n + "ways"] = L["ways"].get<double>();
-      u.numbers[n + "sets"] = L.value("sets", 0.0);
-      u.numbers[n + "full_miss_gib"] = L.value("full_miss_bytes", 0.0) / double(1ull << 30);
+    u.numbers[n + "entries"] = L.entries;
+    if (L.ways) { // the structure, where the profile resolved it
+      u.numbers[n + "ways"] = *L.ways;
+      u.numbers[n + "sets"] = L.sets.value_or(0);
+      u.numbers[n + "full_miss_gib"] = L.full_miss_bytes.value_or(0) / double(1ull << 30);
     }
-    u.numbers[n + "page_mib"] = L.value("page_bytes", 0.0) / double(1 << 20);
-    u.numbers[n + "reach_gib"] = L.value("reach_bytes", 0.0) / double(1ull << 30);
-    u.numbers[n + "penalty_cycles"] = L.value("miss_penalty_cycles", 0.0);
-    const json sh = L.value("sharing", json::object());
-    u.text[n + "sharing"] = sh.value("scope", std::string("not measured"));
-    if (sh.contains("groups") && sh["groups"].is_array() && !sh["groups"].empty()) {
-      const auto groups = canonical_groups(sh["groups"].get<std::vector<std::vector<int>>>());
+    u.numbers[n + "page_mib"] = L.page_bytes / double(1 << 20);
+    u.numbers[n + "reach_gib"] = L.reach_bytes / double(1ull << 30);
+    u.numbers[n + "penalty_cycles"] = L.miss_penalty_cycles;
+    u.text[n + "sharing"] = L.sharing ? L.sharing->scope : "not measured";
+    if (L.sharing && L.sharing->groups && !L.sharing->groups->empty()) {
+      const auto groups = canonical_groups(*L.sharing->groups);
       u.numbers[n + "groups"] = double(groups.size());
       u.text[n + "group_sizes"] = group_sizes(groups);
       u.text[n + "group_map"] = group_map(groups);
@@ -99,7 +99,7 @@ void read_profile(const json &p, fleet_unit &u) {
           c["sampling"].contains("ratio"))
         u.numbers[n + "sampling_ratio"] = c["sampling"]["ratio"].get<double>();
   }
-  for (const auto &v : p.value("atomics", json::object()).value("variants", json::array())) {
+  for (const auto &v : p.detail.value("atomics", json::object()).value("variants", json::array())) {
     const json fit = v.value("fit", json::object());
     const std::string name = "atomics." + v.value("variant", std::string("?"));
     if (fit.value("model", "") == "power" && fit.contains("power_exponent"))
@@ -124,9 +124,8 @@ fleet_unit read_unit(const std::string &folder) {
   json device;
   const results_folder f{d};
   if (fs::exists(f.profile())) {
-    const json p = read_json_file(f.profile().string());
-    require_schema(p, schema::profile, f.profile().string());
-    device = p.value("device", json::object());
+    const auto p = model::read_profile(f.profile().string());
+    device = p.device;
     read_profile(p, u);
     u.status = "complete";
   } else if (!has_results(f.raw())) {
@@ -168,11 +167,9 @@ fleet_unit read_unit(const std::string &folder) {
     u.text["tuning.crw_start"] = a.value("crw_start", std::string("?"));
   }
   if (fs::exists(f.validation())) {
-    const json v = read_json_file(f.validation().string());
-    require_schema(v, schema::validation, f.validation().string());
     std::map<std::string, int> verdicts;
-    for (const auto &w : v.value("workloads", json::array()))
-      ++verdicts[w.value("verdict", std::string("?"))];
+    for (const auto &w : model::read_validation(f.validation().string()).workloads)
+      ++verdicts[w.verdict];
     for (const auto &[verdict, n] : verdicts)
       u.numbers["validation." + verdict] = n;
   }

@@ -11,7 +11,8 @@ namespace gpuprobe::analysis {
 
 using nlohmann::json;
 
-json validation_rows(const std::vector<workload_samples> &w, double alpha, std::uint64_t seed) {
+std::vector<model::validation_row> validation_rows(const std::vector<workload_samples> &w,
+                                                   double alpha, std::uint64_t seed) {
   std::vector<double> p;
   std::vector<ratio_ci> ci;
   for (const auto &s : w) {
@@ -23,29 +24,30 @@ json validation_rows(const std::vector<workload_samples> &w, double alpha, std::
     p.push_back(mann_whitney_u(s.default_ms, s.tuned_ms).p);
   }
   const auto adj = holm(p);
-  json rows = json::array();
+  std::vector<model::validation_row> rows;
   std::size_t k = 0;
   for (const auto &s : w) {
-    json r = {{"workload", s.workload},
-              {"pool", s.pool},
-              {"config_default", s.config_default},
-              {"config_tuned", s.config_tuned},
-              {"measured", s.measured}};
+    model::validation_row r;
+    r.workload = s.workload;
+    r.pool = s.pool;
+    r.config_default = s.config_default;
+    r.config_tuned = s.config_tuned;
+    r.measured = s.measured;
     if (!s.measured) {
-      r["verdict"] = "not tuned";
-      r["reason"] = "the tuning profile runs the same configuration as the default here";
+      r.verdict = "not tuned";
+      r.reason = "the tuning profile runs the same configuration as the default here";
     } else {
-      r["reps"] = s.default_ms.size();
-      r["median_default_ms"] = median(s.default_ms);
-      r["median_tuned_ms"] = median(s.tuned_ms);
-      r["ratio"] = ci[k].ratio;
-      r["ci_low"] = ci[k].low;
-      r["ci_high"] = ci[k].high;
-      r["p"] = p[k];
-      r["p_holm"] = adj[k];
-      r["verdict"] = verdict(ci[k], adj[k], alpha);
-      r["default_ms"] = s.default_ms;
-      r["tuned_ms"] = s.tuned_ms;
+      r.reps = s.default_ms.size();
+      r.median_default_ms = median(s.default_ms);
+      r.median_tuned_ms = median(s.tuned_ms);
+      r.ratio = ci[k].ratio;
+      r.ci_low = ci[k].low;
+      r.ci_high = ci[k].high;
+      r.p = p[k];
+      r.p_holm = adj[k];
+      r.verdict = verdict(ci[k], adj[k], alpha);
+      r.default_ms = s.default_ms;
+      r.tuned_ms = s.tuned_ms;
       ++k;
     }
     rows.push_back(std::move(r));
@@ -53,10 +55,10 @@ json validation_rows(const std::vector<workload_samples> &w, double alpha, std::
   return rows;
 }
 
-std::string verdict_summary(const json &rows) {
+std::string verdict_summary(const std::vector<model::validation_row> &rows) {
   std::map<std::string, int> n;
   for (const auto &r : rows)
-    ++n[r.value("verdict", "?")];
+    ++n[r.verdict];
   std::string s;
   for (const char *v : {"faster", "no significant difference", "slower", "not tuned"}) {
     if (!s.empty())
@@ -66,13 +68,13 @@ std::string verdict_summary(const json &rows) {
   return s;
 }
 
-json tradeoffs(const json &rows) {
+std::vector<model::tradeoff> tradeoffs(const std::vector<model::validation_row> &rows) {
   // What a configuration says of each decision ("CoRW 64-bit, 24 regions", "2 passes of ...").
   const auto aspect = [](const std::string &config, const std::string &decision) -> std::string {
     if (decision == "word_size")
       return config.find("64-bit") != std::string::npos   ? "64-bit"
              : config.find("32-bit") != std::string::npos ? "32-bit"
-                                                           : "";
+                                                          : "";
     if (decision == "regions") {
       const auto at = config.find(" region");
       if (at == std::string::npos)
@@ -86,29 +88,23 @@ json tradeoffs(const json &rows) {
     }
     return config.find("pass") != std::string::npos ? config : ""; // tlb_scope
   };
-  json out = json::array();
+  std::vector<model::tradeoff> out;
   for (const auto &r : rows) {
-    if (r.value("verdict", "") != "slower")
+    if (r.verdict != "slower")
       continue;
-    const std::string a = r.value("config_default", ""), b = r.value("config_tuned", "");
+    const std::string &a = r.config_default, &b = r.config_tuned;
     for (const char *d : {"word_size", "regions", "crw_placement", "tlb_scope"}) {
       const std::string from = aspect(a, d), to = aspect(b, d);
       if (from.empty() || from == to)
         continue;
-      const double ratio = r.value("ratio", 1.0);
+      const double ratio = r.ratio.value_or(1.0), lo = r.ci_low.value_or(0),
+                   hi = r.ci_high.value_or(0);
       char line[320];
       std::snprintf(line, sizeof line,
                     "%s (%s -> %s): %s on %s is %.1f %% slower (ratio %.3f, 95 %% CI %.3f-%.3f)", d,
-                    from.c_str(), to.c_str(), r.value("workload", "").c_str(),
-                    r.value("pool", "").c_str(), 100 * (ratio - 1), ratio, r.value("ci_low", 0.0),
-                    r.value("ci_high", 0.0));
-      out.push_back({{"decision", d},
-                     {"workload", r.value("workload", "")},
-                     {"pool", r.value("pool", "")},
-                     {"ratio", ratio},
-                     {"ci_low", r.value("ci_low", 0.0)},
-                     {"ci_high", r.value("ci_high", 0.0)},
-                     {"line", line}});
+                    from.c_str(), to.c_str(), r.workload.c_str(), r.pool.c_str(), 100 * (ratio - 1),
+                    ratio, lo, hi);
+      out.push_back({d, r.workload, r.pool, ratio, lo, hi, line});
     }
   }
   return out;

@@ -2,7 +2,7 @@
 // `gpuprobe validate`'s results: per workload the medians, the 95 % bootstrap confidence interval
 // of the ratio tuned / default, a Mann-Whitney U p-value Holm-corrected across the measured
 // workloads, and the verdict. Host-only.
-#include <nlohmann/json.hpp>
+#include "model/validation.hpp"
 
 #include <cstdint>
 #include <string>
@@ -16,18 +16,18 @@ struct workload_samples {
   std::vector<double> default_ms, tuned_ms;
 };
 
-// The "workloads" array of validation.json, in the input order. Throws gpuprobe::error when a
+// The "workloads" of validation.json, in the input order. Throws gpuprobe::error when a
 // measured workload has fewer than 2 samples on either side.
-nlohmann::json validation_rows(const std::vector<workload_samples> &w, double alpha = 0.05,
-                               std::uint64_t seed = 1);
+std::vector<model::validation_row> validation_rows(const std::vector<workload_samples> &w,
+                                                   double alpha = 0.05, std::uint64_t seed = 1);
 
 // One line per verdict kind, e.g. "2 faster, 14 no significant difference, 0 slower, 2 not tuned".
-std::string verdict_summary(const nlohmann::json &rows);
+std::string verdict_summary(const std::vector<model::validation_row> &rows);
 
 // The trade-offs of the tuning: every workload validate finds slower, charged to the decision(s)
 // its configurations differ in ("word_size": 32- vs 64-bit; "regions": one vs N regions;
 // "crw_placement"; "tlb_scope": one pass vs passes), each with its numbers and one line:
 // [{decision, workload, pool, ratio, ci_low, ci_high, line}].
-nlohmann::json tradeoffs(const nlohmann::json &rows);
+std::vector<model::tradeoff> tradeoffs(const std::vector<model::validation_row> &rows);
 
 } // namespace gpuprobe::analysis

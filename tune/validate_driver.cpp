@@ -127,27 +127,26 @@ std::vector<analysis::workload_samples> measure_workloads(const std::vector<work
 }
 
 // The table of verdicts, the trade-offs and the last line.
-void print_validation(const json &doc, const json &rows, double wall, const std::string &out) {
+void print_validation(const model::validation &v, const std::string &out) {
   std::printf("\n%-40s %-10s %10s %10s %22s %8s  %s\n", "workload", "pool", "default", "tuned",
               "ratio (95% CI)", "p Holm", "verdict");
-  for (const auto &r : rows) {
-    if (!r.value("measured", false)) {
-      std::printf("%-40s %-10s %10s %10s %22s %8s  %s\n", r.value("workload", "").c_str(),
-                  r.value("pool", "").c_str(), "-", "-", "-", "-", "not tuned");
+  for (const auto &r : v.workloads) {
+    if (!r.measured) {
+      std::printf("%-40s %-10s %10s %10s %22s %8s  %s\n", r.workload.c_str(), r.pool.c_str(), "-",
+                  "-", "-", "-", "not tuned");
       continue;
     }
     char ci[64];
-    std::snprintf(ci, sizeof ci, "%.3f (%.3f-%.3f)", r.value("ratio", 0.0), r.value("ci_low", 0.0),
-                  r.value("ci_high", 0.0));
-    std::printf("%-40s %-10s %8.4fms %8.4fms %22s %8.2g  %s\n", r.value("workload", "").c_str(),
-                r.value("pool", "").c_str(), r.value("median_default_ms", 0.0),
-                r.value("median_tuned_ms", 0.0), ci, r.value("p_holm", 1.0),
-                r.value("verdict", "").c_str());
+    std::snprintf(ci, sizeof ci, "%.3f (%.3f-%.3f)", r.ratio.value_or(0), r.ci_low.value_or(0),
+                  r.ci_high.value_or(0));
+    std::printf("%-40s %-10s %8.4fms %8.4fms %22s %8.2g  %s\n", r.workload.c_str(), r.pool.c_str(),
+                r.median_default_ms.value_or(0), r.median_tuned_ms.value_or(0), ci,
+                r.p_holm.value_or(1), r.verdict.c_str());
   }
-  for (const auto &x : doc["tradeoffs"])
-    std::printf("  trade-off: %s\n", x["line"].get<std::string>().c_str());
-  std::printf("gpuprobe validate: %s; %.0f s -> %s\n", doc["summary"].get<std::string>().c_str(),
-              wall, out.c_str());
+  for (const auto &x : v.tradeoffs.value_or(std::vector<model::tradeoff>{}))
+    std::printf("  trade-off: %s\n", x.line.c_str());
+  std::printf("gpuprobe validate: %s; %.0f s -> %s\n", v.summary.c_str(),
+              v.wall_seconds.value_or(0), out.c_str());
 }
 
 } // namespace
@@ -156,30 +155,30 @@ void run_validate(const validate_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const validate_context c = open_validate(o);
   const auto samples = measure_workloads(c.workloads, o.reps);
-  const json rows = analysis::validation_rows(samples, 0.05, o.seed);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json doc = document_head(schema::validation, to_json(c.dev), o.seed);
-  doc.update(json{
-      {"tuning",
-       {{"path", o.tuning}, {"device_uuid", c.tuned_on}, {"allocator", c.tdoc["allocator"]}}},
-      {"method",
-       {{"reps", o.reps},
-        {"order", "interleaved ABBA after one warm-up each"},
-        {"ablation", o.ablation ? "where the tuning changes word size and regions, each alone too "
-                                  "([words only], [regions only])"
-                                : "off"},
-        {"pool_bytes", c.vo.pool_bytes},
-        {"ratio", "median tuned / median default (< 1: tuned faster)"},
-        {"ci", "95% percentile bootstrap of the ratio of medians, 10000 resamples"},
-        {"test",
-         "Mann-Whitney U (two-sided, asymptotic), Holm across the measured workloads, alpha 0.05"},
-        {"verdict", "faster / slower only when the Holm-adjusted p < 0.05 and the CI excludes 1"}}},
-      {"workloads", rows},
-      {"summary", analysis::verdict_summary(rows)},
-      {"tradeoffs", analysis::tradeoffs(rows)},
-      {"wall_seconds", wall}});
-  write_json_atomic(o.out, doc);
-  print_validation(doc, rows, wall, o.out);
+  model::validation v;
+  v.workloads = analysis::validation_rows(samples, 0.05, o.seed);
+  v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const json head = document_head(schema::validation, to_json(c.dev), o.seed);
+  v.schema = head["schema"];
+  v.device = head["device"];
+  v.meta = head["meta"];
+  v.tuning = {{"path", o.tuning}, {"device_uuid", c.tuned_on}, {"allocator", c.tdoc["allocator"]}};
+  v.method = {
+      {"reps", o.reps},
+      {"order", "interleaved ABBA after one warm-up each"},
+      {"ablation", o.ablation ? "where the tuning changes word size and regions, each alone too "
+                                "([words only], [regions only])"
+                              : "off"},
+      {"pool_bytes", c.vo.pool_bytes},
+      {"ratio", "median tuned / median default (< 1: tuned faster)"},
+      {"ci", "95% percentile bootstrap of the ratio of medians, 10000 resamples"},
+      {"test",
+       "Mann-Whitney U (two-sided, asymptotic), Holm across the measured workloads, alpha 0.05"},
+      {"verdict", "faster / slower only when the Holm-adjusted p < 0.05 and the CI excludes 1"}};
+  v.summary = analysis::verdict_summary(v.workloads);
+  v.tradeoffs = analysis::tradeoffs(v.workloads);
+  write_json_atomic(o.out, to_json(v));
+  print_validation(v, o.out);
 }
 
 } // namespace gpuprobe::tune

@@ -176,21 +176,28 @@ inputs scan(const std::string &dir, report_content &c) {
   in.tuning = load(tun, schema::tuning);
   if (in.tuning.is_object())
     c.sources.push_back(tun.string());
-  in.validation = load(val, schema::validation);
-  if (in.validation.is_object())
-    c.sources.push_back(val.string());
-  // Tuning and validation of another GPU than the profile's are not this folder's.
-  for (auto *doc : {&in.tuning, &in.validation}) {
-    const std::string other =
-        doc->is_object() ? doc->value("device", json::object()).value("uuid", "") : "";
-    if (!folder_uuid.empty() && !other.empty() && other != folder_uuid) {
-      const std::string f = (doc == &in.tuning ? tun : val).string();
-      c.skipped.push_back(f + ": measured on " + other + ", the folder's profile on " +
-                          folder_uuid);
-      c.sources.erase(std::remove(c.sources.begin(), c.sources.end(), f), c.sources.end());
-      *doc = json();
+  if (const json doc = load(val, schema::validation); doc.is_object()) {
+    try {
+      in.validation = model::validation_from_json(doc, val.string());
+      c.sources.push_back(val.string());
+    } catch (const std::exception &e) {
+      c.skipped.push_back(val.string() + ": " + e.what());
     }
   }
+  // Tuning and validation of another GPU than the profile's are not this folder's.
+  const auto foreign = [&](const std::string &other, const fs::path &f) {
+    if (folder_uuid.empty() || other.empty() || other == folder_uuid)
+      return false;
+    c.skipped.push_back(f.string() + ": measured on " + other + ", the folder's profile on " +
+                        folder_uuid);
+    c.sources.erase(std::remove(c.sources.begin(), c.sources.end(), f.string()), c.sources.end());
+    return true;
+  };
+  if (in.tuning.is_object() &&
+      foreign(in.tuning.value("device", json::object()).value("uuid", ""), tun))
+    in.tuning = json();
+  if (in.validation && foreign(in.validation->gpu_uuid(), val))
+    in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";
   in.fleet = load(fl, schema::fleet);
   if (in.fleet.is_object()) {

@@ -130,15 +130,12 @@ void summary_part(const inputs &in, report_content &c) {
       if (d.contains(key))
         s.decisions.push_back(what + ": " + d[key].value("reason", std::string("—")));
   }
-  if (in.validation.is_object()) {
-    s.lines.push_back("validate (default vs tuned, Holm-corrected): " +
-                      in.validation.value("summary", std::string("—")));
+  if (in.validation) {
+    s.lines.push_back("validate (default vs tuned, Holm-corrected): " + in.validation->summary);
     // Files of earlier versions carry no trade-offs: they are derived from the rows here.
-    const json t = in.validation.contains("tradeoffs")
-                       ? in.validation["tradeoffs"]
-                       : tradeoffs(in.validation.value("workloads", json::array()));
+    const auto t = in.validation->tradeoffs.value_or(tradeoffs(in.validation->workloads));
     for (const auto &x : t)
-      s.decisions.push_back("trade-off, " + x.value("line", std::string()));
+      s.decisions.push_back("trade-off, " + x.line);
   }
 }
 
@@ -180,10 +177,10 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   }
   if (!per_level.empty())
     out.push_back("regions per level: " + per_level);
-  const json validation = read_json_file(results_folder{dir}.validation().string());
-  out.push_back("validate: " + validation.value("summary", std::string("?")));
-  for (const auto &t : validation.value("tradeoffs", json::array()))
-    out.push_back("trade-off: " + t.value("line", std::string()));
+  const auto validation = model::read_validation(results_folder{dir}.validation().string());
+  out.push_back("validate: " + validation.summary);
+  for (const auto &t : validation.tradeoffs.value_or(std::vector<model::tradeoff>{}))
+    out.push_back("trade-off: " + t.line);
   out.push_back("report: " + (fs::path(dir) / "report" / "index.html").string());
   return out;
 }

@@ -14,7 +14,7 @@ namespace gpuprobe::analysis::report_detail {
 namespace fs = std::filesystem;
 
 void validation_part(const inputs &in, report_content &c) {
-  if (!in.validation.is_object()) {
+  if (!in.validation) {
     c.missing.push_back("validation (no validation.json: `gpuprobe validate` not run)");
     return;
   }
@@ -22,32 +22,28 @@ void validation_part(const inputs &in, report_content &c) {
                  {"workload", "pool", "default → tuned", "median default", "median tuned",
                   "ratio (95% CI)", "p (Holm)", "verdict"},
                  {},
-                 in.validation.value("summary", std::string(""))};
+                 in.validation->summary};
   std::ostringstream o;
   o << "label,ratio,low,high,verdict\n";
   bool any = false;
-  for (const auto &w : in.validation.value("workloads", json::array())) {
-    const std::string name = w.value("workload", std::string("?")),
-                      pool = w.value("pool", std::string("?"));
-    const std::string cfg = w.value("config_default", std::string("?")) + " → " +
-                            w.value("config_tuned", std::string("?"));
-    if (!w.value("measured", true)) {
-      t.rows.push_back(
-          {name, pool, cfg, "—", "—", "—", "—", w.value("verdict", std::string("not tuned"))});
+  for (const auto &w : in.validation->workloads) {
+    const std::string &name = w.workload, &pool = w.pool;
+    const std::string cfg = w.config_default + " → " + w.config_tuned;
+    if (!w.measured) {
+      t.rows.push_back({name, pool, cfg, "—", "—", "—", "—", w.verdict});
       continue;
     }
-    t.rows.push_back({name, pool, cfg, num(w.value("median_default_ms", 0.0)) + " ms",
-                      num(w.value("median_tuned_ms", 0.0)) + " ms",
-                      num(w.value("ratio", 0.0), 3) + " (" + num(w.value("ci_low", 0.0), 3) + "–" +
-                          num(w.value("ci_high", 0.0), 3) + ")",
-                      num(w.value("p_holm", 1.0), 3), w.value("verdict", std::string("?"))});
+    const double ratio = w.ratio.value_or(0), lo = w.ci_low.value_or(0), hi = w.ci_high.value_or(0);
+    t.rows.push_back({name, pool, cfg, num(w.median_default_ms.value_or(0)) + " ms",
+                      num(w.median_tuned_ms.value_or(0)) + " ms",
+                      num(ratio, 3) + " (" + num(lo, 3) + "–" + num(hi, 3) + ")",
+                      num(w.p_holm.value_or(1), 3), w.verdict});
     std::string label = name + " (" + pool + ")";
     for (auto &ch : label)
       if (ch == ',')
         ch = ';';
-    o << '"' << label << "\"," << num(w.value("ratio", 0.0), 10) << ','
-      << num(w.value("ci_low", 0.0), 10) << ',' << num(w.value("ci_high", 0.0), 10) << ','
-      << w.value("verdict", std::string("?")) << '\n';
+    o << '"' << label << "\"," << num(ratio, 10) << ',' << num(lo, 10) << ',' << num(hi, 10) << ','
+      << w.verdict << '\n';
     any = true;
   }
   c.tables.push_back(std::move(t));

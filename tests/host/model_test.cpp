@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/profile.hpp"
+#include "model/validation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -105,6 +106,37 @@ TEST(ProfileModel, NullsAndAbsentKeysAreWrittenBackAsRead) {
   EXPECT_EQ(model::to_json(m), L);
   const json h = {{"levels", {L}}, {"candidates", json::array()}};
   EXPECT_EQ(model::to_json(model::tlb_hierarchy_from_json(h)), h);
+}
+
+} // namespace
+
+namespace {
+
+TEST(ValidationModel, EveryCommittedValidationRoundTrips) {
+  std::size_t files = 0, rows = 0;
+  for (const auto &f : committed("validation.json")) {
+    const json doc = read_json_file(f.string());
+    const auto v = model::validation_from_json(doc, f.string());
+    EXPECT_EQ(model::to_json(v), doc) << f;
+    EXPECT_FALSE(v.summary.empty());
+    ASSERT_TRUE(v.tradeoffs);
+    ++files;
+    rows += v.workloads.size();
+  }
+  EXPECT_GE(files, 2u);
+  EXPECT_GE(rows, 48u);
+}
+
+TEST(ValidationModel, AnEarlierFileWithoutTradeOffsAndARowWithoutAWorkloadAreToldApart) {
+  json doc = read_json_file(committed("validation.json").front().string());
+  doc.erase("tradeoffs"); // files before the trade-offs: read, and written back without them
+  const auto v = model::validation_from_json(doc, "v.json");
+  EXPECT_FALSE(v.tradeoffs);
+  EXPECT_EQ(model::to_json(v), doc);
+  doc["workloads"][0].erase("workload");
+  EXPECT_THROW(model::validation_from_json(doc, "v.json"), error);
+  doc["schema"] = "gpuprobe.validation/2";
+  EXPECT_THROW(model::validation_from_json(doc, "v.json"), error);
 }
 
 } // namespace

@@ -26,23 +26,24 @@ TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
   };
   const auto rows = validation_rows(w);
   ASSERT_EQ(rows.size(), 4u);
-  EXPECT_EQ(rows[0]["verdict"], "faster");
-  EXPECT_NEAR(rows[0]["ratio"].get<double>(), 0.5, 0.01);
-  EXPECT_LT(rows[0]["ci_high"].get<double>(), 1.0);
-  EXPECT_EQ(rows[1]["verdict"], "no significant difference");
-  EXPECT_LE(rows[1]["ci_low"].get<double>(), 1.0);
-  EXPECT_GE(rows[1]["ci_high"].get<double>(), 1.0);
-  EXPECT_EQ(rows[2]["verdict"], "slower");
-  EXPECT_EQ(rows[3]["verdict"], "not tuned");
-  EXPECT_FALSE(rows[3].contains("p_holm"));
+  EXPECT_EQ(rows[0].verdict, "faster");
+  EXPECT_NEAR(*rows[0].ratio, 0.5, 0.01);
+  EXPECT_LT(*rows[0].ci_high, 1.0);
+  EXPECT_EQ(rows[1].verdict, "no significant difference");
+  EXPECT_LE(*rows[1].ci_low, 1.0);
+  EXPECT_GE(*rows[1].ci_high, 1.0);
+  EXPECT_EQ(rows[2].verdict, "slower");
+  EXPECT_EQ(rows[3].verdict, "not tuned");
+  EXPECT_FALSE(rows[3].p_holm);
+  EXPECT_FALSE(to_json(rows[3]).contains("p_holm"));
   // Holm over the three measured p-values, as stats::holm gives them.
   std::vector<double> p;
   for (int i = 0; i < 3; ++i)
-    p.push_back(rows[i]["p"].get<double>());
+    p.push_back(*rows[i].p);
   const auto adj = holm(p);
   for (int i = 0; i < 3; ++i)
-    EXPECT_DOUBLE_EQ(rows[i]["p_holm"].get<double>(), adj[i]);
-  EXPECT_EQ(rows[0]["reps"], 15);
+    EXPECT_DOUBLE_EQ(*rows[i].p_holm, adj[i]);
+  EXPECT_EQ(*rows[0].reps, 15u);
   EXPECT_EQ(verdict_summary(rows), "1 faster, 1 no significant difference, 1 slower, 1 not tuned");
 }
 
@@ -54,41 +55,48 @@ TEST(Validation, TooFewSamplesIsAnError) {
 // A decision validate finds slower on a workload is recorded as a trade-off with its numbers:
 // the committed H100 validation's two "slower" rows (hash join, 64-bit words) on both pools.
 TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
-  const auto v = gpuprobe::read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
-                                          "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/validation.json");
-  const auto t = gpuprobe::analysis::tradeoffs(v["workloads"]);
-  ASSERT_EQ(t.size(), 2u) << t.dump();
+  const auto v = gpuprobe::model::read_validation(
+      std::string(GPUPROBE_SOURCE_DIR) +
+      "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/validation.json");
+  const auto t = gpuprobe::analysis::tradeoffs(v.workloads);
+  ASSERT_EQ(t.size(), 2u);
   for (const auto &x : t) {
-    EXPECT_EQ(x["decision"], "word_size");
-    EXPECT_EQ(x["workload"], "hash_join/4M");
-    EXPECT_GT(x["ratio"].get<double>(), 1.07);
+    EXPECT_EQ(x.decision, "word_size");
+    EXPECT_EQ(x.workload, "hash_join/4M");
+    EXPECT_GT(x.ratio, 1.07);
   }
-  EXPECT_EQ(t[0]["line"].get<std::string>().rfind(
+  EXPECT_EQ(t[0].line.rfind(
                 "word_size (32-bit -> 64-bit): hash_join/4M on cudamalloc is 8.3 % slower", 0),
             0u)
-      << t[0]["line"];
+      << t[0].line;
+  ASSERT_TRUE(v.tradeoffs) << "the file's own trade-offs are the ones derived here";
+  ASSERT_EQ(v.tradeoffs->size(), t.size());
+  for (std::size_t i = 0; i < t.size(); ++i)
+    EXPECT_EQ(gpuprobe::model::to_json((*v.tradeoffs)[i]), gpuprobe::model::to_json(t[i]));
   // Regions and TLB scope are charged the same way; rows that are not slower are not.
-  const nlohmann::json rows = {
-      {{"verdict", "slower"},
-       {"workload", "w"},
-       {"pool", "vmm"},
-       {"config_default", "CoRW 32-bit, one region"},
-       {"config_tuned", "CoRW 32-bit, 24 regions"},
-       {"ratio", 1.2}},
-      {{"verdict", "slower"},
-       {"workload", "s"},
-       {"pool", "vmm"},
-       {"config_default", "one pass"},
-       {"config_tuned", "2 passes of 64.53 GiB"},
-       {"ratio", 1.1}},
-      {{"verdict", "faster"},
-       {"workload", "f"},
-       {"config_default", "CoRW 32-bit, one region"},
-       {"config_tuned", "CoRW 64-bit, one region"},
-       {"ratio", 0.9}}};
+  const nlohmann::json row_docs = {{{"verdict", "slower"},
+                                    {"workload", "w"},
+                                    {"pool", "vmm"},
+                                    {"config_default", "CoRW 32-bit, one region"},
+                                    {"config_tuned", "CoRW 32-bit, 24 regions"},
+                                    {"ratio", 1.2}},
+                                   {{"verdict", "slower"},
+                                    {"workload", "s"},
+                                    {"pool", "vmm"},
+                                    {"config_default", "one pass"},
+                                    {"config_tuned", "2 passes of 64.53 GiB"},
+                                    {"ratio", 1.1}},
+                                   {{"verdict", "faster"},
+                                    {"workload", "f"},
+                                    {"config_default", "CoRW 32-bit, one region"},
+                                    {"config_tuned", "CoRW 64-bit, one region"},
+                                    {"ratio", 0.9}}};
+  std::vector<gpuprobe::model::validation_row> rows;
+  for (const auto &r : row_docs)
+    rows.push_back(gpuprobe::model::validation_row_from_json(r));
   const auto u = gpuprobe::analysis::tradeoffs(rows);
-  ASSERT_EQ(u.size(), 2u) << u.dump();
-  EXPECT_EQ(u[0]["decision"], "regions");
-  EXPECT_NE(u[0]["line"].get<std::string>().find("(one -> 24)"), std::string::npos) << u[0];
-  EXPECT_EQ(u[1]["decision"], "tlb_scope");
+  ASSERT_EQ(u.size(), 2u);
+  EXPECT_EQ(u[0].decision, "regions");
+  EXPECT_NE(u[0].line.find("(one -> 24)"), std::string::npos) << u[0].line;
+  EXPECT_EQ(u[1].decision, "tlb_scope");
 }

@@ -1,0 +1,122 @@
+#include "model/validation.hpp"
+
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/schema.hpp"
+#include "model/fields.hpp"
+
+namespace gpuprobe::model {
+
+validation_row validation_row_from_json(const json &in) {
+  json j = in;
+  validation_row r;
+  take_required(j, "workload", r.workload);
+  take(j, "pool", r.pool);
+  take(j, "config_default", r.config_default);
+  take(j, "config_tuned", r.config_tuned);
+  take(j, "measured", r.measured);
+  take(j, "verdict", r.verdict);
+  take(j, "reason", r.reason);
+  take(j, "reps", r.reps);
+  take(j, "median_default_ms", r.median_default_ms);
+  take(j, "median_tuned_ms", r.median_tuned_ms);
+  take(j, "ratio", r.ratio);
+  take(j, "ci_low", r.ci_low);
+  take(j, "ci_high", r.ci_high);
+  take(j, "p", r.p);
+  take(j, "p_holm", r.p_holm);
+  take(j, "default_ms", r.default_ms);
+  take(j, "tuned_ms", r.tuned_ms);
+  r.detail = std::move(j);
+  return r;
+}
+
+json to_json(const validation_row &r) {
+  json j = r.detail;
+  put(j, "workload", r.workload);
+  put(j, "pool", r.pool);
+  put(j, "config_default", r.config_default);
+  put(j, "config_tuned", r.config_tuned);
+  put(j, "measured", r.measured);
+  put(j, "verdict", r.verdict);
+  put(j, "reason", r.reason);
+  put(j, "reps", r.reps);
+  put(j, "median_default_ms", r.median_default_ms);
+  put(j, "median_tuned_ms", r.median_tuned_ms);
+  put(j, "ratio", r.ratio);
+  put(j, "ci_low", r.ci_low);
+  put(j, "ci_high", r.ci_high);
+  put(j, "p", r.p);
+  put(j, "p_holm", r.p_holm);
+  put(j, "default_ms", r.default_ms);
+  put(j, "tuned_ms", r.tuned_ms);
+  return j;
+}
+
+tradeoff tradeoff_from_json(const json &j) {
+  return {j.at("decision").get<std::string>(), j.at("workload").get<std::string>(),
+          j.at("pool").get<std::string>(),     j.at("ratio").get<double>(),
+          j.at("ci_low").get<double>(),        j.at("ci_high").get<double>(),
+          j.at("line").get<std::string>()};
+}
+
+json to_json(const tradeoff &t) {
+  return {{"decision", t.decision}, {"workload", t.workload}, {"pool", t.pool}, {"ratio", t.ratio},
+          {"ci_low", t.ci_low},     {"ci_high", t.ci_high},   {"line", t.line}};
+}
+
+validation validation_from_json(const json &doc, const std::string &source) {
+  require_schema(doc, schema::validation, source);
+  try {
+    json j = doc;
+    validation v;
+    take_required(j, "schema", v.schema);
+    take(j, "device", v.device);
+    take(j, "meta", v.meta);
+    take(j, "tuning", v.tuning);
+    take(j, "method", v.method);
+    if (const auto it = j.find("workloads"); it != j.end()) {
+      for (const auto &r : *it)
+        v.workloads.push_back(validation_row_from_json(r));
+      j.erase(it);
+    }
+    take(j, "summary", v.summary);
+    if (const auto it = j.find("tradeoffs"); it != j.end()) {
+      v.tradeoffs.emplace();
+      for (const auto &t : *it)
+        v.tradeoffs->push_back(tradeoff_from_json(t));
+      j.erase(it);
+    }
+    take(j, "wall_seconds", v.wall_seconds);
+    v.detail = std::move(j);
+    return v;
+  } catch (const json::exception &e) {
+    throw error("'" + source + "': malformed validation (" + std::string(e.what()) + ")");
+  }
+}
+
+validation read_validation(const std::string &path) {
+  return validation_from_json(read_json_file(path), path);
+}
+
+json to_json(const validation &v) {
+  json j = v.detail;
+  j["schema"] = v.schema;
+  j["device"] = v.device;
+  j["meta"] = v.meta;
+  j["tuning"] = v.tuning;
+  j["method"] = v.method;
+  j["workloads"] = json::array();
+  for (const auto &r : v.workloads)
+    j["workloads"].push_back(to_json(r));
+  j["summary"] = v.summary;
+  if (v.tradeoffs) {
+    j["tradeoffs"] = json::array();
+    for (const auto &t : *v.tradeoffs)
+      j["tradeoffs"].push_back(to_json(t));
+  }
+  put(j, "wall_seconds", v.wall_seconds);
+  return j;
+}
+
+} // namespace gpuprobe::model
