@@ -8,6 +8,7 @@
 #include "common/schema.hpp"
 #include "common/stats.hpp"
 #include "model/profile.hpp"
+#include "model/tuning.hpp"
 #include "model/validation.hpp"
 
 #include <algorithm>
@@ -159,12 +160,10 @@ fleet_unit read_unit(const std::string &folder) {
   if (u.uuid.empty())
     throw error("fleet: " + folder + " does not record its GPU's UUID");
   if (fs::exists(f.tuning())) {
-    const json t = read_json_file(f.tuning().string());
-    require_schema(t, schema::tuning, f.tuning().string());
-    const json a = t.value("allocator", json::object());
-    u.numbers["tuning.word_bits"] = a.value("word_bits", 0.0);
-    u.numbers["tuning.regions"] = a.value("regions", 1.0);
-    u.text["tuning.crw_start"] = a.value("crw_start", std::string("?"));
+    const alloc::tuning a = model::read_tuning(f.tuning().string()).allocator;
+    u.numbers["tuning.word_bits"] = a.word_bits;
+    u.numbers["tuning.regions"] = a.regions;
+    u.text["tuning.crw_start"] = alloc::to_string(a.crw);
   }
   if (fs::exists(f.validation())) {
     std::map<std::string, int> verdicts;

@@ -11,6 +11,7 @@
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
+#include "model/tuning.hpp"
 #include "tune/decisions.hpp"
 #include "tune/measure.hpp"
 
@@ -209,22 +210,20 @@ void run_tune(const tune_run_options &o) {
   const auto crw = tune_crw(c, crw_points, threads);
   const auto scope = tune_scope(c);
 
-  json doc = document_head(schema::tuning, to_json(c.dev), o.seed);
-  doc.update(json{
-      {"profile",
-       {{"path", o.profile},
-        {"device_name", c.profile.gpu_name()},
-        {"device_uuid", c.measured_on},
-        {"same_gpu", c.measured_on == c.dev.uuid}}},
-      {"decisions",
-       {{"word_size", word.to_json(points)},
-        {"regions", regions.to_json()},
-        {"crw_placement", crw.to_json(crw_points)},
-        {"tlb_scope", scope.to_json()}}},
-      {"allocator", alloc::allocator_block_json(allocator_tuning(word, regions, crw, scope))}});
+  const json head = document_head(schema::tuning, to_json(c.dev), o.seed);
+  model::tuning_file t;
+  t.schema = head["schema"];
+  t.device = head["device"];
+  t.meta = head["meta"];
+  t.profile = {o.profile, c.profile.gpu_name(), c.measured_on, c.measured_on == c.dev.uuid};
+  t.allocator = allocator_tuning(word, regions, crw, scope);
+  t.word_size = model::tuning_decision_from_json(word.to_json(points));
+  t.regions = model::tuning_decision_from_json(regions.to_json());
+  t.crw_placement = model::tuning_decision_from_json(crw.to_json(crw_points));
+  t.tlb_scope = model::tuning_decision_from_json(scope.to_json());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  doc["wall_seconds"] = wall;
-  write_json_atomic(o.out, doc);
+  t.wall_seconds = wall;
+  write_json_atomic(o.out, model::to_json(t));
   std::printf(
       "gpuprobe tune: %d-bit words, %d region(s), CRW start %s, TLB scope %s, %.0f s -> %s\n",
       word.word_bits, regions.regions, crw.start.c_str(), scope_text(scope.bytes).c_str(), wall,

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
+#include "model/tuning.hpp"
 #include "tune/measure.hpp"
 
 #include <chrono>
@@ -55,7 +56,7 @@ std::vector<workload> with_ablations(std::vector<workload> base, const alloc::tu
 // The tuning read and bound to this GPU (the note where it was made on another), and the
 // workloads validate runs: with the ablation rows, kept to the --only prefixes.
 struct validate_context {
-  json tdoc;
+  model::tuning_file tuning;
   alloc::tuning t;
   device_info dev;
   std::string tuned_on;
@@ -65,11 +66,10 @@ struct validate_context {
 
 validate_context open_validate(const validate_run_options &o) {
   validate_context c;
-  c.tdoc = read_json_file(o.tuning);
-  require_schema(c.tdoc, schema::tuning, o.tuning);
-  c.t = alloc::tuning_from_json(c.tdoc, o.tuning);
+  c.tuning = model::read_tuning(o.tuning);
+  c.t = c.tuning.allocator;
   c.dev = query_device(o.device);
-  c.tuned_on = c.tdoc.value("device", json::object()).value("uuid", "");
+  c.tuned_on = c.tuning.gpu_uuid();
   std::printf("gpuprobe validate: %s (%s), tuning %s\n", c.dev.name.c_str(), c.dev.uuid.c_str(),
               o.tuning.c_str());
   if (const std::string dropped = alloc::bind_to_gpu(c.t, c.dev.uuid, o.tuning); !dropped.empty())
@@ -162,7 +162,9 @@ void run_validate(const validate_run_options &o) {
   v.schema = head["schema"];
   v.device = head["device"];
   v.meta = head["meta"];
-  v.tuning = {{"path", o.tuning}, {"device_uuid", c.tuned_on}, {"allocator", c.tdoc["allocator"]}};
+  v.tuning = {{"path", o.tuning},
+              {"device_uuid", c.tuned_on},
+              {"allocator", alloc::allocator_block_json(c.tuning.allocator)}};
   v.method = {
       {"reps", o.reps},
       {"order", "interleaved ABBA after one warm-up each"},

@@ -3,6 +3,7 @@
 // inputs a results folder holds, the CSV row and number helpers. Host-only; internal to report.
 #include "analysis/report/report.hpp"
 #include "model/profile.hpp"
+#include "model/tuning.hpp"
 #include "model/validation.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,8 +29,9 @@ struct inputs { // what scan() found in the folder
   std::vector<std::string> tlb, sharing;
   std::vector<std::pair<std::string, json>> atomics, bench;
   std::optional<model::profile> profile;
+  std::optional<model::tuning_file> tuning;
   std::optional<model::validation> validation;
-  json tuning, fleet;
+  json fleet;
   std::string device;
 };
 

@@ -173,9 +173,14 @@ inputs scan(const std::string &dir, report_content &c) {
     if (in.device.empty() && in.profile->device.is_object() && !in.profile->device.empty())
       in.device = device_line(in.profile->device);
   }
-  in.tuning = load(tun, schema::tuning);
-  if (in.tuning.is_object())
-    c.sources.push_back(tun.string());
+  if (const json doc = load(tun, schema::tuning); doc.is_object()) {
+    try {
+      in.tuning = model::tuning_from_json(doc, tun.string());
+      c.sources.push_back(tun.string());
+    } catch (const std::exception &e) {
+      c.skipped.push_back(tun.string() + ": " + e.what());
+    }
+  }
   if (const json doc = load(val, schema::validation); doc.is_object()) {
     try {
       in.validation = model::validation_from_json(doc, val.string());
@@ -193,9 +198,8 @@ inputs scan(const std::string &dir, report_content &c) {
     c.sources.erase(std::remove(c.sources.begin(), c.sources.end(), f.string()), c.sources.end());
     return true;
   };
-  if (in.tuning.is_object() &&
-      foreign(in.tuning.value("device", json::object()).value("uuid", ""), tun))
-    in.tuning = json();
+  if (in.tuning && foreign(in.tuning->gpu_uuid(), tun))
+    in.tuning.reset();
   if (in.validation && foreign(in.validation->gpu_uuid(), val))
     in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";

@@ -120,15 +120,14 @@ void summary_part(const inputs &in, report_content &c) {
     if (!a.empty())
       s.lines.push_back("Atomics (32-bit, latency per contending thread): " + a);
   }
-  if (in.tuning.is_object()) {
-    const json d = in.tuning.value("decisions", json::object());
+  if (in.tuning) {
     for (const auto &[key, what] :
          std::vector<std::pair<std::string, std::string>>{{"word_size", "bitmap word"},
                                                           {"regions", "TLB-scoped regions"},
                                                           {"crw_placement", "CRW placement"},
                                                           {"tlb_scope", "TLB scope"}})
-      if (d.contains(key))
-        s.decisions.push_back(what + ": " + d[key].value("reason", std::string("—")));
+      if (const auto &d = in.tuning->decision(key))
+        s.decisions.push_back(what + ": " + d->reason);
   }
   if (in.validation) {
     s.lines.push_back("validate (default vs tuned, Holm-corrected): " + in.validation->summary);
@@ -156,17 +155,15 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   for (std::size_t k = 0; k < levels.size(); ++k) {
     out.push_back(level_line(level_label(false, k), levels[k]));
   }
-  const json tuning = read_json_file(results_folder{dir}.tuning().string());
-  const json a = tuning.value("allocator", json::object());
-  std::snprintf(b, sizeof b, "tuning: %d-bit words, %d region(s), CRW start %s",
-                a.value("word_bits", 0), a.value("regions", 1),
-                a.value("crw_start", std::string("?")).c_str());
+  const auto tuning = model::read_tuning(results_folder{dir}.tuning().string());
+  const alloc::tuning &a = tuning.allocator;
+  std::snprintf(b, sizeof b, "tuning: %d-bit words, %u region(s), CRW start %s", a.word_bits,
+                a.regions, alloc::to_string(a.crw));
   out.push_back(b);
   // Each level's region decision in a word and its ratio.
   std::string per_level;
-  const json decisions = tuning.value("decisions", json::object());
-  for (const auto &r :
-       decisions.value("regions", json::object()).value("per_level", json::array())) {
+  const json regions = tuning.regions ? tuning.regions->detail : json::object();
+  for (const auto &r : regions.value("per_level", json::array())) {
     if (r.contains("ratio"))
       std::snprintf(b, sizeof b, "%s x%.3f %s", r.value("level", "?").c_str(),
                     r.value("ratio", 0.0), r.value("decision", "").c_str());

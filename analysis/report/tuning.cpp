@@ -15,33 +15,30 @@ namespace fs = std::filesystem;
 
 // tune's decisions with their reasons, and the word-size measurement beside Theorem 1.
 void tuning_part(const inputs &in, report_content &c) {
-  if (!in.tuning.is_object()) {
+  if (!in.tuning) {
     c.missing.push_back("tuning decisions (no tuning.json: `gpuprobe tune` not run)");
     return;
   }
-  const json d = in.tuning.value("decisions", json::object());
-  const json a = in.tuning.value("allocator", json::object());
+  const model::tuning_file &tf = *in.tuning;
+  const alloc::tuning &a = tf.allocator;
   report_table t{"Tuning decisions (tuning.json)", {"decision", "choice", "reason"}, {}, ""};
   const auto reason = [&](const char *k) {
-    return d.value(k, json::object()).value("reason", std::string("—"));
+    const auto &d = tf.decision(k);
+    return d ? d->reason : std::string("—");
   };
-  t.rows.push_back(
-      {"bitmap word size", std::to_string(a.value("word_bits", 0)) + "-bit", reason("word_size")});
+  t.rows.push_back({"bitmap word size", std::to_string(a.word_bits) + "-bit", reason("word_size")});
   t.rows.push_back({"TLB-scoped regions",
-                    a.value("regions", 1) > 1
-                        ? std::to_string(a.value("regions", 1)) + " regions of at most " +
-                              format_bytes(a.value("max_region_bytes", 0.0))
-                        : "one region",
+                    a.regions > 1 ? std::to_string(a.regions) + " regions of at most " +
+                                        format_bytes(double(a.max_region_bytes))
+                                  : "one region",
                     reason("regions")});
-  t.rows.push_back(
-      {"CRW cluster placement", a.value("crw_start", std::string("?")), reason("crw_placement")});
+  t.rows.push_back({"CRW cluster placement", alloc::to_string(a.crw), reason("crw_placement")});
   t.rows.push_back({"TLB scope of scoped kernels",
-                    a.value("tlb_scope_bytes", 0.0) > 0
-                        ? format_bytes(a.value("tlb_scope_bytes", 0.0))
-                        : "one pass",
+                    a.tlb_scope_bytes > 0 ? format_bytes(double(a.tlb_scope_bytes)) : "one pass",
                     reason("tlb_scope")});
   c.tables.push_back(std::move(t));
-  const json m = d.value("word_size", json::object()).value("measurements", json::array());
+  const json m =
+      tf.word_size ? tf.word_size->detail.value("measurements", json::array()) : json::array();
   if (m.empty())
     return;
   report_figure f{"word_size",

@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/profile.hpp"
+#include "model/tuning.hpp"
 #include "model/validation.hpp"
 
 #include <gtest/gtest.h>
@@ -137,6 +138,44 @@ TEST(ValidationModel, AnEarlierFileWithoutTradeOffsAndARowWithoutAWorkloadAreTol
   EXPECT_THROW(model::validation_from_json(doc, "v.json"), error);
   doc["schema"] = "gpuprobe.validation/2";
   EXPECT_THROW(model::validation_from_json(doc, "v.json"), error);
+}
+
+} // namespace
+
+namespace {
+
+TEST(TuningModel, EveryCommittedTuningRoundTrips) {
+  std::size_t files = 0;
+  for (const auto &f : committed("tuning.json")) {
+    const json doc = read_json_file(f.string());
+    const auto t = model::tuning_from_json(doc, f.string());
+    json expected = doc; // a file from before the ramp's middle: read as 0, written with it
+    if (!expected["allocator"].contains("tlb_scope_midpoint_bytes"))
+      expected["allocator"]["tlb_scope_midpoint_bytes"] = 0;
+    EXPECT_EQ(model::to_json(t), expected) << f;
+    EXPECT_TRUE(t.word_size && t.regions && t.crw_placement && t.tlb_scope) << f;
+    EXPECT_EQ(t.allocator.measured_on, t.profile.device_uuid);
+    ++files;
+  }
+  EXPECT_GE(files, 7u); // 2 runs, 5 fleet units
+}
+
+TEST(TuningModel, TheAllocatorBlockIsCheckedAsTheAllocatorsCheckIt) {
+  json doc = read_json_file(committed("tuning.json").front().string());
+  EXPECT_EQ(model::tuning_from_json(doc, "t.json").allocator.word_bits == 32 ||
+                model::tuning_from_json(doc, "t.json").allocator.word_bits == 64,
+            true);
+  json bad = doc;
+  bad["allocator"]["word_bits"] = 48;
+  try {
+    model::tuning_from_json(bad, "t.json");
+    FAIL() << "48-bit words were read";
+  } catch (const error &e) {
+    EXPECT_NE(std::string(e.what()).find("word_bits must be 32 or 64"), std::string::npos);
+  }
+  bad = doc;
+  bad["schema"] = "gpuprobe.tuning/2";
+  EXPECT_THROW(model::tuning_from_json(bad, "t.json"), error);
 }
 
 } // namespace

@@ -1,0 +1,55 @@
+#pragma once
+// tuning.json (gpuprobe.tuning/1, `gpuprobe tune`) as one typed value: the allocator block (the
+// alloc::tuning that RW, CoRW and CRW are built with, allocators/load_tuning.hpp spells its keys),
+// each decision with its reason and the measurements behind it, and the profile it came from.
+// tune writes it, validate, the report, run's summary and the fleet read it: all through
+// tuning_from_json / to_json. A file from before tlb_scope_midpoint_bytes (the committed fleet
+// units) reads it as 0, the allocators' default, and is written with it. Host-only.
+#include "allocators/load_tuning.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::model {
+
+// One decision of tune: its reason in words and what it rests on (options, measurements,
+// per-level ratios), as tune/decisions.hpp writes them.
+struct tuning_decision {
+  std::string reason;
+  nlohmann::json detail = nlohmann::json::object();
+};
+
+// The profile a tuning was derived from.
+struct tuning_source {
+  std::string path, device_name, device_uuid;
+  bool same_gpu = true; // the profile's GPU is the one tune measured on
+};
+
+struct tuning_file {
+  std::string schema;
+  nlohmann::json device = nlohmann::json::object(); // the GPU tune measured on
+  nlohmann::json meta = nlohmann::json::object();
+  tuning_source profile;
+  alloc::tuning allocator;
+  // The decisions, each absent in a file that lacks it.
+  std::optional<tuning_decision> word_size, regions, crw_placement, tlb_scope;
+  std::optional<double> wall_seconds;
+  nlohmann::json detail = nlohmann::json::object();
+  std::string gpu_uuid() const { return device.value("uuid", ""); }
+  // The decision named as in the file ("word_size", "regions", "crw_placement", "tlb_scope").
+  const std::optional<tuning_decision> &decision(const std::string &name) const;
+};
+
+// A decision as tune/decisions.hpp writes it ({"reason": ..., what it rests on}).
+tuning_decision tuning_decision_from_json(const nlohmann::json &j);
+
+// Throws gpuprobe::error in one line naming `source`: another schema or a newer version, a
+// malformed allocator block (alloc::tuning_from_json's reason), a key mistyped.
+tuning_file tuning_from_json(const nlohmann::json &doc, const std::string &source);
+tuning_file read_tuning(const std::string &path);
+nlohmann::json to_json(const tuning_file &t);
+
+} // namespace gpuprobe::model
