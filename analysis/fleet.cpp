@@ -110,9 +110,9 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   }
 }
 
-std::string number(const json &v) {
+std::string number(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%.4g", v.get<double>());
+  std::snprintf(b, sizeof b, "%.4g", v);
   return b;
 }
 
@@ -236,21 +236,18 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
   return units;
 }
 
-json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
+model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
+  model::fleet f;
+  f.schema = schema::fleet.id();
+  f.outlier_rule = "|x - median| / max(MAD, " + std::to_string(rule.floor_fraction).substr(0, 4) +
+                   " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
+                   ", among 3 or more complete units of one model";
+  f.units = units;
   std::map<std::string, std::vector<const fleet_unit *>> by_model;
-  json all = json::array();
-  for (const auto &u : units) {
+  for (const auto &u : units)
     by_model[u.model].push_back(&u);
-    all.push_back({{"folder", u.folder},
-                   {"model", u.model},
-                   {"uuid", u.uuid},
-                   {"status", u.status},
-                   {"numbers", u.numbers},
-                   {"text", u.text},
-                   {"groups", u.groups}});
-  }
-  json models = json::object();
   for (const auto &[model, list] : by_model) {
+    model::fleet_model &fm = f.models[model];
     std::vector<const fleet_unit *> done;
     for (auto *u : list)
       if (u->status == "complete")
@@ -262,14 +259,13 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
       for (const auto &[k, v] : u->text)
         texts.insert(k);
     }
-    json params = json::object(), differences = json::array();
     for (const auto &name : names) {
       std::vector<double> xs;
-      json values = json::object();
+      model::fleet_parameter &p = fm.parameters[name];
       for (auto *u : done)
         if (auto it = u->numbers.find(name); it != u->numbers.end()) {
           xs.push_back(it->second);
-          values[u->uuid] = it->second;
+          p.values[u->uuid] = it->second;
         }
       const double med = median(xs);
       std::vector<double> dev;
@@ -277,7 +273,6 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
         dev.push_back(std::fabs(x - med));
       const double mad = median(dev);
       const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
-      json outliers = json::array();
       // With two units neither is "the odd one": their difference is listed instead.
       if (xs.size() >= 3)
         for (auto *u : done)
@@ -290,20 +285,18 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
                             "%.3g, at least %.0f %% of the median) > %.1f",
                             name.c_str(), it->second, med, score, mad, 100 * rule.floor_fraction,
                             rule.limit);
-              outliers.push_back(
-                  {{"uuid", u->uuid}, {"value", it->second}, {"score", score}, {"why", why}});
+              p.outliers.push_back({u->uuid, it->second, score, why});
             }
           }
       const double lo = *std::min_element(xs.begin(), xs.end()),
                    hi = *std::max_element(xs.begin(), xs.end());
       if (xs.size() >= 2 && hi - lo > rule.floor_fraction * std::fabs(med)) {
         std::string d = name + ":";
-        for (auto &[uuid, v] : values.items())
+        for (const auto &[uuid, v] : p.values)
           d += " " + uuid.substr(0, std::min<std::size_t>(12, uuid.size())) + " " + number(v);
-        differences.push_back(d);
+        fm.differences.push_back(d);
       }
-      params[name] = {{"median", med}, {"mad", mad},       {"n", xs.size()},      {"min", lo},
-                      {"max", hi},     {"values", values}, {"outliers", outliers}};
+      p.median = med, p.mad = mad, p.n = xs.size(), p.min = lo, p.max = hi;
     }
     for (const auto &name : texts) {
       std::map<std::string, std::vector<std::string>> variants; // value -> uuids
@@ -348,25 +341,14 @@ json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
           d +=
               " [" + who + "] " + (shown.size() > 160 ? shown.substr(0, 157) + "..." : shown) + ";";
         }
-        differences.push_back(d);
+        fm.differences.push_back(d);
       }
     }
-    json unit_list = json::array();
     for (auto *u : list)
-      unit_list.push_back({{"uuid", u->uuid}, {"folder", u->folder}, {"status", u->status}});
-    models[model] = {{"units", unit_list},
-                     {"complete", done.size()},
-                     {"parameters", params},
-                     {"differences", differences}};
+      fm.units.push_back({u->uuid, u->folder, u->status});
+    fm.complete = done.size();
   }
-  return {
-      {"schema", schema::fleet.id()},
-      {"rule",
-       {{"outlier", "|x - median| / max(MAD, " + std::to_string(rule.floor_fraction).substr(0, 4) +
-                        " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
-                        ", among 3 or more complete units of one model"}}},
-      {"models", models},
-      {"units", all}};
+  return f;
 }
 
 } // namespace gpuprobe::analysis

@@ -4,6 +4,8 @@
 // groups (count, sizes, structure), atomics slopes, tuning and validation figures. Per model:
 // the median and spread of every figure, units off the median flagged with a robust rule and the
 // reason. Units of different models are kept apart. Host-only.
+#include "model/fleet.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -12,13 +14,7 @@
 
 namespace gpuprobe::analysis {
 
-struct fleet_unit {
-  std::string folder, model, uuid;
-  std::string status;                    // "complete" | "incomplete: <why>"
-  std::map<std::string, double> numbers; // "L2.entries", "L2.penalty_cycles", "atomics.same_u32..."
-  std::map<std::string, std::string> text; // "L2.sharing", "L2.group_sizes", "L2.group_map"
-  std::map<std::string, std::vector<std::vector<int>>> groups; // "L2": its canonical SM groups
-};
+using model::fleet_unit; // status "complete" | "incomplete: <why>" | "failed: <why>"
 
 // Unit folders under `inputs` (at any depth): a folder with profile.json, or with raw/ holding
 // gpuprobe results but no profile.json (an unfinished characterize: "incomplete", with the stages
@@ -38,8 +34,8 @@ struct fleet_rule {
                                 // to 1 % are not outliers because the others agree exactly)
 };
 
-// gpuprobe.fleet/1: {"models": {name: {"units": [...], "parameters": {name: {median, mad, n,
-// values, outliers: [{uuid, value, score, why}]}}, "differences": [...]}}, "units": [...]}.
-nlohmann::json merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule = {});
+// gpuprobe.fleet/1 (model/fleet.hpp): per model the units, each figure's median, spread and
+// outliers, and what differs; every unit's figures.
+model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule = {});
 
 } // namespace gpuprobe::analysis

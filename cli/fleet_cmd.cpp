@@ -45,14 +45,14 @@ std::string cell(const analysis::fleet_unit &u, const std::string &level) {
 }
 
 // The table as Markdown: one row per unit, models apart, then each model's findings.
-std::string markdown(const std::vector<analysis::fleet_unit> &units, const json &fleet) {
+std::string markdown(const model::fleet &fleet) {
   std::ostringstream o;
-  o << "# Fleet\n\nOutlier rule: " << fleet["rule"]["outlier"].get<std::string>() << "\n";
-  for (const auto &[model, m] : fleet["models"].items()) {
-    o << "\n## " << model << " (" << m["units"].size() << " units, " << m["complete"]
+  o << "# Fleet\n\nOutlier rule: " << fleet.outlier_rule << "\n";
+  for (const auto &[model, m] : fleet.models) {
+    o << "\n## " << model << " (" << m.units.size() << " units, " << m.complete
       << " complete)\n\n| unit | L1 | L2 | L3 | atomics same_u32 slope | tuning | status |\n"
          "|---|---|---|---|---|---|---|\n";
-    for (const auto &u : units) {
+    for (const auto &u : fleet.units) {
       if (u.model != model)
         continue;
       const auto slope = u.numbers.find("atomics.same_u32.slope");
@@ -68,20 +68,18 @@ std::string markdown(const std::vector<analysis::fleet_unit> &units, const json 
         << cell(u, "L3") << " | " << a << " | " << t << " | " << u.status << " |\n";
     }
     bool any = false;
-    for (const auto &[name, p] : m["parameters"].items())
-      for (const auto &x : p["outliers"]) {
-        o << (any ? "" : "\nOutliers:\n\n") << "- " << x["uuid"].get<std::string>() << ": "
-          << x["why"].get<std::string>() << "\n";
+    for (const auto &[name, p] : m.parameters)
+      for (const auto &x : p.outliers) {
+        o << (any ? "" : "\nOutliers:\n\n") << "- " << x.uuid << ": " << x.why << "\n";
         any = true;
       }
     if (!any)
-      o << "\nOutliers: none" << (m["complete"].get<int>() < 3 ? " (fewer than 3 complete units)" : "")
-        << ".\n";
+      o << "\nOutliers: none" << (m.complete < 3 ? " (fewer than 3 complete units)" : "") << ".\n";
     o << "\nWhat differs between its units:\n\n";
-    if (m["differences"].empty())
+    if (m.differences.empty())
       o << "- nothing beyond 1 %\n";
-    for (const auto &d : m["differences"])
-      o << "- " << d.get<std::string>() << "\n";
+    for (const auto &d : m.differences)
+      o << "- " << d << "\n";
   }
   return o.str();
 }
@@ -90,21 +88,22 @@ void run(const fleet_flags &f) {
   if (fs::exists(f.out) && !fs::is_directory(f.out))
     throw error("fleet: --out '" + f.out + "' is a file; give a folder");
   std::vector<std::string> not_units; // listed with their reasons, the fleet built from the rest
-  const auto units = analysis::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
+  const auto units =
+      analysis::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
   fs::create_directories(f.out);
-  json fleet = analysis::merge_fleet(units);
-  fleet["not_units"] = not_units;
-  std::string md = markdown(units, fleet);
+  model::fleet fleet = analysis::merge_fleet(units);
+  fleet.not_units = not_units;
+  std::string md = markdown(fleet);
   if (!not_units.empty()) {
     md += "\n## Not units\n\n";
     for (const auto &n : not_units)
       md += "- " + n + "\n";
   }
-  write_json_atomic((fs::path(f.out) / "fleet.json").string(), fleet);
+  write_json_atomic((fs::path(f.out) / "fleet.json").string(), model::to_json(fleet));
   std::ofstream((fs::path(f.out) / "fleet.md").string()) << md;
   std::printf("%s", md.c_str());
-  std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n", units.size(),
-              fleet["models"].size(), f.out.c_str());
+  std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n",
+              units.size(), fleet.models.size(), f.out.c_str());
 }
 
 } // namespace

@@ -20,44 +20,43 @@ std::string short_uuid(const std::string &u) {
 } // namespace
 
 void fleet_part(const inputs &in, report_content &c) {
-  if (!in.fleet.is_object())
+  if (!in.fleet)
     return; // a unit's folder: no fleet part (not "missing")
-  const json units = in.fleet.value("units", json::array());
-  const json models = in.fleet.value("models", json::object()); // named: items() of a temporary
-                                                                  // would dangle
-  for (const auto &[model, m] : models.items()) {
-    report_table t{"Fleet: " + model + " (" + std::to_string(m["units"].size()) + " units)",
+  const auto &units = in.fleet->units;
+  for (const auto &[model, m] : in.fleet->models) {
+    report_table t{"Fleet: " + model + " (" + std::to_string(m.units.size()) + " units)",
                    {"unit", "L1", "L2", "L3", "same_u32 slope", "status"},
                    {},
-                   "Outlier rule: " + in.fleet["rule"].value("outlier", std::string("?"))};
+                   "Outlier rule: " + in.fleet->outlier_rule};
     for (const auto &u : units) {
-      if (u.value("model", "") != model)
+      if (u.model != model)
         continue;
-      const json n = u.value("numbers", json::object()), tx = u.value("text", json::object());
+      const auto number = [&](const std::string &k) {
+        const auto it = u.numbers.find(k);
+        return it == u.numbers.end() ? 0.0 : it->second;
+      };
       auto level = [&](const std::string &L) {
-        if (!n.contains(L + ".entries"))
+        if (!u.numbers.count(L + ".entries"))
           return std::string("—");
-        std::string s = num(n[L + ".entries"].get<double>(), 5) + " x " +
-                        num(n.value(L + ".page_mib", 0.0), 4) + " MiB, +" +
-                        num(n.value(L + ".penalty_cycles", 0.0), 4);
-        if (tx.contains(L + ".group_sizes"))
-          s += ", groups " + tx[L + ".group_sizes"].get<std::string>();
-        else if (tx.contains(L + ".sharing"))
-          s += ", " + tx[L + ".sharing"].get<std::string>();
+        std::string s = num(number(L + ".entries"), 5) + " x " + num(number(L + ".page_mib"), 4) +
+                        " MiB, +" + num(number(L + ".penalty_cycles"), 4);
+        if (u.text.count(L + ".group_sizes"))
+          s += ", groups " + u.text.at(L + ".group_sizes");
+        else if (u.text.count(L + ".sharing"))
+          s += ", " + u.text.at(L + ".sharing");
         return s;
       };
-      t.rows.push_back({u.value("uuid", ""), level("L1"), level("L2"), level("L3"),
-                        n.contains("atomics.same_u32.slope")
-                            ? num(n["atomics.same_u32.slope"].get<double>(), 3)
+      t.rows.push_back({u.uuid, level("L1"), level("L2"), level("L3"),
+                        u.numbers.count("atomics.same_u32.slope")
+                            ? num(number("atomics.same_u32.slope"), 3)
                             : "—",
-                        u.value("status", "")});
+                        u.status});
     }
-    const json params = m.value("parameters", json::object());
-    for (const auto &[name, p] : params.items())
-      for (const auto &x : p.value("outliers", json::array()))
-        t.note += "\nOutlier " + x.value("uuid", "") + ": " + x.value("why", "");
-    for (const auto &d : m.value("differences", json::array()))
-      t.note += "\nDiffers: " + d.get<std::string>();
+    for (const auto &[name, p] : m.parameters)
+      for (const auto &x : p.outliers)
+        t.note += "\nOutlier " + x.uuid + ": " + x.why;
+    for (const auto &d : m.differences)
+      t.note += "\nDiffers: " + d;
     c.tables.push_back(std::move(t));
   }
   // The spread of the parameters a reader compares first, every unit a point, models apart.
@@ -68,44 +67,48 @@ void fleet_part(const inputs &in, report_content &c) {
     std::map<std::string, int> index;
     int points = 0;
     for (const auto &u : units) {
-      const json n = u.value("numbers", json::object());
-      if (!n.contains(param))
+      const auto it = u.numbers.find(param);
+      if (it == u.numbers.end())
         continue;
-      const std::string model = u.value("model", "?");
-      row(o, model, "points", ++index[model], n[param].get<double>());
+      row(o, u.model, "points", ++index[u.model], it->second);
       ++points;
     }
     if (points < 2)
       continue;
     std::string id = std::string("fleet_") + param;
     std::replace(id.begin(), id.end(), '.', '_');
-    c.figures.push_back({id, std::string("Fleet spread: ") + param,
-                         "lines", "unit (in the order of the table, per model)", param, false,
-                         false, {}, {}, o.str()});
+    c.figures.push_back({id,
+                         std::string("Fleet spread: ") + param,
+                         "lines",
+                         "unit (in the order of the table, per model)",
+                         param,
+                         false,
+                         false,
+                         {},
+                         {},
+                         o.str()});
   }
   // Each unit's SM -> group map of every level measured with groups, one row per unit: the
   // groups are canonical (fleet.json), so group k is one colour on every unit that has it.
   std::set<std::string> levels;
-  for (const auto &u : units) {
-    const json g = u.value("groups", json::object()); // named: items() of a temporary dangles
-    for (const auto &[L, v] : g.items())
+  for (const auto &u : units)
+    for (const auto &[L, v] : u.groups)
       levels.insert(L);
-  }
   for (const auto &L : levels) {
     std::vector<std::pair<std::string, std::vector<int>>> rows;
     std::size_t width = 0;
     for (const auto &u : units) {
-      const json g = u.value("groups", json::object());
-      if (!g.contains(L))
+      const auto g = u.groups.find(L);
+      if (g == u.groups.end())
         continue;
       std::vector<int> of; // SM id -> group index (-1: in no group)
-      for (std::size_t k = 0; k < g[L].size(); ++k)
-        for (int sm : g[L][k]) {
+      for (std::size_t k = 0; k < g->second.size(); ++k)
+        for (int sm : g->second[k]) {
           if (std::size_t(sm) >= of.size())
             of.resize(std::size_t(sm) + 1, -1);
           of[std::size_t(sm)] = int(k);
         }
-      rows.emplace_back(short_uuid(u.value("uuid", "")) + " " + u.value("model", ""), of);
+      rows.emplace_back(short_uuid(u.uuid) + " " + u.model, of);
       width = std::max(width, of.size());
     }
     std::ostringstream o;
@@ -120,8 +123,16 @@ void fleet_part(const inputs &in, report_content &c) {
         o << ',' << v;
       o << '\n';
     }
-    c.figures.push_back({"fleet_groups_" + L, "Fleet: " + L + " sharing groups, SM id -> group",
-                         "groupmap", "SM id", "unit", false, false, {}, {}, o.str()});
+    c.figures.push_back({"fleet_groups_" + L,
+                         "Fleet: " + L + " sharing groups, SM id -> group",
+                         "groupmap",
+                         "SM id",
+                         "unit",
+                         false,
+                         false,
+                         {},
+                         {},
+                         o.str()});
   }
 }
 

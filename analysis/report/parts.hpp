@@ -2,6 +2,7 @@
 // The parts of `gpuprobe report` (one file each: report_<part>.cpp) and what they share: the
 // inputs a results folder holds, the CSV row and number helpers. Host-only; internal to report.
 #include "analysis/report/report.hpp"
+#include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
@@ -31,7 +32,7 @@ struct inputs { // what scan() found in the folder
   std::optional<model::profile> profile;
   std::optional<model::tuning_file> tuning;
   std::optional<model::validation> validation;
-  json fleet;
+  std::optional<model::fleet> fleet;
   std::string device;
 };
 

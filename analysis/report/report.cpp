@@ -203,13 +203,16 @@ inputs scan(const std::string &dir, report_content &c) {
   if (in.validation && foreign(in.validation->gpu_uuid(), val))
     in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";
-  in.fleet = load(fl, schema::fleet);
-  if (in.fleet.is_object()) {
-    c.sources.push_back(fl.string());
-    if (in.device.empty())
-      in.device = "a fleet: " + std::to_string(in.fleet.value("units", json::array()).size()) +
-                  " units of " + std::to_string(in.fleet.value("models", json::object()).size()) +
-                  " model(s)";
+  if (const json doc = load(fl, schema::fleet); doc.is_object()) {
+    try {
+      in.fleet = model::fleet_from_json(doc, fl.string());
+      c.sources.push_back(fl.string());
+      if (in.device.empty())
+        in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +
+                    std::to_string(in.fleet->models.size()) + " model(s)";
+    } catch (const std::exception &e) {
+      c.skipped.push_back(fl.string() + ": " + e.what());
+    }
   }
   if (c.sources.empty() && c.not_drawn.empty())
     throw error("report: '" + dir +
@@ -237,8 +240,7 @@ report_content build_report(const std::string &dir) {
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
   for (auto part : parts())
     part(in, c);
-  if (in.fleet.is_object() && !in.profile && in.tlb.empty() && in.sharing.empty() &&
-      in.atomics.empty())
+  if (in.fleet && !in.profile && in.tlb.empty() && in.sharing.empty() && in.atomics.empty())
     c.missing.clear(); // a fleet folder: its units' own pages hold those parts
   return c;
 }

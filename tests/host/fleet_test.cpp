@@ -22,25 +22,24 @@ namespace {
 json profile(const std::string &model, const std::string &uuid, double l2_penalty,
              const json &groups) {
   const double MiB = 1 << 20;
-  return {
-      {"schema", "gpuprobe.profile/1"},
-      {"device", {{"name", model}, {"uuid", uuid}}},
-      {"tlb",
-       {{"levels",
-         {{{"entries", 16},
-           {"page_bytes", 16 * MiB},
-           {"reach_bytes", 256 * MiB},
-           {"miss_penalty_cycles", 11},
-           {"sharing", {{"scope", "private"}}}},
-          {{"entries", 2163},
-           {"page_bytes", 32 * MiB},
-           {"reach_bytes", 2163 * 32 * MiB},
-           {"miss_penalty_cycles", l2_penalty},
-           {"sharing", {{"scope", "groups"}, {"groups", groups}}}}}}}},
-      {"atomics",
-       {{"variants",
-         {{{"variant", "same_u32"},
-           {"fit", {{"model", "line"}, {"slope_cycles_per_thread", 0.69}}}}}}}}};
+  return {{"schema", "gpuprobe.profile/1"},
+          {"device", {{"name", model}, {"uuid", uuid}}},
+          {"tlb",
+           {{"levels",
+             {{{"entries", 16},
+               {"page_bytes", 16 * MiB},
+               {"reach_bytes", 256 * MiB},
+               {"miss_penalty_cycles", 11},
+               {"sharing", {{"scope", "private"}}}},
+              {{"entries", 2163},
+               {"page_bytes", 32 * MiB},
+               {"reach_bytes", 2163 * 32 * MiB},
+               {"miss_penalty_cycles", l2_penalty},
+               {"sharing", {{"scope", "groups"}, {"groups", groups}}}}}}}},
+          {"atomics",
+           {{"variants",
+             {{{"variant", "same_u32"},
+               {"fit", {{"model", "line"}, {"slope_cycles_per_thread", 0.69}}}}}}}}};
 }
 
 std::string unit(const std::string &root, const std::string &name, const json &p) {
@@ -78,7 +77,7 @@ TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
          "gpuprobe: error: stage tlb failed (cd x && gpuprobe tlb)\n";
   const auto units = analysis::find_units({root});
   ASSERT_EQ(units.size(), 6u);
-  const json f = analysis::merge_fleet(units);
+  const json f = model::to_json(analysis::merge_fleet(units));
   EXPECT_EQ(f["schema"], "gpuprobe.fleet/1");
   ASSERT_EQ(f["models"].size(), 2u);
   const json &h200 = f["models"]["NVIDIA H200"];
@@ -100,8 +99,8 @@ TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
   for (const auto &u : h100["units"])
     if (u["uuid"] == "GPU-2222") {
       failed_listed = true;
-      EXPECT_EQ(u["status"].get<std::string>().rfind("failed: gpuprobe: error: stage tlb failed", 0),
-                0u)
+      EXPECT_EQ(
+          u["status"].get<std::string>().rfind("failed: gpuprobe: error: stage tlb failed", 0), 0u)
           << u["status"];
     }
   EXPECT_TRUE(failed_listed);
@@ -121,7 +120,7 @@ TEST(Fleet, UnfinishedUnitIsIncompleteWithItsStages) {
   ASSERT_EQ(units.size(), 2u);
   EXPECT_EQ(units[1].status.rfind("incomplete: no profile.json (raw/ has tlb)", 0), 0u)
       << units[1].status;
-  const json f = analysis::merge_fleet(units);
+  const json f = model::to_json(analysis::merge_fleet(units));
   EXPECT_EQ(f["models"]["NVIDIA H200"]["complete"], 1);
   EXPECT_EQ(f["models"]["NVIDIA H200"]["parameters"]["L2.entries"]["n"], 1);
 }
@@ -203,8 +202,9 @@ TEST(Fleet, CommandWritesTheTable) {
   const auto out = fresh("fleet_cmd_out");
   const auto r = test::run_gpuprobe("fleet --input " + root + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("| GPU-aaaa | 16 x 16 MiB, +11, private | 2163 x 32 MiB, +96, 2 groups (2 x 4)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find("| GPU-aaaa | 16 x 16 MiB, +11, private | 2163 x 32 MiB, +96, 2 groups (2 x 4)"),
+      std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("fewer than 3 complete units"), std::string::npos);
   EXPECT_EQ(read_json_file(out + "/fleet.json")["units"].size(), 2u);
@@ -218,7 +218,8 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   unit(root, "b", profile("NVIDIA H200", "GPU-bbbb", 97, json{{0, 1, 44, 45, 2, 3}, {46, 47}}));
   const auto out = fresh("fleet_report");
-  write_json_atomic(out + "/fleet.json", analysis::merge_fleet(analysis::find_units({root})));
+  write_json_atomic(out + "/fleet.json",
+                    model::to_json(analysis::merge_fleet(analysis::find_units({root}))));
   const auto c = analysis::build_report(out);
   ASSERT_EQ(c.tables.size(), 1u);
   EXPECT_EQ(c.tables[0].title, "Fleet: NVIDIA H200 (2 units)");

@@ -2,6 +2,7 @@
 // back to the same JSON; another schema or a newer version is refused in one line.
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
@@ -176,6 +177,35 @@ TEST(TuningModel, TheAllocatorBlockIsCheckedAsTheAllocatorsCheckIt) {
   bad = doc;
   bad["schema"] = "gpuprobe.tuning/2";
   EXPECT_THROW(model::tuning_from_json(bad, "t.json"), error);
+}
+
+} // namespace
+
+namespace {
+
+TEST(FleetModel, TheCommittedFleetRoundTrips) {
+  const auto files = committed("fleet.json");
+  ASSERT_GE(files.size(), 1u);
+  for (const auto &f : files) {
+    const json doc = read_json_file(f.string());
+    const auto fl = model::fleet_from_json(doc, f.string());
+    EXPECT_EQ(model::to_json(fl), doc) << f;
+    EXPECT_GE(fl.units.size(), 8u);
+    EXPECT_EQ(fl.models.size(), 2u);
+    const auto &h200 = fl.models.at("NVIDIA H200");
+    EXPECT_EQ(h200.parameters.at("L2.entries").n, h200.complete);
+  }
+}
+
+TEST(FleetModel, AMissingFigureIsRefusedInOneLine) {
+  json doc = read_json_file(committed("fleet.json").front().string());
+  doc["models"]["NVIDIA H200"]["parameters"]["L2.entries"].erase("median");
+  try {
+    model::fleet_from_json(doc, "f.json");
+    FAIL() << "a parameter without its median was read";
+  } catch (const error &e) {
+    EXPECT_NE(std::string(e.what()).find("'f.json': malformed fleet"), std::string::npos);
+  }
 }
 
 } // namespace
