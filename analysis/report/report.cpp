@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
+#include "probes/catalog.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -145,16 +146,17 @@ inputs scan(const std::string &dir, report_content &c) {
         continue;
       } else {
         const std::string probe = doc.value("probe", "");
-        if (probe == "tlb")
+        using probes::report_use;
+        const auto *known = probes::find_probe(probe);
+        const auto use = [&](report_use u) { return known && known->use == u; };
+        if (use(report_use::tlb_curves))
           in.tlb.push_back(path);
-        else if (probe == "atomics")
+        else if (use(report_use::atomics_curves))
           in.atomics.emplace_back(path, doc);
-        else if (probe == "tlb-sharing")
+        else if (use(report_use::sharing_matrix))
           in.sharing.push_back(path);
-        else if ((probe == "tlb-sampling" || probe == "tlb-conflict") &&
-                 fs::exists(folder.profile()))
+        else if (use(report_use::through_profile) && fs::exists(folder.profile()))
           ; // drawn through the profile (the cross-check table, the structure table)
-
         else {
           c.not_drawn.push_back(path + " (probe '" + probe +
                                 "': this report has no part that draws it)");
