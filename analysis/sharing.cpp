@@ -1,4 +1,5 @@
 #include "analysis/sharing.hpp"
+#include "probes/sharing_driver.hpp"
 
 #include "analysis/input_text.hpp"
 #include "common/enum_names.hpp"
@@ -163,18 +164,19 @@ sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string
   sharing_matrix m;
   m.source = source;
   m.format = "gpuprobe";
+  probes::sharing_result res; // the probe's own reader: its keys are spelt once
   try {
-    m.device = doc.at("device");
-    m.device_name = m.device.value("name", "");
-    const auto &s = doc.at("sharing");
-    m.sm_ids = s.at("sm_ids").get<std::vector<int>>();
-    m.cycles = s.at("mean_cycles").get<std::vector<std::vector<double>>>();
-    m.baseline = s.at("baseline_mean_cycles").get<std::vector<double>>();
-    m.params = s.at("params");
-  } catch (const nlohmann::json::exception &e) {
+    res = probes::sharing_result_from_json(doc);
+  } catch (const gpuprobe::error &e) {
     throw gpuprobe::error("'" + source + "': malformed tlb-sharing result (" +
                           std::string(e.what()) + ")");
   }
+  m.device = doc.at("device");
+  m.device_name = m.device.value("name", "");
+  m.sm_ids = std::move(res.sm_ids);
+  m.cycles = std::move(res.mean_cycles);
+  m.baseline = std::move(res.baseline_mean_cycles);
+  m.params = std::move(res.params);
   const auto n = m.sm_ids.size();
   bool square = n > 0 && m.cycles.size() == n && m.baseline.size() == n;
   for (const auto &r : m.cycles)

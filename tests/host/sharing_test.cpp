@@ -183,13 +183,21 @@ TEST(SharingParse, GpuprobeResultNeedsItsFields) {
   nlohmann::json doc = {{"schema", "gpuprobe.result/1"},
                         {"probe", "tlb-sharing"},
                         {"device", {{"name", "G"}}},
+                        {"meta", nlohmann::json::object()},
                         {"sharing",
                          {{"sm_ids", {0, 1}},
                           {"mean_cycles", {{300, 300}, {300, 390}}},
+                          {"median_cycles", {{300, 300}, {300, 390}}},
                           {"baseline_mean_cycles", {300, 300}},
+                          {"baseline_median_cycles", {300, 300}},
+                          {"baseline_drift_cycles", {0, 0}},
+                          {"wall_seconds", 1.0},
                           {"params", nlohmann::json::object()}}}};
   EXPECT_NO_THROW(parse_sharing_result(doc, "r.json"));
   auto bad = doc;
+  bad["sharing"].erase("median_cycles"); // what the probe writes, its reader requires
+  EXPECT_THROW(parse_sharing_result(bad, "r.json"), gpuprobe::error);
+  bad = doc;
   bad["sharing"]["mean_cycles"] = {{300, 300}};
   EXPECT_THROW(parse_sharing_result(bad, "r.json"), gpuprobe::error);
   bad = doc;
