@@ -1,4 +1,5 @@
 #include "analysis/tlb_data.hpp"
+#include "probes/tlb_driver.hpp"
 
 #include "analysis/input_text.hpp"
 
@@ -131,39 +132,36 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
   if (doc.value("probe", std::string()) != "tlb")
     throw gpuprobe::error("'" + source + "' is not a TLB result (probe '" +
                           doc.value("probe", std::string("?")) + "')");
+  probes::tlb_result r; // the probe's own reader: its keys are spelt once
   try {
-    const auto &dev = doc.at("device");
-    out.device = dev;
-    out.device_name = dev.value("name", std::string("unknown"));
-    out.l2_bytes = dev.value("l2_bytes", 0LL);
-    const auto &tlb = doc.at("tlb");
-    out.alloc = tlb.value("alloc", std::string());
-    std::map<double, tlb_curve> by_stride;
-    for (const auto &p : tlb.at("points")) {
-      const double stride = p.at("stride_bytes").get<double>();
-      const double fp = p.at("footprint_bytes").get<double>();
-      const double cyc = p.at("median_cycles").get<double>();
-      const double avg = p.value("mean_cycles", 0.0);
-      if (!(stride > 0) || !(fp > 0) || !std::isfinite(cyc) || cyc <= 0)
-        throw gpuprobe::error("'" + source +
-                              "': a point has a non-positive stride, footprint or latency");
-      auto &c = by_stride[stride];
-      c.median = true;
-      c.source = source;
-      c.stride_bytes = stride;
-      c.footprint_bytes.push_back(fp);
-      c.cycles.push_back(cyc);
-      c.mean_cycles.push_back(avg);
-    }
-    for (auto &[s, c] : by_stride) {
-      if (std::any_of(c.mean_cycles.begin(), c.mean_cycles.end(), [](double v) { return !(v > 0); }))
-        c.mean_cycles.clear(); // a result without means: no structure from it
-      finish_curve(c);
-      if (c.footprint_bytes.size() >= 3)
-        out.curves.push_back(std::move(c));
-    }
-  } catch (const nlohmann::json::exception &e) {
+    r = probes::tlb_result_from_json(doc);
+  } catch (const gpuprobe::error &e) {
     throw gpuprobe::error("'" + source + "': malformed TLB result (" + std::string(e.what()) + ")");
+  }
+  out.device = doc.at("device");
+  out.device_name = out.device.value("name", std::string("unknown"));
+  out.l2_bytes = out.device.value("l2_bytes", 0LL);
+  out.alloc = r.alloc;
+  std::map<double, tlb_curve> by_stride;
+  for (const auto &p : r.points) {
+    const double stride = double(p.stride_bytes), fp = double(p.footprint_bytes);
+    if (!(stride > 0) || !(fp > 0) || !std::isfinite(p.median) || p.median <= 0)
+      throw gpuprobe::error("'" + source +
+                            "': a point has a non-positive stride, footprint or latency");
+    auto &c = by_stride[stride];
+    c.median = true;
+    c.source = source;
+    c.stride_bytes = stride;
+    c.footprint_bytes.push_back(fp);
+    c.cycles.push_back(p.median);
+    c.mean_cycles.push_back(p.mean);
+  }
+  for (auto &[s, c] : by_stride) {
+    if (std::any_of(c.mean_cycles.begin(), c.mean_cycles.end(), [](double v) { return !(v > 0); }))
+      c.mean_cycles.clear(); // a result without means: no structure from it
+    finish_curve(c);
+    if (c.footprint_bytes.size() >= 3)
+      out.curves.push_back(std::move(c));
   }
   out.sources.push_back(source);
 }

@@ -2,6 +2,7 @@
 #include "analysis/tlb_data.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "probes/tlb_driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -55,16 +56,12 @@ TEST(TlbInputs, MissingFileIsAnError) {
 }
 
 TEST(TlbInputs, GpuprobeResultRoundTrip) {
-  nlohmann::json pts = nlohmann::json::array();
-  for (int h = 1; h <= 10; ++h)
-    pts.push_back({{"stride_bytes", 2097152},
-                   {"footprint_bytes", h * 2097152.0},
-                   {"hops", h},
-                   {"median_cycles", h > 5 ? 300 : 270}});
-  nlohmann::json doc = {{"schema", "gpuprobe.result/1"},
-                        {"probe", "tlb"},
-                        {"device", {{"name", "Sim GPU"}, {"l2_bytes", 50000000}}},
-                        {"tlb", {{"alloc", "vmm"}, {"points", pts}}}};
+  gpuprobe::probes::tlb_result r; // written as the probe writes it, read by the analysis
+  r.device = {{"name", "Sim GPU"}, {"l2_bytes", 50000000}};
+  r.alloc = "vmm";
+  for (std::uint64_t h = 1; h <= 10; ++h)
+    r.points.push_back({2097152, h * 2097152, h, h > 5 ? 300.0 : 270.0, 0, 0, 0, 1, 0, false});
+  const nlohmann::json doc = gpuprobe::probes::to_json(r);
   const auto path = gpuprobe::test::temp_path("r.json");
   gpuprobe::write_json_atomic(path, doc);
   const auto d = load_tlb_inputs({path});
