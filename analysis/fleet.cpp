@@ -78,7 +78,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   for (std::size_t k = 0; k < levels.size(); ++k) {
     const auto &L = levels[k];
     const std::string n = level_label(false, k) + ".";
-    u.numbers[n + "entries"] = L.entries;
+    u.numbers[n + "entries"] = L.entries.value_or(0);
     if (L.ways) { // the structure, where the profile resolved it
       u.numbers[n + "ways"] = *L.ways;
       u.numbers[n + "sets"] = L.sets.value_or(0);
@@ -86,7 +86,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
     }
     u.numbers[n + "page_mib"] = L.page_bytes / double(1 << 20);
     u.numbers[n + "reach_gib"] = L.reach_bytes / double(1ull << 30);
-    u.numbers[n + "penalty_cycles"] = L.miss_penalty_cycles;
+    u.numbers[n + "penalty_cycles"] = L.miss_penalty_cycles.value_or(0);
     u.text[n + "sharing"] = L.sharing ? L.sharing->scope : "not measured";
     if (L.sharing && L.sharing->groups && !L.sharing->groups->empty()) {
       const auto groups = canonical_groups(*L.sharing->groups);

@@ -79,9 +79,9 @@ std::string level_line(const std::string &label, const model::tlb_level &L) {
   char b[320];
   const std::string st = structure_words(L);
   std::snprintf(b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
-                L.entries, format_bytes(L.page_bytes).c_str(), format_bytes(L.reach_bytes).c_str(),
-                st.empty() ? "" : ", ", st.c_str(), L.miss_penalty_cycles,
-                L.sharing_scope().c_str());
+                L.entries.value_or(0), format_bytes(L.page_bytes).c_str(),
+                format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(),
+                L.miss_penalty_cycles.value_or(0), L.sharing_scope().c_str());
   return b;
 }
 

@@ -88,8 +88,8 @@ tlb_level tlb_level_from_json(const json &in) {
   tlb_level L;
   take_required(j, "reach_bytes", L.reach_bytes);
   take_required(j, "page_bytes", L.page_bytes);
-  take_required(j, "entries", L.entries);
-  take_required(j, "miss_penalty_cycles", L.miss_penalty_cycles);
+  take(j, "entries", L.entries);
+  take(j, "miss_penalty_cycles", L.miss_penalty_cycles);
   take(j, "ways", L.ways);
   take(j, "sets", L.sets);
   take(j, "full_miss_bytes", L.full_miss_bytes);

@@ -39,8 +39,10 @@ struct level_structure {
 };
 
 struct tlb_level {
-  double entries = 0, page_bytes = 0, reach_bytes = 0; // reach = entries x page
-  double miss_penalty_cycles = 0;
+  double page_bytes = 0, reach_bytes = 0; // reach = entries x page: what tune cuts regions by
+  // Absent only in a profile written by hand (tune needs no more than reach and page); every
+  // profile gpuprobe writes has them.
+  std::optional<double> entries, miss_penalty_cycles;
   std::optional<double> ways, sets, full_miss_bytes; // with a resolved structure
   std::optional<std::string> page_bound;    // exact, upper, lower, unknown (analysis::page_bound)
   std::optional<double> confidence;         // 0..1, of the step detector

@@ -55,9 +55,9 @@ std::string diagram(const std::vector<model::tlb_level> &levels, const json &che
     const bool lower = L.page_bound == "lower";
     char label[200];
     std::snprintf(label, sizeof label, "%s: %.0f x %s%s = %s, +%.0f cycles%s",
-                  level_label(false, k).c_str(), L.entries, lower ? "&#8805; " : "",
+                  level_label(false, k).c_str(), L.entries.value_or(0), lower ? "&#8805; " : "",
                   format_bytes(L.page_bytes).c_str(), format_bytes(reach).c_str(),
-                  L.miss_penalty_cycles, served.c_str());
+                  L.miss_penalty_cycles.value_or(0), served.c_str());
     const char *fill[] = {"#cfe3f7", "#9cc7ee", "#5d9fd9", "#2f78bd"};
     o << "<rect x=\"0\" y=\"" << y << "\" width=\"" << w * frac << "\" height=\"" << h
       << "\" fill=\"" << fill[std::min<std::size_t>(k, 3)] << "\" stroke=\"#345\"/>"
@@ -85,11 +85,12 @@ void summary_part(const inputs &in, report_content &c) {
       const std::string bound = L.page_bound.value_or("");
       // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
       const std::string st = structure_words(L);
-      s.hierarchy.push_back({level_label(false, k),
-                             num(L.entries, 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
-                                 (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
-                                 " each = " + format_bytes(L.reach_bytes),
-                             "+" + num(L.miss_penalty_cycles, 3), served, shared_by(L.sharing)});
+      s.hierarchy.push_back(
+          {level_label(false, k),
+           num(L.entries.value_or(0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
+               (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
+               " each = " + format_bytes(L.reach_bytes),
+           "+" + num(L.miss_penalty_cycles.value_or(0), 3), served, shared_by(L.sharing)});
     }
     if (!levels.empty())
       s.diagram_svg = diagram(levels, checks);

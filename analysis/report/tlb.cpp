@@ -55,9 +55,10 @@ void tlb_part(const inputs &in, report_content &c) {
       const double reach = L.reach_bytes;
       const std::string label = level_label(candidate, k);
       f.vlines.emplace_back(reach, label + " " + format_bytes(reach));
-      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries),
+      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
                         format_bytes(L.page_bytes), format_bytes(reach),
-                        num(L.miss_penalty_cycles, 3), num(L.confidence.value_or(0), 2)});
+                        num(L.miss_penalty_cycles.value_or(0), 3),
+                        num(L.confidence.value_or(0), 2)});
     }
   }
   if (t.rows.empty())
@@ -101,7 +102,8 @@ void tlb_part(const inputs &in, report_content &c) {
     for (const auto &n : cf.value("set_sizes", json::array()))
       sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
     st.rows.push_back(
-        {level_label(false, k), num(L.entries), ok ? structure_words(L) : "not resolved",
+        {level_label(false, k), num(L.entries.value_or(0)),
+         ok ? structure_words(L) : "not resolved",
          ok ? format_bytes(S.entries.value_or(0) * page) + " / " +
                   format_bytes(S.full_miss_entries.value_or(0) * page)
             : "—",

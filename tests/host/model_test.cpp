@@ -51,7 +51,7 @@ TEST(ProfileModel, TypedFieldsAreTheFilesNumbers) {
   const auto &L2 = p.tlb.levels[1];
   EXPECT_EQ(L2.entries, 2048);
   EXPECT_EQ(L2.page_bytes, 32.0 * (1 << 20));
-  EXPECT_EQ(L2.reach_bytes, L2.entries * L2.page_bytes);
+  EXPECT_EQ(L2.reach_bytes, *L2.entries * L2.page_bytes);
   EXPECT_EQ(L2.miss_penalty_cycles, 95);
   ASSERT_TRUE(L2.structure && L2.structure->resolved);
   EXPECT_EQ(*L2.structure->ways, 8);
@@ -108,6 +108,11 @@ TEST(ProfileModel, NullsAndAbsentKeysAreWrittenBackAsRead) {
   EXPECT_EQ(model::to_json(m), L);
   const json h = {{"levels", {L}}, {"candidates", json::array()}};
   EXPECT_EQ(model::to_json(model::tlb_hierarchy_from_json(h)), h);
+  // A level written by hand for tune: its reach and page only.
+  const json bare = {{"reach_bytes", 1073741824.0}, {"page_bytes", 2097152.0}};
+  const auto b = model::tlb_level_from_json(bare);
+  EXPECT_FALSE(b.entries);
+  EXPECT_EQ(model::to_json(b), bare);
 }
 
 } // namespace

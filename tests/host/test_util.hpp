@@ -86,18 +86,10 @@ inline void expect_one_line_error(const run_result &r, const std::string &out_pa
   EXPECT_FALSE(file_exists(out_path)) << out_path;
 }
 
-// The TLB block of a profile written by hand for a test: a level may give only its reach and
-// page (entries = reach / page, no penalty), as the decisions read no more.
-inline model::tlb_hierarchy tlb_of(nlohmann::json profile) {
-  nlohmann::json tlb = profile.value("tlb", nlohmann::json::object());
-  for (const char *key : {"levels", "candidates"})
-    for (auto &L : tlb[key].is_array() ? tlb[key] : tlb[key] = nlohmann::json::array()) {
-      if (!L.contains("entries"))
-        L["entries"] = L.value("reach_bytes", 0.0) / L.value("page_bytes", 1.0);
-      if (!L.contains("miss_penalty_cycles"))
-        L["miss_penalty_cycles"] = 0.0;
-    }
-  return model::tlb_hierarchy_from_json(tlb);
+// The TLB block of a profile written by hand for a test (a level may give only its reach and
+// page: the decisions read no more).
+inline model::tlb_hierarchy tlb_of(const nlohmann::json &profile) {
+  return model::tlb_hierarchy_from_json(profile.value("tlb", nlohmann::json::object()));
 }
 
 } // namespace gpuprobe::test
