@@ -2,9 +2,14 @@
 // How a typed model reads and writes its JSON file: a field is taken out of the document (what is
 // left is the model's `detail`, written back as read) and put back in. One file's keys are spelt
 // once, in its model's from_json/to_json. Host-only, header-only.
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/schema.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <string>
 
 namespace gpuprobe::model {
 
@@ -34,6 +39,19 @@ template <class T> void put(json &doc, const char *key, const T &v) { doc[key] =
 template <class T> void put(json &doc, const char *key, const std::optional<T> &v) {
   if (v)
     doc[key] = *v;
+}
+
+// A file of family `f` read by `read()` after its schema check (another family or a newer version
+// is refused); a missing or mistyped key becomes one line naming `source` and the `kind` of file.
+template <class F>
+auto read_file_of(const json &doc, const schema::family &f, const std::string &source,
+                  const char *kind, F &&read) {
+  require_schema(doc, f, source);
+  try {
+    return read();
+  } catch (const json::exception &e) {
+    throw error("'" + source + "': malformed " + kind + " (" + std::string(e.what()) + ")");
+  }
 }
 
 } // namespace gpuprobe::model

@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/schema.hpp"
+#include "model/fields.hpp"
 
 namespace gpuprobe::model {
 
@@ -74,8 +75,7 @@ fleet_model model_from_json(const json &j) {
 } // namespace
 
 fleet fleet_from_json(const json &doc, const std::string &source) {
-  require_schema(doc, schema::fleet, source);
-  try {
+  return read_file_of(doc, schema::fleet, source, "fleet", [&] {
     fleet f;
     f.schema = doc.at("schema").get<std::string>();
     f.outlier_rule = doc.at("rule").at("outlier").get<std::string>();
@@ -86,9 +86,7 @@ fleet fleet_from_json(const json &doc, const std::string &source) {
     if (doc.contains("not_units"))
       f.not_units = doc["not_units"].get<std::vector<std::string>>();
     return f;
-  } catch (const json::exception &e) {
-    throw error("'" + source + "': malformed fleet (" + std::string(e.what()) + ")");
-  }
+  });
 }
 
 json to_json(const fleet &f) {

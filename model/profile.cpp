@@ -156,8 +156,7 @@ json to_json(const tlb_hierarchy &h) {
 }
 
 profile profile_from_json(const json &doc, const std::string &source) {
-  require_schema(doc, schema::profile, source);
-  try {
+  return read_file_of(doc, schema::profile, source, "profile", [&] {
     json j = doc;
     profile p;
     take_required(j, "schema", p.schema);
@@ -175,9 +174,7 @@ profile profile_from_json(const json &doc, const std::string &source) {
     }
     p.detail = std::move(j);
     return p;
-  } catch (const json::exception &e) {
-    throw error("'" + source + "': malformed profile (" + std::string(e.what()) + ")");
-  }
+  });
 }
 
 profile read_profile(const std::string &path) {

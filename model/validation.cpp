@@ -66,8 +66,7 @@ json to_json(const tradeoff &t) {
 }
 
 validation validation_from_json(const json &doc, const std::string &source) {
-  require_schema(doc, schema::validation, source);
-  try {
+  return read_file_of(doc, schema::validation, source, "validation", [&] {
     json j = doc;
     validation v;
     take_required(j, "schema", v.schema);
@@ -90,9 +89,7 @@ validation validation_from_json(const json &doc, const std::string &source) {
     take(j, "wall_seconds", v.wall_seconds);
     v.detail = std::move(j);
     return v;
-  } catch (const json::exception &e) {
-    throw error("'" + source + "': malformed validation (" + std::string(e.what()) + ")");
-  }
+  });
 }
 
 validation read_validation(const std::string &path) {

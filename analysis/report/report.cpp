@@ -80,27 +80,20 @@ inputs scan(const std::string &dir, report_content &c) {
         files.push_back(e.path());
   std::sort(files.begin(), files.end());
   const fs::path prof = folder.profile(), val = folder.validation(), tun = folder.tuning();
-  // A folder file: read and checked, or listed under `skipped` with the reason (null then).
-  const auto load = [&](const fs::path &f, const schema::family &fam) {
+  // A folder file read into its model (model/), or listed under `skipped` with the reason.
+  const auto load = [&](const fs::path &f, auto &slot, auto from_json) {
     if (!fs::exists(f))
-      return json();
+      return false;
     try {
-      json doc = read_json_file(f.string());
-      require_schema(doc, fam, f.string());
-      return doc;
+      slot = from_json(read_json_file(f.string()), f.string());
+      return true;
     } catch (const std::exception &e) {
       c.skipped.push_back(f.string() + ": " + e.what());
-      return json();
+      return false;
     }
   };
   // The folder's GPU, from its profile: a raw result, tuning or validation of another is foreign.
-  if (const json doc = load(prof, schema::profile); doc.is_object()) {
-    try {
-      in.profile = model::profile_from_json(doc, prof.string());
-    } catch (const std::exception &e) {
-      c.skipped.push_back(prof.string() + ": " + e.what());
-    }
-  }
+  load(prof, in.profile, model::profile_from_json);
   const std::string folder_uuid = in.profile ? in.profile->gpu_uuid() : "";
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
@@ -175,22 +168,10 @@ inputs scan(const std::string &dir, report_content &c) {
     if (in.device.empty() && in.profile->device.is_object() && !in.profile->device.empty())
       in.device = device_line(in.profile->device);
   }
-  if (const json doc = load(tun, schema::tuning); doc.is_object()) {
-    try {
-      in.tuning = model::tuning_from_json(doc, tun.string());
-      c.sources.push_back(tun.string());
-    } catch (const std::exception &e) {
-      c.skipped.push_back(tun.string() + ": " + e.what());
-    }
-  }
-  if (const json doc = load(val, schema::validation); doc.is_object()) {
-    try {
-      in.validation = model::validation_from_json(doc, val.string());
-      c.sources.push_back(val.string());
-    } catch (const std::exception &e) {
-      c.skipped.push_back(val.string() + ": " + e.what());
-    }
-  }
+  if (load(tun, in.tuning, model::tuning_from_json))
+    c.sources.push_back(tun.string());
+  if (load(val, in.validation, model::validation_from_json))
+    c.sources.push_back(val.string());
   // Tuning and validation of another GPU than the profile's are not this folder's.
   const auto foreign = [&](const std::string &other, const fs::path &f) {
     if (folder_uuid.empty() || other.empty() || other == folder_uuid)
@@ -205,16 +186,11 @@ inputs scan(const std::string &dir, report_content &c) {
   if (in.validation && foreign(in.validation->gpu_uuid(), val))
     in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";
-  if (const json doc = load(fl, schema::fleet); doc.is_object()) {
-    try {
-      in.fleet = model::fleet_from_json(doc, fl.string());
-      c.sources.push_back(fl.string());
-      if (in.device.empty())
-        in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +
-                    std::to_string(in.fleet->models.size()) + " model(s)";
-    } catch (const std::exception &e) {
-      c.skipped.push_back(fl.string() + ": " + e.what());
-    }
+  if (load(fl, in.fleet, model::fleet_from_json)) {
+    c.sources.push_back(fl.string());
+    if (in.device.empty())
+      in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +
+                  std::to_string(in.fleet->models.size()) + " model(s)";
   }
   if (c.sources.empty() && c.not_drawn.empty())
     throw error("report: '" + dir +
