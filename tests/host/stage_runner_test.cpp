@@ -143,3 +143,18 @@ TEST(StageRunner, ReanalyzeKeepsMeasurementsAndRunsAnalyses) {
             std::string::npos)
       << out;
 }
+
+// run's tune and validate go by the same rule as characterize's stages (pipeline::resume_rule):
+// kept when made the same way on this GPU and nothing they read ran now.
+TEST(StageRunner, RunsStagesFollowTheSameRule) {
+  auto f = fresh("stage_runner_rule");
+  f.run();
+  using gpuprobe::pipeline::resume_rule;
+  EXPECT_TRUE(resume_rule(f.dir, k_analyze, f.gpu, false).keep);
+  const auto upstream = resume_rule(f.dir, k_analyze, f.gpu, true);
+  EXPECT_FALSE(upstream.keep);
+  EXPECT_EQ(upstream.reason, "a stage it reads from ran again");
+  EXPECT_FALSE(resume_rule(f.dir, k_analyze, "GPU-bbbb", false).keep);
+  const stage tune{"tune", "tuning.json", {"tune", "--quick"}, {}};
+  EXPECT_EQ(resume_rule(f.dir, tune, f.gpu, false).reason, "not run yet");
+}
