@@ -289,62 +289,55 @@ json cross_check(const json &tlb, const json &real_tlb, const json &real_result,
   return out;
 }
 
-json assemble_profile(const std::string &dir, const json &stages_run, const json &conditions) {
+model::profile assemble_profile(const std::string &dir, const json &stages_run,
+                                const json &conditions) {
   const fs::path d(dir);
-  const json tp = read_json_file((d / "raw/tlb_profile.json").string());
-  require_schema(tp, schema::profile, (d / "raw/tlb_profile.json").string());
-  json tlb = tp.value("tlb", json::object());
-  auto attach = [&](const char *key, bool candidate) {
-    if (!tlb.contains(key))
-      return;
-    for (std::size_t k = 0; k < tlb[key].size(); ++k) {
-      const fs::path f = results_folder{d}.raw("sharing_" + level_label(candidate, k) + ".json");
-      if (!fs::exists(f)) {
-        tlb[key][k]["sharing"] = {{"scope", "not measured"}};
-        continue;
-      }
+  const results_folder folder{d};
+  model::profile p = model::read_profile(folder.raw("tlb_profile.json").string());
+  p.schema = schema::profile.id();
+  p.meta = json::object();
+  auto attach = [&](std::vector<model::tlb_level> &list, bool candidate) {
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      model::tlb_level &L = list[k];
+      const fs::path f = folder.raw("sharing_" + level_label(candidate, k) + ".json");
+      L.sharing = model::level_sharing{};
+      if (!fs::exists(f))
+        continue; // "not measured"
       // A sharing file measured for another geometry (an earlier analysis labelled levels
-      // differently) is not this level's answer.
+      // differently) is not this level's answer: its params alone are read to tell.
       const json params = read_json_file(f.string())
                               .value("sharing", json::object())
                               .value("params", json::object());
       const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
-      const json &L = tlb[key][k];
-      if (e > 0 && pg > 0 &&
-          (std::fabs(e - L.value("entries", 0.0)) > 0.5 || pg != L.value("page_bytes", 0.0))) {
-        tlb[key][k]["sharing"] = {
-            {"scope", "not measured"},
-            {"note", "raw/" + f.filename().string() + " was measured for " +
-                         std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
-                         ": run characterize on the GPU to measure this level"}};
+      if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
+        L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
+                                    std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
+                                    ": run characterize on the GPU to measure this level";
         continue;
       }
-      const auto a = analyze_sharing(load_sharing_input(f.string()));
-      json s = to_json(a);
+      json s = to_json(analyze_sharing(load_sharing_input(f.string())));
       s["source"] = "raw/" + f.filename().string();
-      tlb[key][k]["sharing"] = s;
+      L.sharing = model::level_sharing_from_json(s);
     }
   };
-  attach("levels", false);
-  attach("candidates", true);
+  attach(p.tlb.levels, false);
+  attach(p.tlb.candidates, true);
   // The conflict sets (a second measure of each level's ways), matched by label and geometry.
-  const fs::path cf = d / "raw/tlb_conflict.json";
-  if (fs::exists(cf) && tlb.contains("levels")) {
+  const fs::path cf = folder.raw("tlb_conflict.json");
+  if (fs::exists(cf)) {
     const json cr = read_json_file(cf.string());
     require_schema(cr, schema::result, cf.string());
     for (const auto &rl : cr.value("tlb_conflict", json::object()).value("levels", json::array()))
-      for (std::size_t k = 0; k < tlb["levels"].size(); ++k) {
-        json &L = tlb["levels"][k];
+      for (std::size_t k = 0; k < p.tlb.levels.size(); ++k) {
+        model::tlb_level &L = p.tlb.levels[k];
         if (rl.value("level", "") == level_label(false, k) &&
-            rl.value("page_bytes", 0.0) == L.value("page_bytes", 0.0) &&
-            std::fabs(rl.value("entries", 0.0) - L.value("entries", 0.0)) < 0.5 &&
-            L.contains("structure"))
-          L["structure"]["conflict"] = conflict_summary(L, rl);
+            rl.value("page_bytes", 0.0) == L.page_bytes &&
+            std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 && L.structure)
+          L.structure->conflict = conflict_summary(model::to_json(L), rl);
       }
   }
   json atomics = json::array();
-  const fs::path af = d / "raw/atomics.json";
-  json device = tp.value("device", json::object());
+  const fs::path af = folder.raw("atomics.json");
   if (fs::exists(af)) {
     const json a = read_json_file(af.string());
     require_schema(a, schema::result, af.string());
@@ -353,23 +346,23 @@ json assemble_profile(const std::string &dir, const json &stages_run, const json
                          {"fit", v.value("fit", json::object())},
                          {"queue_model", v.value("queue_model", json::object())}});
     if (a.contains("device"))
-      device = a["device"];
+      p.device = a["device"];
   }
-  const fs::path rp = d / "raw/tlb_real_profile.json", rr = d / "raw/tlb_real.json";
+  const fs::path rp = folder.raw("tlb_real_profile.json"), rr = folder.raw("tlb_real.json");
   if (fs::exists(rp) && fs::exists(rr)) {
     const json real_profile = read_json_file(rp.string());
     require_schema(real_profile, schema::profile, rp.string());
-    const fs::path sp = d / "raw/tlb_sampling.json";
-    tlb["cross_check"] =
-        cross_check(tlb, real_profile.value("tlb", json::object()), read_json_file(rr.string()),
-                    fs::exists(sp) ? read_json_file(sp.string()) : json::object());
+    const fs::path sp = folder.raw("tlb_sampling.json");
+    p.tlb.cross_check = cross_check(
+        model::to_json(p.tlb), real_profile.value("tlb", json::object()),
+        read_json_file(rr.string()), fs::exists(sp) ? read_json_file(sp.string()) : json::object());
   }
-  return {{"schema", schema::profile.id()},
-          {"device", device},
-          {"tlb", tlb},
-          {"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}},
-          {"conditions", conditions},
-          {"stages", stages_run}};
+  p.detail = {{"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}},
+              {"conditions", conditions}};
+  p.stages.emplace();
+  for (const auto &st : stages_run)
+    p.stages->push_back(model::stage_record_from_json(st));
+  return p;
 }
 
 } // namespace gpuprobe::analysis

@@ -1,6 +1,8 @@
 #pragma once
 // `gpuprobe characterize`: the plan of stages (one gpuprobe subcommand each, writing one file
 // under DIR/raw) and the assembly of DIR/profile.json from what they wrote. Host-only.
+#include "model/profile.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -61,7 +63,7 @@ nlohmann::json cross_check(const nlohmann::json &tlb, const nlohmann::json &real
 
 // DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
 // sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.
-nlohmann::json assemble_profile(const std::string &dir, const nlohmann::json &stages_run,
+model::profile assemble_profile(const std::string &dir, const nlohmann::json &stages_run,
                                 const nlohmann::json &conditions);
 
 } // namespace gpuprobe::analysis

@@ -7,9 +7,8 @@
 
 namespace gpuprobe::model {
 
-namespace {
-
-level_sharing sharing_from_json(json j) {
+level_sharing level_sharing_from_json(const json &in) {
+  json j = in;
   level_sharing s;
   take(j, "scope", s.scope);
   take(j, "groups", s.groups);
@@ -25,6 +24,8 @@ json to_json(const level_sharing &s) {
   put(j, "reason", s.reason);
   return j;
 }
+
+namespace {
 
 level_structure structure_from_json(json j) {
   level_structure s;
@@ -64,7 +65,10 @@ json to_json(const level_structure &s) {
   return j;
 }
 
-stage_record stage_from_json(json j) {
+} // namespace
+
+stage_record stage_record_from_json(const json &in) {
+  json j = in;
   stage_record s;
   take(j, "name", s.name);
   take(j, "file", s.file);
@@ -80,8 +84,6 @@ json to_json(const stage_record &s) {
   put(j, "rerun_because", s.rerun_because);
   return j;
 }
-
-} // namespace
 
 tlb_level tlb_level_from_json(const json &in) {
   json j = in;
@@ -100,7 +102,7 @@ tlb_level tlb_level_from_json(const json &in) {
     j.erase(it);
   }
   if (const auto it = j.find("sharing"); it != j.end()) {
-    L.sharing = sharing_from_json(*it);
+    L.sharing = level_sharing_from_json(*it);
     j.erase(it);
   }
   L.detail = std::move(j);
@@ -169,7 +171,7 @@ profile profile_from_json(const json &doc, const std::string &source) {
     if (const auto it = j.find("stages"); it != j.end()) {
       p.stages.emplace();
       for (const auto &s : *it)
-        p.stages->push_back(stage_from_json(s));
+        p.stages->push_back(stage_record_from_json(s));
       j.erase(it);
     }
     p.detail = std::move(j);

@@ -83,6 +83,10 @@ profile profile_from_json(const nlohmann::json &doc, const std::string &source);
 profile read_profile(const std::string &path);
 nlohmann::json to_json(const profile &p);
 
+level_sharing level_sharing_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const level_sharing &s);
+stage_record stage_record_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const stage_record &s);
 tlb_level tlb_level_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_level &L);
 tlb_hierarchy tlb_hierarchy_from_json(const nlohmann::json &j);

@@ -222,29 +222,28 @@ void run_characterize(const characterize_run_options &o) {
   run_stage(atomics, ++k, n);
   record_clock(conditions, dir, dev);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  json profile;
+  model::profile made;
   if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
     // Nothing measured or analyzed now: the profile stays as written, with the conditions and
     // times of its measurement (`gpuprobe run` sees it unchanged and keeps what follows).
-    profile = previous;
-    const std::string made = previous.value("meta", json::object()).value("git_commit", "");
+    made = model::profile_from_json(previous, profile_path.string());
+    const std::string by = made.meta.value("git_commit", "");
     std::printf("  profile.json done earlier, kept%s\n",
-                made == run_metadata(o.seed).value("git_commit", "")
+                by == run_metadata(o.seed).value("git_commit", "")
                     ? ""
-                    : (" (made by gpuprobe " + made +
+                    : (" (made by gpuprobe " + by +
                        "; --reanalyze derives it again with this build, no GPU needed)")
                           .c_str());
   } else {
-    profile = analysis::assemble_profile(dir, runner.stages_run, conditions);
-    profile["meta"] = run_metadata(o.seed);
-    profile["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
-    profile["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
+    made = analysis::assemble_profile(dir, runner.stages_run, conditions);
+    made.meta = run_metadata(o.seed);
+    made.detail["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
+    made.detail["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
     if (o.reanalyze)
-      profile["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
-                               {"seconds", wall}};
-    write_json_atomic(profile_path.string(), profile);
+      made.detail["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
+                                   {"seconds", wall}};
+    write_json_atomic(profile_path.string(), model::to_json(made));
   }
-  const model::profile made = model::profile_from_json(profile, profile_path.string());
   print_hierarchy(made.tlb);
   print_stage_times(made);
   std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "

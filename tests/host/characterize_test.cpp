@@ -102,7 +102,8 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
                {{"variants",
                  {{{"variant", "same_u32"}, {"fit", {{"slope_cycles_per_thread", 0.69}}}}}}}}}
              .dump();
-  const json p = assemble_profile(dir.string(), json::array(), json{{"throttled", false}});
+  const json p = gpuprobe::model::to_json(
+      assemble_profile(dir.string(), json::array(), json{{"throttled", false}}));
   EXPECT_EQ(p["schema"], "gpuprobe.profile/1");
   EXPECT_EQ(p["device"]["name"], "NVIDIA H100");
   EXPECT_EQ(p["tlb"]["levels"][0]["sharing"]["scope"], "not measured");
