@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 namespace gpuprobe::analysis {
 
@@ -168,17 +169,17 @@ stage_check check_stage(const std::string &path, const stage &s, const std::stri
   return {true, ""};
 }
 
-json memory_access(const json &real_result) {
-  const double l2 = real_result.value("device", json::object()).value("l2_bytes", 0.0);
-  const json control = real_result.value("tlb", json::object()).value("control", json::object());
+json memory_access(const probes::tlb_result &real_result) {
+  const double l2 = real_result.device.value("l2_bytes", 0.0);
   std::vector<double> hit, mem;
-  for (const auto &p : control.value("points", json::array())) {
-    const double fp = p.value("footprint_bytes", 0.0), c = p.value("median_cycles", 0.0);
-    if (fp <= l2 / 4)
-      hit.push_back(c);
-    else if (fp >= 2 * l2)
-      mem.push_back(c);
-  }
+  if (real_result.control)
+    for (const auto &p : real_result.control->points) {
+      const double fp = double(p.footprint_bytes);
+      if (fp <= l2 / 4)
+        hit.push_back(p.median);
+      else if (fp >= 2 * l2)
+        mem.push_back(p.median);
+    }
   if (l2 <= 0 || hit.empty() || mem.empty())
     return nullptr;
   return {{"source", "the real-memory chase's L2 control (128-byte stride)"},
@@ -220,39 +221,38 @@ std::string other_gpu_results(const std::string &dir, const std::string &uuid) {
   return "";
 }
 
-json cross_check(const json &tlb, const json &real_tlb, const json &real_result,
-                 const json &sampling) {
+json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &real_tlb,
+                 const probes::tlb_result &real_result, const probes::sampling_result *sampling) {
   json out = {
       {"method", "the aliased levels against an analysis of a chase over real memory (cudaMalloc)"},
       {"levels", json::array()}};
   const json memory = memory_access(real_result);
   if (!memory.is_null())
     out["memory_access"] = memory;
-  std::map<std::string, json> sampled;
-  for (const auto &l : sampling.value("sampling", json::object()).value("levels", json::array()))
-    sampled[l.value("level", "")] = l;
-  const double real_end = real_tlb.value("searched_up_to_bytes", 0.0);
-  std::vector<std::pair<std::string, json>> real;
+  std::map<std::string, const probes::sampling_level_result *> sampled;
+  if (sampling)
+    for (const auto &l : sampling->levels)
+      sampled[l.target.level] = &l;
+  const double real_end = real_tlb.searched_up_to_bytes.value_or(0);
+  std::vector<std::pair<std::string, const model::tlb_level *>> real;
   for (const bool candidate : {false, true}) {
-    const json list = real_tlb.value(candidate ? "candidates" : "levels", json::array());
+    const auto &list = candidate ? real_tlb.candidates : real_tlb.levels;
     for (std::size_t k = 0; k < list.size(); ++k)
       real.emplace_back(
-          std::string(candidate ? "candidate " : "level ") + level_label(candidate, k), list[k]);
+          std::string(candidate ? "candidate " : "level ") + level_label(candidate, k), &list[k]);
   }
   for (const bool candidate : {false, true}) {
-    const json list = tlb.value(candidate ? "candidates" : "levels", json::array());
+    const auto &list = candidate ? tlb.candidates : tlb.levels;
     for (std::size_t k = 0; k < list.size(); ++k) {
-      const double reach = list[k].value("reach_bytes", 0.0),
-                   page = list[k].value("page_bytes", 0.0);
+      const double reach = list[k].reach_bytes, page = list[k].page_bytes;
       json row = {{"level", level_label(candidate, k)}, {"reach_bytes", reach}};
       std::string verdict = "not seen in real memory";
       for (const auto &[name, r] : real)
-        if (r.value("page_bytes", 0.0) == page &&
-            std::fabs(r.value("reach_bytes", 0.0) - reach) <= 0.15 * reach) {
+        if (r->page_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach) {
           verdict = "agrees: real memory's " + name + " (" +
-                    std::to_string(std::lround(r.value("entries", 0.0))) + " x " +
+                    std::to_string(std::lround(r->entries.value_or(0))) + " x " +
                     std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +
-                    std::to_string(std::lround(r.value("miss_penalty_cycles", 0.0))) + " cycles)";
+                    std::to_string(std::lround(r->miss_penalty_cycles.value_or(0))) + " cycles)";
           break;
         }
       if (verdict.rfind("agrees", 0) != 0 && reach > real_end)
@@ -260,14 +260,14 @@ json cross_check(const json &tlb, const json &real_tlb, const json &real_result,
                   std::to_string(std::lround(real_end / double(1ull << 30))) +
                   " GiB: the device memory)";
       row["real_memory"] = verdict;
-      const std::string served = miss_served_by(list[k].value("miss_penalty_cycles", 0.0), memory);
+      const std::string served = miss_served_by(list[k].miss_penalty_cycles.value_or(0), memory);
       if (!served.empty())
         row["miss_served_by"] = served;
       const auto it = candidate ? sampled.end() : sampled.find(level_label(false, k));
       if (it != sampled.end()) {
-        json v = it->second.value("verdict", json::object());
-        v["below_bytes"] = it->second.value("below_bytes", 0.0);
-        v["above_bytes"] = it->second.value("above_bytes", 0.0);
+        json v = it->second->verdict;
+        v["below_bytes"] = double(it->second->target.below_bytes);
+        v["above_bytes"] = double(it->second->target.above_bytes);
         row["sampling"] = v;
       }
       out["levels"].push_back(row);
@@ -275,11 +275,11 @@ json cross_check(const json &tlb, const json &real_tlb, const json &real_result,
   }
   // The real-memory chase's own effect: its hops land in near and far L2 slices, so a point's
   // per-hop distribution splits (p10 vs p90) where the aliased chase, one line, does not.
-  const double l2 = real_result.value("device", json::object()).value("l2_bytes", 0.0);
+  const double l2 = real_result.device.value("l2_bytes", 0.0);
   std::vector<double> p10, p90;
-  for (const auto &p : real_result.value("tlb", json::object()).value("points", json::array()))
-    if (l2 > 0 && p.value("footprint_bytes", 0.0) <= l2 / 2 && p.value("hops", 0.0) >= 8)
-      p10.push_back(p.value("p10_cycles", 0.0)), p90.push_back(p.value("p90_cycles", 0.0));
+  for (const auto &p : real_result.points)
+    if (l2 > 0 && double(p.footprint_bytes) <= l2 / 2 && p.hops >= 8)
+      p10.push_back(p.p10), p90.push_back(p.p90);
   if (!p10.empty())
     out["l2_split"] = {{"points", p10.size()},
                        {"footprints", "up to half the L2, 8 hops or more"},
@@ -350,12 +350,13 @@ model::profile assemble_profile(const std::string &dir, const json &stages_run,
   }
   const fs::path rp = folder.raw("tlb_real_profile.json"), rr = folder.raw("tlb_real.json");
   if (fs::exists(rp) && fs::exists(rr)) {
-    const json real_profile = read_json_file(rp.string());
-    require_schema(real_profile, schema::profile, rp.string());
+    const model::profile real_profile = model::read_profile(rp.string());
+    const auto real = probes::tlb_result_from_json(read_json_file(rr.string()));
     const fs::path sp = folder.raw("tlb_sampling.json");
-    p.tlb.cross_check = cross_check(
-        model::to_json(p.tlb), real_profile.value("tlb", json::object()),
-        read_json_file(rr.string()), fs::exists(sp) ? read_json_file(sp.string()) : json::object());
+    std::optional<probes::sampling_result> sampling;
+    if (fs::exists(sp))
+      sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
+    p.tlb.cross_check = cross_check(p.tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr);
   }
   p.detail = {{"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}},
               {"conditions", conditions}};

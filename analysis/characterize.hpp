@@ -2,6 +2,8 @@
 // `gpuprobe characterize`: the plan of stages (one gpuprobe subcommand each, writing one file
 // under DIR/raw) and the assembly of DIR/profile.json from what they wrote. Host-only.
 #include "model/profile.hpp"
+#include "probes/sampling_driver.hpp"
+#include "probes/tlb_driver.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -49,17 +51,18 @@ std::string other_gpu_results(const std::string &dir, const std::string &uuid);
 // The memory access as the real-memory chase's L2 control measured it: {l2_hit_cycles (footprints
 // up to a quarter of the L2), memory_cycles (twice the L2 and more), extra_cycles}; null without
 // a control.
-nlohmann::json memory_access(const nlohmann::json &real_result);
+nlohmann::json memory_access(const probes::tlb_result &real_result);
 // What serves a level's miss, from its penalty in units of that extra: "memory: a page walk ..."
 // at 0.75 of a memory access or more, else "on chip (...)"; "" without a reference.
 std::string miss_served_by(double penalty_cycles, const nlohmann::json &memory);
 
 // The aliased levels (`tlb`: a profile's tlb block) checked against the real-memory analysis
 // (`real_tlb`), the real-memory result's L2 near/far split and memory access, and the random
-// sampling below/above each level (`sampling`: a tlb-sampling result, or {}): the profile's
+// sampling below/above each level (`sampling`: a tlb-sampling result, or none): the profile's
 // tlb.cross_check.
-nlohmann::json cross_check(const nlohmann::json &tlb, const nlohmann::json &real_tlb,
-                           const nlohmann::json &real_result, const nlohmann::json &sampling);
+nlohmann::json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &real_tlb,
+                           const probes::tlb_result &real_result,
+                           const probes::sampling_result *sampling);
 
 // DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
 // sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.

@@ -181,14 +181,13 @@ TEST(Characterize, CrossCheckAgainstRealMemory) {
                         {"page_bytes", 32.0 * (1 << 20)},
                         {"reach_bytes", 2065 * 32.0 * (1 << 20)},
                         {"miss_penalty_cycles", 93}}}}};
-  json points = json::array();
-  for (int h = 1; h <= 12; ++h)
-    points.push_back({{"footprint_bytes", h * 2.0 * (1 << 20)},
-                      {"hops", h},
-                      {"p10_cycles", 300},
-                      {"p90_cycles", 318}});
-  const json result = {{"device", {{"l2_bytes", 50.0 * (1 << 20)}}}, {"tlb", {{"points", points}}}};
-  const json c = cross_check(tlb, real, result, json::object());
+  gpuprobe::probes::tlb_result result; // the real-memory chase: 2 MiB steps, a near/far split
+  result.device = {{"l2_bytes", 50.0 * (1 << 20)}};
+  for (std::uint64_t h = 1; h <= 12; ++h)
+    result.points.push_back({2u << 20, h * (2u << 20), h, 0, 300, 318, 0, 1, 0, false});
+  using gpuprobe::model::tlb_hierarchy_from_json;
+  const json c =
+      cross_check(tlb_hierarchy_from_json(tlb), tlb_hierarchy_from_json(real), result, nullptr);
   ASSERT_EQ(c["levels"].size(), 3u);
   EXPECT_EQ(c["levels"][0]["real_memory"].get<std::string>().rfind(
                 "agrees: real memory's candidate C1", 0),
@@ -208,12 +207,12 @@ TEST(Characterize, CrossCheckAgainstRealMemory) {
 // and a memory access (~700); the H200's third structure (+434) costs a memory access, its L2
 // TLB (+96) does not. The sampling verdict of each level joins the cross-check.
 TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
-  json points = json::array();
-  for (double mib : {1.0, 4.0, 10.0, 30.0, 45.0, 130.0, 200.0, 240.0})
-    points.push_back({{"footprint_bytes", mib * (1 << 20)},
-                      {"median_cycles", mib <= 15 ? 294.0 : (mib < 120 ? 510.0 : 684.0)}});
-  const json result = {{"device", {{"l2_bytes", 60.0 * (1 << 20)}}},
-                       {"tlb", {{"control", {{"points", points}}}, {"points", json::array()}}}};
+  gpuprobe::probes::tlb_result result; // the real-memory chase's L2 control (128-byte stride)
+  result.device = {{"l2_bytes", 60.0 * (1 << 20)}};
+  result.control.emplace();
+  for (std::uint64_t mib : {1, 4, 10, 30, 45, 130, 200, 240})
+    result.control->points.push_back(
+        {128, mib << 20, 0, mib <= 15 ? 294.0 : (mib < 120 ? 510.0 : 684.0), 0, 0, 0, 1, 0, false});
   const json mem = memory_access(result);
   ASSERT_FALSE(mem.is_null());
   EXPECT_DOUBLE_EQ(mem["l2_hit_cycles"].get<double>(), 294);
@@ -221,7 +220,9 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
   EXPECT_EQ(miss_served_by(434, mem).rfind("memory: a page walk", 0), 0u);
   EXPECT_EQ(miss_served_by(96, mem).rfind("on chip (0.25 x", 0), 0u) << miss_served_by(96, mem);
   EXPECT_EQ(miss_served_by(96, nullptr), "");
-  EXPECT_TRUE(memory_access({{"device", {{"l2_bytes", 1e6}}}, {"tlb", json::object()}}).is_null());
+  gpuprobe::probes::tlb_result no_control;
+  no_control.device = {{"l2_bytes", 1e6}};
+  EXPECT_TRUE(memory_access(no_control).is_null());
 
   const json tlb = {{"levels",
                      {{{"entries", 2163},
@@ -232,15 +233,15 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
                        {"page_bytes", 64.0 * (1 << 20)},
                        {"reach_bytes", 4350 * 64.0 * (1 << 20)},
                        {"miss_penalty_cycles", 434}}}}};
-  const json sampling = {
-      {"sampling",
-       {{"levels",
-         {{{"level", "L1"},
-           {"below_bytes", 54.0 * (1ull << 30)},
-           {"above_bytes", 84.0 * (1ull << 30)},
-           {"verdict", {{"verdict", "slower by 40.0 %"}, {"ratio", 1.4}}}},
-          {{"level", "L2"}, {"verdict", {{"verdict", "not tested: beyond"}}}}}}}}};
-  const json c = cross_check(tlb, json::object(), result, sampling);
+  gpuprobe::probes::sampling_result sampling;
+  sampling.levels.resize(2);
+  sampling.levels[0].target.level = "L1";
+  sampling.levels[0].target.below_bytes = 54ull << 30;
+  sampling.levels[0].target.above_bytes = 84ull << 30;
+  sampling.levels[0].verdict = {{"verdict", "slower by 40.0 %"}, {"ratio", 1.4}};
+  sampling.levels[1].target.level = "L2";
+  sampling.levels[1].verdict = {{"verdict", "not tested: beyond"}};
+  const json c = cross_check(gpuprobe::model::tlb_hierarchy_from_json(tlb), {}, result, &sampling);
   ASSERT_EQ(c["levels"].size(), 2u);
   EXPECT_EQ(c["levels"][0]["sampling"]["ratio"], 1.4);
   EXPECT_EQ(c["levels"][0]["sampling"]["above_bytes"], 84.0 * (1ull << 30));
