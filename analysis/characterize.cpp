@@ -8,6 +8,7 @@
 #include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
+#include "probes/atomics_driver.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -339,14 +340,13 @@ model::profile assemble_profile(const std::string &dir, const json &stages_run,
   json atomics = json::array();
   const fs::path af = folder.raw("atomics.json");
   if (fs::exists(af)) {
-    const json a = read_json_file(af.string());
-    require_schema(a, schema::result, af.string());
-    for (const auto &v : a["atomics"].value("variants", json::array()))
-      atomics.push_back({{"variant", v.value("variant", "")},
-                         {"fit", v.value("fit", json::object())},
-                         {"queue_model", v.value("queue_model", json::object())}});
-    if (a.contains("device"))
-      p.device = a["device"];
+    const auto a = probes::atomics_result_from_json(read_json_file(af.string()));
+    for (const auto &v : a.variants) // the fits the atomics stage made (its `analysis`)
+      atomics.push_back({{"variant", probes::to_string(v.variant)},
+                         {"fit", v.analysis.value("fit", json::object())},
+                         {"queue_model", v.analysis.value("queue_model", json::object())}});
+    if (!a.device.is_null())
+      p.device = a.device;
   }
   const fs::path rp = folder.raw("tlb_real_profile.json"), rr = folder.raw("tlb_real.json");
   if (fs::exists(rp) && fs::exists(rr)) {

@@ -3,6 +3,7 @@
 // stages' files.
 #include "analysis/characterize.hpp"
 #include "common/json_io.hpp"
+#include "probes/atomics_driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -94,14 +95,14 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
       {"tlb",
        {{"levels", {{{"entries", 2039}, {"page_bytes", 33554432}, {"reach_bytes", 6.84e10}}}},
         {"candidates", json::array()}}}}.dump();
-  std::ofstream(dir / "raw/atomics.json")
-      << json{{"schema", "gpuprobe.result/1"},
-              {"probe", "atomics"},
-              {"device", {{"name", "NVIDIA H100"}}},
-              {"atomics",
-               {{"variants",
-                 {{{"variant", "same_u32"}, {"fit", {{"slope_cycles_per_thread", 0.69}}}}}}}}}
-             .dump();
+  gpuprobe::probes::atomics_result atomics; // as the atomics stage writes it, with its fit
+  atomics.device = {{"name", "NVIDIA H100"}};
+  atomics.variants.push_back({gpuprobe::probes::parse_atomic_variant("same_u32"),
+                              0,
+                              false,
+                              {},
+                              {{"fit", {{"slope_cycles_per_thread", 0.69}}}}});
+  std::ofstream(dir / "raw/atomics.json") << gpuprobe::probes::to_json(atomics).dump();
   const json p = gpuprobe::model::to_json(
       assemble_profile(dir.string(), json::array(), json{{"throttled", false}}));
   EXPECT_EQ(p["schema"], "gpuprobe.profile/1");
