@@ -102,9 +102,9 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed) 
 std::vector<stage> sharing_stages(const json &tlb_profile, bool quick, int device,
                                   unsigned long long seed) {
   std::vector<stage> s;
-  const json tlb = tlb_profile.value("tlb", json::object());
-  const auto levels = tlb.value("levels", json::array()),
-             candidates = tlb.value("candidates", json::array());
+  const model::tlb_hierarchy tlb =
+      model::tlb_hierarchy_from_json(tlb_profile.value("tlb", json::object()));
+  const auto &levels = tlb.levels, &candidates = tlb.candidates;
   auto add = [&](const std::string &name, const std::string &flag, int k) {
     std::vector<std::string> a = {
         "tlb-sharing",          "--device", std::to_string(device), "--profile",
@@ -117,14 +117,14 @@ std::vector<stage> sharing_stages(const json &tlb_profile, bool quick, int devic
   double top_level = 0;
   for (std::size_t k = 1; k <= levels.size(); ++k) {
     add("sharing_" + level_label(false, k - 1), "--level", int(k));
-    top_level = std::max(top_level, levels[k - 1].value("reach_bytes", 0.0));
+    top_level = std::max(top_level, levels[k - 1].reach_bytes);
   }
   if (!candidates.empty()) {
     std::size_t best = 0; // the candidate with the largest reach (the one the scoped workloads use)
     for (std::size_t k = 0; k < candidates.size(); ++k)
-      if (candidates[k].value("reach_bytes", 0.0) > candidates[best].value("reach_bytes", 0.0))
+      if (candidates[k].reach_bytes > candidates[best].reach_bytes)
         best = k;
-    if (candidates[best].value("reach_bytes", 0.0) > top_level)
+    if (candidates[best].reach_bytes > top_level)
       add("sharing_" + level_label(true, best), "--candidate", int(best + 1));
   }
   return s;

@@ -54,23 +54,29 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
 
 TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
   json p = {{"tlb",
-             {{"levels", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 2e9}}}},
+             {{"levels",
+               {{{"reach_bytes", 1e9}, {"page_bytes", 2097152}},
+                {{"reach_bytes", 2e9}, {"page_bytes", 2097152}}}},
               {"candidates", json::array()}}}};
   auto s = sharing_stages(p, false, 0);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1].name, "sharing_L2");
-  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}},
-                            {{"reach_bytes", 6.9e10}}}; // beyond every level: tested too
+  p["tlb"]["candidates"] = {
+      {{"reach_bytes", 1.5e9}, {"page_bytes", 2097152}},
+      {{"reach_bytes", 6.9e10}, {"page_bytes", 2097152}}}; // beyond every level: tested too
   s = sharing_stages(p, false, 0);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[2].name, "sharing_C2");
-  p["tlb"]["candidates"] = {{{"reach_bytes", 1.5e9}}}; // inside a level's reach: not tested
+  p["tlb"]["candidates"] = {
+      {{"reach_bytes", 1.5e9}, {"page_bytes", 2097152}}}; // inside a level's reach: not tested
   EXPECT_EQ(sharing_stages(p, false, 0).size(), 2u);
   p["tlb"]["candidates"] = json::array();
   EXPECT_EQ(*(std::find(s[1].args.begin(), s[1].args.end(), "--level") + 1), "2");
   p = {{"tlb",
         {{"levels", json::array()},
-         {"candidates", {{{"reach_bytes", 1e9}}, {{"reach_bytes", 6.9e10}}}}}}};
+         {"candidates",
+          {{{"reach_bytes", 1e9}, {"page_bytes", 2097152}},
+           {{"reach_bytes", 6.9e10}, {"page_bytes", 2097152}}}}}}};
   s = sharing_stages(p, true, 0);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].name, "sharing_C2");
