@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpuprobe::model {
 
@@ -33,6 +34,36 @@ template <class T> void take(json &doc, const char *key, std::optional<T> &v) {
 template <class T> void take_required(json &doc, const char *key, T &v) {
   v = doc.at(key).template get<T>();
   doc.erase(key);
+}
+
+// A block of `doc` read by `from` into `v` (a list: each element), and out of `doc`; absent: `v`
+// keeps its default (an optional list stays empty).
+template <class T, class F> void take_with(json &doc, const char *key, T &v, F &&from) {
+  if (const auto it = doc.find(key); it != doc.end()) {
+    v = from(*it);
+    doc.erase(it);
+  }
+}
+template <class T, class F>
+void take_list(json &doc, const char *key, std::vector<T> &v, F &&from) {
+  take_with(doc, key, v, [&](const json &a) {
+    std::vector<T> out;
+    for (const auto &e : a)
+      out.push_back(from(e));
+    return out;
+  });
+}
+template <class T, class F>
+void take_list(json &doc, const char *key, std::optional<std::vector<T>> &v, F &&from) {
+  if (doc.contains(key))
+    take_list(doc, key, v.emplace(), from);
+}
+// A list written with each element's own to_json.
+template <class T> json list_json(const std::vector<T> &v) {
+  json a = json::array();
+  for (const auto &e : v)
+    a.push_back(to_json(e));
+  return a;
 }
 
 template <class T> void put(json &doc, const char *key, const T &v) { doc[key] = v; }

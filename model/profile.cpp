@@ -97,14 +97,8 @@ tlb_level tlb_level_from_json(const json &in) {
   take(j, "full_miss_bytes", L.full_miss_bytes);
   take(j, "page_bound", L.page_bound);
   take(j, "confidence", L.confidence);
-  if (const auto it = j.find("structure"); it != j.end()) {
-    L.structure = structure_from_json(*it);
-    j.erase(it);
-  }
-  if (const auto it = j.find("sharing"); it != j.end()) {
-    L.sharing = level_sharing_from_json(*it);
-    j.erase(it);
-  }
+  take_with(j, "structure", L.structure, structure_from_json);
+  take_with(j, "sharing", L.sharing, level_sharing_from_json);
   L.detail = std::move(j);
   return L;
 }
@@ -130,14 +124,8 @@ json to_json(const tlb_level &L) {
 tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   json j = in;
   tlb_hierarchy h;
-  for (const char *key : {"levels", "candidates"}) {
-    auto &list = std::string(key) == "levels" ? h.levels : h.candidates;
-    if (const auto it = j.find(key); it != j.end()) {
-      for (const auto &L : *it)
-        list.push_back(tlb_level_from_json(L));
-      j.erase(it);
-    }
-  }
+  take_list(j, "levels", h.levels, tlb_level_from_json);
+  take_list(j, "candidates", h.candidates, tlb_level_from_json);
   take(j, "searched_up_to_bytes", h.searched_up_to_bytes);
   take(j, "cross_check", h.cross_check);
   h.detail = std::move(j);
@@ -146,12 +134,8 @@ tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
 
 json to_json(const tlb_hierarchy &h) {
   json j = h.detail;
-  j["levels"] = json::array();
-  j["candidates"] = json::array();
-  for (const auto &L : h.levels)
-    j["levels"].push_back(to_json(L));
-  for (const auto &L : h.candidates)
-    j["candidates"].push_back(to_json(L));
+  j["levels"] = list_json(h.levels);
+  j["candidates"] = list_json(h.candidates);
   put(j, "searched_up_to_bytes", h.searched_up_to_bytes);
   put(j, "cross_check", h.cross_check);
   return j;
@@ -164,16 +148,8 @@ profile profile_from_json(const json &doc, const std::string &source) {
     take_required(j, "schema", p.schema);
     take(j, "device", p.device);
     take(j, "meta", p.meta);
-    if (const auto it = j.find("tlb"); it != j.end()) {
-      p.tlb = tlb_hierarchy_from_json(*it);
-      j.erase(it);
-    }
-    if (const auto it = j.find("stages"); it != j.end()) {
-      p.stages.emplace();
-      for (const auto &s : *it)
-        p.stages->push_back(stage_record_from_json(s));
-      j.erase(it);
-    }
+    take_with(j, "tlb", p.tlb, tlb_hierarchy_from_json);
+    take_list(j, "stages", p.stages, stage_record_from_json);
     p.detail = std::move(j);
     return p;
   });
@@ -189,11 +165,8 @@ json to_json(const profile &p) {
   j["device"] = p.device;
   j["meta"] = p.meta;
   j["tlb"] = to_json(p.tlb);
-  if (p.stages) {
-    j["stages"] = json::array();
-    for (const auto &s : *p.stages)
-      j["stages"].push_back(to_json(s));
-  }
+  if (p.stages)
+    j["stages"] = list_json(*p.stages);
   return j;
 }
 

@@ -9,14 +9,13 @@ namespace gpuprobe::model {
 
 namespace {
 
-constexpr const char *k_decisions[] = {"word_size", "regions", "crw_placement", "tlb_scope"};
-
-std::optional<tuning_decision> &slot(tuning_file &t, const std::string &name) {
-  return name == "word_size"   ? t.word_size
-         : name == "regions"   ? t.regions
-         : name == "tlb_scope" ? t.tlb_scope
-                               : t.crw_placement;
-}
+// Each decision: its key under "decisions" and its member, in the file's order.
+using decision_member = std::optional<tuning_decision> tuning_file::*;
+constexpr std::pair<const char *, decision_member> k_decisions[] = {
+    {"word_size", &tuning_file::word_size},
+    {"regions", &tuning_file::regions},
+    {"crw_placement", &tuning_file::crw_placement},
+    {"tlb_scope", &tuning_file::tlb_scope}};
 
 } // namespace
 
@@ -29,41 +28,40 @@ tuning_decision tuning_decision_from_json(const json &in) {
 }
 
 const std::optional<tuning_decision> &tuning_file::decision(const std::string &name) const {
-  return slot(const_cast<tuning_file &>(*this), name);
+  static const std::optional<tuning_decision> none;
+  for (const auto &[key, member] : k_decisions)
+    if (name == key)
+      return this->*member;
+  return none;
 }
 
 tuning_file tuning_from_json(const json &doc, const std::string &source) {
-  require_schema(doc, schema::tuning, source);
-  tuning_file t;
-  try {
-    t.allocator = alloc::tuning_from_json(doc, source);
-  } catch (const std::runtime_error &e) {
-    throw error(e.what());
-  }
-  try {
+  return read_file_of(doc, schema::tuning, source, "tuning", [&] {
+    tuning_file t;
+    try {
+      t.allocator = alloc::tuning_from_json(doc, source);
+    } catch (const std::runtime_error &e) { // its own one-line reason, as the allocators say it
+      throw error(e.what());
+    }
     json j = doc;
     j.erase("allocator");
     take_required(j, "schema", t.schema);
     take(j, "device", t.device);
     take(j, "meta", t.meta);
-    if (const auto it = j.find("profile"); it != j.end()) {
-      const json &p = *it;
-      t.profile = {p.at("path").get<std::string>(), p.at("device_name").get<std::string>(),
-                   p.at("device_uuid").get<std::string>(), p.at("same_gpu").get<bool>()};
-      j.erase(it);
-    }
+    take_with(j, "profile", t.profile, [](const json &p) {
+      return tuning_source{p.at("path").get<std::string>(), p.at("device_name").get<std::string>(),
+                           p.at("device_uuid").get<std::string>(), p.at("same_gpu").get<bool>()};
+    });
     if (const auto it = j.find("decisions"); it != j.end()) {
-      for (const char *name : k_decisions)
-        if (it->contains(name))
-          slot(t, name) = tuning_decision_from_json((*it)[name]);
+      for (const auto &[key, member] : k_decisions)
+        if (it->contains(key))
+          t.*member = tuning_decision_from_json((*it)[key]);
       j.erase(it);
     }
     take(j, "wall_seconds", t.wall_seconds);
     t.detail = std::move(j);
-  } catch (const json::exception &e) {
-    throw error("'" + source + "': malformed tuning (" + std::string(e.what()) + ")");
-  }
-  return t;
+    return t;
+  });
 }
 
 tuning_file read_tuning(const std::string &path) {
@@ -81,11 +79,11 @@ json to_json(const tuning_file &t) {
                   {"same_gpu", t.profile.same_gpu}};
   j["allocator"] = alloc::allocator_block_json(t.allocator);
   j["decisions"] = json::object();
-  for (const char *name : k_decisions)
-    if (const auto &d = t.decision(name)) {
+  for (const auto &[key, member] : k_decisions)
+    if (const auto &d = t.*member) {
       json dj = d->detail;
       dj["reason"] = d->reason;
-      j["decisions"][name] = std::move(dj);
+      j["decisions"][key] = std::move(dj);
     }
   put(j, "wall_seconds", t.wall_seconds);
   return j;

@@ -74,18 +74,9 @@ validation validation_from_json(const json &doc, const std::string &source) {
     take(j, "meta", v.meta);
     take(j, "tuning", v.tuning);
     take(j, "method", v.method);
-    if (const auto it = j.find("workloads"); it != j.end()) {
-      for (const auto &r : *it)
-        v.workloads.push_back(validation_row_from_json(r));
-      j.erase(it);
-    }
+    take_list(j, "workloads", v.workloads, validation_row_from_json);
     take(j, "summary", v.summary);
-    if (const auto it = j.find("tradeoffs"); it != j.end()) {
-      v.tradeoffs.emplace();
-      for (const auto &t : *it)
-        v.tradeoffs->push_back(tradeoff_from_json(t));
-      j.erase(it);
-    }
+    take_list(j, "tradeoffs", v.tradeoffs, tradeoff_from_json);
     take(j, "wall_seconds", v.wall_seconds);
     v.detail = std::move(j);
     return v;
@@ -103,15 +94,10 @@ json to_json(const validation &v) {
   j["meta"] = v.meta;
   j["tuning"] = v.tuning;
   j["method"] = v.method;
-  j["workloads"] = json::array();
-  for (const auto &r : v.workloads)
-    j["workloads"].push_back(to_json(r));
+  j["workloads"] = list_json(v.workloads);
   j["summary"] = v.summary;
-  if (v.tradeoffs) {
-    j["tradeoffs"] = json::array();
-    for (const auto &t : *v.tradeoffs)
-      j["tradeoffs"].push_back(to_json(t));
-  }
+  if (v.tradeoffs)
+    j["tradeoffs"] = list_json(*v.tradeoffs);
   put(j, "wall_seconds", v.wall_seconds);
   return j;
 }

@@ -160,6 +160,8 @@ TEST(TuningModel, EveryCommittedTuningRoundTrips) {
       expected["allocator"]["tlb_scope_midpoint_bytes"] = 0;
     EXPECT_EQ(model::to_json(t), expected) << f;
     EXPECT_TRUE(t.word_size && t.regions && t.crw_placement && t.tlb_scope) << f;
+    EXPECT_EQ(&t.decision("regions"), &t.regions);
+    EXPECT_FALSE(t.decision("no_such_decision")) << "not another decision's slot";
     EXPECT_EQ(t.allocator.measured_on, t.profile.device_uuid);
     ++files;
   }
