@@ -99,11 +99,9 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed) 
   return s;
 }
 
-std::vector<stage> sharing_stages(const json &tlb_profile, bool quick, int device,
+std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, int device,
                                   unsigned long long seed) {
   std::vector<stage> s;
-  const model::tlb_hierarchy tlb =
-      model::tlb_hierarchy_from_json(tlb_profile.value("tlb", json::object()));
   const auto &levels = tlb.levels, &candidates = tlb.candidates;
   auto add = [&](const std::string &name, const std::string &flag, int k) {
     std::vector<std::string> a = {

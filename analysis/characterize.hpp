@@ -29,7 +29,7 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed =
 // One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
 // that reaches beyond every level (so a structure below the confidence bar, like the H100's
 // 64 GiB one, still gets a sharing answer, labelled as a candidate's).
-std::vector<stage> sharing_stages(const nlohmann::json &tlb_profile, bool quick, int device,
+std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, int device,
                                   unsigned long long seed = 1);
 
 // Is `path` a finished stage output (JSON with a schema this build reads)?

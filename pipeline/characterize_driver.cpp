@@ -201,25 +201,22 @@ void run_characterize(const characterize_run_options &o) {
   runner.seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  auto run_stage = [&](const analysis::stage &s, std::size_t k, std::size_t n) {
-    return runner.run(s, k, n);
-  };
   auto stages = analysis::plan_stages(o.quick, o.device, o.seed);
   const analysis::stage atomics = stages.back(); // last, after sharing
   stages.pop_back();
   std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
   for (const auto &st : stages)
-    run_stage(st, ++k, n);
-  const json tp = read_json_file((fs::path(dir) / "raw/tlb_profile.json").string());
-  auto sharing = analysis::sharing_stages(tp, o.quick, o.device, o.seed);
+    runner.run(st, ++k, n);
+  const auto tlb = model::read_profile(folder.raw("tlb_profile.json").string()).tlb;
+  const auto sharing = analysis::sharing_stages(tlb, o.quick, o.device, o.seed);
   if (sharing.empty())
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
   drop_stale_sharing(folder, sharing, o.reanalyze);
   n = stages.size() + sharing.size() + 1;
   runner.sharing_known = true;
   for (const auto &st : sharing)
-    run_stage(st, ++k, n);
-  run_stage(atomics, ++k, n);
+    runner.run(st, ++k, n);
+  runner.run(atomics, ++k, n);
   record_clock(conditions, dir, dev);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   model::profile made;

@@ -15,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using namespace gpuprobe::analysis;
+using gpuprobe::test::tlb_of;
 using nlohmann::json;
 
 TEST(Characterize, DefaultFolderIsNameSlugAndUuidPrefix) {
@@ -58,18 +59,18 @@ TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
                {{{"reach_bytes", 1e9}, {"page_bytes", 2097152}},
                 {{"reach_bytes", 2e9}, {"page_bytes", 2097152}}}},
               {"candidates", json::array()}}}};
-  auto s = sharing_stages(p, false, 0);
+  auto s = sharing_stages(tlb_of(p), false, 0);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1].name, "sharing_L2");
   p["tlb"]["candidates"] = {
       {{"reach_bytes", 1.5e9}, {"page_bytes", 2097152}},
       {{"reach_bytes", 6.9e10}, {"page_bytes", 2097152}}}; // beyond every level: tested too
-  s = sharing_stages(p, false, 0);
+  s = sharing_stages(tlb_of(p), false, 0);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[2].name, "sharing_C2");
   p["tlb"]["candidates"] = {
       {{"reach_bytes", 1.5e9}, {"page_bytes", 2097152}}}; // inside a level's reach: not tested
-  EXPECT_EQ(sharing_stages(p, false, 0).size(), 2u);
+  EXPECT_EQ(sharing_stages(tlb_of(p), false, 0).size(), 2u);
   p["tlb"]["candidates"] = json::array();
   EXPECT_EQ(*(std::find(s[1].args.begin(), s[1].args.end(), "--level") + 1), "2");
   p = {{"tlb",
@@ -77,12 +78,12 @@ TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
          {"candidates",
           {{{"reach_bytes", 1e9}, {"page_bytes", 2097152}},
            {{"reach_bytes", 6.9e10}, {"page_bytes", 2097152}}}}}}};
-  s = sharing_stages(p, true, 0);
+  s = sharing_stages(tlb_of(p), true, 0);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].name, "sharing_C2");
   EXPECT_NE(std::find(s[0].args.begin(), s[0].args.end(), "--max-sms"), s[0].args.end())
       << "quick: 16 SMs";
-  EXPECT_TRUE(sharing_stages(json{{"tlb", json::object()}}, false, 0).empty());
+  EXPECT_TRUE(sharing_stages(tlb_of(json{{"tlb", json::object()}}), false, 0).empty());
 }
 
 TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
