@@ -234,44 +234,39 @@ json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &re
       sampled[l.target.level] = &l;
   const double real_end = real_tlb.searched_up_to_bytes.value_or(0);
   std::vector<std::pair<std::string, const model::tlb_level *>> real;
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? real_tlb.candidates : real_tlb.levels;
-    for (std::size_t k = 0; k < list.size(); ++k)
-      real.emplace_back(
-          std::string(candidate ? "candidate " : "level ") + level_label(candidate, k), &list[k]);
-  }
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? tlb.candidates : tlb.levels;
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const double reach = list[k].reach_bytes, page = list[k].page_bytes;
-      json row = {{"level", level_label(candidate, k)}, {"reach_bytes", reach}};
-      std::string verdict = "not seen in real memory";
-      for (const auto &[name, r] : real)
-        if (r->page_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach) {
-          verdict = "agrees: real memory's " + name + " (" +
-                    std::to_string(std::lround(r->entries.value_or(0))) + " x " +
-                    std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +
-                    std::to_string(std::lround(r->miss_penalty_cycles.value_or(0))) + " cycles)";
-          break;
-        }
-      if (verdict.rfind("agrees", 0) != 0 && reach > real_end)
-        verdict = "beyond the real-memory sweep (it ends at " +
-                  std::to_string(std::lround(real_end / double(1ull << 30))) +
-                  " GiB: the device memory)";
-      row["real_memory"] = verdict;
-      const std::string served = miss_served_by(list[k].miss_penalty_cycles.value_or(0), memory);
-      if (!served.empty())
-        row["miss_served_by"] = served;
-      const auto it = candidate ? sampled.end() : sampled.find(level_label(false, k));
-      if (it != sampled.end()) {
-        json v = it->second->verdict;
-        v["below_bytes"] = double(it->second->target.below_bytes);
-        v["above_bytes"] = double(it->second->target.above_bytes);
-        row["sampling"] = v;
+  for_each_level(real_tlb,
+                 [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+                   real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
+                 });
+  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+    const double reach = L.reach_bytes, page = L.page_bytes;
+    json row = {{"level", label}, {"reach_bytes", reach}};
+    std::string verdict = "not seen in real memory";
+    for (const auto &[name, r] : real)
+      if (r->page_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach) {
+        verdict = "agrees: real memory's " + name + " (" +
+                  std::to_string(std::lround(r->entries.value_or(0))) + " x " +
+                  std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +
+                  std::to_string(std::lround(r->miss_penalty_cycles.value_or(0))) + " cycles)";
+        break;
       }
-      out["levels"].push_back(row);
+    if (verdict.rfind("agrees", 0) != 0 && reach > real_end)
+      verdict = "beyond the real-memory sweep (it ends at " +
+                std::to_string(std::lround(real_end / double(1ull << 30))) +
+                " GiB: the device memory)";
+    row["real_memory"] = verdict;
+    const std::string served = miss_served_by(L.miss_penalty_cycles.value_or(0), memory);
+    if (!served.empty())
+      row["miss_served_by"] = served;
+    const auto it = candidate ? sampled.end() : sampled.find(label);
+    if (it != sampled.end()) {
+      json v = it->second->verdict;
+      v["below_bytes"] = double(it->second->target.below_bytes);
+      v["above_bytes"] = double(it->second->target.above_bytes);
+      row["sampling"] = v;
     }
-  }
+    out["levels"].push_back(row);
+  });
   // The real-memory chase's own effect: its hops land in near and far L2 slices, so a point's
   // per-hop distribution splits (p10 vs p90) where the aliased chase, one line, does not.
   const double l2 = real_result.device.value("l2_bytes", 0.0);

@@ -35,6 +35,14 @@ std::string to_string(page_bound b);
 // One numbering everywhere (CLI, stage files, tune, report, bench): levels L1, L2, ... and
 // candidates C1, C2, ..., from 1, innermost first; `index` is the position in the profile's list.
 std::string level_label(bool candidate, std::size_t index);
+// f(level, candidate, label) over a profile's levels, then its candidates, in that numbering.
+template <class F> void for_each_level(const model::tlb_hierarchy &tlb, F &&f) {
+  for (const bool candidate : {false, true}) {
+    const auto &list = candidate ? tlb.candidates : tlb.levels;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      f(list[i], candidate, level_label(candidate, i));
+  }
+}
 
 // One level of a profile in one line, as characterize and run print it:
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).

@@ -115,29 +115,24 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
   const json cross = tlb.cross_check.value_or(json::object());
   const json checks = cross.value("levels", json::array());
   std::size_t row = 0;
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? tlb.candidates : tlb.levels;
-    for (std::size_t i = 0; i < list.size(); ++i, ++row) {
-      const auto &L = list[i];
-      std::printf("  %s%s%s\n",
-                  analysis::level_line(
-                      analysis::level_label(candidate, i) + (candidate ? " (candidate)" : ""), L)
-                      .c_str(),
-                  row < checks.size() ? "; real memory: " : "",
-                  row < checks.size() ? checks[row].value("real_memory", std::string()).c_str()
-                                      : "");
-      if (L.structure)
-        std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
-      if (row >= checks.size())
-        continue;
-      if (checks[row].contains("miss_served_by"))
-        std::printf("        miss served by %s\n",
-                    checks[row]["miss_served_by"].get<std::string>().c_str());
-      if (checks[row].contains("sampling"))
-        std::printf("        random sampling: %s\n",
-                    checks[row]["sampling"].value("verdict", std::string()).c_str());
-    }
-  }
+  analysis::for_each_level(tlb, [&](const model::tlb_level &L, bool candidate,
+                                    const std::string &label) {
+    const std::size_t at = row++;
+    std::printf("  %s%s%s\n",
+                analysis::level_line(label + (candidate ? " (candidate)" : ""), L).c_str(),
+                at < checks.size() ? "; real memory: " : "",
+                at < checks.size() ? checks[at].value("real_memory", std::string()).c_str() : "");
+    if (L.structure)
+      std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
+    if (at >= checks.size())
+      return;
+    if (checks[at].contains("miss_served_by"))
+      std::printf("        miss served by %s\n",
+                  checks[at]["miss_served_by"].get<std::string>().c_str());
+    if (checks[at].contains("sampling"))
+      std::printf("        random sampling: %s\n",
+                  checks[at]["sampling"].value("verdict", std::string()).c_str());
+  });
   if (cross.contains("l2_split")) {
     const json &sp = cross["l2_split"];
     std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",

@@ -12,6 +12,7 @@
 
 namespace gpuprobe::tune {
 
+using analysis::for_each_level;
 using analysis::level_label;
 
 using nlohmann::json;
@@ -54,15 +55,6 @@ region_decision group_regions(const model::tlb_level &L, const std::string &wher
   return d;
 }
 
-// The levels, then the candidates, each with its label: L1, L2, ..., C1, ...
-template <class F> void each_level(const model::tlb_hierarchy &tlb, F &&f) {
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? tlb.candidates : tlb.levels;
-    for (std::size_t i = 0; i < list.size(); ++i)
-      f(list[i], candidate, level_label(candidate, i));
-  }
-}
-
 } // namespace
 
 region_decision decide_regions(const model::tlb_hierarchy &tlb) {
@@ -70,7 +62,7 @@ region_decision decide_regions(const model::tlb_hierarchy &tlb) {
   const model::tlb_level *best = nullptr;
   std::string where;
   bool best_is_level = false;
-  each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     if (!L.sharing || !L.sharing->has_groups() || (candidate && best_is_level))
       return; // a measured level is preferred to a candidate
     if (!best || L.reach_bytes > best->reach_bytes)
@@ -100,7 +92,7 @@ std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int s
   double top_level = 0;
   for (const auto &L : tlb.levels)
     top_level = std::max(top_level, L.reach_bytes);
-  each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     region_option o;
     o.level = label;
     o.reach_bytes = L.reach_bytes;
@@ -274,7 +266,7 @@ json scope_decision::to_json() const {
 
 std::vector<scope_option> scope_options(const model::tlb_hierarchy &tlb, std::uint64_t footprint) {
   std::vector<scope_option> o;
-  each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     const double reach = L.reach_bytes, page = L.page_bytes;
     if (!(reach > 0))
       return;

@@ -22,19 +22,15 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
                  {"", "scope", "groups", "reason"},
                  {},
                  ""};
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? profile.tlb.candidates : profile.tlb.levels;
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      if (!list[k].sharing)
-        continue;
-      const auto &s = *list[k].sharing;
-      std::string groups;
-      for (const auto &g : s.groups.value_or(std::vector<std::vector<int>>{}))
-        groups += (groups.empty() ? "" : " ") + json(g).dump();
-      t.rows.push_back({level_label(candidate, k), s.scope, groups.empty() ? "—" : groups,
-                        s.reason.value_or("")});
-    }
-  }
+  for_each_level(profile.tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
+    if (!L.sharing)
+      return;
+    const auto &s = *L.sharing;
+    std::string groups;
+    for (const auto &g : s.groups.value_or(std::vector<std::vector<int>>{}))
+      groups += (groups.empty() ? "" : " ") + json(g).dump();
+    t.rows.push_back({label, s.scope, groups.empty() ? "—" : groups, s.reason.value_or("")});
+  });
   if (t.rows.empty())
     return;
   c.tables.push_back(std::move(t));

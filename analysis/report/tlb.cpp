@@ -48,19 +48,13 @@ void tlb_part(const inputs &in, report_content &c) {
                  {"", "kind", "entries", "page", "reach", "miss penalty (cycles)", "confidence"},
                  {},
                  ""};
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? tlb.candidates : tlb.levels;
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      const auto &L = list[k];
-      const double reach = L.reach_bytes;
-      const std::string label = level_label(candidate, k);
-      f.vlines.emplace_back(reach, label + " " + format_bytes(reach));
-      t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
-                        format_bytes(L.page_bytes), format_bytes(reach),
-                        num(L.miss_penalty_cycles.value_or(0), 3),
-                        num(L.confidence.value_or(0), 2)});
-    }
-  }
+  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+    const double reach = L.reach_bytes;
+    f.vlines.emplace_back(reach, label + " " + format_bytes(reach));
+    t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
+                      format_bytes(L.page_bytes), format_bytes(reach),
+                      num(L.miss_penalty_cycles.value_or(0), 3), num(L.confidence.value_or(0), 2)});
+  });
   if (t.rows.empty())
     t.note = "No TLB boundary found in the footprints measured.";
   if (!in.tlb.empty()) {
