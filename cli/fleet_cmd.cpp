@@ -24,10 +24,7 @@ struct fleet_flags {
 };
 
 std::string cell(const analysis::fleet_unit &u, const std::string &level) {
-  const auto n = [&](const std::string &k) {
-    auto it = u.numbers.find(level + "." + k);
-    return it == u.numbers.end() ? -1.0 : it->second;
-  };
+  const auto n = [&](const std::string &k) { return u.number(level + "." + k).value_or(-1.0); };
   if (n("entries") < 0)
     return "—";
   char b[160];
@@ -55,15 +52,14 @@ std::string markdown(const model::fleet &fleet) {
     for (const auto &u : fleet.units) {
       if (u.model != model)
         continue;
-      const auto slope = u.numbers.find("atomics.same_u32.slope");
-      const auto words = u.numbers.find("tuning.word_bits");
-      const auto regions = u.numbers.find("tuning.regions");
+      const auto slope = u.number("atomics.same_u32.slope");
+      const auto words = u.number("tuning.word_bits");
       char a[64] = "—", t[64] = "—";
-      if (slope != u.numbers.end())
-        std::snprintf(a, sizeof a, "%.3f cycles/thread", slope->second);
-      if (words != u.numbers.end())
-        std::snprintf(t, sizeof t, "%.0f-bit, %.0f regions", words->second,
-                      regions == u.numbers.end() ? 1.0 : regions->second);
+      if (slope)
+        std::snprintf(a, sizeof a, "%.3f cycles/thread", *slope);
+      if (words)
+        std::snprintf(t, sizeof t, "%.0f-bit, %.0f regions", *words,
+                      u.number("tuning.regions").value_or(1.0));
       o << "| " << u.uuid << " | " << cell(u, "L1") << " | " << cell(u, "L2") << " | "
         << cell(u, "L3") << " | " << a << " | " << t << " | " << u.status << " |\n";
     }

@@ -20,6 +20,11 @@ struct fleet_unit {
   std::map<std::string, double> numbers; // "L2.entries", "L2.penalty_cycles", "atomics.same_u32..."
   std::map<std::string, std::string> text; // "L2.sharing", "L2.group_sizes", "L2.group_map"
   std::map<std::string, std::vector<std::vector<int>>> groups; // "L2": its canonical SM groups
+  // The figure `key`, or none where this unit lacks it.
+  std::optional<double> number(const std::string &key) const {
+    const auto it = numbers.find(key);
+    return it == numbers.end() ? std::nullopt : std::optional<double>(it->second);
+  }
 };
 
 struct fleet_outlier {

@@ -31,12 +31,9 @@ void fleet_part(const inputs &in, report_content &c) {
     for (const auto &u : units) {
       if (u.model != model)
         continue;
-      const auto number = [&](const std::string &k) {
-        const auto it = u.numbers.find(k);
-        return it == u.numbers.end() ? 0.0 : it->second;
-      };
+      const auto number = [&](const std::string &k) { return u.number(k).value_or(0.0); };
       auto level = [&](const std::string &L) {
-        if (!u.numbers.count(L + ".entries"))
+        if (!u.number(L + ".entries"))
           return std::string("—");
         std::string s = num(number(L + ".entries"), 5) + " x " + num(number(L + ".page_mib"), 4) +
                         " MiB, +" + num(number(L + ".penalty_cycles"), 4);
@@ -46,11 +43,10 @@ void fleet_part(const inputs &in, report_content &c) {
           s += ", " + u.text.at(L + ".sharing");
         return s;
       };
-      t.rows.push_back({u.uuid, level("L1"), level("L2"), level("L3"),
-                        u.numbers.count("atomics.same_u32.slope")
-                            ? num(number("atomics.same_u32.slope"), 3)
-                            : "—",
-                        u.status});
+      t.rows.push_back(
+          {u.uuid, level("L1"), level("L2"), level("L3"),
+           u.number("atomics.same_u32.slope") ? num(number("atomics.same_u32.slope"), 3) : "—",
+           u.status});
     }
     for (const auto &[name, p] : m.parameters)
       for (const auto &x : p.outliers)
@@ -67,10 +63,10 @@ void fleet_part(const inputs &in, report_content &c) {
     std::map<std::string, int> index;
     int points = 0;
     for (const auto &u : units) {
-      const auto it = u.numbers.find(param);
-      if (it == u.numbers.end())
+      const auto x = u.number(param);
+      if (!x)
         continue;
-      row(o, u.model, "points", ++index[u.model], it->second);
+      row(o, u.model, "points", ++index[u.model], *x);
       ++points;
     }
     if (points < 2)
