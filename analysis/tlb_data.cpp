@@ -155,6 +155,7 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
     c.footprint_bytes.push_back(fp);
     c.cycles.push_back(p.median);
     c.mean_cycles.push_back(p.mean);
+    c.disturbed = c.disturbed || p.disturbed;
   }
   for (auto &[s, c] : by_stride) {
     if (std::any_of(c.mean_cycles.begin(), c.mean_cycles.end(), [](double v) { return !(v > 0); }))

@@ -16,6 +16,8 @@ struct tlb_curve {
   // Per-point means (a level's ramp is linear in the mean, not the median): gpuprobe results
   // record both; the 2017 CSV's cycles are means already. Empty when the input has none.
   std::vector<double> mean_cycles = {};
+  // The sweep measured this stride again and its repeat still disagreed beyond the noise.
+  bool disturbed = false;
 };
 
 struct tlb_dataset {

@@ -248,6 +248,84 @@ tlb_level_structure level_structure(const tlb_dataset &d, const std::vector<tlb_
   return out;
 }
 
+// The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its step is
+// s/P of the full penalty. The share of the strides below the page (`flat`) that obey it, their
+// rises compared at the same footprint (the last one both curves reach before either's next
+// rise), so a ramp, whose size depends on how far past the boundary a curve goes, is judged
+// fairly and a later level does not count as this one's. 1 when no stride lies below.
+double penalty_rule(const tlb_dataset &data, const std::vector<tlb_step> &rises,
+                    const tlb_step &full, const std::vector<tlb_step> &flat, double page) {
+  if (flat.empty())
+    return 1.0;
+  int obey = 0;
+  for (const auto &t : flat) {
+    const double fp =
+        std::min(before_next_rise(data, rises, full), before_next_rise(data, rises, t));
+    const double full_rise = value_at(data, full, fp) - full.s.before;
+    const double frac = t.stride_bytes / page;
+    const double expect = full_rise * frac;
+    const double got = value_at(data, t, fp) - t.s.before;
+    const auto *fc = curve_of(data, t);
+    if (fc && fc->median && frac < 0.5 - 1e-9) {
+      // A median curve: fewer than half the hops miss, so the median is a hit: its step lies
+      // between none and the mean's s/P share (with the same tolerance as a mean's).
+      if (got >= -3.0 * t.s.noise && got <= 1.5 * expect + 3.0 * t.s.noise)
+        ++obey;
+    } else if (fc && fc->median && frac < 0.5 + 1e-9) {
+      if (got >= -3.0 * t.s.noise && got <= full_rise + 3.0 * t.s.noise) // half miss: anywhere
+        ++obey;
+    } else if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise) {
+      ++obey;
+    }
+  }
+  return double(obey) / double(flat.size());
+}
+
+// Strides at or above the level's page, other than those that show it, whose curve covers the
+// level's footprint (after `entries` hops, with room on both sides) with no rise of any
+// strength there: evidence against the level.
+std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector<tlb_step> &rises,
+                                         const tlb_level &L, const std::vector<tlb_step> &scaling,
+                                         const tlb_analysis_options &opt) {
+  std::vector<double> out;
+  for (const auto &c : d.curves) {
+    const double s = c.stride_bytes, at = L.entries * s;
+    if (s < L.page_bytes || std::any_of(scaling.begin(), scaling.end(), [&](const tlb_step &t) {
+          return t.stride_bytes == s;
+        }))
+      continue;
+    if (!(c.footprint_bytes.front() < at * (1 - 2 * opt.count_tolerance) &&
+          c.footprint_bytes.back() > at * (1 + 2 * opt.count_tolerance)))
+      continue;
+    const bool rises_there = std::any_of(rises.begin(), rises.end(), [&](const tlb_step &t) {
+      return t.stride_bytes == s && t.source == c.source &&
+             near(t.hops(), L.entries, 2 * opt.count_tolerance);
+    });
+    if (rises_there)
+      continue;
+    // No detected rise: does the curve itself say none is there? The medians of its points
+    // just before and just after the footprint differ by less than half the penalty, where a
+    // half-penalty difference would stand 3 standard errors above this curve's noise.
+    std::vector<double> before, after;
+    for (std::size_t i = 0; i < c.footprint_bytes.size(); ++i) {
+      const double x = c.footprint_bytes[i];
+      if (x > 0.5 * at && x < at * (1 - opt.count_tolerance))
+        before.push_back(c.cycles[i]);
+      else if (x > at * (1 + opt.count_tolerance) && x < 1.6 * at)
+        after.push_back(c.cycles[i]);
+    }
+    if (before.size() < 3 || after.size() < 3)
+      continue;
+    const double diff = median(after) - median(before);
+    const double se = 1.25 * curve_noise(c.cycles, opt.steps.min_noise) *
+                      std::sqrt(1.0 / double(before.size()) + 1.0 / double(after.size()));
+    if (diff < 0.5 * L.miss_penalty_cycles && 0.5 * L.miss_penalty_cycles > 3 * se &&
+        std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  }
+  return out;
+}
+
 } // namespace
 
 tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
@@ -380,47 +458,7 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       snrs.push_back(t.s.snr);
     L.miss_penalty_cycles = median(jumps);
     L.snr = median(snrs);
-    // Confidence: how far the steps stand above the noise, times how much of the paper's
-    // pattern the strides show (both regimes > one regime > a single stride).
-    // A level seen only between long plateaus is judged against that detector's own bar (its
-    // snr is in standard errors of the plateaus' medians, not single-point sigmas).
-    const bool plateau_only =
-        std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
-    const double pattern =
-        L.bound == page_bound::exact ? 1.0 : (L.bound == page_bound::unknown ? 0.4 : 0.75);
-    const auto confidence = [&](double bar, double rule) {
-      return std::round(100.0 * std::min(1.0, L.snr / bar) * pattern * rule) / 100.0;
-    };
-    // The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its
-    // step is s/P of the full penalty. Count the strides below the page that obey it.
-    // Rises are compared at the same footprint (the last one both curves reach), so a ramp,
-    // whose size depends on how far past the boundary a curve goes, is judged fairly.
-    int obey = 0;
-    const tlb_step &full = scaling.front();
-    for (const auto &t : flat) {
-      // ... and before either curve's next rise: a later level must not count as this one's.
-      const double fp =
-          std::min(before_next_rise(data, weak_pool, full), before_next_rise(data, weak_pool, t));
-      const double full_rise = value_at(data, full, fp) - full.s.before;
-      const double frac = t.stride_bytes / L.page_bytes;
-      const double expect = full_rise * frac;
-      const double got = value_at(data, t, fp) - t.s.before;
-      const auto *fc = curve_of(data, t);
-      if (fc && fc->median && frac < 0.5 - 1e-9) {
-        // A median curve: fewer than half the hops miss, so the median is a hit: its step lies
-        // between none and the mean's s/P share (with the same tolerance as a mean's).
-        if (got >= -3.0 * t.s.noise && got <= 1.5 * expect + 3.0 * t.s.noise)
-          ++obey;
-      } else if (fc && fc->median && frac < 0.5 + 1e-9) {
-        if (got >= -3.0 * t.s.noise && got <= full_rise + 3.0 * t.s.noise) // half miss: anywhere
-          ++obey;
-      } else if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise) {
-        ++obey;
-      }
-    }
-    L.penalty_rule = flat.empty() ? 1.0 : double(obey) / double(flat.size());
-    L.confidence =
-        confidence(plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min, L.penalty_rule);
+    L.penalty_rule = penalty_rule(data, weak_pool, scaling.front(), flat, L.page_bytes);
 
     // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
     // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
@@ -438,32 +476,78 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       out.notes.push_back("level at " + format_bytes(reach) + ": strides below " +
                           format_bytes(s_min) +
                           " show no step at the same footprint (penalty too small to see?)");
+    // Finding 2, the page: the s/P rule checks it and bears on nothing else.
+    if (!flat.empty() && L.penalty_rule < 1) {
+      L.page_note = std::to_string(int(std::lround(L.penalty_rule * double(flat.size())))) +
+                    " of " + std::to_string(flat.size()) +
+                    " strides below the page obey the s/P penalty rule: the page rests on "
+                    "where the hop count starts to scale";
+      out.notes.push_back("level at " + format_bytes(reach) + ": " + L.page_note);
+    }
+    // Finding 3, the structure: resolved or not, and why; it never removes a level.
     L.structure = level_structure(data, all_steps, L, opt);
-    if (L.structure.fit.resolved) { // where misses begin, not the middle of the ramp
-      L.entries = L.structure.fit.entries;
-      L.reach_bytes = L.entries * L.page_bytes;
+    const auto &f = L.structure.fit;
+    if (f.resolved) { // where misses begin, not the middle of the ramp
+      L.entries = f.entries;
       // The mean curves the structure was fitted on are far quieter than the medians of
       // integer cycles: their rise over their noise is the level's signal.
-      const auto &f = L.structure.fit;
       L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
                                   std::max(f.noise_cycles, opt.steps.min_noise));
-      // A resolved structure (both ends of the transition measured, the model fitting it) is
-      // the level's evidence; strides below the page that break the s/P penalty rule then bear
-      // on the page size only, and are said, not multiplied in.
-      L.confidence = confidence(3.0 * opt.steps.snr_min, 1.0);
-      if (L.penalty_rule < 1)
-        out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " +
-                            std::to_string(int(std::lround(100 * L.penalty_rule))) +
-                            " % of the strides below its page obey the s/P penalty rule");
+    } else if (f.shape == "ramp" && f.onset_fit > 0 && f.full_fit > f.onset_fit &&
+               f.onset_se > 0) {
+      // The sets are not resolved, but where misses begin is known to within its error.
+      L.entries = std::round(f.onset_fit);
+      L.entries_se = f.onset_se;
+      L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
+                                  std::max(f.noise_cycles, opt.steps.min_noise));
     }
-    if (L.confidence < opt.min_confidence) {
+    // The miss penalty: the rise of the mean curve the structure was fitted on, where one was
+    // (the mean of hops that all miss, less the mean of hops that all hit, is the average miss's
+    // cost; a median can sit on either mode of a walk's cost: 772 or 836 cycles for one H100's
+    // third level, run to run); else the median of the strides' steps.
+    if (f.after_cycles > f.before_cycles && !f.shape.empty())
+      L.miss_penalty_cycles = f.after_cycles - f.before_cycles;
+    L.reach_bytes = L.entries * L.page_bytes;
+    // Strides of its evidence that the sweep found disturbed: the level is said to be.
+    for (const auto *list : {&scaling, &flat})
+      for (const auto &t : *list)
+        if (const auto *c = curve_of(data, t); c && c->disturbed)
+          L.disturbed += (L.disturbed.empty() ? "" : ", ") + format_bytes(t.stride_bytes);
+    if (!L.disturbed.empty()) {
+      L.disturbed = "the sweep's repeat of stride(s) " + L.disturbed +
+                    " disagreed beyond the noise, measured again: another process or a clock "
+                    "change moved it";
+      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": DISTURBED: " +
+                          L.disturbed);
+    }
+    // Finding 1, existence: the rise over the noise, shown by more than one stride.
+    const bool plateau_only =
+        std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
+    const double bar = plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min;
+    const auto silent = strides_without_rise(data, all_steps, L, scaling, opt);
+    L.confidence = std::round(100.0 * std::min(1.0, L.snr / bar)) / 100.0;
+    const std::size_t showing = scaling.size() + flat.size();
+    char why[320];
+    std::snprintf(why, sizeof why, "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s)",
+                  L.miss_penalty_cycles, L.snr, showing);
+    L.existence = why;
+    if (silent.size() > showing) {
+      std::string list;
+      for (double st : silent)
+        list += (list.empty() ? "" : ", ") + format_bytes(st);
+      L.existence = "inconsistent: " + L.existence + ", but strides " + list +
+                    " cover its footprint with no rise there";
+    } else if (L.confidence < opt.min_confidence) {
+      std::snprintf(why, sizeof why, "; a level needs %.1f x", opt.min_confidence * bar);
+      L.existence = "small: " + L.existence + why;
+    }
+    if (L.existence.rfind("inconsistent", 0) == 0 || L.existence.rfind("small", 0) == 0) {
       out.candidates.push_back(L);
-      out.notes.push_back("candidate at " + format_bytes(reach) + " (" +
-                          std::to_string(int(std::lround(entries))) + " x " + format_bytes(s_min) +
-                          ", +" + std::to_string(int(std::lround(L.miss_penalty_cycles))) +
-                          " cycles) has confidence " + std::to_string(L.confidence).substr(0, 4) +
-                          " < " + std::to_string(opt.min_confidence).substr(0, 4) +
-                          ": not reported as a level");
+      out.notes.push_back("candidate at " + format_bytes(L.reach_bytes) + " (" +
+                          std::to_string(int(std::lround(L.entries))) + " x " +
+                          format_bytes(s_min) + ", +" +
+                          std::to_string(int(std::lround(L.miss_penalty_cycles))) +
+                          " cycles): " + L.existence + ": not reported as a level");
       continue;
     }
     out.levels.push_back(L);
@@ -540,7 +624,7 @@ nlohmann::json structure_json(const tlb_level &L) {
 
 nlohmann::json level_json(const tlb_level &L) {
   const bool resolved = L.structure.fit.resolved;
-  return {{"entries", std::round(L.entries * 10) / 10},
+  nlohmann::json j = {{"entries", std::round(L.entries * 10) / 10},
           {"sets", resolved ? nlohmann::json(L.structure.fit.sets) : nlohmann::json(nullptr)},
           {"ways", resolved ? nlohmann::json(L.structure.fit.ways) : nlohmann::json(nullptr)},
           {"full_miss_bytes", L.full_miss_bytes()},
@@ -555,6 +639,14 @@ nlohmann::json level_json(const tlb_level &L) {
           {"evidence",
            {{"strides_at_or_above_page", steps_json(L.scaling)},
             {"strides_below_page", steps_json(L.flat)}}}};
+  j["existence"] = L.existence;
+  if (L.entries_se > 0)
+    j["entries_se"] = std::round(L.entries_se * 10) / 10;
+  if (!L.page_note.empty())
+    j["page_note"] = L.page_note;
+  if (!L.disturbed.empty())
+    j["disturbed"] = L.disturbed;
+  return j;
 }
 } // namespace
 

@@ -63,15 +63,26 @@ struct tlb_level_structure {
   double midpoint_entries = 0; // where the median curve crosses half the rise (before)
 };
 
+// A level is three findings, each with its own evidence (docs/analyze-tlb.md):
+//  - existence (`confidence`, `existence`): a rise far above the noise that more than one stride
+//    shows at the same place (several strides after the same hop count, or a smaller stride at
+//    the same footprint); a small one is a candidate, named so;
+//  - the page (`bound`, `penalty_rule`, `page_note`): exact, an upper or a lower bound; the s/P
+//    penalty rule bears on this finding only;
+//  - the structure (`structure`): ways and sets, or "not resolved" and why; never removes a level.
 struct tlb_level {
-  // Where misses begin (S x W when the structure is resolved; else the step detector's
-  // boundary, which on a ramp is its middle).
+  // Where misses begin: S x W when the structure is resolved; else the ramp's fitted onset
+  // (± entries_se) where the fit found one, else the step detector's boundary.
   double entries = 0;
+  double entries_se = 0;   // two standard errors of `entries` when it is a fitted onset
+  std::string existence;   // why it is a level, or why only a candidate
+  std::string page_note;   // what the strides below the page say of it ("" = nothing to add)
+  std::string disturbed;   // strides of its evidence whose repeat disagreed ("" = none)
   double page_bytes = 0;
   page_bound bound = page_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
-  double confidence = 0;   // 0..1, from the steps' size over the noise and the strides agreeing
+  double confidence = 0;   // existence, 0..1: the rise over the noise, strides agreeing
   double snr = 0;          // median step / noise of the strides behind the level
   double penalty_rule = 1; // share of strides below the page whose step is s/P of the penalty
   std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops

@@ -218,6 +218,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
     // the ways (W = E / (F - E): the ends to about S / 2W) could be the next number; two standard
     // errors (~95 %, few points).
     const double e_se = 2 * e_line.x_se, f_se = 2 * f_line.x_se;
+    r.onset_se = std::isfinite(e_se) ? e_se : 0;
+    r.full_se = std::isfinite(f_se) ? f_se : 0;
     if ((std::isfinite(e_se) &&
          e_se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / (w + 1)))) ||
         (std::isfinite(f_se) && f_se > std::max(1.0, 0.5 * sets_fit / w))) {

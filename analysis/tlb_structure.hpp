@@ -32,6 +32,7 @@ struct structure_fit {
   double full_miss_entries = 0; // S * (W + 1): where every hop misses
   double onset_fit = 0;         // the ramp's start (x-intercept of misses per lap near it)
   double full_fit = 0;          // the ramp's end (x-intercept of hits per lap near it)
+  double onset_se = 0, full_se = 0; // two standard errors of each end (0: not fitted)
   double slope = 0;             // misses per lap added per page over the whole ramp (W + 1 when
                                 // a miss costs the same everywhere on it)
   double before_cycles = 0, after_cycles = 0; // plateaus (mean cycles per hop)

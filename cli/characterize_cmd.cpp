@@ -15,10 +15,14 @@ struct characterize_options {
   common_options common;
   bool quick = false;
   bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
+  bool allow_busy = false;
+  double busy_wait = 60;
 };
 
 void run_characterize(const characterize_options &o) {
-  pipeline::run_characterize({o.common.device, o.common.out, o.common.seed, o.quick, o.reanalyze});
+  pipeline::run_characterize(
+      {o.common.device, o.common.out, o.common.seed, o.quick, o.reanalyze, o.allow_busy,
+       o.busy_wait});
 }
 
 } // namespace
@@ -40,6 +44,13 @@ void setup_characterize(CLI::App &parent) {
                 "no GPU: derive DIR/profile.json again from the measurements in DIR/raw with this "
                 "build's analysis (a level whose sharing was measured for another geometry is "
                 "left 'not measured')");
+  app->add_flag("--allow-busy", opt->allow_busy,
+                "measure although other processes use the GPU (default: wait up to 60 s for it "
+                "to be idle, else stop): every finding is then marked disturbed");
+  app->add_option("--busy-wait", opt->busy_wait,
+                  "seconds to wait for an idle GPU before each measuring stage")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
@@ -51,6 +62,8 @@ void setup_characterize(CLI::App &parent) {
     unit_command c{"characterize", "", "", "", {"--seed", std::to_string(o.common.seed)}, ""};
     if (o.quick)
       c.extra.push_back("--quick");
+    if (o.allow_busy)
+      c.extra.push_back("--allow-busy");
     run_per_device("characterize", o.common.devices,
                    o.common.out.empty() ? "results" : o.common.out, plan_for(c));
   });

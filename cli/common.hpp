@@ -30,8 +30,6 @@ void check_output_path(const std::string &path);
 // Stages as child processes (pipeline/subprocess.hpp), used by the commands that start them.
 using pipeline::k_exit_partial;
 using pipeline::run_stage_in;
-using pipeline::self_command;
-using pipeline::shell_quote;
 
 // main() returns exit_status() when no error: 0, or k_exit_partial (report left something out).
 int &exit_status();

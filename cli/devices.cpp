@@ -4,6 +4,7 @@
 #include "cli/common.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
+#include "common/process.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -56,14 +57,14 @@ void run_per_device(const std::string &what, const std::string &devices, const s
     // The process sees its GPU alone (as device 0), so no context of it lands on another GPU.
     // (It did not keep a second process's 512 GiB alias map from being refused while another
     // held one: device_pool retries that.)
-    std::string cmd = "CUDA_VISIBLE_DEVICES=" + shell_quote(d.uuid) + " " + self_command();
-    for (const auto &a : step.args)
-      cmd += " " + shell_quote(a);
+    std::vector<std::string> argv = {self_path()};
+    argv.insert(argv.end(), step.args.begin(), step.args.end());
     char label[64];
     std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
                   d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
     job_of[k] = jobs.size();
-    jobs.push_back({label, cmd, (fs::path(unit) / (what + ".log")).string()});
+    jobs.push_back({label, argv, {"CUDA_VISIBLE_DEVICES=" + d.uuid},
+                    (fs::path(unit) / (what + ".log")).string()});
   }
   std::printf("gpuprobe %s --devices %s: %zu GPU(s) at once -> %s/\n", what.c_str(),
               devices.c_str(), ids.size(), parent.c_str());

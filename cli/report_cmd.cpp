@@ -2,8 +2,10 @@
 // PNG and SVG and the CSV behind it (drawn by reports/plot.py), and the tables.
 #include "analysis/report/report.hpp"
 #include "cli/common.hpp"
+#include "common/folder_lock.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/process.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -59,9 +61,12 @@ analysis::report_content render_into(const report_options &o, const fs::path &di
   write_json_atomic((figs / "manifest.json").string(), manifest);
   const std::string script = o.plot_script.empty() ? default_plot_script() : o.plot_script;
   if (!content.figures.empty()) {
-    const std::string cmd = o.python + " '" + script + "' '" + figs.string() + "'";
-    if (std::system(cmd.c_str()) != 0)
-      throw error("report: drawing the figures failed (" + cmd + ")");
+    const std::vector<std::string> argv = {o.python, script, figs.string()}; // no shell
+    const auto r = run_child(argv);
+    check_interrupted("report (drawing the figures)");
+    if (!r.ok())
+      throw error("report: drawing the figures failed (" + o.python + " " + script + " " +
+                  figs.string() + ": exit " + std::to_string(r.exit_code) + ")");
     for (const auto &f : content.figures)
       for (const char *ext : {".png", ".svg"})
         if (!fs::exists(figs / (f.id + ext)) || fs::file_size(figs / (f.id + ext)) == 0)
@@ -80,6 +85,7 @@ analysis::report_content render_into(const report_options &o, const fs::path &di
 }
 
 void run_report(const report_options &o) {
+  const folder_lock reading(o.input, "report", folder_lock::mode::read); // no writer at work
   fs::path out = fs::path(o.out).lexically_normal();
   if (out.filename().empty()) // "report/": the folder itself
     out = out.parent_path();
@@ -93,8 +99,10 @@ void run_report(const report_options &o) {
       parent / ("." + out.filename().string() + ".tmp." + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
   analysis::report_content content;
+  const cleanup_scope cleaning; // SIGTERM/SIGHUP/SIGINT: the temporary folder is removed, below
   try {
     content = render_into(o, tmp);
+    check_interrupted("report");
     fs::remove_all(out);
     fs::rename(tmp, out);
   } catch (...) {

@@ -13,10 +13,11 @@ namespace {
 struct run_options {
   common_options common;
   bool quick = false;
+  bool allow_busy = false;
 };
 
 void run_pipeline(const run_options &o) {
-  pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick});
+  pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy});
 }
 
 } // namespace
@@ -32,6 +33,8 @@ void setup_run(CLI::App &parent) {
   app->add_option("--out", opt->common.out,
                   "results folder (default results/<gpu>-<uuid8>; with --devices the parent)");
   app->add_flag("--quick", opt->quick, "every stage's --quick");
+  app->add_flag("--allow-busy", opt->allow_busy,
+                "characterize beside other processes on the GPU, its findings marked disturbed");
   add_devices_option(*app, opt->common, "each runs the whole pipeline in its own folder");
   app->callback([opt] {
     if (opt->common.devices.empty())
@@ -39,6 +42,8 @@ void setup_run(CLI::App &parent) {
     unit_command c{"run", "", "", "", {"--seed", std::to_string(opt->common.seed)}, ""};
     if (opt->quick)
       c.extra.push_back("--quick");
+    if (opt->allow_busy)
+      c.extra.push_back("--allow-busy");
     run_per_device("run", opt->common.devices,
                    opt->common.out.empty() ? "results" : opt->common.out, plan_for(c));
   });

@@ -10,4 +10,11 @@ struct error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A signal (SIGINT, SIGTERM, SIGHUP) stopped the command after its children ended and its
+// temporary files were removed: main() exits 128 + signal (common/process.hpp).
+struct interrupted : error {
+  int signal = 0;
+  interrupted(const std::string &what, int sig) : error(what), signal(sig) {}
+};
+
 } // namespace gpuprobe

@@ -1,12 +1,13 @@
 #include "common/jobs.hpp"
 
 #include "common/error.hpp"
+#include "common/process.hpp"
 
 #include <poll.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <deque>
 #include <set>
@@ -16,7 +17,7 @@ namespace gpuprobe {
 
 namespace {
 struct running {
-  std::FILE *pipe = nullptr;
+  spawned_child child;
   std::FILE *log = nullptr;
   std::string partial;
   std::deque<std::string> last;
@@ -31,10 +32,11 @@ std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progre
     r[i].start = std::chrono::steady_clock::now();
     if (!jobs[i].log.empty())
       r[i].log = std::fopen(jobs[i].log.c_str(), "w");
-    r[i].pipe = ::popen(("( " + jobs[i].command + " ) 2>&1").c_str(), "r");
-    if (!r[i].pipe) {
+    try {
+      r[i].child = spawn_child(jobs[i].argv, "", jobs[i].env);
+    } catch (const error &e) {
       out[i].exit_code = 127;
-      out[i].tail = "could not start: " + jobs[i].command;
+      out[i].tail = e.what();
     }
   }
   auto emit = [&](std::size_t i, const std::string &line) {
@@ -50,8 +52,8 @@ std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progre
     std::vector<pollfd> fds;
     std::vector<std::size_t> who;
     for (std::size_t i = 0; i < r.size(); ++i)
-      if (r[i].pipe) {
-        fds.push_back({::fileno(r[i].pipe), POLLIN, 0});
+      if (r[i].child.out_fd >= 0) {
+        fds.push_back({r[i].child.out_fd, POLLIN, 0});
         who.push_back(i);
       }
     if (fds.empty())
@@ -64,6 +66,8 @@ std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progre
       const std::size_t i = who[k];
       char buf[4096];
       const ssize_t n = ::read(fds[k].fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue; // a signal, passed on to the children: read what they still write
       if (n > 0) {
         r[i].partial.append(buf, std::size_t(n));
         std::size_t nl;
@@ -77,11 +81,7 @@ std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progre
       }
       if (!r[i].partial.empty())
         emit(i, r[i].partial);
-      const int status = ::pclose(r[i].pipe);
-      r[i].pipe = nullptr;
-      out[i].exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
-                         : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                               : -1;
+      out[i].exit_code = wait_child(r[i].child);
       out[i].seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - r[i].start).count();
       for (const auto &l : r[i].last)

@@ -1,7 +1,7 @@
 #pragma once
-// Several shell commands at once, each line of their output shown as it comes with the job's
+// Several commands at once, each line of their output shown as it comes with the job's
 // label in front and kept in the job's log; a job that fails does not stop the others. Used by
-// `--devices` (one gpuprobe process per GPU). POSIX (popen/poll); no GPU.
+// `--devices` (one gpuprobe process per GPU). POSIX (posix_spawn/poll, no shell); no GPU.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -10,7 +10,8 @@ namespace gpuprobe {
 
 struct job {
   std::string label;   // "[gpu0 06b5a2b0]"
-  std::string command; // run by /bin/sh, stdout and stderr together
+  std::vector<std::string> argv; // run without a shell, stdout and stderr together
+  std::vector<std::string> env;  // "NAME=value" set for it
   std::string log;     // the file that receives its output ("" = none)
 };
 

@@ -6,12 +6,15 @@
 
 #include "analysis/characterize.hpp"
 #include "analysis/tlb_levels.hpp"
+#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "model/profile.hpp"
+#include "common/process.hpp"
+#include "pipeline/gpu_conditions.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
 
@@ -21,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace gpuprobe::pipeline {
 
@@ -38,36 +42,76 @@ device_info measured_device(const std::string &dir) {
   return device_info_from_json(read_json_file(f.string()).value("device", json::object()));
 }
 
-std::string shell_line(const std::string &cmd) { // first line of a command's stdout ("" on failure)
-  std::string out;
-  if (FILE *p = popen((cmd + " 2>/dev/null").c_str(), "r")) {
-    char buf[512];
-    if (fgets(buf, sizeof buf, p))
-      out = buf;
-    pclose(p);
+// Waits up to `seconds` for the GPU to have no other compute process; the activity at the end.
+gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::string &stage) {
+  auto a = query_gpu_activity(uuid);
+  const auto t0 = std::chrono::steady_clock::now();
+  bool said = false;
+  while (!a.others.empty() &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+    if (!said)
+      std::printf("  waiting up to %.0f s for the GPU to be idle before %s: %s\n", seconds,
+                  stage.c_str(), a.describe().c_str());
+    said = true;
+    std::fflush(stdout);
+    ::sleep(2);
+    check_interrupted("characterize (waiting for an idle GPU)");
+    a = query_gpu_activity(uuid);
   }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
-    out.pop_back();
-  return out;
+  return a;
 }
 
-// Other processes on the GPU and MIG mode, from nvidia-smi when it is there.
-json conditions_before(const device_info &dev) {
-  json c = {{"nvidia_smi", false}};
-  if (shell_line("command -v nvidia-smi").empty())
-    return c;
-  c["nvidia_smi"] = true;
-  c["mig_mode"] = shell_line("nvidia-smi -i " + dev.uuid +
-                             " --query-gpu=mig.mode.current --format=csv,noheader");
-  // Compute processes other than this one (and its parent `gpuprobe run`: neither holds a context).
-  c["other_processes"] = shell_line("nvidia-smi -i " + dev.uuid +
-                                    " --query-compute-apps=pid --format=csv,noheader | grep -vx '" +
-                                    std::to_string(::getpid()) + "' | grep -c '[0-9]'");
-  c["clocks_throttle_reasons_active"] =
-      shell_line("nvidia-smi -i " + dev.uuid +
-                 " --query-gpu=clocks_throttle_reasons.active --format=csv,noheader");
-  return c;
-}
+// The measuring stages (not the analyses) run on an idle GPU: checked before and after each; a
+// stage during which another process appeared is measured again once. With allow_busy, what was
+// seen is collected instead (`seen`).
+struct busy_guard {
+  std::string uuid;
+  bool allow = false;
+  double wait = 60;
+  std::vector<std::string> seen; // "stage: N other processes (...)"
+
+  void run(const analysis::stage &s, const std::function<void()> &execute) {
+    const bool measures = !s.args.empty() && s.args[0] != "analyze";
+    if (!measures)
+      return execute();
+    if (allow) {
+      for (const char *when : {"before", "after"}) {
+        if (std::string(when) == "after")
+          execute();
+        const auto a = query_gpu_activity(uuid);
+        if (!a.others.empty())
+          seen.push_back(s.name + " (" + when + "): " + a.describe());
+      }
+      return;
+    }
+    for (int attempt = 0;; ++attempt) {
+      const auto before = wait_for_idle(uuid, wait, "stage " + s.name);
+      if (!before.others.empty())
+        throw error(refusal("before stage " + s.name, before));
+      execute();
+      const auto after = query_gpu_activity(uuid);
+      if (after.others.empty())
+        return;
+      if (attempt == 1)
+        throw error(refusal("again during stage " + s.name, after));
+      std::printf("  note: %s appeared during stage %s: its measurement may be disturbed; "
+                  "measuring it again once the GPU is idle\n",
+                  after.describe().c_str(), s.name.c_str());
+      remove_output(s);
+    }
+  }
+  static std::string refusal(const std::string &when, const gpu_activity &a) {
+    return "characterize: the GPU is busy" + (when.empty() ? "" : " " + when) + ": " +
+           a.describe() +
+           " would change the measurements; run on an idle GPU (finished stages are kept), or "
+           "pass --allow-busy to measure anyway with every finding marked disturbed";
+  }
+  void remove_output(const analysis::stage &s) const {
+    std::error_code ec;
+    fs::remove(fs::path(dir) / s.output, ec);
+  }
+  std::string dir;
+};
 
 // A sharing file the new profile does not plan belongs to an earlier profile: never attached;
 // removed, but kept by --reanalyze (a measurement: never removed without a GPU to measure again).
@@ -102,12 +146,32 @@ void record_clock(json &conditions, const std::string &dir, const device_info &d
     if (fs::exists(p))
       seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
   }
-  conditions["sm_clock_mhz_peak"] = dev.sm_clock_khz_peak / 1000.0;
+  // The runtime's peak (0 under CUDA 13), else nvidia-smi's clocks.max.sm.
+  const double peak = dev.sm_clock_khz_peak > 0 ? dev.sm_clock_khz_peak / 1000.0
+                                                : conditions.value("sm_clock_mhz_max", 0.0);
+  conditions["sm_clock_mhz_peak"] = peak;
   conditions["sm_clock_mhz_seen"] = seen;
-  conditions["throttled"] = seen > 0 && seen < 0.95 * dev.sm_clock_khz_peak / 1000.0;
+  conditions["throttled"] = seen > 0 && seen < 0.95 * peak;
   if (conditions["throttled"].get<bool>())
-    std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen,
-                dev.sm_clock_khz_peak / 1000.0);
+    std::printf("  note: SM clock %.0f MHz seen, peak %.0f: throttled\n", seen, peak);
+}
+
+// A measurement taken beside other processes (--allow-busy) or at a throttled clock: every
+// level and candidate says so, with the evidence, so no finding of it reads as a plain one.
+void mark_disturbed(model::tlb_hierarchy &tlb, const json &conditions) {
+  std::string why;
+  if (conditions.contains("busy"))
+    for (const auto &b : conditions["busy"])
+      why += (why.empty() ? "" : "; ") + b.get<std::string>();
+  if (conditions.value("throttled", false))
+    why += std::string(why.empty() ? "" : "; ") + "SM clock throttled";
+  if (why.empty())
+    return;
+  for (auto *list : {&tlb.levels, &tlb.candidates})
+    for (auto &L : *list)
+      L.detail["disturbed"] =
+          L.detail.contains("disturbed") ? L.detail["disturbed"].get<std::string>() + "; " + why
+                                         : why;
 }
 
 // The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
@@ -118,10 +182,18 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
   analysis::for_each_level(tlb, [&](const model::tlb_level &L, bool candidate,
                                     const std::string &label) {
     const std::size_t at = row++;
+    const bool disturbed = L.detail.contains("disturbed");
     std::printf("  %s%s%s\n",
-                analysis::level_line(label + (candidate ? " (candidate)" : ""), L).c_str(),
+                analysis::level_line(label + (candidate ? " (candidate)" : "") +
+                                         (disturbed ? " (DISTURBED)" : ""),
+                                     L)
+                    .c_str(),
                 at < checks.size() ? "; real memory: " : "",
                 at < checks.size() ? checks[at].value("real_memory", std::string()).c_str() : "");
+    if (disturbed)
+      std::printf("        disturbed: %s\n", L.detail["disturbed"].get<std::string>().c_str());
+    if (candidate && L.detail.contains("existence"))
+      std::printf("        candidate: %s\n", L.detail["existence"].get<std::string>().c_str());
     if (L.structure)
       std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
     if (at >= checks.size())
@@ -161,10 +233,18 @@ void run_characterize(const characterize_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.reanalyze && o.out.empty())
     throw error("characterize --reanalyze: give --out DIR, a folder characterize measured");
+  // A given folder is locked before the GPU is touched: a second writer is refused before it
+  // makes a context beside the first one's measurements.
+  std::optional<folder_lock> early;
+  if (!o.out.empty())
+    early.emplace(o.out, o.reanalyze ? "characterize --reanalyze" : "characterize");
   const device_info dev = o.reanalyze ? measured_device(o.out) : query_device(o.device);
   if (!o.reanalyze)
     release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;
+  std::optional<folder_lock> late; // the default folder is known only from the device
+  if (!early)
+    late.emplace(dir, "characterize");
   const results_folder folder{dir};
   fs::create_directories(folder.raw());
   std::printf("gpuprobe characterize%s%s: %s (%s) -> %s\n", o.quick ? " --quick" : "",
@@ -175,12 +255,19 @@ void run_characterize(const characterize_run_options &o) {
   const json previous = analysis::stage_done(profile_path.string())
                             ? read_json_file(profile_path.string())
                             : json::object();
-  json conditions =
-      o.reanalyze ? previous.value("conditions", json::object()) : conditions_before(dev);
-  if (conditions.value("other_processes", "0") != "0" && conditions.value("nvidia_smi", false) &&
-      !o.reanalyze)
-    std::printf("  note: %s other process(es) on this GPU: timings may suffer\n",
-                conditions["other_processes"].get<std::string>().c_str());
+  busy_guard busy{dev.uuid, o.allow_busy, o.busy_wait_seconds, {}, dir};
+  json conditions = previous.value("conditions", json::object());
+  if (!o.reanalyze) {
+    const auto activity = o.allow_busy ? query_gpu_activity(dev.uuid)
+                                       : wait_for_idle(dev.uuid, o.busy_wait_seconds, "the run");
+    if (!activity.others.empty() && !o.allow_busy)
+      throw error(busy_guard::refusal("", activity));
+    if (!activity.others.empty())
+      busy.seen.push_back("start: " + activity.describe());
+    if (!activity.known)
+      std::printf("  note: no nvidia-smi: other processes on the GPU cannot be seen\n");
+    conditions = conditions_before(dev.uuid, activity);
+  }
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
   // when a stage it reads from (stage::reads) ran now: pipeline::stage_runner.
   pipeline::stage_runner runner;
@@ -189,9 +276,11 @@ void run_characterize(const characterize_run_options &o) {
   runner.reanalyze = o.reanalyze;
   runner.previous_stages = previous.value("stages", json::array());
   runner.execute = [&](const analysis::stage &s) {
-    run_stage_in(dir, s.name, s.args,
-                 "finished stages are kept; run the same command again to "
-                 "resume");
+    busy.run(s, [&] {
+      run_stage_in(dir, s.name, s.args,
+                   "finished stages are kept; run the same command again to "
+                   "resume");
+    });
   };
   runner.seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -213,6 +302,8 @@ void run_characterize(const characterize_run_options &o) {
     runner.run(st, ++k, n);
   runner.run(atomics, ++k, n);
   record_clock(conditions, dir, dev);
+  if (!busy.seen.empty())
+    conditions["busy"] = busy.seen;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   model::profile made;
   if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
@@ -228,6 +319,7 @@ void run_characterize(const characterize_run_options &o) {
                           .c_str());
   } else {
     made = analysis::assemble_profile(dir, runner.stages_run, conditions);
+    mark_disturbed(made.tlb, conditions);
     made.meta = run_metadata(o.seed);
     made.detail["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
     made.detail["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;

@@ -13,6 +13,12 @@ struct characterize_run_options {
   unsigned long long seed = 0;
   bool quick = false;
   bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
+  // Measure beside other processes on the GPU: every finding is then marked "disturbed" with
+  // the processes seen. Without it a busy GPU is waited for (up to busy_wait_seconds) before
+  // each measuring stage, a stage during which one appeared is measured again once, and a GPU
+  // that stays busy ends the run with one line.
+  bool allow_busy = false;
+  double busy_wait_seconds = 60;
 };
 
 void run_characterize(const characterize_run_options &o);

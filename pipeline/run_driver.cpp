@@ -8,6 +8,7 @@
 
 #include "analysis/characterize.hpp"
 #include "analysis/report/report.hpp"
+#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace gpuprobe::pipeline {
 
@@ -25,10 +27,15 @@ namespace fs = std::filesystem;
 
 void run_pipeline(const run_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
+  std::optional<folder_lock> early; // a given folder: locked before the GPU is touched
+  if (!o.out.empty())
+    early.emplace(o.out, "run");
   const auto dev = query_device(o.device);
   release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;
-  fs::create_directories(dir);
+  std::optional<folder_lock> late; // one writer per folder; its stages write under it
+  if (!early)
+    late.emplace(dir, "run");
   if (const std::string other = analysis::other_gpu_results(dir, dev.uuid); !other.empty())
     throw error("run: " + other + ": give another --out (a folder per GPU), or remove " + dir);
   const std::string seed = std::to_string(o.seed), device = std::to_string(o.device);
@@ -52,6 +59,8 @@ void run_pipeline(const run_run_options &o) {
   std::vector<std::string> a = {"characterize", "--device", device, "--out", ".", "--seed", seed};
   if (o.quick)
     a.push_back("--quick");
+  if (o.allow_busy)
+    a.push_back("--allow-busy");
   timed("characterize", a);
   bool upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
   // 2. tune, 3. validate: kept when made the same way on this GPU and their input did not change.

@@ -10,6 +10,7 @@ struct run_run_options {
   std::string out; // the results folder ("": results/<gpu>-<uuid8>)
   unsigned long long seed = 0;
   bool quick = false;
+  bool allow_busy = false; // characterize's --allow-busy
 };
 
 void run_pipeline(const run_run_options &o);

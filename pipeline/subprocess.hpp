@@ -1,6 +1,7 @@
 #pragma once
 // A stage as a child process: this binary, run with a stage's arguments in the results folder
-// (characterize's probes, run's commands, --devices' units). Host-only.
+// (characterize's probes, run's commands, --devices' units), started without a shell
+// (common/process.hpp). Host-only.
 #include <string>
 #include <vector>
 
@@ -10,13 +11,12 @@ namespace gpuprobe::pipeline {
 // could not draw, listed under "not drawn"): 3. A stage that exits with it has not failed.
 inline constexpr int k_exit_partial = 3;
 
-// 'text' quoted for /bin/sh.
+// 'text' quoted as /bin/sh would read it: for showing a command to a person, never to run one.
 std::string shell_quote(const std::string &text);
-// This binary (/proc/self/exe), quoted.
-std::string self_command();
-// Runs this binary with `args` in folder `dir` and returns the command line it ran; throws
-// gpuprobe::error "interrupted during stage NAME ..." on Ctrl-C and "stage NAME failed (...)" on a
-// non-zero exit other than k_exit_partial (`resume` is appended: how to go on).
+// Runs this binary with `args` in folder `dir` and returns the command line it ran (for people);
+// throws gpuprobe::interrupted "interrupted during stage NAME ..." when a signal stopped it and
+// gpuprobe::error "stage NAME failed (...)" on a non-zero exit other than k_exit_partial
+// (`resume` is appended: how to go on).
 std::string run_stage_in(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &args, const std::string &resume);
 

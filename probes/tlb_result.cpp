@@ -69,7 +69,7 @@ tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_byte
 }
 
 json to_json(const sweep_point &p) {
-  return {{"stride_bytes", p.stride_bytes},
+  json j = {{"stride_bytes", p.stride_bytes},
           {"footprint_bytes", p.footprint_bytes},
           {"hops", p.hops},
           {"median_cycles", p.median},
@@ -79,6 +79,9 @@ json to_json(const sweep_point &p) {
           {"samples", p.samples},
           {"smid", p.smid},
           {"refined", p.refined}};
+  if (p.disturbed) // written only when set: results of an undisturbed sweep read as before
+    j["disturbed"] = true;
+  return j;
 }
 
 sweep_point sweep_point_from_json(const json &j) {
@@ -93,6 +96,7 @@ sweep_point sweep_point_from_json(const json &j) {
   p.samples = j.at("samples").get<std::uint32_t>();
   p.smid = j.at("smid").get<int>();
   p.refined = j.at("refined").get<bool>();
+  p.disturbed = j.value("disturbed", false);
   return p;
 }
 

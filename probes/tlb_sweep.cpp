@@ -96,6 +96,57 @@ int refine_ramp_ends(const sweep_plan &plan, std::map<std::uint64_t, sweep_point
   return n;
 }
 
+std::vector<std::uint64_t> disagreeing(const sweep_plan &plan,
+                                       const std::map<std::uint64_t, sweep_point> &pts,
+                                       const std::vector<sweep_point> &again) {
+  std::vector<std::uint64_t> out;
+  for (const auto &p : again) {
+    const auto it = pts.find(p.hops);
+    if (it == pts.end())
+      continue;
+    const double was = it->second.mean;
+    if (std::fabs(p.mean - was) > std::max(plan.repeat_cycles, plan.repeat_share * was))
+      out.push_back(p.hops);
+  }
+  return out;
+}
+
+namespace {
+
+// One stride: the coarse grid, bisection around every rise, both ends of every ramp.
+std::map<std::uint64_t, sweep_point> sweep_stride(const sweep_plan &plan, std::uint64_t stride,
+                                                  const std::vector<std::uint64_t> &grid,
+                                                  const measure_fn &measure, int &refined) {
+  std::map<std::uint64_t, sweep_point> pts; // by hops
+  for (auto h : grid)
+    pts[h] = measure(stride, h);
+  // Bisection around every rise: measure the middle hop count, keep the half that holds
+  // the change, until the boundary is resolved.
+  for (int round = 0; round < 2; ++round) {
+    std::vector<double> x, y;
+    std::vector<std::uint64_t> hops;
+    for (auto &[h, p] : pts) {
+      x.push_back(double(p.footprint_bytes));
+      y.push_back(p.median);
+      hops.push_back(h);
+    }
+    for (const auto &st : detect_steps(x, y, plan.steps)) {
+      const double mid_level = 0.5 * (st.before + st.after);
+      refined += bisect(
+          pts, hops[st.index - 1], hops[st.index],
+          [&](std::uint64_t lo, std::uint64_t hi, int b) {
+            return b < plan.max_bisections && hi - lo > 1 &&
+                   double(hi - lo) / double(lo) > plan.resolution;
+          },
+          stride, measure, [&](const sweep_point &p) { return p.median >= mid_level; });
+    }
+  }
+  refined += refine_ramp_ends(plan, pts, stride, measure);
+  return pts;
+}
+
+} // namespace
+
 std::vector<sweep_point> run_sweep(const sweep_plan &plan,
                                    const std::function<void(std::uint64_t)> &prepare,
                                    const measure_fn &measure, const progress_fn &progress) {
@@ -110,38 +161,33 @@ std::vector<sweep_point> run_sweep(const sweep_plan &plan,
     if (grid.empty())
       continue;
     prepare(stride);
-    std::map<std::uint64_t, sweep_point> pts; // by hops
-    for (auto h : grid)
-      pts[h] = measure(stride, h);
-    // Bisection around every rise: measure the middle hop count, keep the half that holds
-    // the change, until the boundary is resolved.
-    int refined = 0;
-    for (int round = 0; round < 2; ++round) {
-      std::vector<double> x, y;
-      std::vector<std::uint64_t> hops;
-      for (auto &[h, p] : pts) {
-        x.push_back(double(p.footprint_bytes));
-        y.push_back(p.median);
-        hops.push_back(h);
-      }
-      for (const auto &st : detect_steps(x, y, plan.steps)) {
-        const double mid_level = 0.5 * (st.before + st.after);
-        refined += bisect(
-            pts, hops[st.index - 1], hops[st.index],
-            [&](std::uint64_t lo, std::uint64_t hi, int b) {
-              return b < plan.max_bisections && hi - lo > 1 &&
-                     double(hi - lo) / double(lo) > plan.resolution;
-            },
-            stride, measure, [&](const sweep_point &p) { return p.median >= mid_level; });
-      }
+    int refined = 0, attempt = 0;
+    auto pts = sweep_stride(plan, stride, grid, measure, refined);
+    // The repeat: the first, middle and last points of the grid once more.
+    std::vector<std::uint64_t> moved;
+    for (;; ++attempt) {
+      std::vector<sweep_point> again;
+      for (auto h : {grid.front(), grid[grid.size() / 2], grid.back()})
+        again.push_back(measure(stride, h));
+      moved = disagreeing(plan, pts, again);
+      if (moved.empty() || attempt >= plan.repeat_attempts)
+        break;
+      progress("stride " + format_bytes(double(stride)) + ": " + std::to_string(moved.size()) +
+               " of 3 points moved beyond the noise when measured again: measuring the stride "
+               "again");
+      refined = 0;
+      pts = sweep_stride(plan, stride, grid, measure, refined);
     }
-    refined += refine_ramp_ends(plan, pts, stride, measure);
-    for (auto &[h, p] : pts)
+    for (auto &[h, p] : pts) {
+      p.disturbed = !moved.empty();
       all.push_back(p);
-    char line[200];
-    std::snprintf(line, sizeof line, "stride %s (%zu/%zu): %zu points (%d refined), %.1f s elapsed",
+    }
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "stride %s (%zu/%zu): %zu points (%d refined), %.1f s elapsed%s",
                   format_bytes(double(stride)).c_str(), done, plan.strides.size(), pts.size(),
-                  refined, elapsed());
+                  refined, elapsed(),
+                  moved.empty() ? "" : "; DISTURBED: its repeat still disagrees");
     progress(line);
   }
   return all;

@@ -17,7 +17,8 @@ struct sweep_point {
   double median = 0, p10 = 0, p90 = 0, mean = 0;
   std::uint32_t samples = 0;
   int smid = -1;
-  bool refined = false; // added by the bisection
+  bool refined = false;   // added by the bisection
+  bool disturbed = false; // its stride's repeat disagreed beyond the noise twice (run_sweep)
 };
 
 struct sweep_plan {
@@ -33,6 +34,12 @@ struct sweep_plan {
   std::uint64_t end_hops = 2;
   double end_resolution = 1.0 / 1024;
   double end_share = 0.005;
+  // Each stride's first, middle and last points are measured again after the rest: a mean that
+  // moved by more than max(repeat_cycles, repeat_share x itself) (an idle GPU repeats within
+  // 1 %; beside another process most points move by more than 1.5 %) means the stride was
+  // disturbed: it is measured again, up to repeat_attempts times, then marked disturbed.
+  double repeat_share = 0.015, repeat_cycles = 2;
+  int repeat_attempts = 1;
   step_options steps;
 };
 
@@ -46,6 +53,11 @@ std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t str
 // returns the points added.
 int refine_ramp_ends(const sweep_plan &plan, std::map<std::uint64_t, sweep_point> &pts,
                      std::uint64_t stride, const measure_fn &measure);
+
+// The points of `pts` whose repeat (`again`, same hop counts) disagrees beyond the plan's noise.
+std::vector<std::uint64_t> disagreeing(const sweep_plan &plan,
+                                       const std::map<std::uint64_t, sweep_point> &pts,
+                                       const std::vector<sweep_point> &again);
 
 // Runs the whole plan. `prepare` is called once per stride before its points.
 std::vector<sweep_point> run_sweep(const sweep_plan &plan,

@@ -5,6 +5,7 @@
 
 #include "allocators/load_tuning.hpp"
 #include "analysis/models.hpp"
+#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 
 namespace gpuprobe::tune {
@@ -201,6 +203,7 @@ tune_context open_tune(const tune_run_options &o) {
 
 void run_tune(const tune_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
+  const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "tune");
   const tune_context c = open_tune(o);
   const auto regions = tune_regions(c);
   const unsigned threads = 1u << 16;

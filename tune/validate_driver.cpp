@@ -7,6 +7,7 @@
 
 #include "allocators/load_tuning.hpp"
 #include "analysis/validation.hpp"
+#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -16,6 +17,7 @@
 #include "tune/measure.hpp"
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 
 namespace gpuprobe::tune {
@@ -153,6 +155,7 @@ void print_validation(const model::validation &v, const std::string &out) {
 
 void run_validate(const validate_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
+  const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "validate");
   const validate_context c = open_validate(o);
   const auto samples = measure_workloads(c.workloads, o.reps);
   model::validation v;

@@ -48,7 +48,9 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(arg(full[5], "--windows"), "(none)");
   EXPECT_EQ(arg(quick[5], "--windows"), "2");
   EXPECT_EQ(full[6].name, "atomics");
-  EXPECT_EQ(arg(quick[0], "--samples"), "1024") << "quick is coarser";
+  EXPECT_EQ(arg(quick[0], "--points-per-octave"), "4") << "quick is coarser";
+  EXPECT_EQ(arg(quick[0], "--samples"), "4096")
+      << "quick times as many hops a point as the full sweep: the ramps' ends need a whole lap";
   EXPECT_EQ(arg(full[0], "--samples"), "(none)");
   EXPECT_EQ(arg(quick[4], "--device"), "1");
 }
@@ -148,7 +150,7 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
   const auto as_full = check_stage(path, full[0], uuid);
   EXPECT_FALSE(as_full.keep);
   EXPECT_NE(as_full.reason.find("other arguments"), std::string::npos) << as_full.reason;
-  EXPECT_NE(as_full.reason.find("--samples 1024"), std::string::npos)
+  EXPECT_NE(as_full.reason.find("--points-per-octave 4"), std::string::npos)
       << "says what made it: " << as_full.reason;
   EXPECT_FALSE(check_stage(path, seed7[0], uuid).keep) << "another seed";
   const auto moved = check_stage(path, quick[0], "GPU-67f63166-0000");

@@ -38,8 +38,10 @@ TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
   std::vector<job> jobs;
   for (int i = 0; i < 3; ++i)
     jobs.push_back({"[gpu" + std::to_string(i) + "]",
-                    "sleep 1; echo line-" + std::to_string(i) + "; echo second" +
-                        (i == 1 ? "; echo 'stage tlb failed' >&2; exit 3" : ""),
+                    {"sh", "-c",
+                     "sleep 1; echo line-" + std::to_string(i) + "; echo second" +
+                         (i == 1 ? "; echo 'stage tlb failed' >&2; exit 3" : "")},
+                    {},
                     dir + "-" + std::to_string(i) + ".log"});
   std::FILE *progress = std::tmpfile();
   const auto t0 = std::chrono::steady_clock::now();

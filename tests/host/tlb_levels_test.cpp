@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <random>
 
 using namespace gpuprobe::analysis;
 using gpuprobe::test::fixture;
@@ -194,12 +196,16 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
       EXPECT_EQ(l3.page_bytes, 64.0 * (1 << 20)) << f;
       EXPECT_EQ(to_string(l3.bound), "lower") << f;
       // These sweeps predate the refinement of both ramp ends: the structure is not resolved
-      // (its ends would be extrapolated), and the level keeps the ramp's middle.
+      // (its ends would be extrapolated), and the level is where the fit puts the ramp's start,
+      // with its error (issue 37: where misses begin, not the ramp's middle, 272 GiB).
       EXPECT_FALSE(l3.structure.fit.resolved);
       EXPECT_NE(l3.structure.fit.why.find("extrapolated"), std::string::npos)
           << l3.structure.fit.why;
-      expect_within(l3.reach_bytes, 272.0 * GiB, 0.02, "L3 reach (the ramp's middle)");
-      EXPECT_NEAR(l3.miss_penalty_cycles, 432, 10) << f;
+      EXPECT_GE(l3.entries, 4096) << f;
+      EXPECT_LE(l3.entries - l3.entries_se, 4096 + 30) << f;
+      EXPECT_GT(l3.entries_se, 0) << f;
+      // The mean's rise (a median sits on either mode of the walk's cost: +432 here).
+      EXPECT_NEAR(l3.miss_penalty_cycles, 406, 10) << f;
     }
     const auto &l1 = a.levels[0], &l2 = a.levels[1];
     EXPECT_EQ(l1.entries, 16) << f;
@@ -208,7 +214,7 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
     EXPECT_GE(l1.confidence, 0.65) << f;
     EXPECT_EQ(l2.page_bytes, 32.0 * (1 << 20)) << f;
     EXPECT_EQ(to_string(l2.bound), "exact") << f;
-    EXPECT_GT(l2.entries, 2048) << f;
+    EXPECT_GE(l2.entries, 2048) << f; // where misses begin (the fitted onset), or past it
     EXPECT_LT(l2.entries, 2200) << f;
     EXPECT_FALSE(l2.structure.fit.resolved) << f;
     EXPECT_EQ(l1.structure.fit.sets, 1) << f << ": fully associative (a step needs no refinement)";
@@ -336,4 +342,92 @@ TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
       expect_within(a.levels[0].miss_penalty_cycles, penalty, 0.3, "L1 penalty");
       expect_within(a.levels[1].entries, 256, 0.1, "L2 entries");
     }
+}
+
+// Issue 37: existence, page and structure are three findings. A level's existence rests on its
+// rise over the noise and more than one stride showing it; the page's s/P rule and an unresolved
+// structure never remove it; only a rise truly in doubt stays out, with its reason.
+TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
+  int found = 0, tried = 0;
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    const std::vector<sim_level> truth = {{16, 64 * KiB, 7}, {512, 2 * MiB, 80}};
+    // The 2017 tool's mean curves: integer cycles, 12 points an octave, sigma 2 cycles.
+    auto d =
+        sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 8 * GiB, 12, 2.0, seed);
+    const auto a = analyze_tlb(d);
+    ++tried;
+    ASSERT_GE(a.levels.size(), 1u) << "seed " << seed;
+    const auto &l1 = a.levels[0];
+    // The page is a second finding: exact at 64 KiB, or an upper bound above it where the
+    // smallest strides' rises hide in the noise; never a wrong exact page.
+    const bool page_right = l1.page_bytes == 64 * KiB ||
+                            (l1.bound == page_bound::upper && l1.page_bytes > 64 * KiB);
+    if (std::fabs(l1.entries - 16) <= 1.6 && page_right)
+      ++found;
+    EXPECT_GE(l1.confidence, 0.65) << "seed " << seed << ": " << l1.existence;
+    EXPECT_NEAR(l1.miss_penalty_cycles, 7, 2.5) << "seed " << seed;
+    EXPECT_EQ(a.levels.back().page_bytes, 2 * MiB) << "seed " << seed;
+  }
+  EXPECT_EQ(found, tried) << "the +7-cycle level, 16 entries, on every seed";
+}
+
+TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBegin) {
+  // A 4096-entry ramp (8 ways x 512 sets) sampled too coarsely to pin its ends to a set: the
+  // structure is "not resolved", the level stands, its entries where the fit puts the onset.
+  tlb_dataset d;
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0.0, 3.0);
+  for (double s : {16.0 * MiB, 32.0 * MiB, 64.0 * MiB, 128.0 * MiB}) {
+    tlb_curve c{"sim", s, {}, {}, true};
+    for (double h = 64; h * s <= 1024 * GiB; h *= std::pow(2.0, 1.0 / 6)) {
+      const double pages = std::round(h), fp = pages * s;
+      // Pages of 64 MiB: strides below see the level at 4096 x 64 MiB, with s/P of the penalty.
+      const double hops_over = fp / std::max(s, 64.0 * MiB);
+      const double share = s >= 64 * MiB ? (structure_cycles(hops_over, 512, 8, 0, 1))
+                                         : (hops_over > 4096 ? s / (64 * MiB) : 0);
+      const double y = 400 + 400 * share + noise(rng);
+      c.footprint_bytes.push_back(fp);
+      c.cycles.push_back(std::round(y));
+      c.mean_cycles.push_back(y);
+    }
+    d.curves.push_back(c);
+  }
+  const auto a = analyze_tlb(d);
+  ASSERT_EQ(a.levels.size(), 1u) << (a.notes.empty() ? "" : a.notes.back());
+  const auto &L = a.levels[0];
+  EXPECT_EQ(L.page_bytes, 64 * MiB);
+  EXPECT_FALSE(L.structure.fit.resolved) << "too few points on the ramp to pin a set";
+  EXPECT_FALSE(L.structure.fit.why.empty());
+  EXPECT_NEAR(L.entries, 4096, 4096 * 0.03) << "where misses begin, not the ramp's middle (4352)";
+  EXPECT_NEAR(L.miss_penalty_cycles, 400, 20);
+  EXPECT_GE(L.confidence, 0.65) << L.existence;
+  EXPECT_TRUE(a.candidates.empty());
+}
+
+TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
+  // A lone rise: one stride, no smaller stride at its footprint: never a level.
+  {
+    tlb_dataset d;
+    tlb_curve c{"sim", 2 * MiB, {}, {}};
+    for (int h = 1; h < 400; ++h) {
+      c.footprint_bytes.push_back(h * 2 * MiB);
+      c.cycles.push_back(h > 200 ? 360 : 300);
+    }
+    d.curves.push_back(c);
+    const auto a = analyze_tlb(d);
+    EXPECT_TRUE(a.levels.empty());
+    ASSERT_EQ(a.unexplained.size(), 1u);
+    EXPECT_NE(a.notes.back().find("matches no other stride"), std::string::npos) << a.notes.back();
+  }
+  // A small rise (3.5 sigma at two strides, single points): a candidate, named "small".
+  {
+    const std::vector<sim_level> truth = {{64, 1 * MiB, 3.5}};
+    auto d = sim_dataset(truth, 300, pow2_strides(1 * MiB, 2 * MiB), 1 * MiB, 1 * GiB, 3, 1.0, 4);
+    for (auto &c : d.curves)
+      c.median = true; // single-point medians: no plateau detector
+    const auto a = analyze_tlb(d);
+    EXPECT_TRUE(a.levels.empty());
+    for (const auto &c : a.candidates)
+      EXPECT_EQ(c.existence.rfind("small", 0), 0u) << c.existence;
+  }
 }

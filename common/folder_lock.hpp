@@ -1,0 +1,41 @@
+#pragma once
+// One writer per results folder. characterize, run, tune and validate hold an exclusive lock
+// on DIR/.gpuprobe.lock while they write DIR; report reads a folder only when no writer holds
+// it. The lock is flock(2): the kernel drops it when its holder ends in any way (SIGKILL and
+// power loss included), so a dead writer never blocks the next run; the file only says who held
+// it last. A child stage started by the holder (run -> characterize -> report) inherits the
+// lock through GPUPROBE_FOLDER_LOCK and takes no second one. Host-only, POSIX.
+#include <string>
+
+namespace gpuprobe {
+
+class folder_lock {
+public:
+  enum class mode { write, read };
+  // Locks `dir` (created if missing for `write`) for `command` ("characterize", ...); throws
+  // gpuprobe::error in one line naming the holder's PID and command when another process holds
+  // it. A folder whose lock this process's ancestor holds (GPUPROBE_FOLDER_LOCK) is not locked
+  // again.
+  folder_lock(const std::string &dir, const std::string &command, mode m = mode::write);
+  ~folder_lock();
+  folder_lock(const folder_lock &) = delete;
+  folder_lock &operator=(const folder_lock &) = delete;
+
+  bool inherited() const { return fd_ < 0; }
+  static constexpr const char *file_name = ".gpuprobe.lock";
+  static constexpr const char *env_name = "GPUPROBE_FOLDER_LOCK";
+
+private:
+  int fd_ = -1;
+  std::string previous_env_;
+  bool had_env_ = false, set_env_ = false;
+};
+
+// In a stage started by a lock holder (GPUPROBE_FOLDER_LOCK set): end with SIGTERM when the
+// parent ends, so a killed `characterize` or `run` leaves no stage measuring on (main, once).
+void end_with_lock_holder();
+
+// Who holds `dir`'s lock now: "PID N (gpuprobe COMMAND)", or "" when nobody does.
+std::string folder_lock_holder(const std::string &dir);
+
+} // namespace gpuprobe

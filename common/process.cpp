@@ -1,0 +1,198 @@
+#include "common/process.hpp"
+
+#include "common/error.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+
+extern char **environ;
+
+namespace gpuprobe {
+
+namespace {
+
+// The running children, for the signal handler (async-signal-safe: a fixed table of atomics).
+constexpr int k_slots = 256;
+std::atomic<int> g_children[k_slots];
+std::atomic<int> g_signal{0};
+std::atomic<int> g_cleanup_scopes{0};
+
+void remember(int pid) {
+  for (auto &s : g_children) {
+    int free_slot = 0;
+    if (s.compare_exchange_strong(free_slot, pid))
+      return;
+  }
+}
+void forget(int pid) {
+  for (auto &s : g_children) {
+    int mine = pid;
+    if (s.compare_exchange_strong(mine, 0))
+      return;
+  }
+}
+
+extern "C" void on_interrupt(int sig) {
+  g_signal.store(sig);
+  for (auto &s : g_children)
+    if (const int pid = s.load(); pid > 0)
+      ::kill(pid, sig);
+  if (g_cleanup_scopes.load() == 0) { // nothing to clean: end as the default action would
+    std::signal(sig, SIG_DFL);
+    ::raise(sig);
+  }
+}
+
+int exit_code_of(int status) {
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::vector<char *> c_argv(const std::vector<std::string> &argv) {
+  std::vector<char *> v;
+  for (const auto &a : argv)
+    v.push_back(const_cast<char *>(a.c_str()));
+  v.push_back(nullptr);
+  return v;
+}
+
+// posix_spawnp of argv in dir, stdout (and stderr when merged) to out_fd when >= 0.
+int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_fd,
+          bool merge_stderr, bool quiet_stderr, const std::vector<std::string> &env = {}) {
+  if (argv.empty() || argv[0].empty())
+    throw error("no program to run");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (!dir.empty())
+    posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
+  if (out_fd >= 0) {
+    posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+    if (merge_stderr)
+      posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
+  }
+  if (quiet_stderr && !merge_stderr)
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  auto args = c_argv(argv);
+  std::vector<std::string> env_text; // this environment, with `env`'s names replaced
+  for (char **e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto name = kv.substr(0, kv.find('=') + 1);
+    if (std::none_of(env.begin(), env.end(),
+                     [&](const std::string &x) { return x.rfind(name, 0) == 0; }))
+      env_text.push_back(kv);
+  }
+  env_text.insert(env_text.end(), env.begin(), env.end());
+  auto envp = c_argv(env_text);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    throw error("cannot start '" + argv[0] + "': " + std::strerror(rc));
+  remember(pid);
+  return pid;
+}
+
+int wait_pid(int pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  forget(pid);
+  return status;
+}
+
+} // namespace
+
+child_result run_child(const std::vector<std::string> &argv, const child_options &o) {
+  child_result r;
+  int fds[2] = {-1, -1};
+  if (o.capture && ::pipe2(fds, O_CLOEXEC) != 0)
+    throw error(std::string("cannot make a pipe: ") + std::strerror(errno));
+  int pid = -1;
+  try {
+    pid = spawn(argv, o.dir, o.capture ? fds[1] : -1, o.merge_stderr, o.quiet_stderr);
+  } catch (...) {
+    if (o.capture)
+      ::close(fds[0]), ::close(fds[1]);
+    throw;
+  }
+  if (o.capture) {
+    ::close(fds[1]);
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(fds[0], buf, sizeof buf);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      const std::string chunk(buf, std::size_t(n));
+      r.output += chunk;
+      if (o.on_output)
+        o.on_output(chunk);
+    }
+    ::close(fds[0]);
+  }
+  const int status = wait_pid(pid);
+  r.exit_code = exit_code_of(status);
+  r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return r;
+}
+
+spawned_child spawn_child(const std::vector<std::string> &argv, const std::string &dir,
+                          const std::vector<std::string> &env) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw error(std::string("cannot make a pipe: ") + std::strerror(errno));
+  spawned_child c;
+  try {
+    c.pid = spawn(argv, dir, fds[1], true, false, env);
+  } catch (...) {
+    ::close(fds[0]), ::close(fds[1]);
+    throw;
+  }
+  ::close(fds[1]);
+  c.out_fd = fds[0];
+  return c;
+}
+
+int wait_child(spawned_child &c) {
+  if (c.out_fd >= 0)
+    ::close(c.out_fd), c.out_fd = -1;
+  const int code = c.pid > 0 ? exit_code_of(wait_pid(c.pid)) : -1;
+  c.pid = -1;
+  return code;
+}
+
+std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+void install_interrupt_handlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0; // no SA_RESTART: a blocking read returns, and the loop checks
+  for (int sig : {SIGINT, SIGTERM, SIGHUP})
+    ::sigaction(sig, &sa, nullptr);
+}
+
+int interrupted_by() { return g_signal.load(); }
+
+void check_interrupted(const std::string &during) {
+  if (const int sig = g_signal.load())
+    throw interrupted(std::string("interrupted (") + ::strsignal(sig) + ") during " + during,
+                      sig);
+}
+
+cleanup_scope::cleanup_scope() { ++g_cleanup_scopes; }
+cleanup_scope::~cleanup_scope() { --g_cleanup_scopes; }
+
+} // namespace gpuprobe
