@@ -42,10 +42,19 @@ void write_json_atomic(const std::string &path, const json &doc) {
 std::string read_text_file(const std::string &path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(path, ec))
+  const auto st = fs::status(path, ec); // follows links
+  if (ec && ec.value() == ELOOP)
+    throw error("cannot read '" + path + "': a loop of symbolic links");
+  if (fs::is_directory(st))
     throw error("'" + path + "' is a directory, not a file");
-  if (!fs::exists(path, ec))
+  if (!fs::exists(st))
     throw error("cannot read '" + path + "': no such file");
+  if (!fs::is_regular_file(st))
+    throw error("cannot read '" + path + "': not a regular file (a device, pipe or socket)");
+  if (const auto size = fs::file_size(path, ec); !ec && size > k_max_input_bytes)
+    throw error("cannot read '" + path + "': " + std::to_string(size >> 20) +
+                " MiB, more than gpuprobe reads (" + std::to_string(k_max_input_bytes >> 20) +
+                " MiB)");
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw error("cannot read '" + path + "': " + std::strerror(errno));
@@ -57,17 +66,40 @@ std::string read_text_file(const std::string &path) {
   return text;
 }
 
-json read_json_file(const std::string &path) {
-  const std::string text = read_text_file(path);
+json parse_json_text(const std::string &text, const std::string &source) {
+  // The nesting, outside strings, before any value is built.
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > k_max_json_depth)
+        throw error("'" + source + "' is nested deeper than " + std::to_string(k_max_json_depth) +
+                    " levels (at byte " + std::to_string(i + 1) + "): not a gpuprobe file");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
   try {
     return json::parse(text);
   } catch (const json::parse_error &e) {
-    throw error("'" + path + "' is not JSON (" +
+    throw error("'" + source + "' is not JSON (" +
                 (e.byte <= 1 ? std::string("it does not start as JSON does")
                              : "broken at byte " + std::to_string(e.byte)) +
                 ")");
   }
 }
+
+json read_json_file(const std::string &path) { return parse_json_text(read_text_file(path), path); }
 
 void require_schema(const json &doc, const std::string &family, int max_version,
                     const std::string &path) {

@@ -3,6 +3,8 @@
 #include "common/schema.hpp"
 
 #include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <string>
 
 namespace gpuprobe {
@@ -15,10 +17,20 @@ void write_json_atomic(const std::string &path, const json &doc);
 // The same for any text (pages, CSV files).
 void write_text_atomic(const std::string &path, const std::string &text);
 
+// What a reader accepts: a regular file (a link is followed, but not to a device such as
+// /dev/zero, a FIFO or a loop of links) of at most k_max_input_bytes; JSON nested at most
+// k_max_json_depth deep (nlohmann's DOM frees nesting recursively: 200,000 levels overflow the
+// stack).
+inline constexpr std::uintmax_t k_max_input_bytes = 1ull << 30;
+inline constexpr int k_max_json_depth = 256;
+
 // Reads a text file; throws gpuprobe::error with a one-line message that names the problem: no
-// such file, a directory, unreadable, empty (nothing but white space).
+// such file, a directory, not a regular file, a loop of links, over k_max_input_bytes,
+// unreadable, empty (nothing but white space).
 std::string read_text_file(const std::string &path);
-// Reads a JSON file (read_text_file's errors, and "is not JSON").
+// Parses JSON text (nesting checked first); throws gpuprobe::error naming `source`.
+json parse_json_text(const std::string &text, const std::string &source);
+// Reads a JSON file (read_text_file's errors, and "is not JSON", "nested deeper than ...").
 json read_json_file(const std::string &path);
 
 // Checks doc["schema"] == "<family>/<version>" for a version this build understands
