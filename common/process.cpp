@@ -46,7 +46,7 @@ extern "C" void on_interrupt(int sig) {
   g_signal.store(sig);
   for (auto &s : g_children)
     if (const int pid = s.load(); pid > 0)
-      ::kill(pid, sig);
+      ::kill(-pid, sig); // its process group: the child and whatever it started
   if (g_cleanup_scopes.load() == 0) { // nothing to clean: end as the default action would
     std::signal(sig, SIG_DFL);
     ::raise(sig);
@@ -69,7 +69,8 @@ std::vector<char *> c_argv(const std::vector<std::string> &argv) {
 
 // posix_spawnp of argv in dir, stdout (and stderr when merged) to out_fd when >= 0.
 int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_fd,
-          bool merge_stderr, bool quiet_stderr, const std::vector<std::string> &env = {}) {
+          bool merge_stderr, bool quiet_stderr, const std::vector<std::string> &env = {},
+          const std::string &stderr_file = "") {
   if (argv.empty() || argv[0].empty())
     throw error("no program to run");
   posix_spawn_file_actions_t fa;
@@ -83,6 +84,9 @@ int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_
   }
   if (quiet_stderr && !merge_stderr)
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  else if (!stderr_file.empty() && !merge_stderr)
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderr_file.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
   auto args = c_argv(argv);
   std::vector<std::string> env_text; // this environment, with `env`'s names replaced
   for (char **e = environ; *e; ++e) {
@@ -94,8 +98,15 @@ int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_
   }
   env_text.insert(env_text.end(), env.begin(), env.end());
   auto envp = c_argv(env_text);
+  // Its own process group, so an interruption reaches what it starts too (a plotter's workers,
+  // a stage's children); this process passes SIGINT on, since a terminal's Ctrl-C no longer does.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, nullptr, args.data(), envp.data());
+  const int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, args.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0)
     throw error("cannot start '" + argv[0] + "': " + std::strerror(rc));
@@ -120,7 +131,8 @@ child_result run_child(const std::vector<std::string> &argv, const child_options
     throw error(std::string("cannot make a pipe: ") + std::strerror(errno));
   int pid = -1;
   try {
-    pid = spawn(argv, o.dir, o.capture ? fds[1] : -1, o.merge_stderr, o.quiet_stderr);
+    pid = spawn(argv, o.dir, o.capture ? fds[1] : -1, o.merge_stderr, o.quiet_stderr, {},
+                o.stderr_file);
   } catch (...) {
     if (o.capture)
       ::close(fds[0]), ::close(fds[1]);

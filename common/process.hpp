@@ -15,6 +15,7 @@ struct child_options {
   bool capture = false;  // collect its stdout (and stderr, with merge_stderr) into output
   bool merge_stderr = false;
   bool quiet_stderr = false; // stderr to /dev/null
+  std::string stderr_file;   // stderr to this file (created or emptied), when not ""
   // Called with each chunk of output as it comes (capture only), e.g. to prefix and echo it.
   std::function<void(const std::string &)> on_output;
 };

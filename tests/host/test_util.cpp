@@ -1,4 +1,6 @@
 #include "test_util.hpp"
+
+#include "common/process.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <cstdio>
@@ -34,6 +36,21 @@ static std::string slurp(const std::string &path) {
 }
 
 run_result run_gpuprobe(const std::string &args) { return run_binary(gpuprobe_binary(), args); }
+
+run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::string &dir) {
+  std::vector<std::string> argv = {gpuprobe_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  child_options o;
+  o.dir = dir;
+  o.capture = true;
+  o.stderr_file = temp_path("stderr_argv.txt");
+  const auto c = run_child(argv, o);
+  run_result r;
+  r.exit_code = c.exit_code;
+  r.out = c.output;
+  r.err = slurp(o.stderr_file);
+  return r;
+}
 
 run_result run_binary(const std::string &binary, const std::string &args) {
   const std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");

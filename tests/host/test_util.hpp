@@ -69,6 +69,8 @@ struct run_result {
 // Runs the gpuprobe binary with `args` (a shell-quoted string) and captures its output.
 run_result run_gpuprobe(const std::string &args);
 run_result run_binary(const std::string &binary, const std::string &args);
+// Runs the gpuprobe binary with `args` as they are (no shell reads them), in `dir` ("": here).
+run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::string &dir = "");
 
 std::string temp_path(const std::string &name);
 bool file_exists(const std::string &path);

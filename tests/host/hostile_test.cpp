@@ -1,0 +1,182 @@
+// Issue 36: hostile input and interrupted commands. No shell stands between gpuprobe and its
+// paths (every launcher gets quotes, $(...), backticks, ';', spaces and newlines as they are), no
+// file crashes a reader, and SIGTERM/SIGHUP leave no temporary folder and no child behind.
+#include "common/error.hpp"
+#include "common/jobs.hpp"
+#include "common/json_io.hpp"
+#include "common/process.hpp"
+#include "test_util.hpp"
+#include "tests/common/binary_path.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace gpuprobe;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Names a shell would act on: each would create PWNED in the working folder if a shell read it.
+const std::vector<std::string> k_hostile = {
+    "o'$(touch PWNED)'x", "a\"$(touch PWNED)\"b", "`touch PWNED`", "x; touch PWNED",
+    "with space", "new\nline", "$HOME"};
+
+// A scratch folder to run in; PWNED must never appear there.
+std::string scratch(const std::string &name) {
+  const fs::path d = test::temp_path(name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d.string();
+}
+
+} // namespace
+
+TEST(Hostile, RunChildPassesEveryArgumentAsItIsAndRunsInAHostileFolder) {
+  const std::string dir = scratch("hostile-child");
+  std::vector<std::string> argv = {"printf", "%s|"};
+  argv.insert(argv.end(), k_hostile.begin(), k_hostile.end());
+  child_options o;
+  o.dir = dir;
+  o.capture = true;
+  const auto r = run_child(argv, o);
+  ASSERT_TRUE(r.ok());
+  std::string want;
+  for (const auto &a : k_hostile)
+    want += a + "|";
+  EXPECT_EQ(r.output, want);
+  for (const auto &name : k_hostile) { // a folder of each name: the child starts inside it
+    const fs::path sub = fs::path(dir) / name;
+    fs::create_directories(sub);
+    child_options in;
+    in.dir = sub.string();
+    in.capture = true;
+    const auto pwd = run_child({"pwd"}, in);
+    EXPECT_EQ(pwd.output, fs::canonical(sub).string() + "\n") << name;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "PWNED"));
+  EXPECT_THROW(run_child({"no-such-program; touch PWNED"}), error);
+  EXPECT_FALSE(fs::exists("PWNED"));
+}
+
+TEST(Hostile, JobsPassTheirArgumentsAndEnvironmentAsTheyAre) {
+  const std::string dir = scratch("hostile-jobs");
+  std::vector<job> jobs;
+  for (const auto &a : k_hostile)
+    jobs.push_back({"[j]", {"sh", "-c", "printf '%s|%s' \"$1\" \"$V\"", "sh", a},
+                    {"V=" + a}, (fs::path(dir) / "log").string()});
+  const auto r = run_jobs(jobs, nullptr);
+  ASSERT_EQ(r.size(), k_hostile.size());
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].exit_code, 0);
+    const std::string one_line = k_hostile[i].substr(k_hostile[i].rfind('\n') + 1);
+    EXPECT_NE(r[i].tail.find(one_line + "|"), std::string::npos) << r[i].tail;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "PWNED"));
+}
+
+TEST(Hostile, ReportOutPythonAndPlotScriptPathsRunNoShell) {
+  const std::string dir = scratch("hostile-report");
+  const fs::path unit = fs::path(dir) / "u";
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit, fs::copy_options::recursive);
+  for (const auto &name : {std::string("o'$(touch PWNED)'x"), std::string("r`touch PWNED`;x y")}) {
+    const auto r = test::run_gpuprobe_argv({"report", "--input", "u", "--out", name, "--format", "md"}, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(fs::path(dir) / name / "index.md")) << name;
+  }
+  auto r = test::run_gpuprobe_argv(
+      {"report", "--input", "u", "--out", "p", "--python", "python3; touch PWNED"}, dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot start 'python3; touch PWNED'"), std::string::npos) << r.err;
+  r = test::run_gpuprobe_argv(
+      {"report", "--input", "u", "--out", "q", "--plot-script", "$(touch PWNED).py"}, dir);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(fs::exists(fs::path(dir) / "PWNED"));
+  for (const auto &e : fs::directory_iterator(dir))
+    EXPECT_NE(e.path().filename().string().rfind(".", 0), 0u)
+        << "a temporary folder stayed: " << e.path();
+}
+
+// SIGTERM or SIGHUP on report while its plotter runs: the plotter (and what it started) ends,
+// the temporary folder is removed, and the exit status is 128 + the signal.
+TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
+  for (const int sig : {SIGTERM, SIGHUP, SIGINT}) {
+    const std::string dir = scratch("hostile-interrupt-" + std::to_string(sig));
+    const fs::path unit = fs::path(dir) / "u";
+    fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit,
+             fs::copy_options::recursive);
+    const std::string marker = (fs::path(dir) / "plotter-running").string();
+    const std::string slow = (fs::path(dir) / "slow.sh").string();
+    std::ofstream(slow) << "touch '" << marker << "'\nsleep 30\ntrue\n"; // sleep: its child
+    const auto child = spawn_child({test::gpuprobe_binary(), "report", "--input", "u", "--out",
+                                    "rep", "--python", "/bin/sh", "--plot-script", slow},
+                                   dir);
+    for (int i = 0; i < 200 && !fs::exists(marker); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    ASSERT_TRUE(fs::exists(marker)) << "the plotter did not start";
+    const auto t0 = std::chrono::steady_clock::now();
+    ::kill(child.pid, sig);
+    auto c = child;
+    char buf[4096];
+    while (::read(c.out_fd, buf, sizeof buf) > 0) {
+    } // its last words, until it ends
+    const int code = wait_child(c);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(code, 128 + sig) << "signal " << sig;
+    EXPECT_LT(s, 5.0) << "it waited for the plotter to end by itself";
+    for (const auto &e : fs::directory_iterator(dir))
+      EXPECT_NE(e.path().filename().string().rfind(".rep.tmp", 0), 0u) << e.path();
+    EXPECT_FALSE(fs::exists(fs::path(dir) / "rep"));
+    // the plotter's own child (sleep 30) got the signal with its process group
+    child_options o;
+    o.capture = true;
+    o.quiet_stderr = true;
+    const auto ps = run_child({"pgrep", "-f", "sleep 30"}, o);
+    EXPECT_TRUE(ps.output.empty()) << "left running: " << ps.output;
+  }
+}
+
+// No file crashes a reader: nesting far past any gpuprobe file, a device, a loop of links and an
+// empty file are each one line.
+TEST(Hostile, FilesThatCrashedReadersAreOneLineErrors) {
+  const std::string dir = scratch("hostile-files");
+  const std::string deep = (fs::path(dir) / "profile.json").string();
+  {
+    std::ofstream out(deep);
+    out << "{\"schema\":\"gpuprobe.profile/1\",\"x\":" << std::string(200000, '[')
+        << std::string(200000, ']') << "}";
+  }
+  try {
+    read_json_file(deep);
+    FAIL();
+  } catch (const error &e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 256 levels"), std::string::npos)
+        << e.what();
+  }
+  for (const char *cmd : {"report --input D --out D/rep", "fleet --input D --out D/fl",
+                          "tune --profile D/profile.json --out D/t.json"}) {
+    std::string args = cmd;
+    for (std::size_t p; (p = args.find('D')) != std::string::npos;)
+      args.replace(p, 1, dir);
+    const auto r = test::run_gpuprobe(args);
+    EXPECT_NE(r.exit_code, 139) << cmd << ": a crash";
+    EXPECT_NE(r.exit_code, 0) << cmd;
+    EXPECT_LT(r.exit_code, 128) << cmd << ": " << r.err;
+  }
+  fs::create_symlink("/dev/zero", fs::path(dir) / "zero.json");
+  EXPECT_THROW(read_json_file((fs::path(dir) / "zero.json").string()), error);
+  fs::create_symlink("loop2.json", fs::path(dir) / "loop1.json");
+  fs::create_symlink("loop1.json", fs::path(dir) / "loop2.json");
+  try {
+    read_json_file((fs::path(dir) / "loop1.json").string());
+    FAIL();
+  } catch (const error &e) {
+    EXPECT_NE(std::string(e.what()).find("loop of symbolic links"), std::string::npos) << e.what();
+  }
+}
