@@ -167,15 +167,25 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
   out.sources.push_back(source);
 }
 
-tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths) {
+tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mixed) {
   if (paths.empty())
     throw gpuprobe::error("no input file given (use --input FILE)");
   tlb_dataset ds;
+  std::string first_uuid, first_path;
   for (const auto &path : paths) {
     const auto in = read_input(path);
-    if (in.is_json)
-      parse_gpuprobe_tlb_result(read_json_file(path), path, ds);
-    else
+    if (in.is_json) {
+      const auto doc = parse_json_text(in.text, path);
+      const std::string uuid =
+          doc.value("device", nlohmann::json::object()).value("uuid", std::string());
+      if (!uuid.empty() && first_uuid.empty())
+        first_uuid = uuid, first_path = path;
+      else if (!uuid.empty() && uuid != first_uuid && !allow_mixed)
+        throw gpuprobe::error("'" + path + "' was measured on " + uuid + ", '" + first_path +
+                              "' on " + first_uuid +
+                              ": several inputs are one GPU (--allow-mixed analyzes them as one)");
+      parse_gpuprobe_tlb_result(doc, path, ds);
+    } else
       parse_cuda_gpu_tlb_csv(in.text, path, ds);
   }
   if (ds.curves.empty())

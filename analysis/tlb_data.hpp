@@ -41,7 +41,8 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
 void finish_curve(tlb_curve &c);
 
 // Reads every file (gpuprobe JSON or cuda-gpu-tlb CSV, told apart by content) into one dataset:
-// several files are one GPU. Throws gpuprobe::error on a missing or malformed file.
-tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths);
+// several files are one GPU. Throws gpuprobe::error on a missing or malformed file, and on
+// gpuprobe results of two GPUs (naming both) unless `allow_mixed`.
+tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mixed = false);
 
 } // namespace gpuprobe::analysis

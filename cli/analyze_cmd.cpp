@@ -6,6 +6,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/paths.hpp"
 #include "common/units.hpp"
 #include "probes/tlb_sweep.hpp"
 
@@ -16,9 +17,10 @@ namespace gpuprobe::cli {
 
 namespace {
 
-void run_analyze_tlb(const common_options &o) {
+void run_analyze_tlb(const common_options &o, bool allow_mixed) {
   check_output_path(o.out);
-  const auto ds = analysis::load_tlb_inputs(o.inputs);
+  refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
+  const auto ds = analysis::load_tlb_inputs(o.inputs, allow_mixed);
   const auto a = analysis::analyze_tlb(ds);
   json device = ds.device.is_null() ? json{{"name", ds.device_name}} : ds.device;
   json tlb = analysis::to_json(a);
@@ -50,6 +52,7 @@ void run_analyze_tlb(const common_options &o) {
 
 void run_analyze_sharing(const common_options &o) {
   check_output_path(o.out);
+  refuse_output_over_inputs("analyze sharing", o.out, o.inputs);
   if (o.inputs.size() != 1)
     throw error("analyze sharing takes one --input (one level's matrix)");
   const auto m = analysis::load_sharing_input(o.inputs[0]);
@@ -93,7 +96,10 @@ void setup_analyze(CLI::App &parent) {
   add_input_option(*tlb, *opt,
                    "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
   add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
-  tlb->callback([opt] { run_analyze_tlb(*opt); });
+  auto mixed = std::make_shared<bool>(false);
+  tlb->add_flag("--allow-mixed", *mixed,
+                "analyze sweeps of different GPUs as one (default: refused, naming them)");
+  tlb->callback([opt, mixed] { run_analyze_tlb(*opt, *mixed); });
   auto sopt = std::make_shared<common_options>();
   auto *sharing = app->add_subcommand(
       "sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");

@@ -3,6 +3,7 @@
 #include "analysis/fleet.hpp"
 #include "cli/common.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "common/json_io.hpp"
 
 #include <cstdio>
@@ -84,8 +85,13 @@ void run(const fleet_flags &f) {
   if (fs::exists(f.out) && !fs::is_directory(f.out))
     throw error("fleet: --out '" + f.out + "' is a file; give a folder");
   std::vector<std::string> not_units; // listed with their reasons, the fleet built from the rest
+  refuse_output_over_inputs("fleet", f.out, f.inputs);
   const auto units =
       analysis::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
+  for (const auto &u : units) // a unit's next report would draw the fleet's files as its own
+    if (same_or_inside(f.out, u.folder))
+      throw error("fleet: --out '" + f.out + "' lies in the unit folder '" + u.folder +
+                  "': give a folder beside the units");
   fs::create_directories(f.out);
   model::fleet fleet = analysis::merge_fleet(units);
   fleet.not_units = not_units;

@@ -4,6 +4,7 @@
 #include "cli/common.hpp"
 #include "common/folder_lock.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 
@@ -86,6 +87,7 @@ analysis::report_content render_into(const report_options &o, const fs::path &di
 
 void run_report(const report_options &o) {
   const folder_lock reading(o.input, "report", folder_lock::mode::read); // no writer at work
+  refuse_output_over_inputs("report", o.out, {o.input});
   fs::path out = fs::path(o.out).lexically_normal();
   if (out.filename().empty()) // "report/": the folder itself
     out = out.parent_path();

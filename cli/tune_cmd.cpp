@@ -3,6 +3,7 @@
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "common/results_folder.hpp"
 #include "tune/tune_driver.hpp"
 
@@ -48,6 +49,7 @@ void setup_tune(CLI::App &parent) {
       if (o.profile.empty() || o.common.out.empty())
         throw error("tune: give --profile and --out (or --devices)");
       check_output_path(o.common.out);
+      refuse_output_over_inputs("tune", o.common.out, {o.profile});
       if (o.reps < 3)
         throw error("tune: --reps must be at least 3");
       return tune::run_tune(

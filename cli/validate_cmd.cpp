@@ -3,6 +3,7 @@
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/error.hpp"
+#include "common/paths.hpp"
 #include "common/results_folder.hpp"
 #include "tune/validate_driver.hpp"
 
@@ -60,6 +61,7 @@ void setup_validate(CLI::App &parent) {
       if (o.tuning.empty() || o.common.out.empty())
         throw error("validate: give --tuning and --out (or --devices)");
       check_output_path(o.common.out);
+      refuse_output_over_inputs("validate", o.common.out, {o.tuning});
       if (o.reps < 10)
         throw error("validate: --reps must be at least 10");
       if (o.pool_gib < 8)

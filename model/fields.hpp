@@ -8,7 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,6 +74,23 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
     doc[key] = *v;
 }
 
+// A value no measurement can give (a negative count, a page that is no power of two, ...): the
+// readers refuse it, so it is never drawn or tuned as a finding.
+struct impossible_value : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// A count or size: finite and > 0 (`zero_ok`: >= 0).
+inline void check_positive(const char *what, double v, bool zero_ok = false) {
+  if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))
+    throw impossible_value(std::string(what) + " is " + json(v).dump() + ", not a finite " +
+                           (zero_ok ? "non-negative" : "positive") + " number");
+}
+template <class T> void check_positive(const char *what, const std::optional<T> &v,
+                                       bool zero_ok = false) {
+  if (v)
+    check_positive(what, double(*v), zero_ok);
+}
+
 // A file of family `f` read by `read()` after its schema check (another family or a newer version
 // is refused); a missing or mistyped key becomes one line naming `source` and the `kind` of file.
 template <class F>
@@ -82,6 +101,8 @@ auto read_file_of(const json &doc, const schema::family &f, const std::string &s
     return read();
   } catch (const json::exception &e) {
     throw error("'" + source + "': malformed " + kind + " (" + std::string(e.what()) + ")");
+  } catch (const impossible_value &e) {
+    throw error("'" + source + "': impossible " + kind + " (" + std::string(e.what()) + ")");
   }
 }
 

@@ -85,6 +85,30 @@ json to_json(const stage_record &s) {
   return j;
 }
 
+namespace {
+// What a level's numbers must be for any GPU: positive, finite, a page of a power of two bytes,
+// a reach of entries pages, entries of ways x sets.
+void check_level(const tlb_level &L) {
+  check_positive("page_bytes", L.page_bytes);
+  if (std::exp2(std::round(std::log2(L.page_bytes))) != L.page_bytes)
+    throw impossible_value("page_bytes " + json(L.page_bytes).dump() + " is no power of two");
+  check_positive("reach_bytes", L.reach_bytes);
+  check_positive("entries", L.entries);
+  check_positive("miss_penalty_cycles", L.miss_penalty_cycles, true);
+  check_positive("ways", L.ways);
+  check_positive("sets", L.sets);
+  check_positive("full_miss_bytes", L.full_miss_bytes);
+  if (L.confidence && !(*L.confidence >= 0 && *L.confidence <= 1))
+    throw impossible_value("confidence " + json(*L.confidence).dump() + " is not in 0..1");
+  if (L.entries && std::fabs(*L.entries * L.page_bytes - L.reach_bytes) > 0.01 * L.reach_bytes)
+    throw impossible_value("reach_bytes " + json(L.reach_bytes).dump() + " is not entries (" +
+                           json(*L.entries).dump() + ") x page_bytes");
+  if (L.entries && L.ways && L.sets && std::fabs(*L.ways * *L.sets - *L.entries) > 0.5)
+    throw impossible_value("entries " + json(*L.entries).dump() + " is not ways x sets (" +
+                           json(*L.ways).dump() + " x " + json(*L.sets).dump() + ")");
+}
+} // namespace
+
 tlb_level tlb_level_from_json(const json &in) {
   json j = in;
   tlb_level L;
@@ -100,6 +124,7 @@ tlb_level tlb_level_from_json(const json &in) {
   take_with(j, "structure", L.structure, structure_from_json);
   take_with(j, "sharing", L.sharing, level_sharing_from_json);
   L.detail = std::move(j);
+  check_level(L);
   return L;
 }
 
@@ -148,7 +173,9 @@ profile profile_from_json(const json &doc, const std::string &source) {
     take_required(j, "schema", p.schema);
     take(j, "device", p.device);
     take(j, "meta", p.meta);
-    take_with(j, "tlb", p.tlb, tlb_hierarchy_from_json);
+    // Every profile has its TLB block: {"schema": "gpuprobe.profile/1"} alone is refused.
+    p.tlb = tlb_hierarchy_from_json(j.at("tlb"));
+    j.erase("tlb");
     take_list(j, "stages", p.stages, stage_record_from_json);
     p.detail = std::move(j);
     return p;

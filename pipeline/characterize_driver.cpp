@@ -42,6 +42,29 @@ device_info measured_device(const std::string &dir) {
   return device_info_from_json(read_json_file(f.string()).value("device", json::object()));
 }
 
+// --reanalyze derives one GPU's profile: a raw file measured on another GPU (copied in, or left
+// by a run on another machine) is refused, named, as report refuses it.
+void refuse_other_gpus_raw(const std::string &dir, const std::string &uuid) {
+  std::string foreign;
+  for (const auto &e : fs::directory_iterator(results_folder{dir}.raw())) {
+    if (e.path().extension() != ".json")
+      continue;
+    std::string was;
+    try {
+      was = read_json_file(e.path().string())
+                .value("device", json::object())
+                .value("uuid", std::string());
+    } catch (const std::exception &) {
+      continue; // unreadable: its stage reports it
+    }
+    if (!was.empty() && was != uuid)
+      foreign += (foreign.empty() ? "" : ", ") + e.path().filename().string() + " (" + was + ")";
+  }
+  if (!foreign.empty())
+    throw error("characterize --reanalyze: raw/ holds files of another GPU than raw/tlb.json's " +
+                uuid + ": " + foreign + "; move them out (a profile is one GPU's)");
+}
+
 // Waits up to `seconds` for the GPU to have no other compute process; the activity at the end.
 gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::string &stage) {
   auto a = query_gpu_activity(uuid);
@@ -239,6 +262,8 @@ void run_characterize(const characterize_run_options &o) {
   if (!o.out.empty())
     early.emplace(o.out, o.reanalyze ? "characterize --reanalyze" : "characterize");
   const device_info dev = o.reanalyze ? measured_device(o.out) : query_device(o.device);
+  if (o.reanalyze)
+    refuse_other_gpus_raw(o.out, dev.uuid);
   if (!o.reanalyze)
     release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;

@@ -5,6 +5,7 @@
 #include "common/jobs.hpp"
 #include "common/json_io.hpp"
 #include "common/process.hpp"
+#include "model/profile.hpp"
 #include "test_util.hpp"
 #include "tests/common/binary_path.hpp"
 
@@ -14,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -179,4 +181,76 @@ TEST(Hostile, FilesThatCrashedReadersAreOneLineErrors) {
   } catch (const error &e) {
     EXPECT_NE(std::string(e.what()).find("loop of symbolic links"), std::string::npos) << e.what();
   }
+}
+
+// Inputs are never outputs; two GPUs are never merged silently; impossible values are refused
+// where they are read (issue 36, items 3 and 4).
+TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
+  const std::string dir = scratch("hostile-inputs");
+  const std::string h100 = std::string(GPUPROBE_SOURCE_DIR) +
+                           "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
+  const std::string h200 =
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad";
+  const fs::path raw = fs::path(dir) / "raw";
+  fs::create_directories(raw);
+  fs::copy_file(h100 + "/raw/tlb.json", raw / "tlb.json");
+  const auto before = fs::file_size(raw / "tlb.json");
+  for (const char *sub : {"tlb", "sharing"}) {
+    const std::string in = (raw / (std::string(sub) == "tlb" ? "tlb.json" : "tlb.json")).string();
+    const auto r = test::run_gpuprobe_argv({"analyze", sub, "--input", in, "--out", in});
+    EXPECT_NE(r.exit_code, 0) << sub;
+    EXPECT_NE(r.err.find("is its input"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(fs::file_size(raw / "tlb.json"), before) << "the sweep is untouched";
+  // the same file through another spelling
+  auto r = test::run_gpuprobe_argv({"analyze", "tlb", "--input", (raw / "tlb.json").string(),
+                                    "--out", (raw / ".." / "raw" / "tlb.json").string()});
+  EXPECT_NE(r.err.find("is its input"), std::string::npos) << r.err;
+  // two GPUs' sweeps: refused, naming both; --allow-mixed takes them as one on purpose
+  const std::string out = (fs::path(dir) / "p.json").string();
+  r = test::run_gpuprobe_argv({"analyze", "tlb", "--input", h100 + "/raw/tlb.json",
+                               h200 + "/raw/tlb.json", "--out", out});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("was measured on GPU-b337e4ad"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  r = test::run_gpuprobe_argv({"analyze", "tlb", "--input", h100 + "/raw/tlb.json",
+                               h200 + "/raw/tlb.json", "--out", out, "--allow-mixed"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // --reanalyze over a raw/ holding another GPU's file: refused, naming it
+  const fs::path unit = fs::path(dir) / "unit";
+  fs::copy(h100, unit, fs::copy_options::recursive);
+  fs::copy_file(h200 + "/raw/sharing_L2.json", unit / "raw" / "sharing_L2.json",
+                fs::copy_options::overwrite_existing);
+  r = test::run_gpuprobe_argv({"characterize", "--reanalyze", "--out", unit.string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("sharing_L2.json (GPU-b337e4ad"), std::string::npos) << r.err;
+  // fleet: --out inside a unit is refused; its units stay as they were
+  r = test::run_gpuprobe_argv({"fleet", "--input", dir, "--out", (unit / "fleet").string()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("lies in the unit folder"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(unit / "fleet"));
+}
+
+TEST(Hostile, ImpossibleValuesAndMissingKeysAreRefusedWhereTheyAreRead) {
+  const std::string h100 = std::string(GPUPROBE_SOURCE_DIR) +
+                           "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/profile.json";
+  const json good = read_json_file(h100);
+  EXPECT_NO_THROW(model::profile_from_json(good, "good"));
+  const auto refused = [&](const std::function<void(json &)> &spoil, const std::string &needle) {
+    json doc = good;
+    spoil(doc);
+    try {
+      model::profile_from_json(doc, "p.json");
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const error &e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  refused([](json &d) { d["tlb"]["levels"][1]["entries"] = -2048; }, "entries is -2048");
+  refused([](json &d) { d["tlb"]["levels"][1]["entries"] = 1e308; }, "not entries");
+  refused([](json &d) { d["tlb"]["levels"][1]["ways"] = 7; }, "is not ways x sets");
+  refused([](json &d) { d["tlb"]["levels"][0]["page_bytes"] = 3 << 20; }, "no power of two");
+  refused([](json &d) { d["tlb"]["levels"][0]["miss_penalty_cycles"] = -1; }, "not a finite");
+  refused([](json &d) { d["tlb"]["levels"][0]["confidence"] = 7; }, "not in 0..1");
+  refused([](json &d) { d = {{"schema", "gpuprobe.profile/1"}}; }, "key 'tlb' not found");
 }

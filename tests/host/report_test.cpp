@@ -362,7 +362,10 @@ TEST(Report, RendersIntoAFreshFolderAndFailsCleanly) {
   EXPECT_NE(r.err.find("is a file"), std::string::npos) << r.err;
   r = run_gpuprobe("report --input " + in + " --out " + in);
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("not a report's"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is its input"), std::string::npos) << r.err;
+  r = run_gpuprobe("report --input " + in + "/raw --out " + in); // --out holds the input
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("holds its input"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(fs::path(in) / "raw")) << "the results folder is untouched";
 }
 
