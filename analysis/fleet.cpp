@@ -187,10 +187,20 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
     if (is_unit(in)) {
       found.push_back(in);
     } else {
-      for (auto it = fs::recursive_directory_iterator(in); it != fs::recursive_directory_iterator();
-           ++it) {
-        if (!it->is_directory())
+      std::error_code ec;
+      for (auto it = fs::recursive_directory_iterator(in, ec);
+           it != fs::recursive_directory_iterator(); it.increment(ec)) {
+        if (ec) { // an unreadable folder: listed, the walk goes on
+          refused.push_back(in + ": " + ec.message());
+          ec.clear();
           continue;
+        }
+        std::error_code st;
+        if (!it->is_directory(st)) {
+          if (st) // a loop of links: listed with the reason, never followed
+            refused.push_back(it->path().string() + ": " + st.message());
+          continue;
+        }
         if (is_unit(it->path())) {
           found.push_back(it->path());
           it.disable_recursion_pending(); // a unit's raw/ is not another unit

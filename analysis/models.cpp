@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <cstdio>
 
 namespace gpuprobe::analysis {
 
@@ -122,18 +124,29 @@ double crw_tas(double T, double A, double N, double M) {
   return 1 + (M - 1) / (A + M - 1) * rw_tas(T, A, N);
 }
 
+namespace {
+std::string whole(double v) { // a count as a person writes it, at any size
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0f", v);
+  return b;
+}
+} // namespace
+
 void check_model_args(const std::string &model, double T, double A, double N) {
   if (!std::isfinite(T) || !std::isfinite(A) || !std::isfinite(N))
     throw error("theory: --pages, --free and --threads must be finite numbers");
   if (!(T > 0) || !(A > 0) || !(N > 0))
     throw error("theory: --pages, --free and --threads must be positive");
+  for (const auto &[name, v] : {std::pair{"--pages", T}, {"--free", A}, {"--threads", N}}) {
+    if (v != std::floor(v))
+      throw error(std::string("theory: ") + name + " counts pages or threads: a whole number, not " +
+                  std::to_string(v));
+  }
   if (A > T)
-    throw error("theory: --free (" + std::to_string((long long)A) + ") exceeds --pages (" +
-                std::to_string((long long)T) + ")");
+    throw error("theory: --free (" + whole(A) + ") exceeds --pages (" + whole(T) + ")");
   if (model != "queue" && N >= A)
-    throw error("theory: model " + model +
-                " needs --threads < --free (N = " + std::to_string((long long)N) +
-                ", A = " + std::to_string((long long)A) + "): the bound diverges at N = A");
+    throw error("theory: model " + model + " needs --threads < --free (N = " + whole(N) +
+                ", A = " + whole(A) + "): the bound diverges at N = A");
 }
 
 } // namespace gpuprobe::analysis

@@ -31,6 +31,14 @@ void check_output_path(const std::string &path);
 using pipeline::k_exit_partial;
 using pipeline::run_stage_in;
 
+// Exit statuses, the same for every subcommand (README "Exit status"; `gpuprobe --help`):
+//   0 done; 1 an error (one line "gpuprobe: error: ..."); 2 a usage error (an unknown subcommand
+//   or option, a bad value: CLI11's own codes are folded into it); 3 done, with something left
+//   out and listed (report: an input not drawn; fleet: a folder that is no unit, or a unit that
+//   failed or is incomplete); 128 + N interrupted by signal N (130 Ctrl-C, 143 SIGTERM, 129
+//   SIGHUP), its temporary files removed and its children ended.
+inline constexpr int k_exit_error = 1;
+inline constexpr int k_exit_usage = 2;
 // main() returns exit_status() when no error: 0, or k_exit_partial (report left something out).
 int &exit_status();
 

@@ -6,6 +6,7 @@
 #include "common/paths.hpp"
 #include "common/json_io.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +107,17 @@ void run(const fleet_flags &f) {
   std::printf("%s", md.c_str());
   std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n",
               units.size(), fleet.models.size(), f.out.c_str());
+  // The same rule as report's: done, with something left out and listed above, exits 3.
+  const auto broken = std::count_if(units.begin(), units.end(), [](const model::fleet_unit &u) {
+    return u.status != "complete";
+  });
+  if (!not_units.empty() || broken > 0) {
+    std::fprintf(stderr,
+                 "gpuprobe fleet: %zu folder(s) not units, %ld unit(s) failed or incomplete: "
+                 "listed above (exit status 3)\n",
+                 not_units.size(), long(broken));
+    exit_status() = k_exit_partial;
+  }
 }
 
 } // namespace

@@ -7,7 +7,52 @@
 #include "common/process.hpp"
 
 #include <cstdio>
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+// Edits (insert, delete, replace, swap of neighbours) from a to b.
+std::size_t distance(const std::string &a, const std::string &b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// "gpuprobe reprot": the first word is no subcommand; the closest one, if any is close.
+std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
+  if (argc < 2 || argv[1][0] == '-')
+    return "";
+  const std::string word = argv[1];
+  std::string best;
+  std::size_t best_d = SIZE_MAX;
+  for (const auto *sub : app.get_subcommands([](const CLI::App *) { return true; })) {
+    if (sub->get_name() == word)
+      return "";
+    const auto d = distance(word, sub->get_name());
+    if (d < best_d)
+      best_d = d, best = sub->get_name();
+  }
+  return "'" + word + "' is not a gpuprobe subcommand" +
+         (best_d <= 2 ? "; did you mean '" + best + "'?" : "") +
+         " (gpuprobe --help lists them)";
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   gpuprobe::set_invocation(argc, argv);
@@ -18,12 +63,21 @@ int main(int argc, char **argv) {
                                         gpuprobe::git_commit() + ")");
   app.set_config("--config", "", "read options from a TOML/INI file (reproduces a run)");
   app.require_subcommand(1);
+  app.footer("Exit status: 0 done; 1 error (one line); 2 usage error; 3 done with something left "
+             "out and listed (report, fleet); 128+N interrupted by signal N (130 Ctrl-C, 143 "
+             "SIGTERM, 129 SIGHUP), temporary files removed.\nWithout a GPU: report, fleet, "
+             "analyze, theory and characterize --reanalyze (try reports/examples).");
   for (auto setup : gpuprobe::cli::subcommands())
     setup(app);
+  if (const std::string bad = unknown_subcommand(app, argc, argv); !bad.empty()) {
+    std::fprintf(stderr, "gpuprobe: error: %s\n", bad.c_str());
+    return gpuprobe::cli::k_exit_usage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    return app.exit(e);
+    const int code = app.exit(e); // prints help, the version, or the error
+    return code == 0 ? 0 : gpuprobe::cli::k_exit_usage; // one status for every usage error
   } catch (const gpuprobe::interrupted &e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());
     return 128 + e.signal; // as a shell reports a command a signal ended

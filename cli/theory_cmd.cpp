@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -39,8 +40,12 @@ void run_theory(const theory_options &o) {
     j["was_is_upper_bound"] = true;
     j["equations"] = "Eq. 5 (TAS), Eq. 6 (WAS bound)";
   } else if (o.model == "crw") {
-    if (!(o.clusters >= 1))
-      throw error("theory: model crw needs --clusters M >= 1 (free-page clusters)");
+    if (!(o.clusters >= 1) || o.clusters != std::floor(o.clusters))
+      throw error("theory: model crw needs --clusters M, a whole number >= 1 (free-page "
+                  "clusters)");
+    if (o.clusters > o.free_pages)
+      throw error("theory: --clusters (" + std::to_string((long long)o.clusters) +
+                  ") exceeds --free: a cluster holds at least one free page");
     j["clusters"] = o.clusters;
     j["tas"] = analysis::crw_tas(o.pages, o.free_pages, o.threads, o.clusters);
     j["equations"] = "Eq. 9 with the exact RW TAS";

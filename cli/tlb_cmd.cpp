@@ -95,7 +95,8 @@ void setup_tlb(CLI::App &parent) {
   app->add_option("--samples", f->o.samples, "timed hops per point (<= 8192)")
       ->capture_default_str()
       ->check(CLI::Range(16u, 8192u));
-  app->add_flag("!--no-control", f->o.control, "skip the L2-capacity positive control");
+  app->add_flag_callback( // a callback: CLI11 shows a negated flag's default as "{false}"
+      "--no-control", [f] { f->o.control = false; }, "skip the L2-capacity positive control");
   app->callback([f] { run(*f); });
 }
 

@@ -53,8 +53,9 @@ void setup_validate(CLI::App &parent) {
   app->add_option("--only", opt->only, "run only the workloads whose names start with these")
       ->take_all();
   app->add_flag("--quick", opt->quick, "two free fractions, TLB footprints a quarter of the full");
-  app->add_flag("!--no-ablation", opt->ablation,
-                "skip the rows that apply the word size and the regions one at a time");
+  app->add_flag_callback(
+      "--no-ablation", [opt] { opt->ablation = false; },
+      "skip the rows that apply the word size and the regions one at a time");
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {

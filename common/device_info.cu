@@ -39,7 +39,11 @@ device_info query_device(int ordinal) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0)
     throw error(std::string("no CUDA device available (") +
-                (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) + ")");
+                (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
+                "); without one, `report`, `fleet`, `analyze`, `theory` and `characterize "
+                "--reanalyze` work, on your results or the committed runs in reports/examples "
+                "(e.g. gpuprobe report --input reports/examples/runs/nvidia-h200-b337e4ad --out "
+                "h200-report)");
   if (ordinal < 0 || ordinal >= count)
     throw error("unknown device id " + std::to_string(ordinal) + ": this machine has " +
                 std::to_string(count) + " CUDA device(s), ids 0.." + std::to_string(count - 1));

@@ -74,15 +74,21 @@ inputs scan(const std::string &dir, report_content &c) {
   std::vector<fs::path> files;
   const results_folder folder{dir};
   const fs::path raw = folder.raw();
-  if (fs::is_directory(raw))
-    for (const auto &e : fs::directory_iterator(raw))
-      if (e.is_regular_file())
+  std::error_code raw_ec;
+  if (fs::is_directory(raw, raw_ec))
+    for (const auto &e : fs::directory_iterator(raw, raw_ec)) {
+      std::error_code st;
+      if (e.is_regular_file(st))
         files.push_back(e.path());
+      else if (st) // a loop of links, a link to nothing readable: said, never followed
+        c.skipped.push_back(e.path().string() + ": " + st.message());
+    }
   std::sort(files.begin(), files.end());
   const fs::path prof = folder.profile(), val = folder.validation(), tun = folder.tuning();
   // A folder file read into its model (model/), or listed under `skipped` with the reason.
   const auto load = [&](const fs::path &f, auto &slot, auto from_json) {
-    if (!fs::exists(f))
+    std::error_code gone;
+    if (!fs::exists(f, gone) && !fs::is_symlink(f, gone))
       return false;
     try {
       slot = from_json(read_json_file(f.string()), f.string());
@@ -191,6 +197,19 @@ inputs scan(const std::string &dir, report_content &c) {
     if (in.device.empty())
       in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +
                   std::to_string(in.fleet->models.size()) + " model(s)";
+  }
+  if (c.sources.empty() && c.not_drawn.empty()) {
+    // A folder of unit folders (each with its own profile.json): that is a fleet's input.
+    std::error_code ec;
+    int units = 0;
+    for (const auto &e : fs::directory_iterator(dir, ec))
+      units += e.is_directory(ec) && fs::exists(e.path() / results_folder::profile_file, ec);
+    if (units > 0)
+      throw error("report: '" + dir + "' holds no results of its own but " +
+                  std::to_string(units) +
+                  " unit folder(s): draw one with `gpuprobe report --input " + dir +
+                  "/<unit> --out ...`, or all of them with `gpuprobe fleet --input " + dir +
+                  " --out <folder>` and then `gpuprobe report --input <folder> --out ...`");
   }
   if (c.sources.empty() && c.not_drawn.empty())
     throw error("report: '" + dir +

@@ -254,3 +254,57 @@ TEST(Hostile, ImpossibleValuesAndMissingKeysAreRefusedWhereTheyAreRead) {
   refused([](json &d) { d["tlb"]["levels"][0]["confidence"] = 7; }, "not in 0..1");
   refused([](json &d) { d = {{"schema", "gpuprobe.profile/1"}}; }, "key 'tlb' not found");
 }
+
+// The newcomer's messages (issue 36, item 6).
+TEST(Hostile, MessagesANewcomerTripsOn) {
+  auto r = test::run_gpuprobe_argv({"reprot"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("did you mean 'report'?"), std::string::npos) << r.err;
+  r = test::run_gpuprobe_argv({"tlb", "--bogus"});
+  EXPECT_EQ(r.exit_code, 2) << "one status for every usage error";
+  r = test::run_gpuprobe_argv({"tlb", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.find("{false}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--no-control"), std::string::npos);
+  r = test::run_gpuprobe_argv({"--help"});
+  EXPECT_NE(r.out.find("Exit status: 0 done; 1 error"), std::string::npos) << r.out;
+  r = test::run_gpuprobe_argv(
+      {"theory", "--model", "rw", "--pages", "18446744073709551615", "--free", "10", "--threads",
+       "20"});
+  EXPECT_EQ(r.err.find("-9223372036854775808"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("N = 20, A = 10"), std::string::npos) << r.err;
+  r = test::run_gpuprobe_argv(
+      {"theory", "--model", "rw", "--pages", "100", "--free", "10", "--threads", "0.5"});
+  EXPECT_NE(r.err.find("a whole number"), std::string::npos) << r.err;
+  r = test::run_gpuprobe_argv({"theory", "--model", "crw", "--pages", "100", "--free", "50",
+                               "--threads", "5", "--clusters", "1000"});
+  EXPECT_NE(r.err.find("exceeds --free"), std::string::npos) << r.err;
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs";
+  r = test::run_gpuprobe_argv({"report", "--input", runs, "--out", test::temp_path("units-rep")});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("gpuprobe fleet --input"), std::string::npos) << r.err;
+  r = test::run_gpuprobe_argv({"tlb", "--out", test::temp_path("t.json")});
+  if (r.exit_code != 0) { // no GPU here: say what works without one
+    EXPECT_NE(r.err.find("without one, `report`, `fleet`"), std::string::npos) << r.err;
+  }
+}
+
+TEST(Hostile, ALoopOfLinksInAResultsFolderIsNotDrawnWithItsReason) {
+  const std::string dir = scratch("hostile-loop");
+  const fs::path unit = fs::path(dir) / "u";
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit,
+           fs::copy_options::recursive);
+  fs::create_symlink("loopB.json", unit / "raw" / "loopA.json");
+  fs::create_symlink("loopA.json", unit / "raw" / "loopB.json");
+  fs::create_symlink("l2", fs::path(dir) / "l1");
+  fs::create_symlink("l1", fs::path(dir) / "l2");
+  auto r = test::run_gpuprobe_argv(
+      {"report", "--input", unit.string(), "--out", (fs::path(dir) / "rep").string(), "--format",
+       "md"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("loopA.json: Too many levels of symbolic links"), std::string::npos)
+      << r.out;
+  r = test::run_gpuprobe_argv({"fleet", "--input", dir, "--out", (fs::path(dir) / "fl").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.out.find("l1: Too many levels of symbolic links"), std::string::npos) << r.out;
+}
