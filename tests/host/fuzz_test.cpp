@@ -1,0 +1,184 @@
+// Issue 36: no file crashes a reader. A seeded mutation loop over the committed files: each
+// reader gets its file with one value replaced (a negative, huge, fractional or mistyped number,
+// a string, null, an empty or deep container), a key removed, or its text cut, flipped or
+// spliced. A reader may accept a mutant or refuse it with an exception; it may not crash (this
+// process would die) or hang. The number of inputs tried per reader is printed.
+#include "analysis/report/report.hpp"
+#include "analysis/tlb_data.hpp"
+#include "analysis/tlb_levels.hpp"
+#include "common/json_io.hpp"
+#include "model/fleet.hpp"
+#include "model/profile.hpp"
+#include "model/tuning.hpp"
+#include "model/validation.hpp"
+#include "probes/atomics_driver.hpp"
+#include "probes/sampling_driver.hpp"
+#include "probes/sharing_driver.hpp"
+#include "probes/tlb_driver.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+
+using namespace gpuprobe;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const std::string k_runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+const std::string k_h100 = k_runs + "nvidia-h100-80gb-hbm3-bba9cd54/";
+
+// Every value of `doc`, by pointer into it (the mutation picks one).
+void collect(json &doc, std::vector<json *> &out) {
+  out.push_back(&doc);
+  if (doc.is_structured())
+    for (auto &v : doc)
+      collect(v, out);
+}
+
+json random_value(std::mt19937 &rng) {
+  switch (rng() % 12) {
+  case 0: return -1;
+  case 1: return -2048.5;
+  case 2: return 1e308;
+  case 3: return 0;
+  case 4: return 0.5;
+  case 5: return "x";
+  case 6: return nullptr;
+  case 7: return json::array();
+  case 8: return json::object();
+  case 9: return true;
+  case 10: return 18446744073709551615ull;
+  default: {
+    json deep = 1;
+    for (int i = 0; i < 200; ++i)
+      deep = json::array({deep});
+    return deep;
+  }
+  }
+}
+
+// One mutant of `doc`'s text: most often one value or key changed, else the text damaged.
+std::string mutant(const json &doc, const std::string &text, std::mt19937 &rng) {
+  if (rng() % 4 != 0) {
+    json m = doc;
+    std::vector<json *> nodes;
+    collect(m, nodes);
+    json *n = nodes[rng() % nodes.size()];
+    if (n->is_object() && !n->empty() && rng() % 2) {
+      auto it = n->begin();
+      std::advance(it, long(rng() % n->size()));
+      n->erase(it.key());
+    } else {
+      *n = random_value(rng);
+    }
+    return m.dump();
+  }
+  std::string t = text;
+  const std::size_t at = rng() % t.size();
+  switch (rng() % 4) {
+  case 0: t.resize(at); break;                                     // cut
+  case 1: t[at] = char(rng() % 256); break;                        // flip a byte
+  case 2: t.insert(at, t.substr(rng() % t.size(), 64)); break;     // splice a piece again
+  default: t.erase(at, std::min<std::size_t>(64, t.size() - at)); // drop a piece
+  }
+  return t;
+}
+
+struct fuzz_count {
+  int tried = 0, accepted = 0;
+};
+
+// `n` mutants of `file` through `read` (text in, exceptions allowed).
+fuzz_count fuzz(const std::string &file, int n, unsigned seed,
+                const std::function<void(const std::string &)> &read) {
+  const std::string text = read_text_file(file);
+  const json doc = json::parse(text);
+  std::mt19937 rng(seed);
+  fuzz_count c;
+  for (int i = 0; i < n; ++i) {
+    const std::string m = mutant(doc, text, rng);
+    ++c.tried;
+    try {
+      read(m);
+      ++c.accepted;
+    } catch (const std::exception &) {
+    }
+  }
+  return c;
+}
+
+void say(const char *reader, const fuzz_count &c) {
+  std::printf("[fuzz] %-34s %5d inputs, %5d accepted, the rest refused, none crashed\n", reader,
+              c.tried, c.accepted);
+}
+
+} // namespace
+
+TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
+  const int n = 2000;
+  say("model::profile_from_json", fuzz(k_h100 + "profile.json", n, 1, [](const std::string &t) {
+        const auto p = model::profile_from_json(parse_json_text(t, "m"), "m");
+        for (const auto &L : p.tlb.levels) // and the lines drawn from it
+          (void)analysis::level_line("L", L), (void)analysis::structure_detail(L);
+      }));
+  say("model::profile_from_json (stage)",
+      fuzz(k_h100 + "raw/tlb_profile.json", n, 2, [](const std::string &t) {
+        model::profile_from_json(parse_json_text(t, "m"), "m");
+      }));
+  say("model::tuning_from_json", fuzz(k_h100 + "tuning.json", n, 3, [](const std::string &t) {
+        model::tuning_from_json(parse_json_text(t, "m"), "m");
+      }));
+  say("model::validation_from_json",
+      fuzz(k_h100 + "validation.json", n, 4, [](const std::string &t) {
+        model::validation_from_json(parse_json_text(t, "m"), "m");
+      }));
+  say("model::fleet_from_json",
+      fuzz(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/fleet.json", n, 5,
+           [](const std::string &t) { model::fleet_from_json(parse_json_text(t, "m"), "m"); }));
+}
+
+TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
+  const int n = 1500;
+  say("probes::tlb_result_from_json + analysis",
+      fuzz(k_h100 + "raw/tlb_real.json", n / 3, 6, [](const std::string &t) {
+        const std::string f = test::temp_path("fuzz_tlb.json");
+        std::ofstream(f) << t;
+        probes::tlb_result_from_json(parse_json_text(t, "m"));
+        analysis::analyze_tlb(analysis::load_tlb_inputs({f}));
+      }));
+  say("probes::sharing_result_from_json",
+      fuzz(k_h100 + "raw/sharing_L2.json", n, 7, [](const std::string &t) {
+        probes::sharing_result_from_json(parse_json_text(t, "m"));
+      }));
+  say("probes::atomics_result_from_json",
+      fuzz(k_h100 + "raw/atomics.json", n, 8, [](const std::string &t) {
+        probes::atomics_result_from_json(parse_json_text(t, "m"));
+      }));
+  say("probes::sampling_result_from_json",
+      fuzz(k_h100 + "raw/tlb_sampling.json", n, 9, [](const std::string &t) {
+        probes::sampling_result_from_json(parse_json_text(t, "m"));
+      }));
+}
+
+// The whole report over a results folder whose profile.json is a mutant: drawn, or refused in
+// one line, never a crash.
+TEST(Fuzz, TheReportSurvivesAMutantProfile) {
+  const fs::path dir = test::temp_path("fuzz_report");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(k_h100 + "profile.json", dir / "profile.json");
+  fs::copy_file(k_h100 + "tuning.json", dir / "tuning.json");
+  fs::copy_file(k_h100 + "validation.json", dir / "validation.json");
+  say("analysis::build_report (profile.json)",
+      fuzz(k_h100 + "profile.json", 300, 10, [&](const std::string &t) {
+        std::ofstream(dir / "profile.json", std::ios::trunc) << t;
+        analysis::build_report(dir.string());
+      }));
+}
