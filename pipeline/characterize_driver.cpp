@@ -92,6 +92,7 @@ struct busy_guard {
   bool allow = false;
   double wait = 60;
   std::vector<std::string> seen; // "stage: N other processes (...)"
+  bool idle_just_seen = false;    // the check after the last stage found the GPU idle
 
   void run(const analysis::stage &s, const std::function<void()> &execute) {
     const bool measures = !s.args.empty() && s.args[0] != "analyze";
@@ -108,11 +109,15 @@ struct busy_guard {
       return;
     }
     for (int attempt = 0;; ++attempt) {
-      const auto before = wait_for_idle(uuid, wait, "stage " + s.name);
-      if (!before.others.empty())
-        throw error(refusal("before stage " + s.name, before));
+      if (!idle_just_seen) { // the check after the last stage is this one's check before
+        const auto before = wait_for_idle(uuid, wait, "stage " + s.name);
+        if (!before.others.empty())
+          throw error(refusal("before stage " + s.name, before));
+      }
+      idle_just_seen = false;
       execute();
       const auto after = query_gpu_activity(uuid);
+      idle_just_seen = after.others.empty();
       if (after.others.empty())
         return;
       if (attempt == 1)
@@ -280,7 +285,7 @@ void run_characterize(const characterize_run_options &o) {
   const json previous = analysis::stage_done(profile_path.string())
                             ? read_json_file(profile_path.string())
                             : json::object();
-  busy_guard busy{dev.uuid, o.allow_busy, o.busy_wait_seconds, {}, dir};
+  busy_guard busy{dev.uuid, o.allow_busy, o.busy_wait_seconds, {}, false, dir};
   json conditions = previous.value("conditions", json::object());
   if (!o.reanalyze) {
     const auto activity = o.allow_busy ? query_gpu_activity(dev.uuid)

@@ -12,8 +12,9 @@ namespace gpuprobe::pipeline {
 
 namespace {
 
-// The first line nvidia-smi prints for `args` ("" when it is absent or fails).
-std::string smi_line(const std::vector<std::string> &args, std::string *all = nullptr) {
+// The first line nvidia-smi prints for `args` ("" when it is absent or fails); `ok`: it answered.
+std::string smi_line(const std::vector<std::string> &args, std::string *all = nullptr,
+                     bool *ok = nullptr) {
   std::vector<std::string> argv = {"nvidia-smi"};
   argv.insert(argv.end(), args.begin(), args.end());
   child_result r;
@@ -27,6 +28,8 @@ std::string smi_line(const std::vector<std::string> &args, std::string *all = nu
   }
   if (!r.ok())
     return "";
+  if (ok)
+    *ok = true;
   if (all)
     *all = r.output;
   std::string line = r.output.substr(0, r.output.find('\n'));
@@ -97,9 +100,7 @@ gpu_activity query_gpu_activity(const std::string &uuid) {
   std::string csv;
   const std::vector<std::string> args = {"-i", uuid, "--query-compute-apps=pid,process_name",
                                          "--format=csv,noheader"};
-  smi_line(args, &csv);
-  // An idle GPU prints nothing: ask something that always answers to know nvidia-smi is there.
-  a.known = !smi_line({"-i", uuid, "--query-gpu=uuid", "--format=csv,noheader"}).empty();
+  smi_line(args, &csv, &a.known); // an idle GPU prints nothing, and exits 0
   if (a.known)
     a.others = parse_compute_apps(csv, own_process_chain());
   return a;
