@@ -22,6 +22,7 @@ struct validate_options {
   double tlb_footprint_gib = 0;
   bool quick = false;
   bool ablation = true;
+  bool sequential = true;
   std::vector<std::string> only; // workload name prefixes
 };
 
@@ -44,7 +45,9 @@ void setup_validate(CLI::App &parent) {
   app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
       ->capture_default_str();
   add_seed_option(*app, opt->common);
-  app->add_option("--reps", opt->reps, "repetitions of each configuration (>= 10)")
+  app->add_option("--reps", opt->reps,
+                  "repetitions of each configuration, at most (>= 10): a workload stops at 10, "
+                  "14, ... once its verdict is known")
       ->capture_default_str();
   app->add_option("--pool-gib", opt->pool_gib, "pool size of the allocator workloads (>= 8)")
       ->capture_default_str();
@@ -56,6 +59,9 @@ void setup_validate(CLI::App &parent) {
   app->add_flag_callback(
       "--no-ablation", [opt] { opt->ablation = false; },
       "skip the rows that apply the word size and the regions one at a time");
+  app->add_flag_callback(
+      "--fixed-reps", [opt] { opt->sequential = false; },
+      "measure every workload --reps times (no early stop; docs/validate.md)");
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {
@@ -68,7 +74,8 @@ void setup_validate(CLI::App &parent) {
       if (o.pool_gib < 8)
         throw error("validate: --pool-gib must be at least 8");
       return tune::run_validate({o.tuning, o.common.out, o.common.device, o.common.seed, o.reps,
-                                 o.pool_gib, o.tlb_footprint_gib, o.quick, o.ablation, o.only});
+                                 o.pool_gib, o.tlb_footprint_gib, o.quick, o.ablation, o.sequential,
+                                 o.only});
     }
     unit_command c{"validate",
                    "--tuning",
@@ -80,6 +87,8 @@ void setup_validate(CLI::App &parent) {
       c.extra.push_back("--quick");
     if (!o.ablation)
       c.extra.push_back("--no-ablation");
+    if (!o.sequential)
+      c.extra.push_back("--fixed-reps");
     run_per_device("validate", o.common.devices, o.results, plan_for(c));
   });
 }

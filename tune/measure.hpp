@@ -3,6 +3,7 @@
 // Every measurement is checked after timing (pages unique and written, checksums) and throws
 // gpuprobe::error when a check fails.
 #include "allocators/tuning.hpp"
+#include "analysis/sequential.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -84,7 +85,11 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
 // warm-up each, then verify(): throws "<command>: <name> on <pool> failed its check after timing".
 struct ab_samples {
   std::vector<double> default_ms, tuned_ms;
+  std::string stopped; // the sequential rule's reason, e.g. "differs after 10 of 15 pairs"
 };
 ab_samples measure_ab(const workload &w, int reps, const std::string &command);
+// The same, stopping by `rule` (analysis/sequential.hpp) once the answer is known.
+ab_samples measure_ab(const workload &w, const analysis::sequential_rule &rule,
+                      const std::string &command);
 
 } // namespace gpuprobe::tune

@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <algorithm>
 #include <cstdio>
 
 namespace gpuprobe::tune {
@@ -102,9 +103,13 @@ validate_context open_validate(const validate_run_options &o) {
 }
 
 // Each workload's default and tuned configurations, interleaved, with a line each.
-std::vector<analysis::workload_samples> measure_workloads(const std::vector<workload> &workloads,
-                                                          int reps) {
+struct measured {
   std::vector<analysis::workload_samples> samples;
+  std::vector<std::string> stopped; // per workload: the rule's reason ("" not measured)
+};
+measured measure_workloads(const std::vector<workload> &workloads,
+                           const analysis::sequential_rule &rule) {
+  measured m;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const auto &w = workloads[i];
     analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs,
@@ -113,19 +118,35 @@ std::vector<analysis::workload_samples> measure_workloads(const std::vector<work
     std::fflush(stdout);
     if (!w.differs) {
       std::printf("not tuned (%s both)\n", w.config_default.c_str());
-      samples.push_back(std::move(s));
+      m.samples.push_back(std::move(s));
+      m.stopped.emplace_back();
       continue;
     }
     const auto w0 = std::chrono::steady_clock::now();
-    auto ab = measure_ab(w, reps, "validate");
+    auto ab = measure_ab(w, rule, "validate");
     s.default_ms = std::move(ab.default_ms);
     s.tuned_ms = std::move(ab.tuned_ms);
     const double md = median(s.default_ms), mt = median(s.tuned_ms);
-    std::printf("%.4f -> %.4f ms (x%.3f), %.1f s\n", md, mt, mt / md,
+    std::printf("%.4f -> %.4f ms (x%.3f), %s, %.1f s\n", md, mt, mt / md, ab.stopped.c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
-    samples.push_back(std::move(s));
+    m.samples.push_back(std::move(s));
+    m.stopped.push_back(std::move(ab.stopped));
   }
-  return samples;
+  return m;
+}
+
+// The stopping rule: looks at 10, 14, ... pairs up to --reps; Holm's worst case over the measured
+// workloads (--fixed-reps: one look, at --reps).
+analysis::sequential_rule stopping_rule(const validate_run_options &o,
+                                        const std::vector<workload> &workloads) {
+  analysis::sequential_rule r;
+  r.max_reps = o.reps;
+  r.min_reps = o.sequential ? std::min(10, o.reps) : o.reps;
+  r.workloads = 0;
+  for (const auto &w : workloads)
+    r.workloads += w.differs;
+  r.seed = o.seed;
+  return r;
 }
 
 // The table of verdicts, the trade-offs and the last line.
@@ -157,9 +178,13 @@ void run_validate(const validate_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "validate");
   const validate_context c = open_validate(o);
-  const auto samples = measure_workloads(c.workloads, o.reps);
+  const auto rule = stopping_rule(o, c.workloads);
+  const auto m = measure_workloads(c.workloads, rule);
   model::validation v;
-  v.workloads = analysis::validation_rows(samples, 0.05, o.seed);
+  v.workloads = analysis::validation_rows(m.samples, 0.05, o.seed);
+  for (std::size_t i = 0; i < v.workloads.size(); ++i)
+    if (!m.stopped[i].empty())
+      v.workloads[i].detail["stopped"] = m.stopped[i];
   v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const json head = document_head(schema::validation, to_json(c.dev), o.seed);
   v.schema = head["schema"];
@@ -170,6 +195,12 @@ void run_validate(const validate_run_options &o) {
               {"allocator", alloc::allocator_block_json(c.tuning.allocator)}};
   v.method = {
       {"reps", o.reps},
+      {"stopping",
+       o.sequential
+           ? "sequential: looks at 10, 14, ... pairs up to reps; stops when p x measured workloads "
+             "x looks < 0.05 and the CI at 0.05/looks excludes 1 (differs), or the 95% CI lies "
+             "within 1 +- 1% (equivalent); each row's detail.stopped says which"
+           : "fixed: reps pairs per workload (--fixed-reps)"},
       {"order", "interleaved ABBA after one warm-up each"},
       {"ablation", o.ablation ? "where the tuning changes word size and regions, each alone too "
                                 "([words only], [regions only])"

@@ -16,6 +16,7 @@ struct validate_run_options {
   double tlb_footprint_gib = 0; // 0: all free memory but 6 GiB
   bool quick = false;
   bool ablation = true;
+  bool sequential = true;        // stop a workload once its answer is known (false: --reps each)
   std::vector<std::string> only; // workload name prefixes
 };
 

@@ -388,20 +388,23 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
   return w;
 }
 
-ab_samples measure_ab(const workload &w, int reps, const std::string &command) {
-  ab_samples s;
+ab_samples measure_ab(const workload &w, const analysis::sequential_rule &rule,
+                      const std::string &command) {
   auto tr = w.make();
   tr->run(false), tr->run(true); // warm-up
-  for (int r = 0; r < reps; ++r) {
-    const bool tuned_first = r % 4 == 1 || r % 4 == 2; // ABBA: drifts cancel
-    for (bool tuned : {tuned_first, !tuned_first})
-      (tuned ? s.tuned_ms : s.default_ms).push_back(tr->run(tuned));
-  }
+  auto seq = analysis::run_sequential([&](bool tuned) { return tr->run(tuned); }, rule);
   const std::string why = tr->verify();
   if (!why.empty())
     throw error(command + ": " + w.name + " on " + w.pool +
                 " failed its check after timing: " + why);
-  return s;
+  std::string line = seq.line(); // before the samples are moved out
+  return {std::move(seq.default_ms), std::move(seq.tuned_ms), std::move(line)};
+}
+
+ab_samples measure_ab(const workload &w, int reps, const std::string &command) {
+  analysis::sequential_rule fixed; // one look, at `reps`: a fixed design
+  fixed.min_reps = fixed.max_reps = reps;
+  return measure_ab(w, fixed, command);
 }
 
 } // namespace gpuprobe::tune
