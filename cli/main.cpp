@@ -56,6 +56,7 @@ std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
 
 int main(int argc, char **argv) {
   gpuprobe::set_invocation(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0); // a line at a time into a pipe too: run's status line
   gpuprobe::install_interrupt_handlers(); // SIGINT/SIGTERM/SIGHUP reach the children too
   gpuprobe::end_with_lock_holder();       // a stage ends with the command that started it
   CLI::App app{"gpuprobe: GPU TLB/atomics characterization and Random-Walk allocator tuning"};

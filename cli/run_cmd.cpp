@@ -14,10 +14,12 @@ struct run_options {
   common_options common;
   bool quick = false;
   bool allow_busy = false;
+  bool verbose = false;
 };
 
 void run_pipeline(const run_options &o) {
-  pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy});
+  pipeline::run_pipeline(
+      {o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy, o.verbose});
 }
 
 } // namespace
@@ -35,6 +37,8 @@ void setup_run(CLI::App &parent) {
   app->add_flag("--quick", opt->quick, "every stage's --quick");
   app->add_flag("--allow-busy", opt->allow_busy,
                 "characterize beside other processes on the GPU, its findings marked disturbed");
+  app->add_flag("--verbose", opt->verbose,
+                "every stage's output here too (it always goes to FOLDER/run.log)");
   add_devices_option(*app, opt->common, "each runs the whole pipeline in its own folder");
   app->callback([opt] {
     if (opt->common.devices.empty())
@@ -44,6 +48,8 @@ void setup_run(CLI::App &parent) {
       c.extra.push_back("--quick");
     if (opt->allow_busy)
       c.extra.push_back("--allow-busy");
+    if (opt->verbose)
+      c.extra.push_back("--verbose");
     run_per_device("run", opt->common.devices,
                    opt->common.out.empty() ? "results" : opt->common.out, plan_for(c));
   });

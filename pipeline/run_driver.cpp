@@ -18,12 +18,33 @@
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <unistd.h>
 
 namespace gpuprobe::pipeline {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// DIR/run.log, appended to: a header per invocation, then every stage's output whole.
+std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string &dir, bool quick) {
+  const std::string path = (fs::path(dir) / "run.log").string();
+  std::FILE *f = std::fopen(path.c_str(), "a");
+  if (!f)
+    throw error("run: cannot write " + path);
+  const std::time_t now = std::time(nullptr);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
+  std::fprintf(f, "==== gpuprobe run%s at %s\n", quick ? " --quick" : "", when);
+  std::fflush(f);
+  return {f, &std::fclose};
+}
+
+} // namespace
 
 void run_pipeline(const run_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -42,15 +63,28 @@ void run_pipeline(const run_run_options &o) {
   const std::string resume = "finished stages are kept: run `gpuprobe run" +
                              std::string(o.quick ? " --quick" : "") + " --out " + dir +
                              "` again to go on from this stage";
+  const auto log = open_run_log(dir, o.quick);
+  stage_display display;
+  display.log = log.get();
+  display.log_path = (fs::path(dir) / "run.log").string();
+  display.terminal = ::isatty(STDOUT_FILENO) == 1 && !o.verbose;
+  display.verbose = o.verbose;
   auto timed = [&](const char *name, const std::vector<std::string> &args) {
-    const double since =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("[run] %-12s (%.0f s so far)\n", name, since);
+    const auto s0 = std::chrono::steady_clock::now();
+    if (o.verbose)
+      std::printf("[run] %-12s\n", name);
     std::fflush(stdout);
-    run_stage_in(dir, name, args, resume);
+    run_stage_in(dir, name, args, resume, &display);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
+    if (!o.verbose)
+      for (const auto &n : display.notes)
+        std::printf("      %s\n", n.c_str());
+    std::fflush(stdout);
   };
-  std::printf("gpuprobe run%s: %s (%s) -> %s\n", o.quick ? " --quick" : "", dev.name.c_str(),
-              dev.uuid.c_str(), dir.c_str());
+  std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",
+              o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str(),
+              display.log_path.c_str());
   // 1. characterize: resumes by itself and leaves profile.json as it was when nothing ran.
   const results_folder folder{dir};
   const fs::path profile_path = folder.profile();

@@ -11,6 +11,7 @@ struct run_run_options {
   unsigned long long seed = 0;
   bool quick = false;
   bool allow_busy = false; // characterize's --allow-busy
+  bool verbose = false;    // every stage's output on stdout too (it always goes to DIR/run.log)
 };
 
 void run_pipeline(const run_run_options &o);

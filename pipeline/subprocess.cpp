@@ -2,8 +2,14 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "pipeline/progress.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <thread>
 
 namespace gpuprobe::pipeline {
 
@@ -14,8 +20,76 @@ std::string shell_quote(const std::string &text) {
   return o + "'";
 }
 
+namespace {
+
+// The child's run with its output watched: fed to `w`, the status line redrawn each second (and
+// on output, at most 4 times a second) while it runs, cleared at its end.
+child_result run_watched(const std::vector<std::string> &argv, const std::string &dir,
+                         const std::string &name, stage_display &d, stage_watch &w) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  const auto now = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  double drawn_at = -1;
+  const auto draw = [&](double t) { // under m
+    if (!d.terminal)
+      return;
+    std::printf("\r\033[K%s", w.status(name, t).c_str());
+    std::fflush(stdout);
+    drawn_at = t;
+  };
+  std::thread ticker([&] {
+    std::unique_lock<std::mutex> lock(m);
+    while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return done; }))
+      draw(now());
+  });
+  child_options o;
+  o.dir = dir;
+  o.capture = true;
+  o.merge_stderr = true;
+  o.on_output = [&](const std::string &chunk) {
+    const std::lock_guard<std::mutex> lock(m);
+    const double t = now();
+    w.feed(chunk, t);
+    if (d.verbose) {
+      std::fwrite(chunk.data(), 1, chunk.size(), stdout);
+      std::fflush(stdout);
+    } else if (t - drawn_at >= 0.25) {
+      draw(t);
+    }
+  };
+  child_result r;
+  try {
+    r = run_child(argv, o);
+  } catch (...) {
+    {
+      const std::lock_guard<std::mutex> lock(m);
+      done = true;
+    }
+    cv.notify_one();
+    ticker.join();
+    throw;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(m);
+    done = true;
+  }
+  cv.notify_one();
+  ticker.join();
+  if (d.terminal && !d.verbose) {
+    std::printf("\r\033[K");
+    std::fflush(stdout);
+  }
+  return r;
+}
+
+} // namespace
+
 std::string run_stage_in(const std::string &dir, const std::string &name,
-                         const std::vector<std::string> &args, const std::string &resume) {
+                         const std::vector<std::string> &args, const std::string &resume,
+                         stage_display *display) {
   std::vector<std::string> argv = {self_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::string shown = "cd " + shell_quote(dir) + " &&"; // what ran, as a person would type it
@@ -24,9 +98,23 @@ std::string run_stage_in(const std::string &dir, const std::string &name,
   child_result r;
   {
     const cleanup_scope waiting; // a signal reaches the stage; this process reports it after
-    child_options o;
-    o.dir = dir;
-    r = run_child(argv, o);
+    if (display) {
+      stage_watch w(display->log);
+      r = run_watched(argv, dir, name, *display, w);
+      display->summary = w.summary();
+      display->notes = w.notes();
+      if (!r.ok() && r.exit_code != k_exit_partial && !display->verbose) {
+        std::fprintf(stderr, "---- the last lines of stage %s (all of it: %s)\n", name.c_str(),
+                     display->log_path.c_str());
+        const auto &t = w.tail();
+        for (std::size_t i = t.size() > 15 ? t.size() - 15 : 0; i < t.size(); ++i)
+          std::fprintf(stderr, "%s\n", t[i].c_str());
+      }
+    } else {
+      child_options o;
+      o.dir = dir;
+      r = run_child(argv, o);
+    }
   }
   const int sig = interrupted_by() ? interrupted_by() : r.signal;
   if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || r.exit_code == 130)

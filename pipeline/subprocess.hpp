@@ -2,6 +2,7 @@
 // A stage as a child process: this binary, run with a stage's arguments in the results folder
 // (characterize's probes, run's commands, --devices' units), started without a shell
 // (common/process.hpp). Host-only.
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,19 @@ std::string shell_quote(const std::string &text);
 // throws gpuprobe::interrupted "interrupted during stage NAME ..." when a signal stopped it and
 // gpuprobe::error "stage NAME failed (...)" on a non-zero exit other than k_exit_partial
 // (`resume` is appended: how to go on).
+// With `display` (gpuprobe run), the stage's output (stdout and stderr) goes to display->log and
+// not to the terminal: a terminal gets one status line, redrawn each second (pipeline/progress.hpp);
+// verbose passes the output through too. A stage that fails shows its last lines on stderr.
+struct stage_display {
+  std::FILE *log = nullptr;  // where the stage's output goes whole (run.log)
+  std::string log_path;      // named when a stage fails
+  bool terminal = false;     // redraw a status line on stdout
+  bool verbose = false;      // the output on stdout as well
+  std::string summary;            // out: the stage's own summary line ("gpuprobe tune: ...")
+  std::vector<std::string> notes; // out: what the terminal must see (stage_watch::notes)
+};
 std::string run_stage_in(const std::string &dir, const std::string &name,
-                         const std::vector<std::string> &args, const std::string &resume);
+                         const std::vector<std::string> &args, const std::string &resume,
+                         stage_display *display = nullptr);
 
 } // namespace gpuprobe::pipeline

@@ -1,11 +1,13 @@
 // `gpuprobe run --quick` end to end on the GPU, then again over the finished folder: the rerun
 // measures nothing (every stage kept, profile/tuning/validation byte for byte as they were) and
-// only the report is drawn anew.
+// only the report is drawn anew. The stages' output goes to run.log, a section per invocation;
+// the terminal gets a line per stage.
 #include "gpu_test_util.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,13 @@ std::string text_of(const std::string &path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// run.log's section of the last invocation.
+std::string last_log(const std::string &dir) {
+  const std::string log = text_of(dir + "/run.log");
+  const auto at = log.rfind("==== gpuprobe run");
+  return at == std::string::npos ? "" : log.substr(at);
+}
+
 } // namespace
 
 TEST(Run, QuickRunThenRerunOfTheFinishedFolderMeasuresNothing) {
@@ -26,8 +35,12 @@ TEST(Run, QuickRunThenRerunOfTheFinishedFolderMeasuresNothing) {
   std::filesystem::remove_all(dir);
   const std::string cmd = gpuprobe::test::gpuprobe_binary() + " run --quick --out " + dir + " 2>&1";
   int rc = 0;
-  const std::string first = gpuprobe::test::shell(cmd, &rc);
-  ASSERT_EQ(rc, 0) << first;
+  const std::string first_out = gpuprobe::test::shell(cmd, &rc);
+  ASSERT_EQ(rc, 0) << first_out << last_log(dir);
+  EXPECT_LT(std::count(first_out.begin(), first_out.end(), '\n'), 30)
+      << "a line per stage and the summary:\n"
+      << first_out;
+  const std::string first = first_out + last_log(dir);
   EXPECT_EQ(first.find("other process"), std::string::npos)
       << "run's own process holds no context while its stages measure:\n"
       << first;
@@ -36,10 +49,11 @@ TEST(Run, QuickRunThenRerunOfTheFinishedFolderMeasuresNothing) {
   for (int i = 0; i < 3; ++i)
     before[i] = text_of(dir + files[i]);
   const auto t0 = std::chrono::steady_clock::now();
-  const std::string again = gpuprobe::test::shell(cmd, &rc);
+  const std::string again_out = gpuprobe::test::shell(cmd, &rc);
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_EQ(rc, 0) << again;
+  ASSERT_EQ(rc, 0) << again_out;
+  const std::string again = again_out + last_log(dir);
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(text_of(dir + files[i]), before[i]) << files[i] << " was rewritten";
   for (const char *kept : {"profile.json done earlier, kept", "[run] tune         done earlier",

@@ -1,0 +1,113 @@
+// What `gpuprobe run` shows of a stage: the status line from the stage's output (its step, its
+// sweep's progress, the time left), the stage's summary, the notes a person must see, and the
+// log that gets every byte. Fed with the output of a real `run --quick` (H100 GPU-50c9ffe8).
+#include "common/json_io.hpp"
+#include "pipeline/progress.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+
+using gpuprobe::pipeline::stage_watch;
+
+namespace {
+
+std::string recorded() {
+  return gpuprobe::read_text_file(std::string(GPUPROBE_FIXTURES_DIR) +
+                                  "/run-output/h100-GPU-50c9ffe8-run-quick.txt");
+}
+
+// The recorded output of stage `name`: the lines between "[run] name" and the next "[run] ".
+std::string stage_output(const std::string &name) {
+  std::istringstream in(recorded());
+  std::string line, out;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("[run] ", 0) == 0) {
+      inside = line.rfind("[run] " + name, 0) == 0;
+      continue;
+    }
+    if (inside)
+      out += line + "\n";
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(Progress, TheSweepsStrideAndItsTimeLeft) {
+  stage_watch w;
+  w.feed("[1/7+] tlb              running (0 s so far)\n[tlb] allocating 512 GiB (alias)\n", 0.5);
+  EXPECT_EQ(w.status("characterize", 3), "[run] characterize    3 s  [1/7+] tlb");
+  w.feed("[tlb] stride 4 MiB (2/8): 64 points (0 refined), 0.7 s elapsed\n", 12.0);
+  // 0.7 s for 2 of 8 strides: 6 more at that pace.
+  EXPECT_EQ(w.status("characterize", 12), "[run] characterize   12 s  [1/7+] tlb  stride 4 MiB (2/8), ~2 s left");
+  w.feed("[tlb] stride 256 MiB (8/8): 41 points (1 refined), 1.8 s elapsed\n", 13.0);
+  EXPECT_EQ(w.status("characterize", 13),
+            "[run] characterize   13 s  [1/7+] tlb  stride 256 MiB (8/8), ~0 s left");
+  // A new step clears the sweep.
+  w.feed("[2/7+] tlb_real         running (20 s so far)\n", 20.0);
+  EXPECT_EQ(w.status("characterize", 21), "[run] characterize   21 s  [2/7+] tlb_real");
+}
+
+TEST(Progress, AStepOfAFinalCountAnnouncedBeforeItsLineEnds) {
+  stage_watch w;
+  w.feed("[1/16] getpage_write/free:50%    cudamalloc ", 1.0);
+  EXPECT_EQ(w.status("validate", 1.5), "[run] validate        2 s  [1/16] getpage_write/free:50%");
+  w.feed("0.42 -> 0.41 ms (x0.988), differs after 14 of 15 pairs, 2.0 s\n[2/16] getpage_", 3);
+  w.feed("write/free:1%    cudamalloc ", 3);
+  // Splits across chunks are joined; 1 step in 2 s, 15 to go (this one included).
+  EXPECT_EQ(w.status("validate", 3), "[run] validate        3 s  [2/16] getpage_write/free:1%, ~30 s left");
+  EXPECT_EQ(w.tail().back(), "[1/16] getpage_write/free:50%    cudamalloc 0.42 -> 0.41 ms (x0.988), "
+                             "differs after 14 of 15 pairs, 2.0 s");
+}
+
+TEST(Progress, TheLogGetsEveryByteAndTheStatusFitsTheWidth) {
+  std::FILE *log = std::tmpfile();
+  ASSERT_NE(log, nullptr);
+  const std::string all = stage_output("characterize");
+  ASSERT_GT(all.size(), 10000u);
+  {
+    stage_watch w(log);
+    for (std::size_t at = 0; at < all.size(); at += 777) // chunks that split lines anywhere
+      w.feed(all.substr(at, 777), double(at) / 1000);
+    EXPECT_LE(w.status("characterize", 59, 60).size(), 60u);
+    EXPECT_LE(w.tail().size(), 30u);
+    EXPECT_EQ(w.summary(), "gpuprobe characterize: 3 TLB level(s), 0 candidate(s), 2 atomics fits, "
+                           "59 s -> ./profile.json");
+    EXPECT_TRUE(w.notes().empty()); // an idle GPU: nothing for the terminal
+  }
+  std::rewind(log);
+  std::string back;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, log)) > 0;)
+    back.append(buf, n);
+  std::fclose(log);
+  EXPECT_EQ(back, all);
+}
+
+TEST(Progress, EachStagesSummaryFromARealRun) {
+  for (const auto &[stage, want] : std::vector<std::pair<std::string, std::string>>{
+           {"tune", "gpuprobe tune: 64-bit words, 1 region(s), CRW start thread, TLB scope one "
+                    "pass, 17 s -> tuning.json"},
+           {"validate", "gpuprobe validate: 6 faster, 0 no significant difference, 2 slower, 8 not "
+                        "tuned; 20 s -> validation.json"},
+           {"report", "gpuprobe report: 7 figures, 7 tables -> report/index.html"}}) {
+    stage_watch w;
+    w.feed(stage_output(stage), 1);
+    EXPECT_EQ(w.summary(), want) << stage;
+  }
+}
+
+TEST(Progress, TheBusyGuardIsShownWhileItWaitsAndNotedAfter) {
+  stage_watch w;
+  w.feed("  waiting up to 60 s for the GPU to be idle before the run: 1 other process (PID 671)\n",
+         2);
+  EXPECT_EQ(w.status("characterize", 5, 200),
+            "[run] characterize    5 s  waiting up to 60 s for the GPU to be idle before the run: 1 "
+            "other process (PID 671)");
+  w.feed("  L3 (DISTURBED) 4096 x 64 MiB\n  L3 (DISTURBED) 4096 x 64 MiB\n", 9);
+  ASSERT_EQ(w.notes().size(), 2u); // each once
+  EXPECT_EQ(w.notes()[1], "L3 (DISTURBED) 4096 x 64 MiB");
+}
