@@ -73,7 +73,7 @@ def lines(fig, ax, spec, path):
     if spec.get("logy"):
         ax.set_yscale("log")
     # Beside the axes, never over the data.
-    ax.legend(fontsize=6, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.legend(fontsize=8, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
 def heatmap(fig, ax, spec, path):
@@ -105,17 +105,17 @@ def forest(fig, ax, spec, path):
         rows = list(csv.DictReader(f))
     if not rows:
         raise ValueError(f"{path}: no data rows")
-    fig.set_size_inches(8, max(3.0, 0.28 * len(rows) + 1.2))
+    fig.set_size_inches(10, max(3.0, 0.3 * len(rows) + 1.2))
     for i, r in enumerate(rows):
         x, lo, hi = float(r["ratio"]), float(r["low"]), float(r["high"])
         ax.errorbar([x], [i], xerr=[[x - lo], [hi - x]], fmt="o", markersize=3, capsize=2,
                     color=VERDICT_COLORS.get(r["verdict"], "grey"))
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=6)
+    ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=8)
     ax.invert_yaxis()
     handles = [plt.Line2D([], [], color=c, marker="o", linestyle="none", label=v) for v, c in
                list(VERDICT_COLORS.items()) + [("no significant difference", "grey")]]
-    ax.legend(handles=handles, fontsize=6)
+    ax.legend(handles=handles, fontsize=8)
 
 
 def groupmap(fig, ax, spec, path):

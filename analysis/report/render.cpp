@@ -44,10 +44,13 @@ std::string base64(const std::string &bytes) {
 std::string render_html(const report_content &c, const std::map<std::string, std::string> &png) {
   std::ostringstream o;
   o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpuprobe report</title>\n"
+       // No horizontal scroll at any width: tables wrap long cells (a sharing level's groups)
+       // anywhere rather than grow past the page.
        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em "
-       "auto}table{border-collapse:collapse;margin:1em 0}"
+       "auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0;max-width:100%}"
        "td,th{border:1px solid #bbb;padding:3px "
-       "8px;text-align:left}img{max-width:100%}figure{margin:2em 0}</style></head><body>\n";
+       "8px;text-align:left;overflow-wrap:anywhere}img{max-width:100%}figure{margin:2em "
+       "0}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
   const auto &sum = c.summary;
   if (!sum.empty()) {

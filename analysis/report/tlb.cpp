@@ -8,12 +8,101 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <sstream>
 
 namespace gpuprobe::analysis::report_detail {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+using vlines = std::vector<std::pair<double, std::string>>;
+
+// The lines CSV of `curves`, keeping the points with lo <= x <= hi; a stride measured by several
+// files gets a series per file.
+std::string curves_csv(const std::vector<const tlb_curve *> &curves, double lo, double hi) {
+  std::ostringstream o;
+  o << "series,style,x,y\n";
+  std::map<double, int> per_stride;
+  for (const auto *cv : curves)
+    ++per_stride[cv->stride_bytes];
+  for (const auto *cv : curves) {
+    std::string name = "stride " + format_bytes(cv->stride_bytes);
+    if (per_stride[cv->stride_bytes] > 1)
+      name += " (" + fs::path(cv->source).stem().string() + ")";
+    for (std::size_t i = 0; i < cv->footprint_bytes.size(); ++i)
+      if (cv->footprint_bytes[i] >= lo && cv->footprint_bytes[i] <= hi)
+        row(o, name, "line", cv->footprint_bytes[i], cv->cycles[i]);
+  }
+  return o.str();
+}
+
+report_figure curve_figure(std::string id, std::string title, vlines marks, std::string csv) {
+  return {std::move(id), std::move(title), "lines", "footprint (bytes)", "cycles per hop", true,
+          false, std::move(marks), {}, std::move(csv)};
+}
+
+// The curves as figures a reader can read: the sweep the levels were found on (raw/tlb.json, the
+// aliased chase) apart from the cross-check's curves (raw/tlb_real.json), and each level in a
+// figure of its own range, with the strides up to its page, so that a step of 10 cycles is not
+// lost on an axis that spans 500.
+void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, const vlines &reaches,
+                   report_content &c) {
+  const auto stem = [](const tlb_curve &cv) { return fs::path(cv.source).stem().string(); };
+  const bool has_sweep = std::any_of(data.curves.begin(), data.curves.end(),
+                                     [&](const tlb_curve &cv) { return stem(cv) == "tlb"; });
+  std::vector<const tlb_curve *> sweep, others;
+  for (const auto &cv : data.curves)
+    (has_sweep && stem(cv) != "tlb" ? others : sweep).push_back(&cv);
+  const double all = std::numeric_limits<double>::infinity();
+  c.figures.push_back(curve_figure(
+      "tlb_curves",
+      "TLB: cycles per hop vs footprint, per stride (" + data.device_name +
+          (others.empty() ? ")" : ", raw/tlb.json: the sweep the levels come from)"),
+      reaches, curves_csv(sweep, 0, all)));
+  if (!others.empty())
+    c.figures.push_back(curve_figure("tlb_real_curves",
+                                     "TLB cross-check: the same strides on real memory (" +
+                                         data.device_name + ", the other raw/tlb*.json)",
+                                     reaches, curves_csv(others, 0, all)));
+  for_each_level(tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
+    const double reach = L.reach_bytes, page = L.page_bytes;
+    double lo = reach / 8, hi = reach * 8;
+    vlines marks = {{reach, label + " " + format_bytes(reach)}};
+    double full = reach;
+    if (L.structure && L.structure->resolved && L.structure->full_miss_entries) {
+      full = *L.structure->full_miss_entries * page;
+      marks.emplace_back(full, "every hop misses " + format_bytes(full));
+      hi = std::max(hi, full * 2);
+    }
+    for (const auto &[r, name] : reaches) // up to the next level: its rise is its own figure's
+      if (r > full * 1.05)
+        hi = std::min(hi, r * 0.95);
+    // The strides that show the level at its reach: from an eighth of its page to the page (the
+    // smaller ones stay within a few pages and only add lines); else every stride up to the page.
+    std::vector<const tlb_curve *> mine, up_to_page;
+    for (const auto *cv : sweep)
+      if (cv->stride_bytes <= page) {
+        up_to_page.push_back(cv);
+        if (cv->stride_bytes * 8 >= page)
+          mine.push_back(cv);
+      }
+    if (mine.empty())
+      mine = up_to_page.empty() ? sweep : up_to_page;
+    std::string csv = curves_csv(mine, lo, hi);
+    if (std::count(csv.begin(), csv.end(), '\n') < 3)
+      return; // nothing measured around this level
+    char title[200];
+    std::snprintf(title, sizeof title, "%s: %s x %s = %s, +%s cycles (strides of 1/8 of the page to the page)",
+                  label.c_str(), num(L.entries.value_or(0)).c_str(), format_bytes(page).c_str(),
+                  format_bytes(reach).c_str(), num(L.miss_penalty_cycles.value_or(0), 3).c_str());
+    c.figures.push_back(curve_figure("tlb_level_" + label, title, marks, std::move(csv)));
+  });
+}
+
+} // namespace
 
 void tlb_part(const inputs &in, report_content &c) {
   const bool have_profile = in.profile.has_value();
@@ -34,48 +123,25 @@ void tlb_part(const inputs &in, report_content &c) {
     tlb = model::tlb_hierarchy_from_json(to_json(analyze_tlb(data)));
     origin = "analyzed here (no profile.json)";
   }
-  report_figure f{"tlb_curves",
-                  "TLB: cycles per hop vs footprint, per stride (" + data.device_name + ")",
-                  "lines",
-                  "footprint (bytes)",
-                  "cycles per hop",
-                  true,
-                  false,
-                  {},
-                  {},
-                  ""};
   report_table t{"TLB levels (" + origin + ")",
                  {"", "kind", "entries", "page", "reach", "miss penalty (cycles)", "confidence"},
                  {},
                  ""};
+  vlines reaches;
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     const double reach = L.reach_bytes;
-    f.vlines.emplace_back(reach, label + " " + format_bytes(reach));
+    reaches.emplace_back(reach, label + " " + format_bytes(reach));
     t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
                       format_bytes(L.page_bytes), format_bytes(reach),
                       num(L.miss_penalty_cycles.value_or(0), 3), num(L.confidence.value_or(0), 2)});
   });
   if (t.rows.empty())
     t.note = "No TLB boundary found in the footprints measured.";
-  if (!in.tlb.empty()) {
-    std::ostringstream o;
-    o << "series,style,x,y\n";
-    std::map<double, int> per_stride; // a stride measured by several files gets one series each
-    for (const auto &cv : data.curves)
-      ++per_stride[cv.stride_bytes];
-    for (const auto &cv : data.curves) {
-      std::string name = "stride " + format_bytes(cv.stride_bytes);
-      if (per_stride[cv.stride_bytes] > 1)
-        name += " (" + fs::path(cv.source).stem().string() + ")";
-      for (std::size_t i = 0; i < cv.footprint_bytes.size(); ++i)
-        row(o, name, "line", cv.footprint_bytes[i], cv.cycles[i]);
-    }
-    f.csv = o.str();
-    c.figures.push_back(std::move(f));
-  } else {
+  if (!in.tlb.empty())
+    curve_figures(data, tlb, reaches, c);
+  else
     c.missing.push_back(
         "TLB curves (raw/ holds no tlb result: the levels below come from profile.json)");
-  }
   c.tables.push_back(std::move(t));
   // Each level's structure: the ramp (or step) between where misses begin and where every hop
   // misses, its fit, and the ways the conflict sets give.

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The report as a person sees it: `gpuprobe report` draws a committed results folder, headless
-# Chromium opens a copy of its index.html with a checker appended (every <img> complete with a
-# non-zero natural size), and the test fails on a figure that did not load or on any console
-# error. It also takes a screenshot of the first screen. Exit 77 (skipped) with the reason where
+# Chromium opens a copy of its index.html at 1400 px with a checker appended (every <img> complete
+# with a non-zero natural size, nothing wider than the page), and the test fails on a figure that
+# did not load, on a horizontal scroll or on any console error. It also takes a screenshot of the first screen. Exit 77 (skipped) with the reason where
 # no Chromium or matplotlib exists. Usage: report_in_browser_test.sh GPUPROBE SOURCE_DIR [SHOT.png]
 set -uo pipefail
 bin="$1" src="$2" shot="${3:-}"
@@ -25,14 +25,19 @@ window.addEventListener("load", () => {
   const bad = imgs.filter(i => !i.complete || i.naturalWidth === 0 || i.naturalHeight === 0);
   const out = document.createElement("pre");
   out.id = "gpuprobe-check";
+  // At 1400 px nothing may stick out to the right (a horizontal scroll bar).
+  const wide = [...document.body.querySelectorAll("*")]
+    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1);
   out.textContent = "gpuprobe-check: " + (imgs.length - bad.length) + " of " + imgs.length +
-                    " figures loaded" + bad.map(i => "; not loaded: " + i.alt).join("");
+                    " figures loaded" + bad.map(i => "; not loaded: " + i.alt).join("") +
+                    (wide.length ? "; wider than the page: " + wide.slice(0, 3).map(e => e.tagName + " " +
+                     Math.round(e.getBoundingClientRect().right) + " px").join(", ") : "");
   document.body.appendChild(out);
 });
 </script>
 JS
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --allow-file-access-from-files
-       --virtual-time-budget=15000 --enable-logging=stderr --v=0)
+       --window-size=1400,900 --virtual-time-budget=15000 --enable-logging=stderr --v=0)
 timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$T/report/checked.html" >"$T/dom.html" 2>"$T/console.txt"
 line=$(grep -o '<pre id="gpuprobe-check">[^<]*' "$T/dom.html" | sed 's/.*>//')
 echo "$line"
@@ -45,7 +50,7 @@ if grep -E 'CONSOLE|Uncaught' "$T/console.txt"; then
 fi
 if [ -n "$shot" ]; then
   timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --window-size=1280,900 --screenshot="$shot" "file://$T/report/index.html" >/dev/null 2>&1
+    --window-size=1400,900 --screenshot="$shot" "file://$T/report/index.html" >/dev/null 2>&1
   [ -s "$shot" ] || fail "no screenshot"
   echo "screenshot: $shot"
 fi

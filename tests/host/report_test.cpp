@@ -7,9 +7,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -126,9 +129,9 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
-  const std::vector<std::string> ids = {"tlb_curves",       "sharing_1",     "atomics_latency",
-                                        "tas_vs_theory",    "was_vs_theory", "word_size",
-                                        "validation_ratios"};
+  const std::vector<std::string> ids = {
+      "tlb_curves",   "tlb_level_L1",  "tlb_level_L2", "tlb_level_L3",     "sharing_1",
+      "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size", "validation_ratios"};
   std::size_t pngs = 0;
   for (const auto &e : fs::directory_iterator(fs::path(out) / "figures"))
     pngs += e.path().extension() == ".png";
@@ -238,8 +241,9 @@ TEST(Report, RendersTheCommittedH100Example) {
   ASSERT_TRUE(fs::is_directory(ex / "raw")) << ex;
   for (const char *f : {"profile.json", "tuning.json", "validation.json"})
     ASSERT_TRUE(fs::exists(ex / f)) << f;
-  std::vector<std::string> ids = {"tlb_curves", "atomics_latency", "word_size",
-                                  "validation_ratios"};
+  std::vector<std::string> ids = {"tlb_curves",   "tlb_real_curves", "tlb_level_L1",
+                                  "tlb_level_L2", "tlb_level_L3",    "atomics_latency",
+                                  "word_size",    "validation_ratios"};
   int sharing = 0;
   for (const auto &e : fs::directory_iterator(ex / "raw"))
     sharing += e.path().filename().string().rfind("sharing_", 0) == 0;
@@ -447,6 +451,54 @@ TEST(Report, CommittedH100AndH200RunsRender) {
     const auto r = gpuprobe::test::run_gpuprobe("report --input " + runs + unit + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(fs::exists(out + "/index.html"));
+  }
+}
+
+// Each level in a figure of its own range (L1's +10 cycles is lost on an axis of 300-830), the
+// sweep the levels come from apart from the real-memory cross-check, and legends a reader can
+// read: at most 16 series a figure, at most 4 in a level's.
+TEST(Report, EachLevelIsDrawnInItsOwnRange) {
+  const std::string unit =
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
+  const auto c = gpuprobe::analysis::build_report(unit);
+  std::map<std::string, const gpuprobe::analysis::report_figure *> by_id;
+  for (const auto &f : c.figures)
+    by_id[f.id] = &f;
+  ASSERT_TRUE(by_id.count("tlb_curves"));
+  ASSERT_TRUE(by_id.count("tlb_real_curves"));
+  const auto series_of = [](const std::string &csv) {
+    std::set<std::string> names;
+    std::istringstream in(csv);
+    std::string line;
+    std::getline(in, line); // header
+    while (std::getline(in, line))
+      names.insert(line.substr(0, line.find(',', line[0] == '"' ? line.find('"', 1) : 0)));
+    return names;
+  };
+  EXPECT_LE(series_of(by_id["tlb_curves"]->csv).size(), 16u);
+  EXPECT_EQ(by_id["tlb_curves"]->csv.find("tlb_real"), std::string::npos);
+  const double reach[] = {256.0 * (1 << 20), 64.0 * (1ull << 30), 256.0 * (1ull << 30)};
+  const double step[] = {10, 95, 435}; // the profile's penalties, cycles
+  for (int k = 0; k < 3; ++k) {
+    const std::string id = "tlb_level_L" + std::to_string(k + 1);
+    ASSERT_TRUE(by_id.count(id)) << id;
+    const auto &f = *by_id[id];
+    EXPECT_LE(series_of(f.csv).size(), 4u) << id;
+    // Every point within [reach / 8, 8 x reach], below the next level, and the figure's own y
+    // range is no more than a few times its level's step: the step is visible.
+    std::istringstream in(f.csv);
+    std::string line;
+    std::getline(in, line);
+    double lo = 1e300, hi = 0, ymin = 1e300, ymax = 0;
+    while (std::getline(in, line)) {
+      const auto q = line.rfind(','), p = line.rfind(',', q - 1);
+      const double x = std::stod(line.substr(p + 1, q - p - 1)), y = std::stod(line.substr(q + 1));
+      lo = std::min(lo, x), hi = std::max(hi, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+    }
+    EXPECT_GE(lo, reach[k] / 8) << id;
+    EXPECT_LE(hi, std::min(reach[k] * 8, k < 2 ? reach[k + 1] : 1e300)) << id;
+    EXPECT_LE(ymax - ymin, 4 * step[k] + 20) << id;
+    EXPECT_GE(ymax - ymin, step[k] * 0.9) << id;
   }
 }
 
