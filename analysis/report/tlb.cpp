@@ -74,7 +74,8 @@ void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, con
     double full = reach;
     if (L.structure && L.structure->resolved && L.structure->full_miss_entries) {
       full = *L.structure->full_miss_entries * page;
-      marks.emplace_back(full, "every hop misses " + format_bytes(full));
+      if (full > reach * 1.25) // a mark of its own where the labels do not overlap
+        marks.emplace_back(full, "every hop misses " + format_bytes(full));
       hi = std::max(hi, full * 2);
     }
     for (const auto &[r, name] : reaches) // up to the next level: its rise is its own figure's
@@ -95,9 +96,10 @@ void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, con
     if (std::count(csv.begin(), csv.end(), '\n') < 3)
       return; // nothing measured around this level
     char title[200];
-    std::snprintf(title, sizeof title, "%s: %s x %s = %s, +%s cycles (strides of 1/8 of the page to the page)",
+    std::snprintf(title, sizeof title,
+                  "%s: %s x %s = %s, +%.0f cycles (strides of 1/8 of the page to the page)",
                   label.c_str(), num(L.entries.value_or(0)).c_str(), format_bytes(page).c_str(),
-                  format_bytes(reach).c_str(), num(L.miss_penalty_cycles.value_or(0), 3).c_str());
+                  format_bytes(reach).c_str(), L.miss_penalty_cycles.value_or(0));
     c.figures.push_back(curve_figure("tlb_level_" + label, title, marks, std::move(csv)));
   });
 }
