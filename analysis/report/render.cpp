@@ -49,7 +49,7 @@ std::string render_html(const report_content &c, const std::map<std::string, std
        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em "
        "auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0;max-width:100%}"
        "td,th{border:1px solid #bbb;padding:3px "
-       "8px;text-align:left;overflow-wrap:anywhere}img{max-width:100%}figure{margin:2em "
+       "8px;text-align:left}td{overflow-wrap:anywhere}img{max-width:100%}figure{margin:2em "
        "0}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
   const auto &sum = c.summary;
