@@ -1,11 +1,12 @@
 // What `gpuprobe run` shows of a stage: the status line from the stage's output (its step, its
 // sweep's progress, the time left), the stage's summary, the notes a person must see, and the
-// log that gets every byte. Fed with the output of a real `run --quick` (H100 GPU-50c9ffe8).
+// log that gets every byte. Fed with the run.log of a real `run --quick` (H100 GPU-4b0f0e28).
 #include "common/json_io.hpp"
 #include "pipeline/progress.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -15,23 +16,22 @@ namespace {
 
 std::string recorded() {
   return gpuprobe::read_text_file(std::string(GPUPROBE_FIXTURES_DIR) +
-                                  "/run-output/h100-GPU-50c9ffe8-run-quick.txt");
+                                  "/run-output/h100-GPU-4b0f0e28-run-quick.log");
 }
 
-// The recorded output of stage `name`: the lines between "[run] name" and the next "[run] ".
+// The recorded output of stage `name`: from its first line ("gpuprobe <name>...") to the next
+// stage's first line (run.log holds the stages' output in the order they ran).
 std::string stage_output(const std::string &name) {
-  std::istringstream in(recorded());
-  std::string line, out;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("[run] ", 0) == 0) {
-      inside = line.rfind("[run] " + name, 0) == 0;
-      continue;
-    }
-    if (inside)
-      out += line + "\n";
-  }
-  return out;
+  const std::vector<std::string> order = {"characterize", "tune", "validate", "report"};
+  const std::string all = recorded();
+  const auto first_line = [&](const std::string &stage) {
+    const auto at = all.find("\ngpuprobe " + stage);
+    return at == std::string::npos ? all.size() : at + 1;
+  };
+  const auto k = std::size_t(std::find(order.begin(), order.end(), name) - order.begin());
+  const auto from = first_line(name);
+  const auto to = k + 1 < order.size() ? first_line(order[k + 1]) : all.size();
+  return all.substr(from, to - from);
 }
 
 } // namespace
@@ -75,7 +75,7 @@ TEST(Progress, TheLogGetsEveryByteAndTheStatusFitsTheWidth) {
     EXPECT_LE(w.status("characterize", 59, 60).size(), 60u);
     EXPECT_LE(w.tail().size(), 30u);
     EXPECT_EQ(w.summary(), "gpuprobe characterize: 3 TLB level(s), 0 candidate(s), 2 atomics fits, "
-                           "59 s -> ./profile.json");
+                           "62 s -> ./profile.json");
     EXPECT_TRUE(w.notes().empty()); // an idle GPU: nothing for the terminal
   }
   std::rewind(log);
@@ -90,10 +90,10 @@ TEST(Progress, TheLogGetsEveryByteAndTheStatusFitsTheWidth) {
 TEST(Progress, EachStagesSummaryFromARealRun) {
   for (const auto &[stage, want] : std::vector<std::pair<std::string, std::string>>{
            {"tune", "gpuprobe tune: 64-bit words, 1 region(s), CRW start thread, TLB scope one "
-                    "pass, 17 s -> tuning.json"},
+                    "pass, 18 s -> tuning.json"},
            {"validate", "gpuprobe validate: 6 faster, 0 no significant difference, 2 slower, 8 not "
-                        "tuned; 20 s -> validation.json"},
-           {"report", "gpuprobe report: 7 figures, 7 tables -> report/index.html"}}) {
+                        "tuned; 19 s -> validation.json"},
+           {"report", "gpuprobe report: 11 figures, 7 tables -> report/index.html"}}) {
     stage_watch w;
     w.feed(stage_output(stage), 1);
     EXPECT_EQ(w.summary(), want) << stage;
