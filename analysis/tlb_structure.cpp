@@ -62,8 +62,6 @@ line line_fit(const std::vector<double> &x, const std::vector<double> &y,
 
 } // namespace
 
-double structure_fit::miss_share(double hops) const { return share(hops, sets, ways); }
-
 double structure_cycles(double hops, double sets, double ways, double before, double penalty) {
   return before + penalty * share(hops, sets, ways);
 }

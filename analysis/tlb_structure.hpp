@@ -41,8 +41,6 @@ struct structure_fit {
   int ramp_points = 0;          // points strictly inside the transition
   double last_hit_entries = 0;  // the largest hop count measured with no miss
   double first_full_entries = 0; // the smallest hop count measured with every hop missing
-  // The model's miss share at N hops (0 below E, 1 from S (W + 1)).
-  double miss_share(double hops) const;
 };
 
 // `hops` strictly increasing; `cycles` the mean cycles per hop at each; `noise_floor` the least

@@ -92,7 +92,7 @@ void setup_analyze(CLI::App &parent) {
   auto *tlb =
       app->add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
   tlb->footer(
-      "Example: gpuprobe analyze tlb --input raw/tlb.json raw/tlb_tail.json --out profile.json");
+      "Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
   add_input_option(*tlb, *opt,
                    "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
   add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");

@@ -1,6 +1,7 @@
 #pragma once
-// The parts of `gpuprobe report` (one file each: report_<part>.cpp) and what they share: the
-// inputs a results folder holds, the CSV row and number helpers. Host-only; internal to report.
+// The parts of `gpuprobe report` (one file each: analysis/report/<part>.cpp, e.g. tlb.cpp draws
+// tlb_part) and what they share: the inputs a results folder holds, the CSV row and number
+// helpers. Host-only; internal to report.
 #include "analysis/report/report.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
