@@ -131,7 +131,7 @@ child_result run_child(const std::vector<std::string> &argv, const child_options
     throw error(std::string("cannot make a pipe: ") + std::strerror(errno));
   int pid = -1;
   try {
-    pid = spawn(argv, o.dir, o.capture ? fds[1] : -1, o.merge_stderr, o.quiet_stderr, {},
+    pid = spawn(argv, o.dir, o.capture ? fds[1] : -1, o.merge_stderr, o.quiet_stderr, o.env,
                 o.stderr_file);
   } catch (...) {
     if (o.capture)

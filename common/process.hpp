@@ -16,6 +16,7 @@ struct child_options {
   bool merge_stderr = false;
   bool quiet_stderr = false; // stderr to /dev/null
   std::string stderr_file;   // stderr to this file (created or emptied), when not ""
+  std::vector<std::string> env; // "NAME=value" set for the child on top of this environment
   // Called with each chunk of output as it comes (capture only), e.g. to prefix and echo it.
   std::function<void(const std::string &)> on_output;
 };

@@ -13,6 +13,8 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
+#include "common/process.hpp"
+#include "pipeline/bench_stage.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
 
@@ -42,6 +44,29 @@ std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string 
   std::fprintf(f, "==== gpuprobe run%s at %s\n", quick ? " --quick" : "", when);
   std::fflush(f);
   return {f, &std::fclose};
+}
+
+// The TAS/WAS grid into raw/bench_getpage.json (written beside, renamed when complete), or the
+// line that says why it is left out or kept.
+void run_bench(const std::string &dir, bool quick, const std::string &uuid,
+               const std::string &resume, stage_display &display) {
+  const std::string bench = (fs::path(self_path()).parent_path() / "gpuprobe-bench").string();
+  const bench_plan plan = plan_bench(bench, quick, uuid);
+  if (!plan.skip.empty()) {
+    std::printf("[run] %-12s %s\n", "bench", plan.skip.c_str());
+    return;
+  }
+  if (const std::string kept = bench_kept(dir, uuid); !kept.empty()) {
+    std::printf("[run] %-12s done earlier (%s: %s), kept\n", "bench", k_bench_file, kept.c_str());
+    return;
+  }
+  const auto s0 = std::chrono::steady_clock::now();
+  if (display.verbose)
+    std::printf("[run] %-12s\n", "bench");
+  run_program_stage_in(dir, "bench", plan.argv, plan.env, resume, &display);
+  fs::rename(fs::path(dir) / plan.out, fs::path(dir) / k_bench_file);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+  std::printf("[run] %-12s %4.0f s  %s\n", "bench", took, bench_summary(dir).c_str());
 }
 
 } // namespace
@@ -122,7 +147,9 @@ void run_pipeline(const run_run_options &o) {
         {"validate", "--device", device, "--tuning", rf::tuning_file, "--out", rf::validation_file,
          "--seed", seed},
         rf::validation_file);
-  // 4. report: drawn anew every time (no GPU).
+  // 4. bench: the TAS/WAS grid (gpuprobe-bench BM_getpage), kept when made here by this commit.
+  run_bench(dir, o.quick, dev.uuid, resume, display);
+  // 5. report: drawn anew every time (no GPU).
   timed("report", {"report", "--input", ".", "--out", rf::report_dir});
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

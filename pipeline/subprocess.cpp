@@ -25,7 +25,8 @@ namespace {
 // The child's run with its output watched: fed to `w`, the status line redrawn each second (and
 // on output, at most 4 times a second) while it runs, cleared at its end.
 child_result run_watched(const std::vector<std::string> &argv, const std::string &dir,
-                         const std::string &name, stage_display &d, stage_watch &w) {
+                         const std::vector<std::string> &env, const std::string &name,
+                         stage_display &d, stage_watch &w) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const auto now = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -47,6 +48,7 @@ child_result run_watched(const std::vector<std::string> &argv, const std::string
   });
   child_options o;
   o.dir = dir;
+  o.env = env;
   o.capture = true;
   o.merge_stderr = true;
   o.on_output = [&](const std::string &chunk) {
@@ -92,6 +94,13 @@ std::string run_stage_in(const std::string &dir, const std::string &name,
                          stage_display *display) {
   std::vector<std::string> argv = {self_path()};
   argv.insert(argv.end(), args.begin(), args.end());
+  return run_program_stage_in(dir, name, argv, {}, resume, display);
+}
+
+std::string run_program_stage_in(const std::string &dir, const std::string &name,
+                                 const std::vector<std::string> &argv,
+                                 const std::vector<std::string> &env, const std::string &resume,
+                                 stage_display *display) {
   std::string shown = "cd " + shell_quote(dir) + " &&"; // what ran, as a person would type it
   for (const auto &a : argv)
     shown += " " + shell_quote(a);
@@ -100,7 +109,7 @@ std::string run_stage_in(const std::string &dir, const std::string &name,
     const cleanup_scope waiting; // a signal reaches the stage; this process reports it after
     if (display) {
       stage_watch w(display->log);
-      r = run_watched(argv, dir, name, *display, w);
+      r = run_watched(argv, dir, env, name, *display, w);
       display->summary = w.summary();
       display->notes = w.notes();
       if (!r.ok() && r.exit_code != k_exit_partial && !display->verbose) {
@@ -113,6 +122,7 @@ std::string run_stage_in(const std::string &dir, const std::string &name,
     } else {
       child_options o;
       o.dir = dir;
+      o.env = env;
       r = run_child(argv, o);
     }
   }

@@ -32,5 +32,10 @@ struct stage_display {
 std::string run_stage_in(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &args, const std::string &resume,
                          stage_display *display = nullptr);
+// The same for another program (argv[0], e.g. gpuprobe-bench) with `env` ("NAME=value") added.
+std::string run_program_stage_in(const std::string &dir, const std::string &name,
+                                 const std::vector<std::string> &argv,
+                                 const std::vector<std::string> &env, const std::string &resume,
+                                 stage_display *display = nullptr);
 
 } // namespace gpuprobe::pipeline

@@ -64,7 +64,12 @@ def lines(fig, ax, spec, path):
             if many and style == "points":
                 look["marker"] = MARKERS[k % len(MARKERS)]
         xy = sorted(zip(x, y))
-        ax.plot([p[0] for p in xy], [p[1] for p in xy], label=name, **look)
+        # Beyond 10 series a model's line shares its measurement's colour and one legend entry
+        # says what dashed means: half the legend, every entry readable.
+        label = "_nolegend_" if many and name != base else name
+        ax.plot([p[0] for p in xy], [p[1] for p in xy], label=label, **look)
+    if many and any(n != base_of(n) for (n, st) in series):
+        ax.plot([], [], color="grey", linestyle="--", linewidth=1, label="dashed: its model / fit")
     for v in spec.get("vlines", []):
         ax.axvline(v["x"], color="grey", linestyle="--", linewidth=0.8)
         ax.annotate(v["label"], (v["x"], 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)

@@ -31,8 +31,9 @@ void theory_part(const inputs &in, report_content &c) {
       if (t0 == std::string::npos || f0 == std::string::npos)
         continue;
       const std::string alloc = name.substr(a0, a1 - a0);
-      if (alloc != "rw" && alloc.rfind("rw_bm", 0) != 0)
-        continue; // the models of Eqs. 3-6
+      if (alloc != "rw" && alloc.rfind("rw_bm", 0) != 0 && alloc.rfind("corw", 0) != 0 &&
+          alloc != "crw")
+        continue; // the models of Eqs. 3-9: RW, RW-BM and CoRW (Theorems 1-2), CRW (Eq. 7)
       const std::string tn = name.substr(t0 + 8, name.find('/', t0) - t0 - 8);
       if (tn == "full")
         continue;
@@ -41,7 +42,8 @@ void theory_part(const inputs &in, report_content &c) {
                        b.value("WAS_theory", 0.0)});
     }
   if (cells.empty()) {
-    c.missing.push_back("TAS/WAS vs theory (raw/ holds no gpuprobe-bench BM_getpage results)");
+    c.missing.push_back("TAS/WAS vs theory (raw/ holds no gpuprobe-bench BM_getpage results: a "
+                        "full `gpuprobe run` measures them into raw/bench_getpage.json)");
     return;
   }
   for (const bool was : {false, true}) {
@@ -61,7 +63,8 @@ void theory_part(const inputs &in, report_content &c) {
     for (const auto &e : cells) {
       const std::string s = e.alloc + " " + std::to_string(e.permille) + "‰ free";
       row(o, s, "points", e.threads, was ? e.was : e.tas);
-      row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
+      if ((was ? e.was_th : e.tas_th) > 0) // CRW's model has no WAS bound
+        row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
     }
     // A measured WAS over its bound is not a broken model: Eqs. 4 and 6 assume every lane starts
     // on a distinct word (no LockMap collisions), which stops holding as N approaches the free
