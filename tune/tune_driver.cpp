@@ -205,13 +205,28 @@ void run_tune(const tune_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "tune");
   const tune_context c = open_tune(o);
+  // Each decision's time, for the line before the summary: where tune spends it.
+  auto since = std::chrono::steady_clock::now();
+  const auto lap = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - since).count();
+    since = now;
+    return s;
+  };
   const auto regions = tune_regions(c);
+  const double regions_s = lap();
   const unsigned threads = 1u << 16;
   std::vector<word_point> points;
   const auto word = tune_word_size(c, points, threads);
+  const double word_s = lap();
   std::vector<crw_point> crw_points;
   const auto crw = tune_crw(c, crw_points, threads);
+  const double crw_s = lap();
   const auto scope = tune_scope(c);
+  const double scope_s = lap();
+  std::printf("  decision times: regions %.1f s, word size %.1f s, CRW placement %.1f s, TLB scope "
+              "%.1f s\n",
+              regions_s, word_s, crw_s, scope_s);
 
   const json head = document_head(schema::tuning, to_json(c.dev), o.seed);
   model::tuning_file t;
