@@ -80,8 +80,13 @@ public:
   void prefill(std::uint64_t free_pages, std::uint64_t seed) {
     load(random_occupancy(pages_, free_pages, seed));
   }
-  void load(const std::vector<std::uint8_t> &used) {
-    const auto w = pack_bitmap<Word>(used);
+  void load(const std::vector<std::uint8_t> &used) { load_words(pack_bitmap<Word>(used)); }
+  // The state as packed words (pack_bitmap<Word> of a `used`): a caller that loads the same state
+  // many times packs it once (packing 75 M pages takes ~0.27 s on the host).
+  void load_words(const std::vector<Word> &w) {
+    if (w.size() != words_.size())
+      throw std::invalid_argument("bitmap load_words: " + std::to_string(w.size()) +
+                                  " words for a bitmap of " + std::to_string(words_.size()));
     words_.upload(w.data(), w.size());
     locks_.zero();
   }
@@ -124,6 +129,8 @@ public:
   void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
   // Sets the state to `used` (one entry per page, 1 = used).
   void load(const std::vector<std::uint8_t> &used) { bm_.load(used); }
+  // The same state packed once by the caller (pack_bitmap<Word>(used)).
+  void load_words(const std::vector<Word> &w) { bm_.load_words(w); }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   void clear() { bm_.clear(); }
   handle_type handle() const {

@@ -69,7 +69,8 @@ sequential_samples run_sequential(const std::function<double(bool)> &run,
     for (bool tuned : {tuned_first, !tuned_first})
       (tuned ? s.tuned_ms : s.default_ms).push_back(run(tuned));
     const int n = r + 1;
-    const bool at_look = n == rule.max_reps || (n >= rule.min_reps && (n - rule.min_reps) % step == 0);
+    const bool at_look =
+        n == rule.max_reps || (n >= rule.min_reps && (n - rule.min_reps) % step == 0);
     if (!at_look)
       continue;
     const auto l = look_at(s.default_ms, s.tuned_ms, rule);

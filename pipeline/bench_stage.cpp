@@ -28,9 +28,7 @@ bench_plan plan_bench(const std::string &bench, bool quick, const std::string &u
     return p;
   }
   p.out = std::string(k_bench_file) + ".tmp";
-  p.argv = {bench,
-            "--benchmark_filter=" + bench_filter(),
-            "--benchmark_out=" + p.out,
+  p.argv = {bench, "--benchmark_filter=" + bench_filter(), "--benchmark_out=" + p.out,
             "--benchmark_out_format=json",
             "--benchmark_context=gpuprobe_run_grid=" + bench_filter()};
   p.env = {"CUDA_VISIBLE_DEVICES=" + uuid};

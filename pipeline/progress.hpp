@@ -42,8 +42,8 @@ private:
   std::deque<std::string> tail_;
   std::string step_, sweep_, summary_;
   std::vector<std::string> notes_;
-  double step_at_ = 0;            // when the step began (stage seconds)
-  int step_k_ = 0, step_n_ = 0;   // "[k/n]" of the step (n 0: the count is not final)
+  double step_at_ = 0;          // when the step began (stage seconds)
+  int step_k_ = 0, step_n_ = 0; // "[k/n]" of the step (n 0: the count is not final)
   std::optional<double> sweep_left_;
 };
 

@@ -8,12 +8,12 @@
 
 #include "analysis/characterize.hpp"
 #include "analysis/report/report.hpp"
-#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
+#include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
-#include "common/results_folder.hpp"
 #include "common/process.hpp"
+#include "common/results_folder.hpp"
 #include "pipeline/bench_stage.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
@@ -100,7 +100,8 @@ void run_pipeline(const run_run_options &o) {
       std::printf("[run] %-12s\n", name);
     std::fflush(stdout);
     run_stage_in(dir, name, args, resume, &display);
-    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
     if (!o.verbose)
       for (const auto &n : display.notes)

@@ -19,13 +19,14 @@ std::string shell_quote(const std::string &text);
 // gpuprobe::error "stage NAME failed (...)" on a non-zero exit other than k_exit_partial
 // (`resume` is appended: how to go on).
 // With `display` (gpuprobe run), the stage's output (stdout and stderr) goes to display->log and
-// not to the terminal: a terminal gets one status line, redrawn each second (pipeline/progress.hpp);
-// verbose passes the output through too. A stage that fails shows its last lines on stderr.
+// not to the terminal: a terminal gets one status line, redrawn each second
+// (pipeline/progress.hpp); verbose passes the output through too. A stage that fails shows its last
+// lines on stderr.
 struct stage_display {
-  std::FILE *log = nullptr;  // where the stage's output goes whole (run.log)
-  std::string log_path;      // named when a stage fails
-  bool terminal = false;     // redraw a status line on stdout
-  bool verbose = false;      // the output on stdout as well
+  std::FILE *log = nullptr;       // where the stage's output goes whole (run.log)
+  std::string log_path;           // named when a stage fails
+  bool terminal = false;          // redraw a status line on stdout
+  bool verbose = false;           // the output on stdout as well
   std::string summary;            // out: the stage's own summary line ("gpuprobe tune: ...")
   std::vector<std::string> notes; // out: what the terminal must see (stage_watch::notes)
 };

@@ -5,10 +5,10 @@
 
 #include "allocators/load_tuning.hpp"
 #include "analysis/models.hpp"
-#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
+#include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
@@ -18,8 +18,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 
 namespace gpuprobe::tune {
 

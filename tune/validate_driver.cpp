@@ -7,19 +7,19 @@
 
 #include "allocators/load_tuning.hpp"
 #include "analysis/validation.hpp"
-#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
+#include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
 #include "model/tuning.hpp"
 #include "tune/measure.hpp"
 
-#include <chrono>
-#include <filesystem>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 namespace gpuprobe::tune {
 

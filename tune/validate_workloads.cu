@@ -6,9 +6,9 @@
 #include "allocators/request_sizes.hpp"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
-#include "tune/decisions.hpp"
 #include "common/device_memory.hpp"
 #include "common/units.hpp"
+#include "tune/decisions.hpp"
 #include "tune/kernels.cuh"
 #include "tune/measure.hpp"
 
@@ -51,27 +51,31 @@ public:
       : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
         cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
         occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)),
-        threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
+        def_words_(alloc::pack_bitmap<std::uint32_t>(occ_)),
+        tuned_words_(alloc::pack_bitmap<WordT>(occ_)), threads_(threads_for(cfg_.pages, f)),
+        out_(threads_) {}
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
     while (n > 256 && double(n) > 0.75 * double(pages) * f)
       n /= 2;
     return n;
   }
-  double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
+  double run(bool tuned) override {
+    return tuned ? once(tuned_, tuned_words_) : once(def_, def_words_);
+  }
   std::string verify() override {
-    once(def_);
+    once(def_, def_words_);
     std::string why = check_pages(out_, threads_, cfg_.pages, cfg_.memory, cfg_.page_bytes, tag_);
     if (!why.empty())
       return "default: " + why;
-    once(tuned_);
+    once(tuned_, tuned_words_);
     why = check_pages(out_, threads_, cfg_.pages, cfg_.memory, cfg_.page_bytes, tag_);
     return why.empty() ? "" : "tuned: " + why;
   }
 
 private:
-  template <class A> double once(A &a) {
-    a.load(occ_);
+  template <class A, class W> double once(A &a, const std::vector<W> &words) {
+    a.load_words(words); // the occupancy packed once per word size, not at every repetition
     ++tag_;
     return timer_.ms([&] {
       get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_);
@@ -82,6 +86,8 @@ private:
   alloc::corw<std::uint32_t> def_;
   alloc::corw<WordT> tuned_;
   std::vector<std::uint8_t> occ_;
+  std::vector<std::uint32_t> def_words_;
+  std::vector<WordT> tuned_words_;
   unsigned threads_;
   alloc::device_array<alloc::page_t> out_;
   event_timer timer_;
@@ -372,8 +378,8 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
                       : std::to_string(workloads::scope_passes(fp, sc)) + " passes of " + gib(sc);
     };
     if (s && m && m != s) {
-      w.push_back({"tlb_sampling/" + gib(footprint, "") + " vs ramp middle", pool, passes(footprint, m),
-                   passes(footprint, s), m < footprint || s < footprint, [=] {
+      w.push_back({"tlb_sampling/" + gib(footprint, "") + " vs ramp middle", pool,
+                   passes(footprint, m), passes(footprint, s), m < footprint || s < footprint, [=] {
                      return std::make_unique<scoped_trial<workloads::sampling_run>>(
                          pool, footprint, s, o, m < footprint ? m : 0);
                    }});

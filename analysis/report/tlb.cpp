@@ -41,7 +41,7 @@ std::string curves_csv(const std::vector<const tlb_curve *> &curves, double lo, 
 
 report_figure curve_figure(std::string id, std::string title, vlines marks, std::string csv) {
   return {std::move(id), std::move(title), "lines", "footprint (bytes)", "cycles per hop", true,
-          false, std::move(marks), {}, std::move(csv)};
+          false,         std::move(marks), {},      std::move(csv)};
 }
 
 // The curves as figures a reader can read: the sweep the levels were found on (raw/tlb.json, the
@@ -57,11 +57,11 @@ void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, con
   for (const auto &cv : data.curves)
     (has_sweep && stem(cv) != "tlb" ? others : sweep).push_back(&cv);
   const double all = std::numeric_limits<double>::infinity();
-  c.figures.push_back(curve_figure(
-      "tlb_curves",
-      "TLB: cycles per hop vs footprint, per stride (" + data.device_name +
-          (others.empty() ? ")" : ", raw/tlb.json: the sweep the levels come from)"),
-      reaches, curves_csv(sweep, 0, all)));
+  c.figures.push_back(
+      curve_figure("tlb_curves",
+                   "TLB: cycles per hop vs footprint, per stride (" + data.device_name +
+                       (others.empty() ? ")" : ", raw/tlb.json: the sweep the levels come from)"),
+                   reaches, curves_csv(sweep, 0, all)));
   if (!others.empty())
     c.figures.push_back(curve_figure("tlb_real_curves",
                                      "TLB cross-check: the same strides on real memory (" +

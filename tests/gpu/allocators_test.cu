@@ -290,3 +290,21 @@ TEST(AllocSanitizer, SmallPoolsAreClean) {
     std::printf("%s: %s\n", tool, rc == 0 ? "0 errors" : "ERRORS");
   }
 }
+
+// A state packed once and loaded many times (validate's get_page trials) is the state load()
+// gives: the same used pages, and a packing of another size is refused.
+TEST(AllocGpuLoad, LoadWordsIsLoadOfThePackedState) {
+  GPUPROBE_REQUIRE_GPU();
+  const alloc::page_t pages = 100003; // not a multiple of either word size
+  const auto occ = alloc::random_occupancy(pages, pages / 3, 7);
+  alloc::corw<std::uint32_t> a32(cfg<alloc::corw<std::uint32_t>>(pages));
+  alloc::corw<unsigned long long> a64(cfg<alloc::corw<unsigned long long>>(pages));
+  a32.load_words(alloc::pack_bitmap<std::uint32_t>(occ));
+  a64.load_words(alloc::pack_bitmap<unsigned long long>(occ));
+  EXPECT_EQ(a32.used_pattern(), occ);
+  EXPECT_EQ(a64.used_pattern(), occ);
+  a32.load(std::vector<std::uint8_t>(pages, 0));
+  EXPECT_EQ(used_count(a32), 0u);
+  EXPECT_THROW(a32.load_words(alloc::pack_bitmap<std::uint32_t>(std::vector<std::uint8_t>(64))),
+               std::invalid_argument);
+}

@@ -36,8 +36,8 @@ TEST(BenchStage, TheGridRunsOnThisGpuByUuidAndWritesBeside) {
   // The filter's cases: 6 allocators x 3 thread counts x 2 free fractions, nothing else.
   const std::regex f(bench_filter());
   int n = 0;
-  for (const char *a : {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue", "bump",
-                        "cuda_malloc"})
+  for (const char *a :
+       {"rw", "rw_bm32", "rw_bm64", "corw32", "corw64", "crw", "queue", "bump", "cuda_malloc"})
     for (const char *t : {"1024", "4096", "65536", "1048576", "270336"})
       for (const char *fr : {"500", "100", "5"})
         n += std::regex_search(std::string("BM_getpage/") + a + "/threads:" + t +
@@ -53,14 +53,12 @@ TEST(BenchStage, KeptOnlyWhenMadeOnThisGpuByThisCommitWithThisGrid) {
   EXPECT_EQ(bench_kept(dir, "GPU-a"), "") << "no file";
   const auto write = [&](const std::string &uuid, const std::string &commit,
                          const std::string &grid) {
-    std::ofstream(fs::path(dir) / k_bench_file)
-        << json{{"context",
-                 {{"gpu_uuid", uuid}, {"gpuprobe_commit", commit}, {"gpuprobe_run_grid", grid}}},
-                {"benchmarks",
-                 json::array({{{"name", "BM_getpage/rw/threads:4096/free_permille:5"}},
-                              {{"name", "BM_getpage/crw/threads:4096/free_permille:5"},
-                               {"error_occurred", true}}})}}
-               .dump();
+    std::ofstream(fs::path(dir) / k_bench_file) << json{
+        {"context", {{"gpu_uuid", uuid}, {"gpuprobe_commit", commit}, {"gpuprobe_run_grid", grid}}},
+        {"benchmarks",
+         json::array({{{"name", "BM_getpage/rw/threads:4096/free_permille:5"}},
+                      {{"name", "BM_getpage/crw/threads:4096/free_permille:5"},
+                       {"error_occurred", true}}})}}.dump();
   };
   write("GPU-a", gpuprobe::git_commit(), bench_filter());
   EXPECT_NE(bench_kept(dir, "GPU-a"), "");
@@ -92,10 +90,9 @@ TEST(BenchStage, TheReportDrawsCorwAndCrwAgainstTheirModels) {
           c["WAS_theory"] = 6.0;
         b.push_back(c);
       }
-  std::ofstream(fs::path(dir) / k_bench_file)
-      << json{{"context", {{"gpu", "NVIDIA H100 80GB HBM3"}, {"gpu_uuid", "GPU-a"}}},
-              {"benchmarks", b}}
-             .dump();
+  std::ofstream(fs::path(dir) / k_bench_file) << json{
+      {"context", {{"gpu", "NVIDIA H100 80GB HBM3"}, {"gpu_uuid", "GPU-a"}}},
+      {"benchmarks", b}}.dump();
   const auto c = gpuprobe::analysis::build_report(dir);
   const gpuprobe::analysis::report_figure *tas = nullptr, *was = nullptr;
   for (const auto &f : c.figures) {

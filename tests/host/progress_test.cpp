@@ -42,7 +42,8 @@ TEST(Progress, TheSweepsStrideAndItsTimeLeft) {
   EXPECT_EQ(w.status("characterize", 3), "[run] characterize    3 s  [1/7+] tlb");
   w.feed("[tlb] stride 4 MiB (2/8): 64 points (0 refined), 0.7 s elapsed\n", 12.0);
   // 0.7 s for 2 of 8 strides: 6 more at that pace.
-  EXPECT_EQ(w.status("characterize", 12), "[run] characterize   12 s  [1/7+] tlb  stride 4 MiB (2/8), ~2 s left");
+  EXPECT_EQ(w.status("characterize", 12),
+            "[run] characterize   12 s  [1/7+] tlb  stride 4 MiB (2/8), ~2 s left");
   w.feed("[tlb] stride 256 MiB (8/8): 41 points (1 refined), 1.8 s elapsed\n", 13.0);
   EXPECT_EQ(w.status("characterize", 13),
             "[run] characterize   13 s  [1/7+] tlb  stride 256 MiB (8/8), ~0 s left");
@@ -58,9 +59,11 @@ TEST(Progress, AStepOfAFinalCountAnnouncedBeforeItsLineEnds) {
   w.feed("0.42 -> 0.41 ms (x0.988), differs after 14 of 15 pairs, 2.0 s\n[2/16] getpage_", 3);
   w.feed("write/free:1%    cudamalloc ", 3);
   // Splits across chunks are joined; 1 step in 2 s, 15 to go (this one included).
-  EXPECT_EQ(w.status("validate", 3), "[run] validate        3 s  [2/16] getpage_write/free:1%, ~30 s left");
-  EXPECT_EQ(w.tail().back(), "[1/16] getpage_write/free:50%    cudamalloc 0.42 -> 0.41 ms (x0.988), "
-                             "differs after 14 of 15 pairs, 2.0 s");
+  EXPECT_EQ(w.status("validate", 3),
+            "[run] validate        3 s  [2/16] getpage_write/free:1%, ~30 s left");
+  EXPECT_EQ(w.tail().back(),
+            "[1/16] getpage_write/free:50%    cudamalloc 0.42 -> 0.41 ms (x0.988), "
+            "differs after 14 of 15 pairs, 2.0 s");
 }
 
 TEST(Progress, TheLogGetsEveryByteAndTheStatusFitsTheWidth) {
@@ -104,9 +107,10 @@ TEST(Progress, TheBusyGuardIsShownWhileItWaitsAndNotedAfter) {
   stage_watch w;
   w.feed("  waiting up to 60 s for the GPU to be idle before the run: 1 other process (PID 671)\n",
          2);
-  EXPECT_EQ(w.status("characterize", 5, 200),
-            "[run] characterize    5 s  waiting up to 60 s for the GPU to be idle before the run: 1 "
-            "other process (PID 671)");
+  EXPECT_EQ(
+      w.status("characterize", 5, 200),
+      "[run] characterize    5 s  waiting up to 60 s for the GPU to be idle before the run: 1 "
+      "other process (PID 671)");
   w.feed("  L3 (DISTURBED) 4096 x 64 MiB\n  L3 (DISTURBED) 4096 x 64 MiB\n", 9);
   ASSERT_EQ(w.notes().size(), 2u); // each once
   EXPECT_EQ(w.notes()[1], "L3 (DISTURBED) 4096 x 64 MiB");
