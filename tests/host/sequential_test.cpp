@@ -3,10 +3,12 @@
 // cap; a drift over time does not make two equal configurations differ.
 #include "analysis/sequential.hpp"
 #include "analysis/validation.hpp"
+#include "model/validation.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
 using namespace gpuprobe::analysis;
@@ -134,4 +136,45 @@ TEST(Sequential, ADriftDoesNotMakeEqualConfigurationsDiffer) {
 TEST(Sequential, FewerThanMinRepsNeverStops) {
   const std::vector<double> a(5, 2.0), b(5, 1.0);
   EXPECT_FALSE(look_at(a, b, rule_for(1)).stop);
+}
+
+// The committed full runs (H100 GPU-bba9cd54, H200 GPU-b337e4ad), replayed: each workload's
+// recorded samples are fed to the rule in the order they were measured, and the verdicts on what
+// the rule keeps are the verdicts of all 15 pairs. The pairs saved are printed.
+TEST(Sequential, TheCommittedRunsKeepTheirVerdicts) {
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
+    const auto v = gpuprobe::model::read_validation(std::string(GPUPROBE_SOURCE_DIR) +
+                                                    "/reports/examples/runs/" + unit +
+                                                    "/validation.json");
+    sequential_rule rule;
+    rule.workloads = 0;
+    for (const auto &r : v.workloads)
+      rule.workloads += r.measured;
+    std::vector<workload_samples> kept;
+    std::size_t pairs = 0, all = 0;
+    for (const auto &r : v.workloads) {
+      workload_samples w{r.workload, r.pool, r.config_default, r.config_tuned, r.measured, {}, {}};
+      if (r.measured) {
+        const auto &d = *r.default_ms, &t = *r.tuned_ms;
+        std::size_t nd = 0, nt = 0; // the recorded samples, in the order they were measured
+        rule.max_reps = int(d.size());
+        const auto s = run_sequential([&](bool tuned) { return tuned ? t.at(nt++) : d.at(nd++); },
+                                      rule);
+        w.default_ms = s.default_ms;
+        w.tuned_ms = s.tuned_ms;
+        pairs += s.default_ms.size();
+        all += d.size();
+      }
+      kept.push_back(std::move(w));
+    }
+    const auto rows = validation_rows(kept, 0.05, 1);
+    ASSERT_EQ(rows.size(), v.workloads.size());
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      EXPECT_EQ(rows[i].verdict, v.workloads[i].verdict)
+          << unit << " " << rows[i].workload << " on " << rows[i].pool << " after "
+          << kept[i].default_ms.size() << " pairs";
+    std::printf("%s: %zu of %zu pairs measured (%.0f %%), the same %zu verdicts\n", unit, pairs,
+                all, 100.0 * double(pairs) / double(all), rows.size());
+    EXPECT_LT(pairs, all) << "the rule saves pairs where the answer is plain";
+  }
 }
