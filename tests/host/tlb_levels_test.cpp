@@ -38,6 +38,18 @@ tlb_analysis analyze_fixture(const std::string &gpu) {
   return analyze_tlb(load_tlb_inputs(files));
 }
 
+// One 2 MiB stride alone, 1 .. hops - 1 hops: `lo` cycles up to `at` hops, `hi` above.
+tlb_dataset one_stride(int hops, int at, double lo, double hi) {
+  tlb_dataset d;
+  tlb_curve c{"sim", 2 * MiB, {}, {}};
+  for (int h = 1; h < hops; ++h) {
+    c.footprint_bytes.push_back(h * 2 * MiB);
+    c.cycles.push_back(h > at ? hi : lo);
+  }
+  d.curves.push_back(c);
+  return d;
+}
+
 } // namespace
 
 TEST(TlbFixtures, K80ThreeLevels) {
@@ -155,14 +167,7 @@ TEST(TlbSimulated, L2CapacityStepIsNotATlbLevel) {
 }
 
 TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
-  tlb_dataset d;
-  tlb_curve c{"sim", 2 * MiB, {}, {}};
-  for (int h = 1; h < 200; ++h) {
-    c.footprint_bytes.push_back(h * 2 * MiB);
-    c.cycles.push_back(h > 100 ? 330 : 300);
-  }
-  d.curves.push_back(c);
-  const auto a = analyze_tlb(d);
+  const auto a = analyze_tlb(one_stride(200, 100, 300, 330));
   EXPECT_TRUE(a.levels.empty());
   EXPECT_EQ(a.unexplained.size(), 1u);
 }
@@ -407,14 +412,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
 TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
   // A lone rise: one stride, no smaller stride at its footprint: never a level.
   {
-    tlb_dataset d;
-    tlb_curve c{"sim", 2 * MiB, {}, {}};
-    for (int h = 1; h < 400; ++h) {
-      c.footprint_bytes.push_back(h * 2 * MiB);
-      c.cycles.push_back(h > 200 ? 360 : 300);
-    }
-    d.curves.push_back(c);
-    const auto a = analyze_tlb(d);
+    const auto a = analyze_tlb(one_stride(400, 200, 300, 360));
     EXPECT_TRUE(a.levels.empty());
     ASSERT_EQ(a.unexplained.size(), 1u);
     EXPECT_NE(a.notes.back().find("matches no other stride"), std::string::npos) << a.notes.back();
