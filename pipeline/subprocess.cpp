@@ -4,12 +4,14 @@
 #include "common/process.hpp"
 #include "pipeline/progress.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <mutex>
 #include <thread>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace gpuprobe::pipeline {
 
@@ -21,6 +23,15 @@ std::string shell_quote(const std::string &text) {
 }
 
 namespace {
+
+// The terminal's columns (100 where it does not say): a status line that wrapped could not be
+// redrawn in place.
+std::size_t terminal_width() {
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+    return ws.ws_col;
+  return 100;
+}
 
 // The child's run with its output watched: fed to `w`, the status line redrawn each second (and
 // on output, at most 4 times a second) while it runs, cleared at its end.
@@ -37,7 +48,7 @@ child_result run_watched(const std::vector<std::string> &argv, const std::string
   const auto draw = [&](double t) { // under m
     if (!d.terminal)
       return;
-    std::printf("\r\033[K%s", w.status(name, t).c_str());
+    std::printf("\r\033[K%s", w.status(name, t, terminal_width() - 1).c_str());
     std::fflush(stdout);
     drawn_at = t;
   };

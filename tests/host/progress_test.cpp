@@ -2,7 +2,9 @@
 // sweep's progress, the time left), the stage's summary, the notes a person must see, and the
 // log that gets every byte. Fed with the run.log of a real `run --quick` (H100 GPU-4b0f0e28).
 #include "common/json_io.hpp"
+#include "common/error.hpp"
 #include "pipeline/progress.hpp"
+#include "pipeline/subprocess.hpp"
 
 #include <gtest/gtest.h>
 
@@ -114,4 +116,41 @@ TEST(Progress, TheBusyGuardIsShownWhileItWaitsAndNotedAfter) {
   w.feed("  L3 (DISTURBED) 4096 x 64 MiB\n  L3 (DISTURBED) 4096 x 64 MiB\n", 9);
   ASSERT_EQ(w.notes().size(), 2u); // each once
   EXPECT_EQ(w.notes()[1], "L3 (DISTURBED) 4096 x 64 MiB");
+}
+
+// A stage run as `gpuprobe run` runs it: its output goes to the log and not to stdout, its
+// summary line comes back, and a failing stage names itself with its last lines on stderr.
+TEST(Progress, AWatchedStageWritesTheLogAndAFailedOneShowsItsLastLines) {
+  std::FILE *log = std::tmpfile();
+  ASSERT_NE(log, nullptr);
+  gpuprobe::pipeline::stage_display d;
+  d.log = log;
+  d.log_path = "DIR/run.log";
+  const std::string ok = "echo '[1/2] first'; echo '[tlb] stride 2 MiB (1/2): 3 points, 0.1 s "
+                         "elapsed'; echo 'gpuprobe thing: done -> out.json'";
+  testing::internal::CaptureStdout();
+  gpuprobe::pipeline::run_program_stage_in(".", "thing", {"/bin/sh", "-c", ok}, {"X=1"}, "resume",
+                                           &d);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "") << "not a terminal: nothing drawn";
+  EXPECT_EQ(d.summary, "gpuprobe thing: done -> out.json");
+  const std::string bad = "echo $X; i=0; while [ $i -lt 20 ]; do echo line $i; i=$((i+1)); done; "
+                          "exit 4";
+  testing::internal::CaptureStderr();
+  EXPECT_THROW(gpuprobe::pipeline::run_program_stage_in(".", "broken", {"/bin/sh", "-c", bad},
+                                                        {"X=from-env"}, "resume", &d),
+               gpuprobe::error);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("the last lines of stage broken (all of it: DIR/run.log)"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("line 19"), std::string::npos) << err;
+  EXPECT_EQ(err.find("line 4\n"), std::string::npos) << "the last 15 lines only:\n" << err;
+  std::rewind(log);
+  std::string back;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, log)) > 0;)
+    back.append(buf, n);
+  std::fclose(log);
+  EXPECT_NE(back.find("[1/2] first\n"), std::string::npos) << back;
+  EXPECT_NE(back.find("from-env\n"), std::string::npos) << "the stage's environment: " << back;
+  EXPECT_NE(back.find("line 19\n"), std::string::npos);
 }
