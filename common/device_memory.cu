@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <numeric>
 #include <random>
@@ -248,11 +249,7 @@ void device_pool::map_alias(int device) {
   cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
   handles_.push_back(h);
   const std::string where = " on device " + std::to_string(device);
-  for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
-    if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
-      cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(mapped_slots_) + " of " +
-                   std::to_string(bytes_ / slot_) + where)
-                      .c_str());
+  map_alias_slots(device, h, where);
   CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -261,6 +258,59 @@ void device_pool::map_alias(int device) {
   for (std::size_t off = 0; off < bytes_; off += piece)
     cu_check(d.set_access(va + off, std::min(piece, bytes_ - off), &access, 1),
              ("cuMemSetAccess (alias)" + where).c_str());
+}
+
+namespace {
+
+// Threads that map the alias range: $GPUPROBE_MAP_THREADS (1: one after the other, as before),
+// else up to 8. The driver takes cuMemMap calls from several threads; 262,144 slots of a 512 GiB
+// range took 11-14 s from one.
+unsigned threads_to_map() {
+  if (const char *e = std::getenv("GPUPROBE_MAP_THREADS"); e && std::atoi(e) > 0)
+    return unsigned(std::min(64, std::atoi(e)));
+  return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+}
+
+} // namespace
+
+void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where) {
+  const auto &d = api();
+  const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
+  const std::size_t slots = bytes_ / slot_;
+  const unsigned threads = unsigned(std::min<std::size_t>(threads_to_map(), slots));
+  map_threads_ = threads;
+  const std::size_t share = (slots + threads - 1) / threads;
+  std::vector<std::size_t> mapped(threads, 0); // each share's slots mapped, from its start
+  std::vector<CUresult> failed(threads, CUDA_SUCCESS);
+  const auto work = [&](unsigned t) {
+    if (threads > 1 && cudaSetDevice(device) != cudaSuccess) // this thread's current context
+      return (void)(failed[t] = CUDA_ERROR_INVALID_CONTEXT);
+    for (std::size_t k = t * share; k < std::min(slots, (t + 1) * share); ++k, ++mapped[t])
+      if (const CUresult r = d.mem_map(va + k * slot_, slot_, 0, handle, 0); r != CUDA_SUCCESS)
+        return (void)(failed[t] = r);
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back(work, t);
+    for (auto &th : pool)
+      th.join();
+  }
+  for (unsigned t = 0; t < threads; ++t) {
+    if (failed[t] == CUDA_SUCCESS)
+      continue;
+    // Unmap what every share mapped (release() knows a prefix only), then say where it failed.
+    for (unsigned u = 0; u < threads; ++u)
+      for (std::size_t k = u * share; k < u * share + mapped[u]; ++k)
+        (void)d.mem_unmap(va + k * slot_, slot_);
+    mapped_slots_ = 0;
+    cu_check(failed[t], ("cuMemMap (alias) at slot " + std::to_string(t * share + mapped[t]) +
+                         " of " + std::to_string(slots) + where)
+                            .c_str());
+  }
+  mapped_slots_ = slots;
 }
 
 device_pool::~device_pool() { release(); }
@@ -272,8 +322,10 @@ void device_pool::release() noexcept {
     const auto &d = api();
     const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
     if (kind_ == alloc_kind::alias) {
-      for (std::size_t k = 0; k < mapped_slots_; ++k)
-        (void)d.mem_unmap(va + k * slot_, slot_);
+      // The whole range in one call where every slot is mapped (as for vmm), else slot by slot.
+      if (mapped_slots_ * slot_ != bytes_ || d.mem_unmap(va, bytes_) != CUDA_SUCCESS)
+        for (std::size_t k = 0; k < mapped_slots_; ++k)
+          (void)d.mem_unmap(va + k * slot_, slot_);
     } else if (kind_ == alloc_kind::vmm_sparse) {
       // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
       for (std::size_t off = 0; off < bytes_; off += slot_)

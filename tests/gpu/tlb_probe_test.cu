@@ -7,6 +7,8 @@
 #include "probes/tlb_chase.hpp"
 #include "tests/common/binary_path.hpp"
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <regex>
@@ -142,6 +144,33 @@ TEST(TlbProbeGpu, AliasPoolWalksPastTheDeviceMemory) {
   EXPECT_GT(small.median, 100);
   EXPECT_LT(all.median, 5000);
   EXPECT_GE(all.median, small.median) << "more translations cannot be cheaper";
+}
+
+// The alias range mapped from several threads ($GPUPROBE_MAP_THREADS) is the range mapped from
+// one: every slot shows the one chunk (a value written through the first slot is read through
+// every other), and the time of each is printed (issue 33: 11-14 s for 512 GiB from one thread).
+TEST(TlbProbeGpu, AliasRangeMappedByThreadsIsTheSameRange) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::uint64_t chunk = 2ull << 20, bytes = 64ull << 30; // 32,768 slots
+  for (const char *threads : {"1", "8"}) {
+    ::setenv("GPUPROBE_MAP_THREADS", threads, 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    device_pool pool(alloc_kind::alias, bytes, 0, 1, chunk);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(pool.map_threads(), unsigned(std::atoi(threads)));
+    std::printf("alias 64 GiB of 2 MiB slots, %s thread(s): mapped in %.2f s\n", threads, s);
+    const unsigned long long mark = 0x9e3779b97f4a7c15ull + std::atoi(threads);
+    ASSERT_EQ(cudaMemcpy(pool.data() + 4096, &mark, sizeof mark, cudaMemcpyHostToDevice),
+              cudaSuccess);
+    for (std::uint64_t slot : {std::uint64_t(1), bytes / chunk / 2, bytes / chunk - 1}) {
+      unsigned long long got = 0;
+      ASSERT_EQ(cudaMemcpy(&got, pool.data() + slot * chunk + 4096, sizeof got,
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(got, mark) << "slot " << slot << " with " << threads << " thread(s)";
+    }
+  }
+  ::unsetenv("GPUPROBE_MAP_THREADS");
 }
 
 TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
