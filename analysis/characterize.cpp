@@ -111,8 +111,9 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
         "tlb-sharing",          "--device", std::to_string(device), "--profile",
         "raw/tlb_profile.json", flag,       std::to_string(k),      "--seed",
         std::to_string(seed),   "--out",    "raw/" + name + ".json"};
-    if (quick)
-      a.insert(a.end(), {"--max-sms", "16"});
+    // Quick: the first 16 SMs. Full: 16 SMs spread over the GPU first, every SM only where
+    // they are not all sharing (a global level is global after a few GPCs' pairs; issue 33).
+    a.insert(a.end(), {quick ? "--max-sms" : "--sample-sms", "16"});
     s.push_back({name, "raw/" + name + ".json", a, {"tlb_profile"}});
   };
   double top_level = 0;

@@ -161,9 +161,6 @@ sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string
   if (doc.value("probe", "") != "tlb-sharing")
     throw gpuprobe::error("'" + source + "' is not a tlb-sharing result (probe '" +
                           doc.value("probe", "?") + "')");
-  sharing_matrix m;
-  m.source = source;
-  m.format = "gpuprobe";
   probes::sharing_result res; // the probe's own reader: its keys are spelt once
   try {
     res = probes::sharing_result_from_json(doc);
@@ -171,12 +168,8 @@ sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string
     throw gpuprobe::error("'" + source + "': malformed tlb-sharing result (" +
                           std::string(e.what()) + ")");
   }
-  m.device = doc.at("device");
-  m.device_name = m.device.value("name", "");
-  m.sm_ids = std::move(res.sm_ids);
-  m.cycles = std::move(res.mean_cycles);
-  m.baseline = std::move(res.baseline_mean_cycles);
-  m.params = std::move(res.params);
+  res.device = doc.at("device");
+  sharing_matrix m = matrix_of(res, source);
   const auto n = m.sm_ids.size();
   bool square = n > 0 && m.cycles.size() == n && m.baseline.size() == n;
   for (const auto &r : m.cycles)
@@ -184,6 +177,23 @@ sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string
   if (!square)
     throw gpuprobe::error("'" + source + "': the sharing matrix is not square over its SM ids");
   return m;
+}
+
+sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &source) {
+  sharing_matrix m;
+  m.source = source;
+  m.format = "gpuprobe";
+  m.device = r.device; // null for a sample the probe has not finished
+  m.device_name = r.device.is_object() ? r.device.value("name", "") : "";
+  m.sm_ids = r.sm_ids;
+  m.cycles = r.mean_cycles;
+  m.baseline = r.baseline_mean_cycles;
+  m.params = r.params;
+  return m;
+}
+
+bool sample_is_global(const probes::sharing_result &r) {
+  return analyze_sharing(matrix_of(r, "the sample")).scope == sharing_scope::global;
 }
 
 sharing_matrix load_sharing_input(const std::string &path) {
@@ -449,6 +459,12 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
     a.structure = describe_structure(a.groups, n);
   }
   a.reason = buf;
+  // tlb-sharing --sample-sms: said once, where the verdict is read.
+  if (m.params.is_object() && m.params.contains("sample") && m.params["sample"].is_object() &&
+      m.params["sample"].value("sms", 0) == n)
+    a.reason += "; measured on " + std::to_string(n) + " of " +
+                m.params["sample"].value("of", json(0)).dump() +
+                " SMs spread over the GPU (a level every pair of them shares is global)";
   return a;
 }
 

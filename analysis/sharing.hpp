@@ -7,6 +7,8 @@
 // Every threshold comes from the matrix itself: cells are normalised per row to
 // x = (cell - ref) / (diagonal - ref), so 0 looks like "not shared" and 1 like the diagonal, and
 // the split between the two clusters is Otsu's on x.
+#include "probes/sharing_driver.hpp"
+
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -60,6 +62,15 @@ struct sharing_analysis {
 };
 
 sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options &opt = {});
+
+// The probe's own matrix (mean cycles, baselines) as the analysis reads it.
+sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &source);
+
+// tlb-sharing's sample (probes::sharing_options::sample_sms): SMs spread over the GPU, each
+// against each. It answers for every SM only when the level is global there (every pair of SMs of
+// different GPCs shares); a private or grouped sample says nothing of the SMs between the
+// sampled ones, so those are measured.
+bool sample_is_global(const probes::sharing_result &r);
 
 // How groups relate to SM-id structure (consecutive TPC pairs, interleaved ids, sizes).
 std::string describe_structure(const std::vector<std::vector<int>> &groups, int sm_count);

@@ -55,6 +55,8 @@ void run(sharing_flags &f) {
   o.seed = f.common.seed;
   o.random_order = f.order == "random";
   o.spread_lines = f.lines == "spread";
+  if (o.sample_sms > 0)
+    o.sample_suffices = analysis::sample_is_global; // global on the sample: global everywhere
   probes::plan_sharing(o.level.page_bytes, o.level.entries,
                        o.overfill); // bad options fail before any GPU work
   const auto dev = query_device(f.common.device);
@@ -67,6 +69,11 @@ void run(sharing_flags &f) {
               probes::describe(o.level).c_str(), r.sm_ids.size(), p.value("alloc", "?").c_str(),
               r.wall_seconds);
   std::printf("  scope: %s (%s)\n", analysis::to_string(a.scope).c_str(), a.reason.c_str());
+  if (p.contains("sample"))
+    std::printf("  sample: %s of %s SMs spread over the GPU: %s\n",
+                p["sample"].value("sms", json()).dump().c_str(),
+                p["sample"].value("of", json()).dump().c_str(),
+                p["sample"].value("finding", "").c_str());
   if (!a.structure.empty())
     std::printf("  structure: %s\n", a.structure.c_str());
   std::printf("  wrote %s\n", f.common.out.c_str());
@@ -105,6 +112,10 @@ void setup_tlb_sharing(CLI::App &parent) {
       ->capture_default_str()
       ->check(CLI::IsMember({"spread", "zero"}));
   app->add_option("--max-sms", f->o.max_sms, "test only the first N SMs (0: all)")
+      ->capture_default_str();
+  app->add_option("--sample-sms", f->o.sample_sms,
+                  "first N SMs spread over the GPU: if they all share the level it is global and "
+                  "the rest is not measured, else every SM is (0: every SM at once)")
       ->capture_default_str();
   app->add_option("--timeout", f->o.timeout_s,
                   "watchdog per launch in seconds (0: from the level size)")

@@ -43,35 +43,61 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   const double timeout = o.timeout_s > 0 ? o.timeout_s : std::max(10.0, 10 * est_launch_s);
   sharing_probe probe(pool, layout, o.seed, timeout);
 
-  sharing_result r;
-  r.sm_ids = probe.sm_ids();
-  if (o.max_sms > 0 && o.max_sms < int(r.sm_ids.size()))
-    r.sm_ids.resize(std::size_t(o.max_sms));
-  const std::size_t n = r.sm_ids.size();
-  r.mean_cycles.assign(n, std::vector<double>(n));
-  r.median_cycles.assign(n, std::vector<double>(n));
-  r.baseline_mean_cycles.resize(n), r.baseline_median_cycles.resize(n),
-      r.baseline_drift_cycles.resize(n);
-  std::mt19937_64 rng(o.seed);
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto rounds = victim_rounds(i, r.sm_ids, rng, order);
-    const auto t0 = clock::now();
-    const auto res = probe.run_victim(r.sm_ids[i], rounds);
-    const auto &b0 = res[1];
-    const auto &b1 = res.back();
-    r.baseline_mean_cycles[i] = std::min(b0.mean_cycles, b1.mean_cycles);
-    r.baseline_median_cycles[i] = std::min(b0.median_cycles, b1.median_cycles);
-    r.baseline_drift_cycles[i] = b1.mean_cycles - b0.mean_cycles;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      r.mean_cycles[i][order[k]] = res[k + 2].mean_cycles;
-      r.median_cycles[i][order[k]] = res[k + 2].median_cycles;
+  // Every SM in `ids` as victim, against every other as disruptor: the matrices of `r`.
+  const auto measure = [&](sharing_result &r, const std::vector<int> &ids) {
+    r.sm_ids = ids;
+    const std::size_t n = r.sm_ids.size();
+    r.mean_cycles.assign(n, std::vector<double>(n));
+    r.median_cycles.assign(n, std::vector<double>(n));
+    r.baseline_mean_cycles.assign(n, 0), r.baseline_median_cycles.assign(n, 0),
+        r.baseline_drift_cycles.assign(n, 0);
+    std::mt19937_64 rng(o.seed);
+    std::vector<std::size_t> order;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto rounds = victim_rounds(i, r.sm_ids, rng, order);
+      const auto t0 = clock::now();
+      const auto res = probe.run_victim(r.sm_ids[i], rounds);
+      const auto &b0 = res[1];
+      const auto &b1 = res.back();
+      r.baseline_mean_cycles[i] = std::min(b0.mean_cycles, b1.mean_cycles);
+      r.baseline_median_cycles[i] = std::min(b0.median_cycles, b1.median_cycles);
+      r.baseline_drift_cycles[i] = b1.mean_cycles - b0.mean_cycles;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        r.mean_cycles[i][order[k]] = res[k + 2].mean_cycles;
+        r.median_cycles[i][order[k]] = res[k + 2].median_cycles;
+      }
+      std::fprintf(
+          stderr,
+          "[tlb-sharing] victim %zu/%zu (SM %d): baseline %.0f, self %.0f cycles/hop, %.2f s\n",
+          i + 1, n, r.sm_ids[i], r.baseline_mean_cycles[i], r.mean_cycles[i][i],
+          std::chrono::duration<double>(clock::now() - t0).count());
     }
-    std::fprintf(
-        stderr,
-        "[tlb-sharing] victim %zu/%zu (SM %d): baseline %.0f, self %.0f cycles/hop, %.2f s\n",
-        i + 1, n, r.sm_ids[i], r.baseline_mean_cycles[i], r.mean_cycles[i][i],
-        std::chrono::duration<double>(clock::now() - t0).count());
+  };
+
+  sharing_result r;
+  std::vector<int> all = probe.sm_ids();
+  if (o.max_sms > 0 && o.max_sms < int(all.size()))
+    all.resize(std::size_t(o.max_sms));
+  nlohmann::json sample = nullptr;
+  if (o.sample_sms > 0 && std::size_t(o.sample_sms) < all.size() && o.sample_suffices) {
+    std::vector<int> spread;
+    for (const std::size_t k : spread_sm_indices(all.size(), std::size_t(o.sample_sms)))
+      spread.push_back(all[k]);
+    std::fprintf(stderr, "[tlb-sharing] first %zu of %zu SMs, spread over the GPU\n",
+                 spread.size(), all.size());
+    measure(r, spread);
+    const bool enough = o.sample_suffices(r);
+    sample = {{"sms", spread.size()},
+              {"of", all.size()},
+              {"finding", enough ? "every pair of the spread SMs shares: global, the rest not "
+                                   "measured"
+                                 : "not global: every SM measured"}};
+    std::fprintf(stderr, "[tlb-sharing] the sample: %s\n",
+                 sample["finding"].get<std::string>().c_str());
+    if (!enough)
+      measure(r, all);
+  } else {
+    measure(r, all);
   }
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
@@ -93,6 +119,8 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
                "per victim: warm-up (discarded), baseline, self, the other SMs "
                "shuffled, baseline again; one pair at a time; the victim fills the level "
                "once per launch (each timed walk refills it for the next round)"}};
+  if (!sample.is_null())
+    r.params["sample"] = sample;
   return r;
 }
 

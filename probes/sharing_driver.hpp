@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,6 +29,8 @@ std::string describe(const level_spec &L);
 level_spec level_from_profile(const nlohmann::json &profile, const std::string &path,
                               bool candidate, int index);
 
+struct sharing_result;
+
 struct sharing_options {
   level_spec level;
   std::string alloc = "auto"; // auto | cudamalloc | vmm-sparse
@@ -39,7 +42,16 @@ struct sharing_options {
   bool random_order = true; // --order random | sequential
   bool spread_lines = true; // --lines spread | zero
   std::uint64_t seed = defaults::seed;
+  // First measure this many SMs spread over the GPU (spread_sm_indices); when `sample_suffices`
+  // says their matrix answers for every SM (every pair shares: the level is global), stop there;
+  // else measure every SM. 0: every SM at once.
+  int sample_sms = 0;
+  std::function<bool(const sharing_result &)> sample_suffices;
 };
+
+// `n` of `count` SM indices spread evenly over them (0, count/n, 2 count/n, ...): SMs of every
+// GPC, where the first `n` would be one or two GPCs.
+std::vector<std::size_t> spread_sm_indices(std::size_t count, std::size_t n);
 
 // auto: a dense cudaMalloc pool, with the overfill lowered (not below min_overfill) to fit
 // `budget` bytes; else one chunk per page (vmm-sparse) when pages are a multiple of the VMM

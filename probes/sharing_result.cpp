@@ -156,4 +156,12 @@ sharing_result sharing_result_from_json(const json &doc) {
   }
 }
 
+std::vector<std::size_t> spread_sm_indices(std::size_t count, std::size_t n) {
+  std::vector<std::size_t> out;
+  n = std::min(n, count);
+  for (std::size_t k = 0; k < n; ++k)
+    out.push_back(k * count / n);
+  return out;
+}
+
 } // namespace gpuprobe::probes

@@ -2,6 +2,8 @@
 // matrices with a baseline (gpuprobe's format) cover the cases the fixtures do not.
 #include "analysis/sharing.hpp"
 #include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "probes/sharing_driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -206,4 +208,55 @@ TEST(SharingParse, GpuprobeResultNeedsItsFields) {
   bad = doc;
   bad["probe"] = "tlb";
   EXPECT_THROW(parse_sharing_result(bad, "r.json"), gpuprobe::error);
+}
+
+// tlb-sharing's sample (characterize's full mode: 16 SMs spread over the GPU, every SM only where
+// the sample is not global), on the committed full 132 x 132 matrices of an H100 and an H200:
+// the spread sample of L3 is global, as the whole matrix is; the samples of L1 (private) and L2
+// (groups of TPC pairs) are not, so every SM is measured for them. The same decision as the full
+// sweep on every level, from 16 of 132 victims where the level is global.
+TEST(SharingSample, TheSpreadSampleDecidesAsTheWholeMatrixOnCommittedRuns) {
+  EXPECT_EQ(gpuprobe::probes::spread_sm_indices(132, 16),
+            (std::vector<std::size_t>{0, 8, 16, 24, 33, 41, 49, 57, 66, 74, 82, 90, 99, 107, 115,
+                                      123}));
+  EXPECT_EQ(gpuprobe::probes::spread_sm_indices(4, 16).size(), 4u);
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"})
+    for (int level = 1; level <= 3; ++level) {
+      const std::string path = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" +
+                               unit + "/raw/sharing_L" + std::to_string(level) + ".json";
+      const auto full = gpuprobe::probes::sharing_result_from_json(gpuprobe::read_json_file(path));
+      ASSERT_EQ(full.sm_ids.size(), 132u) << path;
+      // The sample's victims and disruptors: the spread rows and columns of the whole matrix.
+      gpuprobe::probes::sharing_result sample = full;
+      const auto pick = gpuprobe::probes::spread_sm_indices(full.sm_ids.size(), 16);
+      sample.sm_ids.clear();
+      sample.mean_cycles.assign(pick.size(), {});
+      sample.baseline_mean_cycles.clear();
+      for (std::size_t i = 0; i < pick.size(); ++i) {
+        sample.sm_ids.push_back(full.sm_ids[pick[i]]);
+        sample.baseline_mean_cycles.push_back(full.baseline_mean_cycles[pick[i]]);
+        for (const std::size_t k : pick)
+          sample.mean_cycles[i].push_back(full.mean_cycles[pick[i]][k]);
+      }
+      const auto whole = analyze_sharing(matrix_of(full, path)).scope;
+      SCOPED_TRACE(std::string(unit) + " L" + std::to_string(level) + ": the whole matrix says " +
+                   to_string(whole));
+      EXPECT_EQ(whole, level == 1   ? sharing_scope::private_
+                       : level == 2 ? sharing_scope::groups
+                                    : sharing_scope::global);
+      EXPECT_EQ(sample_is_global(sample), level == 3);
+    }
+}
+
+// A sample's verdict says it was a sample, in the reason the profile and the report carry.
+TEST(SharingSample, ASampledVerdictSaysSo) {
+  const std::string path = std::string(GPUPROBE_SOURCE_DIR) +
+                           "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/raw/"
+                           "sharing_L3.json";
+  auto r = gpuprobe::probes::sharing_result_from_json(gpuprobe::read_json_file(path));
+  EXPECT_EQ(analyze_sharing(matrix_of(r, path)).reason.find("spread"), std::string::npos);
+  r.params["sample"] = {{"sms", 132}, {"of", 264}, {"finding", "global"}};
+  const auto a = analyze_sharing(matrix_of(r, path));
+  EXPECT_NE(a.reason.find("; measured on 132 of 264 SMs spread over the GPU"), std::string::npos)
+      << a.reason;
 }
