@@ -98,9 +98,10 @@ void setup_tlb_sharing(CLI::App &parent) {
       "test the profile's candidate N instead (C1, C2, ...: structures below the confidence bar)");
   app->add_option("--page-bytes", f->page_bytes, "page size of the level (instead of --profile)");
   app->add_option("--entries", f->entries, "entries of the level (instead of --profile)");
-  app->add_option("--alloc", f->o.alloc,
-                  "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "
-                  "disturbance) | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
+  app->add_option(
+         "--alloc", f->o.alloc,
+         "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "
+         "disturbance) | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "alias", "cudamalloc", "vmm-sparse"}));
   app->add_option("--overfill", f->o.overfill, "(victim + disruptor pages) / entries")

@@ -83,8 +83,8 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
     std::vector<int> spread;
     for (const std::size_t k : spread_sm_indices(all.size(), std::size_t(o.sample_sms)))
       spread.push_back(all[k]);
-    std::fprintf(stderr, "[tlb-sharing] first %zu of %zu SMs, spread over the GPU\n",
-                 spread.size(), all.size());
+    std::fprintf(stderr, "[tlb-sharing] first %zu of %zu SMs, spread over the GPU\n", spread.size(),
+                 all.size());
     measure(r, spread);
     const bool enough = o.sample_suffices(r);
     sample = {{"sms", spread.size()},

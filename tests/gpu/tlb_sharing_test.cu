@@ -4,6 +4,7 @@
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
 #include "common/error.hpp"
+#include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
 #include "probes/tlb_sharing.hpp"
 #include "tests/common/binary_path.hpp"
@@ -117,4 +118,36 @@ TEST(TlbSharingGpu, AliasPoolTestsALevelPastTheMemory) {
   EXPECT_LT(r[1].median_cycles, 450) << "baseline: L2 hits (one chunk)";
   EXPECT_GT(r[2].median_cycles, r[1].median_cycles + 40);
   EXPECT_LT(r[3].median_cycles, r[1].median_cycles + 10);
+}
+
+// --sample-sms on a level every SM shares (the 4096 x 64 MiB walk level of Hopper, alias pool):
+// the 8 SMs spread over the GPU all share it, so the result holds their matrix alone and says so;
+// on a private hypothesis (16 x 16 MiB, Hopper's L1) the sample is not global and every SM is
+// measured.
+TEST(TlbSharingGpu, ASampleOfAGlobalLevelStopsAndAPrivateOneGoesOn) {
+  GPUPROBE_REQUIRE_GPU();
+  const auto dev = query_device(0);
+  const std::string out = ::testing::TempDir() + "/sharing_sample.json";
+  int rc = 0;
+  const std::string log = shell(test::gpuprobe_binary() +
+                                    " tlb-sharing --page-bytes 64M --entries 4096 --sample-sms 8 "
+                                    "--out " +
+                                    out + " 2>&1",
+                                &rc);
+  ASSERT_EQ(rc, 0) << log;
+  auto doc = read_json_file(out);
+  EXPECT_EQ(doc["sharing"]["sm_ids"].size(), 8u) << log;
+  EXPECT_NE(doc["sharing"]["params"]["sample"]["finding"].get<std::string>().find("global"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("scope: global"), std::string::npos) << log;
+  const std::string log2 = shell(test::gpuprobe_binary() +
+                                     " tlb-sharing --page-bytes 16M --entries 16 --sample-sms 8 "
+                                     "--out " +
+                                     out + " 2>&1",
+                                 &rc);
+  ASSERT_EQ(rc, 0) << log2;
+  doc = read_json_file(out);
+  EXPECT_EQ(int(doc["sharing"]["sm_ids"].size()), dev.sm_count) << log2;
+  EXPECT_NE(log2.find("not global: every SM measured"), std::string::npos) << log2;
 }

@@ -216,14 +216,14 @@ TEST(SharingParse, GpuprobeResultNeedsItsFields) {
 // (groups of TPC pairs) are not, so every SM is measured for them. The same decision as the full
 // sweep on every level, from 16 of 132 victims where the level is global.
 TEST(SharingSample, TheSpreadSampleDecidesAsTheWholeMatrixOnCommittedRuns) {
-  EXPECT_EQ(gpuprobe::probes::spread_sm_indices(132, 16),
-            (std::vector<std::size_t>{0, 8, 16, 24, 33, 41, 49, 57, 66, 74, 82, 90, 99, 107, 115,
-                                      123}));
+  EXPECT_EQ(
+      gpuprobe::probes::spread_sm_indices(132, 16),
+      (std::vector<std::size_t>{0, 8, 16, 24, 33, 41, 49, 57, 66, 74, 82, 90, 99, 107, 115, 123}));
   EXPECT_EQ(gpuprobe::probes::spread_sm_indices(4, 16).size(), 4u);
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"})
     for (int level = 1; level <= 3; ++level) {
-      const std::string path = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" +
-                               unit + "/raw/sharing_L" + std::to_string(level) + ".json";
+      const std::string path = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + unit +
+                               "/raw/sharing_L" + std::to_string(level) + ".json";
       const auto full = gpuprobe::probes::sharing_result_from_json(gpuprobe::read_json_file(path));
       ASSERT_EQ(full.sm_ids.size(), 132u) << path;
       // The sample's victims and disruptors: the spread rows and columns of the whole matrix.
