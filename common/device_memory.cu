@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -83,8 +84,8 @@ void cu_check(CUresult r, const char *what) {
   const char *name = nullptr;
   if (api().error_name(r, &name) != CUDA_SUCCESS || !name)
     name = "?";
-  throw driver_error(std::string("CUDA driver call ") + what + " failed (" + name +
-                         ", CUresult " + std::to_string(int(r)) + ")",
+  throw driver_error(std::string("CUDA driver call ") + what + " failed (" + name + ", CUresult " +
+                         std::to_string(int(r)) + ")",
                      r);
 }
 
@@ -112,6 +113,51 @@ CUmemAllocationProp device_prop(int device) {
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
   return prop;
+}
+
+// Threads that map a VMM range: $GPUPROBE_MAP_THREADS (1: one after the other, as before), else
+// up to 8. The driver takes cuMemCreate / cuMemMap calls from several threads; the 262,144 slots
+// of a 512 GiB alias range took 11-14 s from one.
+unsigned threads_to_map() {
+  if (const char *e = std::getenv("GPUPROBE_MAP_THREADS"); e && std::atoi(e) > 0)
+    return unsigned(std::min(64, std::atoi(e)));
+  return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+}
+
+// One thread's contiguous share of [0, count): how many of its items succeeded from its start,
+// and the first failure (CUDA_SUCCESS: none).
+struct share_outcome {
+  std::size_t begin = 0, end = 0, done = 0;
+  CUresult failed = CUDA_SUCCESS;
+};
+
+// fn(k) for every k in [0, count), from `threads` threads (each with `device`'s primary context
+// current), a share stopping at its first failure.
+std::vector<share_outcome> in_shares(std::size_t count, unsigned threads, int device,
+                                     const std::function<CUresult(std::size_t)> &fn) {
+  threads = unsigned(std::max<std::size_t>(1, std::min<std::size_t>(threads, count)));
+  const std::size_t share = (count + threads - 1) / threads;
+  std::vector<share_outcome> out(threads);
+  const auto work = [&](unsigned t) {
+    auto &o = out[t];
+    o.begin = std::min(count, t * share);
+    o.end = std::min(count, o.begin + share);
+    if (threads > 1 && cudaSetDevice(device) != cudaSuccess)
+      return (void)(o.failed = CUDA_ERROR_INVALID_CONTEXT);
+    for (std::size_t k = o.begin; k < o.end; ++k, ++o.done)
+      if (const CUresult r = fn(k); r != CUDA_SUCCESS)
+        return (void)(o.failed = r);
+  };
+  if (threads == 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back(work, t);
+    for (auto &th : pool)
+      th.join();
+  }
+  return out;
 }
 
 } // namespace
@@ -166,14 +212,22 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
     const CUmemAllocationProp prop = device_prop(device);
-    handles_.reserve(chunks);
+    handles_.assign(chunks, 0); // 0: not created (release() skips it)
     try {
-      for (std::size_t i = 0; i < chunks; ++i) {
+      // Chunk i created and mapped by one of several threads (threads_to_map): the calls, not
+      // the order of creation, are what took the time.
+      const auto shares = in_shares(chunks, threads_to_map(), device, [&](std::size_t i) {
         CUmemGenericAllocationHandle h{};
-        cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
-        handles_.push_back(h);
-        cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
-      }
+        if (const CUresult r = d.mem_create(&h, granularity_, &prop, 0); r != CUDA_SUCCESS)
+          return r;
+        handles_[i] = h;
+        return d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0);
+      });
+      map_threads_ = unsigned(shares.size());
+      for (const auto &f : shares)
+        cu_check(f.failed, ("cuMemCreate / cuMemMap of chunk " + std::to_string(f.begin + f.done) +
+                            " of " + std::to_string(chunks))
+                               .c_str());
       CUmemAccessDesc access{};
       access.location = prop.location;
       access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -260,55 +314,25 @@ void device_pool::map_alias(int device) {
              ("cuMemSetAccess (alias)" + where).c_str());
 }
 
-namespace {
-
-// Threads that map the alias range: $GPUPROBE_MAP_THREADS (1: one after the other, as before),
-// else up to 8. The driver takes cuMemMap calls from several threads; 262,144 slots of a 512 GiB
-// range took 11-14 s from one.
-unsigned threads_to_map() {
-  if (const char *e = std::getenv("GPUPROBE_MAP_THREADS"); e && std::atoi(e) > 0)
-    return unsigned(std::min(64, std::atoi(e)));
-  return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
-}
-
-} // namespace
-
 void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where) {
   const auto &d = api();
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
   const std::size_t slots = bytes_ / slot_;
-  const unsigned threads = unsigned(std::min<std::size_t>(threads_to_map(), slots));
-  map_threads_ = threads;
-  const std::size_t share = (slots + threads - 1) / threads;
-  std::vector<std::size_t> mapped(threads, 0); // each share's slots mapped, from its start
-  std::vector<CUresult> failed(threads, CUDA_SUCCESS);
-  const auto work = [&](unsigned t) {
-    if (threads > 1 && cudaSetDevice(device) != cudaSuccess) // this thread's current context
-      return (void)(failed[t] = CUDA_ERROR_INVALID_CONTEXT);
-    for (std::size_t k = t * share; k < std::min(slots, (t + 1) * share); ++k, ++mapped[t])
-      if (const CUresult r = d.mem_map(va + k * slot_, slot_, 0, handle, 0); r != CUDA_SUCCESS)
-        return (void)(failed[t] = r);
-  };
-  if (threads == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back(work, t);
-    for (auto &th : pool)
-      th.join();
-  }
-  for (unsigned t = 0; t < threads; ++t) {
-    if (failed[t] == CUDA_SUCCESS)
+  const auto shares = in_shares(slots, threads_to_map(), device, [&](std::size_t k) {
+    return d.mem_map(va + k * slot_, slot_, 0, handle, 0);
+  });
+  map_threads_ = unsigned(shares.size());
+  for (const auto &f : shares) {
+    if (f.failed == CUDA_SUCCESS)
       continue;
     // Unmap what every share mapped (release() knows a prefix only), then say where it failed.
-    for (unsigned u = 0; u < threads; ++u)
-      for (std::size_t k = u * share; k < u * share + mapped[u]; ++k)
+    for (const auto &u : shares)
+      for (std::size_t k = u.begin; k < u.begin + u.done; ++k)
         (void)d.mem_unmap(va + k * slot_, slot_);
     mapped_slots_ = 0;
-    cu_check(failed[t], ("cuMemMap (alias) at slot " + std::to_string(t * share + mapped[t]) +
-                         " of " + std::to_string(slots) + where)
-                            .c_str());
+    cu_check(f.failed, ("cuMemMap (alias) at slot " + std::to_string(f.begin + f.done) + " of " +
+                        std::to_string(slots) + where)
+                           .c_str());
   }
   mapped_slots_ = slots;
 }
@@ -334,7 +358,8 @@ void device_pool::release() noexcept {
       (void)d.mem_unmap(va, bytes_); // unmaps every mapped chunk of the range
     }
     for (auto h : handles_)
-      (void)d.mem_release(h);
+      if (h)
+        (void)d.mem_release(h);
     (void)d.address_free(va, bytes_);
     handles_.clear();
   } else {

@@ -48,7 +48,8 @@ public:
   }
   // alias: the bytes of the one physical chunk every slot maps (else 0).
   std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
-  // alias: the threads that mapped the range ($GPUPROBE_MAP_THREADS, else up to 8; else 0).
+  // alias, vmm, vmm_sparse: the threads that mapped the range ($GPUPROBE_MAP_THREADS, else up
+  // to 8; 0 for the other kinds).
   unsigned map_threads() const { return map_threads_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
@@ -65,7 +66,7 @@ private:
   std::size_t granularity_ = 0;
   std::size_t slot_ = 0;         // vmm_sparse, alias: bytes per slot
   std::size_t mapped_slots_ = 0; // alias: slots mapped so far
-  unsigned map_threads_ = 0;     // alias: the threads that mapped it
+  unsigned map_threads_ = 0;     // the threads that mapped it (VMM kinds)
   char *ptr_ = nullptr;
   std::vector<unsigned long long> handles_; // vmm physical chunks
 };

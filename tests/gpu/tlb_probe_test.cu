@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <regex>
 #include <sstream>
 
@@ -164,11 +165,23 @@ TEST(TlbProbeGpu, AliasRangeMappedByThreadsIsTheSameRange) {
               cudaSuccess);
     for (std::uint64_t slot : {std::uint64_t(1), bytes / chunk / 2, bytes / chunk - 1}) {
       unsigned long long got = 0;
-      ASSERT_EQ(cudaMemcpy(&got, pool.data() + slot * chunk + 4096, sizeof got,
-                           cudaMemcpyDeviceToHost),
-                cudaSuccess);
+      ASSERT_EQ(
+          cudaMemcpy(&got, pool.data() + slot * chunk + 4096, sizeof got, cudaMemcpyDeviceToHost),
+          cudaSuccess);
       EXPECT_EQ(got, mark) << "slot " << slot << " with " << threads << " thread(s)";
     }
+  }
+  // A scattered-VMM pool made by several threads: each chunk its own memory, readable back.
+  for (const char *threads : {"1", "8"}) {
+    ::setenv("GPUPROBE_MAP_THREADS", threads, 1);
+    const std::size_t vbytes = 1ull << 30, words = vbytes / 8;
+    device_pool pool(alloc_kind::vmm, vbytes, 0, 3);
+    EXPECT_EQ(pool.map_threads(), unsigned(std::atoi(threads)));
+    std::vector<unsigned long long> host(words), back(words);
+    std::iota(host.begin(), host.end(), 1ull);
+    ASSERT_EQ(cudaMemcpy(pool.data(), host.data(), vbytes, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(back.data(), pool.data(), vbytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(back, host) << threads << " thread(s): 512 distinct chunks hold what was written";
   }
   ::unsetenv("GPUPROBE_MAP_THREADS");
 }
