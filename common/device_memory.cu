@@ -216,18 +216,38 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
     try {
       // Chunk i created and mapped by one of several threads (threads_to_map): the calls, not
       // the order of creation, are what took the time.
-      const auto shares = in_shares(chunks, threads_to_map(), device, [&](std::size_t i) {
+      const auto create_and_map = [&](std::size_t i) {
         CUmemGenericAllocationHandle h{};
         if (const CUresult r = d.mem_create(&h, granularity_, &prop, 0); r != CUDA_SUCCESS)
           return r;
         handles_[i] = h;
         return d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0);
-      });
+      };
+      auto shares = in_shares(chunks, threads_to_map(), device, create_and_map);
+      const auto failure = [&] {
+        for (const auto &f : shares)
+          if (f.failed != CUDA_SUCCESS)
+            return &f;
+        return static_cast<const share_outcome *>(nullptr);
+      };
+      if (const auto *f = failure();
+          f && shares.size() > 1 && f->failed != CUDA_ERROR_OUT_OF_MEMORY) {
+        // A driver that refuses calls from several threads: undo, then once more from one.
+        std::fprintf(stderr, "[vmm] mapping from %zu threads failed (CUresult %d): from one\n",
+                     shares.size(), int(f->failed));
+        for (const auto &u : shares)
+          for (std::size_t i = u.begin; i < u.begin + u.done; ++i)
+            (void)d.mem_unmap(va + perm[i] * slot, granularity_);
+        for (auto &h : handles_)
+          if (h)
+            (void)d.mem_release(h), h = 0;
+        shares = in_shares(chunks, 1, device, create_and_map);
+      }
       map_threads_ = unsigned(shares.size());
-      for (const auto &f : shares)
-        cu_check(f.failed, ("cuMemCreate / cuMemMap of chunk " + std::to_string(f.begin + f.done) +
-                            " of " + std::to_string(chunks))
-                               .c_str());
+      if (const auto *f = failure())
+        cu_check(f->failed, ("cuMemCreate / cuMemMap of chunk " +
+                             std::to_string(f->begin + f->done) + " of " + std::to_string(chunks))
+                                .c_str());
       CUmemAccessDesc access{};
       access.location = prop.location;
       access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -314,13 +334,14 @@ void device_pool::map_alias(int device) {
              ("cuMemSetAccess (alias)" + where).c_str());
 }
 
-void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where) {
+void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where,
+                                  unsigned threads) {
   const auto &d = api();
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
   const std::size_t slots = bytes_ / slot_;
-  const auto shares = in_shares(slots, threads_to_map(), device, [&](std::size_t k) {
-    return d.mem_map(va + k * slot_, slot_, 0, handle, 0);
-  });
+  const auto shares =
+      in_shares(slots, threads ? threads : threads_to_map(), device,
+                [&](std::size_t k) { return d.mem_map(va + k * slot_, slot_, 0, handle, 0); });
   map_threads_ = unsigned(shares.size());
   for (const auto &f : shares) {
     if (f.failed == CUDA_SUCCESS)
@@ -330,6 +351,12 @@ void device_pool::map_alias_slots(int device, unsigned long long handle, const s
       for (std::size_t k = u.begin; k < u.begin + u.done; ++k)
         (void)d.mem_unmap(va + k * slot_, slot_);
     mapped_slots_ = 0;
+    if (shares.size() > 1 && f.failed != CUDA_ERROR_OUT_OF_MEMORY) {
+      // A driver that refuses calls from several threads: once more from one, and say so.
+      std::fprintf(stderr, "[alias] mapping from %zu threads failed (CUresult %d): from one\n",
+                   shares.size(), int(f.failed));
+      return map_alias_slots(device, handle, where, 1);
+    }
     cu_check(f.failed, ("cuMemMap (alias) at slot " + std::to_string(f.begin + f.done) + " of " +
                         std::to_string(slots) + where)
                            .c_str());
