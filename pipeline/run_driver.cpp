@@ -63,8 +63,23 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
   const auto s0 = std::chrono::steady_clock::now();
   if (display.verbose)
     std::printf("[run] %-12s\n", "bench");
-  run_program_stage_in(dir, "bench", plan.argv, plan.env, resume, &display);
-  fs::rename(fs::path(dir) / plan.out, fs::path(dir) / k_bench_file);
+  try {
+    run_program_stage_in(dir, "bench", plan.argv, plan.env, resume, &display);
+  } catch (const interrupted &) {
+    throw;
+  } catch (const error &e) { // the grid adds figures: its failure leaves the rest of the run
+    std::error_code ec;
+    fs::remove(fs::path(dir) / plan.out, ec);
+    std::printf("[run] %-12s failed, the report is drawn without TAS/WAS: %s\n", "bench", e.what());
+    return;
+  }
+  std::error_code ec;
+  fs::rename(fs::path(dir) / plan.out, fs::path(dir) / k_bench_file, ec);
+  if (ec) {
+    std::printf("[run] %-12s wrote no %s (%s): the report is drawn without TAS/WAS\n", "bench",
+                plan.out.c_str(), ec.message().c_str());
+    return;
+  }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
   std::printf("[run] %-12s %4.0f s  %s\n", "bench", took, bench_summary(dir).c_str());
 }
