@@ -5,6 +5,8 @@
 #include "tune/kernels.cuh"
 #include "tune/measure.hpp"
 
+#include <algorithm>
+
 namespace gpuprobe::tune {
 
 std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &scopes,
@@ -22,12 +24,25 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &s
       run.reset();
       return timer.ms([&] { run.launch(s); });
     };
+    // The warm-up doubles as a screen: a scope taking over twice the fastest one's time cannot
+    // be chosen (tune keeps the fastest within 3 %), so its warm-up stands as its one sample and
+    // the repetitions go to the others (a small level's scope, hundreds of passes, took 10-26x
+    // one pass: most of the scope search's time). One pass, the default, is always repeated.
+    std::vector<double> warm;
     for (auto s : scopes)
-      once(s); // warm-up
+      warm.push_back(once(s));
+    const double fastest = *std::min_element(warm.begin(), warm.end());
+    std::vector<bool> screened(scopes.size());
+    for (std::size_t k = 0; k < scopes.size(); ++k) {
+      screened[k] = scopes[k] != 0 && warm[k] > 2 * fastest;
+      if (screened[k])
+        out[first + k].ms.push_back(warm[k]);
+    }
     for (int r = 0; r < reps; ++r)
       for (std::size_t k = 0; k < scopes.size(); ++k) {
         const std::size_t i = (k + std::size_t(r)) % scopes.size(); // rotate the order
-        out[first + i].ms.push_back(once(scopes[i]));
+        if (!screened[i])
+          out[first + i].ms.push_back(once(scopes[i]));
       }
     for (auto s : scopes) {
       once(s);
