@@ -133,8 +133,8 @@ struct share_outcome {
 
 // fn(k) for every k in [0, count), from `threads` threads (each with `device`'s primary context
 // current), a share stopping at its first failure.
-std::vector<share_outcome> in_shares(std::size_t count, unsigned threads, int device,
-                                     const std::function<CUresult(std::size_t)> &fn) {
+std::vector<share_outcome> run_shares(std::size_t count, unsigned threads, int device,
+                                      const std::function<CUresult(std::size_t)> &fn) {
   threads = unsigned(std::max<std::size_t>(1, std::min<std::size_t>(threads, count)));
   const std::size_t share = (count + threads - 1) / threads;
   std::vector<share_outcome> out(threads);
@@ -158,6 +158,39 @@ std::vector<share_outcome> in_shares(std::size_t count, unsigned threads, int de
       th.join();
   }
   return out;
+}
+
+const share_outcome *first_failure(const std::vector<share_outcome> &shares) {
+  for (const auto &f : shares)
+    if (f.failed != CUDA_SUCCESS)
+      return &f;
+  return nullptr;
+}
+
+// Every item done by the shares, undone (fn(k) succeeded for k in [begin, begin + done)).
+void undo_shares(const std::vector<share_outcome> &shares,
+                 const std::function<void(std::size_t)> &undo) {
+  for (const auto &u : shares)
+    for (std::size_t k = u.begin; k < u.begin + u.done; ++k)
+      undo(k);
+}
+
+// run_shares from threads_to_map() threads. A failure from several threads other than
+// out-of-memory (a driver that refuses the calls from several) undoes what was done and runs it
+// all again from one thread, saying so: an unmeasured speed-up cannot break a run. The caller
+// handles a failure left in the result (first_failure).
+std::vector<share_outcome> in_shares(std::size_t count, int device, const char *what,
+                                     const std::function<CUresult(std::size_t)> &fn,
+                                     const std::function<void(std::size_t)> &undo) {
+  auto shares = run_shares(count, threads_to_map(), device, fn);
+  if (const auto *f = first_failure(shares);
+      f && shares.size() > 1 && f->failed != CUDA_ERROR_OUT_OF_MEMORY) {
+    std::fprintf(stderr, "[%s] mapping from %zu threads failed (CUresult %d): from one\n", what,
+                 shares.size(), int(f->failed));
+    undo_shares(shares, undo);
+    shares = run_shares(count, 1, device, fn);
+  }
+  return shares;
 }
 
 } // namespace
@@ -220,31 +253,21 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
         CUmemGenericAllocationHandle h{};
         if (const CUresult r = d.mem_create(&h, granularity_, &prop, 0); r != CUDA_SUCCESS)
           return r;
-        handles_[i] = h;
-        return d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0);
+        const CUresult r = d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0);
+        if (r == CUDA_SUCCESS)
+          handles_[i] = h;
+        else
+          (void)d.mem_release(h); // done items only are undone: this one cleans up itself
+        return r;
       };
-      auto shares = in_shares(chunks, threads_to_map(), device, create_and_map);
-      const auto failure = [&] {
-        for (const auto &f : shares)
-          if (f.failed != CUDA_SUCCESS)
-            return &f;
-        return static_cast<const share_outcome *>(nullptr);
+      const auto unmap_and_release = [&](std::size_t i) {
+        (void)d.mem_unmap(va + perm[i] * slot, granularity_);
+        (void)d.mem_release(handles_[i]);
+        handles_[i] = 0;
       };
-      if (const auto *f = failure();
-          f && shares.size() > 1 && f->failed != CUDA_ERROR_OUT_OF_MEMORY) {
-        // A driver that refuses calls from several threads: undo, then once more from one.
-        std::fprintf(stderr, "[vmm] mapping from %zu threads failed (CUresult %d): from one\n",
-                     shares.size(), int(f->failed));
-        for (const auto &u : shares)
-          for (std::size_t i = u.begin; i < u.begin + u.done; ++i)
-            (void)d.mem_unmap(va + perm[i] * slot, granularity_);
-        for (auto &h : handles_)
-          if (h)
-            (void)d.mem_release(h), h = 0;
-        shares = in_shares(chunks, 1, device, create_and_map);
-      }
+      const auto shares = in_shares(chunks, device, "vmm", create_and_map, unmap_and_release);
       map_threads_ = unsigned(shares.size());
-      if (const auto *f = failure())
+      if (const auto *f = first_failure(shares)) // release() frees what was made
         cu_check(f->failed, ("cuMemCreate / cuMemMap of chunk " +
                              std::to_string(f->begin + f->done) + " of " + std::to_string(chunks))
                                 .c_str());
@@ -334,32 +357,21 @@ void device_pool::map_alias(int device) {
              ("cuMemSetAccess (alias)" + where).c_str());
 }
 
-void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where,
-                                  unsigned threads) {
+void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where) {
   const auto &d = api();
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
   const std::size_t slots = bytes_ / slot_;
-  const auto shares =
-      in_shares(slots, threads ? threads : threads_to_map(), device,
-                [&](std::size_t k) { return d.mem_map(va + k * slot_, slot_, 0, handle, 0); });
+  const auto unmap = [&](std::size_t k) { (void)d.mem_unmap(va + k * slot_, slot_); };
+  const auto shares = in_shares(
+      slots, device, "alias",
+      [&](std::size_t k) { return d.mem_map(va + k * slot_, slot_, 0, handle, 0); }, unmap);
   map_threads_ = unsigned(shares.size());
-  for (const auto &f : shares) {
-    if (f.failed == CUDA_SUCCESS)
-      continue;
-    // Unmap what every share mapped (release() knows a prefix only), then say where it failed.
-    for (const auto &u : shares)
-      for (std::size_t k = u.begin; k < u.begin + u.done; ++k)
-        (void)d.mem_unmap(va + k * slot_, slot_);
+  if (const auto *f = first_failure(shares)) {
+    undo_shares(shares, unmap); // release() knows a prefix only
     mapped_slots_ = 0;
-    if (shares.size() > 1 && f.failed != CUDA_ERROR_OUT_OF_MEMORY) {
-      // A driver that refuses calls from several threads: once more from one, and say so.
-      std::fprintf(stderr, "[alias] mapping from %zu threads failed (CUresult %d): from one\n",
-                   shares.size(), int(f.failed));
-      return map_alias_slots(device, handle, where, 1);
-    }
-    cu_check(f.failed, ("cuMemMap (alias) at slot " + std::to_string(f.begin + f.done) + " of " +
-                        std::to_string(slots) + where)
-                           .c_str());
+    cu_check(f->failed, ("cuMemMap (alias) at slot " + std::to_string(f->begin + f->done) + " of " +
+                         std::to_string(slots) + where)
+                            .c_str());
   }
   mapped_slots_ = slots;
 }

@@ -58,11 +58,9 @@ public:
 private:
   void release() noexcept; // unmaps and frees what was made (the destructor; a failed constructor)
   void map_alias(int device); // the alias pool's range, chunk, mappings and access (throws)
-  // Maps `handle` at every slot, from `threads` threads (0: map_threads()); a failure from
-  // several threads other than out-of-memory is tried once more from one; a failure unmaps what
+  // Maps `handle` at every slot, from several threads (map_threads()); a failure unmaps what
   // was mapped and throws naming the slot.
-  void map_alias_slots(int device, unsigned long long handle, const std::string &where,
-                       unsigned threads = 0);
+  void map_alias_slots(int device, unsigned long long handle, const std::string &where);
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
