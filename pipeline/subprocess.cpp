@@ -52,11 +52,6 @@ child_result run_watched(const std::vector<std::string> &argv, const std::string
     std::fflush(stdout);
     drawn_at = t;
   };
-  std::thread ticker([&] {
-    std::unique_lock<std::mutex> lock(m);
-    while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return done; }))
-      draw(now());
-  });
   child_options o;
   o.dir = dir;
   o.env = env;
@@ -73,24 +68,32 @@ child_result run_watched(const std::vector<std::string> &argv, const std::string
       draw(t);
     }
   };
-  child_result r;
-  try {
-    r = run_child(argv, o);
-  } catch (...) {
-    {
-      const std::lock_guard<std::mutex> lock(m);
-      done = true;
+  // The ticker redraws each second until the child ends; it is stopped and joined however
+  // run_child ends, before the line is cleared.
+  struct ticker_thread {
+    std::mutex &m;
+    std::condition_variable &cv;
+    bool &done;
+    std::thread t;
+    ~ticker_thread() {
+      {
+        const std::lock_guard<std::mutex> lock(m);
+        done = true;
+      }
+      cv.notify_one();
+      t.join();
     }
-    cv.notify_one();
-    ticker.join();
-    throw;
-  }
+  };
+  child_result r;
   {
-    const std::lock_guard<std::mutex> lock(m);
-    done = true;
+    const ticker_thread ticker{
+        m, cv, done, std::thread([&] {
+          std::unique_lock<std::mutex> lock(m);
+          while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return done; }))
+            draw(now());
+        })};
+    r = run_child(argv, o);
   }
-  cv.notify_one();
-  ticker.join();
   if (d.terminal && !d.verbose) {
     std::printf("\r\033[K");
     std::fflush(stdout);

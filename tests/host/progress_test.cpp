@@ -1,8 +1,8 @@
 // What `gpuprobe run` shows of a stage: the status line from the stage's output (its step, its
 // sweep's progress, the time left), the stage's summary, the notes a person must see, and the
 // log that gets every byte. Fed with the run.log of a real `run --quick` (H100 GPU-4b0f0e28).
-#include "common/json_io.hpp"
 #include "common/error.hpp"
+#include "common/json_io.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/subprocess.hpp"
 
@@ -34,6 +34,17 @@ std::string stage_output(const std::string &name) {
   const auto from = first_line(name);
   const auto to = k + 1 < order.size() ? first_line(order[k + 1]) : all.size();
   return all.substr(from, to - from);
+}
+
+// Everything written to `log`, which is closed.
+std::string read_and_close(std::FILE *log) {
+  std::rewind(log);
+  std::string back;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, log)) > 0;)
+    back.append(buf, n);
+  std::fclose(log);
+  return back;
 }
 
 } // namespace
@@ -83,12 +94,7 @@ TEST(Progress, TheLogGetsEveryByteAndTheStatusFitsTheWidth) {
                            "62 s -> ./profile.json");
     EXPECT_TRUE(w.notes().empty()); // an idle GPU: nothing for the terminal
   }
-  std::rewind(log);
-  std::string back;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, log)) > 0;)
-    back.append(buf, n);
-  std::fclose(log);
+  const std::string back = read_and_close(log);
   EXPECT_EQ(back, all);
 }
 
@@ -144,12 +150,7 @@ TEST(Progress, AWatchedStageWritesTheLogAndAFailedOneShowsItsLastLines) {
       << err;
   EXPECT_NE(err.find("line 19"), std::string::npos) << err;
   EXPECT_EQ(err.find("line 4\n"), std::string::npos) << "the last 15 lines only:\n" << err;
-  std::rewind(log);
-  std::string back;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, log)) > 0;)
-    back.append(buf, n);
-  std::fclose(log);
+  const std::string back = read_and_close(log);
   EXPECT_NE(back.find("[1/2] first\n"), std::string::npos) << back;
   EXPECT_NE(back.find("from-env\n"), std::string::npos) << "the stage's environment: " << back;
   EXPECT_NE(back.find("line 19\n"), std::string::npos);
