@@ -375,6 +375,9 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
   if (two) {
     const double spread = std::max({robust_sigma(lo), robust_sigma(hi), floor_x});
     two = (median(hi) - median(lo)) / spread >= opt.separation_sigmas;
+    // Both clusters raised past half the diagonal's rise: every disruptor evicts the victim, some
+    // a little more (a far L2 half) — one raised cluster, not a split between shared and not.
+    two = two && median(lo) < 0.5;
   }
   if (two) {
     a.threshold_x = t;
