@@ -129,8 +129,12 @@ public:
   void prefill(std::uint64_t free_pages, std::uint64_t seed) { bm_.prefill(free_pages, seed); }
   // Sets the state to `used` (one entry per page, 1 = used).
   void load(const std::vector<std::uint8_t> &used) { bm_.load(used); }
-  // The same state packed once by the caller (pack_bitmap<Word>(used)).
-  void load_words(const std::vector<Word> &w) { bm_.load_words(w); }
+  // The same state packed once by the caller (pack(used)): loading it again costs an upload.
+  using packed_state = std::vector<Word>;
+  static packed_state pack(const std::vector<std::uint8_t> &used) {
+    return pack_bitmap<Word>(used);
+  }
+  void load_packed(const packed_state &w) { bm_.load_words(w); }
   std::vector<std::uint8_t> used_pattern() const { return bm_.used_pattern(); }
   void clear() { bm_.clear(); }
   handle_type handle() const {

@@ -85,8 +85,14 @@ public:
     bm_.prefill(free_pages, seed);
     forget();
   }
-  void load(const std::vector<std::uint8_t> &used) {
-    bm_.load(used);
+  void load(const std::vector<std::uint8_t> &used) { load_packed(pack(used)); }
+  // The same state packed once by the caller (pack(used)); loading also forgets the last pages.
+  using packed_state = std::vector<std::uint32_t>;
+  static packed_state pack(const std::vector<std::uint8_t> &used) {
+    return pack_bitmap<std::uint32_t>(used);
+  }
+  void load_packed(const packed_state &w) {
+    bm_.load_words(w);
     forget();
   }
   void forget() {

@@ -8,6 +8,7 @@
 #include "allocators/page_pool.cuh"
 
 #include <algorithm>
+#include <stdexcept>
 #include <vector>
 
 namespace gpuprobe::alloc {
@@ -56,7 +57,14 @@ public:
     load(random_occupancy(pool_.config().pages, free_pages, seed), seed);
   }
   void load(const std::vector<std::uint8_t> &used, std::uint64_t seed = 0) {
-    const auto ids = free_ids(used, seed);
+    load_packed(free_ids(used, seed));
+  }
+  // The same state packed once by the caller (pack(used): the free ids, shuffled as load's).
+  using packed_state = std::vector<std::uint32_t>;
+  static packed_state pack(const std::vector<std::uint8_t> &used) { return free_ids(used, 0); }
+  void load_packed(const packed_state &ids) {
+    if (ids.size() > ids_.size())
+      throw std::invalid_argument("queue load_packed: more free ids than pages");
     if (!ids.empty())
       ids_.upload(ids.data(), ids.size());
     const unsigned long long c[2] = {0, ids.size()};
@@ -120,10 +128,13 @@ public:
     const unsigned long long n = pool_.config().pages - free_pages;
     next_.upload(&n, 1);
   }
-  // A bump pointer has no pattern: only the number of free pages counts.
-  void load(const std::vector<std::uint8_t> &used) {
-    prefill(std::uint64_t(std::count(used.begin(), used.end(), std::uint8_t(0))), 0);
+  // A bump pointer has no pattern: only the number of free pages counts (its packed state).
+  void load(const std::vector<std::uint8_t> &used) { load_packed(pack(used)); }
+  using packed_state = std::uint64_t;
+  static packed_state pack(const std::vector<std::uint8_t> &used) {
+    return std::uint64_t(std::count(used.begin(), used.end(), std::uint8_t(0)));
   }
+  void load_packed(packed_state free_pages) { prefill(free_pages, 0); }
   handle_type handle() const {
     return {{pool_.data(), pool_.config().page_bytes}, next_.get(), pool_.config().pages};
   }

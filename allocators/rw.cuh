@@ -4,6 +4,8 @@
 #include "allocators/occupancy.hpp"
 #include "allocators/page_pool.cuh"
 
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace gpuprobe::alloc {
@@ -53,8 +55,18 @@ public:
     load(random_occupancy(pool_.config().pages, free_pages, seed));
   }
   // Sets the state to `used` (one entry per page, 1 = used).
-  void load(const std::vector<std::uint8_t> &used) {
-    std::vector<std::uint32_t> flags(used.begin(), used.end());
+  void load(const std::vector<std::uint8_t> &used) { load_packed(pack(used)); }
+  // The state as the device holds it (a flag per page): a caller that loads the same state many
+  // times packs it once (a 2^28-page pool's flags are 1 GiB).
+  using packed_state = std::vector<std::uint32_t>;
+  static packed_state pack(const std::vector<std::uint8_t> &used) {
+    return {used.begin(), used.end()};
+  }
+  void load_packed(const packed_state &flags) {
+    if (flags.size() != used_.size())
+      throw std::invalid_argument("rw load_packed: " + std::to_string(flags.size()) +
+                                  " flags for a pool of " + std::to_string(used_.size()) +
+                                  " pages");
     used_.upload(flags.data(), flags.size());
   }
   void clear() { used_.zero(); } // every page free

@@ -51,9 +51,8 @@ public:
       : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
         cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
         occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)),
-        def_words_(alloc::pack_bitmap<std::uint32_t>(occ_)),
-        tuned_words_(alloc::pack_bitmap<WordT>(occ_)), threads_(threads_for(cfg_.pages, f)),
-        out_(threads_) {}
+        def_words_(decltype(def_)::pack(occ_)), tuned_words_(decltype(tuned_)::pack(occ_)),
+        threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
     while (n > 256 && double(n) > 0.75 * double(pages) * f)
@@ -74,8 +73,8 @@ public:
   }
 
 private:
-  template <class A, class W> double once(A &a, const std::vector<W> &words) {
-    a.load_words(words); // the occupancy packed once per word size, not at every repetition
+  template <class A> double once(A &a, const typename A::packed_state &words) {
+    a.load_packed(words); // the occupancy packed once per word size, not at every repetition
     ++tag_;
     return timer_.ms([&] {
       get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_);
@@ -103,7 +102,7 @@ public:
             const validate_options &o)
       : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
         cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
-        occ_(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed)),
+        packed_(alloc::crw::pack(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed))),
         out_(std::size_t(threads) * launches) {}
   double run(bool tuned) override { return once(tuned ? tuned_ : def_); }
   std::string verify() override {
@@ -119,7 +118,7 @@ public:
 
 private:
   double once(alloc::crw &a) {
-    a.load(occ_); // also forgets every thread's last page
+    a.load_packed(packed_); // packed once; loading also forgets every thread's last page
     ++tag_;
     return timer_.ms([&] {
       get_and_write_launches(a.handle(), out_.get(), threads, launches, cfg_.page_bytes, tag_);
@@ -128,7 +127,7 @@ private:
   device_pool mem_;
   alloc::pool_config cfg_;
   alloc::crw def_, tuned_;
-  std::vector<std::uint8_t> occ_;
+  alloc::crw::packed_state packed_;
   alloc::device_array<alloc::page_t> out_;
   event_timer timer_;
   unsigned tag_ = 0;

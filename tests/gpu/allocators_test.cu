@@ -291,20 +291,28 @@ TEST(AllocSanitizer, SmallPoolsAreClean) {
   }
 }
 
-// A state packed once and loaded many times (validate's get_page trials) is the state load()
+// A state packed once and loaded many times (validate, tune, gpuprobe-bench) is the state load()
 // gives: the same used pages, and a packing of another size is refused.
-TEST(AllocGpuLoad, LoadWordsIsLoadOfThePackedState) {
+TEST(AllocGpuLoad, LoadPackedIsLoadOfThePackedState) {
   GPUPROBE_REQUIRE_GPU();
   const alloc::page_t pages = 100003; // not a multiple of either word size
   const auto occ = alloc::random_occupancy(pages, pages / 3, 7);
   alloc::corw<std::uint32_t> a32(cfg<alloc::corw<std::uint32_t>>(pages));
   alloc::corw<unsigned long long> a64(cfg<alloc::corw<unsigned long long>>(pages));
-  a32.load_words(alloc::pack_bitmap<std::uint32_t>(occ));
-  a64.load_words(alloc::pack_bitmap<unsigned long long>(occ));
+  a32.load_packed(a32.pack(occ));
+  a64.load_packed(a64.pack(occ));
   EXPECT_EQ(a32.used_pattern(), occ);
   EXPECT_EQ(a64.used_pattern(), occ);
   a32.load(std::vector<std::uint8_t>(pages, 0));
   EXPECT_EQ(used_count(a32), 0u);
-  EXPECT_THROW(a32.load_words(alloc::pack_bitmap<std::uint32_t>(std::vector<std::uint8_t>(64))),
+  EXPECT_THROW(a32.load_packed(a32.pack(std::vector<std::uint8_t>(64))), std::invalid_argument);
+  // RW's flags and CRW's words, packed once, are the same state too.
+  alloc::rw r(cfg<alloc::rw>(pages));
+  r.load_packed(alloc::rw::pack(occ));
+  EXPECT_EQ(r.used_pattern(), occ);
+  EXPECT_THROW(r.load_packed(alloc::rw::pack(std::vector<std::uint8_t>(64))),
                std::invalid_argument);
+  alloc::crw c(cfg<alloc::crw>(pages));
+  c.load_packed(alloc::crw::pack(occ));
+  EXPECT_EQ(c.used_pattern(), occ);
 }
