@@ -7,6 +7,7 @@
 #include "allocators/workloads/tlb_scoped.cuh"
 #include "gpu_test_util.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -177,4 +178,39 @@ TEST(Workloads, TlbScopedPassesEqualOnePass) {
   EXPECT_EQ(h1[0], h4[0]);
   EXPECT_EQ(h1[1], h4[1]);
   EXPECT_EQ(h1[2], h4[2]);
+}
+
+// grouping_run's check (the values' own count on the device, no table) agrees with a host count
+// of the same values, passes a table grouped in passes, and fails one with a count changed.
+TEST(Workloads, GroupingCheckIsTheValuesOwnCount) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::uint64_t bytes = 32u << 20, input = 1u << 21; // 2^21 slots, 2^20 groups
+  alloc::device_array<workloads::group_slot> table(bytes / sizeof(workloads::group_slot));
+  workloads::grouping_run g(table.get(), bytes, input);
+  g.reset();
+  g.launch(8u << 20); // 4 passes
+  EXPECT_EQ(g.verify(), "");
+  // The host's count of the same values: the table's occupied slots and total.
+  alloc::device_array<std::uint32_t> values(input);
+  workloads::scoped_values<<<256, alloc::k_block>>>(values.get(), input, g.groups());
+  sync_or_throw();
+  std::vector<std::uint32_t> hv(input);
+  values.download(hv.data(), input);
+  std::vector<std::uint8_t> seen(g.groups(), 0);
+  std::uint64_t distinct = 0;
+  for (auto v : hv)
+    distinct += !seen[v], seen[v] = 1;
+  std::vector<workloads::group_slot> ht(bytes / sizeof(workloads::group_slot));
+  table.download(ht.data(), ht.size());
+  std::uint64_t occupied = 0, total = 0;
+  for (const auto &s : ht)
+    occupied += s.key != 0, total += s.count;
+  EXPECT_EQ(occupied, distinct);
+  EXPECT_EQ(total, input);
+  // One count off by one: the check must fail.
+  auto it = std::find_if(ht.begin(), ht.end(), [](const auto &s) { return s.key != 0; });
+  ASSERT_NE(it, ht.end());
+  ++it->count;
+  table.upload(ht.data(), ht.size());
+  EXPECT_NE(g.verify(), "");
 }
