@@ -115,13 +115,13 @@ CUmemAllocationProp device_prop(int device) {
   return prop;
 }
 
-// Threads that map a VMM range: $GPUPROBE_MAP_THREADS (1: one after the other, as before), else
-// up to 8. The driver takes cuMemCreate / cuMemMap calls from several threads; the 262,144 slots
-// of a 512 GiB alias range took 11-14 s from one.
+// Threads that map a VMM range: $GPUPROBE_MAP_THREADS, else one. The driver takes cuMemCreate /
+// cuMemMap calls from several threads but runs them one at a time: on H100 GPU-9ef05279 a 64 GiB
+// alias range took 1.00 s from one thread and 1.35 s from 8 (TlbProbeGpu.AliasRange*).
 unsigned threads_to_map() {
   if (const char *e = std::getenv("GPUPROBE_MAP_THREADS"); e && std::atoi(e) > 0)
     return unsigned(std::min(64, std::atoi(e)));
-  return std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  return 1;
 }
 
 // One thread's contiguous share of [0, count): how many of its items succeeded from its start,

@@ -53,6 +53,8 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
                  format_bytes(double(pool.alias_bytes())).c_str(),
                  std::chrono::duration<double>(clock::now() - t_map).count(), pool.map_threads());
   plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
+  if (pool.granularity()) // strides below the mapping's chunk: no more hops than the chunk stride
+    plan.max_hops = plan.max_bytes / pool.granularity();
   pointer_chase chase(pool, o.samples);
   auto measure = [&](std::uint64_t stride, std::uint64_t hops) {
     return measure_point(chase, stride, hops);
@@ -100,6 +102,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
   r.va_base = r.alias_bytes ? reinterpret_cast<std::uint64_t>(pool.data()) : 0;
   r.min_bytes = plan.min_bytes;
   r.max_bytes = plan.max_bytes;
+  r.max_hops = plan.max_hops;
   r.strides = plan.strides;
   r.points_per_octave = plan.points_per_octave;
   r.samples_per_point = chase.last_samples().size();

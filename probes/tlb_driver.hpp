@@ -51,6 +51,8 @@ struct tlb_result : result_envelope { // device, meta
   std::uint64_t alias_bytes = 0;       // alias pools: the one physical chunk (else 0, not written)
   std::uint64_t va_base = 0;           // alias pools: the range's virtual address (its alignment)
   std::uint64_t min_bytes = 0, max_bytes = 0;
+  std::uint64_t max_hops =
+      0; // a stride's longest lap (sweep_plan::max_hops; 0: max_bytes / stride)
   std::vector<std::uint64_t> strides;
   int points_per_octave = 0;
   std::size_t samples_per_point = 0;

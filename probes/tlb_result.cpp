@@ -70,15 +70,15 @@ tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_byte
 
 json to_json(const sweep_point &p) {
   json j = {{"stride_bytes", p.stride_bytes},
-          {"footprint_bytes", p.footprint_bytes},
-          {"hops", p.hops},
-          {"median_cycles", p.median},
-          {"p10_cycles", p.p10},
-          {"p90_cycles", p.p90},
-          {"mean_cycles", p.mean},
-          {"samples", p.samples},
-          {"smid", p.smid},
-          {"refined", p.refined}};
+            {"footprint_bytes", p.footprint_bytes},
+            {"hops", p.hops},
+            {"median_cycles", p.median},
+            {"p10_cycles", p.p10},
+            {"p90_cycles", p.p90},
+            {"mean_cycles", p.mean},
+            {"samples", p.samples},
+            {"smid", p.smid},
+            {"refined", p.refined}};
   if (p.disturbed) // written only when set: results of an undisturbed sweep read as before
     j["disturbed"] = true;
   return j;
@@ -143,6 +143,8 @@ json to_json(const tlb_result &r) {
       {"control", control},
       {"points", points_json(r.points)},
       {"wall_seconds", r.wall_seconds}};
+  if (r.max_hops)
+    body["max_hops"] = r.max_hops;
   if (r.alias_bytes) { // alias pools only: one physical chunk at every slot
     body["alias_bytes"] = r.alias_bytes;
     body["va_base"] = r.va_base;
@@ -166,6 +168,7 @@ tlb_result tlb_result_from_json(const json &doc) {
     r.samples_per_point = t.at("samples_per_point").get<std::size_t>();
     r.load = t.at("load").get<std::string>();
     r.alias_bytes = t.value("alias_bytes", std::uint64_t(0));
+    r.max_hops = t.value("max_hops", std::uint64_t(0)); // absent before issue 33
     r.va_base = t.value("va_base", std::uint64_t(0));
     if (r.alias_bytes && r.load.find(", every hop") != std::string::npos)
       r.load = r.load.substr(0, r.load.find(", every hop"));

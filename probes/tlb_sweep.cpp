@@ -14,7 +14,8 @@ namespace gpuprobe::probes {
 
 std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t stride) {
   std::vector<std::uint64_t> out;
-  const std::uint64_t max_hops = plan.max_bytes / stride;
+  const std::uint64_t max_hops =
+      plan.max_hops ? std::min(plan.max_hops, plan.max_bytes / stride) : plan.max_bytes / stride;
   if (max_hops < 1)
     return out;
   const std::uint64_t min_hops = std::max<std::uint64_t>(1, (plan.min_bytes + stride - 1) / stride);
@@ -183,11 +184,10 @@ std::vector<sweep_point> run_sweep(const sweep_plan &plan,
       all.push_back(p);
     }
     char line[240];
-    std::snprintf(line, sizeof line,
-                  "stride %s (%zu/%zu): %zu points (%d refined), %.1f s elapsed%s",
-                  format_bytes(double(stride)).c_str(), done, plan.strides.size(), pts.size(),
-                  refined, elapsed(),
-                  moved.empty() ? "" : "; DISTURBED: its repeat still disagrees");
+    std::snprintf(
+        line, sizeof line, "stride %s (%zu/%zu): %zu points (%d refined), %.1f s elapsed%s",
+        format_bytes(double(stride)).c_str(), done, plan.strides.size(), pts.size(), refined,
+        elapsed(), moved.empty() ? "" : "; DISTURBED: its repeat still disagrees");
     progress(line);
   }
   return all;

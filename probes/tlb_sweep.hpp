@@ -25,6 +25,12 @@ struct sweep_plan {
   std::vector<std::uint64_t> strides;
   std::uint64_t min_bytes = 1ull << 20; // smallest footprint
   std::uint64_t max_bytes = 0;          // largest footprint
+  // Hops of a stride's longest lap (0: max_bytes / stride). A pool mapped in chunks of g bytes
+  // sets max_bytes / g: a stride below g then sweeps as many hops as the stride g does, so a page
+  // below the mapping would still show within that many entries, and the small strides no longer
+  // spend their laps of millions of hops re-measuring the large-page levels (25 of a full
+  // sweep's 37 s on an H100, and the same levels, pages and structure on re-analysis).
+  std::uint64_t max_hops = 0;
   int points_per_octave = 4;
   int max_bisections = 8;        // per rise
   double resolution = 1.0 / 128; // stop when (hi - lo) / lo hops is below this

@@ -365,8 +365,8 @@ TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
     const auto &l1 = a.levels[0];
     // The page is a second finding: exact at 64 KiB, or an upper bound above it where the
     // smallest strides' rises hide in the noise; never a wrong exact page.
-    const bool page_right = l1.page_bytes == 64 * KiB ||
-                            (l1.bound == page_bound::upper && l1.page_bytes > 64 * KiB);
+    const bool page_right =
+        l1.page_bytes == 64 * KiB || (l1.bound == page_bound::upper && l1.page_bytes > 64 * KiB);
     if (std::fabs(l1.entries - 16) <= 1.6 && page_right)
       ++found;
     EXPECT_GE(l1.confidence, 0.65) << "seed " << seed << ": " << l1.existence;
@@ -427,5 +427,50 @@ TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
     EXPECT_TRUE(a.levels.empty());
     for (const auto &c : a.candidates)
       EXPECT_EQ(c.existence.rfind("small", 0), 0u) << c.existence;
+  }
+}
+
+// A stride below the alias range's 2 MiB chunk sweeps no more hops than the 2 MiB stride does
+// (sweep_plan::max_hops, issue 33): the committed full sweeps of an H100 and an H200 cut so give
+// the same levels, pages, structure and penalties as whole.
+TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
+    SCOPED_TRACE(unit);
+    const auto path =
+        std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + unit + "/raw/tlb.json";
+    const auto whole = load_tlb_inputs({path});
+    auto cut = whole;
+    const double chunk = 2 * MiB, max_hops = 512 * GiB / chunk;
+    std::size_t dropped = 0;
+    for (auto &c : cut.curves) {
+      if (c.stride_bytes >= chunk)
+        continue;
+      tlb_curve kept = c;
+      kept.footprint_bytes.clear(), kept.cycles.clear(), kept.mean_cycles.clear();
+      for (std::size_t i = 0; i < c.footprint_bytes.size(); ++i)
+        if (c.footprint_bytes[i] <= max_hops * c.stride_bytes) {
+          kept.footprint_bytes.push_back(c.footprint_bytes[i]);
+          kept.cycles.push_back(c.cycles[i]);
+          kept.mean_cycles.push_back(c.mean_cycles[i]);
+        } else {
+          ++dropped;
+        }
+      c = kept;
+    }
+    EXPECT_GT(dropped, 100u) << "the small strides' long laps";
+    const auto a = analyze_tlb(whole), b = analyze_tlb(cut);
+    ASSERT_EQ(a.levels.size(), 3u);
+    ASSERT_EQ(b.levels.size(), a.levels.size());
+    EXPECT_EQ(b.candidates.size(), a.candidates.size());
+    for (std::size_t k = 0; k < a.levels.size(); ++k) {
+      const auto &x = a.levels[k], &y = b.levels[k];
+      EXPECT_EQ(y.entries, x.entries) << "L" << k + 1;
+      EXPECT_EQ(y.page_bytes, x.page_bytes) << "L" << k + 1;
+      EXPECT_EQ(y.bound, x.bound) << "L" << k + 1;
+      EXPECT_EQ(y.structure.fit.ways, x.structure.fit.ways) << "L" << k + 1;
+      EXPECT_EQ(y.structure.fit.sets, x.structure.fit.sets) << "L" << k + 1;
+      EXPECT_EQ(y.miss_penalty_cycles, x.miss_penalty_cycles) << "L" << k + 1;
+      EXPECT_EQ(y.confidence, x.confidence) << "L" << k + 1;
+    }
   }
 }

@@ -40,6 +40,19 @@ TEST(Sweep, CoarseGridIsGeometricAndReachesTheEnd) {
   EXPECT_EQ(std::set<std::uint64_t>(h.begin(), h.end()).size(), h.size());
 }
 
+TEST(Sweep, AChunkStridesHopsCapTheSmallStrides) {
+  sweep_plan p;
+  p.min_bytes = 1 << 20;
+  p.max_bytes = 512ull << 30;
+  p.points_per_octave = 8;
+  p.max_hops = p.max_bytes / (2 << 20);
+  EXPECT_EQ(coarse_hops(p, 64 << 10).back(), p.max_hops);
+  EXPECT_EQ(coarse_hops(p, 2 << 20).back(), p.max_hops);
+  EXPECT_EQ(coarse_hops(p, 64 << 20).back(), 8192u) << "larger strides: as before";
+  p.max_hops = 0;
+  EXPECT_EQ(coarse_hops(p, 64 << 10).back(), 8u << 20);
+}
+
 TEST(Sweep, BisectionPinsTheBoundaryToAFewHops) {
   const std::vector<gpuprobe::test::sim_level> truth = {{16, 2 << 20, 30}, {1000, 2 << 20, 200}};
   sweep_plan p;
