@@ -4,18 +4,23 @@
 # issue 33>, optional), then the GPU tests of the changes (threaded VMM mapping, the sharing sample,
 # packed loads, the run). The summary compares levels, ways, sets, penalties, sharing, decisions
 # and verdicts of the runs. Usage:
-#   OUT=/dir BUILD=build-carry TAG=h100 [BASE=build-base] [FULL=2] [QUICK=2] scripts/device_issue33.sh
+#   OUT=/dir BUILD=build-carry TAG=h100 [BASE=build-base] [FULL=2] [QUICK=2] [GPU_TESTS=filter, "" for
+#   none] scripts/device_issue33.sh
 # (one call holds about 10 minutes: FULL=1 QUICK=1 with a BASE run fits an H100 in ~9.)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" i33
 G="$B/gpuprobe"
 FULL="${FULL:-1}" QUICK="${QUICK:-1}"
 if [ -n "${BASE:-}" ]; then
+  # The baseline draws its report with the plot script of the source tree it was built in
+  # (/work/base-src here): this tree's reports/ stands in for it.
+  [ -e /work/base-src/reports ] || { mkdir -p /work/base-src && ln -s "$PWD/reports" /work/base-src/reports; }
   LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_full 560 "$BASE/gpuprobe" run --out "$D/base"
 fi
 for i in $(seq 1 "$FULL"); do timed "full$i" 560 "$G" run --out "$D/full$i"; done
 for i in $(seq 1 "$QUICK"); do timed "quick$i" 200 "$G" run --quick --out "$D/quick$i"; done
-gpu_tests 'TlbProbeGpu.AliasRange*:TlbSharingGpu.ASample*:AllocGpuLoad.*:Tuned.TuneThenValidateEndToEnd'
+T="${GPU_TESTS-TlbSharingGpu.ASample*:AllocGpuLoad.*:Workloads.GroupingCheck*:Tuned.TuneThenValidateEndToEnd}"
+[ -n "$T" ] && gpu_tests "$T"
 pack
 echo "---- summary"
 cat "$D/steps.txt"
