@@ -110,7 +110,8 @@ scope_decision decide_tlb_scope(const model::tlb_hierarchy &tlb);
 // random access fills a set-associative level's sets unevenly, so the best scope may lie below
 // its capacity. Sampling over a footprint that exceeds them is timed with each and with one pass
 // (a small level's scope multiplies the passes; a low-confidence candidate may be real). The
-// fastest by geometric mean over the pools wins; within `tie` of one pass, one pass is kept.
+// largest scope within `tie` of the fastest (geometric mean over the pools) wins: a flat bottom
+// then gives the same scope every run; within `tie` of one pass, one pass is kept.
 struct scope_option {
   std::uint64_t bytes = 0;
   std::string level;                // "L1", "C2" (analysis::level_label), "L2 x0.875"
