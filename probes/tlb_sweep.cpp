@@ -121,6 +121,8 @@ std::map<std::uint64_t, sweep_point> sweep_stride(const sweep_plan &plan, std::u
   std::map<std::uint64_t, sweep_point> pts; // by hops
   for (auto h : grid)
     pts[h] = measure(stride, h);
+  if (!plan.refine)
+    return pts;
   // Bisection around every rise: measure the middle hop count, keep the half that holds
   // the change, until the boundary is resolved.
   for (int round = 0; round < 2; ++round) {

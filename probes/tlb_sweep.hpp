@@ -33,6 +33,7 @@ struct sweep_plan {
   std::uint64_t max_hops = 0;
   int points_per_octave = 4;
   int max_bisections = 8;        // per rise
+  bool refine = true;            // bisect the rises and their ramps' ends (false: the grid alone)
   double resolution = 1.0 / 128; // stop when (hi - lo) / lo hops is below this
   // A level's ramp (misses rising from where they begin to where every hop misses) has both
   // ends bisected on the mean, to within max(end_hops, end_resolution x hops) hops; a point is

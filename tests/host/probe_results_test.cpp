@@ -17,8 +17,7 @@ using namespace gpuprobe;
 using nlohmann::json;
 
 namespace {
-const std::string k_example =
-    std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-results/";
+const std::string k_example = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-results/";
 
 // The keys of every object in `j`, recursively (arrays: their first element), with their paths.
 void key_paths(const json &j, const std::string &at, std::set<std::string> &out) {
@@ -101,7 +100,8 @@ TEST(TlbDriver, PlansFromTheFreeMemory) {
   o.strides = {12};
   EXPECT_THROW(probes::plan_tlb(o, 80 * k_gib), error);
   const auto c = probes::plan_control(plan.max_bytes, 50 * k_mib);
-  EXPECT_EQ(c.max_bytes, 200 * k_mib);
+  EXPECT_EQ(c.max_bytes, 100 * k_mib);
+  EXPECT_FALSE(c.refine);
   EXPECT_EQ(c.strides, std::vector<std::uint64_t>{128});
 }
 
@@ -118,6 +118,29 @@ TEST(TlbDriver, ControlPassesOnlyOnARiseNearTheL2Size) {
   };
   EXPECT_TRUE(probes::judge_control(curve(27.0 * double(k_mib)), 50 * k_mib).passed);
   EXPECT_FALSE(probes::judge_control(curve(1e18), 50 * k_mib).passed) << "a flat control";
+}
+
+// The control's plan (the coarse grid to twice the L2, issue 33) on the committed real-memory
+// chases of an H100 and an H200: their points so cut still show the L2's rise.
+TEST(TlbDriver, TheControlsCoarseGridToTwiceTheL2StillFindsTheRise) {
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
+    SCOPED_TRACE(unit);
+    const auto r = probes::tlb_result_from_json(read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
+                                                               "/reports/examples/runs/" + unit +
+                                                               "/raw/tlb_real.json"));
+    ASSERT_TRUE(r.control.has_value());
+    const auto l2 = r.device.at("l2_bytes").get<std::uint64_t>();
+    const auto plan = probes::plan_control(r.max_bytes, l2);
+    std::vector<probes::sweep_point> grid;
+    for (const auto &p : r.control->points)
+      if (!p.refined && p.footprint_bytes <= plan.max_bytes)
+        grid.push_back(p);
+    EXPECT_GE(grid.size(), 50u);
+    const auto c = probes::judge_control(grid, l2);
+    EXPECT_TRUE(c.passed);
+    ASSERT_FALSE(c.steps.empty());
+    EXPECT_LT(c.steps.front().boundary_bytes, double(l2));
+  }
 }
 
 TEST(SharingDriver, PoolPolicyAndRounds) {
@@ -233,7 +256,7 @@ TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
                         {"miss_penalty_cycles", 96}}}}};
   const auto r200 = probes::plan_sampling(ramp, 126 * k_gib, o);
   EXPECT_EQ(r200[0].below_bytes, 52428 * k_mib / 2 * 2); // 0.8 x 64 GiB, down to 2 MiB
-  EXPECT_EQ(r200[0].above_bytes, 92160 * k_mib);          // 1.25 x 72 GiB
+  EXPECT_EQ(r200[0].above_bytes, 92160 * k_mib);         // 1.25 x 72 GiB
   const auto r100 = probes::plan_sampling(ramp, 71 * k_gib, o);
   EXPECT_NE(r100[0].skipped.find("0.99 x where every hop misses, 72 GiB"), std::string::npos)
       << r100[0].skipped;
