@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,7 +47,7 @@ extern "C" void on_interrupt(int sig) {
   g_signal.store(sig);
   for (auto &s : g_children)
     if (const int pid = s.load(); pid > 0)
-      ::kill(-pid, sig); // its process group: the child and whatever it started
+      ::kill(-pid, sig);              // its process group: the child and whatever it started
   if (g_cleanup_scopes.load() == 0) { // nothing to clean: end as the default action would
     std::signal(sig, SIG_DFL);
     ::raise(sig);
@@ -100,25 +101,58 @@ int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_
   auto envp = c_argv(env_text);
   // Its own process group, so an interruption reaches what it starts too (a plotter's workers,
   // a stage's children); this process passes SIGINT on, since a terminal's Ctrl-C no longer does.
+  // The interruptions wait, in this thread, until the child is remembered: a child that ran before
+  // its parent noted it (a loaded machine) missed the signal and ran on, orphaned. The child starts
+  // with the mask and the default actions this process had.
+  sigset_t interrupts, before;
+  sigemptyset(&interrupts);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP})
+    sigaddset(&interrupts, sig);
+  pthread_sigmask(SIG_BLOCK, &interrupts, &before);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setsigmask(&attr, &before);
+  posix_spawnattr_setsigdefault(&attr, &interrupts);
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, argv[0].c_str(), &fa, &attr, args.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0)
+    remember(pid);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr); // a pending interruption reaches it now
   if (rc != 0)
     throw error("cannot start '" + argv[0] + "': " + std::strerror(rc));
-  remember(pid);
   return pid;
 }
 
+// Waits for pid. Once interrupted, the child (its group got the signal) has 2 s to end, then its
+// group is killed: a shell defers SIGINT while it forks, and the command it then started missed
+// the signal and ran on, the shell waiting for it.
 int wait_pid(int pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  int waited_ms = 0;
+  for (;;) {
+    const bool interrupted = g_signal.load() != 0;
+    const int r = ::waitpid(pid, &status, interrupted ? WNOHANG : 0);
+    if (r == pid || (r < 0 && errno != EINTR))
+      break;
+    if (interrupted && r == 0) {
+      if (waited_ms >= 2000) {
+        ::kill(-pid, SIGKILL);
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      ::usleep(50 * 1000);
+      waited_ms += 50;
+    }
   }
   forget(pid);
+  if (g_signal.load() != 0)
+    ::kill(-pid, SIGKILL); // what is left of its group started after the signal was passed on
   return status;
 }
 
@@ -200,8 +234,7 @@ int interrupted_by() { return g_signal.load(); }
 
 void check_interrupted(const std::string &during) {
   if (const int sig = g_signal.load())
-    throw interrupted(std::string("interrupted (") + ::strsignal(sig) + ") during " + during,
-                      sig);
+    throw interrupted(std::string("interrupted (") + ::strsignal(sig) + ") during " + during, sig);
 }
 
 cleanup_scope::cleanup_scope() { ++g_cleanup_scopes; }

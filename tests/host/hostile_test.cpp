@@ -26,9 +26,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // Names a shell would act on: each would create PWNED in the working folder if a shell read it.
-const std::vector<std::string> k_hostile = {
-    "o'$(touch PWNED)'x", "a\"$(touch PWNED)\"b", "`touch PWNED`", "x; touch PWNED",
-    "with space", "new\nline", "$HOME"};
+const std::vector<std::string> k_hostile = {"o'$(touch PWNED)'x",
+                                            "a\"$(touch PWNED)\"b",
+                                            "`touch PWNED`",
+                                            "x; touch PWNED",
+                                            "with space",
+                                            "new\nline",
+                                            "$HOME"};
 
 // A scratch folder to run in; PWNED must never appear there.
 std::string scratch(const std::string &name) {
@@ -71,8 +75,10 @@ TEST(Hostile, JobsPassTheirArgumentsAndEnvironmentAsTheyAre) {
   const std::string dir = scratch("hostile-jobs");
   std::vector<job> jobs;
   for (const auto &a : k_hostile)
-    jobs.push_back({"[j]", {"sh", "-c", "printf '%s|%s' \"$1\" \"$V\"", "sh", a},
-                    {"V=" + a}, (fs::path(dir) / "log").string()});
+    jobs.push_back({"[j]",
+                    {"sh", "-c", "printf '%s|%s' \"$1\" \"$V\"", "sh", a},
+                    {"V=" + a},
+                    (fs::path(dir) / "log").string()});
   const auto r = run_jobs(jobs, nullptr);
   ASSERT_EQ(r.size(), k_hostile.size());
   for (std::size_t i = 0; i < r.size(); ++i) {
@@ -86,9 +92,11 @@ TEST(Hostile, JobsPassTheirArgumentsAndEnvironmentAsTheyAre) {
 TEST(Hostile, ReportOutPythonAndPlotScriptPathsRunNoShell) {
   const std::string dir = scratch("hostile-report");
   const fs::path unit = fs::path(dir) / "u";
-  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit, fs::copy_options::recursive);
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit,
+           fs::copy_options::recursive);
   for (const auto &name : {std::string("o'$(touch PWNED)'x"), std::string("r`touch PWNED`;x y")}) {
-    const auto r = test::run_gpuprobe_argv({"report", "--input", "u", "--out", name, "--format", "md"}, dir);
+    const auto r =
+        test::run_gpuprobe_argv({"report", "--input", "u", "--out", name, "--format", "md"}, dir);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(fs::exists(fs::path(dir) / name / "index.md")) << name;
   }
@@ -115,7 +123,9 @@ TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
              fs::copy_options::recursive);
     const std::string marker = (fs::path(dir) / "plotter-running").string();
     const std::string slow = (fs::path(dir) / "slow.sh").string();
-    std::ofstream(slow) << "touch '" << marker << "'\nsleep 30\ntrue\n"; // sleep: its child
+    // sleep: its child, of a duration no other process has (pgrep finds it below)
+    const std::string sleep = "sleep 29." + std::to_string(100000 + ::getpid() % 100000);
+    std::ofstream(slow) << "touch '" << marker << "'\n" << sleep << "\ntrue\n";
     const auto child = spawn_child({test::gpuprobe_binary(), "report", "--input", "u", "--out",
                                     "rep", "--python", "/bin/sh", "--plot-script", slow},
                                    dir);
@@ -131,19 +141,19 @@ TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
     const int code = wait_child(c);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(code, 128 + sig) << "signal " << sig;
-    EXPECT_LT(s, 5.0) << "it waited for the plotter to end by itself";
+    EXPECT_LT(s, 5.0) << "it waited for the plotter to end by itself (signal " << sig << ")";
     for (const auto &e : fs::directory_iterator(dir))
       EXPECT_NE(e.path().filename().string().rfind(".rep.tmp", 0), 0u) << e.path();
     EXPECT_FALSE(fs::exists(fs::path(dir) / "rep"));
-    // the plotter's own child (sleep 30) got the signal with its process group: it ends in a
+    // the plotter's own child (the sleep) got the signal with its process group: it ends in a
     // moment (not necessarily before report's exit: a loaded machine showed it still there)
     child_options o;
     o.capture = true;
     o.quiet_stderr = true;
-    auto ps = run_child({"pgrep", "-f", "sleep 30"}, o);
+    auto ps = run_child({"pgrep", "-f", sleep}, o);
     for (int i = 0; i < 40 && !ps.output.empty(); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      ps = run_child({"pgrep", "-f", "sleep 30"}, o);
+      ps = run_child({"pgrep", "-f", sleep}, o);
     }
     EXPECT_TRUE(ps.output.empty()) << "left running after 2 s: " << ps.output;
   }
@@ -192,8 +202,8 @@ TEST(Hostile, FilesThatCrashedReadersAreOneLineErrors) {
 // where they are read (issue 36, items 3 and 4).
 TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
   const std::string dir = scratch("hostile-inputs");
-  const std::string h100 = std::string(GPUPROBE_SOURCE_DIR) +
-                           "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
+  const std::string h100 =
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
   const std::string h200 =
       std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad";
   const fs::path raw = fs::path(dir) / "raw";
@@ -213,8 +223,8 @@ TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
   EXPECT_NE(r.err.find("is its input"), std::string::npos) << r.err;
   // two GPUs' sweeps: refused, naming both; --allow-mixed takes them as one on purpose
   const std::string out = (fs::path(dir) / "p.json").string();
-  r = test::run_gpuprobe_argv({"analyze", "tlb", "--input", h100 + "/raw/tlb.json",
-                               h200 + "/raw/tlb.json", "--out", out});
+  r = test::run_gpuprobe_argv(
+      {"analyze", "tlb", "--input", h100 + "/raw/tlb.json", h200 + "/raw/tlb.json", "--out", out});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("was measured on GPU-b337e4ad"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
@@ -273,9 +283,8 @@ TEST(Hostile, MessagesANewcomerTripsOn) {
   EXPECT_NE(r.out.find("--no-control"), std::string::npos);
   r = test::run_gpuprobe_argv({"--help"});
   EXPECT_NE(r.out.find("Exit status: 0 done; 1 error"), std::string::npos) << r.out;
-  r = test::run_gpuprobe_argv(
-      {"theory", "--model", "rw", "--pages", "18446744073709551615", "--free", "10", "--threads",
-       "20"});
+  r = test::run_gpuprobe_argv({"theory", "--model", "rw", "--pages", "18446744073709551615",
+                               "--free", "10", "--threads", "20"});
   EXPECT_EQ(r.err.find("-9223372036854775808"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("N = 20, A = 10"), std::string::npos) << r.err;
   r = test::run_gpuprobe_argv(
@@ -303,9 +312,8 @@ TEST(Hostile, ALoopOfLinksInAResultsFolderIsNotDrawnWithItsReason) {
   fs::create_symlink("loopA.json", unit / "raw" / "loopB.json");
   fs::create_symlink("l2", fs::path(dir) / "l1");
   fs::create_symlink("l1", fs::path(dir) / "l2");
-  auto r = test::run_gpuprobe_argv(
-      {"report", "--input", unit.string(), "--out", (fs::path(dir) / "rep").string(), "--format",
-       "md"});
+  auto r = test::run_gpuprobe_argv({"report", "--input", unit.string(), "--out",
+                                    (fs::path(dir) / "rep").string(), "--format", "md"});
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("loopA.json: Too many levels of symbolic links"), std::string::npos)
       << r.out;
