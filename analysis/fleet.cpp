@@ -73,6 +73,10 @@ std::string group_map(const std::vector<std::vector<int>> &groups) {
 }
 
 void read_profile(const model::profile &p, fleet_unit &u) {
+  // Which analysis made the profile: units analysed by different commits may differ by the
+  // analysis alone (`characterize --reanalyze` on each folder makes them comparable).
+  if (p.meta.is_object() && p.meta.contains("git_commit") && p.meta["git_commit"].is_string())
+    u.text["analysis_commit"] = p.meta["git_commit"].get<std::string>();
   const auto &levels = p.tlb.levels;
   const json checks = p.tlb.cross_check.value_or(json::object()).value("levels", json::array());
   for (std::size_t k = 0; k < levels.size(); ++k) {
@@ -88,7 +92,10 @@ void read_profile(const model::profile &p, fleet_unit &u) {
     u.numbers[n + "reach_gib"] = L.reach_bytes / double(1ull << 30);
     u.numbers[n + "penalty_cycles"] = L.miss_penalty_cycles.value_or(0);
     u.text[n + "sharing"] = L.sharing ? L.sharing->scope : "not measured";
-    if (L.sharing && L.sharing->groups && !L.sharing->groups->empty()) {
+    // A global level's groups are every SM it was measured on (all, or a spread sample of them,
+    // issue 33): its scope says all there is, so there is no map to compare.
+    if (L.sharing && L.sharing->scope != "global" && L.sharing->groups &&
+        !L.sharing->groups->empty()) {
       const auto groups = canonical_groups(*L.sharing->groups);
       u.numbers[n + "groups"] = double(groups.size());
       u.text[n + "group_sizes"] = group_sizes(groups);
