@@ -38,8 +38,8 @@ void setup_characterize(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
   app->add_flag("--quick", opt->quick,
-                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 55 s on an H100; "
-                "a full run about 140 s)");
+                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 45 s on an H100; "
+                "a full characterize about 65 s)");
   app->add_flag("--reanalyze", opt->reanalyze,
                 "no GPU: derive DIR/profile.json again from the measurements in DIR/raw with this "
                 "build's analysis (a level whose sharing was measured for another geometry is "

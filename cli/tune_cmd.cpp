@@ -28,7 +28,7 @@ void setup_tune(CLI::App &parent) {
   auto *app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size, CRW placement "
                                             "and TLB scope measured, TLB-scoped regions");
   app->footer("Example: gpuprobe tune --profile results/first/profile.json --out "
-              "results/first/tuning.json (~40 s on an H100, ~50 s on an H200)");
+              "results/first/tuning.json (~11 s on an H100)");
   app->add_option("--profile", opt->profile,
                   "profile.json of gpuprobe characterize (required without --devices)");
   app->add_option("--out", opt->common.out, "tuning.json to write (required without --devices)");
