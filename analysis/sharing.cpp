@@ -192,8 +192,12 @@ sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &sou
   return m;
 }
 
-bool sample_is_global(const probes::sharing_result &r) {
-  return analyze_sharing(matrix_of(r, "the sample")).scope == sharing_scope::global;
+bool sample_is_global(const probes::sharing_result &r) { return sample_not_global(r).empty(); }
+
+std::string sample_not_global(const probes::sharing_result &r) {
+  const auto a = analyze_sharing(matrix_of(r, "the sample"));
+  return a.scope == sharing_scope::global ? ""
+                                          : "the sample: " + to_string(a.scope) + ", " + a.reason;
 }
 
 sharing_matrix load_sharing_input(const std::string &path) {

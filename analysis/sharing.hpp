@@ -71,6 +71,9 @@ sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &sou
 // different GPCs shares); a private or grouped sample says nothing of the SMs between the
 // sampled ones, so those are measured.
 bool sample_is_global(const probes::sharing_result &r);
+// "" when the sample is global, else its scope and the analysis's reason (what the sample's log
+// line and result say).
+std::string sample_not_global(const probes::sharing_result &r);
 
 // How groups relate to SM-id structure (consecutive TPC pairs, interleaved ids, sizes).
 std::string describe_structure(const std::vector<std::vector<int>> &groups, int sm_count);

@@ -56,7 +56,7 @@ void run(sharing_flags &f) {
   o.random_order = f.order == "random";
   o.spread_lines = f.lines == "spread";
   if (o.sample_sms > 0)
-    o.sample_suffices = analysis::sample_is_global; // global on the sample: global everywhere
+    o.sample_verdict = analysis::sample_not_global; // global on the sample: global everywhere
   probes::plan_sharing(o.level.page_bytes, o.level.entries,
                        o.overfill); // bad options fail before any GPU work
   const auto dev = query_device(f.common.device);

@@ -79,19 +79,20 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   if (o.max_sms > 0 && o.max_sms < int(all.size()))
     all.resize(std::size_t(o.max_sms));
   nlohmann::json sample = nullptr;
-  if (o.sample_sms > 0 && std::size_t(o.sample_sms) < all.size() && o.sample_suffices) {
+  if (o.sample_sms > 0 && std::size_t(o.sample_sms) < all.size() && o.sample_verdict) {
     std::vector<int> spread;
     for (const std::size_t k : spread_sm_indices(all.size(), std::size_t(o.sample_sms)))
       spread.push_back(all[k]);
     std::fprintf(stderr, "[tlb-sharing] first %zu of %zu SMs, spread over the GPU\n", spread.size(),
                  all.size());
     measure(r, spread);
-    const bool enough = o.sample_suffices(r);
+    const std::string why_not = o.sample_verdict(r);
+    const bool enough = why_not.empty();
     sample = {{"sms", spread.size()},
               {"of", all.size()},
               {"finding", enough ? "every pair of the spread SMs shares: global, the rest not "
                                    "measured"
-                                 : "not global: every SM measured"}};
+                                 : "not global: every SM measured (" + why_not + ")"}};
     std::fprintf(stderr, "[tlb-sharing] the sample: %s\n",
                  sample["finding"].get<std::string>().c_str());
     if (!enough)

@@ -42,11 +42,11 @@ struct sharing_options {
   bool random_order = true; // --order random | sequential
   bool spread_lines = true; // --lines spread | zero
   std::uint64_t seed = defaults::seed;
-  // First measure this many SMs spread over the GPU (spread_sm_indices); when `sample_suffices`
-  // says their matrix answers for every SM (every pair shares: the level is global), stop there;
-  // else measure every SM. 0: every SM at once.
+  // First measure this many SMs spread over the GPU (spread_sm_indices); when `sample_verdict`
+  // says their matrix answers for every SM ("": every pair shares, the level is global), stop
+  // there; else (it says why not) measure every SM. 0: every SM at once.
   int sample_sms = 0;
-  std::function<bool(const sharing_result &)> sample_suffices;
+  std::function<std::string(const sharing_result &)> sample_verdict;
 };
 
 // `n` of `count` SM indices spread evenly over them (0, count/n, 2 count/n, ...): SMs of every
