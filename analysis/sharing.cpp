@@ -388,7 +388,10 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
   } else {
     const double mx = median(xs), sx = std::max(robust_sigma(xs), floor_x);
     if (mx > opt.control_sigmas * sx && mx > 0.15)
-      a.threshold_x = std::max(0.1, mx - opt.control_sigmas * sx); // one raised cluster: all shared
+      // One raised cluster: all shared. Its threshold is at most half the diagonal's rise: under a
+      // tight cluster at ~1 (a level every SM shares) mx - 6 sx sat just below the median, and a
+      // few disruptors that evict 5 % less (the far L2 half) fell out of it.
+      a.threshold_x = std::max(0.1, std::min(0.5, mx - opt.control_sigmas * sx));
     else
       a.threshold_x = 0.5; // one cluster at the reference: none shared
   }

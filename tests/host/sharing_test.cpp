@@ -280,3 +280,19 @@ TEST(SharingGenerated, TwoRaisedClustersAreAllShared) {
   EXPECT_EQ(to_string(a.scope), "global") << a.reason;
   EXPECT_EQ(a.shared_pairs, 28) << a.reason;
 }
+
+// Every pair shares, most at the diagonal's rise and a quarter of the disruptors (a far L2 half)
+// 5 % below it, in a tight cluster: one raised cluster, global, not the majority alone.
+TEST(SharingGenerated, AMinorityEvictingALittleLessIsStillShared) {
+  std::vector<int> all(8);
+  for (int i = 0; i < 8; ++i)
+    all[std::size_t(i)] = i;
+  auto m = make_matrix(8, {all}, 400, 480, 0.5);
+  for (int i = 0; i < 8; ++i)
+    for (int k = 6; k < 8; ++k)
+      if (k != i)
+        m.cycles[std::size_t(i)][std::size_t(k)] -= 24;
+  const auto a = analyze_sharing(m);
+  EXPECT_EQ(to_string(a.scope), "global") << a.reason;
+  EXPECT_EQ(a.shared_pairs, 28) << a.reason;
+}
