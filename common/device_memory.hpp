@@ -48,8 +48,8 @@ public:
   }
   // alias: the bytes of the one physical chunk every slot maps (else 0).
   std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
-  // alias, vmm, vmm_sparse: the threads that mapped the range ($GPUPROBE_MAP_THREADS, else up
-  // to 8; 0 for the other kinds).
+  // alias, vmm, vmm_sparse: the threads that mapped the range ($GPUPROBE_MAP_THREADS, else one;
+  // 0 for the other kinds).
   unsigned map_threads() const { return map_threads_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
