@@ -264,35 +264,34 @@ TEST(SharingSample, ASampledVerdictSaysSo) {
       << a.reason;
 }
 
-// Every pair shares, but a far half of the disruptors evicts a little more than the near half
-// (x ~1.0 and ~1.13 of the diagonal's rise, as an 8-SM sample of Hopper's walk level measured on
-// H100 GPU-9ef05279): two raised clusters are one verdict, global, not a split between them.
-TEST(SharingGenerated, TwoRaisedClustersAreAllShared) {
+// 8 SMs that all share the level (diagonal +480 cycles, noise sigma), the disruptors from SM
+// `from` on `shift` cycles off the diagonal's rise (a far L2 half, say).
+namespace {
+sharing_analysis all_shared_shifted(int from, double shift, double sigma) {
   std::vector<int> all(8);
   for (int i = 0; i < 8; ++i)
     all[std::size_t(i)] = i;
-  auto m = make_matrix(8, {all}, 400, 480, 1.0);
+  auto m = make_matrix(8, {all}, 400, 480, sigma);
   for (int i = 0; i < 8; ++i)
-    for (int k = 4; k < 8; ++k)
+    for (int k = from; k < 8; ++k)
       if (k != i)
-        m.cycles[std::size_t(i)][std::size_t(k)] += 60;
-  const auto a = analyze_sharing(m);
+        m.cycles[std::size_t(i)][std::size_t(k)] += shift;
+  return analyze_sharing(m);
+}
+} // namespace
+
+// Every pair shares, but half the disruptors evict a little more than the others (x ~1.0 and
+// ~1.13 of the diagonal's rise): two raised clusters are one verdict, global, not a split.
+TEST(SharingGenerated, TwoRaisedClustersAreAllShared) {
+  const auto a = all_shared_shifted(4, 60, 1.0);
   EXPECT_EQ(to_string(a.scope), "global") << a.reason;
   EXPECT_EQ(a.shared_pairs, 28) << a.reason;
 }
 
-// Every pair shares, most at the diagonal's rise and a quarter of the disruptors (a far L2 half)
-// 5 % below it, in a tight cluster: one raised cluster, global, not the majority alone.
+// Every pair shares, most at the diagonal's rise and a quarter of the disruptors 5 % below it, in
+// a tight cluster: one raised cluster, global, not the majority alone.
 TEST(SharingGenerated, AMinorityEvictingALittleLessIsStillShared) {
-  std::vector<int> all(8);
-  for (int i = 0; i < 8; ++i)
-    all[std::size_t(i)] = i;
-  auto m = make_matrix(8, {all}, 400, 480, 0.5);
-  for (int i = 0; i < 8; ++i)
-    for (int k = 6; k < 8; ++k)
-      if (k != i)
-        m.cycles[std::size_t(i)][std::size_t(k)] -= 24;
-  const auto a = analyze_sharing(m);
+  const auto a = all_shared_shifted(6, -24, 0.5);
   EXPECT_EQ(to_string(a.scope), "global") << a.reason;
   EXPECT_EQ(a.shared_pairs, 28) << a.reason;
 }
