@@ -57,35 +57,6 @@ region_decision group_regions(const model::tlb_level &L, const std::string &wher
 
 } // namespace
 
-region_decision decide_regions(const model::tlb_hierarchy &tlb) {
-  region_decision d;
-  const model::tlb_level *best = nullptr;
-  std::string where;
-  bool best_is_level = false;
-  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
-    if (!L.sharing || !L.sharing->has_groups() || (candidate && best_is_level))
-      return; // a measured level is preferred to a candidate
-    if (!best || L.reach_bytes > best->reach_bytes)
-      best = &L, where = label, best_is_level = !candidate;
-  });
-  if (!best) {
-    d.reason =
-        "no TLB level or candidate with SM groups in the profile: one region (the whole pool)";
-    return d;
-  }
-  d = group_regions(*best, where);
-  const double reach = d.max_region_bytes, page = d.page_bytes;
-  char buf[512];
-  std::snprintf(
-      buf, sizeof buf,
-      "%s reaches %.4g GiB in %.4g MiB pages and is shared by %d SM groups: one region of at most "
-      "that reach per group, for pools "
-      "larger than the reach (a smaller pool fits every group's TLB as it is and keeps one region)",
-      where.c_str(), reach / double(1ull << 30), page / double(1 << 20), d.regions);
-  d.reason = buf;
-  return d;
-}
-
 std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int sm_count,
                                           double small_pool_bytes, double largest_pool_bytes) {
   std::vector<region_option> out;

@@ -29,7 +29,6 @@ struct region_decision {
   nlohmann::json per_level = nlohmann::json::array(); // decide_regions_measured: one per level
   nlohmann::json to_json() const;
 };
-region_decision decide_regions(const model::tlb_hierarchy &tlb);
 
 // What regions each level of the profile (and its largest candidate) would cut: per-SM regions
 // for a private level (SM s -> region s), per-group regions for a level shared by SM groups; a

@@ -20,14 +20,20 @@ json two_group_profile() {
                {"page_bytes", 33554432.0},
                {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 4}, {2, 3}}}}}}}}}}};
 }
+// The candidate's two SM groups, measured to pay.
+tune::region_decision regions(const model::tlb_hierarchy &tlb) {
+  const double gib = double(1ull << 30);
+  return tune::decide_regions_measured(tune::region_options(tlb, 5, 8 * gib, 72 * gib),
+                                       {{"C1", 2.0, 1.5}});
+}
 json tuning_doc() {
   const json p = two_group_profile();
   const auto w = tune::decide_word_size({{0.5, 1.0, 0.5, 1, 1}});
   const auto c = tune::decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.5}});
-  return {{"schema", "gpuprobe.tuning/1"},
-          {"allocator", alloc::allocator_block_json(
-                            tune::allocator_tuning(w, tune::decide_regions(test::tlb_of(p)), c,
-                                                   tune::decide_tlb_scope(test::tlb_of(p))))}};
+  return {
+      {"schema", "gpuprobe.tuning/1"},
+      {"allocator", alloc::allocator_block_json(tune::allocator_tuning(
+                        w, regions(test::tlb_of(p)), c, tune::decide_tlb_scope(test::tlb_of(p))))}};
 }
 } // namespace
 

@@ -7,11 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace gpuprobe::tune;
 using gpuprobe::test::tlb_of;
 using nlohmann::json;
 
-TEST(Tuning, RegionsFollowTheLargestSharedLevel) {
+// A level or candidate shared by SM groups cuts a region per group (SMs in no group spread over
+// them), each at most its reach in whole pages.
+TEST(Tuning, ASharedLevelCutsARegionPerSmGroup) {
   const json profile = {
       {"tlb",
        {{"levels",
@@ -22,19 +26,32 @@ TEST(Tuning, RegionsFollowTheLargestSharedLevel) {
          {{{"reach_bytes", 69289902080.0},
            {"page_bytes", 33554432.0},
            {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 48, 49}, {2, 3, 50, 51}}}}}}}}}}};
-  const auto d = decide_regions(tlb_of(profile));
+  const double GiB = double(1ull << 30);
+  const auto opts = region_options(tlb_of(profile), 52, 8 * GiB, 72 * GiB);
+  const auto c1 =
+      std::find_if(opts.begin(), opts.end(), [](const auto &o) { return o.level == "C1"; });
+  ASSERT_NE(c1, opts.end());
+  const auto &d = c1->regions;
+  EXPECT_TRUE(c1->skip.empty()) << c1->skip;
   EXPECT_EQ(d.regions, 2);
   EXPECT_EQ(d.level, "C1");
   EXPECT_DOUBLE_EQ(d.max_region_bytes, 2065.0 * 33554432.0) << "whole 32 MiB pages";
   EXPECT_EQ(d.sm_region[48], 0);
   EXPECT_EQ(d.sm_region[3], 1);
   EXPECT_GE(d.sm_region[4], 0) << "SMs in no group still get a region";
-  EXPECT_NE(d.reason.find("2 SM groups"), std::string::npos) << d.reason;
+  // Measured to pay, they are the decision.
+  const auto chosen = decide_regions_measured(opts, {{"C1", 2.0, 1.5}});
+  EXPECT_EQ(chosen.regions, 2);
+  EXPECT_NE(chosen.reason.find("C1's regions chosen"), std::string::npos) << chosen.reason;
 }
 
 TEST(Tuning, NoSharedLevelKeepsOneRegionAndSaysWhy) {
-  const auto d = decide_regions(
-      tlb_of(json{{"tlb", {{"levels", json::array()}, {"candidates", json::array()}}}}));
+  const double GiB = double(1ull << 30);
+  const auto d = decide_regions_measured(
+      region_options(
+          tlb_of(json{{"tlb", {{"levels", json::array()}, {"candidates", json::array()}}}}), 132,
+          8 * GiB, 72 * GiB),
+      {});
   EXPECT_EQ(d.regions, 1);
   EXPECT_DOUBLE_EQ(d.max_region_bytes, 0);
   EXPECT_NE(d.reason.find("one region"), std::string::npos);
