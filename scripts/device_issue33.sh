@@ -10,7 +10,10 @@
 # this build's 127 s, a quick one 55 s, the GPU tests 55 s. Issue 33's acceptance per GPU, two calls
 # on one held machine (its unit stays): BASE=build-base FULL=1 QUICK=1 GPU_TESTS="" (~500 s), then
 # FULL=1 QUICK=1 TAG=<gpu>b (~240 s, the GPU tests included); then, here, scripts/compare_runs.py
-# BASE_FOLDER RUN... over both calls' folders.
+# BASE_FOLDER RUN... over both calls' folders. The baseline build, here: git worktree add
+# /work/base-src a992f70; cmake -S /work/base-src -B /work/base-src/build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# -DCMAKE_CUDA_ARCHITECTURES=90; cmake --build /work/base-src/build --target gpuprobe; mkdir -p
+# build-base; strip -o build-base/gpuprobe /work/base-src/build/gpuprobe; carry build-base too.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" i33
 G="$B/gpuprobe"
