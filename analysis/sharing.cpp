@@ -277,33 +277,26 @@ std::string describe_structure(const std::vector<std::vector<int>> &groups, int 
   return s;
 }
 
-sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options &opt) {
-  sharing_analysis a;
-  const int n = int(m.sm_ids.size());
-  a.has_baseline = !m.baseline.empty();
-  a.pairs = n * (n - 1) / 2;
-  if (n < 2) {
-    a.reason = "fewer than 2 SMs in the matrix";
-    return a;
-  }
-  double max_cell = 0;
+namespace {
+
+using matrix = std::vector<std::vector<double>>;
+
+double max_cell(const sharing_matrix &m) {
+  double mx = 0;
   for (const auto &r : m.cycles)
     for (double v : r)
-      max_cell = std::max(max_cell, v);
+      mx = std::max(mx, v);
   for (double v : m.baseline)
-    max_cell = std::max(max_cell, v);
-  if (max_cell < opt.l1_hit_max_cycles) {
-    char buf[300];
-    std::snprintf(buf, sizeof buf,
-                  "every cell is below %.0f cycles (max %.0f): L1-hit latency, the walk never "
-                  "reached L2, so the TLB was never exercised",
-                  opt.l1_hit_max_cycles, max_cell);
-    a.reason = buf;
-    return a;
-  }
+    mx = std::max(mx, v);
+  return mx;
+}
 
-  // Reference (unshared) level per victim, and the positive control above it.
-  std::vector<double> ref(n), pos(n);
+// Each victim's unshared level (its baseline, else its row's median) and its positive control
+// (the diagonal above it); the median control and the noise of the cells below half of it.
+void reference_and_control(const sharing_matrix &m, sharing_analysis &a, std::vector<double> &ref,
+                           std::vector<double> &pos) {
+  const int n = int(m.sm_ids.size());
+  ref.assign(std::size_t(n), 0), pos.assign(std::size_t(n), 0);
   for (int i = 0; i < n; ++i) {
     if (a.has_baseline) {
       ref[i] = m.baseline[i];
@@ -317,41 +310,45 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
     pos[i] = m.cycles[i][i] - ref[i];
   }
   a.control_cycles = median(pos);
-  // Noise: spread of the residuals around ref, from cells below half the control (unshared).
   std::vector<double> low_res;
   for (int i = 0; i < n; ++i)
     for (int k = 0; k < n; ++k)
       if (k != i && m.cycles[i][k] - ref[i] < 0.5 * std::max(a.control_cycles, 0.0))
         low_res.push_back(m.cycles[i][k] - ref[i]);
   a.noise_cycles = std::max(robust_sigma(low_res), 0.3); // 0.3: integer rounding alone
-  if (!(a.control_cycles > opt.control_sigmas * a.noise_cycles)) {
-    char buf[400];
-    if (!a.has_baseline && max_cell >= opt.l2_min_cycles) {
-      a.scope = sharing_scope::global;
-      std::snprintf(
-          buf, sizeof buf,
-          "the diagonal equals the rest (%+.1f cycles, noise %.1f) and every cell is at "
-          "L2-or-slower latency: every disruptor evicts every victim, a level shared by all SMs",
-          a.control_cycles, a.noise_cycles);
-      a.shared_pairs = a.pairs;
-      std::vector<int> all = m.sm_ids;
-      a.groups.push_back(all);
-    } else {
-      std::snprintf(
-          buf, sizeof buf,
-          "positive control failed: the victim evicting itself costs %+.1f cycles over %s "
-          "(noise %.1f), so this matrix cannot show sharing",
-          a.control_cycles, a.has_baseline ? "the no-disruptor baseline" : "the row median",
-          a.noise_cycles);
-    }
-    a.reason = buf;
-    return a;
-  }
+}
 
-  // Normalised effect per directed cell; rows whose own control is weak use the median control.
+// A diagonal that does not stand above the noise: global where every cell is L2-or-slower and no
+// baseline says otherwise, else the matrix cannot show sharing.
+void weak_control(const sharing_matrix &m, double max_cell, const sharing_options &opt,
+                  sharing_analysis &a) {
+  char buf[400];
+  if (!a.has_baseline && max_cell >= opt.l2_min_cycles) {
+    a.scope = sharing_scope::global;
+    std::snprintf(
+        buf, sizeof buf,
+        "the diagonal equals the rest (%+.1f cycles, noise %.1f) and every cell is at "
+        "L2-or-slower latency: every disruptor evicts every victim, a level shared by all SMs",
+        a.control_cycles, a.noise_cycles);
+    a.shared_pairs = a.pairs;
+    a.groups.push_back(m.sm_ids);
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "positive control failed: the victim evicting itself costs %+.1f cycles over %s "
+                  "(noise %.1f), so this matrix cannot show sharing",
+                  a.control_cycles, a.has_baseline ? "the no-disruptor baseline" : "the row median",
+                  a.noise_cycles);
+  }
+  a.reason = buf;
+}
+
+// Each directed cell's rise over its victim's reference, in units of the victim's control (rows
+// whose own control is weak use the median control); `xs` the off-diagonal ones.
+matrix normalised(const sharing_matrix &m, const std::vector<double> &ref,
+                  const std::vector<double> &pos, sharing_analysis &a, std::vector<double> &xs) {
+  const int n = int(m.sm_ids.size());
   int weak_rows = 0;
-  std::vector<std::vector<double>> x(n, std::vector<double>(n, 0));
-  std::vector<double> xs;
+  matrix x(n, std::vector<double>(n, 0));
   for (int i = 0; i < n; ++i) {
     double p = pos[i];
     if (p < 0.5 * a.control_cycles) {
@@ -368,8 +365,13 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
     a.notes.push_back(std::to_string(weak_rows) +
                       " victim SM(s) saw a diagonal below half the median control; "
                       "their cells were scaled by the median control");
+  return x;
+}
 
-  // Two clusters (some pairs shared) or one (none or all)?
+// The threshold on x: between two clusters (some pairs shared), else below one raised cluster
+// (all shared), else half the control (none shared).
+void choose_threshold(const std::vector<double> &xs, const sharing_options &opt,
+                      sharing_analysis &a) {
   const double floor_x = 0.3 / a.control_cycles;
   const double t = otsu_threshold(xs);
   std::vector<double> lo, hi;
@@ -396,8 +398,12 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
       a.threshold_x = 0.5; // one cluster at the reference: none shared
   }
   a.threshold_cycles = a.threshold_x * a.control_cycles;
+}
 
-  // A pair is shared only when both directions say so.
+// Pairs shared in both directions (one direction only: noted, not shared), joined into groups.
+void share_and_group(const sharing_matrix &m, const matrix &x, const sharing_options &opt,
+                     sharing_analysis &a) {
+  const int n = int(m.sm_ids.size());
   union_find uf(n);
   std::vector<std::vector<char>> shared(n, std::vector<char>(n, 0));
   std::vector<std::string> asym_examples;
@@ -423,7 +429,6 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
                       " pair(s) raised in one direction only (victim<-disruptor: " + ex +
                       (a.asymmetric_pairs > 4 ? ", ..." : "") + "); treated as not shared");
   }
-
   std::map<int, std::vector<int>> comp;
   for (int i = 0; i < n; ++i)
     comp[uf.find(i)].push_back(i);
@@ -445,7 +450,11 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
     a.groups.push_back(ids);
   }
   std::sort(a.groups.begin(), a.groups.end());
+}
 
+// The scope from the shared pairs, its one-sentence reason, and a sample's note.
+void verdict(const sharing_matrix &m, const sharing_options &opt, sharing_analysis &a) {
+  const int n = int(m.sm_ids.size());
   char buf[400];
   if (a.shared_pairs == 0) {
     a.scope = sharing_scope::private_;
@@ -475,6 +484,40 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options 
     a.reason += "; measured on " + std::to_string(n) + " of " +
                 m.params["sample"].value("of", json(0)).dump() +
                 " SMs spread over the GPU (a level every pair of them shares is global)";
+}
+
+} // namespace
+
+sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options &opt) {
+  sharing_analysis a;
+  const int n = int(m.sm_ids.size());
+  a.has_baseline = !m.baseline.empty();
+  a.pairs = n * (n - 1) / 2;
+  if (n < 2) {
+    a.reason = "fewer than 2 SMs in the matrix";
+    return a;
+  }
+  const double highest = max_cell(m);
+  if (highest < opt.l1_hit_max_cycles) {
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "every cell is below %.0f cycles (max %.0f): L1-hit latency, the walk never "
+                  "reached L2, so the TLB was never exercised",
+                  opt.l1_hit_max_cycles, highest);
+    a.reason = buf;
+    return a;
+  }
+  std::vector<double> ref, pos;
+  reference_and_control(m, a, ref, pos);
+  if (!(a.control_cycles > opt.control_sigmas * a.noise_cycles)) {
+    weak_control(m, highest, opt, a);
+    return a;
+  }
+  std::vector<double> xs;
+  const matrix x = normalised(m, ref, pos, a, xs);
+  choose_threshold(xs, opt, a);
+  share_and_group(m, x, opt, a);
+  verdict(m, opt, a);
   return a;
 }
 
