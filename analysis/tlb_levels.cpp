@@ -290,9 +290,8 @@ std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector
   std::vector<double> out;
   for (const auto &c : d.curves) {
     const double s = c.stride_bytes, at = L.entries * s;
-    if (s < L.page_bytes || std::any_of(scaling.begin(), scaling.end(), [&](const tlb_step &t) {
-          return t.stride_bytes == s;
-        }))
+    if (s < L.page_bytes || std::any_of(scaling.begin(), scaling.end(),
+                                        [&](const tlb_step &t) { return t.stride_bytes == s; }))
       continue;
     if (!(c.footprint_bytes.front() < at * (1 - 2 * opt.count_tolerance) &&
           c.footprint_bytes.back() > at * (1 + 2 * opt.count_tolerance)))
@@ -328,35 +327,47 @@ std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector
 
 } // namespace
 
-tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
-  tlb_analysis out;
-  std::vector<tlb_step> pool, weak_pool;
+namespace {
+
+// Every stride's rises: strong ones (which may seed a level, plateau rises of mean curves among
+// them) and weaker ones (which may only confirm one), and the range the sweep searched.
+struct rises {
+  std::vector<tlb_step> pool, weak, all; // all: strong and weak (the structure's fits keep to
+                                         // the footprints between them)
   double min_stride = INFINITY, max_stride = 0;
+};
+
+rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tlb_analysis &out) {
+  rises r;
   for (const auto &c : data.curves) {
     out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
-    min_stride = std::min(min_stride, c.stride_bytes);
-    max_stride = std::max(max_stride, c.stride_bytes);
+    r.min_stride = std::min(r.min_stride, c.stride_bytes);
+    r.max_stride = std::max(r.max_stride, c.stride_bytes);
     const auto found = detect_steps(c.footprint_bytes, c.cycles, opt.steps);
     for (const auto &s : found)
-      pool.push_back({c.stride_bytes, c.source, s});
+      r.pool.push_back({c.stride_bytes, c.source, s});
     // Mean curves (the 2017 CSV): a small first level between long plateaus (issue 25).
     if (!c.median)
       for (const auto &s : detect_plateau_steps(c.footprint_bytes, c.cycles, found,
                                                 opt.plateau_points, opt.plateau_snr, opt.steps))
-        pool.push_back({c.stride_bytes, c.source, s, true});
+        r.pool.push_back({c.stride_bytes, c.source, s, true});
     // Weaker rises may only confirm a level that strong ones found (a targeted test):
     // strides below the page miss as often as s/P, so their step is proportionally smaller.
     step_options weak = opt.steps;
     weak.snr_min = opt.confirm_snr;
     for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, weak))
-      weak_pool.push_back({c.stride_bytes, c.source, s});
+      r.weak.push_back({c.stride_bytes, c.source, s});
   }
-  // Every rise, strong and weak: the structure's fits keep to the footprints between them.
-  std::vector<tlb_step> all_steps = pool;
-  all_steps.insert(all_steps.end(), weak_pool.begin(), weak_pool.end());
+  r.all = r.pool;
+  r.all.insert(r.all.end(), r.weak.begin(), r.weak.end());
+  return r;
+}
+
+// At a handful of hops the chase measures L2 bank and set effects of power-of-two strides, not
+// translation: such rises may not seed a level (marked used, with a note).
+std::vector<bool> below_the_floor(const std::vector<tlb_step> &pool,
+                                  const tlb_analysis_options &opt, tlb_analysis &out) {
   std::vector<bool> used(pool.size(), false);
-  // At a handful of hops the chase measures L2 bank and set effects of power-of-two strides,
-  // not translation: such rises may not seed a level.
   for (std::size_t i = 0; i < pool.size(); ++i)
     if (pool[i].hops() < opt.min_entries) {
       used[i] = true;
@@ -365,116 +376,224 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
                           " is below the " + std::to_string(int(opt.min_entries)) +
                           "-entry floor: not a TLB level");
     }
+  return used;
+}
 
-  while (true) {
-    // The unassigned rise with the fewest hops seeds the next level (the innermost first).
-    std::size_t seed = pool.size();
-    for (std::size_t i = 0; i < pool.size(); ++i) {
-      if (used[i])
-        continue;
-      if (seed == pool.size() || pool[i].hops() < pool[seed].hops() * (1 - 1e-9) ||
-          (near(pool[i].hops(), pool[seed].hops(), 1e-9) &&
-           pool[i].stride_bytes < pool[seed].stride_bytes))
-        seed = i;
-    }
-    if (seed == pool.size())
-      break;
-    const double n0 = pool[seed].hops();
-    std::vector<std::size_t> s_idx, f_idx;
-    for (std::size_t i = 0; i < pool.size(); ++i)
-      if (!used[i] && near(pool[i].hops(), n0, opt.count_tolerance))
-        s_idx.push_back(i);
-    std::vector<tlb_step> scaling;
-    for (auto i : s_idx)
-      scaling.push_back(pool[i]);
-    scaling = one_per_stride(scaling);
-    std::vector<double> counts;
-    for (const auto &t : scaling)
-      counts.push_back(t.hops());
-    const double entries = median(counts);
-    const double s_min = scaling.front().stride_bytes;
-    const double reach = entries * s_min;
-    for (std::size_t i = 0; i < pool.size(); ++i)
-      if (!used[i] && pool[i].stride_bytes < s_min &&
-          near(pool[i].s.x_lo, reach, opt.reach_tolerance))
-        f_idx.push_back(i);
-    for (auto i : s_idx)
-      used[i] = true;
-    // A stride whose hops at this footprint touch more lines than a quarter of the L2 is in the
-    // cache-capacity regime there: its rise is not evidence for or against this level.
-    const auto cache_regime = [&](const tlb_step &t) {
-      return lines_reach_l2(data, opt, t.hops());
-    };
-    f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(),
-                               [&](std::size_t i) { return cache_regime(pool[i]); }),
-                f_idx.end());
-    for (auto i : f_idx)
-      used[i] = true;
-    std::vector<tlb_step> flat;
-    for (auto i : f_idx)
-      flat.push_back(pool[i]);
-    for (const auto &t : weak_pool)
-      if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) &&
-          !cache_regime(t) && std::none_of(flat.begin(), flat.end(), [&](const tlb_step &f) {
-            return f.stride_bytes == t.stride_bytes;
-          }))
-        flat.push_back(t);
-    flat = one_per_stride(flat);
+// The unassigned rise with the fewest hops (the innermost level first); pool.size(): none left.
+std::size_t next_seed(const std::vector<tlb_step> &pool, const std::vector<bool> &used) {
+  std::size_t seed = pool.size();
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (used[i])
+      continue;
+    if (seed == pool.size() || pool[i].hops() < pool[seed].hops() * (1 - 1e-9) ||
+        (near(pool[i].hops(), pool[seed].hops(), 1e-9) &&
+         pool[i].stride_bytes < pool[seed].stride_bytes))
+      seed = i;
+  }
+  return seed;
+}
 
-    tlb_level L;
-    L.entries = entries;
-    L.page_bytes = s_min;
-    L.reach_bytes = reach;
-    L.scaling = scaling;
-    L.flat = flat;
-    const bool scales = scaling.size() >= 2;
-    // A larger stride whose curve covers this footprint without a rise there is above the
-    // page (a stride at or below the page would miss at the same footprint): with a flat
-    // regime below, the page is pinned to s_min.
-    const bool larger_stride_clear =
-        stride_quiet_at(data, weak_pool, s_min, reach, opt.reach_tolerance);
-    // A lone rise needs a smaller stride that could have contradicted it: a median curve whose
-    // stride is below half the page shows a hit as its median whether the level exists or not.
-    const bool flat_informative = std::any_of(flat.begin(), flat.end(), [&](const tlb_step &t) {
-      const auto *c = curve_of(data, t);
-      return !(c && c->median && t.stride_bytes < 0.5 * s_min * (1 - 1e-9));
-    });
-    if (!scales && !flat_informative)
-      flat.clear();
-    if ((scales || larger_stride_clear) && !flat.empty())
-      L.bound = page_bound::exact;
-    else if (scales)
-      L.bound = page_bound::upper;
-    else if (!flat.empty())
-      L.bound = page_bound::lower;
-    else
-      L.bound = page_bound::unknown;
-    std::vector<double> jumps, snrs;
-    for (const auto &t : scaling)
-      jumps.push_back(t.s.jump);
-    for (const auto &t : scaling)
-      snrs.push_back(t.s.snr);
-    for (const auto &t : flat)
-      snrs.push_back(t.s.snr);
-    L.miss_penalty_cycles = median(jumps);
-    L.snr = median(snrs);
-    L.penalty_rule = penalty_rule(data, weak_pool, scaling.front(), flat, L.page_bytes);
+// The level the seed starts: the strides whose rise follows the same hop count (scaling: at or
+// above the page) and the smaller strides whose rise sits at the same footprint (flat: below the
+// page, strong rises first, weak ones to confirm); the rises it takes are marked used.
+tlb_level gather_level(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+                       std::vector<bool> &used, std::size_t seed) {
+  const auto &pool = r.pool;
+  const double n0 = pool[seed].hops();
+  std::vector<std::size_t> s_idx, f_idx;
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (!used[i] && near(pool[i].hops(), n0, opt.count_tolerance))
+      s_idx.push_back(i);
+  std::vector<tlb_step> scaling;
+  for (auto i : s_idx)
+    scaling.push_back(pool[i]);
+  scaling = one_per_stride(scaling);
+  std::vector<double> counts;
+  for (const auto &t : scaling)
+    counts.push_back(t.hops());
+  const double entries = median(counts);
+  const double s_min = scaling.front().stride_bytes;
+  const double reach = entries * s_min;
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (!used[i] && pool[i].stride_bytes < s_min &&
+        near(pool[i].s.x_lo, reach, opt.reach_tolerance))
+      f_idx.push_back(i);
+  for (auto i : s_idx)
+    used[i] = true;
+  // A stride whose hops at this footprint touch more lines than a quarter of the L2 is in the
+  // cache-capacity regime there: its rise is not evidence for or against this level.
+  const auto cache_regime = [&](const tlb_step &t) { return lines_reach_l2(data, opt, t.hops()); };
+  f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(),
+                             [&](std::size_t i) { return cache_regime(pool[i]); }),
+              f_idx.end());
+  for (auto i : f_idx)
+    used[i] = true;
+  std::vector<tlb_step> flat;
+  for (auto i : f_idx)
+    flat.push_back(pool[i]);
+  for (const auto &t : r.weak)
+    if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) && !cache_regime(t) &&
+        std::none_of(flat.begin(), flat.end(),
+                     [&](const tlb_step &f) { return f.stride_bytes == t.stride_bytes; }))
+      flat.push_back(t);
+  tlb_level L;
+  L.entries = entries;
+  L.page_bytes = s_min;
+  L.reach_bytes = reach;
+  L.scaling = scaling;
+  L.flat = one_per_stride(flat);
+  return L;
+}
 
+// Finding 2's evidence: the page's bound from the strides that scale and those below it, the
+// median step and signal, and the share of strides below the page that obey the s/P rule.
+// Returns the strides below the page that count (none where they could not have contradicted a
+// lone rise); L.flat keeps every one found.
+std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
+                                   const rises &r, tlb_level &L) {
+  const auto &scaling = L.scaling;
+  auto flat = L.flat;
+  const double s_min = L.page_bytes, reach = L.reach_bytes;
+  const bool scales = scaling.size() >= 2;
+  // A larger stride whose curve covers this footprint without a rise there is above the
+  // page (a stride at or below the page would miss at the same footprint): with a flat
+  // regime below, the page is pinned to s_min.
+  const bool larger_stride_clear = stride_quiet_at(data, r.weak, s_min, reach, opt.reach_tolerance);
+  // A lone rise needs a smaller stride that could have contradicted it: a median curve whose
+  // stride is below half the page shows a hit as its median whether the level exists or not.
+  const bool flat_informative = std::any_of(flat.begin(), flat.end(), [&](const tlb_step &t) {
+    const auto *c = curve_of(data, t);
+    return !(c && c->median && t.stride_bytes < 0.5 * s_min * (1 - 1e-9));
+  });
+  if (!scales && !flat_informative)
+    flat.clear();
+  if ((scales || larger_stride_clear) && !flat.empty())
+    L.bound = page_bound::exact;
+  else if (scales)
+    L.bound = page_bound::upper;
+  else if (!flat.empty())
+    L.bound = page_bound::lower;
+  else
+    L.bound = page_bound::unknown;
+  std::vector<double> jumps, snrs;
+  for (const auto &t : scaling)
+    jumps.push_back(t.s.jump);
+  for (const auto &t : scaling)
+    snrs.push_back(t.s.snr);
+  for (const auto &t : flat)
+    snrs.push_back(t.s.snr);
+  L.miss_penalty_cycles = median(jumps);
+  L.snr = median(snrs);
+  L.penalty_rule = penalty_rule(data, r.weak, scaling.front(), flat, L.page_bytes);
+  return flat;
+}
+
+// Finding 3, the structure: resolved or not, and why; it never removes a level. Where misses
+// begin and the penalty come from the mean curve it was fitted on, where there was one.
+void structure_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+                       tlb_level &L) {
+  L.structure = level_structure(data, r.all, L, opt);
+  const auto &f = L.structure.fit;
+  if (f.resolved) { // where misses begin, not the middle of the ramp
+    L.entries = f.entries;
+    // The mean curves the structure was fitted on are far quieter than the medians of
+    // integer cycles: their rise over their noise is the level's signal.
+    L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
+                                std::max(f.noise_cycles, opt.steps.min_noise));
+  } else if (f.shape == "ramp" && f.onset_fit > 0 && f.full_fit > f.onset_fit && f.onset_se > 0) {
+    // The sets are not resolved, but where misses begin is known to within its error.
+    L.entries = std::round(f.onset_fit);
+    L.entries_se = f.onset_se;
+    L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
+                                std::max(f.noise_cycles, opt.steps.min_noise));
+  }
+  // The miss penalty: the rise of the mean curve the structure was fitted on, where one was
+  // (the mean of hops that all miss, less the mean of hops that all hit, is the average miss's
+  // cost; a median can sit on either mode of a walk's cost: 772 or 836 cycles for one H100's
+  // third level, run to run); else the median of the strides' steps.
+  if (f.after_cycles > f.before_cycles && !f.shape.empty())
+    L.miss_penalty_cycles = f.after_cycles - f.before_cycles;
+  L.reach_bytes = L.entries * L.page_bytes;
+}
+
+// Strides of its evidence that the sweep found disturbed: the level is said to be.
+void mark_disturbed(const tlb_dataset &data, const std::vector<tlb_step> &flat, tlb_level &L,
+                    tlb_analysis &out) {
+  const std::vector<tlb_step> *lists[] = {&L.scaling, &flat};
+  for (const auto *list : lists)
+    for (const auto &t : *list)
+      if (const auto *c = curve_of(data, t); c && c->disturbed)
+        L.disturbed += (L.disturbed.empty() ? "" : ", ") + format_bytes(t.stride_bytes);
+  if (!L.disturbed.empty()) {
+    L.disturbed = "the sweep's repeat of stride(s) " + L.disturbed +
+                  " disagreed beyond the noise, measured again: another process or a clock "
+                  "change moved it";
+    out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": DISTURBED: " + L.disturbed);
+  }
+}
+
+// Finding 1, existence: the rise over the noise, shown by more than one stride. A level in doubt
+// ("inconsistent" or "small") is a candidate; returns whether it is a level.
+bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+                       std::size_t flat_strides, tlb_level &L, tlb_analysis &out) {
+  const auto &scaling = L.scaling;
+  const bool plateau_only =
+      std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
+  const double bar = plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min;
+  const auto silent = strides_without_rise(data, r.all, L, scaling, opt);
+  L.confidence = std::round(100.0 * std::min(1.0, L.snr / bar)) / 100.0;
+  const std::size_t showing = scaling.size() + flat_strides;
+  char why[320];
+  std::snprintf(why, sizeof why, "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s)",
+                L.miss_penalty_cycles, L.snr, showing);
+  L.existence = why;
+  if (silent.size() > showing) {
+    std::string list;
+    for (double st : silent)
+      list += (list.empty() ? "" : ", ") + format_bytes(st);
+    L.existence = "inconsistent: " + L.existence + ", but strides " + list +
+                  " cover its footprint with no rise there";
+  } else if (L.confidence < opt.min_confidence) {
+    std::snprintf(why, sizeof why, "; a level needs %.1f x", opt.min_confidence * bar);
+    L.existence = "small: " + L.existence + why;
+  }
+  if (L.existence.rfind("inconsistent", 0) == 0 || L.existence.rfind("small", 0) == 0) {
+    out.candidates.push_back(L);
+    out.notes.push_back("candidate at " + format_bytes(L.reach_bytes) + " (" +
+                        std::to_string(int(std::lround(L.entries))) + " x " +
+                        format_bytes(L.page_bytes) + ", +" +
+                        std::to_string(int(std::lround(L.miss_penalty_cycles))) +
+                        " cycles): " + L.existence + ": not reported as a level");
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
+  tlb_analysis out;
+  const rises r = collect_rises(data, opt, out);
+  std::vector<bool> used = below_the_floor(r.pool, opt, out);
+  for (std::size_t seed = next_seed(r.pool, used); seed < r.pool.size();
+       seed = next_seed(r.pool, used)) {
+    tlb_level L = gather_level(data, opt, r, used, seed);
+    const auto flat = page_finding(data, opt, r, L);
     // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
     // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
-    if (lines_reach_l2(data, opt, entries) && flat.empty()) {
+    if (lines_reach_l2(data, opt, L.entries) && flat.empty()) {
       out.cache_effects.push_back(L);
       continue;
     }
     if (L.bound == page_bound::unknown) {
       // One stride alone cannot tell a page size: a lone rise is reported, not made a level.
-      for (const auto &t : scaling)
+      for (const auto &t : L.scaling)
         out.unexplained.push_back(t);
       continue;
     }
-    if (L.bound == page_bound::upper && stride_tested_at(data, 0, s_min, reach))
-      out.notes.push_back("level at " + format_bytes(reach) + ": strides below " +
-                          format_bytes(s_min) +
+    if (L.bound == page_bound::upper && stride_tested_at(data, 0, L.page_bytes, L.reach_bytes))
+      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": strides below " +
+                          format_bytes(L.page_bytes) +
                           " show no step at the same footprint (penalty too small to see?)");
     // Finding 2, the page: the s/P rule checks it and bears on nothing else.
     if (!flat.empty() && L.penalty_rule < 1) {
@@ -482,82 +601,19 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
                     " of " + std::to_string(flat.size()) +
                     " strides below the page obey the s/P penalty rule: the page rests on "
                     "where the hop count starts to scale";
-      out.notes.push_back("level at " + format_bytes(reach) + ": " + L.page_note);
+      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " + L.page_note);
     }
-    // Finding 3, the structure: resolved or not, and why; it never removes a level.
-    L.structure = level_structure(data, all_steps, L, opt);
-    const auto &f = L.structure.fit;
-    if (f.resolved) { // where misses begin, not the middle of the ramp
-      L.entries = f.entries;
-      // The mean curves the structure was fitted on are far quieter than the medians of
-      // integer cycles: their rise over their noise is the level's signal.
-      L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
-                                  std::max(f.noise_cycles, opt.steps.min_noise));
-    } else if (f.shape == "ramp" && f.onset_fit > 0 && f.full_fit > f.onset_fit &&
-               f.onset_se > 0) {
-      // The sets are not resolved, but where misses begin is known to within its error.
-      L.entries = std::round(f.onset_fit);
-      L.entries_se = f.onset_se;
-      L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
-                                  std::max(f.noise_cycles, opt.steps.min_noise));
-    }
-    // The miss penalty: the rise of the mean curve the structure was fitted on, where one was
-    // (the mean of hops that all miss, less the mean of hops that all hit, is the average miss's
-    // cost; a median can sit on either mode of a walk's cost: 772 or 836 cycles for one H100's
-    // third level, run to run); else the median of the strides' steps.
-    if (f.after_cycles > f.before_cycles && !f.shape.empty())
-      L.miss_penalty_cycles = f.after_cycles - f.before_cycles;
-    L.reach_bytes = L.entries * L.page_bytes;
-    // Strides of its evidence that the sweep found disturbed: the level is said to be.
-    for (const auto *list : {&scaling, &flat})
-      for (const auto &t : *list)
-        if (const auto *c = curve_of(data, t); c && c->disturbed)
-          L.disturbed += (L.disturbed.empty() ? "" : ", ") + format_bytes(t.stride_bytes);
-    if (!L.disturbed.empty()) {
-      L.disturbed = "the sweep's repeat of stride(s) " + L.disturbed +
-                    " disagreed beyond the noise, measured again: another process or a clock "
-                    "change moved it";
-      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": DISTURBED: " +
-                          L.disturbed);
-    }
-    // Finding 1, existence: the rise over the noise, shown by more than one stride.
-    const bool plateau_only =
-        std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
-    const double bar = plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min;
-    const auto silent = strides_without_rise(data, all_steps, L, scaling, opt);
-    L.confidence = std::round(100.0 * std::min(1.0, L.snr / bar)) / 100.0;
-    const std::size_t showing = scaling.size() + flat.size();
-    char why[320];
-    std::snprintf(why, sizeof why, "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s)",
-                  L.miss_penalty_cycles, L.snr, showing);
-    L.existence = why;
-    if (silent.size() > showing) {
-      std::string list;
-      for (double st : silent)
-        list += (list.empty() ? "" : ", ") + format_bytes(st);
-      L.existence = "inconsistent: " + L.existence + ", but strides " + list +
-                    " cover its footprint with no rise there";
-    } else if (L.confidence < opt.min_confidence) {
-      std::snprintf(why, sizeof why, "; a level needs %.1f x", opt.min_confidence * bar);
-      L.existence = "small: " + L.existence + why;
-    }
-    if (L.existence.rfind("inconsistent", 0) == 0 || L.existence.rfind("small", 0) == 0) {
-      out.candidates.push_back(L);
-      out.notes.push_back("candidate at " + format_bytes(L.reach_bytes) + " (" +
-                          std::to_string(int(std::lround(L.entries))) + " x " +
-                          format_bytes(s_min) + ", +" +
-                          std::to_string(int(std::lround(L.miss_penalty_cycles))) +
-                          " cycles): " + L.existence + ": not reported as a level");
-      continue;
-    }
-    out.levels.push_back(L);
+    structure_finding(data, opt, r, L);
+    mark_disturbed(data, flat, L, out);
+    if (existence_finding(data, opt, r, flat.size(), L, out))
+      out.levels.push_back(L);
   }
   std::sort(out.levels.begin(), out.levels.end(),
             [](const tlb_level &a, const tlb_level &b) { return a.reach_bytes < b.reach_bytes; });
   if (out.levels.empty())
     out.notes.push_back("no TLB boundary found up to " + format_bytes(out.searched_up_to_bytes) +
-                        " (strides " + format_bytes(min_stride) + " to " +
-                        format_bytes(max_stride) + ")");
+                        " (strides " + format_bytes(r.min_stride) + " to " +
+                        format_bytes(r.max_stride) + ")");
   for (const auto &t : out.unexplained)
     out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) +
                         " cycles at " + format_bytes(t.s.x_hi) + " for stride " +
@@ -624,21 +680,22 @@ nlohmann::json structure_json(const tlb_level &L) {
 
 nlohmann::json level_json(const tlb_level &L) {
   const bool resolved = L.structure.fit.resolved;
-  nlohmann::json j = {{"entries", std::round(L.entries * 10) / 10},
-          {"sets", resolved ? nlohmann::json(L.structure.fit.sets) : nlohmann::json(nullptr)},
-          {"ways", resolved ? nlohmann::json(L.structure.fit.ways) : nlohmann::json(nullptr)},
-          {"full_miss_bytes", L.full_miss_bytes()},
-          {"structure", structure_json(L)},
-          {"page_bytes", L.page_bytes},
-          {"page_bound", to_string(L.bound)},
-          {"reach_bytes", L.reach_bytes},
-          {"miss_penalty_cycles", L.miss_penalty_cycles},
-          {"confidence", L.confidence},
-          {"snr", L.snr},
-          {"penalty_rule", L.penalty_rule},
-          {"evidence",
-           {{"strides_at_or_above_page", steps_json(L.scaling)},
-            {"strides_below_page", steps_json(L.flat)}}}};
+  nlohmann::json j = {
+      {"entries", std::round(L.entries * 10) / 10},
+      {"sets", resolved ? nlohmann::json(L.structure.fit.sets) : nlohmann::json(nullptr)},
+      {"ways", resolved ? nlohmann::json(L.structure.fit.ways) : nlohmann::json(nullptr)},
+      {"full_miss_bytes", L.full_miss_bytes()},
+      {"structure", structure_json(L)},
+      {"page_bytes", L.page_bytes},
+      {"page_bound", to_string(L.bound)},
+      {"reach_bytes", L.reach_bytes},
+      {"miss_penalty_cycles", L.miss_penalty_cycles},
+      {"confidence", L.confidence},
+      {"snr", L.snr},
+      {"penalty_rule", L.penalty_rule},
+      {"evidence",
+       {{"strides_at_or_above_page", steps_json(L.scaling)},
+        {"strides_below_page", steps_json(L.flat)}}}};
   j["existence"] = L.existence;
   if (L.entries_se > 0)
     j["entries_se"] = std::round(L.entries_se * 10) / 10;
