@@ -268,6 +268,45 @@ std::vector<scope_option> scope_options(const model::tlb_hierarchy &tlb, std::ui
   return o;
 }
 
+namespace {
+
+// Each option's time relative to one pass, the geometric mean over the pools (largest scope
+// first); the same as text for the reason, and the pools timed in one pass.
+std::vector<std::pair<const scope_option *, double>>
+scope_ratios(const std::vector<scope_option> &options, const std::vector<scope_point> &points,
+             std::string &detail, std::size_t &pools) {
+  std::map<std::string, double> base; // pool -> one-pass ms
+  for (const auto &p : points) {
+    if (!(p.ms > 0))
+      throw error("tune: a TLB-scope measurement is not positive");
+    if (p.scope_bytes == 0)
+      base[p.pool] = p.ms;
+  }
+  pools = base.size();
+  std::vector<std::pair<const scope_option *, double>> ratios;
+  for (const auto &opt : options) {
+    double log_sum = 0;
+    int n = 0;
+    for (const auto &p : points)
+      if (p.scope_bytes == opt.bytes) {
+        if (!base.count(p.pool))
+          throw error("tune: a TLB scope measured on a pool without its one-pass time");
+        log_sum += std::log(p.ms / base[p.pool]), ++n;
+      }
+    if (!n)
+      continue;
+    const double r = std::exp(log_sum / n);
+    char one[128];
+    std::snprintf(one, sizeof one, "%s%s %.4g GiB %.3fx", detail.empty() ? "" : ", ",
+                  opt.level.c_str(), double(opt.bytes) / double(1ull << 30), r);
+    detail += one;
+    ratios.emplace_back(&opt, r);
+  }
+  return ratios;
+}
+
+} // namespace
+
 scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &options,
                                          const std::vector<scope_point> &points,
                                          std::uint64_t footprint, double tie) {
@@ -289,33 +328,9 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
     d.reason = buf;
     return d;
   }
-  std::map<std::string, double> base; // pool -> one-pass ms
-  for (const auto &p : points) {
-    if (!(p.ms > 0))
-      throw error("tune: a TLB-scope measurement is not positive");
-    if (p.scope_bytes == 0)
-      base[p.pool] = p.ms;
-  }
   std::string detail;
-  std::vector<std::pair<const scope_option *, double>> ratios; // largest scope first
-  for (const auto &opt : options) {
-    double log_sum = 0;
-    int n = 0;
-    for (const auto &p : points)
-      if (p.scope_bytes == opt.bytes) {
-        if (!base.count(p.pool))
-          throw error("tune: a TLB scope measured on a pool without its one-pass time");
-        log_sum += std::log(p.ms / base[p.pool]), ++n;
-      }
-    if (!n)
-      continue;
-    const double r = std::exp(log_sum / n);
-    char one[128];
-    std::snprintf(one, sizeof one, "%s%s %.4g GiB %.3fx", detail.empty() ? "" : ", ",
-                  opt.level.c_str(), double(opt.bytes) / gib, r);
-    detail += one;
-    ratios.emplace_back(&opt, r);
-  }
+  std::size_t pools = 0;
+  const auto ratios = scope_ratios(options, points, detail, pools);
   // The largest scope within `tie` of the fastest: on a flat bottom (an H100's L2 at 5/8 to 7/8
   // of its reach, all within 0.5 %) the fastest moves from run to run with the noise; the largest
   // near it does not, and takes the fewest passes.
@@ -345,7 +360,7 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   std::snprintf(
       buf, sizeof buf,
       "sampling over %.4g GiB, time relative to one pass (geometric mean over %zu pools): %s; %s%s",
-      double(footprint) / gib, base.size(), detail.c_str(),
+      double(footprint) / gib, pools, detail.c_str(),
       best ? (d.level + " chosen" + fastest_note).c_str() : "one pass kept",
       at_end ? " (the smallest fraction searched: the curve may fall further)" : "");
   d.reason = buf;
