@@ -66,20 +66,17 @@ double structure_cycles(double hops, double sets, double ways, double before, do
   return before + penalty * share(hops, sets, ways);
 }
 
-structure_fit fit_structure(const std::vector<double> &h, const std::vector<double> &y,
-                            double floor, const structure_options &opt) {
-  structure_fit r;
-  double noise = curve_noise(y, floor); // the whole window's, until the plateaus are known
+namespace {
+
+// The plateaus before and after the rise: first guesses from the window's ends, then from the
+// runs they classify; r gets their levels and noise. [first_mid, last_mid): the points between.
+void find_plateaus(const std::vector<double> &y, double floor, const structure_options &opt,
+                   structure_fit &r, std::size_t &first_mid, std::size_t &last_mid) {
   const std::size_t n = y.size();
-  const std::size_t need = 2 * std::size_t(opt.min_plateau_points) + 1;
-  if (n < need || h.size() != n) {
-    r.why = "too few points (" + std::to_string(n) + ") around the level";
-    return r;
-  }
-  // Plateaus: first guesses from the window's ends, then from the runs they classify.
+  double noise = curve_noise(y, floor); // the whole window's, until the plateaus are known
   const std::size_t tail = std::size_t(opt.min_plateau_points);
   double lo = median(y, 0, std::max<std::size_t>(tail, n / 3)), hi = median(y, n - tail, n);
-  std::size_t first_mid = 0, last_mid = n; // [first_mid, last_mid): between the two runs
+  first_mid = 0, last_mid = n;
   for (int pass = 0; pass < 8; ++pass) {
     const double p = hi - lo;
     if (!(p > 0))
@@ -108,6 +105,166 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
   r.noise_cycles = noise;
   r.before_cycles = lo;
   r.after_cycles = hi;
+}
+
+// No point inside the rise: a fully associative level (one set) where the step is one hop wide.
+bool fit_step(structure_fit &r) {
+  r.shape = "step";
+  const double gap = r.first_full_entries - r.last_hit_entries;
+  if (gap > 1 + 1e-9) {
+    r.why = fmt("a step between %.0f and %.0f hops with no point between: the sets (at most "
+                "%.0f) are not resolved",
+                r.last_hit_entries, r.first_full_entries, gap);
+    return false;
+  }
+  r.entries = r.onset_fit = r.last_hit_entries;
+  r.sets = 1;
+  r.ways = r.entries;
+  r.full_miss_entries = r.entries + 1;
+  r.slope = r.entries + 1;
+  r.full_fit = r.full_miss_entries;
+  return true;
+}
+
+// The ramp's ends: misses per lap are (W + 1)(N - E) on the ramp, hits per lap W (F - N) with
+// F = S (W + 1); each end is the x-intercept of a line through the ramp's points nearest it (all
+// of them when fewer than two lie on its side). The slope over the whole ramp is kept as a
+// cross-check (a miss on the ramp may cost less than at the plateau: the page walk's own caches
+// hit more often while fewer hops miss). Sets r.onset_fit, r.full_fit, and their two standard
+// errors in e_se, f_se.
+bool ramp_ends(const std::vector<double> &rh, const std::vector<double> &rm, structure_fit &r,
+               double &e_se, double &f_se) {
+  // The points nearest each end: within a tenth of the rise when three lie there, else within
+  // a quarter (four at least), else the whole ramp. Near its ends the ramp is straightest.
+  std::vector<std::size_t> all(rh.size());
+  for (std::size_t i = 0; i < rh.size(); ++i)
+    all[i] = i;
+  const auto near_end = [&](bool onset) {
+    for (const auto &[share, least] : {std::pair{0.1, 3u}, std::pair{0.25, 4u}}) {
+      std::vector<std::size_t> v;
+      for (auto i : all)
+        if (onset ? rm[i] / rh[i] <= share : rm[i] / rh[i] >= 1 - share)
+          v.push_back(i);
+      if (v.size() >= least)
+        return v;
+    }
+    return all;
+  };
+  const auto first = near_end(true), last = near_end(false);
+  std::vector<double> hits(rh.size());
+  for (std::size_t i = 0; i < rh.size(); ++i)
+    hits[i] = rh[i] - rm[i];
+  const auto e_line = line_fit(rh, rm, first), f_line = line_fit(rh, hits, last);
+  r.slope = line_fit(rh, rm, all).slope;
+  if (!(e_line.slope > 0) || !(f_line.slope < 0)) {
+    r.why = "the ramp does not rise steadily between its ends";
+    return false;
+  }
+  r.onset_fit = e_line.x_intercept();
+  r.full_fit = f_line.x_intercept();
+  e_se = 2 * e_line.x_se, f_se = 2 * f_line.x_se; // two standard errors (~95 %, few points)
+  return true;
+}
+
+// The ways and sets the ends give: E and S = F - E, their ratio W, in whole numbers, known well
+// enough that neither could be the next number.
+bool ways_and_sets(const structure_options &opt, double e_se, double f_se, structure_fit &r) {
+  const double sets_fit = r.full_fit - r.onset_fit;
+  if (!(sets_fit > 0.5)) {
+    r.why = fmt("the ramp's ends (%.1f, %.1f hops) do not enclose a set", r.onset_fit, r.full_fit);
+    return false;
+  }
+  // The whole number of ways whose full-miss point F = E (W + 1) / W lies nearest the fitted one.
+  double w = 0, err = INFINITY;
+  for (int k = 1; k <= opt.max_ways; ++k) {
+    const double d = std::fabs(r.onset_fit * (k + 1) / k - r.full_fit);
+    if (d < err)
+      err = d, w = k;
+  }
+  if (err > std::max(3.0, 0.01 * r.full_fit)) {
+    r.why = fmt("misses begin at %.1f and every hop misses from %.1f hops: no whole number of "
+                "ways in 1..%.0f fits",
+                r.onset_fit, r.full_fit, opt.max_ways);
+    return false;
+  }
+  // The ends must be known well enough that neither the sets (E / W: the onset to W / 2) nor
+  // the ways (W = E / (F - E): the ends to about S / 2W) could be the next number.
+  r.onset_se = std::isfinite(e_se) ? e_se : 0;
+  r.full_se = std::isfinite(f_se) ? f_se : 0;
+  if ((std::isfinite(e_se) && e_se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / (w + 1)))) ||
+      (std::isfinite(f_se) && f_se > std::max(1.0, 0.5 * sets_fit / w))) {
+    r.why = fmt("misses begin at %.0f (+- %.1f) and every hop misses from %.0f hops", r.onset_fit,
+                e_se, r.full_fit) +
+            fmt(" (+- %.1f): the noise hides the sets", f_se);
+    return false;
+  }
+  const double s = std::max(1.0, std::round(r.onset_fit / w));
+  if (std::fabs(s * w - r.onset_fit) > std::max(2.0, 0.01 * r.onset_fit)) {
+    r.why =
+        fmt("misses begin at %.1f hops, not a whole number of sets of %.0f ways", r.onset_fit, w);
+    return false;
+  }
+  r.ways = w;
+  r.sets = s;
+  r.entries = s * w;
+  r.full_miss_entries = s * (w + 1);
+  return true;
+}
+
+// Both ends measured, not extrapolated: a point at the plateau near each (the sweep bisects both
+// ends; a sweep that did not leaves them to a line through the ramp's middle), and none that
+// contradicts them.
+bool ends_measured(structure_fit &r) {
+  const double reach = std::max(4.0, 0.05 * r.sets);
+  if (r.entries - r.last_hit_entries > reach ||
+      r.first_full_entries - r.full_miss_entries > reach) {
+    r.why = fmt("the ramp's ends are extrapolated: no point within %.0f hops of %.0f", reach,
+                r.entries - r.last_hit_entries > reach ? r.entries : r.full_miss_entries) +
+            fmt(" (measured: no miss at %.0f, every hop missing at %.0f); a sweep of this "
+                "version bisects both ends",
+                r.last_hit_entries, r.first_full_entries);
+    return false;
+  }
+  const double tol = std::max(2.0, 0.01 * r.entries);
+  if (r.entries < r.last_hit_entries - tol || r.full_miss_entries > r.first_full_entries + tol) {
+    r.why = fmt("the fit's ends (%.0f, %.0f hops) contradict the points measured", r.entries,
+                r.full_miss_entries) +
+            fmt(" (no miss at %.0f, every hop missing at %.0f)", r.last_hit_entries,
+                r.first_full_entries);
+    return false;
+  }
+  return true;
+}
+
+// A ramp: its ends, the ways and sets they give, and both ends measured.
+bool fit_ramp(const std::vector<double> &rh, const std::vector<double> &rm,
+              const structure_options &opt, structure_fit &r) {
+  r.shape = "ramp";
+  if (rh.size() < 4) {
+    r.why = fmt("%.0f point(s) inside the ramp (between %.0f and %.0f hops): its ends are not "
+                "resolved",
+                double(rh.size()), r.last_hit_entries, r.first_full_entries);
+    return false;
+  }
+  double e_se = 0, f_se = 0;
+  return ramp_ends(rh, rm, r, e_se, f_se) && ways_and_sets(opt, e_se, f_se, r) && ends_measured(r);
+}
+
+} // namespace
+
+structure_fit fit_structure(const std::vector<double> &h, const std::vector<double> &y,
+                            double floor, const structure_options &opt) {
+  structure_fit r;
+  const std::size_t n = y.size();
+  const std::size_t need = 2 * std::size_t(opt.min_plateau_points) + 1;
+  if (n < need || h.size() != n) {
+    r.why = "too few points (" + std::to_string(n) + ") around the level";
+    return r;
+  }
+  std::size_t first_mid = 0, last_mid = n; // [first_mid, last_mid): between the two runs
+  find_plateaus(y, floor, opt, r, first_mid, last_mid);
+  const double noise = r.noise_cycles, lo = r.before_cycles, hi = r.after_cycles;
+  const std::size_t tail = std::size_t(opt.min_plateau_points);
   const double p = hi - lo;
   if (!(p > 0) || p < opt.min_snr * noise) {
     r.why = fmt("the rise (%.1f cycles) is only %.1f x the point noise (%.2f cycles)", p,
@@ -136,127 +293,8 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
       rm.push_back(f * h[i]);
     }
   }
-
-  if (rh.empty()) {
-    r.shape = "step";
-    const double gap = r.first_full_entries - r.last_hit_entries;
-    if (gap > 1 + 1e-9) {
-      r.why = fmt("a step between %.0f and %.0f hops with no point between: the sets (at most "
-                  "%.0f) are not resolved",
-                  r.last_hit_entries, r.first_full_entries, gap);
-      return r;
-    }
-    r.entries = r.onset_fit = r.last_hit_entries;
-    r.sets = 1;
-    r.ways = r.entries;
-    r.full_miss_entries = r.entries + 1;
-    r.slope = r.entries + 1;
-    r.full_fit = r.full_miss_entries;
-  } else {
-    r.shape = "ramp";
-    if (rh.size() < 4) {
-      r.why = fmt("%.0f point(s) inside the ramp (between %.0f and %.0f hops): its ends are not "
-                  "resolved",
-                  double(rh.size()), r.last_hit_entries, r.first_full_entries);
-      return r;
-    }
-    // Misses per lap are (W + 1)(N - E) on the ramp, hits per lap W (F - N) with F = S (W + 1):
-    // each end is the x-intercept of a line through the ramp's points nearest it (all of them
-    // when fewer than two lie on its side). The ends give E and S = F - E, their ratio W; the
-    // slope over the whole ramp is kept as a cross-check (a miss on the ramp may cost less than
-    // at the plateau: the page walk's own caches hit more often while fewer hops miss).
-    // The points nearest each end: within a tenth of the rise when three lie there, else within
-    // a quarter (four at least), else the whole ramp. Near its ends the ramp is straightest.
-    std::vector<std::size_t> all(rh.size());
-    for (std::size_t i = 0; i < rh.size(); ++i)
-      all[i] = i;
-    const auto near_end = [&](bool onset) {
-      for (const auto &[share, least] : {std::pair{0.1, 3u}, std::pair{0.25, 4u}}) {
-        std::vector<std::size_t> v;
-        for (auto i : all)
-          if (onset ? rm[i] / rh[i] <= share : rm[i] / rh[i] >= 1 - share)
-            v.push_back(i);
-        if (v.size() >= least)
-          return v;
-      }
-      return all;
-    };
-    const auto first = near_end(true), last = near_end(false);
-    std::vector<double> hits(rh.size());
-    for (std::size_t i = 0; i < rh.size(); ++i)
-      hits[i] = rh[i] - rm[i];
-    const auto e_line = line_fit(rh, rm, first), f_line = line_fit(rh, hits, last);
-    r.slope = line_fit(rh, rm, all).slope;
-    if (!(e_line.slope > 0) || !(f_line.slope < 0)) {
-      r.why = "the ramp does not rise steadily between its ends";
-      return r;
-    }
-    r.onset_fit = e_line.x_intercept();
-    r.full_fit = f_line.x_intercept();
-    const double sets_fit = r.full_fit - r.onset_fit;
-    if (!(sets_fit > 0.5)) {
-      r.why =
-          fmt("the ramp's ends (%.1f, %.1f hops) do not enclose a set", r.onset_fit, r.full_fit);
-      return r;
-    }
-    // The whole number of ways whose full-miss point F = E (W + 1) / W lies nearest the fitted one.
-    double w = 0, err = INFINITY;
-    for (int k = 1; k <= opt.max_ways; ++k) {
-      const double d = std::fabs(r.onset_fit * (k + 1) / k - r.full_fit);
-      if (d < err)
-        err = d, w = k;
-    }
-    if (err > std::max(3.0, 0.01 * r.full_fit)) {
-      r.why = fmt("misses begin at %.1f and every hop misses from %.1f hops: no whole number of "
-                  "ways in 1..%.0f fits",
-                  r.onset_fit, r.full_fit, opt.max_ways);
-      return r;
-    }
-    // The ends must be known well enough that neither the sets (E / W: the onset to W / 2) nor
-    // the ways (W = E / (F - E): the ends to about S / 2W) could be the next number; two standard
-    // errors (~95 %, few points).
-    const double e_se = 2 * e_line.x_se, f_se = 2 * f_line.x_se;
-    r.onset_se = std::isfinite(e_se) ? e_se : 0;
-    r.full_se = std::isfinite(f_se) ? f_se : 0;
-    if ((std::isfinite(e_se) &&
-         e_se > std::max(1.0, std::min(0.5 * w, 0.5 * sets_fit / (w + 1)))) ||
-        (std::isfinite(f_se) && f_se > std::max(1.0, 0.5 * sets_fit / w))) {
-      r.why = fmt("misses begin at %.0f (+- %.1f) and every hop misses from %.0f hops", r.onset_fit,
-                  e_se, r.full_fit) +
-              fmt(" (+- %.1f): the noise hides the sets", f_se);
-      return r;
-    }
-    const double s = std::max(1.0, std::round(r.onset_fit / w));
-    if (std::fabs(s * w - r.onset_fit) > std::max(2.0, 0.01 * r.onset_fit)) {
-      r.why =
-          fmt("misses begin at %.1f hops, not a whole number of sets of %.0f ways", r.onset_fit, w);
-      return r;
-    }
-    r.ways = w;
-    r.sets = s;
-    r.entries = s * w;
-    r.full_miss_entries = s * (w + 1);
-    // Both ends measured, not extrapolated: a point at the plateau near each (the sweep bisects
-    // both ends; a sweep that did not leaves them to a line through the ramp's middle).
-    const double reach = std::max(4.0, 0.05 * s);
-    if (r.entries - r.last_hit_entries > reach ||
-        r.first_full_entries - r.full_miss_entries > reach) {
-      r.why = fmt("the ramp's ends are extrapolated: no point within %.0f hops of %.0f", reach,
-                  r.entries - r.last_hit_entries > reach ? r.entries : r.full_miss_entries) +
-              fmt(" (measured: no miss at %.0f, every hop missing at %.0f); a sweep of this "
-                  "version bisects both ends",
-                  r.last_hit_entries, r.first_full_entries);
-      return r;
-    }
-    const double tol = std::max(2.0, 0.01 * r.entries);
-    if (r.entries < r.last_hit_entries - tol || r.full_miss_entries > r.first_full_entries + tol) {
-      r.why = fmt("the fit's ends (%.0f, %.0f hops) contradict the points measured", r.entries,
-                  r.full_miss_entries) +
-              fmt(" (no miss at %.0f, every hop missing at %.0f)", r.last_hit_entries,
-                  r.first_full_entries);
-      return r;
-    }
-  }
+  if (!(rh.empty() ? fit_step(r) : fit_ramp(rh, rm, opt, r)))
+    return r;
   double ss = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double d = y[i] - structure_cycles(h[i], r.sets, r.ways, lo, p);
