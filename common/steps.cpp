@@ -36,29 +36,32 @@ struct candidate {
   double jump;
 };
 
-} // namespace
+constexpr std::size_t kMinBefore = 3, kMinAfter = 2;
 
-std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<double> &y,
-                               const step_options &opt) {
-  std::vector<step> out;
-  const std::size_t n = y.size();
-  if (n < 5 || x.size() != n)
-    return out;
-  const double sigma = curve_noise(y, opt.min_noise);
-  const double threshold = opt.snr_min * sigma;
-  const auto w = static_cast<std::size_t>(opt.window);
-  constexpr std::size_t kMinBefore = 3, kMinAfter = 2;
+// What the steps of one curve share: its noise, the threshold a rise must pass, the window.
+struct scan {
+  const std::vector<double> &x, &y;
+  const step_options &opt;
+  std::size_t n, w;
+  double sigma, threshold;
+};
 
-  // 1. Local jumps: median of up to w points after i minus median of up to w points before.
-  std::vector<double> jump(n, 0.0);
-  for (std::size_t i = kMinBefore; i + kMinAfter <= n; ++i)
-    jump[i] = median(y, i, std::min(n, i + w)) - median(y, i >= w ? i - w : 0, i);
+// 1. Local jumps: median of up to w points after i minus median of up to w points before.
+std::vector<double> local_jumps(const scan &c) {
+  std::vector<double> jump(c.n, 0.0);
+  for (std::size_t i = kMinBefore; i + kMinAfter <= c.n; ++i)
+    jump[i] = median(c.y, i, std::min(c.n, i + c.w)) - median(c.y, i >= c.w ? i - c.w : 0, i);
+  return jump;
+}
 
-  // 2. Candidates: local maxima of the jump above the threshold, each moved to the split that
-  //    fits two flat levels best (a sharp step gives the same windowed jump at several splits).
+// 2. Candidates: local maxima of the jump above the threshold, each moved to the split that fits
+//    two flat levels best (a sharp step gives the same windowed jump at several splits).
+std::vector<candidate> candidates(const scan &c, const std::vector<double> &jump) {
+  const auto &y = c.y;
+  const std::size_t n = c.n, w = c.w;
   std::vector<candidate> cand;
   for (std::size_t i = kMinBefore; i + kMinAfter <= n; ++i) {
-    if (jump[i] < threshold)
+    if (jump[i] < c.threshold)
       continue;
     bool is_max = true;
     for (std::size_t j = (i > w ? i - w : 1); j < std::min(n, i + w + 1); ++j)
@@ -86,27 +89,34 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
     if (cand.empty() || cand.back().index != best)
       cand.push_back({best, local});
   }
+  return cand;
+}
 
-  // 3. Keep rises that come from a flat level and are sustained: the points before the split
-  //    must not scatter more than noise allows, and the curve must never fall back by more
-  //    than (1 - sustain_fraction) of the rise (a TLB miss does not go away with more data).
+// 3. Keep rises that come from a flat level and are sustained: the points before the split must
+//    not scatter more than noise allows, and the curve must never fall back by more than
+//    (1 - sustain_fraction) of the rise (a TLB miss does not go away with more data). Returns
+//    their onsets.
+std::vector<std::size_t> accepted_rises(const scan &c, const std::vector<candidate> &cand) {
+  const auto &x = c.x, &y = c.y;
+  const auto &opt = c.opt;
+  const std::size_t n = c.n, w = c.w;
   std::vector<std::size_t> accepted;
   double plateau = -INFINITY; // the level reached after the last accepted rise
-  for (std::size_t c = 0; c < cand.size(); ++c) {
-    const std::size_t i = cand[c].index;
+  for (const auto &cd : cand) {
+    const std::size_t i = cd.index;
     // A ramp (misses growing with the footprint, as with non-LRU replacement) has its largest
     // local jump late; walk back to where the curve first leaves the level before.
     // A point joins the ramp when it stands half a threshold and a tenth of the rise above the
     // level before: the few cycles a curve creeps up just below a large step (replacement
     // starting to miss) move its boundary by only as much as they weigh.
-    const double tenth = 0.1 * cand[c].jump;
+    const double tenth = 0.1 * cd.jump;
     std::size_t onset = i;
     const std::size_t floor_idx =
         std::max<std::size_t>(accepted.empty() ? 0 : accepted.back(), kMinBefore);
     while (onset - 1 >= floor_idx) { // floor_idx >= kMinBefore > 0
       const std::size_t j = onset - 1;
       const double base = std::max(median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
-      if (y[j] - base >= std::max(0.5 * threshold, tenth) && y[j] <= y[onset] + sigma)
+      if (y[j] - base >= std::max(0.5 * c.threshold, tenth) && y[j] <= y[onset] + c.sigma)
         onset = j;
       else
         break;
@@ -122,31 +132,36 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
     const double before = std::max(median(y, onset >= w ? onset - w : 0, onset), plateau);
     const double level = median(y, i, std::min(n, i + w));
     const bool flat_before =
-        1.4826 * median(prior) <= std::max(opt.flat_sigmas * sigma, 0.25 * (level - before));
+        1.4826 * median(prior) <= std::max(opt.flat_sigmas * c.sigma, 0.25 * (level - before));
     double lowest = INFINITY;
     for (std::size_t j = i; j + 3 <= n; ++j)
       lowest = std::min(lowest, median(y, j, j + 3));
     if (lowest == INFINITY)
       lowest = median(y, i, n);
     const double rise = level - before; // above the highest level seen so far (no dip recovery)
-    const bool sustained = lowest - before >= opt.sustain_fraction * std::min(rise, cand[c].jump);
-    if (rise >= threshold && sustained && (flat_before || after_previous) &&
+    const bool sustained = lowest - before >= opt.sustain_fraction * std::min(rise, cd.jump);
+    if (rise >= c.threshold && sustained && (flat_before || after_previous) &&
         (accepted.empty() || onset > accepted.back())) {
       accepted.push_back(onset);
       plateau = level;
     }
   }
+  return accepted;
+}
 
-  // 4. Merge rises close in footprint into one transition (associativity smears a boundary
-  //    over a few footprints); the onset is the first rise, the level after is the last's.
+// 4. Merge rises close in footprint into one transition (associativity smears a boundary over a
+//    few footprints); the onset is the first rise, the level after is the last's.
+std::vector<step> merged(const scan &c, const std::vector<std::size_t> &accepted) {
+  const auto &x = c.x, &y = c.y;
+  std::vector<step> out;
   for (std::size_t k = 0; k < accepted.size();) {
     std::size_t last = k;
     while (last + 1 < accepted.size() &&
-           x[accepted[last + 1] - 1] <= opt.merge_ratio * x[accepted[last]])
+           x[accepted[last + 1] - 1] <= c.opt.merge_ratio * x[accepted[last]])
       ++last;
     const std::size_t i = accepted[k];
     const std::size_t prev = k > 0 ? accepted[k - 1] : 0;
-    const std::size_t next = last + 1 < accepted.size() ? accepted[last + 1] : n;
+    const std::size_t next = last + 1 < accepted.size() ? accepted[last + 1] : c.n;
     const std::size_t j = accepted[last];
     step s;
     s.index = i;
@@ -161,13 +176,25 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
     // the first points of a smeared boundary still rising.
     s.after = median(y, j + (next - j) / 2, next);
     s.jump = s.after - s.before;
-    s.noise = sigma;
-    s.snr = s.jump / sigma;
-    if (s.jump >= threshold)
+    s.noise = c.sigma;
+    s.snr = s.jump / c.sigma;
+    if (s.jump >= c.threshold)
       out.push_back(s);
     k = last + 1;
   }
   return out;
+}
+
+} // namespace
+
+std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<double> &y,
+                               const step_options &opt) {
+  const std::size_t n = y.size();
+  if (n < 5 || x.size() != n)
+    return {};
+  const double sigma = curve_noise(y, opt.min_noise);
+  const scan c{x, y, opt, n, static_cast<std::size_t>(opt.window), sigma, opt.snr_min * sigma};
+  return merged(c, accepted_rises(c, candidates(c, local_jumps(c))));
 }
 
 std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::vector<double> &y,
