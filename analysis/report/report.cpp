@@ -61,7 +61,23 @@ namespace {
 
 using namespace report_detail;
 
-inputs scan(const std::string &dir, report_content &c) {
+// A folder file read into its model (model/), or listed under `skipped` with the reason.
+template <class Slot, class FromJson>
+bool load_model(const fs::path &f, Slot &slot, FromJson from_json, report_content &c) {
+  std::error_code gone;
+  if (!fs::exists(f, gone) && !fs::is_symlink(f, gone))
+    return false;
+  try {
+    slot = from_json(read_json_file(f.string()), f.string());
+    return true;
+  } catch (const std::exception &e) {
+    c.skipped.push_back(f.string() + ": " + e.what());
+    return false;
+  }
+}
+
+// The raw/ folder itself given as the input: the folder above it is meant.
+void refuse_raw_folder(const std::string &dir) {
   if (!fs::is_directory(dir))
     throw error("report: '" + dir + "' is not a folder");
   const fs::path d = fs::path(dir).lexically_normal();
@@ -70,115 +86,99 @@ inputs scan(const std::string &dir, report_content &c) {
     throw error("report: '" + dir +
                 "' is the raw/ folder of a results folder: give the folder above it (--input " +
                 (d.filename().empty() ? d.parent_path() : d).parent_path().string() + ")");
-  inputs in;
+}
+
+// The regular files of raw/, sorted; a loop of links or a link to nothing readable is said,
+// never followed.
+std::vector<fs::path> raw_files(const results_folder &folder, report_content &c) {
   std::vector<fs::path> files;
-  const results_folder folder{dir};
-  const fs::path raw = folder.raw();
   std::error_code raw_ec;
-  if (fs::is_directory(raw, raw_ec))
-    for (const auto &e : fs::directory_iterator(raw, raw_ec)) {
+  if (fs::is_directory(folder.raw(), raw_ec))
+    for (const auto &e : fs::directory_iterator(folder.raw(), raw_ec)) {
       std::error_code st;
       if (e.is_regular_file(st))
         files.push_back(e.path());
-      else if (st) // a loop of links, a link to nothing readable: said, never followed
+      else if (st)
         c.skipped.push_back(e.path().string() + ": " + st.message());
     }
   std::sort(files.begin(), files.end());
-  const fs::path prof = folder.profile(), val = folder.validation(), tun = folder.tuning();
-  // A folder file read into its model (model/), or listed under `skipped` with the reason.
-  const auto load = [&](const fs::path &f, auto &slot, auto from_json) {
-    std::error_code gone;
-    if (!fs::exists(f, gone) && !fs::is_symlink(f, gone))
-      return false;
-    try {
-      slot = from_json(read_json_file(f.string()), f.string());
-      return true;
-    } catch (const std::exception &e) {
-      c.skipped.push_back(f.string() + ": " + e.what());
-      return false;
-    }
-  };
-  // The folder's GPU, from its profile: a raw result, tuning or validation of another is foreign.
-  load(prof, in.profile, model::profile_from_json);
-  const std::string folder_uuid = in.profile ? in.profile->gpu_uuid() : "";
-  for (const auto &p : files) {
-    const std::string path = p.string(), ext = p.extension().string();
-    if (ext == ".csv") {
-      in.tlb.push_back(path);
-    } else if (ext == ".txt") {
-      in.sharing.push_back(path);
-    } else if (ext == ".json") {
-      json doc;
-      std::string schema;
-      bool derived = false; // a stage's TLB profile, an analysis: the raw results are drawn
-      try {
-        doc = read_json_file(path);
-        schema = doc.value("schema", "");
-        derived =
-            schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0;
-        if (!doc.contains("benchmarks") && !derived)
-          require_schema(doc, schema::result, path);
-      } catch (const std::exception &e) {
-        c.skipped.push_back(path + ": " + e.what());
-        continue;
-      }
-      const std::string gpu = doc.is_object() && doc.contains("device") && doc["device"].is_object()
-                                  ? doc["device"].value("uuid", "")
-                                  : "";
-      if (!folder_uuid.empty() && !gpu.empty() && gpu != folder_uuid) {
-        c.skipped.push_back(path + ": measured on " + gpu + ", the folder's profile on " +
-                            folder_uuid);
-        continue;
-      }
-      if (doc.contains("benchmarks")) {
-        in.bench.emplace_back(path, doc);
-        const json ctx = doc.value("context", json::object());
-        const std::string unit = ctx.value("gpu_uuid", "");
-        if (in.device.empty() && !unit.empty()) // gpuprobe-bench's own context
-          in.device = ctx.value("gpu", "") + ", " + ctx.value("sm_count", "?") + " SMs, UUID " +
-                      unit + ", driver " + ctx.value("driver", "?") + " (runtime " +
-                      ctx.value("runtime", "?") + "), from gpuprobe-bench";
-        else if (!unit.empty() && in.device.find(unit) == std::string::npos)
-          in.device += "; also " + ctx.value("gpu", "") + " UUID " + unit +
-                       " (gpuprobe-bench files measured on another unit)";
-      } else if (derived) {
-        continue;
-      } else {
-        const std::string probe = doc.value("probe", "");
-        using probes::report_use;
-        const auto *known = probes::find_probe(probe);
-        const auto use = [&](report_use u) { return known && known->use == u; };
-        if (use(report_use::tlb_curves))
-          in.tlb.push_back(path);
-        else if (use(report_use::atomics_curves))
-          in.atomics.emplace_back(path, doc);
-        else if (use(report_use::sharing_matrix))
-          in.sharing.push_back(path);
-        else if (use(report_use::through_profile) && fs::exists(folder.profile()))
-          ; // drawn through the profile (the cross-check table, the structure table)
-        else {
-          c.not_drawn.push_back(path + " (probe '" + probe +
-                                "': this report has no part that draws it)");
-          continue;
-        }
-        if (in.device.empty() && doc.contains("device"))
-          in.device = device_line(doc["device"]);
-      }
-    } else {
-      continue;
-    }
-    c.sources.push_back(path);
+  return files;
+}
+
+// gpuprobe-bench's results: drawn as TAS/WAS and peers; the device line from their context.
+void take_bench(const std::string &path, const json &doc, inputs &in) {
+  in.bench.emplace_back(path, doc);
+  const json ctx = doc.value("context", json::object());
+  const std::string unit = ctx.value("gpu_uuid", "");
+  if (in.device.empty() && !unit.empty()) // gpuprobe-bench's own context
+    in.device = ctx.value("gpu", "") + ", " + ctx.value("sm_count", "?") + " SMs, UUID " + unit +
+                ", driver " + ctx.value("driver", "?") + " (runtime " + ctx.value("runtime", "?") +
+                "), from gpuprobe-bench";
+  else if (!unit.empty() && in.device.find(unit) == std::string::npos)
+    in.device += "; also " + ctx.value("gpu", "") + " UUID " + unit +
+                 " (gpuprobe-bench files measured on another unit)";
+}
+
+// One raw JSON file routed to the part that draws it (by its probe's catalog entry); false when
+// it is not drawn (refused, another GPU's, derived, or no part draws it).
+bool take_raw_json(const std::string &path, const std::string &folder_uuid,
+                   const results_folder &folder, inputs &in, report_content &c) {
+  json doc;
+  std::string schema;
+  bool derived = false; // a stage's TLB profile, an analysis: the raw results are drawn
+  try {
+    doc = read_json_file(path);
+    schema = doc.value("schema", "");
+    derived =
+        schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0;
+    if (!doc.contains("benchmarks") && !derived)
+      require_schema(doc, schema::result, path);
+  } catch (const std::exception &e) {
+    c.skipped.push_back(path + ": " + e.what());
+    return false;
   }
-  if (in.profile) {
-    c.sources.push_back(prof.string());
-    if (in.device.empty() && in.profile->device.is_object() && !in.profile->device.empty())
-      in.device = device_line(in.profile->device);
+  const std::string gpu = doc.is_object() && doc.contains("device") && doc["device"].is_object()
+                              ? doc["device"].value("uuid", "")
+                              : "";
+  if (!folder_uuid.empty() && !gpu.empty() && gpu != folder_uuid) {
+    c.skipped.push_back(path + ": measured on " + gpu + ", the folder's profile on " + folder_uuid);
+    return false;
   }
-  if (load(tun, in.tuning, model::tuning_from_json))
+  if (doc.contains("benchmarks")) {
+    take_bench(path, doc, in);
+    return true;
+  }
+  if (derived)
+    return false;
+  const std::string probe = doc.value("probe", "");
+  using probes::report_use;
+  const auto *known = probes::find_probe(probe);
+  const auto use = [&](report_use u) { return known && known->use == u; };
+  if (use(report_use::tlb_curves))
+    in.tlb.push_back(path);
+  else if (use(report_use::atomics_curves))
+    in.atomics.emplace_back(path, doc);
+  else if (use(report_use::sharing_matrix))
+    in.sharing.push_back(path);
+  else if (use(report_use::through_profile) && fs::exists(folder.profile()))
+    ; // drawn through the profile (the cross-check table, the structure table)
+  else {
+    c.not_drawn.push_back(path + " (probe '" + probe + "': this report has no part that draws it)");
+    return false;
+  }
+  if (in.device.empty() && doc.contains("device"))
+    in.device = device_line(doc["device"]);
+  return true;
+}
+
+// The folder's tuning, validation (another GPU's are not this folder's) and fleet.
+void take_folder_files(const std::string &dir, const results_folder &folder,
+                       const std::string &folder_uuid, inputs &in, report_content &c) {
+  const fs::path val = folder.validation(), tun = folder.tuning();
+  if (load_model(tun, in.tuning, model::tuning_from_json, c))
     c.sources.push_back(tun.string());
-  if (load(val, in.validation, model::validation_from_json))
+  if (load_model(val, in.validation, model::validation_from_json, c))
     c.sources.push_back(val.string());
-  // Tuning and validation of another GPU than the profile's are not this folder's.
   const auto foreign = [&](const std::string &other, const fs::path &f) {
     if (folder_uuid.empty() || other.empty() || other == folder_uuid)
       return false;
@@ -192,32 +192,60 @@ inputs scan(const std::string &dir, report_content &c) {
   if (in.validation && foreign(in.validation->gpu_uuid(), val))
     in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";
-  if (load(fl, in.fleet, model::fleet_from_json)) {
+  if (load_model(fl, in.fleet, model::fleet_from_json, c)) {
     c.sources.push_back(fl.string());
     if (in.device.empty())
       in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +
                   std::to_string(in.fleet->models.size()) + " model(s)";
   }
-  if (c.sources.empty() && c.not_drawn.empty()) {
-    // A folder of unit folders (each with its own profile.json): that is a fleet's input.
-    std::error_code ec;
-    int units = 0;
-    for (const auto &e : fs::directory_iterator(dir, ec))
-      units += e.is_directory(ec) && fs::exists(e.path() / results_folder::profile_file, ec);
-    if (units > 0)
-      throw error("report: '" + dir + "' holds no results of its own but " +
-                  std::to_string(units) +
-                  " unit folder(s): draw one with `gpuprobe report --input " + dir +
-                  "/<unit> --out ...`, or all of them with `gpuprobe fleet --input " + dir +
-                  " --out <folder>` and then `gpuprobe report --input <folder> --out ...`");
+}
+
+// Nothing drawn: a folder of unit folders is a fleet's input; else nothing valid was there.
+void refuse_empty(const std::string &dir, const report_content &c) {
+  std::error_code ec;
+  int units = 0;
+  for (const auto &e : fs::directory_iterator(dir, ec))
+    units += e.is_directory(ec) && fs::exists(e.path() / results_folder::profile_file, ec);
+  if (units > 0)
+    throw error("report: '" + dir + "' holds no results of its own but " + std::to_string(units) +
+                " unit folder(s): draw one with `gpuprobe report --input " + dir +
+                "/<unit> --out ...`, or all of them with `gpuprobe fleet --input " + dir +
+                " --out <folder>` and then `gpuprobe report --input <folder> --out ...`");
+  throw error("report: '" + dir +
+              (c.skipped.empty()
+                   ? "' holds nothing to draw (no raw/ results, profile.json, tuning.json, "
+                     "validation.json or fleet.json)"
+                   : "' holds nothing valid to draw (" + std::to_string(c.skipped.size()) +
+                         " file(s) refused, the first: " + c.skipped.front() + ")"));
+}
+
+inputs scan(const std::string &dir, report_content &c) {
+  refuse_raw_folder(dir);
+  inputs in;
+  const results_folder folder{dir};
+  const auto files = raw_files(folder, c);
+  // The folder's GPU, from its profile: a raw result, tuning or validation of another is foreign.
+  const fs::path prof = folder.profile();
+  load_model(prof, in.profile, model::profile_from_json, c);
+  const std::string folder_uuid = in.profile ? in.profile->gpu_uuid() : "";
+  for (const auto &p : files) {
+    const std::string path = p.string(), ext = p.extension().string();
+    if (ext == ".csv")
+      in.tlb.push_back(path);
+    else if (ext == ".txt")
+      in.sharing.push_back(path);
+    else if (ext != ".json" || !take_raw_json(path, folder_uuid, folder, in, c))
+      continue;
+    c.sources.push_back(path);
   }
+  if (in.profile) {
+    c.sources.push_back(prof.string());
+    if (in.device.empty() && in.profile->device.is_object() && !in.profile->device.empty())
+      in.device = device_line(in.profile->device);
+  }
+  take_folder_files(dir, folder, folder_uuid, in, c);
   if (c.sources.empty() && c.not_drawn.empty())
-    throw error("report: '" + dir +
-                (c.skipped.empty()
-                     ? "' holds nothing to draw (no raw/ results, profile.json, tuning.json, "
-                       "validation.json or fleet.json)"
-                     : "' holds nothing valid to draw (" + std::to_string(c.skipped.size()) +
-                           " file(s) refused, the first: " + c.skipped.front() + ")"));
+    refuse_empty(dir, c);
   return in;
 }
 
