@@ -253,6 +253,102 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
   return units;
 }
 
+namespace {
+
+using units_of = std::vector<const fleet_unit *>;
+
+// One figure over a model's complete units: its median and spread, the units past the outlier
+// rule (3 or more units), and a line of its values where they differ.
+void number_parameter(const std::string &name, const units_of &done, const fleet_rule &rule,
+                      model::fleet_model &fm) {
+  std::vector<double> xs;
+  model::fleet_parameter &p = fm.parameters[name];
+  for (auto *u : done)
+    if (auto it = u->numbers.find(name); it != u->numbers.end()) {
+      xs.push_back(it->second);
+      p.values[u->uuid] = it->second;
+    }
+  const double med = median(xs);
+  std::vector<double> dev;
+  for (double x : xs)
+    dev.push_back(std::fabs(x - med));
+  const double mad = median(dev);
+  const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
+  // With two units neither is "the odd one": their difference is listed instead.
+  if (xs.size() >= 3)
+    for (auto *u : done)
+      if (auto it = u->numbers.find(name); it != u->numbers.end()) {
+        const double score = std::fabs(it->second - med) / scale;
+        if (score > rule.limit) {
+          char why[256];
+          std::snprintf(why, sizeof why,
+                        "%s = %.4g against the model's median %.4g: %.1f x the spread (MAD "
+                        "%.3g, at least %.0f %% of the median) > %.1f",
+                        name.c_str(), it->second, med, score, mad, 100 * rule.floor_fraction,
+                        rule.limit);
+          p.outliers.push_back({u->uuid, it->second, score, why});
+        }
+      }
+  const double lo = *std::min_element(xs.begin(), xs.end()),
+               hi = *std::max_element(xs.begin(), xs.end());
+  if (xs.size() >= 2 && hi - lo > rule.floor_fraction * std::fabs(med)) {
+    std::string d = name + ":";
+    for (const auto &[uuid, v] : p.values)
+      d += " " + uuid.substr(0, std::min<std::size_t>(12, uuid.size())) + " " + number(v);
+    fm.differences.push_back(d);
+  }
+  p.median = med, p.mad = mad, p.n = xs.size(), p.min = lo, p.max = hi;
+}
+
+// A text figure whose units disagree: a line of its variants and who has each; a group map is
+// told by the groups it does not share with the most common map.
+void text_difference(const std::string &name, const units_of &done, model::fleet_model &fm) {
+  std::map<std::string, std::vector<std::string>> variants; // value -> uuids
+  for (auto *u : done)
+    if (auto it = u->text.find(name); it != u->text.end())
+      variants[it->second].push_back(u->uuid);
+  if (variants.size() <= 1)
+    return;
+  const bool map = name.size() > 10 && name.substr(name.size() - 10) == ".group_map";
+  std::string common;
+  std::size_t most = 0;
+  for (const auto &[value, uuids] : variants)
+    if (uuids.size() > most)
+      most = uuids.size(), common = value;
+  // The groups of a map, as text, from the first unit that has it.
+  const std::string level = name.substr(0, name.find('.'));
+  const auto groups = [&](const std::string &value) {
+    std::set<std::string> g;
+    for (auto *u : done)
+      if (auto it = u->text.find(name); it != u->text.end() && it->second == value) {
+        for (const auto &grp : u->groups.at(level))
+          g.insert(group_text(grp));
+        break;
+      }
+    return g;
+  };
+  std::string d = name + " differs:";
+  for (const auto &[value, uuids] : variants) {
+    std::string who;
+    for (const auto &id : uuids)
+      who += (who.empty() ? "" : ", ") + id.substr(0, std::min<std::size_t>(12, id.size()));
+    std::string shown = value;
+    if (map && value != common) {
+      const auto mine = groups(value), theirs = groups(common);
+      shown = "groups not in the most common map:";
+      for (const auto &g : mine)
+        if (!theirs.count(g))
+          shown += " " + g;
+    } else if (map) {
+      shown = "the most common map";
+    }
+    d += " [" + who + "] " + (shown.size() > 160 ? shown.substr(0, 157) + "..." : shown) + ";";
+  }
+  fm.differences.push_back(d);
+}
+
+} // namespace
+
 model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
   model::fleet f;
   f.schema = schema::fleet.id();
@@ -260,12 +356,12 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
                    " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
                    ", among 3 or more complete units of one model";
   f.units = units;
-  std::map<std::string, std::vector<const fleet_unit *>> by_model;
+  std::map<std::string, units_of> by_model;
   for (const auto &u : units)
     by_model[u.model].push_back(&u);
   for (const auto &[model, list] : by_model) {
     model::fleet_model &fm = f.models[model];
-    std::vector<const fleet_unit *> done;
+    units_of done;
     for (auto *u : list)
       if (u->status == "complete")
         done.push_back(u);
@@ -276,91 +372,10 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
       for (const auto &[k, v] : u->text)
         texts.insert(k);
     }
-    for (const auto &name : names) {
-      std::vector<double> xs;
-      model::fleet_parameter &p = fm.parameters[name];
-      for (auto *u : done)
-        if (auto it = u->numbers.find(name); it != u->numbers.end()) {
-          xs.push_back(it->second);
-          p.values[u->uuid] = it->second;
-        }
-      const double med = median(xs);
-      std::vector<double> dev;
-      for (double x : xs)
-        dev.push_back(std::fabs(x - med));
-      const double mad = median(dev);
-      const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
-      // With two units neither is "the odd one": their difference is listed instead.
-      if (xs.size() >= 3)
-        for (auto *u : done)
-          if (auto it = u->numbers.find(name); it != u->numbers.end()) {
-            const double score = std::fabs(it->second - med) / scale;
-            if (score > rule.limit) {
-              char why[256];
-              std::snprintf(why, sizeof why,
-                            "%s = %.4g against the model's median %.4g: %.1f x the spread (MAD "
-                            "%.3g, at least %.0f %% of the median) > %.1f",
-                            name.c_str(), it->second, med, score, mad, 100 * rule.floor_fraction,
-                            rule.limit);
-              p.outliers.push_back({u->uuid, it->second, score, why});
-            }
-          }
-      const double lo = *std::min_element(xs.begin(), xs.end()),
-                   hi = *std::max_element(xs.begin(), xs.end());
-      if (xs.size() >= 2 && hi - lo > rule.floor_fraction * std::fabs(med)) {
-        std::string d = name + ":";
-        for (const auto &[uuid, v] : p.values)
-          d += " " + uuid.substr(0, std::min<std::size_t>(12, uuid.size())) + " " + number(v);
-        fm.differences.push_back(d);
-      }
-      p.median = med, p.mad = mad, p.n = xs.size(), p.min = lo, p.max = hi;
-    }
-    for (const auto &name : texts) {
-      std::map<std::string, std::vector<std::string>> variants; // value -> uuids
-      for (auto *u : done)
-        if (auto it = u->text.find(name); it != u->text.end())
-          variants[it->second].push_back(u->uuid);
-      if (variants.size() > 1) {
-        // A group map is told by the groups it does not share with the most common map.
-        const bool map = name.size() > 10 && name.substr(name.size() - 10) == ".group_map";
-        std::string common;
-        std::size_t most = 0;
-        for (const auto &[value, uuids] : variants)
-          if (uuids.size() > most)
-            most = uuids.size(), common = value;
-        // The groups of a map, as text, from the first unit that has it.
-        const std::string level = name.substr(0, name.find('.'));
-        const auto groups = [&](const std::string &value) {
-          std::set<std::string> g;
-          for (auto *u : done)
-            if (auto it = u->text.find(name); it != u->text.end() && it->second == value) {
-              for (const auto &grp : u->groups.at(level))
-                g.insert(group_text(grp));
-              break;
-            }
-          return g;
-        };
-        std::string d = name + " differs:";
-        for (const auto &[value, uuids] : variants) {
-          std::string who;
-          for (const auto &id : uuids)
-            who += (who.empty() ? "" : ", ") + id.substr(0, std::min<std::size_t>(12, id.size()));
-          std::string shown = value;
-          if (map && value != common) {
-            const auto mine = groups(value), theirs = groups(common);
-            shown = "groups not in the most common map:";
-            for (const auto &g : mine)
-              if (!theirs.count(g))
-                shown += " " + g;
-          } else if (map) {
-            shown = "the most common map";
-          }
-          d +=
-              " [" + who + "] " + (shown.size() > 160 ? shown.substr(0, 157) + "..." : shown) + ";";
-        }
-        fm.differences.push_back(d);
-      }
-    }
+    for (const auto &name : names)
+      number_parameter(name, done, rule, fm);
+    for (const auto &name : texts)
+      text_difference(name, done, fm);
     for (auto *u : list)
       fm.units.push_back({u->uuid, u->folder, u->status});
     fm.complete = done.size();
