@@ -104,6 +104,76 @@ void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, con
   });
 }
 
+// Each level's structure: the ramp (or step) between where misses begin and where every hop
+// misses, its fit, and the ways the conflict sets give.
+void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
+  report_table st{"Structure of each level (profile.json tlb.levels[].structure)",
+                  {"", "entries", "ways x sets", "misses begin / every hop misses", "shape, fit",
+                   "conflict sets (pages)", "set index"},
+                  {},
+                  ""};
+  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+    const auto &L = tlb.levels[k];
+    if (!L.structure)
+      continue;
+    const auto &S = *L.structure;
+    const double page = L.page_bytes;
+    const bool ok = S.resolved;
+    const json cf = S.conflict.value_or(json::object());
+    std::string sizes;
+    for (const auto &n : cf.value("set_sizes", json::array()))
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
+    st.rows.push_back(
+        {level_label(false, k), num(L.entries.value_or(0)),
+         ok ? structure_words(L) : "not resolved",
+         ok ? format_bytes(S.entries.value_or(0) * page) + " / " +
+                  format_bytes(S.full_miss_entries.value_or(0) * page)
+            : "—",
+         ok ? S.shape + ", residual " + num(S.residual_cycles.value_or(0), 2) + " cycles of " +
+                  num(S.after_cycles.value_or(0) - S.before_cycles.value_or(0), 3)
+            : S.why.value_or("?"),
+         cf.empty()            ? "—"
+         : cf.contains("ways") ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
+                                     (cf.value("agrees", false) ? "agrees" : "does not agree")
+                               : cf.value("why", "?"),
+         cf.value("set_index", json::object()).value("finding", "—")});
+  }
+  if (!st.rows.empty()) {
+    st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "
+              "every hop misses from S x (W + 1); the ramp between gives the sets, a conflict set "
+              "(pages that evict each other, found by group testing) holds W + 1.";
+    c.tables.push_back(std::move(st));
+  }
+}
+
+// characterize's cross-check of each level: real memory, what serves a miss, random sampling.
+void cross_check_table(const inputs &in, report_content &c) {
+  const json check =
+      in.profile ? in.profile->tlb.cross_check.value_or(json::object()) : json::object();
+  if (check.empty())
+    return;
+  report_table x{
+      "Cross-check of each level (profile.json tlb.cross_check)",
+      {"", "real-memory chase", "a miss is served by", "random sampling below/above the reach"},
+      {},
+      ""};
+  for (const auto &r : check.value("levels", json::array()))
+    x.rows.push_back({r.value("level", ""), r.value("real_memory", "—"),
+                      r.value("miss_served_by", "—"),
+                      r.value("sampling", json::object()).value("verdict", "—")});
+  if (check.contains("l2_split"))
+    x.note = "Real-memory chase: near/far L2 split " +
+             num(check["l2_split"].value("split_cycles", 0.0), 3) + " cycles (p10 " +
+             num(check["l2_split"].value("p10_cycles", 0.0), 3) + ", p90 " +
+             num(check["l2_split"].value("p90_cycles", 0.0), 3) + " per hop).";
+  if (check.contains("memory_access"))
+    x.note += " Memory access: L2 hit " +
+              num(check["memory_access"].value("l2_hit_cycles", 0.0), 3) + ", DRAM " +
+              num(check["memory_access"].value("memory_cycles", 0.0), 3) + " cycles (" +
+              check["memory_access"].value("source", std::string()) + ").";
+  c.tables.push_back(std::move(x));
+}
+
 } // namespace
 
 void tlb_part(const inputs &in, report_content &c) {
@@ -145,70 +215,8 @@ void tlb_part(const inputs &in, report_content &c) {
     c.missing.push_back(
         "TLB curves (raw/ holds no tlb result: the levels below come from profile.json)");
   c.tables.push_back(std::move(t));
-  // Each level's structure: the ramp (or step) between where misses begin and where every hop
-  // misses, its fit, and the ways the conflict sets give.
-  report_table st{"Structure of each level (profile.json tlb.levels[].structure)",
-                  {"", "entries", "ways x sets", "misses begin / every hop misses", "shape, fit",
-                   "conflict sets (pages)", "set index"},
-                  {},
-                  ""};
-  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-    const auto &L = tlb.levels[k];
-    if (!L.structure)
-      continue;
-    const auto &S = *L.structure;
-    const double page = L.page_bytes;
-    const bool ok = S.resolved;
-    const json cf = S.conflict.value_or(json::object());
-    std::string sizes;
-    for (const auto &n : cf.value("set_sizes", json::array()))
-      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
-    st.rows.push_back(
-        {level_label(false, k), num(L.entries.value_or(0)),
-         ok ? structure_words(L) : "not resolved",
-         ok ? format_bytes(S.entries.value_or(0) * page) + " / " +
-                  format_bytes(S.full_miss_entries.value_or(0) * page)
-            : "—",
-         ok ? S.shape + ", residual " + num(S.residual_cycles.value_or(0), 2) + " cycles of " +
-                  num(S.after_cycles.value_or(0) - S.before_cycles.value_or(0), 3)
-            : S.why.value_or("?"),
-         cf.empty()            ? "—"
-         : cf.contains("ways") ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
-                                     (cf.value("agrees", false) ? "agrees" : "does not agree")
-                               : cf.value("why", "?"),
-         cf.value("set_index", json::object()).value("finding", "—")});
-  }
-  if (!st.rows.empty()) {
-    st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "
-              "every hop misses from S x (W + 1); the ramp between gives the sets, a conflict set "
-              "(pages that evict each other, found by group testing) holds W + 1.";
-    c.tables.push_back(std::move(st));
-  }
-  // characterize's cross-check of each level: real memory, what serves a miss, random sampling.
-  const json check =
-      in.profile ? in.profile->tlb.cross_check.value_or(json::object()) : json::object();
-  if (!check.empty()) {
-    report_table x{
-        "Cross-check of each level (profile.json tlb.cross_check)",
-        {"", "real-memory chase", "a miss is served by", "random sampling below/above the reach"},
-        {},
-        ""};
-    for (const auto &r : check.value("levels", json::array()))
-      x.rows.push_back({r.value("level", ""), r.value("real_memory", "—"),
-                        r.value("miss_served_by", "—"),
-                        r.value("sampling", json::object()).value("verdict", "—")});
-    if (check.contains("l2_split"))
-      x.note = "Real-memory chase: near/far L2 split " +
-               num(check["l2_split"].value("split_cycles", 0.0), 3) + " cycles (p10 " +
-               num(check["l2_split"].value("p10_cycles", 0.0), 3) + ", p90 " +
-               num(check["l2_split"].value("p90_cycles", 0.0), 3) + " per hop).";
-    if (check.contains("memory_access"))
-      x.note += " Memory access: L2 hit " +
-                num(check["memory_access"].value("l2_hit_cycles", 0.0), 3) + ", DRAM " +
-                num(check["memory_access"].value("memory_cycles", 0.0), 3) + " cycles (" +
-                check["memory_access"].value("source", std::string()) + ").";
-    c.tables.push_back(std::move(x));
-  }
+  structure_table(tlb, c);
+  cross_check_table(in, c);
 }
 
 } // namespace gpuprobe::analysis::report_detail
