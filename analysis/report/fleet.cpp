@@ -17,11 +17,9 @@ std::string short_uuid(const std::string &u) {
   return u.substr(u.rfind("GPU-", 0) == 0 ? 4 : 0, 8);
 }
 
-} // namespace
-
-void fleet_part(const inputs &in, report_content &c) {
-  if (!in.fleet)
-    return; // a unit's folder: no fleet part (not "missing")
+// A table per model: each unit's levels, atomics slope and status; outliers and differences
+// below it.
+void model_tables(const inputs &in, report_content &c) {
   const auto &units = in.fleet->units;
   for (const auto &[model, m] : in.fleet->models) {
     report_table t{"Fleet: " + model + " (" + std::to_string(m.units.size()) + " units)",
@@ -55,6 +53,10 @@ void fleet_part(const inputs &in, report_content &c) {
       t.note += "\nDiffers: " + d;
     c.tables.push_back(std::move(t));
   }
+}
+
+void spread_figures(const inputs &in, report_content &c) {
+  const auto &units = in.fleet->units;
   // The spread of the parameters a reader compares first, every unit a point, models apart.
   for (const char *param : {"L1.penalty_cycles", "L2.entries", "L2.penalty_cycles",
                             "L3.penalty_cycles", "L2.groups", "atomics.same_u32.slope"}) {
@@ -84,6 +86,10 @@ void fleet_part(const inputs &in, report_content &c) {
                          {},
                          o.str()});
   }
+}
+
+void group_map_figures(const inputs &in, report_content &c) {
+  const auto &units = in.fleet->units;
   // Each unit's SM -> group map of every level measured with groups, one row per unit: the
   // groups are canonical (fleet.json), so group k is one colour on every unit that has it.
   std::set<std::string> levels;
@@ -130,6 +136,16 @@ void fleet_part(const inputs &in, report_content &c) {
                          {},
                          o.str()});
   }
+}
+
+} // namespace
+
+void fleet_part(const inputs &in, report_content &c) {
+  if (!in.fleet)
+    return; // a unit's folder: no fleet part (not "missing")
+  model_tables(in, c);
+  spread_figures(in, c);
+  group_map_figures(in, c);
 }
 
 } // namespace gpuprobe::analysis::report_detail
