@@ -56,6 +56,57 @@ index_bits set_index_bits(const std::vector<std::vector<std::uint64_t>> &sets) {
   return r;
 }
 
+namespace {
+
+// Which virtual-address bits can select the set: what the sets' pages (their page numbers) vary
+// in, and whether the ramp's sets are pinned by them.
+json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int page_shift,
+                       const json &st) {
+  const auto b = set_index_bits(sets);
+  json bits = {{"page_number_bits_varying", b.varying_bits},
+               {"va_bits", {page_shift, page_shift + std::max(0, b.varying_bits - 1)}},
+               {"differences_rank", b.kernel_rank},
+               {"index_rank_at_most", b.varying_bits - b.kernel_rank}};
+  json masks = json::array();
+  for (auto m : b.masks) {
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(m << page_shift));
+    masks.push_back(hex);
+  }
+  bits["va_masks"] = masks;
+  const double sets_ramp = st.value("sets", 0.0);
+  std::string words;
+  if (st.value("resolved", false) && st.value("sets", 0.0) == 1) {
+    words = "one set (fully associative): no address bit selects it";
+    bits.erase("va_masks");
+    bits.erase("index_rank_at_most");
+  } else if (b.varying_bits == 0) {
+    words = "the sets' pages do not differ in any bit";
+  } else {
+    char w[320];
+    std::snprintf(w, sizeof w,
+                  "within %zu set(s), pages differ in a space of rank %d over VA bits %d-%d: the "
+                  "set is selected by at most %d XOR-combinations of them",
+                  sets.size(), b.kernel_rank, page_shift, page_shift + b.varying_bits - 1,
+                  b.varying_bits - b.kernel_rank);
+    words = w;
+    if (sets_ramp > 1) {
+      const double need = std::log2(sets_ramp);
+      if (std::fabs(need - std::round(need)) < 1e-9 &&
+          b.varying_bits - b.kernel_rank == int(std::lround(need)))
+        words += " (" + std::to_string(std::lround(need)) + " for " +
+                 std::to_string(std::lround(sets_ramp)) + " sets: the index is determined)";
+      else
+        words += "; " + std::to_string(std::lround(sets_ramp)) +
+                 " sets need more sets or windows to pin the function";
+    }
+  }
+  bits["finding"] = words;
+  return bits;
+}
+
+} // namespace
+
 json conflict_summary(const json &level, const json &result_level) {
   json out = {{"source", "raw/tlb_conflict.json"}};
   if (result_level.contains("skipped")) {
@@ -107,48 +158,7 @@ json conflict_summary(const json &level, const json &result_level) {
     out["ramp_ways"] = ramp_ways;
     out["agrees"] = count.size() == 1 && ways == ramp_ways;
   }
-  // Which virtual-address bits can select the set.
-  const auto b = set_index_bits(sets);
-  json bits = {{"page_number_bits_varying", b.varying_bits},
-               {"va_bits", {page_shift, page_shift + std::max(0, b.varying_bits - 1)}},
-               {"differences_rank", b.kernel_rank},
-               {"index_rank_at_most", b.varying_bits - b.kernel_rank}};
-  json masks = json::array();
-  for (auto m : b.masks) {
-    char hex[40];
-    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(m << page_shift));
-    masks.push_back(hex);
-  }
-  bits["va_masks"] = masks;
-  const double sets_ramp = st.value("sets", 0.0);
-  std::string words;
-  if (st.value("resolved", false) && st.value("sets", 0.0) == 1) {
-    words = "one set (fully associative): no address bit selects it";
-    bits.erase("va_masks");
-    bits.erase("index_rank_at_most");
-  } else if (b.varying_bits == 0) {
-    words = "the sets' pages do not differ in any bit";
-  } else {
-    char w[320];
-    std::snprintf(w, sizeof w,
-                  "within %zu set(s), pages differ in a space of rank %d over VA bits %d-%d: the "
-                  "set is selected by at most %d XOR-combinations of them",
-                  sets.size(), b.kernel_rank, page_shift, page_shift + b.varying_bits - 1,
-                  b.varying_bits - b.kernel_rank);
-    words = w;
-    if (sets_ramp > 1) {
-      const double need = std::log2(sets_ramp);
-      if (std::fabs(need - std::round(need)) < 1e-9 &&
-          b.varying_bits - b.kernel_rank == int(std::lround(need)))
-        words += " (" + std::to_string(std::lround(need)) + " for " +
-                 std::to_string(std::lround(sets_ramp)) + " sets: the index is determined)";
-      else
-        words += "; " + std::to_string(std::lround(sets_ramp)) +
-                 " sets need more sets or windows to pin the function";
-    }
-  }
-  bits["finding"] = words;
-  out["set_index"] = bits;
+  out["set_index"] = set_index_finding(sets, page_shift, st);
   return out;
 }
 
