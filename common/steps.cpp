@@ -197,6 +197,66 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
   return merged(c, accepted_rises(c, candidates(c, local_jumps(c))));
 }
 
+namespace {
+
+// The split of [lo, hi) that two flat levels fit best (least squares: the medians' window jump
+// is flat over several positions around a step); `i` when none fits better.
+std::size_t best_split(const std::vector<double> &y, std::size_t lo, std::size_t hi,
+                       std::size_t i) {
+  std::size_t best = i;
+  double best_sse = INFINITY;
+  for (std::size_t j = lo + 2; j + 2 <= hi; ++j) {
+    double sl = 0, sr = 0, ql = 0, qr = 0;
+    for (std::size_t k = lo; k < hi; ++k)
+      (k < j ? sl : sr) += y[k], (k < j ? ql : qr) += y[k] * y[k];
+    const double nl = double(j - lo), nr = double(hi - j);
+    const double sse = (ql - sl * sl / nl) + (qr - sr * sr / nr);
+    if (sse < best_sse - 1e-9)
+      best_sse = sse, best = j;
+  }
+  return best;
+}
+
+// The rise at i between the plateaus on either side (each up to the neighbouring rise or the
+// curve's end): a step when the plateau before is flat, the rise stands snr_min standard errors
+// of the two plateaus' medians and 3.5 point sigmas high, and the curve never falls back below
+// most of it.
+bool plateau_step(const std::vector<double> &x, const std::vector<double> &y,
+                  const std::vector<double> &jump, std::size_t i, std::size_t last, std::size_t m,
+                  double sigma, double se_m, double snr_min, const step_options &opt, step &s) {
+  const std::size_t n = y.size();
+  std::size_t a = last ? last : 0, b = n;
+  for (std::size_t j = i + m; j + m <= n; ++j)
+    if (jump[j] >= 4 * se_m && jump[j] >= 2 * sigma) {
+      b = j;
+      break;
+    }
+  std::vector<double> prior(y.begin() + long(a), y.begin() + long(i));
+  const double before = median(prior), after = median(y, i, b);
+  for (double &v : prior)
+    v = std::fabs(v - before);
+  const bool flat_before = 1.4826 * median(prior) <= opt.flat_sigmas * sigma;
+  double lowest = INFINITY; // the curve never falls back below most of the rise
+  for (std::size_t j = i; j + m <= n; ++j)
+    lowest = std::min(lowest, median(y, j, j + m));
+  const double rise = after - before;
+  const double se = 1.2533 * sigma * std::sqrt(1.0 / double(i - a) + 1.0 / double(b - i));
+  if (!flat_before || rise < snr_min * se || rise < 3.5 * sigma ||
+      lowest - before < opt.sustain_fraction * rise)
+    return false;
+  s.index = i;
+  s.x_lo = x[i - 1];
+  s.x_hi = x[i];
+  s.before = before;
+  s.after = after;
+  s.jump = rise;
+  s.noise = se;
+  s.snr = rise / se;
+  return true;
+}
+
+} // namespace
+
 std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::vector<double> &y,
                                        const std::vector<step> &known, int points, double snr_min,
                                        const step_options &opt) {
@@ -226,54 +286,13 @@ std::vector<step> detect_plateau_steps(const std::vector<double> &x, const std::
         is_max = false;
     if (!is_max || near_known(x[i]) || (last && i < last + m))
       continue;
-    // The split of [i - m, i + m) that two flat levels fit best (least squares: the medians'
-    // window jump is flat over several positions around a step).
-    {
-      const std::size_t lo = i - m, hi = std::min(n, i + m);
-      std::size_t best = i;
-      double best_sse = INFINITY;
-      for (std::size_t j = lo + 2; j + 2 <= hi; ++j) {
-        double sl = 0, sr = 0, ql = 0, qr = 0;
-        for (std::size_t k = lo; k < hi; ++k)
-          (k < j ? sl : sr) += y[k], (k < j ? ql : qr) += y[k] * y[k];
-        const double nl = double(j - lo), nr = double(hi - j);
-        const double sse = (ql - sl * sl / nl) + (qr - sr * sr / nr);
-        if (sse < best_sse - 1e-9)
-          best_sse = sse, best = j;
-      }
-      if ((last && best < last + m) || best < m || best + m > n)
-        continue;
-      i = best; // the scan goes on from c: it never moves back
-    }
-    // Each plateau up to the neighbouring rise (or the curve's end), at least m points.
-    std::size_t a = last ? last : 0, b = n;
-    for (std::size_t j = i + m; j + m <= n; ++j)
-      if (jump[j] >= 4 * se_m && jump[j] >= 2 * sigma) {
-        b = j;
-        break;
-      }
-    std::vector<double> prior(y.begin() + long(a), y.begin() + long(i));
-    const double before = median(prior), after = median(y, i, b);
-    for (double &v : prior)
-      v = std::fabs(v - before);
-    const bool flat_before = 1.4826 * median(prior) <= opt.flat_sigmas * sigma;
-    double lowest = INFINITY; // the curve never falls back below most of the rise
-    for (std::size_t j = i; j + m <= n; ++j)
-      lowest = std::min(lowest, median(y, j, j + m));
-    const double rise = after - before;
-    const double se = 1.2533 * sigma * std::sqrt(1.0 / double(i - a) + 1.0 / double(b - i));
-    if (!flat_before || rise < snr_min * se || rise < 3.5 * sigma ||
-        lowest - before < opt.sustain_fraction * rise)
+    const std::size_t best = best_split(y, i - m, std::min(n, i + m), i);
+    if ((last && best < last + m) || best < m || best + m > n)
       continue;
+    i = best; // the scan goes on from c: it never moves back
     step s;
-    s.index = i;
-    s.x_lo = x[i - 1];
-    s.x_hi = x[i];
-    s.before = before;
-    s.after = after;
-    s.jump = rise;
-    s.noise = se;
-    s.snr = rise / se;
+    if (!plateau_step(x, y, jump, i, last, m, sigma, se_m, snr_min, opt, s))
+      continue;
     out.push_back(s);
     last = i;
     c = std::max(c, i + m - 1); // the next rise lies a plateau further
