@@ -48,30 +48,35 @@ std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,
   return b;
 }
 
-conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
-                               const conflict_options &o) {
-  conflict_set s;
-  s.window_start = start;
-  const auto window = [&](std::uint32_t n) {
-    std::vector<std::uint32_t> p(n);
-    for (std::uint32_t i = 0; i < n; ++i)
-      p[i] = start + i;
-    return p;
-  };
-  // 1. Calibrate on a walk well below the capacity (no miss), then find N0: down in steps while
-  // a walk misses (a window not aligned to the set index fills some sets early), then up by one.
+namespace {
+
+std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n) {
+  std::vector<std::uint32_t> p(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    p[i] = start + i;
+  return p;
+}
+
+// 1. Calibrate on a walk well below the capacity (no miss), then find the onset N0: down in
+// steps while a walk misses (a window not aligned to the set index fills some sets early), then
+// up by one. Returns the pages that miss in a second walk of N0 too (a page whose misses come and
+// go between laps is a poor target: each group test would be a coin toss); `thr` the latency
+// past which a hop missed. Empty with s.failed set when the walk never missed.
+std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_target &t,
+                                         const conflict_options &o, conflict_set &s, double &thr) {
+  const std::uint32_t start = s.window_start;
   const auto e = std::uint32_t(t.entries);
   const std::uint32_t below = std::max<std::uint32_t>(2, e / 64);
   std::uint32_t n = e > below + 2 ? e - below : 2;
-  s.hit_cycles = median(walk(window(std::max<std::uint32_t>(2, n - below))));
+  s.hit_cycles = median(walk(pages_from(start, std::max<std::uint32_t>(2, n - below))));
   if (!(s.hit_cycles > 50)) { // an L2 hit alone costs hundreds of cycles
     s.failed =
         "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
-    return s;
+    return {};
   }
-  const double thr = s.hit_cycles + 0.5 * t.penalty_cycles;
+  thr = s.hit_cycles + 0.5 * t.penalty_cycles;
   const auto misses = [&](std::uint32_t pages) {
-    const auto lat = walk(window(pages));
+    const auto lat = walk(pages_from(start, pages));
     ++s.tests;
     std::vector<std::uint32_t> m;
     for (std::uint32_t i = 0; i < pages; ++i)
@@ -86,60 +91,81 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
       break;
   if (s.missing.empty()) {
     s.failed = "no walk of up to " + std::to_string(e + o.max_scan) + " pages missed";
-    return s;
+    return {};
   }
   s.onset_pages = n;
-  // Targets: pages that miss in a second walk too (a page whose misses come and go between laps
-  // is a poor target: each group test would be a coin toss).
   std::vector<std::uint32_t> again = misses(n), stable;
   for (auto p : s.missing)
     if (std::binary_search(again.begin(), again.end(), p))
       stable.push_back(p);
-  // 2. Group testing: which pages of the window, removed, let x hit? Up to three targets: a
-  // target whose misses depend on more than its set's pages (a replacement that is not LRU under
-  // this walk) exhausts its tests, and the next missing page is tried.
-  const auto all = window(n);
+  return stable;
+}
+
+// 2. Group testing: which pages of the window, removed, let `target` hit? Halves a group while
+// removing it lets the target hit, down to single pages (each confirmed), in groups of at most a
+// quarter of the window (the walk stays long enough for inner levels to miss); `tests` counts the
+// walks, at most o.max_tests.
+std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
+                                           const std::vector<std::uint32_t> &all,
+                                           std::uint32_t target, double thr,
+                                           const conflict_options &o, int &tests) {
+  const auto x_misses_without = [&](const std::vector<std::uint32_t> &group) {
+    std::vector<std::uint32_t> cycle;
+    std::size_t pos = 0;
+    for (auto p : all) {
+      if (std::binary_search(group.begin(), group.end(), p))
+        continue;
+      if (p == target)
+        pos = cycle.size();
+      cycle.push_back(p);
+    }
+    ++tests;
+    return walk(cycle)[pos] > thr;
+  };
+  std::vector<std::uint32_t> congruent;
+  std::function<void(std::vector<std::uint32_t>)> find = [&](std::vector<std::uint32_t> g) {
+    if (tests >= o.max_tests || x_misses_without(g))
+      return;
+    if (g.size() == 1) {
+      if (!x_misses_without(g)) // confirmed: this page alone, removed, lets x hit
+        congruent.push_back(g[0]);
+      return;
+    }
+    const std::size_t h = g.size() / 2;
+    find(std::vector<std::uint32_t>(g.begin(), g.begin() + long(h)));
+    find(std::vector<std::uint32_t>(g.begin() + long(h), g.end()));
+  };
+  std::vector<std::uint32_t> others;
+  for (auto p : all)
+    if (p != target)
+      others.push_back(p);
+  const std::size_t chunk = std::max<std::size_t>(1, others.size() / 4);
+  for (std::size_t i = 0; i < others.size(); i += chunk)
+    find(std::vector<std::uint32_t>(others.begin() + long(i),
+                                    others.begin() + long(std::min(others.size(), i + chunk))));
+  return congruent;
+}
+
+} // namespace
+
+conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
+                               const conflict_options &o) {
+  conflict_set s;
+  s.window_start = start;
+  double thr = 0;
+  const auto stable = onset_targets(walk, t, o, s, thr);
+  if (!s.failed.empty())
+    return s;
+  // Up to three targets: a target whose misses depend on more than its set's pages (a
+  // replacement that is not LRU under this walk) exhausts its tests, and the next is tried.
+  const auto all = pages_from(start, s.onset_pages);
   std::string why =
-      stable.empty() ? "no page missed in two walks of " + std::to_string(n) + " pages" : "";
+      stable.empty() ? "no page missed in two walks of " + std::to_string(s.onset_pages) + " pages"
+                     : "";
   for (std::size_t ti = 0; ti < std::min<std::size_t>(3, stable.size()); ++ti) {
     s.target = stable[ti];
     int tests = 0;
-    const auto x_misses_without = [&](const std::vector<std::uint32_t> &group) {
-      std::vector<std::uint32_t> cycle;
-      std::size_t pos = 0;
-      for (auto p : all) {
-        if (std::binary_search(group.begin(), group.end(), p))
-          continue;
-        if (p == s.target)
-          pos = cycle.size();
-        cycle.push_back(p);
-      }
-      ++tests;
-      return walk(cycle)[pos] > thr;
-    };
-    std::vector<std::uint32_t> congruent;
-    std::function<void(std::vector<std::uint32_t>)> find = [&](std::vector<std::uint32_t> g) {
-      if (tests >= o.max_tests || x_misses_without(g))
-        return;
-      if (g.size() == 1) {
-        if (!x_misses_without(g)) // confirmed: this page alone, removed, lets x hit
-          congruent.push_back(g[0]);
-        return;
-      }
-      const std::size_t h = g.size() / 2;
-      find(std::vector<std::uint32_t>(g.begin(), g.begin() + long(h)));
-      find(std::vector<std::uint32_t>(g.begin() + long(h), g.end()));
-    };
-    // Groups of at most a quarter of the window: the walk stays long enough for inner levels to
-    // miss.
-    std::vector<std::uint32_t> others;
-    for (auto p : all)
-      if (p != s.target)
-        others.push_back(p);
-    const std::size_t chunk = std::max<std::size_t>(1, others.size() / 4);
-    for (std::size_t i = 0; i < others.size(); i += chunk)
-      find(std::vector<std::uint32_t>(others.begin() + long(i),
-                                      others.begin() + long(std::min(others.size(), i + chunk))));
+    auto congruent = congruent_pages(walk, all, s.target, thr, o, tests);
     s.tests += tests;
     if (tests >= o.max_tests) {
       why = "page " + std::to_string(s.target) + ": stopped after " + std::to_string(o.max_tests) +
