@@ -300,7 +300,11 @@ void units_table(report_content &c, const peer_cells &p) {
 
 } // namespace
 
-void peers_part(const inputs &in, report_content &c) {
+namespace {
+
+// Every BM_peers cell of the folder's gpuprobe-bench files, the allocators (peers' rank order)
+// and thread counts they cover, and which unit and commit ran each allocator.
+peer_cells collect_cells(const inputs &in) {
   peer_cells p;
   for (const auto &[path, doc] : in.bench) {
     const json ctx = doc.value("context", json::object());
@@ -317,8 +321,6 @@ void peers_part(const inputs &in, report_content &c) {
           p.units.insert(unit);
       }
   }
-  if (p.cells.empty())
-    return; // BM_peers is optional: a results folder without it lacks nothing
   std::sort(p.allocs.begin(), p.allocs.end(), [](const std::string &a, const std::string &b) {
     return rank_of(a) != rank_of(b) ? rank_of(a) < rank_of(b) : a < b;
   });
@@ -326,60 +328,74 @@ void peers_part(const inputs &in, report_content &c) {
   std::sort(p.threads.begin(), p.threads.end());
   p.threads.erase(std::unique(p.threads.begin(), p.threads.end()), p.threads.end());
 
-  for (const auto &state : states()) {
-    // Figures: malloc time against threads, one per size, a line per allocator.
-    for (const auto &s : sizes()) {
-      std::ostringstream o;
-      o << "series,style,x,y\n";
-      bool any = false;
-      for (const auto &a : p.allocs)
-        for (const double n : p.threads)
-          if (const auto *r = p.find(a, s, n, state); r && r->ok) {
-            row(o, a, "line", n, r->malloc_ms);
-            any = true;
-          }
-      if (any)
-        c.figures.push_back(
-            {"peers_malloc_" + state + "_" + s,
-             "One malloc per thread, " + size_label(s) + ", " + state_label(state) + " (BM_peers)",
-             "lines",
-             "threads",
-             "malloc launch (ms)",
-             true,
-             true,
-             {},
-             {},
-             o.str()});
-    }
-    const std::string how =
-        "Each cell: a fresh heap of the same size for every allocator, " +
-        std::string(state == "churn" ? "churned with mixed sizes (4 B-8 KiB) to 50 % occupancy, "
-                    : state == "classchurn"
-                        ? "churned by size class (whole classes freed at once) to 50 % "
-                          "occupancy, "
-                        : "") +
-        "one malloc per thread with a write into each block, timed with CUDA events: the mean of "
-        "5 launches (min-max in brackets) after a first one on the state's heap, the ranges "
-        "checked after timing, then a timed free. \"not run\": not in this run (cuda_malloc is "
-        "capped past 2^17 threads and after churn, ouroboros_chunk past 2^17 threads, unless "
-        "--gpuprobe_uncapped).";
-    state_grid(c, p, state, "Allocators against the peers: malloc / free (ms)", how,
-               [](const peer_result &r) {
-                 return spread(r.malloc_ms, r.malloc_min, r.malloc_max) + " / " +
-                        spread(r.free_ms, r.free_min, r.free_max);
-               });
-    state_grid(
-        c, p, state, "The first launch on the state's heap: malloc / free (ms)",
-        "The launch before the timed ones, on the heap as it was made (or churned): a "
-        "peer that formats its heap lazily pays for it here.",
-        [](const peer_result &r) { return num(r.first_malloc, 3) + " / " + num(r.first_free, 3); });
-    state_grid(c, p, state, "The largest occupancy at which the cell is still served",
-               "From the state, the heap is filled further with the state's kind of requests to "
-               "50, 60, 70, 80 and 90 % (live requested bytes over the heap) and the cell's launch "
-               "is made once at each; the ladder stops where the fill is refused, the launch is "
-               "refused, or the launch would not fit (level + launch over 95 % of the heap).",
-               served);
+  return p;
+}
+
+// One heap state: a figure per size (malloc time against threads, a line per allocator) and its
+// three grids (malloc / free, the first launch, the largest occupancy served).
+void state_part(const std::string &state, const peer_cells &p, report_content &c) {
+  // Figures: malloc time against threads, one per size, a line per allocator.
+  for (const auto &s : sizes()) {
+    std::ostringstream o;
+    o << "series,style,x,y\n";
+    bool any = false;
+    for (const auto &a : p.allocs)
+      for (const double n : p.threads)
+        if (const auto *r = p.find(a, s, n, state); r && r->ok) {
+          row(o, a, "line", n, r->malloc_ms);
+          any = true;
+        }
+    if (any)
+      c.figures.push_back(
+          {"peers_malloc_" + state + "_" + s,
+           "One malloc per thread, " + size_label(s) + ", " + state_label(state) + " (BM_peers)",
+           "lines",
+           "threads",
+           "malloc launch (ms)",
+           true,
+           true,
+           {},
+           {},
+           o.str()});
   }
+  const std::string how =
+      "Each cell: a fresh heap of the same size for every allocator, " +
+      std::string(state == "churn" ? "churned with mixed sizes (4 B-8 KiB) to 50 % occupancy, "
+                  : state == "classchurn"
+                      ? "churned by size class (whole classes freed at once) to 50 % "
+                        "occupancy, "
+                      : "") +
+      "one malloc per thread with a write into each block, timed with CUDA events: the mean of "
+      "5 launches (min-max in brackets) after a first one on the state's heap, the ranges "
+      "checked after timing, then a timed free. \"not run\": not in this run (cuda_malloc is "
+      "capped past 2^17 threads and after churn, ouroboros_chunk past 2^17 threads, unless "
+      "--gpuprobe_uncapped).";
+  state_grid(c, p, state, "Allocators against the peers: malloc / free (ms)", how,
+             [](const peer_result &r) {
+               return spread(r.malloc_ms, r.malloc_min, r.malloc_max) + " / " +
+                      spread(r.free_ms, r.free_min, r.free_max);
+             });
+  state_grid(
+      c, p, state, "The first launch on the state's heap: malloc / free (ms)",
+      "The launch before the timed ones, on the heap as it was made (or churned): a "
+      "peer that formats its heap lazily pays for it here.",
+      [](const peer_result &r) { return num(r.first_malloc, 3) + " / " + num(r.first_free, 3); });
+  state_grid(c, p, state, "The largest occupancy at which the cell is still served",
+             "From the state, the heap is filled further with the state's kind of requests to "
+             "50, 60, 70, 80 and 90 % (live requested bytes over the heap) and the cell's launch "
+             "is made once at each; the ladder stops where the fill is refused, the launch is "
+             "refused, or the launch would not fit (level + launch over 95 % of the heap).",
+             served);
+}
+
+} // namespace
+
+void peers_part(const inputs &in, report_content &c) {
+  const peer_cells p = collect_cells(in);
+  if (p.cells.empty())
+    return; // BM_peers is optional: a results folder without it lacks nothing
+  for (const auto &state : states())
+    state_part(state, p, c);
   goals_table(c, p);
   units_table(c, p);
 }
