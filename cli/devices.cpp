@@ -1,10 +1,10 @@
 #include "cli/devices.hpp"
 
-#include "analysis/characterize.hpp" // default_results_dir
 #include "cli/common.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
 #include "common/process.hpp"
+#include "pipeline/stage_plan.hpp" // default_results_dir
 
 #include <chrono>
 #include <cstdio>
@@ -15,7 +15,7 @@ namespace gpuprobe::cli {
 namespace fs = std::filesystem;
 
 std::string unit_folder(const std::string &parent, const device_identity &d) {
-  const fs::path unit = fs::path(analysis::default_results_dir(d.name, d.uuid)).filename();
+  const fs::path unit = fs::path(pipeline::default_results_dir(d.name, d.uuid)).filename();
   return (fs::path(parent) / unit).string();
 }
 
@@ -63,15 +63,16 @@ void run_per_device(const std::string &what, const std::string &devices, const s
     std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
                   d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
     job_of[k] = jobs.size();
-    jobs.push_back({label, argv, {"CUDA_VISIBLE_DEVICES=" + d.uuid},
+    jobs.push_back({label,
+                    argv,
+                    {"CUDA_VISIBLE_DEVICES=" + d.uuid},
                     (fs::path(unit) / (what + ".log")).string()});
   }
   std::printf("gpuprobe %s --devices %s: %zu GPU(s) at once -> %s/\n", what.c_str(),
               devices.c_str(), ids.size(), parent.c_str());
   std::fflush(stdout);
   const auto results = run_jobs(jobs, stdout);
-  const double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int failed = 0;
   std::printf("gpuprobe %s --devices %s: %.0f s\n", what.c_str(), devices.c_str(), wall);
   for (std::size_t k = 0; k < ids.size(); ++k) {
@@ -88,9 +89,8 @@ void run_per_device(const std::string &what, const std::string &devices, const s
         status = b;
       } else {
         std::snprintf(b, sizeof b, "FAILED (exit %d after %.0f s): ", r.exit_code, r.seconds);
-        const auto last = r.tail.substr(r.tail.rfind('\n') == std::string::npos
-                                            ? 0
-                                            : r.tail.rfind('\n') + 1);
+        const auto last =
+            r.tail.substr(r.tail.rfind('\n') == std::string::npos ? 0 : r.tail.rfind('\n') + 1);
         status = b + last + " (log: " + jobs[job_of[k]].log + ")";
         ++failed;
       }

@@ -6,14 +6,14 @@
 
 #include "analysis/characterize.hpp"
 #include "analysis/tlb_levels.hpp"
-#include "common/folder_lock.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
+#include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
+#include "common/process.hpp"
 #include "common/results_folder.hpp"
 #include "model/profile.hpp"
-#include "common/process.hpp"
 #include "pipeline/gpu_conditions.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
@@ -92,9 +92,9 @@ struct busy_guard {
   bool allow = false;
   double wait = 60;
   std::vector<std::string> seen; // "stage: N other processes (...)"
-  bool idle_just_seen = false;    // the check after the last stage found the GPU idle
+  bool idle_just_seen = false;   // the check after the last stage found the GPU idle
 
-  void run(const analysis::stage &s, const std::function<void()> &execute) {
+  void run(const stage &s, const std::function<void()> &execute) {
     const bool measures = !s.args.empty() && s.args[0] != "analyze";
     if (!measures)
       return execute();
@@ -134,7 +134,7 @@ struct busy_guard {
            " would change the measurements; run on an idle GPU (finished stages are kept), or "
            "pass --allow-busy to measure anyway with every finding marked disturbed";
   }
-  void remove_output(const analysis::stage &s) const {
+  void remove_output(const stage &s) const {
     std::error_code ec;
     fs::remove(fs::path(dir) / s.output, ec);
   }
@@ -143,15 +143,14 @@ struct busy_guard {
 
 // A sharing file the new profile does not plan belongs to an earlier profile: never attached;
 // removed, but kept by --reanalyze (a measurement: never removed without a GPU to measure again).
-void drop_stale_sharing(const results_folder &folder, const std::vector<analysis::stage> &sharing,
+void drop_stale_sharing(const results_folder &folder, const std::vector<stage> &sharing,
                         bool reanalyze) {
   std::vector<fs::path> stale;
   for (const auto &e : fs::directory_iterator(folder.raw())) {
     const std::string f = e.path().filename().string();
     if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
-        std::none_of(sharing.begin(), sharing.end(), [&](const analysis::stage &st) {
-          return fs::path(st.output).filename() == f;
-        }))
+        std::none_of(sharing.begin(), sharing.end(),
+                     [&](const stage &st) { return fs::path(st.output).filename() == f; }))
       stale.push_back(e.path());
   }
   for (const auto &p : stale) {
@@ -197,9 +196,9 @@ void mark_disturbed(model::tlb_hierarchy &tlb, const json &conditions) {
     return;
   for (auto *list : {&tlb.levels, &tlb.candidates})
     for (auto &L : *list)
-      L.detail["disturbed"] =
-          L.detail.contains("disturbed") ? L.detail["disturbed"].get<std::string>() + "; " + why
-                                         : why;
+      L.detail["disturbed"] = L.detail.contains("disturbed")
+                                  ? L.detail["disturbed"].get<std::string>() + "; " + why
+                                  : why;
 }
 
 // The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
@@ -271,7 +270,7 @@ void run_characterize(const characterize_run_options &o) {
     refuse_other_gpus_raw(o.out, dev.uuid);
   if (!o.reanalyze)
     release_own_context(); // the stages run in child processes: hold no memory beside them
-  const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;
+  const std::string dir = o.out.empty() ? default_results_dir(dev.name, dev.uuid) : o.out;
   std::optional<folder_lock> late; // the default folder is known only from the device
   if (!early)
     late.emplace(dir, "characterize");
@@ -282,9 +281,8 @@ void run_characterize(const characterize_run_options &o) {
   // The profile a rerun finds: its conditions and stage times are the measurement's, kept when
   // nothing is measured now.
   const fs::path profile_path = folder.profile();
-  const json previous = analysis::stage_done(profile_path.string())
-                            ? read_json_file(profile_path.string())
-                            : json::object();
+  const json previous =
+      stage_done(profile_path.string()) ? read_json_file(profile_path.string()) : json::object();
   busy_guard busy{dev.uuid, o.allow_busy, o.busy_wait_seconds, {}, false, dir};
   json conditions = previous.value("conditions", json::object());
   if (!o.reanalyze) {
@@ -305,7 +303,7 @@ void run_characterize(const characterize_run_options &o) {
   runner.uuid = dev.uuid;
   runner.reanalyze = o.reanalyze;
   runner.previous_stages = previous.value("stages", json::array());
-  runner.execute = [&](const analysis::stage &s) {
+  runner.execute = [&](const stage &s) {
     busy.run(s, [&] {
       run_stage_in(dir, s.name, s.args,
                    "finished stages are kept; run the same command again to "
@@ -315,14 +313,14 @@ void run_characterize(const characterize_run_options &o) {
   runner.seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  auto stages = analysis::plan_stages(o.quick, o.device, o.seed);
-  const analysis::stage atomics = stages.back(); // last, after sharing
+  auto stages = plan_stages(o.quick, o.device, o.seed);
+  const stage atomics = stages.back(); // last, after sharing
   stages.pop_back();
   std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
   for (const auto &st : stages)
     runner.run(st, ++k, n);
   const auto tlb = model::read_profile(folder.raw("tlb_profile.json").string()).tlb;
-  const auto sharing = analysis::sharing_stages(tlb, o.quick, o.device, o.seed);
+  const auto sharing = sharing_stages(tlb, o.quick, o.device, o.seed);
   if (sharing.empty())
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
   drop_stale_sharing(folder, sharing, o.reanalyze);

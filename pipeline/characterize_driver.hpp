@@ -1,6 +1,6 @@
 #pragma once
-// `gpuprobe characterize` on one GPU: the stages planned by analysis::plan_stages and
-// sharing_stages, run (or kept) by pipeline::stage_runner as child processes, then
+// `gpuprobe characterize` on one GPU: the stages planned by pipeline/stage_plan (plan_stages and
+// sharing_stages), run (or kept) by pipeline::stage_runner as child processes, then
 // DIR/profile.json assembled and the hierarchy printed. With `reanalyze`, no GPU: the analyses
 // run again over DIR/raw. Errors are gpuprobe::error (one line).
 #include <string>

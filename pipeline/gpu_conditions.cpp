@@ -47,8 +47,8 @@ std::string trim(std::string s) {
 } // namespace
 
 std::string gpu_activity::describe() const {
-  std::string s = std::to_string(others.size()) + " other process" +
-                  (others.size() == 1 ? "" : "es") + " (";
+  std::string s =
+      std::to_string(others.size()) + " other process" + (others.size() == 1 ? "" : "es") + " (";
   for (std::size_t i = 0; i < others.size(); ++i)
     s += (i ? ", " : "") + std::string("PID ") + std::to_string(others[i].pid) +
          (others[i].name.empty() ? "" : " " + others[i].name);

@@ -15,6 +15,7 @@
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
 #include "pipeline/bench_stage.hpp"
+#include "pipeline/stage_plan.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
 
@@ -93,11 +94,11 @@ void run_pipeline(const run_run_options &o) {
     early.emplace(o.out, "run");
   const auto dev = query_device(o.device);
   release_own_context(); // the stages run in child processes: hold no memory beside them
-  const std::string dir = o.out.empty() ? analysis::default_results_dir(dev.name, dev.uuid) : o.out;
+  const std::string dir = o.out.empty() ? default_results_dir(dev.name, dev.uuid) : o.out;
   std::optional<folder_lock> late; // one writer per folder; its stages write under it
   if (!early)
     late.emplace(dir, "run");
-  if (const std::string other = analysis::other_gpu_results(dir, dev.uuid); !other.empty())
+  if (const std::string other = other_gpu_results(dir, dev.uuid); !other.empty())
     throw error("run: " + other + ": give another --out (a folder per GPU), or remove " + dir);
   const std::string seed = std::to_string(o.seed), device = std::to_string(o.device);
   const std::string resume = "finished stages are kept: run `gpuprobe run" +
@@ -142,7 +143,7 @@ void run_pipeline(const run_run_options &o) {
   auto stage = [&](const char *name, std::vector<std::string> args, const std::string &output) {
     if (o.quick)
       args.push_back("--quick");
-    const analysis::stage st{name, output, args, {}};
+    const pipeline::stage st{name, output, args, {}};
     const auto check = resume_rule(dir, st, dev.uuid, upstream_ran);
     if (check.keep) {
       std::printf("[run] %-12s done earlier (%s), kept\n", name, output.c_str());

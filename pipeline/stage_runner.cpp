@@ -9,15 +9,15 @@ namespace gpuprobe::pipeline {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-analysis::stage_check resume_rule(const std::string &dir, const analysis::stage &s,
-                                  const std::string &uuid, bool upstream_ran) {
-  auto check = analysis::check_stage((fs::path(dir) / s.output).string(), s, uuid);
+stage_check resume_rule(const std::string &dir, const stage &s, const std::string &uuid,
+                        bool upstream_ran) {
+  auto check = check_stage((fs::path(dir) / s.output).string(), s, uuid);
   if (check.keep && upstream_ran)
     check = {false, "a stage it reads from ran again"};
   return check;
 }
 
-bool stage_runner::run(const analysis::stage &s, std::size_t k, std::size_t n) {
+bool stage_runner::run(const stage &s, std::size_t k, std::size_t n) {
   char pos[32];
   std::snprintf(pos, sizeof pos, "[%zu/%zu%s]", k, n, sharing_known ? "" : "+");
   const bool upstream_ran = std::any_of(s.reads.begin(), s.reads.end(),
@@ -26,7 +26,7 @@ bool stage_runner::run(const analysis::stage &s, std::size_t k, std::size_t n) {
   const double since = seconds_so_far();
   const bool analysis_only = !s.args.empty() && s.args.front() == "analyze";
   if (reanalyze && !analysis_only) { // a measurement: kept as it is, or missing
-    if (!analysis::stage_done(file.string())) {
+    if (!stage_done(file.string())) {
       std::fprintf(out, "%s %-16s not measured (%s): run characterize on the GPU for it\n", pos,
                    s.name.c_str(), s.output.c_str());
       return false;
@@ -48,7 +48,7 @@ bool stage_runner::run(const analysis::stage &s, std::size_t k, std::size_t n) {
       return false;
     }
   }
-  auto check = analysis::stage_check{false, "reanalyzed"};
+  auto check = stage_check{false, "reanalyzed"};
   if (!(reanalyze && analysis_only))
     check = resume_rule(dir, s, uuid, upstream_ran);
   if (check.keep) {

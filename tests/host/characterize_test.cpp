@@ -3,6 +3,7 @@
 // stages' files.
 #include "analysis/characterize.hpp"
 #include "common/json_io.hpp"
+#include "pipeline/stage_plan.hpp"
 #include "probes/atomics_driver.hpp"
 #include "test_util.hpp"
 
@@ -15,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using namespace gpuprobe::analysis;
+using namespace gpuprobe::pipeline;
 using gpuprobe::test::tlb_of;
 using nlohmann::json;
 

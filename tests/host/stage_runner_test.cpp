@@ -11,7 +11,7 @@
 #include <fstream>
 
 namespace fs = std::filesystem;
-using gpuprobe::analysis::stage;
+using gpuprobe::pipeline::stage;
 using gpuprobe::pipeline::stage_runner;
 using nlohmann::json;
 

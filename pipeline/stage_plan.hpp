@@ -1,0 +1,47 @@
+#pragma once
+// `gpuprobe characterize`'s plan: its stages (one gpuprobe subcommand each, writing one file under
+// DIR/raw), whether a finished stage may be kept, and where results go. Host-only.
+#include "model/profile.hpp"
+
+#include <string>
+#include <vector>
+
+namespace gpuprobe::pipeline {
+
+// results/<gpu-name-slug>-<uuid first 8 hex digits>, e.g. results/nvidia-h100-80gb-hbm3-df40c491.
+std::string default_results_dir(const std::string &gpu_name, const std::string &uuid);
+
+struct stage {
+  std::string name;   // tlb, tlb_real, tlb_profile, tlb_real_profile, sharing_L1 ..., atomics
+  std::string output; // path relative to DIR
+  std::vector<std::string> args;  // gpuprobe arguments (without the binary)
+  std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
+};
+
+// The stages before sharing (sharing depends on the TLB profile: sharing_stages): the aliased
+// sweep (tlb), the real-memory cross-check (tlb_real), their analyses, atomics.
+std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed = 1);
+
+// One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
+// that reaches beyond every level (so a structure below the confidence bar, like the H100's
+// 64 GiB one, still gets a sharing answer, labelled as a candidate's).
+std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, int device,
+                                  unsigned long long seed = 1);
+
+// Is `path` a finished stage output (JSON with a schema this build reads)?
+bool stage_done(const std::string &path);
+
+// May resume keep the finished output of stage `s`? Only when it was produced by the same stage
+// arguments (so --quick, --device and --seed), on the GPU with this UUID, by this gpuprobe
+// version; `reason` says why not ("" when kept, "not run yet" when there is no finished file).
+struct stage_check {
+  bool keep = false;
+  std::string reason;
+};
+stage_check check_stage(const std::string &path, const stage &s, const std::string &uuid);
+
+// "" when DIR holds no result of a GPU other than `uuid`; else "DIR/FILE was measured on GPU-x,
+// this is GPU-y" (profile.json, tuning.json, validation.json: a folder must not become a mix).
+std::string other_gpu_results(const std::string &dir, const std::string &uuid);
+
+} // namespace gpuprobe::pipeline
