@@ -20,10 +20,6 @@ constexpr enum_table<page_bound, 4> k_page_bounds = {{page_bound::exact, "exact"
 
 std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
 
-std::string level_label(bool candidate, std::size_t index) {
-  return (candidate ? "C" : "L") + std::to_string(index + 1);
-}
-
 std::string structure_words(const model::tlb_level &L) {
   if (!L.structure)
     return "";

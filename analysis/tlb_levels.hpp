@@ -32,17 +32,9 @@ enum class page_bound {
 };
 std::string to_string(page_bound b);
 
-// One numbering everywhere (CLI, stage files, tune, report, bench): levels L1, L2, ... and
-// candidates C1, C2, ..., from 1, innermost first; `index` is the position in the profile's list.
-std::string level_label(bool candidate, std::size_t index);
-// f(level, candidate, label) over a profile's levels, then its candidates, in that numbering.
-template <class F> void for_each_level(const model::tlb_hierarchy &tlb, F &&f) {
-  for (const bool candidate : {false, true}) {
-    const auto &list = candidate ? tlb.candidates : tlb.levels;
-    for (std::size_t i = 0; i < list.size(); ++i)
-      f(list[i], candidate, level_label(candidate, i));
-  }
-}
+// The levels' one numbering and the walk over them live with the profile's model.
+using model::for_each_level;
+using model::level_label;
 
 // One level of a profile in one line, as characterize and run print it:
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
@@ -74,17 +66,17 @@ struct tlb_level {
   // Where misses begin: S x W when the structure is resolved; else the ramp's fitted onset
   // (± entries_se) where the fit found one, else the step detector's boundary.
   double entries = 0;
-  double entries_se = 0;   // two standard errors of `entries` when it is a fitted onset
-  std::string existence;   // why it is a level, or why only a candidate
-  std::string page_note;   // what the strides below the page say of it ("" = nothing to add)
-  std::string disturbed;   // strides of its evidence whose repeat disagreed ("" = none)
+  double entries_se = 0; // two standard errors of `entries` when it is a fitted onset
+  std::string existence; // why it is a level, or why only a candidate
+  std::string page_note; // what the strides below the page say of it ("" = nothing to add)
+  std::string disturbed; // strides of its evidence whose repeat disagreed ("" = none)
   double page_bytes = 0;
   page_bound bound = page_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
-  double confidence = 0;   // existence, 0..1: the rise over the noise, strides agreeing
-  double snr = 0;          // median step / noise of the strides behind the level
-  double penalty_rule = 1; // share of strides below the page whose step is s/P of the penalty
+  double confidence = 0;         // existence, 0..1: the rise over the noise, strides agreeing
+  double snr = 0;                // median step / noise of the strides behind the level
+  double penalty_rule = 1;       // share of strides below the page whose step is s/P of the penalty
   std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
   std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
   tlb_level_structure structure;

@@ -197,4 +197,8 @@ json to_json(const profile &p) {
   return j;
 }
 
+std::string level_label(bool candidate, std::size_t index) {
+  return (candidate ? "C" : "L") + std::to_string(index + 1);
+}
+
 } // namespace gpuprobe::model

@@ -59,6 +59,18 @@ struct tlb_hierarchy {
   nlohmann::json detail = nlohmann::json::object(); // notes, inputs, cache effects, ...
 };
 
+// One numbering everywhere (CLI, stage files, tune, report, bench): levels L1, L2, ... and
+// candidates C1, C2, ..., from 1, innermost first; `index` is the position in the profile's list.
+std::string level_label(bool candidate, std::size_t index);
+// f(level, candidate, label) over a profile's levels, then its candidates, in that numbering.
+template <class F> void for_each_level(const tlb_hierarchy &tlb, F &&f) {
+  for (const bool candidate : {false, true}) {
+    const auto &list = candidate ? tlb.candidates : tlb.levels;
+    for (std::size_t i = 0; i < list.size(); ++i)
+      f(list[i], candidate, level_label(candidate, i));
+  }
+}
+
 // One stage of characterize as the profile records it (pipeline::stage_runner).
 struct stage_record {
   std::string name, file, status; // status: "ran", "kept", "reanalyzed"

@@ -206,8 +206,8 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
   const json cross = tlb.cross_check.value_or(json::object());
   const json checks = cross.value("levels", json::array());
   std::size_t row = 0;
-  analysis::for_each_level(tlb, [&](const model::tlb_level &L, bool candidate,
-                                    const std::string &label) {
+  model::for_each_level(tlb, [&](const model::tlb_level &L, bool candidate,
+                                 const std::string &label) {
     const std::size_t at = row++;
     const bool disturbed = L.detail.contains("disturbed");
     std::printf("  %s%s%s\n",

@@ -1,6 +1,5 @@
 #include "pipeline/stage_plan.hpp"
 
-#include "analysis/tlb_levels.hpp" // level_label
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
@@ -108,7 +107,7 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
   };
   double top_level = 0;
   for (std::size_t k = 1; k <= levels.size(); ++k) {
-    add("sharing_" + analysis::level_label(false, k - 1), "--level", int(k));
+    add("sharing_" + model::level_label(false, k - 1), "--level", int(k));
     top_level = std::max(top_level, levels[k - 1].reach_bytes);
   }
   if (!candidates.empty()) {
@@ -117,7 +116,7 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
       if (candidates[k].reach_bytes > candidates[best].reach_bytes)
         best = k;
     if (candidates[best].reach_bytes > top_level)
-      add("sharing_" + analysis::level_label(true, best), "--candidate", int(best + 1));
+      add("sharing_" + model::level_label(true, best), "--candidate", int(best + 1));
   }
   return s;
 }

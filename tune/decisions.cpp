@@ -12,8 +12,8 @@
 
 namespace gpuprobe::tune {
 
-using analysis::for_each_level;
-using analysis::level_label;
+using model::for_each_level;
+using model::level_label;
 
 using nlohmann::json;
 

@@ -24,7 +24,7 @@ struct region_decision {
          // min(this, P / regions) rounded down to page_bytes (0: the whole pool)
   double page_bytes = 0;
   std::vector<int> sm_region; // SM id -> region (empty: every SM in region 0)
-  std::string level;          // "L1", "C2" (analysis::level_label) used, or ""
+  std::string level;          // "L1", "C2" (model::level_label) used, or ""
   std::string reason;
   nlohmann::json per_level = nlohmann::json::array(); // decide_regions_measured: one per level
   nlohmann::json to_json() const;
@@ -92,7 +92,7 @@ word_decision decide_word_size(const std::vector<word_point> &points, double tie
 // so), else 0 = one pass.
 struct scope_decision {
   std::uint64_t bytes = 0;
-  std::string level; // "L1", "C2" (analysis::level_label) or "", "L2 x0.875" for a fraction
+  std::string level; // "L1", "C2" (model::level_label) or "", "L2 x0.875" for a fraction
   // The same level's former capacity (the middle of its ramp, in whole pages), which the scope
   // was before issue 25: validate compares the two. 0 when the level has no ramp middle above it.
   std::uint64_t midpoint_bytes = 0;
@@ -113,7 +113,7 @@ scope_decision decide_tlb_scope(const model::tlb_hierarchy &tlb);
 // then gives the same scope every run; within `tie` of one pass, one pass is kept.
 struct scope_option {
   std::uint64_t bytes = 0;
-  std::string level;                // "L1", "C2" (analysis::level_label), "L2 x0.875"
+  std::string level;                // "L1", "C2" (model::level_label), "L2 x0.875"
   double fraction = 1;              // of the level's reach
   std::uint64_t midpoint_bytes = 0; // the level's ramp middle in whole pages (0: none above)
 };
