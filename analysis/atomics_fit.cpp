@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <string>
 
 namespace gpuprobe::analysis {
 
@@ -72,6 +74,40 @@ nlohmann::json to_json(const atomics_fit &f) {
                      : "neither a line nor a power law fits the contended range";
   }
   return {{"fit", fit}, {"queue_model", model}};
+}
+
+std::string fit_variant(probes::atomics_variant_result &v, double sm_clock_mhz) {
+  atomics_curve curve;
+  curve.queues = v.variant != probes::atomic_variant::distinct_u32 &&
+                 v.variant != probes::atomic_variant::distinct_u64;
+  for (const auto &p : v.points) {
+    curve.threads.push_back(double(p.threads));
+    curve.mean_cycles.push_back(p.mean_cycles);
+    curve.warp_max_mean_cycles.push_back(p.warp_max_mean_cycles);
+    curve.ops_per_s_at_max = p.ops_per_s;
+  }
+  const auto fit = fit_atomics(curve, sm_clock_mhz);
+  v.analysis = to_json(fit);
+  char line[256];
+  int len = fit.model == "line"
+                ? std::snprintf(line, sizeof line,
+                                "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f "
+                                "threads)  queue model ",
+                                probes::to_string(v.variant).c_str(), fit.fit.slope, fit.fit.r2,
+                                fit.contended ? "contended" : "all points", fit.from_threads,
+                                fit.to_threads)
+                : std::snprintf(line, sizeof line,
+                                "  %-15s %s %.4g x N^%.3f cycles (r2 of logs %.3f, %.0f..%.0f "
+                                "threads)  queue model ",
+                                probes::to_string(v.variant).c_str(),
+                                fit.model == "power" ? "power" : "no fit:", fit.power_coefficient,
+                                fit.power_exponent, fit.power_r2, fit.from_threads, fit.to_threads);
+  if (fit.queue_model)
+    std::snprintf(line + len, sizeof line - std::size_t(len), "%.4f (step %.4f)", fit.model_slope,
+                  fit.step_cycles);
+  else
+    std::snprintf(line + len, sizeof line - std::size_t(len), "n/a");
+  return line;
 }
 
 } // namespace gpuprobe::analysis

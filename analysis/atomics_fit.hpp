@@ -4,6 +4,7 @@
 // on a contended address, taken from the measured throughput at the most threads; with it a
 // thread at queue position k waits k services, so the mean latency grows by step/2 per thread.
 #include "analysis/fit.hpp"
+#include "probes/atomics_driver.hpp"
 
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -33,5 +34,9 @@ struct atomics_fit {
 
 atomics_fit fit_atomics(const atomics_curve &c, double sm_clock_mhz);
 nlohmann::json to_json(const atomics_fit &f);
+
+// One measured variant of the atomics probe fitted (its curve, the queue model where its threads
+// queue on one address) into v.analysis; returns its line of the probe's summary table.
+std::string fit_variant(probes::atomics_variant_result &v, double sm_clock_mhz);
 
 } // namespace gpuprobe::analysis

@@ -1,5 +1,5 @@
 // gpuprobe atomics: flags -> probes::atomics_options; the probe (probes/atomics_driver.hpp) runs,
-// each variant's curve is fitted (analysis/atomics_fit.hpp), the result written and summarised.
+// each variant's curve is fitted (analysis::fit_variant), the result written and summarised.
 #include "analysis/atomics_fit.hpp"
 #include "cli/common.hpp"
 #include "common/json_io.hpp"
@@ -26,38 +26,7 @@ void run(atomics_flags &f) {
   std::vector<std::string> table;
   const auto r = probes::run_atomics(
       f.o, query_device(f.common.device), [&](probes::atomics_variant_result &v, double mhz) {
-        analysis::atomics_curve curve;
-        curve.queues = v.variant != probes::atomic_variant::distinct_u32 &&
-                       v.variant != probes::atomic_variant::distinct_u64;
-        for (const auto &p : v.points) {
-          curve.threads.push_back(double(p.threads));
-          curve.mean_cycles.push_back(p.mean_cycles);
-          curve.warp_max_mean_cycles.push_back(p.warp_max_mean_cycles);
-          curve.ops_per_s_at_max = p.ops_per_s;
-        }
-        const auto fit = analysis::fit_atomics(curve, mhz);
-        v.analysis = analysis::to_json(fit);
-        char line[256];
-        int len =
-            fit.model == "line"
-                ? std::snprintf(line, sizeof line,
-                                "  %-15s slope %10.4f cycles/thread (r2 %.3f, %s %.0f..%.0f "
-                                "threads)  queue model ",
-                                probes::to_string(v.variant).c_str(), fit.fit.slope, fit.fit.r2,
-                                fit.contended ? "contended" : "all points", fit.from_threads,
-                                fit.to_threads)
-                : std::snprintf(line, sizeof line,
-                                "  %-15s %s %.4g x N^%.3f cycles (r2 of logs %.3f, %.0f..%.0f "
-                                "threads)  queue model ",
-                                probes::to_string(v.variant).c_str(),
-                                fit.model == "power" ? "power" : "no fit:", fit.power_coefficient,
-                                fit.power_exponent, fit.power_r2, fit.from_threads, fit.to_threads);
-        if (fit.queue_model)
-          std::snprintf(line + len, sizeof line - std::size_t(len), "%.4f (step %.4f)",
-                        fit.model_slope, fit.step_cycles);
-        else
-          std::snprintf(line + len, sizeof line - std::size_t(len), "n/a");
-        table.push_back(line);
+        table.push_back(analysis::fit_variant(v, mhz)); // the fit into the result, its line here
       });
   write_json_atomic(f.common.out, to_json(r));
   std::printf("gpuprobe atomics: %s, up to %llu threads, %.1f s, SM clock %.0f MHz\n",

@@ -100,3 +100,26 @@ TEST(AtomicsFit, SuperlinearGrowthGetsAPowerLawNotALine) {
         flat.mean_cycles.push_back(n < 8 ? 100 : (int(std::log2(n)) % 2 ? 400 : 900));
   EXPECT_EQ(fit_atomics(flat, 1980).model, "none");
 }
+
+// A measured variant as the probe hands it over: fitted into its result (the queue model only
+// where its threads queue on one address) and summarised in one line.
+TEST(AtomicsFit, AVariantIsFittedIntoItsResultWithItsSummaryLine) {
+  gpuprobe::probes::atomics_variant_result same, distinct;
+  same.variant = gpuprobe::probes::atomic_variant::same_u32;
+  distinct.variant = gpuprobe::probes::atomic_variant::distinct_u32;
+  for (std::uint64_t n = 1; n <= 65536; n *= 2) {
+    gpuprobe::probes::atomic_point p;
+    p.threads = n;
+    p.mean_cycles = n < 64 ? 700 : 700 + 0.5 * double(n - 64);
+    p.warp_max_mean_cycles = p.mean_cycles;
+    p.ops_per_s = 1.98e9;
+    same.points.push_back(p);
+    distinct.points.push_back(p);
+  }
+  const std::string line = fit_variant(same, 1980);
+  EXPECT_NE(line.find("same_u32"), std::string::npos) << line;
+  EXPECT_NE(line.find("slope     0.5000 cycles/thread"), std::string::npos) << line;
+  EXPECT_NE(line.find("queue model 0.5000"), std::string::npos) << line;
+  EXPECT_NEAR(same.analysis["fit"]["slope_cycles_per_thread"].get<double>(), 0.5, 1e-9);
+  EXPECT_NE(fit_variant(distinct, 1980).find("queue model n/a"), std::string::npos);
+}
