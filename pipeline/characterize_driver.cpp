@@ -314,8 +314,13 @@ void run_characterize(const characterize_run_options &o) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   auto stages = plan_stages(o.quick, o.device, o.seed);
-  const stage atomics = stages.back(); // last, after sharing
-  stages.pop_back();
+  // atomics runs last, after the sharing stages the TLB profile decides (found by its name).
+  const auto at = std::find_if(stages.begin(), stages.end(),
+                               [](const stage &st) { return st.name == "atomics"; });
+  if (at == stages.end())
+    throw error("characterize: the plan has no atomics stage");
+  const stage atomics = *at;
+  stages.erase(at);
   std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
   for (const auto &st : stages)
     runner.run(st, ++k, n);
