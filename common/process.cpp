@@ -128,19 +128,20 @@ int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_
   return pid;
 }
 
-// Waits for pid. Once interrupted, the child (its group got the signal) has 2 s to end, then its
-// group is killed: a shell defers SIGINT while it forks, and the command it then started missed
-// the signal and ran on, the shell waiting for it.
+// Waits for pid. Once interrupted, the signal is passed to its group again every 250 ms while
+// the child runs (a shell defers SIGINT while it forks: the command it then started missed the
+// signal and ran on, the shell waiting for it), and after 30 s its group is killed; what is left
+// of the group when the child has ended gets the signal too.
 int wait_pid(int pid) {
   int status = 0;
   int waited_ms = 0;
   for (;;) {
-    const bool interrupted = g_signal.load() != 0;
-    const int r = ::waitpid(pid, &status, interrupted ? WNOHANG : 0);
+    const int sig = g_signal.load();
+    const int r = ::waitpid(pid, &status, sig ? WNOHANG : 0);
     if (r == pid || (r < 0 && errno != EINTR))
       break;
-    if (interrupted && r == 0) {
-      if (waited_ms >= 2000) {
+    if (sig && r == 0) {
+      if (waited_ms >= 30000) {
         ::kill(-pid, SIGKILL);
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
@@ -148,11 +149,13 @@ int wait_pid(int pid) {
       }
       ::usleep(50 * 1000);
       waited_ms += 50;
+      if (waited_ms % 250 == 0)
+        ::kill(-pid, sig);
     }
   }
   forget(pid);
-  if (g_signal.load() != 0)
-    ::kill(-pid, SIGKILL); // what is left of its group started after the signal was passed on
+  if (const int sig = g_signal.load())
+    ::kill(-pid, sig); // what is left of its group started after the signal was passed on
   return status;
 }
 
