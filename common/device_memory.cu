@@ -10,8 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -115,84 +113,6 @@ CUmemAllocationProp device_prop(int device) {
   return prop;
 }
 
-// Threads that map a VMM range: $GPUPROBE_MAP_THREADS, else one. The driver takes cuMemCreate /
-// cuMemMap calls from several threads but runs them one at a time: on H100 GPU-9ef05279 a 64 GiB
-// alias range took 1.00 s from one thread and 1.35 s from 8 (TlbProbeGpu.AliasRange*).
-unsigned threads_to_map() {
-  if (const char *e = std::getenv("GPUPROBE_MAP_THREADS"); e && std::atoi(e) > 0)
-    return unsigned(std::min(64, std::atoi(e)));
-  return 1;
-}
-
-// One thread's contiguous share of [0, count): how many of its items succeeded from its start,
-// and the first failure (CUDA_SUCCESS: none).
-struct share_outcome {
-  std::size_t begin = 0, end = 0, done = 0;
-  CUresult failed = CUDA_SUCCESS;
-};
-
-// fn(k) for every k in [0, count), from `threads` threads (each with `device`'s primary context
-// current), a share stopping at its first failure.
-std::vector<share_outcome> run_shares(std::size_t count, unsigned threads, int device,
-                                      const std::function<CUresult(std::size_t)> &fn) {
-  threads = unsigned(std::max<std::size_t>(1, std::min<std::size_t>(threads, count)));
-  const std::size_t share = (count + threads - 1) / threads;
-  std::vector<share_outcome> out(threads);
-  const auto work = [&](unsigned t) {
-    auto &o = out[t];
-    o.begin = std::min(count, t * share);
-    o.end = std::min(count, o.begin + share);
-    if (threads > 1 && cudaSetDevice(device) != cudaSuccess)
-      return (void)(o.failed = CUDA_ERROR_INVALID_CONTEXT);
-    for (std::size_t k = o.begin; k < o.end; ++k, ++o.done)
-      if (const CUresult r = fn(k); r != CUDA_SUCCESS)
-        return (void)(o.failed = r);
-  };
-  if (threads == 1) {
-    work(0);
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t)
-      pool.emplace_back(work, t);
-    for (auto &th : pool)
-      th.join();
-  }
-  return out;
-}
-
-const share_outcome *first_failure(const std::vector<share_outcome> &shares) {
-  for (const auto &f : shares)
-    if (f.failed != CUDA_SUCCESS)
-      return &f;
-  return nullptr;
-}
-
-// Every item done by the shares, undone (fn(k) succeeded for k in [begin, begin + done)).
-void undo_shares(const std::vector<share_outcome> &shares,
-                 const std::function<void(std::size_t)> &undo) {
-  for (const auto &u : shares)
-    for (std::size_t k = u.begin; k < u.begin + u.done; ++k)
-      undo(k);
-}
-
-// run_shares from threads_to_map() threads. A failure from several threads other than
-// out-of-memory (a driver that refuses the calls from several) undoes what was done and runs it
-// all again from one thread, saying so: an unmeasured speed-up cannot break a run. The caller
-// handles a failure left in the result (first_failure).
-std::vector<share_outcome> in_shares(std::size_t count, int device, const char *what,
-                                     const std::function<CUresult(std::size_t)> &fn,
-                                     const std::function<void(std::size_t)> &undo) {
-  auto shares = run_shares(count, threads_to_map(), device, fn);
-  if (const auto *f = first_failure(shares);
-      f && shares.size() > 1 && f->failed != CUDA_ERROR_OUT_OF_MEMORY) {
-    std::fprintf(stderr, "[%s] mapping from %zu threads failed (CUresult %d): from one\n", what,
-                 shares.size(), int(f->failed));
-    undo_shares(shares, undo);
-    shares = run_shares(count, 1, device, fn);
-  }
-  return shares;
-}
-
 } // namespace
 
 std::size_t device_pool::vmm_granularity(int device) {
@@ -245,32 +165,14 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
     std::iota(perm.begin(), perm.end(), 0);
     std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
     const CUmemAllocationProp prop = device_prop(device);
-    handles_.assign(chunks, 0); // 0: not created (release() skips it)
+    handles_.reserve(chunks);
     try {
-      // Chunk i created and mapped by one of several threads (threads_to_map): the calls, not
-      // the order of creation, are what took the time.
-      const auto create_and_map = [&](std::size_t i) {
+      for (std::size_t i = 0; i < chunks; ++i) {
         CUmemGenericAllocationHandle h{};
-        if (const CUresult r = d.mem_create(&h, granularity_, &prop, 0); r != CUDA_SUCCESS)
-          return r;
-        const CUresult r = d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0);
-        if (r == CUDA_SUCCESS)
-          handles_[i] = h;
-        else
-          (void)d.mem_release(h); // done items only are undone: this one cleans up itself
-        return r;
-      };
-      const auto unmap_and_release = [&](std::size_t i) {
-        (void)d.mem_unmap(va + perm[i] * slot, granularity_);
-        (void)d.mem_release(handles_[i]);
-        handles_[i] = 0;
-      };
-      const auto shares = in_shares(chunks, device, "vmm", create_and_map, unmap_and_release);
-      map_threads_ = unsigned(shares.size());
-      if (const auto *f = first_failure(shares)) // release() frees what was made
-        cu_check(f->failed, ("cuMemCreate / cuMemMap of chunk " +
-                             std::to_string(f->begin + f->done) + " of " + std::to_string(chunks))
-                                .c_str());
+        cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
+        handles_.push_back(h);
+        cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
+      }
       CUmemAccessDesc access{};
       access.location = prop.location;
       access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -346,7 +248,11 @@ void device_pool::map_alias(int device) {
   cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
   handles_.push_back(h);
   const std::string where = " on device " + std::to_string(device);
-  map_alias_slots(device, h, where);
+  for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
+    if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
+      cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(mapped_slots_) + " of " +
+                   std::to_string(bytes_ / slot_) + where)
+                      .c_str());
   CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -355,25 +261,6 @@ void device_pool::map_alias(int device) {
   for (std::size_t off = 0; off < bytes_; off += piece)
     cu_check(d.set_access(va + off, std::min(piece, bytes_ - off), &access, 1),
              ("cuMemSetAccess (alias)" + where).c_str());
-}
-
-void device_pool::map_alias_slots(int device, unsigned long long handle, const std::string &where) {
-  const auto &d = api();
-  const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
-  const std::size_t slots = bytes_ / slot_;
-  const auto unmap = [&](std::size_t k) { (void)d.mem_unmap(va + k * slot_, slot_); };
-  const auto shares = in_shares(
-      slots, device, "alias",
-      [&](std::size_t k) { return d.mem_map(va + k * slot_, slot_, 0, handle, 0); }, unmap);
-  map_threads_ = unsigned(shares.size());
-  if (const auto *f = first_failure(shares)) {
-    undo_shares(shares, unmap); // release() knows a prefix only
-    mapped_slots_ = 0;
-    cu_check(f->failed, ("cuMemMap (alias) at slot " + std::to_string(f->begin + f->done) + " of " +
-                         std::to_string(slots) + where)
-                            .c_str());
-  }
-  mapped_slots_ = slots;
 }
 
 device_pool::~device_pool() { release(); }
@@ -397,8 +284,7 @@ void device_pool::release() noexcept {
       (void)d.mem_unmap(va, bytes_); // unmaps every mapped chunk of the range
     }
     for (auto h : handles_)
-      if (h)
-        (void)d.mem_release(h);
+      (void)d.mem_release(h);
     (void)d.address_free(va, bytes_);
     handles_.clear();
   } else {

@@ -48,9 +48,6 @@ public:
   }
   // alias: the bytes of the one physical chunk every slot maps (else 0).
   std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
-  // alias, vmm, vmm_sparse: the threads that mapped the range ($GPUPROBE_MAP_THREADS, else one;
-  // 0 for the other kinds).
-  unsigned map_threads() const { return map_threads_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
@@ -58,15 +55,11 @@ public:
 private:
   void release() noexcept; // unmaps and frees what was made (the destructor; a failed constructor)
   void map_alias(int device); // the alias pool's range, chunk, mappings and access (throws)
-  // Maps `handle` at every slot, from several threads (map_threads()); a failure unmaps what
-  // was mapped and throws naming the slot.
-  void map_alias_slots(int device, unsigned long long handle, const std::string &where);
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t granularity_ = 0;
   std::size_t slot_ = 0;         // vmm_sparse, alias: bytes per slot
   std::size_t mapped_slots_ = 0; // alias: slots mapped so far
-  unsigned map_threads_ = 0;     // the threads that mapped it (VMM kinds)
   char *ptr_ = nullptr;
   std::vector<unsigned long long> handles_; // vmm physical chunks
 };

@@ -25,9 +25,9 @@ conflict_result run_conflict(const conflict_options &o, const nlohmann::json &pr
     pool =
         std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
     chase = std::make_unique<list_chase>(*pool);
-    std::fprintf(stderr, "[tlb-conflict] %s alias range mapped in %.1f s (%u threads)\n",
+    std::fprintf(stderr, "[tlb-conflict] %s alias range mapped in %.1f s\n",
                  format_bytes(double(r.range_bytes)).c_str(),
-                 std::chrono::duration<double>(clock::now() - t0).count(), pool->map_threads());
+                 std::chrono::duration<double>(clock::now() - t0).count());
   }
   for (const auto &t : targets) {
     conflict_level_result l;

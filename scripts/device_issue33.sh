@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33 on the GPU machine: this build's full and quick `gpuprobe run` with each stage's time,
 # against a baseline build's full run on the same unit (BASE=<build folder of the version before
-# issue 33>, optional), then the GPU tests of the changes (threaded VMM mapping, the sharing sample,
+# issue 33>, optional), then the GPU tests of the changes (the sharing sample, the grouping check,
 # packed loads, the run). The summary compares levels, ways, sets, penalties, sharing, decisions
 # and verdicts of the runs. Usage:
 #   OUT=/dir BUILD=build-carry TAG=h100 [BASE=build-base] [FULL=2] [QUICK=2] [GPU_TESTS=filter, "" for

@@ -147,43 +147,34 @@ TEST(TlbProbeGpu, AliasPoolWalksPastTheDeviceMemory) {
   EXPECT_GE(all.median, small.median) << "more translations cannot be cheaper";
 }
 
-// The alias range mapped from several threads ($GPUPROBE_MAP_THREADS) is the range mapped from
-// one: every slot shows the one chunk (a value written through the first slot is read through
-// every other), and the time of each is printed (issue 33: 11-14 s for 512 GiB from one thread).
-TEST(TlbProbeGpu, AliasRangeMappedByThreadsIsTheSameRange) {
+// The alias range: every slot shows the one chunk (a value written through the first slot is
+// read through every other), and its mapping time is printed (issue 33: 8-14 s for 512 GiB); a
+// scattered-VMM pool: each chunk its own memory, readable back. (Mapping from 8 threads measured
+// 1.35 s against one thread's 1.00 s for this range on H100 GPU-9ef05279, and was removed.)
+TEST(TlbProbeGpu, AliasRangeShowsTheChunkAtEverySlot) {
   GPUPROBE_REQUIRE_GPU();
   const std::uint64_t chunk = 2ull << 20, bytes = 64ull << 30; // 32,768 slots
-  for (const char *threads : {"1", "8"}) {
-    ::setenv("GPUPROBE_MAP_THREADS", threads, 1);
-    const auto t0 = std::chrono::steady_clock::now();
-    device_pool pool(alloc_kind::alias, bytes, 0, 1, chunk);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_EQ(pool.map_threads(), unsigned(std::atoi(threads)));
-    std::printf("alias 64 GiB of 2 MiB slots, %s thread(s): mapped in %.2f s\n", threads, s);
-    const unsigned long long mark = 0x9e3779b97f4a7c15ull + std::atoi(threads);
-    ASSERT_EQ(cudaMemcpy(pool.data() + 4096, &mark, sizeof mark, cudaMemcpyHostToDevice),
-              cudaSuccess);
-    for (std::uint64_t slot : {std::uint64_t(1), bytes / chunk / 2, bytes / chunk - 1}) {
-      unsigned long long got = 0;
-      ASSERT_EQ(
-          cudaMemcpy(&got, pool.data() + slot * chunk + 4096, sizeof got, cudaMemcpyDeviceToHost),
-          cudaSuccess);
-      EXPECT_EQ(got, mark) << "slot " << slot << " with " << threads << " thread(s)";
-    }
+  const auto t0 = std::chrono::steady_clock::now();
+  device_pool pool(alloc_kind::alias, bytes, 0, 1, chunk);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("alias 64 GiB of 2 MiB slots: mapped in %.2f s\n", s);
+  const unsigned long long mark = 0x9e3779b97f4a7c15ull;
+  ASSERT_EQ(cudaMemcpy(pool.data() + 4096, &mark, sizeof mark, cudaMemcpyHostToDevice),
+            cudaSuccess);
+  for (std::uint64_t slot : {std::uint64_t(1), bytes / chunk / 2, bytes / chunk - 1}) {
+    unsigned long long got = 0;
+    ASSERT_EQ(
+        cudaMemcpy(&got, pool.data() + slot * chunk + 4096, sizeof got, cudaMemcpyDeviceToHost),
+        cudaSuccess);
+    EXPECT_EQ(got, mark) << "slot " << slot;
   }
-  // A scattered-VMM pool made by several threads: each chunk its own memory, readable back.
-  for (const char *threads : {"1", "8"}) {
-    ::setenv("GPUPROBE_MAP_THREADS", threads, 1);
-    const std::size_t vbytes = 1ull << 30, words = vbytes / 8;
-    device_pool pool(alloc_kind::vmm, vbytes, 0, 3);
-    EXPECT_EQ(pool.map_threads(), unsigned(std::atoi(threads)));
-    std::vector<unsigned long long> host(words), back(words);
-    std::iota(host.begin(), host.end(), 1ull);
-    ASSERT_EQ(cudaMemcpy(pool.data(), host.data(), vbytes, cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(back.data(), pool.data(), vbytes, cudaMemcpyDeviceToHost), cudaSuccess);
-    EXPECT_EQ(back, host) << threads << " thread(s): 512 distinct chunks hold what was written";
-  }
-  ::unsetenv("GPUPROBE_MAP_THREADS");
+  const std::size_t vbytes = 1ull << 30, words = vbytes / 8;
+  device_pool vmm(alloc_kind::vmm, vbytes, 0, 3);
+  std::vector<unsigned long long> host(words), back(words);
+  std::iota(host.begin(), host.end(), 1ull);
+  ASSERT_EQ(cudaMemcpy(vmm.data(), host.data(), vbytes, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(back.data(), vmm.data(), vbytes, cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(back, host) << "512 distinct chunks hold what was written";
 }
 
 TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
