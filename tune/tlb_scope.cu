@@ -25,9 +25,10 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &s
       return timer.ms([&] { run.launch(s); });
     };
     // The warm-up doubles as a screen: a scope taking over twice the fastest one's time cannot
-    // be chosen (tune keeps the fastest within 3 %), so its warm-up stands as its one sample and
-    // the repetitions go to the others (a small level's scope, hundreds of passes, took 10-26x
-    // one pass: most of the scope search's time). One pass, the default, is always repeated.
+    // be chosen (tune takes the largest within 3 % of the fastest), so its warm-up stands as its
+    // one sample and the repetitions go to the others (a small level's scope, hundreds of passes,
+    // took 10-26x one pass: most of the scope search's time). One pass, the default, is always
+    // repeated.
     std::vector<double> warm;
     for (auto s : scopes)
       warm.push_back(once(s));
