@@ -50,9 +50,13 @@ public:
                 const validate_options &o)
       : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
         cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
-        occ_(alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed)),
-        def_words_(decltype(def_)::pack(occ_)), tuned_words_(decltype(tuned_)::pack(occ_)),
-        threads_(threads_for(cfg_.pages, f)), out_(threads_) {}
+        threads_(threads_for(cfg_.pages, f)), out_(threads_) {
+    // The occupancy packed once per word size; the byte-per-page pattern is not kept.
+    const auto occ =
+        alloc::random_occupancy(cfg_.pages, std::uint64_t(double(cfg_.pages) * f), o.seed);
+    def_words_ = def_.pack(occ);
+    tuned_words_ = tuned_.pack(occ);
+  }
   static unsigned threads_for(std::uint64_t pages, double f) {
     unsigned n = 1u << 20;
     while (n > 256 && double(n) > 0.75 * double(pages) * f)
@@ -84,9 +88,8 @@ private:
   alloc::pool_config cfg_;
   alloc::corw<std::uint32_t> def_;
   alloc::corw<WordT> tuned_;
-  std::vector<std::uint8_t> occ_;
-  std::vector<std::uint32_t> def_words_;
-  std::vector<WordT> tuned_words_;
+  typename alloc::corw<std::uint32_t>::packed_state def_words_;
+  typename alloc::corw<WordT>::packed_state tuned_words_;
   unsigned threads_;
   alloc::device_array<alloc::page_t> out_;
   event_timer timer_;
