@@ -26,7 +26,7 @@ if [ -n "${BASE:-}" ]; then
 fi
 for i in $(seq 1 "$FULL"); do timed "full$i" 560 "$G" run --out "$D/full$i"; done
 for i in $(seq 1 "$QUICK"); do timed "quick$i" 200 "$G" run --quick --out "$D/quick$i"; done
-T="${GPU_TESTS-TlbSharingGpu.ASample*:AllocGpuLoad.*:Workloads.GroupingCheck*:Tuned.TuneThenValidateEndToEnd}"
+T="${GPU_TESTS-TlbSharingGpu.ASample*:TlbProbeGpu.AliasRange*:AllocGpuLoad.*:Workloads.GroupingCheck*:Tuned.TuneThenValidateEndToEnd}"
 [ -n "$T" ] && gpu_tests "$T"
 pack
 echo "---- summary"
