@@ -310,11 +310,20 @@ void reference_and_control(const sharing_matrix &m, sharing_analysis &a, std::ve
     pos[i] = m.cycles[i][i] - ref[i];
   }
   a.control_cycles = median(pos);
+  // The noise of a cell within its victim's round: each row's unshared cells about that row's own
+  // median. A victim's whole row moves with its latency's drift over the round (the baseline
+  // again differs by up to 2 cycles on H200 GPU-9859b9d6); pooled about the baseline, that drift
+  // counted as noise (1.6 cycles against 0.8 within rows) and failed L1's +9.7-cycle control.
   std::vector<double> low_res;
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    std::vector<double> row;
     for (int k = 0; k < n; ++k)
       if (k != i && m.cycles[i][k] - ref[i] < 0.5 * std::max(a.control_cycles, 0.0))
-        low_res.push_back(m.cycles[i][k] - ref[i]);
+        row.push_back(m.cycles[i][k] - ref[i]);
+    const double centre = row.size() >= 3 ? median(row) : 0; // too few to centre: about ref
+    for (double r : row)
+      low_res.push_back(r - centre);
+  }
   a.noise_cycles = std::max(robust_sigma(low_res), 0.3); // 0.3: integer rounding alone
 }
 

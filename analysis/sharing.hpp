@@ -53,7 +53,7 @@ struct sharing_analysis {
   std::string reason;                   // one sentence: why this scope
   std::string structure;                // relation to TPC/GPC ids, when groups exist
   double control_cycles = 0;            // median over rows of diagonal - ref
-  double noise_cycles = 0;              // robust sigma of unshared cells around ref
+  double noise_cycles = 0;              // robust sigma of unshared cells, each about its row
   double threshold_x = 0.5;             // split on normalised x
   double threshold_cycles = 0;          // the same, in cycles above ref (median row)
   bool has_baseline = false;

@@ -295,3 +295,25 @@ TEST(SharingGenerated, AMinorityEvictingALittleLessIsStillShared) {
   EXPECT_EQ(to_string(a.scope), "global") << a.reason;
   EXPECT_EQ(a.shared_pairs, 28) << a.reason;
 }
+
+// A victim's whole row drifts off its baseline over the round (up to 2 cycles on an H200); the
+// cells within a row are tight. The drift is not noise: L1's +9.7-cycle diagonal stands out.
+TEST(SharingGenerated, ARowsDriftOffItsBaselineIsNotNoise) {
+  auto m = make_matrix(16, {}, 300, 9.7, 0.5, 11);
+  for (int i = 0; i < 16; ++i)
+    for (auto &v : m.cycles[i])
+      v += (i % 5 - 2) * 1.0; // rows -2 .. +2 cycles off their baseline
+  const auto a = analyze_sharing(m);
+  EXPECT_EQ(to_string(a.scope), "private") << a.reason;
+  EXPECT_LT(a.noise_cycles, 1.0) << a.reason;
+}
+
+// The recorded H200 matrix that called L1 inconclusive (positive control +9.7 over a pooled noise
+// of 1.6): within its rows the noise is 0.7, and the level is private as every full run said.
+TEST(SharingFixtures, H200QuickL1WithRowDriftIsPrivate) {
+  const auto a = analyze_sharing(load_sharing_input(std::string(GPUPROBE_FIXTURES_DIR) +
+                                                    "/gpuprobe-results/sharing_L1_h200_drift.json"));
+  EXPECT_EQ(to_string(a.scope), "private") << a.reason;
+  EXPECT_NEAR(a.control_cycles, 9.65, 0.1);
+  EXPECT_LT(a.noise_cycles, 1.0);
+}
