@@ -1,6 +1,6 @@
 // gpuprobe report: a results folder -> one page (index.html, or index.md) with every figure as
 // PNG and SVG and the CSV behind it (drawn by reports/plot.py), and the tables.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "cli/common.hpp"
 #include "common/folder_lock.hpp"
 #include "common/error.hpp"
@@ -50,8 +50,8 @@ void check_out_folder(const fs::path &out) {
 }
 
 // Draws the page into `dir` (a fresh folder).
-analysis::report_content render_into(const report_options &o, const fs::path &dir) {
-  const auto content = analysis::build_report(o.input);
+report::report_content render_into(const report_options &o, const fs::path &dir) {
+  const auto content = report::build_report(o.input);
   const fs::path figs = dir / "figures";
   fs::create_directories(figs);
   nlohmann::json manifest = {{"figures", nlohmann::json::array()}};
@@ -80,8 +80,8 @@ analysis::report_content render_into(const report_options &o, const fs::path &di
     png[f.id] = std::string(std::istreambuf_iterator<char>(in), {});
   }
   write_text_atomic((dir / (html ? "index.html" : "index.md")).string(),
-                    html ? analysis::render_html(content, png)
-                         : analysis::render_markdown(content));
+                    html ? report::render_html(content, png)
+                         : report::render_markdown(content));
   return content;
 }
 
@@ -100,7 +100,7 @@ void run_report(const report_options &o) {
   const fs::path tmp =
       parent / ("." + out.filename().string() + ".tmp." + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
-  analysis::report_content content;
+  report::report_content content;
   const cleanup_scope cleaning; // SIGTERM/SIGHUP/SIGINT: the temporary folder is removed, below
   try {
     content = render_into(o, tmp);

@@ -7,7 +7,7 @@
 #include "pipeline/run_driver.hpp"
 
 #include "analysis/characterize.hpp"
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
@@ -170,7 +170,7 @@ void run_pipeline(const run_run_options &o) {
   timed("report", {"report", "--input", ".", "--out", rf::report_dir});
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  for (const auto &line : analysis::run_summary_lines(dir))
+  for (const auto &line : report::run_summary_lines(dir))
     std::printf("  %s\n", line.c_str());
 }
 

@@ -2,7 +2,7 @@
 // or without gpuprobe-bench; otherwise gpuprobe-bench on this GPU by UUID, the 36 cases of
 // RW, RW-BM, CoRW and CRW, written beside and kept only when made here by this commit with this
 // grid; and the report draws CoRW and CRW against their models too.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "common/build_info.hpp"
 #include "pipeline/bench_stage.hpp"
 #include "test_util.hpp"
@@ -93,8 +93,8 @@ TEST(BenchStage, TheReportDrawsCorwAndCrwAgainstTheirModels) {
   std::ofstream(fs::path(dir) / k_bench_file) << json{
       {"context", {{"gpu", "NVIDIA H100 80GB HBM3"}, {"gpu_uuid", "GPU-a"}}},
       {"benchmarks", b}}.dump();
-  const auto c = gpuprobe::analysis::build_report(dir);
-  const gpuprobe::analysis::report_figure *tas = nullptr, *was = nullptr;
+  const auto c = gpuprobe::report::build_report(dir);
+  const gpuprobe::report::report_figure *tas = nullptr, *was = nullptr;
   for (const auto &f : c.figures) {
     if (f.id == "tas_vs_theory")
       tas = &f;

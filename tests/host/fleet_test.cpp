@@ -2,7 +2,7 @@
 // a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
 // in two folders).
 #include "analysis/fleet.hpp"
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "test_util.hpp"
@@ -222,7 +222,7 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   const auto out = fresh("fleet_report");
   write_json_atomic(out + "/fleet.json",
                     model::to_json(analysis::merge_fleet(analysis::find_units({root}))));
-  const auto c = analysis::build_report(out);
+  const auto c = report::build_report(out);
   ASSERT_EQ(c.tables.size(), 1u);
   EXPECT_EQ(c.tables[0].title, "Fleet: NVIDIA H200 (2 units)");
   EXPECT_NE(c.tables[0].note.find("Differs: L2.group_map differs"), std::string::npos)

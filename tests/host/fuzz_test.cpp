@@ -3,7 +3,7 @@
 // a string, null, an empty or deep container), a key removed, or its text cut, flipped or
 // spliced. A reader may accept a mutant or refuse it with an exception; it may not crash (this
 // process would die) or hang. The number of inputs tried per reader is printed.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "common/json_io.hpp"
@@ -176,9 +176,9 @@ TEST(Fuzz, TheReportSurvivesAMutantProfile) {
   fs::copy_file(k_h100 + "profile.json", dir / "profile.json");
   fs::copy_file(k_h100 + "tuning.json", dir / "tuning.json");
   fs::copy_file(k_h100 + "validation.json", dir / "validation.json");
-  say("analysis::build_report (profile.json)",
+  say("report::build_report (profile.json)",
       fuzz(k_h100 + "profile.json", 300, 10, [&](const std::string &t) {
         std::ofstream(dir / "profile.json", std::ios::trunc) << t;
-        analysis::build_report(dir.string());
+        report::build_report(dir.string());
       }));
 }

@@ -3,7 +3,7 @@
 // manifest) and the fleet over reports/examples are compared with tests/fixtures/golden/.
 // A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
 // and the diff of tests/fixtures/golden/ is reviewed in the commit.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "common/json_io.hpp"
 #include "test_util.hpp"
 
@@ -73,8 +73,8 @@ std::string fingerprint(const std::string &bytes) {
 
 // The report of one folder as one text: the page, then each figure's manifest and CSV.
 std::string report_text(const std::string &folder) {
-  const auto c = gpuprobe::analysis::build_report(k_source + "/" + folder);
-  std::string s = gpuprobe::analysis::render_markdown(c);
+  const auto c = gpuprobe::report::build_report(k_source + "/" + folder);
+  std::string s = gpuprobe::report::render_markdown(c);
   for (const auto &f : c.figures)
     s += "\n==== figure " + f.id + "\n" + f.manifest().dump(1) + "\ncsv: " + fingerprint(f.csv) +
          "\n";

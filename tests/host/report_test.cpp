@@ -1,7 +1,7 @@
 // gpuprobe report on a folder made from the 2017 fixtures (K80 TLB curves and sharing matrix) and
 // generated gpuprobe results (atomics, gpuprobe-bench TAS/WAS, validation): every figure is a real
 // PNG and SVG of its CSV and the page references them; bad folders give a one-line error.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -287,11 +287,11 @@ TEST(Report, RendersTheCommittedH100Example) {
 }
 
 TEST(Report, Base64MatchesTheStandardAlphabetAndPadding) {
-  EXPECT_EQ(gpuprobe::analysis::base64(""), "");
-  EXPECT_EQ(gpuprobe::analysis::base64("f"), "Zg==");
-  EXPECT_EQ(gpuprobe::analysis::base64("fo"), "Zm8=");
-  EXPECT_EQ(gpuprobe::analysis::base64("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(gpuprobe::analysis::base64(std::string("\xff\x00\x10", 3)), "/wAQ");
+  EXPECT_EQ(gpuprobe::report::base64(""), "");
+  EXPECT_EQ(gpuprobe::report::base64("f"), "Zg==");
+  EXPECT_EQ(gpuprobe::report::base64("fo"), "Zm8=");
+  EXPECT_EQ(gpuprobe::report::base64("foobar"), "Zm9vYmFy");
+  EXPECT_EQ(gpuprobe::report::base64(std::string("\xff\x00\x10", 3)), "/wAQ");
 }
 
 // A folder holding only profile.json is a page with the profile's levels, sharing and fits (not
@@ -397,7 +397,7 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
   for (const char *f : {"profile.json", "tuning.json", "validation.json"})
     fs::copy_file(src + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/" + std::string(f),
                   dir + "/" + f);
-  const auto c = gpuprobe::analysis::build_report(dir);
+  const auto c = gpuprobe::report::build_report(dir);
   const auto &s = c.summary;
   ASSERT_EQ(s.hierarchy.size(), 3u);
   EXPECT_EQ(s.hierarchy[0][1], "16 entries, fully associative, 16 MiB each = 256 MiB");
@@ -424,7 +424,7 @@ TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
   EXPECT_NE(decisions.find("trade-off, word_size (32-bit -> 64-bit): hash_join/4M"),
             std::string::npos)
       << decisions;
-  const auto html = gpuprobe::analysis::render_html(c);
+  const auto html = gpuprobe::report::render_html(c);
   ASSERT_NE(html.find("<h2>TLB levels"), std::string::npos);
   EXPECT_LT(html.find("<section id=\"summary\">"), html.find("<h2>TLB levels"))
       << "the summary comes before the parts";
@@ -436,7 +436,7 @@ TEST(Report, CommittedH100AndH200RunsRender) {
   namespace fs = std::filesystem;
   const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
-    const auto c = gpuprobe::analysis::build_report(runs + unit);
+    const auto c = gpuprobe::report::build_report(runs + unit);
     const auto &s = c.summary;
     ASSERT_EQ(s.hierarchy.size(), 3u) << unit;
     EXPECT_EQ(s.hierarchy[1][1], "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB") << unit;
@@ -460,8 +460,8 @@ TEST(Report, CommittedH100AndH200RunsRender) {
 TEST(Report, EachLevelIsDrawnInItsOwnRange) {
   const std::string unit =
       std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
-  const auto c = gpuprobe::analysis::build_report(unit);
-  std::map<std::string, const gpuprobe::analysis::report_figure *> by_id;
+  const auto c = gpuprobe::report::build_report(unit);
+  std::map<std::string, const gpuprobe::report::report_figure *> by_id;
   for (const auto &f : c.figures)
     by_id[f.id] = &f;
   ASSERT_TRUE(by_id.count("tlb_curves"));
@@ -504,7 +504,7 @@ TEST(Report, EachLevelIsDrawnInItsOwnRange) {
 
 // `gpuprobe run`'s last lines, from the committed H100 run folder.
 TEST(Report, RunSummaryLinesOfAFinishedFolder) {
-  const auto lines = gpuprobe::analysis::run_summary_lines(
+  const auto lines = gpuprobe::report::run_summary_lines(
       std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54");
   ASSERT_GE(lines.size(), 8u);
   EXPECT_EQ(lines[0],
@@ -525,12 +525,12 @@ TEST(Report, RunSummaryLinesOfAFinishedFolder) {
 // shown as a result, not an error; ScatterAlloc's blocks handed to two threads as a failure, not
 // an out-of-memory), and the two units the folder's files were measured on.
 TEST(Report, CommittedPeerHarnessRunRenders) {
-  const auto c = gpuprobe::analysis::build_report(
+  const auto c = gpuprobe::report::build_report(
       std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49");
   EXPECT_NE(c.device.find("GPU-4748ab49"), std::string::npos) << c.device;
   EXPECT_NE(c.device.find("also NVIDIA H100 80GB HBM3 UUID GPU-b20c2794"), std::string::npos)
       << c.device;
-  const gpuprobe::analysis::report_table *empty = nullptr, *churn = nullptr, *ladder = nullptr,
+  const gpuprobe::report::report_table *empty = nullptr, *churn = nullptr, *ladder = nullptr,
                                          *goals = nullptr, *units = nullptr;
   int tables = 0;
   for (const auto &t : c.tables) {
@@ -625,8 +625,8 @@ TEST(Report, PeerGoalsCompareOnlyWithPeersThatServed) {
         cell("rw_malloc", "16", 1048576, 0.100, 0.100),
         cell("gallatin", "16", 1048576, 0.110, 0.020), cell("bump", "16", 1048576, 0.040, 0.010)}}};
   std::ofstream(raw / "bench-peers.json") << doc.dump();
-  const auto c = gpuprobe::analysis::build_report(dir.string());
-  const gpuprobe::analysis::report_table *goals = nullptr, *empty = nullptr, *units = nullptr;
+  const auto c = gpuprobe::report::build_report(dir.string());
+  const gpuprobe::report::report_table *goals = nullptr, *empty = nullptr, *units = nullptr;
   for (const auto &t : c.tables)
     if (t.title == "rw_malloc against the goals")
       goals = &t;

@@ -1,11 +1,11 @@
 // The page: HTML (figures embedded or linked) and Markdown renderers of a report_content.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::report {
 
 namespace {
 
@@ -179,4 +179,4 @@ std::string render_markdown(const report_content &c) {
   return o.str();
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::report

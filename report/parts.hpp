@@ -1,8 +1,8 @@
 #pragma once
-// The parts of `gpuprobe report` (one file each: analysis/report/<part>.cpp, e.g. tlb.cpp draws
+// The parts of `gpuprobe report` (one file each: report/<part>.cpp, e.g. tlb.cpp draws
 // tlb_part) and what they share: the inputs a results folder holds, the CSV row and number
 // helpers. Host-only; internal to report.
-#include "analysis/report/report.hpp"
+#include "report/report.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
 
 using nlohmann::json;
 
@@ -49,4 +49,4 @@ void validation_part(const inputs &in, report_content &c);
 void fleet_part(const inputs &in, report_content &c);
 void summary_part(const inputs &in, report_content &c);
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

@@ -1,6 +1,6 @@
 // `gpuprobe report`: reads a results folder (scan), hands it to each part of the page in the
 // order of the registry below, and leaves rendering to render.cpp.
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include "common/device_info.hpp"
 #include "common/error.hpp"
@@ -14,7 +14,7 @@
 #include <filesystem>
 #include <sstream>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::report {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -30,7 +30,7 @@ json report_figure::manifest() const {
           {"boxes", b},       {"csv", id + ".csv"}};
 }
 
-namespace report_detail {
+namespace detail {
 
 std::string num(double x, int digits) {
   char b[64];
@@ -55,11 +55,11 @@ std::string device_line(const json &d) {
   return line;
 }
 
-} // namespace report_detail
+} // namespace detail
 
 namespace {
 
-using namespace report_detail;
+using namespace detail;
 
 // A folder file read into its model (model/), or listed under `skipped` with the reason.
 template <class Slot, class FromJson>
@@ -270,4 +270,4 @@ report_content build_report(const std::string &dir) {
   return c;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::report

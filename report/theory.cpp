@@ -1,4 +1,4 @@
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include "common/units.hpp"
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
 
 namespace fs = std::filesystem;
 
@@ -94,4 +94,4 @@ void theory_part(const inputs &in, report_content &c) {
   }
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

@@ -1,4 +1,4 @@
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
 
 namespace {
 
@@ -400,4 +400,4 @@ void peers_part(const inputs &in, report_content &c) {
   units_table(c, p);
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

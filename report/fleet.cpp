@@ -1,7 +1,7 @@
 // The fleet part of the report (a folder written by `gpuprobe fleet`): the units of each model in
 // a table, a spread figure per parameter (every unit's value, models apart) and the SM -> group
 // maps of every unit side by side.
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <set>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
 
 namespace {
 
@@ -148,4 +148,4 @@ void fleet_part(const inputs &in, report_content &c) {
   group_map_figures(in, c);
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

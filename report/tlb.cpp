@@ -1,4 +1,4 @@
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include "analysis/tlb_data.hpp"
 #include "analysis/tlb_levels.hpp"
@@ -12,7 +12,16 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
+
+// What this part reads of the analysis.
+using analysis::analyze_tlb;
+using analysis::load_tlb_inputs;
+using analysis::structure_words;
+using analysis::tlb_dataset;
+using analysis::tlb_curve;
+using analysis::to_json;
+using model::level_label;
 
 namespace fs = std::filesystem;
 
@@ -219,4 +228,4 @@ void tlb_part(const inputs &in, report_content &c) {
   cross_check_table(in, c);
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::report {
 
 struct report_figure {
   std::string id; // file stem: <id>.csv, <id>.png, <id>.svg
@@ -75,4 +75,4 @@ std::string render_html(const report_content &c,
 std::string base64(const std::string &bytes);
 std::string render_markdown(const report_content &c);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::report

@@ -1,4 +1,4 @@
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include "analysis/atomics_fit.hpp"
 
@@ -11,7 +11,11 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
+
+// What this part reads of the analysis.
+using analysis::atomics_curve;
+using analysis::fit_atomics;
 
 namespace fs = std::filesystem;
 
@@ -129,4 +133,4 @@ void atomics_part(const inputs &in, report_content &c) {
   }
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

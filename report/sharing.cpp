@@ -1,4 +1,4 @@
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
@@ -11,7 +11,12 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
+
+// What this part reads of the analysis.
+using analysis::analyze_sharing;
+using analysis::load_sharing_input;
+using analysis::to_string;
 
 namespace fs = std::filesystem;
 
@@ -102,4 +107,4 @@ void sharing_part(const inputs &in, report_content &c) {
   c.tables.push_back(std::move(t));
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

@@ -1,4 +1,4 @@
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 
 #include "common/units.hpp"
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
 
 namespace fs = std::filesystem;
 
@@ -62,4 +62,4 @@ void validation_part(const inputs &in, report_content &c) {
   c.figures.push_back(std::move(f));
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail

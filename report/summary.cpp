@@ -2,7 +2,7 @@
 // as a table (each level: entries x coverage = reach, penalty, what serves a miss, who shares it)
 // and a small diagram, the atomics scaling in one line, the tuning decisions and validate's
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
-#include "analysis/report/parts.hpp"
+#include "report/parts.hpp"
 #include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"
@@ -18,7 +18,15 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis::report_detail {
+namespace gpuprobe::report::detail {
+
+// What this part reads of the analysis.
+using analysis::group_sizes;
+using analysis::level_line;
+using analysis::structure_words;
+using analysis::tradeoffs;
+using analysis::to_string;
+using model::level_label;
 
 namespace {
 
@@ -139,9 +147,9 @@ void summary_part(const inputs &in, report_content &c) {
   }
 }
 
-} // namespace gpuprobe::analysis::report_detail
+} // namespace gpuprobe::report::detail
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::report {
 
 std::vector<std::string> run_summary_lines(const std::string &dir) {
   namespace fs = std::filesystem;
@@ -154,7 +162,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
     out.push_back("TLB: no level found up to " +
                   format_bytes(tlb.searched_up_to_bytes.value_or(0)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
-    out.push_back(level_line(level_label(false, k), levels[k]));
+    out.push_back(analysis::level_line(model::level_label(false, k), levels[k]));
   }
   const auto tuning = model::read_tuning(results_folder{dir}.tuning().string());
   const alloc::tuning &a = tuning.allocator;
@@ -183,4 +191,4 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   return out;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::report
