@@ -33,6 +33,7 @@ std::vector<model::validation_row> validation_rows(const std::vector<workload_sa
     r.config_default = s.config_default;
     r.config_tuned = s.config_tuned;
     r.measured = s.measured;
+    r.changes = s.changes;
     if (!s.measured) {
       r.verdict = "not tuned";
       r.reason = "the tuning profile runs the same configuration as the default here";
@@ -69,41 +70,19 @@ std::string verdict_summary(const std::vector<model::validation_row> &rows) {
 }
 
 std::vector<model::tradeoff> tradeoffs(const std::vector<model::validation_row> &rows) {
-  // What a configuration says of each decision ("CoRW 64-bit, 24 regions", "2 passes of ...").
-  const auto aspect = [](const std::string &config, const std::string &decision) -> std::string {
-    if (decision == "word_size")
-      return config.find("64-bit") != std::string::npos   ? "64-bit"
-             : config.find("32-bit") != std::string::npos ? "32-bit"
-                                                          : "";
-    if (decision == "regions") {
-      const auto at = config.find(" region");
-      if (at == std::string::npos)
-        return "";
-      const auto from = config.rfind(' ', at - 1);
-      return config.substr(from == std::string::npos ? 0 : from + 1, at - from - 1);
-    }
-    if (decision == "crw_placement") {
-      const auto at = config.find("CRW start ");
-      return at == std::string::npos ? "" : config.substr(at + 10);
-    }
-    return config.find("pass") != std::string::npos ? config : ""; // tlb_scope
-  };
   std::vector<model::tradeoff> out;
   for (const auto &r : rows) {
-    if (r.verdict != "slower")
+    if (r.verdict != "slower" || !r.changes)
       continue;
-    const std::string &a = r.config_default, &b = r.config_tuned;
-    for (const char *d : {"word_size", "regions", "crw_placement", "tlb_scope"}) {
-      const std::string from = aspect(a, d), to = aspect(b, d);
-      if (from.empty() || from == to)
-        continue;
+    for (const auto &c : *r.changes) {
+      const std::string d = model::to_string(c.what);
       const double ratio = r.ratio.value_or(1.0), lo = r.ci_low.value_or(0),
                    hi = r.ci_high.value_or(0);
       char line[320];
       std::snprintf(line, sizeof line,
-                    "%s (%s -> %s): %s on %s is %.1f %% slower (ratio %.3f, 95 %% CI %.3f-%.3f)", d,
-                    from.c_str(), to.c_str(), r.workload.c_str(), r.pool.c_str(), 100 * (ratio - 1),
-                    ratio, lo, hi);
+                    "%s (%s -> %s): %s on %s is %.1f %% slower (ratio %.3f, 95 %% CI %.3f-%.3f)",
+                    d.c_str(), c.from.c_str(), c.to.c_str(), r.workload.c_str(), r.pool.c_str(),
+                    100 * (ratio - 1), ratio, lo, hi);
       out.push_back({d, r.workload, r.pool, ratio, lo, hi, line});
     }
   }

@@ -14,6 +14,7 @@ struct workload_samples {
   std::string workload, pool, config_default, config_tuned;
   bool measured = true; // false: the tuning changes nothing here (no samples)
   std::vector<double> default_ms, tuned_ms;
+  std::vector<model::decision_change> changes = {}; // the decisions the two configurations differ in
 };
 
 // The "workloads" of validation.json, in the input order. Throws gpuprobe::error when a
@@ -24,10 +25,11 @@ std::vector<model::validation_row> validation_rows(const std::vector<workload_sa
 // One line per verdict kind, e.g. "2 faster, 14 no significant difference, 0 slower, 2 not tuned".
 std::string verdict_summary(const std::vector<model::validation_row> &rows);
 
-// The trade-offs of the tuning: every workload validate finds slower, charged to the decision(s)
-// its configurations differ in ("word_size": 32- vs 64-bit; "regions": one vs N regions;
+// The trade-offs of the tuning: every workload validate finds slower, charged to each decision
+// its row's typed `changes` name ("word_size": 32- vs 64-bit; "regions": one vs N regions;
 // "crw_placement"; "tlb_scope": one pass vs passes), each with its numbers and one line:
-// [{decision, workload, pool, ratio, ci_low, ci_high, line}].
+// [{decision, workload, pool, ratio, ci_low, ci_high, line}]. A row without `changes` (a file
+// before them) is charged to nothing.
 std::vector<model::tradeoff> tradeoffs(const std::vector<model::validation_row> &rows);
 
 } // namespace gpuprobe::analysis

@@ -7,6 +7,41 @@
 
 namespace gpuprobe::model {
 
+std::string to_string(decision d) {
+  switch (d) {
+  case decision::word_size:
+    return "word_size";
+  case decision::regions:
+    return "regions";
+  case decision::crw_placement:
+    return "crw_placement";
+  case decision::tlb_scope:
+    return "tlb_scope";
+  }
+  return "?";
+}
+
+decision decision_from_string(const std::string &s) {
+  for (decision d : {decision::word_size, decision::regions, decision::crw_placement,
+                     decision::tlb_scope})
+    if (to_string(d) == s)
+      return d;
+  throw error("unknown decision '" + s + "' (word_size, regions, crw_placement, tlb_scope)");
+}
+
+decision_change decision_change_from_json(const json &j) {
+  try {
+    return {decision_from_string(j.at("decision").get<std::string>()),
+            j.at("from").get<std::string>(), j.at("to").get<std::string>()};
+  } catch (const error &e) {
+    throw impossible_value(e.what()); // named with the file by read_file_of
+  }
+}
+
+json to_json(const decision_change &c) {
+  return {{"decision", to_string(c.what)}, {"from", c.from}, {"to", c.to}};
+}
+
 validation_row validation_row_from_json(const json &in) {
   json j = in;
   validation_row r;
@@ -27,6 +62,7 @@ validation_row validation_row_from_json(const json &in) {
   take(j, "p_holm", r.p_holm);
   take(j, "default_ms", r.default_ms);
   take(j, "tuned_ms", r.tuned_ms);
+  take_list(j, "changes", r.changes, decision_change_from_json);
   r.detail = std::move(j);
   return r;
 }
@@ -50,6 +86,8 @@ json to_json(const validation_row &r) {
   put(j, "p_holm", r.p_holm);
   put(j, "default_ms", r.default_ms);
   put(j, "tuned_ms", r.tuned_ms);
+  if (r.changes)
+    j["changes"] = list_json(*r.changes);
   return j;
 }
 

@@ -12,6 +12,17 @@
 
 namespace gpuprobe::model {
 
+// A decision of tune that a workload's two configurations differ in, with its value on each side
+// as the tuning states it ("32-bit" -> "64-bit", "one" -> "24" regions, "thread" -> "warp", "one
+// pass" -> "2 passes of 64 GiB"). Made where the workload is built from the typed tuning.
+enum class decision { word_size, regions, crw_placement, tlb_scope };
+std::string to_string(decision d);
+decision decision_from_string(const std::string &s); // throws gpuprobe::error on another word
+struct decision_change {
+  decision what = decision::word_size;
+  std::string from, to;
+};
+
 struct validation_row {
   std::string workload, pool, config_default, config_tuned;
   bool measured = true;              // false: the tuning runs the default's configuration here
@@ -23,12 +34,14 @@ struct validation_row {
   std::optional<double> ratio, ci_low, ci_high; // median tuned / median default, 95 % CI
   std::optional<double> p, p_holm;
   std::optional<std::vector<double>> default_ms, tuned_ms; // every sample
+  // The decisions the two configurations differ in (absent in files before them).
+  std::optional<std::vector<decision_change>> changes;
   nlohmann::json detail = nlohmann::json::object();
 };
 
 // A workload validate finds slower, charged to a decision its configurations differ in.
 struct tradeoff {
-  std::string decision; // word_size, regions, crw_placement, tlb_scope
+  std::string decision; // to_string(model::decision): word_size, regions, crw_placement, tlb_scope
   std::string workload, pool;
   double ratio = 1, ci_low = 0, ci_high = 0;
   std::string line; // in words, as validate and the report print it
@@ -48,6 +61,8 @@ struct validation {
   std::string gpu_uuid() const { return device.value("uuid", ""); }
 };
 
+decision_change decision_change_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const decision_change &c);
 validation_row validation_row_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const validation_row &r);
 tradeoff tradeoff_from_json(const nlohmann::json &j);

@@ -478,4 +478,13 @@ std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick) {
   return quick ? std::max<std::uint64_t>(gib, full / 4 / gib * gib) : full;
 }
 
+std::vector<model::decision_change> words_regions_changes(int bits, unsigned regions) {
+  std::vector<model::decision_change> c;
+  if (bits != 32)
+    c.push_back({model::decision::word_size, "32-bit", std::to_string(bits) + "-bit"});
+  if (regions > 1)
+    c.push_back({model::decision::regions, "one", std::to_string(regions)});
+  return c;
+}
+
 } // namespace gpuprobe::tune

@@ -3,6 +3,7 @@
 // returns its choice, the reason in one sentence, and the numbers behind it.
 #include "allocators/tuning.hpp"
 #include "model/profile.hpp"
+#include "model/validation.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -157,5 +158,9 @@ alloc::tuning region_tuning(const region_decision &r);
 // alloc::allocator_block_json of this (allocators/load_tuning.hpp writes and reads it).
 alloc::tuning allocator_tuning(const word_decision &w, const region_decision &r,
                                const crw_decision &c, const scope_decision &s);
+
+// The decisions a CoRW configuration of `bits`-bit words and `regions` regions differs in from
+// validate's default (32-bit words, one region), as its rows record them.
+std::vector<model::decision_change> words_regions_changes(int bits, unsigned regions);
 
 } // namespace gpuprobe::tune

@@ -4,6 +4,7 @@
 // gpuprobe::error when a check fails.
 #include "allocators/tuning.hpp"
 #include "analysis/sequential.hpp"
+#include "model/validation.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -70,6 +71,7 @@ struct workload {
   std::string config_default, config_tuned; // what each runs, in words
   bool differs = true;                      // false: the tuning changes nothing here (not measured)
   std::function<std::unique_ptr<trial>()> make;
+  std::vector<model::decision_change> changes = {}; // the decisions the configurations differ in
 };
 
 struct validate_options {

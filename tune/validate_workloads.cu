@@ -42,6 +42,8 @@ std::string words_regions(int bits, const alloc::region_layout &l) {
          (l.regions > 1 ? std::to_string(l.regions) + " regions" : std::string("one region"));
 }
 
+using model::decision;
+
 // get_page + write the page: CoRW with 32-bit words and one region vs the tuning's word size and
 // regions; 1 KiB pages, the pool at `free_fraction`, up to 2^20 threads (3/4 of the free pages).
 template <class WordT> class getpage_trial final : public trial {
@@ -336,11 +338,14 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
                        return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
                      });
                    }});
+      w.back().changes = words_regions_changes(t.word_bits, layout.regions);
     }
     w.push_back({"crw_write/free:10%", pool, "CRW start thread",
                  std::string("CRW start ") + alloc::to_string(t.crw),
                  t.crw != alloc::crw_start::thread,
                  [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
+    if (t.crw != alloc::crw_start::thread)
+      w.back().changes = {{decision::crw_placement, "thread", alloc::to_string(t.crw)}};
     const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
     w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
                  "rw_malloc " + (malloc_layout.regions > 1
@@ -348,6 +353,8 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
                                      : std::string("one region")),
                  malloc_layout.regions > 1,
                  [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
+    if (malloc_layout.regions > 1)
+      w.back().changes = {{decision::regions, "one", std::to_string(malloc_layout.regions)}};
     const auto join_layout = alloc::layout_regions(
         t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
     w.push_back({"hash_join/4M", pool, page_default, words_regions(t.word_bits, join_layout),
@@ -356,6 +363,7 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
                      return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
                    });
                  }});
+    w.back().changes = words_regions_changes(t.word_bits, join_layout.regions);
     const std::uint64_t s = t.tlb_scope_bytes;
     w.push_back({"tlb_sampling/" + gib(footprint, ""), pool, "one pass",
                  s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
@@ -392,6 +400,10 @@ std::vector<workload> validation_workloads(const alloc::tuning &t, const validat
                          pool, group_footprint, s, o, m < group_footprint ? m : 0);
                    }});
     }
+    // Every TLB-scoped row of this pool that measures a difference differs in the scope alone.
+    for (auto &x : w)
+      if (x.pool == pool && x.name.rfind("tlb_", 0) == 0 && x.differs && x.changes.empty())
+        x.changes = {{decision::tlb_scope, x.config_default, x.config_tuned}};
   }
   return w;
 }

@@ -306,3 +306,19 @@ TEST(Tuning, ScopeOnAFlatBottomIsTheSameEveryRun) {
   const auto h = decide_tlb_scope_measured(scope_options(h200, 0), h200_points, 133 * gib);
   EXPECT_EQ(h.bytes, 52 * gib) << h.reason;
 }
+
+// validate's rows record the decisions their configurations differ in, typed: the trade-offs are
+// charged from these, never from the configurations' words.
+TEST(Tuning, ARowsChangesAreTheDecisionsItsConfigurationsDifferIn) {
+  using gpuprobe::model::decision;
+  EXPECT_TRUE(gpuprobe::tune::words_regions_changes(32, 1).empty());
+  const auto both = gpuprobe::tune::words_regions_changes(64, 24);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_EQ(both[0].what, decision::word_size);
+  EXPECT_EQ(both[0].from + " -> " + both[0].to, "32-bit -> 64-bit");
+  EXPECT_EQ(both[1].what, decision::regions);
+  EXPECT_EQ(both[1].from + " -> " + both[1].to, "one -> 24");
+  const auto regions = gpuprobe::tune::words_regions_changes(32, 3);
+  ASSERT_EQ(regions.size(), 1u);
+  EXPECT_EQ(regions[0].what, decision::regions);
+}

@@ -52,12 +52,19 @@ TEST(Validation, TooFewSamplesIsAnError) {
   EXPECT_NO_THROW(validation_rows({{"w", "vmm", "a", "a", false, {}, {}}}));
 }
 
-// A decision validate finds slower on a workload is recorded as a trade-off with its numbers:
-// the committed H100 validation's two "slower" rows (hash join, 64-bit words) on both pools.
+// A decision validate finds slower on a workload is recorded as a trade-off with its numbers,
+// charged to the typed decisions the row's configurations differ in: the committed H100
+// validation's two "slower" rows (hash join, 64-bit words) on both pools give its own trade-offs.
 TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
-  const auto v = gpuprobe::model::read_validation(
+  using gpuprobe::model::decision;
+  auto v = gpuprobe::model::read_validation(
       std::string(GPUPROBE_SOURCE_DIR) +
       "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/validation.json");
+  EXPECT_TRUE(gpuprobe::analysis::tradeoffs(v.workloads).empty())
+      << "rows without typed changes (a file before them) are charged to nothing";
+  for (auto &r : v.workloads) // what validate_workloads gives these rows on a 64-bit tuning
+    if (r.config_tuned.find("64-bit") != std::string::npos)
+      r.changes = {{{decision::word_size, "32-bit", "64-bit"}}};
   const auto t = gpuprobe::analysis::tradeoffs(v.workloads);
   ASSERT_EQ(t.size(), 2u);
   for (const auto &x : t) {
@@ -73,24 +80,35 @@ TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
   ASSERT_EQ(v.tradeoffs->size(), t.size());
   for (std::size_t i = 0; i < t.size(); ++i)
     EXPECT_EQ(gpuprobe::model::to_json((*v.tradeoffs)[i]), gpuprobe::model::to_json(t[i]));
-  // Regions and TLB scope are charged the same way; rows that are not slower are not.
-  const nlohmann::json row_docs = {{{"verdict", "slower"},
-                                    {"workload", "w"},
-                                    {"pool", "vmm"},
-                                    {"config_default", "CoRW 32-bit, one region"},
-                                    {"config_tuned", "CoRW 32-bit, 24 regions"},
-                                    {"ratio", 1.2}},
-                                   {{"verdict", "slower"},
-                                    {"workload", "s"},
-                                    {"pool", "vmm"},
-                                    {"config_default", "one pass"},
-                                    {"config_tuned", "2 passes of 64.53 GiB"},
-                                    {"ratio", 1.1}},
-                                   {{"verdict", "faster"},
-                                    {"workload", "f"},
-                                    {"config_default", "CoRW 32-bit, one region"},
-                                    {"config_tuned", "CoRW 64-bit, one region"},
-                                    {"ratio", 0.9}}};
+  // Regions and TLB scope are charged the same way, whatever the configurations' words say;
+  // rows that are not slower, or name no change, are not.
+  const nlohmann::json row_docs = {
+      {{"verdict", "slower"},
+       {"workload", "w"},
+       {"pool", "vmm"},
+       {"config_default", "a"},
+       {"config_tuned", "b"},
+       {"ratio", 1.2},
+       {"changes", {{{"decision", "regions"}, {"from", "one"}, {"to", "24"}}}}},
+      {{"verdict", "slower"},
+       {"workload", "s"},
+       {"pool", "vmm"},
+       {"config_default", "one pass"},
+       {"config_tuned", "2 passes of 64.53 GiB"},
+       {"ratio", 1.1},
+       {"changes",
+        {{{"decision", "tlb_scope"}, {"from", "one pass"}, {"to", "2 passes of 64.53 GiB"}}}}},
+      {{"verdict", "slower"},
+       {"workload", "CRW start thread -> warp, no changes recorded"},
+       {"config_default", "CRW start thread"},
+       {"config_tuned", "CRW start warp"},
+       {"ratio", 1.3}},
+      {{"verdict", "faster"},
+       {"workload", "f"},
+       {"config_default", "CoRW 32-bit, one region"},
+       {"config_tuned", "CoRW 64-bit, one region"},
+       {"ratio", 0.9},
+       {"changes", {{{"decision", "word_size"}, {"from", "32-bit"}, {"to", "64-bit"}}}}}};
   std::vector<gpuprobe::model::validation_row> rows;
   for (const auto &r : row_docs)
     rows.push_back(gpuprobe::model::validation_row_from_json(r));
@@ -99,4 +117,10 @@ TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
   EXPECT_EQ(u[0].decision, "regions");
   EXPECT_NE(u[0].line.find("(one -> 24)"), std::string::npos) << u[0].line;
   EXPECT_EQ(u[1].decision, "tlb_scope");
+  // The changes are written back as read; an unknown decision is refused.
+  EXPECT_EQ(gpuprobe::model::to_json(rows[0]).at("changes"), row_docs[0].at("changes"));
+  EXPECT_FALSE(gpuprobe::model::to_json(rows[2]).contains("changes"));
+  nlohmann::json bad = row_docs[0];
+  bad["changes"][0]["decision"] = "clock";
+  EXPECT_THROW(gpuprobe::model::validation_row_from_json(bad), std::exception);
 }
