@@ -254,6 +254,79 @@ void print_stage_times(const model::profile &profile) {
     std::printf("  stage times: %s\n", times.c_str());
 }
 
+// The conditions the run starts in (the previous run's where nothing is measured now): other
+// processes on the GPU refuse the run (or, allowed, are recorded in `busy`), and the clocks.
+json starting_conditions(const characterize_run_options &o, const device_info &dev,
+                         busy_guard &busy, const json &previous) {
+  if (o.reanalyze)
+    return previous.value("conditions", json::object());
+  const auto activity = o.allow_busy ? query_gpu_activity(dev.uuid)
+                                     : wait_for_idle(dev.uuid, o.busy_wait_seconds, "the run");
+  if (!activity.others.empty() && !o.allow_busy)
+    throw error(busy_guard::refusal("", activity));
+  if (!activity.others.empty())
+    busy.seen.push_back("start: " + activity.describe());
+  if (!activity.known)
+    std::printf("  note: no nvidia-smi: other processes on the GPU cannot be seen\n");
+  return conditions_before(dev.uuid, activity);
+}
+
+// The plan's stages, then the sharing stages the TLB profile decides, then atomics (found by its
+// name): each kept, run or run again as `runner` decides.
+void run_all_stages(pipeline::stage_runner &runner, const characterize_run_options &o,
+                    const results_folder &folder) {
+  auto stages = plan_stages(o.quick, o.device, o.seed);
+  const auto at = std::find_if(stages.begin(), stages.end(),
+                               [](const stage &st) { return st.name == "atomics"; });
+  if (at == stages.end())
+    throw error("characterize: the plan has no atomics stage");
+  const stage atomics = *at;
+  stages.erase(at);
+  std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
+  for (const auto &st : stages)
+    runner.run(st, ++k, n);
+  const auto tlb = model::read_profile(folder.raw("tlb_profile.json").string()).tlb;
+  const auto sharing = sharing_stages(tlb, o.quick, o.device, o.seed);
+  if (sharing.empty())
+    std::printf("  note: no TLB level or candidate: no sharing stage\n");
+  drop_stale_sharing(folder, sharing, o.reanalyze);
+  n = stages.size() + sharing.size() + 1;
+  runner.sharing_known = true;
+  for (const auto &st : sharing)
+    runner.run(st, ++k, n);
+  runner.run(atomics, ++k, n);
+}
+
+// profile.json: kept as written when nothing was measured or analyzed now (with the conditions
+// and times of its measurement: `gpuprobe run` sees it unchanged and keeps what follows), else
+// assembled from the stages' files and written.
+model::profile finish_profile(const characterize_run_options &o, const std::string &dir,
+                              const pipeline::stage_runner &runner, const json &previous,
+                              const json &conditions, double wall) {
+  const std::string profile_path = results_folder{dir}.profile().string();
+  if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
+    model::profile kept = model::profile_from_json(previous, profile_path);
+    const std::string by = kept.meta.value("git_commit", "");
+    std::printf("  profile.json done earlier, kept%s\n",
+                by == run_metadata(o.seed).value("git_commit", "")
+                    ? ""
+                    : (" (made by gpuprobe " + by +
+                       "; --reanalyze derives it again with this build, no GPU needed)")
+                          .c_str());
+    return kept;
+  }
+  model::profile made = analysis::assemble_profile(dir, runner.stages_run, conditions);
+  mark_disturbed(made.tlb, conditions);
+  made.meta = run_metadata(o.seed);
+  made.detail["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
+  made.detail["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
+  if (o.reanalyze)
+    made.detail["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
+                                 {"seconds", wall}};
+  write_json_atomic(profile_path, model::to_json(made));
+  return made;
+}
+
 } // namespace
 
 void run_characterize(const characterize_run_options &o) {
@@ -280,22 +353,10 @@ void run_characterize(const characterize_run_options &o) {
               o.reanalyze ? " --reanalyze" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str());
   // The profile a rerun finds: its conditions and stage times are the measurement's, kept when
   // nothing is measured now.
-  const fs::path profile_path = folder.profile();
-  const json previous =
-      stage_done(profile_path.string()) ? read_json_file(profile_path.string()) : json::object();
+  const std::string profile_path = folder.profile().string();
+  const json previous = stage_done(profile_path) ? read_json_file(profile_path) : json::object();
   busy_guard busy{dev.uuid, o.allow_busy, o.busy_wait_seconds, {}, false, dir};
-  json conditions = previous.value("conditions", json::object());
-  if (!o.reanalyze) {
-    const auto activity = o.allow_busy ? query_gpu_activity(dev.uuid)
-                                       : wait_for_idle(dev.uuid, o.busy_wait_seconds, "the run");
-    if (!activity.others.empty() && !o.allow_busy)
-      throw error(busy_guard::refusal("", activity));
-    if (!activity.others.empty())
-      busy.seen.push_back("start: " + activity.describe());
-    if (!activity.known)
-      std::printf("  note: no nvidia-smi: other processes on the GPU cannot be seen\n");
-    conditions = conditions_before(dev.uuid, activity);
-  }
+  json conditions = starting_conditions(o, dev, busy, previous);
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
   // when a stage it reads from (stage::reads) ran now: pipeline::stage_runner.
   pipeline::stage_runner runner;
@@ -313,54 +374,12 @@ void run_characterize(const characterize_run_options &o) {
   runner.seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  auto stages = plan_stages(o.quick, o.device, o.seed);
-  // atomics runs last, after the sharing stages the TLB profile decides (found by its name).
-  const auto at = std::find_if(stages.begin(), stages.end(),
-                               [](const stage &st) { return st.name == "atomics"; });
-  if (at == stages.end())
-    throw error("characterize: the plan has no atomics stage");
-  const stage atomics = *at;
-  stages.erase(at);
-  std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
-  for (const auto &st : stages)
-    runner.run(st, ++k, n);
-  const auto tlb = model::read_profile(folder.raw("tlb_profile.json").string()).tlb;
-  const auto sharing = sharing_stages(tlb, o.quick, o.device, o.seed);
-  if (sharing.empty())
-    std::printf("  note: no TLB level or candidate: no sharing stage\n");
-  drop_stale_sharing(folder, sharing, o.reanalyze);
-  n = stages.size() + sharing.size() + 1;
-  runner.sharing_known = true;
-  for (const auto &st : sharing)
-    runner.run(st, ++k, n);
-  runner.run(atomics, ++k, n);
+  run_all_stages(runner, o, folder);
   record_clock(conditions, dir, dev);
   if (!busy.seen.empty())
     conditions["busy"] = busy.seen;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  model::profile made;
-  if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
-    // Nothing measured or analyzed now: the profile stays as written, with the conditions and
-    // times of its measurement (`gpuprobe run` sees it unchanged and keeps what follows).
-    made = model::profile_from_json(previous, profile_path.string());
-    const std::string by = made.meta.value("git_commit", "");
-    std::printf("  profile.json done earlier, kept%s\n",
-                by == run_metadata(o.seed).value("git_commit", "")
-                    ? ""
-                    : (" (made by gpuprobe " + by +
-                       "; --reanalyze derives it again with this build, no GPU needed)")
-                          .c_str());
-  } else {
-    made = analysis::assemble_profile(dir, runner.stages_run, conditions);
-    mark_disturbed(made.tlb, conditions);
-    made.meta = run_metadata(o.seed);
-    made.detail["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
-    made.detail["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
-    if (o.reanalyze)
-      made.detail["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
-                                   {"seconds", wall}};
-    write_json_atomic(profile_path.string(), model::to_json(made));
-  }
+  model::profile made = finish_profile(o, dir, runner, previous, conditions, wall);
   print_hierarchy(made.tlb);
   print_stage_times(made);
   std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "
