@@ -85,6 +85,63 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
   std::printf("[run] %-12s %4.0f s  %s\n", "bench", took, bench_summary(dir).c_str());
 }
 
+// The sequence's stages, each a child process in the folder: a line each on the terminal, their
+// whole output in run.log.
+struct stage_caller {
+  std::string dir, resume, uuid;
+  bool quick = false, verbose = false;
+  stage_display display;
+  bool upstream_ran = false; // a stage ran now: those after it read something new
+
+  void timed(const char *name, const std::vector<std::string> &args) {
+    const auto s0 = std::chrono::steady_clock::now();
+    if (verbose)
+      std::printf("[run] %-12s\n", name);
+    std::fflush(stdout);
+    run_stage_in(dir, name, args, resume, &display);
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
+    if (!verbose)
+      for (const auto &n : display.notes)
+        std::printf("      %s\n", n.c_str());
+    std::fflush(stdout);
+  }
+
+  // tune and validate: kept when made the same way on this GPU and their input did not change.
+  void kept_or_run(const char *name, std::vector<std::string> args, const std::string &output) {
+    if (quick)
+      args.push_back("--quick");
+    const pipeline::stage st{name, output, args, {}};
+    const auto check = resume_rule(dir, st, uuid, upstream_ran);
+    if (check.keep) {
+      std::printf("[run] %-12s done earlier (%s), kept\n", name, output.c_str());
+      return;
+    }
+    if (check.reason != "not run yet")
+      std::printf("[run] %-12s runs again: %s was %s\n", name, output.c_str(),
+                  check.reason.c_str());
+    timed(name, args);
+    upstream_ran = true;
+  }
+};
+
+// characterize resumes by itself and leaves profile.json as it was when nothing ran: whether it
+// changed tells the stages after it.
+void characterize_stage(stage_caller &c, const run_run_options &o) {
+  const fs::path profile_path = results_folder{c.dir}.profile();
+  auto text_of = [](const fs::path &p) { return fs::exists(p) ? read_text_file(p.string()) : ""; };
+  const std::string profile_before = text_of(profile_path);
+  std::vector<std::string> a = {"characterize", "--device", std::to_string(o.device), "--out", ".",
+                                "--seed",       std::to_string(o.seed)};
+  if (o.quick)
+    a.push_back("--quick");
+  if (o.allow_busy)
+    a.push_back("--allow-busy");
+  c.timed("characterize", a);
+  c.upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
+}
+
 } // namespace
 
 void run_pipeline(const run_run_options &o) {
@@ -101,73 +158,35 @@ void run_pipeline(const run_run_options &o) {
   if (const std::string other = other_gpu_results(dir, dev.uuid); !other.empty())
     throw error("run: " + other + ": give another --out (a folder per GPU), or remove " + dir);
   const std::string seed = std::to_string(o.seed), device = std::to_string(o.device);
-  const std::string resume = "finished stages are kept: run `gpuprobe run" +
-                             std::string(o.quick ? " --quick" : "") + " --out " + dir +
-                             "` again to go on from this stage";
+  stage_caller c;
+  c.dir = dir;
+  c.uuid = dev.uuid;
+  c.quick = o.quick;
+  c.verbose = o.verbose;
+  c.resume = "finished stages are kept: run `gpuprobe run" + std::string(o.quick ? " --quick" : "") +
+             " --out " + dir + "` again to go on from this stage";
   const auto log = open_run_log(dir, o.quick);
-  stage_display display;
-  display.log = log.get();
-  display.log_path = (fs::path(dir) / "run.log").string();
-  display.terminal = ::isatty(STDOUT_FILENO) == 1 && !o.verbose;
-  display.verbose = o.verbose;
-  auto timed = [&](const char *name, const std::vector<std::string> &args) {
-    const auto s0 = std::chrono::steady_clock::now();
-    if (o.verbose)
-      std::printf("[run] %-12s\n", name);
-    std::fflush(stdout);
-    run_stage_in(dir, name, args, resume, &display);
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
-    std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
-    if (!o.verbose)
-      for (const auto &n : display.notes)
-        std::printf("      %s\n", n.c_str());
-    std::fflush(stdout);
-  };
+  c.display.log = log.get();
+  c.display.log_path = (fs::path(dir) / "run.log").string();
+  c.display.terminal = ::isatty(STDOUT_FILENO) == 1 && !o.verbose;
+  c.display.verbose = o.verbose;
   std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",
               o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str(),
-              display.log_path.c_str());
-  // 1. characterize: resumes by itself and leaves profile.json as it was when nothing ran.
-  const results_folder folder{dir};
-  const fs::path profile_path = folder.profile();
-  auto text_of = [](const fs::path &p) { return fs::exists(p) ? read_text_file(p.string()) : ""; };
-  const std::string profile_before = text_of(profile_path);
-  std::vector<std::string> a = {"characterize", "--device", device, "--out", ".", "--seed", seed};
-  if (o.quick)
-    a.push_back("--quick");
-  if (o.allow_busy)
-    a.push_back("--allow-busy");
-  timed("characterize", a);
-  bool upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
-  // 2. tune, 3. validate: kept when made the same way on this GPU and their input did not change.
-  auto stage = [&](const char *name, std::vector<std::string> args, const std::string &output) {
-    if (o.quick)
-      args.push_back("--quick");
-    const pipeline::stage st{name, output, args, {}};
-    const auto check = resume_rule(dir, st, dev.uuid, upstream_ran);
-    if (check.keep) {
-      std::printf("[run] %-12s done earlier (%s), kept\n", name, output.c_str());
-      return;
-    }
-    if (check.reason != "not run yet")
-      std::printf("[run] %-12s runs again: %s was %s\n", name, output.c_str(),
-                  check.reason.c_str());
-    timed(name, args);
-    upstream_ran = true;
-  };
+              c.display.log_path.c_str());
+  characterize_stage(c, o); // 1.
   using rf = results_folder;
-  stage("tune",
-        {"tune", "--device", device, "--profile", rf::profile_file, "--out", rf::tuning_file,
-         "--seed", seed},
-        rf::tuning_file);
-  stage("validate",
-        {"validate", "--device", device, "--tuning", rf::tuning_file, "--out", rf::validation_file,
-         "--seed", seed},
-        rf::validation_file);
+  c.kept_or_run("tune", // 2.
+                {"tune", "--device", device, "--profile", rf::profile_file, "--out",
+                 rf::tuning_file, "--seed", seed},
+                rf::tuning_file);
+  c.kept_or_run("validate", // 3.
+                {"validate", "--device", device, "--tuning", rf::tuning_file, "--out",
+                 rf::validation_file, "--seed", seed},
+                rf::validation_file);
   // 4. bench: the TAS/WAS grid (gpuprobe-bench BM_getpage), kept when made here by this commit.
-  run_bench(dir, o.quick, dev.uuid, resume, display);
+  run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
   // 5. report: drawn anew every time (no GPU).
-  timed("report", {"report", "--input", ".", "--out", rf::report_dir});
+  c.timed("report", {"report", "--input", ".", "--out", rf::report_dir});
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (const auto &line : report::run_summary_lines(dir))
