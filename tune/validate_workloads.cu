@@ -304,106 +304,124 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
   return tune::tlb_footprint_for(free_b, quick);
 }
 
+namespace {
+
+// get_page + write on the allocator pools, and at 50 % free on a pool as large as the TLB footprint
+// (where a pool can exceed the shared level's reach, so regions can apply).
+void getpage_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_options &o,
+                  const std::string &pool, std::uint64_t footprint) {
+  std::vector<double> fractions = {0.5, 0.1, 0.01, 0.005};
+  if (o.quick)
+    fractions = {0.5, 0.01};
+  std::vector<std::pair<std::uint64_t, double>> cells;
+  for (double f : fractions)
+    cells.emplace_back(o.pool_bytes, f);
+  cells.emplace_back(footprint, 0.5);
+  for (const auto &[bytes, f] : cells) {
+    char name[64];
+    if (bytes == o.pool_bytes)
+      std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
+    else
+      std::snprintf(name, sizeof name, "getpage_write/pool:%s/free:%g%%", gib(bytes, "").c_str(),
+                    f * 100);
+    const auto layout =
+        alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
+    w.push_back({name, pool, words_regions(32, {}), words_regions(t.word_bits, layout),
+                 t.word_bits != 32 || layout.regions > 1, [=, bytes = bytes, f = f] {
+                   return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
+                     return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
+                   });
+                 }});
+    w.back().changes = words_regions_changes(t.word_bits, layout.regions);
+  }
+}
+
+// CRW's cluster start, rw_malloc's regions and the hash join's pages (words and regions).
+void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_options &o,
+                    const std::string &pool) {
+  w.push_back({"crw_write/free:10%", pool, "CRW start thread",
+               std::string("CRW start ") + alloc::to_string(t.crw),
+               t.crw != alloc::crw_start::thread,
+               [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
+  if (t.crw != alloc::crw_start::thread)
+    w.back().changes = {{decision::crw_placement, "thread", alloc::to_string(t.crw)}};
+  const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
+  w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
+               "rw_malloc " + (malloc_layout.regions > 1
+                                   ? std::to_string(malloc_layout.regions) + " regions"
+                                   : std::string("one region")),
+               malloc_layout.regions > 1,
+               [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
+  if (malloc_layout.regions > 1)
+    w.back().changes = {{decision::regions, "one", std::to_string(malloc_layout.regions)}};
+  const auto join_layout = alloc::layout_regions(
+      t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
+  w.push_back({"hash_join/4M", pool, words_regions(32, {}), words_regions(t.word_bits, join_layout),
+               t.word_bits != 32 || join_layout.regions > 1, [=] {
+                 return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
+                   return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
+                 });
+               }});
+  w.back().changes = words_regions_changes(t.word_bits, join_layout.regions);
+}
+
+// The TLB-scoped gathers at the scope chosen against one pass, and (issue 25) against the scope of
+// the level's former capacity, the middle of its ramp; each row that measures a difference
+// differs in the scope alone.
+void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_options &o,
+              const std::string &pool, std::uint64_t footprint) {
+  const std::uint64_t group_footprint = footprint > 4 * k_gib ? footprint - 2 * k_gib : footprint;
+  const std::uint64_t s = t.tlb_scope_bytes, m = t.tlb_scope_midpoint_bytes;
+  const auto passes = [&](std::uint64_t fp, std::uint64_t sc) {
+    return sc >= fp ? std::string("one pass")
+                    : std::to_string(workloads::scope_passes(fp, sc)) + " passes of " + gib(sc);
+  };
+  const std::size_t first = w.size();
+  w.push_back({"tlb_sampling/" + gib(footprint, ""), pool, "one pass",
+               s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
+                 : "one pass",
+               s && s < footprint, [=] {
+                 return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s,
+                                                                                o);
+               }});
+  w.push_back(
+      {"tlb_grouping/" + gib(group_footprint, ""), pool, "one pass",
+       s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s)
+         : "one pass",
+       s && s < group_footprint, [=] {
+         return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s,
+                                                                        o);
+       }});
+  if (s && m && m != s) {
+    w.push_back({"tlb_sampling/" + gib(footprint, "") + " vs ramp middle", pool,
+                 passes(footprint, m), passes(footprint, s), m < footprint || s < footprint, [=] {
+                   return std::make_unique<scoped_trial<workloads::sampling_run>>(
+                       pool, footprint, s, o, m < footprint ? m : 0);
+                 }});
+    w.push_back({"tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle", pool,
+                 passes(group_footprint, m), passes(group_footprint, s),
+                 m < group_footprint || s < group_footprint, [=] {
+                   return std::make_unique<scoped_trial<workloads::grouping_run>>(
+                       pool, group_footprint, s, o, m < group_footprint ? m : 0);
+                 }});
+  }
+  for (std::size_t i = first; i < w.size(); ++i)
+    if (w[i].differs)
+      w[i].changes = {{decision::tlb_scope, w[i].config_default, w[i].config_tuned}};
+}
+
+} // namespace
+
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {
   if (o.pool_bytes < (1ull << 30))
     throw error("validate: pools must be at least 1 GiB");
   const std::uint64_t footprint =
       o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
-  const std::uint64_t group_footprint = footprint > 4 * k_gib ? footprint - 2 * k_gib : footprint;
-  const bool wide = t.word_bits != 32;
-  const std::string page_default = words_regions(32, {});
-  std::vector<double> fractions = {0.5, 0.1, 0.01, 0.005};
-  if (o.quick)
-    fractions = {0.5, 0.01};
   std::vector<workload> w;
   for (const std::string pool : {"cudamalloc", "vmm"}) {
-    // get_page + write on the allocator pools, and at 50 % free on a pool as large as the TLB
-    // footprint (where a pool can exceed the shared level's reach, so regions can apply).
-    std::vector<std::pair<std::uint64_t, double>> cells;
-    for (double f : fractions)
-      cells.emplace_back(o.pool_bytes, f);
-    cells.emplace_back(footprint, 0.5);
-    for (const auto &[bytes, f] : cells) {
-      char name[64];
-      if (bytes == o.pool_bytes)
-        std::snprintf(name, sizeof name, "getpage_write/free:%g%%", f * 100);
-      else
-        std::snprintf(name, sizeof name, "getpage_write/pool:%s/free:%g%%", gib(bytes, "").c_str(),
-                      f * 100);
-      const auto layout =
-          alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
-      w.push_back({name, pool, page_default, words_regions(t.word_bits, layout),
-                   wide || layout.regions > 1, [=, bytes = bytes, f = f] {
-                     return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
-                       return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
-                     });
-                   }});
-      w.back().changes = words_regions_changes(t.word_bits, layout.regions);
-    }
-    w.push_back({"crw_write/free:10%", pool, "CRW start thread",
-                 std::string("CRW start ") + alloc::to_string(t.crw),
-                 t.crw != alloc::crw_start::thread,
-                 [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
-    if (t.crw != alloc::crw_start::thread)
-      w.back().changes = {{decision::crw_placement, "thread", alloc::to_string(t.crw)}};
-    const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
-    w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
-                 "rw_malloc " + (malloc_layout.regions > 1
-                                     ? std::to_string(malloc_layout.regions) + " regions"
-                                     : std::string("one region")),
-                 malloc_layout.regions > 1,
-                 [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
-    if (malloc_layout.regions > 1)
-      w.back().changes = {{decision::regions, "one", std::to_string(malloc_layout.regions)}};
-    const auto join_layout = alloc::layout_regions(
-        t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
-    w.push_back({"hash_join/4M", pool, page_default, words_regions(t.word_bits, join_layout),
-                 wide || join_layout.regions > 1, [=] {
-                   return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
-                     return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
-                   });
-                 }});
-    w.back().changes = words_regions_changes(t.word_bits, join_layout.regions);
-    const std::uint64_t s = t.tlb_scope_bytes;
-    w.push_back({"tlb_sampling/" + gib(footprint, ""), pool, "one pass",
-                 s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
-                   : "one pass",
-                 s && s < footprint, [=] {
-                   return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint,
-                                                                                  s, o);
-                 }});
-    w.push_back(
-        {"tlb_grouping/" + gib(group_footprint, ""), pool, "one pass",
-         s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s)
-           : "one pass",
-         s && s < group_footprint, [=] {
-           return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s,
-                                                                          o);
-         }});
-    // The scope chosen (at or below where the level's misses begin) against the scope of the
-    // level's former capacity, the middle of its ramp (issue 25).
-    const std::uint64_t m = t.tlb_scope_midpoint_bytes;
-    const auto passes = [&](std::uint64_t fp, std::uint64_t sc) {
-      return sc >= fp ? std::string("one pass")
-                      : std::to_string(workloads::scope_passes(fp, sc)) + " passes of " + gib(sc);
-    };
-    if (s && m && m != s) {
-      w.push_back({"tlb_sampling/" + gib(footprint, "") + " vs ramp middle", pool,
-                   passes(footprint, m), passes(footprint, s), m < footprint || s < footprint, [=] {
-                     return std::make_unique<scoped_trial<workloads::sampling_run>>(
-                         pool, footprint, s, o, m < footprint ? m : 0);
-                   }});
-      w.push_back({"tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle", pool,
-                   passes(group_footprint, m), passes(group_footprint, s),
-                   m < group_footprint || s < group_footprint, [=] {
-                     return std::make_unique<scoped_trial<workloads::grouping_run>>(
-                         pool, group_footprint, s, o, m < group_footprint ? m : 0);
-                   }});
-    }
-    // Every TLB-scoped row of this pool that measures a difference differs in the scope alone.
-    for (auto &x : w)
-      if (x.pool == pool && x.name.rfind("tlb_", 0) == 0 && x.differs && x.changes.empty())
-        x.changes = {{decision::tlb_scope, x.config_default, x.config_tuned}};
+    getpage_rows(w, t, o, pool, footprint);
+    allocator_rows(w, t, o, pool);
+    tlb_rows(w, t, o, pool, footprint);
   }
   return w;
 }
