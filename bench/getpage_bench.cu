@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -253,117 +254,100 @@ A run in which every case that ran failed exits with status 1.
 
 Google Benchmark flags:
 )";
-} // namespace gpuprobe::bench
 
-int main(int argc, char **argv) {
-  auto &o = gpuprobe::bench::options();
-  // Our flags, removed before Google Benchmark sees the rest.
-  std::vector<char *> args;
+// gpuprobe's own flags (--gpuprobe_*) into options(); the rest, for Google Benchmark, into `args`.
+// Returns "" or the one line that refuses a flag.
+std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args) {
+  auto &o = options();
   for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0)
-      o.uncapped = true;
-    else if (std::strcmp(argv[i], "--gpuprobe_full") == 0)
-      o.full_grid = true;
-    else if (std::strcmp(argv[i], "--gpuprobe_peers_no_ladder") == 0)
-      o.peers_ladder = false;
-    else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
-      try {
-        o.tlb_scope_bytes =
-            gpuprobe::parse_bytes(argv[i] + 21); // 64G, 2M or bytes, as everywhere in gpuprobe
-      } catch (const std::exception &e) {
-        std::fprintf(stderr, "gpuprobe-bench: --gpuprobe_tlb_scope: %s\n", e.what());
-        return 1;
+    try {
+      if (std::strcmp(argv[i], "--gpuprobe_uncapped") == 0) {
+        o.uncapped = true;
+      } else if (std::strcmp(argv[i], "--gpuprobe_full") == 0) {
+        o.full_grid = true;
+      } else if (std::strcmp(argv[i], "--gpuprobe_peers_no_ladder") == 0) {
+        o.peers_ladder = false;
+      } else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
+        try {
+          o.tlb_scope_bytes = parse_bytes(argv[i] + 21); // 64G, 2M or bytes, as everywhere
+        } catch (const std::exception &e) {
+          return std::string("--gpuprobe_tlb_scope: ") + e.what();
+        }
+        o.tlb_scope_source = "--gpuprobe_tlb_scope";
+      } else if (std::strncmp(argv[i], "--gpuprobe_profile=", 19) == 0) {
+        read_tlb_scope(argv[i] + 19);
+      } else if (std::strncmp(argv[i], "--gpuprobe_peers_heap=", 22) == 0) {
+        try {
+          o.peers_heap_bytes = parse_bytes(argv[i] + 22);
+        } catch (const std::exception &e) {
+          return std::string("--gpuprobe_peers_heap: ") + e.what();
+        }
+      } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
+        return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
+      } else {
+        args.push_back(argv[i]);
       }
-      o.tlb_scope_source = "--gpuprobe_tlb_scope";
-    } else if (std::strncmp(argv[i], "--gpuprobe_profile=", 19) == 0) {
-      try {
-        gpuprobe::bench::read_tlb_scope(argv[i] + 19);
-      } catch (const std::exception &e) {
-        std::fprintf(stderr, "gpuprobe-bench: %s\n", e.what());
-        return 1;
-      }
-    } else if (std::strncmp(argv[i], "--gpuprobe_peers_heap=", 22) == 0) {
-      try {
-        o.peers_heap_bytes = gpuprobe::parse_bytes(argv[i] + 22);
-      } catch (const std::exception &e) {
-        std::fprintf(stderr, "gpuprobe-bench: --gpuprobe_peers_heap: %s\n", e.what());
-        return 1;
-      }
-    } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
-      std::fprintf(stderr, "gpuprobe-bench: unknown flag '%s' (--help lists the gpuprobe flags)\n",
-                   argv[i]);
-      return 1;
-    } else {
-      args.push_back(argv[i]);
+    } catch (const std::exception &e) {
+      return e.what();
     }
   }
-  if (o.tlb_scope_bytes)
-    std::fprintf(stderr, "gpuprobe-bench: TLB scope %s (from %s)\n",
-                 gpuprobe::format_bytes(double(o.tlb_scope_bytes)).c_str(),
-                 o.tlb_scope_source.c_str());
-  for (char *a : args)
-    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0)
-      std::fputs(gpuprobe::bench::k_help, stdout);
-  int n_args = int(args.size());
-  int count = 0;
-  o.gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-  const bool gpu = o.gpu;
-  std::uint64_t full = 0;
+  return "";
+}
+
+// The JSON context: the GPU (when there is one), the commit, the caps, the scope, the peers.
+void add_context(const device_info *gpu, std::uint64_t peers_heap) {
+  const auto &o = options();
   if (gpu) {
-    const auto dev = gpuprobe::query_device(0);
-    full = std::uint64_t(dev.sm_count) * std::uint64_t(dev.max_threads_per_sm);
+    const device_info &dev = *gpu;
     benchmark::AddCustomContext("gpu", dev.name);
     benchmark::AddCustomContext("gpu_uuid", dev.uuid);
     benchmark::AddCustomContext("sm_count", std::to_string(dev.sm_count));
-    benchmark::AddCustomContext("driver", gpuprobe::cuda_version_string(dev.driver_version));
-    benchmark::AddCustomContext("runtime", gpuprobe::cuda_version_string(dev.runtime_version));
+    benchmark::AddCustomContext("driver", cuda_version_string(dev.driver_version));
+    benchmark::AddCustomContext("runtime", cuda_version_string(dev.runtime_version));
   } else {
-    (void)cudaGetLastError();
     benchmark::AddCustomContext("gpu", "none (cases fail with an error when run)");
   }
-  benchmark::AddCustomContext("gpuprobe_commit", gpuprobe::git_commit());
+  benchmark::AddCustomContext("gpuprobe_commit", git_commit());
   benchmark::AddCustomContext(
       "cuda_malloc_cap",
       o.uncapped ? "none"
                  : "BM_getpage threads <= 262144, BM_malloc threads <= "
                    "65536, BM_peers threads <= 131072 and no churn (--gpuprobe_uncapped "
                    "lifts it)");
-  benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes
-                                                     ? std::to_string(o.tlb_scope_bytes) +
-                                                           " from " + o.tlb_scope_source
-                                                     : "none");
-  const std::uint64_t peers_heap =
-      o.peers_heap_bytes ? o.peers_heap_bytes : gpuprobe::bench::peers::k_default_heap_bytes;
+  benchmark::AddCustomContext("tlb_scope_bytes",
+                              o.tlb_scope_bytes ? std::to_string(o.tlb_scope_bytes) + " from " +
+                                                      o.tlb_scope_source
+                                                : "none");
   benchmark::AddCustomContext("peers_heap_bytes", std::to_string(peers_heap));
-  benchmark::AddCustomContext("peers", gpuprobe::bench::peers::peers_built());
+  benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",
       o.full_grid ? "full" : "default (--gpuprobe_full for every thread count and free fraction)");
+}
 
-  gpuprobe::bench::register_tlb_scoped_benchmarks();
-  std::vector<std::pair<std::string, std::uint64_t>>
-      threads; // label, count (0: resolved at run time)
-  // Default grid: 2^12, 2^16, 2^20 threads and full occupancy at 50% and 0.5% free;
-  // --gpuprobe_full: 2^10..2^20 (x4) at 50, 10, 1 and 0.5% free.
+// BM_getpage: each page allocator and cuda_malloc over the grid. Default: 2^12, 2^16, 2^20
+// threads and full occupancy (`full` threads) at 50 % and 0.5 % free; --gpuprobe_full:
+// 2^10..2^20 (x4) at 50, 10, 1 and 0.5 % free.
+void register_getpage_benchmarks(std::uint64_t full) {
+  const auto &o = options();
+  std::vector<std::pair<std::string, std::uint64_t>> threads; // label, count
   for (std::uint64_t t = 1ull << 10; t <= 1ull << 20; t <<= 2)
     if (o.full_grid || t == (1ull << 12) || t == (1ull << 16) || t == (1ull << 20))
       threads.emplace_back(std::to_string(t), t);
-  threads.emplace_back(gpu ? std::to_string(full) : "full", full);
+  threads.emplace_back(o.gpu ? std::to_string(full) : "full", full);
   const std::vector<int> permilles =
       o.full_grid ? std::vector<int>{500, 100, 10, 5} : std::vector<int>{500, 5};
-
   using reg_fn = std::function<void(benchmark::State &, std::uint64_t, int)>;
   std::vector<std::pair<std::string, reg_fn>> allocators;
-  gpuprobe::alloc::for_each_type(gpuprobe::alloc::page_allocators{}, [&](auto t) {
+  alloc::for_each_type(alloc::page_allocators{}, [&](auto t) {
     using A = typename decltype(t)::type;
-    const char *name = gpuprobe::alloc::name_of<A>;
+    const char *name = alloc::name_of<A>;
     allocators.emplace_back(name, [name](benchmark::State &st, std::uint64_t n, int f) {
       bm_getpage<A>(st, name, n, f, theory_of<A>());
     });
   });
   allocators.emplace_back(
       "cuda_malloc", [](benchmark::State &st, std::uint64_t n, int) { bm_cuda_malloc(st, n); });
-
   for (const auto &[name, fn] : allocators)
     for (int f : permilles)
       for (const auto &[label, n] : threads) {
@@ -371,12 +355,45 @@ int main(int argc, char **argv) {
           continue;
         const std::string full_name =
             "BM_getpage/" + name + "/threads:" + label + "/free_permille:" + std::to_string(f);
-        gpuprobe::bench::add_case(full_name,
-                                  [fn = fn, n = n, f](benchmark::State &st) { fn(st, n, f); });
+        add_case(full_name, [fn = fn, n = n, f](benchmark::State &st) { fn(st, n, f); });
       }
-  gpuprobe::bench::register_malloc_benchmarks();
-  gpuprobe::bench::register_workload_benchmarks();
-  gpuprobe::bench::peers::register_peer_benchmarks(peers_heap);
+}
+
+} // namespace gpuprobe::bench
+
+int main(int argc, char **argv) {
+  namespace gb = gpuprobe::bench;
+  auto &o = gb::options();
+  std::vector<char *> args; // what is left for Google Benchmark
+  if (const std::string why = gb::take_gpuprobe_flags(argc, argv, args); !why.empty()) {
+    std::fprintf(stderr, "gpuprobe-bench: %s\n", why.c_str());
+    return 1;
+  }
+  if (o.tlb_scope_bytes)
+    std::fprintf(stderr, "gpuprobe-bench: TLB scope %s (from %s)\n",
+                 gpuprobe::format_bytes(double(o.tlb_scope_bytes)).c_str(),
+                 o.tlb_scope_source.c_str());
+  for (char *a : args)
+    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0)
+      std::fputs(gb::k_help, stdout);
+  int n_args = int(args.size());
+  int count = 0;
+  o.gpu = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  if (!o.gpu)
+    (void)cudaGetLastError(); // the failed query's error is not left for the first case
+  std::optional<gpuprobe::device_info> dev;
+  if (o.gpu)
+    dev = gpuprobe::query_device(0);
+  const std::uint64_t full =
+      dev ? std::uint64_t(dev->sm_count) * std::uint64_t(dev->max_threads_per_sm) : 0;
+  const std::uint64_t peers_heap =
+      o.peers_heap_bytes ? o.peers_heap_bytes : gb::peers::k_default_heap_bytes;
+  gb::add_context(dev ? &*dev : nullptr, peers_heap);
+  gb::register_tlb_scoped_benchmarks();
+  gb::register_getpage_benchmarks(full);
+  gb::register_malloc_benchmarks();
+  gb::register_workload_benchmarks();
+  gb::peers::register_peer_benchmarks(peers_heap);
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data()))
     return 1;
