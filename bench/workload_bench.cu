@@ -79,17 +79,23 @@ void join_cell(benchmark::State &st, const std::string &variant, unsigned tuples
 
 // ---- growable array ----
 
-void growable_cell(benchmark::State &st, const std::string &variant, std::uint64_t elements) {
-  constexpr unsigned rounds = 8, vectors = 1024;
-  const unsigned per_round = unsigned(elements / rounds);
-  const unsigned blocks = alloc::blocks_for(per_round);
-  alloc::device_array<unsigned long long> acc(1);
+// One growable-array cell's state: its checksums, times and memory, and the first error.
+struct growable_run {
+  static constexpr unsigned rounds = 8, vectors = 1024;
+  std::uint64_t elements;
+  unsigned per_round, blocks;
+  alloc::device_array<unsigned long long> acc{1};
   double rw_ms = 0, used = 0, grow_ms = 0;
-  unsigned long long want_insert = workloads::expected_insert_sum(elements),
-                     want_rw = workloads::expected_rw_sum(elements);
+  unsigned long long want_insert, want_rw;
   event_timer timer;
   std::string error;
-  auto sums = [&](auto sum_launch, unsigned long long want, const char *what) {
+
+  explicit growable_run(std::uint64_t n)
+      : elements(n), per_round(unsigned(n / rounds)), blocks(alloc::blocks_for(per_round)),
+        want_insert(workloads::expected_insert_sum(n)), want_rw(workloads::expected_rw_sum(n)) {}
+
+  // A sum kernel's result against `want` (the first mismatch is the cell's error).
+  template <class Launch> void sums(Launch sum_launch, unsigned long long want, const char *what) {
     acc.zero();
     sum_launch();
     unsigned long long got = 0;
@@ -97,104 +103,121 @@ void growable_cell(benchmark::State &st, const std::string &variant, std::uint64
     acc.download(&got, 1);
     if (got != want && error.empty())
       error = std::string("verification failed after ") + what;
-  };
-  if (variant == "static" || variant == "vmm") {
-    std::unique_ptr<alloc::device_array<std::uint32_t>> flat;
-    std::unique_ptr<vmm_growable> vmm;
-    if (variant == "static")
-      flat = std::make_unique<alloc::device_array<std::uint32_t>>(elements);
-    alloc::device_array<unsigned long long> size(1);
-    for (auto _ : st) {
-      if (!flat) { // every iteration starts from an empty mapping (only the address range is
-                   // reserved)
-        vmm.reset();
-        vmm = std::make_unique<vmm_growable>(elements * 4, 0);
-      }
-      size.zero();
-      st.SetIterationTime(timer.ms([&] {
-        for (unsigned r = 0; r < rounds; ++r) {
-          if (vmm) { // the host maps before each round (its time is inside the insert time too)
-            const auto g0 = std::chrono::steady_clock::now();
-            vmm->grow_to(std::size_t(r + 1) * per_round * 4);
-            grow_ms +=
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0)
-                    .count();
-          }
-          std::uint32_t *a = flat ? flat->get() : reinterpret_cast<std::uint32_t *>(vmm->data());
-          workloads::flat_insert<<<blocks, alloc::k_block>>>(a, size.get(), per_round,
-                                                             std::uint64_t(r) * per_round);
-        }
-      }) * 1e-3);
-      std::uint32_t *a = flat ? flat->get() : reinterpret_cast<std::uint32_t *>(vmm->data());
-      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); },
-           want_insert, "insert");
-      rw_ms += timer.ms([&] { workloads::flat_read_write<<<1024, alloc::k_block>>>(a, elements); });
-      sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, elements, acc.get()); }, want_rw,
-           "read/write");
-      used = double(flat ? elements * 4 : vmm->mapped_bytes());
-    }
-  } else {
-    auto run = [&](auto h, auto &&after) {
-      alloc::device_array<workloads::lf_vector> vecs(vectors);
-      std::vector<workloads::lf_vector> hv(vectors);
-      for (auto _ : st) {
-        vecs.zero();
-        st.SetIterationTime(timer.ms([&] {
-          for (unsigned r = 0; r < rounds; ++r)
-            workloads::gg_insert<<<blocks, alloc::k_block>>>(h, vecs.get(), vectors, per_round,
-                                                             std::uint64_t(r) * per_round);
-        }) * 1e-3);
-        vecs.download(hv.data(), vectors);
-        unsigned long long failed = 0;
-        used = 0;
-        for (const auto &v : hv)
-          failed += v.failed, used += double(workloads::gg_bucket_bytes(v.size));
-        if (failed && error.empty())
-          error = std::to_string(failed) + " elements found no memory";
-        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); },
-             want_insert, "insert");
-        rw_ms += timer.ms(
-            [&] { workloads::gg_read_write<<<1024, alloc::k_block>>>(vecs.get(), vectors); });
-        sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), vectors, acc.get()); },
-             want_rw, "read/write");
-        workloads::gg_release<<<alloc::blocks_for(vectors), alloc::k_block>>>(h, vecs.get(),
-                                                                              vectors);
-        check(cudaDeviceSynchronize(), "release");
-        after();
-      }
-    };
-    if (variant == "ggarray_rw_malloc") {
-      // 4 KiB units: buckets grow to 256 KiB, and with 256 B units the random first-fit leaves no
-      // 1024-unit run in a half-full pool (small buckets land in every region).
-      alloc::malloc_config mc;
-      mc.pool_bytes = std::max<std::uint64_t>(k_gib, elements * 4 * 4);
-      mc.unit_bytes = 4096;
-      alloc::rw_malloc a(mc);
-      run(a.handle(), [&] {
-        if (alloc::count_free_units(a.bitmap()) != a.units() && error.empty())
-          error = "rw_malloc pool not empty after release";
-      });
-    } else {
-      alloc::ensure_malloc_heap(k_heap_bytes);
-      alloc::pool_config pc;
-      pc.pages = 1;
-      alloc::cuda_malloc a(pc, 1.0);
-      run(a.handle(), [] {});
-    }
   }
-  if (!error.empty()) {
-    st.SkipWithError(error.c_str());
+};
+
+// A static array (allocated once) or a VMM range mapped round by round (every iteration starts
+// from an empty mapping; only the address range is reserved).
+void flat_iterations(benchmark::State &st, bool is_static, growable_run &g) {
+  std::unique_ptr<alloc::device_array<std::uint32_t>> flat;
+  std::unique_ptr<vmm_growable> vmm;
+  if (is_static)
+    flat = std::make_unique<alloc::device_array<std::uint32_t>>(g.elements);
+  alloc::device_array<unsigned long long> size(1);
+  for (auto _ : st) {
+    if (!flat) {
+      vmm.reset();
+      vmm = std::make_unique<vmm_growable>(g.elements * 4, 0);
+    }
+    size.zero();
+    st.SetIterationTime(g.timer.ms([&] {
+      for (unsigned r = 0; r < g.rounds; ++r) {
+        if (vmm) { // the host maps before each round (its time is inside the insert time too)
+          const auto g0 = std::chrono::steady_clock::now();
+          vmm->grow_to(std::size_t(r + 1) * g.per_round * 4);
+          g.grow_ms +=
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g0)
+                  .count();
+        }
+        std::uint32_t *a = flat ? flat->get() : reinterpret_cast<std::uint32_t *>(vmm->data());
+        workloads::flat_insert<<<g.blocks, alloc::k_block>>>(a, size.get(), g.per_round,
+                                                             std::uint64_t(r) * g.per_round);
+      }
+    }) * 1e-3);
+    std::uint32_t *a = flat ? flat->get() : reinterpret_cast<std::uint32_t *>(vmm->data());
+    g.sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, g.elements, g.acc.get()); },
+           g.want_insert, "insert");
+    g.rw_ms +=
+        g.timer.ms([&] { workloads::flat_read_write<<<1024, alloc::k_block>>>(a, g.elements); });
+    g.sums([&] { workloads::flat_sum<<<1024, alloc::k_block>>>(a, g.elements, g.acc.get()); },
+           g.want_rw, "read/write");
+    g.used = double(flat ? g.elements * 4 : vmm->mapped_bytes());
+  }
+}
+
+// The GGArray: `vectors` lock-free vectors whose buckets come from allocator handle `h`; after()
+// runs once its buckets are released.
+template <class Handle, class After>
+void ggarray_iterations(benchmark::State &st, Handle h, After &&after, growable_run &g) {
+  alloc::device_array<workloads::lf_vector> vecs(g.vectors);
+  std::vector<workloads::lf_vector> hv(g.vectors);
+  for (auto _ : st) {
+    vecs.zero();
+    st.SetIterationTime(g.timer.ms([&] {
+      for (unsigned r = 0; r < g.rounds; ++r)
+        workloads::gg_insert<<<g.blocks, alloc::k_block>>>(h, vecs.get(), g.vectors, g.per_round,
+                                                           std::uint64_t(r) * g.per_round);
+    }) * 1e-3);
+    vecs.download(hv.data(), g.vectors);
+    unsigned long long failed = 0;
+    g.used = 0;
+    for (const auto &v : hv)
+      failed += v.failed, g.used += double(workloads::gg_bucket_bytes(v.size));
+    if (failed && g.error.empty())
+      g.error = std::to_string(failed) + " elements found no memory";
+    g.sums(
+        [&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), g.vectors, g.acc.get()); },
+        g.want_insert, "insert");
+    g.rw_ms += g.timer.ms(
+        [&] { workloads::gg_read_write<<<1024, alloc::k_block>>>(vecs.get(), g.vectors); });
+    g.sums(
+        [&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), g.vectors, g.acc.get()); },
+        g.want_rw, "read/write");
+    workloads::gg_release<<<alloc::blocks_for(g.vectors), alloc::k_block>>>(h, vecs.get(),
+                                                                            g.vectors);
+    check(cudaDeviceSynchronize(), "release");
+    after();
+  }
+}
+
+void growable_cell(benchmark::State &st, const std::string &variant, std::uint64_t elements) {
+  growable_run g(elements);
+  if (variant == "static" || variant == "vmm") {
+    flat_iterations(st, variant == "static", g);
+  } else if (variant == "ggarray_rw_malloc") {
+    // 4 KiB units: buckets grow to 256 KiB, and with 256 B units the random first-fit leaves no
+    // 1024-unit run in a half-full pool (small buckets land in every region).
+    alloc::malloc_config mc;
+    mc.pool_bytes = std::max<std::uint64_t>(k_gib, elements * 4 * 4);
+    mc.unit_bytes = 4096;
+    alloc::rw_malloc a(mc);
+    ggarray_iterations(
+        st, a.handle(),
+        [&] {
+          if (alloc::count_free_units(a.bitmap()) != a.units() && g.error.empty())
+            g.error = "rw_malloc pool not empty after release";
+        },
+        g);
+  } else {
+    alloc::ensure_malloc_heap(k_heap_bytes);
+    alloc::pool_config pc;
+    pc.pages = 1;
+    alloc::cuda_malloc a(pc, 1.0);
+    ggarray_iterations(st, a.handle(), [] {}, g);
+  }
+  if (!g.error.empty()) {
+    st.SkipWithError(g.error.c_str());
     return;
   }
-  st.counters["rw_ms"] = rw_ms / double(st.iterations());
+  st.counters["rw_ms"] = g.rw_ms / double(st.iterations());
   // Growing apart from inserting: the host's mapping calls (vmm); none for a static array; the
   // GGArray's bucket allocations happen inside its insert kernels (not separable, not reported).
   if (variant == "vmm" || variant == "static")
-    st.counters["grow_ms"] = grow_ms / double(st.iterations());
-  st.counters["mem_used_MiB"] = used / double(1 << 20);
+    st.counters["grow_ms"] = g.grow_ms / double(st.iterations());
+  st.counters["mem_used_MiB"] = g.used / double(1 << 20);
   st.counters["mem_needed_MiB"] = double(elements) * 4 / double(1 << 20);
-  st.counters["mem_used_over_needed"] = used / (double(elements) * 4);
-  st.counters["rounds"] = rounds;
+  st.counters["mem_used_over_needed"] = g.used / (double(elements) * 4);
+  st.counters["rounds"] = g.rounds;
 }
 
 // ---- TLB-scoped sampling and grouping ----
