@@ -372,6 +372,56 @@ void occupancy_ladder(benchmark::State &st, const peer_cell &c, H h, churn_state
   st.counters["ladder_ms"] = s.ms - ms_before;
 }
 
+// The ranges of the launch's blocks and of the churn's live blocks that are misaligned or overlap
+// (count_bad_ranges with no bounds: where a peer's blocks lie is not known).
+template <class Launch> std::uint64_t bad_ranges_after(Launch &one, churn_state *churn) {
+  std::vector<char *> p(one.n);
+  one.out.download(p.data(), one.n);
+  std::vector<alloc::byte_range> r;
+  alloc::append_ranges(r, p, one.sizes);
+  if (churn) {
+    std::vector<char *> q(churn->slots);
+    std::vector<std::uint32_t> qb(churn->slots);
+    churn->ptr.download(q.data(), q.size());
+    churn->bytes.download(qb.data(), qb.size());
+    alloc::append_ranges(r, q, [&](std::size_t s) { return qb[s]; });
+  }
+  return alloc::count_bad_ranges(std::move(r), 0, 0);
+}
+
+// The heap's size and, after a churn, what it left: occupancy, live blocks, refusals, its time.
+inline void churn_counters(benchmark::State &st, const peer_cell &c, const churn_state *churn,
+                           const churn_state::census_t &census) {
+  st.counters["heap_GiB"] = double(c.heap_bytes) / double(k_gib);
+  if (churn) {
+    st.counters["occupancy"] = double(census[1]) / double(c.heap_bytes);
+    st.counters["churn_live_blocks"] = double(census[0]);
+    st.counters["churn_refused"] = double(churn->refused);
+    st.counters["churn_ms"] = churn->ms;
+  }
+}
+
+// What the churn left, said beside a cell's error (the context of an out-of-memory).
+inline std::string churn_context(const peer_cell &c, const churn_state &churn,
+                                 const churn_state::census_t &census) {
+  return " (after the churn: " + std::to_string(census[0]) + " blocks live, " +
+         format_bytes(double(census[1])) + " = " +
+         std::to_string(int(std::lround(100.0 * double(census[1]) / double(c.heap_bytes)))) +
+         " % of the heap; " + std::to_string(churn.refused) + " churn requests refused)";
+}
+
+// The timed launches' mean free and the spread (min, max) of malloc and of free.
+inline void spread_counters(benchmark::State &st, double free_sum, int iterations,
+                            const std::array<double, 4> &spread) {
+  st.counters["free_ms"] = iterations ? free_sum / iterations : 0.0;
+  if (iterations) {
+    st.counters["malloc_min_ms"] = spread[0];
+    st.counters["malloc_max_ms"] = spread[1];
+    st.counters["free_min_ms"] = spread[2];
+    st.counters["free_max_ms"] = spread[3];
+  }
+}
+
 // What the caller's heap is: where its blocks lie is not known for the peers, so only alignment
 // and overlap are checked (count_bad_ranges with no bounds).
 // `rewind` (untimed) runs after each free: a bump pointer's free is a rewind to the cell's state.
@@ -382,7 +432,6 @@ bool measure(
     const std::function<void()> &rewind = [] {}) {
   cell_launch<H> one(h, c);
   const unsigned n = one.n;
-  const alloc::request_sizes sizes = one.sizes;
   event_timer timer;
   auto malloc_launch = [&] { one.malloc(); };
   auto free_launch = [&] { one.free(); };
@@ -422,27 +471,15 @@ bool measure(
       const double free_ms = timed_free();
       if (!ok)
         break; // freed: device malloc's heap outlives the cell
-      free_sum += free_ms;
+      free_sum += free_ms, ++iterations;
       spread = {std::min(spread[0], ms), std::max(spread[1], ms), std::min(spread[2], free_ms),
                 std::max(spread[3], free_ms)};
-      ++iterations;
     }
   if (error.empty()) { // after timing: one more launch, its ranges checked on the host
     malloc_launch();
     check(cudaDeviceSynchronize(), "verification launch");
     checked("verification launch");
-    std::vector<char *> p(n);
-    one.out.download(p.data(), n);
-    std::vector<alloc::byte_range> r;
-    alloc::append_ranges(r, p, sizes);
-    if (churn) {
-      std::vector<char *> q(churn->slots);
-      std::vector<std::uint32_t> qb(churn->slots);
-      churn->ptr.download(q.data(), q.size());
-      churn->bytes.download(qb.data(), qb.size());
-      alloc::append_ranges(r, q, [&](std::size_t s) { return qb[s]; });
-    }
-    const std::uint64_t bad_ranges = alloc::count_bad_ranges(std::move(r), 0, 0);
+    const std::uint64_t bad_ranges = bad_ranges_after(one, churn);
     if (bad_ranges && error.empty())
       error = std::to_string(bad_ranges) + " ranges misaligned or overlapping";
     sound = sound && !bad_ranges;
@@ -458,31 +495,16 @@ bool measure(
     error = std::to_string(census[2]) + " churn blocks overwritten by the timed launches";
   if (!error.empty()) {
     if (churn) // the context of an out-of-memory
-      error += " (after the churn: " + std::to_string(census[0]) + " blocks live, " +
-               format_bytes(double(census[1])) + " = " +
-               std::to_string(int(std::lround(100.0 * double(census[1]) / double(c.heap_bytes)))) +
-               " % of the heap; " + std::to_string(churn->refused) + " churn requests refused)";
+      error += churn_context(c, *churn, census);
     st.SkipWithError(error.c_str());
     return sound;
   }
   st.counters["first_malloc_ms"] = first_malloc;
   st.counters["first_free_ms"] = first_free;
-  st.counters["free_ms"] = iterations ? free_sum / iterations : 0.0;
-  if (iterations) {
-    st.counters["malloc_min_ms"] = spread[0];
-    st.counters["malloc_max_ms"] = spread[1];
-    st.counters["free_min_ms"] = spread[2];
-    st.counters["free_max_ms"] = spread[3];
-  }
+  spread_counters(st, free_sum, iterations, spread);
   st.counters["mallocs_per_s"] =
       benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);
-  st.counters["heap_GiB"] = double(c.heap_bytes) / double(k_gib);
-  if (churn) {
-    st.counters["occupancy"] = double(census[1]) / double(c.heap_bytes);
-    st.counters["churn_live_blocks"] = double(census[0]);
-    st.counters["churn_refused"] = double(churn->refused);
-    st.counters["churn_ms"] = churn->ms;
-  }
+  churn_counters(st, c, churn, census);
   return sound;
 }
 
