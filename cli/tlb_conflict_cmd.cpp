@@ -21,10 +21,9 @@ struct conflict_flags {
 
 void run(conflict_flags &f) {
   check_output_path(f.common.out);
-  const auto profile = read_json_file(f.profile);
-  require_schema(profile, schema::profile, f.profile);
+  const auto tlb = model::read_profile(f.profile).tlb; // refuses another schema, in one line
   f.o.seed = f.common.seed;
-  const auto r = probes::run_conflict(f.o, profile, f.profile, query_device(f.common.device));
+  const auto r = probes::run_conflict(f.o, tlb, f.profile, query_device(f.common.device));
   write_json_atomic(f.common.out, to_json(r));
   std::printf("gpuprobe tlb-conflict: %s, %.1f s\n", r.device.value("name", "?").c_str(),
               r.wall_seconds);

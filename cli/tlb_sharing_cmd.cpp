@@ -33,7 +33,7 @@ probes::level_spec level_from_flags(const sharing_flags &f) {
   if (!f.profile.empty()) {
     if (!f.page_bytes.empty() || f.entries > 0)
       throw error("give --profile/--level or --page-bytes/--entries, not both");
-    auto L = probes::level_from_profile(read_json_file(f.profile), f.profile,
+    auto L = probes::level_from_profile(model::read_profile(f.profile).tlb, f.profile,
                                         f.candidate.has_value(), f.candidate.value_or(f.level));
     L.level =
         f.level; // recorded as before: the --level given (the candidate shows in level_origin)

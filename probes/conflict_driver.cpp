@@ -9,14 +9,14 @@
 
 namespace gpuprobe::probes {
 
-conflict_result run_conflict(const conflict_options &o, const nlohmann::json &profile,
+conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   conflict_result r;
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.profile = profile_path;
-  const auto targets = plan_conflict(profile.value("tlb", nlohmann::json::object()));
+  const auto targets = plan_conflict(tlb);
   const std::uint64_t slot = 2ull << 20, gib = 1ull << 30;
   r.range_bytes = (conflict_range_bytes(targets, o) + gib - 1) / gib * gib;
   std::unique_ptr<device_pool> pool;

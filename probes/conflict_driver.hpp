@@ -10,6 +10,7 @@
 // with a simulated TLB); run_conflict needs a GPU (conflict_driver.cpp).
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -36,7 +37,7 @@ struct conflict_target {
   double penalty_cycles = 0; // the structure fit's rise (mean cycles per hop)
   std::string skipped;
 };
-std::vector<conflict_target> plan_conflict(const nlohmann::json &tlb);
+std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb);
 // Bytes of alias range the targets need (the last window's last page).
 std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &t, const conflict_options &o);
 
@@ -72,7 +73,7 @@ struct conflict_result : result_envelope {
   double wall_seconds = 0;
 };
 
-conflict_result run_conflict(const conflict_options &o, const nlohmann::json &profile,
+conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev);
 
 nlohmann::json to_json(const conflict_result &r);

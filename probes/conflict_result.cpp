@@ -13,18 +13,17 @@ namespace gpuprobe::probes {
 
 using nlohmann::json;
 
-std::vector<conflict_target> plan_conflict(const json &tlb) {
+std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb) {
   std::vector<conflict_target> out;
-  const auto levels = tlb.value("levels", json::array());
-  for (std::size_t k = 0; k < levels.size(); ++k) {
-    const auto &L = levels[k];
+  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+    const model::tlb_level &L = tlb.levels[k];
     conflict_target t;
-    t.level = "L" + std::to_string(k + 1);
-    t.page_bytes = std::uint64_t(L.value("page_bytes", 0.0));
-    t.entries = std::uint64_t(std::llround(L.value("entries", 0.0)));
-    const auto st = L.value("structure", json::object());
-    t.penalty_cycles = st.value("after_cycles", 0.0) - st.value("before_cycles", 0.0);
-    if (!st.value("resolved", false))
+    t.level = model::level_label(false, k);
+    t.page_bytes = std::uint64_t(L.page_bytes);
+    t.entries = std::uint64_t(std::llround(L.entries.value_or(0)));
+    const model::level_structure st = L.structure.value_or(model::level_structure{});
+    t.penalty_cycles = st.after_cycles.value_or(0) - st.before_cycles.value_or(0);
+    if (!st.resolved)
       t.skipped = "its structure is not resolved: no capacity to start from";
     else if (t.page_bytes % (2u << 20) != 0)
       t.skipped = "its page (" + format_bytes(double(t.page_bytes)) +

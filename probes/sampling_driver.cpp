@@ -8,7 +8,7 @@
 
 namespace gpuprobe::probes {
 
-sampling_result run_sampling(const sampling_options &o, const nlohmann::json &profile,
+sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
   const auto t0 = std::chrono::steady_clock::now();
   sampling_result r;
@@ -16,7 +16,7 @@ sampling_result run_sampling(const sampling_options &o, const nlohmann::json &pr
   r.profile = profile_path;
   const auto budget =
       std::uint64_t(double(dev.memory_free_bytes_at_start) * o.free_fraction);
-  const auto targets = plan_sampling(profile.value("tlb", nlohmann::json::object()), budget, o);
+  const auto targets = plan_sampling(tlb, budget, o);
   std::vector<std::uint64_t> footprints;
   for (const auto &t : targets)
     if (t.skipped.empty())

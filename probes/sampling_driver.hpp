@@ -5,6 +5,7 @@
 // verdict, JSON) in sampling_result.cpp; run_sampling needs a GPU (sampling_driver.cpp).
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,11 +32,11 @@ struct sampling_target {
   std::string skipped; // "" when both footprints are measured
 };
 
-// Targets for every level of a profile's "tlb" block. A footprint is rounded down to 2 MiB; the
+// Targets for every level of a profile's TLB hierarchy (labelled as everywhere, model::level_label). A footprint is rounded down to 2 MiB; the
 // one above is capped at `budget_bytes`, and a level whose capped footprint is under 1.1 x its
 // reach is skipped with the reason (a level beyond the device memory, e.g.).
-std::vector<sampling_target> plan_sampling(const nlohmann::json &tlb, std::uint64_t budget_bytes,
-                                           const sampling_options &o);
+std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
+                                           std::uint64_t budget_bytes, const sampling_options &o);
 
 struct sampling_level_result {
   sampling_target target;
@@ -56,7 +57,7 @@ struct sampling_result : result_envelope { // device, meta
 nlohmann::json sampling_verdict(const sampling_level_result &r, double l2_bytes,
                                 double reads_per_launch);
 
-sampling_result run_sampling(const sampling_options &o, const nlohmann::json &profile,
+sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev);
 
 nlohmann::json to_json(const sampling_result &r);

@@ -17,15 +17,15 @@ constexpr std::uint64_t k_round = 2ull << 20;
 
 } // namespace
 
-std::vector<sampling_target> plan_sampling(const json &tlb, std::uint64_t budget_bytes,
-                                           const sampling_options &o) {
+std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
+                                           std::uint64_t budget_bytes, const sampling_options &o) {
   std::vector<sampling_target> out;
-  const json levels = tlb.value("levels", json::array());
-  for (std::size_t k = 0; k < levels.size(); ++k) {
+  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+    const model::tlb_level &L = tlb.levels[k];
     sampling_target t;
-    t.level = "L" + std::to_string(k + 1); // the profile's numbering
-    t.reach_bytes = levels[k].value("reach_bytes", 0.0);
-    t.penalty_cycles = levels[k].value("miss_penalty_cycles", 0.0);
+    t.level = model::level_label(false, k);
+    t.reach_bytes = L.reach_bytes;
+    t.penalty_cycles = L.miss_penalty_cycles.value_or(0);
     if (t.reach_bytes <= 0) {
       t.skipped = "the profile gives no reach";
       out.push_back(t);
@@ -33,7 +33,7 @@ std::vector<sampling_target> plan_sampling(const json &tlb, std::uint64_t budget
     }
     // Below where misses begin, and above where every hop misses (a set-associative level's
     // ramp lies between: a footprint on it is neither).
-    const double full = std::max(t.reach_bytes, levels[k].value("full_miss_bytes", 0.0));
+    const double full = std::max(t.reach_bytes, L.full_miss_bytes.value_or(0));
     t.below_bytes = std::uint64_t(t.reach_bytes * o.below) / k_round * k_round;
     t.above_bytes =
         std::min<std::uint64_t>(std::uint64_t(full * o.above), budget_bytes) / k_round * k_round;

@@ -5,6 +5,7 @@
 #include "common/defaults.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,8 +26,9 @@ struct level_spec {
 };
 // "2048 x 32 MiB (reach 64 GiB)".
 std::string describe(const level_spec &L);
-// Reads level `index` (1 = innermost) of the profile's "levels", or of its "candidates".
-level_spec level_from_profile(const nlohmann::json &profile, const std::string &path,
+// Level `index` (1 = innermost) of the profile's levels, or of its candidates (read from `path`
+// with model::read_profile).
+level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string &path,
                               bool candidate, int index);
 
 struct sharing_result;

@@ -34,13 +34,10 @@ std::string describe(const level_spec &L) {
          format_bytes(double(L.entries) * double(L.page_bytes)) + ")";
 }
 
-level_spec level_from_profile(const json &doc, const std::string &path, bool candidate, int index) {
-  require_schema(doc, schema::profile, path);
-  const char *key = candidate ? "candidates" : "levels";
+level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string &path,
+                              bool candidate, int index) {
   const std::string what = candidate ? "candidate" : "level";
-  const auto list = doc.contains("tlb") && doc["tlb"].is_object()
-                        ? doc["tlb"].value(key, json::array())
-                        : json::array();
+  const auto &list = candidate ? tlb.candidates : tlb.levels;
   if (list.empty())
     throw error("'" + path + "' has no TLB " + what +
                 " to test (none was found); give --page-bytes and --entries to test a hypothesis");
@@ -48,14 +45,12 @@ level_spec level_from_profile(const json &doc, const std::string &path, bool can
     throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." +
                 std::to_string(list.size()) + " (" + (candidate ? "C" : "L") + "1.." +
                 (candidate ? "C" : "L") + std::to_string(list.size()) + ", numbered from 1)");
-  const auto &j = list[std::size_t(index - 1)];
-  if (!j.contains("page_bytes") || !j.contains("entries") || !j["page_bytes"].is_number() ||
-      !j["entries"].is_number())
-    throw error("'" + path + "': " + what + " " + std::to_string(index) +
-                " lacks a numeric page_bytes or entries");
+  const model::tlb_level &j = list[std::size_t(index - 1)];
+  if (!j.entries)
+    throw error("'" + path + "': " + what + " " + std::to_string(index) + " lacks its entries");
   level_spec L;
-  L.page_bytes = static_cast<std::uint64_t>(j["page_bytes"].get<double>());
-  L.entries = static_cast<std::uint64_t>(std::llround(j["entries"].get<double>()));
+  L.page_bytes = static_cast<std::uint64_t>(j.page_bytes);
+  L.entries = static_cast<std::uint64_t>(std::llround(*j.entries));
   L.origin = path + " " + what + " " + std::to_string(index);
   return L;
 }

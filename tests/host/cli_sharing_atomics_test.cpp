@@ -60,7 +60,7 @@ TEST(CliSharing, ProbeRefusesAProfileWithoutLevelsBeforeTouchingTheGpu) {
       "no TLB candidate");
   const auto two = temp_path("one_level_profile.json");
   std::ofstream(two)
-      << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [{"entries": 16, "page_bytes": 2097152}]}})";
+      << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [{"entries": 16, "page_bytes": 2097152, "reach_bytes": 33554432}]}})";
   expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + two + " --level 3 --out " + out),
                         out, "levels 1..1");
   expect_one_line_error(

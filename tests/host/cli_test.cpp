@@ -106,7 +106,7 @@ TEST(Cli, CandidatesAreNumberedFromOne) {
   const auto out = temp_path("numbering_out.json");
   const auto prof = gpuprobe::test::write_temp(
       "numbering_profile.json",
-      R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": [{"entries": 16, "page_bytes": 2097152}]}})");
+      R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": [{"entries": 16, "page_bytes": 2097152, "reach_bytes": 33554432}]}})");
   expect_one_line_error(
       run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 0 --out " + out), out,
       "C1..C1, numbered from 1");

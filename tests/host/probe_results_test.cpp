@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "probes/atomics_driver.hpp"
+#include "probes/conflict_driver.hpp"
 #include "probes/sampling_driver.hpp"
 #include "probes/sharing_driver.hpp"
 #include "probes/tlb_driver.hpp"
@@ -232,10 +233,20 @@ TEST(TlbDriver, AliasPlansPastTheDeviceMemory) {
 // the memory; a level whose capped footprint is within 10 % of its reach (the H100's L2 at 67.6
 // GiB with ~71 GiB usable) or beyond the memory is skipped with the reason.
 TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
-  const json tlb = {{"levels",
-                     {{{"reach_bytes", 256.0 * k_mib}, {"miss_penalty_cycles", 10}},
-                      {{"reach_bytes", 2163 * 32.0 * k_mib}, {"miss_penalty_cycles", 96}},
-                      {{"reach_bytes", 4350 * 64.0 * k_mib}, {"miss_penalty_cycles", 434}}}}};
+  // A level as the profile types it (model::tlb_level): page, reach, penalty, where all miss.
+  const auto level = [](double page, double entries, double penalty, double full_miss = 0) {
+    gpuprobe::model::tlb_level L;
+    L.page_bytes = page;
+    L.entries = entries;
+    L.reach_bytes = page * entries;
+    L.miss_penalty_cycles = penalty;
+    if (full_miss > 0)
+      L.full_miss_bytes = full_miss;
+    return L;
+  };
+  gpuprobe::model::tlb_hierarchy tlb;
+  tlb.levels = {level(16.0 * k_mib, 16, 10), level(32.0 * k_mib, 2163, 96),
+                level(64.0 * k_mib, 4350, 434)};
   probes::sampling_options o;
   const auto h200 = probes::plan_sampling(tlb, 126 * k_gib, o);
   ASSERT_EQ(h200.size(), 3u);
@@ -250,10 +261,8 @@ TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
             std::string::npos)
       << h100[1].skipped;
   // A set-associative level: below where its misses begin, above where every hop misses.
-  const json ramp = {{"levels",
-                      {{{"reach_bytes", 2048 * 32.0 * k_mib},
-                        {"full_miss_bytes", 2304 * 32.0 * k_mib},
-                        {"miss_penalty_cycles", 96}}}}};
+  gpuprobe::model::tlb_hierarchy ramp;
+  ramp.levels = {level(32.0 * k_mib, 2048, 96, 2304 * 32.0 * k_mib)};
   const auto r200 = probes::plan_sampling(ramp, 126 * k_gib, o);
   EXPECT_EQ(r200[0].below_bytes, 52428 * k_mib / 2 * 2); // 0.8 x 64 GiB, down to 2 MiB
   EXPECT_EQ(r200[0].above_bytes, 92160 * k_mib);         // 1.25 x 72 GiB
@@ -312,4 +321,26 @@ TEST(TlbSampling, ResultRoundTrips) {
   json other = doc;
   other["probe"] = "atomics";
   EXPECT_THROW(probes::sampling_result_from_json(other), error);
+}
+
+// tlb-conflict plans from the typed profile (model::read_profile) the targets the committed runs
+// recorded when it read the profile's JSON by key: level labels, pages, entries, penalties.
+TEST(TlbConflict, PlansFromTheTypedProfileWhatTheCommittedRunsTested) {
+  for (const char *run : {"nvidia-h100-80gb-hbm3-c7c2dadc", "nvidia-h100-80gb-hbm3-bba9cd54",
+                          "nvidia-h200-b337e4ad"}) {
+    const std::string dir =
+        std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + run + "/raw/";
+    const auto tlb = gpuprobe::model::read_profile(dir + "tlb_profile.json").tlb;
+    const auto targets = probes::plan_conflict(tlb);
+    const json recorded = gpuprobe::read_json_file(dir + "tlb_conflict.json")["tlb_conflict"];
+    ASSERT_EQ(targets.size(), recorded["levels"].size()) << run;
+    for (std::size_t k = 0; k < targets.size(); ++k) {
+      const json &r = recorded["levels"][k];
+      EXPECT_EQ(targets[k].level, r["level"].get<std::string>()) << run;
+      EXPECT_EQ(targets[k].page_bytes, r["page_bytes"].get<std::uint64_t>()) << run;
+      EXPECT_EQ(targets[k].entries, r["entries"].get<std::uint64_t>()) << run;
+      EXPECT_DOUBLE_EQ(targets[k].penalty_cycles, r["penalty_cycles"].get<double>()) << run;
+      EXPECT_EQ(targets[k].skipped, r.value("skipped", std::string())) << run;
+    }
+  }
 }
