@@ -7,6 +7,7 @@
 #include "common/results_folder.hpp"
 #include "common/schema.hpp"
 #include "common/stats.hpp"
+#include "model/atomics.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
@@ -107,13 +108,13 @@ void read_profile(const model::profile &p, fleet_unit &u) {
           c["sampling"].contains("ratio"))
         u.numbers[n + "sampling_ratio"] = c["sampling"]["ratio"].get<double>();
   }
-  for (const auto &v : p.detail.value("atomics", json::object()).value("variants", json::array())) {
-    const json fit = v.value("fit", json::object());
-    const std::string name = "atomics." + v.value("variant", std::string("?"));
-    if (fit.value("model", "") == "power" && fit.contains("power_exponent"))
-      u.numbers[name + ".exponent"] = fit["power_exponent"].get<double>();
-    else if (fit.contains("slope_cycles_per_thread"))
-      u.numbers[name + ".slope"] = fit["slope_cycles_per_thread"].get<double>();
+  for (const auto &v : model::atomics_of(p)) {
+    const model::atomics_fit fit = v.fit.value_or(model::atomics_fit{});
+    const std::string name = "atomics." + (v.variant.empty() ? std::string("?") : v.variant);
+    if (fit.model == "power" && fit.power_exponent)
+      u.numbers[name + ".exponent"] = *fit.power_exponent;
+    else if (fit.slope_cycles_per_thread)
+      u.numbers[name + ".slope"] = *fit.slope_cycles_per_thread;
   }
 }
 

@@ -1,6 +1,7 @@
 #include "report/parts.hpp"
 
 #include "analysis/atomics_fit.hpp"
+#include "model/atomics.hpp"
 
 #include "common/units.hpp"
 
@@ -13,9 +14,10 @@
 
 namespace gpuprobe::report::detail {
 
-// What this part reads of the analysis.
+// What this part reads of the analysis and the models.
 using analysis::atomics_curve;
 using analysis::fit_atomics;
+using model::atomics_variant;
 
 namespace fs = std::filesystem;
 
@@ -23,10 +25,7 @@ namespace {
 
 // No raw atomics result: the fits the profile kept, as a table.
 void profile_fits(const inputs &in, report_content &c) {
-  const json variants =
-      in.profile
-          ? in.profile->detail.value("atomics", json::object()).value("variants", json::array())
-          : json::array();
+  const auto variants = in.profile ? model::atomics_of(*in.profile) : std::vector<atomics_variant>{};
   if (variants.empty())
     return;
   report_table t{
@@ -35,67 +34,62 @@ void profile_fits(const inputs &in, report_content &c) {
       {},
       ""};
   for (const auto &v : variants) {
-    const auto fit = v.value("fit", json::object());
-    const bool line = fit.value("model", std::string("line")) == "line";
+    const model::atomics_fit fit = v.fit.value_or(model::atomics_fit{});
+    const std::string kind = fit.model.value_or("line");
+    const bool line = kind == "line";
     t.rows.push_back(
-        {v.value("variant", "?"), fit.value("model", std::string("line")),
-         line ? num(fit.value("slope_cycles_per_thread", 0.0))
-              : num(fit.value("power_coefficient_cycles", 0.0)) + " · N^" +
-                    num(fit.value("power_exponent", 0.0), 3),
-         num(line ? fit.value("r2", 0.0) : fit.value("power_r2_log", 0.0), 3),
-         num(fit.value("from_threads", 0.0)) + "–" + num(fit.value("to_threads", 0.0))});
+        {v.variant.empty() ? "?" : v.variant, kind,
+         line ? num(fit.slope_cycles_per_thread.value_or(0))
+              : num(fit.power_coefficient_cycles.value_or(0)) + " · N^" +
+                    num(fit.power_exponent.value_or(0), 3),
+         num(line ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
+         num(fit.from_threads.value_or(0)) + "–" + num(fit.to_threads.value_or(0))});
   }
   c.tables.push_back(std::move(t));
 }
 
 // A variant's fit as the result holds it, or fitted again here (a result from before the
 // power-law fits).
-json variant_fit(const json &v) {
-  auto fit = v.value("fit", json::object());
-  if (fit.contains("model"))
-    return fit;
+model::atomics_fit variant_fit(const atomics_variant &v) {
+  if (v.fit && v.fit->model)
+    return *v.fit;
   atomics_curve curve;
-  for (const auto &p : v.value("points", json::array()))
-    curve.threads.push_back(p.value("threads", 0.0)),
-        curve.mean_cycles.push_back(p.value("mean_cycles", 0.0));
+  for (const auto &p : v.points)
+    curve.threads.push_back(p.threads), curve.mean_cycles.push_back(p.mean_cycles);
   curve.queues = false;
-  return to_json(fit_atomics(curve, 0))["fit"];
+  return model::atomics_fit_from_json(to_json(fit_atomics(curve, 0))["fit"]);
 }
 
 // One variant: its points, its fit over the range it was fitted on, its queue model (into the
 // figure's CSV), and its table row.
-void variant_curves(const json &v, std::ostringstream &o, report_table &t) {
-  const std::string name = v.value("variant", "?");
+void variant_curves(const atomics_variant &v, std::ostringstream &o, report_table &t) {
+  const std::string name = v.variant.empty() ? "?" : v.variant;
   std::vector<double> xs;
-  for (const auto &p : v.value("points", json::array())) {
-    row(o, name, "points", p.value("threads", 0.0), p.value("mean_cycles", 0.0));
-    xs.push_back(p.value("threads", 0.0));
+  for (const auto &p : v.points) {
+    row(o, name, "points", p.threads, p.mean_cycles);
+    xs.push_back(p.threads);
   }
-  const json fit = variant_fit(v);
-  const std::string kind = fit.value("model", std::string("line"));
-  const double a = fit.value("intercept_cycles", 0.0),
-               b = fit.value("slope_cycles_per_thread", 0.0);
-  const double pc = fit.value("power_coefficient_cycles", 0.0),
-               pe = fit.value("power_exponent", 0.0);
-  const double lo = fit.value("from_threads", 0.0), hi = fit.value("to_threads", 0.0);
+  const model::atomics_fit fit = variant_fit(v);
+  const std::string kind = fit.model.value_or("line");
+  const double a = fit.intercept_cycles.value_or(0), b = fit.slope_cycles_per_thread.value_or(0);
+  const double pc = fit.power_coefficient_cycles.value_or(0), pe = fit.power_exponent.value_or(0);
+  const double lo = fit.from_threads.value_or(0), hi = fit.to_threads.value_or(0);
   // Drawn only over the range it was fitted on, densely (a straight line is curved on log axes).
   if (kind != "none" && lo > 0 && hi > lo)
     for (double x = lo; x <= hi * (1 + 1e-9); x *= std::pow(hi / lo, 1.0 / 64))
       row(o, name + " fit", "dashed", x, kind == "power" ? pc * std::pow(x, pe) : a + b * x);
-  const auto model = v.value("queue_model", json::object());
-  if (model.value("applies", false) && model.contains("mean_cycles") &&
-      model["mean_cycles"].is_array())
-    for (std::size_t i = 0; i < std::min(xs.size(), model["mean_cycles"].size()); ++i)
-      row(o, name + " queue model", "dotted", xs[i], model["mean_cycles"][i].get<double>());
-  t.rows.push_back({name,
-                    kind == "line"    ? num(b)
-                    : kind == "power" ? num(pc) + " · N^" + num(pe, 3) + " (power law)"
-                                      : "no model fits (" + fit.value("why", std::string("")) + ")",
-                    num(kind == "line" ? fit.value("r2", 0.0) : fit.value("power_r2_log", 0.0), 3),
-                    num(lo) + "–" + num(hi),
-                    model.value("applies", false)
-                        ? num(model.value("predicted_slope_cycles_per_thread", 0.0))
-                        : "n/a"});
+  const model::atomics_queue_model &q = v.queue_model;
+  if (q.applies && q.mean_cycles)
+    for (std::size_t i = 0; i < std::min(xs.size(), q.mean_cycles->size()); ++i)
+      row(o, name + " queue model", "dotted", xs[i], (*q.mean_cycles)[i]);
+  t.rows.push_back(
+      {name,
+       kind == "line"    ? num(b)
+       : kind == "power" ? num(pc) + " · N^" + num(pe, 3) + " (power law)"
+                         : "no model fits (" + fit.why.value_or("") + ")",
+       num(kind == "line" ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
+       num(lo) + "–" + num(hi),
+       q.applies ? num(q.predicted_slope_cycles_per_thread.value_or(0)) : "n/a"});
 }
 
 } // namespace
@@ -125,7 +119,8 @@ void atomics_part(const inputs &in, report_content &c) {
                    ""};
     std::ostringstream o;
     o << "series,style,x,y\n";
-    for (const auto &v : doc["atomics"].value("variants", json::array()))
+    for (const auto &v : model::atomics_variants_from_json(
+             doc["atomics"].value("variants", json::array()))) // the raw result's variants
       variant_curves(v, o, t);
     f.csv = o.str();
     c.figures.push_back(std::move(f));

@@ -6,6 +6,7 @@
 #include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"
+#include "model/atomics.hpp"
 
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
@@ -109,14 +110,12 @@ void summary_part(const inputs &in, report_content &c) {
                                 format_bytes(tlb.searched_up_to_bytes.value_or(0)));
     // Atomics in one line: the slope per contending thread of each family, CAS's exponent.
     std::map<std::string, std::string> fits;
-    for (const auto &v :
-         in.profile->detail.value("atomics", json::object()).value("variants", json::array())) {
-      const json f = v.value("fit", json::object());
-      const std::string name = v.value("variant", std::string());
-      if (f.value("model", "") == "power")
-        fits[name] = "~N^" + num(f.value("power_exponent", 0.0), 3);
-      else if (f.contains("slope_cycles_per_thread"))
-        fits[name] = "+" + num(f["slope_cycles_per_thread"].get<double>(), 3) + " cycles/thread";
+    for (const auto &v : model::atomics_of(*in.profile)) {
+      const model::atomics_fit f = v.fit.value_or(model::atomics_fit{});
+      if (f.model == "power")
+        fits[v.variant] = "~N^" + num(f.power_exponent.value_or(0), 3);
+      else if (f.slope_cycles_per_thread)
+        fits[v.variant] = "+" + num(*f.slope_cycles_per_thread, 3) + " cycles/thread";
     }
     std::string a;
     for (const auto &[label, key] :

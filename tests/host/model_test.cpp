@@ -2,6 +2,7 @@
 // back to the same JSON; another schema or a newer version is refused in one line.
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "model/atomics.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
@@ -216,3 +217,32 @@ TEST(FleetModel, AMissingFigureIsRefusedInOneLine) {
 }
 
 } // namespace
+
+// The atomics fits, typed: the profile keeps each variant's fit (no points); a raw result of an
+// early version carries points and no `model` (the report fits those again).
+TEST(AtomicsModel, ProfileFitsAndRawPointsAreRead) {
+  const std::string root = std::string(GPUPROBE_SOURCE_DIR);
+  const auto p = gpuprobe::model::read_profile(
+      root + "/reports/examples/runs/nvidia-h100-80gb-hbm3-c7c2dadc/profile.json");
+  const auto fits = gpuprobe::model::atomics_of(p);
+  ASSERT_FALSE(fits.empty());
+  const nlohmann::json written = p.detail["atomics"]["variants"];
+  ASSERT_EQ(fits.size(), written.size());
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    EXPECT_EQ(fits[i].variant, written[i]["variant"].get<std::string>());
+    ASSERT_TRUE(fits[i].fit && fits[i].fit->model);
+    EXPECT_EQ(*fits[i].fit->model, written[i]["fit"]["model"].get<std::string>());
+    EXPECT_TRUE(fits[i].points.empty());
+  }
+  EXPECT_EQ(fits[0].variant, "same_u32");
+  EXPECT_TRUE(fits[0].queue_model.applies);
+  ASSERT_TRUE(fits[0].queue_model.mean_cycles);
+  EXPECT_NEAR((*fits[0].queue_model.mean_cycles)[0], 391.42, 0.01);
+  const auto raw = gpuprobe::model::atomics_variants_from_json(
+      gpuprobe::read_json_file(root + "/tests/fixtures/gpuprobe-results/atomics.json")["atomics"]
+                              ["variants"]);
+  ASSERT_EQ(raw.size(), 8u);
+  EXPECT_FALSE(raw[0].points.empty());
+  EXPECT_TRUE(!raw[0].fit || !raw[0].fit->model);
+  EXPECT_TRUE(gpuprobe::model::atomics_of(gpuprobe::model::profile{}).empty());
+}
