@@ -186,7 +186,8 @@ model::profile assemble_profile(const std::string &dir, const json &stages_run,
     std::optional<probes::sampling_result> sampling;
     if (fs::exists(sp))
       sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
-    p.tlb.cross_check = cross_check(p.tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr);
+    p.tlb.cross_check = model::tlb_cross_check_from_json(
+        cross_check(p.tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr));
   }
   p.detail = {{"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}},
               {"conditions", conditions}};

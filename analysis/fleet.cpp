@@ -79,7 +79,6 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   if (p.meta.is_object() && p.meta.contains("git_commit") && p.meta["git_commit"].is_string())
     u.text["analysis_commit"] = p.meta["git_commit"].get<std::string>();
   const auto &levels = p.tlb.levels;
-  const json checks = p.tlb.cross_check.value_or(json::object()).value("levels", json::array());
   for (std::size_t k = 0; k < levels.size(); ++k) {
     const auto &L = levels[k];
     const std::string n = level_label(false, k) + ".";
@@ -103,10 +102,10 @@ void read_profile(const model::profile &p, fleet_unit &u) {
       u.text[n + "group_map"] = group_map(groups);
       u.groups[level_label(false, k)] = groups;
     }
-    for (const auto &c : checks)
-      if (c.value("level", "") == level_label(false, k) && c.contains("sampling") &&
-          c["sampling"].contains("ratio"))
-        u.numbers[n + "sampling_ratio"] = c["sampling"]["ratio"].get<double>();
+    const model::level_check *c =
+        p.tlb.cross_check ? p.tlb.cross_check->find(level_label(false, k)) : nullptr;
+    if (c && c->sampling_ratio)
+      u.numbers[n + "sampling_ratio"] = *c->sampling_ratio;
   }
   for (const auto &v : model::atomics_of(p)) {
     const model::atomics_fit fit = v.fit.value_or(model::atomics_fit{});

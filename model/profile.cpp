@@ -146,13 +146,100 @@ json to_json(const tlb_level &L) {
   return j;
 }
 
+namespace {
+level_check level_check_from_json(const json &in) {
+  json j = in;
+  level_check c;
+  take(j, "level", c.level);
+  take(j, "reach_bytes", c.reach_bytes);
+  take(j, "real_memory", c.real_memory);
+  take(j, "miss_served_by", c.miss_served_by);
+  if (const auto it = j.find("sampling"); it != j.end() && it->is_object()) {
+    c.sampling = *it;
+    take(c.sampling, "verdict", c.sampling_verdict);
+    take(c.sampling, "ratio", c.sampling_ratio);
+    j.erase(it);
+  }
+  c.detail = std::move(j);
+  return c;
+}
+} // namespace
+
+json to_json(const level_check &c) {
+  json j = c.detail;
+  j["level"] = c.level;
+  j["reach_bytes"] = c.reach_bytes;
+  j["real_memory"] = c.real_memory;
+  put(j, "miss_served_by", c.miss_served_by);
+  if (c.sampling_verdict || c.sampling_ratio || !c.sampling.empty()) {
+    json s = c.sampling;
+    put(s, "verdict", c.sampling_verdict);
+    put(s, "ratio", c.sampling_ratio);
+    j["sampling"] = s;
+  }
+  return j;
+}
+
+const level_check *tlb_cross_check::find(const std::string &label) const {
+  for (const auto &c : levels)
+    if (c.level == label)
+      return &c;
+  return nullptr;
+}
+
+tlb_cross_check tlb_cross_check_from_json(const json &in) {
+  json j = in;
+  tlb_cross_check c;
+  take(j, "method", c.method);
+  take_list(j, "levels", c.levels, level_check_from_json);
+  if (const auto it = j.find("memory_access"); it != j.end() && it->is_object()) {
+    c.has_memory_access = true;
+    c.memory_access = *it;
+    take(c.memory_access, "l2_hit_cycles", c.l2_hit_cycles);
+    take(c.memory_access, "memory_cycles", c.memory_cycles);
+    take(c.memory_access, "source", c.memory_source);
+    j.erase(it);
+  }
+  if (const auto it = j.find("l2_split"); it != j.end() && it->is_object()) {
+    c.has_l2_split = true;
+    c.l2_split = *it;
+    take(c.l2_split, "split_cycles", c.l2_split_cycles);
+    take(c.l2_split, "p10_cycles", c.l2_p10_cycles);
+    take(c.l2_split, "p90_cycles", c.l2_p90_cycles);
+    j.erase(it);
+  }
+  c.detail = std::move(j);
+  return c;
+}
+
+json to_json(const tlb_cross_check &c) {
+  json j = c.detail;
+  j["method"] = c.method;
+  j["levels"] = list_json(c.levels);
+  if (c.has_memory_access) {
+    json m = c.memory_access;
+    put(m, "l2_hit_cycles", c.l2_hit_cycles);
+    put(m, "memory_cycles", c.memory_cycles);
+    m["source"] = c.memory_source;
+    j["memory_access"] = m;
+  }
+  if (c.has_l2_split) {
+    json s = c.l2_split;
+    put(s, "split_cycles", c.l2_split_cycles);
+    put(s, "p10_cycles", c.l2_p10_cycles);
+    put(s, "p90_cycles", c.l2_p90_cycles);
+    j["l2_split"] = s;
+  }
+  return j;
+}
+
 tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   json j = in;
   tlb_hierarchy h;
   take_list(j, "levels", h.levels, tlb_level_from_json);
   take_list(j, "candidates", h.candidates, tlb_level_from_json);
   take(j, "searched_up_to_bytes", h.searched_up_to_bytes);
-  take(j, "cross_check", h.cross_check);
+  take_with(j, "cross_check", h.cross_check, tlb_cross_check_from_json);
   h.detail = std::move(j);
   return h;
 }
@@ -162,7 +249,8 @@ json to_json(const tlb_hierarchy &h) {
   j["levels"] = list_json(h.levels);
   j["candidates"] = list_json(h.candidates);
   put(j, "searched_up_to_bytes", h.searched_up_to_bytes);
-  put(j, "cross_check", h.cross_check);
+  if (h.cross_check)
+    j["cross_check"] = to_json(*h.cross_check);
   return j;
 }
 

@@ -52,10 +52,38 @@ struct tlb_level {
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
 };
 
+// characterize's cross-check of one level (analysis::cross_check), matched to the real-memory
+// chase's levels and to tlb-sampling's by label.
+struct level_check {
+  std::string level; // "L1", "C1"
+  double reach_bytes = 0;
+  std::string real_memory;                   // "agrees: ...", "not seen in real memory", ...
+  std::optional<std::string> miss_served_by; // "on chip (...)", "memory (...)"
+  std::optional<std::string> sampling_verdict;
+  std::optional<double> sampling_ratio;             // above / below, where it was measured
+  nlohmann::json sampling = nlohmann::json::object(); // the rest of tlb-sampling's verdict
+  nlohmann::json detail = nlohmann::json::object();
+};
+struct tlb_cross_check {
+  std::string method;
+  std::vector<level_check> levels;
+  // The real-memory chase: an L2 hit and a memory access, in cycles per hop (with their source).
+  std::optional<double> l2_hit_cycles, memory_cycles;
+  std::string memory_source;
+  nlohmann::json memory_access = nlohmann::json::object(); // the rest of its block, as written
+  // The near/far L2 split of the real-memory chase's hops (p10 vs p90).
+  std::optional<double> l2_split_cycles, l2_p10_cycles, l2_p90_cycles;
+  nlohmann::json l2_split = nlohmann::json::object(); // the rest of its block, as written
+  nlohmann::json detail = nlohmann::json::object();
+  bool has_memory_access = false, has_l2_split = false;
+  // The check of the level labelled `label` ("L2"), or nullptr.
+  const level_check *find(const std::string &label) const;
+};
+
 struct tlb_hierarchy {
   std::vector<tlb_level> levels, candidates;
   std::optional<double> searched_up_to_bytes;       // the largest footprint measured
-  std::optional<nlohmann::json> cross_check;        // characterize's checks per level, as written
+  std::optional<tlb_cross_check> cross_check;       // characterize's checks per level
   nlohmann::json detail = nlohmann::json::object(); // notes, inputs, cache effects, ...
 };
 
@@ -101,6 +129,9 @@ stage_record stage_record_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const stage_record &s);
 tlb_level tlb_level_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_level &L);
+nlohmann::json to_json(const level_check &c);
+tlb_cross_check tlb_cross_check_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const tlb_cross_check &c);
 tlb_hierarchy tlb_hierarchy_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_hierarchy &h);
 

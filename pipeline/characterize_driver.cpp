@@ -203,41 +203,34 @@ void mark_disturbed(model::tlb_hierarchy &tlb, const json &conditions) {
 
 // The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
 void print_hierarchy(const model::tlb_hierarchy &tlb) {
-  const json cross = tlb.cross_check.value_or(json::object());
-  const json checks = cross.value("levels", json::array());
-  std::size_t row = 0;
+  const auto &cross = tlb.cross_check;
   model::for_each_level(tlb, [&](const model::tlb_level &L, bool candidate,
                                  const std::string &label) {
-    const std::size_t at = row++;
+    const model::level_check *check = cross ? cross->find(label) : nullptr;
     const bool disturbed = L.detail.contains("disturbed");
     std::printf("  %s%s%s\n",
                 analysis::level_line(label + (candidate ? " (candidate)" : "") +
                                          (disturbed ? " (DISTURBED)" : ""),
                                      L)
                     .c_str(),
-                at < checks.size() ? "; real memory: " : "",
-                at < checks.size() ? checks[at].value("real_memory", std::string()).c_str() : "");
+                check ? "; real memory: " : "", check ? check->real_memory.c_str() : "");
     if (disturbed)
       std::printf("        disturbed: %s\n", L.detail["disturbed"].get<std::string>().c_str());
     if (candidate && L.detail.contains("existence"))
       std::printf("        candidate: %s\n", L.detail["existence"].get<std::string>().c_str());
     if (L.structure)
       std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
-    if (at >= checks.size())
+    if (!check)
       return;
-    if (checks[at].contains("miss_served_by"))
-      std::printf("        miss served by %s\n",
-                  checks[at]["miss_served_by"].get<std::string>().c_str());
-    if (checks[at].contains("sampling"))
-      std::printf("        random sampling: %s\n",
-                  checks[at]["sampling"].value("verdict", std::string()).c_str());
+    if (check->miss_served_by)
+      std::printf("        miss served by %s\n", check->miss_served_by->c_str());
+    if (check->sampling_verdict || !check->sampling.empty())
+      std::printf("        random sampling: %s\n", check->sampling_verdict.value_or("").c_str());
   });
-  if (cross.contains("l2_split")) {
-    const json &sp = cross["l2_split"];
+  if (cross && cross->has_l2_split)
     std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
-                sp.value("split_cycles", 0.0), sp.value("p10_cycles", 0.0),
-                sp.value("p90_cycles", 0.0));
-  }
+                cross->l2_split_cycles.value_or(0), cross->l2_p10_cycles.value_or(0),
+                cross->l2_p90_cycles.value_or(0));
 }
 
 // Each stage's time, as the profile records it.

@@ -45,7 +45,8 @@ std::string shared_by(const std::optional<model::level_sharing> &sharing) {
 }
 
 // The levels as boxes whose widths grow with log2 of the reach (an inline SVG, no script).
-std::string diagram(const std::vector<model::tlb_level> &levels, const json &checks) {
+std::string diagram(const std::vector<model::tlb_level> &levels,
+                    const std::optional<model::tlb_cross_check> &checks) {
   const double w = 760, h = 34, gap = 8;
   std::ostringstream o;
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
@@ -56,11 +57,9 @@ std::string diagram(const std::vector<model::tlb_level> &levels, const json &che
     const double reach = L.reach_bytes;
     const double frac = std::max(0.18, std::log2(std::max(2.0, reach / (1 << 20))) / top);
     const double y = gap + double(k) * (h + gap);
-    std::string served;
-    for (const auto &c : checks)
-      if (c.value("level", "") == level_label(false, k))
-        served =
-            c.value("miss_served_by", std::string()).rfind("memory", 0) == 0 ? " (page walk)" : "";
+    const model::level_check *c = checks ? checks->find(level_label(false, k)) : nullptr;
+    const std::string served =
+        c && c->miss_served_by.value_or("").rfind("memory", 0) == 0 ? " (page walk)" : "";
     const bool lower = L.page_bound == "lower";
     char label[200];
     std::snprintf(label, sizeof label, "%s: %.0f x %s%s = %s, +%.0f cycles%s",
@@ -84,13 +83,11 @@ void summary_part(const inputs &in, report_content &c) {
   if (in.profile) {
     const model::tlb_hierarchy &tlb = in.profile->tlb;
     const auto &levels = tlb.levels;
-    const json checks = tlb.cross_check.value_or(json::object()).value("levels", json::array());
+    const auto &checks = tlb.cross_check;
     for (std::size_t k = 0; k < levels.size(); ++k) {
       const auto &L = levels[k];
-      std::string served = "—";
-      for (const auto &ck : checks)
-        if (ck.value("level", "") == level_label(false, k) && ck.contains("miss_served_by"))
-          served = ck["miss_served_by"].get<std::string>();
+      const model::level_check *ck = checks ? checks->find(level_label(false, k)) : nullptr;
+      const std::string served = ck && ck->miss_served_by ? *ck->miss_served_by : "—";
       const std::string bound = L.page_bound.value_or("");
       // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
       const std::string st = structure_words(L);

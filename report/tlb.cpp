@@ -157,29 +157,24 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
 
 // characterize's cross-check of each level: real memory, what serves a miss, random sampling.
 void cross_check_table(const inputs &in, report_content &c) {
-  const json check =
-      in.profile ? in.profile->tlb.cross_check.value_or(json::object()) : json::object();
-  if (check.empty())
+  if (!in.profile || !in.profile->tlb.cross_check)
     return;
+  const model::tlb_cross_check &check = *in.profile->tlb.cross_check;
   report_table x{
       "Cross-check of each level (profile.json tlb.cross_check)",
       {"", "real-memory chase", "a miss is served by", "random sampling below/above the reach"},
       {},
       ""};
-  for (const auto &r : check.value("levels", json::array()))
-    x.rows.push_back({r.value("level", ""), r.value("real_memory", "—"),
-                      r.value("miss_served_by", "—"),
-                      r.value("sampling", json::object()).value("verdict", "—")});
-  if (check.contains("l2_split"))
-    x.note = "Real-memory chase: near/far L2 split " +
-             num(check["l2_split"].value("split_cycles", 0.0), 3) + " cycles (p10 " +
-             num(check["l2_split"].value("p10_cycles", 0.0), 3) + ", p90 " +
-             num(check["l2_split"].value("p90_cycles", 0.0), 3) + " per hop).";
-  if (check.contains("memory_access"))
-    x.note += " Memory access: L2 hit " +
-              num(check["memory_access"].value("l2_hit_cycles", 0.0), 3) + ", DRAM " +
-              num(check["memory_access"].value("memory_cycles", 0.0), 3) + " cycles (" +
-              check["memory_access"].value("source", std::string()) + ").";
+  for (const auto &r : check.levels)
+    x.rows.push_back({r.level, r.real_memory, r.miss_served_by.value_or("—"),
+                      r.sampling_verdict.value_or("—")});
+  if (check.has_l2_split)
+    x.note = "Real-memory chase: near/far L2 split " + num(check.l2_split_cycles.value_or(0), 3) +
+             " cycles (p10 " + num(check.l2_p10_cycles.value_or(0), 3) + ", p90 " +
+             num(check.l2_p90_cycles.value_or(0), 3) + " per hop).";
+  if (check.has_memory_access)
+    x.note += " Memory access: L2 hit " + num(check.l2_hit_cycles.value_or(0), 3) + ", DRAM " +
+              num(check.memory_cycles.value_or(0), 3) + " cycles (" + check.memory_source + ").";
   c.tables.push_back(std::move(x));
 }
 
