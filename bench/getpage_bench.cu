@@ -314,10 +314,10 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
                  : "BM_getpage threads <= 262144, BM_malloc threads <= "
                    "65536, BM_peers threads <= 131072 and no churn (--gpuprobe_uncapped "
                    "lifts it)");
-  benchmark::AddCustomContext("tlb_scope_bytes",
-                              o.tlb_scope_bytes ? std::to_string(o.tlb_scope_bytes) + " from " +
-                                                      o.tlb_scope_source
-                                                : "none");
+  benchmark::AddCustomContext("tlb_scope_bytes", o.tlb_scope_bytes
+                                                     ? std::to_string(o.tlb_scope_bytes) +
+                                                           " from " + o.tlb_scope_source
+                                                     : "none");
   benchmark::AddCustomContext("peers_heap_bytes", std::to_string(peers_heap));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(

@@ -36,6 +36,39 @@ device_plan plan_for(const unit_command &c) {
   };
 }
 
+namespace {
+
+// One GPU's job: its process sees that GPU alone (as device 0), so no context of it lands on
+// another GPU. (It did not keep a second process's 512 GiB alias map from being refused while
+// another held one: device_pool retries that.)
+job device_job(const std::string &what, const device_identity &d, const std::string &unit,
+               const device_step &step) {
+  std::vector<std::string> argv = {self_path()};
+  argv.insert(argv.end(), step.args.begin(), step.args.end());
+  char label[64];
+  std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
+                d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
+  return {
+      label, argv, {"CUDA_VISIBLE_DEVICES=" + d.uuid}, (fs::path(unit) / (what + ".log")).string()};
+}
+
+// One GPU's line of the summary: not run (why), ok, or failed with its last line and its log.
+std::string device_status(const std::string &refused, const job_result *r, const job *j) {
+  if (!refused.empty())
+    return "not run: " + refused;
+  char b[96];
+  if (r->exit_code == 0) {
+    std::snprintf(b, sizeof b, "ok in %.0f s", r->seconds);
+    return b;
+  }
+  std::snprintf(b, sizeof b, "FAILED (exit %d after %.0f s): ", r->exit_code, r->seconds);
+  const auto last =
+      r->tail.substr(r->tail.rfind('\n') == std::string::npos ? 0 : r->tail.rfind('\n') + 1);
+  return b + last + " (log: " + j->log + ")";
+}
+
+} // namespace
+
 void run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
                     const device_plan &plan) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -46,27 +79,15 @@ void run_per_device(const std::string &what, const std::string &devices, const s
   std::vector<std::size_t> job_of(ids.size(), SIZE_MAX);
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const auto &d = all[std::size_t(ids[k])];
-    const std::string unit = unit_folder(parent, d);
-    units.push_back(unit);
-    const auto step = plan(d, unit);
+    units.push_back(unit_folder(parent, d));
+    const auto step = plan(d, units.back());
     if (!step.cannot_run.empty()) {
       refused[k] = step.cannot_run;
       continue;
     }
-    fs::create_directories(unit);
-    // The process sees its GPU alone (as device 0), so no context of it lands on another GPU.
-    // (It did not keep a second process's 512 GiB alias map from being refused while another
-    // held one: device_pool retries that.)
-    std::vector<std::string> argv = {self_path()};
-    argv.insert(argv.end(), step.args.begin(), step.args.end());
-    char label[64];
-    std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
-                  d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
+    fs::create_directories(units.back());
     job_of[k] = jobs.size();
-    jobs.push_back({label,
-                    argv,
-                    {"CUDA_VISIBLE_DEVICES=" + d.uuid},
-                    (fs::path(unit) / (what + ".log")).string()});
+    jobs.push_back(device_job(what, d, units.back(), step));
   }
   std::printf("gpuprobe %s --devices %s: %zu GPU(s) at once -> %s/\n", what.c_str(),
               devices.c_str(), ids.size(), parent.c_str());
@@ -77,24 +98,10 @@ void run_per_device(const std::string &what, const std::string &devices, const s
   std::printf("gpuprobe %s --devices %s: %.0f s\n", what.c_str(), devices.c_str(), wall);
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const auto &d = all[std::size_t(ids[k])];
-    std::string status;
-    if (!refused[k].empty()) {
-      status = "not run: " + refused[k];
-      ++failed;
-    } else {
-      const auto &r = results[job_of[k]];
-      char b[96];
-      if (r.exit_code == 0) {
-        std::snprintf(b, sizeof b, "ok in %.0f s", r.seconds);
-        status = b;
-      } else {
-        std::snprintf(b, sizeof b, "FAILED (exit %d after %.0f s): ", r.exit_code, r.seconds);
-        const auto last =
-            r.tail.substr(r.tail.rfind('\n') == std::string::npos ? 0 : r.tail.rfind('\n') + 1);
-        status = b + last + " (log: " + jobs[job_of[k]].log + ")";
-        ++failed;
-      }
-    }
+    const bool ran = refused[k].empty();
+    const std::string status = device_status(refused[k], ran ? &results[job_of[k]] : nullptr,
+                                             ran ? &jobs[job_of[k]] : nullptr);
+    failed += !ran || results[job_of[k]].exit_code != 0;
     std::printf("  gpu%d %-24s %s  %s: %s\n", d.ordinal, d.name.c_str(), d.uuid.c_str(),
                 units[k].c_str(), status.c_str());
   }

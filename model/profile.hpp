@@ -60,7 +60,7 @@ struct level_check {
   std::string real_memory;                   // "agrees: ...", "not seen in real memory", ...
   std::optional<std::string> miss_served_by; // "on chip (...)", "memory (...)"
   std::optional<std::string> sampling_verdict;
-  std::optional<double> sampling_ratio;             // above / below, where it was measured
+  std::optional<double> sampling_ratio;               // above / below, where it was measured
   nlohmann::json sampling = nlohmann::json::object(); // the rest of tlb-sampling's verdict
   nlohmann::json detail = nlohmann::json::object();
 };

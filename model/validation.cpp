@@ -22,8 +22,8 @@ std::string to_string(decision d) {
 }
 
 decision decision_from_string(const std::string &s) {
-  for (decision d : {decision::word_size, decision::regions, decision::crw_placement,
-                     decision::tlb_scope})
+  for (decision d :
+       {decision::word_size, decision::regions, decision::crw_placement, decision::tlb_scope})
     if (to_string(d) == s)
       return d;
   throw error("unknown decision '" + s + "' (word_size, regions, crw_placement, tlb_scope)");

@@ -7,7 +7,6 @@
 #include "pipeline/run_driver.hpp"
 
 #include "analysis/characterize.hpp"
-#include "report/report.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
@@ -18,6 +17,7 @@
 #include "pipeline/stage_plan.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
+#include "report/report.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -132,8 +132,9 @@ void characterize_stage(stage_caller &c, const run_run_options &o) {
   const fs::path profile_path = results_folder{c.dir}.profile();
   auto text_of = [](const fs::path &p) { return fs::exists(p) ? read_text_file(p.string()) : ""; };
   const std::string profile_before = text_of(profile_path);
-  std::vector<std::string> a = {"characterize", "--device", std::to_string(o.device), "--out", ".",
-                                "--seed",       std::to_string(o.seed)};
+  std::vector<std::string> a = {
+      "characterize",        "--device", std::to_string(o.device), "--out", ".", "--seed",
+      std::to_string(o.seed)};
   if (o.quick)
     a.push_back("--quick");
   if (o.allow_busy)
@@ -163,8 +164,9 @@ void run_pipeline(const run_run_options &o) {
   c.uuid = dev.uuid;
   c.quick = o.quick;
   c.verbose = o.verbose;
-  c.resume = "finished stages are kept: run `gpuprobe run" + std::string(o.quick ? " --quick" : "") +
-             " --out " + dir + "` again to go on from this stage";
+  c.resume = "finished stages are kept: run `gpuprobe run" +
+             std::string(o.quick ? " --quick" : "") + " --out " + dir +
+             "` again to go on from this stage";
   const auto log = open_run_log(dir, o.quick);
   c.display.log = log.get();
   c.display.log_path = (fs::path(dir) / "run.log").string();

@@ -32,9 +32,10 @@ struct sampling_target {
   std::string skipped; // "" when both footprints are measured
 };
 
-// Targets for every level of a profile's TLB hierarchy (labelled as everywhere, model::level_label). A footprint is rounded down to 2 MiB; the
-// one above is capped at `budget_bytes`, and a level whose capped footprint is under 1.1 x its
-// reach is skipped with the reason (a level beyond the device memory, e.g.).
+// Targets for every level of a profile's TLB hierarchy (labelled as everywhere,
+// model::level_label). A footprint is rounded down to 2 MiB; the one above is capped at
+// `budget_bytes`, and a level whose capped footprint is under 1.1 x its reach is skipped with the
+// reason (a level beyond the device memory, e.g.).
 std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
                                            std::uint64_t budget_bytes, const sampling_options &o);
 

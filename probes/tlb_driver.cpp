@@ -29,9 +29,9 @@ sweep_point measure_point(pointer_chase &chase, std::uint64_t stride, std::uint6
 // pool repeats one chunk, which the L2 holds: its control runs on real memory.
 tlb_control run_control(const tlb_options &o, const device_info &dev, const sweep_plan &plan,
                         pointer_chase &chase) {
-  const auto cp = plan_control(o.alloc == alloc_kind::alias ? std::uint64_t(dev.l2_bytes) * 4
-                                                            : plan.max_bytes,
-                               std::uint64_t(dev.l2_bytes));
+  const auto cp =
+      plan_control(o.alloc == alloc_kind::alias ? std::uint64_t(dev.l2_bytes) * 4 : plan.max_bytes,
+                   std::uint64_t(dev.l2_bytes));
   std::unique_ptr<device_pool> real;
   std::unique_ptr<pointer_chase> real_chase;
   if (o.alloc == alloc_kind::alias) {

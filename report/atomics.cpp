@@ -25,7 +25,8 @@ namespace {
 
 // No raw atomics result: the fits the profile kept, as a table.
 void profile_fits(const inputs &in, report_content &c) {
-  const auto variants = in.profile ? model::atomics_of(*in.profile) : std::vector<atomics_variant>{};
+  const auto variants =
+      in.profile ? model::atomics_of(*in.profile) : std::vector<atomics_variant>{};
   if (variants.empty())
     return;
   report_table t{
@@ -37,13 +38,12 @@ void profile_fits(const inputs &in, report_content &c) {
     const model::atomics_fit fit = v.fit.value_or(model::atomics_fit{});
     const std::string kind = fit.model.value_or("line");
     const bool line = kind == "line";
-    t.rows.push_back(
-        {v.variant.empty() ? "?" : v.variant, kind,
-         line ? num(fit.slope_cycles_per_thread.value_or(0))
-              : num(fit.power_coefficient_cycles.value_or(0)) + " · N^" +
-                    num(fit.power_exponent.value_or(0), 3),
-         num(line ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
-         num(fit.from_threads.value_or(0)) + "–" + num(fit.to_threads.value_or(0))});
+    t.rows.push_back({v.variant.empty() ? "?" : v.variant, kind,
+                      line ? num(fit.slope_cycles_per_thread.value_or(0))
+                           : num(fit.power_coefficient_cycles.value_or(0)) + " · N^" +
+                                 num(fit.power_exponent.value_or(0), 3),
+                      num(line ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
+                      num(fit.from_threads.value_or(0)) + "–" + num(fit.to_threads.value_or(0))});
   }
   c.tables.push_back(std::move(t));
 }
@@ -82,14 +82,13 @@ void variant_curves(const atomics_variant &v, std::ostringstream &o, report_tabl
   if (q.applies && q.mean_cycles)
     for (std::size_t i = 0; i < std::min(xs.size(), q.mean_cycles->size()); ++i)
       row(o, name + " queue model", "dotted", xs[i], (*q.mean_cycles)[i]);
-  t.rows.push_back(
-      {name,
-       kind == "line"    ? num(b)
-       : kind == "power" ? num(pc) + " · N^" + num(pe, 3) + " (power law)"
-                         : "no model fits (" + fit.why.value_or("") + ")",
-       num(kind == "line" ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
-       num(lo) + "–" + num(hi),
-       q.applies ? num(q.predicted_slope_cycles_per_thread.value_or(0)) : "n/a"});
+  t.rows.push_back({name,
+                    kind == "line"    ? num(b)
+                    : kind == "power" ? num(pc) + " · N^" + num(pe, 3) + " (power law)"
+                                      : "no model fits (" + fit.why.value_or("") + ")",
+                    num(kind == "line" ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
+                    num(lo) + "–" + num(hi),
+                    q.applies ? num(q.predicted_slope_cycles_per_thread.value_or(0)) : "n/a"});
 }
 
 } // namespace

@@ -2,11 +2,11 @@
 // The parts of `gpuprobe report` (one file each: report/<part>.cpp, e.g. tlb.cpp draws
 // tlb_part) and what they share: the inputs a results folder holds, the CSV row and number
 // helpers. Host-only; internal to report.
-#include "report/report.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
+#include "report/report.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,11 +2,11 @@
 // as a table (each level: entries x coverage = reach, penalty, what serves a miss, who shares it)
 // and a small diagram, the atomics scaling in one line, the tuning decisions and validate's
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
-#include "report/parts.hpp"
 #include "analysis/sharing.hpp"
 #include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"
 #include "model/atomics.hpp"
+#include "report/parts.hpp"
 
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
@@ -25,8 +25,8 @@ namespace gpuprobe::report::detail {
 using analysis::group_sizes;
 using analysis::level_line;
 using analysis::structure_words;
-using analysis::tradeoffs;
 using analysis::to_string;
+using analysis::tradeoffs;
 using model::level_label;
 
 namespace {

@@ -18,8 +18,8 @@ namespace gpuprobe::report::detail {
 using analysis::analyze_tlb;
 using analysis::load_tlb_inputs;
 using analysis::structure_words;
-using analysis::tlb_dataset;
 using analysis::tlb_curve;
+using analysis::tlb_dataset;
 using analysis::to_json;
 using model::level_label;
 
@@ -166,8 +166,8 @@ void cross_check_table(const inputs &in, report_content &c) {
       {},
       ""};
   for (const auto &r : check.levels)
-    x.rows.push_back({r.level, r.real_memory, r.miss_served_by.value_or("—"),
-                      r.sampling_verdict.value_or("—")});
+    x.rows.push_back(
+        {r.level, r.real_memory, r.miss_served_by.value_or("—"), r.sampling_verdict.value_or("—")});
   if (check.has_l2_split)
     x.note = "Real-memory chase: near/far L2 split " + num(check.l2_split_cycles.value_or(0), 3) +
              " cycles (p10 " + num(check.l2_p10_cycles.value_or(0), 3) + ", p90 " +

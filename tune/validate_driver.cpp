@@ -112,8 +112,8 @@ measured measure_workloads(const std::vector<workload> &workloads,
   measured m;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const auto &w = workloads[i];
-    analysis::workload_samples s{w.name,    w.pool, w.config_default, w.config_tuned,
-                                 w.differs, {},     {},               w.changes};
+    analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs,
+                                 {},     {},     w.changes};
     std::printf("[%zu/%zu] %-40s %-10s ", i + 1, workloads.size(), w.name.c_str(), w.pool.c_str());
     std::fflush(stdout);
     if (!w.differs) {

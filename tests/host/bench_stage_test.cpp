@@ -2,9 +2,9 @@
 // or without gpuprobe-bench; otherwise gpuprobe-bench on this GPU by UUID, the 36 cases of
 // RW, RW-BM, CoRW and CRW, written beside and kept only when made here by this commit with this
 // grid; and the report draws CoRW and CRW against their models too.
-#include "report/report.hpp"
 #include "common/build_info.hpp"
 #include "pipeline/bench_stage.hpp"
+#include "report/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

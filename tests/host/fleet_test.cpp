@@ -2,9 +2,9 @@
 // a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
 // in two folders).
 #include "analysis/fleet.hpp"
-#include "report/report.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "report/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,8 @@
 // manifest) and the fleet over reports/examples are compared with tests/fixtures/golden/.
 // A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
 // and the diff of tests/fixtures/golden/ is reviewed in the commit.
-#include "report/report.hpp"
 #include "common/json_io.hpp"
+#include "report/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

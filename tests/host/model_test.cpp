@@ -238,9 +238,8 @@ TEST(AtomicsModel, ProfileFitsAndRawPointsAreRead) {
   EXPECT_TRUE(fits[0].queue_model.applies);
   ASSERT_TRUE(fits[0].queue_model.mean_cycles);
   EXPECT_NEAR((*fits[0].queue_model.mean_cycles)[0], 391.42, 0.01);
-  const auto raw = gpuprobe::model::atomics_variants_from_json(
-      gpuprobe::read_json_file(root + "/tests/fixtures/gpuprobe-results/atomics.json")["atomics"]
-                              ["variants"]);
+  const auto raw = gpuprobe::model::atomics_variants_from_json(gpuprobe::read_json_file(
+      root + "/tests/fixtures/gpuprobe-results/atomics.json")["atomics"]["variants"]);
   ASSERT_EQ(raw.size(), 8u);
   EXPECT_FALSE(raw[0].points.empty());
   EXPECT_TRUE(!raw[0].fit || !raw[0].fit->model);

@@ -311,8 +311,8 @@ TEST(SharingGenerated, ARowsDriftOffItsBaselineIsNotNoise) {
 // The recorded H200 matrix that called L1 inconclusive (positive control +9.7 over a pooled noise
 // of 1.6): within its rows the noise is 0.7, and the level is private as every full run said.
 TEST(SharingFixtures, H200QuickL1WithRowDriftIsPrivate) {
-  const auto a = analyze_sharing(load_sharing_input(std::string(GPUPROBE_FIXTURES_DIR) +
-                                                    "/gpuprobe-results/sharing_L1_h200_drift.json"));
+  const auto a = analyze_sharing(load_sharing_input(
+      std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-results/sharing_L1_h200_drift.json"));
   EXPECT_EQ(to_string(a.scope), "private") << a.reason;
   EXPECT_NEAR(a.control_cycles, 9.65, 0.1);
   EXPECT_LT(a.noise_cycles, 1.0);
