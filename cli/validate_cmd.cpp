@@ -26,6 +26,36 @@ struct validate_options {
   std::vector<std::string> only; // workload name prefixes
 };
 
+// One GPU (--tuning/--out), or every GPU of --devices in its own process.
+void run(const validate_options &o) {
+  if (o.common.devices.empty()) {
+    if (o.tuning.empty() || o.common.out.empty())
+      throw error("validate: give --tuning and --out (or --devices)");
+    check_output_path(o.common.out);
+    refuse_output_over_inputs("validate", o.common.out, {o.tuning});
+    if (o.reps < 10)
+      throw error("validate: --reps must be at least 10");
+    if (o.pool_gib < 8)
+      throw error("validate: --pool-gib must be at least 8");
+    return tune::run_validate({o.tuning, o.common.out, o.common.device, o.common.seed, o.reps,
+                               o.pool_gib, o.tlb_footprint_gib, o.quick, o.ablation, o.sequential,
+                               o.only});
+  }
+  unit_command c{"validate",
+                 "--tuning",
+                 results_folder::tuning_file,
+                 results_folder::validation_file,
+                 {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
+                 "run gpuprobe tune --devices first"};
+  if (o.quick)
+    c.extra.push_back("--quick");
+  if (!o.ablation)
+    c.extra.push_back("--no-ablation");
+  if (!o.sequential)
+    c.extra.push_back("--fixed-reps");
+  run_per_device("validate", o.common.devices, o.results, plan_for(c));
+}
+
 } // namespace
 
 void setup_validate(CLI::App &parent) {
@@ -62,35 +92,7 @@ void setup_validate(CLI::App &parent) {
   app->add_flag_callback(
       "--fixed-reps", [opt] { opt->sequential = false; },
       "measure every workload --reps times (no early stop; docs/validate.md)");
-  app->callback([opt] {
-    const auto &o = *opt;
-    if (o.common.devices.empty()) {
-      if (o.tuning.empty() || o.common.out.empty())
-        throw error("validate: give --tuning and --out (or --devices)");
-      check_output_path(o.common.out);
-      refuse_output_over_inputs("validate", o.common.out, {o.tuning});
-      if (o.reps < 10)
-        throw error("validate: --reps must be at least 10");
-      if (o.pool_gib < 8)
-        throw error("validate: --pool-gib must be at least 8");
-      return tune::run_validate({o.tuning, o.common.out, o.common.device, o.common.seed, o.reps,
-                                 o.pool_gib, o.tlb_footprint_gib, o.quick, o.ablation, o.sequential,
-                                 o.only});
-    }
-    unit_command c{"validate",
-                   "--tuning",
-                   results_folder::tuning_file,
-                   results_folder::validation_file,
-                   {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
-                   "run gpuprobe tune --devices first"};
-    if (o.quick)
-      c.extra.push_back("--quick");
-    if (!o.ablation)
-      c.extra.push_back("--no-ablation");
-    if (!o.sequential)
-      c.extra.push_back("--fixed-reps");
-    run_per_device("validate", o.common.devices, o.results, plan_for(c));
-  });
+  app->callback([opt] { run(*opt); });
 }
 
 } // namespace gpuprobe::cli
