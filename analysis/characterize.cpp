@@ -120,75 +120,97 @@ json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &re
   return out;
 }
 
+namespace {
+
+// Each level's (or candidate's) sharing from raw/sharing_<label>.json, where it was measured for
+// this level's geometry.
+void attach_sharing(const results_folder &folder, std::vector<model::tlb_level> &list,
+                    bool candidate) {
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    model::tlb_level &L = list[k];
+    const fs::path f = folder.raw("sharing_" + level_label(candidate, k) + ".json");
+    L.sharing = model::level_sharing{};
+    if (!fs::exists(f))
+      continue; // "not measured"
+    // A sharing file measured for another geometry (an earlier analysis labelled levels
+    // differently) is not this level's answer: its params alone are read to tell.
+    const json params =
+        read_json_file(f.string()).value("sharing", json::object()).value("params", json::object());
+    const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
+    if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
+      L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
+                                  std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
+                                  ": run characterize on the GPU to measure this level";
+      continue;
+    }
+    json s = to_json(analyze_sharing(load_sharing_input(f.string())));
+    s["source"] = "raw/" + f.filename().string();
+    L.sharing = model::level_sharing_from_json(s);
+  }
+}
+
+// The conflict sets (a second measure of each level's ways), matched by label and geometry.
+void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tlb) {
+  const fs::path cf = folder.raw("tlb_conflict.json");
+  if (!fs::exists(cf))
+    return;
+  const json cr = read_json_file(cf.string());
+  require_schema(cr, schema::result, cf.string());
+  for (const auto &rl : cr.value("tlb_conflict", json::object()).value("levels", json::array()))
+    for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+      model::tlb_level &L = tlb.levels[k];
+      if (rl.value("level", "") == level_label(false, k) &&
+          rl.value("page_bytes", 0.0) == L.page_bytes &&
+          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 && L.structure)
+        L.structure->conflict = conflict_summary(model::to_json(L), rl);
+    }
+}
+
+// The fits the atomics stage made (each variant's `analysis`); the device block of its result
+// becomes the profile's.
+json atomics_fits(const results_folder &folder, model::profile &p) {
+  json atomics = json::array();
+  const fs::path af = folder.raw("atomics.json");
+  if (!fs::exists(af))
+    return atomics;
+  const auto a = probes::atomics_result_from_json(read_json_file(af.string()));
+  for (const auto &v : a.variants)
+    atomics.push_back({{"variant", probes::to_string(v.variant)},
+                       {"fit", v.analysis.value("fit", json::object())},
+                       {"queue_model", v.analysis.value("queue_model", json::object())}});
+  if (!a.device.is_null())
+    p.device = a.device;
+  return atomics;
+}
+
+// The aliased levels against the real-memory chase and tlb-sampling, where both were measured.
+void attach_cross_check(const results_folder &folder, model::tlb_hierarchy &tlb) {
+  const fs::path rp = folder.raw("tlb_real_profile.json"), rr = folder.raw("tlb_real.json");
+  if (!fs::exists(rp) || !fs::exists(rr))
+    return;
+  const model::profile real_profile = model::read_profile(rp.string());
+  const auto real = probes::tlb_result_from_json(read_json_file(rr.string()));
+  const fs::path sp = folder.raw("tlb_sampling.json");
+  std::optional<probes::sampling_result> sampling;
+  if (fs::exists(sp))
+    sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
+  tlb.cross_check = model::tlb_cross_check_from_json(
+      cross_check(tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr));
+}
+
+} // namespace
+
 model::profile assemble_profile(const std::string &dir, const json &stages_run,
                                 const json &conditions) {
-  const fs::path d(dir);
-  const results_folder folder{d};
+  const results_folder folder{fs::path(dir)};
   model::profile p = model::read_profile(folder.raw("tlb_profile.json").string());
   p.schema = schema::profile.id();
   p.meta = json::object();
-  auto attach = [&](std::vector<model::tlb_level> &list, bool candidate) {
-    for (std::size_t k = 0; k < list.size(); ++k) {
-      model::tlb_level &L = list[k];
-      const fs::path f = folder.raw("sharing_" + level_label(candidate, k) + ".json");
-      L.sharing = model::level_sharing{};
-      if (!fs::exists(f))
-        continue; // "not measured"
-      // A sharing file measured for another geometry (an earlier analysis labelled levels
-      // differently) is not this level's answer: its params alone are read to tell.
-      const json params = read_json_file(f.string())
-                              .value("sharing", json::object())
-                              .value("params", json::object());
-      const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
-      if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
-        L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
-                                    std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
-                                    ": run characterize on the GPU to measure this level";
-        continue;
-      }
-      json s = to_json(analyze_sharing(load_sharing_input(f.string())));
-      s["source"] = "raw/" + f.filename().string();
-      L.sharing = model::level_sharing_from_json(s);
-    }
-  };
-  attach(p.tlb.levels, false);
-  attach(p.tlb.candidates, true);
-  // The conflict sets (a second measure of each level's ways), matched by label and geometry.
-  const fs::path cf = folder.raw("tlb_conflict.json");
-  if (fs::exists(cf)) {
-    const json cr = read_json_file(cf.string());
-    require_schema(cr, schema::result, cf.string());
-    for (const auto &rl : cr.value("tlb_conflict", json::object()).value("levels", json::array()))
-      for (std::size_t k = 0; k < p.tlb.levels.size(); ++k) {
-        model::tlb_level &L = p.tlb.levels[k];
-        if (rl.value("level", "") == level_label(false, k) &&
-            rl.value("page_bytes", 0.0) == L.page_bytes &&
-            std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 && L.structure)
-          L.structure->conflict = conflict_summary(model::to_json(L), rl);
-      }
-  }
-  json atomics = json::array();
-  const fs::path af = folder.raw("atomics.json");
-  if (fs::exists(af)) {
-    const auto a = probes::atomics_result_from_json(read_json_file(af.string()));
-    for (const auto &v : a.variants) // the fits the atomics stage made (its `analysis`)
-      atomics.push_back({{"variant", probes::to_string(v.variant)},
-                         {"fit", v.analysis.value("fit", json::object())},
-                         {"queue_model", v.analysis.value("queue_model", json::object())}});
-    if (!a.device.is_null())
-      p.device = a.device;
-  }
-  const fs::path rp = folder.raw("tlb_real_profile.json"), rr = folder.raw("tlb_real.json");
-  if (fs::exists(rp) && fs::exists(rr)) {
-    const model::profile real_profile = model::read_profile(rp.string());
-    const auto real = probes::tlb_result_from_json(read_json_file(rr.string()));
-    const fs::path sp = folder.raw("tlb_sampling.json");
-    std::optional<probes::sampling_result> sampling;
-    if (fs::exists(sp))
-      sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
-    p.tlb.cross_check = model::tlb_cross_check_from_json(
-        cross_check(p.tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr));
-  }
+  attach_sharing(folder, p.tlb.levels, false);
+  attach_sharing(folder, p.tlb.candidates, true);
+  attach_conflict_sets(folder, p.tlb);
+  const json atomics = atomics_fits(folder, p);
+  attach_cross_check(folder, p.tlb);
   p.detail = {{"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}},
               {"conditions", conditions}};
   p.stages.emplace();
