@@ -13,14 +13,19 @@ namespace gpuprobe::report::detail {
 
 namespace fs = std::filesystem;
 
-// BM_getpage/<alloc>/threads:<n>/free_permille:<f> cases with TAS/WAS and their theory.
-void theory_part(const inputs &in, report_content &c) {
-  struct cell {
-    std::string alloc;
-    int permille;
-    double threads, tas, tas_th, was, was_th;
-  };
-  std::vector<cell> cells;
+namespace {
+
+// One BM_getpage case with TAS/WAS and their theory.
+struct theory_cell {
+  std::string alloc;
+  int permille;
+  double threads, tas, tas_th, was, was_th;
+};
+
+// BM_getpage/<alloc>/threads:<n>/free_permille:<f> cases of the allocators the models of Eqs. 3-9
+// describe (RW, RW-BM and CoRW: Theorems 1-2; CRW: Eq. 7), at a thread count given as a number.
+std::vector<theory_cell> theory_cells(const inputs &in) {
+  std::vector<theory_cell> cells;
   for (const auto &[path, doc] : in.bench)
     for (const auto &b : doc["benchmarks"]) {
       const std::string name = b.value("name", "");
@@ -33,7 +38,7 @@ void theory_part(const inputs &in, report_content &c) {
       const std::string alloc = name.substr(a0, a1 - a0);
       if (alloc != "rw" && alloc.rfind("rw_bm", 0) != 0 && alloc.rfind("corw", 0) != 0 &&
           alloc != "crw")
-        continue; // the models of Eqs. 3-9: RW, RW-BM and CoRW (Theorems 1-2), CRW (Eq. 7)
+        continue;
       const std::string tn = name.substr(t0 + 8, name.find('/', t0) - t0 - 8);
       if (tn == "full")
         continue;
@@ -41,48 +46,62 @@ void theory_part(const inputs &in, report_content &c) {
                        b.value("TAS", 0.0), b.value("TAS_theory", 0.0), b.value("WAS", 0.0),
                        b.value("WAS_theory", 0.0)});
     }
+  return cells;
+}
+
+// TAS (was = false) or WAS against its theory; a measured WAS over its bound is flagged on the
+// figure and listed in `over`.
+report_figure theory_figure(const std::vector<theory_cell> &cells, bool was, report_table &over) {
+  report_figure f{was ? "was_vs_theory" : "tas_vs_theory",
+                  was ? "WAS measured vs the Eq. 4/6 bound (RW paper Fig. 11-12)"
+                      : "TAS measured vs Eqs. 3/5 (RW paper Fig. 11-12)",
+                  "lines",
+                  "threads",
+                  was ? "warp average steps" : "thread average steps",
+                  true,
+                  true,
+                  {},
+                  {},
+                  ""};
+  std::ostringstream o;
+  o << "series,style,x,y\n";
+  for (const auto &e : cells) {
+    const std::string s = e.alloc + " " + std::to_string(e.permille) + "‰ free";
+    row(o, s, "points", e.threads, was ? e.was : e.tas);
+    if ((was ? e.was_th : e.tas_th) > 0) // CRW's model has no WAS bound
+      row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
+  }
+  // A measured WAS over its bound is not a broken model: Eqs. 4 and 6 assume every lane starts
+  // on a distinct word (no LockMap collisions), which stops holding as N approaches the free
+  // pages. Such points are flagged on the figure and listed with that reason.
+  if (was)
+    for (const auto &e : cells)
+      if (e.was_th > 0 && e.was > e.was_th * 1.02) {
+        row(o, "above the bound (lanes collide: the bound's assumption fails)", "flag", e.threads,
+            e.was);
+        over.rows.push_back({e.alloc, num(e.permille / 10.0) + " %", num(e.threads), num(e.was, 3),
+                             num(e.was_th, 3)});
+      }
+  f.csv = o.str();
+  return f;
+}
+
+} // namespace
+
+// BM_getpage cases with TAS/WAS and their theory: a figure each, and the WAS points over the bound.
+void theory_part(const inputs &in, report_content &c) {
+  const std::vector<theory_cell> cells = theory_cells(in);
   if (cells.empty()) {
     c.missing.push_back("TAS/WAS vs theory (raw/ holds no gpuprobe-bench BM_getpage results: a "
                         "full `gpuprobe run` measures them into raw/bench_getpage.json)");
     return;
   }
   for (const bool was : {false, true}) {
-    report_figure f{was ? "was_vs_theory" : "tas_vs_theory",
-                    was ? "WAS measured vs the Eq. 4/6 bound (RW paper Fig. 11-12)"
-                        : "TAS measured vs Eqs. 3/5 (RW paper Fig. 11-12)",
-                    "lines",
-                    "threads",
-                    was ? "warp average steps" : "thread average steps",
-                    true,
-                    true,
-                    {},
-                    {},
-                    ""};
-    std::ostringstream o;
-    o << "series,style,x,y\n";
-    for (const auto &e : cells) {
-      const std::string s = e.alloc + " " + std::to_string(e.permille) + "‰ free";
-      row(o, s, "points", e.threads, was ? e.was : e.tas);
-      if ((was ? e.was_th : e.tas_th) > 0) // CRW's model has no WAS bound
-        row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
-    }
-    // A measured WAS over its bound is not a broken model: Eqs. 4 and 6 assume every lane starts
-    // on a distinct word (no LockMap collisions), which stops holding as N approaches the free
-    // pages. Such points are flagged on the figure and listed with that reason.
     report_table over{"WAS above the Eq. 4/6 bound",
                       {"allocator", "free", "threads", "measured WAS", "bound"},
                       {},
                       ""};
-    if (was)
-      for (const auto &e : cells)
-        if (e.was_th > 0 && e.was > e.was_th * 1.02) {
-          row(o, "above the bound (lanes collide: the bound's assumption fails)", "flag", e.threads,
-              e.was);
-          over.rows.push_back({e.alloc, num(e.permille / 10.0) + " %", num(e.threads),
-                               num(e.was, 3), num(e.was_th, 3)});
-        }
-    f.csv = o.str();
-    c.figures.push_back(std::move(f));
+    c.figures.push_back(theory_figure(cells, was, over));
     if (!over.rows.empty()) {
       over.note = "Eqs. 4 and 6 bound the warp's steps when the warp's lanes start on distinct "
                   "words (the RW paper's "
