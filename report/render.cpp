@@ -41,6 +41,55 @@ std::string base64(const std::string &bytes) {
   return o;
 }
 
+namespace {
+
+// A row of cells, escaped.
+void html_row(std::ostringstream &o, const std::vector<std::string> &cells, const char *tag) {
+  o << "<tr>";
+  for (const auto &cell : cells)
+    o << "<" << tag << ">" << escape(cell) << "</" << tag << ">";
+  o << "</tr>";
+}
+
+// The opening: the hierarchy table, the diagram, one line per finding and decision.
+void html_summary(std::ostringstream &o, const report_summary &sum) {
+  if (sum.empty())
+    return;
+  o << "<section id=\"summary\"><h2>Summary</h2>\n";
+  if (!sum.hierarchy.empty()) {
+    o << "<table><tr><th>level</th><th>entries, structure, coverage = reach</th><th>miss penalty "
+         "(cycles)</th><th>a miss is served by</th><th>shared by</th></tr>\n";
+    for (const auto &r : sum.hierarchy) {
+      html_row(o, r, "td");
+      o << "\n";
+    }
+    o << "</table>\n" << sum.diagram_svg << "\n"; // our own SVG: not escaped
+  }
+  o << "<ul>\n";
+  for (const auto &l : sum.lines)
+    o << "<li>" << escape(l) << "</li>\n";
+  for (const auto &d : sum.decisions)
+    o << "<li>" << escape(d) << "</li>\n";
+  o << "</ul></section>\n";
+}
+
+// A list under its heading (nothing when empty).
+void html_list(std::ostringstream &o, const char *heading,
+               std::initializer_list<const std::vector<std::string> *> lists) {
+  bool any = false;
+  for (const auto *l : lists)
+    any = any || !l->empty();
+  if (!any)
+    return;
+  o << "<h2>" << heading << "</h2><ul>\n";
+  for (const auto *l : lists)
+    for (const auto &m : *l)
+      o << "<li>" << escape(m) << "</li>\n";
+  o << "</ul>\n";
+}
+
+} // namespace
+
 std::string render_html(const report_content &c, const std::map<std::string, std::string> &png) {
   std::ostringstream o;
   o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpuprobe report</title>\n"
@@ -52,27 +101,7 @@ std::string render_html(const report_content &c, const std::map<std::string, std
        "8px;text-align:left}td{overflow-wrap:anywhere}img{max-width:100%}figure{margin:2em "
        "0}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
-  const auto &sum = c.summary;
-  if (!sum.empty()) {
-    o << "<section id=\"summary\"><h2>Summary</h2>\n";
-    if (!sum.hierarchy.empty()) {
-      o << "<table><tr><th>level</th><th>entries, structure, coverage = reach</th><th>miss penalty "
-           "(cycles)</th><th>a miss is served by</th><th>shared by</th></tr>\n";
-      for (const auto &r : sum.hierarchy) {
-        o << "<tr>";
-        for (const auto &cell : r)
-          o << "<td>" << escape(cell) << "</td>";
-        o << "</tr>\n";
-      }
-      o << "</table>\n" << sum.diagram_svg << "\n"; // our own SVG: not escaped
-    }
-    o << "<ul>\n";
-    for (const auto &l : sum.lines)
-      o << "<li>" << escape(l) << "</li>\n";
-    for (const auto &d : sum.decisions)
-      o << "<li>" << escape(d) << "</li>\n";
-    o << "</ul></section>\n";
-  }
+  html_summary(o, c.summary);
   for (const auto &f : c.figures) {
     const auto it = png.find(f.id);
     const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second)
@@ -88,31 +117,17 @@ std::string render_html(const report_content &c, const std::map<std::string, std
       o << "<p>" << escape(t.note) << "</p>\n";
     if (t.rows.empty())
       continue;
-    o << "<table><tr>";
-    for (const auto &h : t.header)
-      o << "<th>" << escape(h) << "</th>";
-    o << "</tr>\n";
+    o << "<table>";
+    html_row(o, t.header, "th");
+    o << "\n";
     for (const auto &r : t.rows) {
-      o << "<tr>";
-      for (const auto &cell : r)
-        o << "<td>" << escape(cell) << "</td>";
-      o << "</tr>\n";
+      html_row(o, r, "td");
+      o << "\n";
     }
     o << "</table>\n";
   }
-  if (!c.missing.empty()) {
-    o << "<h2>Not in this folder</h2><ul>\n";
-    for (const auto &m : c.missing)
-      o << "<li>" << escape(m) << "</li>\n";
-    o << "</ul>\n";
-  }
-  if (!c.not_drawn.empty() || !c.skipped.empty()) {
-    o << "<h2>Not drawn</h2><ul>\n";
-    for (const auto *list : {&c.skipped, &c.not_drawn})
-      for (const auto &m : *list)
-        o << "<li>" << escape(m) << "</li>\n";
-    o << "</ul>\n";
-  }
+  html_list(o, "Not in this folder", {&c.missing});
+  html_list(o, "Not drawn", {&c.skipped, &c.not_drawn});
   o << "<h2>Inputs</h2><ul>\n";
   for (const auto &s : c.sources)
     o << "<li>" << escape(s) << "</li>\n";
@@ -126,7 +141,8 @@ std::string render_markdown(const report_content &c) {
   if (!c.summary.empty()) {
     o << "## Summary\n\n";
     if (!c.summary.hierarchy.empty()) {
-      o << "| level | entries, structure, coverage = reach | miss penalty (cycles) | a miss is served by | "
+      o << "| level | entries, structure, coverage = reach | miss penalty (cycles) | a miss is "
+           "served by | "
            "shared by |\n|---|---|---|---|---|\n";
       for (const auto &r : c.summary.hierarchy) {
         o << "|";
