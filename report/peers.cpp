@@ -197,6 +197,43 @@ const peer_result *best_peer(const peer_cells &p, const std::string &s, double n
   return best;
 }
 
+// One cell of the goal table: rw_malloc's malloc and malloc + free against the best peer's (the
+// cheapest `bm`, `bp` that served it), and against the bump pointer where that goal applies; the
+// goals it misses, in words, go to `misses`.
+std::vector<std::string> goal_row(const peer_result &rw, const peer_result *bm,
+                                  const peer_result *bp, const peer_result *bump, bool bump_goal,
+                                  std::vector<std::string> &misses) {
+  std::vector<std::string> row;
+  if (!rw.ok) {
+    misses.push_back("rw_malloc " + failure(rw));
+    row.insert(row.end(), {"-", "", "", "-", "", "", ""});
+    return row;
+  }
+  auto vs = [&](const peer_result *b, auto cost, const char *what) {
+    if (!b) {
+      row.insert(row.end(), {num(cost(rw), 3), "not compared (no peer served)", ""});
+      return;
+    }
+    const double q = cost(rw) / cost(*b);
+    row.insert(row.end(), {num(cost(rw), 3), num(cost(*b), 3) + " " + b->alloc, num(q, 3)});
+    if (q > 1.0)
+      misses.push_back(std::string(what) + " slower than " + b->alloc);
+  };
+  vs(
+      bm, [](const peer_result &r) { return r.malloc_ms; }, "malloc");
+  vs(
+      bp, [](const peer_result &r) { return r.malloc_ms + r.free_ms; }, "malloc + free");
+  if (bump_goal && bump && bump->ok) {
+    const double q = rw.malloc_ms / bump->malloc_ms;
+    row.push_back(num(q, 3));
+    if (q > 2.0)
+      misses.push_back("over 2x the bump pointer");
+  } else {
+    row.push_back("");
+  }
+  return row;
+}
+
 // The goals (a benchmark, not a test), per cell: rw_malloc's malloc no slower than the best
 // peer's, its malloc + free no slower than the best peer's malloc + free, and within 2x the bump
 // pointer at 2^20 threads for requests up to 256 B. A cell no peer served is "not compared".
@@ -217,37 +254,12 @@ void goals_table(report_content &c, const peer_cells &p) {
         if (!rw)
           continue;
         const auto *bm = best_peer(p, s, n, state, malloc_cost);
-        const auto *bp = best_peer(p, s, n, state, pair_cost);
-        const auto *bump = p.find("bump", s, n, state);
+        const bool bump_goal = n >= (1 << 20) && s != "mixed" && std::atoi(s.c_str()) <= 256;
         std::vector<std::string> misses;
         std::vector<std::string> row = {state_label(state), count(n), size_label(s)};
-        const bool bump_goal = n >= (1 << 20) && s != "mixed" && std::atoi(s.c_str()) <= 256;
-        if (!rw->ok) {
-          misses.push_back("rw_malloc " + failure(*rw));
-          row.insert(row.end(), {"-", "", "", "-", "", "", ""});
-        } else {
-          auto vs = [&](const peer_result *b, auto cost, const char *what) {
-            if (!b) {
-              row.insert(row.end(), {num(cost(*rw), 3), "not compared (no peer served)", ""});
-              return;
-            }
-            const double q = cost(*rw) / cost(*b);
-            row.insert(row.end(),
-                       {num(cost(*rw), 3), num(cost(*b), 3) + " " + b->alloc, num(q, 3)});
-            if (q > 1.0)
-              misses.push_back(std::string(what) + " slower than " + b->alloc);
-          };
-          vs(bm, malloc_cost, "malloc");
-          vs(bp, pair_cost, "malloc + free");
-          if (bump_goal && bump && bump->ok) {
-            const double q = rw->malloc_ms / bump->malloc_ms;
-            row.push_back(num(q, 3));
-            if (q > 2.0)
-              misses.push_back("over 2x the bump pointer");
-          } else {
-            row.push_back("");
-          }
-        }
+        const auto cells = goal_row(*rw, bm, best_peer(p, s, n, state, pair_cost),
+                                    p.find("bump", s, n, state), bump_goal, misses);
+        row.insert(row.end(), cells.begin(), cells.end());
         std::string verdict;
         if (!misses.empty()) {
           verdict = "not met: " + misses[0];
