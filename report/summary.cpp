@@ -76,54 +76,64 @@ std::string diagram(const std::vector<model::tlb_level> &levels,
   return o.str();
 }
 
+// The hierarchy table's rows and the diagram: each level with its structure, penalty, what
+// serves a miss and who shares it; then the line that says how far the search went.
+void hierarchy_summary(const model::tlb_hierarchy &tlb, report_summary &s) {
+  const auto &levels = tlb.levels;
+  const auto &checks = tlb.cross_check;
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    const auto &L = levels[k];
+    const model::level_check *ck = checks ? checks->find(level_label(false, k)) : nullptr;
+    const std::string served = ck && ck->miss_served_by ? *ck->miss_served_by : "—";
+    const std::string bound = L.page_bound.value_or("");
+    // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
+    const std::string st = structure_words(L);
+    s.hierarchy.push_back(
+        {level_label(false, k),
+         num(L.entries.value_or(0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
+             (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
+             " each = " + format_bytes(L.reach_bytes),
+         "+" + num(L.miss_penalty_cycles.value_or(0), 3), served, shared_by(L.sharing)});
+  }
+  if (!levels.empty())
+    s.diagram_svg = diagram(levels, checks);
+  s.lines.push_back(levels.empty()
+                        ? "TLB: no level found up to " +
+                              format_bytes(tlb.searched_up_to_bytes.value_or(0))
+                        : "TLB: " + std::to_string(levels.size()) + " level(s), searched up to " +
+                              format_bytes(tlb.searched_up_to_bytes.value_or(0)));
+}
+
+// Atomics in one line: the slope per contending thread of each family, CAS's exponent ("" when
+// the profile has no fits).
+std::string atomics_line(const model::profile &p) {
+  std::map<std::string, std::string> fits;
+  for (const auto &v : model::atomics_of(p)) {
+    const model::atomics_fit f = v.fit.value_or(model::atomics_fit{});
+    if (f.model == "power")
+      fits[v.variant] = "~N^" + num(f.power_exponent.value_or(0), 3);
+    else if (f.slope_cycles_per_thread)
+      fits[v.variant] = "+" + num(*f.slope_cycles_per_thread, 3) + " cycles/thread";
+  }
+  std::string a;
+  for (const auto &[label, key] :
+       std::vector<std::pair<std::string, std::string>>{{"one address", "same_u32"},
+                                                        {"distinct lines", "distinct_u32"},
+                                                        {"CAS loop", "cas_u32"},
+                                                        {"warp-aggregated", "aggregated_u32"}})
+    if (fits.count(key))
+      a += (a.empty() ? "" : "; ") + label + " " + fits[key];
+  return a.empty() ? "" : "Atomics (32-bit, latency per contending thread): " + a;
+}
+
 } // namespace
 
 void summary_part(const inputs &in, report_content &c) {
   report_summary &s = c.summary;
   if (in.profile) {
-    const model::tlb_hierarchy &tlb = in.profile->tlb;
-    const auto &levels = tlb.levels;
-    const auto &checks = tlb.cross_check;
-    for (std::size_t k = 0; k < levels.size(); ++k) {
-      const auto &L = levels[k];
-      const model::level_check *ck = checks ? checks->find(level_label(false, k)) : nullptr;
-      const std::string served = ck && ck->miss_served_by ? *ck->miss_served_by : "—";
-      const std::string bound = L.page_bound.value_or("");
-      // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
-      const std::string st = structure_words(L);
-      s.hierarchy.push_back(
-          {level_label(false, k),
-           num(L.entries.value_or(0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
-               (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
-               " each = " + format_bytes(L.reach_bytes),
-           "+" + num(L.miss_penalty_cycles.value_or(0), 3), served, shared_by(L.sharing)});
-    }
-    if (!levels.empty())
-      s.diagram_svg = diagram(levels, checks);
-    s.lines.push_back(levels.empty()
-                          ? "TLB: no level found up to " +
-                                format_bytes(tlb.searched_up_to_bytes.value_or(0))
-                          : "TLB: " + std::to_string(levels.size()) + " level(s), searched up to " +
-                                format_bytes(tlb.searched_up_to_bytes.value_or(0)));
-    // Atomics in one line: the slope per contending thread of each family, CAS's exponent.
-    std::map<std::string, std::string> fits;
-    for (const auto &v : model::atomics_of(*in.profile)) {
-      const model::atomics_fit f = v.fit.value_or(model::atomics_fit{});
-      if (f.model == "power")
-        fits[v.variant] = "~N^" + num(f.power_exponent.value_or(0), 3);
-      else if (f.slope_cycles_per_thread)
-        fits[v.variant] = "+" + num(*f.slope_cycles_per_thread, 3) + " cycles/thread";
-    }
-    std::string a;
-    for (const auto &[label, key] :
-         std::vector<std::pair<std::string, std::string>>{{"one address", "same_u32"},
-                                                          {"distinct lines", "distinct_u32"},
-                                                          {"CAS loop", "cas_u32"},
-                                                          {"warp-aggregated", "aggregated_u32"}})
-      if (fits.count(key))
-        a += (a.empty() ? "" : "; ") + label + " " + fits[key];
-    if (!a.empty())
-      s.lines.push_back("Atomics (32-bit, latency per contending thread): " + a);
+    hierarchy_summary(in.profile->tlb, s);
+    if (const std::string a = atomics_line(*in.profile); !a.empty())
+      s.lines.push_back(a);
   }
   if (in.tuning) {
     for (const auto &[key, what] :
@@ -136,7 +146,8 @@ void summary_part(const inputs &in, report_content &c) {
   }
   if (in.validation) {
     s.lines.push_back("validate (default vs tuned, Holm-corrected): " + in.validation->summary);
-    // Files of earlier versions carry no trade-offs: they are derived from the rows here.
+    // A file without trade-offs: derived here from its rows' typed changes (a file from before
+    // those has neither, and shows none).
     const auto t = in.validation->tradeoffs.value_or(tradeoffs(in.validation->workloads));
     for (const auto &x : t)
       s.decisions.push_back("trade-off, " + x.line);
