@@ -16,6 +16,8 @@ namespace gpuprobe::report::detail {
 // What this part reads of the analysis.
 using analysis::analyze_sharing;
 using analysis::load_sharing_input;
+using analysis::sharing_analysis;
+using analysis::sharing_matrix;
 using analysis::to_string;
 
 namespace fs = std::filesystem;
@@ -40,6 +42,57 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
     return;
   c.tables.push_back(std::move(t));
 }
+
+// One matrix as a heatmap, rows and columns in group order (members of a group adjacent, so each
+// group is one box), each cell above its row's reference; `groups` gets the groups in words.
+report_figure sharing_heatmap(const std::string &path, int k, const sharing_matrix &m,
+                              const sharing_analysis &a, std::string &groups) {
+  report_figure f{"sharing_" + std::to_string(k),
+                  "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope),
+                  "heatmap",
+                  "disruptor SM",
+                  "victim SM: cycles per hop above the row's reference",
+                  false,
+                  false,
+                  {},
+                  {},
+                  ""};
+  std::vector<int> order;
+  std::vector<bool> used(m.sm_ids.size(), false);
+  std::map<int, std::size_t> index;
+  for (std::size_t i = 0; i < m.sm_ids.size(); ++i)
+    index[m.sm_ids[i]] = i;
+  for (const auto &g : a.groups) {
+    const int first = int(order.size());
+    for (int id : g)
+      if (index.count(id) && !used[index[id]])
+        order.push_back(int(index[id])), used[index[id]] = true;
+    f.boxes.emplace_back(first, int(order.size()) - 1);
+    groups += (groups.empty() ? "" : " ") + std::string("{");
+    for (std::size_t j = 0; j < g.size(); ++j)
+      groups += (j ? "," : "") + std::to_string(g[j]);
+    groups += "}";
+  }
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (!used[i])
+      order.push_back(int(i));
+  std::ostringstream o;
+  for (std::size_t j = 0; j < order.size(); ++j)
+    o << (j ? "," : "") << m.sm_ids[std::size_t(order[j])];
+  o << '\n';
+  for (int i : order) {
+    const auto &r = m.cycles[std::size_t(i)];
+    std::vector<double> sorted(r);
+    std::sort(sorted.begin(), sorted.end());
+    const double ref = m.baseline.empty() ? sorted[sorted.size() / 2] : m.baseline[std::size_t(i)];
+    for (std::size_t j = 0; j < order.size(); ++j)
+      o << (j ? "," : "") << num(r[std::size_t(order[j])] - ref, 6);
+    o << '\n';
+  }
+  f.csv = o.str();
+  return f;
+}
+
 } // namespace
 
 void sharing_part(const inputs &in, report_content &c) {
@@ -54,53 +107,8 @@ void sharing_part(const inputs &in, report_content &c) {
   for (const auto &path : in.sharing) {
     const auto m = load_sharing_input(path);
     const auto a = analyze_sharing(m);
-    // Rows and columns in group order (members of a group adjacent), so each group is one box.
-    std::vector<int> order;
-    report_figure f{"sharing_" + std::to_string(++k),
-                    "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope),
-                    "heatmap",
-                    "disruptor SM",
-                    "victim SM: cycles per hop above the row's reference",
-                    false,
-                    false,
-                    {},
-                    {},
-                    ""};
-    std::vector<bool> used(m.sm_ids.size(), false);
-    std::map<int, std::size_t> index;
-    for (std::size_t i = 0; i < m.sm_ids.size(); ++i)
-      index[m.sm_ids[i]] = i;
     std::string groups;
-    for (const auto &g : a.groups) {
-      const int first = int(order.size());
-      for (int id : g)
-        if (index.count(id) && !used[index[id]])
-          order.push_back(int(index[id])), used[index[id]] = true;
-      f.boxes.emplace_back(first, int(order.size()) - 1);
-      groups += (groups.empty() ? "" : " ") + std::string("{");
-      for (std::size_t j = 0; j < g.size(); ++j)
-        groups += (j ? "," : "") + std::to_string(g[j]);
-      groups += "}";
-    }
-    for (std::size_t i = 0; i < used.size(); ++i)
-      if (!used[i])
-        order.push_back(int(i));
-    std::ostringstream o;
-    for (std::size_t j = 0; j < order.size(); ++j)
-      o << (j ? "," : "") << m.sm_ids[std::size_t(order[j])];
-    o << '\n';
-    for (int i : order) {
-      const auto &r = m.cycles[std::size_t(i)];
-      std::vector<double> sorted(r);
-      std::sort(sorted.begin(), sorted.end());
-      const double ref =
-          m.baseline.empty() ? sorted[sorted.size() / 2] : m.baseline[std::size_t(i)];
-      for (std::size_t j = 0; j < order.size(); ++j)
-        o << (j ? "," : "") << num(r[std::size_t(order[j])] - ref, 6);
-      o << '\n';
-    }
-    f.csv = o.str();
-    c.figures.push_back(std::move(f));
+    c.figures.push_back(sharing_heatmap(path, ++k, m, a, groups));
     t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope),
                       groups.empty() ? "—" : groups, a.reason});
   }
