@@ -57,6 +57,31 @@ std::string miss_served_by(double penalty, const json &memory) {
   return b;
 }
 
+namespace {
+
+// What the real-memory chase says of an aliased level: a real level (or candidate) of the same page
+// and a reach within 15 % agrees (the two analyses number their levels apart: the real sweep
+// ends at the device memory and can miss or add one), else the level lies beyond that sweep or
+// was not seen.
+std::string
+real_memory_verdict(const model::tlb_level &L,
+                    const std::vector<std::pair<std::string, const model::tlb_level *>> &real,
+                    double real_end) {
+  const double reach = L.reach_bytes, page = L.page_bytes;
+  for (const auto &[name, r] : real)
+    if (r->page_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach)
+      return "agrees: real memory's " + name + " (" +
+             std::to_string(std::lround(r->entries.value_or(0))) + " x " +
+             std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +
+             std::to_string(std::lround(r->miss_penalty_cycles.value_or(0))) + " cycles)";
+  if (reach > real_end)
+    return "beyond the real-memory sweep (it ends at " +
+           std::to_string(std::lround(real_end / double(1ull << 30))) + " GiB: the device memory)";
+  return "not seen in real memory";
+}
+
+} // namespace
+
 json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &real_tlb,
                  const probes::tlb_result &real_result, const probes::sampling_result *sampling) {
   json out = {
@@ -69,29 +94,14 @@ json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &re
   if (sampling)
     for (const auto &l : sampling->levels)
       sampled[l.target.level] = &l;
-  const double real_end = real_tlb.searched_up_to_bytes.value_or(0);
   std::vector<std::pair<std::string, const model::tlb_level *>> real;
   for_each_level(real_tlb,
                  [&](const model::tlb_level &L, bool candidate, const std::string &label) {
                    real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
                  });
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
-    const double reach = L.reach_bytes, page = L.page_bytes;
-    json row = {{"level", label}, {"reach_bytes", reach}};
-    std::string verdict = "not seen in real memory";
-    for (const auto &[name, r] : real)
-      if (r->page_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach) {
-        verdict = "agrees: real memory's " + name + " (" +
-                  std::to_string(std::lround(r->entries.value_or(0))) + " x " +
-                  std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +
-                  std::to_string(std::lround(r->miss_penalty_cycles.value_or(0))) + " cycles)";
-        break;
-      }
-    if (verdict.rfind("agrees", 0) != 0 && reach > real_end)
-      verdict = "beyond the real-memory sweep (it ends at " +
-                std::to_string(std::lround(real_end / double(1ull << 30))) +
-                " GiB: the device memory)";
-    row["real_memory"] = verdict;
+    json row = {{"level", label}, {"reach_bytes", L.reach_bytes}};
+    row["real_memory"] = real_memory_verdict(L, real, real_tlb.searched_up_to_bytes.value_or(0));
     const std::string served = miss_served_by(L.miss_penalty_cycles.value_or(0), memory);
     if (!served.empty())
       row["miss_served_by"] = served;
