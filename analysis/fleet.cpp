@@ -182,6 +182,53 @@ fleet_unit read_unit(const std::string &folder) {
   return u;
 }
 
+namespace {
+
+// The unit folders under `in` (it, when it is one): a unit's raw/ is not searched for others; a
+// folder that cannot be read, a loop of links, or a raw/ without a gpuprobe result goes to
+// `refused` with its reason, and the walk goes on.
+std::vector<fs::path> unit_folders(const std::string &in, std::vector<std::string> &refused) {
+  std::vector<fs::path> found;
+  if (is_unit(in))
+    return {fs::path(in)};
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(in, ec); it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (ec) { // an unreadable folder: listed, the walk goes on
+      refused.push_back(in + ": " + ec.message());
+      ec.clear();
+      continue;
+    }
+    std::error_code st;
+    if (!it->is_directory(st)) {
+      if (st) // a loop of links: listed with the reason, never followed
+        refused.push_back(it->path().string() + ": " + st.message());
+      continue;
+    }
+    if (is_unit(it->path())) {
+      found.push_back(it->path());
+      it.disable_recursion_pending(); // a unit's raw/ is not another unit
+    } else if (it->path().filename() == results_folder::raw_dir) {
+      refused.push_back(it->path().parent_path().string() + ": raw/ holds no gpuprobe result");
+      it.disable_recursion_pending();
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Why folder `f` is not a unit, without the prefixes read_unit's message repeats.
+std::string not_a_unit(const fs::path &f, const std::exception &e) {
+  std::string why = e.what();
+  if (why.rfind("fleet: ", 0) == 0)
+    why = why.substr(7);
+  if (why.rfind(f.string() + " ", 0) == 0)
+    why = why.substr(f.string().size() + 1);
+  return f.string() + ": " + why;
+}
+
+} // namespace
+
 std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
                                    std::vector<std::string> *not_units) {
   std::vector<fleet_unit> units;
@@ -189,35 +236,8 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
   for (const auto &in : inputs) {
     if (!fs::is_directory(in))
       throw error("fleet: '" + in + "' is not a folder");
-    std::vector<fs::path> found;
     std::vector<std::string> refused;
-    if (is_unit(in)) {
-      found.push_back(in);
-    } else {
-      std::error_code ec;
-      for (auto it = fs::recursive_directory_iterator(in, ec);
-           it != fs::recursive_directory_iterator(); it.increment(ec)) {
-        if (ec) { // an unreadable folder: listed, the walk goes on
-          refused.push_back(in + ": " + ec.message());
-          ec.clear();
-          continue;
-        }
-        std::error_code st;
-        if (!it->is_directory(st)) {
-          if (st) // a loop of links: listed with the reason, never followed
-            refused.push_back(it->path().string() + ": " + st.message());
-          continue;
-        }
-        if (is_unit(it->path())) {
-          found.push_back(it->path());
-          it.disable_recursion_pending(); // a unit's raw/ is not another unit
-        } else if (it->path().filename() == results_folder::raw_dir) {
-          refused.push_back(it->path().parent_path().string() + ": raw/ holds no gpuprobe result");
-          it.disable_recursion_pending();
-        }
-      }
-    }
-    std::sort(found.begin(), found.end());
+    const std::vector<fs::path> found = unit_folders(in, refused);
     for (const auto &f : found) {
       fleet_unit u;
       try {
@@ -225,12 +245,7 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
       } catch (const std::exception &e) { // not a unit: gpuprobe-bench results, a broken file
         if (!not_units)
           throw;
-        std::string why = e.what();
-        if (why.rfind("fleet: ", 0) == 0)
-          why = why.substr(7);
-        if (why.rfind(f.string() + " ", 0) == 0)
-          why = why.substr(f.string().size() + 1);
-        refused.push_back(f.string() + ": " + why);
+        refused.push_back(not_a_unit(f, e));
         continue;
       }
       const auto [it, fresh] = seen.emplace(u.uuid, u.folder);
