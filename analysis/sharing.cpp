@@ -81,6 +81,30 @@ std::string join_ints(const std::vector<int> &v) {
   return s;
 }
 
+// One data line of the matrix ("SM cell cell ..."): its SM id and latencies into `m` (an empty
+// line: nothing), or the file and line of what is wrong with it.
+void matrix_row(const std::vector<std::string> &tok, std::size_t columns, const std::string &source,
+                int lineno, sharing_matrix &m) {
+  if (tok.empty())
+    return;
+  double id;
+  if (!parse_number(tok[0], id))
+    fail_at(source, lineno, "row label '" + tok[0] + "' is not an SM id");
+  if (tok.size() - 1 != columns)
+    fail_at(source, lineno,
+            "row has " + std::to_string(tok.size() - 1) + " cells, the header " +
+                std::to_string(columns) + " columns");
+  std::vector<double> row;
+  for (std::size_t k = 1; k < tok.size(); ++k) {
+    double v;
+    if (!parse_number(tok[k], v) || v < 0)
+      fail_at(source, lineno, "cell '" + tok[k] + "' is not a latency");
+    row.push_back(v);
+  }
+  m.sm_ids.push_back(int(id));
+  m.cycles.push_back(std::move(row));
+}
+
 } // namespace
 
 sharing_matrix parse_tlbsharing_txt(const std::string &text, const std::string &source) {
@@ -125,25 +149,7 @@ sharing_matrix parse_tlbsharing_txt(const std::string &text, const std::string &
     }
     if (state != rows)
       fail_at(source, lineno, "data before the column header");
-    const auto tok = split_ws(line);
-    if (tok.empty())
-      continue;
-    double id;
-    if (!parse_number(tok[0], id))
-      fail_at(source, lineno, "row label '" + tok[0] + "' is not an SM id");
-    if (tok.size() - 1 != cols.size())
-      fail_at(source, lineno,
-              "row has " + std::to_string(tok.size() - 1) + " cells, the header " +
-                  std::to_string(cols.size()) + " columns");
-    std::vector<double> row;
-    for (std::size_t k = 1; k < tok.size(); ++k) {
-      double v;
-      if (!parse_number(tok[k], v) || v < 0)
-        fail_at(source, lineno, "cell '" + tok[k] + "' is not a latency");
-      row.push_back(v);
-    }
-    m.sm_ids.push_back(int(id));
-    m.cycles.push_back(std::move(row));
+    matrix_row(split_ws(line), cols.size(), source, lineno, m);
   }
   if (cols.empty() || m.cycles.empty())
     throw gpuprobe::error(
