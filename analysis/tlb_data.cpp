@@ -56,8 +56,49 @@ void finish_curve(tlb_curve &c) {
   c = std::move(s);
 }
 
+namespace {
+
+// The header's strides ("64,128,256," in KB), in bytes.
+std::vector<double> csv_strides(const std::string &cells_text, const std::string &source,
+                                int lineno) {
+  std::vector<double> strides;
+  for (const auto &c : split_commas(cells_text)) {
+    if (trim(c).empty())
+      continue;
+    double kb = 0;
+    if (!parse_number(c, kb) || kb <= 0)
+      fail_at(source, lineno, "stride '" + c + "' is not a positive number");
+    strides.push_back(kb * 1024.0);
+  }
+  return strides;
+}
+
+// One data row ("footprint MB, cycles per stride, ..."): a point of each stride that reaches it.
+void csv_row(const std::string &t, const std::string &source, int lineno,
+             std::vector<tlb_curve> &curves) {
+  const auto cells = split_commas(t);
+  double mb = 0;
+  if (cells.empty() || !parse_number(cells[0], mb) || mb <= 0)
+    fail_at(source, lineno,
+            "footprint '" + (cells.empty() ? std::string() : cells[0]) +
+                "' is not a positive number");
+  if (cells.size() > curves.size() + 2 ||
+      (cells.size() == curves.size() + 2 && !trim(cells.back()).empty()))
+    fail_at(source, lineno, "more cells than strides in the header");
+  for (std::size_t k = 0; k < curves.size() && k + 1 < cells.size(); ++k) {
+    if (trim(cells[k + 1]).empty())
+      continue; // this stride does not reach this footprint
+    double v = 0;
+    if (!parse_number(cells[k + 1], v) || v <= 0)
+      fail_at(source, lineno, "cell '" + trim(cells[k + 1]) + "' is not a positive number");
+    curves[k].footprint_bytes.push_back(mb * 1024.0 * 1024.0);
+    curves[k].cycles.push_back(v);
+  }
+}
+
+} // namespace
+
 void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, tlb_dataset &out) {
-  constexpr double kMiB = 1024.0 * 1024.0, kKiB = 1024.0;
   std::stringstream in(text);
   std::string line;
   int lineno = 0;
@@ -72,16 +113,7 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
       continue;
     if (t[0] == '#') {
       if (t.size() > 1 && t[1] == ',') { // "#,64,128,256," : strides in KB
-        strides.clear();
-        const auto cells = split_commas(t.substr(2));
-        for (const auto &c : cells) {
-          if (trim(c).empty())
-            continue;
-          double kb = 0;
-          if (!parse_number(c, kb) || kb <= 0)
-            fail_at(source, lineno, "stride '" + c + "' is not a positive number");
-          strides.push_back(kb * kKiB);
-        }
+        strides = csv_strides(t.substr(2), source, lineno);
         curves.assign(strides.size(), tlb_curve{});
         for (std::size_t i = 0; i < strides.size(); ++i)
           curves[i] = {source, strides[i], {}, {}};
@@ -93,24 +125,7 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
     }
     if (strides.empty())
       fail_at(source, lineno, "data before the '#,<strides>' header: not a cuda-gpu-tlb CSV");
-    const auto cells = split_commas(t);
-    double mb = 0;
-    if (cells.empty() || !parse_number(cells[0], mb) || mb <= 0)
-      fail_at(source, lineno,
-              "footprint '" + (cells.empty() ? std::string() : cells[0]) +
-                  "' is not a positive number");
-    if (cells.size() > strides.size() + 2 ||
-        (cells.size() == strides.size() + 2 && !trim(cells.back()).empty()))
-      fail_at(source, lineno, "more cells than strides in the header");
-    for (std::size_t k = 0; k < strides.size() && k + 1 < cells.size(); ++k) {
-      if (trim(cells[k + 1]).empty())
-        continue; // this stride does not reach this footprint
-      double v = 0;
-      if (!parse_number(cells[k + 1], v) || v <= 0)
-        fail_at(source, lineno, "cell '" + trim(cells[k + 1]) + "' is not a positive number");
-      curves[k].footprint_bytes.push_back(mb * kMiB);
-      curves[k].cycles.push_back(v);
-    }
+    csv_row(t, source, lineno, curves);
     ++rows;
   }
   if (strides.empty() || rows == 0)
