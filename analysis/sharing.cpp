@@ -213,24 +213,47 @@ sharing_matrix load_sharing_input(const std::string &path) {
   return parse_tlbsharing_txt(in.text, path);
 }
 
+namespace {
+
+// Whether a group is a union of TPC pairs {2j, 2j+1}.
+bool is_pair_union(std::vector<int> g) {
+  std::sort(g.begin(), g.end());
+  if (g.size() % 2)
+    return false;
+  for (std::size_t i = 0; i < g.size(); i += 2)
+    if (g[i] % 2 != 0 || g[i + 1] != g[i] + 1)
+      return false;
+  return true;
+}
+
+// Whether a group is a contiguous SM-id range.
+bool is_range(std::vector<int> g) {
+  std::sort(g.begin(), g.end());
+  return g.back() - g.front() + 1 == int(g.size());
+}
+
+// The id gaps between consecutive members of each group (a TPC pair counts once when every group
+// is a union of pairs).
+std::vector<double> member_gaps(const std::vector<std::vector<int>> &groups, bool pairs) {
+  std::vector<double> gaps;
+  for (const auto &g0 : groups) {
+    std::vector<int> g = g0;
+    std::sort(g.begin(), g.end());
+    std::vector<int> starts;
+    for (std::size_t i = 0; i < g.size(); i += (pairs ? 2 : 1))
+      starts.push_back(g[i]);
+    for (std::size_t i = 1; i < starts.size(); ++i)
+      gaps.push_back(starts[i] - starts[i - 1]);
+  }
+  return gaps;
+}
+
+} // namespace
+
 std::string describe_structure(const std::vector<std::vector<int>> &groups, int sm_count) {
   if (groups.empty())
     return "";
-  auto is_pair_union = [](std::vector<int> g) {
-    std::sort(g.begin(), g.end());
-    if (g.size() % 2)
-      return false;
-    for (std::size_t i = 0; i < g.size(); i += 2)
-      if (g[i] % 2 != 0 || g[i + 1] != g[i] + 1)
-        return false;
-    return true;
-  };
-  auto is_range = [](std::vector<int> g) {
-    std::sort(g.begin(), g.end());
-    return g.back() - g.front() + 1 == int(g.size());
-  };
   bool all_pairs = true, all_pair_unions = true, all_ranges = true;
-  std::vector<double> gaps;
   std::map<std::size_t, int> sizes;
   std::size_t covered = 0;
   for (const auto &g : groups) {
@@ -240,15 +263,7 @@ std::string describe_structure(const std::vector<std::vector<int>> &groups, int 
     sizes[g.size()]++;
     covered += g.size();
   }
-  for (const auto &g0 : groups) { // id gap between consecutive members (pairs count once)
-    std::vector<int> g = g0;
-    std::sort(g.begin(), g.end());
-    std::vector<int> starts;
-    for (std::size_t i = 0; i < g.size(); i += (all_pair_unions ? 2 : 1))
-      starts.push_back(g[i]);
-    for (std::size_t i = 1; i < starts.size(); ++i)
-      gaps.push_back(starts[i] - starts[i - 1]);
-  }
+  const std::vector<double> gaps = member_gaps(groups, all_pair_unions);
   std::string s;
   if (all_pairs) {
     s = "pairs of consecutive SM ids {2j, 2j+1}: one TPC (2 SMs) per group";
