@@ -104,8 +104,8 @@ void read_profile(const model::profile &p, fleet_unit &u) {
     }
     const model::level_check *c =
         p.tlb.cross_check ? p.tlb.cross_check->find(level_label(false, k)) : nullptr;
-    if (c && c->sampling_ratio)
-      u.numbers[n + "sampling_ratio"] = *c->sampling_ratio;
+    if (c && c->sampling && c->sampling->ratio)
+      u.numbers[n + "sampling_ratio"] = *c->sampling->ratio;
   }
   for (const auto &v : model::atomics_of(p)) {
     const model::atomics_fit fit = v.fit.value_or(model::atomics_fit{});

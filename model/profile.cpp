@@ -147,6 +147,15 @@ json to_json(const tlb_level &L) {
 }
 
 namespace {
+sampling_check sampling_check_from_json(const json &in) {
+  json j = in;
+  sampling_check s;
+  take(j, "verdict", s.verdict);
+  take(j, "ratio", s.ratio);
+  s.detail = std::move(j);
+  return s;
+}
+
 level_check level_check_from_json(const json &in) {
   json j = in;
   level_check c;
@@ -154,14 +163,52 @@ level_check level_check_from_json(const json &in) {
   take(j, "reach_bytes", c.reach_bytes);
   take(j, "real_memory", c.real_memory);
   take(j, "miss_served_by", c.miss_served_by);
-  if (const auto it = j.find("sampling"); it != j.end() && it->is_object()) {
-    c.sampling = *it;
-    take(c.sampling, "verdict", c.sampling_verdict);
-    take(c.sampling, "ratio", c.sampling_ratio);
-    j.erase(it);
-  }
+  take_with(j, "sampling", c.sampling, sampling_check_from_json);
   c.detail = std::move(j);
   return c;
+}
+
+memory_access_check memory_access_from_json(const json &in) {
+  json j = in;
+  memory_access_check m;
+  take(j, "l2_hit_cycles", m.l2_hit_cycles);
+  take(j, "memory_cycles", m.memory_cycles);
+  take(j, "source", m.source);
+  m.detail = std::move(j);
+  return m;
+}
+
+l2_split_check l2_split_from_json(const json &in) {
+  json j = in;
+  l2_split_check s;
+  take(j, "split_cycles", s.split_cycles);
+  take(j, "p10_cycles", s.p10_cycles);
+  take(j, "p90_cycles", s.p90_cycles);
+  s.detail = std::move(j);
+  return s;
+}
+
+json to_json(const sampling_check &s) {
+  json j = s.detail;
+  put(j, "verdict", s.verdict);
+  put(j, "ratio", s.ratio);
+  return j;
+}
+
+json to_json(const memory_access_check &m) {
+  json j = m.detail;
+  put(j, "l2_hit_cycles", m.l2_hit_cycles);
+  put(j, "memory_cycles", m.memory_cycles);
+  put(j, "source", m.source);
+  return j;
+}
+
+json to_json(const l2_split_check &s) {
+  json j = s.detail;
+  put(j, "split_cycles", s.split_cycles);
+  put(j, "p10_cycles", s.p10_cycles);
+  put(j, "p90_cycles", s.p90_cycles);
+  return j;
 }
 } // namespace
 
@@ -171,12 +218,8 @@ json to_json(const level_check &c) {
   j["reach_bytes"] = c.reach_bytes;
   j["real_memory"] = c.real_memory;
   put(j, "miss_served_by", c.miss_served_by);
-  if (c.sampling_verdict || c.sampling_ratio || !c.sampling.empty()) {
-    json s = c.sampling;
-    put(s, "verdict", c.sampling_verdict);
-    put(s, "ratio", c.sampling_ratio);
-    j["sampling"] = s;
-  }
+  if (c.sampling)
+    j["sampling"] = to_json(*c.sampling);
   return j;
 }
 
@@ -192,22 +235,8 @@ tlb_cross_check tlb_cross_check_from_json(const json &in) {
   tlb_cross_check c;
   take(j, "method", c.method);
   take_list(j, "levels", c.levels, level_check_from_json);
-  if (const auto it = j.find("memory_access"); it != j.end() && it->is_object()) {
-    c.has_memory_access = true;
-    c.memory_access = *it;
-    take(c.memory_access, "l2_hit_cycles", c.l2_hit_cycles);
-    take(c.memory_access, "memory_cycles", c.memory_cycles);
-    take(c.memory_access, "source", c.memory_source);
-    j.erase(it);
-  }
-  if (const auto it = j.find("l2_split"); it != j.end() && it->is_object()) {
-    c.has_l2_split = true;
-    c.l2_split = *it;
-    take(c.l2_split, "split_cycles", c.l2_split_cycles);
-    take(c.l2_split, "p10_cycles", c.l2_p10_cycles);
-    take(c.l2_split, "p90_cycles", c.l2_p90_cycles);
-    j.erase(it);
-  }
+  take_with(j, "memory_access", c.memory_access, memory_access_from_json);
+  take_with(j, "l2_split", c.l2_split, l2_split_from_json);
   c.detail = std::move(j);
   return c;
 }
@@ -216,20 +245,10 @@ json to_json(const tlb_cross_check &c) {
   json j = c.detail;
   j["method"] = c.method;
   j["levels"] = list_json(c.levels);
-  if (c.has_memory_access) {
-    json m = c.memory_access;
-    put(m, "l2_hit_cycles", c.l2_hit_cycles);
-    put(m, "memory_cycles", c.memory_cycles);
-    m["source"] = c.memory_source;
-    j["memory_access"] = m;
-  }
-  if (c.has_l2_split) {
-    json s = c.l2_split;
-    put(s, "split_cycles", c.l2_split_cycles);
-    put(s, "p10_cycles", c.l2_p10_cycles);
-    put(s, "p90_cycles", c.l2_p90_cycles);
-    j["l2_split"] = s;
-  }
+  if (c.memory_access)
+    j["memory_access"] = to_json(*c.memory_access);
+  if (c.l2_split)
+    j["l2_split"] = to_json(*c.l2_split);
   return j;
 }
 

@@ -52,6 +52,12 @@ struct tlb_level {
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
 };
 
+// tlb-sampling's verdict on one level, as the cross-check keeps it.
+struct sampling_check {
+  std::optional<std::string> verdict;
+  std::optional<double> ratio;                      // above / below, where it was measured
+  nlohmann::json detail = nlohmann::json::object(); // footprints, speeds, noise, L2 shares
+};
 // characterize's cross-check of one level (analysis::cross_check), matched to the real-memory
 // chase's levels and to tlb-sampling's by label.
 struct level_check {
@@ -59,23 +65,26 @@ struct level_check {
   double reach_bytes = 0;
   std::string real_memory;                   // "agrees: ...", "not seen in real memory", ...
   std::optional<std::string> miss_served_by; // "on chip (...)", "memory (...)"
-  std::optional<std::string> sampling_verdict;
-  std::optional<double> sampling_ratio;               // above / below, where it was measured
-  nlohmann::json sampling = nlohmann::json::object(); // the rest of tlb-sampling's verdict
+  std::optional<sampling_check> sampling;
   nlohmann::json detail = nlohmann::json::object();
+};
+// The real-memory chase: an L2 hit and a memory access, in cycles per hop, with their source.
+struct memory_access_check {
+  std::optional<double> l2_hit_cycles, memory_cycles;
+  std::optional<std::string> source;
+  nlohmann::json detail = nlohmann::json::object(); // the extra cycles, as written
+};
+// The near/far L2 split of the real-memory chase's hops (p10 vs p90).
+struct l2_split_check {
+  std::optional<double> split_cycles, p10_cycles, p90_cycles;
+  nlohmann::json detail = nlohmann::json::object(); // points, footprints
 };
 struct tlb_cross_check {
   std::string method;
   std::vector<level_check> levels;
-  // The real-memory chase: an L2 hit and a memory access, in cycles per hop (with their source).
-  std::optional<double> l2_hit_cycles, memory_cycles;
-  std::string memory_source;
-  nlohmann::json memory_access = nlohmann::json::object(); // the rest of its block, as written
-  // The near/far L2 split of the real-memory chase's hops (p10 vs p90).
-  std::optional<double> l2_split_cycles, l2_p10_cycles, l2_p90_cycles;
-  nlohmann::json l2_split = nlohmann::json::object(); // the rest of its block, as written
+  std::optional<memory_access_check> memory_access;
+  std::optional<l2_split_check> l2_split;
   nlohmann::json detail = nlohmann::json::object();
-  bool has_memory_access = false, has_l2_split = false;
   // The check of the level labelled `label` ("L2"), or nullptr.
   const level_check *find(const std::string &label) const;
 };

@@ -224,13 +224,13 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
       return;
     if (check->miss_served_by)
       std::printf("        miss served by %s\n", check->miss_served_by->c_str());
-    if (check->sampling_verdict || !check->sampling.empty())
-      std::printf("        random sampling: %s\n", check->sampling_verdict.value_or("").c_str());
+    if (check->sampling)
+      std::printf("        random sampling: %s\n", check->sampling->verdict.value_or("").c_str());
   });
-  if (cross && cross->has_l2_split)
+  if (cross && cross->l2_split)
     std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
-                cross->l2_split_cycles.value_or(0), cross->l2_p10_cycles.value_or(0),
-                cross->l2_p90_cycles.value_or(0));
+                cross->l2_split->split_cycles.value_or(0), cross->l2_split->p10_cycles.value_or(0),
+                cross->l2_split->p90_cycles.value_or(0));
 }
 
 // Each stage's time, as the profile records it.

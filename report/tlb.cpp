@@ -166,15 +166,15 @@ void cross_check_table(const inputs &in, report_content &c) {
       {},
       ""};
   for (const auto &r : check.levels)
-    x.rows.push_back(
-        {r.level, r.real_memory, r.miss_served_by.value_or("—"), r.sampling_verdict.value_or("—")});
-  if (check.has_l2_split)
-    x.note = "Real-memory chase: near/far L2 split " + num(check.l2_split_cycles.value_or(0), 3) +
-             " cycles (p10 " + num(check.l2_p10_cycles.value_or(0), 3) + ", p90 " +
-             num(check.l2_p90_cycles.value_or(0), 3) + " per hop).";
-  if (check.has_memory_access)
-    x.note += " Memory access: L2 hit " + num(check.l2_hit_cycles.value_or(0), 3) + ", DRAM " +
-              num(check.memory_cycles.value_or(0), 3) + " cycles (" + check.memory_source + ").";
+    x.rows.push_back({r.level, r.real_memory, r.miss_served_by.value_or("—"),
+                      r.sampling ? r.sampling->verdict.value_or("—") : "—"});
+  if (const auto &sp = check.l2_split)
+    x.note = "Real-memory chase: near/far L2 split " + num(sp->split_cycles.value_or(0), 3) +
+             " cycles (p10 " + num(sp->p10_cycles.value_or(0), 3) + ", p90 " +
+             num(sp->p90_cycles.value_or(0), 3) + " per hop).";
+  if (const auto &m = check.memory_access)
+    x.note += " Memory access: L2 hit " + num(m->l2_hit_cycles.value_or(0), 3) + ", DRAM " +
+              num(m->memory_cycles.value_or(0), 3) + " cycles (" + m->source.value_or("") + ").";
   c.tables.push_back(std::move(x));
 }
 
