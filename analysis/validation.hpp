@@ -14,8 +14,8 @@ struct workload_samples {
   std::string workload, pool, config_default, config_tuned;
   bool measured = true; // false: the tuning changes nothing here (no samples)
   std::vector<double> default_ms, tuned_ms;
-  std::vector<model::decision_change> changes =
-      {}; // the decisions the two configurations differ in
+  // The decisions the two configurations differ in.
+  std::vector<model::decision_change> changes = {};
 };
 
 // The "workloads" of validation.json, in the input order. Throws gpuprobe::error when a

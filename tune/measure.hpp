@@ -66,12 +66,13 @@ public:
 };
 
 struct workload {
-  std::string name;                         // e.g. getpage_write/free:1%
-  std::string pool;                         // cudamalloc | vmm
-  std::string config_default, config_tuned; // what each runs, in words
-  bool differs = true;                      // false: the tuning changes nothing here (not measured)
+  std::string name;                            // e.g. getpage_write/free:1%
+  std::string pool;                            // cudamalloc | vmm
+  std::string config_default, config_tuned;    // what each runs, in words
+  std::vector<model::decision_change> changes; // the decisions the configurations differ in
   std::function<std::unique_ptr<trial>()> make;
-  std::vector<model::decision_change> changes = {}; // the decisions the configurations differ in
+  // False: the tuning changes nothing here (not measured).
+  bool differs() const { return !changes.empty(); }
 };
 
 struct validate_options {

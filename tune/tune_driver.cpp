@@ -80,7 +80,7 @@ region_decision tune_regions(const tune_context &c) {
     const bool small = opt.pool_bytes == double(c.vo.pool_bytes); // else the footprint's pool
     const auto w =
         find_workload(c, t, small ? "getpage_write/free:" : "getpage_write/pool:", "free:50%");
-    if (!w.differs) {
+    if (!w.differs()) {
       std::printf("[regions] %-3s %s: the %s pool is too small for %d aligned regions\n",
                   opt.level.c_str(), opt.scope.c_str(),
                   scope_text(std::uint64_t(opt.pool_bytes)).c_str(), opt.regions.regions);

@@ -46,7 +46,7 @@ std::vector<workload> with_ablations(std::vector<workload> base, const alloc::tu
       if (i >= alt->size())
         continue;
       auto a = (*alt)[i];
-      if (a.name != base[i].name || a.pool != base[i].pool || !a.differs ||
+      if (a.name != base[i].name || a.pool != base[i].pool || !a.differs() ||
           a.config_tuned == base[i].config_tuned)
         continue;
       a.name += alt == &only_words ? " [words only]" : " [regions only]";
@@ -112,11 +112,11 @@ measured measure_workloads(const std::vector<workload> &workloads,
   measured m;
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const auto &w = workloads[i];
-    analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs,
+    analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs(),
                                  {},     {},     w.changes};
     std::printf("[%zu/%zu] %-40s %-10s ", i + 1, workloads.size(), w.name.c_str(), w.pool.c_str());
     std::fflush(stdout);
-    if (!w.differs) {
+    if (!w.differs()) {
       std::printf("not tuned (%s both)\n", w.config_default.c_str());
       m.samples.push_back(std::move(s));
       m.stopped.emplace_back();
@@ -144,7 +144,7 @@ analysis::sequential_rule stopping_rule(const validate_run_options &o,
   r.min_reps = o.sequential ? std::min(10, o.reps) : o.reps;
   r.workloads = 0;
   for (const auto &w : workloads)
-    r.workloads += w.differs;
+    r.workloads += w.differs();
   r.seed = o.seed;
   return r;
 }

@@ -327,42 +327,38 @@ void getpage_rows(std::vector<workload> &w, const alloc::tuning &t, const valida
     const auto layout =
         alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
     w.push_back({name, pool, words_regions(32, {}), words_regions(t.word_bits, layout),
-                 t.word_bits != 32 || layout.regions > 1, [=, bytes = bytes, f = f] {
+                 words_regions_changes(t.word_bits, layout.regions), [=, bytes = bytes, f = f] {
                    return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                      return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
                    });
                  }});
-    w.back().changes = words_regions_changes(t.word_bits, layout.regions);
   }
 }
 
 // CRW's cluster start, rw_malloc's regions and the hash join's pages (words and regions).
 void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_options &o,
                     const std::string &pool) {
-  w.push_back({"crw_write/free:10%", pool, "CRW start thread",
-               std::string("CRW start ") + alloc::to_string(t.crw),
-               t.crw != alloc::crw_start::thread,
-               [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
+  std::vector<model::decision_change> crw;
   if (t.crw != alloc::crw_start::thread)
-    w.back().changes = {{decision::crw_placement, "thread", alloc::to_string(t.crw)}};
+    crw = {{decision::crw_placement, "thread", alloc::to_string(t.crw)}};
+  w.push_back({"crw_write/free:10%", pool, "CRW start thread",
+               std::string("CRW start ") + alloc::to_string(t.crw), crw,
+               [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
   const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
   w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
                "rw_malloc " + (malloc_layout.regions > 1
                                    ? std::to_string(malloc_layout.regions) + " regions"
                                    : std::string("one region")),
-               malloc_layout.regions > 1,
+               words_regions_changes(32, malloc_layout.regions),
                [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
-  if (malloc_layout.regions > 1)
-    w.back().changes = {{decision::regions, "one", std::to_string(malloc_layout.regions)}};
   const auto join_layout = alloc::layout_regions(
       t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
   w.push_back({"hash_join/4M", pool, words_regions(32, {}), words_regions(t.word_bits, join_layout),
-               t.word_bits != 32 || join_layout.regions > 1, [=] {
+               words_regions_changes(t.word_bits, join_layout.regions), [=] {
                  return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                    return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
                  });
                }});
-  w.back().changes = words_regions_changes(t.word_bits, join_layout.regions);
 }
 
 // The TLB-scoped gathers at the scope chosen against one pass, and (issue 25) against the scope of
@@ -376,38 +372,38 @@ void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_o
     return sc >= fp ? std::string("one pass")
                     : std::to_string(workloads::scope_passes(fp, sc)) + " passes of " + gib(sc);
   };
-  const std::size_t first = w.size();
-  w.push_back({"tlb_sampling/" + gib(footprint, ""), pool, "one pass",
-               s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
-                 : "one pass",
-               s && s < footprint, [=] {
-                 return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s,
-                                                                                o);
-               }});
-  w.push_back(
-      {"tlb_grouping/" + gib(group_footprint, ""), pool, "one pass",
-       s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s)
-         : "one pass",
-       s && s < group_footprint, [=] {
-         return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s,
-                                                                        o);
-       }});
+  // A row differs in the scope alone, where one of its two scopes takes more than one pass.
+  const auto row = [&](const std::string &name, const std::string &from, const std::string &to,
+                       bool differs, std::function<std::unique_ptr<trial>()> make) {
+    std::vector<model::decision_change> c;
+    if (differs)
+      c = {{decision::tlb_scope, from, to}};
+    w.push_back({name, pool, from, to, c, std::move(make)});
+  };
+  row("tlb_sampling/" + gib(footprint, ""), "one pass",
+      s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
+        : "one pass",
+      s && s < footprint, [=] {
+        return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s, o);
+      });
+  row("tlb_grouping/" + gib(group_footprint, ""), "one pass",
+      s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s)
+        : "one pass",
+      s && s < group_footprint, [=] {
+        return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s, o);
+      });
   if (s && m && m != s) {
-    w.push_back({"tlb_sampling/" + gib(footprint, "") + " vs ramp middle", pool,
-                 passes(footprint, m), passes(footprint, s), m < footprint || s < footprint, [=] {
-                   return std::make_unique<scoped_trial<workloads::sampling_run>>(
-                       pool, footprint, s, o, m < footprint ? m : 0);
-                 }});
-    w.push_back({"tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle", pool,
-                 passes(group_footprint, m), passes(group_footprint, s),
-                 m < group_footprint || s < group_footprint, [=] {
-                   return std::make_unique<scoped_trial<workloads::grouping_run>>(
-                       pool, group_footprint, s, o, m < group_footprint ? m : 0);
-                 }});
+    row("tlb_sampling/" + gib(footprint, "") + " vs ramp middle", passes(footprint, m),
+        passes(footprint, s), m < footprint || s < footprint, [=] {
+          return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s, o,
+                                                                         m < footprint ? m : 0);
+        });
+    row("tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle", passes(group_footprint, m),
+        passes(group_footprint, s), m < group_footprint || s < group_footprint, [=] {
+          return std::make_unique<scoped_trial<workloads::grouping_run>>(
+              pool, group_footprint, s, o, m < group_footprint ? m : 0);
+        });
   }
-  for (std::size_t i = first; i < w.size(); ++i)
-    if (w[i].differs)
-      w[i].changes = {{decision::tlb_scope, w[i].config_default, w[i].config_tuned}};
 }
 
 } // namespace
