@@ -9,8 +9,9 @@
 // (2048 units, aligned) and takes first fits: the first run that holds the smallest pending
 // request (a full warp finds it in constant time, a lane per word, docs/rw-malloc.md; a part warp
 // walks the runs), and the pending requests that fit it (lane order, exclusive prefix of their
-// sizes) are claimed as one range: the active lanes set the range's words with atomicOr,
-// and a range that meets a bit set by someone else is rolled back and the region read again. After
+// sizes) are assigned to it; once the region is assigned, every served lane claims its own range
+// with atomicOr (one round trip for the region), and a range that meets a bit set by someone else
+// is rolled back and its lane reads the region again. After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
 // a random start: a request still unserved then gets nullptr (out of memory), unless a claim was
 // rolled back during the scan (a transient claim can hide a free run): then it scans again.
@@ -29,6 +30,9 @@ struct malloc_config {
   std::uint32_t unit_bytes = 256;
   unsigned long long seed = 1;
   unsigned max_rounds = 32; // random regions before the exhaustive scan
+  // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
+  // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
+  unsigned stash_per_sm = 64;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -69,6 +73,20 @@ __device__ inline free_run warp_first_run(unsigned long long mine, unsigned lane
   const int w = __ffs(int(has)) - 1;
   return {__shfl_sync(0xffffffffu, r.start, w), __shfl_sync(0xffffffffu, r.length, w)};
 }
+// Words [start / 64, (start + n - 1) / 64] of a region (n > 0) as bits of a 32-bit mask.
+__device__ inline unsigned word_span(std::uint32_t start, std::uint32_t n) {
+  return unsigned((2ull << ((start + n - 1) / 64)) - (1ull << (start / 64)));
+}
+// A stash word: a run's first unit (low 40 bits) and its length (high 24 bits); 0: empty.
+constexpr unsigned stash_shift = 40;
+__host__ __device__ constexpr unsigned long long stash_word(std::uint64_t start, std::uint32_t n) {
+  return (std::uint64_t(n) << stash_shift) | start;
+}
+__device__ inline unsigned warp_slot() {
+  unsigned w;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(w)); // volatile: the slot the warp runs in now
+  return w;
+}
 } // namespace detail
 
 struct rw_malloc_handle {
@@ -89,6 +107,13 @@ struct rw_malloc_handle {
   // another warp held it for a claim it then undid was free after all, so a scan that ends
   // unserved while this count moved is repeated.
   unsigned long long *rollbacks;
+  // Stashes: runs of units claimed in the bitmap and not yet handed out, one word per warp slot
+  // (stash_per_sm per SM, a warp's slot by its SM and %warpid). A warp takes its slot's run with
+  // one exchange, serves its lanes from it when it holds them all, and puts the rest back; a slot
+  // that two warps meet is no harm (the second finds it empty). Every stash is drained into the
+  // bitmap before a request is refused. stash_cap = 0: none.
+  unsigned long long *stash;
+  std::uint32_t stash_sms, stash_per_sm, stash_cap;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -176,43 +201,83 @@ private:
       return got;
     const bool full = active == 0xffffffffu;
     const int leader = __ffs(int(active)) - 1;
-    const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
-                   k = unsigned(__popc(int(active)));
+    // The warp slot's stash: one exchange, and every lane is served when the run holds them all
+    // (lane order, exclusive prefix of the needs); else the run goes back to the bitmap and this
+    // warp asks the region for a new one beside its own (refill).
+    const std::uint32_t asked = __reduce_add_sync(active, need);
+    std::uint32_t slot = ~0u; // the warp slot's stash (~0: none)
+    unsigned long long v = 0;
+    if (asked <= stash_cap) {
+      slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
+      if (int(lane) == leader)
+        v = atomicExch(&stash[slot], 0ull);
+    }
     rng64 r(thread_seed(seed));
     const std::uint32_t scan_start = __shfl_sync(active, r.below(word_count), leader);
     const unsigned windows = (word_count + 15) / 16;
     const std::uint32_t regions = (word_count + region_words - 1) / region_words;
     std::uint32_t lo, n;
     scope.range(regions, lo, n);
-    std::uint64_t w0 = 0;
-    unsigned long long epoch = 0; // rollbacks seen when the exhaustive scan began
+    // Round r's first word: random regions start on a region boundary (first fit then packs each
+    // region from its start and keeps its free space in one run at its end; random word starts
+    // scatter allocations and leave no long runs in a half-full pool); the exhaustive scan's
+    // windows of 32 words step by 16 from a random start.
+    auto region_at = [&](unsigned round) {
+      std::uint64_t w =
+          round < max_rounds
+              ? std::uint64_t(lo + __shfl_sync(active, r.below(n), leader)) * region_words
+              : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
+      return w + region_words > word_count
+                 ? (word_count > region_words ? word_count - region_words : 0)
+                 : w;
+    };
+    auto words_in = [&](std::uint64_t w) {
+      return word_count - w < region_words ? unsigned(word_count - w) : region_words;
+    };
+    std::uint64_t w0 = region_at(0);
+    // The first region is read while the stash answers: a miss costs one round trip, not two.
+    unsigned long long first_mine = full && lane < words_in(w0) ? __ldcg(&words[w0 + lane]) : ~0ull;
+    std::uint32_t refill = 0;
+    if (slot != ~0u) {
+      v = __shfl_sync(active, v, leader);
+      const std::uint64_t s0 = v & ((1ull << detail::stash_shift) - 1);
+      const std::uint32_t len = std::uint32_t(v >> detail::stash_shift);
+      if (len >= asked) {
+        const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
+        if (int(lane) == leader && len > asked)
+          put_back(slot, s0 + asked, len - asked);
+        return need ? s0 + excl : got;
+      }
+      if (int(lane) == leader && len)
+        give_back(s0, len);
+      refill = asked;
+    }
+    unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
     unsigned scans = 0;
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
       if (round == max_rounds && reread == 0) { // the exhaustive scan begins (again)
         __threadfence();
-        epoch = __shfl_sync(active, __ldcg(rollbacks), leader);
+        epoch = __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader);
       }
-      // Random regions start on a region boundary: first-fit then packs each region from its start
-      // and keeps its free space in one run at its end (random word starts scatter allocations
-      // and leave no long runs in a half-full pool).
-      if (reread == 0) {
-        w0 = round < max_rounds
-                 ? std::uint64_t(lo + __shfl_sync(active, r.below(n), leader)) * region_words
-                 : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
-        if (w0 + region_words > word_count)
-          w0 = word_count > region_words ? word_count - region_words : 0;
-      }
-      const unsigned nw = word_count - w0 < region_words ? unsigned(word_count - w0) : region_words;
-      unsigned long long mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
+      if (reread == 0 && round > 0)
+        w0 = region_at(round);
+      const unsigned nw = words_in(w0);
+      unsigned long long mine = round == 0 && reread == 0 ? first_mine
+                                : full && lane < nw       ? __ldcg(&words[w0 + lane])
+                                                          : ~0ull;
+      const unsigned long long before = mine; // what the region held when read
       auto word = [&](unsigned j) {
         return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]);
       };
       unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
-      bool clashed = false;
-      std::uint32_t from = 0; // a part warp walks on from the last run it claimed
+      // Assign first, claim once: each run found is marked used in the lanes' words (a part warp
+      // walks on past it), and after the region is assigned every served lane claims its own
+      // range at the same time (one round trip for the region, not one per run).
+      std::uint32_t from = 0, mine_at = 0;
+      unsigned assigned = 0;
       while (pending) {
         // The first run that holds the smallest pending request: on a full warp in constant time
-        // from the words the lanes hold (claimed units marked used), else by walking.
+        // from the words the lanes hold (assigned units marked used), else by walking.
         const free_run fr = full ? detail::warp_first_run(mine, lane, min_need)
                                  : next_run_at_least(word, nw, from, min_need);
         if (!fr.length)
@@ -224,19 +289,62 @@ private:
         const int last =
             31 - __clz(int(fit_mask)); // the first candidate always fits: fit_mask != 0
         const std::uint32_t total = __shfl_sync(active, excl + need, last);
-        const std::uint64_t start = w0 * 64 + fr.start;
-        if (!claim(active, rank, k, start, total)) {
-          clashed = true; // the region changed under us: read it again (a few times)
-          break;
-        }
         if (fits)
-          got = start + excl;
-        if (full && lane < nw && (w0 + lane) * 64 < start + total && (w0 + lane + 1) * 64 > start)
-          mine |= detail::range_mask(w0 + lane, start, total);
+          mine_at = fr.start + excl;
+        if (full && lane < nw && lane * 64 < fr.start + total && (lane + 1) * 64 > fr.start)
+          mine |= detail::range_mask(lane, fr.start, total);
         from = fr.start + fr.length;
         pending &= ~fit_mask;
+        assigned |= fit_mask;
         min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       }
+      // A refill for the stash from the same region, claimed with the lanes' own ranges: the first
+      // run after them that holds the warp's request 4 times (or stash_cap units, when fewer), up
+      // to 16 such requests (a shorter run would be used up by the next few warps of the slot).
+      free_run fill{0, 0};
+      if (refill && full && !pending && round < max_rounds) { // not from a scan for the last units
+        fill = detail::warp_first_run(mine, lane, max(refill, min(4 * refill, stash_cap)));
+        fill.length = min(fill.length, min(stash_cap, 16 * refill));
+        if (fill.length && lane < nw && lane * 64 < fill.start + fill.length &&
+            (lane + 1) * 64 > fill.start)
+          mine |= detail::range_mask(lane, fill.start, fill.length);
+        refill = 0; // one try
+      }
+      unsigned lost = 0;
+      bool fill_lost = false;
+      if (full) { // one atomicOr a word: the bits this pass assigned in it (a lane per word)
+        const unsigned long long take = mine & ~before;
+        const unsigned long long old = take ? atomicOr(&words[w0 + lane], take) : 0ull;
+        const unsigned clash = __ballot_sync(active, (old & take) != 0);
+        if (clash) { // every range that meets a word another warp took first is undone
+          lost = __ballot_sync(active, ((assigned >> lane) & 1u) &&
+                                           (clash & detail::word_span(mine_at, need)));
+          fill_lost = fill.length && (clash & detail::word_span(fill.start, fill.length));
+          if (old & take)
+            atomicAnd(&words[w0 + lane], ~(take & ~old));
+          for (unsigned m = lost; m; m &= m - 1) { // their bits in the words that did not clash
+            const int l = __ffs(int(m)) - 1;
+            undo_outside(clash, lane, w0, __shfl_sync(active, mine_at, l),
+                         __shfl_sync(active, need, l));
+          }
+          if (fill_lost)
+            undo_outside(clash, lane, w0, fill.start, fill.length);
+        }
+      } else if (assigned) { // a part warp: each served lane claims its own range
+        const bool ok = !((assigned >> lane) & 1u) || claim(w0 * 64 + mine_at, need);
+        lost = __ballot_sync(active, !ok);
+      }
+      if ((assigned >> lane) & 1u && !((lost >> lane) & 1u))
+        got = w0 * 64 + mine_at;
+      const bool clashed = lost != 0;
+      if (lost || fill_lost) { // another warp took part of a run meanwhile
+        pending |= lost;       // those lanes read the region again
+        __threadfence();       // the bits are clear again before the count says a claim was undone
+        if (int(lane) == leader)
+          atomicAdd(rollbacks, 1ull);
+      }
+      if (fill.length && !fill_lost && int(lane) == leader)
+        put_back(slot, w0 * 64 + fill.start, fill.length);
       // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
       // it is read again before moving on. This keeps "out of memory" exact under contention.
       if (clashed && ++reread <= 16)
@@ -244,42 +352,69 @@ private:
       reread = 0;
       ++round;
       if (pending && round == max_rounds + windows && ++scans < 8) {
-        // Out of memory only if no claim was undone during the scan: a transient claim hides a
-        // free run from a scan that passes it, and makes "out of memory" spurious.
+        // Out of memory only if every stash is empty and no claim was undone during the scan: a
+        // transient claim hides a free run from a scan that passes it, and makes "out of memory"
+        // spurious.
+        const bool drained = stash_cap && drain(active, lane);
         __threadfence();
-        if (__shfl_sync(active, __ldcg(rollbacks), leader) != epoch)
+        if (drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch)
           round = max_rounds;
       }
     }
     return got;
   }
 
-  // Sets the bits of units [start, start + n) when all were clear (the active lanes share the
-  // words); otherwise leaves the bitmap as it was and returns false.
-  __device__ bool claim(unsigned active, unsigned rank, unsigned k, std::uint64_t start,
-                        std::uint32_t n) const {
+  // Units [start, start + n) back to the bitmap; the count tells a running scan that they are free.
+  __device__ void give_back(std::uint64_t start, std::uint32_t n) const {
+    release(start, n);
+    __threadfence(); // the bits are clear before the count moves
+    atomicAdd(rollbacks, 1ull);
+  }
+  // The rest of a run into the (emptied) slot, or to the bitmap when the slot was filled meanwhile.
+  __device__ void put_back(std::uint32_t slot, std::uint64_t start, std::uint32_t n) const {
+    if (atomicCAS(&stash[slot], 0ull, detail::stash_word(start, n)) != 0ull)
+      give_back(start, n);
+  }
+  // Every stash into the bitmap (the active lanes share the slots); true when one held units.
+  __device__ bool drain(unsigned active, unsigned lane) const {
+    const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
+                   k = unsigned(__popc(int(active)));
+    bool any = false;
+    for (std::uint32_t i = rank; i < stash_sms * stash_per_sm; i += k) {
+      const unsigned long long v = atomicExch(&stash[i], 0ull);
+      if (v) {
+        give_back(v & ((1ull << detail::stash_shift) - 1), std::uint32_t(v >> detail::stash_shift));
+        any = true;
+      }
+    }
+    return __any_sync(active, any);
+  }
+
+  // Sets the bits of units [start, start + n) when all were clear; otherwise leaves the bitmap as
+  // it was and returns false (one lane, its own range: a part warp's claim).
+  __device__ bool claim(std::uint64_t start, std::uint32_t n) const {
     const std::uint64_t first = start / 64, last = (start + n - 1) / 64;
-    unsigned taken = 0; // my words set in full
-    bool clash = false;
-    for (std::uint64_t w = first + rank; w <= last; w += k) {
+    std::uint64_t w = first;
+    for (; w <= last; ++w) {
       const unsigned long long m = detail::range_mask(w, start, n);
       const unsigned long long old = atomicOr(&words[w], m);
-      if (old & m) { // someone else's bits: undo mine in this word, stop
+      if (old & m) { // someone else's bits: undo mine in this word and the words before
         atomicAnd(&words[w], ~(m & ~old));
-        clash = true;
         break;
       }
-      ++taken;
     }
-    if (!__any_sync(active, clash))
+    if (w > last)
       return true;
-    std::uint64_t w = first + rank;
-    for (unsigned i = 0; i < taken; ++i, w += k)
-      atomicAnd(&words[w], ~detail::range_mask(w, start, n));
-    __threadfence(); // the bits are clear again before the count says a claim was undone
-    if (rank == 0)
-      atomicAdd(rollbacks, 1ull);
+    for (std::uint64_t v = first; v < w; ++v)
+      atomicAnd(&words[v], ~detail::range_mask(v, start, n));
     return false;
+  }
+  // Lane j's share of undoing units [start, start + n) of the region (relative): its word's bits,
+  // unless word j clashed (there every bit this warp set is undone already).
+  __device__ void undo_outside(unsigned clash, unsigned lane, std::uint64_t w0, std::uint32_t start,
+                               std::uint32_t n) const {
+    if (!((clash >> lane) & 1u) && lane * 64 < start + n && (lane + 1) * 64 > start)
+      atomicAnd(&words[w0 + lane], ~detail::range_mask(lane, start, n));
   }
 };
 
@@ -295,6 +430,14 @@ public:
     load(std::vector<unsigned long long>(words_.size(), 0), true);
     rollbacks_.zero();
   }
+  // Units a stash may hold: up to one region, and all stashes together at most 1/16 of the pool
+  // (a small pool has none).
+  std::uint32_t stash_cap() const {
+    const std::uint64_t slots = std::uint64_t(stash_sms_) * cfg_.stash_per_sm;
+    return slots ? std::uint32_t(
+                       std::min<std::uint64_t>(handle_type::region_units, units() / (slots * 16)))
+                 : 0u;
+  }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
   template <class Draw> void prefill(double free_fraction, Draw draw, std::uint64_t seed) {
@@ -308,8 +451,30 @@ public:
     if (tail)
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
+    stash_.zero(); // a stash's run was claimed in the bitmap this replaces
     if (zero_meta)
       meta_.zero();
+  }
+  // Units held by the stashes (claimed in the bitmap, not handed out).
+  std::uint64_t stashed_units() const {
+    std::uint64_t n = 0;
+    for (const auto v : stash_words())
+      n += v >> detail::stash_shift;
+    return n;
+  }
+  // Units not handed out: free in the bitmap or held by a stash.
+  std::uint64_t free_units() const { return count_free_units(bitmap()) + stashed_units(); }
+  // Every stash's run back into the bitmap (between launches): afterwards the bitmap's free units
+  // are all the free units.
+  void drain_stashes() {
+    auto w = bitmap();
+    for (const auto v : stash_words()) {
+      const std::uint64_t start = v & ((1ull << detail::stash_shift) - 1);
+      for (std::uint64_t u = start; u < start + (v >> detail::stash_shift); ++u)
+        w[u / 64] &= ~(1ull << (u % 64));
+    }
+    words_.upload(w.data(), w.size());
+    stash_.zero();
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -317,9 +482,10 @@ public:
     return w;
   }
   handle_type handle() const {
-    return {data(),          words_.get(), meta_.get(),     std::uint32_t(words_.size()),
-            cfg_.unit_bytes, cfg_.seed,    cfg_.max_rounds, regions_.view(),
-            rollbacks_.get()};
+    return {data(),           words_.get(), meta_.get(),     std::uint32_t(words_.size()),
+            cfg_.unit_bytes,  cfg_.seed,    cfg_.max_rounds, regions_.view(),
+            rollbacks_.get(), stash_.get(), stash_sms_,      cfg_.stash_per_sm,
+            stash_cap()};
   }
   const malloc_config &config() const { return cfg_; }
   const region_layout &regions() const { return regions_.layout(); }
@@ -334,12 +500,26 @@ private:
       throw std::invalid_argument("rw_malloc: pool_bytes must hold 1 .. 2^38 units");
     return c;
   }
+  std::vector<unsigned long long> stash_words() const {
+    std::vector<unsigned long long> v(stash_.size());
+    stash_.download(v.data(), v.size());
+    return v;
+  }
+  static std::uint32_t sm_count() {
+    int d = 0, n = 0;
+    cuda_or_throw(cudaGetDevice(&d), "rw_malloc: cudaGetDevice");
+    cuda_or_throw(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d),
+                  "rw_malloc: the SM count");
+    return std::uint32_t(n);
+  }
   malloc_config cfg_;
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
   region_map regions_;                            // in bitmap regions
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
+  std::uint32_t stash_sms_ = sm_count();
+  device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
 };
 
 } // namespace gpuprobe::alloc

@@ -21,9 +21,19 @@ struct flags {
   std::string tlb_scope_source;
   std::uint64_t peers_heap_bytes = 0; // --gpuprobe_peers_heap (0: peers::k_default_heap_bytes)
   bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
+  int rw_stash_per_sm = -1; // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
+
+// rw_malloc's configuration in every case: the pool, and the stashes the flags ask for.
+inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
+  alloc::malloc_config mc;
+  mc.pool_bytes = pool_bytes;
+  if (options().rw_stash_per_sm >= 0)
+    mc.stash_per_sm = unsigned(options().rw_stash_per_sm);
+  return mc;
+}
 
 // Device malloc heap of every cuda_malloc / xmalloc case: one size per process (the limit cannot
 // change after the first malloc kernel).

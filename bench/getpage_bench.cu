@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -249,6 +250,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
   --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
+  --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 16; 0: none; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -282,6 +284,11 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         } catch (const std::exception &e) {
           return std::string("--gpuprobe_peers_heap: ") + e.what();
         }
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash=", 20) == 0) {
+        const int n = std::atoi(argv[i] + 20);
+        if (n < 0 || n > 64 || std::to_string(n) != argv[i] + 20)
+          return std::string("--gpuprobe_rw_stash: a number of stashes per SM, 0 to 64");
+        o.rw_stash_per_sm = n;
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
@@ -319,6 +326,9 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
                                                            " from " + o.tlb_scope_source
                                                      : "none");
   benchmark::AddCustomContext("peers_heap_bytes", std::to_string(peers_heap));
+  benchmark::AddCustomContext("rw_stash_per_sm", o.rw_stash_per_sm < 0
+                                                     ? std::string("default")
+                                                     : std::to_string(o.rw_stash_per_sm));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

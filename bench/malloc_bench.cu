@@ -117,8 +117,7 @@ void bm_malloc(benchmark::State &st, const cell &c) {
   const std::uint64_t bytes = pool_bytes(c);
   const double free_fraction = c.permille / 1000.0;
   if (c.alloc == "rw_malloc") {
-    alloc::malloc_config mc;
-    mc.pool_bytes = bytes;
+    const alloc::malloc_config mc = rw_malloc_config(bytes);
     auto &a = current<alloc::rw_malloc>("rw_malloc/" + std::to_string(bytes),
                                         [&] { return new alloc::rw_malloc(mc); });
     // Free space in holes the size of this cell's requests (in units).
@@ -218,8 +217,7 @@ void bm_utilization(benchmark::State &st, const std::string &name, std::uint32_t
                     std::uint32_t size) {
   const std::uint64_t pool = 256ull << 20;
   if (name == "rw_malloc") {
-    alloc::malloc_config mc;
-    mc.pool_bytes = pool;
+    alloc::malloc_config mc = rw_malloc_config(pool);
     mc.unit_bytes = unit;
     alloc::rw_malloc a(mc);
     fill_until_full(st, a.handle(), size, unit, false, pool);

@@ -194,7 +194,7 @@ void growable_cell(benchmark::State &st, const std::string &variant, std::uint64
     ggarray_iterations(
         st, a.handle(),
         [&] {
-          if (alloc::count_free_units(a.bitmap()) != a.units() && g.error.empty())
+          if (a.free_units() != a.units() && g.error.empty())
             g.error = "rw_malloc pool not empty after release";
         },
         g);

@@ -138,8 +138,7 @@ TEST(MallocGpu, RwMallocTenMillionMixedDisjoint) {
   alloc::rw_malloc a(rw_cfg(8ull << 30)); // live ~2^19 x 4 KiB = 2 GiB of 8
   expect_clean(churn(a.handle(), k_threads, k_rounds, {}, a.data(), a.pool_bytes()), 10'000'000,
                "rw_malloc");
-  const auto w = a.bitmap();
-  EXPECT_EQ(alloc::count_free_units(w), a.units()) << "every unit free again after all frees";
+  EXPECT_EQ(a.free_units(), a.units()) << "every unit free again after all frees";
 }
 
 TEST(MallocGpu, OuroborosPageTenMillionMixedDisjoint) {
@@ -184,7 +183,49 @@ TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
   const auto c = churn(a.handle(), 300, 1, {1050, 0}, a.data(), a.pool_bytes());
   EXPECT_EQ(c.allocations, 200u);
   EXPECT_EQ(c.range_errors + c.overwritten, 0u);
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), 1000u);
+  EXPECT_EQ(a.free_units(), 1000u);
+}
+
+// Issue 35: a fill while the warp slots' stashes hold runs. 16-byte requests leave runs in the
+// stashes (a warp that finds its stash short takes a run beside its own range); all freed, the
+// pool is asked for one-unit requests (256 B: any free unit fits one, so placement cannot strand
+// a unit) from more threads than there are units: every unit is served, because every stash is
+// drained into the bitmap before a refusal, and the rest are refused.
+void stashes_drained_before_refusal(alloc::rw_malloc &a, unsigned warm_threads) {
+  ASSERT_GT(a.handle().stash_cap, 1u) << "a pool with stashes";
+  const auto warm = churn(a.handle(), warm_threads, 2, {16, 0}, a.data(), a.pool_bytes());
+  EXPECT_EQ(warm.range_errors + warm.overwritten + warm.out_of_memory, 0u);
+  const std::uint64_t held = a.stashed_units();
+  EXPECT_EQ(a.free_units(), a.units()) << "units lost (free in the bitmap + stashed)";
+  const unsigned fit = unsigned(a.units()), extra = 4096;
+  const auto f = churn(a.handle(), fit + extra, 1, {256, 0}, a.data(), a.pool_bytes());
+  std::printf("rw_malloc, %llu units stashed before the fill (cap %u a stash): %llu of %u fitting "
+              "256 B requests served, %llu refused\n",
+              static_cast<unsigned long long>(held), a.handle().stash_cap, f.allocations, fit,
+              f.out_of_memory);
+  EXPECT_GT(held, 0u) << "the stashes held runs when the fill began";
+  EXPECT_EQ(f.allocations, fit) << "exact out of memory with stashes";
+  EXPECT_EQ(f.out_of_memory, extra);
+  EXPECT_EQ(f.range_errors + f.overwritten, 0u);
+  const std::uint64_t before = a.free_units();
+  a.drain_stashes();
+  EXPECT_EQ(alloc::count_free_units(a.bitmap()), before)
+      << "a stash's run was not held in the bitmap";
+  EXPECT_EQ(before, a.units());
+}
+// A small pool with one stash per SM (so that a stash holds more than a warp's 2 units; this one
+// runs under compute-sanitizer too), and the default configuration on 1 GiB.
+TEST(MallocGpu, MallocSmallRwStashesDrainedBeforeRefusal) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::malloc_config c = rw_cfg(16u << 20);
+  c.stash_per_sm = 1;
+  alloc::rw_malloc a(c);
+  stashes_drained_before_refusal(a, 1u << 14);
+}
+TEST(MallocGpu, RwMallocStashesDrainedBeforeRefusal) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(1ull << 30));
+  stashes_drained_before_refusal(a, 1u << 17);
 }
 
 TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {
@@ -192,8 +233,7 @@ TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {
   alloc::rw_malloc a(rw_cfg(1 << 20));
   const auto c = churn(a.handle(), 4096, 3, {16, 0}, a.data(), a.pool_bytes()); // 16 per unit
   EXPECT_EQ(c.range_errors + c.overwritten + c.out_of_memory, 0u);
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units())
-      << "shared units freed by their last allocation";
+  EXPECT_EQ(a.free_units(), a.units()) << "shared units freed by their last allocation";
   const auto big = churn(a.handle(), 1, 1, {std::uint32_t(a.handle().max_bytes() + 4), 0}, a.data(),
                          a.pool_bytes());
   EXPECT_EQ(big.allocations, 0u) << "larger than a region: nullptr";
@@ -256,7 +296,7 @@ TEST(MallocGpu, AllocateThenFreeRwMalloc) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(1ull << 30));
   allocate_then_free(a.handle(), "rw_malloc");
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units());
+  EXPECT_EQ(a.free_units(), a.units());
 }
 TEST(MallocGpu, AllocateThenFreeOuroborosPage) {
   GPUPROBE_REQUIRE_GPU();
@@ -402,7 +442,7 @@ TEST(MallocUtilization, RwMalloc1050BytesWith256ByteUnits) {
     if (after[2] == before[2])
       break;
   }
-  const double used = double(a.units() - alloc::count_free_units(a.bitmap())) / double(a.units());
+  const double used = double(a.units() - a.free_units()) / double(a.units());
   const double util = double(served) * 1050.0 / double(a.pool_bytes());
   std::printf(
       "rw_malloc 1050 B / 256 B units: requested bytes %.1f%% of the pool, rounded %.1f%%\n",
@@ -547,7 +587,7 @@ TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
   EXPECT_GE(2.0 * double(c.allocations), soak_ops() * 0.99) << "mallocs + frees";
   EXPECT_EQ(c.range_errors, 0u);
   EXPECT_EQ(c.overwritten, 0u);
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units()) << "units lost";
+  EXPECT_EQ(a.free_units(), a.units()) << "units lost";
   const unsigned fit = unsigned(a.units() / 16), extra = 4096;
   const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
   std::printf("rw_malloc fill: %llu of %u fitting 4 KiB requests served, %llu refused\n",
@@ -555,7 +595,7 @@ TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
   EXPECT_EQ(f.allocations, fit) << "exact out of memory";
   EXPECT_EQ(f.out_of_memory, extra);
   EXPECT_EQ(f.range_errors + f.overwritten, 0u);
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units());
+  EXPECT_EQ(a.free_units(), a.units());
 }
 
 // Soak (issue 15): CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders

@@ -106,7 +106,7 @@ TEST(Workloads, GrowableArrayOverRwMallocAndCudaMalloc) {
   EXPECT_EQ(r[1], n);
   EXPECT_EQ(r[2], workloads::expected_insert_sum(n));
   EXPECT_EQ(r[3], workloads::expected_rw_sum(n));
-  EXPECT_EQ(alloc::count_free_units(a.bitmap()), a.units()) << "buckets released";
+  EXPECT_EQ(a.free_units(), a.units()) << "buckets released";
   alloc::pool_config pc;
   pc.pages = 1;
   alloc::cuda_malloc m(pc, 1.0);
@@ -127,7 +127,7 @@ TEST(Workloads, GrowableArrayAtBenchmarkScaleOverRwMalloc) {
     alloc::rw_malloc a(mc);
     const auto r = grow(a.handle(), 1u << 26, 1024, 8);
     std::printf("unit %u: %llu elements without memory, %.1f%% of the pool used\n", unit, r[0],
-                100.0 * double(a.units() - alloc::count_free_units(a.bitmap())) /
+                100.0 * double(a.units() - a.free_units()) /
                     double(a.units()));
     EXPECT_EQ(r[0], 0u) << "unit " << unit;
   }

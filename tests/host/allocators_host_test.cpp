@@ -374,7 +374,17 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_peers_heap=12Q");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--gpuprobe_peers_heap"), std::string::npos) << r.err;
+  for (const char *bad :
+       {"--gpuprobe_rw_stash=-1", "--gpuprobe_rw_stash=65", "--gpuprobe_rw_stash=4x"}) {
+    r = run_binary(GPUPROBE_BENCH, std::string("--benchmark_list_tests ") + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--gpuprobe_rw_stash"), std::string::npos) << bad << ": " << r.err;
+  }
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --benchmark_filter=BM_peers/rw_malloc "
+                                 "--gpuprobe_rw_stash=0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run_binary(GPUPROBE_BENCH, "--help");
   EXPECT_NE(r.out.find("--gpuprobe_peers_heap=SIZE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_peers_no_ladder"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_stash=N"), std::string::npos) << r.out;
 }
