@@ -201,13 +201,13 @@ private:
       return got;
     const bool full = active == 0xffffffffu;
     const int leader = __ffs(int(active)) - 1;
-    // The warp slot's stash: one exchange, and every lane is served when the run holds them all
-    // (lane order, exclusive prefix of the needs); else the run goes back to the bitmap and this
-    // warp asks the region for a new one beside its own (refill).
+    // The warp slot's stash, for a request that a stash holds 4 times: one exchange, and every lane
+    // is served when the run holds them all (lane order, exclusive prefix of the needs); else the
+    // run goes back to the bitmap and this warp asks the region for a new one beside its own.
     const std::uint32_t asked = __reduce_add_sync(active, need);
     std::uint32_t slot = ~0u; // the warp slot's stash (~0: none)
     unsigned long long v = 0;
-    if (asked <= stash_cap) {
+    if (4 * asked <= stash_cap) { // a stash that holds 4 such requests
       slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], 0ull);
@@ -236,7 +236,7 @@ private:
     };
     std::uint64_t w0 = region_at(0);
     // The first region is read while the stash answers: a miss costs one round trip, not two.
-    unsigned long long first_mine = full && lane < words_in(w0) ? __ldcg(&words[w0 + lane]) : ~0ull;
+    unsigned long long mine = full && lane < words_in(w0) ? __ldcg(&words[w0 + lane]) : ~0ull;
     std::uint32_t refill = 0;
     if (slot != ~0u) {
       v = __shfl_sync(active, v, leader);
@@ -262,9 +262,8 @@ private:
       if (reread == 0 && round > 0)
         w0 = region_at(round);
       const unsigned nw = words_in(w0);
-      unsigned long long mine = round == 0 && reread == 0 ? first_mine
-                                : full && lane < nw       ? __ldcg(&words[w0 + lane])
-                                                          : ~0ull;
+      if (round > 0 || reread > 0) // round 0's region was read before the stash answered
+        mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
       const unsigned long long before = mine; // what the region held when read
       auto word = [&](unsigned j) {
         return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]);
@@ -299,11 +298,11 @@ private:
         min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
       }
       // A refill for the stash from the same region, claimed with the lanes' own ranges: the first
-      // run after them that holds the warp's request 4 times (or stash_cap units, when fewer), up
-      // to 16 such requests (a shorter run would be used up by the next few warps of the slot).
+      // run after them that holds the warp's request 4 times, taken up to 16 such requests or
+      // stash_cap units (a shorter run would be used up by the next few warps of the slot).
       free_run fill{0, 0};
       if (refill && full && !pending && round < max_rounds) { // not from a scan for the last units
-        fill = detail::warp_first_run(mine, lane, max(refill, min(4 * refill, stash_cap)));
+        fill = detail::warp_first_run(mine, lane, 4 * refill);
         fill.length = min(fill.length, min(stash_cap, 16 * refill));
         if (fill.length && lane < nw && lane * 64 < fill.start + fill.length &&
             (lane + 1) * 64 > fill.start)
