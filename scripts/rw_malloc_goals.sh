@@ -4,7 +4,7 @@
 # report's "rw_malloc against the goals" section.
 # Usage: scripts/rw_malloc_goals.sh GPUPROBE PEER_FOLDER RW_MALLOC_JSON [OUT_FOLDER]
 #   scripts/rw_malloc_goals.sh build/gpuprobe reports/examples/peers/nvidia-h200-40528cae \
-#     reports/examples/rw-malloc-issue35/h200-352b0b34/raw/bench-peers-rw_malloc.json
+#     reports/examples/rw-malloc-issue35/h200-352b0b34/runs/bench-peers-rw_malloc.json
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,7p "$0"; exit 2; }
 gpuprobe=$1 peers=$2 rw=$3
