@@ -9,12 +9,15 @@
 // (2048 units, aligned) and takes first fits: the first run that holds the smallest pending
 // request (a full warp finds it in constant time, a lane per word, docs/rw-malloc.md; a part warp
 // walks the runs), and the pending requests that fit it (lane order, exclusive prefix of their
-// sizes) are assigned to it; once the region is assigned, every served lane claims its own range
-// with atomicOr (one round trip for the region), and a range that meets a bit set by someone else
-// is rolled back and its lane reads the region again. After
+// sizes) are assigned to it; once the region is assigned, a full warp claims it with one atomicOr
+// a word (a lane per word: one round trip for the region; a part warp: each lane its own range),
+// and a range that meets a bit set by someone else is rolled back and its lane reads the region
+// again. A warp whose request a stash holds 4 times is first served from its warp slot's stash, a
+// run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
-// a random start: a request still unserved then gets nullptr (out of memory), unless a claim was
-// rolled back during the scan (a transient claim can hide a free run): then it scans again.
+// a random start: a request still unserved then gets nullptr (out of memory), unless a stash held
+// units (every stash is drained into the bitmap first) or a claim was rolled back during the scan
+// (a transient claim can hide a free run): then it scans again.
 //
 // free(p) reads the unit's meta word: the run length of a whole-unit allocation, or a live count
 // for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
@@ -192,6 +195,43 @@ struct rw_malloc_handle {
   }
 
 private:
+  // A warp's rounds: `max_rounds` random regions of its scope, each on a region boundary (first fit
+  // then packs each region from its start and keeps its free space in one run at its end; random
+  // word starts scatter allocations and leave no long runs in a half-full pool), then the
+  // exhaustive scan's windows of 32 words, stepping by 16 from a random start.
+  struct round_plan {
+    rng64 r;
+    std::uint32_t scan_start, lo, n; // the scan's first word; the scope's regions [lo, lo + n)
+  };
+  __device__ round_plan plan_rounds(unsigned active, int leader) const {
+    round_plan p{rng64(thread_seed(seed)), 0, 0, 0};
+    p.scan_start = __shfl_sync(active, p.r.below(word_count), leader);
+    scope.range((word_count + region_words - 1) / region_words, p.lo, p.n);
+    return p;
+  }
+  // Round `round`'s first word (a window that would pass the last word ends there instead).
+  __device__ std::uint64_t region_at(round_plan &p, unsigned round, unsigned active,
+                                     int leader) const {
+    const std::uint64_t w =
+        round < max_rounds
+            ? std::uint64_t(p.lo + __shfl_sync(active, p.r.below(p.n), leader)) * region_words
+            : (p.scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
+    return w + region_words > word_count
+               ? (word_count > region_words ? word_count - region_words : 0)
+               : w;
+  }
+
+  // One pass over a region, from its read to its claim (per lane).
+  struct region_pass {
+    std::uint64_t w0 = 0;              // the region's first word
+    unsigned nw = 0;                   // its words
+    unsigned long long mine = ~0ull;   // word `lane` as read, with the units assigned marked
+    unsigned long long before = ~0ull; // word `lane` as read
+    std::uint32_t mine_at = 0;         // this lane's assigned range (relative to the region)
+    unsigned assigned = 0;             // the lanes given a range in this pass
+    free_run fill{0, 0};               // the stash refill claimed with them
+  };
+
   // The first unit of this lane's `need` units (~0: none found / nothing asked).
   __device__ std::uint64_t find_and_claim(unsigned active, unsigned lane,
                                           std::uint32_t need) const {
@@ -201,55 +241,28 @@ private:
       return got;
     const bool full = active == 0xffffffffu;
     const int leader = __ffs(int(active)) - 1;
-    // The warp slot's stash, for a request that a stash holds 4 times: one exchange, and every lane
-    // is served when the run holds them all (lane order, exclusive prefix of the needs); else the
-    // run goes back to the bitmap and this warp asks the region for a new one beside its own.
+    // The warp slot's stash, for a request that a stash holds 4 times: its run is taken now and
+    // looked at once the first region's read is under way.
     const std::uint32_t asked = __reduce_add_sync(active, need);
     std::uint32_t slot = ~0u; // the warp slot's stash (~0: none)
     unsigned long long v = 0;
-    if (4 * asked <= stash_cap) { // a stash that holds 4 such requests
+    if (4 * asked <= stash_cap) {
       slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], 0ull);
     }
-    rng64 r(thread_seed(seed));
-    const std::uint32_t scan_start = __shfl_sync(active, r.below(word_count), leader);
     const unsigned windows = (word_count + 15) / 16;
-    const std::uint32_t regions = (word_count + region_words - 1) / region_words;
-    std::uint32_t lo, n;
-    scope.range(regions, lo, n);
-    // Round r's first word: random regions start on a region boundary (first fit then packs each
-    // region from its start and keeps its free space in one run at its end; random word starts
-    // scatter allocations and leave no long runs in a half-full pool); the exhaustive scan's
-    // windows of 32 words step by 16 from a random start.
-    auto region_at = [&](unsigned round) {
-      std::uint64_t w =
-          round < max_rounds
-              ? std::uint64_t(lo + __shfl_sync(active, r.below(n), leader)) * region_words
-              : (scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
-      return w + region_words > word_count
-                 ? (word_count > region_words ? word_count - region_words : 0)
-                 : w;
-    };
-    auto words_in = [&](std::uint64_t w) {
-      return word_count - w < region_words ? unsigned(word_count - w) : region_words;
-    };
-    std::uint64_t w0 = region_at(0);
+    round_plan plan = plan_rounds(active, leader);
+    region_pass p;
+    p.w0 = region_at(plan, 0, active, leader);
+    p.nw = word_count - p.w0 < region_words ? unsigned(word_count - p.w0) : region_words;
     // The first region is read while the stash answers: a miss costs one round trip, not two.
-    unsigned long long mine = full && lane < words_in(w0) ? __ldcg(&words[w0 + lane]) : ~0ull;
-    std::uint32_t refill = 0;
+    p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
+    std::uint32_t refill = 0; // units a refill must hold 4 times (0: none wanted)
     if (slot != ~0u) {
-      v = __shfl_sync(active, v, leader);
-      const std::uint64_t s0 = v & ((1ull << detail::stash_shift) - 1);
-      const std::uint32_t len = std::uint32_t(v >> detail::stash_shift);
-      if (len >= asked) {
-        const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
-        if (int(lane) == leader && len > asked)
-          put_back(slot, s0 + asked, len - asked);
-        return need ? s0 + excl : got;
-      }
-      if (int(lane) == leader && len)
-        give_back(s0, len);
+      if (serve_from_stash(active, lane, leader, slot, __shfl_sync(active, v, leader), need, asked,
+                           got))
+        return got;
       refill = asked;
     }
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
@@ -259,108 +272,154 @@ private:
         __threadfence();
         epoch = __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader);
       }
-      if (reread == 0 && round > 0)
-        w0 = region_at(round);
-      const unsigned nw = words_in(w0);
-      if (round > 0 || reread > 0) // round 0's region was read before the stash answered
-        mine = full && lane < nw ? __ldcg(&words[w0 + lane]) : ~0ull;
-      const unsigned long long before = mine; // what the region held when read
-      auto word = [&](unsigned j) {
-        return full ? __shfl_sync(active, mine, int(j)) : __ldcg(&words[w0 + j]);
-      };
-      unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
-      // Assign first, claim once: each run found is marked used in the lanes' words (a part warp
-      // walks on past it), and after the region is assigned every served lane claims its own
-      // range at the same time (one round trip for the region, not one per run).
-      std::uint32_t from = 0, mine_at = 0;
-      unsigned assigned = 0;
-      while (pending) {
-        // The first run that holds the smallest pending request: on a full warp in constant time
-        // from the words the lanes hold (assigned units marked used), else by walking.
-        const free_run fr = full ? detail::warp_first_run(mine, lane, min_need)
-                                 : next_run_at_least(word, nw, from, min_need);
-        if (!fr.length)
-          break;
-        const bool cand = ((pending >> lane) & 1u) && need <= fr.length;
-        const unsigned excl = detail::warp_exclusive_sum(active, cand ? need : 0u, lane);
-        const bool fits = cand && excl + need <= fr.length;
-        const unsigned fit_mask = __ballot_sync(active, fits);
-        const int last =
-            31 - __clz(int(fit_mask)); // the first candidate always fits: fit_mask != 0
-        const std::uint32_t total = __shfl_sync(active, excl + need, last);
-        if (fits)
-          mine_at = fr.start + excl;
-        if (full && lane < nw && lane * 64 < fr.start + total && (lane + 1) * 64 > fr.start)
-          mine |= detail::range_mask(lane, fr.start, total);
-        from = fr.start + fr.length;
-        pending &= ~fit_mask;
-        assigned |= fit_mask;
-        min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+      if (round > 0 || reread > 0) { // round 0's region was read before the stash answered
+        if (reread == 0)
+          p.w0 = region_at(plan, round, active, leader);
+        p.nw = word_count - p.w0 < region_words ? unsigned(word_count - p.w0) : region_words;
+        p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
       }
-      // A refill for the stash from the same region, claimed with the lanes' own ranges: the first
-      // run after them that holds the warp's request 4 times, taken up to 16 such requests or
-      // stash_cap units (a shorter run would be used up by the next few warps of the slot).
-      free_run fill{0, 0};
+      p.before = p.mine;
+      assign(p, active, lane, full, need, pending);
+      p.fill = {0, 0};
       if (refill && full && !pending && round < max_rounds) { // not from a scan for the last units
-        fill = detail::warp_first_run(mine, lane, 4 * refill);
-        fill.length = min(fill.length, min(stash_cap, 16 * refill));
-        if (fill.length && lane < nw && lane * 64 < fill.start + fill.length &&
-            (lane + 1) * 64 > fill.start)
-          mine |= detail::range_mask(lane, fill.start, fill.length);
+        add_refill(p, lane, refill);
         refill = 0; // one try
       }
-      unsigned lost = 0;
       bool fill_lost = false;
-      if (full) { // one atomicOr a word: the bits this pass assigned in it (a lane per word)
-        const unsigned long long take = mine & ~before;
-        const unsigned long long old = take ? atomicOr(&words[w0 + lane], take) : 0ull;
-        const unsigned clash = __ballot_sync(active, (old & take) != 0);
-        if (clash) { // every range that meets a word another warp took first is undone
-          lost = __ballot_sync(active, ((assigned >> lane) & 1u) &&
-                                           (clash & detail::word_span(mine_at, need)));
-          fill_lost = fill.length && (clash & detail::word_span(fill.start, fill.length));
-          if (old & take)
-            atomicAnd(&words[w0 + lane], ~(take & ~old));
-          for (unsigned m = lost; m; m &= m - 1) { // their bits in the words that did not clash
-            const int l = __ffs(int(m)) - 1;
-            undo_outside(clash, lane, w0, __shfl_sync(active, mine_at, l),
-                         __shfl_sync(active, need, l));
-          }
-          if (fill_lost)
-            undo_outside(clash, lane, w0, fill.start, fill.length);
-        }
-      } else if (assigned) { // a part warp: each served lane claims its own range
-        const bool ok = !((assigned >> lane) & 1u) || claim(w0 * 64 + mine_at, need);
-        lost = __ballot_sync(active, !ok);
-      }
-      if ((assigned >> lane) & 1u && !((lost >> lane) & 1u))
-        got = w0 * 64 + mine_at;
-      const bool clashed = lost != 0;
-      if (lost || fill_lost) { // another warp took part of a run meanwhile
-        pending |= lost;       // those lanes read the region again
-        __threadfence();       // the bits are clear again before the count says a claim was undone
-        if (int(lane) == leader)
-          atomicAdd(rollbacks, 1ull);
-      }
-      if (fill.length && !fill_lost && int(lane) == leader)
-        put_back(slot, w0 * 64 + fill.start, fill.length);
+      const unsigned lost = claim_pass(p, active, lane, full, need, fill_lost);
+      settle_pass(p, lane, leader, slot, lost, fill_lost, pending, got);
       // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
       // it is read again before moving on. This keeps "out of memory" exact under contention.
-      if (clashed && ++reread <= 16)
+      if (lost && ++reread <= 16)
         continue;
       reread = 0;
       ++round;
-      if (pending && round == max_rounds + windows && ++scans < 8) {
-        // Out of memory only if every stash is empty and no claim was undone during the scan: a
-        // transient claim hides a free run from a scan that passes it, and makes "out of memory"
-        // spurious.
-        const bool drained = stash_cap && drain(active, lane);
-        __threadfence();
-        if (drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch)
-          round = max_rounds;
-      }
+      if (pending && round == max_rounds + windows && ++scans < 8 &&
+          scan_again(active, lane, leader, epoch))
+        round = max_rounds;
     }
     return got;
+  }
+
+  // After a pass's claim: the lanes served get their units, the lanes whose range was undone are
+  // pending again (and the count moves), and a refill that held goes into the slot.
+  __device__ void settle_pass(const region_pass &p, unsigned lane, int leader, std::uint32_t slot,
+                              unsigned lost, bool fill_lost, unsigned &pending,
+                              std::uint64_t &got) const {
+    if ((p.assigned >> lane) & 1u && !((lost >> lane) & 1u))
+      got = p.w0 * 64 + p.mine_at;
+    if (lost || fill_lost) {
+      pending |= lost;
+      __threadfence(); // the bits are clear again before the count says a claim was undone
+      if (int(lane) == leader)
+        atomicAdd(rollbacks, 1ull);
+    }
+    if (p.fill.length && !fill_lost && int(lane) == leader)
+      put_back(slot, p.w0 * 64 + p.fill.start, p.fill.length);
+  }
+
+  // At the end of an exhaustive scan with requests unserved: scan again when a stash held units
+  // (every stash is drained into the bitmap now) or a claim was undone since the scan began (a
+  // transient claim hides a free run from a scan that passes it); else out of memory.
+  __device__ bool scan_again(unsigned active, unsigned lane, int leader, unsigned epoch) const {
+    const bool drained = stash_cap && drain(active, lane);
+    __threadfence();
+    return drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
+  }
+
+  // The stash's answer: when its run `v` holds the warp's `asked` units, every lane is served from
+  // it (lane order, exclusive prefix of the needs: `got`), the rest goes back to the slot, and
+  // true; else the run goes back to the bitmap.
+  __device__ bool serve_from_stash(unsigned active, unsigned lane, int leader, std::uint32_t slot,
+                                   unsigned long long v, std::uint32_t need, std::uint32_t asked,
+                                   std::uint64_t &got) const {
+    const std::uint64_t s0 = v & ((1ull << detail::stash_shift) - 1);
+    const std::uint32_t len = std::uint32_t(v >> detail::stash_shift);
+    if (len >= asked) {
+      const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
+      if (int(lane) == leader && len > asked)
+        put_back(slot, s0 + asked, len - asked);
+      got = need ? s0 + excl : ~0ull;
+      return true;
+    }
+    if (int(lane) == leader && len)
+      give_back(s0, len);
+    return false;
+  }
+
+  // First fits in the region for the pending requests: the first run that holds the smallest
+  // pending request (on a full warp in constant time from the words the lanes hold, assigned units
+  // marked used; a part warp walks on past each run), and the requests that fit it in lane order.
+  __device__ void assign(region_pass &p, unsigned active, unsigned lane, bool full,
+                         std::uint32_t need, unsigned &pending) const {
+    auto word = [&](unsigned j) {
+      return full ? __shfl_sync(active, p.mine, int(j)) : __ldcg(&words[p.w0 + j]);
+    };
+    unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+    std::uint32_t from = 0;
+    p.assigned = 0;
+    while (pending) {
+      const free_run fr = full ? detail::warp_first_run(p.mine, lane, min_need)
+                               : next_run_at_least(word, p.nw, from, min_need);
+      if (!fr.length)
+        break;
+      const bool cand = ((pending >> lane) & 1u) && need <= fr.length;
+      const unsigned excl = detail::warp_exclusive_sum(active, cand ? need : 0u, lane);
+      const bool fits = cand && excl + need <= fr.length;
+      const unsigned fit_mask = __ballot_sync(active, fits);
+      const int last = 31 - __clz(int(fit_mask)); // the first candidate always fits: fit_mask != 0
+      const std::uint32_t total = __shfl_sync(active, excl + need, last);
+      if (fits)
+        p.mine_at = fr.start + excl;
+      if (full && lane < p.nw && lane * 64 < fr.start + total && (lane + 1) * 64 > fr.start)
+        p.mine |= detail::range_mask(lane, fr.start, total);
+      from = fr.start + fr.length;
+      pending &= ~fit_mask;
+      p.assigned |= fit_mask;
+      min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+    }
+  }
+
+  // A refill for the stash from the same region (a full warp), claimed with the lanes' own ranges:
+  // the first run after them that holds `refill` 4 times, taken up to 16 such requests or
+  // stash_cap units (a shorter run would be used up by the next few warps of the slot).
+  __device__ void add_refill(region_pass &p, unsigned lane, std::uint32_t refill) const {
+    p.fill = detail::warp_first_run(p.mine, lane, 4 * refill);
+    p.fill.length = min(p.fill.length, min(stash_cap, 16 * refill));
+    if (p.fill.length && lane < p.nw && lane * 64 < p.fill.start + p.fill.length &&
+        (lane + 1) * 64 > p.fill.start)
+      p.mine |= detail::range_mask(lane, p.fill.start, p.fill.length);
+  }
+
+  // The pass's claim; returns the lanes whose range another warp took first (undone), and in
+  // `fill_lost` whether the refill was. A full warp sets the bits it assigned in each word with one
+  // atomicOr a word (a lane per word); every range that meets a word another warp took first is
+  // undone. A part warp's lanes claim their own ranges.
+  __device__ unsigned claim_pass(const region_pass &p, unsigned active, unsigned lane, bool full,
+                                 std::uint32_t need, bool &fill_lost) const {
+    if (!full) {
+      const bool ok = !((p.assigned >> lane) & 1u) || claim(p.w0 * 64 + p.mine_at, need);
+      return __ballot_sync(active, !ok);
+    }
+    const unsigned long long take = p.mine & ~p.before;
+    const unsigned long long old = take ? atomicOr(&words[p.w0 + lane], take) : 0ull;
+    const unsigned clash = __ballot_sync(active, (old & take) != 0);
+    if (!clash)
+      return 0;
+    const unsigned lost = __ballot_sync(active, ((p.assigned >> lane) & 1u) &&
+                                                    (clash & detail::word_span(p.mine_at, need)));
+    fill_lost = p.fill.length && (clash & detail::word_span(p.fill.start, p.fill.length));
+    if (old & take)
+      atomicAnd(&words[p.w0 + lane], ~(take & ~old)); // the bits this warp set in a clashed word
+    for (unsigned m = lost; m;
+         m &= m - 1) { // the lost ranges' bits in the words that did not clash
+      const int l = __ffs(int(m)) - 1;
+      undo_outside(clash, lane, p.w0, __shfl_sync(active, p.mine_at, l),
+                   __shfl_sync(active, need, l));
+    }
+    if (fill_lost)
+      undo_outside(clash, lane, p.w0, p.fill.start, p.fill.length);
+    return lost;
   }
 
   // Units [start, start + n) back to the bitmap; the count tells a running scan that they are free.
