@@ -110,4 +110,31 @@ GPUPROBE_HD inline free_run lane_first_run(std::uint64_t word, unsigned j, unsig
   return len >= need ? free_run{j * 64 + 64 - top, len} : free_run{0, 0};
 }
 
+// Words [start / 64, (start + n - 1) / 64] of a region (n > 0, start + n <= 2048) as bits of a
+// 32-bit mask (the words a range touches, for RW_malloc's one claim a region).
+GPUPROBE_HD inline unsigned word_span(std::uint32_t start, std::uint32_t n) {
+  return unsigned((2ull << ((start + n - 1) / 64)) - (1ull << (start / 64)));
+}
+
+// RW_malloc's stash word: a run's first unit (low 40 bits) and its length (high 24 bits); 0: empty.
+constexpr unsigned stash_shift = 40;
+GPUPROBE_HD constexpr std::uint64_t stash_word(std::uint64_t start, std::uint32_t n) {
+  return (std::uint64_t(n) << stash_shift) | start;
+}
+GPUPROBE_HD constexpr std::uint64_t stash_start(std::uint64_t v) {
+  return v & ((std::uint64_t(1) << stash_shift) - 1);
+}
+GPUPROBE_HD constexpr std::uint32_t stash_length(std::uint64_t v) {
+  return std::uint32_t(v >> stash_shift);
+}
+// Units one stash may hold: one region (`region_units`) at most, and all `slots` stashes together
+// at most 1/16 of the pool's `units` (0: a pool too small for stashes).
+inline std::uint32_t stash_capacity(std::uint64_t units, std::uint64_t slots,
+                                    std::uint32_t region_units) {
+  if (!slots)
+    return 0;
+  const std::uint64_t each = units / (slots * 16);
+  return std::uint32_t(each < region_units ? each : region_units);
+}
+
 } // namespace gpuprobe::alloc

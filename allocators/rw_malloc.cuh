@@ -76,15 +76,6 @@ __device__ inline free_run warp_first_run(unsigned long long mine, unsigned lane
   const int w = __ffs(int(has)) - 1;
   return {__shfl_sync(0xffffffffu, r.start, w), __shfl_sync(0xffffffffu, r.length, w)};
 }
-// Words [start / 64, (start + n - 1) / 64] of a region (n > 0) as bits of a 32-bit mask.
-__device__ inline unsigned word_span(std::uint32_t start, std::uint32_t n) {
-  return unsigned((2ull << ((start + n - 1) / 64)) - (1ull << (start / 64)));
-}
-// A stash word: a run's first unit (low 40 bits) and its length (high 24 bits); 0: empty.
-constexpr unsigned stash_shift = 40;
-__host__ __device__ constexpr unsigned long long stash_word(std::uint64_t start, std::uint32_t n) {
-  return (std::uint64_t(n) << stash_shift) | start;
-}
 __device__ inline unsigned warp_slot() {
   unsigned w;
   asm volatile("mov.u32 %0, %%warpid;" : "=r"(w)); // volatile: the slot the warp runs in now
@@ -333,8 +324,8 @@ private:
   __device__ bool serve_from_stash(unsigned active, unsigned lane, int leader, std::uint32_t slot,
                                    unsigned long long v, std::uint32_t need, std::uint32_t asked,
                                    std::uint64_t &got) const {
-    const std::uint64_t s0 = v & ((1ull << detail::stash_shift) - 1);
-    const std::uint32_t len = std::uint32_t(v >> detail::stash_shift);
+    const std::uint64_t s0 = stash_start(v);
+    const std::uint32_t len = stash_length(v);
     if (len >= asked) {
       const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
       if (int(lane) == leader && len > asked)
@@ -406,9 +397,9 @@ private:
     const unsigned clash = __ballot_sync(active, (old & take) != 0);
     if (!clash)
       return 0;
-    const unsigned lost = __ballot_sync(active, ((p.assigned >> lane) & 1u) &&
-                                                    (clash & detail::word_span(p.mine_at, need)));
-    fill_lost = p.fill.length && (clash & detail::word_span(p.fill.start, p.fill.length));
+    const unsigned lost =
+        __ballot_sync(active, ((p.assigned >> lane) & 1u) && (clash & word_span(p.mine_at, need)));
+    fill_lost = p.fill.length && (clash & word_span(p.fill.start, p.fill.length));
     if (old & take)
       atomicAnd(&words[p.w0 + lane], ~(take & ~old)); // the bits this warp set in a clashed word
     for (unsigned m = lost; m;
@@ -430,7 +421,7 @@ private:
   }
   // The rest of a run into the (emptied) slot, or to the bitmap when the slot was filled meanwhile.
   __device__ void put_back(std::uint32_t slot, std::uint64_t start, std::uint32_t n) const {
-    if (atomicCAS(&stash[slot], 0ull, detail::stash_word(start, n)) != 0ull)
+    if (atomicCAS(&stash[slot], 0ull, stash_word(start, n)) != 0ull)
       give_back(start, n);
   }
   // Every stash into the bitmap (the active lanes share the slots); true when one held units.
@@ -441,7 +432,7 @@ private:
     for (std::uint32_t i = rank; i < stash_sms * stash_per_sm; i += k) {
       const unsigned long long v = atomicExch(&stash[i], 0ull);
       if (v) {
-        give_back(v & ((1ull << detail::stash_shift) - 1), std::uint32_t(v >> detail::stash_shift));
+        give_back(stash_start(v), stash_length(v));
         any = true;
       }
     }
@@ -491,10 +482,8 @@ public:
   // Units a stash may hold: up to one region, and all stashes together at most 1/16 of the pool
   // (a small pool has none).
   std::uint32_t stash_cap() const {
-    const std::uint64_t slots = std::uint64_t(stash_sms_) * cfg_.stash_per_sm;
-    return slots ? std::uint32_t(
-                       std::min<std::uint64_t>(handle_type::region_units, units() / (slots * 16)))
-                 : 0u;
+    return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
+                          handle_type::region_units);
   }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
@@ -517,7 +506,7 @@ public:
   std::uint64_t stashed_units() const {
     std::uint64_t n = 0;
     for (const auto v : stash_words())
-      n += v >> detail::stash_shift;
+      n += stash_length(v);
     return n;
   }
   // Units not handed out: free in the bitmap or held by a stash.
@@ -527,8 +516,7 @@ public:
   void drain_stashes() {
     auto w = bitmap();
     for (const auto v : stash_words()) {
-      const std::uint64_t start = v & ((1ull << detail::stash_shift) - 1);
-      for (std::uint64_t u = start; u < start + (v >> detail::stash_shift); ++u)
+      for (std::uint64_t u = stash_start(v); u < stash_start(v) + stash_length(v); ++u)
         w[u / 64] &= ~(1ull << (u % 64));
     }
     words_.upload(w.data(), w.size());

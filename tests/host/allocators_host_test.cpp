@@ -115,6 +115,39 @@ TEST(FreeRuns, MatchesABitByBitReferenceOnRandomRegions) {
 // the lowest lane's find is the first run of at least `need` units that the walk finds, with its
 // whole length, for every need from 1 to the region, on regions of 32 words (lanes past a shorter
 // region hold used words, as on the device).
+// RW_malloc's one claim a region: the words a range touches, against a word-by-word reference.
+TEST(FreeRuns, WordSpanIsTheWordsARangeTouches) {
+  for (std::uint32_t start = 0; start < 2048; start += 7)
+    for (std::uint32_t n : {1u, 2u, 31u, 32u, 63u, 64u, 65u, 128u, 1000u, 2048u}) {
+      if (start + n > 2048)
+        continue;
+      std::uint32_t want = 0;
+      for (std::uint32_t u = start; u < start + n; ++u)
+        want |= 1u << (u / 64);
+      ASSERT_EQ(word_span(start, n), want) << start << " + " << n;
+    }
+}
+
+// A stash word keeps a run's first unit (up to 2^40 - 1) and its length (up to a region) apart;
+// the capacity is one region at most and 1/16 of the pool over all stashes.
+TEST(FreeRuns, StashWordsRoundTripAndTheCapacityFollowsThePool) {
+  for (std::uint64_t start : {0ull, 1ull, 63ull, (1ull << 27) - 5, (1ull << 40) - 1})
+    for (std::uint32_t n : {1u, 2u, 992u, 2048u}) {
+      const auto v = stash_word(start, n);
+      EXPECT_NE(v, 0u);
+      EXPECT_EQ(stash_start(v), start);
+      EXPECT_EQ(stash_length(v), n);
+    }
+  EXPECT_EQ(stash_length(0), 0u) << "0 is the empty stash";
+  const std::uint64_t slots = 132 * 64; // an H100's SMs x 64 warp slots
+  EXPECT_EQ(stash_capacity(1ull << 27, slots, 2048), 992u) << "32 GiB of 256 B units";
+  EXPECT_EQ(stash_capacity(1ull << 22, slots, 2048), 31u) << "1 GiB";
+  EXPECT_EQ(stash_capacity(1ull << 16, 132, 2048), 31u) << "16 MiB, one stash a SM";
+  EXPECT_EQ(stash_capacity(1000, slots, 2048), 0u) << "a small pool has none";
+  EXPECT_EQ(stash_capacity(1ull << 34, slots, 2048), 2048u) << "one region at most";
+  EXPECT_EQ(stash_capacity(1ull << 27, 0, 2048), 0u) << "no slots";
+}
+
 TEST(FreeRuns, WarpFirstFitMatchesTheWalk) {
   std::mt19937_64 rng(11);
   auto warp = [](const std::vector<unsigned long long> &w, std::uint32_t need) {
