@@ -23,11 +23,22 @@ struct running {
   std::deque<std::string> last;
   std::chrono::steady_clock::time_point start;
 };
-} // namespace
 
-std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progress) {
+// One line of a job's output: to `progress` after the job's label, to its log, and into the last
+// five lines kept for its result.
+void emit(const job &j, running &r, std::FILE *progress, const std::string &line) {
+  if (progress)
+    std::fprintf(progress, "%s %s\n", j.label.c_str(), line.c_str());
+  if (r.log)
+    std::fprintf(r.log, "%s\n", line.c_str());
+  r.last.push_back(line);
+  if (r.last.size() > 5)
+    r.last.pop_front();
+}
+
+// Every job started with its log open; a job that cannot start is an exit 127 with why.
+std::vector<running> start_jobs(const std::vector<job> &jobs, std::vector<job_result> &out) {
   std::vector<running> r(jobs.size());
-  std::vector<job_result> out(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     r[i].start = std::chrono::steady_clock::now();
     if (!jobs[i].log.empty())
@@ -39,15 +50,45 @@ std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progre
       out[i].tail = e.what();
     }
   }
-  auto emit = [&](std::size_t i, const std::string &line) {
-    if (progress)
-      std::fprintf(progress, "%s %s\n", jobs[i].label.c_str(), line.c_str());
-    if (r[i].log)
-      std::fprintf(r[i].log, "%s\n", line.c_str());
-    r[i].last.push_back(line);
-    if (r[i].last.size() > 5)
-      r[i].last.pop_front();
-  };
+  return r;
+}
+
+// What a job wrote on `fd`, emitted line by line; false when its output has ended.
+bool read_output(const job &j, running &r, std::FILE *progress, int fd) {
+  char buf[4096];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n < 0 && errno == EINTR)
+    return true; // a signal, passed on to the children: read what they still write
+  if (n <= 0)
+    return false;
+  r.partial.append(buf, std::size_t(n));
+  std::size_t nl;
+  while ((nl = r.partial.find('\n')) != std::string::npos) {
+    emit(j, r, progress, r.partial.substr(0, nl));
+    r.partial.erase(0, nl + 1);
+  }
+  if (progress)
+    std::fflush(progress);
+  return true;
+}
+
+// A job whose output ended: its unfinished last line, its exit status, its time and last lines;
+// its log closed.
+void finish_job(const job &j, running &r, std::FILE *progress, job_result &out) {
+  if (!r.partial.empty())
+    emit(j, r, progress, r.partial);
+  out.exit_code = wait_child(r.child);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  for (const auto &l : r.last)
+    out.tail += (out.tail.empty() ? "" : "\n") + l;
+  if (r.log)
+    std::fclose(r.log), r.log = nullptr;
+}
+} // namespace
+
+std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progress) {
+  std::vector<job_result> out(jobs.size());
+  std::vector<running> r = start_jobs(jobs, out);
   for (;;) {
     std::vector<pollfd> fds;
     std::vector<std::size_t> who;
@@ -60,35 +101,10 @@ std::vector<job_result> run_jobs(const std::vector<job> &jobs, std::FILE *progre
       break;
     if (::poll(fds.data(), fds.size(), 1000) < 0)
       continue; // interrupted: poll again
-    for (std::size_t k = 0; k < fds.size(); ++k) {
-      if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
-        continue;
-      const std::size_t i = who[k];
-      char buf[4096];
-      const ssize_t n = ::read(fds[k].fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR)
-        continue; // a signal, passed on to the children: read what they still write
-      if (n > 0) {
-        r[i].partial.append(buf, std::size_t(n));
-        std::size_t nl;
-        while ((nl = r[i].partial.find('\n')) != std::string::npos) {
-          emit(i, r[i].partial.substr(0, nl));
-          r[i].partial.erase(0, nl + 1);
-        }
-        if (progress)
-          std::fflush(progress);
-        continue;
-      }
-      if (!r[i].partial.empty())
-        emit(i, r[i].partial);
-      out[i].exit_code = wait_child(r[i].child);
-      out[i].seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - r[i].start).count();
-      for (const auto &l : r[i].last)
-        out[i].tail += (out[i].tail.empty() ? "" : "\n") + l;
-      if (r[i].log)
-        std::fclose(r[i].log), r[i].log = nullptr;
-    }
+    for (std::size_t k = 0; k < fds.size(); ++k)
+      if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) &&
+          !read_output(jobs[who[k]], r[who[k]], progress, fds[k].fd))
+        finish_job(jobs[who[k]], r[who[k]], progress, out[who[k]]);
   }
   return out;
 }
