@@ -212,6 +212,11 @@ private:
                : w;
   }
 
+  // The words of the region (or window) that starts at word w: 32, fewer at the pool's end.
+  __device__ unsigned words_from(std::uint64_t w) const {
+    return word_count - w < region_words ? unsigned(word_count - w) : region_words;
+  }
+
   // One pass over a region, from its read to its claim (per lane).
   struct region_pass {
     std::uint64_t w0 = 0;              // the region's first word
@@ -246,7 +251,7 @@ private:
     round_plan plan = plan_rounds(active, leader);
     region_pass p;
     p.w0 = region_at(plan, 0, active, leader);
-    p.nw = word_count - p.w0 < region_words ? unsigned(word_count - p.w0) : region_words;
+    p.nw = words_from(p.w0);
     // The first region is read while the stash answers: a miss costs one round trip, not two.
     p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
     std::uint32_t refill = 0; // units a refill must hold 4 times (0: none wanted)
@@ -266,7 +271,7 @@ private:
       if (round > 0 || reread > 0) { // round 0's region was read before the stash answered
         if (reread == 0)
           p.w0 = region_at(plan, round, active, leader);
-        p.nw = word_count - p.w0 < region_words ? unsigned(word_count - p.w0) : region_words;
+        p.nw = words_from(p.w0);
         p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
       }
       p.before = p.mine;
@@ -402,8 +407,8 @@ private:
     fill_lost = p.fill.length && (clash & word_span(p.fill.start, p.fill.length));
     if (old & take)
       atomicAnd(&words[p.w0 + lane], ~(take & ~old)); // the bits this warp set in a clashed word
-    for (unsigned m = lost; m;
-         m &= m - 1) { // the lost ranges' bits in the words that did not clash
+    // The lost ranges' bits in the words that did not clash.
+    for (unsigned m = lost; m; m &= m - 1) {
       const int l = __ffs(int(m)) - 1;
       undo_outside(clash, lane, p.w0, __shfl_sync(active, p.mine_at, l),
                    __shfl_sync(active, need, l));
@@ -565,6 +570,7 @@ private:
   region_map regions_;                            // in bitmap regions
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = sm_count();
+  // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
 };
 

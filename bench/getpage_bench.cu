@@ -250,7 +250,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
   --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
-  --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 16; 0: none; docs/rw-malloc.md)
+  --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 

@@ -192,7 +192,7 @@ TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
 // a unit) from more threads than there are units: every unit is served, because every stash is
 // drained into the bitmap before a refusal, and the rest are refused.
 void stashes_drained_before_refusal(alloc::rw_malloc &a, unsigned warm_threads) {
-  ASSERT_GT(a.handle().stash_cap, 1u) << "a pool with stashes";
+  ASSERT_GE(a.handle().stash_cap, 4u * 2) << "a stash that holds 4 warps' 2 units of 16 B requests";
   const auto warm = churn(a.handle(), warm_threads, 2, {16, 0}, a.data(), a.pool_bytes());
   EXPECT_EQ(warm.range_errors + warm.overwritten + warm.out_of_memory, 0u);
   const std::uint64_t held = a.stashed_units();
@@ -213,8 +213,8 @@ void stashes_drained_before_refusal(alloc::rw_malloc &a, unsigned warm_threads) 
       << "a stash's run was not held in the bitmap";
   EXPECT_EQ(before, a.units());
 }
-// A small pool with one stash per SM (so that a stash holds more than a warp's 2 units; this one
-// runs under compute-sanitizer too), and the default configuration on 1 GiB.
+// A small pool with one stash per SM (so that a stash holds 4 times a warp's 2 units of 16 B
+// requests; this one runs under compute-sanitizer too), and the default configuration on 1 GiB.
 TEST(MallocGpu, MallocSmallRwStashesDrainedBeforeRefusal) {
   GPUPROBE_REQUIRE_GPU();
   alloc::malloc_config c = rw_cfg(16u << 20);
