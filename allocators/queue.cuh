@@ -1,7 +1,8 @@
 #pragma once
 // Baselines the RW family is judged against.
 //   queue<false>  a ring of free page ids; one atomic per thread on the head (inline PTX on a
-//                 per-lane address, so no compiler merges a warp's atomics: see probes/atomics.cu)
+//                 per-lane address, so no compiler merges a warp's atomics: see
+//                 probes/atomics/kernel.cu)
 //   queue<true>   "queue_warp": the same with atomicAdd as nvcc compiles it (one per warp)
 // get_page and free_page must run in different kernels (tickets are taken in order).
 #include "allocators/occupancy.hpp"

@@ -1,14 +1,14 @@
 #include "analysis/characterize.hpp"
 
-#include "analysis/sharing.hpp"
-#include "analysis/tlb_conflict.hpp"
-#include "analysis/tlb_levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
-#include "probes/atomics_driver.hpp"
+#include "probes/atomics/driver.hpp"
+#include "probes/conflict/analysis.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/tlb/levels.hpp"
 
 #include <algorithm>
 #include <cctype>

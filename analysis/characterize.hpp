@@ -2,8 +2,8 @@
 // `gpuprobe characterize`'s analysis: DIR/profile.json assembled from what its stages wrote (the
 // stages themselves: pipeline/stage_plan.hpp), with each level's cross-check. Host-only.
 #include "model/profile.hpp"
-#include "probes/sampling_driver.hpp"
-#include "probes/tlb_driver.hpp"
+#include "probes/sampling/driver.hpp"
+#include "probes/tlb/driver.hpp"
 
 #include <nlohmann/json.hpp>
 

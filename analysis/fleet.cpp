@@ -1,7 +1,5 @@
 #include "analysis/fleet.hpp"
 
-#include "analysis/sharing.hpp"    // canonical_groups, group_sizes
-#include "analysis/tlb_levels.hpp" // level_label
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
@@ -11,6 +9,8 @@
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
+#include "probes/sharing/analysis.hpp" // canonical_groups, group_sizes
+#include "probes/tlb/levels.hpp"       // level_label
 
 #include <algorithm>
 #include <cmath>

@@ -1,14 +1,14 @@
 // gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
-#include "analysis/sharing.hpp"
-#include "analysis/tlb_data.hpp"
-#include "analysis/tlb_levels.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/levels.hpp"
 #include "cli/common.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/units.hpp"
-#include "probes/tlb_sweep.hpp"
+#include "probes/tlb/sweep.hpp"
 
 #include <cstdio>
 #include <memory>

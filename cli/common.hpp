@@ -42,17 +42,12 @@ inline constexpr int k_exit_usage = 2;
 // main() returns exit_status() when no error: 0, or k_exit_partial (report left something out).
 int &exit_status();
 
-// Each subcommand: setup_<name>(parent) registers it and its callback; cli/registry.cpp lists
-// them (adding a subcommand is one file here and one line there).
+// Each subcommand: setup_<name>(parent) registers it and its callback. cli/registry.cpp lists
+// them: first every probe's (its catalog entry's setup_cli, probes/catalog.hpp), then these.
 using setup_fn = void (*)(CLI::App &parent);
 const std::vector<setup_fn> &subcommands();
 
-void setup_tlb(CLI::App &parent);
 void setup_analyze(CLI::App &parent);
-void setup_tlb_sharing(CLI::App &parent);
-void setup_tlb_sampling(CLI::App &parent);
-void setup_tlb_conflict(CLI::App &parent);
-void setup_atomics(CLI::App &parent);
 void setup_theory(CLI::App &parent);
 void setup_report(CLI::App &parent);
 void setup_characterize(CLI::App &parent);

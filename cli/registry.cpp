@@ -1,15 +1,20 @@
-// Every subcommand of gpuprobe, in the order --help lists them.
+// Every subcommand of gpuprobe, in the order --help lists them: the probes' (in catalog order),
+// then the commands over results.
 #include "cli/common.hpp"
+#include "probes/catalog.hpp"
 
 namespace gpuprobe::cli {
 
 const std::vector<setup_fn> &subcommands() {
-  static const std::vector<setup_fn> all = {
-      setup_tlb,     setup_tlb_sharing, setup_tlb_sampling, setup_tlb_conflict,
-      setup_atomics, setup_analyze,     setup_theory,       setup_report,
-      setup_characterize, setup_tune,   setup_validate,     setup_fleet,
-      setup_run,
-  };
+  static const std::vector<setup_fn> all = [] {
+    std::vector<setup_fn> s;
+    for (const auto &p : probes::probe_catalog())
+      s.push_back(p.setup_cli);
+    for (setup_fn f : {setup_analyze, setup_theory, setup_report, setup_characterize, setup_tune,
+                       setup_validate, setup_fleet, setup_run})
+      s.push_back(f);
+    return s;
+  }();
   return all;
 }
 

@@ -23,7 +23,7 @@ struct level_sharing {
   bool has_groups() const { return scope == "groups" && groups && !groups->empty(); }
 };
 
-// A set-associative level's structure under the cyclic chase (analysis/tlb_structure.hpp): where
+// A set-associative level's structure under the cyclic chase (probes/tlb/structure.hpp): where
 // misses begin (entries = sets x ways) and where every hop misses.
 struct level_structure {
   bool resolved = false;

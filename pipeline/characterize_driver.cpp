@@ -5,7 +5,6 @@
 #include "pipeline/characterize_driver.hpp"
 
 #include "analysis/characterize.hpp"
-#include "analysis/tlb_levels.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -17,6 +16,7 @@
 #include "pipeline/gpu_conditions.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
+#include "probes/tlb/levels.hpp"
 
 #include <unistd.h>
 

@@ -18,13 +18,29 @@ struct stage {
   std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
 };
 
-// The stages before sharing (sharing depends on the TLB profile: sharing_stages): the aliased
-// sweep (tlb), the real-memory cross-check (tlb_real), their analyses, atomics.
+// What a probe's plan (its catalog entry's `plan`, probes/<name>/plan.cpp) is asked for.
+struct plan_request {
+  bool quick = false;
+  int device = 0;
+  unsigned long long seed = 1;
+  // The TLB profile's levels: null when the stages before it are planned (plan_stages), set
+  // when those it decides are (sharing_stages).
+  const model::tlb_hierarchy *tlb = nullptr;
+};
+
+// A stage that tests the TLB profile's levels: `command` over raw/tlb_profile.json into
+// raw/<name>.json, with `quick_args` under --quick.
+stage profile_stage(const plan_request &r, const std::string &name, const std::string &command,
+                    const std::vector<std::string> &quick_args);
+
+// The stages before sharing (sharing depends on the TLB profile: sharing_stages), each probe's in
+// catalog order: the aliased sweep (tlb), the real-memory cross-check (tlb_real), their analyses,
+// sampling, conflict, atomics.
 std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed = 1);
 
-// One tlb-sharing stage per level of the TLB profile, and one for its largest candidate when
-// that reaches beyond every level (so a structure below the confidence bar, like the H100's
-// 64 GiB one, still gets a sharing answer, labelled as a candidate's).
+// The stages the TLB profile decides: one tlb-sharing stage per level, and one for its largest
+// candidate when that reaches beyond every level (so a structure below the confidence bar, like
+// the H100's 64 GiB one, still gets a sharing answer, labelled as a candidate's).
 std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, int device,
                                   unsigned long long seed = 1);
 

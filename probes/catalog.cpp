@@ -1,18 +1,19 @@
+// The catalog: one line per probe (its probe.hpp's entry), in the order `gpuprobe --help`, the
+// report's parts and characterize's stages follow.
 #include "probes/catalog.hpp"
+
+#include "probes/atomics/probe.hpp"
+#include "probes/conflict/probe.hpp"
+#include "probes/sampling/probe.hpp"
+#include "probes/sharing/probe.hpp"
+#include "probes/tlb/probe.hpp"
 
 namespace gpuprobe::probes {
 
 const std::vector<probe_descriptor> &probe_catalog() {
   static const std::vector<probe_descriptor> all = {
-      {"tlb", "tlb", report_use::tlb_curves, "pointer chase per stride over growing footprints"},
-      {"tlb-sharing", "tlb-sharing", report_use::sharing_matrix,
-       "which SMs share one TLB level: a disruptor SM against a reader SM"},
-      {"tlb-sampling", "tlb-sampling", report_use::through_profile,
-       "random reads just below and above each level's reach"},
-      {"tlb-conflict", "tlb-conflict", report_use::through_profile,
-       "minimal conflict sets of each level: its ways and set index"},
-      {"atomics", "atomics", report_use::atomics_curves,
-       "atomic latency vs contending threads, per operation and width"},
+      catalog::tlb::entry,      catalog::sharing::entry, catalog::sampling::entry,
+      catalog::conflict::entry, catalog::atomics::entry,
   };
   return all;
 }

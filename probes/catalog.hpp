@@ -1,28 +1,48 @@
 #pragma once
-// Every probe, named once: the "probe" field of its result (gpuprobe.result/1), the subcommand
-// that runs it, and what the report does with its results. The report's scan and the tests
-// iterate this list. Adding a probe: its files (probes/<name>.cu, _driver, _result,
-// cli/<name>_cmd.cpp) and one line in probe_catalog(). (A list, not self-registration from each
-// file: the probes live in a static library, whose objects the linker drops when nothing else
-// names them, and the list would then differ between binaries.) Host-only.
+// Every probe, named once. A probe is one folder, probes/<name>/: its kernel, driver, typed result
+// with its reader and writer, its analysis, `cli.cpp` (its subcommand), `draw.cpp` (its part of
+// the report), `plan.cpp` (its stages in `gpuprobe characterize`) and `probe.hpp`, whose `entry`
+// is its line in probe_catalog() (probes/catalog.cpp). The CLI registry, the report's scan,
+// characterize's plan and the tests iterate this list. (A list, not self-registration from each
+// folder: the probes live in a static library, whose objects the linker drops when nothing else
+// names them, and the list would then differ between binaries.)
+//
+// Floors: this header includes nothing and names the types of the floors above it (CLI11, the
+// report, the pipeline) only by declaration, so any floor may read the catalog; a probe's
+// cli.cpp, draw.cpp and plan.cpp sit on the cli, report and pipeline floors (tests/host/
+// layout_test.cpp holds the include graph to that).
 #include <string>
 #include <vector>
 
-namespace gpuprobe::probes {
+namespace CLI {
+class App;
+}
+namespace gpuprobe::report {
+struct report_content;
+namespace detail {
+struct inputs;
+}
+} // namespace gpuprobe::report
+namespace gpuprobe::pipeline {
+struct stage;
+struct plan_request;
+} // namespace gpuprobe::pipeline
 
-// What `gpuprobe report` does with a probe's raw result.
-enum class report_use {
-  tlb_curves,      // the TLB part: curves per stride, the levels when there is no profile
-  sharing_matrix,  // the sharing part: a heatmap per file
-  atomics_curves,  // the atomics part: latency vs threads, the fits
-  through_profile, // drawn from profile.json's tables (cross-check, structure), not from the file
-};
+namespace gpuprobe::probes {
 
 struct probe_descriptor {
   const char *id;      // the result's "probe" field
   const char *command; // `gpuprobe <command>` runs it
-  report_use use;
-  const char *what; // one line, as --help and the README say it
+  const char *what;    // one line, as the README says it
+  // Registers `gpuprobe <command>` and its callback under `parent`.
+  void (*setup_cli)(CLI::App &parent);
+  // Its part of the report: draws the results scan found (inputs::raw[id]), or says in
+  // c.missing what it lacks. nullptr: its results are drawn through profile.json's tables (they
+  // count as drawn when the folder has a profile).
+  void (*draw)(const report::detail::inputs &in, report::report_content &c);
+  // Its stages in `gpuprobe characterize` (pipeline/stage_plan.hpp), appended to `out`; nullptr:
+  // characterize does not run it.
+  void (*plan)(const pipeline::plan_request &r, std::vector<pipeline::stage> &out);
 };
 
 const std::vector<probe_descriptor> &probe_catalog();

@@ -1,7 +1,7 @@
 #pragma once
-// The parts of `gpuprobe report` (one file each: report/<part>.cpp, e.g. tlb.cpp draws
-// tlb_part) and what they share: the inputs a results folder holds, the CSV row and number
-// helpers. Host-only; internal to report.
+// The parts of `gpuprobe report` (one file each: report/<part>.cpp, and each probe's
+// probes/<name>/draw.cpp) and what they share: the inputs a results folder holds, the CSV row and
+// number helpers. Host-only; internal to report.
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -27,21 +28,29 @@ void row(std::ostringstream &o, const std::string &series, const std::string &st
 // MHz".
 std::string device_line(const json &device);
 
-struct inputs { // what scan() found in the folder
-  std::vector<std::string> tlb, sharing;
-  std::vector<std::pair<std::string, json>> atomics, bench;
+// One raw result scan() routed to a probe's part: its path and document (null for the 2017
+// tool's CSV and text files, which the tlb and tlb-sharing parts read by path).
+struct raw_input {
+  std::string path;
+  json doc;
+};
+
+struct inputs {                                      // what scan() found in the folder
+  std::map<std::string, std::vector<raw_input>> raw; // by probe id (probes/catalog.hpp)
+  std::vector<std::pair<std::string, json>> bench;
   std::optional<model::profile> profile;
   std::optional<model::tuning_file> tuning;
   std::optional<model::validation> validation;
   std::optional<model::fleet> fleet;
   std::string device;
+  // The results of probe `id` (empty when none), and their paths.
+  const std::vector<raw_input> &of(const std::string &id) const;
+  std::vector<std::string> paths_of(const std::string &id) const;
 };
 
-// One part of the page: draws what `in` holds into `c`, or says in c.missing what it lacks.
+// One part of the page: draws what `in` holds into `c`, or says in c.missing what it lacks. The
+// probes' parts are their catalog entries' draw (probes/<name>/draw.cpp); these are the rest.
 using part_fn = void (*)(const inputs &in, report_content &c);
-void tlb_part(const inputs &in, report_content &c);
-void sharing_part(const inputs &in, report_content &c);
-void atomics_part(const inputs &in, report_content &c);
 void theory_part(const inputs &in, report_content &c);
 void peers_part(const inputs &in, report_content &c);
 void tuning_part(const inputs &in, report_content &c);

@@ -55,6 +55,19 @@ std::string device_line(const json &d) {
   return line;
 }
 
+const std::vector<raw_input> &inputs::of(const std::string &id) const {
+  static const std::vector<raw_input> none;
+  const auto it = raw.find(id);
+  return it == raw.end() ? none : it->second;
+}
+
+std::vector<std::string> inputs::paths_of(const std::string &id) const {
+  std::vector<std::string> p;
+  for (const auto &r : of(id))
+    p.push_back(r.path);
+  return p;
+}
+
 } // namespace detail
 
 namespace {
@@ -151,16 +164,10 @@ bool take_raw_json(const std::string &path, const std::string &folder_uuid,
   if (derived)
     return false;
   const std::string probe = doc.value("probe", "");
-  using probes::report_use;
   const auto *known = probes::find_probe(probe);
-  const auto use = [&](report_use u) { return known && known->use == u; };
-  if (use(report_use::tlb_curves))
-    in.tlb.push_back(path);
-  else if (use(report_use::atomics_curves))
-    in.atomics.emplace_back(path, doc);
-  else if (use(report_use::sharing_matrix))
-    in.sharing.push_back(path);
-  else if (use(report_use::through_profile) && fs::exists(folder.profile()))
+  if (known && known->draw)
+    in.raw[probe].push_back({path, doc});
+  else if (known && fs::exists(folder.profile()))
     ; // drawn through the profile (the cross-check table, the structure table)
   else {
     c.not_drawn.push_back(path + " (probe '" + probe + "': this report has no part that draws it)");
@@ -230,10 +237,10 @@ inputs scan(const std::string &dir, report_content &c) {
   const std::string folder_uuid = in.profile ? in.profile->gpu_uuid() : "";
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
-    if (ext == ".csv")
-      in.tlb.push_back(path);
+    if (ext == ".csv") // the 2017 tool's outputs: the tlb and tlb-sharing parts draw them
+      in.raw["tlb"].push_back({path, nullptr});
     else if (ext == ".txt")
-      in.sharing.push_back(path);
+      in.raw["tlb-sharing"].push_back({path, nullptr});
     else if (ext != ".json" || !take_raw_json(path, folder_uuid, folder, in, c))
       continue;
     c.sources.push_back(path);
@@ -249,11 +256,19 @@ inputs scan(const std::string &dir, report_content &c) {
   return in;
 }
 
-// The parts of the page, in order. Adding a figure or table: its file and one line here.
+// The parts of the page, in order: the summary and the fleet, each probe's (its catalog entry's
+// draw, in catalog order), then the rest. Adding a figure or table that no probe owns: its file
+// and one line here.
 const std::vector<part_fn> &parts() {
-  static const std::vector<part_fn> all = {summary_part, fleet_part,   tlb_part,
-                                           sharing_part, atomics_part, theory_part,
-                                           peers_part,   tuning_part,  validation_part};
+  static const std::vector<part_fn> all = [] {
+    std::vector<part_fn> p = {summary_part, fleet_part};
+    for (const auto &probe : probes::probe_catalog())
+      if (probe.draw)
+        p.push_back(probe.draw);
+    for (part_fn f : {theory_part, peers_part, tuning_part, validation_part})
+      p.push_back(f);
+    return p;
+  }();
   return all;
 }
 
@@ -265,7 +280,7 @@ report_content build_report(const std::string &dir) {
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
   for (auto part : parts())
     part(in, c);
-  if (in.fleet && !in.profile && in.tlb.empty() && in.sharing.empty() && in.atomics.empty())
+  if (in.fleet && !in.profile && in.raw.empty())
     c.missing.clear(); // a fleet folder: its units' own pages hold those parts
   return c;
 }

@@ -2,10 +2,10 @@
 // as a table (each level: entries x coverage = reach, penalty, what serves a miss, who shares it)
 // and a small diagram, the atomics scaling in one line, the tuning decisions and validate's
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
-#include "analysis/sharing.hpp"
-#include "analysis/tlb_levels.hpp"
 #include "analysis/validation.hpp"
 #include "model/atomics.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/tlb/levels.hpp"
 #include "report/parts.hpp"
 
 #include "common/json_io.hpp"

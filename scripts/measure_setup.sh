@@ -15,7 +15,7 @@ t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s.%N
   echo "machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; archs: $archs"
   echo "configure_s $(t cmake -S "$src" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       "-DCMAKE_CUDA_ARCHITECTURES=$archs" "$@")"
-  for target in gpuprobe_host gpuprobe_cuda gpuprobe gpuprobe-example-tuned gpuprobe-bench \
+  for target in gpuprobe_lib gpuprobe gpuprobe-example-tuned gpuprobe-bench \
       gpuprobe_host_tests gpuprobe_gpu_tests; do
     echo "target_s $target $(t cmake --build "$src/build" --target "$target" -j "$(nproc)")"
   done

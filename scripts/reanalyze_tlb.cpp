@@ -2,7 +2,7 @@
 // two builds of the analysis can be compared over every committed sweep and fixture (issue 37).
 // Build against a host library: g++ -std=c++17 -I. scripts/reanalyze_tlb.cpp
 // build/libgpuprobe_host.a -o reanalyze_tlb; run: reanalyze_tlb NAME=FILE[,FILE...] ...
-#include "analysis/tlb_levels.hpp"
+#include "probes/tlb/levels.hpp"
 
 #include <cstdio>
 #include <sstream>

@@ -1,6 +1,6 @@
 #include "tune/decisions.hpp"
 
-#include "analysis/tlb_levels.hpp"
+#include "probes/tlb/levels.hpp"
 
 #include "common/error.hpp"
 #include "common/units.hpp"

@@ -2,7 +2,7 @@
 // nvcc's atomicAdd is aggregated (so the SASS check can fail), no atomic is lost, and
 // contention raises latency.
 #include "gpu_test_util.hpp"
-#include "probes/atomics.hpp"
+#include "probes/atomics/kernel.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <regex>

@@ -4,7 +4,7 @@
 #include "common/device_memory.hpp"
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
-#include "probes/tlb_chase.hpp"
+#include "probes/tlb/chase.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <chrono>

@@ -6,7 +6,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
-#include "probes/tlb_sharing.hpp"
+#include "probes/sharing/kernel.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <filesystem>

@@ -1,6 +1,6 @@
 // Queue model sums and the atomics fit: exact values, and a curve the fit must recover.
-#include "analysis/atomics_fit.hpp"
 #include "analysis/models.hpp"
+#include "probes/atomics/fit.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include "analysis/characterize.hpp"
 #include "common/json_io.hpp"
 #include "pipeline/stage_plan.hpp"
-#include "probes/atomics_driver.hpp"
+#include "probes/atomics/driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

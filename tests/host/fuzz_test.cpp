@@ -4,17 +4,17 @@
 // spliced. A reader may accept a mutant or refuse it with an exception; it may not crash (this
 // process would die) or hang. The number of inputs tried per reader is printed.
 #include "report/report.hpp"
-#include "analysis/tlb_data.hpp"
-#include "analysis/tlb_levels.hpp"
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/levels.hpp"
 #include "common/json_io.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
-#include "probes/atomics_driver.hpp"
-#include "probes/sampling_driver.hpp"
-#include "probes/sharing_driver.hpp"
-#include "probes/tlb_driver.hpp"
+#include "probes/atomics/driver.hpp"
+#include "probes/sampling/driver.hpp"
+#include "probes/sharing/driver.hpp"
+#include "probes/tlb/driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

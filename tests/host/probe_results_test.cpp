@@ -4,11 +4,11 @@
 // Also the drivers' host logic: planning, the pool policy, the round order, thread counts.
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "probes/atomics_driver.hpp"
-#include "probes/conflict_driver.hpp"
-#include "probes/sampling_driver.hpp"
-#include "probes/sharing_driver.hpp"
-#include "probes/tlb_driver.hpp"
+#include "probes/atomics/driver.hpp"
+#include "probes/conflict/driver.hpp"
+#include "probes/sampling/driver.hpp"
+#include "probes/sharing/driver.hpp"
+#include "probes/tlb/driver.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // TLB sharing: the 2017 fixtures classify as the TLB paper published them, and generated
 // matrices with a baseline (gpuprobe's format) cover the cases the fixtures do not.
-#include "analysis/sharing.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "probes/sharing_driver.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/sharing/driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

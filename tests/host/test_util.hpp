@@ -1,7 +1,7 @@
 #pragma once
 // Helpers for host tests: synthetic TLB curves, fixture paths, running the CLI.
-#include "analysis/tlb_data.hpp"
 #include "model/profile.hpp"
+#include "probes/tlb/data.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Input parsing: the cuda-gpu-tlb CSV format, gpuprobe results, and clear errors on bad input.
-#include "analysis/tlb_data.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
-#include "probes/tlb_driver.hpp"
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

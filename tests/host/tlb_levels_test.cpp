@@ -1,6 +1,6 @@
 // The analyzer recovers the TLB paper's tables from its raw data (shared/fixtures/cuda-gpu-tlb),
 // finds no level in the naive H100 port's flat curves, and recovers simulated hierarchies.
-#include "analysis/tlb_levels.hpp"
+#include "probes/tlb/levels.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
 // A TLB level's structure: the ramp's fit on generated curves (fully associative, 4-, 8- and
 // 16-way, noise 0.1-2 cycles, levels past 1 TiB), the sweep's refinement of both ramp ends, the
 // conflict-set search on a simulated set-associative TLB, and the set-index bits it gives.
-#include "analysis/tlb_conflict.hpp"
-#include "analysis/tlb_levels.hpp"
-#include "analysis/tlb_structure.hpp"
-#include "probes/conflict_driver.hpp"
-#include "probes/tlb_sweep.hpp"
+#include "probes/conflict/analysis.hpp"
+#include "probes/conflict/driver.hpp"
+#include "probes/tlb/levels.hpp"
+#include "probes/tlb/structure.hpp"
+#include "probes/tlb/sweep.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The sweep plan on a simulated GPU: coarse grid, then bisection pins every boundary.
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "probes/tlb_sweep.hpp"
+#include "probes/tlb/sweep.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

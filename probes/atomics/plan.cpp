@@ -1,0 +1,24 @@
+// The atomics probe's stage in `gpuprobe characterize` (quick: two variants, 1024 samples).
+#include "pipeline/stage_plan.hpp"
+#include "probes/atomics/probe.hpp"
+
+namespace gpuprobe::catalog::atomics {
+
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+  if (r.tlb)
+    return;
+  const std::string dev = std::to_string(r.device), sd = std::to_string(r.seed);
+  if (r.quick)
+    s.push_back({"atomics",
+                 "raw/atomics.json",
+                 {"atomics", "--device", dev, "--variants", "same_u32", "distinct_u32", "--samples",
+                  "1024", "--seed", sd, "--out", "raw/atomics.json"},
+                 {}});
+  else
+    s.push_back({"atomics",
+                 "raw/atomics.json",
+                 {"atomics", "--device", dev, "--seed", sd, "--out", "raw/atomics.json"},
+                 {}});
+}
+
+} // namespace gpuprobe::catalog::atomics

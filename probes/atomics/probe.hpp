@@ -1,0 +1,16 @@
+#pragma once
+// The atomics probe's line in the catalog (probes/catalog.hpp): what it is and the functions of
+// this folder that the CLI registry, the report and characterize's plan call.
+#include "probes/catalog.hpp"
+
+namespace gpuprobe::catalog::atomics {
+
+void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe atomics`
+void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+
+inline constexpr probes::probe_descriptor entry = {
+    "atomics", "atomics", "atomic latency vs contending threads, per operation and width",
+    setup_cli, draw,      plan};
+
+} // namespace gpuprobe::catalog::atomics

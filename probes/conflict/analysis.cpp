@@ -1,0 +1,165 @@
+#include "probes/conflict/analysis.hpp"
+
+#include "common/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace gpuprobe::analysis {
+
+using nlohmann::json;
+
+namespace {
+
+// Reduces `v` against the basis (row echelon by leading bit); returns the remainder.
+std::uint64_t reduce(std::uint64_t v, const std::map<int, std::uint64_t, std::greater<>> &basis) {
+  for (const auto &[bit, row] : basis)
+    if (v >> bit & 1)
+      v ^= row;
+  return v;
+}
+
+int top_bit(std::uint64_t v) { return 63 - __builtin_clzll(v); }
+
+} // namespace
+
+index_bits set_index_bits(const std::vector<std::vector<std::uint64_t>> &sets) {
+  index_bits r;
+  std::uint64_t lo = ~0ull, varying = 0;
+  for (const auto &s : sets)
+    for (auto p : s)
+      lo = std::min(lo, p);
+  for (const auto &s : sets)
+    for (auto p : s)
+      varying |= p ^ lo;
+  r.varying_bits = varying ? top_bit(varying) + 1 : 0;
+  std::map<int, std::uint64_t, std::greater<>> basis; // leading bit -> row
+  for (const auto &s : sets)
+    for (std::size_t i = 1; i < s.size(); ++i)
+      if (const auto v = reduce(s[i] ^ s[0], basis); v)
+        basis[top_bit(v)] = v;
+  r.kernel_rank = int(basis.size());
+  // The functions m (bits 0..varying_bits-1) with parity(m & d) = 0 for every row d: for every
+  // bit that leads no row, one free solution, solved back through the rows.
+  for (int free_bit = 0; free_bit < r.varying_bits; ++free_bit) {
+    if (basis.count(free_bit))
+      continue;
+    std::uint64_t m = 1ull << free_bit;
+    // Leading bits in ascending order: each row fixes its leading bit of m.
+    for (auto it = basis.rbegin(); it != basis.rend(); ++it)
+      if (__builtin_parityll(m & it->second))
+        m ^= 1ull << it->first;
+    r.masks.push_back(m);
+  }
+  return r;
+}
+
+namespace {
+
+// Which virtual-address bits can select the set: what the sets' pages (their page numbers) vary
+// in, and whether the ramp's sets are pinned by them.
+json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int page_shift,
+                       const json &st) {
+  const auto b = set_index_bits(sets);
+  json bits = {{"page_number_bits_varying", b.varying_bits},
+               {"va_bits", {page_shift, page_shift + std::max(0, b.varying_bits - 1)}},
+               {"differences_rank", b.kernel_rank},
+               {"index_rank_at_most", b.varying_bits - b.kernel_rank}};
+  json masks = json::array();
+  for (auto m : b.masks) {
+    char hex[40];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(m << page_shift));
+    masks.push_back(hex);
+  }
+  bits["va_masks"] = masks;
+  const double sets_ramp = st.value("sets", 0.0);
+  std::string words;
+  if (st.value("resolved", false) && st.value("sets", 0.0) == 1) {
+    words = "one set (fully associative): no address bit selects it";
+    bits.erase("va_masks");
+    bits.erase("index_rank_at_most");
+  } else if (b.varying_bits == 0) {
+    words = "the sets' pages do not differ in any bit";
+  } else {
+    char w[320];
+    std::snprintf(w, sizeof w,
+                  "within %zu set(s), pages differ in a space of rank %d over VA bits %d-%d: the "
+                  "set is selected by at most %d XOR-combinations of them",
+                  sets.size(), b.kernel_rank, page_shift, page_shift + b.varying_bits - 1,
+                  b.varying_bits - b.kernel_rank);
+    words = w;
+    if (sets_ramp > 1) {
+      const double need = std::log2(sets_ramp);
+      if (std::fabs(need - std::round(need)) < 1e-9 &&
+          b.varying_bits - b.kernel_rank == int(std::lround(need)))
+        words += " (" + std::to_string(std::lround(need)) + " for " +
+                 std::to_string(std::lround(sets_ramp)) + " sets: the index is determined)";
+      else
+        words += "; " + std::to_string(std::lround(sets_ramp)) +
+                 " sets need more sets or windows to pin the function";
+    }
+  }
+  bits["finding"] = words;
+  return bits;
+}
+
+} // namespace
+
+json conflict_summary(const json &level, const json &result_level) {
+  json out = {{"source", "raw/tlb_conflict.json"}};
+  if (result_level.contains("skipped")) {
+    out["resolved"] = false;
+    out["why"] = result_level["skipped"];
+    return out;
+  }
+  const double page = result_level.value("page_bytes", 0.0);
+  const auto va_base = result_level.value("va_base", std::uint64_t(0));
+  const int page_shift = page > 0 ? int(std::lround(std::log2(page))) : 0;
+  std::vector<std::vector<std::uint64_t>> sets;
+  json sizes = json::array(), onsets = json::array(), missing = json::array();
+  std::map<std::size_t, int> count;
+  std::string failed;
+  for (const auto &s : result_level.value("sets", json::array())) {
+    onsets.push_back(s.value("onset_pages", 0));
+    missing.push_back(s.value("missing", json::array()).size());
+    if (s.contains("failed")) {
+      failed = s["failed"].get<std::string>();
+      continue;
+    }
+    std::vector<std::uint64_t> pages;
+    for (const auto &p : s.value("members", json::array()))
+      pages.push_back((va_base >> page_shift) + p.get<std::uint64_t>());
+    sizes.push_back(pages.size());
+    ++count[pages.size()];
+    sets.push_back(pages);
+  }
+  out["set_sizes"] = sizes;
+  out["misses_begin_at_pages"] = onsets;
+  out["pages_missing_there"] = missing;
+  if (sets.empty()) {
+    out["resolved"] = false;
+    out["why"] = failed.empty() ? "no conflict set was searched" : failed;
+    return out;
+  }
+  std::size_t mode = 0;
+  for (const auto &[size, n] : count)
+    if (mode == 0 || n > count[mode])
+      mode = size;
+  const double ways = double(mode) - 1;
+  out["resolved"] = count.size() == 1;
+  if (count.size() != 1)
+    out["why"] = "the sets found differ in size";
+  out["ways"] = ways;
+  const auto st = level.value("structure", json::object());
+  if (st.value("resolved", false)) {
+    const double ramp_ways = st.value("ways", 0.0);
+    out["ramp_ways"] = ramp_ways;
+    out["agrees"] = count.size() == 1 && ways == ramp_ways;
+  }
+  out["set_index"] = set_index_finding(sets, page_shift, st);
+  return out;
+}
+
+} // namespace gpuprobe::analysis

@@ -1,0 +1,74 @@
+// gpuprobe tlb-conflict: flags -> probes::conflict_options; conflict sets of each level of a
+// profile (probes/conflict/driver.hpp), written and summarised.
+#include "cli/common.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/units.hpp"
+#include "probes/conflict/driver.hpp"
+#include "probes/conflict/probe.hpp"
+
+#include <cstdio>
+#include <memory>
+
+namespace gpuprobe::cli {
+
+namespace {
+
+struct conflict_flags {
+  common_options common;
+  std::string profile;
+  probes::conflict_options o;
+};
+
+void run(conflict_flags &f) {
+  check_output_path(f.common.out);
+  const auto tlb = model::read_profile(f.profile).tlb; // refuses another schema, in one line
+  f.o.seed = f.common.seed;
+  const auto r = probes::run_conflict(f.o, tlb, f.profile, query_device(f.common.device));
+  write_json_atomic(f.common.out, to_json(r));
+  std::printf("gpuprobe tlb-conflict: %s, %.1f s\n", r.device.value("name", "?").c_str(),
+              r.wall_seconds);
+  for (const auto &l : r.levels) {
+    std::printf("  %s (%llu x %s): ", l.target.level.c_str(),
+                static_cast<unsigned long long>(l.target.entries),
+                format_bytes(double(l.target.page_bytes)).c_str());
+    if (!l.target.skipped.empty()) {
+      std::printf("skipped: %s\n", l.target.skipped.c_str());
+      continue;
+    }
+    for (const auto &s : l.sets)
+      std::printf("%s", s.failed.empty() ? (std::to_string(s.members.size()) + " ").c_str() : "- ");
+    std::printf("pages per conflict set (misses begin at");
+    for (const auto &s : l.sets)
+      std::printf(" %u", s.onset_pages);
+    std::printf(")\n");
+  }
+  std::printf("  wrote %s\n", f.common.out.c_str());
+}
+
+} // namespace
+
+} // namespace gpuprobe::cli
+
+namespace gpuprobe::catalog::conflict {
+
+using namespace cli;
+
+void setup_cli(CLI::App &parent) {
+  auto f = std::make_shared<conflict_flags>();
+  auto *app = parent.add_subcommand(
+      "tlb-conflict", "each TLB level's ways from minimal conflict sets on the alias range");
+  app->footer("Example: gpuprobe tlb-conflict --profile profile.json --out conflict.json");
+  add_device_option(*app, f->common);
+  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-conflict)");
+  add_seed_option(*app, f->common);
+  app->add_option("--profile", f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app->add_option("--windows", f->o.windows, "conflict sets per level")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app->callback([f] { run(*f); });
+}
+
+} // namespace gpuprobe::catalog::conflict

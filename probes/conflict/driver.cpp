@@ -1,0 +1,60 @@
+// The GPU half of tlb-conflict: one alias pool for every level, the walks, the searches.
+#include "probes/conflict/driver.hpp"
+#include "common/device_memory.hpp"
+#include "common/units.hpp"
+#include "probes/conflict/kernel.hpp"
+
+#include <chrono>
+#include <cstdio>
+
+namespace gpuprobe::probes {
+
+conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
+                             const std::string &profile_path, const device_info &dev) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  conflict_result r;
+  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
+  r.profile = profile_path;
+  const auto targets = plan_conflict(tlb);
+  const std::uint64_t slot = 2ull << 20, gib = 1ull << 30;
+  r.range_bytes = (conflict_range_bytes(targets, o) + gib - 1) / gib * gib;
+  std::unique_ptr<device_pool> pool;
+  std::unique_ptr<list_chase> chase;
+  if (r.range_bytes) {
+    pool =
+        std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
+    chase = std::make_unique<list_chase>(*pool);
+    std::fprintf(stderr, "[tlb-conflict] %s alias range mapped in %.1f s\n",
+                 format_bytes(double(r.range_bytes)).c_str(),
+                 std::chrono::duration<double>(clock::now() - t0).count());
+  }
+  for (const auto &t : targets) {
+    conflict_level_result l;
+    l.target = t;
+    const auto tl = clock::now();
+    if (t.skipped.empty()) {
+      l.va_base = reinterpret_cast<std::uint64_t>(pool->data());
+      const walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
+        return chase->measure(pages, t.page_bytes);
+      };
+      for (int w = 0; w < o.windows; ++w) {
+        l.sets.push_back(find_conflict_set(walk, std::uint32_t(w) * o.window_step, t, o));
+        const auto &s = l.sets.back();
+        std::fprintf(stderr,
+                     "[tlb-conflict] %s window %d: misses begin at %u pages (%zu missing), "
+                     "conflict set of %zu pages, %d tests%s%s\n",
+                     t.level.c_str(), w, s.onset_pages, s.missing.size(), s.members.size(), s.tests,
+                     s.failed.empty() ? "" : ": ", s.failed.c_str());
+      }
+    } else {
+      std::fprintf(stderr, "[tlb-conflict] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());
+    }
+    l.seconds = std::chrono::duration<double>(clock::now() - tl).count();
+    r.levels.push_back(l);
+  }
+  r.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  return r;
+}
+
+} // namespace gpuprobe::probes

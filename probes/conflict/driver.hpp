@@ -1,0 +1,81 @@
+#pragma once
+// `gpuprobe tlb-conflict`: a level's ways measured a second way, by conflict sets on the alias
+// range. For each level of a profile and each of a few windows of consecutive pages:
+//   1. the fewest pages of the window whose cyclic walk misses at all (N0): one set holds W + 1;
+//   2. a page x that misses there, and by group testing (remove a group; does x still miss?) the
+//      pages of the window that share x's set: with x, a minimal set whose pages evict each other
+//      (Vila et al., S&P 2019, reduce an eviction set the same way). Its size is W + 1.
+// The walk stays long while groups are removed, so inner levels keep missing and only this
+// level's set decides. Planning, the search and JSON are host code (result.cpp, tested
+// with a simulated TLB); run_conflict needs a GPU (driver.cpp).
+#include "common/device_info.hpp"
+#include "common/envelope.hpp"
+#include "model/profile.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::probes {
+
+struct conflict_options {
+  int windows = 4;                 // conflict sets per level (windows start `window_step` apart)
+  std::uint32_t window_step = 97;  // pages between windows' starts
+  int max_scan = 64;               // pages past the level's entries searched for N0
+  int max_tests = 600;             // group tests per target, at most
+  int max_ways = 64;               // a set found larger than 2x this is not one set
+  std::uint64_t seed = 1;
+};
+
+// One level of the profile to test ("skipped" says why not).
+struct conflict_target {
+  std::string level; // "L2"
+  std::uint64_t page_bytes = 0, entries = 0;
+  double penalty_cycles = 0; // the structure fit's rise (mean cycles per hop)
+  std::string skipped;
+};
+std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb);
+// Bytes of alias range the targets need (the last window's last page).
+std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &t, const conflict_options &o);
+
+// The mean cycles of each position's hop in a cyclic walk over `pages` (page indices).
+using walk_fn = std::function<std::vector<double>(const std::vector<std::uint32_t> &pages)>;
+
+struct conflict_set {
+  std::uint32_t window_start = 0;
+  std::uint32_t onset_pages = 0; // N0: the fewest consecutive pages whose walk misses
+  double hit_cycles = 0;         // a hop's cost before misses begin (this walk's calibration)
+  std::vector<std::uint32_t> missing; // pages missing at N0
+  std::uint32_t target = 0;           // x
+  std::vector<std::uint32_t> members; // x and the pages that share its set, ascending
+  int tests = 0;
+  std::string failed; // "" when found
+};
+
+// Finds one conflict set in the window starting at `start` (throws nothing: `failed` says why).
+conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
+                               const conflict_options &o);
+
+struct conflict_level_result {
+  conflict_target target;
+  std::uint64_t va_base = 0; // the pool's virtual address (page p sits at va_base + p x page)
+  std::vector<conflict_set> sets;
+  double seconds = 0;
+};
+
+struct conflict_result : result_envelope {
+  std::string profile;
+  std::uint64_t range_bytes = 0;
+  std::vector<conflict_level_result> levels;
+  double wall_seconds = 0;
+};
+
+conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
+                             const std::string &profile_path, const device_info &dev);
+
+nlohmann::json to_json(const conflict_result &r);
+
+} // namespace gpuprobe::probes

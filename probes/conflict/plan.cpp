@@ -1,0 +1,13 @@
+// The tlb-conflict probe's stage in `gpuprobe characterize`: each level's ways a second way,
+// minimal conflict sets on the alias range.
+#include "pipeline/stage_plan.hpp"
+#include "probes/conflict/probe.hpp"
+
+namespace gpuprobe::catalog::conflict {
+
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+  if (!r.tlb) // it reads the profile's file, so it is planned with the stages before it
+    s.push_back(pipeline::profile_stage(r, "tlb_conflict", "tlb-conflict", {"--windows", "2"}));
+}
+
+} // namespace gpuprobe::catalog::conflict

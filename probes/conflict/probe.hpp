@@ -1,0 +1,16 @@
+#pragma once
+// The tlb-conflict probe's line in the catalog (probes/catalog.hpp): what it is and the functions
+// of this folder that the CLI registry, the report and characterize's plan call.
+#include "probes/catalog.hpp"
+
+namespace gpuprobe::catalog::conflict {
+
+void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-conflict`
+
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+
+inline constexpr probes::probe_descriptor entry = {
+    "tlb-conflict", "tlb-conflict", "minimal conflict sets of each level: its ways and set index",
+    setup_cli,      nullptr,        plan};
+
+} // namespace gpuprobe::catalog::conflict

@@ -1,0 +1,16 @@
+#pragma once
+// The tlb-sampling probe's line in the catalog (probes/catalog.hpp): what it is and the functions
+// of this folder that the CLI registry, the report and characterize's plan call.
+#include "probes/catalog.hpp"
+
+namespace gpuprobe::catalog::sampling {
+
+void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-sampling`
+
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+
+inline constexpr probes::probe_descriptor entry = {
+    "tlb-sampling", "tlb-sampling", "random reads just below and above each level's reach",
+    setup_cli,      nullptr,        plan};
+
+} // namespace gpuprobe::catalog::sampling

@@ -1,0 +1,134 @@
+// gpuprobe tlb-sharing: flags -> probes::sharing_options; the probe (probes/sharing/driver.hpp)
+// runs, the result is written and its analysis printed.
+#include "cli/common.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "common/units.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/sharing/driver.hpp"
+#include "probes/sharing/kernel.hpp"
+#include "probes/sharing/probe.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+namespace gpuprobe::cli {
+
+namespace {
+
+struct sharing_flags {
+  common_options common;
+  std::string profile;
+  int level = 1;
+  std::optional<int> candidate; // test the profile's candidate N (C<N>) instead of a level
+  std::string page_bytes;
+  double entries = 0;
+  std::string order = "random";
+  std::string lines = "spread";
+  probes::sharing_options o;
+};
+
+probes::level_spec level_from_flags(const sharing_flags &f) {
+  if (!f.profile.empty()) {
+    if (!f.page_bytes.empty() || f.entries > 0)
+      throw error("give --profile/--level or --page-bytes/--entries, not both");
+    auto L = probes::level_from_profile(model::read_profile(f.profile).tlb, f.profile,
+                                        f.candidate.has_value(), f.candidate.value_or(f.level));
+    L.level =
+        f.level; // recorded as before: the --level given (the candidate shows in level_origin)
+    return L;
+  }
+  if (f.page_bytes.empty() || f.entries <= 0)
+    throw error("give --profile PROFILE.json (and --level K) or --page-bytes P --entries E");
+  probes::level_spec L;
+  L.page_bytes = parse_bytes(f.page_bytes);
+  L.entries = static_cast<std::uint64_t>(std::llround(f.entries));
+  L.origin = "--page-bytes/--entries";
+  return L;
+}
+
+void run(sharing_flags &f) {
+  check_output_path(f.common.out);
+  auto &o = f.o;
+  o.level = level_from_flags(f);
+  o.seed = f.common.seed;
+  o.random_order = f.order == "random";
+  o.spread_lines = f.lines == "spread";
+  if (o.sample_sms > 0)
+    o.sample_verdict = analysis::sample_not_global; // global on the sample: global everywhere
+  probes::plan_sharing(o.level.page_bytes, o.level.entries,
+                       o.overfill); // bad options fail before any GPU work
+  const auto dev = query_device(f.common.device);
+  const auto r = probes::run_sharing(o, dev);
+  const json doc = to_json(r);
+  const auto a = analysis::analyze_sharing(analysis::parse_sharing_result(doc, f.common.out));
+  write_json_atomic(f.common.out, doc);
+  const auto &p = r.params;
+  std::printf("gpuprobe tlb-sharing: %s, level %s, %zu SMs, %s pool, %.1f s\n", dev.name.c_str(),
+              probes::describe(o.level).c_str(), r.sm_ids.size(), p.value("alloc", "?").c_str(),
+              r.wall_seconds);
+  std::printf("  scope: %s (%s)\n", analysis::to_string(a.scope).c_str(), a.reason.c_str());
+  if (p.contains("sample"))
+    std::printf("  sample: %s of %s SMs spread over the GPU: %s\n",
+                p["sample"].value("sms", json()).dump().c_str(),
+                p["sample"].value("of", json()).dump().c_str(),
+                p["sample"].value("finding", "").c_str());
+  if (!a.structure.empty())
+    std::printf("  structure: %s\n", a.structure.c_str());
+  std::printf("  wrote %s\n", f.common.out.c_str());
+}
+
+} // namespace
+
+} // namespace gpuprobe::cli
+
+namespace gpuprobe::catalog::sharing {
+
+using namespace cli;
+
+void setup_cli(CLI::App &parent) {
+  auto f = std::make_shared<sharing_flags>();
+  auto *app =
+      parent.add_subcommand("tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)");
+  app->footer("Example: gpuprobe tlb-sharing --page-bytes 32M --entries 2048 --max-sms 16 --out "
+              "sharing.json");
+  add_device_option(*app, f->common);
+  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-sharing)");
+  add_seed_option(*app, f->common);
+  app->add_option("--profile", f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
+  app->add_option("--level", f->level, "level N of the profile (L1 = innermost)")
+      ->capture_default_str();
+  app->add_option(
+      "--candidate", f->candidate,
+      "test the profile's candidate N instead (C1, C2, ...: structures below the confidence bar)");
+  app->add_option("--page-bytes", f->page_bytes, "page size of the level (instead of --profile)");
+  app->add_option("--entries", f->entries, "entries of the level (instead of --profile)");
+  app->add_option(
+         "--alloc", f->o.alloc,
+         "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "
+         "disturbance) | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "alias", "cudamalloc", "vmm-sparse"}));
+  app->add_option("--overfill", f->o.overfill, "(victim + disruptor pages) / entries")
+      ->capture_default_str();
+  app->add_option("--order", f->order, "random | sequential: page order of the chains")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"random", "sequential"}));
+  app->add_option("--lines", f->lines, "spread | zero: line offset inside each page")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"spread", "zero"}));
+  app->add_option("--max-sms", f->o.max_sms, "test only the first N SMs (0: all)")
+      ->capture_default_str();
+  app->add_option("--sample-sms", f->o.sample_sms,
+                  "first N SMs spread over the GPU: if they all share the level it is global and "
+                  "the rest is not measured, else every SM is (0: every SM at once)")
+      ->capture_default_str();
+  app->add_option("--timeout", f->o.timeout_s,
+                  "watchdog per launch in seconds (0: from the level size)")
+      ->capture_default_str();
+  app->callback([f] { run(*f); });
+}
+
+} // namespace gpuprobe::catalog::sharing

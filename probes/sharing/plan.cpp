@@ -1,0 +1,41 @@
+// The tlb-sharing probe's stages in `gpuprobe characterize`, which the TLB profile decides: one
+// per level, and one for its largest candidate when that reaches beyond every level (so a
+// structure below the confidence bar, like the H100's 64 GiB one, still gets a sharing answer,
+// labelled as a candidate's).
+#include "pipeline/stage_plan.hpp"
+#include "probes/sharing/probe.hpp"
+
+#include <algorithm>
+
+namespace gpuprobe::catalog::sharing {
+
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+  if (!r.tlb)
+    return;
+  const auto &levels = r.tlb->levels, &candidates = r.tlb->candidates;
+  auto add = [&](const std::string &name, const std::string &flag, int k) {
+    std::vector<std::string> a = {
+        "tlb-sharing",          "--device", std::to_string(r.device), "--profile",
+        "raw/tlb_profile.json", flag,       std::to_string(k),        "--seed",
+        std::to_string(r.seed), "--out",    "raw/" + name + ".json"};
+    // Quick: the first 16 SMs. Full: 16 SMs spread over the GPU first, every SM only where
+    // they are not all sharing (a global level is global after a few GPCs' pairs; issue 33).
+    a.insert(a.end(), {r.quick ? "--max-sms" : "--sample-sms", "16"});
+    s.push_back({name, "raw/" + name + ".json", a, {"tlb_profile"}});
+  };
+  double top_level = 0;
+  for (std::size_t k = 1; k <= levels.size(); ++k) {
+    add("sharing_" + model::level_label(false, k - 1), "--level", int(k));
+    top_level = std::max(top_level, levels[k - 1].reach_bytes);
+  }
+  if (!candidates.empty()) {
+    std::size_t best = 0; // the candidate with the largest reach (the one the scoped workloads use)
+    for (std::size_t k = 0; k < candidates.size(); ++k)
+      if (candidates[k].reach_bytes > candidates[best].reach_bytes)
+        best = k;
+    if (candidates[best].reach_bytes > top_level)
+      add("sharing_" + model::level_label(true, best), "--candidate", int(best + 1));
+  }
+}
+
+} // namespace gpuprobe::catalog::sharing

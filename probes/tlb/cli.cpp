@@ -1,0 +1,110 @@
+// gpuprobe tlb: flags -> probes::tlb_options; the probe (probes/tlb/driver.hpp) runs, the result is
+// written, and a first look at its levels is printed (the full analysis: `analyze tlb`).
+#include "cli/common.hpp"
+#include "common/error.hpp"
+#include "common/json_io.hpp"
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/driver.hpp"
+#include "probes/tlb/levels.hpp"
+#include "probes/tlb/probe.hpp"
+
+#include <cstdio>
+#include <memory>
+
+namespace gpuprobe::cli {
+
+namespace {
+
+struct tlb_flags {
+  common_options common;
+  std::string alloc = "cudamalloc";
+  std::string max_bytes, min_bytes = "1M", min_stride = "64K", max_stride = "1G", alias_bytes;
+  std::vector<std::string> strides;
+  probes::tlb_options o;
+};
+
+void run(tlb_flags &f) {
+  check_output_path(f.common.out);
+  auto &o = f.o;
+  o.alloc = parse_alloc_kind(f.alloc);
+  o.seed = f.common.seed;
+  o.max_bytes = f.max_bytes.empty() ? 0 : parse_bytes(f.max_bytes);
+  o.alias_bytes = f.alias_bytes.empty() ? 0 : parse_bytes(f.alias_bytes);
+  if (o.alias_bytes && o.alloc != alloc_kind::alias)
+    throw error("--alias-bytes goes with --alloc alias");
+  o.min_bytes = parse_bytes(f.min_bytes);
+  o.min_stride = parse_bytes(f.min_stride);
+  o.max_stride = parse_bytes(f.max_stride);
+  for (const auto &s : f.strides)
+    o.strides.push_back(parse_bytes(s));
+  const auto r = probes::run_tlb(o, query_device(f.common.device));
+  const json doc = to_json(r);
+
+  analysis::tlb_dataset ds;
+  analysis::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
+  const auto a = analysis::analyze_tlb(ds);
+  write_json_atomic(f.common.out, doc);
+  std::printf(
+      "gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",
+      r.device.value("name", "?").c_str(), r.alloc.c_str(),
+      r.granularity_bytes ? format_bytes(double(r.granularity_bytes)).c_str() : "unknown",
+      r.points.size(), r.wall_seconds, r.device.value("sm_clock_mhz_seen", 0.0));
+  if (r.control)
+    std::printf("  control (L2 capacity): %s\n", r.control->passed ? "passed" : "FAILED");
+  for (const auto &L : a.levels)
+    std::printf(
+        "  level: %.0f entries x %s page (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n",
+        L.entries, format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(),
+        format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
+  for (const auto &n : a.notes)
+    std::printf("  note: %s\n", n.c_str());
+  std::printf("  wrote %s\n", f.common.out.c_str());
+}
+
+} // namespace
+
+} // namespace gpuprobe::cli
+
+namespace gpuprobe::catalog::tlb {
+
+using namespace cli;
+
+void setup_cli(CLI::App &parent) {
+  auto f = std::make_shared<tlb_flags>();
+  auto *app =
+      parent.add_subcommand("tlb", "sweep strides x footprints with a pointer chase (TLB levels)");
+  app->footer("Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
+  add_device_option(*app, f->common);
+  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1)");
+  add_seed_option(*app, f->common);
+  app->add_option(
+         "--alloc", f->alloc,
+         "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
+         "virtual range: translation alone, past the device memory)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cudamalloc", "vmm", "managed", "alias"}));
+  app->add_option(
+      "--alias-bytes", f->alias_bytes,
+      "alias: the physical chunk (a multiple of the VMM granularity; default the granularity)");
+  app->add_option(
+      "--max-bytes", f->max_bytes,
+      "largest footprint (default: 94% of free memory; alias: 4 x the memory, a power of two, at\n"
+      "least 512 GiB)");
+  app->add_option("--min-bytes", f->min_bytes, "smallest footprint")->capture_default_str();
+  app->add_option("--min-stride", f->min_stride,
+                  "smallest stride (powers of two up to --max-stride)")
+      ->capture_default_str();
+  app->add_option("--max-stride", f->max_stride, "largest stride")->capture_default_str();
+  app->add_option("--strides", f->strides, "explicit list of strides (overrides min/max)");
+  app->add_option("--points-per-octave", f->o.points_per_octave, "coarse grid density")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  app->add_option("--samples", f->o.samples, "timed hops per point (<= 8192)")
+      ->capture_default_str()
+      ->check(CLI::Range(16u, 8192u));
+  app->add_flag_callback( // a callback: CLI11 shows a negated flag's default as "{false}"
+      "--no-control", [f] { f->o.control = false; }, "skip the L2-capacity positive control");
+  app->callback([f] { run(*f); });
+}
+
+} // namespace gpuprobe::catalog::tlb

@@ -1,0 +1,115 @@
+// The GPU half of the TLB probe: the control and the sweep over one pool.
+#include "probes/tlb/driver.hpp"
+#include "common/envelope.hpp"
+#include "probes/tlb/chase.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+namespace gpuprobe::probes {
+
+namespace {
+sweep_point measure_point(pointer_chase &chase, std::uint64_t stride, std::uint64_t hops) {
+  const auto c = chase.measure(hops);
+  sweep_point p;
+  p.stride_bytes = stride;
+  p.hops = hops;
+  p.footprint_bytes = c.footprint_bytes;
+  p.median = c.median;
+  p.p10 = c.p10;
+  p.p90 = c.p90;
+  p.mean = c.mean;
+  p.samples = c.samples;
+  p.smid = c.smid;
+  return p;
+}
+// Positive control: a 128-byte stride walks one L2 line per hop, so the L2 capacity shows as a
+// large, well-known rise. A flat TLB sweep is credible only beside a control that rose. An alias
+// pool repeats one chunk, which the L2 holds: its control runs on real memory.
+tlb_control run_control(const tlb_options &o, const device_info &dev, const sweep_plan &plan,
+                        pointer_chase &chase) {
+  const auto cp =
+      plan_control(o.alloc == alloc_kind::alias ? std::uint64_t(dev.l2_bytes) * 4 : plan.max_bytes,
+                   std::uint64_t(dev.l2_bytes));
+  std::unique_ptr<device_pool> real;
+  std::unique_ptr<pointer_chase> real_chase;
+  if (o.alloc == alloc_kind::alias) {
+    real = std::make_unique<device_pool>(alloc_kind::cudamalloc, cp.max_bytes, dev.ordinal, o.seed);
+    real_chase = std::make_unique<pointer_chase>(*real, o.samples);
+  }
+  pointer_chase &cc = real_chase ? *real_chase : chase;
+  auto measure_control = [&](std::uint64_t stride, std::uint64_t hops) {
+    return measure_point(cc, stride, hops);
+  };
+  auto pts = run_sweep(
+      cp, [&](std::uint64_t s) { cc.prepare_stride(s, cp.max_bytes); }, measure_control,
+      [](const std::string &s) { std::fprintf(stderr, "[tlb] control: %s\n", s.c_str()); });
+  tlb_control c = judge_control(std::move(pts), std::uint64_t(dev.l2_bytes));
+  std::fprintf(stderr, "[tlb] control (L2 capacity, %s): %s\n",
+               format_bytes(double(dev.l2_bytes)).c_str(),
+               c.passed ? "rise found" : "NO rise found: the probe cannot be trusted on this GPU");
+  return c;
+}
+
+// The sweep's parameters, as the result records them.
+void record_plan(tlb_result &r, const tlb_options &o, const device_pool &pool,
+                 const sweep_plan &plan, const pointer_chase &chase) {
+  r.alloc = to_string(o.alloc);
+  r.granularity_bytes = pool.granularity();
+  r.alias_bytes = pool.alias_bytes();
+  r.va_base = r.alias_bytes ? reinterpret_cast<std::uint64_t>(pool.data()) : 0;
+  r.min_bytes = plan.min_bytes;
+  r.max_bytes = plan.max_bytes;
+  r.max_hops = plan.max_hops;
+  r.strides = plan.strides;
+  r.points_per_octave = plan.points_per_octave;
+  r.samples_per_point = chase.last_samples().size();
+}
+
+} // namespace
+
+tlb_result run_tlb(const tlb_options &o, device_info dev) {
+  using clock = std::chrono::steady_clock;
+  const auto t_start = clock::now();
+  std::fprintf(
+      stderr, "[tlb] %s (%s), %d SMs, L2 %s, memory %s free of %s, driver %s, runtime %s\n",
+      dev.name.c_str(), dev.uuid.c_str(), dev.sm_count, format_bytes(double(dev.l2_bytes)).c_str(),
+      format_bytes(double(dev.memory_free_bytes_at_start)).c_str(),
+      format_bytes(double(dev.memory_bytes)).c_str(),
+      cuda_version_string(dev.driver_version).c_str(),
+      cuda_version_string(dev.runtime_version).c_str());
+  sweep_plan plan = plan_tlb(o, static_cast<std::uint64_t>(dev.memory_free_bytes_at_start),
+                             static_cast<std::uint64_t>(dev.memory_bytes));
+
+  tlb_result r;
+  r.sm_clock_mhz_before = measure_sm_clock_mhz();
+  std::fprintf(stderr, "[tlb] allocating %s (%s)\n", format_bytes(double(plan.max_bytes)).c_str(),
+               to_string(o.alloc));
+  const auto t_map = clock::now();
+  device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed, o.alias_bytes);
+  if (o.alloc == alloc_kind::alias)
+    std::fprintf(stderr,
+                 "[tlb] %s of virtual range, every slot one %s physical chunk: mapped in %.1f s\n",
+                 format_bytes(double(pool.bytes())).c_str(),
+                 format_bytes(double(pool.alias_bytes())).c_str(),
+                 std::chrono::duration<double>(clock::now() - t_map).count());
+  plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
+  if (pool.granularity()) // strides below the mapping's chunk: no more hops than the chunk stride
+    plan.max_hops = plan.max_bytes / pool.granularity();
+  pointer_chase chase(pool, o.samples);
+  if (o.control)
+    r.control = run_control(o, dev, plan, chase);
+  r.points = run_sweep(
+      plan, [&](std::uint64_t s) { chase.prepare_stride(s); },
+      [&](std::uint64_t stride, std::uint64_t hops) { return measure_point(chase, stride, hops); },
+      [](const std::string &s) { std::fprintf(stderr, "[tlb] %s\n", s.c_str()); });
+  r.sm_clock_mhz_after = measure_sm_clock_mhz();
+  dev.sm_clock_mhz_seen = 0.5 * (r.sm_clock_mhz_before + r.sm_clock_mhz_after);
+  r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
+  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
+  record_plan(r, o, pool, plan, chase);
+  return r;
+}
+
+} // namespace gpuprobe::probes

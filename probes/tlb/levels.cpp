@@ -1,0 +1,723 @@
+#include "probes/tlb/levels.hpp"
+
+#include "common/enum_names.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace gpuprobe::analysis {
+
+namespace {
+constexpr enum_table<page_bound, 4> k_page_bounds = {{page_bound::exact, "exact"},
+                                                     {page_bound::upper, "upper"},
+                                                     {page_bound::lower, "lower"},
+                                                     {page_bound::unknown, "unknown"}};
+} // namespace
+
+std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
+
+std::string structure_words(const model::tlb_level &L) {
+  if (!L.structure)
+    return "";
+  const auto &st = *L.structure;
+  if (!st.resolved)
+    return "structure not resolved";
+  if (st.fully_associative())
+    return "fully associative";
+  char b[96];
+  std::snprintf(b, sizeof b, "%.0f ways x %.0f sets", st.ways.value_or(0), st.sets.value_or(0));
+  return b;
+}
+
+std::string structure_detail(const model::tlb_level &L) {
+  const model::level_structure st = L.structure.value_or(model::level_structure{});
+  const double page = L.page_bytes;
+  std::string out;
+  char b[400];
+  if (!st.resolved) {
+    out = "not resolved: " + st.why.value_or("?");
+  } else if (st.shape == "step") {
+    std::snprintf(b, sizeof b, "a step from %.0f to %.0f pages (fully associative)",
+                  st.entries.value_or(0), st.full_miss_entries.value_or(0));
+    out = b;
+  } else {
+    std::snprintf(b, sizeof b,
+                  "a ramp: misses begin at %s (%.0f pages), every hop misses from %s (%.0f); "
+                  "fit residual %.2f cycles over a %.0f-cycle rise, %d points inside",
+                  format_bytes(st.entries.value_or(0) * page).c_str(), st.entries.value_or(0),
+                  format_bytes(st.full_miss_entries.value_or(0) * page).c_str(),
+                  st.full_miss_entries.value_or(0), st.residual_cycles.value_or(0),
+                  st.after_cycles.value_or(0) - st.before_cycles.value_or(0),
+                  st.ramp_points.value_or(0));
+    out = b;
+  }
+  if (st.conflict) {
+    const auto &c = *st.conflict;
+    std::string sizes;
+    for (const auto &n : c.value("set_sizes", nlohmann::json::array()))
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
+    if (c.contains("ways"))
+      std::snprintf(b, sizeof b, "; conflict sets of %s pages: %.0f ways, %s", sizes.c_str(),
+                    c["ways"].get<double>(),
+                    c.value("agrees", false) ? "agrees with the ramp" : "does NOT agree");
+    else
+      std::snprintf(b, sizeof b, "; conflict sets: %s", c.value("why", std::string("?")).c_str());
+    out += b;
+  }
+  return out;
+}
+
+std::string level_line(const std::string &label, const model::tlb_level &L) {
+  char b[320];
+  const std::string st = structure_words(L);
+  std::snprintf(b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
+                L.entries.value_or(0), format_bytes(L.page_bytes).c_str(),
+                format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(),
+                L.miss_penalty_cycles.value_or(0), L.sharing_scope().c_str());
+  return b;
+}
+
+double tlb_level::full_miss_bytes() const {
+  return structure.fit.resolved ? structure.fit.full_miss_entries * page_bytes : reach_bytes;
+}
+
+namespace {
+
+bool near(double a, double b, double tol) { return std::fabs(a / b - 1.0) <= tol; }
+
+// Keeps one step per stride (the one with the largest snr).
+std::vector<tlb_step> one_per_stride(const std::vector<tlb_step> &in) {
+  std::map<double, tlb_step> best;
+  for (const auto &t : in) {
+    auto it = best.find(t.stride_bytes);
+    if (it == best.end() || t.s.snr > it->second.s.snr)
+      best[t.stride_bytes] = t;
+  }
+  std::vector<tlb_step> out;
+  for (auto &[k, v] : best)
+    out.push_back(v);
+  return out;
+}
+
+// Does any curve with a stride in (lo, hi) cover footprint fp (so it could have shown a step)?
+bool stride_tested_at(const tlb_dataset &d, double lo, double hi, double fp) {
+  for (const auto &c : d.curves)
+    if (c.stride_bytes > lo && c.stride_bytes < hi && c.footprint_bytes.front() < fp &&
+        c.footprint_bytes.back() > fp)
+      return true;
+  return false;
+}
+
+// The next larger tested stride (2x s_min, or the smallest above it) covers `reach` with room
+// on both sides and has no rise near `reach`.
+bool stride_quiet_at(const tlb_dataset &d, const std::vector<tlb_step> &steps, double s_min,
+                     double reach, double tol) {
+  double next = INFINITY;
+  for (const auto &c : d.curves)
+    if (c.stride_bytes > s_min)
+      next = std::min(next, c.stride_bytes);
+  if (next == INFINITY)
+    return false;
+  bool covered = false;
+  for (const auto &c : d.curves)
+    if (c.stride_bytes == next && c.footprint_bytes.front() < reach * (1 - tol) &&
+        c.footprint_bytes.back() > reach * 1.06) // the smaller strides rise within 6%
+      covered = true;
+  if (!covered)
+    return false;
+  for (const auto &t : steps)
+    if (t.stride_bytes == next && near(t.s.x_lo, reach, tol))
+      return false;
+  return true;
+}
+
+// Do `hops` hops, one L2 line each, reach a quarter of the L2? Then the L2 capacity, not a
+// TLB, can explain a rise there.
+bool lines_reach_l2(const tlb_dataset &d, const tlb_analysis_options &opt, double hops) {
+  return d.l2_bytes > 0 && hops * opt.line_bytes >= 0.25 * double(d.l2_bytes);
+}
+
+const tlb_curve *curve_of(const tlb_dataset &d, const tlb_step &t) {
+  for (const auto &c : d.curves)
+    if (c.stride_bytes == t.stride_bytes && c.source == t.source &&
+        c.footprint_bytes.front() <= t.s.x_lo && c.footprint_bytes.back() >= t.s.x_hi)
+      return &c;
+  return nullptr;
+}
+double curve_end(const tlb_dataset &d, const tlb_step &t) {
+  const auto *c = curve_of(d, t);
+  return c ? c->footprint_bytes.back() : t.s.x_hi;
+}
+// The last footprint before the next rise on t's curve (the curve's end when none follows):
+// the footprint at which t's step can be measured without the next level stacked on it.
+double before_next_rise(const tlb_dataset &d, const std::vector<tlb_step> &steps,
+                        const tlb_step &t) {
+  double end = curve_end(d, t);
+  for (const auto &o : steps)
+    if (o.stride_bytes == t.stride_bytes && o.source == t.source && o.s.x_lo > t.s.x_hi)
+      end = std::min(end, o.s.x_lo);
+  return end;
+}
+// Median of the (up to 3) points at or below footprint fp on the step's curve.
+double value_at(const tlb_dataset &d, const tlb_step &t, double fp) {
+  const auto *c = curve_of(d, t);
+  if (!c)
+    return t.s.after;
+  std::size_t k = 0;
+  while (k + 1 < c->footprint_bytes.size() && c->footprint_bytes[k + 1] <= fp)
+    ++k;
+  const std::size_t from = k >= 2 ? k - 2 : 0;
+  return median(
+      std::vector<double>(c->cycles.begin() + long(from), c->cycles.begin() + long(k) + 1));
+}
+
+// The footprints around t's rise on its curve that belong to t's level alone: from halfway (in
+// log) since the previous rise to halfway to the next, and at most 4x either way.
+std::pair<double, double> level_window(const tlb_curve &c, const std::vector<tlb_step> &steps,
+                                       const tlb_step &t) {
+  double lo = std::max(c.footprint_bytes.front(), t.s.x_lo / 4);
+  double hi = std::min(c.footprint_bytes.back(), t.s.x_hi * 4);
+  for (const auto &o : steps) {
+    if (o.stride_bytes != t.stride_bytes || o.source != t.source)
+      continue;
+    if (o.s.x_hi < t.s.x_lo * (1 - 1e-9))
+      lo = std::max(lo, std::sqrt(o.s.x_hi * t.s.x_lo));
+    if (o.s.x_lo > t.s.x_hi * (1 + 1e-9))
+      hi = std::min(hi, std::sqrt(t.s.x_hi * o.s.x_lo));
+  }
+  return {lo, hi};
+}
+
+// Fits each scaling stride's mean curve around the level and keeps the structure they agree on.
+tlb_level_structure level_structure(const tlb_dataset &d, const std::vector<tlb_step> &steps,
+                                    const tlb_level &L, const tlb_analysis_options &opt) {
+  tlb_level_structure out;
+  out.midpoint_entries = L.entries;
+  for (const auto &t : L.scaling) {
+    const auto *c = curve_of(d, t);
+    if (!c || c->mean_cycles.size() != c->cycles.size())
+      continue;
+    const auto [lo, hi] = level_window(*c, steps, t);
+    std::vector<double> h, y;
+    for (std::size_t i = 0; i < c->footprint_bytes.size(); ++i)
+      if (c->footprint_bytes[i] >= lo && c->footprint_bytes[i] <= hi) {
+        h.push_back(c->footprint_bytes[i] / c->stride_bytes);
+        y.push_back(c->mean_cycles[i]);
+      }
+    out.fit_strides.push_back(t.stride_bytes);
+    out.per_stride.push_back(fit_structure(h, y, opt.steps.min_noise / 4, opt.structure));
+  }
+  if (out.per_stride.empty()) {
+    out.fit.why = "no curve with per-point means at or above the page";
+    return out;
+  }
+  // The (sets, ways) most strides give; ties go to the smaller stride.
+  int best = -1;
+  for (std::size_t i = 0; i < out.per_stride.size(); ++i) {
+    const auto &f = out.per_stride[i];
+    if (!f.resolved)
+      continue;
+    int n = 0;
+    for (const auto &g : out.per_stride)
+      n += g.resolved && g.sets == f.sets && g.ways == f.ways;
+    if (n > out.agreeing) {
+      out.agreeing = n;
+      best = int(i);
+    }
+  }
+  if (best < 0) {
+    out.fit = out.per_stride.front();
+    return out;
+  }
+  out.fit = out.per_stride[std::size_t(best)];
+  const int resolved = int(std::count_if(out.per_stride.begin(), out.per_stride.end(),
+                                         [](const structure_fit &f) { return f.resolved; }));
+  if (2 * out.agreeing <= resolved && resolved > 1) { // no majority: not one structure
+    out.fit.resolved = false;
+    out.fit.why = "the strides' fits disagree (" + std::to_string(out.agreeing) + " of " +
+                  std::to_string(resolved) + " give the same sets and ways)";
+  }
+  return out;
+}
+
+// The paper's penalty rule: a stride s below the page misses on s/P of its hops, so its step is
+// s/P of the full penalty. The share of the strides below the page (`flat`) that obey it, their
+// rises compared at the same footprint (the last one both curves reach before either's next
+// rise), so a ramp, whose size depends on how far past the boundary a curve goes, is judged
+// fairly and a later level does not count as this one's. 1 when no stride lies below.
+double penalty_rule(const tlb_dataset &data, const std::vector<tlb_step> &rises,
+                    const tlb_step &full, const std::vector<tlb_step> &flat, double page) {
+  if (flat.empty())
+    return 1.0;
+  int obey = 0;
+  for (const auto &t : flat) {
+    const double fp =
+        std::min(before_next_rise(data, rises, full), before_next_rise(data, rises, t));
+    const double full_rise = value_at(data, full, fp) - full.s.before;
+    const double frac = t.stride_bytes / page;
+    const double expect = full_rise * frac;
+    const double got = value_at(data, t, fp) - t.s.before;
+    const auto *fc = curve_of(data, t);
+    if (fc && fc->median && frac < 0.5 - 1e-9) {
+      // A median curve: fewer than half the hops miss, so the median is a hit: its step lies
+      // between none and the mean's s/P share (with the same tolerance as a mean's).
+      if (got >= -3.0 * t.s.noise && got <= 1.5 * expect + 3.0 * t.s.noise)
+        ++obey;
+    } else if (fc && fc->median && frac < 0.5 + 1e-9) {
+      if (got >= -3.0 * t.s.noise && got <= full_rise + 3.0 * t.s.noise) // half miss: anywhere
+        ++obey;
+    } else if (std::fabs(got - expect) <= 0.5 * expect + 3.0 * t.s.noise) {
+      ++obey;
+    }
+  }
+  return double(obey) / double(flat.size());
+}
+
+// Strides at or above the level's page, other than those that show it, whose curve covers the
+// level's footprint (after `entries` hops, with room on both sides) with no rise of any
+// strength there: evidence against the level.
+std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector<tlb_step> &rises,
+                                         const tlb_level &L, const std::vector<tlb_step> &scaling,
+                                         const tlb_analysis_options &opt) {
+  std::vector<double> out;
+  for (const auto &c : d.curves) {
+    const double s = c.stride_bytes, at = L.entries * s;
+    if (s < L.page_bytes || std::any_of(scaling.begin(), scaling.end(),
+                                        [&](const tlb_step &t) { return t.stride_bytes == s; }))
+      continue;
+    if (!(c.footprint_bytes.front() < at * (1 - 2 * opt.count_tolerance) &&
+          c.footprint_bytes.back() > at * (1 + 2 * opt.count_tolerance)))
+      continue;
+    const bool rises_there = std::any_of(rises.begin(), rises.end(), [&](const tlb_step &t) {
+      return t.stride_bytes == s && t.source == c.source &&
+             near(t.hops(), L.entries, 2 * opt.count_tolerance);
+    });
+    if (rises_there)
+      continue;
+    // No detected rise: does the curve itself say none is there? The medians of its points
+    // just before and just after the footprint differ by less than half the penalty, where a
+    // half-penalty difference would stand 3 standard errors above this curve's noise.
+    std::vector<double> before, after;
+    for (std::size_t i = 0; i < c.footprint_bytes.size(); ++i) {
+      const double x = c.footprint_bytes[i];
+      if (x > 0.5 * at && x < at * (1 - opt.count_tolerance))
+        before.push_back(c.cycles[i]);
+      else if (x > at * (1 + opt.count_tolerance) && x < 1.6 * at)
+        after.push_back(c.cycles[i]);
+    }
+    if (before.size() < 3 || after.size() < 3)
+      continue;
+    const double diff = median(after) - median(before);
+    const double se = 1.25 * curve_noise(c.cycles, opt.steps.min_noise) *
+                      std::sqrt(1.0 / double(before.size()) + 1.0 / double(after.size()));
+    if (diff < 0.5 * L.miss_penalty_cycles && 0.5 * L.miss_penalty_cycles > 3 * se &&
+        std::find(out.begin(), out.end(), s) == out.end())
+      out.push_back(s);
+  }
+  return out;
+}
+
+} // namespace
+
+namespace {
+
+// Every stride's rises: strong ones (which may seed a level, plateau rises of mean curves among
+// them) and weaker ones (which may only confirm one), and the range the sweep searched.
+struct rises {
+  std::vector<tlb_step> pool, weak, all; // all: strong and weak (the structure's fits keep to
+                                         // the footprints between them)
+  double min_stride = INFINITY, max_stride = 0;
+};
+
+rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tlb_analysis &out) {
+  rises r;
+  for (const auto &c : data.curves) {
+    out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
+    r.min_stride = std::min(r.min_stride, c.stride_bytes);
+    r.max_stride = std::max(r.max_stride, c.stride_bytes);
+    const auto found = detect_steps(c.footprint_bytes, c.cycles, opt.steps);
+    for (const auto &s : found)
+      r.pool.push_back({c.stride_bytes, c.source, s});
+    // Mean curves (the 2017 CSV): a small first level between long plateaus (issue 25).
+    if (!c.median)
+      for (const auto &s : detect_plateau_steps(c.footprint_bytes, c.cycles, found,
+                                                opt.plateau_points, opt.plateau_snr, opt.steps))
+        r.pool.push_back({c.stride_bytes, c.source, s, true});
+    // Weaker rises may only confirm a level that strong ones found (a targeted test):
+    // strides below the page miss as often as s/P, so their step is proportionally smaller.
+    step_options weak = opt.steps;
+    weak.snr_min = opt.confirm_snr;
+    for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, weak))
+      r.weak.push_back({c.stride_bytes, c.source, s});
+  }
+  r.all = r.pool;
+  r.all.insert(r.all.end(), r.weak.begin(), r.weak.end());
+  return r;
+}
+
+// At a handful of hops the chase measures L2 bank and set effects of power-of-two strides, not
+// translation: such rises may not seed a level (marked used, with a note).
+std::vector<bool> below_the_floor(const std::vector<tlb_step> &pool,
+                                  const tlb_analysis_options &opt, tlb_analysis &out) {
+  std::vector<bool> used(pool.size(), false);
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (pool[i].hops() < opt.min_entries) {
+      used[i] = true;
+      out.notes.push_back("a rise after " + std::to_string(int(std::lround(pool[i].hops()))) +
+                          " hops at stride " + format_bytes(pool[i].stride_bytes) +
+                          " is below the " + std::to_string(int(opt.min_entries)) +
+                          "-entry floor: not a TLB level");
+    }
+  return used;
+}
+
+// The unassigned rise with the fewest hops (the innermost level first); pool.size(): none left.
+std::size_t next_seed(const std::vector<tlb_step> &pool, const std::vector<bool> &used) {
+  std::size_t seed = pool.size();
+  for (std::size_t i = 0; i < pool.size(); ++i) {
+    if (used[i])
+      continue;
+    if (seed == pool.size() || pool[i].hops() < pool[seed].hops() * (1 - 1e-9) ||
+        (near(pool[i].hops(), pool[seed].hops(), 1e-9) &&
+         pool[i].stride_bytes < pool[seed].stride_bytes))
+      seed = i;
+  }
+  return seed;
+}
+
+// The level the seed starts: the strides whose rise follows the same hop count (scaling: at or
+// above the page) and the smaller strides whose rise sits at the same footprint (flat: below the
+// page, strong rises first, weak ones to confirm); the rises it takes are marked used.
+tlb_level gather_level(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+                       std::vector<bool> &used, std::size_t seed) {
+  const auto &pool = r.pool;
+  const double n0 = pool[seed].hops();
+  std::vector<std::size_t> s_idx, f_idx;
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (!used[i] && near(pool[i].hops(), n0, opt.count_tolerance))
+      s_idx.push_back(i);
+  std::vector<tlb_step> scaling;
+  for (auto i : s_idx)
+    scaling.push_back(pool[i]);
+  scaling = one_per_stride(scaling);
+  std::vector<double> counts;
+  for (const auto &t : scaling)
+    counts.push_back(t.hops());
+  const double entries = median(counts);
+  const double s_min = scaling.front().stride_bytes;
+  const double reach = entries * s_min;
+  for (std::size_t i = 0; i < pool.size(); ++i)
+    if (!used[i] && pool[i].stride_bytes < s_min &&
+        near(pool[i].s.x_lo, reach, opt.reach_tolerance))
+      f_idx.push_back(i);
+  for (auto i : s_idx)
+    used[i] = true;
+  // A stride whose hops at this footprint touch more lines than a quarter of the L2 is in the
+  // cache-capacity regime there: its rise is not evidence for or against this level.
+  const auto cache_regime = [&](const tlb_step &t) { return lines_reach_l2(data, opt, t.hops()); };
+  f_idx.erase(std::remove_if(f_idx.begin(), f_idx.end(),
+                             [&](std::size_t i) { return cache_regime(pool[i]); }),
+              f_idx.end());
+  for (auto i : f_idx)
+    used[i] = true;
+  std::vector<tlb_step> flat;
+  for (auto i : f_idx)
+    flat.push_back(pool[i]);
+  for (const auto &t : r.weak)
+    if (t.stride_bytes < s_min && near(t.s.x_lo, reach, opt.reach_tolerance) && !cache_regime(t) &&
+        std::none_of(flat.begin(), flat.end(),
+                     [&](const tlb_step &f) { return f.stride_bytes == t.stride_bytes; }))
+      flat.push_back(t);
+  tlb_level L;
+  L.entries = entries;
+  L.page_bytes = s_min;
+  L.reach_bytes = reach;
+  L.scaling = scaling;
+  L.flat = one_per_stride(flat);
+  return L;
+}
+
+// Finding 2's evidence: the page's bound from the strides that scale and those below it, the
+// median step and signal, and the share of strides below the page that obey the s/P rule.
+// Returns the strides below the page that count (none where they could not have contradicted a
+// lone rise); L.flat keeps every one found.
+std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
+                                   const rises &r, tlb_level &L) {
+  const auto &scaling = L.scaling;
+  auto flat = L.flat;
+  const double s_min = L.page_bytes, reach = L.reach_bytes;
+  const bool scales = scaling.size() >= 2;
+  // A larger stride whose curve covers this footprint without a rise there is above the
+  // page (a stride at or below the page would miss at the same footprint): with a flat
+  // regime below, the page is pinned to s_min.
+  const bool larger_stride_clear = stride_quiet_at(data, r.weak, s_min, reach, opt.reach_tolerance);
+  // A lone rise needs a smaller stride that could have contradicted it: a median curve whose
+  // stride is below half the page shows a hit as its median whether the level exists or not.
+  const bool flat_informative = std::any_of(flat.begin(), flat.end(), [&](const tlb_step &t) {
+    const auto *c = curve_of(data, t);
+    return !(c && c->median && t.stride_bytes < 0.5 * s_min * (1 - 1e-9));
+  });
+  if (!scales && !flat_informative)
+    flat.clear();
+  if ((scales || larger_stride_clear) && !flat.empty())
+    L.bound = page_bound::exact;
+  else if (scales)
+    L.bound = page_bound::upper;
+  else if (!flat.empty())
+    L.bound = page_bound::lower;
+  else
+    L.bound = page_bound::unknown;
+  std::vector<double> jumps, snrs;
+  for (const auto &t : scaling)
+    jumps.push_back(t.s.jump);
+  for (const auto &t : scaling)
+    snrs.push_back(t.s.snr);
+  for (const auto &t : flat)
+    snrs.push_back(t.s.snr);
+  L.miss_penalty_cycles = median(jumps);
+  L.snr = median(snrs);
+  L.penalty_rule = penalty_rule(data, r.weak, scaling.front(), flat, L.page_bytes);
+  return flat;
+}
+
+// Finding 3, the structure: resolved or not, and why; it never removes a level. Where misses
+// begin and the penalty come from the mean curve it was fitted on, where there was one.
+void structure_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+                       tlb_level &L) {
+  L.structure = level_structure(data, r.all, L, opt);
+  const auto &f = L.structure.fit;
+  if (f.resolved) { // where misses begin, not the middle of the ramp
+    L.entries = f.entries;
+    // The mean curves the structure was fitted on are far quieter than the medians of
+    // integer cycles: their rise over their noise is the level's signal.
+    L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
+                                std::max(f.noise_cycles, opt.steps.min_noise));
+  } else if (f.shape == "ramp" && f.onset_fit > 0 && f.full_fit > f.onset_fit && f.onset_se > 0) {
+    // The sets are not resolved, but where misses begin is known to within its error.
+    L.entries = std::round(f.onset_fit);
+    L.entries_se = f.onset_se;
+    L.snr = std::max(L.snr, (f.after_cycles - f.before_cycles) /
+                                std::max(f.noise_cycles, opt.steps.min_noise));
+  }
+  // The miss penalty: the rise of the mean curve the structure was fitted on, where one was
+  // (the mean of hops that all miss, less the mean of hops that all hit, is the average miss's
+  // cost; a median can sit on either mode of a walk's cost: 772 or 836 cycles for one H100's
+  // third level, run to run); else the median of the strides' steps.
+  if (f.after_cycles > f.before_cycles && !f.shape.empty())
+    L.miss_penalty_cycles = f.after_cycles - f.before_cycles;
+  L.reach_bytes = L.entries * L.page_bytes;
+}
+
+// Strides of its evidence that the sweep found disturbed: the level is said to be.
+void mark_disturbed(const tlb_dataset &data, const std::vector<tlb_step> &flat, tlb_level &L,
+                    tlb_analysis &out) {
+  const std::vector<tlb_step> *lists[] = {&L.scaling, &flat};
+  for (const auto *list : lists)
+    for (const auto &t : *list)
+      if (const auto *c = curve_of(data, t); c && c->disturbed)
+        L.disturbed += (L.disturbed.empty() ? "" : ", ") + format_bytes(t.stride_bytes);
+  if (!L.disturbed.empty()) {
+    L.disturbed = "the sweep's repeat of stride(s) " + L.disturbed +
+                  " disagreed beyond the noise, measured again: another process or a clock "
+                  "change moved it";
+    out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": DISTURBED: " + L.disturbed);
+  }
+}
+
+// Finding 1, existence: the rise over the noise, shown by more than one stride. A level in doubt
+// ("inconsistent" or "small") is a candidate; returns whether it is a level.
+bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+                       std::size_t flat_strides, tlb_level &L, tlb_analysis &out) {
+  const auto &scaling = L.scaling;
+  const bool plateau_only =
+      std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
+  const double bar = plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min;
+  const auto silent = strides_without_rise(data, r.all, L, scaling, opt);
+  L.confidence = std::round(100.0 * std::min(1.0, L.snr / bar)) / 100.0;
+  const std::size_t showing = scaling.size() + flat_strides;
+  char why[320];
+  std::snprintf(why, sizeof why, "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s)",
+                L.miss_penalty_cycles, L.snr, showing);
+  L.existence = why;
+  if (silent.size() > showing) {
+    std::string list;
+    for (double st : silent)
+      list += (list.empty() ? "" : ", ") + format_bytes(st);
+    L.existence = "inconsistent: " + L.existence + ", but strides " + list +
+                  " cover its footprint with no rise there";
+  } else if (L.confidence < opt.min_confidence) {
+    std::snprintf(why, sizeof why, "; a level needs %.1f x", opt.min_confidence * bar);
+    L.existence = "small: " + L.existence + why;
+  }
+  if (L.existence.rfind("inconsistent", 0) == 0 || L.existence.rfind("small", 0) == 0) {
+    out.candidates.push_back(L);
+    out.notes.push_back("candidate at " + format_bytes(L.reach_bytes) + " (" +
+                        std::to_string(int(std::lround(L.entries))) + " x " +
+                        format_bytes(L.page_bytes) + ", +" +
+                        std::to_string(int(std::lround(L.miss_penalty_cycles))) +
+                        " cycles): " + L.existence + ": not reported as a level");
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
+  tlb_analysis out;
+  const rises r = collect_rises(data, opt, out);
+  std::vector<bool> used = below_the_floor(r.pool, opt, out);
+  for (std::size_t seed = next_seed(r.pool, used); seed < r.pool.size();
+       seed = next_seed(r.pool, used)) {
+    tlb_level L = gather_level(data, opt, r, used, seed);
+    const auto flat = page_finding(data, opt, r, L);
+    // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
+    // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
+    if (lines_reach_l2(data, opt, L.entries) && flat.empty()) {
+      out.cache_effects.push_back(L);
+      continue;
+    }
+    if (L.bound == page_bound::unknown) {
+      // One stride alone cannot tell a page size: a lone rise is reported, not made a level.
+      for (const auto &t : L.scaling)
+        out.unexplained.push_back(t);
+      continue;
+    }
+    if (L.bound == page_bound::upper && stride_tested_at(data, 0, L.page_bytes, L.reach_bytes))
+      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": strides below " +
+                          format_bytes(L.page_bytes) +
+                          " show no step at the same footprint (penalty too small to see?)");
+    // Finding 2, the page: the s/P rule checks it and bears on nothing else.
+    if (!flat.empty() && L.penalty_rule < 1) {
+      L.page_note = std::to_string(int(std::lround(L.penalty_rule * double(flat.size())))) +
+                    " of " + std::to_string(flat.size()) +
+                    " strides below the page obey the s/P penalty rule: the page rests on "
+                    "where the hop count starts to scale";
+      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " + L.page_note);
+    }
+    structure_finding(data, opt, r, L);
+    mark_disturbed(data, flat, L, out);
+    if (existence_finding(data, opt, r, flat.size(), L, out))
+      out.levels.push_back(L);
+  }
+  std::sort(out.levels.begin(), out.levels.end(),
+            [](const tlb_level &a, const tlb_level &b) { return a.reach_bytes < b.reach_bytes; });
+  if (out.levels.empty())
+    out.notes.push_back("no TLB boundary found up to " + format_bytes(out.searched_up_to_bytes) +
+                        " (strides " + format_bytes(r.min_stride) + " to " +
+                        format_bytes(r.max_stride) + ")");
+  for (const auto &t : out.unexplained)
+    out.notes.push_back("a lone rise of " + std::to_string(int(std::lround(t.s.jump))) +
+                        " cycles at " + format_bytes(t.s.x_hi) + " for stride " +
+                        format_bytes(t.stride_bytes) +
+                        " matches no other stride: not reported as a level");
+  return out;
+}
+
+namespace {
+nlohmann::json steps_json(const std::vector<tlb_step> &v) {
+  auto a = nlohmann::json::array();
+  for (const auto &t : v)
+    a.push_back({{"stride_bytes", t.stride_bytes},
+                 {"boundary_bytes", t.s.x_lo},
+                 {"first_miss_bytes", t.s.x_hi},
+                 {"hops", t.hops()},
+                 {"before_cycles", t.s.before},
+                 {"after_cycles", t.s.after},
+                 {"step_cycles", t.s.jump},
+                 {"noise_cycles", t.s.noise},
+                 {"snr", t.s.snr},
+                 {"source", t.source}});
+  return a;
+}
+nlohmann::json fit_json(const structure_fit &f) {
+  nlohmann::json j = {{"resolved", f.resolved},
+                      {"shape", f.shape},
+                      {"before_cycles", f.before_cycles},
+                      {"after_cycles", f.after_cycles},
+                      {"residual_cycles", std::round(f.residual_cycles * 1000) / 1000},
+                      {"noise_cycles", std::round(f.noise_cycles * 1000) / 1000},
+                      {"ramp_points", f.ramp_points},
+                      {"last_hit_entries", f.last_hit_entries},
+                      {"first_full_entries", f.first_full_entries}};
+  if (f.resolved) {
+    j["entries"] = f.entries;
+    j["sets"] = f.sets;
+    j["ways"] = f.ways;
+    j["full_miss_entries"] = f.full_miss_entries;
+    j["onset_fit_entries"] = std::round(f.onset_fit * 100) / 100;
+    j["full_miss_fit_entries"] = std::round(f.full_fit * 100) / 100;
+    j["slope"] = std::round(f.slope * 1000) / 1000;
+  } else {
+    j["why"] = f.why;
+  }
+  return j;
+}
+
+nlohmann::json structure_json(const tlb_level &L) {
+  const auto &st = L.structure;
+  nlohmann::json j = fit_json(st.fit);
+  j["midpoint_entries"] = std::round(st.midpoint_entries * 10) / 10;
+  j["midpoint_reach_bytes"] = st.midpoint_entries * L.page_bytes;
+  j["strides_agreeing"] = st.agreeing;
+  auto per = nlohmann::json::array();
+  for (std::size_t i = 0; i < st.per_stride.size(); ++i) {
+    auto f = fit_json(st.per_stride[i]);
+    f["stride_bytes"] = st.fit_strides[i];
+    per.push_back(f);
+  }
+  j["per_stride"] = per;
+  return j;
+}
+
+nlohmann::json level_json(const tlb_level &L) {
+  const bool resolved = L.structure.fit.resolved;
+  nlohmann::json j = {
+      {"entries", std::round(L.entries * 10) / 10},
+      {"sets", resolved ? nlohmann::json(L.structure.fit.sets) : nlohmann::json(nullptr)},
+      {"ways", resolved ? nlohmann::json(L.structure.fit.ways) : nlohmann::json(nullptr)},
+      {"full_miss_bytes", L.full_miss_bytes()},
+      {"structure", structure_json(L)},
+      {"page_bytes", L.page_bytes},
+      {"page_bound", to_string(L.bound)},
+      {"reach_bytes", L.reach_bytes},
+      {"miss_penalty_cycles", L.miss_penalty_cycles},
+      {"confidence", L.confidence},
+      {"snr", L.snr},
+      {"penalty_rule", L.penalty_rule},
+      {"evidence",
+       {{"strides_at_or_above_page", steps_json(L.scaling)},
+        {"strides_below_page", steps_json(L.flat)}}}};
+  j["existence"] = L.existence;
+  if (L.entries_se > 0)
+    j["entries_se"] = std::round(L.entries_se * 10) / 10;
+  if (!L.page_note.empty())
+    j["page_note"] = L.page_note;
+  if (!L.disturbed.empty())
+    j["disturbed"] = L.disturbed;
+  return j;
+}
+} // namespace
+
+nlohmann::json to_json(const tlb_analysis &a) {
+  nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array(),
+                 candidates = nlohmann::json::array();
+  for (const auto &L : a.levels)
+    levels.push_back(level_json(L));
+  for (const auto &L : a.candidates)
+    candidates.push_back(level_json(L));
+  for (const auto &L : a.cache_effects)
+    cache.push_back(level_json(L));
+  return {{"levels", levels},
+          {"searched_up_to_bytes", a.searched_up_to_bytes},
+          {"cache_effects", cache},
+          {"candidates", candidates},
+          {"unexplained_steps", steps_json(a.unexplained)},
+          {"notes", a.notes}};
+}
+
+} // namespace gpuprobe::analysis

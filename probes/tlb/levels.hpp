@@ -1,0 +1,113 @@
+#pragma once
+// Turns TLB curves into levels by the TLB paper's rule (Karnagel et al. 2017, §3):
+// for a level of E entries and page size P, a stride s misses first at footprint E*max(s, P):
+// strides below P share one boundary (with a penalty smaller by s/P), strides above P miss
+// later, after E hops. A step whose hop count is the same for every stride and whose touched
+// cache lines reach the L2 size is an L2-capacity effect, not a TLB level.
+#include "common/steps.hpp"
+#include "model/profile.hpp"
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/structure.hpp"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+struct tlb_step { // one rise on one stride's curve
+  double stride_bytes = 0;
+  std::string source;
+  step s;
+  bool plateau = false; // found between long plateaus (detect_plateau_steps), snr in their SEs
+  double hops() const { return s.x_lo / stride_bytes; }
+};
+
+// How tightly the strides tested pin a level's page size.
+enum class page_bound {
+  exact,
+  upper /* page <= page_bytes */,
+  lower /* page >= page_bytes */,
+  unknown
+};
+std::string to_string(page_bound b);
+
+// The levels' one numbering and the walk over them live with the profile's model.
+using model::for_each_level;
+using model::level_label;
+
+// One level of a profile in one line, as characterize and run print it:
+// "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
+std::string level_line(const std::string &label, const model::tlb_level &level);
+// "8 ways x 256 sets", "fully associative", "structure not resolved", or "" (an older profile).
+std::string structure_words(const model::tlb_level &level);
+// One line on the level's structure: the shape, its ends and fit (or why it is not resolved),
+// and what the conflict sets found.
+std::string structure_detail(const model::tlb_level &level);
+
+// The level's structure over the strides at or above its page (each stride's mean curve fitted
+// alone; they must agree).
+struct tlb_level_structure {
+  structure_fit fit;               // the agreed one (the smallest stride's when resolved)
+  std::vector<double> fit_strides; // the strides fitted, in order
+  std::vector<structure_fit> per_stride;
+  int agreeing = 0;            // strides whose resolved fit gives the same sets and ways
+  double midpoint_entries = 0; // where the median curve crosses half the rise (before)
+};
+
+// A level is three findings, each with its own evidence (docs/analyze-tlb.md):
+//  - existence (`confidence`, `existence`): a rise far above the noise that more than one stride
+//    shows at the same place (several strides after the same hop count, or a smaller stride at
+//    the same footprint); a small one is a candidate, named so;
+//  - the page (`bound`, `penalty_rule`, `page_note`): exact, an upper or a lower bound; the s/P
+//    penalty rule bears on this finding only;
+//  - the structure (`structure`): ways and sets, or "not resolved" and why; never removes a level.
+struct tlb_level {
+  // Where misses begin: S x W when the structure is resolved; else the ramp's fitted onset
+  // (± entries_se) where the fit found one, else the step detector's boundary.
+  double entries = 0;
+  double entries_se = 0; // two standard errors of `entries` when it is a fitted onset
+  std::string existence; // why it is a level, or why only a candidate
+  std::string page_note; // what the strides below the page say of it ("" = nothing to add)
+  std::string disturbed; // strides of its evidence whose repeat disagreed ("" = none)
+  double page_bytes = 0;
+  page_bound bound = page_bound::unknown;
+  double reach_bytes = 0;
+  double miss_penalty_cycles = 0;
+  double confidence = 0;         // existence, 0..1: the rise over the noise, strides agreeing
+  double snr = 0;                // median step / noise of the strides behind the level
+  double penalty_rule = 1;       // share of strides below the page whose step is s/P of the penalty
+  std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
+  std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
+  tlb_level_structure structure;
+  double full_miss_bytes() const; // where every hop misses (reach_bytes when not resolved)
+};
+
+struct tlb_analysis_options {
+  step_options steps;
+  double count_tolerance = 0.12; // hop counts of one level agree within this fraction
+  double reach_tolerance = 0.15; // boundaries of strides below the page agree within this
+  double min_entries = 8;        // fewer hops than this measure L2 bank/set effects
+  double min_confidence = 0.65;  // below: a candidate, listed but not reported as a level
+  double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
+  double line_bytes = 128;       // L2 line, for the cache-capacity test
+  structure_options structure;   // the ramp's fit
+  int plateau_points = 10;       // mean curves: rises between plateaus of this many points...
+  double plateau_snr = 8;        // ...this many standard errors of their medians apart
+};
+
+struct tlb_analysis {
+  std::vector<tlb_level> levels;        // first level outward
+  std::vector<tlb_level> cache_effects; // steps explained by L2 capacity
+  std::vector<tlb_level> candidates;    // levels below min_confidence
+  std::vector<tlb_step> unexplained;    // rises that form no level
+  double searched_up_to_bytes = 0;
+  std::vector<std::string> notes;
+};
+
+tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt = {});
+
+// The profile's "tlb" block: levels, searched_up_to_bytes, notes, cache effects.
+nlohmann::json to_json(const tlb_analysis &a);
+
+} // namespace gpuprobe::analysis

@@ -1,0 +1,15 @@
+#pragma once
+// The tlb probe's line in the catalog (probes/catalog.hpp): what it is and the functions of this
+// folder that the CLI registry, the report and characterize's plan call.
+#include "probes/catalog.hpp"
+
+namespace gpuprobe::catalog::tlb {
+
+void setup_cli(CLI::App &parent);                                       // cli.cpp: `gpuprobe tlb`
+void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+
+inline constexpr probes::probe_descriptor entry = {
+    "tlb", "tlb", "pointer chase per stride over growing footprints", setup_cli, draw, plan};
+
+} // namespace gpuprobe::catalog::tlb

@@ -1,0 +1,201 @@
+// The host half of the TLB probe: planning, the control's verdict, the result's JSON.
+#include "common/envelope.hpp"
+#include "common/error.hpp"
+#include "common/steps.hpp"
+#include "probes/tlb/driver.hpp"
+
+#include <algorithm>
+
+namespace gpuprobe::probes {
+
+using nlohmann::json;
+
+sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b, std::uint64_t memory_b) {
+  sweep_plan plan;
+  plan.min_bytes = o.min_bytes;
+  if (o.alloc == alloc_kind::alias) {
+    // An alias pool takes one chunk of memory whatever its virtual size: the footprint is bounded
+    // by the address space and the time to map it, not by the memory. At least 512 GiB: the
+    // H200's third structure (272 GiB) must be in reach on a GPU with less memory too.
+    std::uint64_t dflt = 512 * k_gib;
+    while (dflt * 2 <= 4 * memory_b)
+      dflt *= 2;
+    plan.max_bytes = o.max_bytes ? o.max_bytes : dflt;
+  } else if (o.max_bytes == 0) {
+    plan.max_bytes = static_cast<std::uint64_t>(double(free_b) * o.free_fraction) >> 30 << 30;
+  } else {
+    plan.max_bytes = o.max_bytes;
+    if (plan.max_bytes > free_b)
+      throw error("--max-bytes " + format_bytes(double(plan.max_bytes)) +
+                  " is beyond the device's free memory (" + format_bytes(double(free_b)) + ")");
+  }
+  if (plan.max_bytes < plan.min_bytes)
+    throw error("--max-bytes is smaller than --min-bytes");
+  plan.points_per_octave = o.points_per_octave;
+  if (!o.strides.empty()) {
+    plan.strides = o.strides;
+  } else {
+    for (std::uint64_t s = o.min_stride; s <= o.max_stride; s *= 2)
+      plan.strides.push_back(s);
+  }
+  for (auto s : plan.strides)
+    if (s % 8 != 0 || s < 8)
+      throw error("stride " + std::to_string(s) + " is not a multiple of 8 bytes");
+  return plan;
+}
+
+// The control asks one question, is there a rise near the L2's size: the coarse grid to twice the
+// L2 answers it (the committed H100 and H200 controls so cut still pass); the bisection of its
+// rises and the laps from 2x to 4x the L2 were two thirds of its hops, ~9.5 s of every tlb_real.
+sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes) {
+  sweep_plan cp;
+  cp.strides = {128};
+  cp.min_bytes = k_mib;
+  cp.max_bytes = std::min<std::uint64_t>(max_bytes, l2_bytes * 2);
+  cp.points_per_octave = 8;
+  cp.refine = false;
+  return cp;
+}
+
+tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_bytes) {
+  tlb_control c;
+  c.expected_bytes = l2_bytes;
+  std::vector<double> x, y;
+  for (const auto &p : points)
+    x.push_back(double(p.footprint_bytes)), y.push_back(p.median);
+  for (const auto &s : detect_steps(x, y)) {
+    c.steps.push_back({s.x_lo, s.jump, s.snr});
+    if (s.x_lo >= double(l2_bytes) / 8 && s.x_lo <= double(l2_bytes) * 4)
+      c.passed = true;
+  }
+  c.points = std::move(points);
+  return c;
+}
+
+json to_json(const sweep_point &p) {
+  json j = {{"stride_bytes", p.stride_bytes},
+            {"footprint_bytes", p.footprint_bytes},
+            {"hops", p.hops},
+            {"median_cycles", p.median},
+            {"p10_cycles", p.p10},
+            {"p90_cycles", p.p90},
+            {"mean_cycles", p.mean},
+            {"samples", p.samples},
+            {"smid", p.smid},
+            {"refined", p.refined}};
+  if (p.disturbed) // written only when set: results of an undisturbed sweep read as before
+    j["disturbed"] = true;
+  return j;
+}
+
+sweep_point sweep_point_from_json(const json &j) {
+  sweep_point p;
+  p.stride_bytes = j.at("stride_bytes").get<std::uint64_t>();
+  p.footprint_bytes = j.at("footprint_bytes").get<std::uint64_t>();
+  p.hops = j.at("hops").get<std::uint64_t>();
+  p.median = j.at("median_cycles").get<double>();
+  p.p10 = j.at("p10_cycles").get<double>();
+  p.p90 = j.at("p90_cycles").get<double>();
+  p.mean = j.at("mean_cycles").get<double>();
+  p.samples = j.at("samples").get<std::uint32_t>();
+  p.smid = j.at("smid").get<int>();
+  p.refined = j.at("refined").get<bool>();
+  p.disturbed = j.value("disturbed", false);
+  return p;
+}
+
+namespace {
+json points_json(const std::vector<sweep_point> &v) {
+  json a = json::array();
+  for (const auto &p : v)
+    a.push_back(to_json(p));
+  return a;
+}
+std::vector<sweep_point> points_from(const json &a) {
+  std::vector<sweep_point> v;
+  for (const auto &p : a)
+    v.push_back(sweep_point_from_json(p));
+  return v;
+}
+} // namespace
+
+json to_json(const tlb_result &r) {
+  json control = nullptr;
+  if (r.control) {
+    json found = json::array();
+    for (const auto &s : r.control->steps)
+      found.push_back(
+          {{"boundary_bytes", s.boundary_bytes}, {"step_cycles", s.step_cycles}, {"snr", s.snr}});
+    control = {{"kind", "l2_capacity"},
+               {"stride_bytes", r.control->stride_bytes},
+               {"expected_bytes", r.control->expected_bytes},
+               {"steps", found},
+               {"passed", r.control->passed},
+               {"points", points_json(r.control->points)}};
+  }
+  json body{
+      {"alloc", r.alloc},
+      {"granularity_bytes", r.granularity_bytes ? json(r.granularity_bytes) : json("unknown")},
+      {"min_bytes", r.min_bytes},
+      {"max_bytes", r.max_bytes},
+      {"strides", r.strides},
+      {"points_per_octave", r.points_per_octave},
+      {"samples_per_point", r.samples_per_point},
+      {"load", r.load},
+      {"sm_clock_mhz_before", r.sm_clock_mhz_before},
+      {"sm_clock_mhz_after", r.sm_clock_mhz_after},
+      {"control", control},
+      {"points", points_json(r.points)},
+      {"wall_seconds", r.wall_seconds}};
+  if (r.max_hops)
+    body["max_hops"] = r.max_hops;
+  if (r.alias_bytes) { // alias pools only: one physical chunk at every slot
+    body["alias_bytes"] = r.alias_bytes;
+    body["va_base"] = r.va_base;
+    body["load"] =
+        r.load + ", every hop an alias of one physical chunk (delta chain, modulo the footprint)";
+  }
+  return result_document("tlb", r, "tlb", std::move(body));
+}
+
+tlb_result tlb_result_from_json(const json &doc) {
+  try {
+    tlb_result r;
+    const json &t = result_body(doc, "tlb", "tlb", r);
+    r.alloc = t.at("alloc").get<std::string>();
+    r.granularity_bytes =
+        t.at("granularity_bytes").is_number() ? t["granularity_bytes"].get<std::uint64_t>() : 0;
+    r.min_bytes = t.at("min_bytes").get<std::uint64_t>();
+    r.max_bytes = t.at("max_bytes").get<std::uint64_t>();
+    r.strides = t.at("strides").get<std::vector<std::uint64_t>>();
+    r.points_per_octave = t.at("points_per_octave").get<int>();
+    r.samples_per_point = t.at("samples_per_point").get<std::size_t>();
+    r.load = t.at("load").get<std::string>();
+    r.alias_bytes = t.value("alias_bytes", std::uint64_t(0));
+    r.max_hops = t.value("max_hops", std::uint64_t(0)); // absent before issue 33
+    r.va_base = t.value("va_base", std::uint64_t(0));
+    if (r.alias_bytes && r.load.find(", every hop") != std::string::npos)
+      r.load = r.load.substr(0, r.load.find(", every hop"));
+    r.sm_clock_mhz_before = t.at("sm_clock_mhz_before").get<double>();
+    r.sm_clock_mhz_after = t.at("sm_clock_mhz_after").get<double>();
+    if (!t.at("control").is_null()) {
+      const json &c = t["control"];
+      tlb_control k;
+      k.stride_bytes = c.at("stride_bytes").get<std::uint64_t>();
+      k.expected_bytes = c.at("expected_bytes").get<std::uint64_t>();
+      for (const auto &s : c.at("steps"))
+        k.steps.push_back({s.at("boundary_bytes").get<double>(), s.at("step_cycles").get<double>(),
+                           s.at("snr").get<double>()});
+      k.passed = c.at("passed").get<bool>();
+      k.points = points_from(c.at("points"));
+      r.control = std::move(k);
+    }
+    r.points = points_from(t.at("points"));
+    r.wall_seconds = t.at("wall_seconds").get<double>();
+    return r;
+  } catch (const json::exception &e) {
+    throw error(std::string("tlb result: ") + e.what());
+  }
+}
+
+} // namespace gpuprobe::probes
