@@ -3,6 +3,7 @@
 #include "probes/catalog.hpp"
 
 #include "probes/atomics/probe.hpp"
+#include "probes/clock/probe.hpp"
 #include "probes/conflict/probe.hpp"
 #include "probes/sampling/probe.hpp"
 #include "probes/sharing/probe.hpp"
@@ -13,7 +14,7 @@ namespace gpuprobe::probes {
 const std::vector<probe_descriptor> &probe_catalog() {
   static const std::vector<probe_descriptor> all = {
       catalog::tlb::entry,      catalog::sharing::entry, catalog::sampling::entry,
-      catalog::conflict::entry, catalog::atomics::entry,
+      catalog::conflict::entry, catalog::atomics::entry, catalog::clock::entry,
   };
   return all;
 }

@@ -1,0 +1,15 @@
+#pragma once
+// The clock probe's line in the catalog (probes/catalog.hpp): what it is and the functions of this
+// folder that the CLI registry and the report call (characterize does not run it: no plan).
+#include "probes/catalog.hpp"
+
+namespace gpuprobe::catalog::clock {
+
+void setup_cli(CLI::App &parent);                                       // cli.cpp
+void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
+
+inline constexpr probes::probe_descriptor entry = {
+    "clock",   "clock", "the SM clock while every SM is busy, and whether it throttled",
+    setup_cli, draw,    nullptr};
+
+} // namespace gpuprobe::catalog::clock
