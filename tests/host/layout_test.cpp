@@ -1,0 +1,134 @@
+// The source tree's floors (README "Layout"): every #include goes to the same floor or a lower
+// one, and no file includes itself through others. A probe's folder spans floors: its cli.cpp,
+// draw.cpp and plan.cpp sit on the cli, report and pipeline floors; the catalog's header and each
+// probe.hpp only declare, so any floor may read them; the catalog's list names every probe's
+// functions, so it sits on the top floor.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The floor of a source file (its path from the source root), from the bottom; -1 when it is
+// none of the library's (tests, bench, scripts).
+int floor_of(const std::string &p) {
+  const auto in = [&](const char *prefix) { return p.rfind(prefix, 0) == 0; };
+  const auto ends = [&](const char *suffix) {
+    const std::string s = suffix;
+    return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0;
+  };
+  if (in("common/") || in("allocators/") || p == "probes/catalog.hpp" || ends("/probe.hpp"))
+    return 0; // helpers, the header-only allocators, the catalog's declarations
+  if (in("model/"))
+    return 1;
+  if (in("analysis/characterize.") || in("analysis/fleet.") || in("tune/"))
+    return 4; // over many probes' results: the profile, the fleet, tune and validate
+  if (in("analysis/"))
+    return 2; // the tools the probes' analyses use: fits, statistics, input text, the models
+  if (p == "probes/catalog.cpp" || ends("/cli.cpp") || in("cli/"))
+    return 7;
+  if (ends("/draw.cpp") || in("report/"))
+    return 5;
+  if (ends("/plan.cpp") || in("pipeline/"))
+    return 6;
+  if (in("probes/"))
+    return 3; // a probe's kernel, driver, result and analysis
+  return -1;
+}
+
+std::vector<std::string> includes_of(const fs::path &file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  static const std::regex inc(R"re(#include "([^"]+)")re");
+  std::vector<std::string> out;
+  for (std::sregex_iterator it(s.begin(), s.end(), inc), end; it != end; ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+std::map<std::string, std::vector<std::string>> include_graph(const fs::path &root) {
+  std::map<std::string, std::vector<std::string>> g;
+  for (const char *dir :
+       {"common", "model", "analysis", "probes", "report", "pipeline", "tune", "cli", "allocators"})
+    for (const auto &e : fs::recursive_directory_iterator(root / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh"))
+        continue;
+      const std::string rel = fs::relative(e.path(), root).generic_string();
+      for (const auto &i : includes_of(e.path()))
+        if (fs::exists(root / i))
+          g[rel].push_back(i);
+        else if (!fs::exists(e.path().parent_path() / i)) // a sibling include (the allocators')
+          ADD_FAILURE() << rel << " includes \"" << i << "\", which is not in the tree";
+    }
+  return g;
+}
+
+} // namespace
+
+TEST(Layout, EveryIncludeGoesToTheSameFloorOrALowerOne) {
+  const auto g = include_graph(GPUPROBE_SOURCE_DIR);
+  ASSERT_GT(g.size(), 100u) << "the tree was not read";
+  std::size_t edges = 0;
+  for (const auto &[file, incs] : g) {
+    const int f = floor_of(file);
+    ASSERT_GE(f, 0) << file << " is on no floor: name it in floor_of";
+    for (const auto &i : incs) {
+      ++edges;
+      EXPECT_LE(floor_of(i), f) << file << " (floor " << f << ") includes " << i << " (floor "
+                                << floor_of(i) << ")";
+    }
+  }
+  EXPECT_GT(edges, 300u);
+}
+
+TEST(Layout, NoIncludeCycle) {
+  const auto g = include_graph(GPUPROBE_SOURCE_DIR);
+  std::map<std::string, int> state; // 1 on the path, 2 done
+  std::vector<std::string> path;
+  std::function<void(const std::string &)> visit = [&](const std::string &f) {
+    state[f] = 1;
+    path.push_back(f);
+    if (const auto it = g.find(f); it != g.end())
+      for (const auto &i : it->second) {
+        if (state[i] == 1) {
+          std::string cycle;
+          for (auto p = std::find(path.begin(), path.end(), i); p != path.end(); ++p)
+            cycle += *p + " -> ";
+          ADD_FAILURE() << "include cycle: " << cycle << i;
+        } else if (state[i] == 0)
+          visit(i);
+      }
+    path.pop_back();
+    state[f] = 2;
+  };
+  for (const auto &[file, incs] : g)
+    if (state[file] == 0)
+      visit(file);
+}
+
+TEST(Layout, FloorsAreReadFromPaths) { // the rules above, on one file of each kind
+  EXPECT_EQ(floor_of("common/units.hpp"), 0);
+  EXPECT_EQ(floor_of("probes/clock/probe.hpp"), 0);
+  EXPECT_EQ(floor_of("model/profile.hpp"), 1);
+  EXPECT_EQ(floor_of("analysis/fit.hpp"), 2);
+  EXPECT_EQ(floor_of("probes/clock/driver.hpp"), 3);
+  EXPECT_EQ(floor_of("analysis/characterize.cpp"), 4);
+  EXPECT_EQ(floor_of("probes/clock/draw.cpp"), 5);
+  EXPECT_EQ(floor_of("probes/tlb/plan.cpp"), 6);
+  EXPECT_EQ(floor_of("probes/clock/cli.cpp"), 7);
+  EXPECT_EQ(floor_of("probes/catalog.cpp"), 7);
+  EXPECT_EQ(floor_of("tests/host/layout_test.cpp"), -1);
+}
