@@ -21,7 +21,7 @@ void run_analyze_tlb(const common_options &o, bool allow_mixed) {
   check_output_path(o.out);
   refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
   const auto ds = analysis::load_tlb_inputs(o.inputs, allow_mixed);
-  const auto a = analysis::analyze_tlb(ds);
+  const auto a = analysis::find_tlb_levels(ds);
   json device = ds.device.is_null() ? json{{"name", ds.device_name}} : ds.device;
   json tlb = analysis::to_json(a);
   tlb["inputs"] = ds.sources;

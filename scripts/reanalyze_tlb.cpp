@@ -1,7 +1,7 @@
 // Prints each TLB level and candidate that `analyze_tlb` finds in each input, one line each, so
 // two builds of the analysis can be compared over every committed sweep and fixture (issue 37).
 // Build against a host library: g++ -std=c++17 -I. scripts/reanalyze_tlb.cpp
-// build/libgpuprobe_host.a -o reanalyze_tlb; run: reanalyze_tlb NAME=FILE[,FILE...] ...
+// build/libgpuprobe_lib.a -o reanalyze_tlb; run: reanalyze_tlb NAME=FILE[,FILE...] ...
 #include "probes/tlb/levels.hpp"
 
 #include <cstdio>
@@ -17,7 +17,7 @@ int main(int argc, char **argv) {
     std::stringstream ss(arg.substr(eq + 1));
     for (std::string f; std::getline(ss, f, ',');)
       files.push_back(f);
-    const auto a = analyze_tlb(load_tlb_inputs(files));
+    const auto a = find_tlb_levels(load_tlb_inputs(files));
     for (const bool cand : {false, true})
       for (const auto &L : cand ? a.candidates : a.levels) {
         const auto &f = L.structure.fit;

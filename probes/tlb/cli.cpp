@@ -42,7 +42,7 @@ void run(tlb_flags &f) {
 
   analysis::tlb_dataset ds;
   analysis::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
-  const auto a = analysis::analyze_tlb(ds);
+  const auto a = analysis::find_tlb_levels(ds);
   write_json_atomic(f.common.out, doc);
   std::printf(
       "gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",

@@ -206,7 +206,7 @@ void draw(const inputs &in, report_content &c) {
     tlb = in.profile->tlb;
     origin = "profile.json";
   } else {
-    tlb = model::tlb_hierarchy_from_json(to_json(analyze_tlb(data)));
+    tlb = analyze_tlb(data);
     origin = "analyzed here (no profile.json)";
   }
   report_table t{"TLB levels (" + origin + ")",

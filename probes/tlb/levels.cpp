@@ -81,7 +81,7 @@ std::string level_line(const std::string &label, const model::tlb_level &L) {
   return b;
 }
 
-double tlb_level::full_miss_bytes() const {
+double level_evidence::full_miss_bytes() const {
   return structure.fit.resolved ? structure.fit.full_miss_entries * page_bytes : reach_bytes;
 }
 
@@ -194,7 +194,7 @@ std::pair<double, double> level_window(const tlb_curve &c, const std::vector<tlb
 
 // Fits each scaling stride's mean curve around the level and keeps the structure they agree on.
 tlb_level_structure level_structure(const tlb_dataset &d, const std::vector<tlb_step> &steps,
-                                    const tlb_level &L, const tlb_analysis_options &opt) {
+                                    const level_evidence &L, const tlb_analysis_options &opt) {
   tlb_level_structure out;
   out.midpoint_entries = L.entries;
   for (const auto &t : L.scaling) {
@@ -281,7 +281,7 @@ double penalty_rule(const tlb_dataset &data, const std::vector<tlb_step> &rises,
 // level's footprint (after `entries` hops, with room on both sides) with no rise of any
 // strength there: evidence against the level.
 std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector<tlb_step> &rises,
-                                         const tlb_level &L, const std::vector<tlb_step> &scaling,
+                                         const level_evidence &L, const std::vector<tlb_step> &scaling,
                                          const tlb_analysis_options &opt) {
   std::vector<double> out;
   for (const auto &c : d.curves) {
@@ -333,7 +333,7 @@ struct rises {
   double min_stride = INFINITY, max_stride = 0;
 };
 
-rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tlb_analysis &out) {
+rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tlb_evidence &out) {
   rises r;
   for (const auto &c : data.curves) {
     out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
@@ -362,7 +362,7 @@ rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tl
 // At a handful of hops the chase measures L2 bank and set effects of power-of-two strides, not
 // translation: such rises may not seed a level (marked used, with a note).
 std::vector<bool> below_the_floor(const std::vector<tlb_step> &pool,
-                                  const tlb_analysis_options &opt, tlb_analysis &out) {
+                                  const tlb_analysis_options &opt, tlb_evidence &out) {
   std::vector<bool> used(pool.size(), false);
   for (std::size_t i = 0; i < pool.size(); ++i)
     if (pool[i].hops() < opt.min_entries) {
@@ -392,7 +392,7 @@ std::size_t next_seed(const std::vector<tlb_step> &pool, const std::vector<bool>
 // The level the seed starts: the strides whose rise follows the same hop count (scaling: at or
 // above the page) and the smaller strides whose rise sits at the same footprint (flat: below the
 // page, strong rises first, weak ones to confirm); the rises it takes are marked used.
-tlb_level gather_level(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
+level_evidence gather_level(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
                        std::vector<bool> &used, std::size_t seed) {
   const auto &pool = r.pool;
   const double n0 = pool[seed].hops();
@@ -432,7 +432,7 @@ tlb_level gather_level(const tlb_dataset &data, const tlb_analysis_options &opt,
         std::none_of(flat.begin(), flat.end(),
                      [&](const tlb_step &f) { return f.stride_bytes == t.stride_bytes; }))
       flat.push_back(t);
-  tlb_level L;
+  level_evidence L;
   L.entries = entries;
   L.page_bytes = s_min;
   L.reach_bytes = reach;
@@ -446,7 +446,7 @@ tlb_level gather_level(const tlb_dataset &data, const tlb_analysis_options &opt,
 // Returns the strides below the page that count (none where they could not have contradicted a
 // lone rise); L.flat keeps every one found.
 std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
-                                   const rises &r, tlb_level &L) {
+                                   const rises &r, level_evidence &L) {
   const auto &scaling = L.scaling;
   auto flat = L.flat;
   const double s_min = L.page_bytes, reach = L.reach_bytes;
@@ -487,7 +487,7 @@ std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_o
 // Finding 3, the structure: resolved or not, and why; it never removes a level. Where misses
 // begin and the penalty come from the mean curve it was fitted on, where there was one.
 void structure_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
-                       tlb_level &L) {
+                       level_evidence &L) {
   L.structure = level_structure(data, r.all, L, opt);
   const auto &f = L.structure.fit;
   if (f.resolved) { // where misses begin, not the middle of the ramp
@@ -513,8 +513,8 @@ void structure_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
 }
 
 // Strides of its evidence that the sweep found disturbed: the level is said to be.
-void mark_disturbed(const tlb_dataset &data, const std::vector<tlb_step> &flat, tlb_level &L,
-                    tlb_analysis &out) {
+void mark_disturbed(const tlb_dataset &data, const std::vector<tlb_step> &flat, level_evidence &L,
+                    tlb_evidence &out) {
   const std::vector<tlb_step> *lists[] = {&L.scaling, &flat};
   for (const auto *list : lists)
     for (const auto &t : *list)
@@ -531,7 +531,7 @@ void mark_disturbed(const tlb_dataset &data, const std::vector<tlb_step> &flat, 
 // Finding 1, existence: the rise over the noise, shown by more than one stride. A level in doubt
 // ("inconsistent" or "small") is a candidate; returns whether it is a level.
 bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
-                       std::size_t flat_strides, tlb_level &L, tlb_analysis &out) {
+                       std::size_t flat_strides, level_evidence &L, tlb_evidence &out) {
   const auto &scaling = L.scaling;
   const bool plateau_only =
       std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
@@ -567,13 +567,13 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
 
 } // namespace
 
-tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
-  tlb_analysis out;
+tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options &opt) {
+  tlb_evidence out;
   const rises r = collect_rises(data, opt, out);
   std::vector<bool> used = below_the_floor(r.pool, opt, out);
   for (std::size_t seed = next_seed(r.pool, used); seed < r.pool.size();
        seed = next_seed(r.pool, used)) {
-    tlb_level L = gather_level(data, opt, r, used, seed);
+    level_evidence L = gather_level(data, opt, r, used, seed);
     const auto flat = page_finding(data, opt, r, L);
     // An L2-capacity step: every stride's boundary follows the hop count and the lines touched
     // reach the L2 size. The flat regime (same footprint for smaller strides) rules it out.
@@ -605,7 +605,7 @@ tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &op
       out.levels.push_back(L);
   }
   std::sort(out.levels.begin(), out.levels.end(),
-            [](const tlb_level &a, const tlb_level &b) { return a.reach_bytes < b.reach_bytes; });
+            [](const level_evidence &a, const level_evidence &b) { return a.reach_bytes < b.reach_bytes; });
   if (out.levels.empty())
     out.notes.push_back("no TLB boundary found up to " + format_bytes(out.searched_up_to_bytes) +
                         " (strides " + format_bytes(r.min_stride) + " to " +
@@ -658,7 +658,7 @@ nlohmann::json fit_json(const structure_fit &f) {
   return j;
 }
 
-nlohmann::json structure_json(const tlb_level &L) {
+nlohmann::json structure_json(const level_evidence &L) {
   const auto &st = L.structure;
   nlohmann::json j = fit_json(st.fit);
   j["midpoint_entries"] = std::round(st.midpoint_entries * 10) / 10;
@@ -674,7 +674,7 @@ nlohmann::json structure_json(const tlb_level &L) {
   return j;
 }
 
-nlohmann::json level_json(const tlb_level &L) {
+nlohmann::json level_json(const level_evidence &L) {
   const bool resolved = L.structure.fit.resolved;
   nlohmann::json j = {
       {"entries", std::round(L.entries * 10) / 10},
@@ -703,7 +703,7 @@ nlohmann::json level_json(const tlb_level &L) {
 }
 } // namespace
 
-nlohmann::json to_json(const tlb_analysis &a) {
+nlohmann::json to_json(const tlb_evidence &a) {
   nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array(),
                  candidates = nlohmann::json::array();
   for (const auto &L : a.levels)
@@ -718,6 +718,10 @@ nlohmann::json to_json(const tlb_analysis &a) {
           {"candidates", candidates},
           {"unexplained_steps", steps_json(a.unexplained)},
           {"notes", a.notes}};
+}
+
+model::tlb_hierarchy analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
+  return model::tlb_hierarchy_from_json(to_json(find_tlb_levels(data, opt)));
 }
 
 } // namespace gpuprobe::analysis

@@ -55,14 +55,15 @@ struct tlb_level_structure {
   double midpoint_entries = 0; // where the median curve crosses half the rise (before)
 };
 
-// A level is three findings, each with its own evidence (docs/analyze-tlb.md):
+// The evidence of one level (the analysis's working record; a level crosses stages as
+// model::tlb_level). A level is three findings, each with its own evidence (docs/analyze-tlb.md):
 //  - existence (`confidence`, `existence`): a rise far above the noise that more than one stride
 //    shows at the same place (several strides after the same hop count, or a smaller stride at
 //    the same footprint); a small one is a candidate, named so;
 //  - the page (`bound`, `penalty_rule`, `page_note`): exact, an upper or a lower bound; the s/P
 //    penalty rule bears on this finding only;
 //  - the structure (`structure`): ways and sets, or "not resolved" and why; never removes a level.
-struct tlb_level {
+struct level_evidence {
   // Where misses begin: S x W when the structure is resolved; else the ramp's fitted onset
   // (± entries_se) where the fit found one, else the step detector's boundary.
   double entries = 0;
@@ -96,18 +97,25 @@ struct tlb_analysis_options {
   double plateau_snr = 8;        // ...this many standard errors of their medians apart
 };
 
-struct tlb_analysis {
-  std::vector<tlb_level> levels;        // first level outward
-  std::vector<tlb_level> cache_effects; // steps explained by L2 capacity
-  std::vector<tlb_level> candidates;    // levels below min_confidence
+struct tlb_evidence {
+  std::vector<level_evidence> levels;        // first level outward
+  std::vector<level_evidence> cache_effects; // steps explained by L2 capacity
+  std::vector<level_evidence> candidates;    // levels below min_confidence
   std::vector<tlb_step> unexplained;    // rises that form no level
   double searched_up_to_bytes = 0;
   std::vector<std::string> notes;
 };
 
-tlb_analysis analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt = {});
+// The levels of `data` with the evidence behind each finding: the analysis's working record, which
+// its tests and `to_json` read. Every stage after it reads the hierarchy (analyze_tlb).
+tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options &opt = {});
 
 // The profile's "tlb" block: levels, searched_up_to_bytes, notes, cache effects.
-nlohmann::json to_json(const tlb_analysis &a);
+nlohmann::json to_json(const tlb_evidence &a);
+
+// The TLB hierarchy of `data` as every stage reads it, model::tlb_hierarchy (model/profile.hpp):
+// the model of to_json(find_tlb_levels(data)), so it is the same value a stage reads back from
+// the profile written of it.
+model::tlb_hierarchy analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt = {});
 
 } // namespace gpuprobe::analysis

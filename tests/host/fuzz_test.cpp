@@ -151,7 +151,7 @@ TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
         const std::string f = test::temp_path("fuzz_tlb.json");
         std::ofstream(f) << t;
         probes::tlb_result_from_json(parse_json_text(t, "m"));
-        analysis::analyze_tlb(analysis::load_tlb_inputs({f}));
+        analysis::find_tlb_levels(analysis::load_tlb_inputs({f}));
       }));
   say("probes::sharing_result_from_json",
       fuzz(k_h100 + "raw/sharing_L2.json", n, 7, [](const std::string &t) {

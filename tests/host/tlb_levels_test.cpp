@@ -8,8 +8,10 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <tuple>
 
 using namespace gpuprobe::analysis;
+namespace model = gpuprobe::model;
 using gpuprobe::test::fixture;
 
 namespace {
@@ -32,10 +34,10 @@ void expect_within(double got, double want, double rel, const std::string &what)
   EXPECT_NEAR(got, want, rel * want) << what;
 }
 
-tlb_analysis analyze_fixture(const std::string &gpu) {
+tlb_evidence analyze_fixture(const std::string &gpu) {
   const auto files = fixture_files(gpu);
   EXPECT_FALSE(files.empty()) << "fixtures missing: " << fixture(gpu);
-  return analyze_tlb(load_tlb_inputs(files));
+  return find_tlb_levels(load_tlb_inputs(files));
 }
 
 // One 2 MiB stride alone, 1 .. hops - 1 hops: `lo` cycles up to `at` hops, `hi` above.
@@ -88,6 +90,31 @@ TEST(TlbFixtures, P100TwoLevels) {
   EXPECT_NEAR(a.levels[1].flat[0].s.jump / a.levels[1].miss_penalty_cycles, 0.5, 0.1);
 }
 
+// What every later stage reads: analyze_tlb's model::tlb_hierarchy holds the published K80 and P100
+// tables (the one type of a level), and it is the model of the evidence's profile block, so a
+// stage that analyzes now and one that reads the profile back see the same levels.
+TEST(TlbFixtures, TheHierarchyEveryStageReadsHoldsThePublishedTables) {
+  for (const auto &[gpu, entries, pages] :
+       std::vector<std::tuple<std::string, std::vector<double>, std::vector<double>>>{
+           {"K80", {16, 70, 1032}, {128 * KiB, 2 * MiB, 2 * MiB}},
+           {"P100", {16, 65}, {2 * MiB, 32 * MiB}}}) {
+    const auto data = load_tlb_inputs(fixture_files(gpu));
+    const model::tlb_hierarchy h = analyze_tlb(data);
+    ASSERT_EQ(h.levels.size(), entries.size()) << gpu;
+    for (std::size_t k = 0; k < entries.size(); ++k) {
+      const auto &L = h.levels[k];
+      expect_within(L.entries.value_or(0), entries[k], 0.10, gpu + " " + level_label(false, k));
+      EXPECT_EQ(L.page_bytes, pages[k]) << gpu;
+      EXPECT_NEAR(L.reach_bytes, L.entries.value_or(0) * pages[k], 1e-6 * L.reach_bytes);
+      EXPECT_EQ(L.page_bound.value_or(""), "exact") << gpu;
+      EXPECT_GT(L.miss_penalty_cycles.value_or(0), 0) << gpu;
+    }
+    EXPECT_EQ(model::to_json(h), model::to_json(model::tlb_hierarchy_from_json(
+                                     to_json(find_tlb_levels(data)))))
+        << gpu;
+  }
+}
+
 TEST(TlbFixtures, H100NaivePortFindsNoLevel) {
   const auto a = analyze_fixture("H100");
   EXPECT_TRUE(a.levels.empty());
@@ -116,7 +143,7 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
   for (unsigned seed = 1; seed <= 5; ++seed) {
     auto d = sim_dataset(truth, 270, pow2_strides(512 * KiB, 512 * MiB), 1 * MiB, 200 * GiB, 16,
                          1.0, seed, 9);
-    const auto a = analyze_tlb(d);
+    const auto a = find_tlb_levels(d);
     ASSERT_EQ(a.levels.size(), 3u) << "seed " << seed;
     for (std::size_t i = 0; i < 3; ++i) {
       expect_within(a.levels[i].entries, truth[i].entries, 0.10, "entries");
@@ -131,7 +158,7 @@ TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
   const std::vector<sim_level> truth = {{32, 64 * KiB, 4}};
   auto d =
       sim_dataset(truth, 250, pow2_strides(16 * KiB, 1 * MiB), 64 * KiB, 256 * MiB, 16, 0.3, 7);
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   ASSERT_EQ(a.levels.size(), 1u);
   expect_within(a.levels[0].entries, 32, 0.10, "entries");
   EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB);
@@ -140,7 +167,7 @@ TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
 
 TEST(TlbSimulated, FlatCurvesGiveNoLevelAndSaySo) {
   auto d = sim_dataset({}, 270, pow2_strides(64 * KiB, 64 * MiB), 1 * MiB, 64 * GiB, 4, 3.0, 11);
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_FALSE(a.notes.empty());
   EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.50 GiB"), std::string::npos)
@@ -160,14 +187,14 @@ TEST(TlbSimulated, L2CapacityStepIsNotATlbLevel) {
     }
     d.curves.push_back(c);
   }
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_EQ(a.cache_effects.size(), 1u);
   expect_within(a.cache_effects[0].entries, lines, 0.2, "hops at the cache step");
 }
 
 TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
-  const auto a = analyze_tlb(one_stride(200, 100, 300, 330));
+  const auto a = find_tlb_levels(one_stride(200, 100, 300, 330));
   EXPECT_TRUE(a.levels.empty());
   EXPECT_EQ(a.unexplained.size(), 1u);
 }
@@ -175,7 +202,7 @@ TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
 TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
   const std::vector<sim_level> truth = {{64, 64 * KiB, 30}};
   auto d = sim_dataset(truth, 250, pow2_strides(256 * KiB, 4 * MiB), 1 * MiB, 2 * GiB, 8, 0.5, 3);
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   ASSERT_EQ(a.levels.size(), 1u);
   EXPECT_EQ(to_string(a.levels[0].bound), "upper");
   EXPECT_EQ(a.levels[0].page_bytes, 256 * KiB);
@@ -193,7 +220,7 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
   std::vector<double> l2_entries;
   for (const char *f : {"h100-alias-2m.json", "h200-alias-2m.json"}) {
     const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/" + f;
-    const auto a = analyze_tlb(load_tlb_inputs({path}));
+    const auto a = find_tlb_levels(load_tlb_inputs({path}));
     const bool h200 = std::string(f).rfind("h200", 0) == 0;
     ASSERT_EQ(a.levels.size(), h200 ? 3u : 2u) << f;
     if (h200) {
@@ -239,7 +266,7 @@ TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
   const std::vector<sim_level> truth = {
       {16, 16 * MiB, 10}, {2048, 32 * MiB, 95}, {4096, 512 * MiB, 300}}; // reach 2 TiB
   auto d = sim_dataset(truth, 300, pow2_strides(2 * MiB, 1024 * MiB), 2 * MiB, 4 * TiB, 16, 0.3, 5);
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   ASSERT_EQ(a.levels.size(), 3u);
   EXPECT_EQ(a.levels[2].page_bytes, 512 * MiB);
   expect_within(a.levels[2].reach_bytes, 2 * TiB, 0.02, "reach");
@@ -262,7 +289,7 @@ TEST(TlbSimulated, CreepBeforeTheNextStepDoesNotInflateThePenalty) {
     }
     finish_curve(c);
   }
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   ASSERT_GE(a.levels.size(), 2u);
   EXPECT_NEAR(a.levels[0].miss_penalty_cycles, 10, 0.5) << "the plateau, not the creep";
   EXPECT_NEAR(a.levels[1].miss_penalty_cycles, 95, 2);
@@ -288,7 +315,7 @@ TEST(TlbSimulated, LoneRiseIsNotConfirmedByAHitMedianBelowHalfThePage) {
     finish_curve(c);
     d.curves.push_back(c);
   }
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   EXPECT_TRUE(a.levels.empty()) << a.levels.size() << " level(s), the first "
                                 << (a.levels.empty() ? 0.0 : a.levels[0].entries) << " entries";
   EXPECT_TRUE(a.candidates.empty());
@@ -304,7 +331,7 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
   for (const char *file : {"h100-alias-refined.json", "h200-alias-refined.json"}) {
     SCOPED_TRACE(file);
     const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/" + file;
-    const auto a = analyze_tlb(load_tlb_inputs({path}));
+    const auto a = find_tlb_levels(load_tlb_inputs({path}));
     ASSERT_EQ(a.levels.size(), 3u);
     struct want {
       double entries, sets, ways, page_mib, full_gib, midpoint;
@@ -340,7 +367,7 @@ TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
       const std::vector<sim_level> truth = {{16, 64 * KiB, penalty}, {256, 2 * MiB, 60}};
       auto d = sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 4 * GiB, 24, 1.0,
                            seed);
-      const auto a = analyze_tlb(d);
+      const auto a = find_tlb_levels(d);
       ASSERT_EQ(a.levels.size(), 2u) << "penalty " << penalty << ", seed " << seed;
       expect_within(a.levels[0].entries, 16, 0.1, "L1 entries");
       EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB) << "penalty " << penalty << ", seed " << seed;
@@ -359,7 +386,7 @@ TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
     // The 2017 tool's mean curves: integer cycles, 12 points an octave, sigma 2 cycles.
     auto d =
         sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 8 * GiB, 12, 2.0, seed);
-    const auto a = analyze_tlb(d);
+    const auto a = find_tlb_levels(d);
     ++tried;
     ASSERT_GE(a.levels.size(), 1u) << "seed " << seed;
     const auto &l1 = a.levels[0];
@@ -397,7 +424,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
     }
     d.curves.push_back(c);
   }
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   ASSERT_EQ(a.levels.size(), 1u) << (a.notes.empty() ? "" : a.notes.back());
   const auto &L = a.levels[0];
   EXPECT_EQ(L.page_bytes, 64 * MiB);
@@ -412,7 +439,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
 TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
   // A lone rise: one stride, no smaller stride at its footprint: never a level.
   {
-    const auto a = analyze_tlb(one_stride(400, 200, 300, 360));
+    const auto a = find_tlb_levels(one_stride(400, 200, 300, 360));
     EXPECT_TRUE(a.levels.empty());
     ASSERT_EQ(a.unexplained.size(), 1u);
     EXPECT_NE(a.notes.back().find("matches no other stride"), std::string::npos) << a.notes.back();
@@ -423,7 +450,7 @@ TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
     auto d = sim_dataset(truth, 300, pow2_strides(1 * MiB, 2 * MiB), 1 * MiB, 1 * GiB, 3, 1.0, 4);
     for (auto &c : d.curves)
       c.median = true; // single-point medians: no plateau detector
-    const auto a = analyze_tlb(d);
+    const auto a = find_tlb_levels(d);
     EXPECT_TRUE(a.levels.empty());
     for (const auto &c : a.candidates)
       EXPECT_EQ(c.existence.rfind("small", 0), 0u) << c.existence;
@@ -458,7 +485,7 @@ TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
       c = kept;
     }
     EXPECT_GT(dropped, 100u) << "the small strides' long laps";
-    const auto a = analyze_tlb(whole), b = analyze_tlb(cut);
+    const auto a = find_tlb_levels(whole), b = find_tlb_levels(cut);
     ASSERT_EQ(a.levels.size(), 3u);
     ASSERT_EQ(b.levels.size(), a.levels.size());
     EXPECT_EQ(b.candidates.size(), a.candidates.size());

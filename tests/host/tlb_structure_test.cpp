@@ -169,7 +169,7 @@ TEST(TlbStructure, AnalyzerReportsWhereMissesBeginUpToTwoTebibytes) {
     }
     d.curves.push_back(c);
   }
-  const auto a = analyze_tlb(d);
+  const auto a = find_tlb_levels(d);
   ASSERT_EQ(a.levels.size(), 3u);
   for (std::size_t k = 0; k < 3; ++k) {
     const auto &L = a.levels[k];
