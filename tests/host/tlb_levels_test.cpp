@@ -109,8 +109,8 @@ TEST(TlbFixtures, TheHierarchyEveryStageReadsHoldsThePublishedTables) {
       EXPECT_EQ(L.page_bound.value_or(""), "exact") << gpu;
       EXPECT_GT(L.miss_penalty_cycles.value_or(0), 0) << gpu;
     }
-    EXPECT_EQ(model::to_json(h), model::to_json(model::tlb_hierarchy_from_json(
-                                     to_json(find_tlb_levels(data)))))
+    EXPECT_EQ(model::to_json(h),
+              model::to_json(model::tlb_hierarchy_from_json(to_json(find_tlb_levels(data)))))
         << gpu;
   }
 }
