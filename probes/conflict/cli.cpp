@@ -30,8 +30,8 @@ void run(conflict_flags &f) {
               r.wall_seconds);
   for (const auto &l : r.levels) {
     std::printf("  %s (%llu x %s): ", l.target.level.c_str(),
-                static_cast<unsigned long long>(l.target.entries),
-                format_bytes(double(l.target.page_bytes)).c_str());
+                static_cast<unsigned long long>(l.target.entries()),
+                format_bytes(double(l.target.page_bytes())).c_str());
     if (!l.target.skipped.empty()) {
       std::printf("skipped: %s\n", l.target.skipped.c_str());
       continue;

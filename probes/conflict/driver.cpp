@@ -36,7 +36,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
     if (t.skipped.empty()) {
       l.va_base = reinterpret_cast<std::uint64_t>(pool->data());
       const walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
-        return chase->measure(pages, t.page_bytes);
+        return chase->measure(pages, t.page_bytes());
       };
       for (int w = 0; w < o.windows; ++w) {
         l.sets.push_back(find_conflict_set(walk, std::uint32_t(w) * o.window_step, t, o));

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -32,10 +33,13 @@ struct conflict_options {
 
 // One level of the profile to test ("skipped" says why not).
 struct conflict_target {
-  std::string level; // "L2"
-  std::uint64_t page_bytes = 0, entries = 0;
-  double penalty_cycles = 0; // the structure fit's rise (mean cycles per hop)
+  std::string level;       // "L2"
+  model::tlb_level tested; // the profile's level: its page, entries and structure
   std::string skipped;
+  std::uint64_t page_bytes() const { return std::uint64_t(tested.page_bytes); }
+  std::uint64_t entries() const { return std::uint64_t(std::llround(tested.entries.value_or(0))); }
+  // The structure fit's rise (mean cycles per hop), 0 without a structure.
+  double penalty_cycles() const;
 };
 std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb);
 // Bytes of alias range the targets need (the last window's last page).

@@ -13,24 +13,27 @@ namespace gpuprobe::probes {
 
 using nlohmann::json;
 
+double conflict_target::penalty_cycles() const {
+  if (!tested.structure)
+    return 0;
+  return tested.structure->after_cycles.value_or(0) - tested.structure->before_cycles.value_or(0);
+}
+
 std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb) {
   std::vector<conflict_target> out;
   for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
     const model::tlb_level &L = tlb.levels[k];
     conflict_target t;
     t.level = model::level_label(false, k);
-    t.page_bytes = std::uint64_t(L.page_bytes);
-    t.entries = std::uint64_t(std::llround(L.entries.value_or(0)));
-    const model::level_structure st = L.structure.value_or(model::level_structure{});
-    t.penalty_cycles = st.after_cycles.value_or(0) - st.before_cycles.value_or(0);
-    if (!st.resolved)
+    t.tested = L;
+    if (!L.structure || !L.structure->resolved)
       t.skipped = "its structure is not resolved: no capacity to start from";
-    else if (t.page_bytes % (2u << 20) != 0)
-      t.skipped = "its page (" + format_bytes(double(t.page_bytes)) +
+    else if (t.page_bytes() % (2u << 20) != 0)
+      t.skipped = "its page (" + format_bytes(double(t.page_bytes())) +
                   ") is not a whole number of 2 MiB alias slots";
-    else if (t.entries + 64 > list_chase::max_pages()) // 64: conflict_options' max_scan
+    else if (t.entries() + 64 > list_chase::max_pages()) // 64: conflict_options' max_scan
       t.skipped = "more than " + std::to_string(list_chase::max_pages()) + " pages per walk";
-    else if (!(t.penalty_cycles > 0))
+    else if (!(t.penalty_cycles() > 0))
       t.skipped = "no miss penalty in the profile";
     out.push_back(t);
   }
@@ -42,8 +45,8 @@ std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,
   std::uint64_t b = 0;
   for (const auto &t : ts)
     if (t.skipped.empty())
-      b = std::max(b, (std::uint64_t(o.windows) * o.window_step + t.entries + 2 * o.max_scan) *
-                          t.page_bytes);
+      b = std::max(b, (std::uint64_t(o.windows) * o.window_step + t.entries() + 2 * o.max_scan) *
+                          t.page_bytes());
   return b;
 }
 
@@ -64,7 +67,7 @@ std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n) {
 std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_target &t,
                                          const conflict_options &o, conflict_set &s, double &thr) {
   const std::uint32_t start = s.window_start;
-  const auto e = std::uint32_t(t.entries);
+  const auto e = std::uint32_t(t.entries());
   const std::uint32_t below = std::max<std::uint32_t>(2, e / 64);
   std::uint32_t n = e > below + 2 ? e - below : 2;
   s.hit_cycles = median(walk(pages_from(start, std::max<std::uint32_t>(2, n - below))));
@@ -73,7 +76,7 @@ std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_tar
         "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
     return {};
   }
-  thr = s.hit_cycles + 0.5 * t.penalty_cycles;
+  thr = s.hit_cycles + 0.5 * t.penalty_cycles();
   const auto misses = [&](std::uint32_t pages) {
     const auto lat = walk(pages_from(start, pages));
     ++s.tests;
@@ -206,9 +209,9 @@ json to_json(const conflict_result &r) {
         j["failed"] = s.failed;
       sets.push_back(j);
     }
-    json j = {{"level", l.target.level},     {"page_bytes", l.target.page_bytes},
-              {"entries", l.target.entries}, {"penalty_cycles", l.target.penalty_cycles},
-              {"va_base", l.va_base},        {"sets", sets},
+    json j = {{"level", l.target.level},       {"page_bytes", l.target.page_bytes()},
+              {"entries", l.target.entries()}, {"penalty_cycles", l.target.penalty_cycles()},
+              {"va_base", l.va_base},          {"sets", sets},
               {"seconds", l.seconds}};
     if (!l.target.skipped.empty())
       j["skipped"] = l.target.skipped;

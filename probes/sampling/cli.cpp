@@ -30,7 +30,7 @@ void run(sampling_flags &f) {
               r.wall_seconds);
   for (const auto &l : r.levels) {
     std::printf("  %s (reach %s): ", l.target.level.c_str(),
-                format_bytes(l.target.reach_bytes).c_str());
+                format_bytes(l.target.reach_bytes()).c_str());
     if (l.target.skipped.empty())
       std::printf("%s vs %s: ", format_bytes(double(l.target.below_bytes)).c_str(),
                   format_bytes(double(l.target.above_bytes)).c_str());

@@ -14,15 +14,14 @@ sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarc
   sampling_result r;
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.profile = profile_path;
-  const auto budget =
-      std::uint64_t(double(dev.memory_free_bytes_at_start) * o.free_fraction);
+  const auto budget = std::uint64_t(double(dev.memory_free_bytes_at_start) * o.free_fraction);
   const auto targets = plan_sampling(tlb, budget, o);
   std::vector<std::uint64_t> footprints;
   for (const auto &t : targets)
     if (t.skipped.empty())
       footprints.insert(footprints.end(), {t.below_bytes, t.above_bytes});
-  std::fprintf(stderr, "[tlb-sampling] %zu levels, %zu footprints, %d reps each\n",
-               targets.size(), footprints.size(), o.reps);
+  std::fprintf(stderr, "[tlb-sampling] %zu levels, %zu footprints, %d reps each\n", targets.size(),
+               footprints.size(), o.reps);
   std::vector<sampling_times> times;
   if (!footprints.empty())
     times = measure_sampling(footprints, o.reps, dev.ordinal, r.reads_per_launch);

@@ -16,7 +16,7 @@ struct sampling_times {
 // One array of the largest footprint; every footprint samples a prefix of it, in a rotating
 // order, `reps` times after a warm-up; each footprint's sums are checked after timing (throws
 // gpuprobe::error). `reads` receives the reads per launch.
-std::vector<sampling_times> measure_sampling(const std::vector<std::uint64_t> &footprints,
-                                             int reps, int device, double &reads);
+std::vector<sampling_times> measure_sampling(const std::vector<std::uint64_t> &footprints, int reps,
+                                             int device, double &reads);
 
 } // namespace gpuprobe::probes

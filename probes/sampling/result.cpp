@@ -24,25 +24,24 @@ std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
     const model::tlb_level &L = tlb.levels[k];
     sampling_target t;
     t.level = model::level_label(false, k);
-    t.reach_bytes = L.reach_bytes;
-    t.penalty_cycles = L.miss_penalty_cycles.value_or(0);
-    if (t.reach_bytes <= 0) {
+    t.tested = L;
+    if (t.reach_bytes() <= 0) {
       t.skipped = "the profile gives no reach";
       out.push_back(t);
       continue;
     }
     // Below where misses begin, and above where every hop misses (a set-associative level's
     // ramp lies between: a footprint on it is neither).
-    const double full = std::max(t.reach_bytes, L.full_miss_bytes.value_or(0));
-    t.below_bytes = std::uint64_t(t.reach_bytes * o.below) / k_round * k_round;
+    const double full = std::max(t.reach_bytes(), L.full_miss_bytes.value_or(0));
+    t.below_bytes = std::uint64_t(t.reach_bytes() * o.below) / k_round * k_round;
     t.above_bytes =
         std::min<std::uint64_t>(std::uint64_t(full * o.above), budget_bytes) / k_round * k_round;
     if (double(t.above_bytes) < 1.1 * full) {
       char x[32];
       std::snprintf(x, sizeof x, "%.2f", double(budget_bytes) / full);
       t.skipped = "real memory reaches at most " + format_bytes(double(budget_bytes)) + " (" + x +
-                  (full > t.reach_bytes ? " x where every hop misses, " + format_bytes(full)
-                                        : std::string(" x the reach")) +
+                  (full > t.reach_bytes() ? " x where every hop misses, " + format_bytes(full)
+                                          : std::string(" x the reach")) +
                   "): too close to it, or beyond it, to test";
       t.below_bytes = t.above_bytes = 0;
     }
@@ -74,10 +73,14 @@ json sampling_verdict(const sampling_level_result &r, double l2_bytes, double re
   // Past the L2 cache's share, reads go to memory: if the data cache alone set the speed, the
   // time would grow at most as the reads that miss it, (1 - share above) / (1 - share below).
   const double cache_bound = (1 - share_a) / std::max(1e-9, 1 - share_b) - 1;
-  json v = {{"below_greads_per_s", g / b}, {"above_greads_per_s", g / a},
-            {"ratio", ratio},              {"noise", noise},
-            {"threshold", bar},            {"changes", std::fabs(ratio - 1) > bar},
-            {"l2_share_below", share_b},   {"l2_share_above", share_a},
+  json v = {{"below_greads_per_s", g / b},
+            {"above_greads_per_s", g / a},
+            {"ratio", ratio},
+            {"noise", noise},
+            {"threshold", bar},
+            {"changes", std::fabs(ratio - 1) > bar},
+            {"l2_share_below", share_b},
+            {"l2_share_above", share_a},
             {"cache_explains_up_to", cache_bound}};
   char line[360];
   if (ratio - 1 > bar && ratio - 1 > cache_bound + bar)
@@ -89,8 +92,7 @@ json sampling_verdict(const sampling_level_result &r, double l2_bytes, double re
                   "slower by %.1f %% above the reach (%.1f -> %.1f G reads/s), but the L2 cache "
                   "holds %.1f %% of the footprint below and %.1f %% above, which alone explains "
                   "up to %.1f %%: no evidence for or against the level",
-                  100 * (ratio - 1), g / b, g / a, 100 * share_b, 100 * share_a,
-                  100 * cache_bound);
+                  100 * (ratio - 1), g / b, g / a, 100 * share_b, 100 * share_a, 100 * cache_bound);
   else if (1 - ratio > bar)
     std::snprintf(line, sizeof line,
                   "faster by %.1f %% above the reach (%.1f -> %.1f G reads/s): not what a TLB "
@@ -100,7 +102,7 @@ json sampling_verdict(const sampling_level_result &r, double l2_bytes, double re
     std::snprintf(line, sizeof line,
                   "no change beyond the noise (%+.1f %%, bar %.1f %%; %.1f -> %.1f G reads/s): "
                   "the level's +%.0f-cycle miss does not show through random reads",
-                  100 * (ratio - 1), 100 * bar, g / b, g / a, t.penalty_cycles);
+                  100 * (ratio - 1), 100 * bar, g / b, g / a, t.penalty_cycles());
   const std::string s = line;
   v["verdict"] = s;
   return v;
@@ -110,8 +112,8 @@ json to_json(const sampling_result &r) {
   json levels = json::array();
   for (const auto &l : r.levels)
     levels.push_back({{"level", l.target.level},
-                      {"reach_bytes", l.target.reach_bytes},
-                      {"penalty_cycles", l.target.penalty_cycles},
+                      {"reach_bytes", l.target.reach_bytes()},
+                      {"penalty_cycles", l.target.penalty_cycles()},
                       {"below_bytes", l.target.below_bytes},
                       {"above_bytes", l.target.above_bytes},
                       {"skipped", l.target.skipped},
@@ -135,8 +137,8 @@ sampling_result sampling_result_from_json(const json &doc) {
     for (const auto &l : s.at("levels")) {
       sampling_level_result x;
       x.target.level = l.at("level").get<std::string>();
-      x.target.reach_bytes = l.at("reach_bytes").get<double>();
-      x.target.penalty_cycles = l.value("penalty_cycles", 0.0);
+      x.target.tested.reach_bytes = l.at("reach_bytes").get<double>();
+      x.target.tested.miss_penalty_cycles = l.value("penalty_cycles", 0.0);
       x.target.below_bytes = l.at("below_bytes").get<std::uint64_t>();
       x.target.above_bytes = l.at("above_bytes").get<std::uint64_t>();
       x.target.skipped = l.value("skipped", std::string());

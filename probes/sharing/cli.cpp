@@ -42,11 +42,8 @@ probes::level_spec level_from_flags(const sharing_flags &f) {
   }
   if (f.page_bytes.empty() || f.entries <= 0)
     throw error("give --profile PROFILE.json (and --level K) or --page-bytes P --entries E");
-  probes::level_spec L;
-  L.page_bytes = parse_bytes(f.page_bytes);
-  L.entries = static_cast<std::uint64_t>(std::llround(f.entries));
-  L.origin = "--page-bytes/--entries";
-  return L;
+  return probes::hypothesis(parse_bytes(f.page_bytes), double(std::llround(f.entries)),
+                            "--page-bytes/--entries");
 }
 
 void run(sharing_flags &f) {
@@ -58,7 +55,7 @@ void run(sharing_flags &f) {
   o.spread_lines = f.lines == "spread";
   if (o.sample_sms > 0)
     o.sample_verdict = analysis::sample_not_global; // global on the sample: global everywhere
-  probes::plan_sharing(o.level.page_bytes, o.level.entries,
+  probes::plan_sharing(o.level.page_bytes(), o.level.entries(),
                        o.overfill); // bad options fail before any GPU work
   const auto dev = query_device(f.common.device);
   const auto r = probes::run_sharing(o, dev);

@@ -86,7 +86,7 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
   const std::size_t gran = device_pool::vmm_granularity(dev.ordinal);
   const auto choice = choose_sharing_pool(o, budget, gran);
-  auto layout = plan_sharing(L.page_bytes, L.entries, choice.overfill);
+  auto layout = plan_sharing(L.page_bytes(), L.entries(), choice.overfill);
   const std::string what = describe(L);
   std::fprintf(
       stderr,
@@ -117,8 +117,8 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.params = {{"level_origin", L.origin},
               {"level", L.level},
-              {"page_bytes", L.page_bytes},
-              {"entries", L.entries},
+              {"page_bytes", L.page_bytes()},
+              {"entries", L.entries()},
               {"victim_pages", layout.victim_pages},
               {"disruptor_pages", layout.disruptor_pages},
               {"overfill", choice.overfill},

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -19,11 +20,14 @@ namespace gpuprobe::probes {
 
 // The level under test: from a profile's level or candidate, or a hypothesis.
 struct level_spec {
-  std::uint64_t page_bytes = 0;
-  std::uint64_t entries = 0;
+  model::tlb_level tested;        // the profile's level, or a hypothesis (its page and entries)
   std::string origin;             // "profile.json level 1", "--page-bytes/--entries"
   nlohmann::json level = nullptr; // the profile's level number (null for a candidate or hypothesis)
+  std::uint64_t page_bytes() const { return std::uint64_t(tested.page_bytes); }
+  std::uint64_t entries() const { return std::uint64_t(std::llround(tested.entries.value_or(0))); }
 };
+// A level no profile names: `entries` x `page_bytes`, from `origin`.
+level_spec hypothesis(std::uint64_t page_bytes, double entries, const std::string &origin);
 // "2048 x 32 MiB (reach 64 GiB)".
 std::string describe(const level_spec &L);
 // Level `index` (1 = innermost) of the profile's levels, or of its candidates (read from `path`

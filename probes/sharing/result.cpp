@@ -30,8 +30,8 @@ sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, dou
 }
 
 std::string describe(const level_spec &L) {
-  return std::to_string(L.entries) + " x " + format_bytes(double(L.page_bytes)) + " (reach " +
-         format_bytes(double(L.entries) * double(L.page_bytes)) + ")";
+  return std::to_string(L.entries()) + " x " + format_bytes(double(L.page_bytes())) + " (reach " +
+         format_bytes(double(L.entries()) * double(L.page_bytes())) + ")";
 }
 
 level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string &path,
@@ -49,21 +49,30 @@ level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string
   if (!j.entries)
     throw error("'" + path + "': " + what + " " + std::to_string(index) + " lacks its entries");
   level_spec L;
-  L.page_bytes = static_cast<std::uint64_t>(j.page_bytes);
-  L.entries = static_cast<std::uint64_t>(std::llround(*j.entries));
+  L.tested = j;
   L.origin = path + " " + what + " " + std::to_string(index);
+  return L;
+}
+
+level_spec hypothesis(std::uint64_t page_bytes, double entries, const std::string &origin) {
+  level_spec L;
+  L.tested.page_bytes = double(page_bytes);
+  L.tested.entries = entries;
+  L.tested.reach_bytes = double(page_bytes) * entries;
+  L.origin = origin;
   return L;
 }
 
 pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::uint64_t gran) {
   const level_spec &L = o.level;
-  plan_sharing(L.page_bytes, L.entries, o.overfill); // validates the options before any GPU work
-  const bool sparse_ok = gran && L.page_bytes > gran && L.page_bytes % gran == 0;
+  plan_sharing(L.page_bytes(), L.entries(),
+               o.overfill); // validates the options before any GPU work
+  const bool sparse_ok = gran && L.page_bytes() > gran && L.page_bytes() % gran == 0;
   // Alias: one chunk of the granularity at every slot; page j's chain word sits at its own line
   // of that chunk (the spread offsets), so the pages must be whole chunks and no more than the
   // chunk has lines.
-  const auto asked = plan_sharing(L.page_bytes, L.entries, o.overfill);
-  const bool alias_ok = gran && L.page_bytes % gran == 0 && o.spread_lines &&
+  const auto asked = plan_sharing(L.page_bytes(), L.entries(), o.overfill);
+  const bool alias_ok = gran && L.page_bytes() % gran == 0 && o.spread_lines &&
                         asked.victim_pages + asked.disruptor_pages <= gran / 128;
   pool_choice c{o.alloc, o.overfill};
   if (c.alloc == "alias" && !alias_ok)
@@ -77,7 +86,7 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
     return c; // almost no memory: one chunk, whatever the level's reach
   if (c.alloc == "auto") {
     const double fit =
-        std::floor((budget / double(L.page_bytes) - 2) / double(L.entries) * 100) / 100;
+        std::floor((budget / double(L.page_bytes()) - 2) / double(L.entries()) * 100) / 100;
     if (fit >= c.overfill) {
       c.alloc = "cudamalloc";
     } else if (fit >= o.min_overfill) {
@@ -87,7 +96,7 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
       c.alloc = sparse_ok ? "vmm-sparse" : "none";
     }
   }
-  const auto layout = plan_sharing(L.page_bytes, L.entries, c.overfill);
+  const auto layout = plan_sharing(L.page_bytes(), L.entries(), c.overfill);
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   const double need_dense = double(pages) * double(layout.page_bytes);
   const double need_sparse = double(pages) * double(gran);

@@ -146,19 +146,19 @@ TEST(TlbDriver, TheControlsCoarseGridToTwiceTheL2StillFindsTheRise) {
 
 TEST(SharingDriver, PoolPolicyAndRounds) {
   probes::sharing_options o;
-  o.level = {32 * k_mib, 2048, "test", nullptr};
+  o.level = probes::hypothesis(32 * k_mib, 2048, "test");
   // With the VMM API: an alias pool, whatever the memory (the H200's 272 GiB level too).
   auto c = probes::choose_sharing_pool(o, 10.0 * double(k_gib), 2 * k_mib);
   EXPECT_EQ(c.alloc, "alias");
   EXPECT_DOUBLE_EQ(c.overfill, 1.2);
-  o.level = {64 * k_mib, 4350, "test", nullptr};
+  o.level = probes::hypothesis(64 * k_mib, 4350, "test");
   EXPECT_EQ(probes::choose_sharing_pool(o, 10.0 * double(k_gib), 2 * k_mib).alloc, "alias");
-  o.level = {32 * k_mib, 16384, "test", nullptr}; // more pages than the chunk has lines
+  o.level = probes::hypothesis(32 * k_mib, 16384, "test"); // more pages than the chunk has lines
   EXPECT_EQ(probes::choose_sharing_pool(o, 60.0 * double(k_gib), 2 * k_mib).alloc, "vmm-sparse");
   o.alloc = "alias";
   EXPECT_THROW(probes::choose_sharing_pool(o, 10.0 * double(k_gib), 2 * k_mib), error);
   o.alloc = "auto";
-  o.level = {32 * k_mib, 2048, "test", nullptr};
+  o.level = probes::hypothesis(32 * k_mib, 2048, "test");
   o.spread_lines = false; // every chain word at offset 0: aliases would overwrite each other
   EXPECT_EQ(probes::choose_sharing_pool(o, 80.0 * double(k_gib), 2 * k_mib).alloc, "cudamalloc");
   o.spread_lines = true;
@@ -271,11 +271,28 @@ TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
       << r100[0].skipped;
 }
 
+namespace {
+
+// A tlb-sampling target of level `label`: its reach and penalty (the profile's level), its two
+// footprints.
+probes::sampling_target sampling_target_of(const std::string &label, double reach, double penalty,
+                                           double below, double above) {
+  probes::sampling_target t;
+  t.level = label;
+  t.tested.reach_bytes = reach;
+  t.tested.miss_penalty_cycles = penalty;
+  t.below_bytes = std::uint64_t(below);
+  t.above_bytes = std::uint64_t(above);
+  return t;
+}
+
+} // namespace
+
 // The verdict: a change counts past max(3 %, 3 x the reps' robust spread); the L2 cache's share of
 // each footprint is named when it differs (the change is then not translation alone).
 TEST(TlbSampling, VerdictSaysWhetherTheSpeedChangesWhereTheLevelSays) {
   probes::sampling_level_result r;
-  r.target = {"L2", 67.6 * k_gib, 96, 54 * k_gib, 84 * k_gib, ""};
+  r.target = sampling_target_of("L2", 67.6 * k_gib, 96, 54 * k_gib, 84 * k_gib);
   r.below_ms = {100, 101, 99, 100, 100};
   r.above_ms = {140, 141, 139, 140, 142};
   const double reads = double(1u << 20) * 256;
@@ -290,7 +307,7 @@ TEST(TlbSampling, VerdictSaysWhetherTheSpeedChangesWhereTheLevelSays) {
   EXPECT_EQ(v["verdict"].get<std::string>().rfind("no change beyond the noise", 0), 0u);
   // H100's L1 (256 MiB) beside a 50 MiB L2 cache: 5.7 % slower, which the cache's share falling
   // from 24.5 % to 15.6 % explains alone (up to 11.8 %).
-  r.target = {"L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib, ""};
+  r.target = sampling_target_of("L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib);
   r.above_ms = {105.7, 105.6, 105.8, 105.7, 105.7};
   v = probes::sampling_verdict(r, 50.0 * k_mib, reads);
   EXPECT_NEAR(v["cache_explains_up_to"].get<double>(), 0.118, 0.002);
@@ -310,7 +327,7 @@ TEST(TlbSampling, ResultRoundTrips) {
   r.profile = "raw/tlb_profile.json";
   r.reads_per_launch = 268435456;
   probes::sampling_level_result l;
-  l.target = {"L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib, ""};
+  l.target = sampling_target_of("L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib);
   l.below_ms = {1, 2, 3};
   l.above_ms = {4, 5, 6};
   l.verdict = {{"verdict", "x"}};
@@ -337,9 +354,9 @@ TEST(TlbConflict, PlansFromTheTypedProfileWhatTheCommittedRunsTested) {
     for (std::size_t k = 0; k < targets.size(); ++k) {
       const json &r = recorded["levels"][k];
       EXPECT_EQ(targets[k].level, r["level"].get<std::string>()) << run;
-      EXPECT_EQ(targets[k].page_bytes, r["page_bytes"].get<std::uint64_t>()) << run;
-      EXPECT_EQ(targets[k].entries, r["entries"].get<std::uint64_t>()) << run;
-      EXPECT_DOUBLE_EQ(targets[k].penalty_cycles, r["penalty_cycles"].get<double>()) << run;
+      EXPECT_EQ(targets[k].page_bytes(), r["page_bytes"].get<std::uint64_t>()) << run;
+      EXPECT_EQ(targets[k].entries(), r["entries"].get<std::uint64_t>()) << run;
+      EXPECT_DOUBLE_EQ(targets[k].penalty_cycles(), r["penalty_cycles"].get<double>()) << run;
       EXPECT_EQ(targets[k].skipped, r.value("skipped", std::string())) << run;
     }
   }

@@ -257,13 +257,29 @@ struct sim_tlb {
 
 } // namespace
 
+namespace {
+
+// A tlb-conflict target: level `label` of `entries` x `page` whose resolved structure rises by
+// `rise` cycles a hop.
+probes::conflict_target conflict_target_of(const std::string &label, double page, double entries,
+                                           double rise) {
+  probes::conflict_target t;
+  t.level = label;
+  t.tested.page_bytes = page;
+  t.tested.entries = entries;
+  t.tested.reach_bytes = page * entries;
+  t.tested.structure = gpuprobe::model::level_structure{};
+  t.tested.structure->resolved = true;
+  t.tested.structure->before_cycles = 0;
+  t.tested.structure->after_cycles = rise;
+  return t;
+}
+
+} // namespace
+
 TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
   for (const sim_tlb tlb : {sim_tlb{256, 8}, sim_tlb{1, 16}, sim_tlb{64, 4}}) {
-    probes::conflict_target t;
-    t.level = "L2";
-    t.entries = tlb.sets * tlb.ways;
-    t.page_bytes = 32ull << 20;
-    t.penalty_cycles = 95;
+    const auto t = conflict_target_of("L2", 32ull << 20, tlb.sets * tlb.ways, 95);
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
     probes::conflict_options o;
     std::vector<std::vector<std::uint64_t>> sets;
@@ -274,7 +290,7 @@ TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
       for (auto p : s.members)
         EXPECT_EQ(tlb.index(p), tlb.index(s.target)) << "page " << p << " is not in x's set";
       if (start == 0) {
-        EXPECT_EQ(s.onset_pages, t.entries + 1) << "an aligned window overflows one set first";
+        EXPECT_EQ(s.onset_pages, t.entries() + 1) << "an aligned window overflows one set first";
       }
       sets.push_back(std::vector<std::uint64_t>(s.members.begin(), s.members.end()));
     }
@@ -300,7 +316,7 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   nlohmann::json rl = {{"level", "L2"}, {"page_bytes", 32.0 * MiB}, {"va_base", 0}, {"sets", {}}};
   const sim_tlb tlb{256, 8};
   for (std::uint32_t start : {0u, 97u, 194u, 291u}) {
-    probes::conflict_target t{"L2", 32ull << 20, 2048, 95, ""};
+    const auto t = conflict_target_of("L2", 32ull << 20, 2048, 95);
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
     const auto s = probes::find_conflict_set(walk, start, t, {});
     rl["sets"].push_back(
@@ -323,7 +339,7 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   nlohmann::json r1 = {{"level", "L1"}, {"page_bytes", 16.0 * MiB}, {"va_base", 0}, {"sets", {}}};
   const sim_tlb full{1, 16};
   for (std::uint32_t start : {0u, 97u}) {
-    probes::conflict_target t{"L1", 16ull << 20, 16, 10, ""};
+    const auto t = conflict_target_of("L1", 16ull << 20, 16, 10);
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return full.walk(p); };
     const auto s = probes::find_conflict_set(walk, start, t, {});
     r1["sets"].push_back(
