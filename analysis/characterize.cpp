@@ -23,7 +23,7 @@ namespace gpuprobe::analysis {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json memory_access(const probes::tlb_result &real_result) {
+std::optional<model::memory_access_check> memory_access(const probes::tlb_result &real_result) {
   const double l2 = real_result.device.value("l2_bytes", 0.0);
   std::vector<double> hit, mem;
   if (real_result.control)
@@ -35,17 +35,20 @@ json memory_access(const probes::tlb_result &real_result) {
         mem.push_back(p.median);
     }
   if (l2 <= 0 || hit.empty() || mem.empty())
-    return nullptr;
-  return {{"source", "the real-memory chase's L2 control (128-byte stride)"},
-          {"l2_hit_cycles", median(hit)},
-          {"memory_cycles", median(mem)},
-          {"extra_cycles", median(mem) - median(hit)}};
+    return std::nullopt;
+  model::memory_access_check m;
+  m.source = "the real-memory chase's L2 control (128-byte stride)";
+  m.l2_hit_cycles = median(hit);
+  m.memory_cycles = median(mem);
+  m.detail["extra_cycles"] = m.extra_cycles();
+  return m;
 }
 
-std::string miss_served_by(double penalty, const json &memory) {
-  if (memory.is_null() || memory.value("extra_cycles", 0.0) <= 0)
+std::string miss_served_by(double penalty,
+                           const std::optional<model::memory_access_check> &memory) {
+  if (!memory || !(memory->extra_cycles() > 0))
     return "";
-  const double x = penalty / memory["extra_cycles"].get<double>();
+  const double x = penalty / memory->extra_cycles();
   char b[200];
   if (x >= 0.75)
     std::snprintf(b, sizeof b,
@@ -82,14 +85,13 @@ real_memory_verdict(const model::tlb_level &L,
 
 } // namespace
 
-json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &real_tlb,
-                 const probes::tlb_result &real_result, const probes::sampling_result *sampling) {
-  json out = {
-      {"method", "the aliased levels against an analysis of a chase over real memory (cudaMalloc)"},
-      {"levels", json::array()}};
-  const json memory = memory_access(real_result);
-  if (!memory.is_null())
-    out["memory_access"] = memory;
+model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
+                                   const model::tlb_hierarchy &real_tlb,
+                                   const probes::tlb_result &real_result,
+                                   const probes::sampling_result *sampling) {
+  model::tlb_cross_check out;
+  out.method = "the aliased levels against an analysis of a chase over real memory (cudaMalloc)";
+  out.memory_access = memory_access(real_result);
   std::map<std::string, const probes::sampling_level_result *> sampled;
   if (sampling)
     for (const auto &l : sampling->levels)
@@ -100,19 +102,22 @@ json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &re
                    real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
                  });
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
-    json row = {{"level", label}, {"reach_bytes", L.reach_bytes}};
-    row["real_memory"] = real_memory_verdict(L, real, real_tlb.searched_up_to_bytes.value_or(0));
-    const std::string served = miss_served_by(L.miss_penalty_cycles.value_or(0), memory);
+    model::level_check row;
+    row.level = label;
+    row.reach_bytes = L.reach_bytes;
+    row.real_memory = real_memory_verdict(L, real, real_tlb.searched_up_to_bytes.value_or(0));
+    const std::string served = miss_served_by(L.miss_penalty_cycles.value_or(0), out.memory_access);
     if (!served.empty())
-      row["miss_served_by"] = served;
+      row.miss_served_by = served;
+    // tlb-sampling's verdict of the level with the same label (candidates are not sampled).
     const auto it = candidate ? sampled.end() : sampled.find(label);
     if (it != sampled.end()) {
       json v = it->second->verdict;
       v["below_bytes"] = double(it->second->target.below_bytes);
       v["above_bytes"] = double(it->second->target.above_bytes);
-      row["sampling"] = v;
+      row.sampling = model::sampling_check_from_json(v);
     }
-    out["levels"].push_back(row);
+    out.levels.push_back(std::move(row));
   });
   // The real-memory chase's own effect: its hops land in near and far L2 slices, so a point's
   // per-hop distribution splits (p10 vs p90) where the aliased chase, one line, does not.
@@ -121,12 +126,14 @@ json cross_check(const model::tlb_hierarchy &tlb, const model::tlb_hierarchy &re
   for (const auto &p : real_result.points)
     if (l2 > 0 && double(p.footprint_bytes) <= l2 / 2 && p.hops >= 8)
       p10.push_back(p.p10), p90.push_back(p.p90);
-  if (!p10.empty())
-    out["l2_split"] = {{"points", p10.size()},
-                       {"footprints", "up to half the L2, 8 hops or more"},
-                       {"p10_cycles", median(p10)},
-                       {"p90_cycles", median(p90)},
-                       {"split_cycles", median(p90) - median(p10)}};
+  if (!p10.empty()) {
+    model::l2_split_check split;
+    split.p10_cycles = median(p10);
+    split.p90_cycles = median(p90);
+    split.split_cycles = *split.p90_cycles - *split.p10_cycles;
+    split.detail = {{"points", p10.size()}, {"footprints", "up to half the L2, 8 hops or more"}};
+    out.l2_split = split;
+  }
   return out;
 }
 
@@ -204,8 +211,7 @@ void attach_cross_check(const results_folder &folder, model::tlb_hierarchy &tlb)
   std::optional<probes::sampling_result> sampling;
   if (fs::exists(sp))
     sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
-  tlb.cross_check = model::tlb_cross_check_from_json(
-      cross_check(tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr));
+  tlb.cross_check = cross_check(tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr);
 }
 
 } // namespace

@@ -146,7 +146,6 @@ json to_json(const tlb_level &L) {
   return j;
 }
 
-namespace {
 sampling_check sampling_check_from_json(const json &in) {
   json j = in;
   sampling_check s;
@@ -156,6 +155,7 @@ sampling_check sampling_check_from_json(const json &in) {
   return s;
 }
 
+namespace {
 level_check level_check_from_json(const json &in) {
   json j = in;
   level_check c;

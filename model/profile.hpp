@@ -73,12 +73,20 @@ struct memory_access_check {
   std::optional<double> l2_hit_cycles, memory_cycles;
   std::optional<std::string> source;
   nlohmann::json detail = nlohmann::json::object(); // the extra cycles, as written
+  // A memory access beyond an L2 hit (0 without both).
+  double extra_cycles() const {
+    return l2_hit_cycles && memory_cycles ? *memory_cycles - *l2_hit_cycles : 0;
+  }
 };
 // The near/far L2 split of the real-memory chase's hops (p10 vs p90).
 struct l2_split_check {
   std::optional<double> split_cycles, p10_cycles, p90_cycles;
   nlohmann::json detail = nlohmann::json::object(); // points, footprints
 };
+// tlb-sampling's verdict of one level as the cross-check keeps it (its "verdict" and "ratio"
+// typed, the rest as written).
+sampling_check sampling_check_from_json(const nlohmann::json &j);
+
 struct tlb_cross_check {
   std::string method;
   std::vector<level_check> levels;

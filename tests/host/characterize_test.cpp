@@ -198,8 +198,8 @@ TEST(Characterize, CrossCheckAgainstRealMemory) {
   for (std::uint64_t h = 1; h <= 12; ++h)
     result.points.push_back({2u << 20, h * (2u << 20), h, 0, 300, 318, 0, 1, 0, false});
   using gpuprobe::model::tlb_hierarchy_from_json;
-  const json c =
-      cross_check(tlb_hierarchy_from_json(tlb), tlb_hierarchy_from_json(real), result, nullptr);
+  const json c = gpuprobe::model::to_json(
+      cross_check(tlb_hierarchy_from_json(tlb), tlb_hierarchy_from_json(real), result, nullptr));
   ASSERT_EQ(c["levels"].size(), 3u);
   EXPECT_EQ(c["levels"][0]["real_memory"].get<std::string>().rfind(
                 "agrees: real memory's candidate C1", 0),
@@ -225,16 +225,16 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
   for (std::uint64_t mib : {1, 4, 10, 30, 45, 130, 200, 240})
     result.control->points.push_back(
         {128, mib << 20, 0, mib <= 15 ? 294.0 : (mib < 120 ? 510.0 : 684.0), 0, 0, 0, 1, 0, false});
-  const json mem = memory_access(result);
-  ASSERT_FALSE(mem.is_null());
-  EXPECT_DOUBLE_EQ(mem["l2_hit_cycles"].get<double>(), 294);
-  EXPECT_DOUBLE_EQ(mem["memory_cycles"].get<double>(), 684);
+  const auto mem = memory_access(result);
+  ASSERT_TRUE(mem.has_value());
+  EXPECT_DOUBLE_EQ(mem->l2_hit_cycles.value_or(0), 294);
+  EXPECT_DOUBLE_EQ(mem->memory_cycles.value_or(0), 684);
   EXPECT_EQ(miss_served_by(434, mem).rfind("memory: a page walk", 0), 0u);
   EXPECT_EQ(miss_served_by(96, mem).rfind("on chip (0.25 x", 0), 0u) << miss_served_by(96, mem);
-  EXPECT_EQ(miss_served_by(96, nullptr), "");
+  EXPECT_EQ(miss_served_by(96, std::nullopt), "");
   gpuprobe::probes::tlb_result no_control;
   no_control.device = {{"l2_bytes", 1e6}};
-  EXPECT_TRUE(memory_access(no_control).is_null());
+  EXPECT_FALSE(memory_access(no_control).has_value());
 
   const json tlb = {{"levels",
                      {{{"entries", 2163},
@@ -253,7 +253,8 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
   sampling.levels[0].verdict = {{"verdict", "slower by 40.0 %"}, {"ratio", 1.4}};
   sampling.levels[1].target.level = "L2";
   sampling.levels[1].verdict = {{"verdict", "not tested: beyond"}};
-  const json c = cross_check(gpuprobe::model::tlb_hierarchy_from_json(tlb), {}, result, &sampling);
+  const json c = gpuprobe::model::to_json(
+      cross_check(gpuprobe::model::tlb_hierarchy_from_json(tlb), {}, result, &sampling));
   ASSERT_EQ(c["levels"].size(), 2u);
   EXPECT_EQ(c["levels"][0]["sampling"]["ratio"], 1.4);
   EXPECT_EQ(c["levels"][0]["sampling"]["above_bytes"], 84.0 * (1ull << 30));
