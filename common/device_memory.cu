@@ -132,90 +132,106 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
   case alloc_kind::cudamalloc:
     GPUPROBE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
     break;
-  case alloc_kind::managed: {
-    GPUPROBE_CUDA_CHECK(cudaMallocManaged(&ptr_, bytes));
-    cudaMemLocation loc{};
-    loc.type = cudaMemLocationTypeDevice;
-    loc.id = device;
-    GPUPROBE_CUDA_CHECK(cudaMemAdvise(ptr_, bytes, cudaMemAdviseSetPreferredLocation, loc));
-    GPUPROBE_CUDA_CHECK(cudaMemPrefetchAsync(ptr_, bytes, loc, 0, 0));
-    GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+  case alloc_kind::managed:
+    make_managed(device);
     break;
-  }
   case alloc_kind::vmm:
-  case alloc_kind::vmm_sparse: {
-    const auto &d = api();
-    granularity_ = vmm_granularity(device);
-    const bool sparse = kind == alloc_kind::vmm_sparse;
-    const std::size_t slot = sparse ? slot_bytes : granularity_;
-    slot_ = slot;
-    if (slot == 0 || slot % granularity_ != 0)
-      throw error("vmm-sparse: slot size must be a multiple of the " +
-                  std::to_string(granularity_) + "-byte granularity");
-    bytes_ = (bytes + slot - 1) / slot * slot;
-    const std::size_t chunks = bytes_ / slot;
-    CUdeviceptr va = 0;
-    const bool pow2 = (slot & (slot - 1)) == 0; // slots aligned to their own size when possible
-    cu_check(d.address_reserve(&va, bytes_, sparse && pow2 ? slot : granularity_, 0, 0),
-             "cuMemAddressReserve");
-    ptr_ = reinterpret_cast<char *>(va);
-    // Chunk i (created in order, so likely physically adjacent to chunk i+1) goes to the
-    // shuffled virtual slot perm[i] (sparse: the first granule of that slot).
-    std::vector<std::size_t> perm(chunks);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
-    const CUmemAllocationProp prop = device_prop(device);
-    handles_.reserve(chunks);
+  case alloc_kind::vmm_sparse:
+    make_scattered(device, seed, slot_bytes);
+    break;
+  case alloc_kind::alias:
+    make_alias(device, slot_bytes);
+    break;
+  }
+}
+
+// cudaMallocManaged, advised to and prefetched onto `device`.
+void device_pool::make_managed(int device) {
+  const std::size_t bytes = bytes_;
+  GPUPROBE_CUDA_CHECK(cudaMallocManaged(&ptr_, bytes));
+  cudaMemLocation loc{};
+  loc.type = cudaMemLocationTypeDevice;
+  loc.id = device;
+  GPUPROBE_CUDA_CHECK(cudaMemAdvise(ptr_, bytes, cudaMemAdviseSetPreferredLocation, loc));
+  GPUPROBE_CUDA_CHECK(cudaMemPrefetchAsync(ptr_, bytes, loc, 0, 0));
+  GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// vmm and vmm_sparse: chunks of the granularity mapped at shuffled slots of a reserved range.
+void device_pool::make_scattered(int device, std::uint64_t seed, std::size_t slot_bytes) {
+  const alloc_kind kind = kind_;
+  const std::size_t bytes = bytes_;
+  const auto &d = api();
+  granularity_ = vmm_granularity(device);
+  const bool sparse = kind == alloc_kind::vmm_sparse;
+  const std::size_t slot = sparse ? slot_bytes : granularity_;
+  slot_ = slot;
+  if (slot == 0 || slot % granularity_ != 0)
+    throw error("vmm-sparse: slot size must be a multiple of the " + std::to_string(granularity_) +
+                "-byte granularity");
+  bytes_ = (bytes + slot - 1) / slot * slot;
+  const std::size_t chunks = bytes_ / slot;
+  CUdeviceptr va = 0;
+  const bool pow2 = (slot & (slot - 1)) == 0; // slots aligned to their own size when possible
+  cu_check(d.address_reserve(&va, bytes_, sparse && pow2 ? slot : granularity_, 0, 0),
+           "cuMemAddressReserve");
+  ptr_ = reinterpret_cast<char *>(va);
+  // Chunk i (created in order, so likely physically adjacent to chunk i+1) goes to the
+  // shuffled virtual slot perm[i] (sparse: the first granule of that slot).
+  std::vector<std::size_t> perm(chunks);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
+  const CUmemAllocationProp prop = device_prop(device);
+  handles_.reserve(chunks);
+  try {
+    for (std::size_t i = 0; i < chunks; ++i) {
+      CUmemGenericAllocationHandle h{};
+      cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
+      handles_.push_back(h);
+      cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
+    }
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (sparse) {
+      for (std::size_t i = 0; i < chunks; ++i)
+        cu_check(d.set_access(va + i * slot, granularity_, &access, 1), "cuMemSetAccess");
+    } else {
+      cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
+    }
+  } catch (...) {
+    release(); // not ~device_pool(): the members would then be destroyed twice
+    throw;
+  }
+}
+
+// alias: one chunk mapped at every slot, the mapping retried while another process maps.
+void device_pool::make_alias(int device, std::size_t slot_bytes) {
+  const std::size_t bytes = bytes_;
+  granularity_ = vmm_granularity(device);
+  slot_ = slot_bytes ? slot_bytes : granularity_;
+  if (slot_ % granularity_ != 0)
+    throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
+                std::to_string(granularity_) + "-byte VMM granularity");
+  bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
+  // One process of the node maps at a time, and CUDA_ERROR_OUT_OF_MEMORY is retried after the
+  // pool made so far is released: on 2 x H200 nodes the second process's 512 GiB range was
+  // refused (in cuMemSetAccess) once or twice while the first process held its own, then
+  // granted (each process seeing only its GPU changed nothing; one process alone never failed).
+  node_lock lock("/tmp/gpuprobe-alias-map.lock");
+  constexpr int k_attempts = 5;
+  for (int attempt = 1;; ++attempt) {
     try {
-      for (std::size_t i = 0; i < chunks; ++i) {
-        CUmemGenericAllocationHandle h{};
-        cu_check(d.mem_create(&h, granularity_, &prop, 0), "cuMemCreate");
-        handles_.push_back(h);
-        cu_check(d.mem_map(va + perm[i] * slot, granularity_, 0, h, 0), "cuMemMap");
-      }
-      CUmemAccessDesc access{};
-      access.location = prop.location;
-      access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-      if (sparse) {
-        for (std::size_t i = 0; i < chunks; ++i)
-          cu_check(d.set_access(va + i * slot, granularity_, &access, 1), "cuMemSetAccess");
-      } else {
-        cu_check(d.set_access(va, bytes_, &access, 1), "cuMemSetAccess");
-      }
-    } catch (...) {
-      release(); // not ~device_pool(): the members would then be destroyed twice
-      throw;
+      map_alias(device);
+      break;
+    } catch (const driver_error &e) {
+      release();
+      if (e.result != CUDA_ERROR_OUT_OF_MEMORY || attempt == k_attempts)
+        throw error(e.what());
+      std::fprintf(stderr, "[alias] %s: attempt %d of %d failed, retrying in %d s\n", e.what(),
+                   attempt, k_attempts, 3 * attempt);
+      std::this_thread::sleep_for(std::chrono::seconds(3 * attempt));
     }
-    break;
-  }
-  case alloc_kind::alias: {
-    granularity_ = vmm_granularity(device);
-    slot_ = slot_bytes ? slot_bytes : granularity_;
-    if (slot_ % granularity_ != 0)
-      throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
-                  std::to_string(granularity_) + "-byte VMM granularity");
-    bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
-    // One process of the node maps at a time, and CUDA_ERROR_OUT_OF_MEMORY is retried after the
-    // pool made so far is released: on 2 x H200 nodes the second process's 512 GiB range was
-    // refused (in cuMemSetAccess) once or twice while the first process held its own, then
-    // granted (each process seeing only its GPU changed nothing; one process alone never failed).
-    node_lock lock("/tmp/gpuprobe-alias-map.lock");
-    constexpr int k_attempts = 5;
-    for (int attempt = 1;; ++attempt) {
-      try {
-        map_alias(device);
-        break;
-      } catch (const driver_error &e) {
-        release();
-        if (e.result != CUDA_ERROR_OUT_OF_MEMORY || attempt == k_attempts)
-          throw error(e.what());
-        std::fprintf(stderr, "[alias] %s: attempt %d of %d failed, retrying in %d s\n", e.what(),
-                     attempt, k_attempts, 3 * attempt);
-        std::this_thread::sleep_for(std::chrono::seconds(3 * attempt));
-      }
-    }
-    break;
-  }
   }
 }
 

@@ -54,6 +54,9 @@ public:
 
 private:
   void release() noexcept; // unmaps and frees what was made (the destructor; a failed constructor)
+  void make_managed(int device);
+  void make_scattered(int device, std::uint64_t seed, std::size_t slot_bytes); // vmm, vmm_sparse
+  void make_alias(int device, std::size_t slot_bytes);
   void map_alias(int device); // the alias pool's range, chunk, mappings and access (throws)
   alloc_kind kind_;
   std::size_t bytes_ = 0;
