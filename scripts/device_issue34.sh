@@ -4,18 +4,20 @@
 # unit, compared by scripts/compare_runs.py (levels, ways, sets, penalties, sharing, decisions,
 # verdicts); then the new clock probe into this run's raw/ and the report redrawn (its part drawn
 # from the catalog), then the GPU tests of the code that moved. Usage:
-#   OUT=/dir BUILD=build-carry TAG=h100 [BASE=build-base34] [GPU_TESTS=filter, "" for none]
-#   scripts/device_issue34.sh
-# The baseline here: git worktree add /work/base-src e544115; build its gpuprobe there; strip it
-# into build-base34/ with build-dev/lib's libbenchmark; carry build-base34 too. On an H100 the
+#   OUT=/dir BUILD=build-carry TAG=h100 [BASE=build-base34 BASE_SRC=/work/base-e544]
+#   [GPU_TESTS=filter, "" for none] scripts/device_issue34.sh
+# The baseline here: git worktree add /work/base-e544 e544115; build its gpuprobe there; strip it
+# into build-base34/ with build-dev/lib's libbenchmark; carry build-base34 too (BASE_SRC: the
+# source tree it was built in, whose reports/plot.py its report stage runs). On an H100 the
 # baseline's run took 102 s and this build's 114 s (stop 41).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" i34
 G="$B/gpuprobe"
 if [ -n "${BASE:-}" ]; then
   # The baseline draws its report with the plot script of the source tree it was built in
-  # (/work/base-src here): this tree's reports/ stands in for it.
-  [ -e /work/base-src/reports ] || { mkdir -p /work/base-src && ln -s "$PWD/reports" /work/base-src/reports; }
+  # (BASE_SRC): this tree's reports/ stands in for it.
+  S="${BASE_SRC:-/work/base-e544}"
+  [ -e "$S/reports" ] || { mkdir -p "$S" && ln -s "$PWD/reports" "$S/reports"; }
   LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_full 560 "$BASE/gpuprobe" run --out "$D/base"
 fi
 timed full1 560 "$G" run --out "$D/full1"
