@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::cli {
+namespace gpuprobe::catalog::atomics {
+
+using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
 namespace {
 
@@ -40,12 +42,6 @@ void run(atomics_flags &f) {
 }
 
 } // namespace
-
-} // namespace gpuprobe::cli
-
-namespace gpuprobe::catalog::atomics {
-
-using namespace cli;
 
 void setup_cli(CLI::App &parent) {
   auto f = std::make_shared<atomics_flags>();

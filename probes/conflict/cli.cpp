@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::cli {
+namespace gpuprobe::catalog::conflict {
+
+using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
 namespace {
 
@@ -47,12 +49,6 @@ void run(conflict_flags &f) {
 }
 
 } // namespace
-
-} // namespace gpuprobe::cli
-
-namespace gpuprobe::catalog::conflict {
-
-using namespace cli;
 
 void setup_cli(CLI::App &parent) {
   auto f = std::make_shared<conflict_flags>();

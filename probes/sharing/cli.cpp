@@ -14,7 +14,9 @@
 #include <memory>
 #include <optional>
 
-namespace gpuprobe::cli {
+namespace gpuprobe::catalog::sharing {
+
+using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
 namespace {
 
@@ -78,12 +80,6 @@ void run(sharing_flags &f) {
 }
 
 } // namespace
-
-} // namespace gpuprobe::cli
-
-namespace gpuprobe::catalog::sharing {
-
-using namespace cli;
 
 void setup_cli(CLI::App &parent) {
   auto f = std::make_shared<sharing_flags>();

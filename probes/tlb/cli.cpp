@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::cli {
+namespace gpuprobe::catalog::tlb {
+
+using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
 namespace {
 
@@ -62,12 +64,6 @@ void run(tlb_flags &f) {
 }
 
 } // namespace
-
-} // namespace gpuprobe::cli
-
-namespace gpuprobe::catalog::tlb {
-
-using namespace cli;
 
 void setup_cli(CLI::App &parent) {
   auto f = std::make_shared<tlb_flags>();
