@@ -32,8 +32,7 @@ namespace gpuprobe::probes {
 
 struct probe_descriptor {
   const char *id;      // the result's "probe" field
-  const char *command; // `gpuprobe <command>` runs it
-  const char *what;    // one line, as the README says it
+  const char *command; // `gpuprobe <command>` runs it (its --help says what it measures)
   // Registers `gpuprobe <command>` and its callback under `parent`.
   void (*setup_cli)(CLI::App &parent);
   // Its part of the report: draws the results scan found (inputs::raw[id]), or says in

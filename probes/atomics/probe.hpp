@@ -9,8 +9,6 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe atomics`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {
-    "atomics", "atomics", "atomic latency vs contending threads, per operation and width",
-    setup_cli, draw,      plan};
+inline constexpr probes::probe_descriptor entry = {"atomics", "atomics", setup_cli, draw, plan};
 
 } // namespace gpuprobe::catalog::atomics

@@ -9,8 +9,7 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-conflict`
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {
-    "tlb-conflict", "tlb-conflict", "minimal conflict sets of each level: its ways and set index",
-    setup_cli,      nullptr,        plan};
+inline constexpr probes::probe_descriptor entry = {"tlb-conflict", "tlb-conflict", setup_cli,
+                                                   nullptr, plan};
 
 } // namespace gpuprobe::catalog::conflict

@@ -9,8 +9,7 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-sampling`
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {
-    "tlb-sampling", "tlb-sampling", "random reads just below and above each level's reach",
-    setup_cli,      nullptr,        plan};
+inline constexpr probes::probe_descriptor entry = {"tlb-sampling", "tlb-sampling", setup_cli,
+                                                   nullptr, plan};
 
 } // namespace gpuprobe::catalog::sampling

@@ -9,12 +9,7 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-sharing`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {
-    "tlb-sharing",
-    "tlb-sharing",
-    "which SMs share one TLB level: a disruptor SM against a reader SM",
-    setup_cli,
-    draw,
-    plan};
+inline constexpr probes::probe_descriptor entry = {"tlb-sharing", "tlb-sharing", setup_cli, draw,
+                                                   plan};
 
 } // namespace gpuprobe::catalog::sharing

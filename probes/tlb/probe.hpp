@@ -9,7 +9,6 @@ void setup_cli(CLI::App &parent);                                       // cli.c
 void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {
-    "tlb", "tlb", "pointer chase per stride over growing footprints", setup_cli, draw, plan};
+inline constexpr probes::probe_descriptor entry = {"tlb", "tlb", setup_cli, draw, plan};
 
 } // namespace gpuprobe::catalog::tlb
