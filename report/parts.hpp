@@ -20,6 +20,11 @@
 namespace gpuprobe::report::detail {
 
 using nlohmann::json;
+// The page's types, named here so that a probe's draw.cpp (namespace catalog::<name>) takes all it
+// needs with `using namespace report::detail`.
+using report::report_content;
+using report::report_figure;
+using report::report_table;
 
 std::string num(double x, int digits = 4);
 void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,

@@ -7,6 +7,8 @@
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "probes/catalog.hpp"
+#include "probes/sharing/probe.hpp" // the 2017 tool's formats are its and tlb's
+#include "probes/tlb/probe.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -238,9 +240,9 @@ inputs scan(const std::string &dir, report_content &c) {
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
     if (ext == ".csv") // the 2017 tool's outputs: the tlb and tlb-sharing parts draw them
-      in.raw["tlb"].push_back({path, nullptr});
+      in.raw[catalog::tlb::entry.id].push_back({path, nullptr});
     else if (ext == ".txt")
-      in.raw["tlb-sharing"].push_back({path, nullptr});
+      in.raw[catalog::sharing::entry.id].push_back({path, nullptr});
     else if (ext != ".json" || !take_raw_json(path, folder_uuid, folder, in, c))
       continue;
     c.sources.push_back(path);

@@ -13,7 +13,9 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::report::detail {
+namespace gpuprobe::catalog::atomics {
+
+using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis and the models.
 using analysis::atomics_curve;
@@ -93,15 +95,6 @@ void variant_curves(const atomics_variant &v, std::ostringstream &o, report_tabl
 }
 
 } // namespace
-
-} // namespace gpuprobe::report::detail
-
-namespace gpuprobe::catalog::atomics {
-
-using namespace report::detail;
-using report::report_content;
-using report::report_figure;
-using report::report_table;
 
 void draw(const inputs &in, report_content &c) {
   const auto &results = in.of(entry.id);

@@ -9,10 +9,7 @@
 
 namespace gpuprobe::catalog::clock {
 
-using namespace report::detail;
-using report::report_content;
-using report::report_figure;
-using report::report_table;
+using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 void draw(const inputs &in, report_content &c) {
   const auto &results = in.of(entry.id);

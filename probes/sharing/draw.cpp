@@ -12,7 +12,9 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::report::detail {
+namespace gpuprobe::catalog::sharing {
+
+using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis.
 using analysis::analyze_sharing;
@@ -95,14 +97,6 @@ report_figure sharing_heatmap(const std::string &path, int k, const sharing_matr
 }
 
 } // namespace
-
-} // namespace gpuprobe::report::detail
-
-namespace gpuprobe::catalog::sharing {
-
-using namespace report::detail;
-using report::report_content;
-using report::report_table;
 
 void draw(const inputs &in, report_content &c) {
   const auto files = in.paths_of(entry.id); // tlb-sharing results and the 2017 tool's matrices

@@ -13,7 +13,9 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::report::detail {
+namespace gpuprobe::catalog::tlb {
+
+using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis.
 using analysis::analyze_tlb;
@@ -180,14 +182,6 @@ void cross_check_table(const inputs &in, report_content &c) {
 }
 
 } // namespace
-
-} // namespace gpuprobe::report::detail
-
-namespace gpuprobe::catalog::tlb {
-
-using namespace report::detail;
-using report::report_content;
-using report::report_table;
 
 void draw(const inputs &in, report_content &c) {
   const bool have_profile = in.profile.has_value();
