@@ -3,13 +3,13 @@
 #include "analysis/fleet.hpp"
 #include "cli/common.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/paths.hpp"
 #include "common/json_io.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
@@ -48,7 +48,7 @@ std::string markdown(const model::fleet &fleet) {
   std::ostringstream o;
   o << "# Fleet\n\nOutlier rule: " << fleet.outlier_rule << "\n";
   for (const auto &[model, m] : fleet.models) {
-    o << "\n## " << model << " (" << m.units.size() << " units, " << m.complete
+    o << "\n## " << markdown_text(model) << " (" << m.units.size() << " units, " << m.complete
       << " complete)\n\n| unit | L1 | L2 | L3 | atomics same_u32 slope | tuning | status |\n"
          "|---|---|---|---|---|---|---|\n";
     for (const auto &u : fleet.units) {
@@ -62,13 +62,14 @@ std::string markdown(const model::fleet &fleet) {
       if (words)
         std::snprintf(t, sizeof t, "%.0f-bit, %.0f regions", *words,
                       u.number("tuning.regions").value_or(1.0));
-      o << "| " << u.uuid << " | " << cell(u, "L1") << " | " << cell(u, "L2") << " | "
-        << cell(u, "L3") << " | " << a << " | " << t << " | " << u.status << " |\n";
+      o << "| " << markdown_text(u.uuid) << " | " << markdown_text(cell(u, "L1")) << " | "
+        << markdown_text(cell(u, "L2")) << " | " << markdown_text(cell(u, "L3")) << " | " << a
+        << " | " << t << " | " << markdown_text(u.status) << " |\n";
     }
     bool any = false;
     for (const auto &[name, p] : m.parameters)
       for (const auto &x : p.outliers) {
-        o << (any ? "" : "\nOutliers:\n\n") << "- " << x.uuid << ": " << x.why << "\n";
+        o << (any ? "" : "\nOutliers:\n\n") << "- " << markdown_text(x.uuid + ": " + x.why) << "\n";
         any = true;
       }
     if (!any)
@@ -77,7 +78,7 @@ std::string markdown(const model::fleet &fleet) {
     if (m.differences.empty())
       o << "- nothing beyond 1 %\n";
     for (const auto &d : m.differences)
-      o << "- " << d << "\n";
+      o << "- " << markdown_text(d) << "\n";
   }
   return o.str();
 }
@@ -100,10 +101,10 @@ void run(const fleet_flags &f) {
   if (!not_units.empty()) {
     md += "\n## Not units\n\n";
     for (const auto &n : not_units)
-      md += "- " + n + "\n";
+      md += "- " + markdown_text(n) + "\n";
   }
   write_json_atomic((fs::path(f.out) / "fleet.json").string(), model::to_json(fleet));
-  std::ofstream((fs::path(f.out) / "fleet.md").string()) << md;
+  write_text_atomic((fs::path(f.out) / "fleet.md").string(), md);
   std::printf("%s", md.c_str());
   std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n",
               units.size(), fleet.models.size(), f.out.c_str());

@@ -3,6 +3,8 @@
 // maps of every unit side by side.
 #include "report/parts.hpp"
 
+#include "common/escape.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -120,7 +122,7 @@ void group_map_figures(const inputs &in, report_content &c) {
     o << '\n';
     for (auto &[label, g] : rows) {
       g.resize(width, -1);
-      o << label;
+      o << csv_field(label);
       for (int v : g)
         o << ',' << v;
       o << '\n';

@@ -1,6 +1,8 @@
 // The page: HTML (figures embedded or linked) and Markdown renderers of a report_content.
 #include "report/report.hpp"
 
+#include "common/escape.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
@@ -9,20 +11,9 @@ namespace gpuprobe::report {
 
 namespace {
 
-std::string escape(const std::string &s) {
-  std::string o;
-  for (char ch : s) {
-    if (ch == '<')
-      o += "&lt;";
-    else if (ch == '>')
-      o += "&gt;";
-    else if (ch == '&')
-      o += "&amp;";
-    else
-      o += ch;
-  }
-  return o;
-}
+// Every string on the page comes from data or file names: element text and attribute values
+// are escaped with quotes too (common/escape.hpp), a figure's id is a safe file name.
+std::string escape(const std::string &s) { return html_text(s); }
 
 } // namespace
 
@@ -104,12 +95,12 @@ std::string render_html(const report_content &c, const std::map<std::string, std
   html_summary(o, c.summary);
   for (const auto &f : c.figures) {
     const auto it = png.find(f.id);
+    const std::string id = safe_id(f.id);
     const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second)
-                                            : "figures/" + f.id + ".png";
-    o << "<figure><img src=\"" << src << "\" alt=\"" << escape(f.title) << "\"><figcaption>"
-      << escape(f.title) << " — <a href=\"figures/" << f.id << ".png\">PNG</a>, <a href=\"figures/"
-      << f.id << ".svg\">SVG</a>, <a href=\"figures/" << f.id
-      << ".csv\">CSV</a></figcaption></figure>\n";
+                                            : "figures/" + id + ".png";
+    o << "<figure><img src=\"" << src << "\" alt=\"" << html_attr(f.title) << "\"><figcaption>"
+      << escape(f.title) << " — <a href=\"figures/" << id << ".png\">PNG</a>, <a href=\"figures/"
+      << id << ".svg\">SVG</a>, <a href=\"figures/" << id << ".csv\">CSV</a></figcaption></figure>\n";
   }
   for (const auto &t : c.tables) {
     o << "<h2>" << escape(t.title) << "</h2>\n";
@@ -136,8 +127,9 @@ std::string render_html(const report_content &c, const std::map<std::string, std
 }
 
 std::string render_markdown(const report_content &c) {
+  const auto md = [](const std::string &s) { return markdown_text(s); }; // every value from data
   std::ostringstream o;
-  o << "# gpuprobe report\n\n" << c.device << "\n\n";
+  o << "# gpuprobe report\n\n" << markdown_line(c.device) << "\n\n";
   if (!c.summary.empty()) {
     o << "## Summary\n\n";
     if (!c.summary.hierarchy.empty()) {
@@ -147,28 +139,28 @@ std::string render_markdown(const report_content &c) {
       for (const auto &r : c.summary.hierarchy) {
         o << "|";
         for (const auto &cell : r)
-          o << ' ' << cell << " |";
+          o << ' ' << md(cell) << " |";
         o << "\n";
       }
       o << "\n";
     }
     for (const auto &l : c.summary.lines)
-      o << "- " << l << "\n";
+      o << "- " << md(l) << "\n";
     for (const auto &d : c.summary.decisions)
-      o << "- " << d << "\n";
+      o << "- " << md(d) << "\n";
     o << "\n";
   }
   for (const auto &f : c.figures)
-    o << "![" << f.title << "](figures/" << f.id << ".png)\n\n";
+    o << "![" << md(f.title) << "](figures/" << safe_id(f.id) << ".png)\n\n";
   for (const auto &t : c.tables) {
-    o << "## " << t.title << "\n\n";
+    o << "## " << md(t.title) << "\n\n";
     if (!t.note.empty())
-      o << t.note << "\n\n";
+      o << markdown_line(t.note) << "\n\n";
     if (t.rows.empty())
       continue;
     o << "|";
     for (const auto &h : t.header)
-      o << ' ' << h << " |";
+      o << ' ' << md(h) << " |";
     o << "\n|";
     for (std::size_t i = 0; i < t.header.size(); ++i)
       o << "---|";
@@ -176,7 +168,7 @@ std::string render_markdown(const report_content &c) {
     for (const auto &r : t.rows) {
       o << "|";
       for (const auto &cell : r)
-        o << ' ' << cell << " |";
+        o << ' ' << md(cell) << " |";
       o << "\n";
     }
     o << "\n";
@@ -184,13 +176,13 @@ std::string render_markdown(const report_content &c) {
   if (!c.missing.empty()) {
     o << "## Not in this folder\n\n";
     for (const auto &m : c.missing)
-      o << "- " << m << "\n";
+      o << "- " << md(m) << "\n";
   }
   if (!c.not_drawn.empty() || !c.skipped.empty()) {
     o << "\n## Not drawn\n\n";
     for (const auto *list : {&c.skipped, &c.not_drawn})
       for (const auto &m : *list)
-        o << "- " << m << "\n";
+        o << "- " << md(m) << "\n";
   }
   return o.str();
 }

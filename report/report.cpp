@@ -4,6 +4,7 @@
 
 #include "common/device_info.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "probes/catalog.hpp"
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 namespace gpuprobe::report {
@@ -42,7 +44,7 @@ std::string num(double x, int digits) {
 void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,
          double y) {
   if (std::isfinite(x) && std::isfinite(y))
-    o << '"' << series << "\"," << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
+    o << csv_field(series) << ',' << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
 }
 
 std::string device_line(const json &d) {
@@ -261,17 +263,44 @@ inputs scan(const std::string &dir, report_content &c) {
 // The parts of the page, in order: the summary and the fleet, each probe's (its catalog entry's
 // draw, in catalog order), then the rest. Adding a figure or table that no probe owns: its file
 // and one line here.
-const std::vector<part_fn> &parts() {
-  static const std::vector<part_fn> all = [] {
-    std::vector<part_fn> p = {summary_part, fleet_part};
+const std::vector<std::pair<std::string, part_fn>> &parts() {
+  static const std::vector<std::pair<std::string, part_fn>> all = [] {
+    std::vector<std::pair<std::string, part_fn>> p = {{"summary", summary_part},
+                                                      {"fleet", fleet_part}};
     for (const auto &probe : probes::probe_catalog())
       if (probe.draw)
-        p.push_back(probe.draw);
-    for (part_fn f : {theory_part, peers_part, tuning_part, validation_part})
-      p.push_back(f);
+        p.emplace_back(probe.id, probe.draw);
+    p.insert(p.end(), {{"theory", theory_part},
+                       {"peers", peers_part},
+                       {"tuning", tuning_part},
+                       {"validation", validation_part}});
     return p;
   }();
   return all;
+}
+
+// One part drawn; a value it cannot draw (a ragged matrix, a null where a number belongs) leaves
+// that part out, listed under "not drawn" (exit 3), and the rest of the page is drawn.
+void draw_part(const std::string &name, part_fn part, const inputs &in, report_content &c) {
+  const auto figures = c.figures.size(), tables = c.tables.size();
+  try {
+    part(in, c);
+  } catch (const std::exception &e) {
+    c.figures.resize(figures);
+    c.tables.resize(tables);
+    c.skipped.push_back("the " + name + " part: " + e.what());
+  }
+}
+
+// Figure ids name files (figures/<id>.csv) and links: a safe name each, and no two alike.
+void safe_figure_ids(report_content &c) {
+  std::set<std::string> seen;
+  for (auto &f : c.figures) {
+    std::string id = safe_id(f.id);
+    for (int k = 2; !seen.insert(id).second; ++k)
+      id = safe_id(f.id) + "-" + std::to_string(k);
+    f.id = id;
+  }
 }
 
 } // namespace
@@ -280,8 +309,9 @@ report_content build_report(const std::string &dir) {
   report_content c;
   const inputs in = scan(dir, c);
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
-  for (auto part : parts())
-    part(in, c);
+  for (const auto &[name, part] : parts())
+    draw_part(name, part, in, c);
+  safe_figure_ids(c);
   if (in.fleet && !in.profile && in.raw.empty())
     c.missing.clear(); // a fleet folder: its units' own pages hold those parts
   return c;

@@ -1,5 +1,6 @@
 #include "report/parts.hpp"
 
+#include "common/escape.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -33,17 +34,19 @@ void validation_part(const inputs &in, report_content &c) {
       t.rows.push_back({name, pool, cfg, "—", "—", "—", "—", w.verdict});
       continue;
     }
-    const double ratio = w.ratio.value_or(0), lo = w.ci_low.value_or(0), hi = w.ci_high.value_or(0);
-    t.rows.push_back({name, pool, cfg, num(w.median_default_ms.value_or(0)) + " ms",
-                      num(w.median_tuned_ms.value_or(0)) + " ms",
-                      num(ratio, 3) + " (" + num(lo, 3) + "–" + num(hi, 3) + ")",
-                      num(w.p_holm.value_or(1), 3), w.verdict});
-    std::string label = name + " (" + pool + ")";
-    for (auto &ch : label)
-      if (ch == ',')
-        ch = ';';
-    o << '"' << label << "\"," << num(ratio, 10) << ',' << num(lo, 10) << ',' << num(hi, 10) << ','
-      << w.verdict << '\n';
+    // A value not recorded is shown as missing, never as 0, and is not drawn.
+    const auto shown = [](const std::optional<double> &v, int digits, const char *unit = "") {
+      return v ? num(*v, digits) + unit : std::string("—");
+    };
+    const bool has_ci = w.ratio && w.ci_low && w.ci_high;
+    t.rows.push_back({name, pool, cfg, shown(w.median_default_ms, 4, " ms"),
+                      shown(w.median_tuned_ms, 4, " ms"),
+                      shown(w.ratio, 3) + " (" + shown(w.ci_low, 3) + "–" + shown(w.ci_high, 3) + ")",
+                      shown(w.p_holm, 3), has_ci ? w.verdict : "— (no ratio recorded; the file says '" + w.verdict + "')"});
+    if (!has_ci)
+      continue;
+    o << csv_field(name + " (" + pool + ")") << ',' << num(*w.ratio, 10) << ','
+      << num(*w.ci_low, 10) << ',' << num(*w.ci_high, 10) << ',' << csv_field(w.verdict) << '\n';
     any = true;
   }
   c.tables.push_back(std::move(t));

@@ -4,16 +4,35 @@ writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y;
 points | line | dashed | dotted), "heatmap" (csv: first row = column labels, then the
 matrix; `boxes` = [first, last] index ranges outlined), "forest" (csv: label,ratio,low,high,
 verdict: one interval per row, a line at 1) and "groupmap" (csv: unit,<SM ids>, then a row per
-unit whose cells are each SM's sharing group). Exit 1 with one line on bad input."""
+unit whose cells are each SM's sharing group). Every text comes from data: math parsing is off,
+so "$" and "\\" are drawn as they are. A figure that cannot be drawn (a ragged matrix, a value
+that is no number) is left out: its id and the reason go to FIG_DIR/not_drawn.json, the others
+are drawn, exit 0. Exit 1 with one line when the manifest itself cannot be read."""
 import csv
 import json
+import math
+import os
 import sys
 from collections import OrderedDict
 
-import matplotlib
+os.environ.pop("MPLBACKEND", None)  # ours is Agg: a bogus value in the caller's environment must not stop the import
+import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
+matplotlib.rcParams["text.parse_math"] = False  # names from data: "$\\x{$" is text, not TeX
+matplotlib.rcParams["text.usetex"] = False
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def number(v, path):
+    """A CSV cell as a finite number, else a one-line ValueError naming the file."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise ValueError(f"{os.path.basename(path)}: {v!r} is not a number")
+    if not math.isfinite(x):
+        raise ValueError(f"{os.path.basename(path)}: {v!r} is not a finite number")
+    return x
 
 STYLES = {"points": dict(linestyle="none", marker="o", markersize=3),
           "line": dict(linestyle="-", linewidth=1),
@@ -39,8 +58,8 @@ def lines(fig, ax, spec, path):
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             series.setdefault((r["series"], r["style"]), ([], []))
-            series[(r["series"], r["style"])][0].append(float(r["x"]))
-            series[(r["series"], r["style"])][1].append(float(r["y"]))
+            series[(r["series"], r["style"])][0].append(number(r["x"], path))
+            series[(r["series"], r["style"])][1].append(number(r["y"], path))
     if not series:
         raise ValueError(f"{path}: no data rows")
     def base_of(name):  # a measured series and its fit / model / theory share a colour
@@ -87,7 +106,9 @@ def heatmap(fig, ax, spec, path):
     if len(rows) < 2:
         raise ValueError(f"{path}: no matrix")
     labels = rows[0]
-    m = [[float(v) for v in r] for r in rows[1:]]
+    m = [[number(v, path) for v in r] for r in rows[1:]]
+    if any(len(r) != len(labels) for r in m):
+        raise ValueError(f"{os.path.basename(path)}: a row is not {len(labels)} cells long (a ragged matrix)")
     fig.set_size_inches(8, 7)
     im = ax.imshow(m, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax, label="cycles above reference")
@@ -112,7 +133,7 @@ def forest(fig, ax, spec, path):
         raise ValueError(f"{path}: no data rows")
     fig.set_size_inches(10, max(3.0, 0.3 * len(rows) + 1.2))
     for i, r in enumerate(rows):
-        x, lo, hi = float(r["ratio"]), float(r["low"]), float(r["high"])
+        x, lo, hi = (number(r[k], path) for k in ("ratio", "low", "high"))
         ax.errorbar([x], [i], xerr=[[x - lo], [hi - x]], fmt="o", markersize=3, capsize=2,
                     color=VERDICT_COLORS.get(r["verdict"], "grey"))
     ax.axvline(1.0, color="black", linewidth=0.8)
@@ -131,7 +152,9 @@ def groupmap(fig, ax, spec, path):
         raise ValueError(f"{path}: no units")
     sms = rows[0][1:]
     units = [r[0] for r in rows[1:]]
-    m = [[float(v) for v in r[1:]] for r in rows[1:]]
+    m = [[number(v, path) for v in r[1:]] for r in rows[1:]]
+    if any(len(r) != len(sms) for r in m):
+        raise ValueError(f"{os.path.basename(path)}: a unit's row is not {len(sms)} SMs long")
     fig.set_size_inches(10, max(2.0, 0.35 * len(units) + 1.2))
     masked = [[v if v >= 0 else float("nan") for v in r] for r in m]
     ax.imshow(masked, cmap="tab20", interpolation="nearest", aspect="auto")
@@ -140,26 +163,45 @@ def groupmap(fig, ax, spec, path):
     ax.set_yticks(range(len(units)), units, fontsize=7)
 
 
+def draw_one(d, spec):
+    fig, ax = plt.subplots(figsize=(10, 5))
+    try:
+        draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap}.get(spec["kind"], lines)
+        draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
+        ax.set_title(spec["title"], fontsize=9)
+        ax.set_xlabel(spec["xlabel"])
+        ax.set_ylabel(spec["ylabel"])
+        fig.tight_layout()
+        for ext in ("png", "svg"):
+            fig.savefig(os.path.join(d, f"{os.path.basename(spec['id'])}.{ext}"), dpi=120)
+    finally:
+        plt.close(fig)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py FIG_DIR")
     d = sys.argv[1]
     try:
-        with open(f"{d}/manifest.json") as f:
+        with open(os.path.join(d, "manifest.json")) as f:
             manifest = json.load(f)
-        for spec in manifest["figures"]:
-            fig, ax = plt.subplots(figsize=(10, 5))
-            draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap}.get(spec["kind"], lines)
-            draw(fig, ax, spec, f"{d}/{spec['csv']}")
-            ax.set_title(spec["title"], fontsize=9)
-            ax.set_xlabel(spec["xlabel"])
-            ax.set_ylabel(spec["ylabel"])
-            fig.tight_layout()
-            for ext in ("png", "svg"):
-                fig.savefig(f"{d}/{spec['id']}.{ext}", dpi=120)
-            plt.close(fig)
-    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        specs = manifest["figures"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f"plot.py: {e}")
+    not_drawn = {}
+    for spec in specs:
+        try:
+            draw_one(d, spec)
+        except Exception as e:  # noqa: BLE001 -- one bad figure is listed, the rest are drawn
+            fid = str(spec.get("id", "?")) if isinstance(spec, dict) else "?"
+            for ext in ("png", "svg"):  # no half-written file is taken for a figure
+                try:
+                    os.remove(os.path.join(d, f"{os.path.basename(fid)}.{ext}"))
+                except OSError:
+                    pass
+            not_drawn[fid] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+    with open(os.path.join(d, "not_drawn.json"), "w") as f:
+        json.dump(not_drawn, f)
 
 
 if __name__ == "__main__":

@@ -233,8 +233,8 @@ TEST(Fleet, ReportRendersAFleetFolder) {
     if (f.id == "fleet_groups_L2") {
       groups = true;
       EXPECT_EQ(f.kind, "groupmap");
-      EXPECT_NE(f.csv.find("aaaa NVIDIA H200,0,0,1,1,-1"), std::string::npos) << f.csv;
-      EXPECT_NE(f.csv.find("bbbb NVIDIA H200,0,0,0,0,-1"), std::string::npos) << f.csv;
+      EXPECT_NE(f.csv.find("\"aaaa NVIDIA H200\",0,0,1,1,-1"), std::string::npos) << f.csv;
+      EXPECT_NE(f.csv.find("\"bbbb NVIDIA H200\",0,0,0,0,-1"), std::string::npos) << f.csv;
     }
     spread |= f.id == "fleet_L2_penalty_cycles";
   }

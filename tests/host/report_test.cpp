@@ -382,7 +382,7 @@ TEST(Report, UnknownProbeIsListedAsNotDrawn) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("not drawn: "), std::string::npos) << r.out;
-  EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe 'tlb-alias'"), std::string::npos);
+  EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe &#39;tlb-alias&#39;"), std::string::npos);
 }
 
 // The page opens with the summary: the hierarchy as a table (entries x coverage = reach, penalty,
