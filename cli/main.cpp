@@ -4,10 +4,13 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
+#include "common/json_io.hpp"
 #include "common/process.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <climits>
 #include <cstdint>
 #include <exception>
@@ -15,6 +18,8 @@
 #include <vector>
 
 namespace {
+
+constexpr std::size_t k_max_config_bytes = 1u << 20;
 
 // Edits (insert, delete, replace, swap of neighbours) from a to b.
 std::size_t distance(const std::string &a, const std::string &b) {
@@ -52,6 +57,25 @@ std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
          " (gpuprobe --help lists them)";
 }
 
+// --config FILE is read by CLI11 itself: it gets the checks every gpuprobe reader makes first (a
+// regular file, not /dev/zero or a FIFO, of a bounded size), so a bad one fails in one line.
+void check_config_file(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    std::string path;
+    if (a == "--config" && i + 1 < argc)
+      path = argv[i + 1];
+    else if (a.rfind("--config=", 0) == 0)
+      path = a.substr(9);
+    else
+      continue;
+    const std::string text = gpuprobe::read_text_file(path);
+    if (text.size() > k_max_config_bytes)
+      throw gpuprobe::error("--config '" + path + "' is " + std::to_string(text.size() >> 10) +
+                            " KiB, more than an options file holds (1 MiB)");
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -75,6 +99,7 @@ int main(int argc, char **argv) {
     return gpuprobe::cli::k_exit_usage;
   }
   try {
+    check_config_file(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
     const int code = app.exit(e); // prints help, the version, or the error
@@ -87,6 +112,12 @@ int main(int argc, char **argv) {
     return 1;
   } catch (const std::exception &e) {
     std::fprintf(stderr, "gpuprobe: error: %s\n", e.what());
+    return 1;
+  }
+  // What was printed must have arrived: `theory > /dev/full` is an error, not a silent exit 0.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "gpuprobe: error: writing the output to standard output failed (%s)\n",
+                 std::strerror(errno ? errno : EIO));
     return 1;
   }
   return gpuprobe::cli::exit_status(); // 0, or k_exit_partial: done, with something left out

@@ -6,8 +6,10 @@
 #include "common/error.hpp"
 #include "common/paths.hpp"
 #include "common/json_io.hpp"
+#include "common/outputs.hpp"
 #include "common/process.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <unistd.h>
 
@@ -31,27 +34,55 @@ std::string default_plot_script() { // reports/plot.py beside the binary's sourc
   return std::string(GPUPROBE_SOURCE_DIR) + "/reports/plot.py";
 }
 
-// A folder --out may replace: absent, empty, or a page this command wrote (index.html/.md and
-// figures/ only). Anything else is refused, so a typo never deletes a user's folder.
-void check_out_folder(const fs::path &out) {
-  std::error_code ec;
-  if (!fs::exists(out, ec))
-    return;
-  if (!fs::is_directory(out, ec))
-    throw error("report: --out '" + out.string() + "' is a file; give a folder");
-  for (const auto &e : fs::directory_iterator(out, ec)) {
-    const std::string n = e.path().filename().string();
-    if (n != "index.html" && n != "index.md" && n != "figures")
-      throw error("report: --out '" + out.string() + "' holds '" + n +
-                  "', which is not a report's: give a new or a report folder");
+// A report folder written before the marker (common/outputs.hpp): accepted only when every path
+// in it is a page, figures/, its manifest or a figure the manifest lists (<id>.csv/png/svg,
+// not_drawn.json), so a user's own file under figures/ is never deleted.
+bool legacy_report_folder(const std::string &dir, const std::vector<std::string> &paths) {
+  std::set<std::string> ok = {"index.html", "index.md", "figures", "figures/manifest.json",
+                              "figures/not_drawn.json"};
+  try {
+    const auto m = read_json_file((fs::path(dir) / "figures" / "manifest.json").string());
+    for (const auto &f : m.at("figures"))
+      for (const char *ext : {".csv", ".png", ".svg"})
+        ok.insert("figures/" + f.at("id").get<std::string>() + ext);
+  } catch (const std::exception &) {
+    // no manifest: only the page itself
   }
-  if (ec)
-    throw error("report: cannot read --out '" + out.string() + "': " + ec.message());
+  return std::all_of(paths.begin(), paths.end(), [&](const std::string &p) { return ok.count(p); });
+}
+
+// The figures plot.py could not draw (figures/not_drawn.json; a figure with no PNG or SVG too):
+// off the page, each listed under "not drawn" with the reason (report exits 3).
+void take_not_drawn(const fs::path &figs, report::report_content &content) {
+  json why = json::object();
+  try {
+    why = read_json_file((figs / "not_drawn.json").string());
+  } catch (const std::exception &) {
+    // an older plot script writes none: the files below tell
+  }
+  std::vector<report::report_figure> drawn;
+  for (auto &f : content.figures) {
+    std::error_code ec;
+    bool ok = !why.contains(f.id);
+    for (const char *ext : {".png", ".svg"})
+      ok = ok && fs::file_size(figs / (f.id + ext), ec) > 0 && !ec;
+    if (ok) {
+      drawn.push_back(std::move(f));
+      continue;
+    }
+    content.skipped.push_back("figure '" + f.title + "': " +
+                              (why.contains(f.id) && why[f.id].is_string()
+                                   ? why[f.id].get<std::string>()
+                                   : std::string("the plot script drew no PNG or SVG")));
+    for (const char *ext : {".png", ".svg"})
+      fs::remove(figs / (f.id + ext), ec);
+  }
+  content.figures = std::move(drawn);
 }
 
 // Draws the page into `dir` (a fresh folder).
 report::report_content render_into(const report_options &o, const fs::path &dir) {
-  const auto content = report::build_report(o.input);
+  auto content = report::build_report(o.input);
   const fs::path figs = dir / "figures";
   fs::create_directories(figs);
   nlohmann::json manifest = {{"figures", nlohmann::json::array()}};
@@ -68,10 +99,7 @@ report::report_content render_into(const report_options &o, const fs::path &dir)
     if (!r.ok())
       throw error("report: drawing the figures failed (" + o.python + " " + script + " " +
                   figs.string() + ": exit " + std::to_string(r.exit_code) + ")");
-    for (const auto &f : content.figures)
-      for (const char *ext : {".png", ".svg"})
-        if (!fs::exists(figs / (f.id + ext)) || fs::file_size(figs / (f.id + ext)) == 0)
-          throw error("report: figure " + f.id + ext + " was not drawn");
+    take_not_drawn(figs, content);
   }
   const bool html = o.format == "html";
   std::map<std::string, std::string> png; // embedded: index.html stands alone
@@ -82,23 +110,30 @@ report::report_content render_into(const report_options &o, const fs::path &dir)
   write_text_atomic((dir / (html ? "index.html" : "index.md")).string(),
                     html ? report::render_html(content, png)
                          : report::render_markdown(content));
+  mark_folder_owned(dir.string(), "report"); // every path it wrote: a later report may replace them
   return content;
 }
 
 void run_report(const report_options &o) {
-  const folder_lock reading(o.input, "report", folder_lock::mode::read); // no writer at work
   refuse_output_over_inputs("report", o.out, {o.input});
   fs::path out = fs::path(o.out).lexically_normal();
   if (out.filename().empty()) // "report/": the folder itself
     out = out.parent_path();
-  check_out_folder(out);
+  // A page inside its own results folder (run's DIR/report) writes that folder: the writer's
+  // lock, not a reader's, so two reports of one folder take turns.
+  const bool inside = same_or_inside(out.string(), o.input);
+  const folder_lock locked(o.input, "report",
+                           inside ? folder_lock::mode::write : folder_lock::mode::read);
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     throw error("report: the folder of --out, '" + parent.string() + "', does not exist");
+  const dir_lock writing(parent.string(), "report"); // two reports into one --out take turns
+  check_folder_replaceable(out.string(), "report", legacy_report_folder);
+  const std::string tmp_prefix = "." + out.filename().string() + ".tmp.";
+  remove_stale_temporaries(parent.string(), tmp_prefix); // of reports that were killed
   // Drawn beside --out, then swapped in: a failed render leaves nothing, a new one nothing old.
-  const fs::path tmp =
-      parent / ("." + out.filename().string() + ".tmp." + std::to_string(::getpid()));
+  const fs::path tmp = parent / (tmp_prefix + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
   report::report_content content;
   const cleanup_scope cleaning; // SIGTERM/SIGHUP/SIGINT: the temporary folder is removed, below

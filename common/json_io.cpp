@@ -2,6 +2,7 @@
 
 #include "common/build_info.hpp"
 #include "common/error.hpp"
+#include "common/outputs.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -16,6 +17,10 @@
 namespace gpuprobe {
 
 void write_text_atomic(const std::string &path, const std::string &text) {
+  refuse_non_regular_target(path); // rename() would replace a device, a FIFO or a link
+  const std::filesystem::path p(path);
+  remove_stale_temporaries(p.has_parent_path() ? p.parent_path().string() : ".",
+                           p.filename().string() + ".tmp."); // of writers that were killed
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
@@ -23,6 +28,7 @@ void write_text_atomic(const std::string &path, const std::string &text) {
       throw error("cannot write '" + path + "': " + std::strerror(errno));
     out << text;
     out.flush();
+    out.close(); // a full disk may say so only here
     if (!out) {
       std::remove(tmp.c_str());
       throw error("cannot write '" + path + "': write failed");
