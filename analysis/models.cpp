@@ -50,6 +50,8 @@ long double digamma_difference(long double x, long double y) {
 // sum_{u = lo}^{hi} h(u) over integers, h smooth and decreasing (a sum over free pages left).
 // Exact for few terms; else the first terms exactly (where h bends most), the rest by
 // Euler-Maclaurin with the integral by Simpson's rule in log u.
+// h may end at u = hi (rw-bm: u <= T, and A = T is a pool all free): there the slope at hi is
+// taken one-sided, not past it.
 template <class H> long double sum_decreasing(H h, long double lo, long double hi) {
   long double s = 0;
   if (hi - lo + 1 <= k_exact_terms) {
@@ -70,7 +72,10 @@ template <class H> long double sum_decreasing(H h, long double lo, long double h
   }
   integral *= dt / 3;
   const long double e = 1e-3L * a; // h' by a central difference (h varies on the scale of u)
-  const long double da = (h(a + e) - h(a - e)) / (2 * e), db = (h(b + e) - h(b - e)) / (2 * e);
+  const long double da = (h(a + e) - h(a - e)) / (2 * e);
+  long double db = (h(b + e) - h(b - e)) / (2 * e);
+  if (!std::isfinite(db)) // b + e lies past h's domain
+    db = (h(b) - h(b - e)) / e;
   return s + integral + (h(a) + h(b)) / 2 + (db - da) / 12;
 }
 
@@ -111,7 +116,8 @@ double rw_was_bound(double T, double A, double N) {
 double rw_bm_tas(double T, double A, double N, int w) {
   // j = 0..N-1 is u = A - j free pages: u from A - N + 1 to A.
   const auto h = [&](long double u) {
-    return 1.0L / -std::expm1l((long double)w * std::log1pl(-u / T));
+    // u never exceeds T (all pages free); exp(log(u)) may round a hair past it
+    return 1.0L / -std::expm1l((long double)w * std::log1pl(-std::min(u, (long double)T) / T));
   };
   return double(sum_decreasing(h, (long double)A - N + 1, (long double)A) / N);
 }

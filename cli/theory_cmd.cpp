@@ -52,6 +52,12 @@ void run_theory(const theory_options &o) {
   } else {
     throw error("theory: unknown --model '" + o.model + "' (queue, rw, rw-bm, crw)");
   }
+  // A model that cannot be evaluated here says so: never a null (NaN) or an overflow as a result.
+  for (const char *k : {"tas", "was"})
+    if (j.contains(k) && !(j[k].is_number() && std::isfinite(j[k].get<double>())))
+      throw error("theory: " + o.model + "'s " + k + " is not a finite number at --pages " +
+                  j["pages"].dump() + " --free " + j["free"].dump() + " --threads " +
+                  j["threads"].dump() + " (the model cannot be evaluated there)");
   std::printf("%s\n", j.dump().c_str());
 }
 

@@ -74,6 +74,11 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
     doc[key] = *v;
 }
 
+// Bounds no GPU comes near: a reader refuses more, so a hostile file cannot make a later stage
+// allocate per SM id or draw per level without end (an SM id of 10^9 took 24 GB; 10^5 levels 51 s).
+inline constexpr int k_max_sm_count = 4096;  // SM ids are 0 .. k_max_sm_count - 1 (H100: 132)
+inline constexpr std::size_t k_max_tlb_levels = 16; // levels, and candidates, of one hierarchy
+
 // A value no measurement can give (a negative count, a page that is no power of two, ...): the
 // readers refuse it, so it is never drawn or tuned as a finding.
 struct impossible_value : std::runtime_error {

@@ -17,13 +17,21 @@ json to_json(const fleet_unit &u) {
 }
 
 fleet_unit unit_from_json(const json &j) {
-  return {j.at("folder").get<std::string>(),
-          j.at("model").get<std::string>(),
-          j.at("uuid").get<std::string>(),
-          j.at("status").get<std::string>(),
-          j.at("numbers").get<std::map<std::string, double>>(),
-          j.at("text").get<std::map<std::string, std::string>>(),
-          j.at("groups").get<std::map<std::string, std::vector<std::vector<int>>>>()};
+  fleet_unit u{j.at("folder").get<std::string>(),
+               j.at("model").get<std::string>(),
+               j.at("uuid").get<std::string>(),
+               j.at("status").get<std::string>(),
+               j.at("numbers").get<std::map<std::string, double>>(),
+               j.at("text").get<std::map<std::string, std::string>>(),
+               j.at("groups").get<std::map<std::string, std::vector<std::vector<int>>>>()};
+  for (const auto &[level, groups] : u.groups) // the group map is drawn per SM id
+    for (const auto &g : groups)
+      for (const int sm : g)
+        if (sm < 0 || sm >= k_max_sm_count)
+          throw impossible_value("unit " + u.uuid + ": " + level + " group SM id " +
+                                 std::to_string(sm) + " is not in 0.." +
+                                 std::to_string(k_max_sm_count - 1));
+  return u;
 }
 
 json to_json(const fleet_parameter &p) {

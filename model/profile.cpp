@@ -14,6 +14,12 @@ level_sharing level_sharing_from_json(const json &in) {
   take(j, "groups", s.groups);
   take(j, "reason", s.reason);
   s.detail = std::move(j);
+  if (s.groups)
+    for (const auto &g : *s.groups)
+      for (const int sm : g)
+        if (sm < 0 || sm >= k_max_sm_count)
+          throw impossible_value("sharing group SM id " + std::to_string(sm) + " is not in 0.." +
+                                 std::to_string(k_max_sm_count - 1));
   return s;
 }
 
@@ -255,6 +261,11 @@ json to_json(const tlb_cross_check &c) {
 tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   json j = in;
   tlb_hierarchy h;
+  for (const char *list : {"levels", "candidates"})
+    if (j.contains(list) && j[list].is_array() && j[list].size() > k_max_tlb_levels)
+      throw impossible_value(std::string("tlb.") + list + " has " + std::to_string(j[list].size()) +
+                             " entries, more than a GPU has (" + std::to_string(k_max_tlb_levels) +
+                             ")");
   take_list(j, "levels", h.levels, tlb_level_from_json);
   take_list(j, "candidates", h.candidates, tlb_level_from_json);
   take(j, "searched_up_to_bytes", h.searched_up_to_bytes);
@@ -273,6 +284,26 @@ json to_json(const tlb_hierarchy &h) {
   return j;
 }
 
+namespace {
+// A sharing group's SM ids against the device's SM count, where the profile records it.
+void check_sm_ids(const profile &p) {
+  const json &sms = p.device.is_object() ? p.device.value("sm_count", json()) : json();
+  if (!sms.is_number())
+    return;
+  const double n = sms.get<double>();
+  if (!(n >= 1 && n <= k_max_sm_count))
+    throw impossible_value("device.sm_count " + sms.dump() + " is not in 1.." +
+                           std::to_string(k_max_sm_count));
+  for (const auto &L : p.tlb.levels)
+    if (L.sharing && L.sharing->groups)
+      for (const auto &g : *L.sharing->groups)
+        for (const int sm : g)
+          if (sm >= n)
+            throw impossible_value("sharing group SM id " + std::to_string(sm) +
+                                   " is not below the device's " + sms.dump() + " SMs");
+}
+} // namespace
+
 profile profile_from_json(const json &doc, const std::string &source) {
   return read_file_of(doc, schema::profile, source, "profile", [&] {
     json j = doc;
@@ -285,6 +316,7 @@ profile profile_from_json(const json &doc, const std::string &source) {
     j.erase("tlb");
     take_list(j, "stages", p.stages, stage_record_from_json);
     p.detail = std::move(j);
+    check_sm_ids(p);
     return p;
   });
 }
