@@ -47,10 +47,7 @@ void setup_characterize(CLI::App &parent) {
   app->add_flag("--allow-busy", opt->allow_busy,
                 "measure although other processes use the GPU (default: wait up to 60 s for it "
                 "to be idle, else stop): every finding is then marked disturbed");
-  app->add_option("--busy-wait", opt->busy_wait,
-                  "seconds to wait for an idle GPU before each measuring stage")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+  add_busy_wait_option(*app, opt->busy_wait);
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
@@ -64,6 +61,7 @@ void setup_characterize(CLI::App &parent) {
       c.extra.push_back("--quick");
     if (o.allow_busy)
       c.extra.push_back("--allow-busy");
+    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.busy_wait)});
     run_per_device("characterize", o.common.devices,
                    o.common.out.empty() ? "results" : o.common.out, plan_for(c));
   });

@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 
 #include <filesystem>
+#include <sstream>
 
 namespace gpuprobe::cli {
 
@@ -23,6 +24,18 @@ void add_input_option(CLI::App &app, common_options &o, const std::string &what)
 }
 void add_seed_option(CLI::App &app, common_options &o) {
   app.add_option("--seed", o.seed, "random seed (shuffles, patterns)")->capture_default_str();
+}
+
+void add_busy_wait_option(CLI::App &app, double &seconds) {
+  app.add_option("--busy-wait", seconds,
+                 "seconds to wait for an idle GPU before each measuring stage")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+}
+std::string busy_wait_text(double seconds) {
+  std::ostringstream o;
+  o << seconds;
+  return o.str();
 }
 
 void check_output_path(const std::string &path) {

@@ -21,6 +21,10 @@ void add_device_option(CLI::App &app, common_options &o);
 void add_out_option(CLI::App &app, common_options &o, const std::string &what);
 void add_input_option(CLI::App &app, common_options &o, const std::string &what);
 void add_seed_option(CLI::App &app, common_options &o);
+// --busy-wait SECONDS (characterize, run): how long a busy GPU is waited for; busy_wait_text is
+// the value as passed on to a child (run -> characterize, --devices -> each unit).
+void add_busy_wait_option(CLI::App &app, double &seconds);
+std::string busy_wait_text(double seconds);
 // --devices (excludes --device, which must be added first); `what` says where the folders go.
 void add_devices_option(CLI::App &app, common_options &o, const std::string &what);
 

@@ -14,12 +14,14 @@ struct run_options {
   common_options common;
   bool quick = false;
   bool allow_busy = false;
+  double busy_wait = 60;
   bool verbose = false;
 };
 
 void run_pipeline(const run_options &o) {
   pipeline::run_pipeline(
-      {o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy, o.verbose});
+      {o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy, o.busy_wait,
+       o.verbose});
 }
 
 } // namespace
@@ -37,6 +39,7 @@ void setup_run(CLI::App &parent) {
   app->add_flag("--quick", opt->quick, "every stage's --quick");
   app->add_flag("--allow-busy", opt->allow_busy,
                 "characterize beside other processes on the GPU, its findings marked disturbed");
+  add_busy_wait_option(*app, opt->busy_wait);
   app->add_flag("--verbose", opt->verbose,
                 "every stage's output here too (it always goes to FOLDER/run.log)");
   add_devices_option(*app, opt->common, "each runs the whole pipeline in its own folder");
@@ -48,6 +51,7 @@ void setup_run(CLI::App &parent) {
       c.extra.push_back("--quick");
     if (opt->allow_busy)
       c.extra.push_back("--allow-busy");
+    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(opt->busy_wait)});
     if (opt->verbose)
       c.extra.push_back("--verbose");
     run_per_device("run", opt->common.devices,

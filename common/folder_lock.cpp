@@ -3,16 +3,19 @@
 #include "common/error.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 namespace gpuprobe {
 
@@ -36,9 +39,41 @@ std::string read_holder(int fd) {
   return s.empty() ? "another process" : s;
 }
 
-bool held_by_ancestor(const std::string &canon) {
+// GPUPROBE_FOLDER_LOCK is "FD:FOLDER": the holder's locked descriptor, which its stages inherit
+// (it is not close-on-exec). The variable alone proves nothing (anyone can set it): the lock is
+// inherited only when FD is open here, is FOLDER's lock file, and holds its exclusive lock.
+struct inherited_env {
+  int fd = -1;
+  std::string folder;
+};
+
+std::optional<inherited_env> parse_env() {
   const char *v = std::getenv(folder_lock::env_name);
-  return v && canon == v;
+  if (!v)
+    return std::nullopt;
+  const std::string s = v;
+  const auto colon = s.find(':');
+  if (colon == std::string::npos || colon == 0 || colon > 6 ||
+      s.find_first_not_of("0123456789") != colon)
+    return std::nullopt;
+  return inherited_env{std::stoi(s.substr(0, colon)), s.substr(colon + 1)};
+}
+
+bool holds_lock_of(int fd, const std::string &canon) {
+  struct stat mine {}, file {};
+  if (fd < 0 || ::fcntl(fd, F_GETFD) < 0 || ::fstat(fd, &mine) != 0 ||
+      ::stat((fs::path(canon) / folder_lock::file_name).c_str(), &file) != 0)
+    return false;
+  if (mine.st_dev != file.st_dev || mine.st_ino != file.st_ino)
+    return false;
+  // The holder's own open file: taking its exclusive lock again changes nothing. Another
+  // process's descriptor of the same file would be refused here while the holder lives.
+  return ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
+bool held_by_ancestor(const std::string &canon) {
+  const auto e = parse_env();
+  return e && e->folder == canon && holds_lock_of(e->fd, canon);
 }
 
 } // namespace
@@ -88,7 +123,8 @@ folder_lock::folder_lock(const std::string &dir, const std::string &command, mod
   had_env_ = old != nullptr;
   if (old)
     previous_env_ = old;
-  ::setenv(env_name, canon.c_str(), 1); // this command's child stages write under this lock
+  // this command's child stages write under this lock: they inherit fd_ and verify it
+  ::setenv(env_name, (std::to_string(fd_) + ":" + canon).c_str(), 1);
   set_env_ = true;
 }
 
@@ -104,11 +140,21 @@ folder_lock::~folder_lock() {
 }
 
 void end_with_lock_holder() {
+  const auto e = parse_env();
   if (!std::getenv(folder_lock::env_name))
     return;
+  if (!e || !holds_lock_of(e->fd, e->folder)) {
+    ::unsetenv(folder_lock::env_name); // set by hand, or stale: no lock here, nothing inherited
+    return;
+  }
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-  if (::getppid() == 1) // the parent ended before the line above
+  if (::getppid() == 1) { // the holder ended before the line above: said, then the same end
+    std::fprintf(stderr,
+                 "gpuprobe: the command that holds %s and started this stage has ended: this "
+                 "stage ends too (exit 143)\n",
+                 e->folder.c_str());
     ::raise(SIGTERM);
+  }
 }
 
 std::string folder_lock_holder(const std::string &dir) {

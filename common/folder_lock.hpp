@@ -4,7 +4,9 @@
 // it. The lock is flock(2): the kernel drops it when its holder ends in any way (SIGKILL and
 // power loss included), so a dead writer never blocks the next run; the file only says who held
 // it last. A child stage started by the holder (run -> characterize -> report) inherits the
-// lock through GPUPROBE_FOLDER_LOCK and takes no second one. Host-only, POSIX.
+// lock's descriptor, named in GPUPROBE_FOLDER_LOCK ("FD:FOLDER"), and takes no second one; the
+// variable is believed only when that descriptor is open in the stage, is the folder's lock
+// file and holds its lock, so setting it by hand bypasses nothing. Host-only, POSIX.
 #include <string>
 
 namespace gpuprobe {
@@ -31,8 +33,10 @@ private:
   bool had_env_ = false, set_env_ = false;
 };
 
-// In a stage started by a lock holder (GPUPROBE_FOLDER_LOCK set): end with SIGTERM when the
-// parent ends, so a killed `characterize` or `run` leaves no stage measuring on (main, once).
+// In a stage started by a lock holder (GPUPROBE_FOLDER_LOCK names a lock this process holds
+// through its inherited descriptor): end with SIGTERM when the parent ends, so a killed
+// `characterize` or `run` leaves no stage measuring on, saying so in one line (main, once). A
+// variable that names no lock held here is dropped, and nothing ends.
 void end_with_lock_holder();
 
 // Who holds `dir`'s lock now: "PID N (gpuprobe COMMAND)", or "" when nobody does.

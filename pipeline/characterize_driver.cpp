@@ -22,9 +22,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace gpuprobe::pipeline {
 
@@ -84,9 +87,57 @@ gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::s
   return a;
 }
 
-// The measuring stages (not the analyses) run on an idle GPU: checked before and after each; a
-// stage during which another process appeared is measured again once. With allow_busy, what was
-// seen is collected instead (`seen`).
+// Watches the GPU while a stage measures (nvidia-smi once a second on a thread of its own): a
+// process that starts and ends within the stage is seen too, not only one still there after it.
+class stage_watch {
+public:
+  explicit stage_watch(std::string uuid) : uuid_(std::move(uuid)) {
+    thread_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(m_);
+      while (!stop_) {
+        lock.unlock();
+        const auto a = query_gpu_activity(uuid_);
+        lock.lock();
+        if (!a.others.empty() && seen_.others.empty())
+          seen_ = a; // the first sighting names the processes
+        cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+      }
+    });
+  }
+  // Stops watching; what was seen during the stage (no others: none was).
+  gpu_activity finish() {
+    {
+      const std::lock_guard<std::mutex> lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable())
+      thread_.join();
+    return seen_;
+  }
+  ~stage_watch() { finish(); }
+
+private:
+  std::string uuid_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  gpu_activity seen_;
+  std::thread thread_;
+};
+
+// What was seen during a stage and right after it: the first non-empty.
+gpu_activity during_or_after(stage_watch &watch, const std::string &uuid) {
+  const auto during = watch.finish();
+  const auto after = query_gpu_activity(uuid);
+  return !after.others.empty() ? after : during;
+}
+
+// The measuring stages (not the analyses) run on an idle GPU: checked before each, watched during
+// it and checked after it; a stage during which another process appeared is measured again once,
+// and refused (its output removed) when it happens again. With allow_busy, what was seen is
+// collected instead (`seen`) and written into the stage's own output ("disturbed"), so a resume
+// that keeps the stage keeps the mark.
 struct busy_guard {
   std::string uuid;
   bool allow = false;
@@ -99,13 +150,16 @@ struct busy_guard {
     if (!measures)
       return execute();
     if (allow) {
-      for (const char *when : {"before", "after"}) {
-        if (std::string(when) == "after")
-          execute();
-        const auto a = query_gpu_activity(uuid);
-        if (!a.others.empty())
-          seen.push_back(s.name + " (" + when + "): " + a.describe());
-      }
+      std::vector<std::string> marks;
+      if (const auto a = query_gpu_activity(uuid); !a.others.empty())
+        marks.push_back(s.name + " (before): " + a.describe());
+      stage_watch watch(uuid);
+      execute();
+      if (const auto a = during_or_after(watch, uuid); !a.others.empty())
+        marks.push_back(s.name + " (during or after): " + a.describe());
+      for (const auto &m : marks)
+        mark_output_disturbed(s, m);
+      seen.insert(seen.end(), marks.begin(), marks.end());
       return;
     }
     for (int attempt = 0;; ++attempt) {
@@ -115,13 +169,16 @@ struct busy_guard {
           throw error(refusal("before stage " + s.name, before));
       }
       idle_just_seen = false;
+      stage_watch watch(uuid);
       execute();
-      const auto after = query_gpu_activity(uuid);
+      const auto after = during_or_after(watch, uuid);
       idle_just_seen = after.others.empty();
       if (after.others.empty())
         return;
-      if (attempt == 1)
+      if (attempt == 1) {
+        remove_output(s); // a refused measurement is never kept for a resume to find
         throw error(refusal("again during stage " + s.name, after));
+      }
       std::printf("  note: %s appeared during stage %s: its measurement may be disturbed; "
                   "measuring it again once the GPU is idle\n",
                   after.describe().c_str(), s.name.c_str());
@@ -138,8 +195,41 @@ struct busy_guard {
     std::error_code ec;
     fs::remove(fs::path(dir) / s.output, ec);
   }
+  // The stage's result file carries what disturbed it ("disturbed": [...]), read back by
+  // kept_disturbances on every later run that keeps the stage.
+  void mark_output_disturbed(const stage &s, const std::string &why) const {
+    const fs::path f = fs::path(dir) / s.output;
+    if (f.extension() != ".json" || !fs::exists(f))
+      return;
+    json doc = read_json_file(f.string());
+    if (!doc.is_object())
+      return;
+    doc["disturbed"].push_back(why);
+    write_json_atomic(f.string(), doc);
+  }
   std::string dir;
 };
+
+// The disturbances recorded in raw/ results (mark_output_disturbed): those of stages this run
+// kept from an --allow-busy run are this profile's too, however many resumes ago they were made.
+std::vector<std::string> kept_disturbances(const results_folder &folder) {
+  std::vector<std::string> marks;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(folder.raw(), ec)) {
+    if (e.path().extension() != ".json")
+      continue;
+    try {
+      const json doc = read_json_file(e.path().string());
+      if (doc.is_object() && doc.contains("disturbed") && doc["disturbed"].is_array())
+        for (const auto &m : doc["disturbed"])
+          if (m.is_string())
+            marks.push_back(m.get<std::string>());
+    } catch (const std::exception &) {
+      // an unreadable file is the analysis's to refuse
+    }
+  }
+  return marks;
+}
 
 // A sharing file the new profile does not plan belongs to an earlier profile: never attached;
 // removed, but kept by --reanalyze (a measurement: never removed without a GPU to measure again).
@@ -369,6 +459,9 @@ void run_characterize(const characterize_run_options &o) {
   };
   run_all_stages(runner, o, folder);
   record_clock(conditions, dir, dev);
+  for (const auto &m : kept_disturbances(folder)) // this run's marks and the kept stages'
+    if (std::find(busy.seen.begin(), busy.seen.end(), m) == busy.seen.end())
+      busy.seen.push_back(m);
   if (!busy.seen.empty())
     conditions["busy"] = busy.seen;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

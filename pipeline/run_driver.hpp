@@ -11,6 +11,7 @@ struct run_run_options {
   unsigned long long seed = 0;
   bool quick = false;
   bool allow_busy = false; // characterize's --allow-busy
+  double busy_wait_seconds = 60; // characterize's --busy-wait
   bool verbose = false;    // every stage's output on stdout too (it always goes to DIR/run.log)
 };
 
