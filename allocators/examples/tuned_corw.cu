@@ -56,8 +56,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   try {
-    std::string note;
-    const tuning t = load_tuning(argv[1], running_gpu_uuid(), note);
+    // The file first: a bad tuning.json is said in one line before any GPU is asked for.
+    tuning t = load_tuning(argv[1]);
+    const std::string note = bind_to_gpu(t, running_gpu_uuid(), argv[1]);
     if (!note.empty())
       std::printf("note: %s\n", note.c_str());
     pool_config c;
