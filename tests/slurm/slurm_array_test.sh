@@ -83,8 +83,13 @@ mkdir -p "$R"
 export GPUPROBE="$bin" GPUPROBE_PLOT="$src/reports/plot.py"
 export GPUPROBE_HOST_FIXTURES="$src/tests/fixtures/gpuprobe-alias/h100-alias-2m.json $src/tests/fixtures/gpuprobe-alias/h200-alias-2m.json"
 cd "$T"
-jid=$(sbatch --parsable --exclusive=user --array=0-1 "$src/scripts/slurm/characterize.sbatch" "$R") || fail "sbatch characterize"
-fid=$(sbatch --parsable --dependency=afterok:"$jid" "$src/scripts/slurm/fleet.sbatch" "$R") || fail "sbatch fleet"
+# A folder that is no unit (its profile broken): fleet lists it and exits 3, which the fleet job
+# takes as "done with a list" and still draws the report (issue 44: set -e stopped it).
+mkdir -p "$R/broken" && echo '{"schema": "gpuprobe.profile/1"' >"$R/broken/profile.json"
+# characterize's own flags reach characterize alone: tune refuses --allow-busy (exit 2).
+jid=$(sbatch --parsable --exclusive=user --array=0-1 "$src/scripts/slurm/characterize.sbatch" "$R" \
+        --quick --allow-busy --busy-wait 5) || fail "sbatch characterize"
+fid=$(sbatch --parsable --dependency=afterany:"$jid" "$src/scripts/slurm/fleet.sbatch" "$R") || fail "sbatch fleet"
 echo "submitted array $jid and fleet $fid"
 for i in $(seq 1 240); do
   [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
@@ -104,4 +109,7 @@ for u in f["units"]:
     assert u["numbers"]["L2.page_mib"] == 32, u["numbers"]
 PY
 [ -f "$R/fleet/report/index.html" ] || fail "fleet.sbatch did not draw the report"
+grep -q "fleet done with something left out" "$T"/gpuprobe-fleet-*.out || fail "fleet.sbatch did not take fleet's exit 3 as done with a list"
+grep -q "characterize gets: --quick --allow-busy --busy-wait 5; tune gets: --quick$" "$T"/gpuprobe-characterize-*_0.out ||
+  fail "characterize.sbatch did not give each command its own flags: $(grep 'gets:' "$T"/gpuprobe-characterize-*_0.out)"
 echo "PASSED: array of 2 + fleet in $(( $(date +%s) - t0 )) s (Slurm $(sinfo --version))"
