@@ -403,9 +403,19 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
   made.meta = run_metadata(o.seed);
   made.detail["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
   made.detail["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
-  if (o.reanalyze)
-    made.detail["reanalyzed"] = {{"measured_by", previous.value("meta", json::object())},
-                                 {"seconds", wall}};
+  if (o.reanalyze) {
+    // The measurement is the first run's, through any number of reanalyses: its meta, and its
+    // seed (the raw files were measured with it, whatever --seed this reanalysis was given).
+    const json earlier = previous.value("reanalyzed", json::object());
+    const json measured_by = earlier.contains("measured_by")
+                                 ? earlier["measured_by"]
+                                 : previous.value("meta", json::object());
+    if (measured_by.contains("seed"))
+      made.meta["seed"] = measured_by["seed"];
+    made.detail["reanalyzed"] = {{"measured_by", measured_by},
+                                 {"seconds", wall},
+                                 {"times", earlier.value("times", 0) + 1}};
+  }
   write_json_atomic(profile_path, model::to_json(made));
   return made;
 }
