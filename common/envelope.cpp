@@ -34,8 +34,12 @@ nlohmann::json result_document(const std::string &probe, const result_envelope &
 
 const nlohmann::json &result_body(const nlohmann::json &doc, const std::string &probe,
                                   const std::string &key, result_envelope &env) {
-  if (doc.value("probe", "") != probe)
-    throw error("not a " + probe + " result (probe '" + doc.value("probe", "?") + "')");
+  const auto named = doc.is_object() ? doc.find("probe") : doc.end();
+  if (!doc.is_object() || named == doc.end() || !named->is_string() || *named != probe)
+    throw error("not a " + probe + " result (probe " +
+                (doc.is_object() && named != doc.end() ? named->dump().substr(0, 40)
+                                                       : std::string("not named")) +
+                ")");
   if (!doc.contains("device") || !doc.contains("meta") || !doc.contains(key))
     throw error(probe + " result: no device, meta or " + key + " block");
   env.device = doc["device"];

@@ -102,6 +102,8 @@ json parse_json_text(const std::string &text, const std::string &source) {
                 (e.byte <= 1 ? std::string("it does not start as JSON does")
                              : "broken at byte " + std::to_string(e.byte)) +
                 ")");
+  } catch (const json::exception &e) { // a number past double's range, ...
+    throw error("'" + source + "' is not JSON gpuprobe reads (" + e.what() + ")");
   }
 }
 

@@ -18,15 +18,31 @@ namespace gpuprobe::model {
 
 using nlohmann::json;
 
+// A value no measurement can give (a negative count, a page that is no power of two, ...): the
+// readers refuse it, so it is never drawn or tuned as a finding.
+struct impossible_value : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A block fields are taken from is an object: a number or list in its place is refused (its
+// leftover `detail` would be written back as something no writer can add keys to).
+inline void require_object(const json &doc, const char *key) {
+  if (!doc.is_object())
+    throw impossible_value(std::string("the block holding \"") + key + "\" is " +
+                           std::string(doc.type_name()) + ", not an object");
+}
+
 // `key` of `doc` into `v` when it is there (else `v` keeps its default), and out of `doc`. A null
 // (a value not known, as "sets" of an unresolved level) stays in `doc`: written back as it was.
 template <class T> void take(json &doc, const char *key, T &v) {
+  require_object(doc, key);
   if (const auto it = doc.find(key); it != doc.end() && !it->is_null()) {
     v = it->template get<T>();
     doc.erase(it);
   }
 }
 template <class T> void take(json &doc, const char *key, std::optional<T> &v) {
+  require_object(doc, key);
   if (const auto it = doc.find(key); it != doc.end() && !it->is_null()) {
     v = it->template get<T>();
     doc.erase(it);
@@ -41,6 +57,7 @@ template <class T> void take_required(json &doc, const char *key, T &v) {
 // A block of `doc` read by `from` into `v` (a list: each element), and out of `doc`; absent: `v`
 // keeps its default (an optional list stays empty).
 template <class T, class F> void take_with(json &doc, const char *key, T &v, F &&from) {
+  require_object(doc, key);
   if (const auto it = doc.find(key); it != doc.end()) {
     v = from(*it);
     doc.erase(it);
@@ -68,6 +85,24 @@ template <class T> json list_json(const std::vector<T> &v) {
   return a;
 }
 
+// A file's "device" block, taken as every reader of it reads it: an object whose name, UUID and
+// driver are text and whose counts and clocks are numbers (a UUID of 7 is refused here, not
+// thrown by a later reader as a library error).
+inline void take_device(json &doc, json &device) {
+  take(doc, "device", device);
+  if (device.is_null())
+    return;
+  if (!device.is_object())
+    throw impossible_value("device is " + std::string(device.type_name()) + ", not an object");
+  for (const char *k : {"name", "uuid", "driver_release", "pci_bus_id"})
+    if (device.contains(k) && !device[k].is_string())
+      throw impossible_value(std::string("device.") + k + " is not text");
+  for (const char *k : {"sm_count", "sm_clock_mhz_seen", "ordinal", "max_threads_per_sm",
+                        "l2_bytes", "memory_bytes"})
+    if (device.contains(k) && !device[k].is_number())
+      throw impossible_value(std::string("device.") + k + " is not a number");
+}
+
 template <class T> void put(json &doc, const char *key, const T &v) { doc[key] = v; }
 template <class T> void put(json &doc, const char *key, const std::optional<T> &v) {
   if (v)
@@ -79,11 +114,6 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 inline constexpr int k_max_sm_count = 4096;  // SM ids are 0 .. k_max_sm_count - 1 (H100: 132)
 inline constexpr std::size_t k_max_tlb_levels = 16; // levels, and candidates, of one hierarchy
 
-// A value no measurement can give (a negative count, a page that is no power of two, ...): the
-// readers refuse it, so it is never drawn or tuned as a finding.
-struct impossible_value : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 // A count or size: finite and > 0 (`zero_ok`: >= 0).
 inline void check_positive(const char *what, double v, bool zero_ok = false) {
   if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))

@@ -33,6 +33,24 @@ json to_json(const level_sharing &s) {
 
 namespace {
 
+void check_conflict_block(const json &c) {
+  const auto typed = [&](const char *key, bool ok) {
+    if (c.contains(key) && !ok)
+      throw impossible_value(std::string("structure.conflict.") + key + " is " +
+                             c[key].dump().substr(0, 40) + ", of the wrong type");
+  };
+  if (!c.is_object())
+    throw impossible_value("structure.conflict is not an object");
+  typed("ways", c.contains("ways") && c["ways"].is_number());
+  typed("agrees", c.contains("agrees") && c["agrees"].is_boolean());
+  typed("why", c.contains("why") && c["why"].is_string());
+  bool sizes = c.contains("set_sizes") && c["set_sizes"].is_array();
+  if (sizes)
+    for (const auto &n : c["set_sizes"])
+      sizes = sizes && n.is_number_integer();
+  typed("set_sizes", sizes);
+}
+
 level_structure structure_from_json(json j) {
   level_structure s;
   take(j, "resolved", s.resolved);
@@ -48,6 +66,8 @@ level_structure structure_from_json(json j) {
   take(j, "ramp_points", s.ramp_points);
   take(j, "why", s.why);
   take(j, "conflict", s.conflict);
+  if (s.conflict) // the conflict walk's verdict, drawn as is: each key of the type it is drawn as
+    check_conflict_block(*s.conflict);
   s.detail = std::move(j);
   return s;
 }
@@ -258,14 +278,24 @@ json to_json(const tlb_cross_check &c) {
   return j;
 }
 
+namespace {
+// Before any copy: a hostile list of 10^5 levels is refused at once (copied, it took 20 s).
+void check_level_counts(const json &tlb) {
+  if (!tlb.is_object())
+    return;
+  for (const char *list : {"levels", "candidates"})
+    if (const auto it = tlb.find(list);
+        it != tlb.end() && it->is_array() && it->size() > k_max_tlb_levels)
+      throw impossible_value(std::string("tlb.") + list + " has " + std::to_string(it->size()) +
+                             " entries, more than a GPU has (" + std::to_string(k_max_tlb_levels) +
+                             ")");
+}
+} // namespace
+
 tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   json j = in;
   tlb_hierarchy h;
-  for (const char *list : {"levels", "candidates"})
-    if (j.contains(list) && j[list].is_array() && j[list].size() > k_max_tlb_levels)
-      throw impossible_value(std::string("tlb.") + list + " has " + std::to_string(j[list].size()) +
-                             " entries, more than a GPU has (" + std::to_string(k_max_tlb_levels) +
-                             ")");
+  check_level_counts(in);
   take_list(j, "levels", h.levels, tlb_level_from_json);
   take_list(j, "candidates", h.candidates, tlb_level_from_json);
   take(j, "searched_up_to_bytes", h.searched_up_to_bytes);
@@ -306,10 +336,12 @@ void check_sm_ids(const profile &p) {
 
 profile profile_from_json(const json &doc, const std::string &source) {
   return read_file_of(doc, schema::profile, source, "profile", [&] {
+    if (doc.contains("tlb"))
+      check_level_counts(doc["tlb"]);
     json j = doc;
     profile p;
     take_required(j, "schema", p.schema);
-    take(j, "device", p.device);
+    take_device(j, p.device);
     take(j, "meta", p.meta);
     // Every profile has its TLB block: {"schema": "gpuprobe.profile/1"} alone is refused.
     p.tlb = tlb_hierarchy_from_json(j.at("tlb"));

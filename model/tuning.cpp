@@ -46,7 +46,7 @@ tuning_file tuning_from_json(const json &doc, const std::string &source) {
     json j = doc;
     j.erase("allocator");
     take_required(j, "schema", t.schema);
-    take(j, "device", t.device);
+    take_device(j, t.device);
     take(j, "meta", t.meta);
     take_with(j, "profile", t.profile, [](const json &p) {
       return tuning_source{p.at("path").get<std::string>(), p.at("device_name").get<std::string>(),

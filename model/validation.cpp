@@ -108,7 +108,7 @@ validation validation_from_json(const json &doc, const std::string &source) {
     json j = doc;
     validation v;
     take_required(j, "schema", v.schema);
-    take(j, "device", v.device);
+    take_device(j, v.device);
     take(j, "meta", v.meta);
     take(j, "tuning", v.tuning);
     take(j, "method", v.method);

@@ -53,7 +53,9 @@ std::string device_line(const json &d) {
   };
   std::string line = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", " +
                      describe_driver(d);
-  const double mhz = d.value("sm_clock_mhz_seen", 0.0);
+  const double mhz = d.contains("sm_clock_mhz_seen") && d["sm_clock_mhz_seen"].is_number()
+                         ? d["sm_clock_mhz_seen"].get<double>()
+                         : 0.0;
   if (mhz > 0)
     line += ", SM clock seen " + std::to_string(static_cast<long>(std::lround(mhz))) + " MHz";
   return line;
@@ -182,6 +184,18 @@ bool take_raw_json(const std::string &path, const std::string &folder_uuid,
   return true;
 }
 
+// take_raw_json, with a file whose blocks are of the wrong type (a device name of 7, a bench
+// context of a list) listed under "not drawn" like any other broken file.
+bool take_raw_json_listed(const std::string &path, const std::string &folder_uuid,
+                          const results_folder &folder, inputs &in, report_content &c) {
+  try {
+    return take_raw_json(path, folder_uuid, folder, in, c);
+  } catch (const std::exception &e) {
+    c.skipped.push_back(path + ": " + e.what());
+    return false;
+  }
+}
+
 // The folder's tuning, validation (another GPU's are not this folder's) and fleet.
 void take_folder_files(const std::string &dir, const results_folder &folder,
                        const std::string &folder_uuid, inputs &in, report_content &c) {
@@ -245,7 +259,7 @@ inputs scan(const std::string &dir, report_content &c) {
       in.raw[catalog::tlb::entry.id].push_back({path, nullptr});
     else if (ext == ".txt")
       in.raw[catalog::sharing::entry.id].push_back({path, nullptr});
-    else if (ext != ".json" || !take_raw_json(path, folder_uuid, folder, in, c))
+    else if (ext != ".json" || !take_raw_json_listed(path, folder_uuid, folder, in, c))
       continue;
     c.sources.push_back(path);
   }

@@ -1,11 +1,13 @@
 // Issue 36: no file crashes a reader. A seeded mutation loop over the committed files: each
 // reader gets its file with one value replaced (a negative, huge, fractional or mistyped number,
 // a string, null, an empty or deep container), a key removed, or its text cut, flipped or
-// spliced. A reader may accept a mutant or refuse it with an exception; it may not crash (this
-// process would die) or hang. The number of inputs tried per reader is printed.
+// spliced. Issue 44: what a reader accepts must round-trip (written back and read again, the same
+// document), and a refusal must be one gpuprobe line (gpuprobe::error, one line, not empty): a
+// raw library exception or a crash fails. The number of inputs tried per reader is printed.
 #include "report/report.hpp"
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/levels.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
@@ -93,30 +95,56 @@ std::string mutant(const json &doc, const std::string &text, std::mt19937 &rng) 
 
 struct fuzz_count {
   int tried = 0, accepted = 0;
+  bool round_trip = true;
 };
 
-// `n` mutants of `file` through `read` (text in, exceptions allowed).
+// `n` mutants of `file` through `read` (text in, the model written back out as JSON). An accepted
+// mutant must read back to itself; a refused one must be one gpuprobe line.
 fuzz_count fuzz(const std::string &file, int n, unsigned seed,
-                const std::function<void(const std::string &)> &read) {
+                const std::function<json(const std::string &)> &read, bool round_trip = true) {
   const std::string text = read_text_file(file);
   const json doc = json::parse(text);
   std::mt19937 rng(seed);
   fuzz_count c;
+  c.round_trip = round_trip;
+  int bad = 0;
   for (int i = 0; i < n; ++i) {
     const std::string m = mutant(doc, text, rng);
     ++c.tried;
+    json out;
     try {
-      read(m);
-      ++c.accepted;
-    } catch (const std::exception &) {
+      out = read(m);
+    } catch (const gpuprobe::error &e) {
+      const std::string w = e.what();
+      if ((w.empty() || w.find('\n') != std::string::npos) && bad++ < 3)
+        ADD_FAILURE() << file << " mutant " << i << ": a refusal that is not one line: " << w;
+      continue;
+    } catch (const std::exception &e) {
+      if (bad++ < 3)
+        ADD_FAILURE() << file << " mutant " << i
+                      << ": refused with a raw exception, not a gpuprobe line: " << e.what();
+      continue;
+    }
+    ++c.accepted;
+    if (!round_trip)
+      continue;
+    try {
+      const json again = read(out.dump());
+      if (again != out && bad++ < 3)
+        ADD_FAILURE() << file << " mutant " << i << ": accepted, but does not round-trip";
+    } catch (const std::exception &again_error) {
+      if (bad++ < 3)
+        ADD_FAILURE() << file << " mutant " << i << ": accepted, then its own output refused: "
+                      << again_error.what();
     }
   }
+  EXPECT_EQ(bad, 0) << file << ": mutants broke the rule above";
   return c;
 }
 
 void say(const char *reader, const fuzz_count &c) {
-  std::printf("[fuzz] %-34s %5d inputs, %5d accepted, the rest refused, none crashed\n", reader,
-              c.tried, c.accepted);
+  std::printf("[fuzz] %-34s %5d inputs, %5d accepted%s, the rest refused in one line\n", reader,
+              c.tried, c.accepted, c.round_trip ? " (each round-tripped)" : "");
 }
 
 } // namespace
@@ -127,21 +155,24 @@ TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
         const auto p = model::profile_from_json(parse_json_text(t, "m"), "m");
         for (const auto &L : p.tlb.levels) // and the lines drawn from it
           (void)analysis::level_line("L", L), (void)analysis::structure_detail(L);
+        return model::to_json(p);
       }));
   say("model::profile_from_json (stage)",
       fuzz(k_h100 + "raw/tlb_profile.json", n, 2, [](const std::string &t) {
-        model::profile_from_json(parse_json_text(t, "m"), "m");
+        return model::to_json(model::profile_from_json(parse_json_text(t, "m"), "m"));
       }));
   say("model::tuning_from_json", fuzz(k_h100 + "tuning.json", n, 3, [](const std::string &t) {
-        model::tuning_from_json(parse_json_text(t, "m"), "m");
+        return model::to_json(model::tuning_from_json(parse_json_text(t, "m"), "m"));
       }));
   say("model::validation_from_json",
       fuzz(k_h100 + "validation.json", n, 4, [](const std::string &t) {
-        model::validation_from_json(parse_json_text(t, "m"), "m");
+        return model::to_json(model::validation_from_json(parse_json_text(t, "m"), "m"));
       }));
   say("model::fleet_from_json",
       fuzz(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/fleet.json", n, 5,
-           [](const std::string &t) { model::fleet_from_json(parse_json_text(t, "m"), "m"); }));
+           [](const std::string &t) {
+             return model::to_json(model::fleet_from_json(parse_json_text(t, "m"), "m"));
+           }));
 }
 
 TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
@@ -150,20 +181,21 @@ TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
       fuzz(k_h100 + "raw/tlb_real.json", n / 3, 6, [](const std::string &t) {
         const std::string f = test::temp_path("fuzz_tlb.json");
         std::ofstream(f) << t;
-        probes::tlb_result_from_json(parse_json_text(t, "m"));
+        const auto r = probes::tlb_result_from_json(parse_json_text(t, "m"));
         analysis::find_tlb_levels(analysis::load_tlb_inputs({f}));
+        return probes::to_json(r);
       }));
   say("probes::sharing_result_from_json",
       fuzz(k_h100 + "raw/sharing_L2.json", n, 7, [](const std::string &t) {
-        probes::sharing_result_from_json(parse_json_text(t, "m"));
+        return probes::to_json(probes::sharing_result_from_json(parse_json_text(t, "m")));
       }));
   say("probes::atomics_result_from_json",
       fuzz(k_h100 + "raw/atomics.json", n, 8, [](const std::string &t) {
-        probes::atomics_result_from_json(parse_json_text(t, "m"));
+        return probes::to_json(probes::atomics_result_from_json(parse_json_text(t, "m")));
       }));
   say("probes::sampling_result_from_json",
       fuzz(k_h100 + "raw/tlb_sampling.json", n, 9, [](const std::string &t) {
-        probes::sampling_result_from_json(parse_json_text(t, "m"));
+        return probes::to_json(probes::sampling_result_from_json(parse_json_text(t, "m")));
       }));
 }
 
@@ -179,6 +211,7 @@ TEST(Fuzz, TheReportSurvivesAMutantProfile) {
   say("report::build_report (profile.json)",
       fuzz(k_h100 + "profile.json", 300, 10, [&](const std::string &t) {
         std::ofstream(dir / "profile.json", std::ios::trunc) << t;
-        report::build_report(dir.string());
-      }));
+        const auto c = report::build_report(dir.string());
+        return json{{"figures", c.figures.size()}, {"tables", c.tables.size()}};
+      }, /*round_trip=*/false));
 }
