@@ -164,6 +164,7 @@ __global__ void mfree_kernel(alloc::cuda_malloc_handle h, unsigned n, char **out
 
 TEST(AllocGpuQueue, CudaMallocServesEveryPageOfItsHeap) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::pool_config c;
   c.pages = 1u << 16;
   c.page_bytes = 256;

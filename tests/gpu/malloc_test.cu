@@ -164,6 +164,7 @@ TEST(MallocGpu, OuroborosVirtualizedQueuesMixedDisjoint) {
 
 TEST(MallocGpu, XmallocMixedDisjoint) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc a;
   expect_clean(churn(a.handle(), k_threads, 10, {}, nullptr, 0), 2'500'000, "xmalloc");
 }
@@ -259,6 +260,7 @@ TEST(MallocGpu, MallocSmallOuroborosOutOfMemory) {
 
 TEST(MallocGpu, MallocSmallXmallocChurn) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc a;
   const auto c = churn(a.handle(), 2048, 4, {}, nullptr, 0);
   EXPECT_EQ(c.range_errors + c.overwritten + c.out_of_memory, 0u);
@@ -310,6 +312,7 @@ TEST(MallocGpu, AllocateThenFreeOuroborosChunk) {
 }
 TEST(MallocGpu, AllocateThenFreeCudaMalloc) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::ensure_malloc_heap(std::size_t(4) << 30);
   alloc::pool_config pc;
   pc.pages = 1;
@@ -319,16 +322,19 @@ TEST(MallocGpu, AllocateThenFreeCudaMalloc) {
 }
 TEST(MallocGpu, AllocateThenFreeXmallocCoalesced) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc a;
   allocate_then_free(a.handle(), "xmalloc 1 KiB (coalesced)", 1024);
 }
 TEST(MallocGpu, AllocateThenFreeXmalloc) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc a;
   allocate_then_free(a.handle(), "xmalloc");
 }
 TEST(MallocGpu, AllocateThenFreeXmallocCoalescingOnly) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc_config c;
   c.buffering = false;
   alloc::xmalloc a(c);
@@ -405,6 +411,7 @@ TEST(MallocSignature, Ouroboros4100CostsWhat8192Costs) {
 // (XMalloc paper Fig. 5).
 TEST(MallocSignature, XmallocCoalescingGainGrowsWithActiveLanes) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc a;
   const unsigned allocations = 1u << 14;
   auto none = [] {};
@@ -462,7 +469,13 @@ TEST(MallocSanitizer, SmallPoolsAreClean) {
                         self + " --gtest_filter='*MallocSmall*' 2>&1",
                     &rc);
     EXPECT_EQ(rc, 0) << tool << ":\n" << log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
-    std::printf("%s: %s\n", tool, rc == 0 ? "0 errors" : "ERRORS");
+    // A filter that matches nothing exits 0 too: the child must have run the cases it names.
+    std::smatch m;
+    const bool counted = std::regex_search(log, m, std::regex(R"(Running (\d+) tests?)"));
+    const int ran = counted ? std::stoi(m[1].str()) : 0;
+    EXPECT_GE(ran, 1) << tool << ": the child ran no test (its filter matched nothing):\n" << log;
+    EXPECT_EQ(log.find("[  SKIPPED ]"), std::string::npos) << tool << ": a case skipped:\n" << log;
+    std::printf("%s: %s, %d tests under the sanitizer\n", tool, rc == 0 ? "0 errors" : "ERRORS", ran);
   }
 }
 
@@ -496,6 +509,7 @@ __global__ void take_mark_free(H h, unsigned n, std::uint32_t bytes, unsigned la
 // block per warp) and full warps (128 KiB: past the classes, device malloc), three kernels each.
 TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   alloc::xmalloc_config cfg;
   cfg.coalesce_max_bytes = 64 << 10;
   if (const char *e = std::getenv("GPUPROBE_XMALLOC_NO_BUFFERS"); e && *e == '1')

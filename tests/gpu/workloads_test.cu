@@ -96,6 +96,7 @@ TEST(Workloads, HashJoinWritesEveryResultTupleOnce) {
 
 TEST(Workloads, GrowableArrayOverRwMallocAndCudaMalloc) {
   GPUPROBE_REQUIRE_GPU();
+  GPUPROBE_IN_FRESH_PROCESS(); // its own device malloc heap
   const unsigned n = 1u << 20;
   alloc::malloc_config mc;
   mc.pool_bytes = 64u << 20;
