@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -76,23 +78,50 @@ std::vector<gpu_process> parse_compute_apps(const std::string &csv, const std::v
   return out;
 }
 
+namespace {
+// The parent of `pid` from /proc (0 when gone or unreadable).
+long parent_of(long pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  const auto close = text.rfind(')'); // the name may hold spaces and parentheses
+  if (close == std::string::npos)
+    return 0;
+  std::istringstream rest(text.substr(close + 1));
+  std::string state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+} // namespace
+
 std::vector<long> own_process_chain() {
   std::vector<long> chain;
   long pid = ::getpid();
   while (pid > 1 && chain.size() < 64) {
     chain.push_back(pid);
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    const auto close = text.rfind(')'); // the name may hold spaces and parentheses
-    if (close == std::string::npos)
-      break;
-    std::istringstream rest(text.substr(close + 1));
-    std::string state;
-    long ppid = 0;
-    rest >> state >> ppid;
-    pid = ppid;
+    pid = parent_of(pid);
   }
   return chain;
+}
+
+std::vector<long> own_descendants() {
+  std::map<long, std::vector<long>> children;
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const long pid = std::stol(n);
+    children[parent_of(pid)].push_back(pid);
+  }
+  std::vector<long> out, todo = {long(::getpid())};
+  while (!todo.empty() && out.size() < 4096) {
+    const long p = todo.back();
+    todo.pop_back();
+    for (const long c : children[p])
+      out.push_back(c), todo.push_back(c);
+  }
+  return out;
 }
 
 gpu_activity query_gpu_activity(const std::string &uuid) {
@@ -101,8 +130,14 @@ gpu_activity query_gpu_activity(const std::string &uuid) {
   const std::vector<std::string> args = {"-i", uuid, "--query-compute-apps=pid,process_name",
                                          "--format=csv,noheader"};
   smi_line(args, &csv, &a.known); // an idle GPU prints nothing, and exits 0
-  if (a.known)
-    a.others = parse_compute_apps(csv, own_process_chain());
+  if (a.known) {
+    // This process, its ancestors (a `run` parent) and its descendants (the stage it is running
+    // now, watched during the stage) are this measurement, not a neighbour.
+    auto mine = own_process_chain();
+    const auto below = own_descendants();
+    mine.insert(mine.end(), below.begin(), below.end());
+    a.others = parse_compute_apps(csv, mine);
+  }
   return a;
 }
 

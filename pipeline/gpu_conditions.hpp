@@ -15,8 +15,9 @@ struct gpu_process {
   std::string name;
 };
 
-// Compute processes on the GPU `uuid` other than this process and its ancestors (a `gpuprobe
-// run` parent holds no context); empty when nvidia-smi is absent (`known` false).
+// Compute processes on the GPU `uuid` other than this process, its ancestors (a `gpuprobe run`
+// parent holds no context) and its descendants (the stage it runs); empty when nvidia-smi is
+// absent (`known` false).
 struct gpu_activity {
   bool known = false; // nvidia-smi answered
   std::vector<gpu_process> others;
@@ -29,6 +30,8 @@ gpu_activity query_gpu_activity(const std::string &uuid);
 std::vector<gpu_process> parse_compute_apps(const std::string &csv, const std::vector<long> &mine);
 // This process and its ancestors, from /proc.
 std::vector<long> own_process_chain();
+// The processes this one started, and theirs (a stage measuring now), from /proc.
+std::vector<long> own_descendants();
 
 // The conditions block of profile.json before a run: nvidia_smi, mig_mode, other_processes
 // (a count, as text, as before), clocks_throttle_reasons_active, sm_clock_mhz_max.

@@ -9,7 +9,7 @@
 # driver must fail, not skip). Usage: OUT=/dir BUILD=build-carry TAG=h100 ROUND=busy|tests
 #   bash scripts/device_issue44.sh
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" "i44-${ROUND:-busy}"
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" "i44-$(echo ${ROUND:-busy} | tr ' ' -)"
 G="$B/gpuprobe" N="$B/tests/gpuprobe_test_neighbour"
 
 busy_round() {
@@ -83,9 +83,11 @@ tests_round() {
   cat "$D/steps.txt"
 }
 
-case "${ROUND:-busy}" in
-  busy) busy_round ;;
-  tests) tests_round ;;
-  *) echo "ROUND is busy or tests" >&2; exit 2 ;;
-esac
+for r in ${ROUND:-busy}; do
+  case "$r" in
+    busy) busy_round ;;
+    tests) tests_round ;;
+    *) echo "ROUND is busy, tests or both ('busy tests')" >&2; exit 2 ;;
+  esac
+done
 true

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -101,4 +102,29 @@ TEST(GpuConditions, OtherComputeProcessesLeaveOutThisOneAndItsAncestors) {
   ASSERT_GE(chain.size(), 2u);
   EXPECT_EQ(chain[0], long(::getpid()));
   EXPECT_EQ(chain[1], long(::getppid()));
+}
+
+// Issue 44: the GPU is watched during a stage, so the stage this process runs is no neighbour:
+// its descendants are left out as its ancestors are.
+TEST(GpuConditions, ThisProcessesChildrenAreNoNeighbours) {
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(go[1]);
+    char c;
+    (void)!::read(go[0], &c, 1);
+    std::_Exit(0);
+  }
+  ::close(go[0]);
+  const auto below = pipeline::own_descendants();
+  EXPECT_NE(std::find(below.begin(), below.end(), long(child)), below.end());
+  const std::string csv = std::to_string(child) + ", /opt/gpuprobe/gpuprobe\n4242, python3\n";
+  auto mine = pipeline::own_process_chain();
+  mine.insert(mine.end(), below.begin(), below.end());
+  const auto others = pipeline::parse_compute_apps(csv, mine);
+  ASSERT_EQ(others.size(), 1u);
+  EXPECT_EQ(others[0].pid, 4242);
+  ::close(go[1]);
+  ::waitpid(child, nullptr, 0);
 }
