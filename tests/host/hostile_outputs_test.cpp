@@ -359,3 +359,30 @@ TEST(HostileOutputs, OneBadStringOrValueLeavesTheRestOfThePageDrawn) {
   }();
   EXPECT_GE(figures, 4u) << "the rest of the page is drawn";
 }
+
+// Provenance through reanalyses: `--reanalyze --seed 99` keeps the measurement's seed, and a
+// second reanalysis names the measurement (not the first reanalysis) as measured_by. A mark a
+// stage's file carries ("disturbed", written under --allow-busy) reaches the profile on every
+// later analysis of the folder.
+TEST(HostileOutputs, AReanalysisKeepsTheMeasurementsProvenanceAndItsDisturbedMarks) {
+  const std::string dir = scratch("reanalyze-provenance");
+  fs::copy(k_run, dir, fs::copy_options::recursive);
+  const json first = read_json_file(dir + "/profile.json");
+  const json measured = first["reanalyzed"]["measured_by"];
+  ASSERT_TRUE(measured.contains("seed"));
+  json tlb = read_json_file(dir + "/raw/tlb.json");
+  tlb["disturbed"] = json::array({"tlb (during or after): 1 other process (PID 7 neighbour)"});
+  write_json_atomic(dir + "/raw/tlb.json", tlb);
+  for (int k = 0; k < 2; ++k) {
+    const auto r = test::run_gpuprobe_argv(
+        {"characterize", "--reanalyze", "--out", dir, "--seed", k ? "7" : "99"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    const json p = read_json_file(dir + "/profile.json");
+    EXPECT_EQ(p["meta"]["seed"], measured["seed"]) << "reanalysis " << k + 1;
+    EXPECT_EQ(p["reanalyzed"]["measured_by"], measured) << "reanalysis " << k + 1;
+    EXPECT_EQ(p["reanalyzed"]["times"], k + 1);
+    for (const auto &L : p["tlb"]["levels"])
+      EXPECT_NE(L.value("disturbed", std::string()).find("PID 7 neighbour"), std::string::npos)
+          << "reanalysis " << k + 1 << ": a level lost the stage's disturbed mark";
+  }
+}
