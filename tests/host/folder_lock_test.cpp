@@ -17,39 +17,10 @@
 
 using namespace gpuprobe;
 
-namespace {
-
-// A child process that holds `dir`'s write lock until killed; returns its PID once it holds it.
-pid_t hold_in_child(const std::string &dir) {
-  int ready[2];
-  EXPECT_EQ(::pipe(ready), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(ready[0]);
-    ::unsetenv(folder_lock::env_name);
-    try {
-      const folder_lock lock(dir, "characterize");
-      const char ok = 1;
-      (void)!::write(ready[1], &ok, 1);
-      for (;;)
-        ::pause();
-    } catch (...) {
-      std::_Exit(2);
-    }
-  }
-  ::close(ready[1]);
-  char ok = 0;
-  EXPECT_EQ(::read(ready[0], &ok, 1), 1);
-  ::close(ready[0]);
-  return pid;
-}
-
-} // namespace
-
 TEST(FolderLock, ASecondWriterIsRefusedWithTheHoldersPidAndAKilledOneBlocksNothing) {
   ::unsetenv(folder_lock::env_name);
   const std::string dir = test::temp_path("lock-writers");
-  const pid_t holder = hold_in_child(dir);
+  const pid_t holder = test::hold_folder_lock_in_child(dir);
   EXPECT_NE(folder_lock_holder(dir).find("PID " + std::to_string(holder)), std::string::npos);
   try {
     const folder_lock second(dir, "run");

@@ -64,30 +64,6 @@ pid_t dead_pid() {
   return p;
 }
 
-// A child holding `dir`'s write lock until killed.
-pid_t hold_lock(const std::string &dir) {
-  int ready[2];
-  EXPECT_EQ(::pipe(ready), 0);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(ready[0]);
-    ::unsetenv(folder_lock::env_name);
-    try {
-      const folder_lock lock(dir, "characterize");
-      const char ok = 1;
-      (void)!::write(ready[1], &ok, 1);
-      for (;;)
-        ::pause();
-    } catch (...) {
-      std::_Exit(2);
-    }
-  }
-  ::close(ready[1]);
-  char ok = 0;
-  EXPECT_EQ(::read(ready[0], &ok, 1), 1);
-  ::close(ready[0]);
-  return pid;
-}
 
 std::string run_sh(const std::string &cmd, int &status) {
   const std::string out = test::temp_path("sh_out.txt");
@@ -235,7 +211,7 @@ TEST(HostileOutputs, UnboundedInputsAreRefusedInOneLine) {
 
 TEST(HostileOutputs, TheLockCannotBeBypassedThroughTheEnvironment) {
   const std::string dir = small_folder("lock-bypass");
-  const pid_t holder = hold_lock(dir);
+  const pid_t holder = test::hold_folder_lock_in_child(dir);
   const std::string canon = fs::canonical(dir).string();
   // The old form (the folder alone) and a descriptor this process does not hold.
   for (const std::string &v : {canon, "3:" + canon, "0:" + canon}) {

@@ -1,5 +1,6 @@
 #include "test_util.hpp"
 
+#include "common/folder_lock.hpp"
 #include "common/process.hpp"
 #include "tests/common/binary_path.hpp"
 
@@ -61,6 +62,30 @@ run_result run_binary(const std::string &binary, const std::string &args) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+int hold_folder_lock_in_child(const std::string &dir) {
+  int ready[2];
+  EXPECT_EQ(::pipe(ready), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(ready[0]);
+    ::unsetenv(folder_lock::env_name);
+    try {
+      const folder_lock lock(dir, "characterize");
+      const char ok = 1;
+      (void)!::write(ready[1], &ok, 1);
+      for (;;)
+        ::pause();
+    } catch (...) {
+      std::_Exit(2);
+    }
+  }
+  ::close(ready[1]);
+  char ok = 0;
+  EXPECT_EQ(::read(ready[0], &ok, 1), 1);
+  ::close(ready[0]);
+  return pid;
 }
 
 } // namespace gpuprobe::test

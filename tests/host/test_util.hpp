@@ -74,6 +74,10 @@ run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::st
 
 std::string temp_path(const std::string &name);
 bool file_exists(const std::string &path);
+// A child process that holds `dir`'s write lock (gpuprobe::folder_lock, "characterize") until it
+// is killed; returns its PID once it holds the lock.
+int hold_folder_lock_in_child(const std::string &dir);
+
 // Writes `text` to temp_path(name) and returns that path.
 std::string write_temp(const std::string &name, const std::string &text);
 
