@@ -1,0 +1,225 @@
+#include "probes/tlb/simulate.hpp"
+
+#include "common/units.hpp"
+#include "probes/tlb/driver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+namespace gpuprobe::probes::sim {
+
+namespace {
+
+// The share of visits to a set of `n` tags, visited in a cycle, that miss with `ways` ways.
+double set_miss(std::uint64_t n, std::uint64_t ways, replacement r) {
+  if (n <= ways)
+    return 0;
+  if (r == replacement::lru)
+    return 1; // a cycle longer than the set evicts each tag before its next visit
+  // Random: a tag survives each of the (n - 1) p misses between its visits with 1 - 1/W.
+  double h = 0.5;
+  for (int i = 0; i < 200; ++i)
+    h = std::pow(1.0 - 1.0 / double(ways), double(n - 1) * (1 - h));
+  return 1 - h;
+}
+
+// How many tags each set holds when tags t = k * r (k < T) are indexed modulo `sets`: the used
+// sets (sets / gcd) share T round robin.
+double modulo_miss(const sim_level &L, std::uint64_t r, std::uint64_t T) {
+  const std::uint64_t g = std::min(r, L.sets); // powers of two: gcd(r, sets)
+  const std::uint64_t used = L.sets / g;
+  const std::uint64_t base = T / used, extra = T % used; // `extra` sets hold base + 1
+  const double m = double(extra) * double(base + 1) * set_miss(base + 1, L.ways, L.repl) +
+                   double(used - extra) * double(base) * set_miss(base, L.ways, L.repl);
+  return m / double(T);
+}
+
+// The same with an XOR index, set = (t ^ t >> b) mod 2^b, b = log2 sets, for tags t = k * 2^j:
+// where j < b, writing k = q 2^(b-j) + u, a tag's set is (u << j) ^ (q mod 2^b), and each block of
+// q takes every residue mod 2^j once: the sets fill evenly (as consecutive tags do); where j >= b
+// the low bits are zero and the set is (k << (j - b)) mod 2^b, the modulo case for r / 2^b.
+double xor_miss(const sim_level &L, std::uint64_t r, std::uint64_t T) {
+  return r < L.sets ? modulo_miss(L, 1, T) : modulo_miss(L, r / L.sets, T);
+}
+
+} // namespace
+
+double miss_share(const sim_level &L, std::uint64_t stride, std::uint64_t hops) {
+  if (hops == 0)
+    return 0;
+  const std::uint64_t C = L.coverage_bytes;
+  // Tags touched: a tag every hop (stride >= C, tags r = stride / C apart), or consecutive tags
+  // each visited C / stride times in a row, of which only the first can miss.
+  const bool wide = stride >= C;
+  const std::uint64_t r = wide ? stride / C : 1;
+  const std::uint64_t T = wide ? hops : (hops * stride + C - 1) / C;
+  const double first_visits = wide ? 1.0 : double(stride) / double(C);
+  if (T <= L.ways)
+    return 0;
+  if (T > 64 * L.entries() && L.repl == replacement::lru)
+    return first_visits; // every set far past its ways
+  const double m = L.xor_index && L.sets > 1 ? xor_miss(L, r, T) : modulo_miss(L, r, T);
+  return first_visits * m;
+}
+
+double latency(const sim_gpu &g, std::uint64_t stride, std::uint64_t hops) {
+  double t = g.base_cycles;
+  for (const auto &L : g.levels)
+    t += L.penalty_cycles * miss_share(L, stride, hops);
+  return t;
+}
+
+sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes) {
+  tlb_options o; // characterize's tlb stage (probes/tlb/plan.cpp): alias, 64 KiB..1 GiB, 8/octave
+  o.alloc = alloc_kind::alias;
+  o.max_bytes = max_bytes;
+  if (mode == sim_mode::quick) {
+    o.min_stride = 2 * k_mib;
+    o.max_stride = 256 * k_mib;
+    o.points_per_octave = 4;
+  }
+  sweep_plan p = plan_tlb(o, 0, max_bytes / 4);
+  p.max_hops = p.max_bytes / (2 * k_mib); // one 2 MiB chunk at every slot
+  return p;
+}
+
+analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::student_t_distribution<double> tail(4.0); // heavier tails than a Gaussian
+  std::uniform_real_distribution<double> unit(0, 1);
+  const double sigma = g.noise_cycles / 1.2;       // t(4)'s robust sigma is ~1.2
+  const auto noisy = [&](double truth) {
+    double v = truth + sigma * tail(rng);
+    if (unit(rng) < 0.005) // a rare one-sided outlier: another process's burst
+      v += g.noise_cycles * (10 + 20 * unit(rng));
+    return std::max(1.0, v);
+  };
+  const measure_fn measure = [&](std::uint64_t stride, std::uint64_t hops) {
+    sweep_point p;
+    p.stride_bytes = stride;
+    p.hops = hops;
+    p.footprint_bytes = stride * hops;
+    const double truth = latency(g, stride, hops);
+    p.median = noisy(truth);
+    p.mean = noisy(truth);
+    p.p10 = p.median - g.noise_cycles;
+    p.p90 = p.median + g.noise_cycles;
+    p.samples = 4096;
+    return p;
+  };
+  const auto points = run_sweep(
+      plan, [](std::uint64_t) {}, measure, [](const std::string &) {});
+  // As parse_gpuprobe_tlb_result reads a result: a curve per stride.
+  analysis::tlb_dataset d;
+  d.device_name = "simulated";
+  d.alloc = "alias";
+  std::map<std::uint64_t, analysis::tlb_curve> by_stride;
+  for (const auto &p : points) {
+    auto &c = by_stride[p.stride_bytes];
+    c.source = "simulated";
+    c.median = true;
+    c.stride_bytes = double(p.stride_bytes);
+    c.footprint_bytes.push_back(double(p.footprint_bytes));
+    c.cycles.push_back(p.median);
+    c.mean_cycles.push_back(p.mean);
+    c.disturbed = c.disturbed || p.disturbed;
+  }
+  for (auto &[s, c] : by_stride) {
+    analysis::finish_curve(c);
+    if (c.footprint_bytes.size() >= 3)
+      d.curves.push_back(std::move(c));
+  }
+  d.sources.push_back("simulated");
+  return d;
+}
+
+sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu) {
+  const auto pick = [&](int lo, int hi) { // uniform in [lo, hi]
+    return lo + int(rng() % std::uint64_t(hi - lo + 1));
+  };
+  const auto log_uniform = [&](double lo, double hi) {
+    return std::exp(std::log(lo) + (std::log(hi) - std::log(lo)) * double(rng() % 100001) / 1e5);
+  };
+  sim_gpu g;
+  g.base_cycles = log_uniform(200, 600);
+  g.noise_cycles = log_uniform(0.3, 5);
+  if (null_gpu)
+    return g;
+  const int n = pick(1, 4);
+  int coverage_log = pick(12, 22);     // 4 KiB .. 4 MiB for the first level
+  int entries_log = pick(3, 6);        // 8 .. 64 entries for the first level
+  for (int k = 0; k < n; ++k) {
+    sim_level L;
+    L.coverage_bytes = 1ull << std::min(coverage_log, 29); // at most 512 MiB
+    const int ent = std::min(entries_log, 16);             // at most 65,536 entries
+    const int ways_log = k == 0 && pick(0, 1) ? ent : pick(1, std::min(4, ent)); // FA, or 2-16 ways
+    L.ways = 1ull << ways_log;
+    L.sets = 1ull << (ent - ways_log);
+    L.penalty_cycles = log_uniform(3, 1000);
+    L.repl = pick(0, 3) == 0 ? replacement::random : replacement::lru;
+    L.xor_index = L.sets > 1 && pick(0, 3) != 0; // GPUs hash their set index; some do not
+    g.levels.push_back(L);
+    // The next level: more entries, the same or a larger coverage, a larger reach.
+    entries_log += pick(1, 4);
+    coverage_log += pick(0, 2);
+  }
+  return g;
+}
+
+std::string sim_gpu::describe() const {
+  std::string s = std::to_string(levels.size()) + " level(s), noise " +
+                  std::to_string(noise_cycles).substr(0, 4) + ":";
+  for (const auto &L : levels) {
+    char b[200];
+    std::snprintf(b, sizeof b, " %llu = %llu x %llu of %s, %s%s, +%.0f;",
+                  (unsigned long long)L.entries(), (unsigned long long)L.ways,
+                  (unsigned long long)L.sets, format_bytes(double(L.coverage_bytes)).c_str(),
+                  L.repl == replacement::lru ? "lru" : "random", L.xor_index ? " xor" : "",
+                  L.penalty_cycles);
+    s += b;
+  }
+  return s;
+}
+
+gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan) {
+  gpu_score out;
+  std::vector<bool> used(h.levels.size(), false);
+  const double lo = 2.0 * double(plan.min_bytes), hi = double(plan.max_bytes) / 2;
+  const std::uint64_t smallest = *std::min_element(plan.strides.begin(), plan.strides.end());
+  const std::uint64_t largest = *std::max_element(plan.strides.begin(), plan.strides.end());
+  for (const auto &L : g.levels) {
+    level_score s;
+    int showing = 0;
+    for (const auto st : plan.strides) {
+      const double at = double(L.entries()) * double(std::max(st, L.coverage_bytes));
+      const double hops = at / double(st);
+      showing += at >= lo && at <= hi && (!plan.max_hops || hops <= double(plan.max_hops) / 2);
+    }
+    s.observable = showing >= 2;
+    s.coverage_determinable = smallest < L.coverage_bytes && largest > L.coverage_bytes;
+    s.penalty_over_noise = L.penalty_cycles / g.noise_cycles;
+    const bool below_strides = L.coverage_bytes < smallest;
+    for (std::size_t i = 0; i < h.levels.size(); ++i) {
+      const auto &F = h.levels[i];
+      const bool by_reach = std::fabs(F.reach_bytes / L.reach_bytes() - 1) <= 0.25;
+      const bool by_entries = below_strides && F.entries &&
+                              std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
+      if (used[i] || !(by_reach || by_entries))
+        continue;
+      used[i] = true;
+      s.found = true;
+      s.exact_entries = F.entries && *F.entries == double(L.entries());
+      s.exact_coverage = F.page_bytes == double(L.coverage_bytes);
+      s.exact_ways_sets = F.ways && F.sets && *F.ways == double(L.ways) &&
+                          *F.sets == double(L.sets);
+      break;
+    }
+    out.levels.push_back(s);
+  }
+  out.false_levels = int(std::count(used.begin(), used.end(), false));
+  return out;
+}
+
+} // namespace gpuprobe::probes::sim

@@ -1,0 +1,80 @@
+#pragma once
+// Simulated GPUs for the TLB analyzer (issue 45): a translation hierarchy of set-associative
+// levels (ways x sets, what one entry covers, a miss penalty, LRU or random replacement, a set
+// index of the tag's low bits or of those XOR the next ones), chased as the tlb probe chases an
+// alias pool: the sweep characterize plans (full or quick) runs through run_sweep with a model in
+// place of the GPU, and each point's median and mean carry noise of the shape real sweeps show
+// (heavy tails, rare one-sided outliers). A random family of such GPUs, and null GPUs with no
+// level, states the analyzer's recovery and false-level rates (docs/analyze-tlb.md). Host-only.
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/sweep.hpp"
+#include "model/profile.hpp"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::probes::sim {
+
+enum class replacement { lru, random };
+
+struct sim_level {
+  std::uint64_t sets = 1, ways = 16;
+  std::uint64_t coverage_bytes = 2ull << 20; // what one entry covers
+  double penalty_cycles = 50;
+  replacement repl = replacement::lru;
+  bool xor_index = false; // set = (tag ^ tag >> log2 sets) mod sets, else tag mod sets
+  std::uint64_t entries() const { return sets * ways; }
+  double reach_bytes() const { return double(entries()) * double(coverage_bytes); }
+};
+
+struct sim_gpu {
+  std::vector<sim_level> levels; // innermost first, reach growing
+  double base_cycles = 300;      // a hop that hits every level
+  double noise_cycles = 1;       // the spread of a point's median (robust sigma)
+  std::string describe() const;  // "2 levels: 16 x 16 MiB FA lru +10; 2048 = 8 x 256 ..."
+};
+
+enum class sim_mode { full, quick };
+
+// The share of hops of a cyclic chase (`hops` hops `stride` bytes apart, a lap repeated) that
+// miss `L`: with a stride below the coverage only a tag's first hop can miss; a set holding more
+// tags than ways misses every visit under LRU, and under random replacement the fixed point of
+// h = (1 - 1/W)^((n - 1)(1 - h)).
+double miss_share(const sim_level &L, std::uint64_t stride, std::uint64_t hops);
+
+// Cycles per hop, noiseless.
+double latency(const sim_gpu &g, std::uint64_t stride, std::uint64_t hops);
+
+// The tlb stage's plan for `mode` on an alias pool of `max_bytes` (chunks of 2 MiB), as
+// characterize runs it.
+sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes);
+
+// The sweep run_sweep makes of `g` under `plan` (noise seeded by `seed`), as a dataset the
+// analyzer reads.
+analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed);
+
+// A random GPU of the family: 1 to 4 levels, 8 to 65,536 entries (fully associative or 2 to 16
+// ways), 4 KiB to 512 MiB an entry, penalties 3 to 1,000 cycles, noise 0.3 to 5 cycles; `null`:
+// no level at all.
+sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu = false);
+
+// How the analyzer's hierarchy `h` of `g`, swept under `plan`, came out. A level is observable
+// when two or more of the plan's strides put its boundary (entries x max(stride, coverage)) inside
+// the sweep, at least twice the smallest footprint and at most half the largest (and half the
+// largest lap); its coverage is determinable when the plan has strides below and above it. It is
+// found when a reported level's reach is within 25 % of its reach, or, where the coverage lies
+// below every stride (the page then only bounded), when its entries are within 25 %.
+struct level_score {
+  bool observable = false, coverage_determinable = false, found = false, exact_entries = false,
+       exact_ways_sets = false, exact_coverage = false;
+  double penalty_over_noise = 0;
+};
+struct gpu_score {
+  std::vector<level_score> levels;
+  int false_levels = 0; // reported levels matching no simulated one
+};
+gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan);
+
+} // namespace gpuprobe::probes::sim

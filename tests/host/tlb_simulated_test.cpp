@@ -1,0 +1,140 @@
+// Issue 45: the TLB analyzer on simulated GPUs (probes/tlb/simulate.hpp): a seeded family of
+// random hierarchies and null GPUs, swept as characterize plans the tlb stage (full and quick),
+// analyzed, and scored: the share of levels recovered with exact entries, ways and sets and
+// coverage, the false levels per null sweep, and the smallest penalty/noise found 95 % of the
+// time. CI runs a seeded few hundred; GPUPROBE_SIM_GPUS=1000 (scripts/simulated_family.sh) runs
+// the table docs/analyze-tlb.md quotes.
+#include "probes/tlb/levels.hpp"
+#include "probes/tlb/simulate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+using namespace gpuprobe;
+using namespace gpuprobe::probes::sim;
+
+namespace {
+
+constexpr std::uint64_t k_max = 512ull << 30; // the alias range of an H100
+
+struct tally {
+  int gpus = 0, nulls = 0, null_false = 0, false_levels = 0;
+  int observable = 0, found = 0, entries = 0, ways_sets = 0, coverage = 0, determinable = 0;
+  std::map<int, std::pair<int, int>> by_ratio; // log2(penalty / noise) -> found, observable
+};
+
+tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool verbose) {
+  std::mt19937_64 rng(seed);
+  const auto plan = plan_for(mode, k_max);
+  tally t;
+  for (int i = 0; i < gpus + nulls; ++i) {
+    const bool null_gpu = i >= gpus;
+    const sim_gpu g = random_gpu(rng, null_gpu);
+    const auto data = simulate(g, plan, seed * 7919 + std::uint64_t(i));
+    const auto h = analysis::analyze_tlb(data);
+    const auto s = score(g, h, plan);
+    if (null_gpu) {
+      ++t.nulls;
+      t.null_false += s.false_levels;
+      continue;
+    }
+    ++t.gpus;
+    t.false_levels += s.false_levels;
+    for (const auto &L : s.levels) {
+      if (!L.observable)
+        continue;
+      ++t.observable;
+      t.found += L.found;
+      t.entries += L.exact_entries;
+      t.ways_sets += L.exact_ways_sets;
+      t.determinable += L.coverage_determinable;
+      t.coverage += L.coverage_determinable && L.exact_coverage;
+      auto &b = t.by_ratio[int(std::floor(std::log2(std::max(1.0, L.penalty_over_noise))))];
+      b.first += L.found;
+      ++b.second;
+    }
+    if (verbose && (s.false_levels ||
+                    std::any_of(s.levels.begin(), s.levels.end(),
+                                [](const level_score &L) { return L.observable && !L.found; })))
+      std::printf("  missed or false: %s -> %zu level(s) found\n", g.describe().c_str(),
+                  h.levels.size());
+  }
+  return t;
+}
+
+double pct(int a, int b) { return b ? 100.0 * a / b : 0; }
+
+// The smallest penalty/noise from which every bin finds >= 95 % of its levels.
+double sensitivity(const tally &t) {
+  double from = -1;
+  for (auto it = t.by_ratio.rbegin(); it != t.by_ratio.rend(); ++it) {
+    const auto [found, n] = it->second;
+    if (n >= 3 && double(found) < 0.95 * n)
+      break;
+    from = std::exp2(it->first);
+  }
+  return from;
+}
+
+void print(const char *mode, const tally &t) {
+  std::printf("| %s | %d | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% of %d | %.2f | %.3f | %s |\n",
+              mode, t.gpus, t.observable, pct(t.found, t.observable), pct(t.entries, t.observable),
+              pct(t.ways_sets, t.observable), pct(t.coverage, t.determinable), t.determinable,
+              t.gpus ? double(t.false_levels) / t.gpus : 0,
+              t.nulls ? double(t.null_false) / t.nulls : 0,
+              sensitivity(t) > 0 ? ("x" + std::to_string(int(sensitivity(t)))).c_str() : "none");
+  for (const auto &[r, b] : t.by_ratio)
+    std::printf("|   penalty/noise %g-%g | | %d | %.0f %% found | | | | | | |\n", std::exp2(r),
+                std::exp2(r + 1), b.second, pct(b.first, b.second));
+}
+
+} // namespace
+
+// A hierarchy of Hopper's shape at an idle H100's noise is found: the simulator and the analyzer
+// agree where the answer is known.
+TEST(SimulatedGpus, AHopperLikeHierarchyIsRecovered) {
+  sim_gpu g;
+  g.base_cycles = 300;
+  g.noise_cycles = 0.3; // an idle H100's medians: whole cycles, a few cycles' excursions
+  g.levels = {{1, 16, 16ull << 20, 10, replacement::lru, false},
+              {256, 8, 32ull << 20, 95, replacement::lru, true},
+              {512, 8, 64ull << 20, 400, replacement::lru, true}};
+  const auto h = analysis::analyze_tlb(simulate(g, plan_for(sim_mode::full, k_max), 1));
+  for (const auto &L : h.levels)
+    std::printf("found %s\n", analysis::level_line("L", L).c_str());
+  const auto s = score(g, h, plan_for(sim_mode::full, k_max));
+  ASSERT_EQ(s.levels.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_TRUE(s.levels[k].found) << "L" << k + 1;
+    EXPECT_TRUE(s.levels[k].exact_entries && s.levels[k].exact_coverage) << "L" << k + 1;
+  }
+  EXPECT_TRUE(s.levels[1].exact_ways_sets && s.levels[2].exact_ways_sets);
+  EXPECT_EQ(s.false_levels, 0);
+}
+
+TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
+  const char *env = std::getenv("GPUPROBE_SIM_GPUS");
+  const int n = env ? std::atoi(env) : 120;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::printf("| mode | GPUs | levels in reach | found | exact entries | exact ways x sets | exact "
+              "coverage (of the determinable) | false levels / GPU | false levels / null sweep | found >= 95 %% from "
+              "penalty/noise |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  const auto full = run_family(sim_mode::full, n, n / 5, 45, env != nullptr);
+  print("full", full);
+  const auto quick = run_family(sim_mode::quick, n, n / 5, 46, env != nullptr);
+  print("quick", quick);
+  std::printf("(%d GPUs and %d null GPUs a mode, %.0f s)\n", n, n / 5,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  EXPECT_GT(full.observable, n / 2);
+  // The stated rates (docs/analyze-tlb.md, 1,000 GPUs a mode) hold on this seeded sample: no
+  // level on a sweep with none, and recovery not below what this analyzer measured (a change
+  // that finds fewer levels fails here; one that finds more raises the floor with the docs).
+  EXPECT_LE(double(full.null_false) / full.nulls, 0.05);
+  EXPECT_LE(double(quick.null_false) / quick.nulls, 0.05);
+  EXPECT_GE(pct(full.found, full.observable), 38.0);
+  EXPECT_GE(pct(quick.found, quick.observable), 45.0);
+}
