@@ -25,7 +25,26 @@ struct tally {
   int gpus = 0, nulls = 0, null_false = 0, false_levels = 0;
   int observable = 0, found = 0, entries = 0, ways_sets = 0, coverage = 0, determinable = 0;
   std::map<int, std::pair<int, int>> by_ratio; // log2(penalty / noise) -> found, observable
+  std::map<std::string, int> missed_by_cause;  // the first cause that fits each missed level
 };
+
+// Why a level the sweep could show may have been missed: the first of these that holds.
+std::string likely_cause(const sim_gpu &g, std::size_t k, const level_score &s) {
+  const auto &L = g.levels[k];
+  if (s.penalty_over_noise < 12)
+    return "a rise under 12 x the noise";
+  for (std::size_t j = 0; j < g.levels.size(); ++j)
+    if (j != k && std::max(g.levels[j].reach_bytes(), L.reach_bytes()) <
+                      4 * std::min(g.levels[j].reach_bytes(), L.reach_bytes()))
+      return "another level's reach within 4 x";
+  if (L.repl == replacement::random && L.ways > 1)
+    return "random replacement (a gradual ramp)";
+  if (L.sets > 1 && !L.xor_index)
+    return "a modulo set index (conflicts at large strides)";
+  if (L.entries() < 16)
+    return "fewer than 16 entries";
+  return "none of these";
+}
 
 tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool verbose) {
   std::mt19937_64 rng(seed);
@@ -44,9 +63,20 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
     }
     ++t.gpus;
     t.false_levels += s.false_levels;
-    for (const auto &L : s.levels) {
+    for (std::size_t k = 0; k < s.levels.size(); ++k) {
+      const auto &L = s.levels[k];
       if (!L.observable)
         continue;
+      if (!L.found) {
+        const std::string why = likely_cause(g, k, L);
+        ++t.missed_by_cause[why];
+        if (const char *show = std::getenv("GPUPROBE_SIM_SHOW"); show && why.find(show) == 0) {
+          std::printf("  %s: L%zu of %s -> found:", why.c_str(), k + 1, g.describe().c_str());
+          for (const auto &F : h.levels)
+            std::printf(" %s;", analysis::level_line("", F).c_str());
+          std::printf("\n");
+        }
+      }
       ++t.observable;
       t.found += L.found;
       t.entries += L.exact_entries;
@@ -90,6 +120,9 @@ void print(const char *mode, const tally &t) {
   for (const auto &[r, b] : t.by_ratio)
     std::printf("|   penalty/noise %g-%g | | %d | %.0f %% found | | | | | | |\n", std::exp2(r),
                 std::exp2(r + 1), b.second, pct(b.first, b.second));
+  for (const auto &[why, n] : t.missed_by_cause)
+    std::printf("|   missed: %s | | %d | %.0f %% of the missed | | | | | | |\n", why.c_str(), n,
+                pct(n, t.observable - t.found));
 }
 
 } // namespace
