@@ -95,6 +95,9 @@ public:
     bm_.load_words(w);
     forget();
   }
+  // The same occupancy with every thread's last page kept: the state Eq. 7 describes, each
+  // thread starting at the page after the one its previous call got (BM_getpage's warm rows).
+  void load_packed_keep_last(const packed_state &w) { bm_.load_words(w); }
   void forget() {
     cuda_or_throw(cudaMemset(last_.get(), 0xff, last_.size() * sizeof(page_t)), "memset");
   }
