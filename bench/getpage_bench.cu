@@ -145,6 +145,13 @@ void bm_getpage(
     if (th.was > 0)
       st.counters["WAS_theory"] = th.was;
   }
+  if constexpr (keeps_last) {
+    // Eq. 9 with p measured on this occupancy instead of Eq. 8's: a thread's last page is a free
+    // page of the pattern, and the page after it is used when it ends its cluster, M of A.
+    const double free_n = double(free_pages), clusters = free_clusters(occ);
+    st.counters["TAS_theory_occupancy"] =
+        1 + clusters / free_n * gpuprobe::analysis::rw_tas(double(T), free_n, double(n));
+  }
 }
 
 __global__ void malloc_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char **out) {

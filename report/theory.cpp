@@ -20,6 +20,7 @@ struct theory_cell {
   std::string alloc;
   int permille;
   double threads, tas, tas_th, was, was_th;
+  double tas_occupancy = 0; // CRW: Eq. 9 with p = M / A of the measured occupancy (0: none)
 };
 
 // BM_getpage/<alloc>/threads:<n>/free_permille:<f> cases of the allocators the models of Eqs. 3-9
@@ -44,7 +45,7 @@ std::vector<theory_cell> theory_cells(const inputs &in) {
         continue;
       cells.push_back({alloc, std::atoi(name.c_str() + f0 + 14), std::atof(tn.c_str()),
                        b.value("TAS", 0.0), b.value("TAS_theory", 0.0), b.value("WAS", 0.0),
-                       b.value("WAS_theory", 0.0)});
+                       b.value("WAS_theory", 0.0), b.value("TAS_theory_occupancy", 0.0)});
     }
   return cells;
 }
@@ -70,6 +71,8 @@ report_figure theory_figure(const std::vector<theory_cell> &cells, bool was, rep
     row(o, s, "points", e.threads, was ? e.was : e.tas);
     if ((was ? e.was_th : e.tas_th) > 0) // CRW's model has no WAS bound
       row(o, s + " theory", "dashed", e.threads, was ? e.was_th : e.tas_th);
+    if (!was && e.tas_occupancy > 0) // CRW: Eq. 8's p against the occupancy's own
+      row(o, s + " theory, p = M/A of this occupancy", "dotted", e.threads, e.tas_occupancy);
   }
   // A measured WAS over its bound is not a broken model: Eqs. 4 and 6 assume every lane starts
   // on a distinct word (no LockMap collisions), which stops holding as N approaches the free

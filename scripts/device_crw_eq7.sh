@@ -11,14 +11,14 @@ timed grid 300 "$B/gpuprobe-bench" --benchmark_filter="$filter" --benchmark_out=
 python3 - "$D/bench_getpage.json" <<'PY' | tee "$D/table.md"
 import json, sys
 d = json.load(open(sys.argv[1]))
-print("| case | ms | TAS | TAS theory | TAS / theory | TAS first call | WAS | WAS bound |")
-print("|---|---|---|---|---|---|---|---|")
+print("| case | ms | TAS | TAS theory (Eq. 9) | TAS / theory | Eq. 9, p = M/A | TAS first call | WAS | WAS bound |")
+print("|---|---|---|---|---|---|---|---|---|")
 for b in d["benchmarks"]:
     n = b["name"].replace("BM_getpage/", "").split("/iterations")[0]
     g = lambda k: b.get(k)
     f = lambda v, p=1: "-" if v is None else f"{v:.{p}f}"
     ratio = g("TAS") / g("TAS_theory") if g("TAS") and g("TAS_theory") else None
     print(f"| {n} | {f(g('real_time'), 3)} | {f(g('TAS'))} | {f(g('TAS_theory'))} | {f(ratio, 2)} | "
-          f"{f(g('TAS_first'))} | {f(g('WAS'))} | {f(g('WAS_theory'))} |")
+          f"{f(g('TAS_theory_occupancy'))} | {f(g('TAS_first'))} | {f(g('WAS'))} | {f(g('WAS_theory'))} |")
 PY
 pack
