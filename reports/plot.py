@@ -4,7 +4,7 @@ writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y;
 points | line | dashed | dotted), "heatmap" (csv: first row = column labels, then the
 matrix; `boxes` = [first, last] index ranges outlined), "forest" (csv: label,ratio,low,high,
 verdict: one interval per row, a line at 1) and "groupmap" (csv: unit,<SM ids>, then a row per
-unit whose cells are each SM's sharing group). Every text comes from data: math parsing is off,
+unit whose cells are each SM's sharing group). Every text from data is drawn with math parsing off,
 so "$" and "\\" are drawn as they are. A figure that cannot be drawn (a ragged matrix, a value
 that is no number) is left out: its id and the reason go to FIG_DIR/not_drawn.json, the others
 are drawn, exit 0. Exit 1 with one line when the manifest itself cannot be read."""
@@ -19,9 +19,15 @@ os.environ.pop("MPLBACKEND", None)  # ours is Agg: a bogus value in the caller's
 import matplotlib  # noqa: E402
 
 matplotlib.use("Agg")
-matplotlib.rcParams["text.parse_math"] = False  # names from data: "$\\x{$" is text, not TeX
 matplotlib.rcParams["text.usetex"] = False
 import matplotlib.pyplot as plt  # noqa: E402
+
+
+def plain(texts):
+    """Text from data (names, titles, labels) is drawn as it is: "$\\x{$" is text, not TeX. The
+    axes' own number formatters keep their math (log ticks are $10^{k}$)."""
+    for t in texts:
+        t.set_parse_math(False)
 
 
 def number(v, path):
@@ -89,15 +95,17 @@ def lines(fig, ax, spec, path):
         ax.plot([p[0] for p in xy], [p[1] for p in xy], label=label, **look)
     if many and any(n != base_of(n) for (n, st) in series):
         ax.plot([], [], color="grey", linestyle="--", linewidth=1, label="dashed: its model / fit")
+    if many and any("p = M/A" in n for (n, st) in series):
+        ax.plot([], [], color="grey", linestyle=":", linewidth=1.5, label="dotted: CRW, Eq. 9 with p = M/A of the occupancy")
     for v in spec.get("vlines", []):
         ax.axvline(v["x"], color="grey", linestyle="--", linewidth=0.8)
-        ax.annotate(v["label"], (v["x"], 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)
+        plain([ax.annotate(v["label"], (v["x"], 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)])
     if spec.get("logx"):
         ax.set_xscale("log", base=2)
     if spec.get("logy"):
         ax.set_yscale("log")
     # Beside the axes, never over the data.
-    ax.legend(fontsize=8, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    plain(ax.legend(fontsize=8, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0).get_texts())
 
 
 def heatmap(fig, ax, spec, path):
@@ -119,6 +127,7 @@ def heatmap(fig, ax, spec, path):
         ticks = list(range(0, len(labels), max(1, len(labels) // 24)))
     ax.set_xticks(ticks, [labels[t] for t in ticks], fontsize=6, rotation=90)
     ax.set_yticks(ticks, [labels[t] for t in ticks], fontsize=6)
+    plain(ax.get_xticklabels() + ax.get_yticklabels())
     for lo, hi in boxes:
         ax.add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, edgecolor="red", linewidth=1))
 
@@ -138,6 +147,7 @@ def forest(fig, ax, spec, path):
                     color=VERDICT_COLORS.get(r["verdict"], "grey"))
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(rows)), [r["label"] for r in rows], fontsize=8)
+    plain(ax.get_yticklabels())
     ax.invert_yaxis()
     handles = [plt.Line2D([], [], color=c, marker="o", linestyle="none", label=v) for v, c in
                list(VERDICT_COLORS.items()) + [("no significant difference", "grey")]]
@@ -161,6 +171,7 @@ def groupmap(fig, ax, spec, path):
     step = max(1, len(sms) // 22)
     ax.set_xticks(range(0, len(sms), step), [sms[t] for t in range(0, len(sms), step)], fontsize=6)
     ax.set_yticks(range(len(units)), units, fontsize=7)
+    plain(ax.get_xticklabels() + ax.get_yticklabels())
 
 
 def draw_one(d, spec):
@@ -168,9 +179,8 @@ def draw_one(d, spec):
     try:
         draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap}.get(spec["kind"], lines)
         draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
-        ax.set_title(spec["title"], fontsize=9)
-        ax.set_xlabel(spec["xlabel"])
-        ax.set_ylabel(spec["ylabel"])
+        plain([ax.set_title(spec["title"], fontsize=9), ax.set_xlabel(spec["xlabel"]),
+               ax.set_ylabel(spec["ylabel"])])
         fig.tight_layout()
         for ext in ("png", "svg"):
             fig.savefig(os.path.join(d, f"{os.path.basename(spec['id'])}.{ext}"), dpi=120)
