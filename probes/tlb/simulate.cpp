@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 namespace gpuprobe::probes::sim {
@@ -85,7 +86,8 @@ sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes) {
   return p;
 }
 
-analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed) {
+std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &plan,
+                                         std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::student_t_distribution<double> tail(4.0); // heavier tails than a Gaussian
   std::uniform_real_distribution<double> unit(0, 1);
@@ -109,8 +111,12 @@ analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::ui
     p.samples = 4096;
     return p;
   };
-  const auto points = run_sweep(
+  return run_sweep(
       plan, [](std::uint64_t) {}, measure, [](const std::string &) {});
+}
+
+analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed) {
+  const auto points = simulate_points(g, plan, seed);
   // As parse_gpuprobe_tlb_result reads a result: a curve per stride.
   analysis::tlb_dataset d;
   d.device_name = "simulated";
@@ -133,6 +139,55 @@ analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::ui
   }
   d.sources.push_back("simulated");
   return d;
+}
+
+nlohmann::json raw_result(const sim_gpu &g, const sweep_plan &plan,
+                          const std::vector<sweep_point> &points) {
+  tlb_result r;
+  r.device = {{"name", "simulated: " + g.describe()},
+              {"uuid", "SIM-" + std::to_string(std::hash<std::string>{}(g.describe()) % 100000000)},
+              {"sm_count", 132},
+              {"l2_bytes", 50u << 20}};
+  r.meta = {{"tool", "gpuprobe simulate"}, {"argv", nlohmann::json::array()}};
+  r.alloc = "alias";
+  r.granularity_bytes = 2 * k_mib;
+  r.alias_bytes = 2 * k_mib;
+  r.min_bytes = plan.min_bytes;
+  r.max_bytes = plan.max_bytes;
+  r.max_hops = plan.max_hops;
+  r.strides = plan.strides;
+  r.points_per_octave = plan.points_per_octave;
+  r.samples_per_point = 4096;
+  r.points = points;
+  return to_json(r);
+}
+
+std::string csv_2017(const sim_gpu &g, const std::vector<sweep_point> &points) {
+  std::map<std::uint64_t, std::map<std::uint64_t, double>> rows; // footprint -> stride -> cycles
+  std::map<std::uint64_t, bool> strides;
+  for (const auto &p : points) {
+    rows[p.footprint_bytes][p.stride_bytes] = p.mean; // "reduction mode: avg"
+    strides[p.stride_bytes] = true;
+  }
+  std::string o = "#simulated " + g.describe() + ": cuda 0.0, reduction mode: avg\n#,";
+  for (const auto &[st, _] : strides)
+    o += std::to_string(st / 1024) + ",";
+  o += "\n";
+  char cell[64];
+  for (const auto &[fp, by] : rows) {
+    std::snprintf(cell, sizeof cell, "%.10g,", double(fp) / double(k_mib));
+    o += cell;
+    for (const auto &[st, _] : strides) {
+      const auto it = by.find(st);
+      if (it != by.end()) {
+        std::snprintf(cell, sizeof cell, "%.4f", it->second);
+        o += cell;
+      }
+      o += ",";
+    }
+    o += "\n";
+  }
+  return o;
 }
 
 sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu) {

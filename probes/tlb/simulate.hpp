@@ -51,9 +51,19 @@ double latency(const sim_gpu &g, std::uint64_t stride, std::uint64_t hops);
 // characterize runs it.
 sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes);
 
-// The sweep run_sweep makes of `g` under `plan` (noise seeded by `seed`), as a dataset the
-// analyzer reads.
+// The sweep run_sweep makes of `g` under `plan` (noise seeded by `seed`): its points, and the
+// same as a dataset the analyzer reads.
+std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &plan,
+                                         std::uint64_t seed);
 analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed);
+
+// The sweep as gpuprobe's raw result (gpuprobe.result/1, probe "tlb", an alias pool in 2 MiB
+// chunks) of a device named "simulated: <describe()>": `gpuprobe analyze tlb` reads it.
+nlohmann::json raw_result(const sim_gpu &g, const sweep_plan &plan,
+                          const std::vector<sweep_point> &points);
+// The same sweep in the 2017 cuda-gpu-tlb tool's CSV (footprint in MB a row, stride in KB a
+// column, a cell empty where that stride has no point), the format the K80/P100 tables came in.
+std::string csv_2017(const sim_gpu &g, const std::vector<sweep_point> &points);
 
 // A random GPU of the family: 1 to 4 levels, 8 to 65,536 entries (fully associative or 2 to 16
 // ways), 4 KiB to 512 MiB an entry, penalties 3 to 1,000 cycles, noise 0.3 to 5 cycles; `null`:

@@ -4,14 +4,17 @@
 // coverage, the false levels per null sweep, and the smallest penalty/noise found 95 % of the
 // time. CI runs a seeded few hundred; GPUPROBE_SIM_GPUS=1000 (scripts/simulated_family.sh) runs
 // the table docs/analyze-tlb.md quotes.
+#include "common/json_io.hpp"
 #include "probes/tlb/levels.hpp"
 #include "probes/tlb/simulate.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
 using namespace gpuprobe;
@@ -170,4 +173,39 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   EXPECT_LE(double(quick.null_false) / quick.nulls, 0.05);
   EXPECT_GE(pct(full.found, full.observable), 38.0);
   EXPECT_GE(pct(quick.found, quick.observable), 45.0);
+}
+
+// The simulated sweep in both file formats the analyzer reads: gpuprobe's raw result, through
+// `gpuprobe analyze tlb` as a user would run it, gives the hierarchy the in-memory analysis
+// gives; the 2017 tool's CSV holds every point, and its analysis finds the same levels.
+TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
+  sim_gpu g;
+  g.noise_cycles = 0.3;
+  g.levels = {{1, 16, 16ull << 20, 10, replacement::lru, false},
+              {256, 8, 32ull << 20, 95, replacement::lru, true},
+              {512, 8, 64ull << 20, 400, replacement::lru, true}};
+  const auto plan = plan_for(sim_mode::quick, k_max);
+  const auto points = simulate_points(g, plan, 3);
+  const auto in_memory = analysis::analyze_tlb(simulate(g, plan, 3));
+  const std::string raw = test::temp_path("sim_tlb.json"), prof = test::temp_path("sim_prof.json");
+  write_json_atomic(raw, raw_result(g, plan, points));
+  std::filesystem::remove(prof);
+  const auto r = test::run_gpuprobe_argv({"analyze", "tlb", "--input", raw, "--out", prof});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto from_file = model::read_profile(prof).tlb;
+  ASSERT_EQ(from_file.levels.size(), in_memory.levels.size());
+  for (std::size_t k = 0; k < from_file.levels.size(); ++k) {
+    EXPECT_EQ(from_file.levels[k].entries, in_memory.levels[k].entries) << "L" << k + 1;
+    EXPECT_EQ(from_file.levels[k].page_bytes, in_memory.levels[k].page_bytes) << "L" << k + 1;
+  }
+  analysis::tlb_dataset csv;
+  analysis::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "sim.csv", csv);
+  std::size_t n = 0;
+  for (const auto &c : csv.curves)
+    n += c.footprint_bytes.size();
+  EXPECT_EQ(n, points.size());
+  const auto h = analysis::analyze_tlb(csv);
+  const auto s = score(g, h, plan);
+  for (std::size_t k = 0; k < 3; ++k)
+    EXPECT_TRUE(s.levels[k].found) << "the 2017 format, L" << k + 1;
 }
