@@ -139,13 +139,15 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
 
 namespace {
 
+using F = results_folder::raw_file;
+
 // Each level's (or candidate's) sharing from raw/sharing_<label>.json, where it was measured for
 // this level's geometry.
 void attach_sharing(const results_folder &folder, std::vector<model::tlb_level> &list,
                     bool candidate) {
   for (std::size_t k = 0; k < list.size(); ++k) {
     model::tlb_level &L = list[k];
-    const fs::path f = folder.raw("sharing_" + level_label(candidate, k) + ".json");
+    const fs::path f = folder.raw(F::sharing(level_label(candidate, k)));
     L.sharing = model::level_sharing{};
     if (!fs::exists(f))
       continue; // "not measured"
@@ -168,7 +170,7 @@ void attach_sharing(const results_folder &folder, std::vector<model::tlb_level> 
 
 // The conflict sets (a second measure of each level's ways), matched by label and geometry.
 void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  const fs::path cf = folder.raw("tlb_conflict.json");
+  const fs::path cf = folder.raw(F::tlb_conflict);
   if (!fs::exists(cf))
     return;
   const json cr = read_json_file(cf.string());
@@ -187,7 +189,7 @@ void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tl
 // becomes the profile's.
 json atomics_fits(const results_folder &folder, model::profile &p) {
   json atomics = json::array();
-  const fs::path af = folder.raw("atomics.json");
+  const fs::path af = folder.raw(F::atomics);
   if (!fs::exists(af))
     return atomics;
   const auto a = probes::atomics_result_from_json(read_json_file(af.string()));
@@ -202,12 +204,12 @@ json atomics_fits(const results_folder &folder, model::profile &p) {
 
 // The aliased levels against the real-memory chase and tlb-sampling, where both were measured.
 void attach_cross_check(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  const fs::path rp = folder.raw("tlb_real_profile.json"), rr = folder.raw("tlb_real.json");
+  const fs::path rp = folder.raw(F::tlb_real_profile), rr = folder.raw(F::tlb_real);
   if (!fs::exists(rp) || !fs::exists(rr))
     return;
   const model::profile real_profile = model::read_profile(rp.string());
   const auto real = probes::tlb_result_from_json(read_json_file(rr.string()));
-  const fs::path sp = folder.raw("tlb_sampling.json");
+  const fs::path sp = folder.raw(F::tlb_sampling);
   std::optional<probes::sampling_result> sampling;
   if (fs::exists(sp))
     sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
@@ -219,7 +221,7 @@ void attach_cross_check(const results_folder &folder, model::tlb_hierarchy &tlb)
 model::profile assemble_profile(const std::string &dir, const json &stages_run,
                                 const json &conditions) {
   const results_folder folder{fs::path(dir)};
-  model::profile p = model::read_profile(folder.raw("tlb_profile.json").string());
+  model::profile p = model::read_profile(folder.raw(F::tlb_profile).string());
   p.schema = schema::profile.id();
   p.meta = json::object();
   attach_sharing(folder, p.tlb.levels, false);
@@ -227,7 +229,7 @@ model::profile assemble_profile(const std::string &dir, const json &stages_run,
   attach_conflict_sets(folder, p.tlb);
   const json atomics = atomics_fits(folder, p);
   attach_cross_check(folder, p.tlb);
-  p.detail = {{"atomics", {{"source", "raw/atomics.json"}, {"variants", atomics}}},
+  p.detail = {{"atomics", {{"source", results_folder::raw_rel(F::atomics)}, {"variants", atomics}}},
               {"conditions", conditions}};
   p.stages.emplace();
   for (const auto &st : stages_run)

@@ -14,6 +14,27 @@ struct results_folder {
   static constexpr const char *validation_file = "validation.json";
   static constexpr const char *report_dir = "report";
 
+  // The files characterize's stages write under raw/, named once: each probe's plan.cpp writes
+  // them, characterize and the report read them through these names.
+  struct raw_file {
+    static constexpr const char *tlb = "tlb.json";                 // the aliased sweep
+    static constexpr const char *tlb_real = "tlb_real.json";       // the real-memory sweep
+    static constexpr const char *tlb_profile = "tlb_profile.json"; // the hierarchy of tlb.json
+    static constexpr const char *tlb_real_profile = "tlb_real_profile.json";
+    static constexpr const char *tlb_sampling = "tlb_sampling.json"; // stage tlb_sampling
+    static constexpr const char *tlb_conflict = "tlb_conflict.json"; // stage tlb_conflict
+    static constexpr const char *atomics = "atomics.json";
+    static constexpr const char *bench_getpage = "bench_getpage.json";
+    static constexpr const char *sharing_prefix = "sharing_";
+    // A stage's own file: "<stage>.json" (tlb_sampling, tlb_conflict, sharing_L2, ...).
+    static std::string of_stage(const std::string &stage) { return stage + ".json"; }
+    static std::string sharing(const std::string &label) {
+      return of_stage(sharing_prefix + label);
+    }
+  };
+  // "raw/<file>": a stage's output as its arguments name it, relative to the folder.
+  static std::string raw_rel(const std::string &file) { return std::string(raw_dir) + "/" + file; }
+
   std::filesystem::path dir;
 
   std::filesystem::path raw() const { return dir / raw_dir; }

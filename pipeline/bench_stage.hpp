@@ -5,12 +5,15 @@
 // same GPU by its UUID), is kept when made on this GPU by this commit with this grid, and is left
 // out, with the reason, under --quick or where gpuprobe-bench was not built. Host-only: the plan
 // is tested without a GPU.
+#include "common/results_folder.hpp"
+
 #include <string>
 #include <vector>
 
 namespace gpuprobe::pipeline {
 
-inline constexpr const char *k_bench_file = "raw/bench_getpage.json";
+inline const std::string k_bench_file =
+    results_folder::raw_rel(results_folder::raw_file::bench_getpage);
 
 // The cases: ^BM_getpage/(rw|rw_bm32|rw_bm64|corw32|corw64|crw)/threads:(4096|65536|1048576)/
 // free_permille:(500|5)/ (Google Benchmark's names go on with "/iterations:10/manual_time").

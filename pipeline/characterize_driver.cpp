@@ -38,7 +38,7 @@ using nlohmann::json;
 // The device a finished folder was measured on (its aliased sweep's device block), for
 // --reanalyze, which has no GPU to ask.
 device_info measured_device(const std::string &dir) {
-  const fs::path f = fs::path(dir) / "raw/tlb.json";
+  const fs::path f = results_folder{dir}.raw(results_folder::raw_file::tlb);
   if (!fs::exists(f))
     throw error("characterize --reanalyze: " + f.string() +
                 " does not exist: measure first with `gpuprobe characterize --out " + dir + "`");
@@ -238,7 +238,8 @@ void drop_stale_sharing(const results_folder &folder, const std::vector<stage> &
   std::vector<fs::path> stale;
   for (const auto &e : fs::directory_iterator(folder.raw())) {
     const std::string f = e.path().filename().string();
-    if (f.rfind("sharing_", 0) == 0 && e.path().extension() == ".json" &&
+    if (f.rfind(results_folder::raw_file::sharing_prefix, 0) == 0 &&
+        e.path().extension() == ".json" &&
         std::none_of(sharing.begin(), sharing.end(),
                      [&](const stage &st) { return fs::path(st.output).filename() == f; }))
       stale.push_back(e.path());
@@ -258,8 +259,8 @@ void drop_stale_sharing(const results_folder &folder, const std::vector<stage> &
 // Throttling seen: the SM clock the probes measured against the peak, into `conditions`.
 void record_clock(json &conditions, const std::string &dir, const device_info &dev) {
   double seen = 0;
-  for (const char *f : {"raw/tlb.json", "raw/atomics.json"}) {
-    const fs::path p = fs::path(dir) / f;
+  for (const char *f : {results_folder::raw_file::tlb, results_folder::raw_file::atomics}) {
+    const fs::path p = results_folder{dir}.raw(f);
     if (fs::exists(p))
       seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
   }
@@ -368,7 +369,8 @@ void run_all_stages(pipeline::stage_runner &runner, const characterize_run_optio
   std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
   for (const auto &st : stages)
     runner.run(st, ++k, n);
-  const auto tlb = model::read_profile(folder.raw("tlb_profile.json").string()).tlb;
+  const auto tlb =
+      model::read_profile(folder.raw(results_folder::raw_file::tlb_profile).string()).tlb;
   const auto sharing = sharing_stages(tlb, o.quick, o.device, o.seed);
   if (sharing.empty())
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
@@ -412,9 +414,8 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
                                  : previous.value("meta", json::object());
     if (measured_by.contains("seed"))
       made.meta["seed"] = measured_by["seed"];
-    made.detail["reanalyzed"] = {{"measured_by", measured_by},
-                                 {"seconds", wall},
-                                 {"times", earlier.value("times", 0) + 1}};
+    made.detail["reanalyzed"] = {
+        {"measured_by", measured_by}, {"seconds", wall}, {"times", earlier.value("times", 0) + 1}};
   }
   write_json_atomic(profile_path, model::to_json(made));
   return made;

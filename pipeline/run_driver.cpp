@@ -58,7 +58,8 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
     return;
   }
   if (const std::string kept = bench_kept(dir, uuid); !kept.empty()) {
-    std::printf("[run] %-12s done earlier (%s: %s), kept\n", "bench", k_bench_file, kept.c_str());
+    std::printf("[run] %-12s done earlier (%s: %s), kept\n", "bench", k_bench_file.c_str(),
+                kept.c_str());
     return;
   }
   const auto s0 = std::chrono::steady_clock::now();

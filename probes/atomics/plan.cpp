@@ -1,4 +1,5 @@
 // The atomics probe's stage in `gpuprobe characterize` (quick: two variants, 1024 samples).
+#include "common/results_folder.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "probes/atomics/probe.hpp"
 
@@ -8,17 +9,15 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (r.tlb)
     return;
   const std::string dev = std::to_string(r.device), sd = std::to_string(r.seed);
+  const std::string out = results_folder::raw_rel(results_folder::raw_file::atomics);
   if (r.quick)
     s.push_back({"atomics",
-                 "raw/atomics.json",
+                 out,
                  {"atomics", "--device", dev, "--variants", "same_u32", "distinct_u32", "--samples",
-                  "1024", "--seed", sd, "--out", "raw/atomics.json"},
+                  "1024", "--seed", sd, "--out", out},
                  {}});
   else
-    s.push_back({"atomics",
-                 "raw/atomics.json",
-                 {"atomics", "--device", dev, "--seed", sd, "--out", "raw/atomics.json"},
-                 {}});
+    s.push_back({"atomics", out, {"atomics", "--device", dev, "--seed", sd, "--out", out}, {}});
 }
 
 } // namespace gpuprobe::catalog::atomics

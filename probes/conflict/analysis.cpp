@@ -1,5 +1,6 @@
 #include "probes/conflict/analysis.hpp"
 
+#include "common/results_folder.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -108,7 +109,7 @@ json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int 
 } // namespace
 
 json conflict_summary(const json &level, const json &result_level) {
-  json out = {{"source", "raw/tlb_conflict.json"}};
+  json out = {{"source", results_folder::raw_rel(results_folder::raw_file::tlb_conflict)}};
   if (result_level.contains("skipped")) {
     out["resolved"] = false;
     out["why"] = result_level["skipped"];

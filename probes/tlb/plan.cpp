@@ -1,5 +1,6 @@
 // The tlb probe's stages in `gpuprobe characterize`: the aliased sweep and the real-memory
 // cross-check, and the analysis of each (before the TLB profile exists; none after).
+#include "common/results_folder.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "probes/tlb/probe.hpp"
 
@@ -8,6 +9,8 @@ namespace gpuprobe::catalog::tlb {
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (r.tlb)
     return;
+  using F = results_folder::raw_file;
+  const auto raw = results_folder::raw_rel;
   const std::string dev = std::to_string(r.device), sd = std::to_string(r.seed);
   // The hierarchy: the aliased chase (one physical chunk at every slot of 4 x the memory), whose
   // steps are translation alone, with strides 64 KiB..1 GiB (quick: 2 MiB..256 MiB, 4 points an
@@ -18,25 +21,24 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
     // whose misses fall on a few sets' pages, and its ramp's ends then wander (issue 37).
     alias.insert(alias.end(), {"--min-stride", "2M", "--max-stride", "256M", "--points-per-octave",
                                "4", "--samples", "4096"});
-  alias.insert(alias.end(), {"--seed", sd, "--out", "raw/tlb.json"});
-  s.push_back({"tlb", "raw/tlb.json", alias, {}});
+  alias.insert(alias.end(), {"--seed", sd, "--out", raw(F::tlb)});
+  s.push_back({"tlb", raw(F::tlb), alias, {}});
   // The application-level cross-check: a chase over real memory (cudaMalloc, most of the memory)
   // with the L2-capacity control; its L2 slice costs show as the p10/p90 split.
   std::vector<std::string> real = {"tlb",          "--alloc", "cudamalloc",   "--device", dev,
                                    "--min-stride", "2M",      "--max-stride", "128M"};
   if (r.quick)
     real.insert(real.end(), {"--points-per-octave", "4", "--samples", "512"});
-  real.insert(real.end(), {"--seed", sd, "--out", "raw/tlb_real.json"});
-  s.push_back({"tlb_real", "raw/tlb_real.json", real, {}});
+  real.insert(real.end(), {"--seed", sd, "--out", raw(F::tlb_real)});
+  s.push_back({"tlb_real", raw(F::tlb_real), real, {}});
   s.push_back({"tlb_profile",
-               "raw/tlb_profile.json",
-               {"analyze", "tlb", "--input", "raw/tlb.json", "--out", "raw/tlb_profile.json"},
+               raw(F::tlb_profile),
+               {"analyze", "tlb", "--input", raw(F::tlb), "--out", raw(F::tlb_profile)},
                {"tlb"}});
-  s.push_back(
-      {"tlb_real_profile",
-       "raw/tlb_real_profile.json",
-       {"analyze", "tlb", "--input", "raw/tlb_real.json", "--out", "raw/tlb_real_profile.json"},
-       {"tlb_real"}});
+  s.push_back({"tlb_real_profile",
+               raw(F::tlb_real_profile),
+               {"analyze", "tlb", "--input", raw(F::tlb_real), "--out", raw(F::tlb_real_profile)},
+               {"tlb_real"}});
 }
 
 } // namespace gpuprobe::catalog::tlb
