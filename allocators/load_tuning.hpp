@@ -48,8 +48,8 @@ namespace detail {
 // refused, never converted).
 inline constexpr std::uint64_t k_max_tuning_file_bytes = 64ull << 20;
 inline constexpr int k_max_tuning_depth = 64;
-inline constexpr unsigned k_max_regions = 4096;       // a region per SM group at most
-inline constexpr std::size_t k_max_sm_map = 4096;     // SM ids (H100: 132)
+inline constexpr unsigned k_max_regions = 4096;          // a region per SM group at most
+inline constexpr std::size_t k_max_sm_map = 4096;        // SM ids (H100: 132)
 inline constexpr std::uint64_t k_max_bytes = 1ull << 50; // 1 PiB: any pool, region or scope
 
 // `key` of `a` as a whole number in [lo, hi]; absent: `dflt`. 32.9, -1, 2^32 + 64 for a 32-bit
@@ -67,8 +67,8 @@ inline std::uint64_t whole_field(const nlohmann::json &a, const char *key, std::
     v = it->get<std::uint64_t>();
   } else if (it->is_number_integer()) {
     if (it->get<std::int64_t>() < 0)
-      throw std::runtime_error(std::string("\"") + key + "\" is " + it->dump() + ", not >= " +
-                               std::to_string(lo));
+      throw std::runtime_error(std::string("\"") + key + "\" is " + it->dump() +
+                               ", not >= " + std::to_string(lo));
     v = std::uint64_t(it->get<std::int64_t>());
   } else if (it->is_number_float()) {
     const double d = it->get<double>();
@@ -82,8 +82,8 @@ inline std::uint64_t whole_field(const nlohmann::json &a, const char *key, std::
                              ", not a number");
   }
   if (v < lo || v > hi)
-    throw std::runtime_error(std::string("\"") + key + "\" is " + std::to_string(v) +
-                             ", not in " + std::to_string(lo) + ".." + std::to_string(hi));
+    throw std::runtime_error(std::string("\"") + key + "\" is " + std::to_string(v) + ", not in " +
+                             std::to_string(lo) + ".." + std::to_string(hi));
   return v;
 }
 
@@ -107,8 +107,9 @@ inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &whe
   tuning t;
   try {
     using detail::whole_field;
-    const auto &dev = doc.contains("device") && doc["device"].is_object() ? doc["device"]
-                                                                          : nlohmann::json::object();
+    const auto &dev = doc.contains("device") && doc["device"].is_object()
+                          ? doc["device"]
+                          : nlohmann::json::object();
     const auto &prof = doc.contains("profile") && doc["profile"].is_object()
                            ? doc["profile"]
                            : nlohmann::json::object();
@@ -120,8 +121,8 @@ inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &whe
     t.max_region_bytes = whole_field(a, "max_region_bytes", 0, detail::k_max_bytes, 0);
     t.region_align_bytes = whole_field(a, "region_align_bytes", 0, detail::k_max_bytes, 0);
     if (t.region_align_bytes && !detail::power_of_two(t.region_align_bytes))
-      throw std::runtime_error("\"region_align_bytes\" is " +
-                               std::to_string(t.region_align_bytes) + ", not a power of two");
+      throw std::runtime_error("\"region_align_bytes\" is " + std::to_string(t.region_align_bytes) +
+                               ", not a power of two");
     if (a.contains("sm_region") && !a["sm_region"].is_null()) {
       const auto &m = a["sm_region"];
       if (!m.is_array() || m.size() > detail::k_max_sm_map)

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 #include <cstdio>
+#include <utility>
 
 namespace gpuprobe::analysis {
 
@@ -145,8 +145,8 @@ void check_model_args(const std::string &model, double T, double A, double N) {
     throw error("theory: --pages, --free and --threads must be positive");
   for (const auto &[name, v] : {std::pair{"--pages", T}, {"--free", A}, {"--threads", N}}) {
     if (v != std::floor(v))
-      throw error(std::string("theory: ") + name + " counts pages or threads: a whole number, not " +
-                  std::to_string(v));
+      throw error(std::string("theory: ") + name +
+                  " counts pages or threads: a whole number, not " + std::to_string(v));
   }
   if (A > T)
     throw error("theory: --free (" + whole(A) + ") exceeds --pages (" + whole(T) + ")");

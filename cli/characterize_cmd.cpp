@@ -20,9 +20,8 @@ struct characterize_options {
 };
 
 void run_characterize(const characterize_options &o) {
-  pipeline::run_characterize(
-      {o.common.device, o.common.out, o.common.seed, o.quick, o.reanalyze, o.allow_busy,
-       o.busy_wait});
+  pipeline::run_characterize({o.common.device, o.common.out, o.common.seed, o.quick, o.reanalyze,
+                              o.allow_busy, o.busy_wait});
 }
 
 } // namespace

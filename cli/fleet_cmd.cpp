@@ -4,8 +4,8 @@
 #include "cli/common.hpp"
 #include "common/error.hpp"
 #include "common/escape.hpp"
-#include "common/paths.hpp"
 #include "common/json_io.hpp"
+#include "common/paths.hpp"
 
 #include <algorithm>
 #include <cstdio>

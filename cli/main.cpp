@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <climits>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -30,8 +30,8 @@ std::size_t distance(const std::string &a, const std::string &b) {
     d[0][j] = j;
   for (std::size_t i = 1; i <= a.size(); ++i)
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
-                          d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
         d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
@@ -53,8 +53,7 @@ std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
       best_d = d, best = sub->get_name();
   }
   return "'" + word + "' is not a gpuprobe subcommand" +
-         (best_d <= 2 ? "; did you mean '" + best + "'?" : "") +
-         " (gpuprobe --help lists them)";
+         (best_d <= 2 ? "; did you mean '" + best + "'?" : "") + " (gpuprobe --help lists them)";
 }
 
 // --config FILE is read by CLI11 itself: it gets the checks every gpuprobe reader makes first (a
@@ -81,8 +80,8 @@ void check_config_file(int argc, char **argv) {
 int main(int argc, char **argv) {
   gpuprobe::set_invocation(argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0); // a line at a time into a pipe too: run's status line
-  gpuprobe::install_interrupt_handlers(); // SIGINT/SIGTERM/SIGHUP reach the children too
-  gpuprobe::end_with_lock_holder();       // a stage ends with the command that started it
+  gpuprobe::install_interrupt_handlers();   // SIGINT/SIGTERM/SIGHUP reach the children too
+  gpuprobe::end_with_lock_holder();         // a stage ends with the command that started it
   CLI::App app{"gpuprobe: GPU TLB/atomics characterization and Random-Walk allocator tuning"};
   app.set_version_flag("--version", std::string("gpuprobe ") + GPUPROBE_VERSION + " (" +
                                         gpuprobe::git_commit() + ")");
@@ -102,7 +101,7 @@ int main(int argc, char **argv) {
     check_config_file(argc, argv);
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
-    const int code = app.exit(e); // prints help, the version, or the error
+    const int code = app.exit(e);                       // prints help, the version, or the error
     return code == 0 ? 0 : gpuprobe::cli::k_exit_usage; // one status for every usage error
   } catch (const gpuprobe::interrupted &e) {
     std::fprintf(stderr, "gpuprobe: %s\n", e.what());

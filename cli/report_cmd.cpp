@@ -1,13 +1,13 @@
 // gpuprobe report: a results folder -> one page (index.html, or index.md) with every figure as
 // PNG and SVG and the CSV behind it (drawn by reports/plot.py), and the tables.
-#include "report/report.hpp"
 #include "cli/common.hpp"
-#include "common/folder_lock.hpp"
 #include "common/error.hpp"
-#include "common/paths.hpp"
+#include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
 #include "common/outputs.hpp"
+#include "common/paths.hpp"
 #include "common/process.hpp"
+#include "report/report.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -108,8 +108,7 @@ report::report_content render_into(const report_options &o, const fs::path &dir)
     png[f.id] = std::string(std::istreambuf_iterator<char>(in), {});
   }
   write_text_atomic((dir / (html ? "index.html" : "index.md")).string(),
-                    html ? report::render_html(content, png)
-                         : report::render_markdown(content));
+                    html ? report::render_html(content, png) : report::render_markdown(content));
   mark_folder_owned(dir.string(), "report"); // every path it wrote: a later report may replace them
   return content;
 }

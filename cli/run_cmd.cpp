@@ -19,9 +19,8 @@ struct run_options {
 };
 
 void run_pipeline(const run_options &o) {
-  pipeline::run_pipeline(
-      {o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy, o.busy_wait,
-       o.verbose});
+  pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy,
+                          o.busy_wait, o.verbose});
 }
 
 } // namespace

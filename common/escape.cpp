@@ -11,11 +11,21 @@ std::string html_text(const std::string &s) {
   for (const char ch : s) {
     const auto u = static_cast<unsigned char>(ch);
     switch (ch) {
-    case '&': o += "&amp;"; break;
-    case '<': o += "&lt;"; break;
-    case '>': o += "&gt;"; break;
-    case '"': o += "&quot;"; break;
-    case '\'': o += "&#39;"; break;
+    case '&':
+      o += "&amp;";
+      break;
+    case '<':
+      o += "&lt;";
+      break;
+    case '>':
+      o += "&gt;";
+      break;
+    case '"':
+      o += "&quot;";
+      break;
+    case '\'':
+      o += "&#39;";
+      break;
     default:
       if (u < 0x20 || u == 0x7f) { // a control character: as a reference (NUL as U+FFFD)
         char ref[16];

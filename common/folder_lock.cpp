@@ -3,14 +3,14 @@
 #include "common/error.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -60,7 +60,8 @@ std::optional<inherited_env> parse_env() {
 }
 
 bool holds_lock_of(int fd, const std::string &canon) {
-  struct stat mine {}, file {};
+  struct stat mine {
+  }, file{};
   if (fd < 0 || ::fcntl(fd, F_GETFD) < 0 || ::fstat(fd, &mine) != 0 ||
       ::stat((fs::path(canon) / folder_lock::file_name).c_str(), &file) != 0)
     return false;
@@ -114,8 +115,8 @@ folder_lock::folder_lock(const std::string &dir, const std::string &command, mod
   char when[32] = {};
   const std::time_t now = std::time(nullptr);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
-  const std::string line = "PID " + std::to_string(::getpid()) + " (gpuprobe " + command +
-                           ") since " + when + "\n";
+  const std::string line =
+      "PID " + std::to_string(::getpid()) + " (gpuprobe " + command + ") since " + when + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, line.data(), line.size(), 0) < 0) {
     // the lock holds without the note; the message then says "another process"
   }

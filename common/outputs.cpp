@@ -25,20 +25,18 @@ void refuse_non_regular_target(const std::string &path) {
   const auto st = fs::symlink_status(path, ec);
   if (ec || !fs::exists(st) || fs::is_regular_file(st))
     return;
-  const char *what = fs::is_symlink(st)            ? "a symbolic link"
-                     : fs::is_directory(st)        ? "a folder"
-                     : fs::is_character_file(st)   ? "a character device"
-                     : fs::is_block_file(st)       ? "a block device"
-                     : fs::is_fifo(st)             ? "a FIFO"
-                     : fs::is_socket(st)           ? "a socket"
-                                                   : "not a regular file";
+  const char *what = fs::is_symlink(st)          ? "a symbolic link"
+                     : fs::is_directory(st)      ? "a folder"
+                     : fs::is_character_file(st) ? "a character device"
+                     : fs::is_block_file(st)     ? "a block device"
+                     : fs::is_fifo(st)           ? "a FIFO"
+                     : fs::is_socket(st)         ? "a socket"
+                                                 : "not a regular file";
   throw error("'" + path + "' is " + what +
               ", not a file gpuprobe writes: give the path of a new or a regular file");
 }
 
-bool process_gone(long pid) {
-  return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
-}
+bool process_gone(long pid) { return pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH; }
 
 int remove_stale_temporaries(const std::string &dir, const std::string &prefix) {
   int removed = 0;
@@ -74,7 +72,8 @@ void mark_folder_owned(const std::string &dir, const std::string &command) {
   auto paths = paths_under(dir);
   paths.erase(std::remove(paths.begin(), paths.end(), k_owned_marker), paths.end());
   write_json_atomic((fs::path(dir) / k_owned_marker).string(),
-                    json{{"schema", "gpuprobe.owned/1"}, {"written_by", "gpuprobe " + command},
+                    json{{"schema", "gpuprobe.owned/1"},
+                         {"written_by", "gpuprobe " + command},
                          {"paths", paths}});
 }
 
@@ -105,13 +104,12 @@ void check_folder_replaceable(const std::string &dir, const std::string &command
     for (const auto &p : m.at("paths"))
       owned.insert(p.get<std::string>());
   } catch (const std::exception &e) {
-    throw error(command + ": --out '" + dir + "': its mark " + k_owned_marker +
-                " is unreadable (" + e.what() + "): give a new folder");
+    throw error(command + ": --out '" + dir + "': its mark " + k_owned_marker + " is unreadable (" +
+                e.what() + "): give a new folder");
   }
   for (const auto &p : paths)
     if (p != k_owned_marker && !owned.count(p))
-      throw error(command + ": --out '" + dir + "' holds '" + p +
-                  "', which gpuprobe " + command +
+      throw error(command + ": --out '" + dir + "' holds '" + p + "', which gpuprobe " + command +
                   " did not write: give a new folder, or move it out first");
 }
 

@@ -111,7 +111,7 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 
 // Bounds no GPU comes near: a reader refuses more, so a hostile file cannot make a later stage
 // allocate per SM id or draw per level without end (an SM id of 10^9 took 24 GB; 10^5 levels 51 s).
-inline constexpr int k_max_sm_count = 4096;  // SM ids are 0 .. k_max_sm_count - 1 (H100: 132)
+inline constexpr int k_max_sm_count = 4096; // SM ids are 0 .. k_max_sm_count - 1 (H100: 132)
 inline constexpr std::size_t k_max_tlb_levels = 16; // levels, and candidates, of one hierarchy
 
 // A count or size: finite and > 0 (`zero_ok`: >= 0).
@@ -120,8 +120,8 @@ inline void check_positive(const char *what, double v, bool zero_ok = false) {
     throw impossible_value(std::string(what) + " is " + json(v).dump() + ", not a finite " +
                            (zero_ok ? "non-negative" : "positive") + " number");
 }
-template <class T> void check_positive(const char *what, const std::optional<T> &v,
-                                       bool zero_ok = false) {
+template <class T>
+void check_positive(const char *what, const std::optional<T> &v, bool zero_ok = false) {
   if (v)
     check_positive(what, double(*v), zero_ok);
 }

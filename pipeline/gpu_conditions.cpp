@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace gpuprobe::pipeline {

@@ -10,9 +10,9 @@ struct run_run_options {
   std::string out; // the results folder ("": results/<gpu>-<uuid8>)
   unsigned long long seed = 0;
   bool quick = false;
-  bool allow_busy = false; // characterize's --allow-busy
+  bool allow_busy = false;       // characterize's --allow-busy
   double busy_wait_seconds = 60; // characterize's --busy-wait
-  bool verbose = false;    // every stage's output on stdout too (it always goes to DIR/run.log)
+  bool verbose = false; // every stage's output on stdout too (it always goes to DIR/run.log)
 };
 
 void run_pipeline(const run_run_options &o);

@@ -96,11 +96,12 @@ std::string render_html(const report_content &c, const std::map<std::string, std
   for (const auto &f : c.figures) {
     const auto it = png.find(f.id);
     const std::string id = safe_id(f.id);
-    const std::string src = it != png.end() ? "data:image/png;base64," + base64(it->second)
-                                            : "figures/" + id + ".png";
+    const std::string src =
+        it != png.end() ? "data:image/png;base64," + base64(it->second) : "figures/" + id + ".png";
     o << "<figure><img src=\"" << src << "\" alt=\"" << html_attr(f.title) << "\"><figcaption>"
       << escape(f.title) << " — <a href=\"figures/" << id << ".png\">PNG</a>, <a href=\"figures/"
-      << id << ".svg\">SVG</a>, <a href=\"figures/" << id << ".csv\">CSV</a></figcaption></figure>\n";
+      << id << ".svg\">SVG</a>, <a href=\"figures/" << id
+      << ".csv\">CSV</a></figcaption></figure>\n";
   }
   for (const auto &t : c.tables) {
     o << "<h2>" << escape(t.title) << "</h2>\n";

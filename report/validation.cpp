@@ -39,10 +39,11 @@ void validation_part(const inputs &in, report_content &c) {
       return v ? num(*v, digits) + unit : std::string("—");
     };
     const bool has_ci = w.ratio && w.ci_low && w.ci_high;
-    t.rows.push_back({name, pool, cfg, shown(w.median_default_ms, 4, " ms"),
-                      shown(w.median_tuned_ms, 4, " ms"),
-                      shown(w.ratio, 3) + " (" + shown(w.ci_low, 3) + "–" + shown(w.ci_high, 3) + ")",
-                      shown(w.p_holm, 3), has_ci ? w.verdict : "— (no ratio recorded; the file says '" + w.verdict + "')"});
+    t.rows.push_back(
+        {name, pool, cfg, shown(w.median_default_ms, 4, " ms"), shown(w.median_tuned_ms, 4, " ms"),
+         shown(w.ratio, 3) + " (" + shown(w.ci_low, 3) + "–" + shown(w.ci_high, 3) + ")",
+         shown(w.p_holm, 3),
+         has_ci ? w.verdict : "— (no ratio recorded; the file says '" + w.verdict + "')"});
     if (!has_ci)
       continue;
     o << csv_field(name + " (" + pool + ")") << ',' << num(*w.ratio, 10) << ','

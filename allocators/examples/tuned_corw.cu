@@ -21,9 +21,10 @@ std::string running_gpu_uuid() {
   cuda_or_throw(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
   const auto *b = reinterpret_cast<const unsigned char *>(p.uuid.bytes);
   char s[48];
-  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                b[13], b[14], b[15]);
+  std::snprintf(s, sizeof s,
+                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                b[14], b[15]);
   return s;
 }
 

@@ -91,7 +91,7 @@ std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &pla
   std::mt19937_64 rng(seed);
   std::student_t_distribution<double> tail(4.0); // heavier tails than a Gaussian
   std::uniform_real_distribution<double> unit(0, 1);
-  const double sigma = g.noise_cycles / 1.2;       // t(4)'s robust sigma is ~1.2
+  const double sigma = g.noise_cycles / 1.2; // t(4)'s robust sigma is ~1.2
   const auto noisy = [&](double truth) {
     double v = truth + sigma * tail(rng);
     if (unit(rng) < 0.005) // a rare one-sided outlier: another process's burst
@@ -203,8 +203,8 @@ sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu) {
   if (null_gpu)
     return g;
   const int n = pick(1, 4);
-  int coverage_log = pick(12, 22);     // 4 KiB .. 4 MiB for the first level
-  int entries_log = pick(3, 6);        // 8 .. 64 entries for the first level
+  int coverage_log = pick(12, 22); // 4 KiB .. 4 MiB for the first level
+  int entries_log = pick(3, 6);    // 8 .. 64 entries for the first level
   for (int k = 0; k < n; ++k) {
     sim_level L;
     L.coverage_bytes = 1ull << std::min(coverage_log, 29); // at most 512 MiB
@@ -259,16 +259,16 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
     for (std::size_t i = 0; i < h.levels.size(); ++i) {
       const auto &F = h.levels[i];
       const bool by_reach = std::fabs(F.reach_bytes / L.reach_bytes() - 1) <= 0.25;
-      const bool by_entries = below_strides && F.entries &&
-                              std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
+      const bool by_entries =
+          below_strides && F.entries && std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
       if (used[i] || !(by_reach || by_entries))
         continue;
       used[i] = true;
       s.found = true;
       s.exact_entries = F.entries && *F.entries == double(L.entries());
       s.exact_coverage = F.page_bytes == double(L.coverage_bytes);
-      s.exact_ways_sets = F.ways && F.sets && *F.ways == double(L.ways) &&
-                          *F.sets == double(L.sets);
+      s.exact_ways_sets =
+          F.ways && F.sets && *F.ways == double(L.ways) && *F.sets == double(L.sets);
       break;
     }
     out.levels.push_back(s);

@@ -6,9 +6,9 @@
 // place of the GPU, and each point's median and mean carry noise of the shape real sweeps show
 // (heavy tails, rare one-sided outliers). A random family of such GPUs, and null GPUs with no
 // level, states the analyzer's recovery and false-level rates (docs/analyze-tlb.md). Host-only.
+#include "model/profile.hpp"
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/sweep.hpp"
-#include "model/profile.hpp"
 
 #include <cstdint>
 #include <random>

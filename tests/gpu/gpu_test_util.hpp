@@ -79,9 +79,8 @@ inline int fresh_process_run() {
     return 1;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   int rc = 0;
-  const std::string log = shell("GPUPROBE_FRESH_TEST='" + name + "' '" + self +
-                                    "' --gtest_filter='" + name + "' 2>&1",
-                                &rc);
+  const std::string log = shell(
+      "GPUPROBE_FRESH_TEST='" + name + "' '" + self + "' --gtest_filter='" + name + "' 2>&1", &rc);
   std::printf("[in its own process] %s: exit %d\n", name.c_str(), rc);
   const bool ran = log.find("[  PASSED  ] 1 test") != std::string::npos;
   const bool skipped = log.find("[  SKIPPED ] 1 test") != std::string::npos;

@@ -475,7 +475,8 @@ TEST(MallocSanitizer, SmallPoolsAreClean) {
     const int ran = counted ? std::stoi(m[1].str()) : 0;
     EXPECT_GE(ran, 1) << tool << ": the child ran no test (its filter matched nothing):\n" << log;
     EXPECT_EQ(log.find("[  SKIPPED ]"), std::string::npos) << tool << ": a case skipped:\n" << log;
-    std::printf("%s: %s, %d tests under the sanitizer\n", tool, rc == 0 ? "0 errors" : "ERRORS", ran);
+    std::printf("%s: %s, %d tests under the sanitizer\n", tool, rc == 0 ? "0 errors" : "ERRORS",
+                ran);
   }
 }
 

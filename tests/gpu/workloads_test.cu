@@ -128,8 +128,7 @@ TEST(Workloads, GrowableArrayAtBenchmarkScaleOverRwMalloc) {
     alloc::rw_malloc a(mc);
     const auto r = grow(a.handle(), 1u << 26, 1024, 8);
     std::printf("unit %u: %llu elements without memory, %.1f%% of the pool used\n", unit, r[0],
-                100.0 * double(a.units() - a.free_units()) /
-                    double(a.units()));
+                100.0 * double(a.units() - a.free_units()) / double(a.units()));
     EXPECT_EQ(r[0], 0u) << "unit " << unit;
   }
 }

@@ -19,13 +19,50 @@ using namespace gpuprobe;
 namespace {
 
 // Pieces a hostile name is made of, then random bytes between them.
-const std::vector<std::string> k_pieces = {
-    "\"", "'", "<", ">", "&", "<script>window.__pwned=1</script>", "\" onload=\"alert(1)",
-    "' onerror='alert(1)", "<img src=x onerror=alert(1)>", "</td></tr></table>", "-->", "<!--",
-    "&lt;", "&#34;", "$\\x{$", "$x^2$", "\\", "|", "# heading", "\n# heading\n", "- item",
-    "1. item", "[link](javascript:alert(1))", "![i](x)", "`code`", "**b**", "_i_", "~~s~~",
-    ",", "\r\n", "\t", std::string(1, '\0'), "\x7f", "\x1b[31m", "é", "\xe2\x80\xae", "NVIDIA H100, PCIe",
-    "=cmd|' /C calc'!A0", "javascript:", "{", "}", "<svg onload=alert(1)>", "\"\"", ""};
+const std::vector<std::string> k_pieces = {"\"",
+                                           "'",
+                                           "<",
+                                           ">",
+                                           "&",
+                                           "<script>window.__pwned=1</script>",
+                                           "\" onload=\"alert(1)",
+                                           "' onerror='alert(1)",
+                                           "<img src=x onerror=alert(1)>",
+                                           "</td></tr></table>",
+                                           "-->",
+                                           "<!--",
+                                           "&lt;",
+                                           "&#34;",
+                                           "$\\x{$",
+                                           "$x^2$",
+                                           "\\",
+                                           "|",
+                                           "# heading",
+                                           "\n# heading\n",
+                                           "- item",
+                                           "1. item",
+                                           "[link](javascript:alert(1))",
+                                           "![i](x)",
+                                           "`code`",
+                                           "**b**",
+                                           "_i_",
+                                           "~~s~~",
+                                           ",",
+                                           "\r\n",
+                                           "\t",
+                                           std::string(1, '\0'),
+                                           "\x7f",
+                                           "\x1b[31m",
+                                           "é",
+                                           "\xe2\x80\xae",
+                                           "NVIDIA H100, PCIe",
+                                           "=cmd|' /C calc'!A0",
+                                           "javascript:",
+                                           "{",
+                                           "}",
+                                           "<svg onload=alert(1)>",
+                                           "\"\"",
+                                           ""};
 
 std::string hostile(std::mt19937 &rng) {
   std::string s;
@@ -47,10 +84,14 @@ std::string html_unescape(const std::string &s) {
     }
     const auto end = s.find(';', i);
     const std::string ent = s.substr(i + 1, end - i - 1);
-    if (ent == "amp") o += '&';
-    else if (ent == "lt") o += '<';
-    else if (ent == "gt") o += '>';
-    else if (ent == "quot") o += '"';
+    if (ent == "amp")
+      o += '&';
+    else if (ent == "lt")
+      o += '<';
+    else if (ent == "gt")
+      o += '>';
+    else if (ent == "quot")
+      o += '"';
     else if (ent[0] == '#') {
       const unsigned v = unsigned(std::stoul(ent.substr(1)));
       o += v == 0xfffd ? '\0' : char(v);
@@ -146,8 +187,9 @@ TEST(Escape, EachEscaperRoundTripsAndLeavesNoSpecialCharacterBare) {
     ASSERT_EQ(rec[0], s) << "case " << k;
     const std::string id = safe_id(s);
     ASSERT_FALSE(id.empty());
-    ASSERT_EQ(id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"),
-              std::string::npos);
+    ASSERT_EQ(
+        id.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"),
+        std::string::npos);
   }
 }
 

@@ -27,9 +27,9 @@ TEST(FolderLock, ASecondWriterIsRefusedWithTheHoldersPidAndAKilledOneBlocksNothi
     FAIL() << "a second writer got the lock";
   } catch (const error &e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("is being written by PID " + std::to_string(holder) +
-                     " (gpuprobe characterize)"),
-              std::string::npos)
+    EXPECT_NE(
+        m.find("is being written by PID " + std::to_string(holder) + " (gpuprobe characterize)"),
+        std::string::npos)
         << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << "one line";
   }

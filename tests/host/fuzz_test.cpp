@@ -4,9 +4,6 @@
 // spliced. Issue 44: what a reader accepts must round-trip (written back and read again, the same
 // document), and a refusal must be one gpuprobe line (gpuprobe::error, one line, not empty): a
 // raw library exception or a crash fails. The number of inputs tried per reader is printed.
-#include "report/report.hpp"
-#include "probes/tlb/data.hpp"
-#include "probes/tlb/levels.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/fleet.hpp"
@@ -16,7 +13,10 @@
 #include "probes/atomics/driver.hpp"
 #include "probes/sampling/driver.hpp"
 #include "probes/sharing/driver.hpp"
+#include "probes/tlb/data.hpp"
 #include "probes/tlb/driver.hpp"
+#include "probes/tlb/levels.hpp"
+#include "report/report.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -46,17 +46,28 @@ void collect(json &doc, std::vector<json *> &out) {
 
 json random_value(std::mt19937 &rng) {
   switch (rng() % 12) {
-  case 0: return -1;
-  case 1: return -2048.5;
-  case 2: return 1e308;
-  case 3: return 0;
-  case 4: return 0.5;
-  case 5: return "x";
-  case 6: return nullptr;
-  case 7: return json::array();
-  case 8: return json::object();
-  case 9: return true;
-  case 10: return 18446744073709551615ull;
+  case 0:
+    return -1;
+  case 1:
+    return -2048.5;
+  case 2:
+    return 1e308;
+  case 3:
+    return 0;
+  case 4:
+    return 0.5;
+  case 5:
+    return "x";
+  case 6:
+    return nullptr;
+  case 7:
+    return json::array();
+  case 8:
+    return json::object();
+  case 9:
+    return true;
+  case 10:
+    return 18446744073709551615ull;
   default: {
     json deep = 1;
     for (int i = 0; i < 200; ++i)
@@ -85,10 +96,17 @@ std::string mutant(const json &doc, const std::string &text, std::mt19937 &rng) 
   std::string t = text;
   const std::size_t at = rng() % t.size();
   switch (rng() % 4) {
-  case 0: t.resize(at); break;                                     // cut
-  case 1: t[at] = char(rng() % 256); break;                        // flip a byte
-  case 2: t.insert(at, t.substr(rng() % t.size(), 64)); break;     // splice a piece again
-  default: t.erase(at, std::min<std::size_t>(64, t.size() - at)); // drop a piece
+  case 0:
+    t.resize(at);
+    break; // cut
+  case 1:
+    t[at] = char(rng() % 256);
+    break; // flip a byte
+  case 2:
+    t.insert(at, t.substr(rng() % t.size(), 64));
+    break; // splice a piece again
+  default:
+    t.erase(at, std::min<std::size_t>(64, t.size() - at)); // drop a piece
   }
   return t;
 }
@@ -134,8 +152,8 @@ fuzz_count fuzz(const std::string &file, int n, unsigned seed,
         ADD_FAILURE() << file << " mutant " << i << ": accepted, but does not round-trip";
     } catch (const std::exception &again_error) {
       if (bad++ < 3)
-        ADD_FAILURE() << file << " mutant " << i << ": accepted, then its own output refused: "
-                      << again_error.what();
+        ADD_FAILURE() << file << " mutant " << i
+                      << ": accepted, then its own output refused: " << again_error.what();
     }
   }
   EXPECT_EQ(bad, 0) << file << ": mutants broke the rule above";
@@ -209,9 +227,12 @@ TEST(Fuzz, TheReportSurvivesAMutantProfile) {
   fs::copy_file(k_h100 + "tuning.json", dir / "tuning.json");
   fs::copy_file(k_h100 + "validation.json", dir / "validation.json");
   say("report::build_report (profile.json)",
-      fuzz(k_h100 + "profile.json", 300, 10, [&](const std::string &t) {
-        std::ofstream(dir / "profile.json", std::ios::trunc) << t;
-        const auto c = report::build_report(dir.string());
-        return json{{"figures", c.figures.size()}, {"tables", c.tables.size()}};
-      }, /*round_trip=*/false));
+      fuzz(
+          k_h100 + "profile.json", 300, 10,
+          [&](const std::string &t) {
+            std::ofstream(dir / "profile.json", std::ios::trunc) << t;
+            const auto c = report::build_report(dir.string());
+            return json{{"figures", c.figures.size()}, {"tables", c.tables.size()}};
+          },
+          /*round_trip=*/false));
 }

@@ -7,9 +7,9 @@
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
 #include "common/outputs.hpp"
+#include "common/process.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
-#include "common/process.hpp"
 #include "test_util.hpp"
 #include "tests/common/binary_path.hpp"
 
@@ -63,7 +63,6 @@ pid_t dead_pid() {
   ::waitpid(p, nullptr, 0);
   return p;
 }
-
 
 std::string run_sh(const std::string &cmd, int &status) {
   const std::string out = test::temp_path("sh_out.txt");
@@ -135,8 +134,8 @@ TEST(HostileOutputs, ConcurrentReportsIntoOneOutTakeTurnsAndStaleTemporariesAreC
   std::vector<test::run_result> results(8);
   for (int i = 0; i < 8; ++i)
     runs.emplace_back([&, i] {
-      std::vector<std::string> argv = {test::gpuprobe_binary(), "report", "--input", in,
-                                       "--out", out};
+      std::vector<std::string> argv = {
+          test::gpuprobe_binary(), "report", "--input", in, "--out", out};
       child_options o;
       o.capture = true;
       o.merge_stderr = true;
@@ -195,7 +194,8 @@ TEST(HostileOutputs, UnboundedInputsAreRefusedInOneLine) {
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_THROW(model::profile_from_json(many, "many.json"), error);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2);
-  json fleet = read_json_file(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/fleet.json");
+  json fleet =
+      read_json_file(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/fleet.json");
   for (auto &u : fleet["units"])
     for (auto &[level, groups] : u["groups"].items())
       groups = json::array({json::array({0, 1000000000})});
@@ -283,8 +283,7 @@ TEST(HostileOutputs, ThePublicTuningLoaderRangeChecksEveryField) {
   for (const auto &f : {fifo, deep, big, d}) {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_THROW(alloc::load_tuning(f), std::runtime_error) << f;
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2)
-        << f;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2) << f;
   }
   const auto t = alloc::load_tuning(k_run + "tuning.json");
   EXPECT_TRUE(t.word_bits == 32 || t.word_bits == 64);

@@ -130,8 +130,8 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
   const std::vector<std::string> ids = {
-      "tlb_curves",   "tlb_level_L1",  "tlb_level_L2", "tlb_level_L3",     "sharing_1",
-      "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size", "validation_ratios"};
+      "tlb_curves",      "tlb_level_L1",  "tlb_level_L2",  "tlb_level_L3", "sharing_1",
+      "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size",    "validation_ratios"};
   std::size_t pngs = 0;
   for (const auto &e : fs::directory_iterator(fs::path(out) / "figures"))
     pngs += e.path().extension() == ".png";
@@ -241,8 +241,8 @@ TEST(Report, RendersTheCommittedH100Example) {
   ASSERT_TRUE(fs::is_directory(ex / "raw")) << ex;
   for (const char *f : {"profile.json", "tuning.json", "validation.json"})
     ASSERT_TRUE(fs::exists(ex / f)) << f;
-  std::vector<std::string> ids = {"tlb_curves",   "tlb_real_curves", "tlb_level_L1",
-                                  "tlb_level_L2", "tlb_level_L3",    "atomics_latency",
+  std::vector<std::string> ids = {"tlb_curves",   "tlb_real_curves",  "tlb_level_L1",
+                                  "tlb_level_L2", "tlb_level_L3",     "atomics_latency",
                                   "word_size",    "validation_ratios"};
   int sharing = 0;
   for (const auto &e : fs::directory_iterator(ex / "raw"))
@@ -382,7 +382,8 @@ TEST(Report, UnknownProbeIsListedAsNotDrawn) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("not drawn: "), std::string::npos) << r.out;
-  EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe &#39;tlb-alias&#39;"), std::string::npos);
+  EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe &#39;tlb-alias&#39;"),
+            std::string::npos);
 }
 
 // The page opens with the summary: the hierarchy as a table (entries x coverage = reach, penalty,
@@ -493,7 +494,8 @@ TEST(Report, EachLevelIsDrawnInItsOwnRange) {
     while (std::getline(in, line)) {
       const auto q = line.rfind(','), p = line.rfind(',', q - 1);
       const double x = std::stod(line.substr(p + 1, q - p - 1)), y = std::stod(line.substr(q + 1));
-      lo = std::min(lo, x), hi = std::max(hi, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+      lo = std::min(lo, x), hi = std::max(hi, x), ymin = std::min(ymin, y),
+      ymax = std::max(ymax, y);
     }
     EXPECT_GE(lo, reach[k] / 8) << id;
     EXPECT_LE(hi, std::min(reach[k] * 8, k < 2 ? reach[k + 1] : 1e300)) << id;
@@ -531,7 +533,7 @@ TEST(Report, CommittedPeerHarnessRunRenders) {
   EXPECT_NE(c.device.find("also NVIDIA H100 80GB HBM3 UUID GPU-b20c2794"), std::string::npos)
       << c.device;
   const gpuprobe::report::report_table *empty = nullptr, *churn = nullptr, *ladder = nullptr,
-                                         *goals = nullptr, *units = nullptr;
+                                       *goals = nullptr, *units = nullptr;
   int tables = 0;
   for (const auto &t : c.tables) {
     if (t.title.rfind("Allocators against the peers", 0) == 0 ||

@@ -157,7 +157,8 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   const int n = env ? std::atoi(env) : 120;
   const auto t0 = std::chrono::steady_clock::now();
   std::printf("| mode | GPUs | levels in reach | found | exact entries | exact ways x sets | exact "
-              "coverage (of the determinable) | false levels / GPU | false levels / null sweep | found >= 95 %% from "
+              "coverage (of the determinable) | false levels / GPU | false levels / null sweep | "
+              "found >= 95 %% from "
               "penalty/noise |\n|---|---|---|---|---|---|---|---|---|---|\n");
   const auto full = run_family(sim_mode::full, n, n / 5, 45, env != nullptr);
   print("full", full);
