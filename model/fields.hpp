@@ -114,6 +114,17 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 inline constexpr int k_max_sm_count = 4096; // SM ids are 0 .. k_max_sm_count - 1 (H100: 132)
 inline constexpr std::size_t k_max_tlb_levels = 16; // levels, and candidates, of one hierarchy
 
+// Every SM id of `groups` is in 0 .. limit - 1 (the device's SM count where known, else
+// k_max_sm_count); `what` names the groups in the refusal ("L2 sharing group").
+inline void check_group_sm_ids(const std::vector<std::vector<int>> &groups, double limit,
+                               const std::string &what) {
+  for (const auto &g : groups)
+    for (const int sm : g)
+      if (sm < 0 || sm >= limit)
+        throw impossible_value(what + " SM id " + std::to_string(sm) + " is not in 0.." +
+                               std::to_string(static_cast<long long>(limit) - 1));
+}
+
 // A count or size: finite and > 0 (`zero_ok`: >= 0).
 inline void check_positive(const char *what, double v, bool zero_ok = false) {
   if (!std::isfinite(v) || v < 0 || (!zero_ok && v == 0))

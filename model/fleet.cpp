@@ -25,12 +25,7 @@ fleet_unit unit_from_json(const json &j) {
                j.at("text").get<std::map<std::string, std::string>>(),
                j.at("groups").get<std::map<std::string, std::vector<std::vector<int>>>>()};
   for (const auto &[level, groups] : u.groups) // the group map is drawn per SM id
-    for (const auto &g : groups)
-      for (const int sm : g)
-        if (sm < 0 || sm >= k_max_sm_count)
-          throw impossible_value("unit " + u.uuid + ": " + level + " group SM id " +
-                                 std::to_string(sm) + " is not in 0.." +
-                                 std::to_string(k_max_sm_count - 1));
+    check_group_sm_ids(groups, k_max_sm_count, "unit " + u.uuid + ": " + level + " group");
   return u;
 }
 

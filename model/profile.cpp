@@ -15,11 +15,7 @@ level_sharing level_sharing_from_json(const json &in) {
   take(j, "reason", s.reason);
   s.detail = std::move(j);
   if (s.groups)
-    for (const auto &g : *s.groups)
-      for (const int sm : g)
-        if (sm < 0 || sm >= k_max_sm_count)
-          throw impossible_value("sharing group SM id " + std::to_string(sm) + " is not in 0.." +
-                                 std::to_string(k_max_sm_count - 1));
+    check_group_sm_ids(*s.groups, k_max_sm_count, "sharing group");
   return s;
 }
 
@@ -326,11 +322,8 @@ void check_sm_ids(const profile &p) {
                            std::to_string(k_max_sm_count));
   for (const auto &L : p.tlb.levels)
     if (L.sharing && L.sharing->groups)
-      for (const auto &g : *L.sharing->groups)
-        for (const int sm : g)
-          if (sm >= n)
-            throw impossible_value("sharing group SM id " + std::to_string(sm) +
-                                   " is not below the device's " + sms.dump() + " SMs");
+      check_group_sm_ids(*L.sharing->groups, n,
+                         "sharing group (the device has " + sms.dump() + " SMs):");
 }
 } // namespace
 
