@@ -57,7 +57,7 @@ std::string unknown_subcommand(const CLI::App &app, int argc, char **argv) {
 }
 
 // --config FILE is read by CLI11 itself: it gets the checks every gpuprobe reader makes first (a
-// regular file, not /dev/zero or a FIFO, of a bounded size), so a bad one fails in one line.
+// regular file, not /dev/zero or a FIFO, of at most 1 MiB), so a bad one fails in one line.
 void check_config_file(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -68,10 +68,7 @@ void check_config_file(int argc, char **argv) {
       path = a.substr(9);
     else
       continue;
-    const std::string text = gpuprobe::read_text_file(path);
-    if (text.size() > k_max_config_bytes)
-      throw gpuprobe::error("--config '" + path + "' is " + std::to_string(text.size() >> 10) +
-                            " KiB, more than an options file holds (1 MiB)");
+    gpuprobe::check_input_file(path, k_max_config_bytes); // before CLI11 reads a byte
   }
 }
 

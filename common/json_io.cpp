@@ -3,6 +3,7 @@
 #include "common/build_info.hpp"
 #include "common/error.hpp"
 #include "common/outputs.hpp"
+#include "common/units.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -45,7 +46,7 @@ void write_json_atomic(const std::string &path, const json &doc) {
   write_text_atomic(path, doc.dump(2) + "\n");
 }
 
-std::string read_text_file(const std::string &path) {
+void check_input_file(const std::string &path, std::uintmax_t max_bytes) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const auto st = fs::status(path, ec); // follows links
@@ -57,10 +58,13 @@ std::string read_text_file(const std::string &path) {
     throw error("cannot read '" + path + "': no such file");
   if (!fs::is_regular_file(st))
     throw error("cannot read '" + path + "': not a regular file (a device, pipe or socket)");
-  if (const auto size = fs::file_size(path, ec); !ec && size > k_max_input_bytes)
-    throw error("cannot read '" + path + "': " + std::to_string(size >> 20) +
-                " MiB, more than gpuprobe reads (" + std::to_string(k_max_input_bytes >> 20) +
-                " MiB)");
+  if (const auto size = fs::file_size(path, ec); !ec && size > max_bytes)
+    throw error("cannot read '" + path + "': " + format_bytes(double(size)) +
+                ", more than gpuprobe reads here (" + format_bytes(double(max_bytes)) + ")");
+}
+
+std::string read_text_file(const std::string &path) {
+  check_input_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw error("cannot read '" + path + "': " + std::strerror(errno));

@@ -24,9 +24,10 @@ void write_text_atomic(const std::string &path, const std::string &text);
 inline constexpr std::uintmax_t k_max_input_bytes = 1ull << 30;
 inline constexpr int k_max_json_depth = 256;
 
-// Reads a text file; throws gpuprobe::error with a one-line message that names the problem: no
-// such file, a directory, not a regular file, a loop of links, over k_max_input_bytes,
-// unreadable, empty (nothing but white space).
+// What a reader checks before it reads: throws gpuprobe::error with a one-line message that names
+// the problem: no such file, a directory, not a regular file, a loop of links, over `max_bytes`.
+void check_input_file(const std::string &path, std::uintmax_t max_bytes = k_max_input_bytes);
+// Reads a text file: check_input_file's errors, and unreadable, empty (nothing but white space).
 std::string read_text_file(const std::string &path);
 // Parses JSON text (nesting checked first); throws gpuprobe::error naming `source`.
 json parse_json_text(const std::string &text, const std::string &source);
