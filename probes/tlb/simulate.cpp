@@ -116,28 +116,10 @@ std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &pla
 }
 
 analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed) {
-  const auto points = simulate_points(g, plan, seed);
-  // As parse_gpuprobe_tlb_result reads a result: a curve per stride.
+  // Read as `gpuprobe analyze tlb` reads a real sweep: the same reader, no second copy of it.
   analysis::tlb_dataset d;
-  d.device_name = "simulated";
-  d.alloc = "alias";
-  std::map<std::uint64_t, analysis::tlb_curve> by_stride;
-  for (const auto &p : points) {
-    auto &c = by_stride[p.stride_bytes];
-    c.source = "simulated";
-    c.median = true;
-    c.stride_bytes = double(p.stride_bytes);
-    c.footprint_bytes.push_back(double(p.footprint_bytes));
-    c.cycles.push_back(p.median);
-    c.mean_cycles.push_back(p.mean);
-    c.disturbed = c.disturbed || p.disturbed;
-  }
-  for (auto &[s, c] : by_stride) {
-    analysis::finish_curve(c);
-    if (c.footprint_bytes.size() >= 3)
-      d.curves.push_back(std::move(c));
-  }
-  d.sources.push_back("simulated");
+  analysis::parse_gpuprobe_tlb_result(raw_result(g, plan, simulate_points(g, plan, seed)),
+                                      "simulated", d);
   return d;
 }
 
@@ -146,8 +128,7 @@ nlohmann::json raw_result(const sim_gpu &g, const sweep_plan &plan,
   tlb_result r;
   r.device = {{"name", "simulated: " + g.describe()},
               {"uuid", "SIM-" + std::to_string(std::hash<std::string>{}(g.describe()) % 100000000)},
-              {"sm_count", 132},
-              {"l2_bytes", 50u << 20}};
+              {"sm_count", 132}}; // no L2 size: the model has no data cache to explain a rise
   r.meta = {{"tool", "gpuprobe simulate"}, {"argv", nlohmann::json::array()}};
   r.alloc = "alias";
   r.granularity_bytes = 2 * k_mib;
