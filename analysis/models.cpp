@@ -50,8 +50,6 @@ long double digamma_difference(long double x, long double y) {
 // sum_{u = lo}^{hi} h(u) over integers, h smooth and decreasing (a sum over free pages left).
 // Exact for few terms; else the first terms exactly (where h bends most), the rest by
 // Euler-Maclaurin with the integral by Simpson's rule in log u.
-// h may end at u = hi (rw-bm: u <= T, and A = T is a pool all free): there the slope at hi is
-// taken one-sided, not past it.
 template <class H> long double sum_decreasing(H h, long double lo, long double hi) {
   long double s = 0;
   if (hi - lo + 1 <= k_exact_terms) {
@@ -72,10 +70,7 @@ template <class H> long double sum_decreasing(H h, long double lo, long double h
   }
   integral *= dt / 3;
   const long double e = 1e-3L * a; // h' by a central difference (h varies on the scale of u)
-  const long double da = (h(a + e) - h(a - e)) / (2 * e);
-  long double db = (h(b + e) - h(b - e)) / (2 * e);
-  if (!std::isfinite(db)) // b + e lies past h's domain
-    db = (h(b) - h(b - e)) / e;
+  const long double da = (h(a + e) - h(a - e)) / (2 * e), db = (h(b + e) - h(b - e)) / (2 * e);
   return s + integral + (h(a) + h(b)) / 2 + (db - da) / 12;
 }
 
