@@ -141,9 +141,9 @@ folder_lock::~folder_lock() {
 }
 
 void end_with_lock_holder() {
-  const auto e = parse_env();
   if (!std::getenv(folder_lock::env_name))
     return;
+  const auto e = parse_env();
   if (!e || !holds_lock_of(e->fd, e->folder)) {
     ::unsetenv(folder_lock::env_name); // set by hand, or stale: no lock here, nothing inherited
     return;

@@ -9,13 +9,9 @@
 
 namespace gpuprobe::report {
 
-namespace {
-
-// Every string on the page comes from data or file names: element text and attribute values
-// are escaped with quotes too (common/escape.hpp), a figure's id is a safe file name.
-std::string escape(const std::string &s) { return html_text(s); }
-
-} // namespace
+// Every string on the page comes from data or file names: element text and attribute values are
+// escaped with quotes too (html_text, html_attr: common/escape.hpp), a figure's id is a safe file
+// name (safe_id).
 
 std::string base64(const std::string &bytes) {
   static const char *k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -38,7 +34,7 @@ namespace {
 void html_row(std::ostringstream &o, const std::vector<std::string> &cells, const char *tag) {
   o << "<tr>";
   for (const auto &cell : cells)
-    o << "<" << tag << ">" << escape(cell) << "</" << tag << ">";
+    o << "<" << tag << ">" << html_text(cell) << "</" << tag << ">";
   o << "</tr>";
 }
 
@@ -58,9 +54,9 @@ void html_summary(std::ostringstream &o, const report_summary &sum) {
   }
   o << "<ul>\n";
   for (const auto &l : sum.lines)
-    o << "<li>" << escape(l) << "</li>\n";
+    o << "<li>" << html_text(l) << "</li>\n";
   for (const auto &d : sum.decisions)
-    o << "<li>" << escape(d) << "</li>\n";
+    o << "<li>" << html_text(d) << "</li>\n";
   o << "</ul></section>\n";
 }
 
@@ -75,7 +71,7 @@ void html_list(std::ostringstream &o, const char *heading,
   o << "<h2>" << heading << "</h2><ul>\n";
   for (const auto *l : lists)
     for (const auto &m : *l)
-      o << "<li>" << escape(m) << "</li>\n";
+      o << "<li>" << html_text(m) << "</li>\n";
   o << "</ul>\n";
 }
 
@@ -91,7 +87,7 @@ std::string render_html(const report_content &c, const std::map<std::string, std
        "td,th{border:1px solid #bbb;padding:3px "
        "8px;text-align:left}td{overflow-wrap:anywhere}img{max-width:100%}figure{margin:2em "
        "0}</style></head><body>\n";
-  o << "<h1>gpuprobe report</h1>\n<p>" << escape(c.device) << "</p>\n";
+  o << "<h1>gpuprobe report</h1>\n<p>" << html_text(c.device) << "</p>\n";
   html_summary(o, c.summary);
   for (const auto &f : c.figures) {
     const auto it = png.find(f.id);
@@ -99,14 +95,14 @@ std::string render_html(const report_content &c, const std::map<std::string, std
     const std::string src =
         it != png.end() ? "data:image/png;base64," + base64(it->second) : "figures/" + id + ".png";
     o << "<figure><img src=\"" << src << "\" alt=\"" << html_attr(f.title) << "\"><figcaption>"
-      << escape(f.title) << " — <a href=\"figures/" << id << ".png\">PNG</a>, <a href=\"figures/"
+      << html_text(f.title) << " — <a href=\"figures/" << id << ".png\">PNG</a>, <a href=\"figures/"
       << id << ".svg\">SVG</a>, <a href=\"figures/" << id
       << ".csv\">CSV</a></figcaption></figure>\n";
   }
   for (const auto &t : c.tables) {
-    o << "<h2>" << escape(t.title) << "</h2>\n";
+    o << "<h2>" << html_text(t.title) << "</h2>\n";
     if (!t.note.empty())
-      o << "<p>" << escape(t.note) << "</p>\n";
+      o << "<p>" << html_text(t.note) << "</p>\n";
     if (t.rows.empty())
       continue;
     o << "<table>";
@@ -122,7 +118,7 @@ std::string render_html(const report_content &c, const std::map<std::string, std
   html_list(o, "Not drawn", {&c.skipped, &c.not_drawn});
   o << "<h2>Inputs</h2><ul>\n";
   for (const auto &s : c.sources)
-    o << "<li>" << escape(s) << "</li>\n";
+    o << "<li>" << html_text(s) << "</li>\n";
   o << "</ul></body></html>\n";
   return o.str();
 }
