@@ -15,5 +15,12 @@ inline constexpr std::uint64_t seed = 1;
 // the rise, in noise sigmas, that counts as a step.
 inline constexpr double min_noise_cycles = 0.3;
 inline constexpr double step_snr_min = 6.0;
+// The TLB level test (probes/tlb/levels.hpp, docs/analyze-tlb.md): a level's strides' rises in
+// noise sigmas, Stouffer-summed, must reach this. Calibrated on null sweeps of real noise
+// (SimulatedGpus.TheLevelTestIsCalibratedOnNullSweepsOfRealNoise): at most 1 % of them exceed it.
+inline constexpr double level_test_z = 10.0;
+// The least rise, in noise sigmas at single points, that may seed a TLB level (the sweep's own
+// refinement keeps step_snr_min).
+inline constexpr double tlb_seed_snr = 4.5;
 
 } // namespace gpuprobe::defaults

@@ -528,20 +528,45 @@ void mark_disturbed(const tlb_dataset &data, const std::vector<tlb_step> &flat, 
   }
 }
 
-// Finding 1, existence: the rise over the noise, shown by more than one stride. A level in doubt
+// The level test's statistic: each stride that shows the level gives its rise in noise sigmas (a
+// scaling stride the larger of its step's and its mean curve's fitted rise), and their Stouffer sum
+// z = sum z_i / sqrt(k) weighs a rise seen at k strides as k independent tests would.
+void level_z(const std::vector<tlb_step> &flat, const tlb_analysis_options &opt,
+             level_evidence &L) {
+  std::map<double, double> by_stride;
+  for (const auto &t : L.scaling)
+    by_stride[t.stride_bytes] = std::max(by_stride[t.stride_bytes], t.s.snr);
+  const auto &st = L.structure;
+  for (std::size_t i = 0; i < st.per_stride.size(); ++i)
+    if (const auto &f = st.per_stride[i]; !f.shape.empty() && f.after_cycles > f.before_cycles)
+      by_stride[st.fit_strides[i]] =
+          std::max(by_stride[st.fit_strides[i]], (f.after_cycles - f.before_cycles) /
+                                                     std::max(f.noise_cycles, opt.steps.min_noise));
+  for (const auto &t : flat)
+    by_stride[t.stride_bytes] = std::max(by_stride[t.stride_bytes], t.s.snr);
+  double sum = 0;
+  for (const auto &[stride, z] : by_stride)
+    sum += z;
+  L.z_strides = int(by_stride.size());
+  L.z = by_stride.empty() ? 0 : sum / std::sqrt(double(by_stride.size()));
+}
+
+// Finding 1, existence: the level test (z at least opt.level_z, which null sweeps of real noise
+// exceed in at most 1 % of sweeps), with more than one stride showing the rise. A level in doubt
 // ("inconsistent" or "small") is a candidate; returns whether it is a level.
 bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
-                       std::size_t flat_strides, level_evidence &L, tlb_evidence &out) {
+                       const std::vector<tlb_step> &flat, level_evidence &L, tlb_evidence &out) {
   const auto &scaling = L.scaling;
-  const bool plateau_only =
-      std::all_of(scaling.begin(), scaling.end(), [](const tlb_step &t) { return t.plateau; });
-  const double bar = plateau_only ? 1.5 * opt.plateau_snr : 3.0 * opt.steps.snr_min;
+  level_z(flat, opt, L);
   const auto silent = strides_without_rise(data, r.all, L, scaling, opt);
-  L.confidence = std::round(100.0 * std::min(1.0, L.snr / bar)) / 100.0;
-  const std::size_t showing = scaling.size() + flat_strides;
+  // Confidence is z on a scale where the test's threshold reads min_confidence.
+  L.confidence =
+      std::round(100.0 * std::min(1.0, opt.min_confidence * L.z / opt.level_z)) / 100.0;
+  const std::size_t showing = scaling.size() + flat.size();
   char why[320];
-  std::snprintf(why, sizeof why, "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s)",
-                L.miss_penalty_cycles, L.snr, showing);
+  std::snprintf(why, sizeof why,
+                "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s): z = %.1f", 
+                L.miss_penalty_cycles, L.snr, showing, L.z);
   L.existence = why;
   if (silent.size() > showing) {
     std::string list;
@@ -549,8 +574,8 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
       list += (list.empty() ? "" : ", ") + format_bytes(st);
     L.existence = "inconsistent: " + L.existence + ", but strides " + list +
                   " cover its footprint with no rise there";
-  } else if (L.confidence < opt.min_confidence) {
-    std::snprintf(why, sizeof why, "; a level needs %.1f x", opt.min_confidence * bar);
+  } else if (L.z < opt.level_z) {
+    std::snprintf(why, sizeof why, "; a level needs z >= %.1f", opt.level_z);
     L.existence = "small: " + L.existence + why;
   }
   if (L.existence.rfind("inconsistent", 0) == 0 || L.existence.rfind("small", 0) == 0) {
@@ -563,6 +588,51 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
     return false;
   }
   return true;
+}
+
+// A level of E entries misses after E hops at every stride above what one entry covers; a
+// set-associative one, chased with strides so large that their hops fall in a few of its sets,
+// misses after fewer hops (a simulated 4-way x 128-set level of 4 MiB entries shows as 256 x
+// 1 GiB at 1 GiB strides). Either way, at those strides it shows as a "level" of the same or
+// fewer entries and a larger page, at its own miss penalty. `b` is such a view of `a` when it
+// starts at a larger stride, has at most a's entries (within the hop counts' tolerance), and costs
+// a's penalty within 30 % and 3 of its noise.
+bool set_conflict_view(const level_evidence &b, const level_evidence &a,
+                       const tlb_analysis_options &opt) {
+  if (!(b.page_bytes > a.page_bytes && b.entries <= a.entries * (1 + 2 * opt.count_tolerance)))
+    return false;
+  double noise = 0;
+  for (const auto &t : b.scaling)
+    noise = std::max(noise, t.s.noise);
+  return std::fabs(b.miss_penalty_cycles - a.miss_penalty_cycles) <=
+         0.3 * a.miss_penalty_cycles + 3 * noise;
+}
+
+// Moves every level that is a set-conflict view of another (inner-page) level to set_conflicts,
+// with a note naming the level it belongs to.
+void explain_set_conflicts(tlb_evidence &out, const tlb_analysis_options &opt) {
+  std::vector<level_evidence> kept;
+  for (const auto &b : out.levels) {
+    const auto a = std::find_if(out.levels.begin(), out.levels.end(), [&](const level_evidence &x) {
+      return &x != &b && set_conflict_view(b, x, opt);
+    });
+    if (a == out.levels.end()) {
+      kept.push_back(b);
+      continue;
+    }
+    out.set_conflicts.push_back(b);
+    char why[400];
+    std::snprintf(why, sizeof why,
+                  "a rise after %.0f hops at strides from %s, +%.0f cycles: the level of %.0f x %s "
+                  "(+%.0f cycles) %s: not a level of its own",
+                  b.entries, format_bytes(b.page_bytes).c_str(), b.miss_penalty_cycles, a->entries,
+                  format_bytes(a->page_bytes).c_str(), a->miss_penalty_cycles,
+                  b.entries < a->entries * (1 - 2 * opt.count_tolerance)
+                      ? "seen through some of its sets (these strides put every hop in fewer sets)"
+                      : "seen again at larger strides");
+    out.notes.push_back(why);
+  }
+  out.levels = kept;
 }
 
 } // namespace
@@ -601,9 +671,10 @@ tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options
     }
     structure_finding(data, opt, r, L);
     mark_disturbed(data, flat, L, out);
-    if (existence_finding(data, opt, r, flat.size(), L, out))
+    if (existence_finding(data, opt, r, flat, L, out))
       out.levels.push_back(L);
   }
+  explain_set_conflicts(out, opt);
   std::sort(out.levels.begin(), out.levels.end(),
             [](const level_evidence &a, const level_evidence &b) { return a.reach_bytes < b.reach_bytes; });
   if (out.levels.empty())
@@ -688,6 +759,7 @@ nlohmann::json level_json(const level_evidence &L) {
       {"miss_penalty_cycles", L.miss_penalty_cycles},
       {"confidence", L.confidence},
       {"snr", L.snr},
+      {"z", std::round(L.z * 10) / 10},
       {"penalty_rule", L.penalty_rule},
       {"evidence",
        {{"strides_at_or_above_page", steps_json(L.scaling)},
@@ -712,9 +784,13 @@ nlohmann::json to_json(const tlb_evidence &a) {
     candidates.push_back(level_json(L));
   for (const auto &L : a.cache_effects)
     cache.push_back(level_json(L));
+  auto conflicts = nlohmann::json::array();
+  for (const auto &L : a.set_conflicts)
+    conflicts.push_back(level_json(L));
   return {{"levels", levels},
           {"searched_up_to_bytes", a.searched_up_to_bytes},
           {"cache_effects", cache},
+          {"set_conflicts", conflicts},
           {"candidates", candidates},
           {"unexplained_steps", steps_json(a.unexplained)},
           {"notes", a.notes}};

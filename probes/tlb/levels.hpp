@@ -4,6 +4,7 @@
 // strides below P share one boundary (with a penalty smaller by s/P), strides above P miss
 // later, after E hops. A step whose hop count is the same for every stride and whose touched
 // cache lines reach the L2 size is an L2-capacity effect, not a TLB level.
+#include "common/defaults.hpp"
 #include "common/steps.hpp"
 #include "model/profile.hpp"
 #include "probes/tlb/data.hpp"
@@ -77,6 +78,8 @@ struct level_evidence {
   double miss_penalty_cycles = 0;
   double confidence = 0;         // existence, 0..1: the rise over the noise, strides agreeing
   double snr = 0;                // median step / noise of the strides behind the level
+  double z = 0; // the level test's statistic: the strides' rises in noise sigmas, Stouffer-summed
+  int z_strides = 0; // the strides summed into z
   double penalty_rule = 1;       // share of strides below the page whose step is s/P of the penalty
   std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
   std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
@@ -85,11 +88,14 @@ struct level_evidence {
 };
 
 struct tlb_analysis_options {
-  step_options steps;
+  // The rises that may seed a level: single points this many noise sigmas up (the level test
+  // below decides which become levels; null sweeps of real noise form almost no seed at 4.5).
+  step_options steps = {defaults::tlb_seed_snr};
   double count_tolerance = 0.12; // hop counts of one level agree within this fraction
   double reach_tolerance = 0.15; // boundaries of strides below the page agree within this
   double min_entries = 8;        // fewer hops than this measure L2 bank/set effects
-  double min_confidence = 0.65;  // below: a candidate, listed but not reported as a level
+  double min_confidence = 0.65;  // confidence at z = level_z (the scale of `confidence`)
+  double level_z = defaults::level_test_z; // the level test: z at or above it is a level
   double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
   double line_bytes = 128;       // L2 line, for the cache-capacity test
   structure_options structure;   // the ramp's fit
@@ -100,6 +106,9 @@ struct tlb_analysis_options {
 struct tlb_evidence {
   std::vector<level_evidence> levels;        // first level outward
   std::vector<level_evidence> cache_effects; // steps explained by L2 capacity
+  // Rises explained as an inner level seen through some of its sets: strides so large that their
+  // hops fall in fewer sets, so misses begin after fewer hops, at the inner level's penalty.
+  std::vector<level_evidence> set_conflicts;
   std::vector<level_evidence> candidates;    // levels below min_confidence
   std::vector<tlb_step> unexplained;    // rises that form no level
   double searched_up_to_bytes = 0;

@@ -1,6 +1,9 @@
 #include "probes/tlb/simulate.hpp"
 
 #include "common/units.hpp"
+#include "common/defaults.hpp"
+#include "common/stats.hpp"
+#include "common/steps.hpp"
 #include "probes/tlb/driver.hpp"
 
 #include <algorithm>
@@ -86,26 +89,67 @@ sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes) {
   return p;
 }
 
+namespace {
+// Deviations of one curve's points from their four neighbours' median, in the curve's sigma,
+// skipping three points either side of any rise (a level's rise is signal, not noise).
+void residuals_of(const std::vector<double> &x, const std::vector<double> &y,
+                  std::vector<double> &out) {
+  if (y.size() < 9)
+    return;
+  step_options weak;
+  weak.snr_min = 3;
+  std::vector<bool> near_rise(y.size(), false);
+  for (const auto &st : detect_steps(x, y, weak))
+    for (std::size_t k = st.index >= 3 ? st.index - 3 : 0; k < std::min(y.size(), st.index + 3);
+         ++k)
+      near_rise[k] = true;
+  const double sigma = curve_noise(y, defaults::min_noise_cycles);
+  for (std::size_t i = 2; i + 2 < y.size(); ++i) {
+    if (near_rise[i - 2] || near_rise[i] || near_rise[i + 2])
+      continue;
+    out.push_back((y[i] - median({y[i - 2], y[i - 1], y[i + 1], y[i + 2]})) / sigma);
+  }
+}
+} // namespace
+
+noise_pool noise_from(const std::vector<analysis::tlb_dataset> &real) {
+  noise_pool p;
+  for (const auto &d : real)
+    for (const auto &c : d.curves) {
+      ++p.curves;
+      residuals_of(c.footprint_bytes, c.cycles, c.median ? p.median_sigmas : p.mean_sigmas);
+      if (!c.mean_cycles.empty())
+        residuals_of(c.footprint_bytes, c.mean_cycles, p.mean_sigmas);
+    }
+  return p;
+}
+
 std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &plan,
-                                         std::uint64_t seed) {
+                                         std::uint64_t seed, const noise_pool *real) {
   std::mt19937_64 rng(seed);
   std::student_t_distribution<double> tail(4.0); // heavier tails than a Gaussian
   std::uniform_real_distribution<double> unit(0, 1);
   const double sigma = g.noise_cycles / 1.2; // t(4)'s robust sigma is ~1.2
-  const auto noisy = [&](double truth) {
-    double v = truth + sigma * tail(rng);
-    if (unit(rng) < 0.005) // a rare one-sided outlier: another process's burst
-      v += g.noise_cycles * (10 + 20 * unit(rng));
+  const auto noisy = [&](double truth, const std::vector<double> *pool) {
+    double v = truth;
+    if (pool) {
+      v += g.noise_cycles * (*pool)[rng() % pool->size()];
+    } else {
+      v += sigma * tail(rng);
+      if (unit(rng) < 0.005) // a rare one-sided outlier: another process's burst
+        v += g.noise_cycles * (10 + 20 * unit(rng));
+    }
     return std::max(1.0, v);
   };
+  const bool pooled = real && !real->empty();
   const measure_fn measure = [&](std::uint64_t stride, std::uint64_t hops) {
     sweep_point p;
     p.stride_bytes = stride;
     p.hops = hops;
     p.footprint_bytes = stride * hops;
     const double truth = latency(g, stride, hops);
-    p.median = noisy(truth);
-    p.mean = noisy(truth);
+    p.median = noisy(truth, pooled ? &real->median_sigmas : nullptr);
+    p.mean = noisy(truth, pooled ? &real->mean_sigmas : nullptr);
     p.p10 = p.median - g.noise_cycles;
     p.p90 = p.median + g.noise_cycles;
     p.samples = 4096;
@@ -115,10 +159,11 @@ std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &pla
       plan, [](std::uint64_t) {}, measure, [](const std::string &) {});
 }
 
-analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed) {
+analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
+                               const noise_pool *real) {
   // Read as `gpuprobe analyze tlb` reads a real sweep: the same reader, no second copy of it.
   analysis::tlb_dataset d;
-  analysis::parse_gpuprobe_tlb_result(raw_result(g, plan, simulate_points(g, plan, seed)),
+  analysis::parse_gpuprobe_tlb_result(raw_result(g, plan, simulate_points(g, plan, seed, real)),
                                       "simulated", d);
   return d;
 }
@@ -240,8 +285,12 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
     for (std::size_t i = 0; i < h.levels.size(); ++i) {
       const auto &F = h.levels[i];
       const bool by_reach = std::fabs(F.reach_bytes / L.reach_bytes() - 1) <= 0.25;
+      // Where the page is only bounded (the coverage below every stride that shows the level, or
+      // an upper bound the coverage respects), the level is found by its entries.
+      const bool bounded = below_strides || (F.page_bound == std::string("upper") &&
+                                             F.page_bytes >= double(L.coverage_bytes));
       const bool by_entries =
-          below_strides && F.entries && std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
+          bounded && F.entries && std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
       if (used[i] || !(by_reach || by_entries))
         continue;
       used[i] = true;

@@ -38,6 +38,18 @@ struct sim_gpu {
 
 enum class sim_mode { full, quick };
 
+// Noise of the shape real sweeps show, to draw from: each point's deviation from the median of
+// its four neighbours, in its curve's robust sigma (floored as the step detector floors it),
+// pooled over real curves away from any rise. Medians of integer cycles (gpuprobe's per-point
+// medians) and means (gpuprobe's per-point means, the 2017 tool's cells) are pooled apart: a
+// median is mostly exact, a mean never is.
+struct noise_pool {
+  std::vector<double> median_sigmas, mean_sigmas;
+  int curves = 0;
+  bool empty() const { return median_sigmas.empty() || mean_sigmas.empty(); }
+};
+noise_pool noise_from(const std::vector<analysis::tlb_dataset> &real);
+
 // The share of hops of a cyclic chase (`hops` hops `stride` bytes apart, a lap repeated) that
 // miss `L`: with a stride below the coverage only a tag's first hop can miss; a set holding more
 // tags than ways misses every visit under LRU, and under random replacement the fixed point of
@@ -52,10 +64,13 @@ double latency(const sim_gpu &g, std::uint64_t stride, std::uint64_t hops);
 sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes);
 
 // The sweep run_sweep makes of `g` under `plan` (noise seeded by `seed`): its points, and the
-// same as a dataset the analyzer reads.
+// same as a dataset the analyzer reads. Each point's median and mean are the truth plus
+// g.noise_cycles times a draw from `real` (medians from its medians, means from its means);
+// with no pool, a t(4) draw with a rare one-sided outlier.
 std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &plan,
-                                         std::uint64_t seed);
-analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed);
+                                         std::uint64_t seed, const noise_pool *real = nullptr);
+analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
+                               const noise_pool *real = nullptr);
 
 // The sweep as gpuprobe's raw result (gpuprobe.result/1, probe "tlb", an alias pool in 2 MiB
 // chunks) of a device named "simulated: <describe()>": `gpuprobe analyze tlb` reads it.
@@ -74,8 +89,9 @@ sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu = false);
 // when two or more of the plan's strides put its boundary (entries x max(stride, coverage)) inside
 // the sweep, at least twice the smallest footprint and at most half the largest (and half the
 // largest lap); its coverage is determinable when the plan has strides below and above it. It is
-// found when a reported level's reach is within 25 % of its reach, or, where the coverage lies
-// below every stride (the page then only bounded), when its entries are within 25 %.
+// found when a reported level's reach is within 25 % of its reach, or, where the page is only
+// bounded (the coverage below every stride, or a reported upper bound at or above the coverage),
+// when its entries are within 25 %.
 struct level_score {
   bool observable = false, coverage_determinable = false, found = false, exact_entries = false,
        exact_ways_sets = false, exact_coverage = false;

@@ -4,6 +4,7 @@
 #include "common/process.hpp"
 #include "tests/common/binary_path.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -22,6 +23,36 @@ std::string temp_path(const std::string &name) {
 }
 
 bool file_exists(const std::string &path) { return std::filesystem::exists(path); }
+
+std::vector<named_sweep> committed_real_sweeps() {
+  namespace fs = std::filesystem;
+  const fs::path src = GPUPROBE_SOURCE_DIR;
+  std::vector<named_sweep> out;
+  const auto add = [&](const std::string &name, const std::vector<std::string> &files) {
+    out.push_back({name, analysis::load_tlb_inputs(files)});
+  };
+  for (const auto &e : fs::directory_iterator(src / "reports/examples/runs"))
+    for (const char *f : {"tlb.json", "tlb_real.json"})
+      if (fs::exists(e.path() / "raw" / f))
+        add(fs::relative(e.path() / "raw" / f, src).string(), {(e.path() / "raw" / f).string()});
+  for (const char *dir : {"tests/fixtures/gpuprobe-alias", "tests/fixtures/gpuprobe-results"})
+    for (const auto &e : fs::directory_iterator(src / dir))
+      if (e.path().extension() == ".json" && e.path().filename().string().find("sharing") ==
+                                                 std::string::npos &&
+          e.path().filename() != "atomics.json")
+        add(fs::relative(e.path(), src).string(), {e.path().string()});
+  for (const char *gpu : {"K80", "P100", "H100"}) {
+    std::vector<std::string> csvs;
+    for (const auto &e : fs::directory_iterator(src / "tests/fixtures/cuda-gpu-tlb" / gpu))
+      if (e.path().extension() == ".csv")
+        csvs.push_back(e.path().string());
+    std::sort(csvs.begin(), csvs.end());
+    add(std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, csvs);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const named_sweep &a, const named_sweep &b) { return a.name < b.name; });
+  return out;
+}
 
 std::string write_temp(const std::string &name, const std::string &text) {
   const std::string path = temp_path(name);

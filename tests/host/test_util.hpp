@@ -72,6 +72,15 @@ run_result run_binary(const std::string &binary, const std::string &args);
 // Runs the gpuprobe binary with `args` as they are (no shell reads them), in `dir` ("": here).
 run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::string &dir = "");
 
+// Every committed real TLB sweep, one dataset a sweep named by its path under the source tree:
+// the examples' and fixtures' gpuprobe results (alias and real-memory sweeps), and the 2017
+// tool's CSVs of the K80, the P100 and the H100 (one dataset a GPU). Sorted by name.
+struct named_sweep {
+  std::string name;
+  analysis::tlb_dataset data;
+};
+std::vector<named_sweep> committed_real_sweeps();
+
 std::string temp_path(const std::string &name);
 bool file_exists(const std::string &path);
 // A child process that holds `dir`'s write lock (gpuprobe::folder_lock, "characterize") until it

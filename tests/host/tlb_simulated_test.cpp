@@ -5,6 +5,8 @@
 // time. CI runs a seeded few hundred; GPUPROBE_SIM_GPUS=1000 (scripts/simulated_family.sh) runs
 // the table docs/analyze-tlb.md quotes.
 #include "common/json_io.hpp"
+#include "common/steps.hpp"
+#include "common/units.hpp"
 #include "probes/tlb/levels.hpp"
 #include "probes/tlb/simulate.hpp"
 #include "test_util.hpp"
@@ -23,6 +25,17 @@ using namespace gpuprobe::probes::sim;
 namespace {
 
 constexpr std::uint64_t k_max = 512ull << 30; // the alias range of an H100
+
+// The noise of every committed real sweep, read once.
+const noise_pool &real_noise() {
+  static const noise_pool pool = [] {
+    std::vector<analysis::tlb_dataset> sweeps;
+    for (auto &s : test::committed_real_sweeps())
+      sweeps.push_back(std::move(s.data));
+    return noise_from(sweeps);
+  }();
+  return pool;
+}
 
 struct tally {
   int gpus = 0, nulls = 0, null_false = 0, false_levels = 0;
@@ -56,7 +69,7 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
   for (int i = 0; i < gpus + nulls; ++i) {
     const bool null_gpu = i >= gpus;
     const sim_gpu g = random_gpu(rng, null_gpu);
-    const auto data = simulate(g, plan, seed * 7919 + std::uint64_t(i));
+    const auto data = simulate(g, plan, seed * 7919 + std::uint64_t(i), &real_noise());
     const auto h = analysis::analyze_tlb(data);
     const auto s = score(g, h, plan);
     if (null_gpu) {
@@ -172,8 +185,11 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   // that finds fewer levels fails here; one that finds more raises the floor with the docs).
   EXPECT_LE(double(full.null_false) / full.nulls, 0.05);
   EXPECT_LE(double(quick.null_false) / quick.nulls, 0.05);
-  EXPECT_GE(pct(full.found, full.observable), 38.0);
-  EXPECT_GE(pct(quick.found, quick.observable), 45.0);
+  EXPECT_GE(pct(full.found, full.observable), 42.0);
+  EXPECT_GE(pct(quick.found, quick.observable), 44.0);
+  // A level reported that is none of the GPU's: 0.31 a GPU on 1,000 (docs/analyze-tlb.md).
+  EXPECT_LE(double(full.false_levels) / full.gpus, 0.45);
+  EXPECT_LE(double(quick.false_levels) / quick.gpus, 0.45);
 }
 
 // The simulated sweep in both file formats the analyzer reads: gpuprobe's raw result, through
@@ -209,4 +225,197 @@ TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
   const auto s = score(g, h, plan);
   for (std::size_t k = 0; k < 3; ++k)
     EXPECT_TRUE(s.levels[k].found) << "the 2017 format, L" << k + 1;
+}
+
+namespace {
+double quantile(std::vector<double> v, double q) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, std::size_t(q * double(v.size())))];
+}
+} // namespace
+
+// The simulator's noise is drawn from the committed real sweeps: medians of integer cycles are
+// mostly exact, means never are, and both have tails past a Gaussian's.
+TEST(SimulatedGpus, NoiseIsDrawnFromTheCommittedRealSweeps) {
+  const auto &p = real_noise();
+  ASSERT_FALSE(p.empty());
+  std::vector<double> med_abs, mean_abs;
+  for (double r : p.median_sigmas)
+    med_abs.push_back(std::fabs(r));
+  for (double r : p.mean_sigmas)
+    mean_abs.push_back(std::fabs(r));
+  const auto exact = std::count(p.median_sigmas.begin(), p.median_sigmas.end(), 0.0);
+  std::printf("%d real curves: %zu median residuals (%.0f %% exact; |r| 50/99/99.9 %%: %.2f %.2f "
+              "%.2f sigma), %zu mean residuals (|r| 50/99/99.9 %%: %.2f %.2f %.2f sigma)\n",
+              p.curves, p.median_sigmas.size(), 100.0 * double(exact) / double(med_abs.size()),
+              quantile(med_abs, 0.5), quantile(med_abs, 0.99), quantile(med_abs, 0.999),
+              p.mean_sigmas.size(), quantile(mean_abs, 0.5), quantile(mean_abs, 0.99),
+              quantile(mean_abs, 0.999));
+  EXPECT_GT(p.median_sigmas.size(), 1000u);
+  EXPECT_GT(p.mean_sigmas.size(), 1000u);
+  EXPECT_GT(quantile(mean_abs, 0.5), 0.0) << "a mean is never exact";
+}
+
+namespace {
+// The null family in one format: per sweep, the largest z of any level or candidate the analyzer
+// formed (0: none), and the sweeps that reported a level.
+struct null_tally {
+  std::vector<double> max_z;
+  int with_level = 0;
+};
+null_tally null_family(int n, std::uint64_t seed, sim_mode mode, bool csv) {
+  std::mt19937_64 rng(seed);
+  const auto plan = plan_for(mode, k_max);
+  null_tally t;
+  for (int i = 0; i < n; ++i) {
+    const sim_gpu g = random_gpu(rng, true);
+    const auto points = simulate_points(g, plan, seed * 104729 + std::uint64_t(i), &real_noise());
+    analysis::tlb_dataset d;
+    if (csv)
+      analysis::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "null.csv", d);
+    else
+      analysis::parse_gpuprobe_tlb_result(raw_result(g, plan, points), "null", d);
+    const auto a = analysis::find_tlb_levels(d);
+    double z = 0;
+    for (const auto *list : {&a.levels, &a.candidates})
+      for (const auto &L : *list)
+        if (L.existence.rfind("inconsistent", 0) != 0)
+          z = std::max(z, L.z);
+    t.max_z.push_back(z);
+    t.with_level += !a.levels.empty();
+  }
+  return t;
+}
+} // namespace
+
+// The level test's threshold (defaults::level_test_z) is set on null sweeps (no level) whose
+// noise is drawn from the real sweeps: in each format the analyzer reads (full and quick raw
+// results, the 2017 tool's CSV of means), at most 1 % of them may hold a rise whose z reaches it.
+// The table prints the z that 1 % of null sweeps exceed (the calibration: docs/analyze-tlb.md);
+// GPUPROBE_SIM_NULLS sets the sweeps a format (the script runs 1,000).
+TEST(SimulatedGpus, TheLevelTestIsCalibratedOnNullSweepsOfRealNoise) {
+  const char *env = std::getenv("GPUPROBE_SIM_NULLS");
+  const int n = env ? std::atoi(env) : 150;
+  struct fmt {
+    const char *name;
+    sim_mode mode;
+    bool csv;
+  };
+  int sweeps = 0, with_level = 0;
+  std::printf("| format | null sweeps | with any candidate | z 99 %% | z max | false levels "
+              "at z >= %.1f |\n|---|---|---|---|---|---|\n",
+              defaults::level_test_z);
+  for (const fmt f : {fmt{"full raw", sim_mode::full, false}, fmt{"quick raw", sim_mode::quick, false},
+                      fmt{"quick 2017 CSV", sim_mode::quick, true}}) {
+    const auto t = null_family(n, 4500 + std::uint64_t(sweeps), f.mode, f.csv);
+    const auto any = std::count_if(t.max_z.begin(), t.max_z.end(), [](double z) { return z > 0; });
+    std::printf("| %s | %d | %ld | %.1f | %.1f | %d |\n", f.name, n, long(any),
+                quantile(t.max_z, 0.99), quantile(t.max_z, 1.0), t.with_level);
+    sweeps += n;
+    with_level += t.with_level;
+  }
+  // At most 1 % by the calibration; on this seeded sample, its 95 % upper bound.
+  EXPECT_LE(double(with_level), 0.01 * sweeps + 2.0 * std::sqrt(0.01 * sweeps) + 1)
+      << with_level << " of " << sweeps << " null sweeps reported a level";
+}
+
+// Real null data: every committed real sweep cut, stride by stride, well before its first rise
+// (at 0.7 x the smallest footprint where the whole sweep's analysis puts any level, candidate or
+// explained rise for that stride, or where any rise of 3 sigma starts): real noise with no level
+// in it. The level test reports no level on any.
+TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise) {
+  step_options weak;
+  weak.snr_min = 3;
+  int sweeps = 0, points = 0;
+  for (const auto &s : test::committed_real_sweeps()) {
+    const auto whole = analysis::find_tlb_levels(s.data);
+    analysis::tlb_dataset cut = s.data;
+    cut.curves.clear();
+    for (auto c : s.data.curves) {
+      double limit = c.footprint_bytes.back() * 2;
+      for (const auto *list : {&whole.levels, &whole.candidates, &whole.cache_effects,
+                               &whole.set_conflicts})
+        for (const auto &L : *list)
+          limit = std::min(limit, L.entries * std::max(c.stride_bytes, L.page_bytes));
+      for (const auto &t : whole.unexplained)
+        if (t.stride_bytes == c.stride_bytes)
+          limit = std::min(limit, t.s.x_lo);
+      for (const auto &r : detect_steps(c.footprint_bytes, c.cycles, weak))
+        limit = std::min(limit, r.x_lo);
+      std::size_t end = 0;
+      while (end < c.footprint_bytes.size() && c.footprint_bytes[end] < 0.7 * limit)
+        ++end;
+      if (end < 12)
+        continue;
+      c.footprint_bytes.resize(end);
+      c.cycles.resize(end);
+      if (!c.mean_cycles.empty())
+        c.mean_cycles.resize(end);
+      points += int(end);
+      cut.curves.push_back(c);
+    }
+    if (cut.curves.size() < 2)
+      continue;
+    ++sweeps;
+    const auto a = analysis::find_tlb_levels(cut);
+    double z = 0;
+    for (const auto &L : a.candidates)
+      z = std::max(z, L.z);
+    std::printf("%s: %zu curves, %zu level(s), largest candidate z %.1f\n", s.name.c_str(),
+                cut.curves.size(), a.levels.size(), z);
+    EXPECT_TRUE(a.levels.empty()) << s.name << ": " << analysis::to_json(a).dump().substr(0, 400);
+  }
+  std::printf("%d real sweeps, %d points of real null data\n", sweeps, points);
+  EXPECT_GE(sweeps, 8);
+}
+
+namespace {
+// The 2017 tool's mean curves of one level at strides 256 KiB to `top`, 12 points an octave,
+// noise `sigma`: with top = the page, one stride shows the full rise and the one below half.
+analysis::tlb_dataset held_out(double penalty, double page, double top, double sigma,
+                               unsigned seed) {
+  const std::vector<test::sim_level> truth = {{16, page, penalty}};
+  std::vector<double> strides;
+  for (double s = 256 * 1024.0; s <= top; s *= 2)
+    strides.push_back(s);
+  return test::sim_dataset(truth, 300, strides, 256 * 1024.0, 4096 * page, 12, sigma, seed);
+}
+} // namespace
+
+// The held-out shapes as seeded families (the level and its null, the same sweep with no
+// rise). A +13-cycle level over ~1.2 cycles of noise at two strides (11 x the noise: the old bar
+// of 11.7 x dropped it as "small") is found with its entries and page on at least 90 % of seeds.
+// A +7-cycle level over 2 cycles that only one stride shows at full height (3.5 sigma a point)
+// and the stride below at half is a stated limit (docs/analyze-tlb.md): the rate is printed, not
+// claimed. Neither null ever gives a level.
+TEST(SimulatedGpus, HeldOutShapesAreLevelsAndTheirNullsAreNot) {
+  struct shape {
+    const char *name;
+    double penalty, page, top, sigma;
+    bool claimed;
+  };
+  for (const shape sh :
+       {shape{"+7 over 2, full at one stride, half below", 7, 1 << 20, 1 << 20, 2, false},
+        shape{"+13 over 1.2 at two strides", 13, 1 << 20, 2 << 20, 1.2, true}}) {
+    int found = 0, null_levels = 0;
+    const int seeds = 40;
+    for (unsigned seed = 1; seed <= unsigned(seeds); ++seed) {
+      const auto a =
+          analysis::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
+      found += a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
+               (a.levels[0].page_bytes == sh.page ||
+                (a.levels[0].bound == analysis::page_bound::upper &&
+                 a.levels[0].page_bytes > sh.page));
+      null_levels += int(analysis::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed))
+                             .levels.size());
+    }
+    std::printf("%s: found on %d of %d seeds; %d level(s) on their nulls\n", sh.name, found, seeds,
+                null_levels);
+    if (sh.claimed) {
+      EXPECT_GE(found, seeds * 9 / 10) << sh.name;
+    }
+    EXPECT_EQ(null_levels, 0) << sh.name;
+  }
 }
