@@ -180,8 +180,10 @@ void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tl
       model::tlb_level &L = tlb.levels[k];
       if (rl.value("level", "") == level_label(false, k) &&
           rl.value("page_bytes", 0.0) == L.page_bytes &&
-          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 && L.structure)
+          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 && L.structure) {
         L.structure->conflict = conflict_summary(model::to_json(L), rl);
+        mark_disagreement(L); // the two measures of its ways disagree: said, confidence halved
+      }
     }
 }
 

@@ -71,14 +71,40 @@ std::string structure_detail(const model::tlb_level &L) {
   return out;
 }
 
+std::string methods_disagree(const model::tlb_level &L) {
+  if (!L.structure || !L.structure->conflict)
+    return "";
+  const auto &c = *L.structure->conflict;
+  if (!c.contains("agrees") || !c["agrees"].is_boolean() || c["agrees"].get<bool>())
+    return "";
+  char b[200];
+  std::snprintf(b, sizeof b, "the ramp says %.0f ways, the conflict sets %.0f%s",
+                c.value("ramp_ways", 0.0), c.value("ways", 0.0),
+                c.value("resolved", true) ? "" : " (their sets differ in size)");
+  return b;
+}
+
+bool mark_disagreement(model::tlb_level &L) {
+  const std::string why = methods_disagree(L);
+  if (why.empty())
+    return false;
+  L.detail["methods_disagree"] = why;
+  if (L.confidence)
+    L.confidence = std::round(*L.confidence * 50) / 100;
+  return true;
+}
+
 std::string level_line(const std::string &label, const model::tlb_level &L) {
   char b[320];
   const std::string st = structure_words(L);
+  const std::string disagree = methods_disagree(L);
   std::snprintf(b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
                 L.entries.value_or(0), format_bytes(L.page_bytes).c_str(),
                 format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(),
                 L.miss_penalty_cycles.value_or(0), L.sharing_scope().c_str());
-  return b;
+  return disagree.empty() ? std::string(b)
+                          : std::string(b) + "; METHODS DISAGREE: " + disagree +
+                                " (confidence halved)";
 }
 
 double level_evidence::full_miss_bytes() const {

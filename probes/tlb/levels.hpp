@@ -42,6 +42,13 @@ using model::level_label;
 std::string level_line(const std::string &label, const model::tlb_level &level);
 // "8 ways x 256 sets", "fully associative", "structure not resolved", or "" (an older profile).
 std::string structure_words(const model::tlb_level &level);
+// Where the conflict sets and the ramp disagree on a level's ways ("agrees": false), the two
+// methods' answers in words ("the ramp says 8 ways, the conflict sets 15"); "" where they agree or
+// only one was measured.
+std::string methods_disagree(const model::tlb_level &level);
+// Marks a level whose methods disagree: `methods_disagree` in its detail, and its confidence
+// halved (the profile, the summary and the terminal line show both). Returns whether it did.
+bool mark_disagreement(model::tlb_level &level);
 // One line on the level's structure: the shape, its ends and fit (or why it is not resolved),
 // and what the conflict sets found.
 std::string structure_detail(const model::tlb_level &level);

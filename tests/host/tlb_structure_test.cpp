@@ -354,3 +354,50 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   EXPECT_EQ(c["resolved"], false);
   EXPECT_EQ(c["why"], "its structure is not resolved: no capacity to start from");
 }
+
+// Issue 45 item 5: where the conflict sets and the ramp disagree on a level's ways, the level's
+// line (summary and terminal) says so and its confidence is halved; where they agree, or only one
+// method measured, nothing changes. A seeded family of levels and conflict-set sizes, as the
+// H100 units showed them (sets of 16, 16, 11, 16 pages for a 16-way level).
+TEST(TlbStructure, MethodsThatDisagreeAreMarkedAndLowerTheConfidence) {
+  std::mt19937 rng(45);
+  int marked = 0, disagreeing = 0;
+  for (int i = 0; i < 500; ++i) {
+    const int ways = 1 << (rng() % 5), sets = 1 << (rng() % 9);
+    const nlohmann::json level = {
+        {"entries", ways * sets},
+        {"page_bytes", 32.0 * MiB},
+        {"reach_bytes", 32.0 * MiB * ways * sets},
+        {"structure", {{"resolved", true}, {"ways", ways}, {"sets", sets}}}};
+    nlohmann::json rl = {{"level", "L1"}, {"page_bytes", 32.0 * MiB}, {"va_base", 0}, {"sets", {}}};
+    const int n_sets = 1 + int(rng() % 4);
+    for (int k = 0; k < n_sets; ++k) {
+      // Mostly W + 1 pages; now and then one fewer or more (another context took an entry).
+      const int size = ways + 1 + (rng() % 4 == 0 ? int(rng() % 3) - 1 : 0);
+      nlohmann::json members = nlohmann::json::array();
+      for (int p = 0; p < size; ++p)
+        members.push_back(std::uint64_t(k) + std::uint64_t(p) * std::uint64_t(sets));
+      rl["sets"].push_back({{"onset_pages", size}, {"missing", nlohmann::json::array()},
+                            {"members", members}});
+    }
+    gpuprobe::model::tlb_level L = gpuprobe::model::tlb_level_from_json(level);
+    L.confidence = 0.9;
+    L.structure->conflict = conflict_summary(level, rl);
+    const bool agrees = (*L.structure->conflict)["agrees"].get<bool>();
+    disagreeing += !agrees;
+    const bool did = mark_disagreement(L);
+    marked += did;
+    EXPECT_EQ(did, !agrees) << rl.dump();
+    const std::string line = level_line("L1", L);
+    EXPECT_EQ(line.find("METHODS DISAGREE") != std::string::npos, !agrees) << line;
+    EXPECT_DOUBLE_EQ(*L.confidence, agrees ? 0.9 : 0.45);
+    EXPECT_EQ(L.detail.contains("methods_disagree"), !agrees);
+  }
+  EXPECT_GT(disagreeing, 50);
+  EXPECT_LT(disagreeing, 450);
+  // One method alone: nothing to disagree with.
+  gpuprobe::model::tlb_level alone;
+  alone.confidence = 0.9;
+  EXPECT_FALSE(mark_disagreement(alone));
+  EXPECT_EQ(*alone.confidence, 0.9);
+}
