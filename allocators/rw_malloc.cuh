@@ -16,8 +16,10 @@
 // run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
 // a random start: a request still unserved then gets nullptr (out of memory), unless a stash held
-// units (every stash is drained into the bitmap first) or a claim was rolled back during the scan
-// (a transient claim can hide a free run): then it scans again.
+// units (every stash is drained into the bitmap first), units are in another warp's hands (a stash
+// run taken and not yet served or put back, a refill not yet stashed: rw_malloc_handle::in_hand),
+// or a claim was rolled back during the scan (a transient claim can hide a free run): then it
+// scans again.
 //
 // free(p) reads the unit's meta word: the run length of a whole-unit allocation, or a live count
 // for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
@@ -108,6 +110,15 @@ struct rw_malloc_handle {
   // bitmap before a request is refused. stash_cap = 0: none.
   unsigned long long *stash;
   std::uint32_t stash_sms, stash_per_sm, stash_cap;
+  // Units claimed in the bitmap and not handed out: in a stash, or in a warp's hands (a stash run
+  // taken and not yet served or put back, a refill claimed and not yet stashed). A warp refuses a
+  // request only when this is 0 (issue 49: a run in flight is invisible to the scan and to a
+  // drain). Raised before such units leave the bitmap's view, lowered after they are served or
+  // back in the bitmap. nullptr: not counted (the race test's control, never the allocator's).
+  unsigned long long *in_hand;
+  // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
+  // the in-hand count closes (issue 49's race test). 0: none.
+  unsigned hold_ns = 0;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -189,14 +200,18 @@ private:
   // A warp's rounds: `max_rounds` random regions of its scope, each on a region boundary (first fit
   // then packs each region from its start and keeps its free space in one run at its end; random
   // word starts scatter allocations and leave no long runs in a half-full pool), then the
-  // exhaustive scan's windows of 32 words, stepping by 16 from a random start.
+  // exhaustive scan's windows of 32 words at every 16th word, from a random one.
   struct round_plan {
     rng64 r;
-    std::uint32_t scan_start, lo, n; // the scan's first word; the scope's regions [lo, lo + n)
+    std::uint32_t scan_start, lo, n; // the scan's first window; the scope's regions [lo, lo + n)
   };
+  // The exhaustive scan's windows start at words 0, 16, 32, ... (the last one ends at the pool's
+  // end): their union is every word. (A scan from a random word stepped past words 0 .. start % 16
+  // and refused requests that fitted there: RwMallocExactOutOfMemoryWhileStashRunsAreInFlight.)
+  __device__ std::uint32_t scan_windows() const { return (word_count + 15) / 16; }
   __device__ round_plan plan_rounds(unsigned active, int leader) const {
     round_plan p{rng64(thread_seed(seed)), 0, 0, 0};
-    p.scan_start = __shfl_sync(active, p.r.below(word_count), leader);
+    p.scan_start = __shfl_sync(active, p.r.below(scan_windows()), leader);
     scope.range((word_count + region_words - 1) / region_words, p.lo, p.n);
     return p;
   }
@@ -206,7 +221,7 @@ private:
     const std::uint64_t w =
         round < max_rounds
             ? std::uint64_t(p.lo + __shfl_sync(active, p.r.below(p.n), leader)) * region_words
-            : (p.scan_start + std::uint64_t(round - max_rounds) * 16) % word_count;
+            : (p.scan_start + std::uint64_t(round - max_rounds)) % scan_windows() * 16;
     return w + region_words > word_count
                ? (word_count > region_words ? word_count - region_words : 0)
                : w;
@@ -247,7 +262,7 @@ private:
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], 0ull);
     }
-    const unsigned windows = (word_count + 15) / 16;
+    const unsigned windows = scan_windows();
     round_plan plan = plan_rounds(active, leader);
     region_pass p;
     p.w0 = region_at(plan, 0, active, leader);
@@ -262,7 +277,6 @@ private:
       refill = asked;
     }
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
-    unsigned scans = 0;
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
       if (round == max_rounds && reread == 0) { // the exhaustive scan begins (again)
         __threadfence();
@@ -290,8 +304,11 @@ private:
         continue;
       reread = 0;
       ++round;
-      if (pending && round == max_rounds + windows && ++scans < 8 &&
-          scan_again(active, lane, leader, epoch))
+      // Scan again while units a stash or a warp holds may fit, or a claim was undone since the
+      // scan began: never a cap (a cap refused fitting requests on an H200 under contention).
+      // Each such event is another warp's claim, refill or drain, finitely many for finitely
+      // many requests.
+      if (pending && round == max_rounds + windows && scan_again(active, lane, leader, epoch))
         round = max_rounds;
     }
     return got;
@@ -307,20 +324,26 @@ private:
     if (lost || fill_lost) {
       pending |= lost;
       __threadfence(); // the bits are clear again before the count says a claim was undone
-      if (int(lane) == leader)
+      if (int(lane) == leader) {
         atomicAdd(rollbacks, 1ull);
+        if (fill_lost) // the refill's units are back in the bitmap
+          hand(0ull - p.fill.length);
+      }
     }
     if (p.fill.length && !fill_lost && int(lane) == leader)
       put_back(slot, p.w0 * 64 + p.fill.start, p.fill.length);
   }
 
   // At the end of an exhaustive scan with requests unserved: scan again when a stash held units
-  // (every stash is drained into the bitmap now) or a claim was undone since the scan began (a
-  // transient claim hides a free run from a scan that passes it); else out of memory.
+  // (every stash is drained into the bitmap now), units are in a warp's hands (in_hand: they may
+  // fit once served or put back), or a claim was undone since the scan began (a transient claim
+  // hides a free run from a scan that passes it); else out of memory.
   __device__ bool scan_again(unsigned active, unsigned lane, int leader, unsigned epoch) const {
     const bool drained = stash_cap && drain(active, lane);
     __threadfence();
-    return drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
+    const bool held = in_hand && __shfl_sync(active, __ldcg(in_hand), leader) != 0;
+    return drained || held ||
+           __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
   }
 
   // The stash's answer: when its run `v` holds the warp's `asked` units, every lane is served from
@@ -331,10 +354,14 @@ private:
                                    std::uint64_t &got) const {
     const std::uint64_t s0 = stash_start(v);
     const std::uint32_t len = stash_length(v);
+    if (hold_ns && len)
+      __nanosleep(hold_ns); // tests only (hold_ns): the run stays in this warp's hands a while
     if (len >= asked) {
       const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
       if (int(lane) == leader && len > asked)
         put_back(slot, s0 + asked, len - asked);
+      if (int(lane) == leader) // handed out: after the rest is back in view
+        hand(0ull - asked);
       got = need ? s0 + excl : ~0ull;
       return true;
     }
@@ -397,6 +424,12 @@ private:
       const bool ok = !((p.assigned >> lane) & 1u) || claim(p.w0 * 64 + p.mine_at, need);
       return __ballot_sync(active, !ok);
     }
+    if (p.fill.length && in_hand) { // the refill is counted before its bits are set
+      if (lane == 0)
+        hand(p.fill.length);
+      __threadfence();
+      __syncwarp();
+    }
     const unsigned long long take = p.mine & ~p.before;
     const unsigned long long old = take ? atomicOr(&words[p.w0 + lane], take) : 0ull;
     const unsigned clash = __ballot_sync(active, (old & take) != 0);
@@ -421,8 +454,15 @@ private:
   // Units [start, start + n) back to the bitmap; the count tells a running scan that they are free.
   __device__ void give_back(std::uint64_t start, std::uint32_t n) const {
     release(start, n);
-    __threadfence(); // the bits are clear before the count moves
+    __threadfence(); // the bits are clear before the counts move
     atomicAdd(rollbacks, 1ull);
+    hand(0ull - n); // a stash's or a warp's units: in the bitmap's view again
+  }
+  // Units into (n) or out of (0 - n) stashes and warps' hands. (One counter for the pool: a
+  // counter per SM measured no faster, BM_peers on H100 GPU-82035630.)
+  __device__ void hand(unsigned long long n) const {
+    if (in_hand)
+      atomicAdd(in_hand, n);
   }
   // The rest of a run into the (emptied) slot, or to the bitmap when the slot was filled meanwhile.
   __device__ void put_back(std::uint32_t slot, std::uint64_t start, std::uint32_t n) const {
@@ -504,6 +544,7 @@ public:
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
     stash_.zero(); // a stash's run was claimed in the bitmap this replaces
+    in_hand_.zero();
     if (zero_meta)
       meta_.zero();
   }
@@ -526,6 +567,13 @@ public:
     }
     words_.upload(w.data(), w.size());
     stash_.zero();
+    in_hand_.zero();
+  }
+  // The device's count of units in stashes or in a warp's hands (between launches: the stashed).
+  std::uint64_t in_hand_units() const {
+    unsigned long long v = 0;
+    in_hand_.download(&v, 1);
+    return v;
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -536,7 +584,7 @@ public:
     return {data(),           words_.get(), meta_.get(),     std::uint32_t(words_.size()),
             cfg_.unit_bytes,  cfg_.seed,    cfg_.max_rounds, regions_.view(),
             rollbacks_.get(), stash_.get(), stash_sms_,      cfg_.stash_per_sm,
-            stash_cap()};
+            stash_cap(),      in_hand_.get()};
   }
   const malloc_config &config() const { return cfg_; }
   const region_layout &regions() const { return regions_.layout(); }
@@ -572,6 +620,7 @@ private:
   std::uint32_t stash_sms_ = sm_count();
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
+  device_array<unsigned long long> in_hand_{1}; // rw_malloc_handle::in_hand
 };
 
 } // namespace gpuprobe::alloc
