@@ -35,16 +35,20 @@ void run_analyze_tlb(const common_options &o, bool allow_mixed) {
   for (std::size_t k = 0; k < a.levels.size(); ++k) {
     const auto &L = a.levels[k];
     std::printf("  L%zu: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
-                "confidence %.2f\n",
+                "confidence %.2f (z %.1f at %d strides)\n",
                 k + 1, L.entries, format_bytes(L.page_bytes).c_str(),
                 analysis::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
-                L.miss_penalty_cycles, L.confidence);
+                L.miss_penalty_cycles, L.confidence, L.z, L.z_strides);
     if (k < levels.size())
       std::printf("      structure: %s\n", analysis::structure_detail(levels[k]).c_str());
   }
   for (const auto &c : a.cache_effects)
     std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries,
                 c.miss_penalty_cycles);
+  for (const auto &c : a.set_conflicts)
+    std::printf("  set conflicts (a level seen at larger strides, not a level): %.0f x %s, +%.0f "
+                "cycles\n",
+                c.entries, format_bytes(c.page_bytes).c_str(), c.miss_penalty_cycles);
   for (const auto &n : a.notes)
     std::printf("  note: %s\n", n.c_str());
   std::printf("  wrote %s\n", o.out.c_str());
