@@ -14,8 +14,8 @@
 // and a range that meets a bit set by someone else is rolled back and its lane reads the region
 // again. A warp whose request a stash holds 4 times is first served from its warp slot's stash, a
 // run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). After
-// `max_rounds` random regions the warp scans every region (windows of 32 words, stride 16) from
-// a random start: a request still unserved then gets nullptr (out of memory), unless a stash held
+// `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
+// word, from a random one): a request still unserved then gets nullptr (out of memory), unless a stash held
 // units (every stash is drained into the bitmap first), units are in another warp's hands (a stash
 // run taken and not yet served or put back, a refill not yet stashed: rw_malloc_handle::in_hand),
 // or a claim was rolled back during the scan (a transient claim can hide a free run): then it
@@ -305,9 +305,9 @@ private:
       reread = 0;
       ++round;
       // Scan again while units a stash or a warp holds may fit, or a claim was undone since the
-      // scan began: never a cap (a cap refused fitting requests on an H200 under contention).
-      // Each such event is another warp's claim, refill or drain, finitely many for finitely
-      // many requests.
+      // scan began, with no cap (a cap of 8 let a warp refuse while such events went on, issue
+      // 49). Each such event is another warp's claim, refill or drain: finitely many for
+      // finitely many requests.
       if (pending && round == max_rounds + windows && scan_again(active, lane, leader, epoch))
         round = max_rounds;
     }

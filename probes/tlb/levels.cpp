@@ -591,7 +591,7 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
   const std::size_t showing = scaling.size() + flat.size();
   char why[320];
   std::snprintf(why, sizeof why,
-                "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s): z = %.1f", 
+                "a rise of %.0f cycles, %.1f x the noise, at %zu stride(s): z = %.1f",
                 L.miss_penalty_cycles, L.snr, showing, L.z);
   L.existence = why;
   if (silent.size() > showing) {

@@ -83,7 +83,7 @@ struct level_evidence {
   page_bound bound = page_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
-  double confidence = 0;         // existence, 0..1: the rise over the noise, strides agreeing
+  double confidence = 0;         // existence, 0..1: z on a scale where level_z reads min_confidence
   double snr = 0;                // median step / noise of the strides behind the level
   double z = 0; // the level test's statistic: the strides' rises in noise sigmas, Stouffer-summed
   int z_strides = 0; // the strides summed into z
@@ -113,10 +113,10 @@ struct tlb_analysis_options {
 struct tlb_evidence {
   std::vector<level_evidence> levels;        // first level outward
   std::vector<level_evidence> cache_effects; // steps explained by L2 capacity
-  // Rises explained as an inner level seen through some of its sets: strides so large that their
-  // hops fall in fewer sets, so misses begin after fewer hops, at the inner level's penalty.
+  // Rises explained as another level seen at larger strides: after the same hop count, or, where
+  // the strides put every hop into a few of its sets, after fewer, at that level's penalty.
   std::vector<level_evidence> set_conflicts;
-  std::vector<level_evidence> candidates;    // levels below min_confidence
+  std::vector<level_evidence> candidates;    // "small" (z below level_z) or "inconsistent" rises
   std::vector<tlb_step> unexplained;    // rises that form no level
   double searched_up_to_bytes = 0;
   std::vector<std::string> notes;

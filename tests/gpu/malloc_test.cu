@@ -248,9 +248,9 @@ __global__ void take_units(alloc::rw_malloc_handle h, unsigned n, unsigned per,
 // <= its cap), so refills put most free units into stashes and the SM's warps are served from
 // them; a warp holds a run it took 20 us (hold_ns: the window the in-hand count closes, widened)
 // while warps that found their slot empty scan the pool (after 2 random regions) and drain every
-// stash. Between launches the device's count of units in hand is what the stashes hold. This test
-// found the scan that skipped words 0 .. start % 16 (8 of 96 trials refused before the fix). The
-// same trials run with the count off (in_hand = nullptr) and print their refusals: a measure of
+// stash. Between launches the device's count of units in hand is what the stashes hold. An
+// earlier form of this test (one unit a lane, one request each) found the scan that skipped words
+// 0 .. start % 16 (8 of 96 trials refused before the fix). The same trials run with the count off (in_hand = nullptr) and print their refusals: a measure of
 // how often the window is met, not a check (none seen so far; docs/rw-malloc.md).
 TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
   GPUPROBE_REQUIRE_GPU();

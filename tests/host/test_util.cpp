@@ -1,7 +1,9 @@
 #include "test_util.hpp"
 
 #include "common/folder_lock.hpp"
+#include "common/json_io.hpp"
 #include "common/process.hpp"
+#include "common/results_folder.hpp"
 #include "tests/common/binary_path.hpp"
 
 #include <algorithm>
@@ -26,28 +28,29 @@ bool file_exists(const std::string &path) { return std::filesystem::exists(path)
 
 std::vector<named_sweep> committed_real_sweeps() {
   namespace fs = std::filesystem;
+  using raw = results_folder::raw_file;
   const fs::path src = GPUPROBE_SOURCE_DIR;
   std::vector<named_sweep> out;
-  const auto add = [&](const std::string &name, const std::vector<std::string> &files) {
-    out.push_back({name, analysis::load_tlb_inputs(files)});
+  const auto add = [&](const fs::path &file) {
+    out.push_back({fs::relative(file, src).string(), analysis::load_tlb_inputs({file.string()})});
   };
   for (const auto &e : fs::directory_iterator(src / "reports/examples/runs"))
-    for (const char *f : {"tlb.json", "tlb_real.json"})
-      if (fs::exists(e.path() / "raw" / f))
-        add(fs::relative(e.path() / "raw" / f, src).string(), {(e.path() / "raw" / f).string()});
+    for (const char *f : {raw::tlb, raw::tlb_real})
+      if (fs::exists(e.path() / results_folder::raw_dir / f))
+        add(e.path() / results_folder::raw_dir / f);
+  // The fixtures' gpuprobe results whose probe is the tlb sweep (not sharing, not atomics).
   for (const char *dir : {"tests/fixtures/gpuprobe-alias", "tests/fixtures/gpuprobe-results"})
     for (const auto &e : fs::directory_iterator(src / dir))
-      if (e.path().extension() == ".json" && e.path().filename().string().find("sharing") ==
-                                                 std::string::npos &&
-          e.path().filename() != "atomics.json")
-        add(fs::relative(e.path(), src).string(), {e.path().string()});
+      if (e.path().extension() == ".json" &&
+          read_json_file(e.path().string()).value("probe", "") == "tlb")
+        add(e.path());
   for (const char *gpu : {"K80", "P100", "H100"}) {
     std::vector<std::string> csvs;
     for (const auto &e : fs::directory_iterator(src / "tests/fixtures/cuda-gpu-tlb" / gpu))
       if (e.path().extension() == ".csv")
         csvs.push_back(e.path().string());
     std::sort(csvs.begin(), csvs.end());
-    add(std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, csvs);
+    out.push_back({std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, analysis::load_tlb_inputs(csvs)});
   }
   std::sort(out.begin(), out.end(),
             [](const named_sweep &a, const named_sweep &b) { return a.name < b.name; });

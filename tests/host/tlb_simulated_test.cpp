@@ -5,6 +5,7 @@
 // time. CI runs a seeded few hundred; GPUPROBE_SIM_GPUS=1000 (scripts/simulated_family.sh) runs
 // the table docs/analyze-tlb.md quotes.
 #include "common/json_io.hpp"
+#include "common/stats.hpp"
 #include "common/steps.hpp"
 #include "common/units.hpp"
 #include "probes/tlb/levels.hpp"
@@ -226,15 +227,6 @@ TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
   for (std::size_t k = 0; k < 3; ++k)
     EXPECT_TRUE(s.levels[k].found) << "the 2017 format, L" << k + 1;
 }
-
-namespace {
-double quantile(std::vector<double> v, double q) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, std::size_t(q * double(v.size())))];
-}
-} // namespace
 
 // The simulator's noise is drawn from the committed real sweeps: medians of integer cycles are
 // mostly exact, means never are, and both have tails past a Gaussian's.
