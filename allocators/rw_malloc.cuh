@@ -15,11 +15,11 @@
 // again. A warp whose request a stash holds 4 times is first served from its warp slot's stash, a
 // run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
-// word, from a random one): a request still unserved then gets nullptr (out of memory), unless a stash held
-// units (every stash is drained into the bitmap first), units are in another warp's hands (a stash
-// run taken and not yet served or put back, a refill not yet stashed: rw_malloc_handle::in_hand),
-// or a claim was rolled back during the scan (a transient claim can hide a free run): then it
-// scans again.
+// word, from a random one): a request still unserved then gets nullptr (out of memory), unless a
+// stash held units (every stash is drained into the bitmap first), units are in another warp's
+// hands (a stash run taken and not yet served or put back, a refill not yet stashed:
+// rw_malloc_handle::in_hand), or a claim was rolled back during the scan (a transient claim can
+// hide a free run): then it scans again.
 //
 // free(p) reads the unit's meta word: the run length of a whole-unit allocation, or a live count
 // for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
@@ -342,8 +342,7 @@ private:
     const bool drained = stash_cap && drain(active, lane);
     __threadfence();
     const bool held = in_hand && __shfl_sync(active, __ldcg(in_hand), leader) != 0;
-    return drained || held ||
-           __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
+    return drained || held || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
   }
 
   // The stash's answer: when its run `v` holds the warp's `asked` units, every lane is served from
@@ -581,9 +580,9 @@ public:
     return w;
   }
   handle_type handle() const {
-    return {data(),           words_.get(), meta_.get(),     std::uint32_t(words_.size()),
-            cfg_.unit_bytes,  cfg_.seed,    cfg_.max_rounds, regions_.view(),
-            rollbacks_.get(), stash_.get(), stash_sms_,      cfg_.stash_per_sm,
+    return {data(),           words_.get(),  meta_.get(),     std::uint32_t(words_.size()),
+            cfg_.unit_bytes,  cfg_.seed,     cfg_.max_rounds, regions_.view(),
+            rollbacks_.get(), stash_.get(),  stash_sms_,      cfg_.stash_per_sm,
             stash_cap(),      in_hand_.get()};
   }
   const malloc_config &config() const { return cfg_; }

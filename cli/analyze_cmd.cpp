@@ -1,13 +1,13 @@
 // gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
-#include "probes/sharing/analysis.hpp"
-#include "probes/tlb/data.hpp"
-#include "probes/tlb/levels.hpp"
 #include "cli/common.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/units.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/levels.hpp"
 #include "probes/tlb/sweep.hpp"
 
 #include <cstdio>
@@ -95,8 +95,7 @@ void setup_analyze(CLI::App &parent) {
   auto opt = std::make_shared<common_options>();
   auto *tlb =
       app->add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
-  tlb->footer(
-      "Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
+  tlb->footer("Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
   add_input_option(*tlb, *opt,
                    "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
   add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");

@@ -102,9 +102,9 @@ std::string level_line(const std::string &label, const model::tlb_level &L) {
                 L.entries.value_or(0), format_bytes(L.page_bytes).c_str(),
                 format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(),
                 L.miss_penalty_cycles.value_or(0), L.sharing_scope().c_str());
-  return disagree.empty() ? std::string(b)
-                          : std::string(b) + "; METHODS DISAGREE: " + disagree +
-                                " (confidence halved)";
+  return disagree.empty()
+             ? std::string(b)
+             : std::string(b) + "; METHODS DISAGREE: " + disagree + " (confidence halved)";
 }
 
 double level_evidence::full_miss_bytes() const {
@@ -307,7 +307,8 @@ double penalty_rule(const tlb_dataset &data, const std::vector<tlb_step> &rises,
 // level's footprint (after `entries` hops, with room on both sides) with no rise of any
 // strength there: evidence against the level.
 std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector<tlb_step> &rises,
-                                         const level_evidence &L, const std::vector<tlb_step> &scaling,
+                                         const level_evidence &L,
+                                         const std::vector<tlb_step> &scaling,
                                          const tlb_analysis_options &opt) {
   std::vector<double> out;
   for (const auto &c : d.curves) {
@@ -418,8 +419,8 @@ std::size_t next_seed(const std::vector<tlb_step> &pool, const std::vector<bool>
 // The level the seed starts: the strides whose rise follows the same hop count (scaling: at or
 // above the page) and the smaller strides whose rise sits at the same footprint (flat: below the
 // page, strong rises first, weak ones to confirm); the rises it takes are marked used.
-level_evidence gather_level(const tlb_dataset &data, const tlb_analysis_options &opt, const rises &r,
-                       std::vector<bool> &used, std::size_t seed) {
+level_evidence gather_level(const tlb_dataset &data, const tlb_analysis_options &opt,
+                            const rises &r, std::vector<bool> &used, std::size_t seed) {
   const auto &pool = r.pool;
   const double n0 = pool[seed].hops();
   std::vector<std::size_t> s_idx, f_idx;
@@ -586,8 +587,7 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
   level_z(flat, opt, L);
   const auto silent = strides_without_rise(data, r.all, L, scaling, opt);
   // Confidence is z on a scale where the test's threshold reads min_confidence.
-  L.confidence =
-      std::round(100.0 * std::min(1.0, opt.min_confidence * L.z / opt.level_z)) / 100.0;
+  L.confidence = std::round(100.0 * std::min(1.0, opt.min_confidence * L.z / opt.level_z)) / 100.0;
   const std::size_t showing = scaling.size() + flat.size();
   char why[320];
   std::snprintf(why, sizeof why,
@@ -702,7 +702,9 @@ tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options
   }
   explain_set_conflicts(out, opt);
   std::sort(out.levels.begin(), out.levels.end(),
-            [](const level_evidence &a, const level_evidence &b) { return a.reach_bytes < b.reach_bytes; });
+            [](const level_evidence &a, const level_evidence &b) {
+              return a.reach_bytes < b.reach_bytes;
+            });
   if (out.levels.empty())
     out.notes.push_back("no TLB boundary found up to " + format_bytes(out.searched_up_to_bytes) +
                         " (strides " + format_bytes(r.min_stride) + " to " +
@@ -813,12 +815,9 @@ nlohmann::json to_json(const tlb_evidence &a) {
   auto conflicts = nlohmann::json::array();
   for (const auto &L : a.set_conflicts)
     conflicts.push_back(level_json(L));
-  return {{"levels", levels},
-          {"searched_up_to_bytes", a.searched_up_to_bytes},
-          {"cache_effects", cache},
-          {"set_conflicts", conflicts},
-          {"candidates", candidates},
-          {"unexplained_steps", steps_json(a.unexplained)},
+  return {{"levels", levels},         {"searched_up_to_bytes", a.searched_up_to_bytes},
+          {"cache_effects", cache},   {"set_conflicts", conflicts},
+          {"candidates", candidates}, {"unexplained_steps", steps_json(a.unexplained)},
           {"notes", a.notes}};
 }
 

@@ -83,10 +83,10 @@ struct level_evidence {
   page_bound bound = page_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
-  double confidence = 0;         // existence, 0..1: z on a scale where level_z reads min_confidence
-  double snr = 0;                // median step / noise of the strides behind the level
+  double confidence = 0; // existence, 0..1: z on a scale where level_z reads min_confidence
+  double snr = 0;        // median step / noise of the strides behind the level
   double z = 0; // the level test's statistic: the strides' rises in noise sigmas, Stouffer-summed
-  int z_strides = 0; // the strides summed into z
+  int z_strides = 0;             // the strides summed into z
   double penalty_rule = 1;       // share of strides below the page whose step is s/P of the penalty
   std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
   std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
@@ -98,16 +98,16 @@ struct tlb_analysis_options {
   // The rises that may seed a level: single points this many noise sigmas up (the level test
   // below decides which become levels; null sweeps of real noise form almost no seed at 4.5).
   step_options steps = {defaults::tlb_seed_snr};
-  double count_tolerance = 0.12; // hop counts of one level agree within this fraction
-  double reach_tolerance = 0.15; // boundaries of strides below the page agree within this
-  double min_entries = 8;        // fewer hops than this measure L2 bank/set effects
-  double min_confidence = 0.65;  // confidence at z = level_z (the scale of `confidence`)
+  double count_tolerance = 0.12;           // hop counts of one level agree within this fraction
+  double reach_tolerance = 0.15;           // boundaries of strides below the page agree within this
+  double min_entries = 8;                  // fewer hops than this measure L2 bank/set effects
+  double min_confidence = 0.65;            // confidence at z = level_z (the scale of `confidence`)
   double level_z = defaults::level_test_z; // the level test: z at or above it is a level
-  double confirm_snr = 3.0;      // a weaker rise may confirm a level's boundary below the page
-  double line_bytes = 128;       // L2 line, for the cache-capacity test
-  structure_options structure;   // the ramp's fit
-  int plateau_points = 10;       // mean curves: rises between plateaus of this many points...
-  double plateau_snr = 8;        // ...this many standard errors of their medians apart
+  double confirm_snr = 3.0;    // a weaker rise may confirm a level's boundary below the page
+  double line_bytes = 128;     // L2 line, for the cache-capacity test
+  structure_options structure; // the ramp's fit
+  int plateau_points = 10;     // mean curves: rises between plateaus of this many points...
+  double plateau_snr = 8;      // ...this many standard errors of their medians apart
 };
 
 struct tlb_evidence {
@@ -116,8 +116,8 @@ struct tlb_evidence {
   // Rises explained as another level seen at larger strides: after the same hop count, or, where
   // the strides put every hop into a few of its sets, after fewer, at that level's penalty.
   std::vector<level_evidence> set_conflicts;
-  std::vector<level_evidence> candidates;    // "small" (z below level_z) or "inconsistent" rises
-  std::vector<tlb_step> unexplained;    // rises that form no level
+  std::vector<level_evidence> candidates; // "small" (z below level_z) or "inconsistent" rises
+  std::vector<tlb_step> unexplained;      // rises that form no level
   double searched_up_to_bytes = 0;
   std::vector<std::string> notes;
 };

@@ -1,9 +1,9 @@
 #include "probes/tlb/simulate.hpp"
 
-#include "common/units.hpp"
 #include "common/defaults.hpp"
 #include "common/stats.hpp"
 #include "common/steps.hpp"
+#include "common/units.hpp"
 #include "probes/tlb/driver.hpp"
 
 #include <algorithm>

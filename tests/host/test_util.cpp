@@ -50,7 +50,8 @@ std::vector<named_sweep> committed_real_sweeps() {
       if (e.path().extension() == ".csv")
         csvs.push_back(e.path().string());
     std::sort(csvs.begin(), csvs.end());
-    out.push_back({std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, analysis::load_tlb_inputs(csvs)});
+    out.push_back(
+        {std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, analysis::load_tlb_inputs(csvs)});
   }
   std::sort(out.begin(), out.end(),
             [](const named_sweep &a, const named_sweep &b) { return a.name < b.name; });

@@ -299,8 +299,9 @@ TEST(SimulatedGpus, TheLevelTestIsCalibratedOnNullSweepsOfRealNoise) {
   std::printf("| format | null sweeps | with any candidate | z 99 %% | z max | false levels "
               "at z >= %.1f |\n|---|---|---|---|---|---|\n",
               defaults::level_test_z);
-  for (const fmt f : {fmt{"full raw", sim_mode::full, false}, fmt{"quick raw", sim_mode::quick, false},
-                      fmt{"quick 2017 CSV", sim_mode::quick, true}}) {
+  for (const fmt f :
+       {fmt{"full raw", sim_mode::full, false}, fmt{"quick raw", sim_mode::quick, false},
+        fmt{"quick 2017 CSV", sim_mode::quick, true}}) {
     const auto t = null_family(n, 4500 + std::uint64_t(sweeps), f.mode, f.csv);
     const auto any = std::count_if(t.max_z.begin(), t.max_z.end(), [](double z) { return z > 0; });
     std::printf("| %s | %d | %ld | %.1f | %.1f | %d |\n", f.name, n, long(any),
@@ -327,8 +328,8 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
     cut.curves.clear();
     for (auto c : s.data.curves) {
       double limit = c.footprint_bytes.back() * 2;
-      for (const auto *list : {&whole.levels, &whole.candidates, &whole.cache_effects,
-                               &whole.set_conflicts})
+      for (const auto *list :
+           {&whole.levels, &whole.candidates, &whole.cache_effects, &whole.set_conflicts})
         for (const auto &L : *list)
           limit = std::min(limit, L.entries * std::max(c.stride_bytes, L.page_bytes));
       for (const auto &t : whole.unexplained)
@@ -396,12 +397,12 @@ TEST(SimulatedGpus, HeldOutShapesAreLevelsAndTheirNullsAreNot) {
     for (unsigned seed = 1; seed <= unsigned(seeds); ++seed) {
       const auto a =
           analysis::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
-      found += a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
-               (a.levels[0].page_bytes == sh.page ||
-                (a.levels[0].bound == analysis::page_bound::upper &&
-                 a.levels[0].page_bytes > sh.page));
-      null_levels += int(analysis::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed))
-                             .levels.size());
+      found +=
+          a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
+          (a.levels[0].page_bytes == sh.page ||
+           (a.levels[0].bound == analysis::page_bound::upper && a.levels[0].page_bytes > sh.page));
+      null_levels += int(
+          analysis::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed)).levels.size());
     }
     std::printf("%s: found on %d of %d seeds; %d level(s) on their nulls\n", sh.name, found, seeds,
                 null_levels);

@@ -377,8 +377,8 @@ TEST(TlbStructure, MethodsThatDisagreeAreMarkedAndLowerTheConfidence) {
       nlohmann::json members = nlohmann::json::array();
       for (int p = 0; p < size; ++p)
         members.push_back(std::uint64_t(k) + std::uint64_t(p) * std::uint64_t(sets));
-      rl["sets"].push_back({{"onset_pages", size}, {"missing", nlohmann::json::array()},
-                            {"members", members}});
+      rl["sets"].push_back(
+          {{"onset_pages", size}, {"missing", nlohmann::json::array()}, {"members", members}});
     }
     gpuprobe::model::tlb_level L = gpuprobe::model::tlb_level_from_json(level);
     L.confidence = 0.9;
