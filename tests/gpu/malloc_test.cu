@@ -250,9 +250,9 @@ __global__ void take_units(alloc::rw_malloc_handle h, unsigned n, unsigned per,
 // while warps that found their slot empty scan the pool (after 2 random regions) and drain every
 // stash. Between launches the device's count of units in hand is what the stashes hold. An
 // earlier form of this test (one unit a lane, one request each) found the scan that skipped words
-// 0 .. start % 16 (8 of 96 trials refused before the fix). The same trials run with the count off
-// (in_hand = nullptr) and print their refusals: a measure of how often the window is met, not a
-// check (none seen so far; docs/rw-malloc.md).
+// 0 .. start % 16 (at least 8 of 96 trials refused before the fix). The same trials run with the
+// count off (in_hand = nullptr) and print their refusals: a measure of how often the window is met,
+// not a check (none seen so far; docs/rw-malloc.md).
 TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
   GPUPROBE_REQUIRE_GPU();
   alloc::malloc_config c = rw_cfg(32u << 20);
