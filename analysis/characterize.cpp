@@ -187,6 +187,26 @@ void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tl
     }
 }
 
+// What one entry of each level covers (tlb-coverage stage), matched by label and geometry.
+void attach_coverage(const results_folder &folder, model::tlb_hierarchy &tlb) {
+  const fs::path cf = folder.raw(F::tlb_coverage);
+  if (!fs::exists(cf))
+    return;
+  const json cr = read_json_file(cf.string());
+  require_schema(cr, schema::result, cf.string());
+  for (const auto &rl : cr.value("tlb_coverage", json::object()).value("levels", json::array()))
+    for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+      model::tlb_level &L = tlb.levels[k];
+      if (rl.value("level", "") == level_label(false, k) &&
+          rl.value("page_bytes", 0.0) == L.page_bytes &&
+          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 &&
+          rl.contains("verdict") && rl["verdict"].is_object()) {
+        L.coverage = rl["verdict"];
+        (*L.coverage)["source"] = results_folder::raw_rel(F::tlb_coverage);
+      }
+    }
+}
+
 // The fits the atomics stage made (each variant's `analysis`); the device block of its result
 // becomes the profile's.
 json atomics_fits(const results_folder &folder, model::profile &p) {
@@ -229,6 +249,7 @@ model::profile assemble_profile(const std::string &dir, const json &stages_run,
   attach_sharing(folder, p.tlb.levels, false);
   attach_sharing(folder, p.tlb.candidates, true);
   attach_conflict_sets(folder, p.tlb);
+  attach_coverage(folder, p.tlb);
   const json atomics = atomics_fits(folder, p);
   attach_cross_check(folder, p.tlb);
   p.detail = {{"atomics", {{"source", results_folder::raw_rel(F::atomics)}, {"variants", atomics}}},

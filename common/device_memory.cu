@@ -309,6 +309,128 @@ void device_pool::release() noexcept {
   ptr_ = nullptr;
 }
 
+std::size_t slot_layout::mapped_slots() const {
+  return std::size_t(std::count_if(chunk_of.begin(), chunk_of.end(), [](int c) { return c >= 0; }));
+}
+
+slot_pool::slot_pool(const slot_layout &l, int device)
+    : slot_(l.slot_bytes), chunk_of_(l.chunk_of) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::size_t g = device_pool::vmm_granularity(device);
+  if (slot_ == 0 || slot_ % g != 0)
+    throw error("slot_pool: slot bytes must be a multiple of the " + std::to_string(g) +
+                "-byte VMM granularity");
+  if (chunk_of_.empty() || l.chunks < 1)
+    throw error("slot_pool: no slots or no chunks");
+  for (int c : chunk_of_)
+    if (c >= l.chunks)
+      throw error("slot_pool: a slot names chunk " + std::to_string(c) + " of " +
+                  std::to_string(l.chunks));
+  bytes_ = chunk_of_.size() * slot_;
+  const auto &d = api();
+  node_lock lock("/tmp/gpuprobe-alias-map.lock"); // as alias: one process of the node maps at once
+  try {
+    CUdeviceptr va = 0;
+    std::size_t align = slot_; // as map_alias: aligned to the largest power of two it holds
+    while (align * 2 <= bytes_ && align < (std::size_t(1) << 40))
+      align *= 2;
+    while (align > slot_ && d.address_reserve(&va, bytes_, align, 0, 0) != CUDA_SUCCESS)
+      align /= 2;
+    if (align == slot_)
+      cu_check(d.address_reserve(&va, bytes_, slot_, 0, 0), "cuMemAddressReserve (slot pool)");
+    ptr_ = reinterpret_cast<char *>(va);
+    const CUmemAllocationProp prop = device_prop(device);
+    if (l.one_allocation) {
+      // cuMemMap maps a handle from its start only (offset 0): one allocation is mapped whole,
+      // slot i its i-th piece, so the layout must be the identity.
+      for (std::size_t i = 0; i < chunk_of_.size(); ++i)
+        if (chunk_of_[i] != int(i) || std::size_t(l.chunks) != chunk_of_.size())
+          throw error("slot_pool: one allocation maps slot i to piece i, every slot");
+      CUmemGenericAllocationHandle h{};
+      cu_check(d.mem_create(&h, slot_ * std::size_t(l.chunks), &prop, 0), "cuMemCreate (one)");
+      handles_.push_back(h);
+      piece_ = slot_;
+    } else {
+      for (int c = 0; c < l.chunks; ++c) {
+        CUmemGenericAllocationHandle h{};
+        cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate (slot pool)");
+        handles_.push_back(h);
+      }
+    }
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    std::vector<char *> first_map(std::size_t(l.chunks), nullptr); // where each chunk is zeroed
+    if (piece_) {
+      cu_check(d.mem_map(va, bytes_, 0, handles_[0], 0), "cuMemMap (slot pool, one allocation)");
+      for (std::size_t i = 0; i < chunk_of_.size(); ++i)
+        first_map[i] = ptr_ + i * slot_;
+    }
+    for (std::size_t i = 0; i < chunk_of_.size() && !piece_; ++i) {
+      const int c = chunk_of_[i];
+      if (c < 0)
+        continue;
+      cu_check(d.mem_map(va + i * slot_, slot_, 0, handles_[std::size_t(c)], 0),
+               "cuMemMap (slot pool)");
+      if (!first_map[std::size_t(c)])
+        first_map[std::size_t(c)] = ptr_ + i * slot_;
+    }
+    // Access per run of mapped slots, in pieces of at most 64 GiB (as alias).
+    const std::size_t max_run = std::max<std::size_t>(1, (std::size_t(64) << 30) / slot_);
+    for (std::size_t i = 0; i < chunk_of_.size();) {
+      if (chunk_of_[i] < 0) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < chunk_of_.size() && chunk_of_[j] >= 0 && j - i < max_run)
+        ++j;
+      cu_check(d.set_access(va + i * slot_, (j - i) * slot_, &access, 1),
+               "cuMemSetAccess (slot pool)");
+      i = j;
+    }
+    for (char *p : first_map)
+      if (p)
+        GPUPROBE_CUDA_CHECK(cudaMemset(p, 0, slot_));
+    GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (...) {
+    release();
+    throw;
+  }
+  map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+slot_pool::~slot_pool() { release(); }
+
+void slot_pool::release() noexcept {
+  if (!ptr_) {
+    for (auto h : handles_)
+      (void)api().mem_release(h);
+    handles_.clear();
+    return;
+  }
+  const auto &d = api();
+  const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
+  if (piece_)
+    (void)d.mem_unmap(va, bytes_); // one allocation: mapped whole
+  // Each run of mapped slots in one call; slot by slot where that fails (a run a failed
+  // constructor left half mapped: unmapping a slot never mapped fails harmlessly).
+  for (std::size_t i = 0; i < chunk_of_.size() && !piece_;) {
+    std::size_t j = i;
+    while (j < chunk_of_.size() && chunk_of_[j] >= 0)
+      ++j;
+    if (j > i && d.mem_unmap(va + i * slot_, (j - i) * slot_) != CUDA_SUCCESS)
+      for (std::size_t k = i; k < j; ++k)
+        (void)d.mem_unmap(va + k * slot_, slot_);
+    i = j + 1;
+  }
+  for (auto h : handles_)
+    (void)d.mem_release(h);
+  (void)d.address_free(va, bytes_);
+  handles_.clear();
+  ptr_ = nullptr;
+}
+
 vmm_growable::vmm_growable(std::size_t max_bytes, int device) : device_(device) {
   granularity_ = device_pool::vmm_granularity(device);
   max_ = (max_bytes + granularity_ - 1) / granularity_ * granularity_;

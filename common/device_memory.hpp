@@ -67,6 +67,39 @@ private:
   std::vector<unsigned long long> handles_; // vmm physical chunks
 };
 
+// A virtual range of slots, each mapped to one of a few physical chunks or left unmapped: the
+// layouts `gpuprobe tlb-coverage` compares (one chunk at every slot, as alias; only some slots;
+// a distinct chunk per slot; the pieces of one allocation in order). Mapped like alias (aligned to
+// the largest power of two the range holds, under the node's mapping lock); every chunk's first
+// bytes are zeroed (the walks add the 0 they load to the next address).
+struct slot_layout {
+  std::size_t slot_bytes = 0;  // a multiple of the VMM granularity
+  std::vector<int> chunk_of;   // per slot: the chunk it maps, or -1 (unmapped)
+  int chunks = 1;              // chunk indices run 0..chunks-1
+  bool one_allocation = false; // ONE physical allocation mapped whole: slot i is its i-th piece
+  std::size_t mapped_slots() const;
+};
+
+class slot_pool {
+public:
+  slot_pool(const slot_layout &layout, int device); // throws gpuprobe::error
+  ~slot_pool();
+  slot_pool(const slot_pool &) = delete;
+  slot_pool &operator=(const slot_pool &) = delete;
+  char *data() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  double map_seconds() const { return map_seconds_; }
+
+private:
+  void release() noexcept;
+  char *ptr_ = nullptr;
+  std::size_t bytes_ = 0, slot_ = 0;
+  std::vector<int> chunk_of_;
+  std::size_t piece_ = 0; // one_allocation: bytes per chunk inside the one handle
+  std::vector<unsigned long long> handles_;
+  double map_seconds_ = 0;
+};
+
 // A virtual range reserved once and backed by physical chunks on demand from the host (CUDA VMM):
 // the "host-resized VMM array" of the growable-array workload. Addresses never move.
 class vmm_growable {

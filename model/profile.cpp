@@ -145,6 +145,9 @@ tlb_level tlb_level_from_json(const json &in) {
   take(j, "confidence", L.confidence);
   take_with(j, "structure", L.structure, structure_from_json);
   take_with(j, "sharing", L.sharing, level_sharing_from_json);
+  take(j, "coverage", L.coverage);
+  if (L.coverage && !L.coverage->is_object())
+    throw impossible_value("coverage is not an object");
   L.detail = std::move(j);
   check_level(L);
   return L;
@@ -165,6 +168,7 @@ json to_json(const tlb_level &L) {
     j["structure"] = to_json(*L.structure);
   if (L.sharing)
     j["sharing"] = to_json(*L.sharing);
+  put(j, "coverage", L.coverage);
   return j;
 }
 

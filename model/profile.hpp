@@ -48,6 +48,7 @@ struct tlb_level {
   std::optional<double> confidence;         // 0..1, of the step detector
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
+  std::optional<nlohmann::json> coverage;   // what one entry covers (tlb-coverage stage), as written
   nlohmann::json detail = nlohmann::json::object(); // evidence, snr, penalty rule, ...
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
 };

@@ -5,6 +5,7 @@
 #include "probes/atomics/probe.hpp"
 #include "probes/clock/probe.hpp"
 #include "probes/conflict/probe.hpp"
+#include "probes/coverage/probe.hpp"
 #include "probes/sampling/probe.hpp"
 #include "probes/sharing/probe.hpp"
 #include "probes/tlb/probe.hpp"
@@ -14,7 +15,8 @@ namespace gpuprobe::probes {
 const std::vector<probe_descriptor> &probe_catalog() {
   static const std::vector<probe_descriptor> all = {
       catalog::tlb::entry,      catalog::sharing::entry, catalog::sampling::entry,
-      catalog::conflict::entry, catalog::atomics::entry, catalog::clock::entry,
+      catalog::conflict::entry, catalog::coverage::entry, catalog::atomics::entry,
+      catalog::clock::entry,
   };
   return all;
 }

@@ -170,6 +170,9 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
                   format_bytes(tlb.searched_up_to_bytes.value_or(0)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
     out.push_back(analysis::level_line(model::level_label(false, k), levels[k]));
+    if (levels[k].coverage && levels[k].coverage->contains("finding"))
+      out.push_back("  " + model::level_label(false, k) +
+                    " entry: " + (*levels[k].coverage)["finding"].get<std::string>());
   }
   const auto tuning = model::read_tuning(results_folder{dir}.tuning().string());
   const alloc::tuning &a = tuning.allocator;

@@ -75,11 +75,25 @@ json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int 
     masks.push_back(hex);
   }
   bits["va_masks"] = masks;
+  // The same functions as a GF(2) matrix over the VA bits that vary: one row per function, its
+  // columns VA bit high..low (a 1 where the bit enters the XOR).
+  json rows = json::array();
+  for (auto m : b.masks) {
+    std::string row;
+    for (int k = b.varying_bits - 1; k >= 0; --k)
+      row += (m >> k & 1) ? '1' : '0';
+    rows.push_back(row);
+  }
+  bits["gf2_matrix"] = {{"columns", "VA bits " + std::to_string(page_shift + b.varying_bits - 1) +
+                                        " down to " + std::to_string(page_shift)},
+                        {"rows", rows},
+                        {"rank", b.masks.size()}};
   const double sets_ramp = st.value("sets", 0.0);
   std::string words;
   if (st.value("resolved", false) && st.value("sets", 0.0) == 1) {
     words = "one set (fully associative): no address bit selects it";
     bits.erase("va_masks");
+    bits.erase("gf2_matrix");
     bits.erase("index_rank_at_most");
   } else if (b.varying_bits == 0) {
     words = "the sets' pages do not differ in any bit";
@@ -120,7 +134,7 @@ json conflict_summary(const json &level, const json &result_level) {
   const int page_shift = page > 0 ? int(std::lround(std::log2(page))) : 0;
   std::vector<std::vector<std::uint64_t>> sets;
   json sizes = json::array(), onsets = json::array(), missing = json::array();
-  std::map<std::size_t, int> count;
+  std::map<std::size_t, int> count, union_count; // set sizes: group-tested, onset unions
   std::string failed;
   for (const auto &s : result_level.value("sets", json::array())) {
     onsets.push_back(s.value("onset_pages", 0));
@@ -133,13 +147,20 @@ json conflict_summary(const json &level, const json &result_level) {
     for (const auto &p : s.value("members", json::array()))
       pages.push_back((va_base >> page_shift) + p.get<std::uint64_t>());
     sizes.push_back(pages.size());
-    ++count[pages.size()];
+    ++(s.value("method", "") == "onset union" ? union_count : count)[pages.size()];
     sets.push_back(pages);
+  }
+  // The ways come from the group-tested sets (minimal by construction); where none was found,
+  // from the onset unions (a union a walk short of its set is smaller: said as a difference).
+  if (count.empty()) {
+    count = union_count;
+    if (!count.empty())
+      out["method"] = "onset union (no page missed in two walks: not LRU at the onset)";
   }
   out["set_sizes"] = sizes;
   out["misses_begin_at_pages"] = onsets;
   out["pages_missing_there"] = missing;
-  if (sets.empty()) {
+  if (sets.empty() || count.empty()) {
     out["resolved"] = false;
     out["why"] = failed.empty() ? "no conflict set was searched" : failed;
     return out;
@@ -160,6 +181,21 @@ json conflict_summary(const json &level, const json &result_level) {
     out["agrees"] = count.size() == 1 && ways == ramp_ways;
   }
   out["set_index"] = set_index_finding(sets, page_shift, st);
+  // The pinned function checked by prediction in fresh windows (tlb-conflict's predictions).
+  if (const auto &ps = result_level.value("predictions", json::array()); !ps.empty()) {
+    int held = 0, made = 0;
+    for (const auto &p : ps) {
+      made += !p.contains("failed");
+      held += p.value("held", false);
+    }
+    auto &si = out["set_index"];
+    si["predictions_held"] = held;
+    si["predictions_made"] = made;
+    si["predictions_tried"] = ps.size();
+    si["finding"] = si["finding"].get<std::string>() + "; checked by prediction in " +
+                    std::to_string(ps.size()) + " fresh window(s): held in " +
+                    std::to_string(held) + " of " + std::to_string(made) + " made";
+  }
   return out;
 }
 

@@ -44,6 +44,11 @@ void run(conflict_flags &f) {
     for (const auto &s : l.sets)
       std::printf(" %u", s.onset_pages);
     std::printf(")\n");
+    for (const auto &p : l.predictions)
+      std::printf("    set index predicted in window %u: %s (%zu partners, %zu confirmed one by "
+                  "one)%s%s\n",
+                  p.window_start, p.held() ? "held" : "did not hold", p.predicted.size(),
+                  p.partners_confirmed, p.failed.empty() ? "" : ": ", p.failed.c_str());
   }
   std::printf("  wrote %s\n", f.common.out.c_str());
 }

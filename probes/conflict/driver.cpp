@@ -2,9 +2,11 @@
 #include "probes/conflict/driver.hpp"
 #include "common/device_memory.hpp"
 #include "common/units.hpp"
+#include "probes/conflict/analysis.hpp"
 #include "probes/conflict/kernel.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 
 namespace gpuprobe::probes {
@@ -47,6 +49,32 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
                      t.level.c_str(), w, s.onset_pages, s.missing.size(), s.members.size(), s.tests,
                      s.failed.empty() ? "" : ": ", s.failed.c_str());
       }
+      // A set index the sets pin (as many functions as log2 of the ramp's sets) is checked by
+      // prediction in fresh windows.
+      const double ramp_sets = t.tested.sets.value_or(1);
+      const int page_shift = int(std::lround(std::log2(double(t.page_bytes()))));
+      std::vector<std::vector<std::uint64_t>> found;
+      for (const auto &s : l.sets)
+        if (s.failed.empty()) {
+          found.emplace_back();
+          for (auto p : s.members)
+            found.back().push_back((l.va_base >> page_shift) + p);
+        }
+      const auto bits = analysis::set_index_bits(found);
+      if (ramp_sets > 1 && !found.empty() &&
+          double(bits.masks.size()) == std::round(std::log2(ramp_sets)))
+        for (int i = 0; i < o.predict_windows; ++i) {
+          l.predictions.push_back(
+              predict_set(walk, prediction_start(o, i), t, o, bits.masks, l.va_base >> page_shift));
+          const auto &p = l.predictions.back();
+          std::fprintf(stderr,
+                       "[tlb-conflict] %s prediction %d: x = page %u, %zu predicted partners: "
+                       "without them x %s, without as many others x %s%s%s\n",
+                       t.level.c_str(), i, p.target, p.predicted.size(),
+                       p.hit_without_predicted ? "hit" : "missed",
+                       p.missed_without_others ? "missed" : "hit", p.failed.empty() ? "" : ": ",
+                       p.failed.c_str());
+        }
     } else {
       std::fprintf(stderr, "[tlb-conflict] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());
     }

@@ -23,11 +23,12 @@
 namespace gpuprobe::probes {
 
 struct conflict_options {
-  int windows = 4;                 // conflict sets per level (windows start `window_step` apart)
-  std::uint32_t window_step = 97;  // pages between windows' starts
-  int max_scan = 64;               // pages past the level's entries searched for N0
-  int max_tests = 600;             // group tests per target, at most
-  int max_ways = 64;               // a set found larger than 2x this is not one set
+  int windows = 4;                // conflict sets per level (windows start `window_step` apart)
+  std::uint32_t window_step = 97; // pages between windows' starts
+  int max_scan = 64;              // pages past the level's entries searched for N0
+  int max_tests = 600;            // group tests per target, at most
+  int max_ways = 64;              // a set found larger than 2x this is not one set
+  int predict_windows = 2;        // fresh windows where a pinned set index is checked
   std::uint64_t seed = 1;
 };
 
@@ -43,18 +44,23 @@ struct conflict_target {
 };
 std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb);
 // Bytes of alias range the targets need (the last window's last page).
-std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &t, const conflict_options &o);
+std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &t,
+                                   const conflict_options &o);
 
 // The mean cycles of each position's hop in a cyclic walk over `pages` (page indices).
 using walk_fn = std::function<std::vector<double>(const std::vector<std::uint32_t> &pages)>;
 
 struct conflict_set {
   std::uint32_t window_start = 0;
-  std::uint32_t onset_pages = 0; // N0: the fewest consecutive pages whose walk misses
-  double hit_cycles = 0;         // a hop's cost before misses begin (this walk's calibration)
+  std::uint32_t onset_pages = 0;      // N0: the fewest consecutive pages whose walk misses
+  double hit_cycles = 0;              // a hop's cost before misses begin (this walk's calibration)
   std::vector<std::uint32_t> missing; // pages missing at N0
   std::uint32_t target = 0;           // x
   std::vector<std::uint32_t> members; // x and the pages that share its set, ascending
+  // "group testing", or "onset union" where no page missed in two walks (a replacement that is
+  // not LRU: at the onset the one overflowing set's pages miss in turns): the pages that missed
+  // in any of several walks of N0, which all lie in that set.
+  std::string method;
   int tests = 0;
   std::string failed; // "" when found
 };
@@ -63,10 +69,42 @@ struct conflict_set {
 conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
                                const conflict_options &o);
 
+// A pinned set index checked by prediction (issue 45 item 4): in a window whose alignment no
+// set was found in, the function names the pages that share a missing page x's set; removing
+// each of them alone, and all of them, must let x hit, and removing as many other pages must not.
+struct set_prediction {
+  std::uint32_t window_start = 0, onset_pages = 0, target = 0;
+  std::vector<std::uint32_t> predicted; // the window's pages the function puts in x's set (not x)
+  bool hit_without_predicted = false, missed_without_others = false;
+  std::size_t partners_confirmed = 0; // predicted pages whose removal alone lets x hit
+  // Where no page missed in two walks: the onset's union of missing pages, and whether it is
+  // whole sets of the function (each of at most W + 1 pages of the window, at most four).
+  std::vector<std::uint32_t> onset_union;
+  bool union_in_one_set = false; // the union is whole predicted sets
+  std::size_t union_sets = 0;
+  std::string method; // "removal" or "onset union"
+  std::string failed; // "" when the walks were made
+  bool held() const {
+    if (!failed.empty())
+      return false;
+    if (method == "onset union")
+      return union_in_one_set;
+    return hit_without_predicted && missed_without_others && partners_confirmed == predicted.size();
+  }
+};
+// `masks`: the index functions over page numbers (analysis::set_index_bits); `page_base`: the
+// page number of page 0 of the range (va_base / page).
+set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
+                           const conflict_options &o, const std::vector<std::uint64_t> &masks,
+                           std::uint64_t page_base);
+// The fresh windows' starts: past every window a set was searched in, on another alignment.
+std::uint32_t prediction_start(const conflict_options &o, int i);
+
 struct conflict_level_result {
   conflict_target target;
   std::uint64_t va_base = 0; // the pool's virtual address (page p sits at va_base + p x page)
   std::vector<conflict_set> sets;
+  std::vector<set_prediction> predictions; // where the sets pinned the index
   double seconds = 0;
 };
 

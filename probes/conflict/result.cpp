@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 
 namespace gpuprobe::probes {
 
@@ -45,7 +46,8 @@ std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,
   std::uint64_t b = 0;
   for (const auto &t : ts)
     if (t.skipped.empty())
-      b = std::max(b, (std::uint64_t(o.windows) * o.window_step + t.entries() + 2 * o.max_scan) *
+      b = std::max(b, (std::uint64_t(prediction_start(o, o.predict_windows)) + t.entries() +
+                       2 * o.max_scan) *
                           t.page_bytes());
   return b;
 }
@@ -101,6 +103,30 @@ std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_tar
     if (std::binary_search(again.begin(), again.end(), p))
       stable.push_back(p);
   return stable;
+}
+
+// The pages that miss in any of up to `max_walks` walks of the window's first n pages, until two
+// walks add none.
+std::vector<std::uint32_t> onset_union(const walk_fn &walk, std::uint32_t start, std::uint32_t n,
+                                       double thr, std::vector<std::uint32_t> seed, int &tests,
+                                       int max_walks = 8) {
+  std::vector<std::uint32_t> u = std::move(seed);
+  int quiet = 0;
+  for (int k = 0; k < max_walks && quiet < 2; ++k) {
+    const auto lat = walk(pages_from(start, n));
+    ++tests;
+    const std::size_t before = u.size();
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (lat[i] > thr && !std::binary_search(u.begin(), u.end(), start + i))
+        u.insert(std::upper_bound(u.begin(), u.end(), start + i), start + i);
+    quiet = u.size() == before ? quiet + 1 : 0;
+  }
+  return u;
+}
+
+// The ways a level's ramp gives (max_ways where it has none).
+int ramp_ways(const conflict_target &t, const conflict_options &o) {
+  return t.tested.ways ? int(std::lround(*t.tested.ways)) : o.max_ways;
 }
 
 // 2. Group testing: which pages of the window, removed, let `target` hit? Halves a group while
@@ -186,10 +212,117 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
     congruent.push_back(s.target);
     std::sort(congruent.begin(), congruent.end());
     s.members = congruent;
+    s.method = "group testing";
     return s;
+  }
+  // No stable target: the onset's one overflowing set, read as the union of its misses.
+  if (stable.empty()) {
+    const auto u = onset_union(walk, start, s.onset_pages, thr, s.missing, s.tests);
+    if (u.size() >= 2 && int(u.size()) <= ramp_ways(t, o) + 1) {
+      s.members = u;
+      s.target = u.front();
+      s.method = "onset union";
+      return s;
+    }
+    why += "; the union of its misses over several walks holds " + std::to_string(u.size()) +
+           " pages (not one set of at most " + std::to_string(ramp_ways(t, o) + 1) + ")";
   }
   s.failed = why;
   return s;
+}
+
+std::uint32_t prediction_start(const conflict_options &o, int i) {
+  return std::uint32_t(o.windows + i) * o.window_step + o.window_step / 2; // a new alignment
+}
+
+set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
+                           const conflict_options &o, const std::vector<std::uint64_t> &masks,
+                           std::uint64_t page_base) {
+  set_prediction p;
+  p.window_start = start;
+  conflict_set s;
+  s.window_start = start;
+  double thr = 0;
+  const auto stable = onset_targets(walk, t, o, s, thr);
+  p.onset_pages = s.onset_pages;
+  if (!s.failed.empty()) {
+    p.failed = s.failed;
+    return p;
+  }
+  const auto index = [&](std::uint32_t page) {
+    std::uint64_t bits = 0;
+    for (std::size_t j = 0; j < masks.size(); ++j)
+      bits |= std::uint64_t(__builtin_parityll(masks[j] & (page_base + page))) << j;
+    return bits;
+  };
+  const auto all = pages_from(start, s.onset_pages);
+  if (stable.empty()) { // not LRU at the onset: do the pages that miss there share x's set?
+    p.method = "onset union";
+    int tests = 0;
+    p.onset_union = onset_union(walk, start, s.onset_pages, thr, s.missing, tests);
+    if (p.onset_union.size() < 2) {
+      p.failed = "fewer than two pages missed at the onset";
+      return p;
+    }
+    // Held: the union is whole predicted sets (a walk a page past the onset may overflow two),
+    // each of at most W + 1 pages of the window, at most four of them.
+    p.target = p.onset_union.front();
+    std::map<std::uint64_t, std::vector<std::uint32_t>> classes; // index -> the window's pages
+    for (auto q : p.onset_union)
+      classes[index(q)];
+    for (auto q : all)
+      if (auto it = classes.find(index(q)); it != classes.end())
+        it->second.push_back(q);
+    p.union_in_one_set = classes.size() <= 4;
+    for (const auto &[idx, members] : classes) {
+      p.union_in_one_set &= members.size() <= std::size_t(ramp_ways(t, o)) + 1;
+      for (auto q : members)
+        p.union_in_one_set &= std::binary_search(p.onset_union.begin(), p.onset_union.end(), q);
+      if (idx == index(p.target))
+        for (auto q : members)
+          if (q != p.target)
+            p.predicted.push_back(q);
+    }
+    p.union_sets = classes.size();
+    return p;
+  }
+  p.method = "removal";
+  p.target = stable.front();
+  std::vector<std::uint32_t> others;
+  for (auto q : all)
+    if (q != p.target)
+      (index(q) == index(p.target) ? p.predicted : others).push_back(q);
+  if (p.predicted.empty() || others.size() < p.predicted.size()) {
+    p.failed = "the function puts " + std::to_string(p.predicted.size()) +
+               " other pages of the window in x's set";
+    return p;
+  }
+  // x's latency in two walks of the window without `removed` (ascending): both above thr?
+  const auto x_misses_without = [&](const std::vector<std::uint32_t> &removed) {
+    std::vector<std::uint32_t> cycle;
+    std::size_t pos = 0;
+    for (auto q : all) {
+      if (std::binary_search(removed.begin(), removed.end(), q))
+        continue;
+      if (q == p.target)
+        pos = cycle.size();
+      cycle.push_back(q);
+    }
+    int missed = 0;
+    for (int k = 0; k < 2; ++k)
+      missed += walk(cycle)[pos] > thr;
+    return missed;
+  };
+  p.hit_without_predicted = x_misses_without(p.predicted) == 0;
+  for (auto q : p.predicted)
+    p.partners_confirmed += x_misses_without({q}) == 0;
+  // As many other pages, spread over the window (the function puts none in x's set).
+  std::vector<std::uint32_t> spread;
+  const double step = double(others.size()) / double(p.predicted.size());
+  for (std::size_t i = 0; i < p.predicted.size(); ++i)
+    spread.push_back(others[std::size_t(double(i) * step)]);
+  p.missed_without_others = x_misses_without(spread) == 2;
+  return p;
 }
 
 json to_json(const conflict_result &r) {
@@ -204,15 +337,37 @@ json to_json(const conflict_result &r) {
                 {"target", s.target},
                 {"members", s.members},
                 {"size", s.members.size()},
+                {"method", s.method},
                 {"tests", s.tests}};
       if (!s.failed.empty())
         j["failed"] = s.failed;
       sets.push_back(j);
     }
+    json predictions = json::array();
+    for (const auto &p : l.predictions) {
+      json j = {{"window_start", p.window_start},
+                {"onset_pages", p.onset_pages},
+                {"target", p.target},
+                {"predicted", p.predicted},
+                {"hit_without_predicted", p.hit_without_predicted},
+                {"missed_without_others", p.missed_without_others},
+                {"partners_confirmed", p.partners_confirmed},
+                {"method", p.method},
+                {"held", p.held()}};
+      if (p.method == "onset union")
+        j.update({{"onset_union", p.onset_union},
+                  {"union_is_whole_sets", p.union_in_one_set},
+                  {"union_sets", p.union_sets}});
+      if (!p.failed.empty())
+        j["failed"] = p.failed;
+      predictions.push_back(j);
+    }
     json j = {{"level", l.target.level},       {"page_bytes", l.target.page_bytes()},
               {"entries", l.target.entries()}, {"penalty_cycles", l.target.penalty_cycles()},
               {"va_base", l.va_base},          {"sets", sets},
               {"seconds", l.seconds}};
+    if (!l.predictions.empty())
+      j["predictions"] = predictions;
     if (!l.target.skipped.empty())
       j["skipped"] = l.target.skipped;
     levels.push_back(j);

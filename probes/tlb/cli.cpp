@@ -55,7 +55,7 @@ void run(tlb_flags &f) {
     std::printf("  control (L2 capacity): %s\n", r.control->passed ? "passed" : "FAILED");
   for (const auto &L : a.levels)
     std::printf(
-        "  level: %.0f entries x %s page (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n",
+        "  level: %.0f entries x %s coverage (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n",
         L.entries, format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(),
         format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
   for (const auto &n : a.notes)

@@ -204,16 +204,21 @@ void draw(const inputs &in, report_content &c) {
     origin = "analyzed here (no profile.json)";
   }
   report_table t{"TLB levels (" + origin + ")",
-                 {"", "kind", "entries", "page", "reach", "miss penalty (cycles)", "confidence"},
+                 {"", "kind", "entries", "coverage per entry", "reach", "miss penalty (cycles)",
+                  "confidence", "what one entry covers (tlb-coverage)"},
                  {},
                  ""};
   vlines reaches;
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     const double reach = L.reach_bytes;
     reaches.emplace_back(reach, label + " " + format_bytes(reach));
-    t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
-                      format_bytes(L.page_bytes), format_bytes(reach),
-                      num(L.miss_penalty_cycles.value_or(0), 3), num(L.confidence.value_or(0), 2)});
+    t.rows.push_back(
+        {label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
+         format_bytes(L.page_bytes), format_bytes(reach), num(L.miss_penalty_cycles.value_or(0), 3),
+         num(L.confidence.value_or(0), 2),
+         L.coverage && L.coverage->contains("finding") && (*L.coverage)["finding"].is_string()
+             ? (*L.coverage)["finding"].get<std::string>()
+             : "not measured"});
   });
   if (t.rows.empty())
     t.note = "No TLB boundary found in the footprints measured.";

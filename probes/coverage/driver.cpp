@@ -1,0 +1,93 @@
+// The GPU half of tlb-coverage: the slot pools (one every-slot range kept for all levels, one
+// other layout at a time), the pattern walks, the conflict probe's list walk for comparison.
+#include "probes/coverage/driver.hpp"
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "probes/conflict/kernel.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+namespace gpuprobe::probes {
+
+coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarchy &tlb,
+                             const std::string &profile_path, const device_info &dev) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  coverage_result r;
+  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
+  r.profile = profile_path;
+  std::unique_ptr<slot_pool> all, other;
+  std::string other_key;
+  const slot_pool *current = nullptr;
+  pattern_walk walker;
+  std::unique_ptr<device_pool> list_pool;
+  std::unique_ptr<list_chase> list;
+  coverage_env env;
+  env.map = [&](const std::string &key, const slot_layout &l) {
+    if (key == "all") {
+      if (!all || all->bytes() < l.chunk_of.size() * l.slot_bytes) {
+        all.reset(); // the old range goes before the larger one is mapped
+        all = std::make_unique<slot_pool>(l, dev.ordinal);
+        std::fprintf(stderr, "[tlb-coverage] every slot of %s mapped in %.1f s\n",
+                     format_bytes(double(all->bytes())).c_str(), all->map_seconds());
+      }
+      current = all.get();
+      return;
+    }
+    if (key != other_key) {
+      other.reset();
+      other = std::make_unique<slot_pool>(l, dev.ordinal);
+      other_key = key;
+      std::fprintf(stderr, "[tlb-coverage] %s: %zu of %zu slots mapped (%d chunks) in %.1f s\n",
+                   key.c_str(), l.mapped_slots(), l.chunk_of.size(), l.chunks,
+                   other->map_seconds());
+    }
+    current = other.get();
+  };
+  env.walk = [&](const walk_pattern &p, std::uint32_t groups, std::uint32_t laps, double thr,
+                 bool foreign) {
+    if ((p.first_slot + std::uint64_t(groups) * p.period) * o.slot_bytes > current->bytes())
+      throw error("tlb-coverage: a walk of " + std::to_string(groups) +
+                  " groups runs past the mapped range");
+    return walker.measure(current->data(), o.slot_bytes, p, groups, laps, thr, foreign);
+  };
+  env.list_walk = [&](std::uint32_t start, std::uint32_t pages, std::uint64_t window_bytes,
+                      double thr) {
+    const std::uint64_t need = (std::uint64_t(start) + pages + 1) * window_bytes;
+    if (!list_pool || list_pool->bytes() < need) {
+      list.reset();
+      list_pool.reset();
+      list_pool =
+          std::make_unique<device_pool>(alloc_kind::alias, need, dev.ordinal, o.seed, o.slot_bytes);
+      list = std::make_unique<list_chase>(*list_pool);
+    }
+    std::vector<std::uint32_t> idx(pages);
+    for (std::uint32_t i = 0; i < pages; ++i)
+      idx[i] = start + i;
+    double n = 0;
+    for (double c : list->measure(idx, window_bytes))
+      n += c > thr; // each position's mean over its laps: a position that missed every lap counts
+    return n;
+  };
+  for (const auto &t : plan_coverage(tlb, o)) {
+    const auto tl = clock::now();
+    if (!t.skipped.empty()) {
+      coverage_level_result l;
+      l.target = t;
+      std::fprintf(stderr, "[tlb-coverage] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());
+      r.levels.push_back(l);
+      continue;
+    }
+    auto l = measure_coverage(env, t, o);
+    l.seconds = std::chrono::duration<double>(clock::now() - tl).count();
+    std::fprintf(stderr, "[tlb-coverage] %s: %s (%.1f s)\n", t.level.c_str(),
+                 l.verdict.value("finding", "").c_str(), l.seconds);
+    r.levels.push_back(l);
+  }
+  r.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  return r;
+}
+
+} // namespace gpuprobe::probes

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Issue 45 items 3-5 on the GPU machine: what one entry of each level covers (tlb-coverage, twice),
+# the conflict sets in 8 windows with the pinned set index checked by prediction, and the
+# coverage GPU tests, over a quick characterize's TLB profile of this unit.
+# Usage: OUT=/some/dir BUILD=build-carry TAG=h100a scripts/device_entry.sh  (RUNS=2: coverage runs)
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" entry
+gpu_tests 'TlbCoverageGpu.*'
+timed quick 240 "$B/gpuprobe" characterize --quick --out "$D/quick" --device 0
+P="$D/quick/raw/tlb_profile.json"
+for i in $(seq 1 "${RUNS:-2}"); do
+  timed "coverage$i" 300 "$B/gpuprobe" tlb-coverage --profile "$P" --out "$D/coverage$i.json"
+done
+timed conflict8 400 "$B/gpuprobe" tlb-conflict --profile "$P" --windows 8 --out "$D/conflict8.json"
+echo "---- summary"
+cat "$D/steps.txt"
+grep -E '^  [LC][0-9]' "$D/quick.txt" | cut -c1-250
+for i in $(seq 1 "${RUNS:-2}"); do
+  echo "== coverage$i"; grep -E '^  L[0-9]|mapped' "$D/coverage$i.txt" | cut -c1-600
+  python3 - "$D/coverage$i.json" <<'PY' 2>/dev/null
+import json, sys
+for L in json.load(open(sys.argv[1]))["tlb_coverage"]["levels"]:
+    if "skipped" in L: continue
+    on = " ".join(f'{o["pattern"]}/{o["layout"][:12]}={o.get("onset_windows","-")}' for o in L["onsets"])
+    f = L["fill"]
+    print(L["level"], "thr", round(L["threshold_cycles"]), "onsets:", on)
+    print("   fill: hit %.0f first %.0f second %.0f share %.2f" % (f["hit_cycles"], f["first_cycles"], f["second_cycles"], f["first_miss_share"]))
+    for r in L["repeats"]: print("   ", r["how"], r["windows"], r["misses_per_lap"], r["smids"])
+PY
+done
+echo "== conflict8"; grep -E '^  L[0-9]|predicted' "$D/conflict8.txt" | cut -c1-300
