@@ -168,43 +168,47 @@ void attach_sharing(const results_folder &folder, std::vector<model::tlb_level> 
   }
 }
 
-// The conflict sets (a second measure of each level's ways), matched by label and geometry.
-void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  const fs::path cf = folder.raw(F::tlb_conflict);
-  if (!fs::exists(cf))
+// Each level of a stage's result (raw/<file>, its block `key`) with the profile's level of the
+// same label and geometry (label, page, entries): f(level, result level).
+template <class F>
+void for_each_matched_level(const results_folder &folder, const char *file, const char *key,
+                            model::tlb_hierarchy &tlb, F f) {
+  const fs::path rf = folder.raw(file);
+  if (!fs::exists(rf))
     return;
-  const json cr = read_json_file(cf.string());
-  require_schema(cr, schema::result, cf.string());
-  for (const auto &rl : cr.value("tlb_conflict", json::object()).value("levels", json::array()))
+  const json r = read_json_file(rf.string());
+  require_schema(r, schema::result, rf.string());
+  for (const auto &rl : r.value(key, json::object()).value("levels", json::array()))
     for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
       model::tlb_level &L = tlb.levels[k];
       if (rl.value("level", "") == level_label(false, k) &&
           rl.value("page_bytes", 0.0) == L.page_bytes &&
-          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 && L.structure) {
-        L.structure->conflict = conflict_summary(model::to_json(L), rl);
-        mark_disagreement(L); // the two measures of its ways disagree: said, confidence halved
-      }
+          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5)
+        f(L, rl);
     }
 }
 
-// What one entry of each level covers (tlb-coverage stage), matched by label and geometry.
+// The conflict sets (a second measure of each level's ways).
+void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tlb) {
+  for_each_matched_level(folder, F::tlb_conflict, "tlb_conflict", tlb,
+                         [](model::tlb_level &L, const json &rl) {
+                           if (!L.structure)
+                             return;
+                           L.structure->conflict = conflict_summary(model::to_json(L), rl);
+                           mark_disagreement(L); // the two measures disagree: said, confidence
+                                                 // halved
+                         });
+}
+
+// What one entry of each level covers (tlb-coverage stage).
 void attach_coverage(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  const fs::path cf = folder.raw(F::tlb_coverage);
-  if (!fs::exists(cf))
-    return;
-  const json cr = read_json_file(cf.string());
-  require_schema(cr, schema::result, cf.string());
-  for (const auto &rl : cr.value("tlb_coverage", json::object()).value("levels", json::array()))
-    for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-      model::tlb_level &L = tlb.levels[k];
-      if (rl.value("level", "") == level_label(false, k) &&
-          rl.value("page_bytes", 0.0) == L.page_bytes &&
-          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5 &&
-          rl.contains("verdict") && rl["verdict"].is_object()) {
-        L.coverage = rl["verdict"];
-        (*L.coverage)["source"] = results_folder::raw_rel(F::tlb_coverage);
-      }
-    }
+  for_each_matched_level(folder, F::tlb_coverage, "tlb_coverage", tlb,
+                         [](model::tlb_level &L, const json &rl) {
+                           if (!rl.contains("verdict") || !rl["verdict"].is_object())
+                             return;
+                           L.coverage = rl["verdict"];
+                           (*L.coverage)["source"] = results_folder::raw_rel(F::tlb_coverage);
+                         });
 }
 
 // The fits the atomics stage made (each variant's `analysis`); the device block of its result

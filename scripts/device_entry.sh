@@ -12,6 +12,7 @@ for i in $(seq 1 "${RUNS:-2}"); do
   timed "coverage$i" 300 "$B/gpuprobe" tlb-coverage --profile "$P" --out "$D/coverage$i.json"
 done
 timed conflict8 400 "$B/gpuprobe" tlb-conflict --profile "$P" --windows 8 --out "$D/conflict8.json"
+grep -h uuid -A1 "$D/nvidia-smi.csv" | tail -1 | cut -d, -f1,2 | tee -a "$D/steps.txt"
 echo "---- summary"
 cat "$D/steps.txt"
 grep -E '^  [LC][0-9]' "$D/quick.txt" | cut -c1-250
@@ -25,7 +26,7 @@ for L in json.load(open(sys.argv[1]))["tlb_coverage"]["levels"]:
     f = L["fill"]
     print(L["level"], "thr", round(L["threshold_cycles"]), "onsets:", on)
     print("   fill: hit %.0f first %.0f second %.0f share %.2f" % (f["hit_cycles"], f["first_cycles"], f["second_cycles"], f["first_miss_share"]))
-    for r in L["repeats"]: print("   ", r["how"], r["windows"], r["misses_per_lap"], r["smids"])
+    for r in L["repeats"]: print("   ", r["how"], "range %.0f GiB" % (r["range_bytes"] / 2**30), "from", r["start_window"], r["windows"], r["misses_per_lap"])
 PY
 done
 echo "== conflict8"; grep -E '^  L[0-9]|predicted' "$D/conflict8.txt" | cut -c1-300

@@ -69,6 +69,10 @@ void setup_cli(CLI::App &parent) {
   app->add_option("--windows", f->o.windows, "conflict sets per level")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));
+  app->add_option("--predict-windows", f->o.predict_windows,
+                  "fresh windows where a pinned set index is checked by prediction")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16));
   app->callback([f] { run(*f); });
 }
 

@@ -49,10 +49,16 @@ unsigned samples_for(unsigned n) { return std::min(k_max_samples, std::max(2048u
 
 } // namespace
 
-list_chase::list_chase(device_pool &pool) : pool_(pool) {
+list_chase::list_chase(device_pool &pool) : base_(pool.data()), bytes_(pool.bytes()) {
   if (pool.kind() != alloc_kind::alias)
     throw error("list_chase: needs an alias pool");
   GPUPROBE_CUDA_CHECK(cudaMemset(pool.data(), 0, pool.alias_bytes()));
+  allocate();
+}
+
+list_chase::list_chase(char *base, std::uint64_t bytes) : base_(base), bytes_(bytes) { allocate(); }
+
+void list_chase::allocate() {
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_pages_, sizeof(std::uint32_t) * max_pages()));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_lat_, sizeof(unsigned) * k_max_samples));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, sizeof(unsigned long long)));
@@ -73,13 +79,13 @@ std::vector<double> list_chase::measure(const std::vector<std::uint32_t> &pages,
   if (n < 1 || n > max_pages())
     throw error("list_chase: 1 to " + std::to_string(max_pages()) + " pages per walk");
   for (auto p : pages)
-    if ((std::uint64_t(p) + 1) * page_bytes > pool_.bytes())
+    if ((std::uint64_t(p) + 1) * page_bytes > bytes_)
       throw error("list_chase: page " + std::to_string(p) + " lies beyond the pool");
   GPUPROBE_CUDA_CHECK(
       cudaMemcpy(d_pages_, pages.data(), sizeof(std::uint32_t) * n, cudaMemcpyHostToDevice));
   const unsigned samples = samples_for(n);
-  list_chase_kernel<<<1, 256, sizeof(unsigned) * (n + samples)>>>(
-      pool_.data(), d_pages_, n, page_bytes, samples, d_lat_, d_sink_);
+  list_chase_kernel<<<1, 256, sizeof(unsigned) * (n + samples)>>>(base_, d_pages_, n, page_bytes,
+                                                                  samples, d_lat_, d_sink_);
   GPUPROBE_CUDA_CHECK_LAUNCH();
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<unsigned> lat(samples);

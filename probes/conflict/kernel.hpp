@@ -14,6 +14,8 @@ public:
   // `pool` must be an alias pool; its chunk is zeroed (every hop adds the 0 it loads to the next
   // address, so the loads stay dependent).
   explicit list_chase(device_pool &pool);
+  // Over any range whose touched pages read 0 (a tlb-coverage slot pool, zeroed by its maker).
+  list_chase(char *base, std::uint64_t bytes);
   ~list_chase();
   list_chase(const list_chase &) = delete;
   list_chase &operator=(const list_chase &) = delete;
@@ -25,7 +27,9 @@ public:
   std::vector<double> measure(const std::vector<std::uint32_t> &pages, std::uint64_t page_bytes);
 
 private:
-  device_pool &pool_;
+  void allocate();
+  char *base_ = nullptr;
+  std::uint64_t bytes_ = 0;
   std::uint32_t *d_pages_ = nullptr;
   unsigned *d_lat_ = nullptr;
   unsigned long long *d_sink_ = nullptr;

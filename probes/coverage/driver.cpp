@@ -22,8 +22,6 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
   std::string other_key;
   const slot_pool *current = nullptr;
   pattern_walk walker;
-  std::unique_ptr<device_pool> list_pool;
-  std::unique_ptr<list_chase> list;
   coverage_env env;
   env.map = [&](const std::string &key, const slot_layout &l) {
     if (key == "all") {
@@ -55,19 +53,12 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
   };
   env.list_walk = [&](std::uint32_t start, std::uint32_t pages, std::uint64_t window_bytes,
                       double thr) {
-    const std::uint64_t need = (std::uint64_t(start) + pages + 1) * window_bytes;
-    if (!list_pool || list_pool->bytes() < need) {
-      list.reset();
-      list_pool.reset();
-      list_pool =
-          std::make_unique<device_pool>(alloc_kind::alias, need, dev.ordinal, o.seed, o.slot_bytes);
-      list = std::make_unique<list_chase>(*list_pool);
-    }
+    list_chase list(current->data(), current->bytes()); // the conflict probe's kernel, this range
     std::vector<std::uint32_t> idx(pages);
     for (std::uint32_t i = 0; i < pages; ++i)
       idx[i] = start + i;
     double n = 0;
-    for (double c : list->measure(idx, window_bytes))
+    for (double c : list.measure(idx, window_bytes))
       n += c > thr; // each position's mean over its laps: a position that missed every lap counts
     return n;
   };

@@ -64,7 +64,8 @@ struct coverage_env {
   std::function<walk_stats(const walk_pattern &p, std::uint32_t groups, std::uint32_t laps,
                            double thr, bool foreign)>
       walk;
-  // The conflict probe's list walk over `pages` windows of `window_bytes` from window `start`:
+  // The conflict probe's list walk over `pages` windows of `window_bytes` from window `start` of
+  // the layout the walks use:
   // hops per lap above `thr` (absent: not measured).
   std::function<double(std::uint32_t start, std::uint32_t pages, std::uint64_t window_bytes,
                        double thr)>
@@ -94,6 +95,7 @@ struct fill_test {
 struct onset_repeat {
   std::string how; // "clean", "foreign page first", "conflict list walk"
   std::uint32_t start_window = 0, windows = 0;
+  std::uint64_t range_bytes = 0; // the mapped range the walk ran in
   std::vector<double> misses_per_lap;
   std::vector<int> smids;
 };

@@ -70,6 +70,8 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(named(full, "tlb_conflict").reads, std::vector<std::string>{"tlb_profile"});
   EXPECT_EQ(arg(named(full, "tlb_conflict"), "--windows"), "(none)");
   EXPECT_EQ(arg(named(quick, "tlb_conflict"), "--windows"), "2");
+  EXPECT_EQ(named(full, "tlb_coverage").reads, std::vector<std::string>{"tlb_profile"});
+  EXPECT_THROW(named(quick, "tlb_coverage"), std::runtime_error) << "full runs only";
   EXPECT_NO_THROW(named(full, "atomics"));
   EXPECT_EQ(arg(named(quick, "tlb"), "--points-per-octave"), "4") << "quick is coarser";
   EXPECT_EQ(arg(named(quick, "tlb"), "--samples"), "4096")
@@ -141,6 +143,30 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   EXPECT_EQ(p["device"]["name"], "NVIDIA H100");
   EXPECT_EQ(p["tlb"]["levels"][0]["sharing"]["scope"], "not measured");
   EXPECT_EQ(p["atomics"]["variants"][0]["fit"]["slope_cycles_per_thread"], 0.69);
+  EXPECT_FALSE(p["tlb"]["levels"][0].contains("coverage")) << "no tlb-coverage stage: nothing";
+  // A tlb-coverage result: its verdict joins the level of the same label and geometry only.
+  const json verdict = {{"tag", "aligned"}, {"finding", "one entry covers 32 MiB: ..."}};
+  std::ofstream(dir / "raw/tlb_coverage.json") << json{
+      {"schema", "gpuprobe.result/1"},
+      {"probe", "tlb-coverage"},
+      {"tlb_coverage",
+       {{"levels",
+         {{{"level", "L1"}, {"page_bytes", 33554432}, {"entries", 2039}, {"verdict", verdict}},
+          {{"level", "L2"}, {"page_bytes", 33554432}, {"entries", 2039}, {"verdict", verdict}},
+          {{"level", "L1"},
+           {"page_bytes", 16777216},
+           {"entries", 2039},
+           {"verdict",
+            {{"tag", "other geometry"}}}}}}}}}.dump();
+  const json pc = gpuprobe::model::to_json(
+      assemble_profile(dir.string(), json::array(), json{{"throttled", false}}));
+  ASSERT_TRUE(pc["tlb"]["levels"][0].contains("coverage"));
+  EXPECT_EQ(pc["tlb"]["levels"][0]["coverage"]["tag"], "aligned");
+  EXPECT_EQ(pc["tlb"]["levels"][0]["coverage"]["source"], "raw/tlb_coverage.json");
+  EXPECT_EQ(
+      gpuprobe::model::profile_from_json(pc, "test").tlb.levels[0].coverage->value("finding", ""),
+      "one entry covers 32 MiB: ...")
+      << "the profile's reader keeps it";
   std::ofstream(dir / "raw/tlb_profile.json") << R"({"schema": "gpuprobe.profile/7"})";
   EXPECT_THROW(assemble_profile(dir.string(), json::array(), json::object()), std::exception);
 }
