@@ -238,11 +238,13 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
 void device_pool::map_alias(int device) {
   const auto &d = api();
   CUdeviceptr va = 0;
-  // Aligned to the largest power of two the range holds (at most 1 TiB): a TLB's hashed set index
-  // sees consecutive pages from a boundary of every size, so the same footprint fills the sets
-  // alike in every run (a range 2 MiB-aligned only moved where misses begin by up to 8 pages).
+  // Aligned to the smallest power of two that holds the range (at most 1 TiB): a TLB's hashed set
+  // index sees consecutive pages from a boundary of every size, so the same footprint fills the
+  // sets alike in every run (a range 2 MiB-aligned only moved where misses begin by up to 8
+  // pages), and no page number of the range carries into a bit above it (tlb-conflict's 327 GiB
+  // range, aligned to 256 GiB, made L3's page numbers vary in one bit more than its pages span).
   std::size_t align = slot_;
-  while (align * 2 <= bytes_ && align < (std::size_t(1) << 40))
+  while (align < bytes_ && align < (std::size_t(1) << 40))
     align *= 2;
   while (align > slot_ && d.address_reserve(&va, bytes_, align, 0, 0) != CUDA_SUCCESS)
     align /= 2;
@@ -331,8 +333,8 @@ slot_pool::slot_pool(const slot_layout &l, int device)
   node_lock lock("/tmp/gpuprobe-alias-map.lock"); // as alias: one process of the node maps at once
   try {
     CUdeviceptr va = 0;
-    std::size_t align = slot_; // as map_alias: aligned to the largest power of two it holds
-    while (align * 2 <= bytes_ && align < (std::size_t(1) << 40))
+    std::size_t align = slot_; // as map_alias: aligned to the smallest power of two holding it
+    while (align < bytes_ && align < (std::size_t(1) << 40))
       align *= 2;
     while (align > slot_ && d.address_reserve(&va, bytes_, align, 0, 0) != CUDA_SUCCESS)
       align /= 2;

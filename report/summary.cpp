@@ -170,6 +170,8 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
                   format_bytes(tlb.searched_up_to_bytes.value_or(0)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
     out.push_back(analysis::level_line(model::level_label(false, k), levels[k]));
+    if (const std::string iv = analysis::interval_words(levels[k]); !iv.empty())
+      out.push_back("  " + model::level_label(false, k) + " intervals: " + iv);
     if (levels[k].coverage && levels[k].coverage->contains("finding"))
       out.push_back("  " + model::level_label(false, k) +
                     " entry: " + (*levels[k].coverage)["finding"].get<std::string>());

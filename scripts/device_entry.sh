@@ -2,12 +2,19 @@
 # Issue 45 items 3-5 on the GPU machine: what one entry of each level covers (tlb-coverage, twice),
 # the conflict sets in 8 windows with the pinned set index checked by prediction, and the
 # coverage GPU tests, over a quick characterize's TLB profile of this unit.
-# Usage: OUT=/some/dir BUILD=build-carry TAG=h100a scripts/device_entry.sh  (RUNS=2: coverage runs)
+# Usage: OUT=/some/dir BUILD=build-carry TAG=h100a scripts/device_entry.sh  (RUNS=2: coverage runs;
+# FULL=1: a full characterize, with its tlb_coverage stage, and its report in place of the quick one)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" entry
 gpu_tests 'TlbCoverageGpu.*'
-timed quick 240 "$B/gpuprobe" characterize --quick --out "$D/quick" --device 0
-P="$D/quick/raw/tlb_profile.json"
+if [ "${FULL:-0}" = 1 ]; then # a full characterize (its tlb_coverage stage) and its report
+  timed full 300 "$B/gpuprobe" characterize --out "$D/full" --device 0
+  timed report 120 "$B/gpuprobe" report --input "$D/full" --out "$D/full/report" --format md
+  P="$D/full/raw/tlb_profile.json"
+else
+  timed quick 240 "$B/gpuprobe" characterize --quick --out "$D/quick" --device 0
+  P="$D/quick/raw/tlb_profile.json"
+fi
 for i in $(seq 1 "${RUNS:-2}"); do
   timed "coverage$i" 300 "$B/gpuprobe" tlb-coverage --profile "$P" --out "$D/coverage$i.json"
 done
@@ -15,7 +22,8 @@ timed conflict8 400 "$B/gpuprobe" tlb-conflict --profile "$P" --windows 8 --out 
 grep -h uuid -A1 "$D/nvidia-smi.csv" | tail -1 | cut -d, -f1,2 | tee -a "$D/steps.txt"
 echo "---- summary"
 cat "$D/steps.txt"
-grep -E '^  [LC][0-9]' "$D/quick.txt" | cut -c1-250
+grep -hE '^  [LC][0-9]|^        entry:' "$D/quick.txt" "$D/full.txt" 2>/dev/null | cut -c1-250
+grep -hE '^\| L[0-9] ' "$D/full/report/index.md" 2>/dev/null | cut -c1-300
 for i in $(seq 1 "${RUNS:-2}"); do
   echo "== coverage$i"; grep -E '^  L[0-9]|mapped' "$D/coverage$i.txt" | cut -c1-600
   python3 - "$D/coverage$i.json" <<'PY' 2>/dev/null

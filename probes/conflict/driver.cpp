@@ -54,8 +54,10 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
       const double ramp_sets = t.tested.sets.value_or(1);
       const int page_shift = int(std::lround(std::log2(double(t.page_bytes()))));
       std::vector<std::vector<std::uint64_t>> found;
+      bool unions = false;
       for (const auto &s : l.sets)
         if (s.failed.empty()) {
+          unions |= s.method == "onset union";
           found.emplace_back();
           for (auto p : s.members)
             found.back().push_back((l.va_base >> page_shift) + p);
@@ -64,8 +66,8 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
       if (ramp_sets > 1 && !found.empty() &&
           double(bits.masks.size()) == std::round(std::log2(ramp_sets)))
         for (int i = 0; i < o.predict_windows; ++i) {
-          l.predictions.push_back(
-              predict_set(walk, prediction_start(o, i), t, o, bits.masks, l.va_base >> page_shift));
+          l.predictions.push_back(predict_set(walk, prediction_start(o, i), t, o, bits.masks,
+                                              l.va_base >> page_shift, unions));
           const auto &p = l.predictions.back();
           std::fprintf(stderr,
                        "[tlb-conflict] %s prediction %d: x = page %u, %zu predicted partners: "

@@ -94,9 +94,12 @@ struct set_prediction {
 };
 // `masks`: the index functions over page numbers (analysis::set_index_bits); `page_base`: the
 // page number of page 0 of the range (va_base / page).
+// `by_union`: check by the onset's union even where a page misses in two walks (the level's own
+// sets were onset unions: a set one page short of W + 1 overflows, so removing one partner need
+// not let x hit, and the removal check would fail a right function).
 set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
                            const conflict_options &o, const std::vector<std::uint64_t> &masks,
-                           std::uint64_t page_base);
+                           std::uint64_t page_base, bool by_union = false);
 // The fresh windows' starts: past every window a set was searched in, on another alignment.
 std::uint32_t prediction_start(const conflict_options &o, int i);
 

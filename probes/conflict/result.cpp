@@ -237,7 +237,7 @@ std::uint32_t prediction_start(const conflict_options &o, int i) {
 
 set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
                            const conflict_options &o, const std::vector<std::uint64_t> &masks,
-                           std::uint64_t page_base) {
+                           std::uint64_t page_base, bool by_union) {
   set_prediction p;
   p.window_start = start;
   conflict_set s;
@@ -256,7 +256,7 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
     return bits;
   };
   const auto all = pages_from(start, s.onset_pages);
-  if (stable.empty()) { // not LRU at the onset: do the pages that miss there share x's set?
+  if (stable.empty() || by_union) { // not LRU at the onset: are the pages missing there sets?
     p.method = "onset union";
     int tests = 0;
     p.onset_union = onset_union(walk, start, s.onset_pages, thr, s.missing, tests);

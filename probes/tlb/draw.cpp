@@ -19,6 +19,7 @@ using namespace report::detail; // the report's inputs, types and helpers (repor
 
 // What this part reads of the analysis.
 using analysis::analyze_tlb;
+using analysis::interval_words;
 using analysis::load_tlb_inputs;
 using analysis::structure_words;
 using analysis::tlb_curve;
@@ -121,7 +122,7 @@ void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, con
 void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
   report_table st{"Structure of each level (profile.json tlb.levels[].structure)",
                   {"", "entries", "ways x sets", "misses begin / every hop misses", "shape, fit",
-                   "conflict sets (pages)", "set index"},
+                   "conflict sets (pages)", "set index", "intervals"},
                   {},
                   ""};
   for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
@@ -148,7 +149,8 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
          : cf.contains("ways") ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
                                      (cf.value("agrees", false) ? "agrees" : "does not agree")
                                : cf.value("why", "?"),
-         cf.value("set_index", json::object()).value("finding", "—")});
+         cf.value("set_index", json::object()).value("finding", "—"),
+         interval_words(L).empty() ? "—" : interval_words(L)});
   }
   if (!st.rows.empty()) {
     st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "

@@ -107,6 +107,34 @@ std::string level_line(const std::string &label, const model::tlb_level &L) {
              : std::string(b) + "; METHODS DISAGREE: " + disagree + " (confidence halved)";
 }
 
+std::string interval_words(const model::tlb_level &L) {
+  const auto it = L.detail.find("intervals");
+  if (it == L.detail.end() || !it->is_object())
+    return "";
+  const auto &v = *it;
+  const auto range = [&](const char *key, const char *unit, int digits) {
+    if (!v.contains(key) || !v[key].is_array() || v[key].size() != 2 || !v[key][0].is_number() ||
+        !v[key][1].is_number())
+      return std::string();
+    char b[96];
+    const double lo = v[key][0].get<double>(), hi = v[key][1].get<double>();
+    if (lo == hi)
+      std::snprintf(b, sizeof b, "%s %.*f%s", key, digits, lo, unit);
+    else
+      std::snprintf(b, sizeof b, "%s %.*f-%.*f%s", key, digits, lo, digits, hi, unit);
+    return std::string(b);
+  };
+  std::string out;
+  for (const auto &part : {range("entries", "", 0), range("ways", "", 1), range("sets", "", 0),
+                           range("miss_penalty_cycles", " cycles", 1)})
+    if (!part.empty())
+      out += (out.empty() ? "" : ", ") + part;
+  if (out.empty())
+    return v.contains("why") && v["why"].is_string() ? "no interval: " + v["why"].get<std::string>()
+                                                     : "";
+  return out;
+}
+
 double level_evidence::full_miss_bytes() const {
   return structure.fit.resolved ? structure.fit.full_miss_entries * page_bytes : reach_bytes;
 }
@@ -773,6 +801,23 @@ nlohmann::json structure_json(const level_evidence &L) {
   return j;
 }
 
+// Each number's interval (issue 45 item 6), or why none is stated.
+nlohmann::json intervals_json(const level_evidence &L) {
+  const auto v = intervals_of(L.structure.fit);
+  const auto r1 = [](double x) { return std::round(x * 10) / 10; };
+  if (v.stated)
+    return {{"entries", {r1(v.entries_lo), r1(v.entries_hi)}},
+            {"ways", {r1(v.ways_lo), r1(v.ways_hi)}},
+            {"sets", {r1(v.sets_lo), r1(v.sets_hi)}},
+            {"miss_penalty_cycles", {r1(v.penalty_lo), r1(v.penalty_hi)}},
+            {"how", v.how}};
+  if (L.entries_se > 0)
+    return {{"entries", {r1(L.entries - L.entries_se), r1(L.entries + L.entries_se)}},
+            {"how", "the fitted onset +- 2 standard errors; the structure is not resolved, so no "
+                    "ways, sets or penalty interval"}};
+  return {{"why", "the structure is not resolved: " + L.structure.fit.why}};
+}
+
 nlohmann::json level_json(const level_evidence &L) {
   const bool resolved = L.structure.fit.resolved;
   nlohmann::json j = {
@@ -795,6 +840,7 @@ nlohmann::json level_json(const level_evidence &L) {
   j["existence"] = L.existence;
   if (L.entries_se > 0)
     j["entries_se"] = std::round(L.entries_se * 10) / 10;
+  j["intervals"] = intervals_json(L);
   if (!L.page_note.empty())
     j["page_note"] = L.page_note;
   if (!L.disturbed.empty())

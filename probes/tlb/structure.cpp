@@ -310,4 +310,39 @@ structure_fit fit_structure(const std::vector<double> &h, const std::vector<doub
   return r;
 }
 
+fit_intervals intervals_of(const structure_fit &f) {
+  fit_intervals v;
+  if (!f.resolved)
+    return v;
+  v.stated = true;
+  const double pen = f.after_cycles - f.before_cycles, dp = 2 * f.noise_cycles;
+  v.penalty_lo = pen - dp;
+  v.penalty_hi = pen + dp;
+  if (f.shape == "step") {
+    v.entries_lo = v.entries_hi = f.entries;
+    v.ways_lo = v.ways_hi = f.ways;
+    v.sets_lo = v.sets_hi = 1;
+    v.how = "a step bracketed by its points (no miss at " + fmt("%.0f", f.last_hit_entries) +
+            " hops, every hop missing at " + fmt("%.0f", f.first_full_entries) +
+            "); penalty +- 2 x the curve's noise";
+    return v;
+  }
+  // The ends +- 2 SE; an end the fit gave no error for: the measured bracket around it.
+  const double e_lo =
+      f.onset_se > 0 ? f.onset_fit - f.onset_se : std::min(f.onset_fit, f.last_hit_entries);
+  const double e_hi = f.onset_se > 0 ? f.onset_fit + f.onset_se : f.onset_fit;
+  const double f_lo = f.full_se > 0 ? f.full_fit - f.full_se : f.full_fit;
+  const double f_hi =
+      f.full_se > 0 ? f.full_fit + f.full_se : std::max(f.full_fit, f.first_full_entries);
+  v.entries_lo = std::floor(e_lo);
+  v.entries_hi = std::ceil(e_hi);
+  v.sets_lo = std::max(1.0, std::floor(f_lo - e_hi));
+  v.sets_hi = std::ceil(f_hi - e_lo);
+  v.ways_lo = e_lo / v.sets_hi;
+  v.ways_hi = e_hi / v.sets_lo;
+  v.how = "the ramp's fitted ends +- 2 standard errors (sets = F - E, ways = E / sets over them); "
+          "penalty +- 2 x the curve's noise";
+  return v;
+}
+
 } // namespace gpuprobe::analysis

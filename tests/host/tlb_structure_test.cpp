@@ -55,7 +55,7 @@ TEST(TlbStructure, RecoversWaysAndSetsAtEveryNoise) {
   struct level {
     double sets, ways;
   };
-  int unresolved = 0, cases = 0;
+  int unresolved = 0, cases = 0, with_interval = 0, truth_inside = 0;
   for (const level L : {level{1, 16}, level{512, 4}, level{256, 8}, level{128, 16}, level{512, 8}})
     for (double sigma : {0.1, 0.5, 1.0, 2.0})
       for (unsigned seed = 1; seed <= 3; ++seed) {
@@ -81,8 +81,26 @@ TEST(TlbStructure, RecoversWaysAndSetsAtEveryNoise) {
         EXPECT_EQ(f.full_miss_entries, L.sets * (L.ways + 1)) << what;
         EXPECT_EQ(f.shape, L.sets == 1 ? "step" : "ramp") << what;
         EXPECT_LT(f.residual_cycles, 3 * sigma + 0.5) << what;
+        // Issue 45 item 6: every number's interval holds the truth (and the point value).
+        const auto v = intervals_of(f);
+        ASSERT_TRUE(v.stated) << what;
+        ++with_interval;
+        const auto inside = [&](double x, double lo, double hi) { return x >= lo && x <= hi; };
+        truth_inside += inside(L.sets * L.ways, v.entries_lo, v.entries_hi) &&
+                        inside(L.sets, v.sets_lo, v.sets_hi) &&
+                        inside(L.ways, v.ways_lo, v.ways_hi) &&
+                        inside(95, v.penalty_lo, v.penalty_hi);
+        EXPECT_TRUE(inside(f.entries, v.entries_lo, v.entries_hi) &&
+                    inside(f.sets, v.sets_lo, v.sets_hi) && inside(f.ways, v.ways_lo, v.ways_hi))
+            << what;
+        EXPECT_LT(v.entries_hi - v.entries_lo, 0.1 * f.entries + 3)
+            << what << ": an interval that says something";
       }
   EXPECT_LT(unresolved, cases / 3) << "most curves with 0.5 cycles of noise still resolve";
+  EXPECT_GE(truth_inside, with_interval * 9 / 10)
+      << "the truth inside every interval of a level in at least 90 % of the resolved fits";
+  std::printf("intervals: the truth inside all four in %d of %d resolved fits\n", truth_inside,
+              with_interval);
 }
 
 TEST(TlbStructure, AMissCheaperOnTheRampStillGivesTheEnds) {
