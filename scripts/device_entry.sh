@@ -6,7 +6,7 @@
 # FULL=1: a full characterize, with its tlb_coverage stage, and its report in place of the quick one)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" entry
-gpu_tests 'TlbCoverageGpu.*'
+gpu_tests "${GTEST:-TlbCoverageGpu.*:TlbProbeGpu.Alias*}"
 if [ "${FULL:-0}" = 1 ]; then # a full characterize (its tlb_coverage stage) and its report
   timed full 300 "$B/gpuprobe" characterize --out "$D/full" --device 0
   timed report 120 "$B/gpuprobe" report --input "$D/full" --out "$D/full/report" --format md

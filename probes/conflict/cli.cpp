@@ -45,10 +45,17 @@ void run(conflict_flags &f) {
       std::printf(" %u", s.onset_pages);
     std::printf(")\n");
     for (const auto &p : l.predictions)
-      std::printf("    set index predicted in window %u: %s (%zu partners, %zu confirmed one by "
-                  "one)%s%s\n",
-                  p.window_start, p.held() ? "held" : "did not hold", p.predicted.size(),
-                  p.partners_confirmed, p.failed.empty() ? "" : ": ", p.failed.c_str());
+      if (p.method == "onset union")
+        std::printf(
+            "    set index predicted in window %u: %s (the onset's %zu missing pages in %zu "
+            "predicted set(s); x's holds %zu pages of the window)%s%s\n",
+            p.window_start, p.held() ? "held" : "did not hold", p.onset_union.size(), p.union_sets,
+            p.predicted.size() + 1, p.failed.empty() ? "" : ": ", p.failed.c_str());
+      else
+        std::printf("    set index predicted in window %u: %s (%zu partners, %zu confirmed one "
+                    "by one)%s%s\n",
+                    p.window_start, p.held() ? "held" : "did not hold", p.predicted.size(),
+                    p.partners_confirmed, p.failed.empty() ? "" : ": ", p.failed.c_str());
   }
   std::printf("  wrote %s\n", f.common.out.c_str());
 }

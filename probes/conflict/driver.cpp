@@ -69,13 +69,21 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
           l.predictions.push_back(predict_set(walk, prediction_start(o, i), t, o, bits.masks,
                                               l.va_base >> page_shift, unions));
           const auto &p = l.predictions.back();
-          std::fprintf(stderr,
-                       "[tlb-conflict] %s prediction %d: x = page %u, %zu predicted partners: "
-                       "without them x %s, without as many others x %s%s%s\n",
-                       t.level.c_str(), i, p.target, p.predicted.size(),
-                       p.hit_without_predicted ? "hit" : "missed",
-                       p.missed_without_others ? "missed" : "hit", p.failed.empty() ? "" : ": ",
-                       p.failed.c_str());
+          if (p.method == "onset union")
+            std::fprintf(stderr,
+                         "[tlb-conflict] %s prediction %d: the onset's %zu missing pages lie in "
+                         "%zu predicted set(s), x's of %zu pages: %s%s%s\n",
+                         t.level.c_str(), i, p.onset_union.size(), p.union_sets,
+                         p.predicted.size() + 1, p.held() ? "held" : "did not hold",
+                         p.failed.empty() ? "" : ": ", p.failed.c_str());
+          else
+            std::fprintf(stderr,
+                         "[tlb-conflict] %s prediction %d: x = page %u, %zu predicted partners: "
+                         "without them x %s, without as many others x %s%s%s\n",
+                         t.level.c_str(), i, p.target, p.predicted.size(),
+                         p.hit_without_predicted ? "hit" : "missed",
+                         p.missed_without_others ? "missed" : "hit", p.failed.empty() ? "" : ": ",
+                         p.failed.c_str());
         }
     } else {
       std::fprintf(stderr, "[tlb-conflict] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());

@@ -77,8 +77,9 @@ struct set_prediction {
   std::vector<std::uint32_t> predicted; // the window's pages the function puts in x's set (not x)
   bool hit_without_predicted = false, missed_without_others = false;
   std::size_t partners_confirmed = 0; // predicted pages whose removal alone lets x hit
-  // Where no page missed in two walks: the onset's union of missing pages, and whether it is
-  // whole sets of the function (each of at most W + 1 pages of the window, at most four).
+  // Where no page missed in two walks: the onset's union of missing pages, and whether it lies in
+  // at most two of the function's sets, each of at most W + 1 pages of the window, all of them
+  // but one in the union.
   std::vector<std::uint32_t> onset_union;
   bool union_in_one_set = false; // the union is whole predicted sets
   std::size_t union_sets = 0;

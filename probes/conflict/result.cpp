@@ -264,8 +264,8 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
       p.failed = "fewer than two pages missed at the onset";
       return p;
     }
-    // Held: the union is whole predicted sets (a walk a page past the onset may overflow two),
-    // each of at most W + 1 pages of the window, at most four of them.
+    // Held: the union lies in at most two predicted sets (a walk a page past the onset may
+    // overflow two), each of at most W + 1 pages of the window.
     p.target = p.onset_union.front();
     std::map<std::uint64_t, std::vector<std::uint32_t>> classes; // index -> the window's pages
     for (auto q : p.onset_union)
@@ -273,11 +273,16 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
     for (auto q : all)
       if (auto it = classes.find(index(q)); it != classes.end())
         it->second.push_back(q);
-    p.union_in_one_set = classes.size() <= 4;
+    // Not LRU, a set's pages need not all miss (Hopper's L3: 8 of a predicted set's 9): every
+    // predicted set the union touches must have all its window pages but one in it (a function
+    // wrong in one bit splits the union between two sets, each half pages that did not miss).
+    p.union_in_one_set = classes.size() <= 2;
     for (const auto &[idx, members] : classes) {
       p.union_in_one_set &= members.size() <= std::size_t(ramp_ways(t, o)) + 1;
+      std::size_t missed = 0;
       for (auto q : members)
-        p.union_in_one_set &= std::binary_search(p.onset_union.begin(), p.onset_union.end(), q);
+        missed += std::binary_search(p.onset_union.begin(), p.onset_union.end(), q);
+      p.union_in_one_set &= missed + 1 >= members.size();
       if (idx == index(p.target))
         for (auto q : members)
           if (q != p.target)

@@ -408,6 +408,10 @@ TEST(TlbStructure, NotLruTheOnsetUnionGivesTheSetAndItsPrediction) {
                             << " predicted " << p.predicted.size() << " in one set "
                             << p.union_in_one_set << " masks " << b.masks.size();
       EXPECT_EQ(p.method, "onset union");
+      auto wrong = b.masks;
+      wrong[0] ^= 1; // page bit 0 in or out of one function
+      const auto bad = probes::predict_set(walk, probes::prediction_start(o, 0), t, o, wrong, 0);
+      EXPECT_FALSE(bad.held()) << "a wrong function's union prediction held, " << tlb.sets;
     }
   }
   EXPECT_GE(found, 6) << "sets found in 12 windows of three geometries";
