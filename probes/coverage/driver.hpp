@@ -83,6 +83,7 @@ struct onset_search {
 };
 
 struct fill_test {
+  bool testable = true; // false where the level inside covers as much as this one
   std::uint32_t second_slot = 0;
   std::uint32_t low_windows = 0, high_windows = 0;
   double hit_cycles = 0;          // slot 0, walk below the level's onset

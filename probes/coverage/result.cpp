@@ -194,9 +194,12 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
   env.map("all", every_slot(o.slot_bytes, max_windows * r));
 
   // Calibration and fill: slot 0, then a slot of the same window past every inner level's reach.
-  const std::uint32_t second = r - std::max<std::uint32_t>(1, t.inner_slots);
-  const walk_pattern fill{r, {0, second}};
+  // Where the level inside covers as much (one H100's L3 and L2 both 32 MiB), every second page
+  // of the window hits there: the fill cannot be read at this level.
   fill_test &f = l.fill;
+  f.testable = t.inner_slots < r;
+  const std::uint32_t second = f.testable ? r - std::max<std::uint32_t>(1, t.inner_slots) : r - 1;
+  const walk_pattern fill{r, {0, second}};
   f.second_slot = second;
   f.low_windows = std::max<std::uint32_t>(std::max<std::uint32_t>(1, e / 2),
                                           std::uint32_t(std::ceil(0.6 * t.inner_full_miss)));
@@ -352,12 +355,15 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
   const fill_test &f = l.fill;
   std::string fill = "not resolved";
   const std::string second = format_bytes(double(f.second_slot) * double(o.slot_bytes));
-  if (f.fraction && f.first_miss_share >= 0.8) {
+  if (f.testable && f.fraction && f.first_miss_share >= 0.8) {
     v["fill_fraction"] = *f.fraction;
     fill = *f.fraction <= 0.3 ? "whole" : *f.fraction >= 0.7 ? "in parts" : "not resolved";
     if (fill == "not resolved")
       unresolved.push_back("a page " + second + " in cost " + std::to_string(*f.fraction) +
                            " of a miss");
+  } else if (!f.testable) {
+    fill = "not testable";
+    unresolved.push_back("the fill (the level inside covers as much: a second page hits there)");
   } else {
     unresolved.push_back("the walk past the full miss did not miss at slot 0");
   }
@@ -499,10 +505,10 @@ json to_json(const coverage_result &r) {
       onsets.push_back(o);
     }
     const fill_test &f = l.fill;
-    json fill = {{"second_slot", f.second_slot},          {"low_windows", f.low_windows},
-                 {"high_windows", f.high_windows},        {"hit_cycles", f.hit_cycles},
-                 {"first_cycles", f.first_cycles},        {"second_cycles", f.second_cycles},
-                 {"first_miss_share", f.first_miss_share}};
+    json fill = {{"testable", f.testable},           {"second_slot", f.second_slot},
+                 {"low_windows", f.low_windows},     {"high_windows", f.high_windows},
+                 {"hit_cycles", f.hit_cycles},       {"first_cycles", f.first_cycles},
+                 {"second_cycles", f.second_cycles}, {"first_miss_share", f.first_miss_share}};
     if (f.fraction)
       fill["fraction"] = *f.fraction;
     json reps = json::array();

@@ -335,3 +335,23 @@ TEST(TlbCoverage, ASeededFamilyOfKindsIsNamedRight) {
   EXPECT_LE(wrong * 100, t.levels);
   EXPECT_LE(t.unresolved, t.levels / 20);
 }
+
+// A level whose coverage the level inside it already has (one H100 unit's L3 read as 4096 x 32 MiB
+// beside its L2 of 32 MiB): the fill cannot be read there, and the verdict says so instead of
+// walking slot 0 twice.
+TEST(TlbCoverage, AFillTheInnerLevelHidesIsNotTestable) {
+  sim_tlb tlb({{16, 16, 8, true, false, false, 20},
+               {256, 8, 16, true, false, false, 100},
+               {512, 8, 16, true, false, false, 400}},
+              1.0, 3);
+  auto env = sim_env(tlb);
+  const coverage_options o;
+  const auto targets = plan_coverage(profile_of(tlb.levels()), o);
+  ASSERT_EQ(targets.size(), 3u);
+  const auto r = measure_coverage(env, targets[2], o);
+  EXPECT_FALSE(r.fill.testable);
+  EXPECT_EQ(r.verdict.value("fill", ""), "not testable") << r.verdict.dump();
+  EXPECT_NE(r.verdict.value("finding", "").find("the level inside covers as much"),
+            std::string::npos);
+  EXPECT_EQ(r.verdict.value("tag", ""), "aligned") << r.verdict.dump();
+}
