@@ -2,7 +2,7 @@
 # Issue 45 items 3-5 on the GPU machine: what one entry of each level covers (tlb-coverage, twice),
 # the conflict sets in 8 windows with the pinned set index checked by prediction, and the
 # coverage GPU tests, over a quick characterize's TLB profile of this unit.
-# Usage: OUT=/some/dir BUILD=build-carry TAG=h100a scripts/device_entry.sh  (RUNS=2: coverage runs;
+# Usage: OUT=/some/dir BUILD=build-carry TAG=h100a scripts/device_entry.sh  (RUNS=2: coverage runs; CONFLICT_ARGS: more tlb-conflict flags, e.g. --repeat-walks 6;
 # FULL=1: a full characterize, with its tlb_coverage stage, and its report in place of the quick one)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/device_common.sh" entry
@@ -18,7 +18,7 @@ fi
 for i in $(seq 1 "${RUNS:-2}"); do
   timed "coverage$i" 300 "$B/gpuprobe" tlb-coverage --profile "$P" --out "$D/coverage$i.json"
 done
-timed conflict8 400 "$B/gpuprobe" tlb-conflict --profile "$P" --windows 8 --out "$D/conflict8.json"
+timed conflict8 400 "$B/gpuprobe" tlb-conflict --profile "$P" --windows 8 ${CONFLICT_ARGS:-} --out "$D/conflict8.json"
 grep -h uuid -A1 "$D/nvidia-smi.csv" | tail -1 | cut -d, -f1,2 | tee -a "$D/steps.txt"
 echo "---- summary"
 cat "$D/steps.txt"
@@ -37,4 +37,4 @@ for L in json.load(open(sys.argv[1]))["tlb_coverage"]["levels"]:
     for r in L["repeats"]: print("   ", r["how"], "range %.0f GiB" % (r["range_bytes"] / 2**30), "from", r["start_window"], r["windows"], r["misses_per_lap"])
 PY
 done
-echo "== conflict8"; grep -E '^  L[0-9]|predicted' "$D/conflict8.txt" | cut -c1-300
+echo "== conflict8"; grep -E "^  L[0-9]|predicted|the search" "$D/conflict8.txt" | cut -c1-300

@@ -80,6 +80,11 @@ void setup_cli(CLI::App &parent) {
                   "fresh windows where a pinned set index is checked by prediction")
       ->capture_default_str()
       ->check(CLI::Range(0, 16));
+  app->add_option("--repeat-walks", f->o.repeat_walks,
+                  "a fully associative level: walks of E and E + 1 pages from windows 0 and 97, "
+                  "this many each, before and after its search (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
   app->callback([f] { run(*f); });
 }
 

@@ -1,15 +1,26 @@
 // The GPU half of tlb-conflict: one alias pool for every level, the walks, the searches.
 #include "probes/conflict/driver.hpp"
 #include "common/device_memory.hpp"
+#include "common/stats.hpp"
 #include "common/units.hpp"
 #include "probes/conflict/analysis.hpp"
 #include "probes/conflict/kernel.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 
 namespace gpuprobe::probes {
+
+namespace {
+std::vector<std::uint32_t> pages_from_window(std::uint32_t start, std::uint32_t n) {
+  std::vector<std::uint32_t> p(n);
+  for (std::uint32_t i = 0; i < n; ++i)
+    p[i] = start + i;
+  return p;
+}
+} // namespace
 
 conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
@@ -40,6 +51,32 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
       const walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
         return chase->measure(pages, t.page_bytes());
       };
+      // The diagnosis: the same walks the tlb-coverage probe repeats, in this process.
+      const auto repeat_walks = [&](const char *when) {
+        if (o.repeat_walks <= 0 || t.tested.sets.value_or(0) != 1)
+          return;
+        const auto e = std::uint32_t(t.entries());
+        const double hit = median(walk(pages_from_window(0, e / 2)));
+        const double thr = hit + 0.5 * t.penalty_cycles();
+        for (std::uint32_t start : {0u, 97u})
+          for (std::uint32_t n : {e, e + 1}) {
+            conflict_level_result::repeat rp{when, start, n, 0, 0, hit, 0};
+            for (int k = 0; k < o.repeat_walks; ++k) {
+              const auto lat = walk(pages_from_window(start, n));
+              ++rp.walks;
+              const double worst = *std::max_element(lat.begin(), lat.end());
+              rp.missed += worst > thr;
+              rp.worst_excess_cycles = std::max(rp.worst_excess_cycles, worst - hit);
+            }
+            std::fprintf(stderr,
+                         "[tlb-conflict] %s %s the search: walks of %u pages from %u: %d of %d "
+                         "missed (hit %.1f, worst position +%.1f cycles, threshold +%.1f)\n",
+                         t.level.c_str(), when, n, start, rp.missed, rp.walks, hit,
+                         rp.worst_excess_cycles, thr - hit);
+            l.repeats.push_back(rp);
+          }
+      };
+      repeat_walks("before");
       for (int w = 0; w < o.windows; ++w) {
         l.sets.push_back(find_conflict_set(walk, std::uint32_t(w) * o.window_step, t, o));
         const auto &s = l.sets.back();
@@ -49,6 +86,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
                      t.level.c_str(), w, s.onset_pages, s.missing.size(), s.members.size(), s.tests,
                      s.failed.empty() ? "" : ": ", s.failed.c_str());
       }
+      repeat_walks("after");
       // A set index the sets pin (as many functions as log2 of the ramp's sets) is checked by
       // prediction in fresh windows.
       const double ramp_sets = t.tested.sets.value_or(1);

@@ -29,6 +29,8 @@ struct conflict_options {
   int max_tests = 600;            // group tests per target, at most
   int max_ways = 64;              // a set found larger than 2x this is not one set
   int predict_windows = 2;        // fresh windows where a pinned set index is checked
+  int repeat_walks = 0; // a fully associative level: walks of E and E + 1 pages from windows 0
+                        // and 97, before and after its search (issue 45 item 5: the diagnosis)
   std::uint64_t seed = 1;
 };
 
@@ -109,6 +111,15 @@ struct conflict_level_result {
   std::uint64_t va_base = 0; // the pool's virtual address (page p sits at va_base + p x page)
   std::vector<conflict_set> sets;
   std::vector<set_prediction> predictions; // where the sets pinned the index
+  // repeat_walks: "before"/"after" the search, start, pages, and how many of the walks had a
+  // page whose mean cost passed hit + half the penalty.
+  struct repeat {
+    std::string when;
+    std::uint32_t start = 0, pages = 0;
+    int walks = 0, missed = 0;
+    double hit_cycles = 0, worst_excess_cycles = 0; // the largest position mean over the hit
+  };
+  std::vector<repeat> repeats;
   double seconds = 0;
 };
 

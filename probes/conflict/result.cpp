@@ -373,6 +373,18 @@ json to_json(const conflict_result &r) {
               {"seconds", l.seconds}};
     if (!l.predictions.empty())
       j["predictions"] = predictions;
+    if (!l.repeats.empty()) {
+      json reps = json::array();
+      for (const auto &rp : l.repeats)
+        reps.push_back({{"when", rp.when},
+                        {"start", rp.start},
+                        {"pages", rp.pages},
+                        {"walks", rp.walks},
+                        {"missed", rp.missed},
+                        {"hit_cycles", rp.hit_cycles},
+                        {"worst_excess_cycles", rp.worst_excess_cycles}});
+      j["repeats"] = reps;
+    }
     if (!l.target.skipped.empty())
       j["skipped"] = l.target.skipped;
     levels.push_back(j);
