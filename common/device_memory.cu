@@ -113,6 +113,23 @@ CUmemAllocationProp device_prop(int device) {
   return prop;
 }
 
+// Reserves `bytes` of virtual range aligned to the smallest power of two that holds it (at most
+// 1 TiB), halving the alignment down to `slot` while the driver refuses: a TLB's hashed set index
+// sees consecutive pages from a boundary of every size, so the same footprint fills the sets
+// alike in every run (a range 2 MiB-aligned only moved where misses begin by up to 8 pages), and
+// no page number of the range carries into a bit above it (tlb-conflict's 327 GiB range, aligned
+// to 256 GiB, made L3's page numbers vary in one bit more than its pages span). False when even
+// `slot` alignment is refused.
+bool reserve_aligned(std::size_t bytes, std::size_t slot, CUdeviceptr &va) {
+  const auto &d = api();
+  std::size_t align = slot;
+  while (align < bytes && align < (std::size_t(1) << 40))
+    align *= 2;
+  while (align > slot && d.address_reserve(&va, bytes, align, 0, 0) != CUDA_SUCCESS)
+    align /= 2;
+  return align > slot || d.address_reserve(&va, bytes, slot, 0, 0) == CUDA_SUCCESS;
+}
+
 } // namespace
 
 std::size_t device_pool::vmm_granularity(int device) {
@@ -238,17 +255,7 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
 void device_pool::map_alias(int device) {
   const auto &d = api();
   CUdeviceptr va = 0;
-  // Aligned to the smallest power of two that holds the range (at most 1 TiB): a TLB's hashed set
-  // index sees consecutive pages from a boundary of every size, so the same footprint fills the
-  // sets alike in every run (a range 2 MiB-aligned only moved where misses begin by up to 8
-  // pages), and no page number of the range carries into a bit above it (tlb-conflict's 327 GiB
-  // range, aligned to 256 GiB, made L3's page numbers vary in one bit more than its pages span).
-  std::size_t align = slot_;
-  while (align < bytes_ && align < (std::size_t(1) << 40))
-    align *= 2;
-  while (align > slot_ && d.address_reserve(&va, bytes_, align, 0, 0) != CUDA_SUCCESS)
-    align /= 2;
-  if (align == slot_ && d.address_reserve(&va, bytes_, slot_, 0, 0) != CUDA_SUCCESS) {
+  if (!reserve_aligned(bytes_, slot_, va)) {
     // Say how much the driver does grant: the largest power-of-two share of the request.
     std::size_t granted = bytes_ / 2 / slot_ * slot_;
     while (granted >= slot_ && d.address_reserve(&va, granted, slot_, 0, 0) != CUDA_SUCCESS)
@@ -333,12 +340,7 @@ slot_pool::slot_pool(const slot_layout &l, int device)
   node_lock lock("/tmp/gpuprobe-alias-map.lock"); // as alias: one process of the node maps at once
   try {
     CUdeviceptr va = 0;
-    std::size_t align = slot_; // as map_alias: aligned to the smallest power of two holding it
-    while (align < bytes_ && align < (std::size_t(1) << 40))
-      align *= 2;
-    while (align > slot_ && d.address_reserve(&va, bytes_, align, 0, 0) != CUDA_SUCCESS)
-      align /= 2;
-    if (align == slot_)
+    if (!reserve_aligned(bytes_, slot_, va)) // the refusal, named by the driver
       cu_check(d.address_reserve(&va, bytes_, slot_, 0, 0), "cuMemAddressReserve (slot pool)");
     ptr_ = reinterpret_cast<char *>(va);
     const CUmemAllocationProp prop = device_prop(device);

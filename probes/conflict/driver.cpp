@@ -13,15 +13,6 @@
 
 namespace gpuprobe::probes {
 
-namespace {
-std::vector<std::uint32_t> pages_from_window(std::uint32_t start, std::uint32_t n) {
-  std::vector<std::uint32_t> p(n);
-  for (std::uint32_t i = 0; i < n; ++i)
-    p[i] = start + i;
-  return p;
-}
-} // namespace
-
 conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
   using clock = std::chrono::steady_clock;
@@ -56,13 +47,13 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
         if (o.repeat_walks <= 0 || t.tested.sets.value_or(0) != 1)
           return;
         const auto e = std::uint32_t(t.entries());
-        const double hit = median(walk(pages_from_window(0, e / 2)));
+        const double hit = median(walk(pages_from(0, e / 2)));
         const double thr = hit + 0.5 * t.penalty_cycles();
         for (std::uint32_t start : {0u, 97u})
           for (std::uint32_t n : {e, e + 1}) {
             conflict_level_result::repeat rp{when, start, n, 0, 0, hit, 0};
             for (int k = 0; k < o.repeat_walks; ++k) {
-              const auto lat = walk(pages_from_window(start, n));
+              const auto lat = walk(pages_from(start, n));
               ++rp.walks;
               const double worst = *std::max_element(lat.begin(), lat.end());
               rp.missed += worst > thr;

@@ -49,6 +49,9 @@ std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb);
 std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &t,
                                    const conflict_options &o);
 
+// Pages start, start + 1, ..., start + n - 1: a window of consecutive pages.
+std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n);
+
 // The mean cycles of each position's hop in a cyclic walk over `pages` (page indices).
 using walk_fn = std::function<std::vector<double>(const std::vector<std::uint32_t> &pages)>;
 
@@ -83,7 +86,7 @@ struct set_prediction {
   // at most two of the function's sets, each of at most W + 1 pages of the window, all of them
   // but one in the union.
   std::vector<std::uint32_t> onset_union;
-  bool union_in_one_set = false; // the union is whole predicted sets
+  bool union_in_predicted_sets = false; // the rule above held
   std::size_t union_sets = 0;
   std::string method; // "removal" or "onset union"
   std::string failed; // "" when the walks were made
@@ -91,7 +94,7 @@ struct set_prediction {
     if (!failed.empty())
       return false;
     if (method == "onset union")
-      return union_in_one_set;
+      return union_in_predicted_sets;
     return hit_without_predicted && missed_without_others && partners_confirmed == predicted.size();
   }
 };

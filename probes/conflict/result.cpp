@@ -52,13 +52,29 @@ std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,
   return b;
 }
 
-namespace {
-
 std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n) {
   std::vector<std::uint32_t> p(n);
   for (std::uint32_t i = 0; i < n; ++i)
     p[i] = start + i;
   return p;
+}
+
+namespace {
+
+// The window's pages without `removed` (ascending), in walk order, and `target`'s place there.
+std::vector<std::uint32_t> cycle_without(const std::vector<std::uint32_t> &all,
+                                         const std::vector<std::uint32_t> &removed,
+                                         std::uint32_t target, std::size_t &pos) {
+  std::vector<std::uint32_t> cycle;
+  pos = 0;
+  for (auto p : all) {
+    if (std::binary_search(removed.begin(), removed.end(), p))
+      continue;
+    if (p == target)
+      pos = cycle.size();
+    cycle.push_back(p);
+  }
+  return cycle;
 }
 
 // 1. Calibrate on a walk well below the capacity (no miss), then find the onset N0: down in
@@ -138,15 +154,8 @@ std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
                                            std::uint32_t target, double thr,
                                            const conflict_options &o, int &tests) {
   const auto x_misses_without = [&](const std::vector<std::uint32_t> &group) {
-    std::vector<std::uint32_t> cycle;
     std::size_t pos = 0;
-    for (auto p : all) {
-      if (std::binary_search(group.begin(), group.end(), p))
-        continue;
-      if (p == target)
-        pos = cycle.size();
-      cycle.push_back(p);
-    }
+    const auto cycle = cycle_without(all, group, target, pos);
     ++tests;
     return walk(cycle)[pos] > thr;
   };
@@ -276,13 +285,13 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
     // Not LRU, a set's pages need not all miss (Hopper's L3: 8 of a predicted set's 9): every
     // predicted set the union touches must have all its window pages but one in it (a function
     // wrong in one bit splits the union between two sets, each half pages that did not miss).
-    p.union_in_one_set = classes.size() <= 2;
+    p.union_in_predicted_sets = classes.size() <= 2;
     for (const auto &[idx, members] : classes) {
-      p.union_in_one_set &= members.size() <= std::size_t(ramp_ways(t, o)) + 1;
+      p.union_in_predicted_sets &= members.size() <= std::size_t(ramp_ways(t, o)) + 1;
       std::size_t missed = 0;
       for (auto q : members)
         missed += std::binary_search(p.onset_union.begin(), p.onset_union.end(), q);
-      p.union_in_one_set &= missed + 1 >= members.size();
+      p.union_in_predicted_sets &= missed + 1 >= members.size();
       if (idx == index(p.target))
         for (auto q : members)
           if (q != p.target)
@@ -304,15 +313,8 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
   }
   // x's latency in two walks of the window without `removed` (ascending): both above thr?
   const auto x_misses_without = [&](const std::vector<std::uint32_t> &removed) {
-    std::vector<std::uint32_t> cycle;
     std::size_t pos = 0;
-    for (auto q : all) {
-      if (std::binary_search(removed.begin(), removed.end(), q))
-        continue;
-      if (q == p.target)
-        pos = cycle.size();
-      cycle.push_back(q);
-    }
+    const auto cycle = cycle_without(all, removed, p.target, pos);
     int missed = 0;
     for (int k = 0; k < 2; ++k)
       missed += walk(cycle)[pos] > thr;
@@ -361,7 +363,7 @@ json to_json(const conflict_result &r) {
                 {"held", p.held()}};
       if (p.method == "onset union")
         j.update({{"onset_union", p.onset_union},
-                  {"union_is_whole_sets", p.union_in_one_set},
+                  {"union_in_predicted_sets", p.union_in_predicted_sets},
                   {"union_sets", p.union_sets}});
       if (!p.failed.empty())
         j["failed"] = p.failed;

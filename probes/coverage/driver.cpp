@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 namespace gpuprobe::probes {
 
@@ -51,14 +52,20 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
                   " groups runs past the mapped range");
     return walker.measure(current->data(), o.slot_bytes, p, groups, laps, thr, foreign);
   };
+  std::unique_ptr<list_chase> list; // the conflict probe's kernel, over the range walked now
+  std::pair<const char *, std::uint64_t> list_range{nullptr, 0}; // the range it was made for
   env.list_walk = [&](std::uint32_t start, std::uint32_t pages, std::uint64_t window_bytes,
                       double thr) {
-    list_chase list(current->data(), current->bytes()); // the conflict probe's kernel, this range
+    if (!list ||
+        list_range != std::pair<const char *, std::uint64_t>(current->data(), current->bytes())) {
+      list = std::make_unique<list_chase>(current->data(), current->bytes());
+      list_range = {current->data(), current->bytes()};
+    }
     std::vector<std::uint32_t> idx(pages);
     for (std::uint32_t i = 0; i < pages; ++i)
       idx[i] = start + i;
     double n = 0;
-    for (double c : list.measure(idx, window_bytes))
+    for (double c : list->measure(idx, window_bytes))
       n += c > thr; // each position's mean over its laps: a position that missed every lap counts
     return n;
   };

@@ -179,6 +179,13 @@ onset_search find_onset(coverage_env &env, const std::string &name, const std::s
   return s;
 }
 
+const onset_search *find_search(const coverage_level_result &l, const std::string &pattern,
+                                const std::string &layout) {
+  for (const auto &s : l.onsets)
+    if (s.pattern == pattern && s.layout == layout)
+      return &s;
+  return nullptr;
+}
 } // namespace
 
 coverage_level_result measure_coverage(coverage_env &env, const coverage_target &t,
@@ -255,10 +262,10 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
   // A fully associative level: its walks of E and E + 1 windows, again and again, three ways,
   // from window 0 and from the conflict probe's second and third window starts (97 and 194:
   // windows that straddle a boundary of E windows).
-  double thr_a = thr; // pattern A's own threshold, where its search calibrated one
-  for (const auto &sr : l.onsets)
-    if (sr.pattern == "A" && sr.layout == "every slot" && sr.threshold_cycles > 0)
-      thr_a = sr.threshold_cycles;
+  // Pattern A's own threshold, where its search calibrated one.
+  const auto *search_a = find_search(l, "A", "every slot");
+  const double thr_a =
+      search_a && search_a->threshold_cycles > 0 ? search_a->threshold_cycles : thr;
   // Each in a range just large enough, and in the whole range (the conflict probe maps one for
   // its largest level: on some units its walks of E windows missed, in none of these).
   if (fa && e + 1 <= max_windows) {
@@ -302,14 +309,6 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
 }
 
 namespace {
-
-const onset_search *find_search(const coverage_level_result &l, const std::string &pattern,
-                                const std::string &layout) {
-  for (const auto &s : l.onsets)
-    if (s.pattern == pattern && s.layout == layout)
-      return &s;
-  return nullptr;
-}
 
 // onset(x) / onset(y), when both were found.
 std::optional<double> ratio(const onset_search *x, const onset_search *y) {

@@ -133,6 +133,7 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
     const double page = L.page_bytes;
     const bool ok = S.resolved;
     const json cf = S.conflict.value_or(json::object());
+    const std::string intervals = interval_words(L);
     std::string sizes;
     for (const auto &n : cf.value("set_sizes", json::array()))
       sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
@@ -150,7 +151,7 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
                                      (cf.value("agrees", false) ? "agrees" : "does not agree")
                                : cf.value("why", "?"),
          cf.value("set_index", json::object()).value("finding", "—"),
-         interval_words(L).empty() ? "—" : interval_words(L)});
+         intervals.empty() ? "—" : intervals});
   }
   if (!st.rows.empty()) {
     st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "

@@ -406,7 +406,7 @@ TEST(TlbStructure, NotLruTheOnsetUnionGivesTheSetAndItsPrediction) {
       const auto p = probes::predict_set(walk, probes::prediction_start(o, 0), t, o, b.masks, 0);
       EXPECT_TRUE(p.held()) << p.method << " " << p.failed << " union " << p.onset_union.size()
                             << " predicted " << p.predicted.size() << " in one set "
-                            << p.union_in_one_set << " masks " << b.masks.size();
+                            << p.union_in_predicted_sets << " masks " << b.masks.size();
       EXPECT_EQ(p.method, "onset union");
       auto wrong = b.masks;
       wrong[0] ^= 1; // page bit 0 in or out of one function
