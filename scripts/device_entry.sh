@@ -37,4 +37,4 @@ for L in json.load(open(sys.argv[1]))["tlb_coverage"]["levels"]:
     for r in L["repeats"]: print("   ", r["how"], "range %.0f GiB" % (r["range_bytes"] / 2**30), "from", r["start_window"], r["windows"], r["misses_per_lap"])
 PY
 done
-echo "== conflict8"; grep -E "^  L[0-9]|predicted|the search" "$D/conflict8.txt" | cut -c1-300
+echo "== conflict8"; grep -E "^  L[0-9]|predicted|the search|offset|groups:" "$D/conflict8.txt" | cut -c1-300

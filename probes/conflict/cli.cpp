@@ -85,6 +85,14 @@ void setup_cli(CLI::App &parent) {
                   "this many each, before and after its search (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 64));
+  app->add_option("--home-offsets", f->o.home_offsets,
+                  "a fully associative level: walks of E and E + 1 pages at this many offsets "
+                  "k x 4 KiB inside the chunk, each word's own L2 home (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 512));
+  app->add_flag("--group-walks", f->o.group_walks,
+                "a set-associative level: walks of 5/8 of each 512 MiB group's pages over 0.9, "
+                "1.1 and 1.25 times the groups a full walk touches");
   app->callback([f] { run(*f); });
 }
 

@@ -33,7 +33,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
                  format_bytes(double(r.range_bytes)).c_str(),
                  std::chrono::duration<double>(clock::now() - t0).count());
   }
-  for (const auto &t : targets) {
+  for (auto t : targets) { // a copy: a fully associative level's miss threshold is set here
     conflict_level_result l;
     l.target = t;
     const auto tl = clock::now();
@@ -42,13 +42,27 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
       const walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
         return chase->measure(pages, t.page_bytes());
       };
+      // A fully associative level: the miss threshold midway between its walks of E - 1 and
+      // E + 1 pages (a hit's cost varies by position, by as much as half L1's penalty).
+      if (t.tested.sets.value_or(0) == 1) {
+        double hit = 0;
+        t.miss_fraction = miss_fraction(walk, t, hit, l.hit_max_cycles, l.miss_min_cycles);
+        l.target = t;
+        std::fprintf(stderr,
+                     "[tlb-conflict] %s: walks of %llu pages cost at most +%.1f cycles over the "
+                     "hit (%.1f), of %llu at least +%.1f: a miss is past +%.1f (%.2f x the "
+                     "penalty)\n",
+                     t.level.c_str(), static_cast<unsigned long long>(t.entries() - 1),
+                     l.hit_max_cycles, hit, static_cast<unsigned long long>(t.entries() + 1),
+                     l.miss_min_cycles, t.miss_fraction * t.penalty_cycles(), t.miss_fraction);
+      }
       // The diagnosis: the same walks the tlb-coverage probe repeats, in this process.
       const auto repeat_walks = [&](const char *when) {
         if (o.repeat_walks <= 0 || t.tested.sets.value_or(0) != 1)
           return;
         const auto e = std::uint32_t(t.entries());
         const double hit = median(walk(pages_from(0, e / 2)));
-        const double thr = hit + 0.5 * t.penalty_cycles();
+        const double thr = hit + t.miss_fraction * t.penalty_cycles();
         for (std::uint32_t start : {0u, 97u})
           for (std::uint32_t n : {e, e + 1}) {
             conflict_level_result::repeat rp{when, start, n, 0, 0, hit, 0};
@@ -78,6 +92,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
                      s.failed.empty() ? "" : ": ", s.failed.c_str());
       }
       repeat_walks("after");
+      walk_homes(*chase, t, o, l);
       // A set index the sets pin (as many functions as log2 of the ramp's sets) is checked by
       // prediction in fresh windows.
       const double ramp_sets = t.tested.sets.value_or(1);
@@ -114,6 +129,12 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
                          p.missed_without_others ? "missed" : "hit", p.failed.empty() ? "" : ": ",
                          p.failed.c_str());
         }
+      walk_groups(walk, t, o,
+                  double(bits.masks.size()) == std::round(std::log2(ramp_sets))
+                      ? bits.masks
+                      : std::vector<std::uint64_t>{},
+                  l.va_base >> page_shift, std::uint32_t(r.range_bytes / t.page_bytes()), l);
+      walk_rotations(walk, t, o, l);
     } else {
       std::fprintf(stderr, "[tlb-conflict] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());
     }

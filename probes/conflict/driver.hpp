@@ -29,8 +29,12 @@ struct conflict_options {
   int max_tests = 600;            // group tests per target, at most
   int max_ways = 64;              // a set found larger than 2x this is not one set
   int predict_windows = 2;        // fresh windows where a pinned set index is checked
-  int repeat_walks = 0; // a fully associative level: walks of E and E + 1 pages from windows 0
-                        // and 97, before and after its search (issue 45 item 5: the diagnosis)
+  int repeat_walks = 0;     // a fully associative level: walks of E and E + 1 pages from windows 0
+                            // and 97, before and after its search (issue 45 item 5: the diagnosis)
+  int home_offsets = 0;     // a fully associative level: those walks at this many offsets k x 4 KiB
+                            // inside the chunk (each offset's word has its own L2 home)
+  bool group_walks = false; // a set-associative level: walks of some pages of each 512 MiB group
+                            // of the range over fewer and more groups than a full walk touches
   std::uint64_t seed = 1;
 };
 
@@ -43,6 +47,7 @@ struct conflict_target {
   std::uint64_t entries() const { return std::uint64_t(std::llround(tested.entries.value_or(0))); }
   // The structure fit's rise (mean cycles per hop), 0 without a structure.
   double penalty_cycles() const;
+  double miss_fraction = 0.5; // a hop missed past hit + this x the penalty
 };
 std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb);
 // Bytes of alias range the targets need (the last window's last page).
@@ -55,6 +60,16 @@ std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n);
 // The mean cycles of each position's hop in a cyclic walk over `pages` (page indices).
 using walk_fn = std::function<std::vector<double>(const std::vector<std::uint32_t> &pages)>;
 
+// A hit's cost differs position to position: on H100, in walks of L1's 16 pages, by up to +5.5
+// cycles at one position in four, by the word's L2 home (issue 45 item 5), past half of L1's
+// 10-cycle penalty. A fully associative LRU level's walk of E + 1 pages misses at every position
+// and its walk of E - 1 pages at none: miss_fraction puts the threshold midway between the
+// latter's dearest hop and the former's cheapest (two walks each), as a fraction of the penalty;
+// 0.5 where they overlap or the midpoint lies outside 0.25-1 of the penalty. `hit`: the median of a
+// walk of E / 2 pages; hit_max, miss_min: those hops over it.
+double miss_fraction(const walk_fn &walk, const conflict_target &t, double &hit, double &hit_max,
+                     double &miss_min);
+
 struct conflict_set {
   std::uint32_t window_start = 0;
   std::uint32_t onset_pages = 0;      // N0: the fewest consecutive pages whose walk misses
@@ -62,6 +77,7 @@ struct conflict_set {
   std::vector<std::uint32_t> missing; // pages missing at N0
   std::uint32_t target = 0;           // x
   std::vector<std::uint32_t> members; // x and the pages that share its set, ascending
+  std::vector<std::uint32_t> dropped; // group-tested pages whose removal did not let x hit again
   // "group testing", or "onset union" where no page missed in two walks (a replacement that is
   // not LRU: at the onset the one overflowing set's pages miss in turns): the pages that missed
   // in any of several walks of N0, which all lie in that set.
@@ -114,6 +130,8 @@ struct conflict_level_result {
   std::uint64_t va_base = 0; // the pool's virtual address (page p sits at va_base + p x page)
   std::vector<conflict_set> sets;
   std::vector<set_prediction> predictions; // where the sets pinned the index
+  // A fully associative level: miss_fraction's calibration (hops over the hit, cycles).
+  double hit_max_cycles = 0, miss_min_cycles = 0;
   // repeat_walks: "before"/"after" the search, start, pages, and how many of the walks had a
   // page whose mean cost passed hit + half the penalty.
   struct repeat {
@@ -123,6 +141,35 @@ struct conflict_level_result {
     double hit_cycles = 0, worst_excess_cycles = 0; // the largest position mean over the hit
   };
   std::vector<repeat> repeats;
+  // home_offsets: at one offset inside the chunk, the SM the walk ran on, the hit, and how many
+  // walks of E and E + 1 pages had a page past hit + half the penalty.
+  struct home_walk {
+    std::uint64_t offset = 0;
+    int smid = -1;
+    double hit_cycles = 0;
+    int walks = 0, missed_e_minus_1 = 0, missed_e = 0, missed_e1 = 0;
+    double fraction = 0.5; // miss_fraction calibrated at this offset
+    int calibrated_missed_e = 0, calibrated_missed_e1 = 0; // at that threshold
+    std::vector<double> excess_e; // one walk of E pages: each position's mean over the hit
+  };
+  std::vector<home_walk> homes;
+  // group_walks: `per_group` pages of each of `groups` 512 MiB groups; the most pages any set of
+  // the pinned index holds (0: not pinned) and the most pages that missed in one walk.
+  struct group_walk {
+    std::uint32_t per_group = 0, groups = 0;
+    std::size_t most_in_a_set = 0;
+    int walks = 0;
+    std::size_t most_missing = 0;
+    double hit_cycles = 0;
+  };
+  std::vector<group_walk> group_walks;
+  // The first onset-union window's onset walk begun at other pages of the window: the pages that
+  // missed in any of its walks (a page that never misses: its place in the walk, or the page?).
+  struct rotation {
+    std::uint32_t window_start = 0, pages = 0, first = 0;
+    std::vector<std::uint32_t> missing;
+  };
+  std::vector<rotation> rotations;
   double seconds = 0;
 };
 
@@ -132,6 +179,20 @@ struct conflict_result : result_envelope {
   std::vector<conflict_level_result> levels;
   double wall_seconds = 0;
 };
+
+// Issue 45 item 5's diagnoses (diagnose.cpp): the walks at offsets inside the chunk, and the
+// group walks (masks: the pinned index functions over page numbers, may be empty).
+class list_chase;
+void walk_homes(list_chase &chase, const conflict_target &t, const conflict_options &o,
+                conflict_level_result &l);
+void walk_groups(const walk_fn &walk, const conflict_target &t, const conflict_options &o,
+                 const std::vector<std::uint64_t> &masks, std::uint64_t page_base,
+                 std::uint32_t range_pages, conflict_level_result &l);
+void walk_rotations(const walk_fn &walk, const conflict_target &t, const conflict_options &o,
+                    conflict_level_result &l);
+// The pages of a group walk: the first `per_group` of each of `groups` groups of `group_pages`.
+std::vector<std::uint32_t> group_pages_of(std::uint32_t group_pages, std::uint32_t per_group,
+                                          std::uint32_t groups);
 
 conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev);

@@ -43,6 +43,7 @@ __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_i
     lat_out[k] = s_lat[k];
   if (v == ~0ull)
     sink[0] = v; // guarded sink: never true, keeps the walk alive
+  sink[1] = smid();
 }
 
 unsigned samples_for(unsigned n) { return std::min(k_max_samples, std::max(2048u, 3 * n)); }
@@ -61,7 +62,7 @@ list_chase::list_chase(char *base, std::uint64_t bytes) : base_(base), bytes_(by
 void list_chase::allocate() {
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_pages_, sizeof(std::uint32_t) * max_pages()));
   GPUPROBE_CUDA_CHECK(cudaMalloc(&d_lat_, sizeof(unsigned) * k_max_samples));
-  GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, sizeof(unsigned long long)));
+  GPUPROBE_CUDA_CHECK(cudaMalloc(&d_sink_, 2 * sizeof(unsigned long long)));
   GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(list_chase_kernel,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            int(sizeof(unsigned) * (max_pages() + k_max_samples))));
@@ -74,23 +75,27 @@ list_chase::~list_chase() {
 }
 
 std::vector<double> list_chase::measure(const std::vector<std::uint32_t> &pages,
-                                        std::uint64_t page_bytes) {
+                                        std::uint64_t page_bytes, std::uint64_t offset) {
   const auto n = unsigned(pages.size());
   if (n < 1 || n > max_pages())
     throw error("list_chase: 1 to " + std::to_string(max_pages()) + " pages per walk");
   for (auto p : pages)
-    if ((std::uint64_t(p) + 1) * page_bytes > bytes_)
+    if (std::uint64_t(p) * page_bytes + offset + sizeof(unsigned long long) > bytes_ ||
+        offset >= page_bytes)
       throw error("list_chase: page " + std::to_string(p) + " lies beyond the pool");
   GPUPROBE_CUDA_CHECK(
       cudaMemcpy(d_pages_, pages.data(), sizeof(std::uint32_t) * n, cudaMemcpyHostToDevice));
   const unsigned samples = samples_for(n);
-  list_chase_kernel<<<1, 256, sizeof(unsigned) * (n + samples)>>>(base_, d_pages_, n, page_bytes,
-                                                                  samples, d_lat_, d_sink_);
+  list_chase_kernel<<<1, 256, sizeof(unsigned) * (n + samples)>>>(
+      base_ + offset, d_pages_, n, page_bytes, samples, d_lat_, d_sink_);
   GPUPROBE_CUDA_CHECK_LAUNCH();
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<unsigned> lat(samples);
   GPUPROBE_CUDA_CHECK(
       cudaMemcpy(lat.data(), d_lat_, sizeof(unsigned) * samples, cudaMemcpyDeviceToHost));
+  unsigned long long sink[2];
+  GPUPROBE_CUDA_CHECK(cudaMemcpy(sink, d_sink_, sizeof(sink), cudaMemcpyDeviceToHost));
+  last_smid_ = int(sink[1]);
   std::vector<double> sum(n, 0.0), cnt(n, 0.0);
   for (unsigned k = 0; k < samples; ++k) {
     sum[k % n] += lat[k];

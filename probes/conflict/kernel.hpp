@@ -23,8 +23,11 @@ public:
   static constexpr std::uint32_t max_pages() { return 8192; }
 
   // Walks pages[0], pages[1], ... (offsets page * page_bytes) cyclically: one warm lap, then at
-  // least two timed laps. Returns the mean cycles of each position's hop.
-  std::vector<double> measure(const std::vector<std::uint32_t> &pages, std::uint64_t page_bytes);
+  // least two timed laps. Returns the mean cycles of each position's hop. `offset` (below
+  // page_bytes) moves every hop inside its page: the chunk's word it loads, so its L2 home.
+  std::vector<double> measure(const std::vector<std::uint32_t> &pages, std::uint64_t page_bytes,
+                              std::uint64_t offset = 0);
+  int last_smid() const { return last_smid_; } // the SM the last walk ran on
 
 private:
   void allocate();
@@ -33,6 +36,7 @@ private:
   std::uint32_t *d_pages_ = nullptr;
   unsigned *d_lat_ = nullptr;
   unsigned long long *d_sink_ = nullptr;
+  int last_smid_ = -1;
 };
 
 } // namespace gpuprobe::probes

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace gpuprobe::probes {
 
@@ -59,6 +60,22 @@ std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n) {
   return p;
 }
 
+double miss_fraction(const walk_fn &walk, const conflict_target &t, double &hit, double &hit_max,
+                     double &miss_min) {
+  const auto e = std::uint32_t(t.entries());
+  hit = median(walk(pages_from(0, std::max<std::uint32_t>(2, e / 2))));
+  hit_max = -1e300;
+  miss_min = 1e300;
+  for (int k = 0; k < 2; ++k) {
+    for (double c : walk(pages_from(0, e - 1)))
+      hit_max = std::max(hit_max, c - hit);
+    for (double c : walk(pages_from(0, e + 1)))
+      miss_min = std::min(miss_min, c - hit);
+  }
+  const double mid = 0.5 * (hit_max + miss_min) / t.penalty_cycles();
+  return miss_min > hit_max && mid > 0.25 && mid < 1 ? mid : 0.5;
+}
+
 namespace {
 
 // The window's pages without `removed` (ascending), in walk order, and `target`'s place there.
@@ -94,7 +111,7 @@ std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_tar
         "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
     return {};
   }
-  thr = s.hit_cycles + 0.5 * t.penalty_cycles();
+  thr = s.hit_cycles + t.miss_fraction * t.penalty_cycles();
   const auto misses = [&](std::uint32_t pages) {
     const auto lat = walk(pages_from(start, pages));
     ++s.tests;
@@ -218,16 +235,42 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
             " pages' removal let it hit (more than any set holds: its misses were not stable)";
       continue;
     }
+    // More pages than the ramp's W + 1: a partner's removal leaves x's set W pages, so x hits in
+    // every walk; another page's removal can let x hit by chance where the replacement is not
+    // LRU (Hopper's L3 at its onset). Each page must let x hit in two more walks.
+    if (congruent.size() + 1 > std::size_t(ramp_ways(t, o)) + 1) {
+      std::vector<std::uint32_t> kept;
+      for (auto q : congruent) {
+        bool partner = true;
+        for (int k = 0; k < 2 && partner; ++k) {
+          std::size_t pos = 0;
+          const auto cycle = cycle_without(all, {q}, s.target, pos);
+          ++s.tests;
+          partner = !(walk(cycle)[pos] > thr);
+        }
+        if (partner)
+          kept.push_back(q);
+        else
+          s.dropped.push_back(q);
+      }
+      congruent = kept;
+    }
     congruent.push_back(s.target);
     std::sort(congruent.begin(), congruent.end());
     s.members = congruent;
     s.method = "group testing";
     return s;
   }
-  // No stable target: the onset's one overflowing set, read as the union of its misses.
+  // No stable target: the onset's one overflowing set, read as the union of its misses and the
+  // page the onset walk added (the walk one page shorter did not miss, so that page is in the
+  // set it overflowed). Not LRU, the page a walk added last need not miss itself: on Hopper's L3
+  // the union is the set's other 8 pages, and the same cycle begun at another page misses none.
   if (stable.empty()) {
-    const auto u = onset_union(walk, start, s.onset_pages, thr, s.missing, s.tests);
-    if (u.size() >= 2 && int(u.size()) <= ramp_ways(t, o) + 1) {
+    auto u = onset_union(walk, start, s.onset_pages, thr, s.missing, s.tests);
+    const std::uint32_t added = start + s.onset_pages - 1;
+    if (u.size() >= 2 && !std::binary_search(u.begin(), u.end(), added))
+      u.insert(std::upper_bound(u.begin(), u.end(), added), added);
+    if (u.size() >= 3 && int(u.size()) <= ramp_ways(t, o) + 1) {
       s.members = u;
       s.target = u.front();
       s.method = "onset union";
@@ -346,6 +389,8 @@ json to_json(const conflict_result &r) {
                 {"size", s.members.size()},
                 {"method", s.method},
                 {"tests", s.tests}};
+      if (!s.dropped.empty())
+        j["dropped"] = s.dropped;
       if (!s.failed.empty())
         j["failed"] = s.failed;
       sets.push_back(j);
@@ -375,6 +420,10 @@ json to_json(const conflict_result &r) {
               {"seconds", l.seconds}};
     if (!l.predictions.empty())
       j["predictions"] = predictions;
+    if (l.miss_min_cycles > 0)
+      j["miss_threshold"] = {{"fraction_of_penalty", l.target.miss_fraction},
+                             {"dearest_hit_of_e_minus_1_cycles", l.hit_max_cycles},
+                             {"cheapest_miss_of_e_plus_1_cycles", l.miss_min_cycles}};
     if (!l.repeats.empty()) {
       json reps = json::array();
       for (const auto &rp : l.repeats)
@@ -386,6 +435,42 @@ json to_json(const conflict_result &r) {
                         {"hit_cycles", rp.hit_cycles},
                         {"worst_excess_cycles", rp.worst_excess_cycles}});
       j["repeats"] = reps;
+    }
+    if (!l.homes.empty()) {
+      json homes = json::array();
+      for (const auto &h : l.homes)
+        homes.push_back({{"offset", h.offset},
+                         {"smid", h.smid},
+                         {"hit_cycles", h.hit_cycles},
+                         {"walks", h.walks},
+                         {"missed_entries_minus_one", h.missed_e_minus_1},
+                         {"missed_entries", h.missed_e},
+                         {"excess_cycles", h.excess_e},
+                         {"calibrated_fraction", h.fraction},
+                         {"calibrated_missed_entries", h.calibrated_missed_e},
+                         {"calibrated_missed_entries_plus_one", h.calibrated_missed_e1},
+                         {"missed_entries_plus_one", h.missed_e1}});
+      j["home_walks"] = homes;
+    }
+    if (!l.group_walks.empty()) {
+      json gws = json::array();
+      for (const auto &g : l.group_walks)
+        gws.push_back({{"per_group", g.per_group},
+                       {"groups", g.groups},
+                       {"most_in_a_set", g.most_in_a_set},
+                       {"walks", g.walks},
+                       {"most_missing", g.most_missing},
+                       {"hit_cycles", g.hit_cycles}});
+      j["group_walks"] = gws;
+    }
+    if (!l.rotations.empty()) {
+      json rots = json::array();
+      for (const auto &rt : l.rotations)
+        rots.push_back({{"window_start", rt.window_start},
+                        {"pages", rt.pages},
+                        {"first", rt.first},
+                        {"missing", rt.missing}});
+      j["rotations"] = rots;
     }
     if (!l.target.skipped.empty())
       j["skipped"] = l.target.skipped;
