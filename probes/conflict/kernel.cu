@@ -26,6 +26,7 @@ __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_i
   unsigned long long v = 0; // every word of the chunk is 0: adding it keeps each hop dependent
   for (unsigned i = 0; i < n; ++i)
     v = load_cg(base, s_pages[i] * page_bytes + v); // warm lap
+  const unsigned pad = (9u - n % 8u) % 8u; // n + pad = 1 mod 8
   unsigned i = 0;
   for (unsigned k = 0; k < samples; ++k) {
     const unsigned page = s_pages[i];
@@ -38,6 +39,15 @@ __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_i
     const unsigned long long t1 = clock_now();
     s_lat[k] = static_cast<unsigned>(t1 - t0);
     i = i + 1 == n ? 0 : i + 1;
+    // Each lap ends with untimed hops to the page just read (hits at every level; the order of
+    // pages and what each level holds stay as they were), so many that a lap is 1 hop past a
+    // multiple of 8: lap L starts on hop count L mod 8, and every position's mean takes each
+    // phase alike. A hop's cost has a part periodic in the hop count (period 4 on H100, up to
+    // +-5.5 cycles by the word's L2 home) that laps of a multiple of 4 hops would pin to the same
+    // positions: half L1's penalty (issue 45 item 5).
+    if (i == 0)
+      for (unsigned j = 0; j < pad; ++j)
+        v = load_cg(base, s_pages[n - 1] * page_bytes + v);
   }
   for (unsigned k = 0; k < samples; ++k)
     lat_out[k] = s_lat[k];

@@ -23,8 +23,9 @@ public:
   static constexpr std::uint32_t max_pages() { return 8192; }
 
   // Walks pages[0], pages[1], ... (offsets page * page_bytes) cyclically: one warm lap, then at
-  // least two timed laps. Returns the mean cycles of each position's hop. `offset` (below
-  // page_bytes) moves every hop inside its page: the chunk's word it loads, so its L2 home.
+  // least two timed laps, each ended by untimed re-reads of its last page (kernel.cu says why).
+  // Returns the mean cycles of each position's hop. `offset` (below page_bytes) moves every hop
+  // inside its page: the chunk's word it loads, so its L2 home.
   std::vector<double> measure(const std::vector<std::uint32_t> &pages, std::uint64_t page_bytes,
                               std::uint64_t offset = 0);
   int last_smid() const { return last_smid_; } // the SM the last walk ran on
