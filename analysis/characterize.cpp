@@ -5,9 +5,7 @@
 #include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
-#include "probes/atomics/driver.hpp"
-#include "probes/conflict/analysis.hpp"
-#include "probes/sharing/analysis.hpp"
+#include "probes/catalog.hpp"
 #include "probes/tlb/levels.hpp"
 
 #include <algorithm>
@@ -92,16 +90,12 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
   model::tlb_cross_check out;
   out.method = "the aliased levels against an analysis of a chase over real memory (cudaMalloc)";
   out.memory_access = memory_access(real_result);
-  std::map<std::string, const probes::sampling_level_result *> sampled;
-  if (sampling)
-    for (const auto &l : sampling->levels)
-      sampled[l.target.level] = &l;
   std::vector<std::pair<std::string, const model::tlb_level *>> real;
   for_each_level(real_tlb,
                  [&](const model::tlb_level &L, bool candidate, const std::string &label) {
                    real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
                  });
-  for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+  for_each_level(tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
     model::level_check row;
     row.level = label;
     row.reach_bytes = L.reach_bytes;
@@ -109,14 +103,6 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
     const std::string served = miss_served_by(L.miss_penalty_cycles.value_or(0), out.memory_access);
     if (!served.empty())
       row.miss_served_by = served;
-    // tlb-sampling's verdict of the level with the same label (candidates are not sampled).
-    const auto it = candidate ? sampled.end() : sampled.find(label);
-    if (it != sampled.end()) {
-      json v = it->second->verdict;
-      v["below_bytes"] = double(it->second->target.below_bytes);
-      v["above_bytes"] = double(it->second->target.above_bytes);
-      row.sampling = model::sampling_check_from_json(v);
-    }
     out.levels.push_back(std::move(row));
   });
   // The real-memory chase's own effect: its hops land in near and far L2 slices, so a point's
@@ -134,45 +120,25 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
     split.detail = {{"points", p10.size()}, {"footprints", "up to half the L2, 8 hops or more"}};
     out.l2_split = split;
   }
+  if (sampling)
+    attach_sampling(out, *sampling);
   return out;
 }
 
-namespace {
-
-using F = results_folder::raw_file;
-
-// Each level's (or candidate's) sharing from raw/sharing_<label>.json, where it was measured for
-// this level's geometry.
-void attach_sharing(const results_folder &folder, std::vector<model::tlb_level> &list,
-                    bool candidate) {
-  for (std::size_t k = 0; k < list.size(); ++k) {
-    model::tlb_level &L = list[k];
-    const fs::path f = folder.raw(F::sharing(level_label(candidate, k)));
-    L.sharing = model::level_sharing{};
-    if (!fs::exists(f))
-      continue; // "not measured"
-    // A sharing file measured for another geometry (an earlier analysis labelled levels
-    // differently) is not this level's answer: its params alone are read to tell.
-    const json params =
-        read_json_file(f.string()).value("sharing", json::object()).value("params", json::object());
-    const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
-    if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
-      L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
-                                  std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
-                                  ": run characterize on the GPU to measure this level";
-      continue;
-    }
-    json s = to_json(analyze_sharing(load_sharing_input(f.string())));
-    s["source"] = "raw/" + f.filename().string();
-    L.sharing = model::level_sharing_from_json(s);
-  }
+void attach_sampling(model::tlb_cross_check &check, const probes::sampling_result &sampling) {
+  for (auto &row : check.levels)
+    for (const auto &l : sampling.levels)
+      if (l.target.level == row.level) { // "L1": candidates ("C1") are not sampled
+        json v = l.verdict;
+        v["below_bytes"] = double(l.target.below_bytes);
+        v["above_bytes"] = double(l.target.above_bytes);
+        row.sampling = model::sampling_check_from_json(v);
+      }
 }
 
-// Each level of a stage's result (raw/<file>, its block `key`) with the profile's level of the
-// same label and geometry (label, page, entries): f(level, result level).
-template <class F>
-void for_each_matched_level(const results_folder &folder, const char *file, const char *key,
-                            model::tlb_hierarchy &tlb, F f) {
+void for_each_matched_level(
+    const results_folder &folder, const char *file, const char *key, model::tlb_hierarchy &tlb,
+    const std::function<void(model::tlb_level &, const nlohmann::json &)> &f) {
   const fs::path rf = folder.raw(file);
   if (!fs::exists(rf))
     return;
@@ -181,83 +147,24 @@ void for_each_matched_level(const results_folder &folder, const char *file, cons
   for (const auto &rl : r.value(key, json::object()).value("levels", json::array()))
     for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
       model::tlb_level &L = tlb.levels[k];
-      if (rl.value("level", "") == level_label(false, k) &&
+      if (rl.value("level", "") == model::level_label(false, k) &&
           rl.value("page_bytes", 0.0) == L.page_bytes &&
           std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5)
         f(L, rl);
     }
 }
 
-// The conflict sets (a second measure of each level's ways).
-void attach_conflict_sets(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  for_each_matched_level(folder, F::tlb_conflict, "tlb_conflict", tlb,
-                         [](model::tlb_level &L, const json &rl) {
-                           if (!L.structure)
-                             return;
-                           L.structure->conflict = conflict_summary(model::to_json(L), rl);
-                           mark_disagreement(L); // the two measures disagree: said, confidence
-                                                 // halved
-                         });
-}
-
-// What one entry of each level covers (tlb-coverage stage).
-void attach_coverage(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  for_each_matched_level(folder, F::tlb_coverage, "tlb_coverage", tlb,
-                         [](model::tlb_level &L, const json &rl) {
-                           if (!rl.contains("verdict") || !rl["verdict"].is_object())
-                             return;
-                           L.coverage = rl["verdict"];
-                           (*L.coverage)["source"] = results_folder::raw_rel(F::tlb_coverage);
-                         });
-}
-
-// The fits the atomics stage made (each variant's `analysis`); the device block of its result
-// becomes the profile's.
-json atomics_fits(const results_folder &folder, model::profile &p) {
-  json atomics = json::array();
-  const fs::path af = folder.raw(F::atomics);
-  if (!fs::exists(af))
-    return atomics;
-  const auto a = probes::atomics_result_from_json(read_json_file(af.string()));
-  for (const auto &v : a.variants)
-    atomics.push_back({{"variant", probes::to_string(v.variant)},
-                       {"fit", v.analysis.value("fit", json::object())},
-                       {"queue_model", v.analysis.value("queue_model", json::object())}});
-  if (!a.device.is_null())
-    p.device = a.device;
-  return atomics;
-}
-
-// The aliased levels against the real-memory chase and tlb-sampling, where both were measured.
-void attach_cross_check(const results_folder &folder, model::tlb_hierarchy &tlb) {
-  const fs::path rp = folder.raw(F::tlb_real_profile), rr = folder.raw(F::tlb_real);
-  if (!fs::exists(rp) || !fs::exists(rr))
-    return;
-  const model::profile real_profile = model::read_profile(rp.string());
-  const auto real = probes::tlb_result_from_json(read_json_file(rr.string()));
-  const fs::path sp = folder.raw(F::tlb_sampling);
-  std::optional<probes::sampling_result> sampling;
-  if (fs::exists(sp))
-    sampling = probes::sampling_result_from_json(read_json_file(sp.string()));
-  tlb.cross_check = cross_check(tlb, real_profile.tlb, real, sampling ? &*sampling : nullptr);
-}
-
-} // namespace
-
 model::profile assemble_profile(const std::string &dir, const json &stages_run,
                                 const json &conditions) {
   const results_folder folder{fs::path(dir)};
-  model::profile p = model::read_profile(folder.raw(F::tlb_profile).string());
+  model::profile p =
+      model::read_profile(folder.raw(results_folder::raw_file::tlb_profile).string());
   p.schema = schema::profile.id();
   p.meta = json::object();
-  attach_sharing(folder, p.tlb.levels, false);
-  attach_sharing(folder, p.tlb.candidates, true);
-  attach_conflict_sets(folder, p.tlb);
-  attach_coverage(folder, p.tlb);
-  const json atomics = atomics_fits(folder, p);
-  attach_cross_check(folder, p.tlb);
-  p.detail = {{"atomics", {{"source", results_folder::raw_rel(F::atomics)}, {"variants", atomics}}},
-              {"conditions", conditions}};
+  p.detail = {{"conditions", conditions}};
+  for (const auto &probe : probes::probe_catalog()) // each probe's part, from its own files
+    if (probe.contribute)
+      probe.contribute(folder, p);
   p.stages.emplace();
   for (const auto &st : stages_run)
     p.stages->push_back(model::stage_record_from_json(st));

@@ -1,12 +1,14 @@
 #pragma once
 // `gpuprobe characterize`'s analysis: DIR/profile.json assembled from what its stages wrote (the
 // stages themselves: pipeline/stage_plan.hpp), with each level's cross-check. Host-only.
+#include "common/results_folder.hpp"
 #include "model/profile.hpp"
 #include "probes/sampling/driver.hpp"
 #include "probes/tlb/driver.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,8 +35,20 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
                                    const probes::tlb_result &real_result,
                                    const probes::sampling_result *sampling);
 
-// DIR/profile.json (gpuprobe.profile/1): device, tlb (levels and candidates, each with the
-// sharing analysis of its stage when one ran), atomics fits, the conditions seen, the stages.
+// tlb-sampling's verdict on each row of `check` with its level's label (candidates are not
+// sampled).
+void attach_sampling(model::tlb_cross_check &check, const probes::sampling_result &sampling);
+
+// Each level of a stage's result (raw/<file>, its block `key`) with the profile's level of the
+// same label and geometry (label, page, entries): f(level, result level). Nothing where the file
+// is missing.
+void for_each_matched_level(
+    const results_folder &folder, const char *file, const char *key, model::tlb_hierarchy &tlb,
+    const std::function<void(model::tlb_level &, const nlohmann::json &)> &f);
+
+// DIR/profile.json (gpuprobe.profile/1): raw/tlb_profile.json's hierarchy, the conditions seen and
+// the stages, with each probe's part in catalog order (its catalog entry's `contribute`: sharing
+// per level, conflict sets, coverage, atomics fits and the device, the cross-check, sampling).
 model::profile assemble_profile(const std::string &dir, const nlohmann::json &stages_run,
                                 const nlohmann::json &conditions);
 

@@ -27,6 +27,12 @@ namespace gpuprobe::pipeline {
 struct stage;
 struct plan_request;
 } // namespace gpuprobe::pipeline
+namespace gpuprobe {
+struct results_folder;
+namespace model {
+struct profile;
+}
+} // namespace gpuprobe
 
 namespace gpuprobe::probes {
 
@@ -42,6 +48,12 @@ struct probe_descriptor {
   // Its stages in `gpuprobe characterize` (pipeline/stage_plan.hpp), appended to `out`; nullptr:
   // characterize does not run it.
   void (*plan)(const pipeline::plan_request &r, std::vector<pipeline::stage> &out);
+  // What it adds to profile.json (profile.cpp), from its own files of the results folder, over
+  // the profile that raw/tlb_profile.json began (characterize's assemble_profile calls each
+  // probe's in catalog order); nullptr: nothing.
+  void (*contribute)(const results_folder &folder, model::profile &p) = nullptr;
+  // Its `gpuprobe analyze <name>` subcommand under `analyze` (cli.cpp); nullptr: none.
+  void (*setup_analyze)(CLI::App &analyze) = nullptr;
 };
 
 const std::vector<probe_descriptor> &probe_catalog();

@@ -9,6 +9,9 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe atomics`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {"atomics", "atomics", setup_cli, draw, plan};
+void contribute(const results_folder &folder, model::profile &p); // profile.cpp
+
+inline constexpr probes::probe_descriptor entry = {"atomics", "atomics", setup_cli,
+                                                   draw,      plan,      contribute};
 
 } // namespace gpuprobe::catalog::atomics

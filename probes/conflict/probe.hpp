@@ -9,7 +9,9 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-conflict`
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
+void contribute(const results_folder &folder, model::profile &p); // profile.cpp
+
 inline constexpr probes::probe_descriptor entry = {"tlb-conflict", "tlb-conflict", setup_cli,
-                                                   nullptr, plan};
+                                                   nullptr,        plan,           contribute};
 
 } // namespace gpuprobe::catalog::conflict

@@ -1,8 +1,10 @@
 // gpuprobe tlb-sharing: flags -> probes::sharing_options; the probe (probes/sharing/driver.hpp)
 // runs, the result is written and its analysis printed.
 #include "cli/common.hpp"
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/paths.hpp"
 #include "common/units.hpp"
 #include "probes/sharing/analysis.hpp"
 #include "probes/sharing/driver.hpp"
@@ -122,6 +124,56 @@ void setup_cli(CLI::App &parent) {
                   "watchdog per launch in seconds (0: from the level size)")
       ->capture_default_str();
   app->callback([f] { run(*f); });
+}
+
+namespace {
+
+// gpuprobe analyze sharing: a level's matrix -> scope and SM groups.
+void run_analyze_sharing(const common_options &o) {
+  check_output_path(o.out);
+  refuse_output_over_inputs("analyze sharing", o.out, o.inputs);
+  if (o.inputs.size() != 1)
+    throw error("analyze sharing takes one --input (one level's matrix)");
+  const auto m = analysis::load_sharing_input(o.inputs[0]);
+  const auto a = analysis::analyze_sharing(m);
+  json device = m.device.is_null() ? json{{"name", m.device_name}} : m.device;
+  json sharing = analysis::to_json(a);
+  sharing["input"] = {{"file", m.source}, {"format", m.format}, {"sms", m.sm_ids.size()}};
+  json doc = document_head(schema::sharing, device, o.seed);
+  doc["level"] = m.params.is_null() ? json(nullptr) : m.params;
+  doc["sharing"] = sharing;
+  write_json_atomic(o.out, doc);
+  std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(),
+              m.sm_ids.size(), m.format.c_str());
+  std::printf("  scope: %s\n  reason: %s\n", analysis::to_string(a.scope).c_str(),
+              a.reason.c_str());
+  for (const auto &g : a.groups) {
+    if (a.scope == analysis::sharing_scope::global)
+      break;
+    std::string ids;
+    for (int id : g)
+      ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    std::printf("  group {%s}\n", ids.c_str());
+  }
+  if (!a.structure.empty())
+    std::printf("  structure: %s\n", a.structure.c_str());
+  for (const auto &n : a.notes)
+    std::printf("  note: %s\n", n.c_str());
+  std::printf("  wrote %s\n", o.out.c_str());
+}
+
+} // namespace
+
+void setup_analyze(CLI::App &analyze) {
+  auto sopt = std::make_shared<common_options>();
+  auto *sharing = analyze.add_subcommand(
+      "sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");
+  sharing->footer(
+      "Example: gpuprobe analyze sharing --input raw/sharing_C2.json --out sharing.json");
+  add_input_option(*sharing, *sopt,
+                   "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt");
+  add_out_option(*sharing, *sopt, "sharing JSON file (gpuprobe.sharing/1)");
+  sharing->callback([sopt] { run_analyze_sharing(*sopt); });
 }
 
 } // namespace gpuprobe::catalog::sharing

@@ -9,7 +9,10 @@ void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-sharing`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {"tlb-sharing", "tlb-sharing", setup_cli, draw,
-                                                   plan};
+void contribute(const results_folder &folder, model::profile &p); // profile.cpp
+void setup_analyze(CLI::App &analyze); // cli.cpp: `gpuprobe analyze sharing`
+
+inline constexpr probes::probe_descriptor entry = {"tlb-sharing", "tlb-sharing", setup_cli,    draw,
+                                                   plan,          contribute,    setup_analyze};
 
 } // namespace gpuprobe::catalog::sharing

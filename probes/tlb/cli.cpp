@@ -1,12 +1,16 @@
 // gpuprobe tlb: flags -> probes::tlb_options; the probe (probes/tlb/driver.hpp) runs, the result is
 // written, and a first look at its levels is printed (the full analysis: `analyze tlb`).
 #include "cli/common.hpp"
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/paths.hpp"
+#include "common/units.hpp"
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/driver.hpp"
 #include "probes/tlb/levels.hpp"
 #include "probes/tlb/probe.hpp"
+#include "probes/tlb/sweep.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -101,6 +105,62 @@ void setup_cli(CLI::App &parent) {
   app->add_flag_callback( // a callback: CLI11 shows a negated flag's default as "{false}"
       "--no-control", [f] { f->o.control = false; }, "skip the L2-capacity positive control");
   app->callback([f] { run(*f); });
+}
+
+namespace {
+
+// gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
+void run_analyze_tlb(const common_options &o, bool allow_mixed) {
+  check_output_path(o.out);
+  refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
+  const auto ds = analysis::load_tlb_inputs(o.inputs, allow_mixed);
+  const auto a = analysis::find_tlb_levels(ds);
+  json device = ds.device.is_null() ? json{{"name", ds.device_name}} : ds.device;
+  json tlb = analysis::to_json(a);
+  tlb["inputs"] = ds.sources;
+  tlb["alloc"] = ds.alloc.empty() ? json(nullptr) : json(ds.alloc);
+  json doc = document_head(schema::profile, device, o.seed);
+  doc["tlb"] = tlb;
+  write_json_atomic(o.out, doc);
+  std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
+              ds.curves.size(), format_bytes(a.searched_up_to_bytes).c_str());
+  const auto levels = model::tlb_hierarchy_from_json(tlb).levels;
+  for (std::size_t k = 0; k < a.levels.size(); ++k) {
+    const auto &L = a.levels[k];
+    std::printf("  L%zu: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
+                "confidence %.2f (z %.1f at %d strides)\n",
+                k + 1, L.entries, format_bytes(L.page_bytes).c_str(),
+                analysis::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
+                L.miss_penalty_cycles, L.confidence, L.z, L.z_strides);
+    if (k < levels.size())
+      std::printf("      structure: %s\n", analysis::structure_detail(levels[k]).c_str());
+  }
+  for (const auto &c : a.cache_effects)
+    std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries,
+                c.miss_penalty_cycles);
+  for (const auto &c : a.set_conflicts)
+    std::printf("  set conflicts (a level seen at larger strides, not a level): %.0f x %s, +%.0f "
+                "cycles\n",
+                c.entries, format_bytes(c.page_bytes).c_str(), c.miss_penalty_cycles);
+  for (const auto &n : a.notes)
+    std::printf("  note: %s\n", n.c_str());
+  std::printf("  wrote %s\n", o.out.c_str());
+}
+
+} // namespace
+
+void setup_analyze(CLI::App &analyze) {
+  auto opt = std::make_shared<common_options>();
+  auto *tlb =
+      analyze.add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
+  tlb->footer("Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
+  add_input_option(*tlb, *opt,
+                   "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
+  add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
+  auto mixed = std::make_shared<bool>(false);
+  tlb->add_flag("--allow-mixed", *mixed,
+                "analyze sweeps of different GPUs as one (default: refused, naming them)");
+  tlb->callback([opt, mixed] { run_analyze_tlb(*opt, *mixed); });
 }
 
 } // namespace gpuprobe::catalog::tlb

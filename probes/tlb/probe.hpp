@@ -9,6 +9,10 @@ void setup_cli(CLI::App &parent);                                       // cli.c
 void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
 
-inline constexpr probes::probe_descriptor entry = {"tlb", "tlb", setup_cli, draw, plan};
+void contribute(const results_folder &folder, model::profile &p); // profile.cpp
+void setup_analyze(CLI::App &analyze);                            // cli.cpp: `gpuprobe analyze tlb`
+
+inline constexpr probes::probe_descriptor entry = {"tlb", "tlb",      setup_cli,    draw,
+                                                   plan,  contribute, setup_analyze};
 
 } // namespace gpuprobe::catalog::tlb

@@ -1,6 +1,7 @@
 // The source tree's floors (README "Layout"): every #include goes to the same floor or a lower
 // one, and no file includes itself through others. A probe's folder spans floors: its cli.cpp,
-// draw.cpp and plan.cpp sit on the cli, report and pipeline floors; the catalog's header and each
+// draw.cpp and plan.cpp sit on the cli, report and pipeline floors, its profile.cpp beside
+// characterize's assembly; the catalog's header and each
 // probe.hpp only declare, so any floor may read them; the catalog's list names every probe's
 // functions, so it sits on the top floor.
 #include <gtest/gtest.h>
@@ -31,8 +32,9 @@ int floor_of(const std::string &p) {
     return 0; // helpers, the header-only allocators, the catalog's declarations
   if (in("model/"))
     return 1;
-  if (in("analysis/characterize.") || in("analysis/fleet.") || in("tune/"))
-    return 4; // over many probes' results: the profile, the fleet, tune and validate
+  if (in("analysis/characterize.") || in("analysis/fleet.") || in("tune/") ||
+      (in("probes/") && ends("/profile.cpp")))
+    return 4; // over many probes' results: the profile (and each probe's part), the fleet, tune
   if (in("analysis/"))
     return 2; // the tools the probes' analyses use: fits, statistics, input text, the models
   if (p == "probes/catalog.cpp" || ends("/cli.cpp") || in("cli/"))
@@ -126,6 +128,7 @@ TEST(Layout, FloorsAreReadFromPaths) { // the rules above, on one file of each k
   EXPECT_EQ(floor_of("analysis/fit.hpp"), 2);
   EXPECT_EQ(floor_of("probes/clock/driver.hpp"), 3);
   EXPECT_EQ(floor_of("analysis/characterize.cpp"), 4);
+  EXPECT_EQ(floor_of("probes/sampling/profile.cpp"), 4);
   EXPECT_EQ(floor_of("probes/clock/draw.cpp"), 5);
   EXPECT_EQ(floor_of("probes/tlb/plan.cpp"), 6);
   EXPECT_EQ(floor_of("probes/clock/cli.cpp"), 7);

@@ -1,0 +1,22 @@
+// The tlb-conflict probe's part of profile.json: each level's conflict sets (a second measure of
+// its ways), and the level marked where the two measures disagree (confidence halved).
+#include "analysis/characterize.hpp"
+#include "common/results_folder.hpp"
+#include "probes/conflict/analysis.hpp"
+#include "probes/conflict/probe.hpp"
+#include "probes/tlb/levels.hpp"
+
+namespace gpuprobe::catalog::conflict {
+
+void contribute(const results_folder &folder, model::profile &p) {
+  analysis::for_each_matched_level(folder, results_folder::raw_file::tlb_conflict, "tlb_conflict",
+                                   p.tlb, [](model::tlb_level &L, const nlohmann::json &rl) {
+                                     if (!L.structure)
+                                       return;
+                                     L.structure->conflict =
+                                         analysis::conflict_summary(model::to_json(L), rl);
+                                     analysis::mark_disagreement(L);
+                                   });
+}
+
+} // namespace gpuprobe::catalog::conflict

@@ -1,0 +1,51 @@
+// The tlb-sharing probe's part of profile.json: each level's (or candidate's) sharing from
+// raw/sharing_<label>.json, where it was measured for this level's geometry.
+#include "model/profile.hpp"
+#include "common/json_io.hpp"
+#include "common/results_folder.hpp"
+#include "common/units.hpp"
+#include "probes/sharing/analysis.hpp"
+#include "probes/sharing/probe.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+namespace gpuprobe::catalog::sharing {
+
+namespace {
+
+void attach(const results_folder &folder, std::vector<model::tlb_level> &list, bool candidate) {
+  namespace fs = std::filesystem;
+  using nlohmann::json;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    model::tlb_level &L = list[k];
+    const fs::path f =
+        folder.raw(results_folder::raw_file::sharing(model::level_label(candidate, k)));
+    L.sharing = model::level_sharing{};
+    if (!fs::exists(f))
+      continue; // "not measured"
+    // A sharing file measured for another geometry (an earlier analysis labelled levels
+    // differently) is not this level's answer: its params alone are read to tell.
+    const json params =
+        read_json_file(f.string()).value("sharing", json::object()).value("params", json::object());
+    const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
+    if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
+      L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
+                                  std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
+                                  ": run characterize on the GPU to measure this level";
+      continue;
+    }
+    json s = analysis::to_json(analysis::analyze_sharing(analysis::load_sharing_input(f.string())));
+    s["source"] = "raw/" + f.filename().string();
+    L.sharing = model::level_sharing_from_json(s);
+  }
+}
+
+} // namespace
+
+void contribute(const results_folder &folder, model::profile &p) {
+  attach(folder, p.tlb.levels, false);
+  attach(folder, p.tlb.candidates, true);
+}
+
+} // namespace gpuprobe::catalog::sharing
