@@ -609,7 +609,7 @@ TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
 }
 
 namespace {
-// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; scripts/device_soak.sh asks 10^9).
+// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; scripts/device_round.sh soak asks 10^9).
 double soak_ops() {
   const char *e = std::getenv("GPUPROBE_SOAK_OPS");
   return e && *e ? std::atof(e) : 2e7;

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# One round on the GPU machine: the named steps, in the order given, into one archive under $OUT
+# ($OUT/round-$TAG.tar.gz, packed after each step so a time-out keeps what ran), a short table last.
+# Usage: OUT=/dir BUILD=build-carry TAG=h100 bash scripts/device_round.sh STEP [STEP ...]
+# Steps (settings through the environment; scripts/README.md has the examples past changes used):
+#   tests      GPU tests, one process each (GTEST: a gtest filter, default all)
+#   tests-whole  every GPU test in one process, then ClockGpu.* against a stub libcuda in
+#              $BUILD/stub (a broken driver must fail, not skip)
+#   quick | full  characterize --quick / characterize (full: and its Markdown report)
+#   run        gpuprobe run, full then quick, and each again over its finished folder
+#              (FULL=0 or QUICK=0 to leave one out)
+#   baseline   a baseline build's full run ($BASE: its carried build folder) and this build's on
+#              the same unit, compared by scripts/compare_runs.py (no-behaviour-change rounds)
+#   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
+#   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
+#              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
+#   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
+#   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
+#              and resumed, kept under --allow-busy, and beside run --devices all --busy-wait 5
+#   getpage    BM_getpage's grid (GETPAGE: a filter) with TAS/WAS against the RW paper's models
+#   peers      BM_peers, one process per allocator (ALLOCS, CELLS, PER_CELL, LIMIT), its report part
+#   malloc     Malloc* GPU tests, then gpuprobe-bench filters (FILTERS, ";"-separated)
+#   rw-oom     rw_malloc's exact out-of-memory: the in-flight race test, memcheck, synccheck on the
+#              small pools RUNS times, the soak; BM_peers/rw_malloc against $BUILD/gpuprobe-bench-before
+#   soak       the 10^9-operation soak (OPS)
+#   ncu        Nsight Compute on BM_peers cells' malloc launch (CASES)
+set -uo pipefail
+HERE="$(dirname "${BASH_SOURCE[0]}")"
+source "$HERE/device_common.sh" round
+G="$B/gpuprobe"
+P="" # the TLB profile the last characterize wrote
+
+step_tests() { gpu_tests "${GTEST:-*}"; }
+
+step_tests_whole() {
+  timed gpu_whole 560 "$B/tests/gpuprobe_gpu_tests"
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$D/gpu_whole.txt" | head -20
+  LD_LIBRARY_PATH="$B/stub:$LD_LIBRARY_PATH" timed broken_driver 60 "$B/tests/gpuprobe_gpu_tests" \
+    --gtest_filter='ClockGpu.*'
+  grep -E "broken driver|FAILED|SKIPPED|PASSED" "$D/broken_driver.txt" | head -5 | cut -c1-200
+}
+
+step_quick() {
+  timed quick 240 "$G" characterize --quick --out "$D/quick" --device 0
+  P="$D/quick/raw/tlb_profile.json"
+  grep -E '^  [LC][0-9] |^        entry:' "$D/quick.txt" | cut -c1-250
+}
+
+step_full() {
+  timed full 300 "$G" characterize --out "$D/full" --device 0
+  timed full_report 120 "$G" report --input "$D/full" --out "$D/full/report" --format md
+  P="$D/full/raw/tlb_profile.json"
+  grep -E '^  [LC][0-9] |^        entry:' "$D/full.txt" | cut -c1-250
+}
+
+step_run() {
+  local m
+  for m in full quick; do
+    [ "$m" = full ] && [ "${FULL:-1}" = 0 ] && continue
+    [ "$m" = quick ] && [ "${QUICK:-1}" = 0 ] && continue
+    local flag=""
+    [ "$m" = quick ] && flag=--quick
+    timed "run_$m" 560 "$G" run $flag --out "$D/run_$m" --device 0
+    timed "run_${m}_again" 120 "$G" run $flag --out "$D/run_$m" --device 0
+    grep -E '^  [LC][0-9] |^\[run\]|^gpuprobe run:|^  (tuning|validate|report):|error' \
+      "$D/run_$m.txt" | cut -c1-200 | tail -20
+  done
+}
+
+step_baseline() {
+  [ -n "${BASE:-}" ] || { echo "baseline: set BASE to the baseline build's carried folder" >&2; return 1; }
+  LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_run 560 "$BASE/gpuprobe" run --out "$D/base"
+  timed this_run 560 "$G" run --out "$D/this"
+  [ -f "$D/base/profile.json" ] && [ -f "$D/this/profile.json" ] &&
+    python3 "$HERE/compare_runs.py" "$D/base" "$D/this" | tee "$D/compare.txt"
+}
+
+need_profile() {
+  [ -n "$P" ] && return 0
+  echo "$1: run quick or full first (it reads their TLB profile)" >&2
+  return 1
+}
+
+step_coverage() {
+  need_profile coverage || return 1
+  local i
+  for i in $(seq 1 "${RUNS:-1}"); do
+    timed "coverage$i" 300 "$G" tlb-coverage --profile "$P" --out "$D/coverage$i.json"
+    grep -E '^  L[0-9]' "$D/coverage$i.txt" | cut -c1-300
+  done
+}
+
+step_conflict() {
+  need_profile conflict || return 1
+  # shellcheck disable=SC2086
+  timed conflict 400 "$G" tlb-conflict --profile "$P" --windows 8 ${CONFLICT_ARGS:-} \
+    --out "$D/conflict.json"
+  grep -E "^  L[0-9]|predicted|a miss is past|groups:|onset walk" "$D/conflict.txt" | cut -c1-250
+  python3 - "$P" "$D/conflict.json" <<'PY'
+import json, sys
+ways = {"L%d" % (i + 1): L.get("structure", {}).get("ways")
+        for i, L in enumerate(json.load(open(sys.argv[1]))["tlb"]["levels"])}
+for L in json.load(open(sys.argv[2]))["tlb_conflict"]["levels"]:
+    sizes = [s["size"] for s in L.get("sets", []) if "failed" not in s]
+    w = ways.get(L["level"])
+    ok = w is not None and sizes and all(x == int(w) + 1 for x in sizes)
+    print("conflict %s: sets %s, the ramp's W + 1 = %s: %s" % (L["level"], sizes,
+          None if w is None else int(w) + 1, "AGREE" if ok else "DIFFER"))
+PY
+}
+
+step_node() {
+  local r
+  for r in $(seq 1 "${ROUNDS:-2}"); do
+    timed "node$r" 280 "$G" characterize --devices all --out "$D/node$r"
+  done
+  timed single0 200 "$G" characterize --device 0 --out "$D/single0"
+  timed node_tune 200 "$G" tune --devices all --quick --results "$D/node1"
+  grep -hE '^gpuprobe (characterize|tune)|^  gpu[0-9]|error' "$D"/node*.txt "$D/single0.txt" | cut -c1-200
+}
+
+step_busy() {
+  local N="$B/tests/gpuprobe_test_neighbour" A="$D/busyA" Bd="$D/busyB" g n
+  # A: both measurements of tlb disturbed -> refused, raw/tlb.json removed; the resume measures.
+  (
+    sleep 4
+    "$N" 0 3 >"$D/busyA_neighbour1.txt" 2>&1 &
+    for _ in $(seq 1 120); do
+      grep -q "measuring it again" "$D/busyA_first.txt" 2>/dev/null && break
+      sleep 0.5
+    done
+    sleep 2
+    "$N" 0 3 >"$D/busyA_neighbour2.txt" 2>&1
+  ) &
+  sleep 1
+  timed busyA_first 300 "$G" characterize --quick --out "$A" --busy-wait 20
+  wait
+  echo "tlb.json after the refusal: $([ -f "$A/raw/tlb.json" ] && echo present || echo removed)"
+  timed busyA_resume 300 "$G" characterize --quick --out "$A"
+  # B: --allow-busy with a neighbour inside tlb: the mark is written and kept through a resume.
+  ( sleep 5; "$N" 0 3 >"$D/busyB_neighbour.txt" 2>&1 ) &
+  timed busyB_first 300 "$G" characterize --quick --allow-busy --out "$Bd"
+  wait
+  echo "files marked disturbed: $(grep -l '"disturbed"' "$Bd"/raw/*.json 2>/dev/null | xargs -n1 basename | tr '\n' ' ')"
+  rm -f "$Bd/raw/atomics.json"
+  timed busyB_resume 300 "$G" characterize --quick --out "$Bd"
+  # C: a neighbour on every GPU; run --devices all --busy-wait 5 waits 5 s on each.
+  n=$(nvidia-smi -L | wc -l)
+  for g in $(seq 0 $((n - 1))); do "$N" "$g" 20 >"$D/busyC_neighbour$g.txt" 2>&1 & done
+  sleep 3
+  timed busyC_devices 120 "$G" run --devices all --quick --busy-wait 5 --out "$D/busyC"
+  wait
+  grep -rh "waiting up to" "$D/busyC" | cut -c1-200
+}
+
+step_getpage() {
+  local f="${GETPAGE:-^BM_getpage/(rw|rw_bm32|rw_bm64|corw32|corw64|crw)/threads:(4096|65536|1048576)/free_permille:(500|5)/}"
+  timed getpage 300 "$B/gpuprobe-bench" --benchmark_filter="$f" \
+    --benchmark_out="$D/bench_getpage.json" --benchmark_out_format=json
+  python3 - "$D/bench_getpage.json" <<'PY' | tee "$D/getpage.md"
+import json, sys
+print("| case | ms | TAS | TAS theory (Eq. 9) | TAS first call | WAS | WAS bound |")
+print("|---|---|---|---|---|---|---|")
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    f = lambda k, p=1: "-" if b.get(k) is None else f"{b[k]:.{p}f}"
+    n = b["name"].replace("BM_getpage/", "").split("/iterations")[0]
+    print(f"| {n} | {f('real_time', 3)} | {f('TAS')} | {f('TAS_theory')} | {f('TAS_first')} | {f('WAS')} | {f('WAS_theory')} |")
+PY
+}
+
+step_peers() {
+  local a cell i j rc s unit
+  mkdir -p "$D/peers/raw"
+  unit=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null | head -1)
+  for a in ${ALLOCS:-cuda_malloc rw_malloc corw64 bump gallatin gallatin_8k ouroboros_page ouroboros_chunk scatteralloc}; do
+    if [[ " ${PER_CELL:-scatteralloc} " == *" $a "* ]]; then # one process per cell
+      s=$(date +%s) i=0
+      for cell in $("$B/gpuprobe-bench" --benchmark_list_tests \
+          --benchmark_filter="^BM_peers/$a/.*${CELLS:-}" 2>/dev/null); do
+        i=$((i + 1))
+        j="$D/peers/raw/bench-peers-$a-$i.json"
+        timeout "${LIMIT:-300}" "$B/gpuprobe-bench" --benchmark_filter="^${cell%%/iterations:*}/" \
+          --benchmark_out="$j" --benchmark_out_format=json >>"$D/peers_$a.txt" 2>&1
+        rc=$?
+        # A killed process leaves no whole JSON: the cell is recorded as failed, with why.
+        [ $rc -eq 124 ] && printf '{"context": {"gpu_uuid": "%s"}, "benchmarks": [{"name": "%s", "run_name": "%s", "run_type": "iteration", "error_occurred": true, "error_message": "did not finish within %s s (killed by scripts/device_round.sh)"}]}\n' \
+          "$unit" "$cell" "$cell" "${LIMIT:-300}" >"$j"
+      done
+      echo "peers $a: $i cells, one process each, in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
+      continue
+    fi
+    timed "peers_$a" "${LIMIT:-300}" "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$a/.*${CELLS:-}" \
+      --benchmark_out="$D/peers/raw/bench-peers-$a.json" --benchmark_out_format=json
+  done
+  timed peers_report 120 "$G" report --input "$D/peers" --out "$D/peers/report" --format md
+  awk '/^## rw_malloc against the goals/{p=1} /^## Not in this folder/{p=0} p' \
+    "$D/peers/report/index.md" | grep -v '^$' | cut -c1-220
+}
+
+step_malloc() {
+  gpu_tests "${GTEST:-Malloc*}"
+  local f name
+  IFS=";" read -ra FS <<<"${FILTERS:-BM_malloc/rw_malloc;BM_malloc/ouroboros;BM_malloc/xmalloc;BM_malloc/cuda_malloc;BM_utilization}"
+  for f in "${FS[@]}"; do
+    name=$(echo "$f" | tr -c 'A-Za-z0-9_\n' '_' | cut -c1-40)
+    timed "bench_$name" 500 "$B/gpuprobe-bench" --benchmark_filter="$f" \
+      --benchmark_out="$D/$name.json" --benchmark_out_format=json --benchmark_counters_tabular=true
+    grep -E "^BM_|ERROR" "$D/bench_$name.txt" | sed 's|/iterations:[0-9]*/manual_time||' | head -60
+  done
+}
+
+step_rw_oom() {
+  local race='MallocGpu.RwMallocExactOutOfMemoryWhileStashRunsAreInFlight' bin fails r k which
+  timed race 300 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="$race"
+  GPUPROBE_RACE_TRIALS=1 timed race_memcheck 300 compute-sanitizer --tool memcheck \
+    --error-exitcode 9 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="$race"
+  fails=0
+  for r in $(seq 1 "${RUNS:-12}"); do
+    compute-sanitizer --tool synccheck "$B/tests/gpuprobe_gpu_tests" --gtest_filter='*MallocSmall*' \
+      >"$D/synccheck-$r.txt" 2>&1 || fails=$((fails + 1))
+  done
+  echo "synccheck failures $fails of ${RUNS:-12}" | tee -a "$D/steps.txt"
+  GPUPROBE_SOAK_OPS=1e9 timed rw_plain 400 "$B/tests/gpuprobe_gpu_tests" \
+    --gtest_filter="MallocGpu.*Rw*:MallocGpu.MallocSmall*:Soak.*:Tuned.RwMalloc*:MallocUtilization.*:-$race"
+  if [ -x "$B/gpuprobe-bench-before" ]; then
+    for k in 1 2; do
+      for which in before after; do
+        bin="$B/gpuprobe-bench"
+        [ "$which" = before ] && bin="$B/gpuprobe-bench-before"
+        timed "rw_peers_${which}_$k" 200 "$bin" --benchmark_filter='BM_peers/rw_malloc/' \
+          --benchmark_out="$D/rw-peers-$which-$k.json" --benchmark_out_format=json
+      done
+    done
+  fi
+  grep -h "in-hand count" "$D/race.txt"
+  grep -hE 'ERROR SUMMARY' "$D/race_memcheck.txt"
+  grep -E 'OK \]|FAILED \]|soak:|fill:' "$D/rw_plain.txt" | tail -20
+}
+
+step_soak() {
+  GPUPROBE_SOAK_OPS="${OPS:-1e9}" timed soak 500 "$B/tests/gpuprobe_gpu_tests" \
+    --gtest_filter='Soak.*'
+  grep -hE 'soak:|fill:|OK \]|FAILED \]|Which is|Failure' "$D/soak.txt"
+}
+
+step_ncu() {
+  local c n
+  for c in ${CASES:-rw_malloc/size:16/threads:16384/state:empty}; do
+    n=$(echo "$c" | tr '/:' '__')
+    # launch 1 loads the kernels, 2 is the first launch on the heap, 3.. are timed
+    timed "ncu_$n" 300 ncu --clock-control none --cache-control none -k regex:malloc_and_tag \
+      --launch-skip 2 --launch-count 1 --section SpeedOfLight --section LaunchStats \
+      --section WarpStateStats --section SourceCounters --section Occupancy \
+      --export "$D/$n" "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c"
+    ncu --import "$D/$n.ncu-rep" --page details >"$D/${n}_details.txt" 2>&1
+    grep -E "^\s+(Duration|Registers Per Thread|Warp Cycles Per Issued Instruction|Achieved Occupancy)" \
+      "$D/${n}_details.txt" | sed 's/  */ /g'
+  done
+}
+
+[ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }
+for s in "$@"; do
+  fn="step_${s//-/_}"
+  if ! declare -F "$fn" >/dev/null; then
+    echo "device_round.sh: no step '$s' (the steps are listed at the top of this file)" >&2
+    exit 2
+  fi
+  echo "==== $s"
+  "$fn"
+  pack
+done
+echo "---- steps"
+cat "$D/steps.txt"
+grep -h uuid -A1 "$D/nvidia-smi.csv" | tail -1 | cut -d, -f1,2
