@@ -232,9 +232,9 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
                 std::to_string(granularity_) + "-byte VMM granularity");
   bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
   // One process of the node maps at a time, and CUDA_ERROR_OUT_OF_MEMORY is retried after the
-  // pool made so far is released: on 2 x H200 nodes the second process's 512 GiB range was
-  // refused (in cuMemSetAccess) once or twice while the first process held its own, then
-  // granted (each process seeing only its GPU changed nothing; one process alone never failed).
+  // pool made so far is released: the driver grants the node just under 1 TiB of mapped range in
+  // all, over processes and GPUs (docs/fleet.md), so a second 512 GiB range is refused in
+  // cuMemSetAccess while the first is held, and granted once it is unmapped.
   node_lock lock("/tmp/gpuprobe-alias-map.lock");
   constexpr int k_attempts = 5;
   for (int attempt = 1;; ++attempt) {

@@ -24,6 +24,9 @@
 #              small pools RUNS times, the soak; BM_peers/rw_malloc against $BUILD/gpuprobe-bench-before
 #   soak       the 10^9-operation soak (OPS)
 #   ncu        Nsight Compute on BM_peers cells' malloc launch (CASES)
+#   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
+#              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
+#              GPU, 256/512/1024 GiB, cuMemSetAccess per 2 MiB slot or whole), both at once
 set -uo pipefail
 HERE="$(dirname "${BASH_SOURCE[0]}")"
 source "$HERE/device_common.sh" round
@@ -255,6 +258,39 @@ step_ncu() {
     ncu --import "$D/$n.ncu-rep" --page details >"$D/${n}_details.txt" 2>&1
     grep -E "^\s+(Duration|Registers Per Thread|Warp Cycles Per Issued Instruction|Achieved Occupancy)" \
       "$D/${n}_details.txt" | sed 's/  */ /g'
+  done
+}
+
+step_map2() {
+  local M="$B/tests/gpuprobe_test_alias_map" g
+  free -m >"$D/map2_host_memory.txt"
+  for g in 256 512 1024; do timed "map2_alone_$g" 120 "$M" 0 "$g" 0; done
+  # A maps and holds; once it says "mapped", B maps; then A is ended.
+  hold_then() { # A_DEV A_GIB B_DEV B_GIB NAME [B_PIECE_MIB]
+    "$M" "$1" "$2" 90 >"$D/map2_$5_A.txt" 2>&1 &
+    local a=$! k
+    for k in $(seq 1 120); do
+      grep -q '^mapped' "$D/map2_$5_A.txt" 2>/dev/null && break
+      kill -0 "$a" 2>/dev/null || break
+      sleep 0.5
+    done
+    free -m >>"$D/map2_host_memory.txt"
+    timed "map2_$5_B" 120 "$M" "$3" "$4" 0 ${6:-}
+    kill "$a" 2>/dev/null
+    wait "$a" 2>/dev/null
+  }
+  hold_then 0 512 1 512 other512
+  hold_then 0 512 1 256 other256
+  hold_then 0 512 1 1024 other1024
+  hold_then 0 512 0 512 same512
+  hold_then 0 512 1 512 other512_piece2M 2
+  hold_then 0 512 1 512 other512_piece_whole 1048576
+  "$M" 0 512 0 >"$D/map2_both_A.txt" 2>&1 &
+  "$M" 1 512 0 >"$D/map2_both_B.txt" 2>&1 &
+  wait
+  for g in "$D"/map2_*.txt; do
+    echo "== $(basename "$g" .txt)"
+    grep -E 'cuMem|reserve|mapped$' "$g" | cut -c1-260
   done
 }
 
