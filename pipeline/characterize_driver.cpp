@@ -256,12 +256,14 @@ void drop_stale_sharing(const results_folder &folder, const std::vector<stage> &
   }
 }
 
-// Throttling seen: the SM clock the probes measured against the peak, into `conditions`.
-void record_clock(json &conditions, const std::string &dir, const device_info &dev) {
+// Throttling seen: the SM clock the probes measured (the stages that witness it: stage::
+// clock_witness, tlb and atomics) against the peak, into `conditions`.
+void record_clock(json &conditions, const characterize_run_options &o, const std::string &dir,
+                  const device_info &dev) {
   double seen = 0;
-  for (const char *f : {results_folder::raw_file::tlb, results_folder::raw_file::atomics}) {
-    const fs::path p = results_folder{dir}.raw(f);
-    if (fs::exists(p))
+  for (const auto &st : plan_stages(o.quick, o.device, o.seed)) {
+    const fs::path p = fs::path(dir) / st.output;
+    if (st.clock_witness && fs::exists(p))
       seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
   }
   // The runtime's peak (0 under CUDA 13), else nvidia-smi's clocks.max.sm.
@@ -359,18 +361,20 @@ json starting_conditions(const characterize_run_options &o, const device_info &d
   return conditions_before(dev.uuid, activity);
 }
 
-// The plan's stages, then the sharing stages the TLB profile decides, then atomics (found by its
-// name): each kept, run or run again as `runner` decides.
+// The plan's stages, then the sharing stages the TLB profile decides, then those that run after
+// them (stage::after_sharing: atomics): each kept, run or run again as `runner` decides.
 void run_all_stages(pipeline::stage_runner &runner, const characterize_run_options &o,
                     const results_folder &folder) {
   auto stages = plan_stages(o.quick, o.device, o.seed);
-  const auto at = std::find_if(stages.begin(), stages.end(),
-                               [](const stage &st) { return st.name == "atomics"; });
-  if (at == stages.end())
-    throw error("characterize: the plan has no atomics stage");
-  const stage atomics = *at;
-  stages.erase(at);
-  std::size_t k = 0, n = stages.size() + 1; // + atomics; "+": and the sharing stages to come
+  std::vector<stage> last;
+  for (auto it = stages.begin(); it != stages.end();)
+    if (it->after_sharing) {
+      last.push_back(*it);
+      it = stages.erase(it);
+    } else {
+      ++it;
+    }
+  std::size_t k = 0, n = stages.size() + last.size(); // "+": and the sharing stages to come
   for (const auto &st : stages)
     runner.run(st, ++k, n);
   const auto tlb =
@@ -379,11 +383,12 @@ void run_all_stages(pipeline::stage_runner &runner, const characterize_run_optio
   if (sharing.empty())
     std::printf("  note: no TLB level or candidate: no sharing stage\n");
   drop_stale_sharing(folder, sharing, o.reanalyze);
-  n = stages.size() + sharing.size() + 1;
+  n = stages.size() + sharing.size() + last.size();
   runner.sharing_known = true;
   for (const auto &st : sharing)
     runner.run(st, ++k, n);
-  runner.run(atomics, ++k, n);
+  for (const auto &st : last)
+    runner.run(st, ++k, n);
 }
 
 // profile.json: kept as written when nothing was measured or analyzed now (with the conditions
@@ -473,7 +478,7 @@ void run_characterize(const characterize_run_options &o) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   run_all_stages(runner, o, folder);
-  record_clock(conditions, dir, dev);
+  record_clock(conditions, o, dir, dev);
   for (const auto &m : kept_disturbances(folder)) // this run's marks and the kept stages'
     if (std::find(busy.seen.begin(), busy.seen.end(), m) == busy.seen.end())
       busy.seen.push_back(m);

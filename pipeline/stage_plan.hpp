@@ -16,6 +16,8 @@ struct stage {
   std::string output; // path relative to DIR
   std::vector<std::string> args;  // gpuprobe arguments (without the binary)
   std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
+  bool after_sharing = false;     // runs after the sharing stages the TLB profile decides (atomics)
+  bool clock_witness = false;     // its result's device.sm_clock_mhz_seen counts for throttling
 };
 
 // What a probe's plan (its catalog entry's `plan`, probes/<name>/plan.cpp) is asked for.

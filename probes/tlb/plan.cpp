@@ -23,6 +23,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
                                "4", "--samples", "4096"});
   alias.insert(alias.end(), {"--seed", sd, "--out", raw(F::tlb)});
   s.push_back({"tlb", raw(F::tlb), alias, {}});
+  s.back().clock_witness = true; // it records the SM clock it ran at
   // The application-level cross-check: a chase over real memory (cudaMalloc, most of the memory)
   // with the L2-capacity control; its L2 slice costs show as the p10/p90 split.
   std::vector<std::string> real = {"tlb",          "--alloc", "cudamalloc",   "--device", dev,

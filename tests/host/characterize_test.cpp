@@ -73,6 +73,13 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(named(full, "tlb_coverage").reads, std::vector<std::string>{"tlb_profile"});
   EXPECT_THROW(named(quick, "tlb_coverage"), std::runtime_error) << "full runs only";
   EXPECT_NO_THROW(named(full, "atomics"));
+  // The order and the clock as data on the stages (issue 46): atomics after the sharing stages;
+  // the SM clock from the aliased sweep's and atomics' results.
+  for (const auto *plan : {&full, &quick})
+    for (const auto &st : *plan) {
+      EXPECT_EQ(st.after_sharing, st.name == "atomics") << st.name;
+      EXPECT_EQ(st.clock_witness, st.name == "tlb" || st.name == "atomics") << st.name;
+    }
   EXPECT_EQ(arg(named(quick, "tlb"), "--points-per-octave"), "4") << "quick is coarser";
   EXPECT_EQ(arg(named(quick, "tlb"), "--samples"), "4096")
       << "quick times as many hops a point as the full sweep: the ramps' ends need a whole lap";
