@@ -58,6 +58,7 @@ void setup_characterize(CLI::App &parent);
 void setup_tune(CLI::App &parent);
 void setup_validate(CLI::App &parent);
 void setup_fleet(CLI::App &parent);
+void setup_compare(CLI::App &parent);
 void setup_run(CLI::App &parent);
 
 } // namespace gpuprobe::cli

@@ -11,7 +11,7 @@ const std::vector<setup_fn> &subcommands() {
     for (const auto &p : probes::probe_catalog())
       s.push_back(p.setup_cli);
     for (setup_fn f : {setup_analyze, setup_theory, setup_report, setup_characterize, setup_tune,
-                       setup_validate, setup_fleet, setup_run})
+                       setup_validate, setup_fleet, setup_compare, setup_run})
       s.push_back(f);
     return s;
   }();

@@ -17,5 +17,6 @@ inline constexpr family sharing{"gpuprobe.sharing", 1}; // analyze sharing
 inline constexpr family tuning{"gpuprobe.tuning", 1};   // tune (also read by alloc::load_tuning)
 inline constexpr family validation{"gpuprobe.validation", 1}; // validate
 inline constexpr family fleet{"gpuprobe.fleet", 1};           // fleet (many units merged)
+inline constexpr family compare{"gpuprobe.compare", 1};       // compare (two runs)
 
 } // namespace gpuprobe::schema

@@ -32,8 +32,8 @@ int floor_of(const std::string &p) {
     return 0; // helpers, the header-only allocators, the catalog's declarations
   if (in("model/"))
     return 1;
-  if (in("analysis/characterize.") || in("analysis/fleet.") || in("tune/") ||
-      (in("probes/") && ends("/profile.cpp")))
+  if (in("analysis/characterize.") || in("analysis/fleet.") || in("analysis/compare.") ||
+      in("tune/") || (in("probes/") && ends("/profile.cpp")))
     return 4; // over many probes' results: the profile (and each probe's part), the fleet, tune
   if (in("analysis/"))
     return 2; // the tools the probes' analyses use: fits, statistics, input text, the models

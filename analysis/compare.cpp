@@ -1,0 +1,331 @@
+#include "analysis/compare.hpp"
+
+#include "common/escape.hpp"
+#include "common/schema.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace gpuprobe::analysis {
+
+using nlohmann::json;
+
+int compare_result::differences() const {
+  return int(std::count_if(findings.begin(), findings.end(), [](const compare_finding &f) {
+    return f.verdict != "SAME" && f.verdict != "NOTE";
+  }));
+}
+
+namespace {
+
+std::string num(double x, int digits = 1) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, x);
+  return b;
+}
+
+std::string opt_num(const std::optional<double> &x, int digits = 0) {
+  return x ? num(*x, digits) : "-";
+}
+
+// A string field of a JSON block, "-" where it is missing or not a string.
+std::string text_of(const json &j, const char *key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "-";
+}
+std::string number_text(const json &j, const char *key, int digits = 0) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? num(it->get<double>(), digits) : "-";
+}
+
+struct finder {
+  compare_result &r;
+  void add(std::string area, std::string item, std::string a, std::string b, std::string why = "") {
+    const std::string verdict = a == b ? "SAME" : "DIFFERENT";
+    r.findings.push_back(
+        {std::move(area), std::move(item), std::move(a), std::move(b), verdict, std::move(why)});
+  }
+};
+
+// The level's stated interval of `key` ([lo, hi] in detail.intervals), if any.
+std::optional<std::pair<double, double>> interval_of(const model::tlb_level &L, const char *key) {
+  const auto it = L.detail.find("intervals");
+  if (it == L.detail.end() || !it->is_object() || !it->contains(key))
+    return std::nullopt;
+  const auto &v = (*it)[key];
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number())
+    return std::nullopt;
+  return std::make_pair(v[0].get<double>(), v[1].get<double>());
+}
+
+std::string groups_text(const model::level_sharing &s) {
+  if (!s.groups)
+    return "-";
+  auto g = *s.groups;
+  for (auto &x : g)
+    std::sort(x.begin(), x.end());
+  std::sort(g.begin(), g.end());
+  std::string out;
+  for (const auto &x : g) {
+    out += out.empty() ? "{" : " {";
+    for (std::size_t i = 0; i < x.size(); ++i)
+      out += (i ? "," : "") + std::to_string(x[i]);
+    out += "}";
+  }
+  return out.empty() ? "none" : out;
+}
+
+void compare_level(finder &f, const std::string &label, const model::tlb_level *a,
+                   const model::tlb_level *b, const compare_thresholds &t) {
+  if (!a || !b) {
+    f.r.findings.push_back({"structure", label, a ? "present" : "absent", b ? "present" : "absent",
+                            a ? "ONLY IN A" : "ONLY IN B",
+                            "a level one run found and the other not"});
+    return;
+  }
+  f.add("structure", label + " entries", opt_num(a->entries), opt_num(b->entries));
+  f.add("structure", label + " page", format_bytes(a->page_bytes), format_bytes(b->page_bytes));
+  f.add("structure", label + " ways", opt_num(a->ways), opt_num(b->ways));
+  f.add("structure", label + " sets", opt_num(a->sets), opt_num(b->sets));
+  const json ca = a->coverage.value_or(json::object()), cb = b->coverage.value_or(json::object());
+  if (!ca.empty() && !cb.empty()) {
+    f.add("structure", label + " one entry covers", number_text(ca, "coverage_bytes"),
+          number_text(cb, "coverage_bytes"));
+    f.add("structure", label + " entry fill", text_of(ca, "fill"), text_of(cb, "fill"));
+  } else if (!ca.empty() || !cb.empty()) {
+    f.r.findings.push_back({"structure", label + " one entry covers",
+                            ca.empty() ? "not measured" : number_text(ca, "coverage_bytes"),
+                            cb.empty() ? "not measured" : number_text(cb, "coverage_bytes"), "NOTE",
+                            "measured in one run only (a quick run does not): not compared"});
+  }
+  const auto sa = a->sharing.value_or(model::level_sharing{}),
+             sb = b->sharing.value_or(model::level_sharing{});
+  f.add("structure", label + " sharing scope", sa.scope, sb.scope);
+  if (sa.scope == "groups" || sb.scope == "groups") {
+    // Over the SMs both runs tested (a quick run samples the first 16).
+    const auto sms = [](const model::level_sharing &s) {
+      std::set<int> out;
+      if (s.groups)
+        for (const auto &g : *s.groups)
+          out.insert(g.begin(), g.end());
+      return out;
+    };
+    const auto ma = sms(sa), mb = sms(sb);
+    std::set<int> both;
+    for (int x : ma)
+      if (mb.count(x))
+        both.insert(x);
+    const auto on_both = [&](model::level_sharing s) {
+      if (s.groups) {
+        std::vector<std::vector<int>> kept;
+        for (const auto &g : *s.groups) {
+          std::vector<int> k;
+          for (int x : g)
+            if (both.count(x))
+              k.push_back(x);
+          if (!k.empty())
+            kept.push_back(k);
+        }
+        s.groups = kept;
+      }
+      return s;
+    };
+    f.add("structure", label + " SM groups", groups_text(on_both(sa)), groups_text(on_both(sb)),
+          "the groups as sets of SM ids, over the " + std::to_string(both.size()) +
+              " SMs both runs tested (" + std::to_string(ma.size()) + " in A, " +
+              std::to_string(mb.size()) + " in B)");
+  }
+  // The penalty: past the calibrated bars and outside both stated intervals.
+  if (a->miss_penalty_cycles && b->miss_penalty_cycles) {
+    const double pa = *a->miss_penalty_cycles, pb = *b->miss_penalty_cycles, d = pb - pa;
+    const double bar = std::max(t.penalty_rel * std::max(pa, pb), t.penalty_abs_cycles);
+    const auto ia = interval_of(*a, "miss_penalty_cycles"),
+               ib = interval_of(*b, "miss_penalty_cycles");
+    const bool disjoint = !(ia && ib) || ia->second < ib->first || ib->second < ia->first;
+    const bool differs = std::fabs(d) > bar && disjoint;
+    std::string why = "difference " + num(d) + " cycles, bar " + num(bar, 2) + " (" +
+                      num(t.penalty_rel * 100, 0) + " % or " + num(t.penalty_abs_cycles) +
+                      " cycles)";
+    if (ia && ib)
+      why += std::string(", intervals ") + (disjoint ? "apart" : "overlap");
+    f.r.findings.push_back({"penalty", label + " miss penalty", num(pa) + " cycles",
+                            num(pb) + " cycles", differs ? "DIFFERENT" : "SAME", why});
+  }
+}
+
+void compare_tuning(finder &f, const model::run_folder &a, const model::run_folder &b) {
+  if (!a.tuning || !b.tuning) {
+    if (a.tuning || b.tuning)
+      f.r.findings.push_back({"tuning", "tuning.json", a.tuning ? "present" : "absent",
+                              b.tuning ? "present" : "absent", "NOTE",
+                              "tune ran on one side only: not compared"});
+    return;
+  }
+  const auto &ta = a.tuning->allocator, &tb = b.tuning->allocator;
+  const auto changed = [&](const char *item, const std::string &x, const std::string &y) {
+    f.r.findings.push_back({"tuning", item, x, y, x == y ? "SAME" : "CHANGED", ""});
+  };
+  changed("word_size", std::to_string(ta.word_bits) + "-bit",
+          std::to_string(tb.word_bits) + "-bit");
+  changed("regions", std::to_string(ta.regions), std::to_string(tb.regions));
+  changed("crw_placement", to_string(ta.crw), to_string(tb.crw));
+  changed("tlb_scope",
+          ta.tlb_scope_bytes ? format_bytes(double(ta.tlb_scope_bytes)) : std::string("one pass"),
+          tb.tlb_scope_bytes ? format_bytes(double(tb.tlb_scope_bytes)) : std::string("one pass"));
+}
+
+// The 95 % bootstrap interval of median(y) / median(x).
+std::pair<double, double> ratio_interval(const std::vector<double> &x, const std::vector<double> &y,
+                                         int n, std::mt19937 &rng) {
+  std::vector<double> ratios;
+  std::vector<double> rx(x.size()), ry(y.size());
+  std::uniform_int_distribution<std::size_t> px(0, x.size() - 1), py(0, y.size() - 1);
+  for (int k = 0; k < n; ++k) {
+    for (auto &v : rx)
+      v = x[px(rng)];
+    for (auto &v : ry)
+      v = y[py(rng)];
+    ratios.push_back(median(ry) / median(rx));
+  }
+  std::sort(ratios.begin(), ratios.end());
+  return {quantile(ratios, 0.025), quantile(ratios, 0.975)};
+}
+
+void compare_validation(finder &f, const model::run_folder &a, const model::run_folder &b,
+                        const compare_thresholds &t) {
+  if (!a.valid || !b.valid)
+    return;
+  std::mt19937 rng(t.seed);
+  std::map<std::string, const model::validation_row *> rows;
+  for (const auto &r : a.valid->workloads)
+    rows[r.workload + " on " + r.pool] = &r;
+  for (const auto &rb : b.valid->workloads) {
+    const auto it = rows.find(rb.workload + " on " + rb.pool);
+    if (it == rows.end() || !rb.tuned_ms || !it->second->tuned_ms || rb.tuned_ms->empty() ||
+        it->second->tuned_ms->empty())
+      continue;
+    const auto &xa = *it->second->tuned_ms, &xb = *rb.tuned_ms;
+    const auto [lo, hi] = ratio_interval(xa, xb, t.bootstrap, rng);
+    const std::string verdict = hi < 1 - t.time_rel   ? "FASTER"
+                                : lo > 1 + t.time_rel ? "SLOWER"
+                                                      : "SAME";
+    f.r.findings.push_back({"validation", it->first + " (tuned)", num(median(xa), 4) + " ms",
+                            num(median(xb), 4) + " ms", verdict,
+                            "B / A " + num(median(xb) / median(xa), 3) + ", 95 % CI " + num(lo, 3) +
+                                "-" + num(hi, 3) + " (bootstrap, " + std::to_string(t.bootstrap) +
+                                " resamples; SAME within " + num(t.time_rel * 100, 0) + " %)"});
+  }
+}
+
+std::string mode_of(const model::profile &p) {
+  const auto it = p.detail.find("quick");
+  return it != p.detail.end() && it->is_boolean() && it->get<bool>() ? "quick" : "full";
+}
+
+} // namespace
+
+compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
+                            const compare_thresholds &t) {
+  compare_result r;
+  r.a_dir = a.dir;
+  r.b_dir = b.dir;
+  finder f{r};
+  const auto &pa = a.prof, &pb = b.prof;
+  const auto note = [&](const char *item, const std::string &x, const std::string &y) {
+    r.findings.push_back({"provenance", item, x, y, x == y ? "SAME" : "NOTE", ""});
+  };
+  note("GPU", pa.gpu_name(), pb.gpu_name());
+  note("unit", pa.gpu_uuid(), pb.gpu_uuid());
+  note("driver", text_of(pa.device, "driver_release"), text_of(pb.device, "driver_release"));
+  note("CUDA driver / runtime",
+       text_of(pa.device, "driver_version") + " / " + text_of(pa.device, "runtime_version"),
+       text_of(pb.device, "driver_version") + " / " + text_of(pb.device, "runtime_version"));
+  const std::string ca = text_of(pa.meta, "git_commit"), cb = text_of(pb.meta, "git_commit");
+  note("gpuprobe commit", ca, cb);
+  note("mode", mode_of(pa), mode_of(pb));
+  const json cond_a = pa.detail.value("conditions", json::object()),
+             cond_b = pb.detail.value("conditions", json::object());
+  note("throttled", cond_a.value("throttled", false) ? "yes" : "no",
+       cond_b.value("throttled", false) ? "yes" : "no");
+  note("busy", cond_a.contains("busy") ? "yes" : "no", cond_b.contains("busy") ? "yes" : "no");
+  if (ca != cb || mode_of(pa) != mode_of(pb)) {
+    r.method_differs = true;
+    r.method_note = "the two runs were analysed by different gpuprobe versions or modes (" + ca +
+                    " " + mode_of(pa) + ", " + cb + " " + mode_of(pb) +
+                    "): a difference may be the method's; `gpuprobe characterize --reanalyze` "
+                    "both folders with one build to compare hardware with hardware";
+  }
+  if (pa.gpu_name() != pb.gpu_name())
+    r.findings.push_back({"provenance", "GPU model", pa.gpu_name(), pb.gpu_name(), "NOTE",
+                          "two models: every difference below may be the model's"});
+  for (const bool candidate : {false, true}) {
+    const auto &la = candidate ? pa.tlb.candidates : pa.tlb.levels;
+    const auto &lb = candidate ? pb.tlb.candidates : pb.tlb.levels;
+    for (std::size_t i = 0; i < std::max(la.size(), lb.size()); ++i)
+      compare_level(f, model::level_label(candidate, i), i < la.size() ? &la[i] : nullptr,
+                    i < lb.size() ? &lb[i] : nullptr, t);
+  }
+  compare_tuning(f, a, b);
+  compare_validation(f, a, b, t);
+  return r;
+}
+
+json to_json(const compare_result &r, const compare_thresholds &t) {
+  json findings = json::array();
+  for (const auto &f : r.findings) {
+    json j = {{"area", f.area}, {"item", f.item}, {"a", f.a}, {"b", f.b}, {"verdict", f.verdict}};
+    if (!f.why.empty())
+      j["why"] = f.why;
+    findings.push_back(j);
+  }
+  json doc = {{"schema", schema::compare.id()},
+              {"a", r.a_dir},
+              {"b", r.b_dir},
+              {"differences", r.differences()},
+              {"method_differs", r.method_differs},
+              {"thresholds",
+               {{"penalty_rel", t.penalty_rel},
+                {"penalty_abs_cycles", t.penalty_abs_cycles},
+                {"time_rel", t.time_rel},
+                {"bootstrap", t.bootstrap},
+                {"seed", t.seed}}},
+              {"findings", findings}};
+  if (r.method_differs)
+    doc["method_note"] = r.method_note;
+  return doc;
+}
+
+std::string to_markdown(const compare_result &r) {
+  std::ostringstream o;
+  const auto cell = [](const std::string &s) { return markdown_text(s); };
+  o << "# gpuprobe compare\n\nA: " << cell(r.a_dir) << "  \nB: " << cell(r.b_dir) << "\n\n";
+  if (r.method_differs)
+    o << "**Method differs:** " << cell(r.method_note) << ".\n\n";
+  o << "| provenance | A | B |\n|---|---|---|\n";
+  for (const auto &f : r.findings)
+    if (f.area == "provenance")
+      o << "| " << cell(f.item) << " | " << cell(f.a) << " | " << cell(f.b) << " |\n";
+  const int n = r.differences();
+  o << "\n**" << n << (n == 1 ? " difference" : " differences") << "**";
+  std::size_t same = 0;
+  for (const auto &f : r.findings)
+    same += f.area != "provenance" && f.verdict == "SAME";
+  o << " (" << same << " findings the same).\n\n";
+  if (n > 0) {
+    o << "| area | finding | A | B | verdict | why |\n|---|---|---|---|---|---|\n";
+    for (const auto &f : r.findings)
+      if (f.verdict != "SAME" && f.verdict != "NOTE")
+        o << "| " << f.area << " | " << cell(f.item) << " | " << cell(f.a) << " | " << cell(f.b)
+          << " | " << f.verdict << " | " << cell(f.why) << " |\n";
+  }
+  return o.str();
+}
+
+} // namespace gpuprobe::analysis

@@ -1,0 +1,59 @@
+#pragma once
+// `gpuprobe compare A B` (issue 47): two results folders — two runs of one unit, two units, two
+// drivers or two builds — finding by finding. Structure (entries, ways, sets, page, what one entry
+// covers, sharing scope and SM groups) reads SAME or DIFFERENT; a miss penalty DIFFERENT only past
+// its threshold (below); a tuning decision SAME or CHANGED; a validation row's tuned time FASTER,
+// SLOWER or SAME by a bootstrap interval of the ratio of medians; provenance (model, unit,
+// driver, runtime, commit, mode, conditions) is listed, and where the two runs used another
+// analysis version or mode that is said first: a difference may then be the method's.
+// Host-only.
+#include "model/run_folder.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace gpuprobe::analysis {
+
+struct compare_thresholds {
+  // A penalty differs where |B - A| passes both the larger of `penalty_rel` x A and
+  // `penalty_abs_cycles`, and the two runs' stated intervals do not overlap (where both state
+  // one). Calibrated on the committed repeat runs of one unit (docs/compare.md): the largest
+  // difference seen there was 1.0 cycle at L3 (0.25 %), 0.1 at L2, 0 at L1.
+  double penalty_rel = 0.01;
+  double penalty_abs_cycles = 0.5;
+  // A validation row's tuned time: FASTER / SLOWER where the 95 % bootstrap interval of
+  // median(B) / median(A) lies wholly below 1 - time_rel / above 1 + time_rel.
+  double time_rel = 0.03;
+  int bootstrap = 2000;
+  unsigned seed = 1;
+};
+
+struct compare_finding {
+  std::string area;    // provenance, structure, penalty, tuning, validation
+  std::string item;    // "L2 ways", "word_size", "hash_join/4M on vmm"
+  std::string a, b;    // the two values, in words
+  std::string verdict; // SAME, DIFFERENT, CHANGED, FASTER, SLOWER, ONLY IN A, ONLY IN B, NOTE
+  std::string why;     // the rule that gave the verdict, with its numbers
+};
+
+struct compare_result {
+  std::string a_dir, b_dir;
+  bool method_differs = false; // another analysis commit or mode: said before every finding
+  std::string method_note;
+  std::vector<compare_finding> findings;
+  // Findings that fail a gate (DIFFERENT, CHANGED, SLOWER, FASTER, ONLY IN A/B): 0 = same.
+  int differences() const;
+};
+
+compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
+                            const compare_thresholds &t = {});
+
+// gpuprobe.compare/1
+nlohmann::json to_json(const compare_result &r, const compare_thresholds &t);
+// The Markdown for a PR or a ticket: provenance, then every finding that differs, then the count
+// of those that do not.
+std::string to_markdown(const compare_result &r);
+
+} // namespace gpuprobe::analysis

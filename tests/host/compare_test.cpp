@@ -1,0 +1,224 @@
+// gpuprobe compare (issue 47) on seeded, generated families of run pairs: a pair that differs
+// only by run-to-run noise of the size the committed repeats show reads SAME everywhere; a pair
+// with one change injected reads DIFFERENT (or CHANGED, FASTER, SLOWER) at that finding and SAME
+// at every other; provenance and a method difference are said, not counted.
+#include "analysis/compare.hpp"
+#include "common/json_io.hpp"
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <set>
+
+namespace {
+
+using gpuprobe::analysis::compare_runs;
+using gpuprobe::model::run_folder;
+using nlohmann::json;
+
+// A generated run: 1-4 levels (entries 16..65536, ways, sets, page, penalty 3..1000 cycles with
+// an interval of +-0.3 %), sharing scope and groups, a tuning and validation rows with samples.
+run_folder make_run(std::mt19937 &rng, int levels) {
+  run_folder r;
+  r.dir = "gen";
+  r.prof.device = {{"name", "NVIDIA H100 80GB HBM3"},
+                   {"uuid", "GPU-1"},
+                   {"driver_release", "580.159.04"},
+                   {"driver_version", "13.0"},
+                   {"runtime_version", "13.0"}};
+  r.prof.meta = {{"git_commit", "abc"}};
+  std::uniform_real_distribution<double> u(0, 1);
+  double page = double(1 << 21);
+  for (int k = 0; k < levels; ++k) {
+    gpuprobe::model::tlb_level L;
+    const double ways = double(1 << int(u(rng) * 4)), sets = double(1 << int(u(rng) * 9));
+    L.entries = ways * sets * (k + 1);
+    L.ways = ways;
+    L.sets = sets;
+    L.page_bytes = page;
+    L.reach_bytes = page * *L.entries;
+    const double pen = 3 + u(rng) * 997;
+    L.miss_penalty_cycles = pen;
+    L.detail["intervals"] = {{"miss_penalty_cycles", {pen * 0.997, pen * 1.003}}};
+    gpuprobe::model::level_sharing s;
+    s.scope = k == 0 ? "private" : "groups";
+    if (k > 0)
+      s.groups = std::vector<std::vector<int>>{{0, 1, 48}, {2, 3, 50}, {4, 5}};
+    L.sharing = s;
+    r.prof.tlb.levels.push_back(L);
+    page *= 2;
+  }
+  gpuprobe::model::tuning_file t;
+  t.allocator.word_bits = 64;
+  t.allocator.regions = 24;
+  r.tuning = t;
+  gpuprobe::model::validation v;
+  for (int w = 0; w < 4; ++w) {
+    gpuprobe::model::validation_row row;
+    row.workload = "workload" + std::to_string(w);
+    row.pool = "vmm";
+    std::normal_distribution<double> ms(1.0 + w, 0.005 * (1.0 + w));
+    row.tuned_ms = std::vector<double>();
+    for (int i = 0; i < 15; ++i)
+      row.tuned_ms->push_back(ms(rng));
+    v.workloads.push_back(row);
+  }
+  r.valid = v;
+  return r;
+}
+
+// B: A again with its noise redrawn (penalties within +-0.25 %, as the committed repeats of one
+// unit: 1.0 cycle at 405, 0.1 at 95, 0 at 10), validation samples from the same distributions.
+run_folder repeat_of(const run_folder &a, std::mt19937 &rng) {
+  run_folder b = a;
+  std::uniform_real_distribution<double> noise(-0.0025, 0.0025);
+  for (auto &L : b.prof.tlb.levels) {
+    const double pen = *L.miss_penalty_cycles * (1 + noise(rng));
+    L.miss_penalty_cycles = pen;
+    L.detail["intervals"] = {{"miss_penalty_cycles", {pen * 0.997, pen * 1.003}}};
+  }
+  for (std::size_t w = 0; w < b.valid->workloads.size(); ++w) {
+    std::normal_distribution<double> ms(1.0 + double(w), 0.005 * (1.0 + double(w)));
+    for (auto &x : *b.valid->workloads[w].tuned_ms)
+      x = ms(rng);
+  }
+  return b;
+}
+
+std::set<std::string> differing(const gpuprobe::analysis::compare_result &r) {
+  std::set<std::string> out;
+  for (const auto &f : r.findings)
+    if (f.verdict != "SAME" && f.verdict != "NOTE")
+      out.insert(f.item + ":" + f.verdict);
+  return out;
+}
+
+} // namespace
+
+TEST(Compare, RepeatsOfOneUnitReadSameEverywhere) {
+  std::mt19937 rng(47);
+  int pairs = 0, flagged = 0;
+  for (int c = 0; c < 200; ++c, ++pairs) {
+    const auto a = make_run(rng, 1 + int(rng() % 4));
+    const auto r = compare_runs(a, repeat_of(a, rng));
+    flagged += r.differences() > 0;
+    EXPECT_FALSE(r.method_differs);
+  }
+  // The validation rows' bootstrap intervals (95 %) must pass a 3 % bar too: none in 200 pairs.
+  EXPECT_EQ(flagged, 0) << "of " << pairs << " repeat pairs";
+}
+
+TEST(Compare, OneInjectedChangeIsFoundWhereItIsAndNowhereElse) {
+  std::mt19937 rng(4747);
+  for (int c = 0; c < 200; ++c) {
+    const int levels = 2 + int(rng() % 3);
+    const auto a = make_run(rng, levels);
+    auto b = repeat_of(a, rng);
+    const std::size_t k = rng() % std::size_t(levels);
+    const std::string L = "L" + std::to_string(k + 1);
+    std::string expect;
+    switch (c % 6) {
+    case 0:
+      b.prof.tlb.levels[k].ways = *a.prof.tlb.levels[k].ways * 2;
+      expect = L + " ways:DIFFERENT";
+      break;
+    case 1:
+      b.prof.tlb.levels[k].entries = *a.prof.tlb.levels[k].entries + 16;
+      expect = L + " entries:DIFFERENT";
+      break;
+    case 2: { // 5 % dearer: past the 1 % bar and both intervals
+      const double pen = *a.prof.tlb.levels[k].miss_penalty_cycles * 1.05;
+      b.prof.tlb.levels[k].miss_penalty_cycles = pen;
+      b.prof.tlb.levels[k].detail["intervals"] = {
+          {"miss_penalty_cycles", {pen * 0.997, pen * 1.003}}};
+      expect = L + " miss penalty:DIFFERENT";
+      if (pen / 1.05 * 0.05 <= 0.5)
+        expect = ""; // below the 0.5-cycle floor: SAME is right
+      break;
+    }
+    case 3:
+      b.tuning->allocator.word_bits = 32;
+      expect = "word_size:CHANGED";
+      break;
+    case 4: // 10 % slower tuned times in one workload
+      for (auto &x : *b.valid->workloads[1].tuned_ms)
+        x *= 1.10;
+      expect = "workload1 on vmm (tuned):SLOWER";
+      break;
+    default:
+      if (k == 0)
+        continue; // L1 is private here
+      b.prof.tlb.levels[k].sharing->groups =
+          std::vector<std::vector<int>>{{0, 1}, {48, 2, 3, 50}, {4, 5}};
+      expect = L + " SM groups:DIFFERENT";
+    }
+    const auto d = differing(compare_runs(a, b));
+    if (expect.empty())
+      EXPECT_TRUE(d.empty()) << "case " << c;
+    else
+      EXPECT_EQ(d, std::set<std::string>{expect}) << "case " << c;
+  }
+}
+
+TEST(Compare, ProvenanceAndMethodAreSaidNotCounted) {
+  std::mt19937 rng(1);
+  const auto a = make_run(rng, 2);
+  auto b = a;
+  b.prof.meta["git_commit"] = "def";
+  b.prof.detail["quick"] = true;
+  b.prof.device["uuid"] = "GPU-2";
+  const auto r = compare_runs(a, b);
+  EXPECT_TRUE(r.method_differs);
+  EXPECT_NE(r.method_note.find("--reanalyze"), std::string::npos);
+  EXPECT_EQ(r.differences(), 0) << "another unit, commit or mode alone is not a difference";
+  // A quick run tests the sharing of the first SMs only, and measures no coverage: its groups are
+  // compared over the SMs both runs tested, its coverage not at all.
+  auto quick = a;
+  quick.prof.tlb.levels[1].sharing->groups = std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}};
+  auto full = a;
+  full.prof.tlb.levels[1].coverage = json{{"coverage_bytes", 33554432.0}, {"fill", "whole"}};
+  EXPECT_EQ(differing(compare_runs(quick, full)), std::set<std::string>{});
+  quick.prof.tlb.levels[1].sharing->groups = std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 5}};
+  EXPECT_EQ(differing(compare_runs(quick, full)), std::set<std::string>{"L2 SM groups:DIFFERENT"});
+  // A level only one run has is a difference; its Markdown names it and escapes table bars.
+  b.prof.tlb.levels.pop_back();
+  b.dir = "with|bar";
+  const auto r2 = compare_runs(a, b);
+  EXPECT_EQ(differing(r2), std::set<std::string>{"L2:ONLY IN A"});
+  const auto md = gpuprobe::analysis::to_markdown(r2);
+  EXPECT_NE(md.find("| structure | L2 | present | absent | ONLY IN A |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("with|bar"), std::string::npos) << "a bar in a path breaks the table";
+  const auto j = gpuprobe::analysis::to_json(r2, {});
+  EXPECT_EQ(j["schema"], "gpuprobe.compare/1");
+  EXPECT_EQ(j["differences"], 1);
+}
+
+// The command over two committed runs of two H100 units, and over one run with itself: the gate's
+// exit status (4 only with --fail-on different), the JSON and the Markdown.
+TEST(Compare, TheCommandIsARegressionGate) {
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+  const std::string a = runs + "nvidia-h100-80gb-hbm3-c7c2dadc",
+                    b = runs + "nvidia-h100-80gb-hbm3-bba9cd54";
+  const auto tmp = std::filesystem::temp_directory_path() / "gpuprobe-compare-test.json";
+  auto r = gpuprobe::test::run_gpuprobe_argv(
+      {"compare", a, b, "--fail-on", "different", "--out", tmp.string()});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("L3 miss penalty | 406.0 cycles | 435.0 cycles | DIFFERENT"),
+            std::string::npos)
+      << r.out;
+  const auto j = gpuprobe::read_json_file(tmp.string());
+  EXPECT_EQ(j["schema"], "gpuprobe.compare/1");
+  EXPECT_GT(j["differences"].get<int>(), 0);
+  EXPECT_TRUE(j["method_differs"].get<bool>()) << "two commits made these runs";
+  r = gpuprobe::test::run_gpuprobe_argv({"compare", a, b});
+  EXPECT_EQ(r.exit_code, 0) << "no gate asked";
+  r = gpuprobe::test::run_gpuprobe_argv({"compare", a, a, "--fail-on", "different"});
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("**0 differences**"), std::string::npos) << r.out;
+  r = gpuprobe::test::run_gpuprobe_argv({"compare", a, runs});
+  EXPECT_EQ(r.exit_code, 1) << "a folder without profile.json is refused in one line";
+  EXPECT_NE(r.err.find("has no profile.json"), std::string::npos) << r.err;
+  std::filesystem::remove(tmp);
+}
