@@ -24,6 +24,8 @@
 #              small pools RUNS times, the soak; BM_peers/rw_malloc against $BUILD/gpuprobe-bench-before
 #   soak       the 10^9-operation soak (OPS)
 #   ncu        Nsight Compute on BM_peers cells' malloc launch (CASES)
+#   repeats    characterize --quick QUICK_N times (default 6) and full FULL_N times (default 2) on one
+#              unit, then gpuprobe compare over every pair of one mode (compare's false positives)
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
 #              GPU, 256/512/1024 GiB, cuMemSetAccess per 2 MiB slot or whole), both at once
@@ -258,6 +260,26 @@ step_ncu() {
     ncu --import "$D/$n.ncu-rep" --page details >"$D/${n}_details.txt" 2>&1
     grep -E "^\s+(Duration|Registers Per Thread|Warp Cycles Per Issued Instruction|Achieved Occupancy)" \
       "$D/${n}_details.txt" | sed 's/  */ /g'
+  done
+}
+
+step_repeats() {
+  local i j m n
+  for m in quick full; do
+    n=$([ "$m" = quick ] && echo "${QUICK_N:-6}" || echo "${FULL_N:-2}")
+    local flag=""
+    [ "$m" = quick ] && flag=--quick
+    for i in $(seq 1 "$n"); do
+      timed "rep_${m}$i" 300 "$G" characterize $flag --out "$D/rep_${m}$i" --device 0
+    done
+    for i in $(seq 1 "$n"); do
+      for j in $(seq $((i + 1)) "$n"); do
+        "$G" compare "$D/rep_${m}$i" "$D/rep_${m}$j" --out "$D/cmp_${m}_${i}_$j.json" \
+          --markdown "$D/cmp_${m}_${i}_$j.md" >/dev/null 2>&1
+        echo "$m $i-$j: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE")))' "$D/cmp_${m}_${i}_$j.json")" |
+          tee -a "$D/repeats.txt"
+      done
+    done
   done
 }
 
