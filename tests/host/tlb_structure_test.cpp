@@ -417,6 +417,33 @@ TEST(TlbStructure, NotLruTheOnsetUnionGivesTheSetAndItsPrediction) {
   EXPECT_GE(found, 6) << "sets found in 12 windows of three geometries";
 }
 
+namespace {
+
+// A cyclic walk over one LRU list of `capacity` keys (key(page)): each position's mean cost
+// (cost(page, hit)) over three laps after a warm one.
+template <class Key, class Cost>
+std::vector<double> lru_walk(const std::vector<std::uint32_t> &pages, std::size_t capacity, Key key,
+                             Cost cost) {
+  std::list<std::uint32_t> lru;
+  std::vector<double> lat(pages.size(), 0.0);
+  for (int lap = 0; lap < 4; ++lap)
+    for (std::size_t i = 0; i < pages.size(); ++i) {
+      const std::uint32_t k = key(pages[i]);
+      auto it = std::find(lru.begin(), lru.end(), k);
+      const bool hit = it != lru.end();
+      if (hit)
+        lru.erase(it);
+      lru.push_front(k);
+      if (lru.size() > capacity)
+        lru.pop_back();
+      if (lap > 0)
+        lat[i] += cost(pages[i], hit) / 3;
+    }
+  return lat;
+}
+
+} // namespace
+
 // Issue 45 item 5: the group walks tell a level of W ways x S sets from one that counts 512 MiB
 // groups. On set-associative LRU TLBs a group walk misses exactly where a set of the pinned index
 // holds W + 1 of its pages (at 8 ways x 512 sets none does); on a TLB that holds its entries' pages
@@ -451,22 +478,9 @@ TEST(TlbStructure, GroupWalksTellSetsFromACountOfGroups) {
     auto t = conflict_target_of("L3", 64ull << 20, live * 8.0, 95);
     t.tested.sets = live; // a set-associative reading of the ramp
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
-      std::list<std::uint32_t> lru;
-      std::vector<double> lat(pages.size(), 0.0);
-      for (int lap = 0; lap < 4; ++lap)
-        for (std::size_t i = 0; i < pages.size(); ++i) {
-          const auto grp = pages[i] / 8;
-          auto it = std::find(lru.begin(), lru.end(), grp);
-          const bool hit = it != lru.end();
-          if (hit)
-            lru.erase(it);
-          lru.push_front(grp);
-          if (lru.size() > live)
-            lru.pop_back();
-          if (lap > 0)
-            lat[i] += (hit ? 344.0 : 439.0) / 3;
-        }
-      return lat;
+      return lru_walk(
+          pages, live, [](std::uint32_t p) { return p / 8; },
+          [](std::uint32_t, bool hit) { return hit ? 344.0 : 439.0; });
     };
     probes::conflict_level_result l;
     probes::walk_groups(walk, t, o, {}, 0, 1u << 16, l);
@@ -495,21 +509,11 @@ TEST(TlbStructure, AHitThatVariesByPositionIsNotAMiss) {
       x = u(rng);
     pattern[rng() % period] = amp(rng); // one class past hit + half the penalty
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
-      std::list<std::uint32_t> lru;
-      std::vector<double> lat(pages.size(), 0.0);
-      for (int lap = 0; lap < 4; ++lap)
-        for (std::size_t i = 0; i < pages.size(); ++i) {
-          auto it = std::find(lru.begin(), lru.end(), pages[i]);
-          const bool hit = it != lru.end();
-          if (hit)
-            lru.erase(it);
-          lru.push_front(pages[i]);
-          if (lru.size() > entries)
-            lru.pop_back();
-          if (lap > 0)
-            lat[i] += (300.0 + pattern[pages[i] % period] + (hit ? 0.0 : 10.0)) / 3;
-        }
-      return lat;
+      return lru_walk(
+          pages, entries, [](std::uint32_t p) { return p; },
+          [&](std::uint32_t p, bool hit) {
+            return 300.0 + pattern[p % period] + (hit ? 0 : 10.0);
+          });
     };
     auto t = conflict_target_of("L1", 16ull << 20, entries, 10);
     t.tested.sets = 1;
