@@ -224,10 +224,7 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
   }
 }
 
-std::string mode_of(const model::profile &p) {
-  const auto it = p.detail.find("quick");
-  return it != p.detail.end() && it->is_boolean() && it->get<bool>() ? "quick" : "full";
-}
+std::string mode_of(const model::profile &p) { return p.quick() ? "quick" : "full"; }
 
 } // namespace
 
@@ -243,18 +240,15 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
   };
   note("GPU", pa.gpu_name(), pb.gpu_name());
   note("unit", pa.gpu_uuid(), pb.gpu_uuid());
-  note("driver", text_of(pa.device, "driver_release"), text_of(pb.device, "driver_release"));
+  note("driver", pa.device_text("driver_release"), pb.device_text("driver_release"));
   note("CUDA driver / runtime",
-       text_of(pa.device, "driver_version") + " / " + text_of(pa.device, "runtime_version"),
-       text_of(pb.device, "driver_version") + " / " + text_of(pb.device, "runtime_version"));
-  const std::string ca = text_of(pa.meta, "git_commit"), cb = text_of(pb.meta, "git_commit");
+       pa.device_text("driver_version") + " / " + pa.device_text("runtime_version"),
+       pb.device_text("driver_version") + " / " + pb.device_text("runtime_version"));
+  const std::string ca = pa.commit(), cb = pb.commit();
   note("gpuprobe commit", ca, cb);
   note("mode", mode_of(pa), mode_of(pb));
-  const json cond_a = pa.detail.value("conditions", json::object()),
-             cond_b = pb.detail.value("conditions", json::object());
-  note("throttled", cond_a.value("throttled", false) ? "yes" : "no",
-       cond_b.value("throttled", false) ? "yes" : "no");
-  note("busy", cond_a.contains("busy") ? "yes" : "no", cond_b.contains("busy") ? "yes" : "no");
+  note("throttled", pa.throttled() ? "yes" : "no", pb.throttled() ? "yes" : "no");
+  note("busy", pa.busy() ? "yes" : "no", pb.busy() ? "yes" : "no");
   if (ca != cb || mode_of(pa) != mode_of(pb)) {
     r.method_differs = true;
     r.method_note = "the two runs were analysed by different gpuprobe versions or modes (" + ca +

@@ -365,6 +365,27 @@ json to_json(const profile &p) {
   return j;
 }
 
+std::string profile::device_text(const char *key) const {
+  const auto it = device.find(key);
+  return it != device.end() && it->is_string() ? it->get<std::string>() : "-";
+}
+std::string profile::commit() const {
+  const auto it = meta.find("git_commit");
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : "-";
+}
+bool profile::quick() const {
+  const auto it = detail.find("quick");
+  return it != detail.end() && it->is_boolean() && it->get<bool>();
+}
+bool profile::throttled() const {
+  const auto it = detail.find("conditions");
+  return it != detail.end() && it->is_object() && it->value("throttled", false);
+}
+bool profile::busy() const {
+  const auto it = detail.find("conditions");
+  return it != detail.end() && it->is_object() && it->contains("busy");
+}
+
 std::string level_label(bool candidate, std::size_t index) {
   return (candidate ? "C" : "L") + std::to_string(index + 1);
 }

@@ -48,7 +48,7 @@ struct tlb_level {
   std::optional<double> confidence;         // 0..1, of the step detector
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
-  std::optional<nlohmann::json> coverage;   // what one entry covers (tlb-coverage stage), as written
+  std::optional<nlohmann::json> coverage; // what one entry covers (tlb-coverage stage), as written
   nlohmann::json detail = nlohmann::json::object(); // evidence, snr, penalty rule, ...
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
 };
@@ -133,6 +133,12 @@ struct profile {
   nlohmann::json detail = nlohmann::json::object(); // atomics, conditions, quick, wall time
   std::string gpu_uuid() const { return device.value("uuid", ""); }
   std::string gpu_name() const { return device.value("name", ""); }
+  // Provenance as `gpuprobe compare` lists it ("-" where the file lacks it).
+  std::string device_text(const char *key) const; // driver_release, driver_version, ...
+  std::string commit() const;                     // meta.git_commit
+  bool quick() const;                             // a --quick characterize
+  bool throttled() const;                         // conditions.throttled
+  bool busy() const;                              // conditions.busy: other processes seen
 };
 
 // Throws gpuprobe::error in one line naming `source`: another schema or a newer version (refused),
