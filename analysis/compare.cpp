@@ -271,6 +271,50 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
   return r;
 }
 
+compare_result compare_to_fleet(const model::fleet_unit &unit, const model::fleet &fleet,
+                                const fleet_rule &rule) {
+  compare_result r;
+  r.a_dir = unit.folder;
+  r.b_dir = "the fleet's " + unit.model + " units";
+  r.findings.push_back({"provenance", "GPU", unit.model, unit.model, "SAME", ""});
+  r.findings.push_back({"provenance", "unit", unit.uuid, "baseline", "NOTE", ""});
+  const auto it = fleet.models.find(unit.model);
+  if (it == fleet.models.end()) {
+    r.findings.push_back({"provenance", "GPU model", unit.model, "not in the fleet", "NOTE",
+                          "the fleet has no unit of this model: nothing to compare"});
+    return r;
+  }
+  for (const auto &[name, p] : it->second.parameters) {
+    const auto x = unit.number(name);
+    if (!x)
+      continue;
+    std::vector<double> others;
+    for (const auto &[uuid, v] : p.values)
+      if (uuid != unit.uuid)
+        others.push_back(v);
+    if (others.empty())
+      continue;
+    const double med = median(others);
+    std::vector<double> dev;
+    for (double v : others)
+      dev.push_back(std::fabs(v - med));
+    const double mad = median(dev);
+    const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
+    const double score = std::fabs(*x - med) / scale;
+    const std::string b = "median " + num(med, 4) + " of " + std::to_string(others.size());
+    const std::string area = name.find("penalty") != std::string::npos ? "penalty" : "structure";
+    if (others.size() < 3)
+      r.findings.push_back({area, name, num(*x, 4), b, "NOTE",
+                            "fewer than three other units: no spread to judge by"});
+    else
+      r.findings.push_back({area, name, num(*x, 4), b, score > rule.limit ? "DIFFERENT" : "SAME",
+                            num(score, 1) + " x the spread (MAD " + num(mad, 3) + ", at least " +
+                                num(100 * rule.floor_fraction, 0) + " % of the median; limit " +
+                                num(rule.limit, 1) + ")"});
+  }
+  return r;
+}
+
 json to_json(const compare_result &r, const compare_thresholds &t) {
   json findings = json::array();
   for (const auto &f : r.findings) {

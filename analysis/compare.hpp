@@ -7,6 +7,8 @@
 // driver, runtime, commit, mode, conditions) is listed, and where the two runs used another
 // analysis version or mode that is said first: a difference may then be the method's.
 // Host-only.
+#include "analysis/fleet.hpp"
+#include "model/fleet.hpp"
 #include "model/run_folder.hpp"
 
 #include <nlohmann/json.hpp>
@@ -49,6 +51,14 @@ struct compare_result {
 
 compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
                             const compare_thresholds &t = {});
+
+// One unit against a fleet's baseline (`--baseline fleet.json`): each figure the fleet keeps for
+// the unit's model (analysis::read_unit's numbers) against the median of the model's other units
+// (the unit itself left out where the fleet holds it), by the fleet's own outlier rule:
+// DIFFERENT where |x - median| / max(MAD, 1 % of the median) passes 3.5; with fewer than three
+// other units, NOTE (no spread to judge by).
+compare_result compare_to_fleet(const model::fleet_unit &unit, const model::fleet &fleet,
+                                const fleet_rule &rule = {});
 
 // gpuprobe.compare/1
 nlohmann::json to_json(const compare_result &r, const compare_thresholds &t);

@@ -3,8 +3,10 @@
 // --fail-on different, exit 4 when a finding differs: a regression gate.
 #include "analysis/compare.hpp"
 #include "cli/common.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "model/fleet.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -16,7 +18,7 @@ namespace {
 inline constexpr int k_exit_different = 4;
 
 struct compare_flags {
-  std::string a, b, out, markdown, fail_on = "nothing";
+  std::string a, b, baseline, out, markdown, fail_on = "nothing";
   analysis::compare_thresholds t;
 };
 
@@ -25,8 +27,14 @@ void run(const compare_flags &f) {
     check_output_path(f.out);
   if (!f.markdown.empty())
     check_output_path(f.markdown);
-  const auto a = model::read_run_folder(f.a), b = model::read_run_folder(f.b);
-  const auto r = analysis::compare_runs(a, b, f.t);
+  if (f.b.empty() == f.baseline.empty())
+    throw error("compare: give a second folder B or --baseline fleet.json, one of them");
+  const auto r =
+      f.baseline.empty()
+          ? analysis::compare_runs(model::read_run_folder(f.a), model::read_run_folder(f.b), f.t)
+          : analysis::compare_to_fleet(
+                analysis::read_unit(f.a),
+                model::fleet_from_json(read_json_file(f.baseline), f.baseline));
   const std::string md = analysis::to_markdown(r);
   if (!f.markdown.empty())
     write_text_atomic(f.markdown, md);
@@ -51,7 +59,10 @@ void setup_compare(CLI::App &parent) {
   app->add_option("a", f->a, "results folder A (with profile.json)")
       ->required()
       ->check(CLI::ExistingDirectory);
-  app->add_option("b", f->b, "results folder B")->required()->check(CLI::ExistingDirectory);
+  app->add_option("b", f->b, "results folder B (or --baseline)")->check(CLI::ExistingDirectory);
+  app->add_option("--baseline", f->baseline,
+                  "a fleet's fleet.json (gpuprobe fleet): A against its model's other units")
+      ->check(CLI::ExistingFile);
   app->add_option("--out", f->out, "gpuprobe.compare/1 JSON file");
   app->add_option("--markdown", f->markdown, "Markdown file (default: the terminal)");
   app->add_option("--fail-on", f->fail_on, "exit 4 when a finding differs: different | nothing")

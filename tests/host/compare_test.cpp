@@ -222,3 +222,45 @@ TEST(Compare, TheCommandIsARegressionGate) {
   EXPECT_NE(r.err.find("has no profile.json"), std::string::npos) << r.err;
   std::filesystem::remove(tmp);
 }
+
+// One unit against a fleet's baseline, on seeded fleets: 3-9 other units whose figures spread by
+// 0.1 %; the unit within that spread reads SAME, 20 % off reads DIFFERENT, and with fewer than
+// three other units NOTE. The unit's own value in the fleet is left out of its baseline.
+TEST(Compare, AUnitAgainstAFleetBaseline) {
+  std::mt19937 rng(4848);
+  std::normal_distribution<double> spread(1.0, 0.001);
+  for (int c = 0; c < 100; ++c) {
+    gpuprobe::model::fleet f;
+    auto &m = f.models["NVIDIA H100 80GB HBM3"];
+    auto &p = m.parameters["L2.penalty_cycles"];
+    const int others = 1 + c % 9;
+    for (int k = 0; k < others; ++k)
+      p.values["GPU-" + std::to_string(k)] = 95.0 * spread(rng);
+    gpuprobe::model::fleet_unit u;
+    u.model = "NVIDIA H100 80GB HBM3";
+    u.uuid = "GPU-self";
+    const bool off = c % 2 == 1;
+    u.numbers["L2.penalty_cycles"] = 95.0 * (off ? 1.2 : spread(rng));
+    p.values[u.uuid] = 1e6; // its own entry: left out, or every unit would look alike
+    const auto r = gpuprobe::analysis::compare_to_fleet(u, f);
+    ASSERT_EQ(r.findings.size(), 3u);
+    const auto &v = r.findings.back().verdict;
+    if (others < 3)
+      EXPECT_EQ(v, "NOTE") << c;
+    else
+      EXPECT_EQ(v, off ? "DIFFERENT" : "SAME") << c << ": " << r.findings.back().why;
+  }
+  gpuprobe::model::fleet_unit other;
+  other.model = "NVIDIA B200";
+  EXPECT_EQ(gpuprobe::analysis::compare_to_fleet(other, {}).differences(), 0);
+  // The command over the committed fleet: GPU-2a4d0660's L2 sampling ratio (3.22 against the
+  // other four H200s' 2.94, spread 0.005) is the one difference; exit 4 with the gate.
+  const std::string ex = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/";
+  const auto r = gpuprobe::test::run_gpuprobe_argv(
+      {"compare", ex + "units/node-a/nvidia-h200-2a4d0660", "--baseline", ex + "fleet.json",
+       "--fail-on", "different"});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("L2.sampling\\_ratio | 3.2233 | median 2.9402 of 4 | DIFFERENT"),
+            std::string::npos)
+      << r.out;
+}
