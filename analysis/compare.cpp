@@ -294,21 +294,16 @@ compare_result compare_to_fleet(const model::fleet_unit &unit, const model::flee
         others.push_back(v);
     if (others.empty())
       continue;
-    const double med = median(others);
-    std::vector<double> dev;
-    for (double v : others)
-      dev.push_back(std::fabs(v - med));
-    const double mad = median(dev);
-    const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
-    const double score = std::fabs(*x - med) / scale;
-    const std::string b = "median " + num(med, 4) + " of " + std::to_string(others.size());
+    const auto sp = spread_of(others, rule); // the fleet's own outlier measure
+    const double score = sp.score(*x);
+    const std::string b = "median " + num(sp.median, 4) + " of " + std::to_string(others.size());
     const std::string area = name.find("penalty") != std::string::npos ? "penalty" : "structure";
     if (others.size() < 3)
       r.findings.push_back({area, name, num(*x, 4), b, "NOTE",
                             "fewer than three other units: no spread to judge by"});
     else
       r.findings.push_back({area, name, num(*x, 4), b, score > rule.limit ? "DIFFERENT" : "SAME",
-                            num(score, 1) + " x the spread (MAD " + num(mad, 3) + ", at least " +
+                            num(score, 1) + " x the spread (MAD " + num(sp.mad, 3) + ", at least " +
                                 num(100 * rule.floor_fraction, 0) + " % of the median; limit " +
                                 num(rule.limit, 1) + ")"});
   }

@@ -268,6 +268,19 @@ std::vector<fleet_unit> find_units(const std::vector<std::string> &inputs,
   return units;
 }
 
+double robust_spread::score(double x) const { return std::fabs(x - median) / scale; }
+
+robust_spread spread_of(const std::vector<double> &xs, const fleet_rule &rule) {
+  robust_spread s;
+  s.median = median(xs);
+  std::vector<double> dev;
+  for (double x : xs)
+    dev.push_back(std::fabs(x - s.median));
+  s.mad = median(dev);
+  s.scale = std::max({s.mad, rule.floor_fraction * std::fabs(s.median), 1e-12});
+  return s;
+}
+
 namespace {
 
 using units_of = std::vector<const fleet_unit *>;
@@ -283,17 +296,13 @@ void number_parameter(const std::string &name, const units_of &done, const fleet
       xs.push_back(it->second);
       p.values[u->uuid] = it->second;
     }
-  const double med = median(xs);
-  std::vector<double> dev;
-  for (double x : xs)
-    dev.push_back(std::fabs(x - med));
-  const double mad = median(dev);
-  const double scale = std::max({mad, rule.floor_fraction * std::fabs(med), 1e-12});
+  const auto sp = spread_of(xs, rule);
+  const double med = sp.median, mad = sp.mad;
   // With two units neither is "the odd one": their difference is listed instead.
   if (xs.size() >= 3)
     for (auto *u : done)
       if (auto it = u->numbers.find(name); it != u->numbers.end()) {
-        const double score = std::fabs(it->second - med) / scale;
+        const double score = sp.score(it->second);
         if (score > rule.limit) {
           char why[256];
           std::snprintf(why, sizeof why,

@@ -34,6 +34,14 @@ struct fleet_rule {
                                 // to 1 % are not outliers because the others agree exactly)
 };
 
+// The outlier rule's measure of a figure over units: their median, MAD, and the scale a value's
+// distance from the median is divided by (the MAD, at least floor_fraction of |median|).
+struct robust_spread {
+  double median = 0, mad = 0, scale = 0;
+  double score(double x) const; // |x - median| / scale
+};
+robust_spread spread_of(const std::vector<double> &xs, const fleet_rule &rule);
+
 // gpuprobe.fleet/1 (model/fleet.hpp): per model the units, each figure's median, spread and
 // outliers, and what differs; every unit's figures.
 model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule = {});

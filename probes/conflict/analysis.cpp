@@ -122,6 +122,13 @@ json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int 
 
 } // namespace
 
+std::uint64_t set_of(const std::vector<std::uint64_t> &masks, std::uint64_t page_number) {
+  std::uint64_t bits = 0;
+  for (std::size_t j = 0; j < masks.size(); ++j)
+    bits |= std::uint64_t(__builtin_parityll(masks[j] & page_number)) << j;
+  return bits;
+}
+
 json conflict_summary(const json &level, const json &result_level) {
   json out = {{"source", results_folder::raw_rel(results_folder::raw_file::tlb_conflict)}};
   if (result_level.contains("skipped")) {

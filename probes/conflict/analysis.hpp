@@ -18,6 +18,9 @@ struct index_bits {
   std::vector<std::uint64_t> masks; // a basis of the index functions the sets allow
 };
 index_bits set_index_bits(const std::vector<std::vector<std::uint64_t>> &sets);
+// The set a page number falls in under index functions `masks`: bit j is the parity of
+// masks[j] & page_number.
+std::uint64_t set_of(const std::vector<std::uint64_t> &masks, std::uint64_t page_number);
 
 // The "conflict" block of a level's structure, from the level (its profile JSON) and its
 // tlb-conflict result (one entry of "levels").

@@ -7,7 +7,10 @@
 //     range of one page-directory entry on Hopper): fewer pages than the level's entries, spread
 //     over fewer or more groups than a full walk touches. A level of W ways x S sets misses
 //     only where a set holds W + 1 of them; a level that counts groups misses past its count.
+//   walk_rotations: the first onset-union window's onset walk begun at other pages of it (does
+//     the page that never misses owe that to its place in the walk?).
 #include "common/stats.hpp"
+#include "probes/conflict/analysis.hpp"
 #include "probes/conflict/driver.hpp"
 #include "probes/conflict/kernel.hpp"
 
@@ -88,10 +91,9 @@ void walk_groups(const walk_fn &walk, const conflict_target &t, const conflict_o
   if (!o.group_walks || t.tested.sets.value_or(0) <= 1 || t.page_bytes() > group_bytes / 2)
     return;
   const auto e = std::uint32_t(t.entries());
-  const auto g = std::uint32_t(group_bytes / t.page_bytes()); // pages per group
-  const std::uint32_t full = e / g;                           // groups a full walk touches
-  const std::uint32_t below = std::max<std::uint32_t>(2, e / 64);
-  const double hit = median(walk(pages_from(0, e - 2 * below))); // as the search calibrates
+  const auto g = std::uint32_t(group_bytes / t.page_bytes());   // pages per group
+  const std::uint32_t full = e / g;                             // groups a full walk touches
+  const double hit = median(walk(hit_calibration_pages(t, 0))); // as the search calibrates
   const double thr = hit + t.miss_fraction * t.penalty_cycles();
   // 5 of 8 pages of each group: past an inner level of half the entries, W x 5/8 to a set.
   const std::uint32_t per = (5 * g + 7) / 8;
@@ -103,12 +105,9 @@ void walk_groups(const walk_fn &walk, const conflict_target &t, const conflict_o
     const auto pages = group_pages_of(g, per, gw.groups);
     if (!masks.empty()) {
       std::map<std::uint64_t, std::size_t> sets;
-      for (auto p : pages) {
-        std::uint64_t idx = 0;
-        for (std::size_t j = 0; j < masks.size(); ++j)
-          idx |= std::uint64_t(__builtin_parityll(masks[j] & (page_base + p))) << j;
-        gw.most_in_a_set = std::max(gw.most_in_a_set, ++sets[idx]);
-      }
+      for (auto p : pages)
+        gw.most_in_a_set =
+            std::max(gw.most_in_a_set, ++sets[analysis::set_of(masks, page_base + p)]);
     }
     for (int w = 0; w < std::max(2, o.repeat_walks); ++w) {
       const auto lat = walk(pages);
@@ -137,9 +136,7 @@ void walk_rotations(const walk_fn &walk, const conflict_target &t, const conflic
     return;
   const auto window = pages_from(it->window_start, it->onset_pages);
   const std::uint32_t n = it->onset_pages;
-  const auto e = std::uint32_t(t.entries());
-  const std::uint32_t below = std::max<std::uint32_t>(2, e / 64);
-  const double thr = median(walk(pages_from(it->window_start, e - 2 * below))) +
+  const double thr = median(walk(hit_calibration_pages(t, it->window_start))) +
                      t.miss_fraction * t.penalty_cycles();
   for (std::uint32_t r : {0u, n / 4, n / 2, 3 * n / 4, n - 1}) {
     conflict_level_result::rotation rot;

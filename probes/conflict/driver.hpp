@@ -56,6 +56,10 @@ std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &t,
 
 // Pages start, start + 1, ..., start + n - 1: a window of consecutive pages.
 std::vector<std::uint32_t> pages_from(std::uint32_t start, std::uint32_t n);
+// The search's step below a level's entries (E / 64, at least 2), and the window it calibrates the
+// hit on: E - 2 steps from `start` (at least 2 pages), well below the capacity, past inner levels.
+std::uint32_t calibration_step(const conflict_target &t);
+std::vector<std::uint32_t> hit_calibration_pages(const conflict_target &t, std::uint32_t start);
 
 // The mean cycles of each position's hop in a cyclic walk over `pages` (page indices).
 using walk_fn = std::function<std::vector<double>(const std::vector<std::uint32_t> &pages)>;

@@ -2,6 +2,7 @@
 #include "common/envelope.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
+#include "probes/conflict/analysis.hpp"
 #include "probes/conflict/driver.hpp"
 #include "probes/conflict/kernel.hpp"
 
@@ -9,7 +10,6 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <memory>
 
 namespace gpuprobe::probes {
 
@@ -76,6 +76,16 @@ double miss_fraction(const walk_fn &walk, const conflict_target &t, double &hit,
   return miss_min > hit_max && mid > 0.25 && mid < 1 ? mid : 0.5;
 }
 
+std::uint32_t calibration_step(const conflict_target &t) {
+  return std::max<std::uint32_t>(2, std::uint32_t(t.entries()) / 64);
+}
+
+std::vector<std::uint32_t> hit_calibration_pages(const conflict_target &t, std::uint32_t start) {
+  const auto e = std::uint32_t(t.entries());
+  const std::uint32_t below = calibration_step(t), n = e > below + 2 ? e - below : 2;
+  return pages_from(start, std::max<std::uint32_t>(2, n - below));
+}
+
 namespace {
 
 // The window's pages without `removed` (ascending), in walk order, and `target`'s place there.
@@ -103,9 +113,9 @@ std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_tar
                                          const conflict_options &o, conflict_set &s, double &thr) {
   const std::uint32_t start = s.window_start;
   const auto e = std::uint32_t(t.entries());
-  const std::uint32_t below = std::max<std::uint32_t>(2, e / 64);
+  const std::uint32_t below = calibration_step(t);
   std::uint32_t n = e > below + 2 ? e - below : 2;
-  s.hit_cycles = median(walk(pages_from(start, std::max<std::uint32_t>(2, n - below))));
+  s.hit_cycles = median(walk(hit_calibration_pages(t, start)));
   if (!(s.hit_cycles > 50)) { // an L2 hit alone costs hundreds of cycles
     s.failed =
         "a hop measured " + std::to_string(s.hit_cycles) + " cycles: the timing misses the load";
@@ -301,12 +311,7 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
     p.failed = s.failed;
     return p;
   }
-  const auto index = [&](std::uint32_t page) {
-    std::uint64_t bits = 0;
-    for (std::size_t j = 0; j < masks.size(); ++j)
-      bits |= std::uint64_t(__builtin_parityll(masks[j] & (page_base + page))) << j;
-    return bits;
-  };
+  const auto index = [&](std::uint32_t page) { return analysis::set_of(masks, page_base + page); };
   const auto all = pages_from(start, s.onset_pages);
   if (stable.empty() || by_union) { // not LRU at the onset: are the pages missing there sets?
     p.method = "onset union";
