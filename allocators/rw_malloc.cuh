@@ -78,6 +78,15 @@ __device__ inline free_run warp_first_run(unsigned long long mine, unsigned lane
   const int w = __ffs(int(has)) - 1;
   return {__shfl_sync(0xffffffffu, r.start, w), __shfl_sync(0xffffffffu, r.length, w)};
 }
+// At least `ns` nanoseconds (tests only: one __nanosleep may sleep less than it is asked).
+__device__ inline void wait_ns(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); // volatile: read now, not hoisted
+  do {
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
 __device__ inline unsigned warp_slot() {
   unsigned w;
   asm volatile("mov.u32 %0, %%warpid;" : "=r"(w)); // volatile: the slot the warp runs in now
@@ -354,7 +363,7 @@ private:
     const std::uint64_t s0 = stash_start(v);
     const std::uint32_t len = stash_length(v);
     if (hold_ns && len)
-      __nanosleep(hold_ns); // tests only (hold_ns): the run stays in this warp's hands a while
+      detail::wait_ns(hold_ns); // tests only (hold_ns): the run stays in this warp's hands a while
     if (len >= asked) {
       const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
       if (int(lane) == leader && len > asked)

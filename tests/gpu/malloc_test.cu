@@ -301,6 +301,93 @@ TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
   }
 }
 
+namespace {
+// The race of issue 49 made certain: the one warp whose stash slot holds a run (the first to see
+// it, by tickets[0]) asks at once, takes the run and holds it (hold_ns); three other warps
+// (tickets[1]) wait `late_ns` before they ask, so their scans and drains fall inside that hold; the
+// rest leave. Each lane asks one unit. Launched with a few warps an SM, so that some warp runs on
+// that slot.
+__global__ void take_while_held(alloc::rw_malloc_handle h, unsigned *tickets,
+                                unsigned long long late_ns, unsigned long long *counters) {
+  const unsigned lane = alloc::detail::lane_id();
+  const unsigned slot = (alloc::detail::sm_id() % h.stash_sms) * h.stash_per_sm +
+                        alloc::detail::warp_slot() % h.stash_per_sm;
+  unsigned role = 0; // 0: leave, 1: the holder, 2: late
+  if (lane == 0) {
+    if (__ldcg(&h.stash[slot]) != 0ull && atomicCAS(&tickets[0], 0u, 1u) == 0u)
+      role = 1;
+    else if (atomicAdd(&tickets[1], 1u) < 3u)
+      role = 2;
+  }
+  role = __shfl_sync(0xffffffffu, role, 0);
+  if (role == 0)
+    return;
+  if (role == 2)
+    alloc::detail::wait_ns(late_ns);
+  atomicAdd(&counters[h.malloc(h.unit_bytes) ? 0 : 1], 1ull);
+}
+} // namespace
+
+// Issue 49's race, met every time: the pool's only free units are one stash's run of 128 (4 warps'
+// requests of one unit a lane), put there by a warp's refill in a first launch. In a second launch
+// the warp on that slot takes the run and holds it 5 ms; three others ask 200 us later, scan the
+// whole pool, drain every stash and find nothing: the units are in a warp's hands. With the in-hand
+// count they scan again until the run's rest is put back and all 128 requests are served; with the
+// count off (in_hand = nullptr, the control: the allocator without its in-flight accounting) they
+// refuse. The control must refuse, or the test did not meet the window.
+TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::malloc_config c = rw_cfg(32u << 20);
+  c.unit_bytes = 64;
+  c.stash_per_sm = 1;
+  alloc::rw_malloc a(c);
+  ASSERT_GE(a.handle().stash_cap, 4u * 32) << "a stash that holds 4 warps' requests";
+  const std::uint64_t units = a.units(), region = alloc::rw_malloc_handle::region_units;
+  alloc::device_array<unsigned long long> counters(2);
+  alloc::device_array<unsigned> tickets(2);
+  for (const bool counted : {true, false}) {
+    for (unsigned t = 0; t < 4; ++t) {
+      // The first launch: one warp's 32 units and a refill of 128 from the one free run of 160.
+      std::vector<unsigned long long> w((units + 63) / 64, ~0ull);
+      const std::uint64_t at = (37 + 53 * t) % (units / region) * region + 64 * t;
+      for (std::uint64_t u = at; u < at + 160; ++u)
+        w[u / 64] &= ~(1ull << (u % 64));
+      a.load(w, true);
+      auto h = a.handle();
+      h.seed = 77 + t;
+      h.max_rounds =
+          1u << 16; // random regions until the free run's (a refill is never scanned for)
+      counters.zero();
+      take_units<<<1, 32>>>(h, 32, 1, counters.get());
+      sync_or_throw();
+      unsigned long long v[2];
+      counters.download(v, 2);
+      ASSERT_EQ(v[0], 32u) << "trial " << t;
+      ASSERT_EQ(a.stashed_units(), 128u) << "trial " << t << ": the refill is in a stash";
+      ASSERT_EQ(alloc::count_free_units(a.bitmap()), 0u);
+      // The second launch: 4 warps ask (one a block, 4 blocks an SM launched), 128 units.
+      h.max_rounds = 2;
+      h.hold_ns = 5'000'000;
+      if (!counted)
+        h.in_hand = nullptr;
+      counters.zero();
+      tickets.zero();
+      take_while_held<<<4 * h.stash_sms, 32>>>(h, tickets.get(), 200'000, counters.get());
+      sync_or_throw();
+      counters.download(v, 2);
+      std::printf("rw_malloc %s the in-hand count, trial %u: %llu of 128 served, %llu refused\n",
+                  counted ? "with" : "WITHOUT", t, v[0], v[1]);
+      if (counted) {
+        EXPECT_EQ(v[0], 128u) << "trial " << t << ": a fitting request refused";
+        EXPECT_EQ(a.in_hand_units(), a.stashed_units()) << "trial " << t;
+      } else {
+        EXPECT_GT(v[1], 0u) << "trial " << t << ": the control met no refusal (the window missed)";
+      }
+      EXPECT_EQ(v[0] + a.free_units(), 128u) << "trial " << t << ": units lost";
+    }
+  }
+}
+
 TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(1 << 20));
@@ -609,7 +696,8 @@ TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
 }
 
 namespace {
-// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; scripts/device_round.sh soak asks 10^9).
+// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; scripts/device_round.sh soak asks
+// 10^9).
 double soak_ops() {
   const char *e = std::getenv("GPUPROBE_SOAK_OPS");
   return e && *e ? std::atof(e) : 2e7;
