@@ -87,23 +87,33 @@ void cu_check(CUresult r, const char *what) {
                      r);
 }
 
-// An exclusive lock on a file, held for the object's life (flock: released if the process dies).
-class node_lock {
-public:
-  explicit node_lock(const char *path) : fd_(::open(path, O_CREAT | O_RDWR, 0666)) {
-    if (fd_ >= 0)
-      (void)::flock(fd_, LOCK_EX); // no lock file (read-only /tmp): map without it
-  }
-  ~node_lock() {
-    if (fd_ >= 0)
-      ::close(fd_); // closing releases the lock
-  }
-  node_lock(const node_lock &) = delete;
-  node_lock &operator=(const node_lock &) = delete;
-
-private:
-  int fd_;
-};
+// The node's mapped-range budget for `bytes` of range on `device`, waited for with one line on
+// stderr when other processes hold too much of it (common/node_budget.hpp).
+node_budget reserve_range(std::size_t bytes, int device) {
+  const budget_config c = budget_config::from_env();
+  const auto t0 = std::chrono::steady_clock::now();
+  bool waited = false, beside = false;
+  node_budget b = node_budget::reserve(
+      bytes, c,
+      [&](std::uint64_t held) {
+        waited = true;
+        std::fprintf(stderr,
+                     "[alias] device %d waits for %zu GiB of the node's %llu GiB mapped-range "
+                     "budget (other processes hold %llu GiB; GPUPROBE_NODE_RANGE_GIB sets it)\n",
+                     device, bytes >> 30, (unsigned long long)(c.total_bytes >> 30),
+                     (unsigned long long)(held >> 30));
+      },
+      200, &beside);
+  if (beside)
+    std::fprintf(stderr,
+                 "[alias] device %d: %zu GiB mapped beside the node's budget (this process holds "
+                 "%llu GiB of it and does not wait while it holds)\n",
+                 device, bytes >> 30, (unsigned long long)(node_budget::held_here() >> 30));
+  if (waited)
+    std::fprintf(stderr, "[alias] device %d: budget granted after %.1f s\n", device,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return b;
+}
 
 CUmemAllocationProp device_prop(int device) {
   CUmemAllocationProp prop{};
@@ -231,11 +241,12 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
     throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
                 std::to_string(granularity_) + "-byte VMM granularity");
   bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
-  // One process of the node maps at a time, and CUDA_ERROR_OUT_OF_MEMORY is retried after the
-  // pool made so far is released: the driver grants the node just under 1 TiB of mapped range in
-  // all, over processes and GPUs (docs/fleet.md), so a second 512 GiB range is refused in
-  // cuMemSetAccess while the first is held, and granted once it is unmapped.
-  node_lock lock("/tmp/gpuprobe-alias-map.lock");
+  // The range's bytes are reserved from the node's budget first and held until it is unmapped:
+  // the driver grants the node just under 1 TiB of mapped range in all, over processes and GPUs
+  // (docs/fleet.md), so processes map at once while their ranges fit together and wait otherwise.
+  // A CUDA_ERROR_OUT_OF_MEMORY (range held outside the budget: another program, a budget set too
+  // high) is retried after the pool made so far is released.
+  budget_ = reserve_range(bytes_, device);
   constexpr int k_attempts = 5;
   for (int attempt = 1;; ++attempt) {
     try {
@@ -337,7 +348,9 @@ slot_pool::slot_pool(const slot_layout &l, int device)
                   std::to_string(l.chunks));
   bytes_ = chunk_of_.size() * slot_;
   const auto &d = api();
-  node_lock lock("/tmp/gpuprobe-alias-map.lock"); // as alias: one process of the node maps at once
+  // As alias: the node's budget, held until unmapped, for the slots mapped (the driver's cap counts
+  // mapped range, not the reserved).
+  budget_ = reserve_range(l.one_allocation ? bytes_ : l.mapped_slots() * slot_, device);
   try {
     CUdeviceptr va = 0;
     if (!reserve_aligned(bytes_, slot_, va)) // the refusal, named by the driver

@@ -15,6 +15,8 @@
 //               has a constant cache cost: its latency steps are address translation alone.
 // The driver API is reached through cudaGetDriverEntryPointByVersion, so the binary does not
 // link libcuda and loads on machines without a driver.
+#include "common/node_budget.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +24,11 @@
 namespace gpuprobe {
 
 enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse, alias };
+
+// The default alias range of the tlb and tlb-coverage probes: 4/3 of the largest full miss measured
+// (Hopper's third level misses on every hop from 288 GiB, H100 and H200 alike), and two such ranges
+// fit the node's mapped-range budget at once (issue 48; plan_tlb says what was checked).
+inline constexpr std::uint64_t k_alias_default_bytes = 384ull << 30;
 alloc_kind parse_alloc_kind(const std::string &s); // throws gpuprobe::error
 const char *to_string(alloc_kind k);
 
@@ -65,13 +72,15 @@ private:
   std::size_t mapped_slots_ = 0; // alias: slots mapped so far
   char *ptr_ = nullptr;
   std::vector<unsigned long long> handles_; // vmm physical chunks
+  node_budget
+      budget_; // alias: the range's share of the node's mapped-range budget, held till unmapped
 };
 
 // A virtual range of slots, each mapped to one of a few physical chunks or left unmapped: the
 // layouts `gpuprobe tlb-coverage` compares (one chunk at every slot, as alias; only some slots;
 // a distinct chunk per slot; the pieces of one allocation in order). Mapped like alias (aligned to
-// the largest power of two the range holds, under the node's mapping lock); every chunk's first
-// bytes are zeroed (the walks add the 0 they load to the next address).
+// the largest power of two the range holds, its bytes reserved from the node's budget); every
+// chunk's first bytes are zeroed (the walks add the 0 they load to the next address).
 struct slot_layout {
   std::size_t slot_bytes = 0;  // a multiple of the VMM granularity
   std::vector<int> chunk_of;   // per slot: the chunk it maps, or -1 (unmapped)
@@ -98,6 +107,7 @@ private:
   std::size_t piece_ = 0; // one_allocation: bytes per chunk inside the one handle
   std::vector<unsigned long long> handles_;
   double map_seconds_ = 0;
+  node_budget budget_; // as device_pool's alias
 };
 
 // A virtual range reserved once and backed by physical chunks on demand from the host (CUDA VMM):

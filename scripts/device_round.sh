@@ -15,6 +15,9 @@
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
+#   node-run   gpuprobe run on GPU 0 alone, then run --devices all (the node budget shares the
+#              mapped range); SERIAL=1 adds run --devices all under a budget one range fits
+#              (GPUPROBE_NODE_RANGE_GIB=400: the ranges mapped one at a time, as the old lock did)
 #   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
 #              and resumed, kept under --allow-busy, and beside run --devices all --busy-wait 5
 #   getpage    BM_getpage's grid (GETPAGE: a filter) with TAS/WAS against the RW paper's models
@@ -122,6 +125,21 @@ step_node() {
   timed single0 200 "$G" characterize --device 0 --out "$D/single0"
   timed node_tune 200 "$G" tune --devices all --quick --results "$D/node1"
   grep -hE '^gpuprobe (characterize|tune)|^  gpu[0-9]|error' "$D"/node*.txt "$D/single0.txt" | cut -c1-200
+}
+
+step_node_run() {
+  timed single_run 250 "$G" run --device 0 --out "$D/single_run"
+  timed node_run 330 "$G" run --devices all --out "$D/node_run"
+  if [ "${SERIAL:-0}" = 1 ]; then
+    GPUPROBE_NODE_RANGE_GIB=400 timed node_run_serial 560 "$G" run --devices all --out "$D/node_run_serial"
+  fi
+  local f
+  for f in "$D"/single_run.txt "$D"/node_run*.txt; do
+    echo "== $(basename "$f" .txt)"
+    grep -hE '^gpuprobe run|^  gpu[0-9]|ok in|FAILED' "$f" | cut -c1-200
+    echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |
+      awk '{s += $1} END {print s + 0}')"
+  done
 }
 
 step_busy() {

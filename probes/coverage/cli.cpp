@@ -18,7 +18,7 @@ namespace {
 
 struct coverage_flags {
   common_options common;
-  std::string profile, max_bytes = "512G";
+  std::string profile, max_bytes = "384G";
   probes::coverage_options o;
 };
 

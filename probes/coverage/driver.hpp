@@ -36,7 +36,7 @@ namespace gpuprobe::probes {
 
 struct coverage_options {
   std::uint64_t slot_bytes = 2ull << 20; // the alias granularity (Hopper: 2 MiB)
-  std::uint64_t max_range_bytes = 512ull << 30;
+  std::uint64_t max_range_bytes = k_alias_default_bytes;
   std::uint32_t max_chunks = 8192; // distinct chunks (x slot bytes of device memory)
   std::uint32_t laps = 2;
   int repeats = 6; // onset walks of the fully associative level

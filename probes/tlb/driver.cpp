@@ -79,8 +79,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
       format_bytes(double(dev.memory_bytes)).c_str(),
       cuda_version_string(dev.driver_version).c_str(),
       cuda_version_string(dev.runtime_version).c_str());
-  sweep_plan plan = plan_tlb(o, static_cast<std::uint64_t>(dev.memory_free_bytes_at_start),
-                             static_cast<std::uint64_t>(dev.memory_bytes));
+  sweep_plan plan = plan_tlb(o, static_cast<std::uint64_t>(dev.memory_free_bytes_at_start));
 
   tlb_result r;
   r.sm_clock_mhz_before = measure_sm_clock_mhz();

@@ -10,17 +10,16 @@ namespace gpuprobe::probes {
 
 using nlohmann::json;
 
-sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b, std::uint64_t memory_b) {
+sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b) {
   sweep_plan plan;
   plan.min_bytes = o.min_bytes;
   if (o.alloc == alloc_kind::alias) {
     // An alias pool takes one chunk of memory whatever its virtual size: the footprint is bounded
-    // by the address space and the time to map it, not by the memory. At least 512 GiB: the
-    // H200's third structure (272 GiB) must be in reach on a GPU with less memory too.
-    std::uint64_t dflt = 512 * k_gib;
-    while (dflt * 2 <= 4 * memory_b)
-      dflt *= 2;
-    plan.max_bytes = o.max_bytes ? o.max_bytes : dflt;
+    // by the address space and the node's mapped-range budget, not by the memory. 384 GiB is 4/3
+    // of the largest full miss measured (the third level's, 288 GiB, on H100 and H200 alike):
+    // three sweep points past it, the same levels, ramps and penalties (within 0.2 cycles) as
+    // 512 GiB on the committed runs, and two ranges fit a node's budget at once (issue 48).
+    plan.max_bytes = o.max_bytes ? o.max_bytes : k_alias_default_bytes;
   } else if (o.max_bytes == 0) {
     plan.max_bytes = static_cast<std::uint64_t>(double(free_b) * o.free_fraction) >> 30 << 30;
   } else {

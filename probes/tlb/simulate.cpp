@@ -84,7 +84,7 @@ sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes) {
     o.max_stride = 256 * k_mib;
     o.points_per_octave = 4;
   }
-  sweep_plan p = plan_tlb(o, 0, max_bytes / 4);
+  sweep_plan p = plan_tlb(o, 0);
   p.max_hops = p.max_bytes / (2 * k_mib); // one 2 MiB chunk at every slot
   return p;
 }

@@ -205,18 +205,16 @@ TEST(AtomicsDriver, ThreadCountsAndTop) {
   EXPECT_THROW(probes::parse_atomic_variant("same_u16"), error);
 }
 
-// Alias pools are bounded by the address space, not the memory: the default footprint is
-// 4 x the device memory rounded down to a power of two (at least 512 GiB), and a footprint past
-// the free memory is no error for them.
+// Alias pools are bounded by the address space and the node's budget, not the memory: the default
+// footprint is 384 GiB whatever the memory (past 288 GiB, where Hopper's third level misses on
+// every hop), and a footprint past the free memory is no error for them.
 TEST(TlbDriver, AliasPlansPastTheDeviceMemory) {
   probes::tlb_options o;
   o.alloc = alloc_kind::alias;
-  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, 512 * k_gib);
-  EXPECT_EQ(probes::plan_tlb(o, 180 * k_gib, 192 * k_gib).max_bytes, 512 * k_gib);
-  EXPECT_EQ(probes::plan_tlb(o, 250 * k_gib, 256 * k_gib).max_bytes, k_tib);
-  EXPECT_EQ(probes::plan_tlb(o, 139 * k_gib, 141 * k_gib).max_bytes, 512 * k_gib);
+  for (const std::uint64_t free_gib : {1, 78, 139, 250})
+    EXPECT_EQ(probes::plan_tlb(o, free_gib * k_gib).max_bytes, 384 * k_gib);
   o.max_bytes = k_tib;
-  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib, 80 * k_gib).max_bytes, k_tib);
+  EXPECT_EQ(probes::plan_tlb(o, 78 * k_gib).max_bytes, k_tib);
   probes::tlb_result r;
   r.device = json::object();
   r.meta = json::object();
