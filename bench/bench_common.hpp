@@ -17,7 +17,7 @@ struct flags {
   bool uncapped = false;  // --gpuprobe_uncapped: cuda_malloc cells past their cap
   bool full_grid = false; // --gpuprobe_full: every thread count and free fraction
   std::uint64_t tlb_scope_bytes =
-      0; // TLB-scoped workloads (--gpuprobe_profile / --gpuprobe_tlb_scope)
+      0; // TLB-scoped workloads (--gpuprobe_tuning / --gpuprobe_tlb_scope)
   std::string tlb_scope_source;
   std::uint64_t peers_heap_bytes = 0; // --gpuprobe_peers_heap (0: peers::k_default_heap_bytes)
   bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
@@ -77,9 +77,9 @@ template <class T, class Make> T &current(const std::string &key, Make make) {
 void add_case(const std::string &name, std::function<void(benchmark::State &)> fn,
               int iterations = 10);
 
-// --gpuprobe_profile=PATH: the scope is the reach of the profile's largest TLB level (or
-// candidate), in whole 2 MiB pages. Throws gpuprobe::error when there is none.
-void read_tlb_scope(const std::string &profile);
+// --gpuprobe_tuning=PATH: the scope is tune's measured decision in that tuning.json. Throws
+// gpuprobe::error when tune kept one pass (or the file is not a tuning).
+void read_tlb_scope(const std::string &tuning);
 
 void register_malloc_benchmarks();
 void register_workload_benchmarks();

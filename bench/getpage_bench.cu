@@ -269,8 +269,8 @@ constexpr const char *k_help =
 gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_full             every thread count and free fraction of BM_getpage (default: a smaller grid)
   --gpuprobe_uncapped         lift the caps of the slow cases (cuda_malloc, ouroboros_chunk, xmalloc > 2 KiB)
-  --gpuprobe_profile=FILE     TLB scope of the scoped workloads: the reach of the profile's largest TLB level
-                              or candidate (gpuprobe characterize's profile.json)
+  --gpuprobe_tuning=FILE      TLB scope of the scoped workloads: the scope gpuprobe tune measured (its
+                              tuning.json)
   --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
   --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
@@ -300,8 +300,12 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
           return std::string("--gpuprobe_tlb_scope: ") + e.what();
         }
         o.tlb_scope_source = "--gpuprobe_tlb_scope";
+      } else if (std::strncmp(argv[i], "--gpuprobe_tuning=", 18) == 0) {
+        read_tlb_scope(argv[i] + 18);
       } else if (std::strncmp(argv[i], "--gpuprobe_profile=", 19) == 0) {
-        read_tlb_scope(argv[i] + 19);
+        return std::string(
+                   "--gpuprobe_profile was replaced by --gpuprobe_tuning=tuning.json: the ") +
+               "scope is the one gpuprobe tune measured (one rule for tune and the bench)";
       } else if (std::strncmp(argv[i], "--gpuprobe_peers_heap=", 22) == 0) {
         try {
           o.peers_heap_bytes = parse_bytes(argv[i] + 22);

@@ -7,12 +7,12 @@
 #include "allocators/workloads/growable_array.cuh"
 #include "allocators/workloads/hash_join.cuh"
 #include "allocators/workloads/tlb_scoped.cuh"
-#include "tune/decisions.hpp"
 #include "bench_common.hpp"
 #include "common/device_memory.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
+#include "model/tuning.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -165,14 +165,12 @@ void ggarray_iterations(benchmark::State &st, Handle h, After &&after, growable_
       failed += v.failed, g.used += double(workloads::gg_bucket_bytes(v.size));
     if (failed && g.error.empty())
       g.error = std::to_string(failed) + " elements found no memory";
-    g.sums(
-        [&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), g.vectors, g.acc.get()); },
-        g.want_insert, "insert");
+    g.sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), g.vectors, g.acc.get()); },
+           g.want_insert, "insert");
     g.rw_ms += g.timer.ms(
         [&] { workloads::gg_read_write<<<1024, alloc::k_block>>>(vecs.get(), g.vectors); });
-    g.sums(
-        [&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), g.vectors, g.acc.get()); },
-        g.want_rw, "read/write");
+    g.sums([&] { workloads::gg_sum<<<1024, alloc::k_block>>>(vecs.get(), g.vectors, g.acc.get()); },
+           g.want_rw, "read/write");
     workloads::gg_release<<<alloc::blocks_for(g.vectors), alloc::k_block>>>(h, vecs.get(),
                                                                             g.vectors);
     check(cudaDeviceSynchronize(), "release");
@@ -203,7 +201,8 @@ void growable_cell(benchmark::State &st, const std::string &variant, std::uint64
     alloc::pool_config pc;
     pc.pages = 1;
     alloc::cuda_malloc a(pc, 1.0);
-    ggarray_iterations(st, a.handle(), [] {}, g);
+    ggarray_iterations(
+        st, a.handle(), [] {}, g);
   }
   if (!g.error.empty()) {
     st.SkipWithError(g.error.c_str());
@@ -240,8 +239,8 @@ void scoped_cell(benchmark::State &st, bool grouping, const std::string &pool,
                  std::uint64_t footprint, bool scoped) {
   const auto &o = options();
   if (scoped && o.tlb_scope_bytes == 0) {
-    st.SkipWithError("no TLB scope: give --gpuprobe_profile=profile.json (a TLB level or "
-                     "candidate) or --gpuprobe_tlb_scope=BYTES");
+    st.SkipWithError("no TLB scope: give --gpuprobe_tuning=tuning.json (gpuprobe tune's scope) "
+                     "or --gpuprobe_tlb_scope=BYTES");
     return;
   }
   const std::uint64_t scope = scoped ? o.tlb_scope_bytes : 0;
@@ -275,15 +274,17 @@ void scoped_cell(benchmark::State &st, bool grouping, const std::string &pool,
 
 } // namespace
 
-// The scope: tune's decision (the largest TLB level's reach; a candidate's when none).
-void read_tlb_scope(const std::string &profile) {
-  const auto d = tune::decide_tlb_scope(model::read_profile(profile).tlb);
-  if (d.bytes == 0)
-    throw error("'" + profile +
-                "' has no TLB level or candidate to scope by; give --gpuprobe_tlb_scope=BYTES");
+// The scope: tune's measured decision, as tuning.json holds it (one rule for tune, validate and
+// the bench: tune/decisions.hpp's decide_tlb_scope_measured).
+void read_tlb_scope(const std::string &tuning) {
+  const model::tuning_file t = model::read_tuning(tuning);
+  if (t.allocator.tlb_scope_bytes == 0)
+    throw error("'" + tuning + "': tune kept one pass (" +
+                (t.tlb_scope ? t.tlb_scope->reason : std::string("no tlb_scope decision")) +
+                "); give --gpuprobe_tlb_scope=BYTES to scope anyway");
   auto &o = options();
-  o.tlb_scope_bytes = d.bytes;
-  o.tlb_scope_source = profile + " (" + d.reason + ")";
+  o.tlb_scope_bytes = t.allocator.tlb_scope_bytes;
+  o.tlb_scope_source = tuning + " (" + (t.tlb_scope ? t.tlb_scope->reason : "tune's scope") + ")";
 }
 
 void register_workload_benchmarks() {

@@ -367,31 +367,6 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   return d;
 }
 
-scope_decision decide_tlb_scope(const model::tlb_hierarchy &tlb) {
-  const auto options = scope_options(tlb); // largest first
-  scope_decision d;
-  if (options.empty()) {
-    d.reason = "no TLB level or candidate in the profile: TLB-scoped kernels run in one pass";
-    return d;
-  }
-  const auto level = std::find_if(options.begin(), options.end(), [](const scope_option &o) {
-    return o.level.rfind('L', 0) == 0 && o.fraction == 1;
-  });
-  const scope_option &pick =
-      level != options.end() ? *level : options.front(); // a measured level before a candidate
-  d.bytes = pick.bytes;
-  d.level = pick.level;
-  d.midpoint_bytes = pick.midpoint_bytes;
-  char buf[256];
-  std::snprintf(
-      buf, sizeof buf,
-      "%s %s reaches %.4g GiB in whole pages: one pass of a TLB-scoped kernel covers that",
-      level != options.end() ? "the largest TLB level" : "no TLB level; the largest candidate",
-      d.level.c_str(), double(d.bytes) / double(1ull << 30));
-  d.reason = buf;
-  return d;
-}
-
 json crw_decision::to_json(const std::vector<crw_point> &points) const {
   json p = json::array();
   for (const auto &c : points)

@@ -88,9 +88,9 @@ struct word_decision {
 word_decision decide_word_size(const std::vector<word_point> &points, double tie = 0.03,
                                const std::vector<word_workload> &workloads = {});
 
-// The scope of TLB-scoped kernels (sampling, grouping: every SM walks the same scope): the reach
-// of the profile's largest TLB level in whole pages of it, else of its largest candidate (said
-// so), else 0 = one pass.
+// The scope of TLB-scoped kernels (sampling, grouping: every SM walks the same scope), in bytes
+// (0: one pass), as tune measures it (decide_tlb_scope_measured, below: the one rule; the bench
+// reads it from tuning.json).
 struct scope_decision {
   std::uint64_t bytes = 0;
   std::string level; // "L1", "C2" (model::level_label) or "", "L2 x0.875" for a fraction
@@ -101,7 +101,6 @@ struct scope_decision {
   nlohmann::json measurements = nlohmann::json::array(); // tune's: scope, pool, ms
   nlohmann::json to_json() const;
 };
-scope_decision decide_tlb_scope(const model::tlb_hierarchy &tlb);
 
 // tune measures the scope instead: every level's and candidate's reach (where its misses begin,
 // in whole pages of it, largest first) is a possible scope, and so are 15/16, 7/8, 13/16, 3/4,

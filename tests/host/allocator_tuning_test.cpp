@@ -26,14 +26,19 @@ tune::region_decision regions(const model::tlb_hierarchy &tlb) {
   return tune::decide_regions_measured(tune::region_options(tlb, 5, 8 * gib, 72 * gib),
                                        {{"C1", 2.0, 1.5}});
 }
+// The candidate's reach as the scope, measured to pay (tune's one rule).
+tune::scope_decision scope(const model::tlb_hierarchy &tlb) {
+  const auto options = tune::scope_options(tlb);
+  return tune::decide_tlb_scope_measured(
+      options, {{0, "vmm", 2.0}, {options.front().bytes, "vmm", 1.0}}, 72ull << 30);
+}
 json tuning_doc() {
   const json p = two_group_profile();
   const auto w = tune::decide_word_size({{0.5, 1.0, 0.5, 1, 1}});
   const auto c = tune::decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.5, 0.5}});
-  return {
-      {"schema", "gpuprobe.tuning/1"},
-      {"allocator", alloc::allocator_block_json(tune::allocator_tuning(
-                        w, regions(test::tlb_of(p)), c, tune::decide_tlb_scope(test::tlb_of(p))))}};
+  return {{"schema", "gpuprobe.tuning/1"},
+          {"allocator", alloc::allocator_block_json(tune::allocator_tuning(
+                            w, regions(test::tlb_of(p)), c, scope(test::tlb_of(p))))}};
 }
 } // namespace
 

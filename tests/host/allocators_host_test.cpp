@@ -4,9 +4,11 @@
 #include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
 #include "allocators/runs.hpp"
+#include "common/units.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -338,16 +340,28 @@ TEST(Bench, ListsEveryCaseWithoutAGpu) {
       EXPECT_TRUE(lists(def, std::string("BM_workload/tlb_scoped_") + w + "/mode:" + m)) << w << m;
 }
 
-TEST(Bench, ProfileWithoutATlbLevelIsAOneLineError) {
+// The bench's scope is tune's measured one (issue 46: one rule for tune and the bench): read from a
+// tuning.json, refused in one line where tune kept one pass; a profile is no longer read for it.
+TEST(Bench, ScopeIsTunesMeasuredDecision) {
   GPUPROBE_REQUIRE_BENCH();
-  const auto path = gpuprobe::test::temp_path("no_level_profile.json");
-  std::ofstream(path)
-      << R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": []}})";
-  const std::string out = bench_list("--gpuprobe_profile=" + path);
-  EXPECT_NE(out.find("has no TLB level or candidate"), std::string::npos) << out;
+  const std::string committed = std::string(GPUPROBE_SOURCE_DIR) +
+                                "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/tuning.json";
+  nlohmann::json t = nlohmann::json::parse(std::ifstream(committed));
+  const std::uint64_t scope = t["allocator"]["tlb_scope_bytes"].get<std::uint64_t>();
+  ASSERT_GT(scope, 0u);
+  std::string out = bench_list("--gpuprobe_tuning=" + committed);
+  EXPECT_EQ(out.find("non-zero"), std::string::npos) << out;
+  EXPECT_NE(out.find("TLB scope " + gpuprobe::format_bytes(double(scope))), std::string::npos)
+      << out;
+  t["allocator"]["tlb_scope_bytes"] = 0;
+  const auto one_pass = gpuprobe::test::write_temp("one_pass_tuning.json", t.dump());
+  out = bench_list("--gpuprobe_tuning=" + one_pass);
+  EXPECT_NE(out.find("tune kept one pass"), std::string::npos) << out;
   EXPECT_NE(out.find("non-zero"), std::string::npos);
-  const std::string ok = bench_list("--gpuprobe_tlb_scope=1000");
-  EXPECT_EQ(ok.find("non-zero"), std::string::npos);
+  out = bench_list("--gpuprobe_profile=x.json");
+  EXPECT_NE(out.find("replaced by --gpuprobe_tuning"), std::string::npos) << out;
+  EXPECT_NE(out.find("non-zero"), std::string::npos);
+  EXPECT_EQ(bench_list("--gpuprobe_tlb_scope=1000").find("non-zero"), std::string::npos);
 }
 
 // The bench's own flags: sizes parsed as everywhere in gpuprobe (64G is 64 GiB, not 64 bytes),
@@ -366,7 +380,7 @@ TEST(Bench, FlagsParseSizesAndAllFailedRunsExitNonZero) {
   r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_tlbscope=1G");
   EXPECT_NE(r.exit_code, 0) << "a misspelt gpuprobe flag is refused";
   r = run_binary(GPUPROBE_BENCH, "--help");
-  for (const char *f : {"--gpuprobe_full", "--gpuprobe_uncapped", "--gpuprobe_profile=FILE",
+  for (const char *f : {"--gpuprobe_full", "--gpuprobe_uncapped", "--gpuprobe_tuning=FILE",
                         "--gpuprobe_tlb_scope=SIZE"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f << " missing from --help: " << r.out;
   // A scoped case without a scope fails on any machine (no GPU: "no CUDA device"; a GPU: "no TLB

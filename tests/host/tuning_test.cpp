@@ -69,28 +69,6 @@ TEST(Tuning, WordSizeByGeometricMeanWithATieBand) {
   EXPECT_THROW(decide_word_size({{0.5, 0, 1, 1, 1}}), std::exception);
 }
 
-TEST(Tuning, ScopeIsTheLargestLevelElseACandidateElseOnePass) {
-  const json with_level = {
-      {"tlb",
-       {{"levels",
-         {{{"reach_bytes", 8.0 * 1048576}, {"page_bytes", 2097152}},
-          {{"reach_bytes", 3.5 * 1073741824}, {"page_bytes", 2097152}}}},
-        {"candidates", {{{"reach_bytes", 64.0 * 1073741824}, {"page_bytes", 33554432}}}}}}};
-  const auto a = decide_tlb_scope(tlb_of(with_level));
-  EXPECT_EQ(a.bytes, 3584ull << 20) << "the largest level, not the larger candidate";
-  EXPECT_EQ(a.level, "L2");
-  const json only_candidate = {
-      {"tlb",
-       {{"levels", json::array()},
-        {"candidates", {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}}}}}}};
-  const auto b = decide_tlb_scope(tlb_of(only_candidate));
-  EXPECT_EQ(b.bytes, 2065ull * 33554432ull) << "whole 32 MiB pages of the candidate";
-  EXPECT_NE(b.reason.find("candidate"), std::string::npos) << b.reason;
-  const auto c = decide_tlb_scope(tlb_of(json{{"tlb", json::object()}}));
-  EXPECT_EQ(c.bytes, 0u);
-  EXPECT_NE(c.reason.find("one pass"), std::string::npos);
-}
-
 TEST(Tuning, CrwPlacementKeepsTheDefaultInsideTheTieBand) {
   const std::vector<crw_point> clear = {{"thread", 0.5, 2.0},  {"warp", 0.5, 1.0},
                                         {"warp_vm", 0.5, 1.1}, {"thread", 0.1, 4.0},
