@@ -164,9 +164,12 @@ json word_decision::to_json(const std::vector<word_point> &points) const {
   json w = json::array();
   for (const auto &x : workloads)
     w.push_back({{"workload", x.name}, {"ms32", x.ms32}, {"ms64", x.ms64}});
-  return {{"word_bits", word_bits}, {"geomean_ratio_64_over_32", geomean_ratio},
-          {"reason", reason},       {"tradeoffs", tradeoffs},
-          {"measurements", p},      {"workloads", w}};
+  // The word size itself is the allocator block's (tuning.json's "allocator".word_bits), once.
+  return {{"geomean_ratio_64_over_32", geomean_ratio},
+          {"reason", reason},
+          {"tradeoffs", tradeoffs},
+          {"measurements", p},
+          {"workloads", w}};
 }
 
 word_decision decide_word_size(const std::vector<word_point> &points, double tie,
