@@ -229,8 +229,9 @@ std::string mode_of(const model::profile &p) { return p.quick() ? "quick" : "ful
 } // namespace
 
 compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
-                            const compare_thresholds &t) {
+                            const compare_thresholds &t, bool reanalyzed) {
   compare_result r;
+  r.reanalyzed = reanalyzed;
   r.a_dir = a.dir;
   r.b_dir = b.dir;
   finder f{r};
@@ -245,7 +246,7 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
        pa.device_text("driver_version") + " / " + pa.device_text("runtime_version"),
        pb.device_text("driver_version") + " / " + pb.device_text("runtime_version"));
   const std::string ca = pa.commit(), cb = pb.commit();
-  note("gpuprobe commit", ca, cb);
+  note(reanalyzed ? "analysis commit (both re-derived by this build)" : "gpuprobe commit", ca, cb);
   note("mode", mode_of(pa), mode_of(pb));
   note("throttled", pa.throttled() ? "yes" : "no", pb.throttled() ? "yes" : "no");
   note("busy", pa.busy() ? "yes" : "no", pb.busy() ? "yes" : "no");
@@ -323,6 +324,7 @@ json to_json(const compare_result &r, const compare_thresholds &t) {
               {"b", r.b_dir},
               {"differences", r.differences()},
               {"method_differs", r.method_differs},
+              {"reanalyzed", r.reanalyzed},
               {"thresholds",
                {{"penalty_rel", t.penalty_rel},
                 {"penalty_abs_cycles", t.penalty_abs_cycles},
@@ -339,6 +341,10 @@ std::string to_markdown(const compare_result &r) {
   std::ostringstream o;
   const auto cell = [](const std::string &s) { return markdown_text(s); };
   o << "# gpuprobe compare\n\nA: " << cell(r.a_dir) << "  \nB: " << cell(r.b_dir) << "\n\n";
+  if (r.reanalyzed)
+    o << "**Re-analysed:** both profiles were derived again from their raw measurements by this "
+         "build before comparing (in copies; the folders are unchanged): one analysis, so a "
+         "structure or penalty difference is the measurements'.\n\n";
   if (r.method_differs)
     o << "**Method differs:** " << cell(r.method_note) << ".\n\n";
   o << "| provenance | A | B |\n|---|---|---|\n";

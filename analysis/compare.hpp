@@ -44,13 +44,18 @@ struct compare_result {
   std::string a_dir, b_dir;
   bool method_differs = false; // another analysis commit or mode: said before every finding
   std::string method_note;
+  // Both profiles were derived again from their raw measurements by this build (--reanalyze):
+  // the analysis is one; the measuring builds are still listed (provenance).
+  bool reanalyzed = false;
   std::vector<compare_finding> findings;
   // Findings that fail a gate (DIFFERENT, CHANGED, SLOWER, FASTER, ONLY IN A/B): 0 = same.
   int differences() const;
 };
 
+// `reanalyzed`: both profiles were derived again by this build (compare --reanalyze), so the
+// analysis commits are one and only a difference of mode is a method's.
 compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
-                            const compare_thresholds &t = {});
+                            const compare_thresholds &t = {}, bool reanalyzed = false);
 
 // One unit against a fleet's baseline (`--baseline fleet.json`): each figure the fleet keeps for
 // the unit's model (analysis::read_unit's numbers) against the median of the model's other units

@@ -6,9 +6,14 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
+#include "common/process.hpp"
 #include "model/fleet.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 
 namespace gpuprobe::cli {
@@ -19,8 +24,69 @@ inline constexpr int k_exit_different = 4;
 
 struct compare_flags {
   std::string a, b, baseline, out, markdown, fail_on = "nothing";
+  bool reanalyze = false;
   analysis::compare_thresholds t;
 };
+
+namespace fs = std::filesystem;
+
+// A folder made for this command alone (mkdtemp: a fresh name, mode 0700) and removed with it.
+class scratch_folder {
+public:
+  scratch_folder() {
+    std::string name = (fs::temp_directory_path() / "gpuprobe-compare-XXXXXX").string();
+    if (!::mkdtemp(name.data()))
+      throw error("compare --reanalyze: no temporary folder in " +
+                  fs::temp_directory_path().string());
+    path_ = name;
+  }
+  ~scratch_folder() {
+    std::error_code ec;
+    fs::remove_all(path_, ec); // only the folder mkdtemp made: nothing of the user's
+  }
+  scratch_folder(const scratch_folder &) = delete;
+  scratch_folder &operator=(const scratch_folder &) = delete;
+  const fs::path &path() const { return path_; }
+
+private:
+  fs::path path_;
+};
+
+// `dir`'s raw measurements, profile, tuning and validation copied into `to` (plain files and
+// folders only: links and the report are left behind), its profile derived again from raw/ by
+// this build (`gpuprobe characterize --reanalyze`, a child), and the copy read back under `dir`'s
+// name.
+model::run_folder reanalyzed(const std::string &dir, const fs::path &to) {
+  fs::create_directories(to);
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator();
+       ++it) {
+    const fs::path rel = fs::relative(it->path(), dir);
+    if (it->is_symlink() || rel == "report" || rel.filename() == ".gpuprobe.lock") {
+      if (!it->is_symlink() && it->is_directory())
+        it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_directory())
+      fs::create_directories(to / rel);
+    else if (it->is_regular_file())
+      fs::copy_file(it->path(), to / rel);
+  }
+  child_options o;
+  o.capture = true;
+  o.merge_stderr = true;
+  const auto r = run_child({self_path(), "characterize", "--reanalyze", "--out", to.string()}, o);
+  if (r.exit_code != 0) {
+    std::string last = r.output;
+    while (!last.empty() && last.back() == '\n')
+      last.pop_back();
+    last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+    throw error("compare --reanalyze: `gpuprobe characterize --reanalyze` of a copy of '" + dir +
+                "' failed (exit " + std::to_string(r.exit_code) + "): " + last);
+  }
+  model::run_folder f = model::read_run_folder(to.string());
+  f.dir = dir;
+  return f;
+}
 
 void run(const compare_flags &f) {
   if (!f.out.empty())
@@ -29,12 +95,19 @@ void run(const compare_flags &f) {
     check_output_path(f.markdown);
   if (f.b.empty() == f.baseline.empty())
     throw error("compare: give a second folder B or --baseline fleet.json, one of them");
-  const auto r =
-      f.baseline.empty()
-          ? analysis::compare_runs(model::read_run_folder(f.a), model::read_run_folder(f.b), f.t)
-          : analysis::compare_to_fleet(
-                analysis::read_unit(f.a),
-                model::fleet_from_json(read_json_file(f.baseline), f.baseline));
+  if (f.reanalyze && !f.baseline.empty())
+    throw error("compare: --reanalyze compares two folders, not one against --baseline");
+  analysis::compare_result r;
+  if (!f.baseline.empty()) {
+    r = analysis::compare_to_fleet(analysis::read_unit(f.a),
+                                   model::fleet_from_json(read_json_file(f.baseline), f.baseline));
+  } else if (f.reanalyze) {
+    const scratch_folder scratch;
+    r = analysis::compare_runs(reanalyzed(f.a, scratch.path() / "a"),
+                               reanalyzed(f.b, scratch.path() / "b"), f.t, true);
+  } else {
+    r = analysis::compare_runs(model::read_run_folder(f.a), model::read_run_folder(f.b), f.t);
+  }
   const std::string md = analysis::to_markdown(r);
   if (!f.markdown.empty())
     write_text_atomic(f.markdown, md);
@@ -65,6 +138,10 @@ void setup_compare(CLI::App &parent) {
       ->check(CLI::ExistingFile);
   app->add_option("--out", f->out, "gpuprobe.compare/1 JSON file");
   app->add_option("--markdown", f->markdown, "Markdown file (default: the terminal)");
+  app->add_flag("--reanalyze", f->reanalyze,
+                "derive both profiles again from their raw measurements with this build first (in "
+                "copies; A and B are left as they are): hardware against hardware, not one "
+                "analysis version against another");
   app->add_option("--fail-on", f->fail_on, "exit 4 when a finding differs: different | nothing")
       ->capture_default_str()
       ->check(CLI::IsMember({"different", "nothing"}));

@@ -223,6 +223,52 @@ TEST(Compare, TheCommandIsARegressionGate) {
   std::filesystem::remove(tmp);
 }
 
+// --reanalyze: both profiles derived again by this build, in copies. The two committed H100 units
+// were analysed by two versions; the L3 penalty they differ by (406 against 435 cycles: the older
+// analysis read the median step) is the method's and goes, the measured differences stay (the SM
+// group maps), the folders are untouched and no copy is left behind.
+TEST(Compare, ReanalyzeComparesHardwareWithHardware) {
+  namespace fs = std::filesystem;
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+  const std::string a = runs + "nvidia-h100-80gb-hbm3-c7c2dadc",
+                    b = runs + "nvidia-h100-80gb-hbm3-bba9cd54";
+  const auto stamp = [](const std::string &dir) {
+    std::string s;
+    for (const auto &e : fs::recursive_directory_iterator(dir))
+      if (e.is_regular_file())
+        s += e.path().string() + ":" + std::to_string(e.file_size()) + ":" +
+             std::to_string(e.last_write_time().time_since_epoch().count()) + "\n";
+    return s;
+  };
+  const auto scratch_count = [] {
+    int n = 0;
+    for (const auto &e : fs::directory_iterator(fs::temp_directory_path()))
+      n += e.path().filename().string().rfind("gpuprobe-compare-", 0) == 0 && e.is_directory();
+    return n;
+  };
+  const std::string before_a = stamp(a), before_b = stamp(b);
+  const int scratch_before = scratch_count();
+  const auto tmp = fs::temp_directory_path() / "gpuprobe-compare-reanalyze-test.json";
+  const auto r =
+      gpuprobe::test::run_gpuprobe_argv({"compare", "--reanalyze", a, b, "--out", tmp.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("**Re-analysed:**"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("**Method differs:**"), std::string::npos) << "one analysis, one mode";
+  EXPECT_EQ(r.out.find("L3 miss penalty | 406.0 cycles | 435.0 cycles"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| L2 SM groups |"), std::string::npos) << "a measured difference stays";
+  const auto j = gpuprobe::read_json_file(tmp.string());
+  EXPECT_TRUE(j["reanalyzed"].get<bool>());
+  EXPECT_FALSE(j["method_differs"].get<bool>());
+  EXPECT_EQ(j["a"], a) << "named by the user's folder, not the copy";
+  EXPECT_EQ(stamp(a), before_a);
+  EXPECT_EQ(stamp(b), before_b);
+  EXPECT_EQ(scratch_count(), scratch_before) << "the copies are removed";
+  fs::remove(tmp);
+  const auto refused = gpuprobe::test::run_gpuprobe_argv({"compare", "--reanalyze", a, runs});
+  EXPECT_EQ(refused.exit_code, 1) << "a folder without raw measurements: one line";
+}
+
 // One unit against a fleet's baseline, on seeded fleets: 3-9 other units whose figures spread by
 // 0.1 %; the unit within that spread reads SAME, 20 % off reads DIFFERENT, and with fewer than
 // three other units NOTE. The unit's own value in the fleet is left out of its baseline.
