@@ -22,6 +22,7 @@ struct report_figure {
   std::string title;
   std::string kind; // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels)
                     // | "forest" (csv: label,ratio,low,high,verdict)
+                    // | "per_sm" (csv: sm,group,baseline,penalty; boxes: the groups)
   std::string xlabel, ylabel;
   bool logx = false, logy = false;
   std::vector<std::pair<double, std::string>> vlines; // x, label (lines)
@@ -57,7 +58,7 @@ struct report_content {
   // Inputs refused, each "FILE: reason" (broken, of another GPU than the folder's, of a newer
   // version): the page is drawn from the rest, they are listed, and report exits 3.
   std::vector<std::string> skipped;
-  std::vector<std::string> sources;   // files read
+  std::vector<std::string> sources; // files read
 };
 
 // Reads `dir` and draws what is valid; a file that is broken, foreign or newer goes to `skipped`

@@ -174,10 +174,36 @@ def groupmap(fig, ax, spec, path):
     plain(ax.get_xticklabels() + ax.get_yticklabels())
 
 
+def per_sm(fig, ax, spec, path):
+    """Bars: each SM's latency with no disruptor, coloured by its sharing group; dots: its rise
+    with itself as the disruptor."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: no SMs")
+    base = [number(r["baseline"], path) for r in rows]
+    pen = [number(r["penalty"], path) for r in rows]
+    group = [int(number(r["group"], path)) for r in rows]
+    fig.set_size_inches(max(8.0, 0.09 * len(rows) + 2), 5)
+    cmap = plt.get_cmap("tab20")
+    ax.bar(range(len(rows)), base, width=0.85,
+           color=[cmap(g % 20) if g >= 0 else "lightgrey" for g in group])
+    lo, hi = min(base), max(base)
+    ax.set_ylim(lo - max(2.0, 0.2 * (hi - lo)), hi + max(2.0, 0.2 * (hi - lo)))
+    ax.set_ylabel("latency, no disruptor (cycles per hop)")
+    twin = ax.twinx()
+    twin.plot(range(len(rows)), pen, "k.", markersize=4)
+    twin.set_ylabel("rise, itself the disruptor (cycles per hop)")
+    boxes = spec.get("boxes", [])
+    ticks = sorted({lo for lo, hi in boxes if 0 <= lo < len(rows)}) or list(range(0, len(rows), max(1, len(rows) // 24)))
+    ax.set_xticks(ticks, [rows[t]["sm"] for t in ticks], fontsize=6, rotation=90)
+    plain(ax.get_xticklabels())
+
+
 def draw_one(d, spec):
     fig, ax = plt.subplots(figsize=(10, 5))
     try:
-        draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap}.get(spec["kind"], lines)
+        draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap, "per_sm": per_sm}.get(spec["kind"], lines)
         draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
         plain([ax.set_title(spec["title"], fontsize=9), ax.set_xlabel(spec["xlabel"]),
                ax.set_ylabel(spec["ylabel"])])

@@ -46,8 +46,43 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
   c.tables.push_back(std::move(t));
 }
 
-// One matrix as a heatmap, rows and columns in group order (members of a group adjacent, so each
-// group is one box), each cell above its row's reference; `groups` gets the groups in words.
+// The matrix's rows in group order (members of a group adjacent), each group's [first, last]
+// positions in `boxes`, and the groups in words in `groups`.
+std::vector<int> group_order(const sharing_matrix &m, const sharing_analysis &a,
+                             std::vector<std::pair<int, int>> &boxes, std::string &groups) {
+  std::vector<int> order;
+  std::vector<bool> used(m.sm_ids.size(), false);
+  std::map<int, std::size_t> index;
+  for (std::size_t i = 0; i < m.sm_ids.size(); ++i)
+    index[m.sm_ids[i]] = i;
+  for (const auto &g : a.groups) {
+    const int first = int(order.size());
+    for (int id : g)
+      if (index.count(id) && !used[index[id]])
+        order.push_back(int(index[id])), used[index[id]] = true;
+    boxes.emplace_back(first, int(order.size()) - 1);
+    groups += (groups.empty() ? "" : " ") + std::string("{");
+    for (std::size_t j = 0; j < g.size(); ++j)
+      groups += (j ? "," : "") + std::to_string(g[j]);
+    groups += "}";
+  }
+  for (std::size_t i = 0; i < used.size(); ++i)
+    if (!used[i])
+      order.push_back(int(i));
+  return order;
+}
+
+// Row i's reference: its baseline (no disruptor), else the row's median.
+double row_reference(const sharing_matrix &m, std::size_t i) {
+  if (!m.baseline.empty())
+    return m.baseline[i];
+  std::vector<double> sorted(m.cycles[i]);
+  std::sort(sorted.begin(), sorted.end());
+  return sorted[sorted.size() / 2];
+}
+
+// One matrix as a heatmap, rows and columns in group order (so each group is one box), each cell
+// above its row's reference; `groups` gets the groups in words.
 report_figure sharing_heatmap(const std::string &path, int k, const sharing_matrix &m,
                               const sharing_analysis &a, std::string &groups) {
   report_figure f{"sharing_" + std::to_string(k),
@@ -60,39 +95,69 @@ report_figure sharing_heatmap(const std::string &path, int k, const sharing_matr
                   {},
                   {},
                   ""};
-  std::vector<int> order;
-  std::vector<bool> used(m.sm_ids.size(), false);
-  std::map<int, std::size_t> index;
-  for (std::size_t i = 0; i < m.sm_ids.size(); ++i)
-    index[m.sm_ids[i]] = i;
-  for (const auto &g : a.groups) {
-    const int first = int(order.size());
-    for (int id : g)
-      if (index.count(id) && !used[index[id]])
-        order.push_back(int(index[id])), used[index[id]] = true;
-    f.boxes.emplace_back(first, int(order.size()) - 1);
-    groups += (groups.empty() ? "" : " ") + std::string("{");
-    for (std::size_t j = 0; j < g.size(); ++j)
-      groups += (j ? "," : "") + std::to_string(g[j]);
-    groups += "}";
-  }
-  for (std::size_t i = 0; i < used.size(); ++i)
-    if (!used[i])
-      order.push_back(int(i));
+  const std::vector<int> order = group_order(m, a, f.boxes, groups);
   std::ostringstream o;
   for (std::size_t j = 0; j < order.size(); ++j)
     o << (j ? "," : "") << m.sm_ids[std::size_t(order[j])];
   o << '\n';
   for (int i : order) {
     const auto &r = m.cycles[std::size_t(i)];
-    std::vector<double> sorted(r);
-    std::sort(sorted.begin(), sorted.end());
-    const double ref = m.baseline.empty() ? sorted[sorted.size() / 2] : m.baseline[std::size_t(i)];
+    const double ref = row_reference(m, std::size_t(i));
     for (std::size_t j = 0; j < order.size(); ++j)
       o << (j ? "," : "") << num(r[std::size_t(order[j])] - ref, 6);
     o << '\n';
   }
   f.csv = o.str();
+  return f;
+}
+
+// The per-SM view (issue 47, first part): each SM's latency with no disruptor (its baseline: where
+// its loads' L2 lines live, seen from that SM, and any level below this one that its walk misses)
+// and its rise with itself as the disruptor (its row's diagonal cell above the baseline: this
+// level's misses mixed with what the disruptor's walk does to the victim's lines, so not the
+// level's per-hop penalty; a per-SM pass of the tlb probe would measure that, and is not built),
+// in group order, coloured by group. A row of `stats` per matrix: the spreads and their SMs.
+report_figure per_sm_figure(const std::string &path, int k, const sharing_matrix &m,
+                            const sharing_analysis &a, report_table &stats) {
+  report_figure f{"per_sm_" + std::to_string(k),
+                  "Per SM: " + fs::path(path).filename().string() +
+                      " — latency (bars) and rise with itself as the disruptor (dots)",
+                  "per_sm",
+                  "SM, in sharing-group order",
+                  "cycles per hop",
+                  false,
+                  false,
+                  {},
+                  {},
+                  ""};
+  std::string groups;
+  const std::vector<int> order = group_order(m, a, f.boxes, groups);
+  std::vector<int> group_of(m.sm_ids.size(), -1);
+  for (std::size_t g = 0; g < f.boxes.size(); ++g)
+    for (int p = f.boxes[g].first; p <= f.boxes[g].second; ++p)
+      group_of[std::size_t(order[std::size_t(p)])] = int(g);
+  std::ostringstream o;
+  o << "sm,group,baseline,penalty\n";
+  std::vector<std::pair<double, int>> base, pen;
+  for (int i : order) {
+    const std::size_t u = std::size_t(i);
+    const double ref = row_reference(m, u), p = m.cycles[u][u] - ref;
+    o << m.sm_ids[u] << ',' << group_of[u] << ',' << num(ref, 6) << ',' << num(p, 6) << '\n';
+    base.emplace_back(ref, m.sm_ids[u]);
+    pen.emplace_back(p, m.sm_ids[u]);
+  }
+  f.csv = o.str();
+  const auto spread = [](std::vector<std::pair<double, int>> v) {
+    std::sort(v.begin(), v.end());
+    char b[160];
+    std::snprintf(b, sizeof b, "%.1f (SM %d) – %.1f – %.1f (SM %d)", v.front().first,
+                  v.front().second, v[v.size() / 2].first, v.back().first, v.back().second);
+    return std::string(b);
+  };
+  if (!base.empty())
+    stats.rows.push_back({fs::path(path).filename().string(), std::to_string(base.size()),
+                          m.baseline.empty() ? "— (no baseline: the row's median)" : spread(base),
+                          spread(pen)});
   return f;
 }
 
@@ -107,16 +172,27 @@ void draw(const inputs &in, report_content &c) {
     return;
   }
   report_table t{"TLB sharing", {"input", "scope", "groups", "reason"}, {}, ""};
+  report_table per_sm{"Per SM (cycles per hop): min (SM) – median – max (SM)",
+                      {"input", "SMs", "latency, no disruptor", "rise, itself the disruptor"},
+                      {},
+                      "The latency is the victim walk's alone: where the SM's loads find their L2 "
+                      "lines, plus any level below this one that the walk misses. The rise is its "
+                      "row's cell with itself as the disruptor, above that: this level's misses "
+                      "mixed with the disruptor's effect on the victim's lines, not the level's "
+                      "per-hop penalty."};
   int k = 0;
   for (const auto &path : files) {
     const auto m = load_sharing_input(path);
     const auto a = analyze_sharing(m);
     std::string groups;
     c.figures.push_back(sharing_heatmap(path, ++k, m, a, groups));
+    c.figures.push_back(per_sm_figure(path, k, m, a, per_sm));
     t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope),
                       groups.empty() ? "—" : groups, a.reason});
   }
   c.tables.push_back(std::move(t));
+  if (!per_sm.rows.empty())
+    c.tables.push_back(std::move(per_sm));
 }
 
 } // namespace gpuprobe::catalog::sharing

@@ -129,9 +129,10 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
-  const std::vector<std::string> ids = {
-      "tlb_curves",      "tlb_level_L1",  "tlb_level_L2",  "tlb_level_L3", "sharing_1",
-      "atomics_latency", "tas_vs_theory", "was_vs_theory", "word_size",    "validation_ratios"};
+  const std::vector<std::string> ids = {"tlb_curves",        "tlb_level_L1",  "tlb_level_L2",
+                                        "tlb_level_L3",      "sharing_1",     "atomics_latency",
+                                        "tas_vs_theory",     "was_vs_theory", "word_size",
+                                        "validation_ratios", "per_sm_1"};
   std::size_t pngs = 0;
   for (const auto &e : fs::directory_iterator(fs::path(out) / "figures"))
     pngs += e.path().extension() == ".png";
@@ -248,8 +249,10 @@ TEST(Report, RendersTheCommittedH100Example) {
   for (const auto &e : fs::directory_iterator(ex / "raw"))
     sharing += e.path().filename().string().rfind("sharing_", 0) == 0;
   ASSERT_GE(sharing, 1) << "the run tested at least one level or candidate for sharing";
-  for (int k = 1; k <= sharing; ++k)
+  for (int k = 1; k <= sharing; ++k) {
     ids.push_back("sharing_" + std::to_string(k));
+    ids.push_back("per_sm_" + std::to_string(k)); // issue 47's per-SM view of the same matrix
+  }
   const std::string out = temp_path("example_report");
   fs::remove_all(out);
   const auto r = run_gpuprobe("report --input " + ex.string() + " --out " + out);
@@ -278,6 +281,26 @@ TEST(Report, RendersTheCommittedH100Example) {
     EXPECT_NE(html.find(w["workload"].get<std::string>()), std::string::npos) << w["workload"];
   EXPECT_NE(html.find(v["summary"].get<std::string>()), std::string::npos);
   EXPECT_NE(html.find("Tuning decisions"), std::string::npos);
+  // The per-SM view: one row per SM the matrix tested, in group order, each SM in a group, with
+  // its latency and its rise; the table names the SMs at the ends of each spread.
+  const std::string per_sm = slurp(fs::path(out) / "figures" / "per_sm_1.csv");
+  EXPECT_EQ(per_sm.rfind("sm,group,baseline,penalty\n", 0), 0u);
+  std::istringstream rows(per_sm);
+  std::string line;
+  std::getline(rows, line);
+  std::set<int> sms;
+  int last_group = -1;
+  while (std::getline(rows, line)) {
+    int sm = -1, group = -2;
+    double base = 0, rise = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "%d,%d,%lf,%lf", &sm, &group, &base, &rise), 4) << line;
+    EXPECT_GE(group, last_group) << "group order: " << line;
+    last_group = group;
+    EXPECT_GT(base, 100.0) << line;
+    sms.insert(sm);
+  }
+  EXPECT_EQ(sms.size(), 132u) << "every SM of the full run's matrix, once";
+  EXPECT_NE(html.find("Per SM (cycles per hop)"), std::string::npos);
   // Self-contained: every figure's PNG is embedded as well as linked.
   std::size_t embedded = 0;
   for (std::size_t at = html.find("data:image/png;base64,"); at != std::string::npos;
