@@ -239,6 +239,14 @@ __global__ void take_units(alloc::rw_malloc_handle h, unsigned n, unsigned per,
     for (unsigned k = 0; k < per; ++k)
       atomicAdd(&counters[h.malloc(h.unit_bytes) ? 0 : 1], 1ull);
 }
+// The race tests' pool: 32 MiB of 64 B units, one stash per SM (which holds 4 warps' requests of
+// one unit a lane).
+alloc::malloc_config race_cfg() {
+  alloc::malloc_config c = rw_cfg(32u << 20);
+  c.unit_bytes = 64;
+  c.stash_per_sm = 1;
+  return c;
+}
 } // namespace
 
 // Issue 49: the exact out-of-memory under any interleaving. The pool is full but for 132 free
@@ -252,12 +260,10 @@ __global__ void take_units(alloc::rw_malloc_handle h, unsigned n, unsigned per,
 // earlier form of this test (one unit a lane, one request each) found the scan that skipped words
 // 0 .. start % 16 (at least 8 of 96 trials refused before the fix). The same trials run with the
 // count off (in_hand = nullptr) and print their refusals: a measure of how often the window is met,
-// not a check (none seen so far; docs/rw-malloc.md).
+// not a check (rarely: RwMallocServesWhatAWarpHoldsWhileOthersScan meets it every time).
 TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::malloc_config c = rw_cfg(32u << 20);
-  c.unit_bytes = 64;
-  c.stash_per_sm = 1;
+  alloc::malloc_config c = race_cfg();
   c.max_rounds = 2;
   alloc::rw_malloc a(c);
   ASSERT_GE(a.handle().stash_cap, 4u * 32) << "a stash that holds 4 warps' requests";
@@ -337,10 +343,7 @@ __global__ void take_while_held(alloc::rw_malloc_handle h, unsigned *tickets,
 // refuse. The control must refuse, or the test did not meet the window.
 TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::malloc_config c = rw_cfg(32u << 20);
-  c.unit_bytes = 64;
-  c.stash_per_sm = 1;
-  alloc::rw_malloc a(c);
+  alloc::rw_malloc a(race_cfg());
   ASSERT_GE(a.handle().stash_cap, 4u * 32) << "a stash that holds 4 warps' requests";
   const std::uint64_t units = a.units(), region = alloc::rw_malloc_handle::region_units;
   alloc::device_array<unsigned long long> counters(2);

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 using namespace gpuprobe;
@@ -26,6 +27,52 @@ budget_config in_dir(const std::string &name, std::uint64_t total_gib, std::uint
   c.token_bytes = token_gib * k_gib;
   return c;
 }
+// Another process holding `bytes` of the budget until it is told to end (end()) or killed.
+class holder_process {
+public:
+  holder_process(const budget_config &c, std::uint64_t bytes) {
+    int ready[2];
+    if (::pipe(ready) != 0 || ::pipe(go_) != 0)
+      throw std::runtime_error("pipe");
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      auto b = node_budget::try_reserve(bytes, c);
+      const char ok = b ? 'y' : 'n';
+      (void)!::write(ready[1], &ok, 1);
+      char x;
+      (void)!::read(go_[0], &x, 1); // holds its share until told to end (or killed)
+      ::_exit(0);
+    }
+    char ok = 0;
+    held_ = pid_ > 0 && ::read(ready[0], &ok, 1) == 1 && ok == 'y';
+    ::close(ready[0]);
+    ::close(ready[1]);
+  }
+  ~holder_process() {
+    end();
+    ::close(go_[0]);
+    ::close(go_[1]);
+  }
+  bool held() const { return held_; }
+  void kill() { stop(true); }
+  void end() { stop(false); }
+
+private:
+  void stop(bool by_signal) {
+    if (pid_ <= 0)
+      return;
+    if (by_signal)
+      ::kill(pid_, SIGKILL);
+    else
+      (void)!::write(go_[1], "x", 1);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  int go_[2] = {-1, -1};
+  pid_t pid_ = -1;
+  bool held_ = false;
+};
 } // namespace
 
 // Two GPUs' 384 GiB ranges fit the default 896 GiB together; a third waits; 512 + 512 do not fit.
@@ -82,51 +129,21 @@ TEST(NodeBudget, GrantsExactlyWhatFitsOverGeneratedSequences) {
 // A holder killed with SIGKILL leaves nothing held: the kernel drops its locks.
 TEST(NodeBudget, AKilledHolderLeavesNothingHeld) {
   const budget_config c = in_dir("budget_kill", 256, 32);
-  int ready[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto b = node_budget::try_reserve(256 * k_gib, c);
-    const char ok = b ? 'y' : 'n';
-    (void)!::write(ready[1], &ok, 1);
-    ::pause(); // holds the whole budget until killed
-    ::_exit(0);
-  }
-  char ok = 0;
-  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
-  EXPECT_EQ(ok, 'y');
+  holder_process child(c, 256 * k_gib);
+  ASSERT_TRUE(child.held());
   EXPECT_FALSE(node_budget::try_reserve(32 * k_gib, c)) << "the child holds it all";
   EXPECT_EQ(node_budget::held_now(c), 256 * k_gib);
-  ::kill(child, SIGKILL);
-  int status = 0;
-  ::waitpid(child, &status, 0);
+  child.kill(); // SIGKILL: no destructor runs in it
   EXPECT_EQ(node_budget::held_now(c), 0u);
   EXPECT_TRUE(node_budget::try_reserve(256 * k_gib, c));
-  ::close(ready[0]);
-  ::close(ready[1]);
 }
 
 // reserve() waits while another process holds too much, says so once, and proceeds when that
 // process ends; a process that holds some of the budget itself never waits (no hold-and-wait).
 TEST(NodeBudget, AWaitingReservationProceedsWhenTheHolderEnds) {
   const budget_config c = in_dir("budget_wait", 128, 32);
-  int ready[2], go[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  ASSERT_EQ(::pipe(go), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    auto b = node_budget::try_reserve(96 * k_gib, c);
-    const char ok = b ? 'y' : 'n';
-    (void)!::write(ready[1], &ok, 1);
-    char x;
-    (void)!::read(go[0], &x, 1); // holds 96 of 128 GiB until told to end
-    ::_exit(0);
-  }
-  char ok = 0;
-  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
-  ASSERT_EQ(ok, 'y');
+  holder_process child(c, 96 * k_gib);
+  ASSERT_TRUE(child.held());
   std::atomic<int> told{0};
   std::atomic<bool> granted{false};
   std::uint64_t held_then = 0;
@@ -143,16 +160,12 @@ TEST(NodeBudget, AWaitingReservationProceedsWhenTheHolderEnds) {
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(granted) << "granted while 96 of 128 GiB were held";
-  (void)!::write(go[1], "x", 1);
+  child.end();
   t.join();
-  int status = 0;
-  ::waitpid(child, &status, 0);
   EXPECT_TRUE(granted);
   EXPECT_FALSE(beside);
   EXPECT_EQ(told, 1) << "the wait is said once";
   EXPECT_EQ(held_then, 96 * k_gib);
-  for (int fd : {ready[0], ready[1], go[0], go[1]})
-    ::close(fd);
 }
 
 TEST(NodeBudget, AHolderNeverWaits) {
