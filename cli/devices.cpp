@@ -39,8 +39,8 @@ device_plan plan_for(const unit_command &c) {
 namespace {
 
 // One GPU's job: its process sees that GPU alone (as device 0), so no context of it lands on
-// another GPU. (It did not keep a second process's 512 GiB alias map from being refused while
-// another held one: device_pool retries that.)
+// another GPU. (The driver's cap on mapped range is the node's, not a GPU's: the processes share
+// it through the node's mapped-range budget, common/node_budget.hpp.)
 job device_job(const std::string &what, const device_identity &d, const std::string &unit,
                const device_step &step) {
   std::vector<std::string> argv = {self_path()};
