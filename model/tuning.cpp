@@ -5,6 +5,8 @@
 #include "common/schema.hpp"
 #include "model/fields.hpp"
 
+#include <cmath>
+
 namespace gpuprobe::model {
 
 namespace {
@@ -62,6 +64,39 @@ tuning_file tuning_from_json(const json &doc, const std::string &source) {
     t.detail = std::move(j);
     return t;
   });
+}
+
+std::vector<word_measurement> word_measurements(const tuning_file &t) {
+  std::vector<word_measurement> out;
+  if (!t.word_size)
+    return out;
+  const auto it = t.word_size->detail.find("measurements");
+  if (it == t.word_size->detail.end())
+    return out;
+  const auto bad = [&](std::size_t i, const std::string &why) {
+    return error("tuning.json: word_size measurement " + std::to_string(i) + ": " + why);
+  };
+  if (!it->is_array())
+    throw bad(0, "the measurements are not a list");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json &p = (*it)[i];
+    word_measurement m;
+    try {
+      m.allocator = p.at("allocator").get<std::string>();
+      m.free_fraction = p.at("free_fraction").get<double>();
+      m.ms32 = p.at("ms32").get<double>();
+      m.ms64 = p.at("ms64").get<double>();
+    } catch (const json::exception &e) {
+      throw bad(i, e.what());
+    }
+    if (!(m.free_fraction >= 0 && m.free_fraction <= 1))
+      throw bad(i, "free_fraction outside 0..1");
+    for (const double ms : {m.ms32, m.ms64})
+      if (!std::isfinite(ms) || ms < 0)
+        throw bad(i, "a time that is negative or not finite");
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 tuning_file read_tuning(const std::string &path) {

@@ -49,6 +49,17 @@ tuning_decision tuning_decision_from_json(const nlohmann::json &j);
 // Throws gpuprobe::error in one line naming `source`: another schema or a newer version, a
 // malformed allocator block (alloc::tuning_from_json's reason), a key mistyped.
 tuning_file tuning_from_json(const nlohmann::json &doc, const std::string &source);
+
+// One get_page point of the word-size decision (tune/decisions.hpp's word_point as written):
+// the allocator, the free fraction, and the median times with 32- and 64-bit words.
+struct word_measurement {
+  std::string allocator;
+  double free_fraction = 0, ms32 = 0, ms64 = 0;
+};
+// The word-size decision's measurements, typed (none when the file has no such decision). Throws
+// gpuprobe::error in one line naming the first malformed point (a field missing or mistyped, a
+// fraction outside 0..1, a time that is negative or not finite).
+std::vector<word_measurement> word_measurements(const tuning_file &t);
 tuning_file read_tuning(const std::string &path);
 nlohmann::json to_json(const tuning_file &t);
 

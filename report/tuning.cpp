@@ -1,5 +1,6 @@
 #include "report/parts.hpp"
 
+#include "common/error.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -37,8 +38,14 @@ void tuning_part(const inputs &in, report_content &c) {
                     a.tlb_scope_bytes > 0 ? format_bytes(double(a.tlb_scope_bytes)) : "one pass",
                     reason("tlb_scope")});
   c.tables.push_back(std::move(t));
-  const json m =
-      tf.word_size ? tf.word_size->detail.value("measurements", json::array()) : json::array();
+  std::vector<model::word_measurement> m;
+  try {
+    m = model::word_measurements(tf);
+  } catch (const gpuprobe::error
+               &e) { // the table stands; the figure is not drawn, and the page says why
+    c.skipped.push_back(std::string("the word-size figure: ") + e.what());
+    return;
+  }
   if (m.empty())
     return;
   report_figure f{"word_size",
@@ -53,11 +60,10 @@ void tuning_part(const inputs &in, report_content &c) {
                   ""};
   std::ostringstream o;
   o << "series,style,x,y\n";
-  for (const auto &p : m)
-    for (const char *w : {"32", "64"}) {
-      const std::string s = p.value("allocator", std::string("?")) + " " + w + "-bit";
-      row(o, s, "line", 100 * p.value("free_fraction", 0.0), p.value(std::string("ms") + w, 0.0));
-    }
+  for (const auto &p : m) {
+    row(o, p.allocator + " 32-bit", "line", 100 * p.free_fraction, p.ms32);
+    row(o, p.allocator + " 64-bit", "line", 100 * p.free_fraction, p.ms64);
+  }
   f.csv = o.str();
   c.figures.push_back(std::move(f));
 }

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -190,6 +191,51 @@ TEST(TuningModel, TheAllocatorBlockIsCheckedAsTheAllocatorsCheckIt) {
 } // namespace
 
 namespace {
+
+// The word-size measurements typed (issue 46: the report reads them through the model, not by key):
+// every committed file's points as written; a point with a field missing, mistyped or out of range
+// is refused in one line naming it, over seeded mutations of each committed file.
+TEST(TuningModel, WordMeasurementsAreTypedAndCheckedOverGeneratedMutations) {
+  std::mt19937 rng(46);
+  for (const auto &path : committed("tuning.json")) {
+    const json doc = read_json_file(path.string());
+    const auto t = model::tuning_from_json(doc, path.string());
+    const auto m = model::word_measurements(t);
+    const json &raw = doc["decisions"]["word_size"]["measurements"];
+    ASSERT_EQ(m.size(), raw.size()) << path;
+    ASSERT_FALSE(m.empty()) << path;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      EXPECT_EQ(m[i].allocator, raw[i]["allocator"].get<std::string>());
+      EXPECT_EQ(m[i].ms32, raw[i]["ms32"].get<double>());
+      EXPECT_EQ(m[i].free_fraction, raw[i]["free_fraction"].get<double>());
+    }
+    const char *keys[] = {"allocator", "free_fraction", "ms32", "ms64"};
+    for (int k = 0; k < 40; ++k) {
+      json bad = doc;
+      const std::size_t i = rng() % raw.size();
+      json &p = bad["decisions"]["word_size"]["measurements"][i];
+      const char *key = keys[rng() % 4];
+      switch (rng() % 3) {
+      case 0:
+        p.erase(key);
+        break;
+      case 1:
+        p[key] = json::array();
+        break;
+      default:
+        p[key] = std::string(key) == "allocator" ? json(7) : json(-1.5);
+        break;
+      }
+      try {
+        model::word_measurements(model::tuning_from_json(bad, "t.json"));
+        FAIL() << path << ": " << p.dump() << " was read";
+      } catch (const error &e) {
+        EXPECT_NE(std::string(e.what()).find("measurement " + std::to_string(i)), std::string::npos)
+            << e.what();
+      }
+    }
+  }
+}
 
 TEST(FleetModel, TheCommittedFleetRoundTrips) {
   const auto files = committed("fleet.json");
