@@ -75,14 +75,9 @@ model::run_folder reanalyzed(const std::string &dir, const fs::path &to) {
   o.capture = true;
   o.merge_stderr = true;
   const auto r = run_child({self_path(), "characterize", "--reanalyze", "--out", to.string()}, o);
-  if (r.exit_code != 0) {
-    std::string last = r.output;
-    while (!last.empty() && last.back() == '\n')
-      last.pop_back();
-    last = last.substr(last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+  if (r.exit_code != 0)
     throw error("compare --reanalyze: `gpuprobe characterize --reanalyze` of a copy of '" + dir +
-                "' failed (exit " + std::to_string(r.exit_code) + "): " + last);
-  }
+                "' failed (exit " + std::to_string(r.exit_code) + "): " + last_line(r.output));
   model::run_folder f = model::read_run_folder(to.string());
   f.dir = dir;
   return f;

@@ -62,9 +62,7 @@ std::string device_status(const std::string &refused, const job_result *r, const
     return b;
   }
   std::snprintf(b, sizeof b, "FAILED (exit %d after %.0f s): ", r->exit_code, r->seconds);
-  const auto last =
-      r->tail.substr(r->tail.rfind('\n') == std::string::npos ? 0 : r->tail.rfind('\n') + 1);
-  return b + last + " (log: " + j->log + ")";
+  return b + last_line(r->tail) + " (log: " + j->log + ")";
 }
 
 } // namespace

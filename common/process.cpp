@@ -224,6 +224,13 @@ int wait_child(spawned_child &c) {
 
 std::string self_path() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
+std::string last_line(std::string text) {
+  while (!text.empty() && text.back() == '\n')
+    text.pop_back();
+  const auto nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
 void install_interrupt_handlers() {
   struct sigaction sa = {};
   sa.sa_handler = on_interrupt;

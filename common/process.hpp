@@ -11,20 +11,20 @@
 namespace gpuprobe {
 
 struct child_options {
-  std::string dir;       // the child's working folder ("" = this one)
-  bool capture = false;  // collect its stdout (and stderr, with merge_stderr) into output
+  std::string dir;      // the child's working folder ("" = this one)
+  bool capture = false; // collect its stdout (and stderr, with merge_stderr) into output
   bool merge_stderr = false;
-  bool quiet_stderr = false; // stderr to /dev/null
-  std::string stderr_file;   // stderr to this file (created or emptied), when not ""
+  bool quiet_stderr = false;    // stderr to /dev/null
+  std::string stderr_file;      // stderr to this file (created or emptied), when not ""
   std::vector<std::string> env; // "NAME=value" set for the child on top of this environment
   // Called with each chunk of output as it comes (capture only), e.g. to prefix and echo it.
   std::function<void(const std::string &)> on_output;
 };
 
 struct child_result {
-  int exit_code = -1;  // the child's exit status; 128 + signal when a signal ended it
-  int signal = 0;      // the signal that ended it (0: it exited)
-  std::string output;  // captured output
+  int exit_code = -1; // the child's exit status; 128 + signal when a signal ended it
+  int signal = 0;     // the signal that ended it (0: it exited)
+  std::string output; // captured output
   bool ok() const { return signal == 0 && exit_code == 0; }
 };
 
@@ -47,6 +47,9 @@ int wait_child(spawned_child &c);
 
 // This binary (/proc/self/exe).
 std::string self_path();
+
+// The last line of a child's output (trailing newlines dropped): where its error is said.
+std::string last_line(std::string text);
 
 // Interruption. install_interrupt_handlers() (main, once): SIGINT, SIGTERM and SIGHUP are passed
 // on to the running children; then, inside a cleanup_scope, the process carries on until

@@ -3,8 +3,9 @@
 writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y; style is
 points | line | dashed | dotted), "heatmap" (csv: first row = column labels, then the
 matrix; `boxes` = [first, last] index ranges outlined), "forest" (csv: label,ratio,low,high,
-verdict: one interval per row, a line at 1) and "groupmap" (csv: unit,<SM ids>, then a row per
-unit whose cells are each SM's sharing group). Every text from data is drawn with math parsing off,
+verdict: one interval per row, a line at 1), "groupmap" (csv: unit,<SM ids>, then a row per
+unit whose cells are each SM's sharing group) and "per_sm" (csv: sm,group,baseline,penalty: bars
+by group and dots on a second axis). Every text from data is drawn with math parsing off,
 so "$" and "\\" are drawn as they are. A figure that cannot be drawn (a ragged matrix, a value
 that is no number) is left out: its id and the reason go to FIG_DIR/not_drawn.json, the others
 are drawn, exit 0. Exit 1 with one line when the manifest itself cannot be read."""
@@ -108,6 +109,14 @@ def lines(fig, ax, spec, path):
     plain(ax.legend(fontsize=8, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0).get_texts())
 
 
+def group_ticks(boxes, n):
+    """A tick at the first SM of every group (the labels follow the group structure), else about
+    24 evenly spaced."""
+    if boxes:
+        return sorted({lo for lo, hi in boxes if 0 <= lo < n})
+    return list(range(0, n, max(1, n // 24)))
+
+
 def heatmap(fig, ax, spec, path):
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
@@ -121,10 +130,7 @@ def heatmap(fig, ax, spec, path):
     im = ax.imshow(m, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax, label="cycles above reference")
     boxes = spec.get("boxes", [])
-    if boxes:  # a tick at the first SM of every group: the labels follow the group structure
-        ticks = sorted({lo for lo, hi in boxes if 0 <= lo < len(labels)})
-    else:
-        ticks = list(range(0, len(labels), max(1, len(labels) // 24)))
+    ticks = group_ticks(boxes, len(labels))
     ax.set_xticks(ticks, [labels[t] for t in ticks], fontsize=6, rotation=90)
     ax.set_yticks(ticks, [labels[t] for t in ticks], fontsize=6)
     plain(ax.get_xticklabels() + ax.get_yticklabels())
@@ -194,8 +200,7 @@ def per_sm(fig, ax, spec, path):
     twin = ax.twinx()
     twin.plot(range(len(rows)), pen, "k.", markersize=4)
     twin.set_ylabel("rise, itself the disruptor (cycles per hop)")
-    boxes = spec.get("boxes", [])
-    ticks = sorted({lo for lo, hi in boxes if 0 <= lo < len(rows)}) or list(range(0, len(rows), max(1, len(rows) // 24)))
+    ticks = group_ticks(spec.get("boxes", []), len(rows))
     ax.set_xticks(ticks, [rows[t]["sm"] for t in ticks], fontsize=6, rotation=90)
     plain(ax.get_xticklabels())
 

@@ -46,11 +46,17 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
   c.tables.push_back(std::move(t));
 }
 
-// The matrix's rows in group order (members of a group adjacent), each group's [first, last]
-// positions in `boxes`, and the groups in words in `groups`.
-std::vector<int> group_order(const sharing_matrix &m, const sharing_analysis &a,
-                             std::vector<std::pair<int, int>> &boxes, std::string &groups) {
+// A matrix's rows in group order (members of a group adjacent; the rows of no group last), each
+// group's [first, last] positions, and the groups in words: made once, drawn by both figures.
+struct grouped {
   std::vector<int> order;
+  std::vector<std::pair<int, int>> boxes;
+  std::string words;
+};
+grouped group_order(const sharing_matrix &m, const sharing_analysis &a) {
+  grouped out;
+  auto &order = out.order;
+  auto &groups = out.words;
   std::vector<bool> used(m.sm_ids.size(), false);
   std::map<int, std::size_t> index;
   for (std::size_t i = 0; i < m.sm_ids.size(); ++i)
@@ -60,7 +66,7 @@ std::vector<int> group_order(const sharing_matrix &m, const sharing_analysis &a,
     for (int id : g)
       if (index.count(id) && !used[index[id]])
         order.push_back(int(index[id])), used[index[id]] = true;
-    boxes.emplace_back(first, int(order.size()) - 1);
+    out.boxes.emplace_back(first, int(order.size()) - 1);
     groups += (groups.empty() ? "" : " ") + std::string("{");
     for (std::size_t j = 0; j < g.size(); ++j)
       groups += (j ? "," : "") + std::to_string(g[j]);
@@ -69,7 +75,7 @@ std::vector<int> group_order(const sharing_matrix &m, const sharing_analysis &a,
   for (std::size_t i = 0; i < used.size(); ++i)
     if (!used[i])
       order.push_back(int(i));
-  return order;
+  return out;
 }
 
 // Row i's reference: its baseline (no disruptor), else the row's median.
@@ -82,9 +88,9 @@ double row_reference(const sharing_matrix &m, std::size_t i) {
 }
 
 // One matrix as a heatmap, rows and columns in group order (so each group is one box), each cell
-// above its row's reference; `groups` gets the groups in words.
+// above its row's reference.
 report_figure sharing_heatmap(const std::string &path, int k, const sharing_matrix &m,
-                              const sharing_analysis &a, std::string &groups) {
+                              const sharing_analysis &a, const grouped &g) {
   report_figure f{"sharing_" + std::to_string(k),
                   "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope),
                   "heatmap",
@@ -95,7 +101,8 @@ report_figure sharing_heatmap(const std::string &path, int k, const sharing_matr
                   {},
                   {},
                   ""};
-  const std::vector<int> order = group_order(m, a, f.boxes, groups);
+  f.boxes = g.boxes;
+  const std::vector<int> &order = g.order;
   std::ostringstream o;
   for (std::size_t j = 0; j < order.size(); ++j)
     o << (j ? "," : "") << m.sm_ids[std::size_t(order[j])];
@@ -118,7 +125,7 @@ report_figure sharing_heatmap(const std::string &path, int k, const sharing_matr
 // level's per-hop penalty; a per-SM pass of the tlb probe would measure that, and is not built),
 // in group order, coloured by group. A row of `stats` per matrix: the spreads and their SMs.
 report_figure per_sm_figure(const std::string &path, int k, const sharing_matrix &m,
-                            const sharing_analysis &a, report_table &stats) {
+                            const grouped &g, report_table &stats) {
   report_figure f{"per_sm_" + std::to_string(k),
                   "Per SM: " + fs::path(path).filename().string() +
                       " — latency (bars) and rise with itself as the disruptor (dots)",
@@ -130,12 +137,12 @@ report_figure per_sm_figure(const std::string &path, int k, const sharing_matrix
                   {},
                   {},
                   ""};
-  std::string groups;
-  const std::vector<int> order = group_order(m, a, f.boxes, groups);
+  f.boxes = g.boxes;
+  const std::vector<int> &order = g.order;
   std::vector<int> group_of(m.sm_ids.size(), -1);
-  for (std::size_t g = 0; g < f.boxes.size(); ++g)
-    for (int p = f.boxes[g].first; p <= f.boxes[g].second; ++p)
-      group_of[std::size_t(order[std::size_t(p)])] = int(g);
+  for (std::size_t b = 0; b < f.boxes.size(); ++b)
+    for (int p = f.boxes[b].first; p <= f.boxes[b].second; ++p)
+      group_of[std::size_t(order[std::size_t(p)])] = int(b);
   std::ostringstream o;
   o << "sm,group,baseline,penalty\n";
   std::vector<std::pair<double, int>> base, pen;
@@ -184,11 +191,11 @@ void draw(const inputs &in, report_content &c) {
   for (const auto &path : files) {
     const auto m = load_sharing_input(path);
     const auto a = analyze_sharing(m);
-    std::string groups;
-    c.figures.push_back(sharing_heatmap(path, ++k, m, a, groups));
-    c.figures.push_back(per_sm_figure(path, k, m, a, per_sm));
+    const grouped g = group_order(m, a);
+    c.figures.push_back(sharing_heatmap(path, ++k, m, a, g));
+    c.figures.push_back(per_sm_figure(path, k, m, g, per_sm));
     t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope),
-                      groups.empty() ? "—" : groups, a.reason});
+                      g.words.empty() ? "—" : g.words, a.reason});
   }
   c.tables.push_back(std::move(t));
   if (!per_sm.rows.empty())

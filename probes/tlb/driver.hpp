@@ -21,7 +21,7 @@ namespace gpuprobe::probes {
 struct tlb_options {
   alloc_kind alloc = alloc_kind::cudamalloc;
   std::uint64_t alias_bytes = 0; // alias: the physical chunk every slot maps (0: the granularity)
-  // 0: free_fraction of the free memory, whole GiB (alias: 4 x the memory, a power of two)
+  // 0: free_fraction of the free memory, whole GiB (alias: k_alias_default_bytes, 384 GiB)
   std::uint64_t max_bytes = 0;
   std::uint64_t min_bytes = k_mib;
   std::uint64_t min_stride = 64 * k_kib, max_stride = k_gib; // powers of two between them...

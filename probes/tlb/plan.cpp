@@ -12,7 +12,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   using F = results_folder::raw_file;
   const auto raw = results_folder::raw_rel;
   const std::string dev = std::to_string(r.device), sd = std::to_string(r.seed);
-  // The hierarchy: the aliased chase (one physical chunk at every slot of 4 x the memory), whose
+  // The hierarchy: the aliased chase (one physical chunk at every slot of a 384 GiB range), whose
   // steps are translation alone, with strides 64 KiB..1 GiB (quick: 2 MiB..256 MiB, 4 points an
   // octave instead of 8).
   std::vector<std::string> alias = {"tlb", "--alloc", "alias", "--device", dev, "--no-control"};

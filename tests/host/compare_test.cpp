@@ -267,6 +267,8 @@ TEST(Compare, ReanalyzeComparesHardwareWithHardware) {
   fs::remove(tmp);
   const auto refused = gpuprobe::test::run_gpuprobe_argv({"compare", "--reanalyze", a, runs});
   EXPECT_EQ(refused.exit_code, 1) << "a folder without raw measurements: one line";
+  EXPECT_NE(refused.err.find("characterize --reanalyze` of a copy of"), std::string::npos)
+      << refused.err;
 }
 
 // One unit against a fleet's baseline, on seeded fleets: 3-9 other units whose figures spread by
