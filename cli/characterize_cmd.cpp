@@ -21,7 +21,7 @@ struct characterize_options {
 
 void run_characterize(const characterize_options &o) {
   pipeline::run_characterize({o.common.device, o.common.out, o.common.seed, o.quick, o.reanalyze,
-                              o.allow_busy, o.busy_wait});
+                              o.allow_busy, o.busy_wait, run_here});
 }
 
 } // namespace
@@ -37,8 +37,8 @@ void setup_characterize(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
   app->add_flag("--quick", opt->quick,
-                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 45 s on an H100; "
-                "a full characterize about 65 s)");
+                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 22 s on an H100; "
+                "a full characterize about 45 s)");
   app->add_flag("--reanalyze", opt->reanalyze,
                 "no GPU: derive DIR/profile.json again from the measurements in DIR/raw with this "
                 "build's analysis (a level whose sharing was measured for another geometry is "

@@ -43,6 +43,11 @@ using pipeline::run_stage_in;
 //   SIGHUP), its temporary files removed and its children ended.
 inline constexpr int k_exit_error = 1;
 inline constexpr int k_exit_usage = 2;
+// Parses and runs one command line (argv[0] the program), printing an error in one line: main's
+// body; returns the exit status. run_here runs `gpuprobe ARGS...` inside this process, as a
+// characterize stage (its files record its own argv); its exit status.
+int run_command(int argc, const char *const *argv);
+int run_here(const std::vector<std::string> &args);
 // main() returns exit_status() when no error: 0, or k_exit_partial (report left something out).
 int &exit_status();
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -140,6 +141,42 @@ bool reserve_aligned(std::size_t bytes, std::size_t slot, CUdeviceptr &va) {
   return align > slot || d.address_reserve(&va, bytes, slot, 0, 0) == CUDA_SUCCESS;
 }
 
+// Unmaps an alias range whose first `mapped_slots` slots map handles[0]: in one call where every
+// slot is mapped (as for vmm), else slot by slot; then the chunk and the range.
+void unmap_alias(CUdeviceptr va, std::size_t bytes, std::size_t slot, std::size_t mapped_slots,
+                 const std::vector<unsigned long long> &handles) noexcept {
+  const auto &d = api();
+  if (mapped_slots * slot != bytes || d.mem_unmap(va, bytes) != CUDA_SUCCESS)
+    for (std::size_t k = 0; k < mapped_slots; ++k)
+      (void)d.mem_unmap(va + k * slot, slot);
+  for (auto h : handles)
+    (void)d.mem_release(h);
+  (void)d.address_free(va, bytes);
+}
+
+// The range an alias_keeper keeps between pools (none: ptr null). Its destructor calls no driver
+// function (a process that ends without the keeper's end leaves the unmapping to the driver).
+struct kept_range {
+  bool keeping = false;
+  char *ptr = nullptr;
+  std::size_t bytes = 0, slot = 0;
+  int device = -1;
+  unsigned long long handle = 0;
+  node_budget budget;
+};
+std::mutex g_kept_mutex;
+kept_range g_kept;
+
+// Unmaps the kept range (under g_kept_mutex).
+void drop_kept() noexcept {
+  if (!g_kept.ptr)
+    return;
+  unmap_alias(reinterpret_cast<CUdeviceptr>(g_kept.ptr), g_kept.bytes, g_kept.slot,
+              g_kept.bytes / g_kept.slot, {g_kept.handle});
+  g_kept.ptr = nullptr;
+  g_kept.budget.release();
+}
+
 } // namespace
 
 std::size_t device_pool::vmm_granularity(int device) {
@@ -241,6 +278,10 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
     throw error("--alias-bytes " + std::to_string(slot_) + " is not a multiple of the driver's " +
                 std::to_string(granularity_) + "-byte VMM granularity");
   bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
+  device_ = device;
+  if (take_kept_alias(device))
+    return;
+  alias_keeper::drop(); // a kept range this pool does not fit in: its budget back first
   // The range's bytes are reserved from the node's budget first and held until it is unmapped:
   // the driver grants the node just under 1 TiB of mapped range in all, over processes and GPUs
   // (docs/fleet.md), so processes map at once while their ranges fit together and wait otherwise.
@@ -251,6 +292,7 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
   for (int attempt = 1;; ++attempt) {
     try {
       map_alias(device);
+      range_bytes_ = bytes_; // mapped whole: a keeper may keep it
       break;
     } catch (const driver_error &e) {
       release();
@@ -261,6 +303,20 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
       std::this_thread::sleep_for(std::chrono::seconds(3 * attempt));
     }
   }
+}
+
+bool device_pool::take_kept_alias(int device) {
+  const std::lock_guard<std::mutex> lock(g_kept_mutex);
+  if (!g_kept.ptr || g_kept.device != device || g_kept.slot != slot_ || g_kept.bytes < bytes_)
+    return false;
+  ptr_ = g_kept.ptr;
+  range_bytes_ = g_kept.bytes;
+  mapped_slots_ = g_kept.bytes / slot_;
+  handles_ = {g_kept.handle};
+  budget_ = std::move(g_kept.budget);
+  g_kept.ptr = nullptr;
+  reused_ = true;
+  return true;
 }
 
 void device_pool::map_alias(int device) {
@@ -308,10 +364,29 @@ void device_pool::release() noexcept {
     const auto &d = api();
     const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
     if (kind_ == alloc_kind::alias) {
-      // The whole range in one call where every slot is mapped (as for vmm), else slot by slot.
-      if (mapped_slots_ * slot_ != bytes_ || d.mem_unmap(va, bytes_) != CUDA_SUCCESS)
-        for (std::size_t k = 0; k < mapped_slots_; ++k)
-          (void)d.mem_unmap(va + k * slot_, slot_);
+      const std::size_t range = range_bytes_ ? range_bytes_ : bytes_;
+      {
+        const std::lock_guard<std::mutex> lock(g_kept_mutex);
+        // The larger range is kept: a small pool that ends after a large one (tlb-coverage's
+        // small layout beside its whole range) must not leave the next large pool to map again.
+        if (g_kept.keeping && range_bytes_ && handles_.size() == 1 &&
+            (!g_kept.ptr || g_kept.bytes < range_bytes_)) {
+          drop_kept();
+          g_kept.ptr = ptr_; // kept whole, mapped, for the next alias pool (alias_keeper)
+          g_kept.bytes = range_bytes_;
+          g_kept.slot = slot_;
+          g_kept.device = device_;
+          g_kept.handle = handles_[0];
+          g_kept.budget = std::move(budget_);
+          handles_.clear();
+          ptr_ = nullptr;
+          return;
+        }
+      }
+      unmap_alias(va, range, slot_, mapped_slots_, handles_); // budget_: held till the pool ends
+      handles_.clear();
+      ptr_ = nullptr;
+      return;
     } else if (kind_ == alloc_kind::vmm_sparse) {
       // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
       for (std::size_t off = 0; off < bytes_; off += slot_)
@@ -327,6 +402,29 @@ void device_pool::release() noexcept {
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
   }
   ptr_ = nullptr;
+}
+
+alias_keeper::alias_keeper() {
+  const std::lock_guard<std::mutex> lock(g_kept_mutex);
+  if (g_kept.keeping)
+    throw error("alias_keeper: one keeper at a time");
+  g_kept.keeping = true;
+}
+
+alias_keeper::~alias_keeper() {
+  const std::lock_guard<std::mutex> lock(g_kept_mutex);
+  drop_kept();
+  g_kept.keeping = false;
+}
+
+std::size_t alias_keeper::kept_bytes() {
+  const std::lock_guard<std::mutex> lock(g_kept_mutex);
+  return g_kept.ptr ? g_kept.bytes : 0;
+}
+
+void alias_keeper::drop() {
+  const std::lock_guard<std::mutex> lock(g_kept_mutex);
+  drop_kept();
 }
 
 std::size_t slot_layout::mapped_slots() const {
@@ -347,6 +445,14 @@ slot_pool::slot_pool(const slot_layout &l, int device)
       throw error("slot_pool: a slot names chunk " + std::to_string(c) + " of " +
                   std::to_string(l.chunks));
   bytes_ = chunk_of_.size() * slot_;
+  if (!l.one_allocation && l.chunks == 1 &&
+      std::all_of(chunk_of_.begin(), chunk_of_.end(), [](int c) { return c == 0; })) {
+    whole_ = std::make_unique<device_pool>(alloc_kind::alias, bytes_, device, 0, slot_);
+    GPUPROBE_CUDA_CHECK(cudaMemset(whole_->data(), 0, slot_)); // zeroed, as every layout's chunk
+    GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+    map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return;
+  }
   const auto &d = api();
   // As alias: the node's budget, held until unmapped, for the slots mapped (the driver's cap counts
   // mapped range, not the reserved).

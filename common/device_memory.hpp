@@ -18,6 +18,7 @@
 #include "common/node_budget.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,8 @@ public:
   }
   // alias: the bytes of the one physical chunk every slot maps (else 0).
   std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
+  // alias: the range was one an alias_keeper kept from an earlier pool (nothing mapped now).
+  bool reused() const { return reused_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
@@ -64,9 +67,13 @@ private:
   void make_managed(int device);
   void make_scattered(int device, std::uint64_t seed, std::size_t slot_bytes); // vmm, vmm_sparse
   void make_alias(int device, std::size_t slot_bytes);
-  void map_alias(int device); // the alias pool's range, chunk, mappings and access (throws)
+  void map_alias(int device);       // the alias pool's range, chunk, mappings and access (throws)
+  bool take_kept_alias(int device); // alias: a kept range that holds this pool, taken
   alloc_kind kind_;
   std::size_t bytes_ = 0;
+  std::size_t range_bytes_ = 0; // alias: the mapped range (a kept one may be longer than bytes_)
+  int device_ = 0;
+  bool reused_ = false;
   std::size_t granularity_ = 0;
   std::size_t slot_ = 0;         // vmm_sparse, alias: bytes per slot
   std::size_t mapped_slots_ = 0; // alias: slots mapped so far
@@ -74,6 +81,26 @@ private:
   std::vector<unsigned long long> handles_; // vmm physical chunks
   node_budget
       budget_; // alias: the range's share of the node's mapped-range budget, held till unmapped
+};
+
+// Map once (issue 48): while an alias_keeper lives, an alias pool's range is not unmapped when the
+// pool ends but kept by the process, and the next alias pool of the same device and chunk whose
+// bytes fit in it takes it (its first bytes, at the same base and so the same alignment) instead
+// of mapping its own: characterize's stages, run in one process, map the range once. A pool that
+// does not fit unmaps the kept range first (its budget back to the node), then maps its own; of two
+// ranges ending while one is kept, the larger is kept.
+// Every alias walk writes the chunk it reads before reading it, so a kept chunk carries nothing
+// from one pool to the next. One keeper at a time; its end unmaps what is kept.
+class alias_keeper {
+public:
+  alias_keeper();
+  ~alias_keeper();
+  alias_keeper(const alias_keeper &) = delete;
+  alias_keeper &operator=(const alias_keeper &) = delete;
+  // The range kept now, in bytes (0: none).
+  static std::size_t kept_bytes();
+  // Unmaps the kept range now (the keeper stays on).
+  static void drop();
 };
 
 // A virtual range of slots, each mapped to one of a few physical chunks or left unmapped: the
@@ -95,9 +122,12 @@ public:
   ~slot_pool();
   slot_pool(const slot_pool &) = delete;
   slot_pool &operator=(const slot_pool &) = delete;
-  char *data() const { return ptr_; }
+  char *data() const { return whole_ ? whole_->data() : ptr_; }
   std::size_t bytes() const { return bytes_; }
   double map_seconds() const { return map_seconds_; }
+  // One chunk at every slot: the layout is an alias pool, made as one (a range an alias_keeper
+  // kept is taken, and kept again at the end).
+  bool reused() const { return whole_ && whole_->reused(); }
 
 private:
   void release() noexcept;
@@ -107,7 +137,8 @@ private:
   std::size_t piece_ = 0; // one_allocation: bytes per chunk inside the one handle
   std::vector<unsigned long long> handles_;
   double map_seconds_ = 0;
-  node_budget budget_; // as device_pool's alias
+  node_budget budget_;                 // as device_pool's alias
+  std::unique_ptr<device_pool> whole_; // the one-chunk-at-every-slot layout
 };
 
 // A virtual range reserved once and backed by physical chunks on demand from the host (CUDA VMM):

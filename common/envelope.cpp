@@ -12,6 +12,12 @@ const char *const *g_argv = nullptr;
 
 void set_invocation(int argc, const char *const *argv) { g_argc = argc, g_argv = argv; }
 
+invocation_scope::invocation_scope(int argc, const char *const *argv)
+    : argc_(g_argc), argv_(g_argv) {
+  set_invocation(argc, argv);
+}
+invocation_scope::~invocation_scope() { set_invocation(argc_, argv_); }
+
 nlohmann::json run_metadata(std::uint64_t seed) { return run_metadata(g_argc, g_argv, seed); }
 
 nlohmann::json document_head(const schema::family &f, const nlohmann::json &device,

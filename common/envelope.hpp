@@ -13,6 +13,19 @@ namespace gpuprobe {
 
 // main() records argc/argv once; every file this process writes carries them.
 void set_invocation(int argc, const char *const *argv);
+// A command run inside this process (a characterize stage): its files carry its own argv while
+// the scope lives, as they would if it ran as a child; the outer argv again after.
+class invocation_scope {
+public:
+  invocation_scope(int argc, const char *const *argv);
+  ~invocation_scope();
+  invocation_scope(const invocation_scope &) = delete;
+  invocation_scope &operator=(const invocation_scope &) = delete;
+
+private:
+  int argc_;
+  const char *const *argv_;
+};
 
 // {"tool", "version", "git_commit", "argv", "seed", "created_utc"} of this process.
 nlohmann::json run_metadata(std::uint64_t seed);

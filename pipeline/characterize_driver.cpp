@@ -1,11 +1,13 @@
 // gpuprobe characterize's sequence (cli/characterize_cmd.cpp maps its flags here): TLB sweeps ->
 // TLB profile -> sharing of each level -> atomics -> DIR/profile.json. Each stage is this
 // binary's own subcommand, run in DIR and writing one file (atomically) under DIR/raw; the
-// stage runner keeps a finished stage, so an interrupted run resumes.
+// stage runner keeps a finished stage, so an interrupted run resumes. The stages run inside this
+// process, one CUDA context and one alias range for all (issue 48), or as child processes.
 #include "pipeline/characterize_driver.hpp"
 
 #include "analysis/characterize.hpp"
 #include "common/device_info.hpp"
+#include "common/device_memory.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
@@ -24,6 +26,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -66,6 +69,41 @@ void refuse_other_gpus_raw(const std::string &dir, const std::string &uuid) {
   if (!foreign.empty())
     throw error("characterize --reanalyze: raw/ holds files of another GPU than raw/tlb.json's " +
                 uuid + ": " + foreign + "; move them out (a profile is one GPU's)");
+}
+
+// The working directory for a stage run inside this process (a child is started in it): the
+// stages' arguments name files relative to the results folder.
+class working_dir {
+public:
+  explicit working_dir(const std::string &dir) : was_(fs::current_path()) { fs::current_path(dir); }
+  ~working_dir() {
+    std::error_code ec;
+    fs::current_path(was_, ec);
+  }
+  working_dir(const working_dir &) = delete;
+  working_dir &operator=(const working_dir &) = delete;
+
+private:
+  fs::path was_;
+};
+
+// A stage run inside this process: as run_stage_in runs it in a child (the same arguments, in
+// DIR), and failing with the same line.
+void run_stage_here(const characterize_run_options &o, const std::string &dir, const stage &s,
+                    const std::string &resume) {
+  std::string shown = "cd " + shell_quote(dir) + " && gpuprobe";
+  for (const auto &a : s.args)
+    shown += " " + shell_quote(a);
+  int code = 0;
+  {
+    const working_dir in(dir);
+    code = o.run_here(s.args);
+  }
+  if (code > 128 || interrupted_by())
+    throw interrupted("interrupted during stage " + s.name + ": " + resume,
+                      interrupted_by() ? interrupted_by() : code - 128);
+  if (code != 0 && code != k_exit_partial)
+    throw error("stage " + s.name + " failed (" + shown + "); " + resume);
 }
 
 // Waits up to `seconds` for the GPU to have no other compute process; the activity at the end.
@@ -387,6 +425,7 @@ void run_all_stages(pipeline::stage_runner &runner, const characterize_run_optio
   runner.sharing_known = true;
   for (const auto &st : sharing)
     runner.run(st, ++k, n);
+  alias_keeper::drop(); // the last stage that maps the alias range has run: its budget back
   for (const auto &st : last)
     runner.run(st, ++k, n);
 }
@@ -432,6 +471,16 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
 
 } // namespace
 
+bool stages_in_process(const characterize_run_options &o) {
+  const char *v = std::getenv("GPUPROBE_STAGES");
+  const std::string how = v ? v : "";
+  if (!how.empty() && how != "here" && how != "children")
+    throw error("GPUPROBE_STAGES='" + how +
+                "': give 'here' (the stages inside the characterize process, the default) or "
+                "'children' (one child process per stage)");
+  return o.run_here && how != "children";
+}
+
 void run_characterize(const characterize_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.reanalyze && o.out.empty())
@@ -444,8 +493,14 @@ void run_characterize(const characterize_run_options &o) {
   const device_info dev = o.reanalyze ? measured_device(o.out) : query_device(o.device);
   if (o.reanalyze)
     refuse_other_gpus_raw(o.out, dev.uuid);
-  if (!o.reanalyze)
+  const bool here = stages_in_process(o);
+  if (!o.reanalyze && !here)
     release_own_context(); // the stages run in child processes: hold no memory beside them
+  // Stages inside this process keep the alias range one maps for the next (map once); it is
+  // unmapped after the sharing stages, or when the run ends however it ends.
+  std::optional<alias_keeper> keep;
+  if (!o.reanalyze && here)
+    keep.emplace();
   const std::string dir = o.out.empty() ? default_results_dir(dev.name, dev.uuid) : o.out;
   std::optional<folder_lock> late; // the default folder is known only from the device
   if (!early)
@@ -468,10 +523,12 @@ void run_characterize(const characterize_run_options &o) {
   runner.reanalyze = o.reanalyze;
   runner.previous_stages = previous.value("stages", json::array());
   runner.execute = [&](const stage &s) {
+    const std::string resume = "finished stages are kept; run the same command again to resume";
     busy.run(s, [&] {
-      run_stage_in(dir, s.name, s.args,
-                   "finished stages are kept; run the same command again to "
-                   "resume");
+      if (here)
+        run_stage_here(o, dir, s, resume);
+      else
+        run_stage_in(dir, s.name, s.args, resume);
     });
   };
   runner.seconds_so_far = [&] {

@@ -1,9 +1,11 @@
 #pragma once
 // `gpuprobe characterize` on one GPU: the stages planned by pipeline/stage_plan (plan_stages and
-// sharing_stages), run (or kept) by pipeline::stage_runner as child processes, then
-// DIR/profile.json assembled and the hierarchy printed. With `reanalyze`, no GPU: the analyses
-// run again over DIR/raw. Errors are gpuprobe::error (one line).
+// sharing_stages), run (or kept) by pipeline::stage_runner inside this process (run_here), or as
+// child processes, then DIR/profile.json assembled and the hierarchy printed. With `reanalyze`, no
+// GPU: the analyses run again over DIR/raw. Errors are gpuprobe::error (one line).
+#include <functional>
 #include <string>
+#include <vector>
 
 namespace gpuprobe::pipeline {
 
@@ -19,7 +21,16 @@ struct characterize_run_options {
   // that stays busy ends the run with one line.
   bool allow_busy = false;
   double busy_wait_seconds = 60;
+  // Runs `gpuprobe ARGS...` inside this process (cli::run_here), returning its exit status: the
+  // stages then share one CUDA context and map the alias range once (device_memory.hpp's
+  // alias_keeper), instead of one child process each. Unset, or GPUPROBE_STAGES=children in the
+  // environment: each stage is a child process, as before issue 48 (docs/characterize.md).
+  std::function<int(const std::vector<std::string> &args)> run_here;
 };
+
+// Whether the stages run inside the characterize process: `run_here` given and GPUPROBE_STAGES
+// not "children" (any other value than "children" or "here" is refused in one line).
+bool stages_in_process(const characterize_run_options &o);
 
 void run_characterize(const characterize_run_options &o);
 

@@ -29,6 +29,12 @@
 #   ncu        Nsight Compute on BM_peers cells' malloc launch (CASES)
 #   repeats    characterize --quick QUICK_N times (default 6) and full FULL_N times (default 2) on one
 #              unit, then gpuprobe compare over every pair of one mode (compare's false positives)
+#   speed      issue 48's stage times, before and after, on one unit in one call: gpuprobe run
+#              --quick with the stages as child processes (GPUPROBE_STAGES=children: before),
+#              then QUICK_N (default 3) quick runs inside one process (after), then one full run
+#              each way (FULL=0 leaves them out); each run's stage times, and the structure of
+#              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
+#              children run
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
 #              GPU, 256/512/1024 GiB, cuMemSetAccess per 2 MiB slot or whole), both at once
@@ -298,6 +304,53 @@ step_repeats() {
           tee -a "$D/repeats.txt"
       done
     done
+  done
+}
+
+# One run's times: run's stages, characterize's stages (profile.json), and the levels found.
+run_times() { # NAME
+  python3 - "$D/$1" "$D/$1.txt" "$1" <<'PY' | tee -a "$D/speed.txt"
+import json, re, sys
+folder, log, name = sys.argv[1:4]
+text = open(log).read()
+run = re.findall(r"^\[run\] (\w+) +(\d+) s", text, re.M)
+total = re.search(r"^gpuprobe run: (\d+) s", text, re.M)
+try:
+    p = json.load(open(folder + "/profile.json"))
+    st = ", ".join("%s %.1f" % (s["name"], s["seconds"]) for s in p.get("stages", []) if "seconds" in s)
+    lv = "; ".join("%s %dx%s %+.0f" % ("L%d" % (i + 1), L["entries"], L["page_bytes"] // 2**20, L["miss_penalty_cycles"])
+                   for i, L in enumerate(p["tlb"]["levels"]))
+except Exception as e:  # a run that failed: say so
+    st, lv = "no profile (%s)" % e, "-"
+print("%s: run %s s (%s)\n  characterize stages: %s\n  levels: %s" % (
+    name, total.group(1) if total else "?", ", ".join("%s %s" % r for r in run), st, lv))
+PY
+}
+
+step_speed() {
+  local i
+  if [ "${QUICK_BEFORE:-1}" != 0 ]; then
+    GPUPROBE_STAGES=children timed speed_quick_children 300 "$G" run --quick --out "$D/speed_quick_children" --device 0
+    run_times speed_quick_children
+  fi
+  for i in $(seq 1 "${QUICK_N:-3}"); do
+    timed "speed_quick$i" 300 "$G" run --quick --out "$D/speed_quick$i" --device 0
+    run_times "speed_quick$i"
+  done
+  if [ "${FULL:-1}" != 0 ]; then
+    timed speed_full 400 "$G" run --out "$D/speed_full" --device 0
+    run_times speed_full
+    GPUPROBE_STAGES=children timed speed_full_children 400 "$G" run --out "$D/speed_full_children" --device 0
+    run_times speed_full_children
+  fi
+  for i in "$D"/speed_quick[0-9]* "$D"/speed_full; do
+    [ -d "$i" ] || continue
+    local ref="$D/speed_quick_children"
+    [ "$(basename "$i")" = speed_full ] && ref="$D/speed_full_children"
+    [ -d "$ref" ] || continue
+    "$G" compare "$ref" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
+    echo "compare $(basename "$ref") $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:600])' "$D/cmp_$(basename "$i").json" 2>&1)" |
+      tee -a "$D/speed.txt"
   done
 }
 

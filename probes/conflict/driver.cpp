@@ -29,8 +29,9 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
     pool =
         std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
     chase = std::make_unique<list_chase>(*pool);
-    std::fprintf(stderr, "[tlb-conflict] %s alias range mapped in %.1f s\n",
+    std::fprintf(stderr, "[tlb-conflict] %s alias range %s in %.1f s\n",
                  format_bytes(double(r.range_bytes)).c_str(),
+                 pool->reused() ? "kept from an earlier stage" : "mapped",
                  std::chrono::duration<double>(clock::now() - t0).count());
   }
   for (auto t : targets) { // a copy: a fully associative level's miss threshold is set here

@@ -29,8 +29,9 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
       if (!all || all->bytes() < l.chunk_of.size() * l.slot_bytes) {
         all.reset(); // the old range goes before the larger one is mapped
         all = std::make_unique<slot_pool>(l, dev.ordinal);
-        std::fprintf(stderr, "[tlb-coverage] every slot of %s mapped in %.1f s\n",
-                     format_bytes(double(all->bytes())).c_str(), all->map_seconds());
+        std::fprintf(stderr, "[tlb-coverage] every slot of %s %s in %.1f s\n",
+                     format_bytes(double(all->bytes())).c_str(),
+                     all->reused() ? "kept from an earlier stage" : "mapped", all->map_seconds());
       }
       current = all.get();
       return;

@@ -103,6 +103,9 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
                                                   : 0);
   if (kind == alloc_kind::vmm_sparse || kind == alloc_kind::alias)
     layout.line_span = pool.mapped_per_slot(); // the chunk: every page's lines live in it
+  if (pool.reused())
+    std::fprintf(stderr, "[tlb-sharing] %s alias range kept from an earlier stage\n",
+                 format_bytes(double(pool.bytes())).c_str());
   layout.random_order = o.random_order;
   layout.spread_lines = o.spread_lines;
   // Watchdog: a launch is V+V+D hops per round (a few hundred ns each at worst), x the rounds.

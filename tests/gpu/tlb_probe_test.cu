@@ -177,6 +177,70 @@ TEST(TlbProbeGpu, AliasRangeShowsTheChunkAtEverySlot) {
   EXPECT_EQ(back, host) << "512 distinct chunks hold what was written";
 }
 
+// Map once (issue 48): under an alias_keeper, an alias pool's range outlives the pool; the next
+// pool of the same chunk that fits takes it (same base, nothing mapped, the node budget kept), and
+// sees the chunk at every slot; one that does not fit unmaps it first and maps its own; the
+// keeper's end unmaps what is kept and gives its budget back.
+TEST(TlbProbeGpu, AliasKeeperMapsTheRangeOnceForPoolsThatFit) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::uint64_t chunk = 2ull << 20, gib = 1ull << 30;
+  const std::uint64_t held_before = node_budget::held_here();
+  {
+    const alias_keeper keep;
+    char *base = nullptr;
+    double first_s = 0;
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      device_pool a(alloc_kind::alias, 64 * gib, 0, 1, chunk);
+      first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_FALSE(a.reused());
+      base = a.data();
+    }
+    EXPECT_EQ(alias_keeper::kept_bytes(), 64 * gib) << "the range outlives its pool";
+    EXPECT_GE(node_budget::held_here(), held_before + 64 * gib) << "and keeps its budget";
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      device_pool b(alloc_kind::alias, 40 * gib, 0, 7, chunk);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("alias 64 GiB mapped in %.2f s; a 40 GiB pool took it in %.4f s\n", first_s, s);
+      EXPECT_TRUE(b.reused());
+      EXPECT_EQ(b.data(), base);
+      EXPECT_EQ(b.bytes(), 40 * gib);
+      EXPECT_EQ(alias_keeper::kept_bytes(), 0u) << "taken, not shared";
+      const unsigned long long mark = 0x51ed270b27a1c3f5ull;
+      ASSERT_EQ(cudaMemcpy(b.data() + 64, &mark, sizeof mark, cudaMemcpyHostToDevice), cudaSuccess);
+      unsigned long long got = 0;
+      ASSERT_EQ(
+          cudaMemcpy(&got, b.data() + (40 * gib - chunk) + 64, sizeof got, cudaMemcpyDeviceToHost),
+          cudaSuccess);
+      EXPECT_EQ(got, mark) << "the last slot of the taken range shows the chunk";
+    }
+    EXPECT_EQ(alias_keeper::kept_bytes(), 64 * gib) << "given back whole when b ended";
+    {
+      device_pool other_chunk(alloc_kind::alias, 8 * gib, 0, 1, 2 * chunk);
+      EXPECT_FALSE(other_chunk.reused()) << "another chunk size maps its own";
+    }
+    EXPECT_EQ(alias_keeper::kept_bytes(), 8 * gib);
+    {
+      device_pool c(alloc_kind::alias, 96 * gib, 0, 1, chunk);
+      EXPECT_FALSE(c.reused()) << "8 GiB kept cannot hold 96 GiB";
+      EXPECT_EQ(alias_keeper::kept_bytes(), 0u) << "the kept range was unmapped first";
+      EXPECT_LT(node_budget::held_here(), held_before + 96 * gib + 8 * gib)
+          << "the two ranges were never held together";
+    }
+    EXPECT_EQ(alias_keeper::kept_bytes(), 96 * gib);
+    {
+      device_pool big(alloc_kind::alias, 96 * gib, 0, 1, chunk);
+      device_pool small(alloc_kind::alias, 4 * gib, 0, 1, chunk); // the range is taken: its own
+      EXPECT_TRUE(big.reused());
+      EXPECT_FALSE(small.reused());
+    } // small ends first and is kept; then big, which is larger, replaces it
+    EXPECT_EQ(alias_keeper::kept_bytes(), 96 * gib) << "the larger range is the one kept";
+  }
+  EXPECT_EQ(alias_keeper::kept_bytes(), 0u);
+  EXPECT_EQ(node_budget::held_here(), held_before) << "the keeper's end gave the budget back";
+}
+
 TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
   GPUPROBE_REQUIRE_GPU();
   const std::string out = "/tmp/gpuprobe_gpu_test_alias.json";

@@ -15,8 +15,10 @@
 #include <stdexcept>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace fs = std::filesystem;
 using namespace gpuprobe::analysis;
@@ -366,4 +368,71 @@ TEST(Characterize, ReanalyzeWithoutAGpu) {
   EXPECT_NE(e.exit_code, 0);
   EXPECT_NE(e.err.find("raw/tlb.json does not exist"), std::string::npos) << e.err;
   EXPECT_FALSE(fs::exists(none + "/profile.json"));
+}
+
+namespace {
+
+// A document without what differs between two runs of one command: times and the clock.
+json without_times(json j) {
+  if (j.is_object()) {
+    for (const char *k : {"created_utc", "seconds", "wall_seconds"})
+      j.erase(k);
+    for (auto &[k, v] : j.items())
+      v = without_times(v);
+  } else if (j.is_array()) {
+    for (auto &v : j)
+      v = without_times(v);
+  }
+  return j;
+}
+
+} // namespace
+
+// Issue 48: the stages run inside the characterize process by default (one context, the alias
+// range mapped once), or one child each (GPUPROBE_STAGES=children). Over a committed H100 unit's
+// measurements (--reanalyze: its analysis stages run in each way), both write the same files,
+// byte for byte but the times, with each stage's own arguments as its argv: so a folder made one
+// way is resumed the other way without a stage run again.
+TEST(Characterize, StagesInProcessWriteWhatChildStagesWrite) {
+  const fs::path unit =
+      fs::path(GPUPROBE_SOURCE_DIR) / "reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
+  std::map<std::string, std::map<std::string, json>> made; // way -> file -> document
+  for (const std::string way : {"here", "children"}) {
+    const auto dir = gpuprobe::test::temp_path("stages_" + way);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::copy(unit / "raw", fs::path(dir) / "raw");
+    ::setenv("GPUPROBE_STAGES", way.c_str(), 1);
+    const auto r = gpuprobe::test::run_gpuprobe("characterize --reanalyze --out " + dir);
+    ::unsetenv("GPUPROBE_STAGES");
+    ASSERT_EQ(r.exit_code, 0) << way << "\n" << r.out << r.err;
+    for (const auto &e : fs::directory_iterator(fs::path(dir) / "raw"))
+      made[way][e.path().filename().string()] = gpuprobe::read_json_file(e.path().string());
+    made[way]["profile.json"] = gpuprobe::read_json_file(dir + "/profile.json");
+    const json stage = made[way]["tlb_profile.json"];
+    const json argv = stage["meta"]["argv"];
+    ASSERT_GE(argv.size(), 2u) << way;
+    EXPECT_EQ(argv[1], "analyze") << way << ": the stage's own argv, not characterize's";
+  }
+  ASSERT_EQ(made["here"].size(), made["children"].size());
+  for (const auto &[file, doc] : made["children"]) {
+    ASSERT_TRUE(made["here"].count(file)) << file;
+    json a = without_times(made["here"][file]), b = without_times(doc);
+    if (file == "profile.json") { // characterize's own argv: its --out differs, the rest not
+      EXPECT_EQ(a["meta"]["argv"].size(), b["meta"]["argv"].size());
+      a["meta"].erase("argv");
+      b["meta"].erase("argv");
+    }
+    EXPECT_TRUE(a == b) << file << " differs between stages here and in children: "
+                        << json::diff(b, a).dump().substr(0, 2000);
+  }
+  const auto bad = gpuprobe::test::temp_path("stages_bad");
+  fs::remove_all(bad);
+  fs::create_directories(bad);
+  fs::copy(unit / "raw", fs::path(bad) / "raw");
+  ::setenv("GPUPROBE_STAGES", "thread", 1);
+  const auto e = gpuprobe::test::run_gpuprobe("characterize --reanalyze --out " + bad);
+  ::unsetenv("GPUPROBE_STAGES");
+  EXPECT_EQ(e.exit_code, 1);
+  EXPECT_NE(e.err.find("GPUPROBE_STAGES='thread'"), std::string::npos) << e.err;
 }
