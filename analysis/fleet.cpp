@@ -1,4 +1,5 @@
 #include "analysis/fleet.hpp"
+#include "model/file_head.hpp"
 
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -147,7 +148,7 @@ fleet_unit read_unit(const std::string &folder) {
         stages.push_back(e.path().stem().string());
         if (device.is_null()) {
           try {
-            device = read_json_file(e.path().string()).value("device", json::object());
+            device = model::read_file_head(e.path().string()).device;
           } catch (const std::exception &) {
             // an unreadable stage file: another one may name the device
           }

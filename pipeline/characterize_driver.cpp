@@ -14,6 +14,7 @@
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
+#include "model/file_head.hpp"
 #include "model/profile.hpp"
 #include "pipeline/gpu_conditions.hpp"
 #include "pipeline/stage_runner.hpp"
@@ -45,7 +46,7 @@ device_info measured_device(const std::string &dir) {
   if (!fs::exists(f))
     throw error("characterize --reanalyze: " + f.string() +
                 " does not exist: measure first with `gpuprobe characterize --out " + dir + "`");
-  return device_info_from_json(read_json_file(f.string()).value("device", json::object()));
+  return device_info_from_json(model::read_file_head(f.string()).device);
 }
 
 // --reanalyze derives one GPU's profile: a raw file measured on another GPU (copied in, or left
@@ -57,9 +58,7 @@ void refuse_other_gpus_raw(const std::string &dir, const std::string &uuid) {
       continue;
     std::string was;
     try {
-      was = read_json_file(e.path().string())
-                .value("device", json::object())
-                .value("uuid", std::string());
+      was = model::read_file_head(e.path().string()).uuid;
     } catch (const std::exception &) {
       continue; // unreadable: its stage reports it
     }
@@ -257,11 +256,8 @@ std::vector<std::string> kept_disturbances(const results_folder &folder) {
     if (e.path().extension() != ".json")
       continue;
     try {
-      const json doc = read_json_file(e.path().string());
-      if (doc.is_object() && doc.contains("disturbed") && doc["disturbed"].is_array())
-        for (const auto &m : doc["disturbed"])
-          if (m.is_string())
-            marks.push_back(m.get<std::string>());
+      const auto head = model::read_file_head(e.path().string());
+      marks.insert(marks.end(), head.disturbed.begin(), head.disturbed.end());
     } catch (const std::exception &) {
       // an unreadable file is the analysis's to refuse
     }
@@ -302,7 +298,7 @@ void record_clock(json &conditions, const characterize_run_options &o, const std
   for (const auto &st : plan_stages(o.quick, o.device, o.seed)) {
     const fs::path p = fs::path(dir) / st.output;
     if (st.clock_witness && fs::exists(p))
-      seen = std::max(seen, read_json_file(p.string())["device"].value("sm_clock_mhz_seen", 0.0));
+      seen = std::max(seen, model::read_file_head(p.string()).sm_clock_mhz_seen.value_or(0.0));
   }
   // The runtime's peak (0 under CUDA 13), else nvidia-smi's clocks.max.sm.
   const double peak = dev.sm_clock_khz_peak > 0 ? dev.sm_clock_khz_peak / 1000.0

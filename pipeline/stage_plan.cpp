@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
+#include "model/file_head.hpp"
 #include "probes/catalog.hpp"
 
 #include <cctype>
@@ -69,8 +70,7 @@ bool stage_done(const std::string &path) {
   if (!fs::exists(path))
     return false;
   try {
-    const json doc = read_json_file(path);
-    const std::string id = doc.value("schema", "");
+    const std::string id = model::read_file_head(path).schema;
     return id == schema::result.id() || id == schema::profile.id() || id == schema::tuning.id() ||
            id == schema::validation.id();
   } catch (const std::exception &) {
@@ -81,12 +81,9 @@ bool stage_done(const std::string &path) {
 stage_check check_stage(const std::string &path, const stage &s, const std::string &uuid) {
   if (!stage_done(path))
     return {false, "not run yet"};
-  const json doc = read_json_file(path);
-  const json meta = doc.value("meta", json::object());
-  std::vector<std::string> args;
-  const json argv = meta.value("argv", json::array());
-  for (std::size_t i = 1; i < argv.size(); ++i)
-    args.push_back(argv[i].is_string() ? argv[i].get<std::string>() : argv[i].dump());
+  const model::file_head head = model::read_file_head(path);
+  const std::vector<std::string> args(head.argv.empty() ? head.argv.end() : head.argv.begin() + 1,
+                                      head.argv.end()); // the arguments after the program
   if (args != s.args) {
     std::string was;
     for (const auto &a : args)
@@ -94,11 +91,11 @@ stage_check check_stage(const std::string &path, const stage &s, const std::stri
     return {false, "made with other arguments (" +
                        (was.empty() ? std::string("none recorded") : was) + ")"};
   }
-  const std::string was_uuid = doc.value("device", json::object()).value("uuid", std::string());
+  const std::string &was_uuid = head.uuid;
   if (was_uuid != uuid)
     return {false, "measured on another GPU (" +
                        (was_uuid.empty() ? std::string("none recorded") : was_uuid) + ")"};
-  const std::string version = meta.value("version", std::string());
+  const std::string &version = head.version;
   if (version != GPUPROBE_VERSION)
     return {false,
             "made by gpuprobe " + (version.empty() ? std::string("of unknown version") : version)};
@@ -110,13 +107,12 @@ std::string other_gpu_results(const std::string &dir, const std::string &uuid) {
   for (const fs::path &p : {folder.profile(), folder.tuning(), folder.validation()}) {
     if (!fs::exists(p))
       continue;
-    json doc;
+    std::string was;
     try {
-      doc = read_json_file(p.string());
+      was = model::read_file_head(p.string()).uuid;
     } catch (const std::exception &) {
       continue; // unreadable: its stage runs again
     }
-    const std::string was = doc.value("device", json::object()).value("uuid", std::string());
     if (!was.empty() && was != uuid)
       return p.string() + " was measured on " + was + ", this is " + uuid;
   }

@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/atomics.hpp"
+#include "model/file_head.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -290,4 +292,137 @@ TEST(AtomicsModel, ProfileFitsAndRawPointsAreRead) {
   EXPECT_FALSE(raw[0].points.empty());
   EXPECT_TRUE(!raw[0].fit || !raw[0].fit->model);
   EXPECT_TRUE(gpuprobe::model::atomics_of(gpuprobe::model::profile{}).empty());
+}
+
+namespace {
+
+// Every gpuprobe JSON file committed under reports/examples (raw results, profiles, tunings,
+// validations, fleet units).
+std::vector<fs::path> committed_gpuprobe_files() {
+  std::vector<fs::path> out;
+  for (const auto &e : fs::recursive_directory_iterator(k_examples))
+    if (e.is_regular_file() && e.path().extension() == ".json") {
+      const json doc = read_json_file(e.path().string());
+      if (doc.is_object() && doc.value("schema", "").rfind("gpuprobe.", 0) == 0)
+        out.push_back(e.path());
+    }
+  return out;
+}
+
+// What the head rule says a part reads as: absent or null -> empty; of its kind -> its value;
+// else an error. Written from the rule, apart from model/file_head.cpp.
+bool of_kind(const json &v, const std::string &kind) {
+  return kind == "string"   ? v.is_string()
+         : kind == "object" ? v.is_object()
+         : kind == "array"  ? v.is_array()
+                            : v.is_number();
+}
+
+} // namespace
+
+// model::file_head (the head every file starts with, read typed): on every committed file it gives
+// what the document holds.
+TEST(FileHead, EveryCommittedFilesHeadIsWhatItHolds) {
+  const auto files = committed_gpuprobe_files();
+  ASSERT_GT(files.size(), 50u);
+  for (const auto &f : files) {
+    const json doc = read_json_file(f.string());
+    const auto h = model::read_file_head(f.string());
+    EXPECT_EQ(h.schema, doc["schema"].get<std::string>()) << f;
+    EXPECT_EQ(h.uuid, doc.value("device", json::object()).value("uuid", "")) << f;
+    EXPECT_EQ(h.version, doc.value("meta", json::object()).value("version", "")) << f;
+    const json argv = doc.value("meta", json::object()).value("argv", json::array());
+    ASSERT_EQ(h.argv.size(), argv.size()) << f;
+    for (std::size_t i = 0; i < argv.size(); ++i)
+      EXPECT_EQ(h.argv[i], argv[i].get<std::string>()) << f;
+  }
+}
+
+// Seeded mutations of committed heads: each part replaced by a value of another kind, by null, or
+// removed. A part of its kind (or absent, or null) is read as the rule says; one of another kind is
+// refused in one line that names it and the file.
+TEST(FileHead, GeneratedMutationsAreReadOrRefusedInOneLine) {
+  const auto files = committed_gpuprobe_files();
+  struct part_spec {
+    std::vector<std::string> path; // keys from the document
+    std::string kind;
+  };
+  const std::vector<part_spec> parts = {{{"schema"}, "string"},
+                                        {{"device"}, "object"},
+                                        {{"device", "uuid"}, "string"},
+                                        {{"device", "sm_clock_mhz_seen"}, "number"},
+                                        {{"meta"}, "object"},
+                                        {{"meta", "argv"}, "array"},
+                                        {{"meta", "version"}, "string"},
+                                        {{"meta", "git_commit"}, "string"},
+                                        {{"disturbed"}, "array"}};
+  const std::vector<json> values = {
+      nullptr, 7, 2.5, "text", json::array({1, "a"}), json::object({{"k", 1}}), true};
+  std::mt19937_64 rng(48);
+  int refused = 0, read = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto &f = files[rng() % files.size()];
+    json doc = read_json_file(f.string());
+    const auto &spec = parts[rng() % parts.size()];
+    json *parent = &doc;
+    for (std::size_t i = 0; i + 1 < spec.path.size() && parent; ++i)
+      parent = parent->is_object() && parent->contains(spec.path[i]) &&
+                       (*parent)[spec.path[i]].is_object()
+                   ? &(*parent)[spec.path[i]]
+                   : nullptr;
+    if (!parent)
+      continue;
+    const std::string key = spec.path.back();
+    const bool remove = rng() % 8 == 0;
+    const json value = values[rng() % values.size()];
+    if (remove)
+      parent->erase(key);
+    else
+      (*parent)[key] = value;
+    const bool bad = !remove && !value.is_null() && !of_kind(value, spec.kind);
+    const std::string where = "mutated " + f.filename().string();
+    if (bad) {
+      try {
+        (void)model::file_head_from_json(doc, where);
+        ADD_FAILURE() << where << ": " << key << " = " << value.dump() << " was read";
+      } catch (const gpuprobe::error &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(where), std::string::npos) << m;
+        EXPECT_NE(m.find("\"" + key + "\""), std::string::npos) << m;
+        EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+        ++refused;
+      }
+      continue;
+    }
+    const auto h = model::file_head_from_json(doc, where);
+    ++read;
+    const bool gone = remove || value.is_null();
+    const auto text = [&] { return gone ? std::string() : value.get<std::string>(); };
+    if (key == "uuid") {
+      EXPECT_EQ(h.uuid, text());
+    } else if (key == "schema") {
+      EXPECT_EQ(h.schema, text());
+    } else if (key == "version") {
+      EXPECT_EQ(h.version, text());
+    } else if (key == "sm_clock_mhz_seen") {
+      EXPECT_EQ(h.sm_clock_mhz_seen.has_value(), !gone);
+    } else if (key == "argv") {
+      ASSERT_EQ(h.argv.size(), gone ? 0u : value.size());
+      for (std::size_t i = 0; i < h.argv.size(); ++i)
+        EXPECT_EQ(h.argv[i], value[i].is_string() ? value[i].get<std::string>() : value[i].dump());
+    } else if (key == "device" && gone) {
+      EXPECT_TRUE(h.uuid.empty() && h.device.empty());
+    } else if (key == "meta" && gone) {
+      EXPECT_TRUE(h.argv.empty() && h.version.empty());
+    } else if (key == "disturbed") {
+      const auto strings = gone ? 0 : std::count_if(value.begin(), value.end(), [](const json &e) {
+        return e.is_string();
+      });
+      EXPECT_EQ(std::ptrdiff_t(h.disturbed.size()), strings) << "strings only";
+    }
+  }
+  std::printf("file head: %d mutations refused in one line, %d read as the rule says\n", refused,
+              read);
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(read, 50);
 }
