@@ -2,6 +2,10 @@
 
 #include "common/build_info.hpp"
 #include "common/json_io.hpp"
+#include "model/bench_file.hpp"
+
+#include <algorithm>
+#include <optional>
 
 #include <filesystem>
 
@@ -37,46 +41,39 @@ bench_plan plan_bench(const std::string &bench, bool quick, const std::string &u
 
 namespace {
 
-nlohmann::json read_bench(const std::string &dir) {
+// The bench stage's file, typed; none when it is missing, unreadable or malformed (the stage runs
+// again).
+std::optional<model::bench_file> read_bench(const std::string &dir) {
   const fs::path f = fs::path(dir) / k_bench_file;
   std::error_code ec;
   if (!fs::is_regular_file(f, ec))
-    return nullptr;
+    return std::nullopt;
   try {
-    return read_json_file(f.string());
+    return model::bench_file_from_json(read_json_file(f.string()), f.string());
   } catch (const std::exception &) {
-    return nullptr;
+    return std::nullopt;
   }
 }
 
 } // namespace
 
 std::string bench_kept(const std::string &dir, const std::string &uuid) {
-  const auto doc = read_bench(dir);
-  if (!doc.is_object() || !doc.contains("context") || !doc["context"].is_object() ||
-      !doc.contains("benchmarks"))
-    return "";
-  const auto &ctx = doc["context"];
-  const auto text = [&](const char *k) {
-    return ctx.contains(k) && ctx[k].is_string() ? ctx[k].get<std::string>() : std::string();
-  };
-  if (text("gpu_uuid") != uuid || text("gpuprobe_commit") != git_commit() ||
-      text("gpuprobe_run_grid") != bench_filter())
+  const auto bench = read_bench(dir);
+  if (!bench || bench->context_or("gpu_uuid", "") != uuid ||
+      bench->context_or("gpuprobe_commit", "") != git_commit() ||
+      bench->context_or("gpuprobe_run_grid", "") != bench_filter())
     return "";
   return "made on this GPU by this commit with this grid";
 }
 
 std::string bench_summary(const std::string &dir) {
-  const auto doc = read_bench(dir);
-  if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+  const auto bench = read_bench(dir);
+  if (!bench)
     return std::string("no ") + k_bench_file;
-  std::size_t cases = 0, failed = 0;
-  for (const auto &b : doc["benchmarks"]) {
-    ++cases;
-    failed += b.is_object() && b.value("error_occurred", false);
-  }
-  return "BM_getpage: " + std::to_string(cases) + " cases, " + std::to_string(failed) +
-         " failed -> " + k_bench_file;
+  const auto failed = std::count_if(bench->cases.begin(), bench->cases.end(),
+                                    [](const model::bench_case &b) { return b.error_occurred; });
+  return "BM_getpage: " + std::to_string(bench->cases.size()) + " cases, " +
+         std::to_string(failed) + " failed -> " + k_bench_file;
 }
 
 } // namespace gpuprobe::pipeline

@@ -2,6 +2,7 @@
 // The parts of `gpuprobe report` (one file each: report/<part>.cpp, and each probe's
 // probes/<name>/draw.cpp) and what they share: the inputs a results folder holds, the CSV row and
 // number helpers. Host-only; internal to report.
+#include "model/bench_file.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
 #include "model/tuning.hpp"
@@ -40,9 +41,9 @@ struct raw_input {
   json doc;
 };
 
-struct inputs {                                      // what scan() found in the folder
-  std::map<std::string, std::vector<raw_input>> raw; // by probe id (probes/catalog.hpp)
-  std::vector<std::pair<std::string, json>> bench;
+struct inputs {                                                 // what scan() found in the folder
+  std::map<std::string, std::vector<raw_input>> raw;            // by probe id (probes/catalog.hpp)
+  std::vector<std::pair<std::string, model::bench_file>> bench; // gpuprobe-bench's files
   std::optional<model::profile> profile;
   std::optional<model::tuning_file> tuning;
   std::optional<model::validation> validation;

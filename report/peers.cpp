@@ -27,19 +27,9 @@ struct peer_result {
   std::string error;
 };
 
-double to_ms(double t, const std::string &unit) {
-  if (unit == "ns")
-    return t * 1e-6;
-  if (unit == "us")
-    return t * 1e-3;
-  if (unit == "s")
-    return t * 1e3;
-  return t; // ms
-}
-
 // "BM_peers/a/size:16/threads:16384/state:empty/iterations:5/manual_time" -> its fields.
-std::optional<peer_result> parse(const json &b) {
-  const std::string name = b.value("name", "");
+std::optional<peer_result> parse(const model::bench_case &b) {
+  const std::string &name = b.name;
   if (name.rfind("BM_peers/", 0) != 0)
     return std::nullopt;
   std::vector<std::string> part;
@@ -54,21 +44,20 @@ std::optional<peer_result> parse(const json &b) {
   r.size = part[2].substr(5);
   r.threads = std::atof(part[3].c_str() + 8);
   r.state = part[4].substr(6);
-  r.ok = !b.value("error_occurred", false);
+  r.ok = !b.error_occurred;
   if (r.ok) {
-    const std::string unit = b.value("time_unit", "ms");
-    r.malloc_ms = to_ms(b.value("real_time", 0.0), unit);
-    r.free_ms = b.value("free_ms", 0.0);
-    r.malloc_min = b.value("malloc_min_ms", 0.0);
-    r.malloc_max = b.value("malloc_max_ms", 0.0);
-    r.free_min = b.value("free_min_ms", 0.0);
-    r.free_max = b.value("free_max_ms", 0.0);
-    r.first_malloc = b.value("first_malloc_ms", 0.0);
-    r.first_free = b.value("first_free_ms", 0.0);
-    r.served_to = b.value("served_to", -1.0);
-    r.ladder_stop = int(b.value("ladder_stop", 0.0));
+    r.malloc_ms = b.real_time_ms();
+    r.free_ms = b.number_or("free_ms", 0.0);
+    r.malloc_min = b.number_or("malloc_min_ms", 0.0);
+    r.malloc_max = b.number_or("malloc_max_ms", 0.0);
+    r.free_min = b.number_or("free_min_ms", 0.0);
+    r.free_max = b.number_or("free_max_ms", 0.0);
+    r.first_malloc = b.number_or("first_malloc_ms", 0.0);
+    r.first_free = b.number_or("first_free_ms", 0.0);
+    r.served_to = b.number_or("served_to", -1.0);
+    r.ladder_stop = int(b.number_or("ladder_stop", 0.0));
   } else {
-    r.error = b.value("error_message", "failed");
+    r.error = b.error_message.empty() ? "failed" : b.error_message;
   }
   return r;
 }
@@ -318,12 +307,11 @@ namespace {
 // and thread counts they cover, and which unit and commit ran each allocator.
 peer_cells collect_cells(const inputs &in) {
   peer_cells p;
-  for (const auto &[path, doc] : in.bench) {
-    const json ctx = doc.value("context", json::object());
-    const std::string unit = ctx.value("gpu_uuid", "");
+  for (const auto &[path, bench] : in.bench) {
+    const std::string unit = bench.context_or("gpu_uuid", "");
     const std::string ran_on = (unit.empty() ? "not recorded" : unit) + ", " +
-                               ctx.value("gpuprobe_commit", "not recorded");
-    for (const auto &b : doc["benchmarks"])
+                               bench.context_or("gpuprobe_commit", "not recorded");
+    for (const auto &b : bench.cases)
       if (auto r = parse(b)) {
         p.cells[{r->alloc, r->size, r->threads, r->state}] = *r;
         p.allocs.push_back(r->alloc);

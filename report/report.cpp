@@ -125,17 +125,18 @@ std::vector<fs::path> raw_files(const results_folder &folder, report_content &c)
 }
 
 // gpuprobe-bench's results: drawn as TAS/WAS and peers; the device line from their context.
-void take_bench(const std::string &path, const json &doc, inputs &in) {
-  in.bench.emplace_back(path, doc);
-  const json ctx = doc.value("context", json::object());
-  const std::string unit = ctx.value("gpu_uuid", "");
+void take_bench(const std::string &path, model::bench_file bench, inputs &in) {
+  const auto ctx = [&](const char *key, const char *fallback) {
+    return bench.context_or(key, fallback);
+  };
+  const std::string unit = ctx("gpu_uuid", "");
   if (in.device.empty() && !unit.empty()) // gpuprobe-bench's own context
-    in.device = ctx.value("gpu", "") + ", " + ctx.value("sm_count", "?") + " SMs, UUID " + unit +
-                ", driver " + ctx.value("driver", "?") + " (runtime " + ctx.value("runtime", "?") +
-                "), from gpuprobe-bench";
+    in.device = ctx("gpu", "") + ", " + ctx("sm_count", "?") + " SMs, UUID " + unit + ", driver " +
+                ctx("driver", "?") + " (runtime " + ctx("runtime", "?") + "), from gpuprobe-bench";
   else if (!unit.empty() && in.device.find(unit) == std::string::npos)
-    in.device += "; also " + ctx.value("gpu", "") + " UUID " + unit +
+    in.device += "; also " + ctx("gpu", "") + " UUID " + unit +
                  " (gpuprobe-bench files measured on another unit)";
+  in.bench.emplace_back(path, std::move(bench));
 }
 
 // One raw JSON file routed to the part that draws it (by its probe's catalog entry); false when
@@ -164,7 +165,12 @@ bool take_raw_json(const std::string &path, const std::string &folder_uuid,
     return false;
   }
   if (doc.contains("benchmarks")) {
-    take_bench(path, doc, in);
+    try {
+      take_bench(path, model::bench_file_from_json(doc, path), in);
+    } catch (const std::exception &e) {
+      c.skipped.push_back(e.what()); // names the file and the field
+      return false;
+    }
     return true;
   }
   if (derived)

@@ -27,10 +27,10 @@ struct theory_cell {
 // describe (RW, RW-BM and CoRW: Theorems 1-2; CRW: Eq. 7), at a thread count given as a number.
 std::vector<theory_cell> theory_cells(const inputs &in) {
   std::vector<theory_cell> cells;
-  for (const auto &[path, doc] : in.bench)
-    for (const auto &b : doc["benchmarks"]) {
-      const std::string name = b.value("name", "");
-      if (name.rfind("BM_getpage/", 0) != 0 || !b.contains("TAS") || !b.contains("TAS_theory"))
+  for (const auto &[path, bench] : in.bench)
+    for (const auto &b : bench.cases) {
+      const std::string &name = b.name;
+      if (name.rfind("BM_getpage/", 0) != 0 || !b.number("TAS") || !b.number("TAS_theory"))
         continue;
       const auto a0 = name.find('/') + 1, a1 = name.find('/', a0);
       const auto t0 = name.find("threads:"), f0 = name.find("free_permille:");
@@ -44,8 +44,8 @@ std::vector<theory_cell> theory_cells(const inputs &in) {
       if (tn == "full")
         continue;
       cells.push_back({alloc, std::atoi(name.c_str() + f0 + 14), std::atof(tn.c_str()),
-                       b.value("TAS", 0.0), b.value("TAS_theory", 0.0), b.value("WAS", 0.0),
-                       b.value("WAS_theory", 0.0), b.value("TAS_theory_occupancy", 0.0)});
+                       *b.number("TAS"), *b.number("TAS_theory"), b.number_or("WAS", 0.0),
+                       b.number_or("WAS_theory", 0.0), b.number_or("TAS_theory_occupancy", 0.0)});
     }
   return cells;
 }

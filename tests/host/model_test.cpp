@@ -3,6 +3,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/atomics.hpp"
+#include "model/bench_file.hpp"
 #include "model/file_head.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
@@ -425,4 +426,108 @@ TEST(FileHead, GeneratedMutationsAreReadOrRefusedInOneLine) {
               read);
   EXPECT_GT(refused, 100);
   EXPECT_GT(read, 50);
+}
+
+namespace {
+
+// Every gpuprobe-bench file committed under reports/examples.
+std::vector<fs::path> committed_bench_files() {
+  std::vector<fs::path> out;
+  for (const auto &e : fs::recursive_directory_iterator(k_examples))
+    if (e.is_regular_file() && e.path().extension() == ".json") {
+      const json doc = read_json_file(e.path().string());
+      if (doc.is_object() && doc.contains("benchmarks"))
+        out.push_back(e.path());
+    }
+  return out;
+}
+
+} // namespace
+
+// model::bench_file (gpuprobe-bench's output, typed once for the report and the run's bench stage):
+// every committed file reads, each case's name, time, error and counters as the document holds.
+TEST(BenchFile, EveryCommittedBenchFileReadsAsItHolds) {
+  const auto files = committed_bench_files();
+  ASSERT_GE(files.size(), 10u);
+  std::size_t cases = 0;
+  for (const auto &f : files) {
+    const json doc = read_json_file(f.string());
+    const auto b = model::bench_file_from_json(doc, f.string());
+    ASSERT_EQ(b.cases.size(), doc["benchmarks"].size()) << f;
+    EXPECT_EQ(b.context_or("gpu_uuid", "none"),
+              doc.value("context", json::object()).value("gpu_uuid", "none"))
+        << f;
+    for (std::size_t i = 0; i < b.cases.size(); ++i, ++cases) {
+      const json &d = doc["benchmarks"][i];
+      EXPECT_EQ(b.cases[i].name, d.value("name", ""));
+      EXPECT_EQ(b.cases[i].error_occurred, d.value("error_occurred", false));
+      EXPECT_EQ(b.cases[i].real_time, d.value("real_time", 0.0));
+      for (const auto &[k, v] : d.items())
+        if (v.is_number() && k != "real_time") {
+          EXPECT_EQ(b.cases[i].number(k), v.get<double>()) << f << " " << k;
+        }
+    }
+  }
+  EXPECT_GT(cases, 100u);
+}
+
+// Seeded mutations of committed cases: a field gpuprobe reads given a value of another kind is
+// refused in one line naming the field, the case and the file; a counter of another kind is not a
+// number and is left out; a removed field reads as its default.
+TEST(BenchFile, GeneratedMutationsAreReadOrRefusedInOneLine) {
+  const auto files = committed_bench_files();
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"name", "string"},          {"time_unit", "string"},
+      {"error_message", "string"}, {"error_occurred", "boolean"},
+      {"real_time", "number"},     {"TAS", "counter"},
+      {"free_ms", "counter"}};
+  const std::vector<json> values = {7, 2.5, "text", json::array({1}), json::object(), true};
+  const auto of = [](const json &v, const std::string &kind) {
+    return kind == "string" ? v.is_string() : kind == "boolean" ? v.is_boolean() : v.is_number();
+  };
+  std::mt19937_64 rng(4646);
+  int refused = 0, read = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const auto &f = files[rng() % files.size()];
+    json doc = read_json_file(f.string());
+    auto &list = doc["benchmarks"];
+    if (list.empty())
+      continue;
+    const std::size_t i = rng() % list.size();
+    const auto &[key, kind] = fields[rng() % fields.size()];
+    const bool remove = rng() % 6 == 0;
+    const json value = values[rng() % values.size()];
+    if (remove)
+      list[i].erase(key);
+    else
+      list[i][key] = value;
+    const std::string where = "mutated " + f.filename().string();
+    if (!remove && kind != "counter" && !of(value, kind)) {
+      try {
+        (void)model::bench_file_from_json(doc, where);
+        ADD_FAILURE() << key << " = " << value.dump() << " was read";
+      } catch (const gpuprobe::error &e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(where + " case " + std::to_string(i)), std::string::npos) << m;
+        EXPECT_NE(m.find("\"" + key + "\""), std::string::npos) << m;
+        ++refused;
+      }
+      continue;
+    }
+    const auto b = model::bench_file_from_json(doc, where);
+    ++read;
+    const auto &c = b.cases[i];
+    if (kind == "counter") {
+      EXPECT_EQ(c.number(key).has_value(), !remove && value.is_number()) << key << value.dump();
+    } else if (key == "real_time") {
+      EXPECT_EQ(c.real_time, remove ? 0.0 : value.get<double>());
+    } else if (key == "error_occurred") {
+      EXPECT_EQ(c.error_occurred, remove ? false : value.get<bool>());
+    } else if (key == "name") {
+      EXPECT_EQ(c.name, remove ? "" : value.get<std::string>());
+    }
+  }
+  std::printf("bench file: %d mutations refused in one line, %d read\n", refused, read);
+  EXPECT_GT(refused, 80);
+  EXPECT_GT(read, 80);
 }

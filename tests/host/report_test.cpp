@@ -205,11 +205,17 @@ TEST(Report, DrawsWhatIsValidAndListsWhatIsNot) {
   json foreign = atomics_result();
   foreign["device"]["uuid"] = "GPU-other";
   std::ofstream(fs::path(in) / "raw" / "foreign.json") << foreign.dump();
+  json bench = bench_result(); // gpuprobe-bench output with a case's time that is no number
+  bench["benchmarks"][1]["real_time"] = "fast";
+  std::ofstream(fs::path(in) / "raw" / "bench-bad.json") << bench.dump();
   const std::string out = temp_path("report_partial_bad_out");
   fs::remove_all(out);
   auto r = run_gpuprobe("report --input " + in + " --out " + out);
   EXPECT_EQ(r.exit_code, 3) << r.err;
   EXPECT_NE(r.out.find("not drawn: " + in + "/raw/broken.json: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(in + "/raw/bench-bad.json case 1: \"real_time\" is string, not a number"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("tuning.json: '" + in + "/tuning.json' has no \"schema\" field"),
             std::string::npos)
       << r.out;
