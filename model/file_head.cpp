@@ -33,6 +33,7 @@ file_head file_head_from_json(const json &doc, const std::string &where) {
     throw error(where + ": a " + std::string(doc.type_name()) + ", not a gpuprobe JSON object");
   file_head h;
   h.schema = text(doc, "schema", where);
+  h.probe = text(doc, "probe", where);
   if (const json *d = part(doc, "device", json::value_t::object, where)) {
     h.device = *d;
     h.uuid = text(*d, "uuid", where + " device");

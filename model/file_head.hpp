@@ -14,6 +14,7 @@ namespace gpuprobe::model {
 
 struct file_head {
   std::string schema;                               // "gpuprobe.result/1", ...; "" when none
+  std::string probe;                                // a probe's result: its id ("tlb", ...)
   nlohmann::json device = nlohmann::json::object(); // the device block as written
   std::string uuid;                                 // device.uuid
   std::optional<double> sm_clock_mhz_seen;          // device.sm_clock_mhz_seen

@@ -99,6 +99,38 @@ std::vector<word_measurement> word_measurements(const tuning_file &t) {
   return out;
 }
 
+std::vector<region_level> region_levels(const tuning_file &t) {
+  std::vector<region_level> out;
+  if (!t.regions)
+    return out;
+  const auto it = t.regions->detail.find("per_level");
+  if (it == t.regions->detail.end())
+    return out;
+  const auto bad = [&](std::size_t i, const std::string &why) {
+    return error("tuning.json: regions per_level row " + std::to_string(i) + ": " + why);
+  };
+  if (!it->is_array())
+    throw bad(0, "the rows are not a list");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const json &r = (*it)[i];
+    if (!r.is_object())
+      throw bad(i, std::string("a ") + r.type_name() + ", not an object");
+    region_level l;
+    try {
+      if (r.contains("level"))
+        l.level = r["level"].get<std::string>();
+      if (r.contains("ratio"))
+        l.ratio = r["ratio"].get<double>();
+      if (r.contains("decision"))
+        l.decision = r["decision"].get<std::string>();
+    } catch (const json::exception &e) {
+      throw bad(i, e.what());
+    }
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 tuning_file read_tuning(const std::string &path) {
   return tuning_from_json(read_json_file(path), path);
 }

@@ -60,6 +60,17 @@ struct word_measurement {
 // gpuprobe::error in one line naming the first malformed point (a field missing or mistyped, a
 // fraction outside 0..1, a time that is negative or not finite).
 std::vector<word_measurement> word_measurements(const tuning_file &t);
+// One level's row of the regions decision (tune/decisions.hpp's per_level as written): the level,
+// the time ratio of its SM -> region map against one region where it was measured, and the decision
+// in a word ("gain", "no gain", "not applicable", ...).
+struct region_level {
+  std::string level = "?";
+  std::optional<double> ratio;
+  std::string decision;
+};
+// The regions decision's rows (none when the file has none). Throws gpuprobe::error in one line
+// naming the first malformed row (not an object, a field of another kind).
+std::vector<region_level> region_levels(const tuning_file &t);
 tuning_file read_tuning(const std::string &path);
 nlohmann::json to_json(const tuning_file &t);
 

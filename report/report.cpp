@@ -7,6 +7,7 @@
 #include "common/escape.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
+#include "model/file_head.hpp"
 #include "probes/catalog.hpp"
 #include "probes/sharing/probe.hpp" // the 2017 tool's formats are its and tlb's
 #include "probes/tlb/probe.hpp"
@@ -144,22 +145,20 @@ void take_bench(const std::string &path, model::bench_file bench, inputs &in) {
 bool take_raw_json(const std::string &path, const std::string &folder_uuid,
                    const results_folder &folder, inputs &in, report_content &c) {
   json doc;
-  std::string schema;
+  model::file_head head;
   bool derived = false; // a stage's TLB profile, an analysis: the raw results are drawn
   try {
     doc = read_json_file(path);
-    schema = doc.value("schema", "");
-    derived =
-        schema.rfind("gpuprobe.profile/", 0) == 0 || schema.rfind("gpuprobe.sharing/", 0) == 0;
+    head = model::file_head_from_json(doc, path);
+    derived = head.schema.rfind("gpuprobe.profile/", 0) == 0 ||
+              head.schema.rfind("gpuprobe.sharing/", 0) == 0;
     if (!doc.contains("benchmarks") && !derived)
       require_schema(doc, schema::result, path);
   } catch (const std::exception &e) {
     c.skipped.push_back(path + ": " + e.what());
     return false;
   }
-  const std::string gpu = doc.is_object() && doc.contains("device") && doc["device"].is_object()
-                              ? doc["device"].value("uuid", "")
-                              : "";
+  const std::string &gpu = head.uuid;
   if (!folder_uuid.empty() && !gpu.empty() && gpu != folder_uuid) {
     c.skipped.push_back(path + ": measured on " + gpu + ", the folder's profile on " + folder_uuid);
     return false;
@@ -175,7 +174,7 @@ bool take_raw_json(const std::string &path, const std::string &folder_uuid,
   }
   if (derived)
     return false;
-  const std::string probe = doc.value("probe", "");
+  const std::string &probe = head.probe;
   const auto *known = probes::find_probe(probe);
   if (known && known->draw)
     in.raw[probe].push_back({path, doc});

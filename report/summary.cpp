@@ -183,14 +183,11 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   out.push_back(b);
   // Each level's region decision in a word and its ratio.
   std::string per_level;
-  const json regions = tuning.regions ? tuning.regions->detail : json::object();
-  for (const auto &r : regions.value("per_level", json::array())) {
-    if (r.contains("ratio"))
-      std::snprintf(b, sizeof b, "%s x%.3f %s", r.value("level", "?").c_str(),
-                    r.value("ratio", 0.0), r.value("decision", "").c_str());
+  for (const auto &r : model::region_levels(tuning)) {
+    if (r.ratio)
+      std::snprintf(b, sizeof b, "%s x%.3f %s", r.level.c_str(), *r.ratio, r.decision.c_str());
     else
-      std::snprintf(b, sizeof b, "%s %s", r.value("level", "?").c_str(),
-                    r.value("decision", "").c_str());
+      std::snprintf(b, sizeof b, "%s %s", r.level.c_str(), r.decision.c_str());
     per_level += (per_level.empty() ? "" : ", ") + std::string(b);
   }
   if (!per_level.empty())

@@ -331,6 +331,7 @@ TEST(FileHead, EveryCommittedFilesHeadIsWhatItHolds) {
     const auto h = model::read_file_head(f.string());
     EXPECT_EQ(h.schema, doc["schema"].get<std::string>()) << f;
     EXPECT_EQ(h.uuid, doc.value("device", json::object()).value("uuid", "")) << f;
+    EXPECT_EQ(h.probe, doc.value("probe", "")) << f;
     EXPECT_EQ(h.version, doc.value("meta", json::object()).value("version", "")) << f;
     const json argv = doc.value("meta", json::object()).value("argv", json::array());
     ASSERT_EQ(h.argv.size(), argv.size()) << f;
@@ -349,6 +350,7 @@ TEST(FileHead, GeneratedMutationsAreReadOrRefusedInOneLine) {
     std::string kind;
   };
   const std::vector<part_spec> parts = {{{"schema"}, "string"},
+                                        {{"probe"}, "string"},
                                         {{"device"}, "object"},
                                         {{"device", "uuid"}, "string"},
                                         {{"device", "sm_clock_mhz_seen"}, "number"},
@@ -403,6 +405,8 @@ TEST(FileHead, GeneratedMutationsAreReadOrRefusedInOneLine) {
       EXPECT_EQ(h.uuid, text());
     } else if (key == "schema") {
       EXPECT_EQ(h.schema, text());
+    } else if (key == "probe") {
+      EXPECT_EQ(h.probe, text());
     } else if (key == "version") {
       EXPECT_EQ(h.version, text());
     } else if (key == "sm_clock_mhz_seen") {
@@ -530,4 +534,55 @@ TEST(BenchFile, GeneratedMutationsAreReadOrRefusedInOneLine) {
   std::printf("bench file: %d mutations refused in one line, %d read\n", refused, read);
   EXPECT_GT(refused, 80);
   EXPECT_GT(read, 80);
+}
+
+// The regions decision's per-level rows, typed (the run summary's "regions per level" line): on
+// every committed tuning they are the file's rows; seeded mutations of a row's fields to another
+// kind are refused in one line naming the row.
+TEST(TuningModel, RegionRowsAreTypedAndCheckedOverGeneratedMutations) {
+  const auto files = committed("tuning.json");
+  ASSERT_FALSE(files.empty());
+  std::size_t rows = 0;
+  for (const auto &f : files) {
+    const json doc = read_json_file(f.string());
+    const auto levels = model::region_levels(model::read_tuning(f.string()));
+    const json want =
+        doc["decisions"].value("regions", json::object()).value("per_level", json::array());
+    ASSERT_EQ(levels.size(), want.size()) << f;
+    for (std::size_t i = 0; i < levels.size(); ++i, ++rows) {
+      EXPECT_EQ(levels[i].level, want[i].value("level", "?"));
+      EXPECT_EQ(levels[i].ratio.has_value(), want[i].contains("ratio"));
+      EXPECT_EQ(levels[i].decision, want[i].value("decision", ""));
+    }
+  }
+  EXPECT_GT(rows, 5u);
+  std::mt19937_64 rng(4647);
+  const std::vector<std::string> keys = {"level", "ratio", "decision"};
+  const std::vector<json> values = {7, "text", json::array(), true, nullptr};
+  int refused = 0;
+  for (int trial = 0; trial < 120; ++trial) {
+    json doc = read_json_file(files[rng() % files.size()].string());
+    json &per_level = doc["decisions"]["regions"]["per_level"];
+    if (!per_level.is_array() || per_level.empty())
+      continue;
+    const std::size_t i = rng() % per_level.size();
+    const std::string key = keys[rng() % keys.size()];
+    const json value = values[rng() % values.size()];
+    per_level[i][key] = value;
+    const bool ok = key == "ratio" ? value.is_number() : value.is_string();
+    const auto t = model::tuning_from_json(doc, "mutated");
+    if (ok) {
+      EXPECT_NO_THROW(model::region_levels(t));
+      continue;
+    }
+    try {
+      (void)model::region_levels(t);
+      ADD_FAILURE() << key << " = " << value.dump() << " was read";
+    } catch (const gpuprobe::error &e) {
+      EXPECT_NE(std::string(e.what()).find("per_level row " + std::to_string(i)), std::string::npos)
+          << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 30) << "mutations that reached a row of another kind";
 }
