@@ -145,7 +145,7 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
   // The penalty: past the calibrated bars and outside both stated intervals.
   if (a->miss_penalty_cycles && b->miss_penalty_cycles) {
     const double pa = *a->miss_penalty_cycles, pb = *b->miss_penalty_cycles, d = pb - pa;
-    const double bar = std::max(t.penalty_rel * std::max(pa, pb), t.penalty_abs_cycles);
+    const double bar = penalty_bar(pa, pb, t);
     const auto ia = interval_of(*a, "miss_penalty_cycles"),
                ib = interval_of(*b, "miss_penalty_cycles");
     const bool disjoint = !(ia && ib) || ia->second < ib->first || ib->second < ia->first;
@@ -227,6 +227,10 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
 std::string mode_of(const model::profile &p) { return p.quick() ? "quick" : "full"; }
 
 } // namespace
+
+double penalty_bar(double a, double b, const compare_thresholds &t) {
+  return std::max(t.penalty_rel * std::max(std::fabs(a), std::fabs(b)), t.penalty_abs_cycles);
+}
 
 compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
                             const compare_thresholds &t, bool reanalyzed) {

@@ -32,6 +32,11 @@ struct compare_thresholds {
   unsigned seed = 1;
 };
 
+// The smallest miss-penalty difference between two values that may read DIFFERENT: the larger of
+// penalty_rel x the larger value and penalty_abs_cycles. compare and the fleet's outlier rule use
+// it (one bar, issue 47).
+double penalty_bar(double a, double b, const compare_thresholds &t = {});
+
 struct compare_finding {
   std::string area;    // provenance, structure, penalty, tuning, validation
   std::string item;    // "L2 ways", "word_size", "hash_join/4M on vmm"

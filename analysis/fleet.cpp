@@ -1,4 +1,5 @@
 #include "analysis/fleet.hpp"
+#include "analysis/compare.hpp"
 #include "model/file_head.hpp"
 
 #include "common/error.hpp"
@@ -299,12 +300,17 @@ void number_parameter(const std::string &name, const units_of &done, const fleet
     }
   const auto sp = spread_of(xs, rule);
   const double med = sp.median, mad = sp.mad;
+  // A miss penalty is an outlier only where compare would call it DIFFERENT from the median too
+  // (one bar for both: a 1.5-cycle L1 difference is no outlier for being 15 x the spread of
+  // units that agree to a tenth of a cycle).
+  const bool penalty = name.size() > 14 && name.substr(name.size() - 14) == "penalty_cycles";
   // With two units neither is "the odd one": their difference is listed instead.
   if (xs.size() >= 3)
     for (auto *u : done)
       if (auto it = u->numbers.find(name); it != u->numbers.end()) {
         const double score = sp.score(it->second);
-        if (score > rule.limit) {
+        if (score > rule.limit &&
+            (!penalty || std::fabs(it->second - med) > penalty_bar(it->second, med))) {
           char why[256];
           std::snprintf(why, sizeof why,
                         "%s = %.4g against the model's median %.4g: %.1f x the spread (MAD "
@@ -379,7 +385,8 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
   f.schema = schema::fleet.id();
   f.outlier_rule = "|x - median| / max(MAD, " + std::to_string(rule.floor_fraction).substr(0, 4) +
                    " x |median|) > " + std::to_string(rule.limit).substr(0, 3) +
-                   ", among 3 or more complete units of one model";
+                   ", among 3 or more complete units of one model; a miss penalty also past " +
+                   "compare's bar (the larger of 1 % and 0.5 cycles)";
   f.units = units;
   std::map<std::string, units_of> by_model;
   for (const auto &u : units)

@@ -1,6 +1,7 @@
 // gpuprobe fleet on generated unit folders: two models kept apart, an outlier planted in a copy of
 // a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
 // in two folders).
+#include "analysis/compare.hpp"
 #include "analysis/fleet.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -9,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 namespace fs = std::filesystem;
 using namespace gpuprobe;
@@ -240,4 +243,51 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   }
   EXPECT_TRUE(groups);
   EXPECT_TRUE(spread);
+}
+
+// Issue 47 item 5: the fleet's outlier rule and compare use one bar for a miss penalty. Over 400
+// seeded fleets of one model (4-9 units whose L1-sized penalties, 8-12 cycles, agree to a few
+// hundredths of a cycle, one unit moved by up to 2 cycles), a penalty outlier is flagged exactly where the robust score passes
+// the limit and the unit's distance from the median passes compare's bar: a 0.3-cycle L1
+// difference is no outlier however small the others' spread, a 1.5-cycle one is.
+TEST(Fleet, APenaltyOutlierIsOneCompareWouldCallDifferent) {
+  std::mt19937_64 rng(4705);
+  std::uniform_real_distribution<double> u01(0, 1);
+  int flagged = 0, spared = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    const int n = 4 + int(rng() % 6);
+    const double base = std::vector<double>{8, 10, 12}[rng() % 3]; // L1-sized: the floor is small
+    std::vector<model::fleet_unit> units(static_cast<std::size_t>(n));
+    std::vector<double> xs;
+    for (int i = 0; i < n; ++i) {
+      auto &u = units[std::size_t(i)];
+      u.model = "GPU model";
+      u.uuid = "GPU-" + std::to_string(i);
+      u.status = "complete";
+      double x = base + 0.05 * (u01(rng) - 0.5);
+      if (i == 0)
+        x += (u01(rng) < 0.5 ? -1 : 1) * 2 * u01(rng);
+      u.numbers["L1.penalty_cycles"] = x;
+      xs.push_back(x);
+    }
+    const auto f = analysis::merge_fleet(units);
+    const auto &p = f.models.at("GPU model").parameters.at("L1.penalty_cycles");
+    const auto sp = analysis::spread_of(xs, analysis::fleet_rule{});
+    for (int i = 0; i < n; ++i) {
+      const double x = xs[std::size_t(i)];
+      const bool want = sp.score(x) > analysis::fleet_rule{}.limit &&
+                        std::fabs(x - sp.median) > analysis::penalty_bar(x, sp.median);
+      const bool got = std::any_of(p.outliers.begin(), p.outliers.end(), [&](const auto &o) {
+        return o.uuid == "GPU-" + std::to_string(i);
+      });
+      EXPECT_EQ(got, want) << "trial " << trial << " unit " << i << " x " << x << " median "
+                           << sp.median;
+      flagged += got;
+      spared += !got && sp.score(x) > analysis::fleet_rule{}.limit;
+    }
+  }
+  std::printf("penalty outliers: %d flagged; %d past the spread but within compare's bar, spared\n",
+              flagged, spared);
+  EXPECT_GT(flagged, 100);
+  EXPECT_GE(spared, 10) << "the family must hold differences the old rule flagged";
 }
