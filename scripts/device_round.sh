@@ -10,7 +10,8 @@
 #   run        gpuprobe run, full then quick, and each again over its finished folder
 #              (FULL=0 or QUICK=0 to leave one out)
 #   baseline   a baseline build's full run ($BASE: its carried build folder) and this build's on
-#              the same unit, compared by scripts/compare_runs.py (no-behaviour-change rounds)
+#              the same unit, compared by gpuprobe compare --reanalyze (no-behaviour-change
+#              rounds: the analysis of this build over both, so only the measurements differ)
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
@@ -86,7 +87,8 @@ step_baseline() {
   LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_run 560 "$BASE/gpuprobe" run --out "$D/base"
   timed this_run 560 "$G" run --out "$D/this"
   [ -f "$D/base/profile.json" ] && [ -f "$D/this/profile.json" ] &&
-    python3 "$HERE/compare_runs.py" "$D/base" "$D/this" | tee "$D/compare.txt"
+    "$G" compare --reanalyze "$D/base" "$D/this" --out "$D/compare.json" --markdown "$D/compare.md" |
+    tee "$D/compare.txt"
 }
 
 need_profile() {
