@@ -378,6 +378,44 @@ void text_difference(const std::string &name, const units_of &done, model::fleet
   fm.differences.push_back(d);
 }
 
+// A unit analysed by another commit than most of its model's units may differ by the method, not
+// the hardware (the fleet example: L2 2163 entries at the ramp's middle against 2048 at its onset),
+// as compare says of two runs: its outliers leave the list for a line of the differences that says
+// so, and how to compare hardware with hardware.
+void set_method_outliers_apart(const units_of &done, model::fleet_model &fm) {
+  std::map<std::string, std::size_t> by_commit;
+  for (auto *u : done)
+    if (auto it = u->text.find("analysis_commit"); it != u->text.end())
+      ++by_commit[it->second];
+  if (by_commit.size() < 2)
+    return;
+  const auto most =
+      std::max_element(by_commit.begin(), by_commit.end(), [](const auto &a, const auto &b) {
+        return a.second < b.second;
+      })->first;
+  std::map<std::string, std::string> commit_of;
+  for (auto *u : done)
+    if (auto it = u->text.find("analysis_commit"); it != u->text.end())
+      commit_of[u->uuid] = it->second;
+  for (auto &[name, p] : fm.parameters) {
+    std::vector<model::fleet_outlier> kept;
+    for (auto &o : p.outliers) {
+      const auto c = commit_of.find(o.uuid);
+      if (c == commit_of.end() || c->second == most) {
+        kept.push_back(std::move(o));
+        continue;
+      }
+      fm.differences.push_back(name + ": " +
+                               o.uuid.substr(0, std::min<std::size_t>(12, o.uuid.size())) + " " +
+                               number(o.value) + " (median " + number(p.median) +
+                               ") was analysed by " + c->second + ", most units by " + most +
+                               ": a method difference, not an outlier; `gpuprobe characterize "
+                               "--reanalyze` each unit to compare hardware with hardware");
+    }
+    p.outliers = std::move(kept);
+  }
+}
+
 } // namespace
 
 model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule) {
@@ -406,6 +444,7 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
     }
     for (const auto &name : names)
       number_parameter(name, done, rule, fm);
+    set_method_outliers_apart(done, fm);
     for (const auto &name : texts)
       text_difference(name, done, fm);
     for (auto *u : list)

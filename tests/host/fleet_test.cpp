@@ -247,9 +247,10 @@ TEST(Fleet, ReportRendersAFleetFolder) {
 
 // Issue 47 item 5: the fleet's outlier rule and compare use one bar for a miss penalty. Over 400
 // seeded fleets of one model (4-9 units whose L1-sized penalties, 8-12 cycles, agree to a few
-// hundredths of a cycle, one unit moved by up to 2 cycles), a penalty outlier is flagged exactly where the robust score passes
-// the limit and the unit's distance from the median passes compare's bar: a 0.3-cycle L1
-// difference is no outlier however small the others' spread, a 1.5-cycle one is.
+// hundredths of a cycle, one unit moved by up to 2 cycles), a penalty outlier is flagged exactly
+// where the robust score passes the limit and the unit's distance from the median passes compare's
+// bar: a 0.3-cycle L1 difference is no outlier however small the others' spread, a 1.5-cycle one
+// is.
 TEST(Fleet, APenaltyOutlierIsOneCompareWouldCallDifferent) {
   std::mt19937_64 rng(4705);
   std::uniform_real_distribution<double> u01(0, 1);
@@ -290,4 +291,46 @@ TEST(Fleet, APenaltyOutlierIsOneCompareWouldCallDifferent) {
               flagged, spared);
   EXPECT_GT(flagged, 100);
   EXPECT_GE(spared, 10) << "the family must hold differences the old rule flagged";
+}
+
+// Issue 47 item 5: a unit analysed by another commit than most of its model differs by the method
+// as much as by the hardware (the fleet example's H100: L2 2163 at the ramp's middle against 2048);
+// over 200 seeded fleets (5-8 units, one moved unit, one unit of another analysis commit, the same
+// or another), the moved unit is an outlier exactly where its commit is the majority's, and
+// otherwise a "method difference" line of the model's differences.
+TEST(Fleet, AUnitOfAnotherAnalysisIsAMethodDifferenceNotAnOutlier) {
+  std::mt19937_64 rng(4706);
+  int outliers = 0, method = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 5 + int(rng() % 4);
+    const int moved = int(rng() % std::uint64_t(n)), other = int(rng() % std::uint64_t(n));
+    std::vector<model::fleet_unit> units(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      auto &u = units[std::size_t(i)];
+      u.model = "GPU model";
+      u.uuid = "GPU-" + std::to_string(i);
+      u.status = "complete";
+      u.numbers["L2.entries"] = i == moved ? 2163 : 2048;
+      u.text["analysis_commit"] = i == other ? "0ld0ld0ld0ld" : "new1new1new1";
+    }
+    const auto f = analysis::merge_fleet(units);
+    const auto &fm = f.models.at("GPU model");
+    const auto &p = fm.parameters.at("L2.entries");
+    const std::string id = "GPU-" + std::to_string(moved);
+    const bool flagged = std::any_of(p.outliers.begin(), p.outliers.end(),
+                                     [&](const auto &o) { return o.uuid == id; });
+    const bool noted =
+        std::any_of(fm.differences.begin(), fm.differences.end(), [&](const auto &d) {
+          return d.rfind("L2.entries: " + id + " 2163", 0) == 0 &&
+                 d.find("a method difference") != std::string::npos;
+        });
+    EXPECT_EQ(flagged, moved != other) << "trial " << trial;
+    EXPECT_EQ(noted, moved == other) << "trial " << trial;
+    outliers += flagged;
+    method += noted;
+  }
+  std::printf("moved units: %d outliers (the majority's analysis), %d method differences\n",
+              outliers, method);
+  EXPECT_GT(outliers, 100);
+  EXPECT_GT(method, 10);
 }
