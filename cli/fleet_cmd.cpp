@@ -59,9 +59,11 @@ std::string markdown(const model::fleet &fleet) {
       char a[64] = "—", t[64] = "—";
       if (slope)
         std::snprintf(a, sizeof a, "%.3f cycles/thread", *slope);
-      if (words)
-        std::snprintf(t, sizeof t, "%.0f-bit, %.0f regions", *words,
-                      u.number("tuning.regions").value_or(1.0));
+      if (words) {
+        const double regions = u.number("tuning.regions").value_or(1.0);
+        std::snprintf(t, sizeof t, "%.0f-bit, %.0f region%s", *words, regions,
+                      regions == 1 ? "" : "s"); // "1 region", "24 regions"
+      }
       o << "| " << markdown_text(u.uuid) << " | " << markdown_text(cell(u, "L1")) << " | "
         << markdown_text(cell(u, "L2")) << " | " << markdown_text(cell(u, "L3")) << " | " << a
         << " | " << t << " | " << markdown_text(u.status) << " |\n";
