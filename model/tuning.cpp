@@ -66,69 +66,70 @@ tuning_file tuning_from_json(const json &doc, const std::string &source) {
   });
 }
 
-std::vector<word_measurement> word_measurements(const tuning_file &t) {
-  std::vector<word_measurement> out;
-  if (!t.word_size)
+namespace {
+
+// Each row of the list `key` of a decision, read by `row` (its index, the row, and how to say a row
+// is malformed); none when the file has no such decision or list. A list that is no list, or a row
+// `row` refuses, is one line naming `what` and the row.
+template <class T, class F>
+std::vector<T> decision_rows(const std::optional<tuning_decision> &d, const char *key,
+                             const std::string &what, F &&row) {
+  std::vector<T> out;
+  if (!d)
     return out;
-  const auto it = t.word_size->detail.find("measurements");
-  if (it == t.word_size->detail.end())
+  const auto it = d->detail.find(key);
+  if (it == d->detail.end())
     return out;
   const auto bad = [&](std::size_t i, const std::string &why) {
-    return error("tuning.json: word_size measurement " + std::to_string(i) + ": " + why);
+    return error("tuning.json: " + what + " " + std::to_string(i) + ": " + why);
   };
   if (!it->is_array())
-    throw bad(0, "the measurements are not a list");
+    throw bad(0, std::string("\"") + key + "\" is not a list");
   for (std::size_t i = 0; i < it->size(); ++i) {
-    const json &p = (*it)[i];
-    word_measurement m;
     try {
-      m.allocator = p.at("allocator").get<std::string>();
-      m.free_fraction = p.at("free_fraction").get<double>();
-      m.ms32 = p.at("ms32").get<double>();
-      m.ms64 = p.at("ms64").get<double>();
+      out.push_back(row(i, (*it)[i], bad));
     } catch (const json::exception &e) {
       throw bad(i, e.what());
     }
-    if (!(m.free_fraction >= 0 && m.free_fraction <= 1))
-      throw bad(i, "free_fraction outside 0..1");
-    for (const double ms : {m.ms32, m.ms64})
-      if (!std::isfinite(ms) || ms < 0)
-        throw bad(i, "a time that is negative or not finite");
-    out.push_back(std::move(m));
   }
   return out;
 }
 
+} // namespace
+
+std::vector<word_measurement> word_measurements(const tuning_file &t) {
+  return decision_rows<word_measurement>(t.word_size, "measurements", "word_size measurement",
+                                         [](std::size_t i, const json &p, const auto &bad) {
+                                           word_measurement m;
+                                           m.allocator = p.at("allocator").get<std::string>();
+                                           m.free_fraction = p.at("free_fraction").get<double>();
+                                           m.ms32 = p.at("ms32").get<double>();
+                                           m.ms64 = p.at("ms64").get<double>();
+                                           if (!(m.free_fraction >= 0 && m.free_fraction <= 1))
+                                             throw bad(i, "free_fraction outside 0..1");
+                                           for (const double ms : {m.ms32, m.ms64})
+                                             if (!std::isfinite(ms) || ms < 0)
+                                               throw bad(i,
+                                                         "a time that is negative or not finite");
+                                           return m;
+                                         });
+}
+
 std::vector<region_level> region_levels(const tuning_file &t) {
-  std::vector<region_level> out;
-  if (!t.regions)
-    return out;
-  const auto it = t.regions->detail.find("per_level");
-  if (it == t.regions->detail.end())
-    return out;
-  const auto bad = [&](std::size_t i, const std::string &why) {
-    return error("tuning.json: regions per_level row " + std::to_string(i) + ": " + why);
-  };
-  if (!it->is_array())
-    throw bad(0, "the rows are not a list");
-  for (std::size_t i = 0; i < it->size(); ++i) {
-    const json &r = (*it)[i];
-    if (!r.is_object())
-      throw bad(i, std::string("a ") + r.type_name() + ", not an object");
-    region_level l;
-    try {
-      if (r.contains("level"))
-        l.level = r["level"].get<std::string>();
-      if (r.contains("ratio"))
-        l.ratio = r["ratio"].get<double>();
-      if (r.contains("decision"))
-        l.decision = r["decision"].get<std::string>();
-    } catch (const json::exception &e) {
-      throw bad(i, e.what());
-    }
-    out.push_back(std::move(l));
-  }
-  return out;
+  return decision_rows<region_level>(t.regions, "per_level", "regions per_level row",
+                                     [](std::size_t i, const json &r, const auto &bad) {
+                                       if (!r.is_object())
+                                         throw bad(i, std::string("a ") + r.type_name() +
+                                                          ", not an object");
+                                       region_level l;
+                                       if (r.contains("level"))
+                                         l.level = r["level"].get<std::string>();
+                                       if (r.contains("ratio"))
+                                         l.ratio = r["ratio"].get<double>();
+                                       if (r.contains("decision"))
+                                         l.decision = r["decision"].get<std::string>();
+                                       return l;
+                                     });
 }
 
 tuning_file read_tuning(const std::string &path) {
