@@ -100,6 +100,39 @@ stage_record stage_record_from_json(const json &in) {
   return s;
 }
 
+run_record run_record_from_json(const json &doc, const std::string &where) {
+  run_record r;
+  if (!doc.is_object())
+    return r;
+  const auto part = [&](const json &in, const char *key, bool (json::*is)() const noexcept,
+                        const char *want) -> const json * {
+    const auto it = in.find(key);
+    if (it == in.end() || it->is_null())
+      return nullptr;
+    if (!((*it).*is)())
+      throw error(where + ": \"" + key + "\" is " + it->type_name() + ", not " + want);
+    return &*it;
+  };
+  if (const json *c = part(doc, "conditions", &json::is_object, "an object"))
+    r.conditions = *c;
+  if (const json *q = part(doc, "quick", &json::is_boolean, "a boolean"))
+    r.quick = q->get<bool>();
+  if (const json *w = part(doc, "wall_seconds", &json::is_number, "a number"))
+    r.wall_seconds = w->get<double>();
+  if (const json *s = part(doc, "stages", &json::is_array, "a list"))
+    for (const auto &e : *s)
+      r.stages.push_back(stage_record_from_json(e));
+  if (const json *m = part(doc, "meta", &json::is_object, "an object"))
+    r.measured_by = *m;
+  if (const json *again = part(doc, "reanalyzed", &json::is_object, "an object")) {
+    if (const json *m = part(*again, "measured_by", &json::is_object, "an object"))
+      r.measured_by = *m;
+    if (const json *t = part(*again, "times", &json::is_number_integer, "an integer"))
+      r.reanalyzed_times = t->get<int>();
+  }
+  return r;
+}
+
 json to_json(const stage_record &s) {
   json j = {{"name", s.name}, {"file", s.file}, {"status", s.status}};
   put(j, "seconds", s.seconds);

@@ -150,6 +150,21 @@ nlohmann::json to_json(const profile &p);
 level_sharing level_sharing_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const level_sharing &s);
 stage_record stage_record_from_json(const nlohmann::json &j);
+
+// What characterize writes of its own run beside the findings (pipeline/characterize_driver.cpp),
+// read typed from the profile document it finds in the folder: the conditions the run saw, its
+// mode and wall time, its stages, and who measured it (a reanalysis keeps the first measurement's
+// meta and counts itself). Missing parts read as empty; a part of another kind throws
+// gpuprobe::error naming it and `where`.
+struct run_record {
+  nlohmann::json conditions = nlohmann::json::object();
+  std::optional<bool> quick;
+  std::optional<double> wall_seconds;
+  std::vector<stage_record> stages;
+  nlohmann::json measured_by = nlohmann::json::object(); // reanalyzed.measured_by, else meta
+  int reanalyzed_times = 0;
+};
+run_record run_record_from_json(const nlohmann::json &profile_doc, const std::string &where);
 nlohmann::json to_json(const stage_record &s);
 tlb_level tlb_level_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_level &L);

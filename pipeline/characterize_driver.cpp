@@ -6,6 +6,7 @@
 #include "pipeline/characterize_driver.hpp"
 
 #include "analysis/characterize.hpp"
+#include "common/build_info.hpp"
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
 #include "common/envelope.hpp"
@@ -381,9 +382,9 @@ void print_stage_times(const model::profile &profile) {
 // The conditions the run starts in (the previous run's where nothing is measured now): other
 // processes on the GPU refuse the run (or, allowed, are recorded in `busy`), and the clocks.
 json starting_conditions(const characterize_run_options &o, const device_info &dev,
-                         busy_guard &busy, const json &previous) {
+                         busy_guard &busy, const model::run_record &previous) {
   if (o.reanalyze)
-    return previous.value("conditions", json::object());
+    return previous.conditions;
   const auto activity = o.allow_busy ? query_gpu_activity(dev.uuid)
                                      : wait_for_idle(dev.uuid, o.busy_wait_seconds, "the run");
   if (!activity.others.empty() && !o.allow_busy)
@@ -430,14 +431,15 @@ void run_all_stages(pipeline::stage_runner &runner, const characterize_run_optio
 // and times of its measurement: `gpuprobe run` sees it unchanged and keeps what follows), else
 // assembled from the stages' files and written.
 model::profile finish_profile(const characterize_run_options &o, const std::string &dir,
-                              const pipeline::stage_runner &runner, const json &previous,
+                              const pipeline::stage_runner &runner, const json &previous_doc,
                               const json &conditions, double wall) {
   const std::string profile_path = results_folder{dir}.profile().string();
-  if (runner.ran.empty() && !o.reanalyze && !previous.empty()) {
-    model::profile kept = model::profile_from_json(previous, profile_path);
-    const std::string by = kept.meta.value("git_commit", "");
+  const auto previous = model::run_record_from_json(previous_doc, profile_path);
+  if (runner.ran.empty() && !o.reanalyze && !previous_doc.empty()) {
+    model::profile kept = model::profile_from_json(previous_doc, profile_path);
+    const std::string by = model::file_head_from_json(previous_doc, profile_path).git_commit;
     std::printf("  profile.json done earlier, kept%s\n",
-                by == run_metadata(o.seed).value("git_commit", "")
+                by == git_commit()
                     ? ""
                     : (" (made by gpuprobe " + by +
                        "; --reanalyze derives it again with this build, no GPU needed)")
@@ -447,19 +449,16 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
   model::profile made = analysis::assemble_profile(dir, runner.stages_run, conditions);
   mark_disturbed(made.tlb, conditions);
   made.meta = run_metadata(o.seed);
-  made.detail["quick"] = o.reanalyze ? previous.value("quick", o.quick) : o.quick;
-  made.detail["wall_seconds"] = o.reanalyze ? previous.value("wall_seconds", 0.0) : wall;
+  made.detail["quick"] = o.reanalyze ? previous.quick.value_or(o.quick) : o.quick;
+  made.detail["wall_seconds"] = o.reanalyze ? previous.wall_seconds.value_or(0.0) : wall;
   if (o.reanalyze) {
     // The measurement is the first run's, through any number of reanalyses: its meta, and its
     // seed (the raw files were measured with it, whatever --seed this reanalysis was given).
-    const json earlier = previous.value("reanalyzed", json::object());
-    const json measured_by = earlier.contains("measured_by")
-                                 ? earlier["measured_by"]
-                                 : previous.value("meta", json::object());
+    const json &measured_by = previous.measured_by;
     if (measured_by.contains("seed"))
       made.meta["seed"] = measured_by["seed"];
     made.detail["reanalyzed"] = {
-        {"measured_by", measured_by}, {"seconds", wall}, {"times", earlier.value("times", 0) + 1}};
+        {"measured_by", measured_by}, {"seconds", wall}, {"times", previous.reanalyzed_times + 1}};
   }
   write_json_atomic(profile_path, model::to_json(made));
   return made;
@@ -510,14 +509,15 @@ void run_characterize(const characterize_run_options &o) {
   const std::string profile_path = folder.profile().string();
   const json previous = stage_done(profile_path) ? read_json_file(profile_path) : json::object();
   busy_guard busy{dev.uuid, o.allow_busy, o.busy_wait_seconds, {}, false, dir};
-  json conditions = starting_conditions(o, dev, busy, previous);
+  const auto previous_run = model::run_record_from_json(previous, profile_path);
+  json conditions = starting_conditions(o, dev, busy, previous_run);
   // A stage reruns when its file was made differently (arguments, GPU, version: check_stage) or
   // when a stage it reads from (stage::reads) ran now: pipeline::stage_runner.
   pipeline::stage_runner runner;
   runner.dir = dir;
   runner.uuid = dev.uuid;
   runner.reanalyze = o.reanalyze;
-  runner.previous_stages = previous.value("stages", json::array());
+  runner.previous_stages = previous_run.stages;
   runner.execute = [&](const stage &s) {
     const std::string resume = "finished stages are kept; run the same command again to resume";
     busy.run(s, [&] {

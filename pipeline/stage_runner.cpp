@@ -35,8 +35,8 @@ bool stage_runner::run(const stage &s, std::size_t k, std::size_t n) {
                  s.output.c_str());
     json rec = {{"name", s.name}, {"file", s.output}, {"status", "kept"}};
     for (const auto &p : previous_stages)
-      if (p.value("name", "") == s.name && p.contains("seconds"))
-        rec["seconds"] = p["seconds"];
+      if (p.name == s.name && p.seconds)
+        rec["seconds"] = *p.seconds;
     stages_run.push_back(rec);
     return false;
   }

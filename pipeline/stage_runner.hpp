@@ -5,6 +5,7 @@
 // the record says why. With `reanalyze`, measurements are kept as they are (or reported missing)
 // and analyses run again without a GPU. The runner takes the way to execute a stage, so host
 // tests drive it without a GPU or a subprocess. Host-only.
+#include "model/profile.hpp"
 #include "pipeline/stage_plan.hpp"
 
 #include <nlohmann/json.hpp>
@@ -26,8 +27,8 @@ struct stage_runner {
   std::string dir;  // the results folder
   std::string uuid; // the GPU this run is on (or was measured on, with reanalyze)
   bool reanalyze = false;
-  nlohmann::json previous_stages = nlohmann::json::array(); // the former profile's "stages"
-  std::function<void(const stage &)> execute;               // runs one stage, throws on failure
+  std::vector<model::stage_record> previous_stages; // the former profile's "stages"
+  std::function<void(const stage &)> execute;       // runs one stage, throws on failure
   std::function<double()> seconds_so_far = [] { return 0.0; };
   std::FILE *out = stdout; // the progress lines
 

@@ -586,3 +586,54 @@ TEST(TuningModel, RegionRowsAreTypedAndCheckedOverGeneratedMutations) {
   }
   EXPECT_GE(refused, 30) << "mutations that reached a row of another kind";
 }
+
+// model::run_record (what characterize writes of its own run, read back by its next run): on every
+// committed profile it is what the file holds; seeded mutations of its parts to another kind are
+// refused in one line naming the part, and a removed part reads as empty.
+TEST(ProfileModel, RunRecordIsWhatTheFileHoldsAndMalformedPartsAreNamed) {
+  const auto files = committed("profile.json");
+  ASSERT_FALSE(files.empty());
+  for (const auto &f : files) {
+    const json doc = read_json_file(f.string());
+    const auto r = model::run_record_from_json(doc, f.string());
+    EXPECT_EQ(r.conditions, doc.value("conditions", json::object())) << f;
+    EXPECT_EQ(r.stages.size(), doc.value("stages", json::array()).size()) << f;
+    EXPECT_EQ(r.quick.has_value(), doc.contains("quick")) << f;
+    const json again = doc.value("reanalyzed", json::object());
+    EXPECT_EQ(r.measured_by, again.contains("measured_by") ? again["measured_by"]
+                                                           : doc.value("meta", json::object()))
+        << f;
+    EXPECT_EQ(r.reanalyzed_times, again.value("times", 0)) << f;
+  }
+  const std::vector<std::pair<std::string, std::string>> parts = {{"conditions", "object"},
+                                                                  {"quick", "boolean"},
+                                                                  {"wall_seconds", "number"},
+                                                                  {"stages", "array"},
+                                                                  {"meta", "object"}};
+  const std::vector<json> values = {7, "text", json::array(), json::object(), true};
+  std::mt19937_64 rng(4648);
+  int refused = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    json doc = read_json_file(files[rng() % files.size()].string());
+    const auto &[key, kind] = parts[rng() % parts.size()];
+    const json value = values[rng() % values.size()];
+    doc[key] = value;
+    const bool ok = kind == "object"    ? value.is_object()
+                    : kind == "boolean" ? value.is_boolean()
+                    : kind == "number"  ? value.is_number()
+                                        : value.is_array();
+    if (ok) {
+      EXPECT_NO_THROW(model::run_record_from_json(doc, "mutated"));
+      continue;
+    }
+    try {
+      (void)model::run_record_from_json(doc, "mutated");
+      ADD_FAILURE() << key << " = " << value.dump() << " was read";
+    } catch (const gpuprobe::error &e) {
+      EXPECT_NE(std::string(e.what()).find("mutated: \"" + key + "\""), std::string::npos)
+          << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 100);
+}

@@ -31,7 +31,7 @@ struct fixture {
 
   // One command's run over both stages; `args` replaces the measurement's arguments.
   stage_runner run(bool reanalyze = false, std::vector<std::string> args = k_measure.args,
-                   json previous = json::array()) {
+                   std::vector<gpuprobe::model::stage_record> previous = {}) {
     stage measure = k_measure;
     measure.args = std::move(args);
     stage_runner r;
@@ -124,8 +124,10 @@ TEST(StageRunner, HalfWrittenFileRunsAgain) {
 TEST(StageRunner, ReanalyzeKeepsMeasurementsAndRunsAnalyses) {
   auto f = fresh("runner_reanalyze");
   f.run();
-  const json previous = json::array({{{"name", "tlb"}, {"seconds", 12.5}}});
-  auto r = f.run(true, k_measure.args, previous);
+  gpuprobe::model::stage_record tlb;
+  tlb.name = "tlb";
+  tlb.seconds = 12.5;
+  auto r = f.run(true, k_measure.args, {tlb});
   EXPECT_EQ(f.executed, 3); // the analysis only
   EXPECT_EQ(r.stages_run[0].value("status", ""), "kept");
   EXPECT_EQ(r.stages_run[0].value("seconds", 0.0), 12.5) << "the measurement's time is kept";
