@@ -383,20 +383,19 @@ void text_difference(const std::string &name, const units_of &done, model::fleet
 // as compare says of two runs: its outliers leave the list for a line of the differences that says
 // so, and how to compare hardware with hardware.
 void set_method_outliers_apart(const units_of &done, model::fleet_model &fm) {
+  std::map<std::string, std::string> commit_of; // uuid -> analysis commit
   std::map<std::string, std::size_t> by_commit;
   for (auto *u : done)
-    if (auto it = u->text.find("analysis_commit"); it != u->text.end())
+    if (auto it = u->text.find("analysis_commit"); it != u->text.end()) {
+      commit_of[u->uuid] = it->second;
       ++by_commit[it->second];
+    }
   if (by_commit.size() < 2)
     return;
   const auto most =
       std::max_element(by_commit.begin(), by_commit.end(), [](const auto &a, const auto &b) {
         return a.second < b.second;
       })->first;
-  std::map<std::string, std::string> commit_of;
-  for (auto *u : done)
-    if (auto it = u->text.find("analysis_commit"); it != u->text.end())
-      commit_of[u->uuid] = it->second;
   for (auto &[name, p] : fm.parameters) {
     std::vector<model::fleet_outlier> kept;
     for (auto &o : p.outliers) {

@@ -1,17 +1,13 @@
 #include "model/bench_file.hpp"
 
 #include "common/error.hpp"
+#include "model/fields.hpp"
 
 namespace gpuprobe::model {
 
 namespace {
 
 using nlohmann::json;
-
-[[noreturn]] void wrong(const std::string &where, const std::string &key, const json &v,
-                        const char *want) {
-  throw error(where + ": \"" + key + "\" is " + v.type_name() + ", not " + want);
-}
 
 bench_case case_from_json(const json &b, const std::string &where) {
   if (!b.is_object())
@@ -20,17 +16,17 @@ bench_case case_from_json(const json &b, const std::string &where) {
   for (const auto &[key, v] : b.items()) {
     if (key == "name" || key == "time_unit" || key == "error_message") {
       if (!v.is_string())
-        wrong(where, key, v, "a string");
+        throw kind_error(where, key, v, "a string");
       (key == "name"        ? c.name
        : key == "time_unit" ? c.time_unit
                             : c.error_message) = v.get<std::string>();
     } else if (key == "error_occurred") {
       if (!v.is_boolean())
-        wrong(where, key, v, "a boolean");
+        throw kind_error(where, key, v, "a boolean");
       c.error_occurred = v.get<bool>();
     } else if (key == "real_time") {
       if (!v.is_number())
-        wrong(where, key, v, "a number");
+        throw kind_error(where, key, v, "a number");
       c.real_time = v.get<double>();
     } else if (v.is_number()) {
       c.numbers[key] = v.get<double>();

@@ -24,6 +24,26 @@ struct impossible_value : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A part read of another kind than its reader takes, in one line: `WHERE: "KEY" is TYPE, not WANT`
+// ("a string", "an object", ...).
+inline error kind_error(const std::string &where, const std::string &key, const json &v,
+                        const char *want) {
+  return error(where + ": \"" + key + "\" is " + v.type_name() + ", not " + want);
+}
+
+// doc[key] where it is there and not null, else nullptr; of another kind than `is` says, a
+// kind_error. The readers of a file's parts that take absent and null alike (file_head,
+// run_record).
+inline const json *part_of_kind(const json &doc, const char *key, bool (json::*is)() const noexcept,
+                                const char *want, const std::string &where) {
+  const auto it = doc.find(key);
+  if (it == doc.end() || it->is_null())
+    return nullptr;
+  if (!((*it).*is)())
+    throw kind_error(where, key, *it, want);
+  return &*it;
+}
+
 // A block fields are taken from is an object: a number or list in its place is refused (its
 // leftover `detail` would be written back as something no writer can add keys to).
 inline void require_object(const json &doc, const char *key) {

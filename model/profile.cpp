@@ -105,14 +105,7 @@ run_record run_record_from_json(const json &doc, const std::string &where) {
   if (!doc.is_object())
     return r;
   const auto part = [&](const json &in, const char *key, bool (json::*is)() const noexcept,
-                        const char *want) -> const json * {
-    const auto it = in.find(key);
-    if (it == in.end() || it->is_null())
-      return nullptr;
-    if (!((*it).*is)())
-      throw error(where + ": \"" + key + "\" is " + it->type_name() + ", not " + want);
-    return &*it;
-  };
+                        const char *want) { return part_of_kind(in, key, is, want, where); };
   if (const json *c = part(doc, "conditions", &json::is_object, "an object"))
     r.conditions = *c;
   if (const json *q = part(doc, "quick", &json::is_boolean, "a boolean"))

@@ -432,9 +432,9 @@ void run_all_stages(pipeline::stage_runner &runner, const characterize_run_optio
 // assembled from the stages' files and written.
 model::profile finish_profile(const characterize_run_options &o, const std::string &dir,
                               const pipeline::stage_runner &runner, const json &previous_doc,
-                              const json &conditions, double wall) {
+                              const model::run_record &previous, const json &conditions,
+                              double wall) {
   const std::string profile_path = results_folder{dir}.profile().string();
-  const auto previous = model::run_record_from_json(previous_doc, profile_path);
   if (runner.ran.empty() && !o.reanalyze && !previous_doc.empty()) {
     model::profile kept = model::profile_from_json(previous_doc, profile_path);
     const std::string by = model::file_head_from_json(previous_doc, profile_path).git_commit;
@@ -538,7 +538,7 @@ void run_characterize(const characterize_run_options &o) {
   if (!busy.seen.empty())
     conditions["busy"] = busy.seen;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  model::profile made = finish_profile(o, dir, runner, previous, conditions, wall);
+  model::profile made = finish_profile(o, dir, runner, previous, previous_run, conditions, wall);
   print_hierarchy(made.tlb);
   print_stage_times(made);
   std::printf("gpuprobe characterize: %zu TLB level(s), %zu candidate(s), %zu atomics fits, %.0f s "

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 
 namespace gpuprobe::pipeline {
 
@@ -66,22 +67,34 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
   return plan_of_catalog({quick, device, seed, &tlb});
 }
 
-bool stage_done(const std::string &path) {
+namespace {
+
+// The head of a stage's finished file (one of the schemas a stage writes), read once; none when
+// the file is missing, unreadable or of another schema (the stage runs again).
+std::optional<model::file_head> finished_head(const std::string &path) {
   if (!fs::exists(path))
-    return false;
+    return std::nullopt;
   try {
-    const std::string id = model::read_file_head(path).schema;
-    return id == schema::result.id() || id == schema::profile.id() || id == schema::tuning.id() ||
-           id == schema::validation.id();
+    auto head = model::read_file_head(path);
+    const std::string &id = head.schema;
+    if (id == schema::result.id() || id == schema::profile.id() || id == schema::tuning.id() ||
+        id == schema::validation.id())
+      return head;
   } catch (const std::exception &) {
-    return false; // unreadable: run the stage again
+    // unreadable: run the stage again
   }
+  return std::nullopt;
 }
 
+} // namespace
+
+bool stage_done(const std::string &path) { return finished_head(path).has_value(); }
+
 stage_check check_stage(const std::string &path, const stage &s, const std::string &uuid) {
-  if (!stage_done(path))
+  const auto found = finished_head(path);
+  if (!found)
     return {false, "not run yet"};
-  const model::file_head head = model::read_file_head(path);
+  const model::file_head &head = *found;
   const std::vector<std::string> args(head.argv.empty() ? head.argv.end() : head.argv.begin() + 1,
                                       head.argv.end()); // the arguments after the program
   if (args != s.args) {
