@@ -37,23 +37,6 @@ __device__ unsigned long long walk(const char *base, unsigned long long off,
   return off;
 }
 
-// Waits until the phase reaches `want`; false (and the error flag set) past the deadline or when
-// another block failed.
-__device__ bool wait_phase(unsigned *state, unsigned want, unsigned long long deadline, int round) {
-  volatile unsigned *v = state; // volatile: re-read the flags from memory on every poll
-  while (v[0] < want) {
-    if (v[1])
-      return false;
-    if (globaltimer_ns() > deadline) {
-      if (atomicCAS(&state[1], 0u, 1u) == 0u)
-        state[2] = unsigned(round);
-      return false;
-    }
-    __nanosleep(1000);
-  }
-  return true;
-}
-
 __global__ void sharing_kernel(sharing_args a) {
   extern __shared__ unsigned s_hist[]; // sized past half an SM's shared memory: one block per SM
   volatile unsigned *s_scratch = &s_hist[k_bins];
@@ -70,7 +53,7 @@ __global__ void sharing_kernel(sharing_args a) {
     for (int r = 0; r < a.n_rounds; ++r) {
       if (a.rounds[r] != sm)
         continue;
-      if (!wait_phase(a.state, 2u * r + 1, deadline, r))
+      if (!wait_for_phase(a.state, 2u * r + 1, deadline, r))
         return;
       acc ^= walk(a.base, a.disruptor_start, a.disruptor_hops);
       __threadfence();
@@ -91,7 +74,7 @@ __global__ void sharing_kernel(sharing_args a) {
     } else if (d >= 0) {
       __threadfence();
       atomicExch(&a.state[0], 2u * r + 1);
-      if (!wait_phase(a.state, 2u * r + 2, deadline, r))
+      if (!wait_for_phase(a.state, 2u * r + 2, deadline, r))
         return;
     } else {
       atomicExch(&a.state[0], 2u * r + 2); // baseline: no disruptor
@@ -140,21 +123,10 @@ sharing_probe::sharing_probe(device_pool &pool, const sharing_layout &layout, st
     throw error("tlb-sharing: pool smaller than the pages to walk");
   if (layout.line_span < 128)
     throw error("tlb-sharing: less than one line mapped per page");
-  int dev = 0, coop = 0, smem_sm = 0, smem_optin = 0;
+  int dev = 0;
   GPUPROBE_CUDA_CHECK(cudaGetDevice(&dev));
   GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
-  GPUPROBE_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
-  GPUPROBE_CUDA_CHECK(
-      cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
-  GPUPROBE_CUDA_CHECK(
-      cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (!coop)
-    throw error("tlb-sharing: the device does not support cooperative launches (needed to place "
-                "one block per SM)");
-  smem_bytes_ =
-      std::max<std::size_t>((k_bins + 1) * sizeof(unsigned), std::size_t(smem_sm) / 2 + 4096);
-  if (smem_bytes_ > std::size_t(smem_optin))
-    throw error("tlb-sharing: cannot ask for more than half an SM's shared memory in one block");
+  smem_bytes_ = one_block_per_sm_shared_bytes((k_bins + 1) * sizeof(unsigned), "tlb-sharing");
   GPUPROBE_CUDA_CHECK(cudaFuncSetAttribute(
       sharing_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem_bytes_)));
 
