@@ -24,6 +24,7 @@ struct results_folder {
     static constexpr const char *tlb_sampling = "tlb_sampling.json"; // stage tlb_sampling
     static constexpr const char *tlb_conflict = "tlb_conflict.json"; // stage tlb_conflict
     static constexpr const char *tlb_coverage = "tlb_coverage.json"; // stage tlb_coverage
+    static constexpr const char *tlb_per_sm = "tlb_per_sm.json";     // stage tlb_per_sm
     static constexpr const char *atomics = "atomics.json";
     static constexpr const char *bench_getpage = "bench_getpage.json";
     static constexpr const char *sharing_prefix = "sharing_";

@@ -27,6 +27,40 @@ json to_json(const level_sharing &s) {
   return j;
 }
 
+level_per_sm level_per_sm_from_json(const json &in) {
+  json j = in;
+  level_per_sm s;
+  take_required(j, "sms", s.sms);
+  take_required(j, "hit_cycles", s.hit_cycles);
+  take_required(j, "penalty_cycles", s.penalty_cycles);
+  take(j, "noise_cycles", s.noise_cycles);
+  take(j, "apart_sms", s.apart_sms);
+  s.detail = std::move(j);
+  if (s.hit_cycles.size() != s.sms.size() || s.penalty_cycles.size() != s.sms.size())
+    throw impossible_value("per_sm: " + std::to_string(s.sms.size()) + " SMs but " +
+                           std::to_string(s.hit_cycles.size()) + " hits and " +
+                           std::to_string(s.penalty_cycles.size()) + " penalties");
+  check_group_sm_ids({s.sms}, k_max_sm_count, "per_sm");
+  if (s.apart_sms)
+    check_group_sm_ids({*s.apart_sms}, k_max_sm_count, "per_sm apart");
+  for (const auto *v : {&s.hit_cycles, &s.penalty_cycles})
+    for (double x : *v)
+      if (!std::isfinite(x))
+        throw impossible_value("per_sm: a value is not a finite number");
+  check_positive("per_sm noise_cycles", s.noise_cycles, true);
+  return s;
+}
+
+json to_json(const level_per_sm &s) {
+  json j = s.detail;
+  put(j, "sms", s.sms);
+  put(j, "hit_cycles", s.hit_cycles);
+  put(j, "penalty_cycles", s.penalty_cycles);
+  put(j, "noise_cycles", s.noise_cycles);
+  put(j, "apart_sms", s.apart_sms);
+  return j;
+}
+
 namespace {
 
 void check_conflict_block(const json &c) {
@@ -174,6 +208,7 @@ tlb_level tlb_level_from_json(const json &in) {
   take(j, "coverage", L.coverage);
   if (L.coverage && !L.coverage->is_object())
     throw impossible_value("coverage is not an object");
+  take_with(j, "per_sm", L.per_sm, level_per_sm_from_json);
   L.detail = std::move(j);
   check_level(L);
   return L;
@@ -195,6 +230,8 @@ json to_json(const tlb_level &L) {
   if (L.sharing)
     j["sharing"] = to_json(*L.sharing);
   put(j, "coverage", L.coverage);
+  if (L.per_sm)
+    j["per_sm"] = to_json(*L.per_sm);
   return j;
 }
 

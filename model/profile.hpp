@@ -38,6 +38,18 @@ struct level_structure {
   bool fully_associative() const { return resolved && sets && *sets == 1; }
 };
 
+// A level's per-SM pass (the tlb-per-sm stage, probes/per_sm/): each SM alone walks a footprint
+// the level holds whole and one past where every hop misses it, at the level's page stride, on
+// the alias range (translation alone). Per SM, in `sms` order: the hit's cycles per hop and the
+// miss penalty (the miss's less the hit's), each the median of the reps.
+struct level_per_sm {
+  std::vector<int> sms;
+  std::vector<double> hit_cycles, penalty_cycles;
+  std::optional<double> noise_cycles; // rep to rep, one SM's penalty: the median |difference|
+  std::optional<std::vector<int>> apart_sms;        // SMs whose penalty lies apart from the others'
+  nlohmann::json detail = nlohmann::json::object(); // source, footprints, spreads, the bar
+};
+
 struct tlb_level {
   double page_bytes = 0, reach_bytes = 0; // reach = entries x page: what tune cuts regions by
   // Absent only in a profile written by hand (tune needs no more than reach and page); every
@@ -49,6 +61,7 @@ struct tlb_level {
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
   std::optional<nlohmann::json> coverage; // what one entry covers (tlb-coverage stage), as written
+  std::optional<level_per_sm> per_sm;     // absent before the tlb-per-sm stage ran
   nlohmann::json detail = nlohmann::json::object(); // evidence, snr, penalty rule, ...
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
 };
@@ -149,6 +162,8 @@ nlohmann::json to_json(const profile &p);
 
 level_sharing level_sharing_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const level_sharing &s);
+level_per_sm level_per_sm_from_json(const nlohmann::json &j); // throws impossible_value
+nlohmann::json to_json(const level_per_sm &s);
 stage_record stage_record_from_json(const nlohmann::json &j);
 
 // What characterize writes of its own run beside the findings (pipeline/characterize_driver.cpp),

@@ -6,6 +6,7 @@
 #include "probes/clock/probe.hpp"
 #include "probes/conflict/probe.hpp"
 #include "probes/coverage/probe.hpp"
+#include "probes/per_sm/probe.hpp"
 #include "probes/sampling/probe.hpp"
 #include "probes/sharing/probe.hpp"
 #include "probes/tlb/probe.hpp"
@@ -14,9 +15,9 @@ namespace gpuprobe::probes {
 
 const std::vector<probe_descriptor> &probe_catalog() {
   static const std::vector<probe_descriptor> all = {
-      catalog::tlb::entry,      catalog::sharing::entry, catalog::sampling::entry,
-      catalog::conflict::entry, catalog::coverage::entry, catalog::atomics::entry,
-      catalog::clock::entry,
+      catalog::tlb::entry,      catalog::sharing::entry,  catalog::sampling::entry,
+      catalog::conflict::entry, catalog::coverage::entry, catalog::per_sm::entry,
+      catalog::atomics::entry,  catalog::clock::entry,
   };
   return all;
 }

@@ -4,8 +4,9 @@ writes <id>.png and <id>.svg beside them. Kinds: "lines" (csv: series,style,x,y;
 points | line | dashed | dotted), "heatmap" (csv: first row = column labels, then the
 matrix; `boxes` = [first, last] index ranges outlined), "forest" (csv: label,ratio,low,high,
 verdict: one interval per row, a line at 1), "groupmap" (csv: unit,<SM ids>, then a row per
-unit whose cells are each SM's sharing group) and "per_sm" (csv: sm,group,baseline,penalty: bars
-by group and dots on a second axis). Every text from data is drawn with math parsing off,
+unit whose cells are each SM's sharing group), "per_sm" (csv: sm,group,baseline,penalty: bars
+by group and dots on a second axis) and "per_sm_penalty" (the same csv: a TLB level's hit and
+miss penalty per SM). Every text from data is drawn with math parsing off,
 so "$" and "\\" are drawn as they are. A figure that cannot be drawn (a ragged matrix, a value
 that is no number) is left out: its id and the reason go to FIG_DIR/not_drawn.json, the others
 are drawn, exit 0. Exit 1 with one line when the manifest itself cannot be read."""
@@ -180,9 +181,10 @@ def groupmap(fig, ax, spec, path):
     plain(ax.get_xticklabels() + ax.get_yticklabels())
 
 
-def per_sm(fig, ax, spec, path):
+def per_sm(fig, ax, spec, path, dots="rise, itself the disruptor (cycles per hop)"):
     """Bars: each SM's latency with no disruptor, coloured by its sharing group; dots: its rise
-    with itself as the disruptor."""
+    with itself as the disruptor ("per_sm_penalty": a TLB level's hit and miss penalty per SM,
+    from the tlb-per-sm probe)."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows:
@@ -199,7 +201,7 @@ def per_sm(fig, ax, spec, path):
     ax.set_ylabel("latency, no disruptor (cycles per hop)")
     twin = ax.twinx()
     twin.plot(range(len(rows)), pen, "k.", markersize=4)
-    twin.set_ylabel("rise, itself the disruptor (cycles per hop)")
+    twin.set_ylabel(dots)
     ticks = group_ticks(spec.get("boxes", []), len(rows))
     ax.set_xticks(ticks, [rows[t]["sm"] for t in ticks], fontsize=6, rotation=90)
     plain(ax.get_xticklabels())
@@ -208,7 +210,9 @@ def per_sm(fig, ax, spec, path):
 def draw_one(d, spec):
     fig, ax = plt.subplots(figsize=(10, 5))
     try:
-        draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap, "per_sm": per_sm}.get(spec["kind"], lines)
+        draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap, "per_sm": per_sm,
+                "per_sm_penalty": lambda f, a, s, p: per_sm(f, a, s, p, "miss penalty (cycles per hop)")
+                }.get(spec["kind"], lines)
         draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
         plain([ax.set_title(spec["title"], fontsize=9), ax.set_xlabel(spec["xlabel"]),
                ax.set_ylabel(spec["ylabel"])])

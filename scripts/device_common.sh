@@ -11,7 +11,9 @@ TAG="${TAG:-run1}"
 RUN="$1-$TAG"
 D="$OUT/$RUN"
 mkdir -p "$D"
-pack() { tar czf "$OUT/$RUN.tar.gz" -C "$OUT" "$RUN"; }
+# The reports' PNG and SVG figures stay behind (16 MiB a file comes back; the CSVs they are drawn
+# from travel, and `gpuprobe report` draws them again here).
+pack() { tar czf "$OUT/$RUN.tar.gz" --exclude='*.png' --exclude='*.svg' -C "$OUT" "$RUN"; }
 timed() {
   local name=$1 limit=$2
   shift 2

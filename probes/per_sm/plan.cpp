@@ -1,0 +1,13 @@
+// The tlb-per-sm probe's stage in `gpuprobe characterize`: each level's hit and miss on every SM,
+// on the alias range the tlb stage mapped (kept: no mapping of its own).
+#include "pipeline/stage_plan.hpp"
+#include "probes/per_sm/probe.hpp"
+
+namespace gpuprobe::catalog::per_sm {
+
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+  if (!r.tlb) // it reads the profile's file, so it is planned with the stages before it
+    s.push_back(pipeline::profile_stage(r, "tlb_per_sm", "tlb-per-sm", {"--reps", "2"}));
+}
+
+} // namespace gpuprobe::catalog::per_sm

@@ -1,0 +1,17 @@
+#pragma once
+// The tlb-per-sm probe's line in the catalog (probes/catalog.hpp): what it is and the functions
+// of this folder that the CLI registry, the report and characterize's plan call.
+#include "probes/catalog.hpp"
+
+namespace gpuprobe::catalog::per_sm {
+
+void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-per-sm`
+void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
+void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+
+void contribute(const results_folder &folder, model::profile &p); // profile.cpp
+
+inline constexpr probes::probe_descriptor entry = {"tlb-per-sm", "tlb-per-sm", setup_cli,
+                                                   draw,         plan,         contribute};
+
+} // namespace gpuprobe::catalog::per_sm

@@ -1,0 +1,176 @@
+// The host half of tlb-per-sm: the footprints per level, the per-SM summary, the result's JSON.
+#include "common/error.hpp"
+#include "common/stats.hpp"
+#include "common/units.hpp"
+#include "model/fields.hpp"
+#include "probes/per_sm/driver.hpp"
+#include "probes/tlb/levels.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gpuprobe::probes {
+
+using nlohmann::json;
+
+std::vector<per_sm_target> plan_per_sm(const model::tlb_hierarchy &tlb, const per_sm_options &o) {
+  std::vector<per_sm_target> out;
+  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+    const model::tlb_level &L = tlb.levels[k];
+    per_sm_target t;
+    t.level = model::level_label(false, k);
+    t.tested = L;
+    const double e = L.entries.value_or(0);
+    if (e < 2 || L.page_bytes <= 0) {
+      t.skipped = "the profile gives no entries or page";
+      out.push_back(t);
+      continue;
+    }
+    // Where every hop misses: a ramp's end, else one page past the entries (a step).
+    const double full = std::max(e + 1, L.full_miss_bytes.value_or(0) / L.page_bytes);
+    t.below_pages = std::max<std::uint32_t>(2, std::uint32_t(std::floor(o.below * e)));
+    t.above_pages = std::uint32_t(std::ceil(o.above * full));
+    if (double(t.bytes()) > double(o.range_bytes)) {
+      t.skipped = "a walk where every hop misses needs " + format_bytes(double(t.bytes())) +
+                  " of range, past the " + format_bytes(double(o.range_bytes)) + " mapped";
+      t.below_pages = t.above_pages = 0;
+    } else {
+      const auto laps = [&](std::uint32_t n) {
+        return std::max<std::uint32_t>(1, (o.min_hops + n - 1) / n);
+      };
+      t.laps_below = laps(t.below_pages);
+      t.laps_above = laps(t.above_pages);
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::string spread_text(const std::vector<int> &sms, const std::vector<double> &v) {
+  if (v.empty() || v.size() != sms.size())
+    return "-";
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  char b[160];
+  std::snprintf(b, sizeof b, "%.1f (SM %d) - %.1f - %.1f (SM %d)", *lo,
+                sms[std::size_t(lo - v.begin())], median(v), *hi, sms[std::size_t(hi - v.begin())]);
+  return b;
+}
+
+model::level_per_sm summarize_per_sm(const per_sm_level_result &l, const std::string &source) {
+  model::level_per_sm s;
+  s.sms = l.sms;
+  const std::size_t n = l.sms.size(), reps = std::min(l.below.size(), l.above.size());
+  std::vector<double> rep_diffs;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> hit, pen;
+    for (std::size_t r = 0; r < reps; ++r) {
+      hit.push_back(l.below[r][i]);
+      pen.push_back(l.above[r][i] - l.below[r][i]);
+    }
+    s.hit_cycles.push_back(median(hit));
+    s.penalty_cycles.push_back(median(pen));
+    for (std::size_t r = 1; r < pen.size(); ++r)
+      rep_diffs.push_back(std::fabs(pen[r] - pen[r - 1]));
+  }
+  if (!rep_diffs.empty())
+    s.noise_cycles = median(rep_diffs);
+  const auto spread = [&](const std::vector<double> &v) {
+    std::vector<std::pair<double, int>> x;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      x.emplace_back(v[i], s.sms[i]);
+    std::sort(x.begin(), x.end());
+    return json{{"min", x.front().first},
+                {"min_sm", x.front().second},
+                {"median", median(v)},
+                {"max", x.back().first},
+                {"max_sm", x.back().second}};
+  };
+  s.detail = {{"source", source},
+              {"page_bytes", l.target.tested.page_bytes},
+              {"below_pages", l.target.below_pages},
+              {"above_pages", l.target.above_pages},
+              {"reps", reps}};
+  if (n) {
+    s.detail["hit_spread"] = spread(s.hit_cycles);
+    s.detail["penalty_spread"] = spread(s.penalty_cycles);
+  }
+  return s;
+}
+
+json to_json(const per_sm_result &r) {
+  json levels = json::array();
+  for (const auto &l : r.levels) {
+    const auto &t = l.target;
+    json j = {{"level", t.level},
+              {"page_bytes", t.tested.page_bytes},
+              {"entries", t.tested.entries.value_or(0)},
+              {"tested", model::to_json(t.tested)}};
+    if (!t.skipped.empty()) {
+      j["skipped"] = t.skipped;
+    } else {
+      j.update({{"below_pages", t.below_pages},
+                {"above_pages", t.above_pages},
+                {"laps_below", t.laps_below},
+                {"laps_above", t.laps_above},
+                {"sms", l.sms},
+                {"below_cycles", l.below},
+                {"above_cycles", l.above}});
+    }
+    levels.push_back(j);
+  }
+  return result_document("tlb-per-sm", r, "tlb_per_sm",
+                         {{"profile", r.profile},
+                          {"range_bytes", r.range_bytes},
+                          {"reps", r.reps},
+                          {"wall_seconds", r.wall_seconds},
+                          {"levels", levels}});
+}
+
+per_sm_level_result per_sm_level_from_json(const json &j) {
+  per_sm_level_result l;
+  auto &t = l.target;
+  t.level = j.at("level").get<std::string>();
+  t.tested = model::tlb_level_from_json(j.at("tested"));
+  t.skipped = j.value("skipped", "");
+  if (!t.skipped.empty())
+    return l;
+  t.below_pages = j.at("below_pages").get<std::uint32_t>();
+  t.above_pages = j.at("above_pages").get<std::uint32_t>();
+  t.laps_below = j.at("laps_below").get<std::uint32_t>();
+  t.laps_above = j.at("laps_above").get<std::uint32_t>();
+  l.sms = j.at("sms").get<std::vector<int>>();
+  l.below = j.at("below_cycles").get<std::vector<std::vector<double>>>();
+  l.above = j.at("above_cycles").get<std::vector<std::vector<double>>>();
+  if (l.sms.size() > std::size_t(model::k_max_sm_count) || l.below.size() != l.above.size() ||
+      l.below.empty())
+    throw error("tlb-per-sm: level " + t.level + ": " + std::to_string(l.sms.size()) + " SMs, " +
+                std::to_string(l.below.size()) + " and " + std::to_string(l.above.size()) +
+                " reps: not a measured level");
+  for (const auto *reps : {&l.below, &l.above})
+    for (const auto &rep : *reps)
+      if (rep.size() != l.sms.size())
+        throw error("tlb-per-sm: level " + t.level + ": a rep of " + std::to_string(rep.size()) +
+                    " values for " + std::to_string(l.sms.size()) + " SMs");
+  return l;
+}
+
+per_sm_result per_sm_result_from_json(const json &doc) {
+  per_sm_result r;
+  try {
+    const json &b = result_body(doc, "tlb-per-sm", "tlb_per_sm", r);
+    r.profile = b.value("profile", "");
+    r.range_bytes = b.value("range_bytes", std::uint64_t(0));
+    r.reps = b.value("reps", 0);
+    r.wall_seconds = b.value("wall_seconds", 0.0);
+    for (const auto &j : b.at("levels"))
+      r.levels.push_back(per_sm_level_from_json(j));
+  } catch (const json::exception &e) {
+    throw error("tlb-per-sm: malformed result (" + std::string(e.what()) + ")");
+  } catch (const model::impossible_value &e) {
+    throw error("tlb-per-sm: impossible result (" + std::string(e.what()) + ")");
+  }
+  return r;
+}
+
+} // namespace gpuprobe::probes

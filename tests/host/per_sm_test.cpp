@@ -1,0 +1,287 @@
+// The per-SM pass (tlb-per-sm, issue 47 item 3) on seeded, generated families: its plan for any
+// hierarchy, the profile's per-SM view of a measured result (each SM's hit and penalty recovered,
+// the SMs apart named and no other), the reader's refusals, and compare naming where two maps
+// differ.
+#include "analysis/compare.hpp"
+#include "common/json_io.hpp"
+#include "common/results_folder.hpp"
+#include "model/fields.hpp"
+#include "probes/per_sm/driver.hpp"
+#include "probes/per_sm/probe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <set>
+
+namespace {
+
+namespace fs = std::filesystem;
+using gpuprobe::model::tlb_hierarchy;
+using gpuprobe::model::tlb_level;
+using gpuprobe::probes::per_sm_options;
+using nlohmann::json;
+
+tlb_hierarchy random_hierarchy(std::mt19937 &rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  tlb_hierarchy h;
+  double page = double(1 << 21) * double(1 << int(u(rng) * 4));
+  const int n = 1 + int(u(rng) * 4);
+  for (int k = 0; k < n; ++k) {
+    tlb_level L;
+    L.entries = std::round(2 + u(rng) * 6000);
+    L.page_bytes = page;
+    L.reach_bytes = page * *L.entries;
+    if (u(rng) < 0.5)
+      L.full_miss_bytes = L.reach_bytes * (1 + u(rng) * 0.3);
+    L.miss_penalty_cycles = 5 + u(rng) * 500;
+    h.levels.push_back(L);
+    page *= double(1 << int(u(rng) * 3));
+  }
+  return h;
+}
+
+TEST(PerSm, ThePlanWalksBelowEachLevelAndPastItsEndOverGeneratedHierarchies) {
+  std::mt19937 rng(47);
+  int measured = 0, skipped = 0;
+  for (int c = 0; c < 300; ++c) {
+    const auto h = random_hierarchy(rng);
+    per_sm_options o;
+    o.range_bytes = (64ull + rng() % 512) << 30;
+    const auto t = gpuprobe::probes::plan_per_sm(h, o);
+    ASSERT_EQ(t.size(), h.levels.size());
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      const auto &L = h.levels[k];
+      const double full = std::max(*L.entries + 1, L.full_miss_bytes.value_or(0) / L.page_bytes);
+      if (!t[k].skipped.empty()) {
+        ++skipped;
+        EXPECT_GT(std::ceil(o.above * full) * L.page_bytes, double(o.range_bytes)) << c;
+        EXPECT_NE(t[k].skipped.find("range"), std::string::npos) << t[k].skipped;
+        continue;
+      }
+      ++measured;
+      EXPECT_GE(t[k].below_pages, 2u);
+      EXPECT_LE(double(t[k].below_pages), *L.entries) << "the level holds the walk below";
+      EXPECT_GT(double(t[k].above_pages), full) << "every hop of the walk above misses";
+      EXPECT_LE(double(t[k].bytes()), double(o.range_bytes));
+      EXPECT_GE(t[k].below_pages * t[k].laps_below, o.min_hops);
+      EXPECT_GE(t[k].above_pages * t[k].laps_above, o.min_hops);
+    }
+  }
+  EXPECT_GT(measured, 100);
+  EXPECT_GT(skipped, 20);
+}
+
+// A measured result over a committed H100 profile's levels: SM i's hit and penalty drawn around
+// the level's, each rep with noise of `rep_sigma`; `bump` added to one SM's miss walks of one
+// level (-1: none).
+struct generated {
+  gpuprobe::probes::per_sm_result r;
+  std::vector<std::vector<double>> hit, pen; // [level][SM]: the truth
+};
+generated make_result(const tlb_hierarchy &h, std::mt19937 &rng, int bump_level, int bump_sm,
+                      double bump, double rep_sigma) {
+  generated g;
+  per_sm_options o;
+  const auto targets = gpuprobe::probes::plan_per_sm(h, o);
+  std::normal_distribution<double> sm_spread(0, 1.0), rep(0, rep_sigma);
+  g.r.reps = 2;
+  g.r.device = {{"name", "NVIDIA H100 80GB HBM3"}, {"uuid", "GPU-1"}};
+  for (std::size_t k = 0; k < targets.size(); ++k) {
+    gpuprobe::probes::per_sm_level_result l;
+    l.target = targets[k];
+    std::vector<double> hit, pen;
+    for (int sm = 0; sm < 132; ++sm) {
+      l.sms.push_back(sm);
+      hit.push_back(280 + 10 * double(k) + 3 * sm_spread(rng));
+      pen.push_back(h.levels[k].miss_penalty_cycles.value_or(10) + 0.2 * sm_spread(rng));
+    }
+    if (int(k) == bump_level)
+      pen[std::size_t(bump_sm)] += bump;
+    for (int r = 0; r < 2; ++r) {
+      std::vector<double> b, a;
+      for (std::size_t i = 0; i < hit.size(); ++i) {
+        b.push_back(hit[i] + rep(rng));
+        a.push_back(hit[i] + pen[i] + rep(rng));
+      }
+      l.below.push_back(b);
+      l.above.push_back(a);
+    }
+    g.r.levels.push_back(l);
+    g.hit.push_back(hit);
+    g.pen.push_back(pen);
+  }
+  return g;
+}
+
+gpuprobe::model::profile committed_h100() {
+  return gpuprobe::model::read_profile(std::string(GPUPROBE_SOURCE_DIR) +
+                                       "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/"
+                                       "profile.json");
+}
+
+// The profile after the probe's part (profile.cpp) read `r` from a scratch folder's raw/.
+gpuprobe::model::profile contributed(const gpuprobe::probes::per_sm_result &r) {
+  const gpuprobe::results_folder f{fs::temp_directory_path() / "gpuprobe-per-sm-test"};
+  fs::remove_all(f.dir);
+  fs::create_directories(f.raw());
+  gpuprobe::write_json_atomic(f.raw(gpuprobe::results_folder::raw_file::tlb_per_sm).string(),
+                              to_json(r));
+  auto p = committed_h100();
+  gpuprobe::catalog::per_sm::contribute(f, p);
+  fs::remove_all(f.dir);
+  return p;
+}
+
+TEST(PerSm, TheProfileHoldsEachSmsPenaltyAndNamesOnlyTheSmsApart) {
+  const auto base = committed_h100();
+  ASSERT_EQ(base.tlb.levels.size(), 3u);
+  std::mt19937 rng(3);
+  int bumped = 0, found = 0, false_apart = 0, levels_seen = 0;
+  for (int c = 0; c < 60; ++c) {
+    const int bump_level = c % 2 ? int(rng() % 3) : -1, bump_sm = int(rng() % 132);
+    const double pen =
+        base.tlb.levels[std::size_t(std::max(0, bump_level))].miss_penalty_cycles.value_or(10);
+    // Past the bar: 1 % of the penalty and 0.5 cycles, 4 x the noise, 5 robust sigmas.
+    const double bump = std::max(2.5, 0.03 * pen);
+    const auto g = make_result(base.tlb, rng, bump_level, bump_sm, bump, 0.1);
+    const auto p = contributed(g.r);
+    for (std::size_t k = 0; k < 3; ++k) {
+      const auto &L = p.tlb.levels[k];
+      ASSERT_TRUE(L.per_sm) << "level " << k << " of case " << c;
+      const auto &s = *L.per_sm;
+      ASSERT_EQ(s.sms.size(), 132u);
+      ++levels_seen;
+      for (std::size_t i = 0; i < 132; ++i) {
+        EXPECT_NEAR(s.hit_cycles[i], g.hit[k][i], 0.5);
+        EXPECT_NEAR(s.penalty_cycles[i], g.pen[k][i], 0.7);
+      }
+      ASSERT_TRUE(s.noise_cycles);
+      EXPECT_LT(*s.noise_cycles, 0.5);
+      ASSERT_TRUE(s.apart_sms);
+      const std::set<int> apart(s.apart_sms->begin(), s.apart_sms->end());
+      if (int(k) == bump_level) {
+        ++bumped;
+        found += apart.count(bump_sm) ? 1 : 0;
+      }
+      for (int sm : apart)
+        false_apart += !(int(k) == bump_level && sm == bump_sm);
+      EXPECT_EQ(s.detail["source"], "raw/tlb_per_sm.json");
+    }
+    // What the profile writes it reads back the same.
+    const json j = to_json(p);
+    EXPECT_EQ(to_json(gpuprobe::model::profile_from_json(j, "generated")), j);
+  }
+  EXPECT_EQ(found, bumped) << "every SM moved past the bar is named";
+  EXPECT_EQ(false_apart, 0) << "no other SM of " << levels_seen * 132;
+  EXPECT_GT(bumped, 20);
+}
+
+TEST(PerSm, AMalformedPerSmBlockIsRefusedInOneLine) {
+  const json good = {{"sms", {0, 1, 2}},
+                     {"hit_cycles", {1.0, 2.0, 3.0}},
+                     {"penalty_cycles", {9.0, 9.5, 10.0}},
+                     {"noise_cycles", 0.1},
+                     {"apart_sms", json::array()}};
+  EXPECT_NO_THROW(gpuprobe::model::level_per_sm_from_json(good));
+  EXPECT_EQ(gpuprobe::model::to_json(gpuprobe::model::level_per_sm_from_json(good)), good);
+  std::mt19937 rng(11);
+  int refused = 0;
+  for (int c = 0; c < 200; ++c) {
+    json bad = good;
+    switch (c % 5) {
+    case 0:
+      bad["hit_cycles"].erase(rng() % 3);
+      break;
+    case 1:
+      bad["sms"][rng() % 3] = int(gpuprobe::model::k_max_sm_count + int(rng() % 100));
+      break;
+    case 2:
+      bad["sms"][rng() % 3] = -1 - int(rng() % 10);
+      break;
+    case 3:
+      bad["noise_cycles"] = -1.0 - double(rng() % 10);
+      break;
+    default:
+      bad["apart_sms"] = {int(gpuprobe::model::k_max_sm_count + 1)};
+    }
+    try {
+      gpuprobe::model::level_per_sm_from_json(bad);
+    } catch (const gpuprobe::model::impossible_value &e) {
+      ++refused;
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_EQ(refused, 200);
+}
+
+TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
+  const auto base = committed_h100();
+  std::mt19937 rng(5);
+  int same_pairs = 0, caught = 0, cases = 0;
+  for (int c = 0; c < 40; ++c) {
+    const int bump_sm = int(rng() % 132), bump_level = int(rng() % 3);
+    const double pen = base.tlb.levels[std::size_t(bump_level)].miss_penalty_cycles.value_or(10);
+    const auto ga = make_result(base.tlb, rng, -1, 0, 0, 0.1);
+    // B: A's SMs again, each value moved by run-to-run noise of the size of the rep noise.
+    auto gb = ga;
+    std::normal_distribution<double> noise(0, 0.1);
+    for (auto &l : gb.r.levels)
+      for (auto *reps : {&l.below, &l.above})
+        for (auto &rep : *reps)
+          for (auto &x : rep)
+            x += noise(rng);
+    gpuprobe::model::run_folder a, b;
+    a.prof = contributed(ga.r);
+    b.prof = contributed(gb.r);
+    a.prof.device["uuid"] = b.prof.device["uuid"] = "GPU-1";
+    const auto same = gpuprobe::analysis::compare_runs(a, b);
+    int per_sm = 0;
+    for (const auto &f : same.findings)
+      if (f.area == "per-SM") {
+        ++per_sm;
+        same_pairs += f.verdict == "SAME";
+      }
+    EXPECT_EQ(per_sm, 6) << "hit and penalty for each of 3 levels";
+    // One SM's penalty 5 % dearer in B, and at least 2 cycles: one SM's value holds the noise
+    // of its own two rounds only, so the bar is 4 x that (about 1 cycle here), not 1 %.
+    const double bump = std::max(0.05 * pen, 2.0);
+    for (auto &rep : gb.r.levels[std::size_t(bump_level)].above)
+      rep[std::size_t(bump_sm)] += bump;
+    b.prof = contributed(gb.r);
+    const auto moved = gpuprobe::analysis::compare_runs(a, b);
+    ++cases;
+    for (const auto &f : moved.findings) {
+      if (f.area != "per-SM")
+        continue;
+      const bool here = f.item == gpuprobe::model::level_label(false, std::size_t(bump_level)) +
+                                      " per-SM miss penalty";
+      if (here) {
+        EXPECT_EQ(f.verdict, "DIFFERENT") << f.why;
+        EXPECT_NE(f.why.find("SM " + std::to_string(bump_sm) + " +"), std::string::npos) << f.why;
+        caught += f.verdict == "DIFFERENT";
+      } else {
+        EXPECT_EQ(f.verdict, "SAME") << f.item << ": " << f.why;
+      }
+    }
+  }
+  EXPECT_EQ(same_pairs, 40 * 6) << "no per-SM finding differs between runs that differ by noise";
+  EXPECT_EQ(caught, cases);
+  // One run without the pass: a NOTE, not a difference.
+  gpuprobe::model::run_folder a, b;
+  a.prof = contributed(make_result(base.tlb, rng, -1, 0, 0, 0.1).r);
+  b.prof = committed_h100();
+  const auto one = gpuprobe::analysis::compare_runs(a, b);
+  int notes = 0;
+  for (const auto &f : one.findings)
+    if (f.area == "per-SM") {
+      EXPECT_EQ(f.verdict, "NOTE");
+      ++notes;
+    }
+  EXPECT_EQ(notes, 3);
+}
+
+} // namespace
