@@ -82,6 +82,67 @@ std::string groups_text(const model::level_sharing &s) {
   return out.empty() ? "none" : out;
 }
 
+// Each SM's hit and miss penalty (the tlb-per-sm stage), over the SMs both runs measured: an SM
+// differs where |B - A| passes the larger of the penalty bar and 4 x the two runs' rep-to-rep
+// noise combined; the finding names where the maps differ.
+void compare_per_sm(finder &f, const std::string &label, const model::tlb_level &a,
+                    const model::tlb_level &b, const compare_thresholds &t) {
+  if (!a.per_sm && !b.per_sm)
+    return;
+  if (!a.per_sm || !b.per_sm) {
+    f.r.findings.push_back({"per-SM", label + " per-SM penalty",
+                            a.per_sm ? "measured" : "not measured",
+                            b.per_sm ? "measured" : "not measured", "NOTE",
+                            "measured in one run only (runs before the tlb-per-sm stage do not): "
+                            "not compared"});
+    return;
+  }
+  const auto &sa = *a.per_sm, &sb = *b.per_sm;
+  const double noise = std::hypot(sa.noise_cycles.value_or(0), sb.noise_cycles.value_or(0));
+  const auto one = [&](const char *what, const std::vector<double> &va,
+                       const std::vector<double> &vb) {
+    std::vector<double> xa, xb;
+    std::vector<std::pair<double, int>> apart; // difference, SM
+    double widest = 0;
+    for (std::size_t i = 0; i < sa.sms.size(); ++i)
+      for (std::size_t j = 0; j < sb.sms.size(); ++j) {
+        if (sa.sms[i] != sb.sms[j])
+          continue;
+        xa.push_back(va[i]);
+        xb.push_back(vb[j]);
+        const double d = vb[j] - va[i];
+        widest = std::max(widest, std::fabs(d));
+        if (std::fabs(d) > std::max(penalty_bar(va[i], vb[j], t), 4 * noise))
+          apart.emplace_back(d, sa.sms[i]);
+      }
+    // The widest first: where the maps differ most.
+    std::sort(apart.begin(), apart.end(),
+              [](const auto &x, const auto &y) { return std::fabs(x.first) > std::fabs(y.first); });
+    std::string named;
+    for (std::size_t k = 0; k < apart.size() && k < 8; ++k)
+      named += (k ? ", SM " : "SM ") + std::to_string(apart[k].second) + " " +
+               (apart[k].first > 0 ? "+" : "") + num(apart[k].first);
+    const int n_apart = int(apart.size());
+    const auto words = [](const std::vector<double> &v) {
+      if (v.empty())
+        return std::string("-");
+      return num(*std::min_element(v.begin(), v.end())) + " - " + num(median(v)) + " - " +
+             num(*std::max_element(v.begin(), v.end())) + " cycles";
+    };
+    std::string why = std::to_string(xa.size()) +
+                      " SMs both measured; an SM differs past the "
+                      "larger of the penalty bar and 4 x the rep-to-rep noise (" +
+                      num(noise, 2) + " cycles); widest difference " + num(widest) + " cycles";
+    if (n_apart)
+      why = std::to_string(n_apart) + " differ, the widest " + named +
+            (n_apart > 8 ? ", ..." : "") + "; " + why;
+    f.r.findings.push_back({"per-SM", label + " per-SM " + what, words(xa), words(xb),
+                            n_apart ? "DIFFERENT" : "SAME", why});
+  };
+  one("hit", sa.hit_cycles, sb.hit_cycles);
+  one("miss penalty", sa.penalty_cycles, sb.penalty_cycles);
+}
+
 void compare_level(finder &f, const std::string &label, const model::tlb_level *a,
                    const model::tlb_level *b, const compare_thresholds &t) {
   if (!a || !b) {
@@ -155,9 +216,16 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
                       " cycles)";
     if (ia && ib)
       why += std::string(", intervals ") + (disjoint ? "apart" : "overlap");
+    // The sweep's penalty is the one SM's it ran on; where both runs measured every SM, say so.
+    if (a->per_sm && b->per_sm && !a->per_sm->penalty_cycles.empty() &&
+        !b->per_sm->penalty_cycles.empty())
+      why += "; the sweep's is one SM's: the medians over every SM are " +
+             num(median(a->per_sm->penalty_cycles)) + " and " +
+             num(median(b->per_sm->penalty_cycles)) + " cycles (per-SM findings below)";
     f.r.findings.push_back({"penalty", label + " miss penalty", num(pa) + " cycles",
                             num(pb) + " cycles", differs ? "DIFFERENT" : "SAME", why});
   }
+  compare_per_sm(f, label, *a, *b, t);
 }
 
 void compare_tuning(finder &f, const model::run_folder &a, const model::run_folder &b) {

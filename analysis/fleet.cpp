@@ -104,6 +104,21 @@ void read_profile(const model::profile &p, fleet_unit &u) {
       u.text[n + "group_map"] = group_map(groups);
       u.groups[level_label(false, k)] = groups;
     }
+    // The per-SM pass (tlb-per-sm): each map's width and the SMs apart from the unit's others, so
+    // the fleet shows where units' maps differ (compare A B names the SMs between two).
+    if (L.per_sm && !L.per_sm->sms.empty()) {
+      const auto width = [](const std::vector<double> &v) {
+        const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+        return *hi - *lo;
+      };
+      u.numbers[n + "per_sm_hit_width"] = width(L.per_sm->hit_cycles);
+      u.numbers[n + "per_sm_penalty_width"] = width(L.per_sm->penalty_cycles);
+      u.numbers[n + "per_sm_penalty_median"] = median(L.per_sm->penalty_cycles);
+      std::string apart;
+      for (const int sm : L.per_sm->apart_sms.value_or(std::vector<int>{}))
+        apart += (apart.empty() ? "SM " : ", SM ") + std::to_string(sm);
+      u.text[n + "per_sm_apart"] = apart.empty() ? "none" : apart;
+    }
     const model::level_check *c =
         p.tlb.cross_check ? p.tlb.cross_check->find(level_label(false, k)) : nullptr;
     if (c && c->sampling && c->sampling->ratio)
