@@ -86,6 +86,7 @@ std::string report_text(const std::string &folder) {
 TEST(Golden, ExampleReportsAreUnchanged) {
   for (const char *folder : {"reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54",
                              "reports/examples/runs/nvidia-h200-b337e4ad",
+                             "reports/examples/runs/nvidia-h100-80gb-hbm3-f83ecb16",
                              "reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49",
                              "reports/examples/peers/nvidia-h100-80gb-hbm3-9ee96e87",
                              "reports/examples/peers/nvidia-h100-80gb-hbm3-f7c5e047",
