@@ -223,6 +223,22 @@ def draw_one(d, spec):
         plt.close(fig)
 
 
+def draw_safely(d, spec):
+    """One figure: (its id, None) when drawn, (its id, the reason) when not; a figure that fails
+    leaves no half-written file to be taken for it."""
+    try:
+        draw_one(d, spec)
+        return None, None
+    except Exception as e:  # noqa: BLE001 -- one bad figure is listed, the rest are drawn
+        fid = str(spec.get("id", "?")) if isinstance(spec, dict) else "?"
+        for ext in ("png", "svg"):
+            try:
+                os.remove(os.path.join(d, f"{os.path.basename(fid)}.{ext}"))
+            except OSError:
+                pass
+        return fid, f"{type(e).__name__}: {e}".splitlines()[0][:300]
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: plot.py FIG_DIR")
@@ -231,20 +247,24 @@ def main():
         with open(os.path.join(d, "manifest.json")) as f:
             manifest = json.load(f)
         specs = manifest["figures"]
+        if not isinstance(specs, list):
+            raise TypeError("figures is not a list")
     except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f"plot.py: {e}")
-    not_drawn = {}
-    for spec in specs:
+    # The figures are independent: drawn by up to 8 forked workers (a full run's 19 took 8-10 s
+    # one after another); one worker where the machine has one CPU or cannot fork.
+    workers = min(8, len(specs), os.cpu_count() or 1)
+    results = None
+    if workers > 1:
         try:
-            draw_one(d, spec)
-        except Exception as e:  # noqa: BLE001 -- one bad figure is listed, the rest are drawn
-            fid = str(spec.get("id", "?")) if isinstance(spec, dict) else "?"
-            for ext in ("png", "svg"):  # no half-written file is taken for a figure
-                try:
-                    os.remove(os.path.join(d, f"{os.path.basename(fid)}.{ext}"))
-                except OSError:
-                    pass
-            not_drawn[fid] = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+            import multiprocessing
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                results = pool.starmap(draw_safely, [(d, spec) for spec in specs])
+        except (OSError, ValueError, ImportError):
+            results = None
+    if results is None:
+        results = [draw_safely(d, spec) for spec in specs]
+    not_drawn = {fid: why for fid, why in results if fid is not None}
     with open(os.path.join(d, "not_drawn.json"), "w") as f:
         json.dump(not_drawn, f)
 

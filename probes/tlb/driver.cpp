@@ -31,7 +31,7 @@ tlb_control run_control(const tlb_options &o, const device_info &dev, const swee
                         pointer_chase &chase) {
   const auto cp =
       plan_control(o.alloc == alloc_kind::alias ? std::uint64_t(dev.l2_bytes) * 4 : plan.max_bytes,
-                   std::uint64_t(dev.l2_bytes));
+                   std::uint64_t(dev.l2_bytes), o.points_per_octave);
   std::unique_ptr<device_pool> real;
   std::unique_ptr<pointer_chase> real_chase;
   if (o.alloc == alloc_kind::alias) {

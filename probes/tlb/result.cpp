@@ -46,12 +46,12 @@ sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b) {
 // The control asks one question, is there a rise near the L2's size: the coarse grid to twice the
 // L2 answers it (the committed H100 and H200 controls so cut still pass); the bisection of its
 // rises and the laps from 2x to 4x the L2 were two thirds of its hops, ~9.5 s of every tlb_real.
-sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes) {
+sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes, int points_per_octave) {
   sweep_plan cp;
   cp.strides = {128};
   cp.min_bytes = k_mib;
   cp.max_bytes = std::min<std::uint64_t>(max_bytes, l2_bytes * 2);
-  cp.points_per_octave = 8;
+  cp.points_per_octave = std::clamp(points_per_octave, 2, 8);
   cp.refine = false;
   return cp;
 }
