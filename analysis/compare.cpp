@@ -281,20 +281,41 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
       continue;
     const auto &xa = *it->second->tuned_ms, &xb = *rb.tuned_ms;
     const auto [lo, hi] = ratio_interval(xa, xb, t.bootstrap, rng);
-    const std::string verdict = hi < 1 - t.time_rel   ? "FASTER"
-                                : lo > 1 + t.time_rel ? "SLOWER"
-                                                      : "SAME";
-    f.r.findings.push_back({"validation", it->first + " (tuned)", num(median(xa), 4) + " ms",
-                            num(median(xb), 4) + " ms", verdict,
-                            "B / A " + num(median(xb) / median(xa), 3) + ", 95 % CI " + num(lo, 3) +
-                                "-" + num(hi, 3) + " (bootstrap, " + std::to_string(t.bootstrap) +
-                                " resamples; SAME within " + num(t.time_rel * 100, 0) + " %)"});
+    const double bar = validation_bar(it->first, t);
+    const auto spread = measured_validation_spread().find(it->first);
+    const bool measured = t.calibrated && spread != measured_validation_spread().end();
+    const std::string verdict = hi < 1 - bar ? "FASTER" : lo > 1 + bar ? "SLOWER" : "SAME";
+    f.r.findings.push_back(
+        {"validation", it->first + " (tuned)", num(median(xa), 4) + " ms",
+         num(median(xb), 4) + " ms", verdict,
+         "B / A " + num(median(xb) / median(xa), 3) + ", 95 % CI " + num(lo, 3) + "-" + num(hi, 3) +
+             " (bootstrap, " + std::to_string(t.bootstrap) + " resamples; SAME within " +
+             num(bar * 100, 1) + " %" +
+             (measured ? std::string(": the larger of ") + num(t.time_floor * 100, 0) +
+                             " % and this row's largest run-to-run difference, " +
+                             num(spread->second * 100, 1) + " %)"
+                       : std::string(")"))});
   }
 }
 
 std::string mode_of(const model::profile &p) { return p.quick() ? "quick" : "full"; }
 
 } // namespace
+
+const std::map<std::string, double> &measured_validation_spread() {
+  static const std::map<std::string, double> table = {
+#include "analysis/validation_spread.inc"
+  };
+  return table;
+}
+
+double validation_bar(const std::string &row, const compare_thresholds &t) {
+  if (!t.calibrated)
+    return t.time_rel;
+  const auto &m = measured_validation_spread();
+  const auto it = m.find(row);
+  return it == m.end() ? t.time_rel : std::max(t.time_floor, it->second);
+}
 
 double penalty_bar(double a, double b, const compare_thresholds &t) {
   return std::max(t.penalty_rel * std::max(std::fabs(a), std::fabs(b)), t.penalty_abs_cycles);
@@ -401,6 +422,8 @@ json to_json(const compare_result &r, const compare_thresholds &t) {
                {{"penalty_rel", t.penalty_rel},
                 {"penalty_abs_cycles", t.penalty_abs_cycles},
                 {"time_rel", t.time_rel},
+                {"time_floor", t.time_floor},
+                {"time_calibrated", t.calibrated},
                 {"bootstrap", t.bootstrap},
                 {"seed", t.seed}}},
               {"findings", findings}};

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,23 @@ struct compare_thresholds {
   double penalty_rel = 0.01;
   double penalty_abs_cycles = 0.5;
   // A validation row's tuned time: FASTER / SLOWER where the 95 % bootstrap interval of
-  // median(B) / median(A) lies wholly below 1 - time_rel / above 1 + time_rel.
+  // median(B) / median(A) lies wholly past the row's bar: with `calibrated`, the larger of
+  // `time_floor` and the largest run-to-run difference the committed rounds show for that row
+  // (measured_validation_spread); a row they never measured, and every row when not
+  // `calibrated` (compare --time-rel), `time_rel`.
   double time_rel = 0.03;
+  double time_floor = 0.01;
+  bool calibrated = true;
   int bootstrap = 2000;
   unsigned seed = 1;
 };
+
+// The largest |B/A - 1| of a validation row's tuned median between two runs of one unit, over the
+// pairs of the committed device rounds (scripts/calibrate_compare.py writes the table from
+// them: analysis/validation_spread.inc), by "workload on pool".
+const std::map<std::string, double> &measured_validation_spread();
+// The bar of one validation row (compare_thresholds' rule).
+double validation_bar(const std::string &row, const compare_thresholds &t = {});
 
 // The smallest miss-penalty difference between two values that may read DIFFERENT: the larger of
 // penalty_rel x the larger value and penalty_abs_cycles. compare and the fleet's outlier rule use

@@ -8,6 +8,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "model/fleet.hpp"
+#include "report/compare_page.hpp"
 
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace gpuprobe::cli {
 
@@ -23,7 +25,7 @@ namespace {
 inline constexpr int k_exit_different = 4;
 
 struct compare_flags {
-  std::string a, b, baseline, out, markdown, fail_on = "nothing";
+  std::string a, b, baseline, out, markdown, html, fail_on = "nothing";
   bool reanalyze = false;
   analysis::compare_thresholds t;
 };
@@ -88,20 +90,26 @@ void run(const compare_flags &f) {
     check_output_path(f.out);
   if (!f.markdown.empty())
     check_output_path(f.markdown);
+  if (!f.html.empty())
+    check_output_path(f.html);
   if (f.b.empty() == f.baseline.empty())
     throw error("compare: give a second folder B or --baseline fleet.json, one of them");
   if (f.reanalyze && !f.baseline.empty())
     throw error("compare: --reanalyze compares two folders, not one against --baseline");
   analysis::compare_result r;
+  std::optional<model::run_folder> ra, rb; // the two folders (not for a fleet baseline)
   if (!f.baseline.empty()) {
     r = analysis::compare_to_fleet(analysis::read_unit(f.a),
                                    model::fleet_from_json(read_json_file(f.baseline), f.baseline));
   } else if (f.reanalyze) {
     const scratch_folder scratch;
-    r = analysis::compare_runs(reanalyzed(f.a, scratch.path() / "a"),
-                               reanalyzed(f.b, scratch.path() / "b"), f.t, true);
+    ra = reanalyzed(f.a, scratch.path() / "a");
+    rb = reanalyzed(f.b, scratch.path() / "b");
+    r = analysis::compare_runs(*ra, *rb, f.t, true);
   } else {
-    r = analysis::compare_runs(model::read_run_folder(f.a), model::read_run_folder(f.b), f.t);
+    ra = model::read_run_folder(f.a);
+    rb = model::read_run_folder(f.b);
+    r = analysis::compare_runs(*ra, *rb, f.t);
   }
   const std::string md = analysis::to_markdown(r);
   if (!f.markdown.empty())
@@ -110,6 +118,9 @@ void run(const compare_flags &f) {
     std::fputs(md.c_str(), stdout);
   if (!f.out.empty())
     write_json_atomic(f.out, analysis::to_json(r, f.t));
+  if (!f.html.empty())
+    write_text_atomic(f.html,
+                      report::compare_page_html(r, ra ? &*ra : nullptr, rb ? &*rb : nullptr));
   if (f.fail_on == "different" && r.differences() > 0)
     exit_status() = k_exit_different;
 }
@@ -133,6 +144,9 @@ void setup_compare(CLI::App &parent) {
       ->check(CLI::ExistingFile);
   app->add_option("--out", f->out, "gpuprobe.compare/1 JSON file");
   app->add_option("--markdown", f->markdown, "Markdown file (default: the terminal)");
+  app->add_option("--html", f->html,
+                  "one HTML page: the findings side by side, each differing level's two sweeps "
+                  "and per-SM penalty maps overlaid");
   app->add_flag("--reanalyze", f->reanalyze,
                 "derive both profiles again from their raw measurements with this build first (in "
                 "copies; A and B are left as they are): hardware against hardware, not one "
@@ -147,9 +161,15 @@ void setup_compare(CLI::App &parent) {
   app->add_option("--penalty-abs", f->t.penalty_abs_cycles, "... and past this many cycles")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e6));
-  app->add_option("--time-rel", f->t.time_rel,
-                  "a validation time is FASTER/SLOWER when its 95 % interval lies past this share")
-      ->capture_default_str()
+  app->add_option_function<double>(
+         "--time-rel",
+         [f](double v) {
+           f->t.time_rel = v;
+           f->t.calibrated = false;
+         },
+         "a validation time is FASTER/SLOWER when its 95 % interval lies past this share, on "
+         "every row (default: each row's measured run-to-run spread, at least 1 %; 3 % for a row "
+         "never measured)")
       ->check(CLI::Range(0.0, 1.0));
   app->callback([f] { run(*f); });
 }

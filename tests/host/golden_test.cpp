@@ -108,3 +108,21 @@ TEST(Golden, FleetOfTheExamplesIsUnchanged) {
   expect_golden("fleet.md", portable(gpuprobe::read_text_file(out + "/fleet.md"), out));
   expect_golden("fleet.stdout", portable(r.out, out));
 }
+
+// compare's JSON, Markdown and page over the two committed H100 units of one node (r42): their
+// structure, per-SM maps, penalties and timings as compare reads them.
+TEST(Golden, CompareOfTheCommittedUnitsIsUnchanged) {
+  const std::string out = gpuprobe::test::temp_path("golden_compare");
+  fs::remove_all(out);
+  fs::create_directories(out);
+  const std::string runs = k_source + "/reports/examples/runs/";
+  const auto r = gpuprobe::test::run_gpuprobe(
+      "compare " + runs + "nvidia-h100-80gb-hbm3-f83ecb16 " + runs +
+      "nvidia-h100-80gb-hbm3-5dc71e3e --out " + out + "/compare.json --markdown " + out +
+      "/compare.md --html " + out + "/compare.html");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.json", portable(gpuprobe::read_text_file(out + "/compare.json"), out));
+  expect_golden("compare.md", portable(gpuprobe::read_text_file(out + "/compare.md"), out));
+  expect_golden("compare.html", portable(gpuprobe::read_text_file(out + "/compare.html"), out));
+  fs::remove_all(out);
+}
