@@ -1,10 +1,12 @@
 #include "analysis/characterize.hpp"
 
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
+#include "model/result_levels.hpp"
 #include "probes/catalog.hpp"
 #include "probes/tlb/levels.hpp"
 
@@ -22,7 +24,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::optional<model::memory_access_check> memory_access(const probes::tlb_result &real_result) {
-  const double l2 = real_result.device.value("l2_bytes", 0.0);
+  const double l2 = double(device_info_from_json(real_result.device).l2_bytes);
   std::vector<double> hit, mem;
   if (real_result.control)
     for (const auto &p : real_result.control->points) {
@@ -107,7 +109,7 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
   });
   // The real-memory chase's own effect: its hops land in near and far L2 slices, so a point's
   // per-hop distribution splits (p10 vs p90) where the aliased chase, one line, does not.
-  const double l2 = real_result.device.value("l2_bytes", 0.0);
+  const double l2 = double(device_info_from_json(real_result.device).l2_bytes);
   std::vector<double> p10, p90;
   for (const auto &p : real_result.points)
     if (l2 > 0 && double(p.footprint_bytes) <= l2 / 2 && p.hops >= 8)
@@ -144,13 +146,18 @@ void for_each_matched_level(
     return;
   const json r = read_json_file(rf.string());
   require_schema(r, schema::result, rf.string());
-  for (const auto &rl : r.value(key, json::object()).value("levels", json::array()))
+  std::vector<model::result_level> rows;
+  try {
+    rows = model::result_levels(r, key);
+  } catch (const std::exception &e) { // a mistyped key: one line naming the file
+    throw error("'" + rf.string() + "': " + e.what());
+  }
+  for (const auto &rl : rows)
     for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
       model::tlb_level &L = tlb.levels[k];
-      if (rl.value("level", "") == model::level_label(false, k) &&
-          rl.value("page_bytes", 0.0) == L.page_bytes &&
-          std::fabs(rl.value("entries", 0.0) - L.entries.value_or(0)) < 0.5)
-        f(L, rl);
+      if (rl.level == model::level_label(false, k) && rl.page_bytes == L.page_bytes &&
+          std::fabs(rl.entries - L.entries.value_or(0)) < 0.5)
+        f(L, rl.row);
     }
 }
 

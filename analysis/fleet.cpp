@@ -2,6 +2,7 @@
 #include "analysis/compare.hpp"
 #include "model/file_head.hpp"
 
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
@@ -179,8 +180,9 @@ fleet_unit read_unit(const std::string &folder) {
   }
   if (!device.is_object())
     device = json::object();
-  u.model = device.value("name", std::string("unknown model"));
-  u.uuid = device.value("uuid", std::string());
+  const device_info who = device_info_from_json(device);
+  u.model = who.name.empty() ? std::string("unknown model") : who.name;
+  u.uuid = who.uuid;
   if (u.uuid.empty())
     throw error("fleet: " + folder + " does not record its GPU's UUID");
   if (fs::exists(f.tuning())) {

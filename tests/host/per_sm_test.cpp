@@ -6,12 +6,14 @@
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "model/fields.hpp"
+#include "model/result_levels.hpp"
 #include "probes/per_sm/driver.hpp"
 #include "probes/per_sm/probe.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -282,6 +284,51 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
       ++notes;
     }
   EXPECT_EQ(notes, 3);
+}
+
+} // namespace
+
+namespace {
+
+// Every committed stage result with a "levels" list reads into rows with the keys that match
+// them to a level; a mistyped key is refused naming it, in one line (seeded mutations).
+TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
+  std::mt19937 rng(46);
+  int files = 0, rows = 0, refused = 0;
+  const auto examples = fs::path(GPUPROBE_SOURCE_DIR) / "reports/examples/runs";
+  for (const auto &unit : fs::directory_iterator(examples))
+    for (const char *stage : {"tlb_conflict", "tlb_coverage", "tlb_per_sm"}) {
+      const auto path = unit.path() / "raw" / (std::string(stage) + ".json");
+      if (!fs::exists(path))
+        continue;
+      const json doc = gpuprobe::read_json_file(path.string());
+      const auto got = gpuprobe::model::result_levels(doc, stage);
+      ++files;
+      ASSERT_EQ(got.size(), doc[stage]["levels"].size()) << path;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        ++rows;
+        EXPECT_EQ(got[i].level, doc[stage]["levels"][i]["level"]);
+        EXPECT_EQ(got[i].page_bytes, doc[stage]["levels"][i]["page_bytes"].get<double>());
+        EXPECT_EQ(got[i].row, doc[stage]["levels"][i]);
+      }
+      for (int m = 0; m < 20; ++m) {
+        json bad = doc;
+        auto &row = bad[stage]["levels"][rng() % bad[stage]["levels"].size()];
+        const char *key = std::array{"level", "page_bytes", "entries"}[rng() % 3];
+        row[key] = std::string(key) == "level" ? json(7) : json("many");
+        try {
+          gpuprobe::model::result_levels(bad, stage);
+        } catch (const gpuprobe::model::impossible_value &e) {
+          ++refused;
+          EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+        } catch (const json::exception &) {
+          ++refused; // nlohmann's type_error: characterize names the file around it
+        }
+      }
+    }
+  EXPECT_GE(files, 6);
+  EXPECT_GE(rows, 15);
+  EXPECT_EQ(refused, files * 20);
 }
 
 } // namespace
