@@ -74,4 +74,17 @@ inline std::size_t one_block_per_sm_shared_bytes(std::size_t at_least, const std
   return bytes;
 }
 
+// One cooperative launch of `kernel` (one block of 32 threads per SM, `smem` bytes each, its one
+// argument struct at `args`), waited for; `state` receives the 4 turn-taking words at `d_state`
+// ([0] phase, [1] error, [2] who failed) for the caller's watchdog check.
+inline void launch_one_block_per_sm(const void *kernel, void *args, int sm_count, std::size_t smem,
+                                    const unsigned *d_state, unsigned (&state)[4]) {
+  void *params[] = {args};
+  GPUPROBE_CUDA_CHECK(cudaLaunchCooperativeKernel(kernel, dim3(unsigned(sm_count)), dim3(32),
+                                                  params, smem, nullptr));
+  GPUPROBE_CUDA_CHECK_LAUNCH();
+  GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
+  GPUPROBE_CUDA_CHECK(cudaMemcpy(state, d_state, sizeof state, cudaMemcpyDeviceToHost));
+}
+
 } // namespace gpuprobe::probes

@@ -95,14 +95,9 @@ std::vector<sm_walk> per_sm_chase::measure(std::uint64_t page_bytes, std::uint32
   a.block_sm = d_block_sm_;
   a.cycles = d_cycles_;
   a.timeout_ns = static_cast<unsigned long long>(timeout_s_ * 1e9);
-  void *params[] = {&a};
-  GPUPROBE_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(per_sm_kernel),
-                                                  dim3(unsigned(sm_count_)), dim3(32), params,
-                                                  smem_bytes_, nullptr));
-  GPUPROBE_CUDA_CHECK_LAUNCH();
-  GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
   unsigned state[4];
-  GPUPROBE_CUDA_CHECK(cudaMemcpy(state, d_state_, sizeof state, cudaMemcpyDeviceToHost));
+  launch_one_block_per_sm(reinterpret_cast<const void *>(per_sm_kernel), &a, sm_count_, smem_bytes_,
+                          d_state_, state);
   if (state[1])
     throw error("tlb-per-sm: watchdog: block " + std::to_string(state[2]) +
                 " did not get its turn within " + std::to_string(timeout_s_) + " s");

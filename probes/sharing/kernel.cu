@@ -200,15 +200,9 @@ std::vector<sharing_round> sharing_probe::run_victim(int victim_sm,
   a.out = d_out_;
   a.block_sm = d_block_sm_;
   a.timeout_ns = static_cast<unsigned long long>(timeout_s_ * 1e9);
-  void *params[] = {&a};
-  GPUPROBE_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(sharing_kernel),
-                                                  dim3(unsigned(sm_count_)), dim3(32), params,
-                                                  smem_bytes_, nullptr));
-  GPUPROBE_CUDA_CHECK_LAUNCH();
-  GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
-
   unsigned state[4];
-  GPUPROBE_CUDA_CHECK(cudaMemcpy(state, d_state_, sizeof state, cudaMemcpyDeviceToHost));
+  launch_one_block_per_sm(reinterpret_cast<const void *>(sharing_kernel), &a, sm_count_,
+                          smem_bytes_, d_state_, state);
   sm_ids_.assign(std::size_t(sm_count_), -1);
   GPUPROBE_CUDA_CHECK(cudaMemcpy(sm_ids_.data(), d_block_sm_, sizeof(int) * std::size_t(sm_count_),
                                  cudaMemcpyDeviceToHost));

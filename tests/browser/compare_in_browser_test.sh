@@ -6,12 +6,7 @@
 # Exit 77 (skipped) where no Chromium exists. Usage: compare_in_browser_test.sh GPUPROBE SOURCE_DIR [SHOT.png]
 set -uo pipefail
 bin="$1" src="$2" shot="${3:-}"
-skip() { echo "SKIPPED: $*"; exit 77; }
-browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-[ -n "$browser" ] || skip "no Chromium (scripts/setup.sh installs the chromium package)"
-T=$(mktemp -d /tmp/gpuprobe-compare-browser.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
+source "$(dirname "$0")/common.sh" compare-browser
 runs="$src/reports/examples/runs"
 "$bin" compare "$runs/nvidia-h100-80gb-hbm3-f83ecb16" "$runs/nvidia-h100-80gb-hbm3-5dc71e3e" \
   --html "$T/compare.html" >"$T/compare.md" 2>&1 || { cat "$T/compare.md"; fail "gpuprobe compare"; }
@@ -33,23 +28,11 @@ window.addEventListener("load", () => {
 });
 </script>
 JS
-flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --allow-file-access-from-files
-       --window-size=1400,900 --virtual-time-budget=10000 --enable-logging=stderr --v=0)
-timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$T/checked.html" >"$T/dom.html" 2>"$T/console.txt"
-line=$(grep -o '<pre id="gpuprobe-check">[^<]*' "$T/dom.html" | sed 's/.*>//')
-echo "$line"
+check_page "$T/checked.html"
 n=$(grep -o '<svg ' "$T/compare.html" | wc -l)
 [ "$n" -ge 2 ] || fail "expected the overlaid sweeps and per-SM maps, the page has $n plots"
 [ "$line" = "gpuprobe-check: $n of $n plots drawn" ] || fail "expected $n of $n plots drawn, got: ${line:-no result}"
 grep -q "L2: the two sweeps at its page stride" "$T/compare.html" || fail "no overlay for L2, whose penalty differs"
 grep -q "miss penalty per SM" "$T/compare.html" || fail "no per-SM map"
-if grep -E 'CONSOLE|Uncaught' "$T/console.txt"; then
-  fail "the page wrote to the console"
-fi
-if [ -n "$shot" ]; then
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --window-size=1400,2600 --screenshot="$shot" "file://$T/compare.html" >/dev/null 2>&1
-  [ -s "$shot" ] || fail "no screenshot"
-  echo "screenshot: $shot"
-fi
+[ -z "$shot" ] || screenshot "$T/compare.html" "$shot" 2600
 echo "PASSED: $n plots drawn, no console error"

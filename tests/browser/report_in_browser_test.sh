@@ -6,13 +6,8 @@
 # no Chromium or matplotlib exists. Usage: report_in_browser_test.sh GPUPROBE SOURCE_DIR [SHOT.png]
 set -uo pipefail
 bin="$1" src="$2" shot="${3:-}"
-skip() { echo "SKIPPED: $*"; exit 77; }
-browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-[ -n "$browser" ] || skip "no Chromium (scripts/setup.sh installs the chromium package)"
+source "$(dirname "$0")/common.sh" browser
 python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the figures"
-T=$(mktemp -d /tmp/gpuprobe-browser.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
 "$bin" report --input "$src/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54" --out "$T/report" \
   --plot-script "$src/reports/plot.py" >"$T/report.txt" 2>&1 || { cat "$T/report.txt"; fail "gpuprobe report"; }
 n=$(grep -o '<img ' "$T/report/index.html" | wc -l)
@@ -36,22 +31,7 @@ window.addEventListener("load", () => {
 });
 </script>
 JS
-flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --allow-file-access-from-files
-       --window-size=1400,900 --virtual-time-budget=15000 --enable-logging=stderr --v=0)
-timeout 120 "$browser" "${flags[@]}" --dump-dom "file://$T/report/checked.html" >"$T/dom.html" 2>"$T/console.txt"
-line=$(grep -o '<pre id="gpuprobe-check">[^<]*' "$T/dom.html" | sed 's/.*>//')
-echo "$line"
+check_page "$T/report/checked.html"
 [ "$line" = "gpuprobe-check: $n of $n figures loaded" ] || fail "expected all $n figures loaded, got: ${line:-no result}"
-# Console messages of the page (not the browser's own dbus/GPU chatter). The page has no script
-# of its own and the checker logs nothing, so any console line is an error: Chromium's log gives
-# console.error the same INFO:CONSOLE prefix as console.log.
-if grep -E 'CONSOLE|Uncaught' "$T/console.txt"; then
-  fail "the page wrote to the console"
-fi
-if [ -n "$shot" ]; then
-  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
-    --window-size=1400,900 --screenshot="$shot" "file://$T/report/index.html" >/dev/null 2>&1
-  [ -s "$shot" ] || fail "no screenshot"
-  echo "screenshot: $shot"
-fi
+[ -z "$shot" ] || screenshot "$T/report/index.html" "$shot" 900
 echo "PASSED: $n figures loaded, no console error"
