@@ -1,6 +1,7 @@
 // gpuprobe atomics: flags -> probes::atomics_options; the probe (probes/atomics/driver.hpp) runs,
 // each variant's curve is fitted (analysis::fit_variant), the result written and summarised.
 #include "cli/common.hpp"
+#include "common/device_info.hpp"
 #include "common/json_io.hpp"
 #include "probes/atomics/driver.hpp"
 #include "probes/atomics/fit.hpp"
@@ -33,9 +34,9 @@ void run(atomics_flags &f) {
       });
   write_json_atomic(f.common.out, to_json(r));
   std::printf("gpuprobe atomics: %s, up to %llu threads, %.1f s, SM clock %.0f MHz\n",
-              r.device.value("name", "?").c_str(),
+              device_info_from_json(r.device).name.c_str(),
               (unsigned long long)(f.o.max_threads ? f.o.max_threads : r.full_occupancy_threads),
-              r.wall_seconds, r.device.value("sm_clock_mhz_seen", 0.0));
+              r.wall_seconds, device_info_from_json(r.device).sm_clock_mhz_seen);
   for (const auto &l : table)
     std::printf("%s\n", l.c_str());
   std::printf("  wrote %s\n", f.common.out.c_str());

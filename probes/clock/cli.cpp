@@ -1,6 +1,7 @@
 // gpuprobe clock: flags -> probes::clock_options; the probe (probes/clock/driver.hpp) runs, the
 // result is written and its verdict printed.
 #include "cli/common.hpp"
+#include "common/device_info.hpp"
 #include "common/json_io.hpp"
 #include "probes/clock/driver.hpp"
 #include "probes/clock/probe.hpp"
@@ -23,7 +24,7 @@ void run(clock_flags &f) {
   const auto r = probes::run_clock(f.o, query_device(f.common.device));
   write_json_atomic(f.common.out, to_json(r));
   std::printf("gpuprobe clock: %s, %d SMs busy for %.2f s (%d windows), stated peak %.0f MHz\n",
-              r.device.value("name", "?").c_str(), r.sms_seen, r.options.seconds,
+              device_info_from_json(r.device).name.c_str(), r.sms_seen, r.options.seconds,
               int(r.windows.size()), r.stated_peak_mhz);
   std::printf("  %s\n  wrote %s\n", r.verdict.reason.c_str(), f.common.out.c_str());
 }

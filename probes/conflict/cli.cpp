@@ -1,6 +1,7 @@
 // gpuprobe tlb-conflict: flags -> probes::conflict_options; conflict sets of each level of a
 // profile (probes/conflict/driver.hpp), written and summarised.
 #include "cli/common.hpp"
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
@@ -28,7 +29,7 @@ void run(conflict_flags &f) {
   f.o.seed = f.common.seed;
   const auto r = probes::run_conflict(f.o, tlb, f.profile, query_device(f.common.device));
   write_json_atomic(f.common.out, to_json(r));
-  std::printf("gpuprobe tlb-conflict: %s, %.1f s\n", r.device.value("name", "?").c_str(),
+  std::printf("gpuprobe tlb-conflict: %s, %.1f s\n", device_info_from_json(r.device).name.c_str(),
               r.wall_seconds);
   for (const auto &l : r.levels) {
     std::printf("  %s (%llu x %s): ", l.target.level.c_str(),

@@ -1,6 +1,7 @@
 // gpuprobe tlb-coverage: flags -> probes::coverage_options; what one entry of each level of a
 // profile covers (probes/coverage/driver.hpp), written and summarised.
 #include "cli/common.hpp"
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
@@ -29,7 +30,7 @@ void run(coverage_flags &f) {
   f.o.max_range_bytes = parse_bytes(f.max_bytes);
   const auto r = probes::run_coverage(f.o, tlb, f.profile, query_device(f.common.device));
   write_json_atomic(f.common.out, to_json(r));
-  std::printf("gpuprobe tlb-coverage: %s, %.1f s\n", r.device.value("name", "?").c_str(),
+  std::printf("gpuprobe tlb-coverage: %s, %.1f s\n", device_info_from_json(r.device).name.c_str(),
               r.wall_seconds);
   for (const auto &l : r.levels) {
     std::printf("  %s (%u x %s): ", l.target.level.c_str(), l.target.entries(),

@@ -1,6 +1,7 @@
 // gpuprobe tlb-per-sm: flags -> probes::per_sm_options; each level's hit and miss on every SM
 // (probes/per_sm/driver.hpp), written and summarised.
 #include "cli/common.hpp"
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
@@ -30,8 +31,8 @@ void run(per_sm_flags &f) {
   f.o.range_bytes = std::uint64_t(f.range_gib * double(1ull << 30));
   const auto r = probes::run_per_sm(f.o, tlb, f.profile, query_device(f.common.device));
   write_json_atomic(f.common.out, to_json(r));
-  std::printf("gpuprobe tlb-per-sm: %s, %d reps, %.1f s\n", r.device.value("name", "?").c_str(),
-              r.reps, r.wall_seconds);
+  std::printf("gpuprobe tlb-per-sm: %s, %d reps, %.1f s\n",
+              device_info_from_json(r.device).name.c_str(), r.reps, r.wall_seconds);
   for (const auto &l : r.levels) {
     std::printf("  %s (%s pages): ", l.target.level.c_str(),
                 format_bytes(l.target.tested.page_bytes).c_str());

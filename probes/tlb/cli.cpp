@@ -1,6 +1,7 @@
 // gpuprobe tlb: flags -> probes::tlb_options; the probe (probes/tlb/driver.hpp) runs, the result is
 // written, and a first look at its levels is printed (the full analysis: `analyze tlb`).
 #include "cli/common.hpp"
+#include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
@@ -52,9 +53,9 @@ void run(tlb_flags &f) {
   write_json_atomic(f.common.out, doc);
   std::printf(
       "gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",
-      r.device.value("name", "?").c_str(), r.alloc.c_str(),
+      device_info_from_json(r.device).name.c_str(), r.alloc.c_str(),
       r.granularity_bytes ? format_bytes(double(r.granularity_bytes)).c_str() : "unknown",
-      r.points.size(), r.wall_seconds, r.device.value("sm_clock_mhz_seen", 0.0));
+      r.points.size(), r.wall_seconds, device_info_from_json(r.device).sm_clock_mhz_seen);
   if (r.control)
     std::printf("  control (L2 capacity): %s\n", r.control->passed ? "passed" : "FAILED");
   for (const auto &L : a.levels)
