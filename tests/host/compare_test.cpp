@@ -419,3 +419,32 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
   EXPECT_GE(rate[0.02].first, 48) << "2 %: at least 80 % (52 of 60 when written)";
   EXPECT_GE(rate[0.03].first, 57) << "3 %: at least 95 % (59 of 60 when written)";
 }
+
+// A value one run resolved and the other did not is said (NOTE), not counted: L1's entry fill read
+// "whole" and "not resolved" in two runs of one unit (r38, r42). Two resolved values that differ
+// still read DIFFERENT.
+TEST(Compare, AValueResolvedInOneRunOnlyIsANoteNotADifference) {
+  const auto a = committed_validation_run();
+  for (const char *fill : {"not resolved", "in parts"}) {
+    auto b = a;
+    ASSERT_TRUE(b.prof.tlb.levels[0].coverage);
+    (*b.prof.tlb.levels[0].coverage)["fill"] = fill;
+    b.prof.tlb.levels[1].ways.reset(); // "-": L2's ways not stated
+    b.prof.tlb.levels[1].sets.reset();
+    const auto r = gpuprobe::analysis::compare_runs(a, b);
+    int seen = 0;
+    for (const auto &f : r.findings) {
+      if (f.item == "L1 entry fill") {
+        ++seen;
+        EXPECT_EQ(f.verdict, std::string(fill) == "in parts" ? "DIFFERENT" : "NOTE") << f.b;
+      }
+      if (f.item == "L2 ways" || f.item == "L2 sets") {
+        ++seen;
+        EXPECT_EQ(f.verdict, "NOTE") << f.item;
+        EXPECT_EQ(f.why, "resolved in one run only: not compared");
+      }
+    }
+    EXPECT_EQ(seen, 3);
+    EXPECT_EQ(r.differences(), std::string(fill) == "in parts" ? 1 : 0);
+  }
+}
