@@ -18,9 +18,10 @@ struct result_level {
   nlohmann::json row;    // the row as written, for the probe's own reader
 };
 
-// doc[key]["levels"] (none where either is missing); a row whose level, page or entries is of the
-// wrong type is refused (impossible_value, naming it).
+// doc[key]["levels"] (none where either is missing); a row that is no object, or whose level, page
+// or entries is of another kind, is refused in one line naming the key (gpuprobe::error).
 inline std::vector<result_level> result_levels(const nlohmann::json &doc, const std::string &key) {
+  using nlohmann::json;
   std::vector<result_level> out;
   const auto body = doc.find(key);
   if (body == doc.end() || !body->is_object())
@@ -28,15 +29,18 @@ inline std::vector<result_level> result_levels(const nlohmann::json &doc, const 
   const auto list = body->find("levels");
   if (list == body->end() || !list->is_array())
     return out;
+  const std::string where = key + " level";
   for (const auto &row : *list) {
     if (!row.is_object())
-      throw impossible_value(key + ": a level's row is not an object");
+      throw error(key + ": a level's row is " + row.type_name() + ", not an object");
     result_level r;
     r.row = row;
-    json j = row;
-    take(j, "level", r.level);
-    take(j, "page_bytes", r.page_bytes);
-    take(j, "entries", r.entries);
+    if (const json *l = part_of_kind(row, "level", &json::is_string, "a string", where))
+      r.level = l->get<std::string>();
+    if (const json *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
+      r.page_bytes = p->get<double>();
+    if (const json *e = part_of_kind(row, "entries", &json::is_number, "a number", where))
+      r.entries = e->get<double>();
     out.push_back(std::move(r));
   }
   return out;

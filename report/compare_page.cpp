@@ -94,27 +94,38 @@ std::string svg_plot(const std::vector<series> &all, bool logx, const std::strin
   return o.str();
 }
 
-// The mean curve of `dir`'s aliased sweep at `stride`, or why there is none.
-std::optional<series> sweep_of(const std::string &dir, double stride, const std::string &name,
-                               const std::string &colour, std::string &why) {
-  const auto path = results_folder{dir}.raw(results_folder::raw_file::tlb);
-  if (!std::filesystem::exists(path)) {
-    why = name + ": raw/tlb.json is not in the folder";
+// One folder's aliased sweep (raw/tlb.json), read once for every level drawn, or why there is none.
+struct folder_sweep {
+  std::string name, colour;
+  std::optional<analysis::tlb_dataset> data;
+  std::string why; // not read: why
+  folder_sweep(const std::string &dir, std::string n, std::string c)
+      : name(std::move(n)), colour(std::move(c)) {
+    const auto path = results_folder{dir}.raw(results_folder::raw_file::tlb);
+    if (!std::filesystem::exists(path)) {
+      why = name + ": raw/tlb.json is not in the folder";
+      return;
+    }
+    try {
+      data = analysis::load_tlb_inputs({path.string()});
+    } catch (const std::exception &e) {
+      why = name + ": " + e.what();
+    }
+  }
+  // Its mean curve at `stride`, or why there is none.
+  std::optional<series> at(double stride, std::string &not_drawn) const {
+    if (!data) {
+      not_drawn = why;
+      return std::nullopt;
+    }
+    for (const auto &c : data->curves)
+      if (c.stride_bytes == stride)
+        return series{name, colour, c.footprint_bytes,
+                      c.mean_cycles.empty() ? c.cycles : c.mean_cycles};
+    not_drawn = name + ": its sweep has no stride of " + format_bytes(stride);
     return std::nullopt;
   }
-  try {
-    const auto d = analysis::load_tlb_inputs({path.string()});
-    for (const auto &c : d.curves)
-      if (c.stride_bytes == stride) {
-        series s{name, colour, c.footprint_bytes, c.mean_cycles.empty() ? c.cycles : c.mean_cycles};
-        return s;
-      }
-    why = name + ": its sweep has no stride of " + format_bytes(stride);
-  } catch (const std::exception &e) {
-    why = name + ": " + e.what();
-  }
-  return std::nullopt;
-}
+};
 
 const model::tlb_level *level_of(const model::run_folder *f, std::size_t k) {
   return f && k < f->prof.tlb.levels.size() ? &f->prof.tlb.levels[k] : nullptr;
@@ -166,6 +177,7 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
   // per-SM penalty maps where both runs measured them.
   const std::size_t levels =
       std::max(a ? a->prof.tlb.levels.size() : 0, b ? b->prof.tlb.levels.size() : 0);
+  std::optional<folder_sweep> sweep_a, sweep_b; // read at the first level drawn
   for (std::size_t k = 0; k < levels; ++k) {
     const std::string label = model::level_label(false, k);
     const bool differs = std::any_of(differ.begin(), differ.end(), [&](const auto &f) {
@@ -179,9 +191,13 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
       << html_text(format_bytes(page)) << "</h2>\n";
     std::string why_a, why_b;
     std::vector<series> s;
-    if (auto x = sweep_of(a->dir, page, "A", "#1f77b4", why_a))
+    if (!sweep_a) {
+      sweep_a.emplace(a->dir, "A", "#1f77b4");
+      sweep_b.emplace(b->dir, "B", "#ff7f0e");
+    }
+    if (auto x = sweep_a->at(page, why_a))
       s.push_back(*x);
-    if (auto x = sweep_of(b->dir, page, "B", "#ff7f0e", why_b))
+    if (auto x = sweep_b->at(page, why_b))
       s.push_back(*x);
     std::vector<std::pair<double, std::string>> marks;
     if (la)

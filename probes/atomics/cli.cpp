@@ -33,10 +33,11 @@ void run(atomics_flags &f) {
         table.push_back(analysis::fit_variant(v, mhz)); // the fit into the result, its line here
       });
   write_json_atomic(f.common.out, to_json(r));
+  const device_info dev = device_info_from_json(r.device); // the block the result records
   std::printf("gpuprobe atomics: %s, up to %llu threads, %.1f s, SM clock %.0f MHz\n",
-              device_info_from_json(r.device).name.c_str(),
+              dev.name.c_str(),
               (unsigned long long)(f.o.max_threads ? f.o.max_threads : r.full_occupancy_threads),
-              r.wall_seconds, device_info_from_json(r.device).sm_clock_mhz_seen);
+              r.wall_seconds, dev.sm_clock_mhz_seen);
   for (const auto &l : table)
     std::printf("%s\n", l.c_str());
   std::printf("  wrote %s\n", f.common.out.c_str());

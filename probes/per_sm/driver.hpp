@@ -62,7 +62,14 @@ struct per_sm_result : result_envelope { // device, meta
 // each spread's ends (min, median, max, with their SMs). profile.cpp adds the outliers.
 model::level_per_sm summarize_per_sm(const per_sm_level_result &l, const std::string &source);
 
-// "min (SM s) - median - max (SM t)" of one value per SM (`sms` in the same order).
+// The ends of one value per SM (`sms` in the same order, ascending) with their SMs (of a tie, the
+// lowest SM at the minimum and the highest at the maximum), and the median; `v` not empty.
+struct sm_spread {
+  double min = 0, median = 0, max = 0;
+  int min_sm = -1, max_sm = -1;
+};
+sm_spread spread_of(const std::vector<int> &sms, const std::vector<double> &v);
+// "min (SM s) - median - max (SM t)", or "-" for no values.
 std::string spread_text(const std::vector<int> &sms, const std::vector<double> &v);
 
 per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tlb,

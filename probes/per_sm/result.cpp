@@ -47,13 +47,21 @@ std::vector<per_sm_target> plan_per_sm(const model::tlb_hierarchy &tlb, const pe
   return out;
 }
 
+sm_spread spread_of(const std::vector<int> &sms, const std::vector<double> &v) {
+  std::vector<std::pair<double, int>> x;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    x.emplace_back(v[i], sms[i]);
+  std::sort(x.begin(), x.end());
+  return {x.front().first, median(v), x.back().first, x.front().second, x.back().second};
+}
+
 std::string spread_text(const std::vector<int> &sms, const std::vector<double> &v) {
   if (v.empty() || v.size() != sms.size())
     return "-";
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const sm_spread s = spread_of(sms, v);
   char b[160];
-  std::snprintf(b, sizeof b, "%.1f (SM %d) - %.1f - %.1f (SM %d)", *lo,
-                sms[std::size_t(lo - v.begin())], median(v), *hi, sms[std::size_t(hi - v.begin())]);
+  std::snprintf(b, sizeof b, "%.1f (SM %d) - %.1f - %.1f (SM %d)", s.min, s.min_sm, s.median, s.max,
+                s.max_sm);
   return b;
 }
 
@@ -76,15 +84,12 @@ model::level_per_sm summarize_per_sm(const per_sm_level_result &l, const std::st
   if (!rep_diffs.empty())
     s.noise_cycles = median(rep_diffs);
   const auto spread = [&](const std::vector<double> &v) {
-    std::vector<std::pair<double, int>> x;
-    for (std::size_t i = 0; i < v.size(); ++i)
-      x.emplace_back(v[i], s.sms[i]);
-    std::sort(x.begin(), x.end());
-    return json{{"min", x.front().first},
-                {"min_sm", x.front().second},
-                {"median", median(v)},
-                {"max", x.back().first},
-                {"max_sm", x.back().second}};
+    const sm_spread x = spread_of(s.sms, v);
+    return json{{"min", x.min},
+                {"min_sm", x.min_sm},
+                {"median", x.median},
+                {"max", x.max},
+                {"max_sm", x.max_sm}};
   };
   s.detail = {{"source", source},
               {"page_bytes", l.target.tested.page_bytes},

@@ -51,11 +51,12 @@ void run(tlb_flags &f) {
   analysis::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
   const auto a = analysis::find_tlb_levels(ds);
   write_json_atomic(f.common.out, doc);
+  const device_info dev = device_info_from_json(r.device); // the block the result records
   std::printf(
       "gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",
-      device_info_from_json(r.device).name.c_str(), r.alloc.c_str(),
+      dev.name.c_str(), r.alloc.c_str(),
       r.granularity_bytes ? format_bytes(double(r.granularity_bytes)).c_str() : "unknown",
-      r.points.size(), r.wall_seconds, device_info_from_json(r.device).sm_clock_mhz_seen);
+      r.points.size(), r.wall_seconds, dev.sm_clock_mhz_seen);
   if (r.control)
     std::printf("  control (L2 capacity): %s\n", r.control->passed ? "passed" : "FAILED");
   for (const auto &L : a.levels)

@@ -10,13 +10,8 @@
 # Usage: hostile_names_in_browser_test.sh GPUPROBE SOURCE_DIR
 set -uo pipefail
 bin="$1" src="$2"
-skip() { echo "SKIPPED: $*"; exit 77; }
-fail() { echo "FAILED: $*"; exit 1; }
-browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-[ -n "$browser" ] || skip "no Chromium (scripts/setup.sh installs the chromium package)"
+source "$(dirname "$0")/common.sh" hostile-browser
 python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the figures"
-T=$(mktemp -d /tmp/gpuprobe-hostile-browser.XXXXXX)
-trap 'rm -rf "$T"' EXIT
 run="$src/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54"
 mkdir -p "$T/in/raw"
 cp "$run"/profile.json "$run"/tuning.json "$run"/validation.json "$T/in/"
