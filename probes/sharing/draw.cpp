@@ -118,11 +118,11 @@ report_figure sharing_heatmap(const std::string &path, int k, const sharing_matr
   return f;
 }
 
-// The per-SM view (issue 47, first part): each SM's latency with no disruptor (its baseline: where
-// its loads' L2 lines live, seen from that SM, and any level below this one that its walk misses)
-// and its rise with itself as the disruptor (its row's diagonal cell above the baseline: this
-// level's misses mixed with what the disruptor's walk does to the victim's lines, so not the
-// level's per-hop penalty; a per-SM pass of the tlb probe would measure that, and is not built),
+// The sharing matrices' per-SM view (issue 47): each SM's latency with no disruptor (its baseline:
+// where its loads' L2 lines live, seen from that SM, and any level below this one that its walk
+// misses) and its rise with itself as the disruptor (its row's diagonal cell above the baseline:
+// this level's misses mixed with what the disruptor's walk does to the victim's lines, so not the
+// level's per-hop penalty; the tlb-per-sm stage measures that, probes/per_sm/draw.cpp draws it),
 // in group order, coloured by group. A row of `stats` per matrix: the spreads and their SMs.
 report_figure per_sm_figure(const std::string &path, int k, const sharing_matrix &m,
                             const grouped &g, report_table &stats) {
