@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""compare's validation bars from measured run-to-run spread (issue 47 item 2).
+"""compare's validation bars, and tune's CRW tie, from measured run-to-run spread (issue 47).
 
 Reads every validation.json in the device-round archives given (default: the committed
-reports/examples/issue48/round-*.tar.gz), pairs the runs of one unit (same GPU UUID), and for
+reports/examples/issue4[78]/round-*.tar.gz), pairs the runs of one unit (same GPU UUID), and for
 each validation row ("workload on pool") collects |B/A - 1| of the tuned medians, the larger of
-the two orientations. Writes:
+the two orientations. Reads every tuning.json's CRW placement measurements too. Writes:
   tests/fixtures/validation_pairs.json  every pair's value per row (the test recomputes the bars)
   analysis/validation_spread.inc        the largest value per row, as C++ initializers
+  tests/fixtures/crw_placements.json    every run's CRW times (the test holds tune's tie past them)
 Usage: python3 scripts/calibrate_compare.py [ARCHIVE ...]
 """
 import glob
@@ -33,8 +34,25 @@ def runs_of(archives):
                     yield v["device"]["uuid"], os.path.basename(path) + ":" + m.name, rows
 
 
+def crw_runs(archives):
+    """Every tuning.json's CRW placement times, once per distinct measurement."""
+    seen = set()
+    for path in archives:
+        with tarfile.open(path) as t:
+            for m in t.getmembers():
+                if m.isfile() and m.name.endswith("/tuning.json"):
+                    d = json.load(io.TextIOWrapper(t.extractfile(m)))
+                    c = d.get("decisions", {}).get("crw_placement") or {}
+                    pts = [[p["start"], p["free_fraction"], p["ms"]] for p in c.get("measurements", [])]
+                    key = json.dumps(pts)
+                    if pts and key not in seen:  # a run copied into two archives counts once
+                        seen.add(key)
+                        yield {"run": os.path.basename(path) + ":" + m.name,
+                               "gpu": d.get("device", {}).get("name", ""), "points": pts}
+
+
 def main():
-    archives = sys.argv[1:] or sorted(glob.glob(os.path.join(ROOT, "reports/examples/issue48/round-*.tar.gz")))
+    archives = sys.argv[1:] or sorted(glob.glob(os.path.join(ROOT, "reports/examples/issue4[78]/round-*.tar.gz")))
     by_unit = {}
     for uuid, name, rows in runs_of(archives):
         by_unit.setdefault(uuid, []).append((name, rows))
@@ -57,7 +75,11 @@ def main():
                 % (npairs, len(by_unit)))
         for k, v in sorted(pairs.items()):
             f.write("{%s, %.6f}, // %d pairs\n" % (json.dumps(k), max(v), len(v)))
-    print("%d units, %d pairs, %d rows" % (len(by_unit), npairs, len(pairs)))
+    crw = list(crw_runs(archives))
+    with open(os.path.join(ROOT, "tests/fixtures/crw_placements.json"), "w") as f:
+        json.dump({"archives": fixture["archives"], "runs": crw}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print("%d units, %d pairs, %d rows; %d CRW placement runs" % (len(by_unit), npairs, len(pairs), len(crw)))
 
 
 if __name__ == "__main__":

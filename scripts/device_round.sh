@@ -30,6 +30,11 @@
 #   ncu        Nsight Compute on BM_peers cells' malloc launch (CASES)
 #   repeats    characterize --quick QUICK_N times (default 6) and full FULL_N times (default 2) on one
 #              unit, then gpuprobe compare over every pair of one mode (compare's false positives)
+#   node-repeats  gpuprobe run --devices all FULL_N times (default 3), then --quick QUICK_N times
+#              (default 2), numbered from START (default 1) so a second call on the same warm
+#              machine goes on counting: every unit's runs for compare's pairs (done on the host)
+#   chunk      the tlb stage's sweep (full) on the default 2 MiB alias chunk and on CHUNK (default
+#              32M), RUNS times each (default 2): its time and the levels each finds
 #   speed      issue 48's stage times, before and after, on one unit in one call: gpuprobe run
 #              --quick with the stages as child processes (GPUPROBE_STAGES=children: before),
 #              then QUICK_N (default 3) quick runs inside one process (after), then one full run
@@ -305,6 +310,32 @@ step_repeats() {
         echo "$m $i-$j: $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE")))' "$D/cmp_${m}_${i}_$j.json")" |
           tee -a "$D/repeats.txt"
       done
+    done
+  done
+}
+
+step_node_repeats() {
+  local i m n s=${START:-1}
+  for m in full quick; do
+    n=$([ "$m" = quick ] && echo "${QUICK_N:-2}" || echo "${FULL_N:-3}")
+    local flag=""
+    [ "$m" = quick ] && flag=--quick
+    for i in $(seq "$s" $((s + n - 1))); do
+      timed "nrep_${m}$i" 330 "$G" run --devices all $flag --out "$D/nrep_${m}$i"
+      grep -hE '^gpuprobe run' "$D/nrep_${m}$i.txt" | cut -c1-160
+    done
+  done
+}
+
+step_chunk() {
+  local i c
+  for i in $(seq 1 "${RUNS:-2}"); do
+    for c in default "${CHUNK:-32M}"; do
+      local extra=()
+      [ "$c" != default ] && extra=(--alias-bytes "$c")
+      timed "chunk_${c}_$i" 120 "$G" tlb --alloc alias --device 0 --no-control --seed 1 "${extra[@]}" \
+        --out "$D/chunk_${c}_$i.json"
+      grep -hiE 'mapped|levels?|error' "$D/chunk_${c}_$i.txt" | head -4 | cut -c1-200
     done
   done
 }

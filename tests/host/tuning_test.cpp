@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 using namespace gpuprobe::tune;
 using gpuprobe::test::tlb_of;
@@ -85,6 +86,48 @@ TEST(Tuning, CrwPlacementKeepsTheDefaultInsideTheTieBand) {
   EXPECT_THROW(decide_crw_placement({{"warp", 0.5, 1.0}}), std::exception) << "no default measured";
   EXPECT_THROW(decide_crw_placement({{"thread", 0.5, 1.0}, {"warp", 0.1, 1.0}}), std::exception)
       << "fractions differ";
+}
+
+namespace {
+// Every committed run's CRW placement times (tests/fixtures/crw_placements.json).
+std::vector<std::pair<std::string, std::vector<crw_point>>> committed_crw_runs() {
+  const json f = gpuprobe::read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
+                                          "/tests/fixtures/crw_placements.json");
+  std::vector<std::pair<std::string, std::vector<crw_point>>> out;
+  for (const auto &r : f.at("runs")) {
+    std::vector<crw_point> pts;
+    for (const auto &p : r.at("points"))
+      pts.push_back({p.at(0).get<std::string>(), p.at(1).get<double>(), p.at(2).get<double>()});
+    out.emplace_back(r.at("run").get<std::string>(), pts);
+  }
+  return out;
+}
+} // namespace
+
+// The tie is past the noise: no committed run (none gained: validate saw no difference) chooses
+// another start; the same runs with one start made faster by more than the tie, at each free
+// fraction by its own seeded amount, choose it.
+TEST(Tuning, CrwTieIsPastEveryMeasuredRunAndAGainPastItIsTaken) {
+  const auto runs = committed_crw_runs();
+  ASSERT_GE(runs.size(), 40u);
+  std::mt19937_64 rng(47);
+  std::uniform_real_distribution<double> gain(crw_tie + 0.03, 0.4);
+  int taken = 0, tried = 0;
+  for (const auto &[name, pts] : runs) {
+    const auto d = decide_crw_placement(pts);
+    EXPECT_EQ(d.start, "thread") << name << ": " << d.reason;
+    for (const char *start : {"warp", "warp_vm"}) {
+      auto faster = pts;
+      for (auto &p : faster)
+        if (p.start == start)
+          p.ms *= 1 - gain(rng);
+      ++tried;
+      taken += decide_crw_placement(faster).start == start;
+    }
+  }
+  // The other start's own noise is within 3 % of thread's (0.970 at worst), so a gain of at
+  // least the tie + 3 % beats both it and the tie.
+  EXPECT_EQ(taken, tried);
 }
 
 TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
