@@ -30,8 +30,22 @@ struct report_options {
   std::string input, out, format = "html", python = "python3", plot_script;
 };
 
-std::string default_plot_script() { // reports/plot.py beside the binary's source tree
-  return std::string(GPUPROBE_SOURCE_DIR) + "/reports/plot.py";
+// The plot script when --plot-script is not given: the one beside this binary (a copied
+// gpuprobe: <bin>/plot.py; an installed one: <bin>/../share/gpuprobe/plot.py), else the source
+// tree's it was built from; one line naming where it looked when none is there.
+std::string default_plot_script() {
+  std::error_code ec;
+  const fs::path bin = fs::path(self_path()).parent_path();
+  const fs::path beside = bin / "plot.py",
+                 installed = bin / ".." / "share" / "gpuprobe" / "plot.py",
+                 source = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "plot.py";
+  for (const auto &p : {beside, installed, source})
+    if (fs::is_regular_file(p, ec))
+      return p.lexically_normal().string();
+  throw error("report: no plot.py beside this binary (" + beside.string() + ", " +
+              installed.lexically_normal().string() +
+              ") nor in the source tree it was built from (" + source.string() +
+              "): pass --plot-script");
 }
 
 // A report folder written before the marker (common/outputs.hpp): accepted only when every path
@@ -60,24 +74,23 @@ void take_not_drawn(const fs::path &figs, report::report_content &content) {
   } catch (const std::exception &) {
     // an older plot script writes none: the files below tell
   }
-  std::vector<report::report_figure> drawn;
-  for (auto &f : content.figures) {
+  std::vector<std::string> skipped;
+  content.keep_figures_if([&](const report::report_figure &f) {
     std::error_code ec;
     bool ok = !why.contains(f.id);
     for (const char *ext : {".png", ".svg"})
       ok = ok && fs::file_size(figs / (f.id + ext), ec) > 0 && !ec;
-    if (ok) {
-      drawn.push_back(std::move(f));
-      continue;
-    }
-    content.skipped.push_back("figure '" + f.title + "': " +
-                              (why.contains(f.id) && why[f.id].is_string()
-                                   ? why[f.id].get<std::string>()
-                                   : std::string("the plot script drew no PNG or SVG")));
+    if (ok)
+      return true;
+    skipped.push_back("figure '" + f.title + "': " +
+                      (why.contains(f.id) && why[f.id].is_string()
+                           ? why[f.id].get<std::string>()
+                           : std::string("the plot script drew no PNG or SVG")));
     for (const char *ext : {".png", ".svg"})
       fs::remove(figs / (f.id + ext), ec);
-  }
-  content.figures = std::move(drawn);
+    return false;
+  });
+  content.skipped.insert(content.skipped.end(), skipped.begin(), skipped.end());
 }
 
 // Draws the page into `dir` (a fresh folder).
@@ -175,7 +188,8 @@ void setup_report(CLI::App &parent) {
       ->check(CLI::IsMember({"html", "md"}));
   app->add_option("--python", opt->python, "Python with matplotlib")->capture_default_str();
   app->add_option("--plot-script", opt->plot_script,
-                  "plot script (default: reports/plot.py of the source tree)");
+                  "plot script (default: plot.py beside this binary, else\n"
+                  "../share/gpuprobe/plot.py, else reports/plot.py of the source tree)");
   app->callback([opt] { run_report(*opt); });
 }
 

@@ -436,6 +436,21 @@ std::string profile::commit() const {
   const auto it = meta.find("git_commit");
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "-";
 }
+std::string profile::meta_text(const char *key) const {
+  const auto it = meta.find(key);
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : "-";
+}
+std::optional<double> profile::sm_clock_mhz_seen() const {
+  const auto it = device.find("sm_clock_mhz_seen");
+  return it != device.end() && it->is_number() && it->get<double>() > 0
+             ? std::optional(it->get<double>())
+             : std::nullopt;
+}
+std::optional<long long> profile::seed() const {
+  const auto it = meta.find("seed");
+  return it != meta.end() && it->is_number_integer() ? std::optional(it->get<long long>())
+                                                     : std::nullopt;
+}
 bool profile::quick() const {
   const auto it = detail.find("quick");
   return it != detail.end() && it->is_boolean() && it->get<bool>();

@@ -147,11 +147,14 @@ struct profile {
   std::string gpu_uuid() const { return device.value("uuid", ""); }
   std::string gpu_name() const { return device.value("name", ""); }
   // Provenance as `gpuprobe compare` lists it ("-" where the file lacks it).
-  std::string device_text(const char *key) const; // driver_release, driver_version, ...
-  std::string commit() const;                     // meta.git_commit
-  bool quick() const;                             // a --quick characterize
-  bool throttled() const;                         // conditions.throttled
-  bool busy() const;                              // conditions.busy: other processes seen
+  std::string device_text(const char *key) const;  // driver_release, driver_version, ...
+  std::string commit() const;                      // meta.git_commit
+  std::string meta_text(const char *key) const;    // meta's created_utc, version, ... ("-")
+  std::optional<double> sm_clock_mhz_seen() const; // the SM clock the run saw, where recorded
+  std::optional<long long> seed() const;           // meta.seed, where recorded
+  bool quick() const;                              // a --quick characterize
+  bool throttled() const;                          // conditions.throttled
+  bool busy() const;                               // conditions.busy: other processes seen
 };
 
 // Throws gpuprobe::error in one line naming `source`: another schema or a newer version (refused),

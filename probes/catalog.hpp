@@ -54,6 +54,8 @@ struct probe_descriptor {
   void (*contribute)(const results_folder &folder, model::profile &p) = nullptr;
   // Its `gpuprobe analyze <name>` subcommand under `analyze` (cli.cpp); nullptr: none.
   void (*setup_analyze)(CLI::App &analyze) = nullptr;
+  // The heading of its part of the report (nullptr: the id).
+  const char *heading = nullptr;
 };
 
 const std::vector<probe_descriptor> &probe_catalog();

@@ -54,6 +54,11 @@ struct inputs {                                                 // what scan() f
   std::vector<std::string> paths_of(const std::string &id) const;
 };
 
+// The SM clock the run saw (MHz), from the profile, where recorded: penalties get their ns.
+std::optional<double> clock_mhz(const inputs &in);
+// "95.3 (48.1 ns)": `cycles` with `digits` significant digits, and its time at `mhz` where known.
+std::string cycles_ns(double cycles, std::optional<double> mhz, int digits = 3);
+
 // One part of the page: draws what `in` holds into `c`, or says in c.missing what it lacks. The
 // probes' parts are their catalog entries' draw (probes/<name>/draw.cpp); these are the rest.
 using part_fn = void (*)(const inputs &in, report_content &c);

@@ -44,8 +44,9 @@ void html_summary(std::ostringstream &o, const report_summary &sum) {
     return;
   o << "<section id=\"summary\"><h2>Summary</h2>\n";
   if (!sum.hierarchy.empty()) {
-    o << "<table><tr><th>level</th><th>entries, structure, coverage = reach</th><th>miss penalty "
-         "(cycles)</th><th>a miss is served by</th><th>shared by</th></tr>\n";
+    o << "<table><tr><th>level</th><th>entries, structure, coverage = reach</th><th>miss penalty, "
+         "cycles (ns at the SM clock seen)</th><th>a miss is served by</th><th>shared "
+         "by</th></tr>\n";
     for (const auto &r : sum.hierarchy) {
       html_row(o, r, "td");
       o << "\n";
@@ -75,6 +76,52 @@ void html_list(std::ostringstream &o, const char *heading,
   o << "</ul>\n";
 }
 
+// The contents: the summary, each part with its tables and figures, then the lists at the end.
+void html_contents(std::ostringstream &o, const report_content &c) {
+  o << "<nav id=\"contents\"><h2>Contents</h2><ol>\n";
+  if (!c.summary.empty())
+    o << "<li><a href=\"#summary\">Summary</a></li>\n";
+  for (const auto &p : c.parts) {
+    o << "<li><a href=\"#part-" << safe_id(p.id) << "\">" << html_text(p.heading) << "</a>";
+    const auto count = [](std::size_t n, const char *what) {
+      return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+    };
+    o << " (" << count(p.tables_end - p.tables_begin, "table") << ", "
+      << count(p.figures_end - p.figures_begin, "figure") << ")</li>\n";
+  }
+  if (!c.missing.empty() || !c.skipped.empty() || !c.not_drawn.empty())
+    o << "<li><a href=\"#not-drawn\">Not in this folder, not drawn</a></li>\n";
+  o << "<li><a href=\"#inputs\">Inputs</a></li>\n</ol></nav>\n";
+}
+
+void html_table(std::ostringstream &o, const report_table &t) {
+  o << "<h3>" << html_text(t.title) << "</h3>\n";
+  if (!t.note.empty())
+    o << "<p>" << html_text(t.note) << "</p>\n";
+  if (t.rows.empty())
+    return;
+  o << "<table>";
+  html_row(o, t.header, "th");
+  o << "\n";
+  for (const auto &r : t.rows) {
+    html_row(o, r, "td");
+    o << "\n";
+  }
+  o << "</table>\n";
+}
+
+void html_figure(std::ostringstream &o, const report_figure &f,
+                 const std::map<std::string, std::string> &png) {
+  const auto it = png.find(f.id);
+  const std::string id = safe_id(f.id);
+  const std::string src =
+      it != png.end() ? "data:image/png;base64," + base64(it->second) : "figures/" + id + ".png";
+  o << "<figure id=\"fig-" << id << "\"><img src=\"" << src << "\" alt=\"" << html_attr(f.title)
+    << "\"><figcaption>" << html_text(f.title) << " — <a href=\"figures/" << id
+    << ".png\">PNG</a>, <a href=\"figures/" << id << ".svg\">SVG</a>, <a href=\"figures/" << id
+    << ".csv\">CSV</a></figcaption></figure>\n";
+}
+
 } // namespace
 
 std::string render_html(const report_content &c, const std::map<std::string, std::string> &png) {
@@ -85,38 +132,27 @@ std::string render_html(const report_content &c, const std::map<std::string, std
        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em "
        "auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0;max-width:100%}"
        "td,th{border:1px solid #bbb;padding:3px "
-       "8px;text-align:left}td{overflow-wrap:anywhere}img{max-width:100%}figure{margin:2em "
-       "0}</style></head><body>\n";
+       "8px;text-align:left}td{overflow-wrap:anywhere}img{max-width:100%}figure{margin:1em "
+       "0 2em}.provenance{color:#444;font-size:90%}nav ol{columns:2}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << html_text(c.device) << "</p>\n";
+  if (!c.provenance.empty())
+    o << "<p class=\"provenance\">" << html_text(c.provenance) << "</p>\n";
+  html_contents(o, c);
   html_summary(o, c.summary);
-  for (const auto &f : c.figures) {
-    const auto it = png.find(f.id);
-    const std::string id = safe_id(f.id);
-    const std::string src =
-        it != png.end() ? "data:image/png;base64," + base64(it->second) : "figures/" + id + ".png";
-    o << "<figure><img src=\"" << src << "\" alt=\"" << html_attr(f.title) << "\"><figcaption>"
-      << html_text(f.title) << " — <a href=\"figures/" << id << ".png\">PNG</a>, <a href=\"figures/"
-      << id << ".svg\">SVG</a>, <a href=\"figures/" << id
-      << ".csv\">CSV</a></figcaption></figure>\n";
+  // Each part under its heading: its tables (the values), then its figures (how they were read).
+  for (const auto &p : c.parts) {
+    o << "<section id=\"part-" << safe_id(p.id) << "\"><h2>" << html_text(p.heading) << "</h2>\n";
+    for (auto t = p.tables_begin; t < p.tables_end; ++t)
+      html_table(o, c.tables[t]);
+    for (auto f = p.figures_begin; f < p.figures_end; ++f)
+      html_figure(o, c.figures[f], png);
+    o << "</section>\n";
   }
-  for (const auto &t : c.tables) {
-    o << "<h2>" << html_text(t.title) << "</h2>\n";
-    if (!t.note.empty())
-      o << "<p>" << html_text(t.note) << "</p>\n";
-    if (t.rows.empty())
-      continue;
-    o << "<table>";
-    html_row(o, t.header, "th");
-    o << "\n";
-    for (const auto &r : t.rows) {
-      html_row(o, r, "td");
-      o << "\n";
-    }
-    o << "</table>\n";
-  }
+  o << "<section id=\"not-drawn\">\n";
   html_list(o, "Not in this folder", {&c.missing});
   html_list(o, "Not drawn", {&c.skipped, &c.not_drawn});
-  o << "<h2>Inputs</h2><ul>\n";
+  o << "</section>\n<h2 id=\"inputs\">Inputs</h2><p>Paths relative to the results "
+       "folder.</p><ul>\n";
   for (const auto &s : c.sources)
     o << "<li>" << html_text(s) << "</li>\n";
   o << "</ul></body></html>\n";
@@ -127,10 +163,19 @@ std::string render_markdown(const report_content &c) {
   const auto md = [](const std::string &s) { return markdown_text(s); }; // every value from data
   std::ostringstream o;
   o << "# gpuprobe report\n\n" << markdown_line(c.device) << "\n\n";
+  if (!c.provenance.empty())
+    o << markdown_line(c.provenance) << "\n\n";
+  if (!c.parts.empty()) {
+    o << "Contents:";
+    for (std::size_t i = 0; i < c.parts.size(); ++i)
+      o << (i ? "; " : " ") << md(c.parts[i].heading);
+    o << "\n\n";
+  }
   if (!c.summary.empty()) {
     o << "## Summary\n\n";
     if (!c.summary.hierarchy.empty()) {
-      o << "| level | entries, structure, coverage = reach | miss penalty (cycles) | a miss is "
+      o << "| level | entries, structure, coverage = reach | miss penalty, cycles (ns at the SM "
+           "clock seen) | a miss is "
            "served by | "
            "shared by |\n|---|---|---|---|---|\n";
       for (const auto &r : c.summary.hierarchy) {
@@ -147,28 +192,33 @@ std::string render_markdown(const report_content &c) {
       o << "- " << md(d) << "\n";
     o << "\n";
   }
-  for (const auto &f : c.figures)
-    o << "![" << md(f.title) << "](figures/" << safe_id(f.id) << ".png)\n\n";
-  for (const auto &t : c.tables) {
-    o << "## " << md(t.title) << "\n\n";
-    if (!t.note.empty())
-      o << markdown_line(t.note) << "\n\n";
-    if (t.rows.empty())
-      continue;
-    o << "|";
-    for (const auto &h : t.header)
-      o << ' ' << md(h) << " |";
-    o << "\n|";
-    for (std::size_t i = 0; i < t.header.size(); ++i)
-      o << "---|";
-    o << "\n";
-    for (const auto &r : t.rows) {
+  for (const auto &p : c.parts) {
+    o << "## " << md(p.heading) << "\n\n";
+    for (auto k = p.tables_begin; k < p.tables_end; ++k) {
+      const auto &t = c.tables[k];
+      o << "### " << md(t.title) << "\n\n";
+      if (!t.note.empty())
+        o << markdown_line(t.note) << "\n\n";
+      if (t.rows.empty())
+        continue;
       o << "|";
-      for (const auto &cell : r)
-        o << ' ' << md(cell) << " |";
+      for (const auto &h : t.header)
+        o << ' ' << md(h) << " |";
+      o << "\n|";
+      for (std::size_t i = 0; i < t.header.size(); ++i)
+        o << "---|";
+      o << "\n";
+      for (const auto &r : t.rows) {
+        o << "|";
+        for (const auto &cell : r)
+          o << ' ' << md(cell) << " |";
+        o << "\n";
+      }
       o << "\n";
     }
-    o << "\n";
+    for (auto k = p.figures_begin; k < p.figures_end; ++k)
+      o << "![" << md(c.figures[k].title) << "](figures/" << safe_id(c.figures[k].id)
+        << ".png)\n\n";
   }
   if (!c.missing.empty()) {
     o << "## Not in this folder\n\n";

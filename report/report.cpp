@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
@@ -35,6 +36,20 @@ json report_figure::manifest() const {
           {"boxes", b},       {"csv", id + ".csv"}};
 }
 
+void report_content::keep_figures_if(const std::function<bool(const report_figure &)> &keep) {
+  std::vector<report_figure> kept;
+  std::vector<std::size_t> new_index(figures.size() + 1); // old index -> kept before it
+  for (std::size_t i = 0; i < figures.size(); ++i) {
+    new_index[i] = kept.size();
+    if (keep(figures[i]))
+      kept.push_back(std::move(figures[i]));
+  }
+  new_index[figures.size()] = kept.size();
+  for (auto &p : parts)
+    p.figures_begin = new_index[p.figures_begin], p.figures_end = new_index[p.figures_end];
+  figures = std::move(kept);
+}
+
 namespace detail {
 
 std::string num(double x, int digits) {
@@ -42,6 +57,16 @@ std::string num(double x, int digits) {
   std::snprintf(b, sizeof b, "%.*g", digits, x);
   return b;
 }
+std::optional<double> clock_mhz(const inputs &in) {
+  return in.profile ? in.profile->sm_clock_mhz_seen() : std::nullopt;
+}
+
+std::string cycles_ns(double cycles, std::optional<double> mhz, int digits) {
+  if (!mhz)
+    return num(cycles, digits);
+  return num(cycles, digits) + " (" + num(cycles * 1000.0 / *mhz, digits) + " ns)";
+}
+
 void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,
          double y) {
   if (std::isfinite(x) && std::isfinite(y))
@@ -230,8 +255,77 @@ void take_folder_files(const std::string &dir, const results_folder &folder,
   }
 }
 
-// Nothing drawn: a folder of unit folders is a fleet's input; else nothing valid was there.
-void refuse_empty(const std::string &dir, const report_content &c) {
+// The title of the README.md in `dir` or the folder above it (its first heading), or "".
+std::string readme_title(const fs::path &dir) {
+  for (const auto &d : {dir, dir.parent_path()}) {
+    std::ifstream f(d / "README.md");
+    std::string line;
+    while (f && std::getline(f, line))
+      if (line.rfind("# ", 0) == 0)
+        return (d == dir ? "its README.md: \"" : "the README.md above it: \"") + line.substr(2) +
+               "\"";
+  }
+  return "";
+}
+
+// What a folder with nothing to draw holds instead, in words: profiles under other names, bench
+// outputs, archives of device rounds, other files.
+std::string what_it_holds(const fs::path &dir) {
+  std::vector<std::string> profiles, bench, archives;
+  int other = 0, folders = 0;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory(ec))
+      ++folders;
+    else if (name.size() > 7 && name.compare(name.size() - 7, 7, ".tar.gz") == 0)
+      archives.push_back(name);
+    else if (e.path().extension() == ".json") {
+      try { // a gpuprobe file under another name, or gpuprobe-bench's output
+        const json doc = read_json_file(e.path().string());
+        if (doc.contains("benchmarks"))
+          bench.push_back(name);
+        else if (model::file_head_from_json(doc, name).schema.rfind("gpuprobe.profile/", 0) == 0)
+          profiles.push_back(name);
+        else
+          ++other;
+      } catch (const std::exception &) {
+        ++other;
+      }
+    } else
+      ++other;
+  }
+  const auto listed = [](const std::vector<std::string> &v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size() && i < 3; ++i)
+      s += (i ? ", " : "") + v[i];
+    return s + (v.size() > 3 ? ", ..." : "");
+  };
+  std::vector<std::string> parts;
+  if (!profiles.empty())
+    parts.push_back(std::to_string(profiles.size()) + " profile(s) under other names (" +
+                    listed(profiles) + "; a results folder's is profile.json)");
+  if (!bench.empty())
+    parts.push_back(std::to_string(bench.size()) + " gpuprobe-bench output(s) (" + listed(bench) +
+                    "; a results folder keeps them under raw/)");
+  if (!archives.empty())
+    parts.push_back(std::to_string(archives.size()) + " archive(s) of device rounds (" +
+                    listed(archives) + "; unpack one and draw a run folder inside)");
+  if (folders)
+    parts.push_back(std::to_string(folders) + " folder(s) without a profile.json");
+  if (other)
+    parts.push_back(std::to_string(other) + " other file(s)");
+  std::string s;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    s += (i ? ", " : "") + parts[i];
+  return s.empty() ? "nothing" : s;
+}
+
+// Nothing drawn: a folder of unit folders is a fleet's input; a folder that is no results folder
+// says what it is (its README's title) and what it holds; else nothing valid was there.
+void refuse_empty(std::string dir, const report_content &c) {
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
   std::error_code ec;
   int units = 0;
   for (const auto &e : fs::directory_iterator(dir, ec))
@@ -241,12 +335,14 @@ void refuse_empty(const std::string &dir, const report_content &c) {
                 " unit folder(s): draw one with `gpuprobe report --input " + dir +
                 "/<unit> --out ...`, or all of them with `gpuprobe fleet --input " + dir +
                 " --out <folder>` and then `gpuprobe report --input <folder> --out ...`");
-  throw error("report: '" + dir +
-              (c.skipped.empty()
-                   ? "' holds nothing to draw (no raw/ results, profile.json, tuning.json, "
-                     "validation.json or fleet.json)"
-                   : "' holds nothing valid to draw (" + std::to_string(c.skipped.size()) +
-                         " file(s) refused, the first: " + c.skipped.front() + ")"));
+  if (!c.skipped.empty())
+    throw error("report: '" + dir + "' holds nothing valid to draw (" +
+                std::to_string(c.skipped.size()) +
+                " file(s) refused, the first: " + c.skipped.front() + ")");
+  const std::string title = readme_title(dir);
+  throw error("report: '" + dir + "' is not a results folder (no raw/ results, profile.json, " +
+              "tuning.json, validation.json or fleet.json)" + (title.empty() ? "" : "; " + title) +
+              "; it holds " + what_it_holds(dir));
 }
 
 inputs scan(const std::string &dir, report_content &c) {
@@ -279,36 +375,79 @@ inputs scan(const std::string &dir, report_content &c) {
   return in;
 }
 
+// A part of the page: its name (an anchor), its heading and what draws it.
+struct page_part {
+  std::string name, heading;
+  part_fn draw;
+};
+
 // The parts of the page, in order: the summary and the fleet, each probe's (its catalog entry's
-// draw, in catalog order), then the rest. Adding a figure or table that no probe owns: its file
-// and one line here.
-const std::vector<std::pair<std::string, part_fn>> &parts() {
-  static const std::vector<std::pair<std::string, part_fn>> all = [] {
-    std::vector<std::pair<std::string, part_fn>> p = {{"summary", summary_part},
-                                                      {"fleet", fleet_part}};
+// draw and heading, in catalog order), then the rest. Adding a figure or table that no probe
+// owns: its file and one line here.
+const std::vector<page_part> &parts() {
+  static const std::vector<page_part> all = [] {
+    std::vector<page_part> p = {{"summary", "Summary", summary_part},
+                                {"fleet", "Fleet", fleet_part}};
     for (const auto &probe : probes::probe_catalog())
       if (probe.draw)
-        p.emplace_back(probe.id, probe.draw);
-    p.insert(p.end(), {{"theory", theory_part},
-                       {"peers", peers_part},
-                       {"tuning", tuning_part},
-                       {"validation", validation_part}});
+        p.push_back({probe.id, probe.heading ? probe.heading : probe.id, probe.draw});
+    p.insert(p.end(), {{"theory", "TAS and WAS against the RW paper's models", theory_part},
+                       {"peers", "Peer allocators", peers_part},
+                       {"tuning", "Tuning", tuning_part},
+                       {"validation", "Validation: default against tuned", validation_part}});
     return p;
   }();
   return all;
 }
 
-// One part drawn; a value it cannot draw (a ragged matrix, a null where a number belongs) leaves
-// that part out, listed under "not drawn" (exit 3), and the rest of the page is drawn.
-void draw_part(const std::string &name, part_fn part, const inputs &in, report_content &c) {
+// One part drawn, its figures and tables marked as its own; a value it cannot draw (a ragged
+// matrix, a null where a number belongs) leaves that part out, listed under "not drawn" (exit
+// 3), and the rest of the page is drawn.
+void draw_part(const page_part &part, const inputs &in, report_content &c) {
   const auto figures = c.figures.size(), tables = c.tables.size();
   try {
-    part(in, c);
+    part.draw(in, c);
   } catch (const std::exception &e) {
     c.figures.resize(figures);
     c.tables.resize(tables);
-    c.skipped.push_back("the " + name + " part: " + e.what());
+    c.skipped.push_back("the " + part.name + " part: " + e.what());
+    return;
   }
+  if (c.figures.size() > figures || c.tables.size() > tables)
+    c.parts.push_back(
+        {part.name, part.heading, figures, c.figures.size(), tables, c.tables.size()});
+}
+
+// When, by what and how the folder was measured, from its profile: "measured 2026-11-27 02:32
+// UTC by gpuprobe 0.1.0 (590916b7b924), full, seed 1; driver 580.159.04 (CUDA 13.0)".
+std::string provenance_line(const inputs &in) {
+  if (!in.profile)
+    return "Provenance: not recorded (the folder has no profile.json)";
+  const auto &p = *in.profile;
+  std::string when = p.meta_text("created_utc");
+  if (when.size() >= 16 && when[10] == 'T') // 2026-11-27T02:32:07Z -> 2026-11-27 02:32 UTC
+    when = when.substr(0, 10) + " " + when.substr(11, 5) + " UTC";
+  std::string s = "Measured " + (when == "-" ? std::string("at a time not recorded") : when) +
+                  " by gpuprobe " + p.meta_text("version") + " (commit " + p.commit() + "), " +
+                  (p.quick() ? "quick" : "full");
+  if (const auto seed = p.seed())
+    s += ", seed " + std::to_string(*seed);
+  s += "; driver " + p.device_text("driver_release") + " (CUDA " + p.device_text("driver_version") +
+       ")";
+  return s;
+}
+
+// The folder's own path dropped from what the page lists: paths relative to the results folder,
+// not the drawing machine's.
+void relative_paths(const std::string &dir, report_content &c) {
+  std::string prefix = dir;
+  while (prefix.size() > 1 && prefix.back() == '/')
+    prefix.pop_back();
+  prefix += '/';
+  for (auto *list : {&c.sources, &c.skipped, &c.not_drawn, &c.missing})
+    for (auto &s : *list)
+      for (auto at = s.find(prefix); at != std::string::npos; at = s.find(prefix, at))
+        s.erase(at, prefix.size());
 }
 
 // Figure ids name files (figures/<id>.csv) and links: a safe name each, and no two alike.
@@ -328,9 +467,11 @@ report_content build_report(const std::string &dir) {
   report_content c;
   const inputs in = scan(dir, c);
   c.device = in.device.empty() ? "device not recorded (2017-format inputs only)" : in.device;
-  for (const auto &[name, part] : parts())
-    draw_part(name, part, in, c);
+  c.provenance = provenance_line(in);
+  for (const auto &part : parts())
+    draw_part(part, in, c);
   safe_figure_ids(c);
+  relative_paths(dir, c);
   if (in.fleet && !in.profile && in.raw.empty())
     c.missing.clear(); // a fleet folder: its units' own pages hold those parts
   return c;

@@ -11,6 +11,7 @@
 //   validation.json          gpuprobe.validation/1 (a table, when present)
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -48,8 +49,19 @@ struct report_summary {
   bool empty() const { return hierarchy.empty() && lines.empty() && decisions.empty(); }
 };
 
+// A part of the page under its heading: its tables, then its figures (the figures that draw a
+// table's values follow it).
+struct report_part {
+  std::string id; // the part's name: an anchor on the page
+  std::string heading;
+  std::size_t figures_begin = 0, figures_end = 0; // its figures: [begin, end) of figures
+  std::size_t tables_begin = 0, tables_end = 0;   // its tables: [begin, end) of tables
+};
+
 struct report_content {
-  std::string device; // one line
+  std::string device;             // one line
+  std::string provenance;         // when, by which gpuprobe, quick or full, seed, driver: one line
+  std::vector<report_part> parts; // those that drew something, in page order
   report_summary summary;
   std::vector<report_figure> figures;
   std::vector<report_table> tables;
@@ -58,7 +70,9 @@ struct report_content {
   // Inputs refused, each "FILE: reason" (broken, of another GPU than the folder's, of a newer
   // version): the page is drawn from the rest, they are listed, and report exits 3.
   std::vector<std::string> skipped;
-  std::vector<std::string> sources; // files read
+  std::vector<std::string> sources; // files read, relative to the results folder
+  // Leaves out the figures `keep` refuses, each part keeping the rest of its own.
+  void keep_figures_if(const std::function<bool(const report_figure &)> &keep);
 };
 
 // Reads `dir` and draws what is valid; a file that is broken, foreign or newer goes to `skipped`

@@ -49,8 +49,10 @@ std::string diagram(const std::vector<model::tlb_level> &levels,
                     const std::optional<model::tlb_cross_check> &checks) {
   const double w = 760, h = 34, gap = 8;
   std::ostringstream o;
+  const double foot = 22; // the scale's note under the boxes
   o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w << "\" height=\""
-    << (h + gap) * double(levels.size()) + gap << "\" role=\"img\" aria-label=\"TLB levels\">";
+    << (h + gap) * double(levels.size()) + gap + foot
+    << "\" role=\"img\" aria-label=\"TLB levels\">";
   const double top = std::log2(std::max(2.0, levels.back().reach_bytes / (1 << 20)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
     const auto &L = levels[k];
@@ -72,13 +74,17 @@ std::string diagram(const std::vector<model::tlb_level> &levels,
       << "<text x=\"8\" y=\"" << y + h * 0.65 << "\" font-size=\"13\" font-family=\"sans-serif\">"
       << label << "</text>";
   }
+  o << "<text x=\"0\" y=\"" << (h + gap) * double(levels.size()) + gap + 14
+    << "\" font-size=\"11\" font-family=\"sans-serif\" fill=\"#444\">Box length grows with the "
+       "reach on a log scale (log2 of the reach in MiB).</text>";
   o << "</svg>";
   return o.str();
 }
 
 // The hierarchy table's rows and the diagram: each level with its structure, penalty, what
 // serves a miss and who shares it; then the line that says how far the search went.
-void hierarchy_summary(const model::tlb_hierarchy &tlb, report_summary &s) {
+void hierarchy_summary(const model::tlb_hierarchy &tlb, std::optional<double> mhz,
+                       report_summary &s) {
   const auto &levels = tlb.levels;
   const auto &checks = tlb.cross_check;
   for (std::size_t k = 0; k < levels.size(); ++k) {
@@ -93,7 +99,7 @@ void hierarchy_summary(const model::tlb_hierarchy &tlb, report_summary &s) {
          num(L.entries.value_or(0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
              (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
              " each = " + format_bytes(L.reach_bytes),
-         "+" + num(L.miss_penalty_cycles.value_or(0), 3), served, shared_by(L.sharing)});
+         "+" + cycles_ns(L.miss_penalty_cycles.value_or(0), mhz), served, shared_by(L.sharing)});
   }
   if (!levels.empty())
     s.diagram_svg = diagram(levels, checks);
@@ -131,7 +137,7 @@ std::string atomics_line(const model::profile &p) {
 void summary_part(const inputs &in, report_content &c) {
   report_summary &s = c.summary;
   if (in.profile) {
-    hierarchy_summary(in.profile->tlb, s);
+    hierarchy_summary(in.profile->tlb, clock_mhz(in), s);
     if (const std::string a = atomics_line(*in.profile); !a.empty())
       s.lines.push_back(a);
   }

@@ -111,11 +111,13 @@ def lines(fig, ax, spec, path):
 
 
 def group_ticks(boxes, n):
-    """A tick at the first SM of every group (the labels follow the group structure), else about
-    24 evenly spaced."""
-    if boxes:
-        return sorted({lo for lo, hi in boxes if 0 <= lo < n})
-    return list(range(0, n, max(1, n // 24)))
+    """Ticks labelled with SM ids: at the first SM of every group where there are at least four
+    groups (the labels follow the group structure), else about 24 evenly spaced; and the words the
+    axis label adds to say which."""
+    starts = sorted({lo for lo, hi in boxes if 0 <= lo < n})
+    if len(starts) >= 4:
+        return starts, " (ticks: the first SM of each sharing group)"
+    return list(range(0, n, max(1, n // 24))), " (ticks: SM ids)"
 
 
 def heatmap(fig, ax, spec, path):
@@ -131,10 +133,11 @@ def heatmap(fig, ax, spec, path):
     im = ax.imshow(m, cmap="viridis", interpolation="nearest")
     fig.colorbar(im, ax=ax, label="cycles above reference")
     boxes = spec.get("boxes", [])
-    ticks = group_ticks(boxes, len(labels))
+    ticks, which = group_ticks(boxes, len(labels))
     ax.set_xticks(ticks, [labels[t] for t in ticks], fontsize=6, rotation=90)
     ax.set_yticks(ticks, [labels[t] for t in ticks], fontsize=6)
     plain(ax.get_xticklabels() + ax.get_yticklabels())
+    plain([ax.set_xlabel(spec["xlabel"] + which)])
     for lo, hi in boxes:
         ax.add_patch(plt.Rectangle((lo - 0.5, lo - 0.5), hi - lo + 1, hi - lo + 1, fill=False, edgecolor="red", linewidth=1))
 
@@ -202,9 +205,10 @@ def per_sm(fig, ax, spec, path, dots="rise, itself the disruptor (cycles per hop
     twin = ax.twinx()
     twin.plot(range(len(rows)), pen, "k.", markersize=4)
     twin.set_ylabel(dots)
-    ticks = group_ticks(spec.get("boxes", []), len(rows))
+    ticks, which = group_ticks(spec.get("boxes", []), len(rows))
     ax.set_xticks(ticks, [rows[t]["sm"] for t in ticks], fontsize=6, rotation=90)
     plain(ax.get_xticklabels())
+    plain([ax.set_xlabel(spec["xlabel"] + which)])
 
 
 def draw_one(d, spec):
@@ -214,8 +218,9 @@ def draw_one(d, spec):
                 "per_sm_penalty": lambda f, a, s, p: per_sm(f, a, s, p, "miss penalty (cycles per hop)")
                 }.get(spec["kind"], lines)
         draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
-        plain([ax.set_title(spec["title"], fontsize=9), ax.set_xlabel(spec["xlabel"]),
-               ax.set_ylabel(spec["ylabel"])])
+        # A kind that said what its ticks are (heatmap, per_sm) keeps its own x label.
+        plain([ax.set_title(spec["title"], fontsize=9), ax.set_ylabel(spec["ylabel"])] +
+              ([] if ax.get_xlabel() else [ax.set_xlabel(spec["xlabel"])]))
         fig.tight_layout()
         for ext in ("png", "svg"):
             fig.savefig(os.path.join(d, f"{os.path.basename(spec['id'])}.{ext}"), dpi=120)

@@ -11,7 +11,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); /
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 
-inline constexpr probes::probe_descriptor entry = {"atomics", "atomics", setup_cli,
-                                                   draw,      plan,      contribute};
+inline constexpr probes::probe_descriptor entry = {
+    "atomics", "atomics", setup_cli, draw, plan, contribute, nullptr, "Atomic contention"};
 
 } // namespace gpuprobe::catalog::atomics

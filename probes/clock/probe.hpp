@@ -8,6 +8,7 @@ namespace gpuprobe::catalog::clock {
 void setup_cli(CLI::App &parent);                                       // cli.cpp
 void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
 
-inline constexpr probes::probe_descriptor entry = {"clock", "clock", setup_cli, draw, nullptr};
+inline constexpr probes::probe_descriptor entry = {"clock", "clock", setup_cli, draw,
+                                                   nullptr, nullptr, nullptr,   "Clock"};
 
 } // namespace gpuprobe::catalog::clock

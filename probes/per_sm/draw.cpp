@@ -95,6 +95,9 @@ void draw(const inputs &in, report_content &c) {
                         s.noise_cycles ? num(*s.noise_cycles, 3) : "—",
                         s.apart_sms ? (apart.empty() ? "none" : apart) : "—"});
     });
+  if (const auto mhz = clock_mhz(in); any && mhz)
+    t.note += " At the " + num(*mhz, 4) + " MHz SM clock the run saw, 100 cycles are " +
+              num(100000.0 / *mhz, 3) + " ns.";
   if (any)
     c.tables.push_back(std::move(t));
   else if (!in.of(entry.id).empty() || in.profile)

@@ -11,7 +11,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); /
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 
-inline constexpr probes::probe_descriptor entry = {"tlb-per-sm", "tlb-per-sm", setup_cli,
-                                                   draw,         plan,         contribute};
+inline constexpr probes::probe_descriptor entry = {
+    "tlb-per-sm", "tlb-per-sm", setup_cli, draw, plan, contribute, nullptr, "Per-SM TLB latency"};
 
 } // namespace gpuprobe::catalog::per_sm

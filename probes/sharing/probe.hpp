@@ -12,7 +12,8 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); /
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 void setup_analyze(CLI::App &analyze); // cli.cpp: `gpuprobe analyze sharing`
 
-inline constexpr probes::probe_descriptor entry = {"tlb-sharing", "tlb-sharing", setup_cli,    draw,
-                                                   plan,          contribute,    setup_analyze};
+inline constexpr probes::probe_descriptor entry = {
+    "tlb-sharing", "tlb-sharing", setup_cli,     draw,
+    plan,          contribute,    setup_analyze, "TLB sharing among SMs"};
 
 } // namespace gpuprobe::catalog::sharing

@@ -207,7 +207,7 @@ void draw(const inputs &in, report_content &c) {
     origin = "analyzed here (no profile.json)";
   }
   report_table t{"TLB levels (" + origin + ")",
-                 {"", "kind", "entries", "coverage per entry", "reach", "miss penalty (cycles)",
+                 {"", "kind", "entries", "coverage per entry", "reach", "miss penalty, cycles (ns)",
                   "confidence", "what one entry covers (tlb-coverage)"},
                  {},
                  ""};
@@ -217,7 +217,8 @@ void draw(const inputs &in, report_content &c) {
     reaches.emplace_back(reach, label + " " + format_bytes(reach));
     t.rows.push_back(
         {label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
-         format_bytes(L.page_bytes), format_bytes(reach), num(L.miss_penalty_cycles.value_or(0), 3),
+         format_bytes(L.page_bytes), format_bytes(reach),
+         cycles_ns(L.miss_penalty_cycles.value_or(0), clock_mhz(in)),
          num(L.confidence.value_or(0), 2),
          L.coverage && L.coverage->contains("finding") && (*L.coverage)["finding"].is_string()
              ? (*L.coverage)["finding"].get<std::string>()

@@ -12,7 +12,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); /
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 void setup_analyze(CLI::App &analyze);                            // cli.cpp: `gpuprobe analyze tlb`
 
-inline constexpr probes::probe_descriptor entry = {"tlb", "tlb",      setup_cli,    draw,
-                                                   plan,  contribute, setup_analyze};
+inline constexpr probes::probe_descriptor entry = {"tlb", "tlb",      setup_cli,     draw,
+                                                   plan,  contribute, setup_analyze, "TLB levels"};
 
 } // namespace gpuprobe::catalog::tlb

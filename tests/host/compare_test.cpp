@@ -413,9 +413,10 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
   EXPECT_EQ(self_flagged, 0) << "of " << self_rows << " rows moved by a measured difference";
   ASSERT_EQ(rate[0.02].second, 60);
   ASSERT_EQ(rate[0.03].second, 60);
-  std::printf("  %zu steady rows; moved: 2 %% caught in %d of 60, 3 %% in %d of 60; self-pairs: %d of "
-              "%d rows flagged\n",
-              steady.size(), rate[0.02].first, rate[0.03].first, self_flagged, self_rows);
+  std::printf(
+      "  %zu steady rows; moved: 2 %% caught in %d of 60, 3 %% in %d of 60; self-pairs: %d of "
+      "%d rows flagged\n",
+      steady.size(), rate[0.02].first, rate[0.03].first, self_flagged, self_rows);
   EXPECT_GE(rate[0.02].first, 45)
       << "2 %: at least 75 % (52 of 60 over 91 calibration pairs, 47 over 127)";
   EXPECT_GE(rate[0.03].first, 57) << "3 %: at least 95 % (59 of 60 when written)";

@@ -3,6 +3,7 @@
 // PNG and SVG of its CSV and the page references them; bad folders give a one-line error.
 #include "report/report.hpp"
 #include "test_util.hpp"
+#include "tests/common/binary_path.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -212,13 +214,15 @@ TEST(Report, DrawsWhatIsValidAndListsWhatIsNot) {
   fs::remove_all(out);
   auto r = run_gpuprobe("report --input " + in + " --out " + out);
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.out.find("not drawn: " + in + "/raw/broken.json: "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(in + "/raw/bench-bad.json case 1: \"real_time\" is string, not a number"),
-            std::string::npos)
+  // Paths relative to the results folder, not the drawing machine's.
+  EXPECT_NE(r.out.find("not drawn: raw/broken.json: "), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("not drawn: raw/bench-bad.json case 1: \"real_time\" is string, not a number"),
+      std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("tuning.json: '" + in + "/tuning.json' has no \"schema\" field"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("tuning.json: 'tuning.json' has no \"schema\" field"), std::string::npos)
       << r.out;
+  EXPECT_EQ(r.out.find(in + "/"), std::string::npos) << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
   EXPECT_NE(html.find("Not drawn"), std::string::npos);
   EXPECT_NE(html.find("faster"), std::string::npos) << "validation.json is still drawn";
@@ -359,7 +363,111 @@ TEST(Report, DrawsALoneProfileAndRefusesRaw) {
   fs::create_directories(empty);
   r = run_gpuprobe("report --input " + empty.string() + " --out " + temp_path("empty_out"));
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("holds nothing to draw"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not a results folder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("it holds nothing"), std::string::npos) << r.err;
+}
+
+// A copied or installed gpuprobe draws with the plot script beside it (<bin>/plot.py, or
+// <bin>/../share/gpuprobe/plot.py), not the build tree's: a stand-in script leaves its mark.
+TEST(Report, AMovedOrInstalledBinaryFindsItsOwnPlotScript) {
+  const std::string in =
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-f83ecb16";
+  const fs::path root = temp_path("moved_binary");
+  fs::remove_all(root);
+  for (const std::string layout : {"copied", "installed"}) {
+    const fs::path bin = root / layout / "bin";
+    const fs::path script =
+        layout == "copied" ? bin / "plot.py" : root / layout / "share/gpuprobe/plot.py";
+    fs::create_directories(bin);
+    fs::create_directories(script.parent_path());
+    fs::copy_file(gpuprobe::test::gpuprobe_binary(), bin / "gpuprobe");
+    std::ofstream(script) // draws every figure as an empty file and marks the folder
+        << "import json, os, sys\n"
+           "d = sys.argv[1]\n"
+           "for f in json.load(open(os.path.join(d, 'manifest.json')))['figures']:\n"
+           "    for ext in ('png', 'svg'):\n"
+           "        open(os.path.join(d, f['id'] + '.' + ext), 'w').write('x')\n"
+           "open(os.path.join(d, 'drawn_by_"
+        << layout << "'), 'w').close()\n";
+    const fs::path out = root / layout / "report";
+    const auto r = gpuprobe::test::run_binary(
+        (bin / "gpuprobe").string(), "report --format md --input " + in + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 0) << layout << ": " << r.err;
+    EXPECT_TRUE(fs::exists(out / "figures" / ("drawn_by_" + layout))) << layout << ": " << r.out;
+  }
+  fs::remove_all(root);
+}
+
+// Each part's figures and tables sit under its heading, in page order; a figure the plot script
+// could not draw leaves its part, the rest of the part stays (seeded: random figures dropped).
+TEST(Report, EachPartKeepsItsOwnFiguresWhenSomeAreNotDrawn) {
+  const auto full = gpuprobe::report::build_report(
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-f83ecb16");
+  ASSERT_GE(full.parts.size(), 6u);
+  std::size_t f = 0, t = 0;
+  std::map<std::string, std::string> part_of; // figure id -> its part
+  for (const auto &p : full.parts) {
+    EXPECT_EQ(p.figures_begin, f) << p.id << ": parts tile the figures in order";
+    EXPECT_EQ(p.tables_begin, t) << p.id;
+    f = p.figures_end, t = p.tables_end;
+    for (auto k = p.figures_begin; k < p.figures_end; ++k)
+      part_of[full.figures[k].id] = p.id;
+  }
+  EXPECT_EQ(f, full.figures.size());
+  EXPECT_EQ(t, full.tables.size());
+  std::mt19937 rng(44);
+  for (int trial = 0; trial < 50; ++trial) {
+    auto c = full;
+    std::set<std::string> dropped;
+    c.keep_figures_if([&](const gpuprobe::report::report_figure &fig) {
+      if (rng() % 3)
+        return true;
+      dropped.insert(fig.id);
+      return false;
+    });
+    std::size_t seen = 0;
+    for (const auto &p : c.parts) {
+      ASSERT_LE(p.figures_end, c.figures.size());
+      ASSERT_LE(p.figures_begin, p.figures_end);
+      for (auto k = p.figures_begin; k < p.figures_end; ++k, ++seen) {
+        EXPECT_EQ(part_of[c.figures[k].id], p.id) << c.figures[k].id;
+        EXPECT_FALSE(dropped.count(c.figures[k].id));
+      }
+    }
+    EXPECT_EQ(seen + dropped.size(), full.figures.size());
+    EXPECT_FALSE(gpuprobe::report::render_markdown(c).empty());
+  }
+}
+
+// Every committed example folder is drawn, or says what it is: a folder of unit folders names
+// them, any other its README's title and what it holds (never the bare "holds nothing").
+TEST(Report, EveryExampleFolderIsDrawnOrSaysWhatItIs) {
+  const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports/examples";
+  int drawn = 0, said = 0;
+  std::vector<fs::path> folders;
+  for (const auto &e : fs::directory_iterator(ex))
+    if (e.is_directory()) {
+      folders.push_back(e.path());
+      for (const auto &f : fs::directory_iterator(e.path()))
+        if (f.is_directory() && f.path().filename() != "raw" && f.path().filename() != "report")
+          folders.push_back(f.path());
+    }
+  ASSERT_GE(folders.size(), 20u);
+  for (const auto &f : folders) {
+    try {
+      gpuprobe::report::build_report(f.string());
+      ++drawn;
+    } catch (const std::exception &e) {
+      const std::string m = e.what();
+      const bool names_units = m.find("unit folder(s)") != std::string::npos;
+      const bool says = m.find("README.md") != std::string::npos &&
+                        m.find("it holds nothing") == std::string::npos;
+      EXPECT_TRUE(names_units || says) << f << ": " << m;
+      EXPECT_EQ(m.find('\n'), std::string::npos) << f << ": one line";
+      ++said;
+    }
+  }
+  std::printf("  %d example folders drawn, %d say what they are\n", drawn, said);
 }
 
 // The page is drawn into a fresh folder and swapped in: a failed render leaves nothing (no CSVs),
