@@ -66,28 +66,28 @@ std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int s
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     region_option o;
     o.level = label;
-    o.reach_bytes = L.reach_bytes;
-    if (candidate && o.reach_bytes > 0 && o.reach_bytes <= top_level)
+    o.tested = L;
+    if (candidate && o.reach_bytes() > 0 && o.reach_bytes() <= top_level)
       return; // a candidate inside the levels adds nothing to try
-    o.scope = L.sharing ? L.sharing->scope : "not measured";
-    o.pool_bytes = o.reach_bytes < small_pool_bytes ? small_pool_bytes : largest_pool_bytes;
+    const std::string scope = o.scope();
+    o.pool_bytes = o.reach_bytes() < small_pool_bytes ? small_pool_bytes : largest_pool_bytes;
     if (L.sharing && L.sharing->has_groups()) {
       o.regions = group_regions(L, o.level);
-    } else if (o.scope == "private" && sm_count > 1) {
+    } else if (scope == "private" && sm_count > 1) {
       const double page = L.page_bytes;
       o.regions.regions = sm_count;
       o.regions.page_bytes = page;
-      o.regions.max_region_bytes = page > 0 ? std::floor(o.reach_bytes / page) * page : 0;
+      o.regions.max_region_bytes = page > 0 ? std::floor(o.reach_bytes() / page) * page : 0;
       o.regions.level = o.level;
       for (int s = 0; s < sm_count; ++s)
         o.regions.sm_region.push_back(s);
-    } else if (o.scope == "global") {
+    } else if (scope == "global") {
       o.skip = "one structure shared by every SM: regions cannot give SMs separate entries";
     } else {
-      o.skip = "its sharing is " + o.scope + ": no SM -> region map to cut";
+      o.skip = "its sharing is " + scope + ": no SM -> region map to cut";
     }
-    if (o.skip.empty() && !(o.reach_bytes < largest_pool_bytes))
-      o.skip = "its reach (" + format_gib(o.reach_bytes) + ") is not below the largest pool (" +
+    if (o.skip.empty() && !(o.reach_bytes() < largest_pool_bytes))
+      o.skip = "its reach (" + format_gib(o.reach_bytes()) + ") is not below the largest pool (" +
                format_gib(largest_pool_bytes) + "): every pool fits it as it is";
     out.push_back(std::move(o));
   });
@@ -102,8 +102,9 @@ region_decision decide_regions_measured(const std::vector<region_option> &option
   double best_ratio = 1 - tie;
   std::string lines;
   for (const auto &o : options) {
-    json row = {{"level", o.level}, {"scope", o.scope}, {"reach_bytes", o.reach_bytes}};
-    std::string line = o.level + " (" + o.scope + ", reach " + format_gib(o.reach_bytes) + "): ";
+    json row = {{"level", o.level}, {"scope", o.scope()}, {"reach_bytes", o.reach_bytes()}};
+    std::string line =
+        o.level + " (" + o.scope() + ", reach " + format_gib(o.reach_bytes()) + "): ";
     if (!o.skip.empty()) {
       row["decision"] = "not applicable";
       row["reason"] = o.skip;

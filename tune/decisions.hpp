@@ -38,10 +38,13 @@ struct region_decision {
 // measure the option on, the smallest of {`small_pool_bytes`, `largest_pool_bytes`} that
 // exceeds the reach (regions apply only to pools larger than it).
 struct region_option {
-  std::string level, scope; // "L1"; private | groups | global | ...
-  double reach_bytes = 0, pool_bytes = 0;
+  std::string level;       // "L1" (model::level_label)
+  model::tlb_level tested; // the profile's level or candidate: its reach, page and sharing
+  double pool_bytes = 0;
   region_decision regions;
   std::string skip; // "" when it can be measured
+  double reach_bytes() const { return tested.reach_bytes; }
+  std::string scope() const { return tested.sharing ? tested.sharing->scope : "not measured"; }
 };
 std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int sm_count,
                                           double small_pool_bytes, double largest_pool_bytes);

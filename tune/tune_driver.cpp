@@ -72,8 +72,8 @@ region_decision tune_regions(const tune_context &c) {
   std::vector<region_measurement> region_ms;
   for (auto &opt : options) {
     if (!opt.skip.empty()) {
-      std::printf("[regions] %-3s %s: not applicable (%s)\n", opt.level.c_str(), opt.scope.c_str(),
-                  opt.skip.c_str());
+      std::printf("[regions] %-3s %s: not applicable (%s)\n", opt.level.c_str(),
+                  opt.scope().c_str(), opt.skip.c_str());
       continue;
     }
     const alloc::tuning t = region_tuning(opt.regions);
@@ -82,7 +82,7 @@ region_decision tune_regions(const tune_context &c) {
         find_workload(c, t, small ? "getpage_write/free:" : "getpage_write/pool:", "free:50%");
     if (!w.differs()) {
       std::printf("[regions] %-3s %s: the %s pool is too small for %d aligned regions\n",
-                  opt.level.c_str(), opt.scope.c_str(),
+                  opt.level.c_str(), opt.scope().c_str(),
                   scope_text(std::uint64_t(opt.pool_bytes)).c_str(), opt.regions.regions);
       opt.skip = "the pool is too small for its aligned regions";
       continue;
@@ -90,7 +90,7 @@ region_decision tune_regions(const tune_context &c) {
     const auto ab = measure_ab(w, std::max(c.o.reps, 5), "tune");
     region_ms.push_back({opt.level, median(ab.default_ms), median(ab.tuned_ms)});
     std::printf("[regions] %-3s %s: %d regions on %s: %.4f -> %.4f ms (x%.3f)\n", opt.level.c_str(),
-                opt.scope.c_str(), opt.regions.regions,
+                opt.scope().c_str(), opt.regions.regions,
                 scope_text(std::uint64_t(opt.pool_bytes)).c_str(), region_ms.back().ms_one,
                 region_ms.back().ms_scoped, region_ms.back().ms_scoped / region_ms.back().ms_one);
     std::fflush(stdout);

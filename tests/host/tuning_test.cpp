@@ -235,7 +235,7 @@ TEST(Tuning, RegionOptionsPerLevelFollowTheSharingAndTheDeviceSize) {
   const double GiB = double(1ull << 30);
   const auto h100 = region_options(tlb_of(three_level_profile()), 4, 8 * GiB, 72 * GiB);
   ASSERT_EQ(h100.size(), 3u);
-  EXPECT_EQ(h100[0].scope, "private");
+  EXPECT_EQ(h100[0].scope(), "private");
   EXPECT_EQ(h100[0].regions.regions, 4) << "one region per SM";
   EXPECT_EQ(h100[0].regions.sm_region, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(h100[0].pool_bytes, 8 * GiB) << "the small pool already exceeds 256 MiB";
