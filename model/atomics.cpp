@@ -47,6 +47,13 @@ std::vector<atomics_variant> atomics_variants_from_json(const json &list) {
   return out;
 }
 
+std::vector<atomics_variant> atomics_of_result(const json &doc) {
+  const auto it = doc.find("atomics");
+  if (it == doc.end() || !it->is_object() || !it->contains("variants"))
+    return {};
+  return atomics_variants_from_json(it->at("variants"));
+}
+
 std::vector<atomics_variant> atomics_of(const profile &p) {
   const auto it = p.detail.find("atomics");
   if (it == p.detail.end() || !it->is_object() || !it->contains("variants"))

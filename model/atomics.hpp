@@ -46,5 +46,7 @@ atomics_variant atomics_variant_from_json(const nlohmann::json &j);
 std::vector<atomics_variant> atomics_variants_from_json(const nlohmann::json &list);
 // The fits profile.json keeps (none where it has no atomics block).
 std::vector<atomics_variant> atomics_of(const profile &p);
+// The variants of an atomics stage's raw result (its "atomics" block), none where it has none.
+std::vector<atomics_variant> atomics_of_result(const nlohmann::json &doc);
 
 } // namespace gpuprobe::model

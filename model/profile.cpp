@@ -440,6 +440,30 @@ std::string profile::meta_text(const char *key) const {
   const auto it = meta.find(key);
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "-";
 }
+level_conflict level_conflict_from_json(const nlohmann::json &j) {
+  const std::string where = "a level's conflict sets";
+  if (!j.is_object())
+    throw error(where + " are " + std::string(j.type_name()) + ", not an object");
+  level_conflict c;
+  if (const auto *s = part_of_kind(j, "set_sizes", &nlohmann::json::is_array, "a list", where))
+    for (const auto &n : *s) {
+      if (!n.is_number_integer())
+        throw kind_error(where, "set_sizes[]", n, "a whole number");
+      c.set_sizes.push_back(n.get<int>());
+    }
+  if (const auto *w = part_of_kind(j, "ways", &nlohmann::json::is_number, "a number", where))
+    c.ways = w->get<double>();
+  if (const auto *a = part_of_kind(j, "agrees", &nlohmann::json::is_boolean, "a boolean", where))
+    c.agrees = a->get<bool>();
+  if (const auto *y = part_of_kind(j, "why", &nlohmann::json::is_string, "a string", where))
+    c.why = y->get<std::string>();
+  if (const auto *si = part_of_kind(j, "set_index", &nlohmann::json::is_object, "an object", where))
+    if (const auto *f = part_of_kind(*si, "finding", &nlohmann::json::is_string, "a string",
+                                     where + " set_index"))
+      c.set_index = f->get<std::string>();
+  return c;
+}
+
 std::optional<double> profile::sm_clock_mhz_seen() const {
   const auto it = device.find("sm_clock_mhz_seen");
   return it != device.end() && it->is_number() && it->get<double>() > 0

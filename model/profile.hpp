@@ -23,6 +23,19 @@ struct level_sharing {
   bool has_groups() const { return scope == "groups" && groups && !groups->empty(); }
 };
 
+// What the tlb-conflict stage found for a level (level_structure::conflict, kept as written),
+// read typed for those who show it: the minimal conflict sets' sizes and the ways they give, and
+// whether that agrees with the ramp; else why none was found; and the set-index finding.
+struct level_conflict {
+  std::vector<int> set_sizes;
+  std::optional<double> ways; // absent: no conflict set found (`why` says why)
+  bool agrees = false;        // W from the sets equals the ramp's
+  std::string why;
+  std::optional<std::string> set_index; // set_index.finding, where the stage pinned or tried it
+};
+// Throws gpuprobe::error naming the key of a value of the wrong kind.
+level_conflict level_conflict_from_json(const nlohmann::json &j);
+
 // A set-associative level's structure under the cyclic chase (probes/tlb/structure.hpp): where
 // misses begin (entries = sets x ways) and where every hop misses.
 struct level_structure {

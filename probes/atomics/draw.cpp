@@ -122,8 +122,7 @@ void draw(const inputs &in, report_content &c) {
                    ""};
     std::ostringstream o;
     o << "series,style,x,y\n";
-    for (const auto &v : model::atomics_variants_from_json(
-             doc["atomics"].value("variants", json::array()))) // the raw result's variants
+    for (const auto &v : model::atomics_of_result(doc))
       variant_curves(v, o, t);
     f.csv = o.str();
     c.figures.push_back(std::move(f));

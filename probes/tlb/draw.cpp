@@ -132,11 +132,13 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
     const auto &S = *L.structure;
     const double page = L.page_bytes;
     const bool ok = S.resolved;
-    const json cf = S.conflict.value_or(json::object());
+    const auto cf = S.conflict && !S.conflict->empty()
+                        ? std::optional(model::level_conflict_from_json(*S.conflict))
+                        : std::nullopt;
     const std::string intervals = interval_words(L);
     std::string sizes;
-    for (const auto &n : cf.value("set_sizes", json::array()))
-      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
+    for (const int n : cf ? cf->set_sizes : std::vector<int>{})
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(n);
     st.rows.push_back(
         {level_label(false, k), num(L.entries.value_or(0)),
          ok ? structure_words(L) : "not resolved",
@@ -146,12 +148,11 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
          ok ? S.shape + ", residual " + num(S.residual_cycles.value_or(0), 2) + " cycles of " +
                   num(S.after_cycles.value_or(0) - S.before_cycles.value_or(0), 3)
             : S.why.value_or("?"),
-         cf.empty()            ? "—"
-         : cf.contains("ways") ? sizes + ": " + num(cf["ways"].get<double>()) + " ways, " +
-                                     (cf.value("agrees", false) ? "agrees" : "does not agree")
-                               : cf.value("why", "?"),
-         cf.value("set_index", json::object()).value("finding", "—"),
-         intervals.empty() ? "—" : intervals});
+         !cf        ? "—"
+         : cf->ways ? sizes + ": " + num(*cf->ways) + " ways, " +
+                          (cf->agrees ? "agrees" : "does not agree")
+                    : (cf->why.empty() ? "?" : cf->why),
+         cf && cf->set_index ? *cf->set_index : "—", intervals.empty() ? "—" : intervals});
   }
   if (!st.rows.empty()) {
     st.note = "A level of S sets of W ways under a cyclic walk: misses begin past S x W pages and "

@@ -49,6 +49,45 @@ TEST(ProfileModel, EveryCommittedProfileRoundTrips) {
   EXPECT_GE(levels, 30u);
 }
 
+// A level's conflict sets (tlb-conflict's finding, kept as written) read typed: every committed
+// one as it holds (its sizes, ways, agreement or why, set-index finding); seeded mutations that
+// put a value of another kind at one of its keys are refused in one line naming that key.
+TEST(ProfileModel, ConflictSetsAreReadTypedAndMistypedKeysNamed) {
+  std::vector<json> blocks;
+  for (const auto &f : committed("profile.json")) {
+    const auto p = model::profile_from_json(read_json_file(f.string()), f.string());
+    for (const auto &L : p.tlb.levels)
+      if (L.structure && L.structure->conflict && !L.structure->conflict->empty())
+        blocks.push_back(*L.structure->conflict);
+  }
+  ASSERT_GE(blocks.size(), 4u);
+  for (const auto &b : blocks) {
+    const auto c = model::level_conflict_from_json(b);
+    EXPECT_EQ(c.set_sizes.size(), b.value("set_sizes", json::array()).size());
+    EXPECT_EQ(c.ways.has_value(), b.contains("ways"));
+    EXPECT_EQ(c.agrees, b.value("agrees", false));
+    EXPECT_EQ(c.ways.has_value() || !c.why.empty(), true) << b.dump().substr(0, 200);
+    if (b.contains("set_index") && b["set_index"].contains("finding")) {
+      EXPECT_EQ(c.set_index.value_or(""), b["set_index"]["finding"].get<std::string>());
+    }
+  }
+  std::mt19937 rng(46);
+  const std::vector<std::pair<std::string, json>> wrong = {
+      {"set_sizes", "9 9 9"}, {"ways", "eight"}, {"agrees", 1}, {"why", 3}, {"set_index", 5}};
+  for (int k = 0; k < 100; ++k) {
+    json b = blocks[rng() % blocks.size()];
+    const auto &[key, value] = wrong[rng() % wrong.size()];
+    b[key] = value;
+    try {
+      model::level_conflict_from_json(b);
+      ADD_FAILURE() << key << " = " << value.dump() << " was read";
+    } catch (const std::exception &e) {
+      EXPECT_NE(std::string(e.what()).find("\"" + key + "\""), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  }
+}
+
 TEST(ProfileModel, TypedFieldsAreTheFilesNumbers) {
   const auto p =
       model::read_profile(k_examples + "/runs/nvidia-h100-80gb-hbm3-bba9cd54/profile.json");
