@@ -1,4 +1,5 @@
 #include "common/device_info.hpp"
+#include "common/error.hpp"
 
 #include <cctype>
 
@@ -65,7 +66,7 @@ std::string describe_driver(const nlohmann::json &d) {
   return api.empty() ? "driver not recorded" : "CUDA driver API " + api;
 }
 
-device_info device_info_from_json(const nlohmann::json &j) {
+device_info device_info_from_json(const nlohmann::json &j) try {
   device_info d;
   d.ordinal = j.value("ordinal", 0);
   d.name = j.value("name", std::string());
@@ -77,6 +78,8 @@ device_info device_info_from_json(const nlohmann::json &j) {
   d.memory_bytes = j.value("memory_bytes", 0LL);
   d.driver_release = j.value("driver_release", std::string());
   return d;
+} catch (const nlohmann::json::exception &e) { // a field of another kind: one gpuprobe line
+  throw error(std::string("the device block: ") + e.what());
 }
 
 } // namespace gpuprobe

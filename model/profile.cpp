@@ -455,6 +455,10 @@ level_conflict level_conflict_from_json(const nlohmann::json &j) {
     c.ways = w->get<double>();
   if (const auto *a = part_of_kind(j, "agrees", &nlohmann::json::is_boolean, "a boolean", where))
     c.agrees = a->get<bool>();
+  if (const auto *r = part_of_kind(j, "ramp_ways", &nlohmann::json::is_number, "a number", where))
+    c.ramp_ways = r->get<double>();
+  if (const auto *r = part_of_kind(j, "resolved", &nlohmann::json::is_boolean, "a boolean", where))
+    c.resolved = r->get<bool>();
   if (const auto *y = part_of_kind(j, "why", &nlohmann::json::is_string, "a string", where))
     c.why = y->get<std::string>();
   if (const auto *si = part_of_kind(j, "set_index", &nlohmann::json::is_object, "an object", where))

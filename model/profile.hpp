@@ -28,8 +28,10 @@ struct level_sharing {
 // whether that agrees with the ramp; else why none was found; and the set-index finding.
 struct level_conflict {
   std::vector<int> set_sizes;
-  std::optional<double> ways; // absent: no conflict set found (`why` says why)
-  bool agrees = false;        // W from the sets equals the ramp's
+  std::optional<double> ways;      // absent: no conflict set found (`why` says why)
+  std::optional<bool> agrees;      // W from the sets equals the ramp's (absent: not compared)
+  std::optional<double> ramp_ways; // the ramp's W it was compared with
+  bool resolved = true;            // false: the minimal sets differ in size
   std::string why;
   std::optional<std::string> set_index; // set_index.finding, where the stage pinned or tried it
 };

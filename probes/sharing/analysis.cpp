@@ -2,11 +2,13 @@
 #include "probes/sharing/driver.hpp"
 
 #include "analysis/input_text.hpp"
+#include "common/device_info.hpp"
 #include "common/enum_names.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
 #include "common/steps.hpp"
+#include "model/file_head.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -164,9 +166,9 @@ sharing_matrix parse_tlbsharing_txt(const std::string &text, const std::string &
 
 sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string &source) {
   require_schema(doc, schema::result, source);
-  if (doc.value("probe", "") != "tlb-sharing")
+  if (const auto head = model::file_head_from_json(doc, source); head.probe != "tlb-sharing")
     throw gpuprobe::error("'" + source + "' is not a tlb-sharing result (probe '" +
-                          doc.value("probe", "?") + "')");
+                          (head.probe.empty() ? "?" : head.probe) + "')");
   probes::sharing_result res; // the probe's own reader: its keys are spelt once
   try {
     res = probes::sharing_result_from_json(doc);
@@ -190,7 +192,7 @@ sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &sou
   m.source = source;
   m.format = "gpuprobe";
   m.device = r.device; // null for a sample the probe has not finished
-  m.device_name = r.device.is_object() ? r.device.value("name", "") : "";
+  m.device_name = r.device.is_object() ? device_info_from_json(r.device).name : "";
   m.sm_ids = r.sm_ids;
   m.cycles = r.mean_cycles;
   m.baseline = r.baseline_mean_cycles;

@@ -3,8 +3,10 @@
 
 #include "analysis/input_text.hpp"
 
+#include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "model/file_head.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -144,9 +146,9 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
 void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
                                tlb_dataset &out) {
   require_schema(doc, schema::result, source);
-  if (doc.value("probe", std::string()) != "tlb")
+  if (const auto head = model::file_head_from_json(doc, source); head.probe != "tlb")
     throw gpuprobe::error("'" + source + "' is not a TLB result (probe '" +
-                          doc.value("probe", std::string("?")) + "')");
+                          (head.probe.empty() ? "?" : head.probe) + "')");
   probes::tlb_result r; // the probe's own reader: its keys are spelt once
   try {
     r = probes::tlb_result_from_json(doc);
@@ -154,8 +156,9 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
     throw gpuprobe::error("'" + source + "': malformed TLB result (" + std::string(e.what()) + ")");
   }
   out.device = doc.at("device");
-  out.device_name = out.device.value("name", std::string("unknown"));
-  out.l2_bytes = out.device.value("l2_bytes", 0LL);
+  const auto dev = device_info_from_json(out.device);
+  out.device_name = dev.name.empty() ? "unknown" : dev.name;
+  out.l2_bytes = dev.l2_bytes;
   out.alloc = r.alloc;
   std::map<double, tlb_curve> by_stride;
   for (const auto &p : r.points) {
@@ -191,8 +194,7 @@ tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mi
     const auto in = read_input(path);
     if (in.is_json) {
       const auto doc = parse_json_text(in.text, path);
-      const std::string uuid =
-          doc.value("device", nlohmann::json::object()).value("uuid", std::string());
+      const std::string uuid = model::file_head_from_json(doc, path).uuid;
       if (!uuid.empty() && first_uuid.empty())
         first_uuid = uuid, first_path = path;
       else if (!uuid.empty() && uuid != first_uuid && !allow_mixed)

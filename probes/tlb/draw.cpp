@@ -150,7 +150,7 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
             : S.why.value_or("?"),
          !cf        ? "—"
          : cf->ways ? sizes + ": " + num(*cf->ways) + " ways, " +
-                          (cf->agrees ? "agrees" : "does not agree")
+                          (cf->agrees.value_or(false) ? "agrees" : "does not agree")
                     : (cf->why.empty() ? "?" : cf->why),
          cf && cf->set_index ? *cf->set_index : "—", intervals.empty() ? "—" : intervals});
   }

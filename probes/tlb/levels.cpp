@@ -56,16 +56,15 @@ std::string structure_detail(const model::tlb_level &L) {
     out = b;
   }
   if (st.conflict) {
-    const auto &c = *st.conflict;
+    const auto c = model::level_conflict_from_json(*st.conflict);
     std::string sizes;
-    for (const auto &n : c.value("set_sizes", nlohmann::json::array()))
-      sizes += (sizes.empty() ? "" : " ") + std::to_string(n.get<int>());
-    if (c.contains("ways"))
+    for (const int n : c.set_sizes)
+      sizes += (sizes.empty() ? "" : " ") + std::to_string(n);
+    if (c.ways)
       std::snprintf(b, sizeof b, "; conflict sets of %s pages: %.0f ways, %s", sizes.c_str(),
-                    c["ways"].get<double>(),
-                    c.value("agrees", false) ? "agrees with the ramp" : "does NOT agree");
+                    *c.ways, c.agrees.value_or(false) ? "agrees with the ramp" : "does NOT agree");
     else
-      std::snprintf(b, sizeof b, "; conflict sets: %s", c.value("why", std::string("?")).c_str());
+      std::snprintf(b, sizeof b, "; conflict sets: %s", c.why.empty() ? "?" : c.why.c_str());
     out += b;
   }
   return out;
@@ -74,13 +73,13 @@ std::string structure_detail(const model::tlb_level &L) {
 std::string methods_disagree(const model::tlb_level &L) {
   if (!L.structure || !L.structure->conflict)
     return "";
-  const auto &c = *L.structure->conflict;
-  if (!c.contains("agrees") || !c["agrees"].is_boolean() || c["agrees"].get<bool>())
+  const auto c = model::level_conflict_from_json(*L.structure->conflict);
+  if (!c.agrees || *c.agrees)
     return "";
   char b[200];
   std::snprintf(b, sizeof b, "the ramp says %.0f ways, the conflict sets %.0f%s",
-                c.value("ramp_ways", 0.0), c.value("ways", 0.0),
-                c.value("resolved", true) ? "" : " (their sets differ in size)");
+                c.ramp_ways.value_or(0), c.ways.value_or(0),
+                c.resolved ? "" : " (their sets differ in size)");
   return b;
 }
 

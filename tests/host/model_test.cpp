@@ -65,7 +65,8 @@ TEST(ProfileModel, ConflictSetsAreReadTypedAndMistypedKeysNamed) {
     const auto c = model::level_conflict_from_json(b);
     EXPECT_EQ(c.set_sizes.size(), b.value("set_sizes", json::array()).size());
     EXPECT_EQ(c.ways.has_value(), b.contains("ways"));
-    EXPECT_EQ(c.agrees, b.value("agrees", false));
+    EXPECT_EQ(c.agrees.value_or(false), b.value("agrees", false));
+    EXPECT_EQ(c.resolved, b.value("resolved", true));
     EXPECT_EQ(c.ways.has_value() || !c.why.empty(), true) << b.dump().substr(0, 200);
     if (b.contains("set_index") && b["set_index"].contains("finding")) {
       EXPECT_EQ(c.set_index.value_or(""), b["set_index"]["finding"].get<std::string>());
@@ -73,7 +74,8 @@ TEST(ProfileModel, ConflictSetsAreReadTypedAndMistypedKeysNamed) {
   }
   std::mt19937 rng(46);
   const std::vector<std::pair<std::string, json>> wrong = {
-      {"set_sizes", "9 9 9"}, {"ways", "eight"}, {"agrees", 1}, {"why", 3}, {"set_index", 5}};
+      {"set_sizes", "9 9 9"}, {"ways", "eight"},  {"agrees", 1},     {"why", 3},
+      {"set_index", 5},       {"ramp_ways", "8"}, {"resolved", "no"}};
   for (int k = 0; k < 100; ++k) {
     json b = blocks[rng() % blocks.size()];
     const auto &[key, value] = wrong[rng() % wrong.size()];
