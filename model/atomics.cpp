@@ -54,11 +54,7 @@ std::vector<atomics_variant> atomics_of_result(const json &doc) {
   return atomics_variants_from_json(it->at("variants"));
 }
 
-std::vector<atomics_variant> atomics_of(const profile &p) {
-  const auto it = p.detail.find("atomics");
-  if (it == p.detail.end() || !it->is_object() || !it->contains("variants"))
-    return {};
-  return atomics_variants_from_json(it->at("variants"));
-}
+// profile.json keeps the atomics block as the raw result has it.
+std::vector<atomics_variant> atomics_of(const profile &p) { return atomics_of_result(p.detail); }
 
 } // namespace gpuprobe::model

@@ -432,10 +432,7 @@ std::string profile::device_text(const char *key) const {
   const auto it = device.find(key);
   return it != device.end() && it->is_string() ? it->get<std::string>() : "-";
 }
-std::string profile::commit() const {
-  const auto it = meta.find("git_commit");
-  return it != meta.end() && it->is_string() ? it->get<std::string>() : "-";
-}
+std::string profile::commit() const { return meta_text("git_commit"); }
 std::string profile::meta_text(const char *key) const {
   const auto it = meta.find(key);
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "-";

@@ -122,6 +122,30 @@ void html_figure(std::ostringstream &o, const report_figure &f,
     << ".csv\">CSV</a></figcaption></figure>\n";
 }
 
+// A table in Markdown: its title, its note, then its rows (none drawn where it has none).
+void md_table(std::ostringstream &o, const report_table &t) {
+  const auto md = [](const std::string &s) { return markdown_text(s); }; // every value from data
+  o << "### " << md(t.title) << "\n\n";
+  if (!t.note.empty())
+    o << markdown_line(t.note) << "\n\n";
+  if (t.rows.empty())
+    return;
+  o << "|";
+  for (const auto &h : t.header)
+    o << ' ' << md(h) << " |";
+  o << "\n|";
+  for (std::size_t i = 0; i < t.header.size(); ++i)
+    o << "---|";
+  o << "\n";
+  for (const auto &r : t.rows) {
+    o << "|";
+    for (const auto &cell : r)
+      o << ' ' << md(cell) << " |";
+    o << "\n";
+  }
+  o << "\n";
+}
+
 } // namespace
 
 std::string render_html(const report_content &c, const std::map<std::string, std::string> &png) {
@@ -194,28 +218,8 @@ std::string render_markdown(const report_content &c) {
   }
   for (const auto &p : c.parts) {
     o << "## " << md(p.heading) << "\n\n";
-    for (auto k = p.tables_begin; k < p.tables_end; ++k) {
-      const auto &t = c.tables[k];
-      o << "### " << md(t.title) << "\n\n";
-      if (!t.note.empty())
-        o << markdown_line(t.note) << "\n\n";
-      if (t.rows.empty())
-        continue;
-      o << "|";
-      for (const auto &h : t.header)
-        o << ' ' << md(h) << " |";
-      o << "\n|";
-      for (std::size_t i = 0; i < t.header.size(); ++i)
-        o << "---|";
-      o << "\n";
-      for (const auto &r : t.rows) {
-        o << "|";
-        for (const auto &cell : r)
-          o << ' ' << md(cell) << " |";
-        o << "\n";
-      }
-      o << "\n";
-    }
+    for (auto k = p.tables_begin; k < p.tables_end; ++k)
+      md_table(o, c.tables[k]);
     for (auto k = p.figures_begin; k < p.figures_end; ++k)
       o << "![" << md(c.figures[k].title) << "](figures/" << safe_id(c.figures[k].id)
         << ".png)\n\n";
