@@ -93,14 +93,14 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
   out.method = "the aliased levels against an analysis of a chase over real memory (cudaMalloc)";
   out.memory_access = memory_access(real_result);
   std::vector<std::pair<std::string, const model::tlb_level *>> real;
-  for_each_level(real_tlb,
+  model::for_each_level(real_tlb,
                  [&](const model::tlb_level &L, bool candidate, const std::string &label) {
                    real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
                  });
-  for_each_level(tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
+  model::for_each_level(tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
     model::level_check row;
     row.level = label;
-    row.reach_bytes = L.reach_bytes;
+    row.detail["reach_bytes"] = L.reach_bytes; // the level's, for a reader of the block alone
     row.real_memory = real_memory_verdict(L, real, real_tlb.searched_up_to_bytes.value_or(0));
     const std::string served = miss_served_by(L.miss_penalty_cycles.value_or(0), out.memory_access);
     if (!served.empty())
@@ -156,8 +156,13 @@ void for_each_matched_level(
     for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
       model::tlb_level &L = tlb.levels[k];
       if (rl.level == model::level_label(false, k) && rl.page_bytes == L.page_bytes &&
-          std::fabs(rl.entries - L.entries.value_or(0)) < 0.5)
-        f(L, rl.row);
+          std::fabs(rl.entries - L.entries.value_or(0)) < 0.5) {
+        try {
+          f(L, rl.row);
+        } catch (const error &e) { // a probe's reader refused the row: one line naming the file
+          throw error("'" + rf.string() + "': " + e.what());
+        }
+      }
     }
 }
 

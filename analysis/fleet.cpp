@@ -84,7 +84,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   const auto &levels = p.tlb.levels;
   for (std::size_t k = 0; k < levels.size(); ++k) {
     const auto &L = levels[k];
-    const std::string n = level_label(false, k) + ".";
+    const std::string n = model::level_label(false, k) + ".";
     u.numbers[n + "entries"] = L.entries.value_or(0);
     if (L.ways) { // the structure, where the profile resolved it
       u.numbers[n + "ways"] = *L.ways;
@@ -99,11 +99,11 @@ void read_profile(const model::profile &p, fleet_unit &u) {
     // issue 33): its scope says all there is, so there is no map to compare.
     if (L.sharing && L.sharing->scope != "global" && L.sharing->groups &&
         !L.sharing->groups->empty()) {
-      const auto groups = canonical_groups(*L.sharing->groups);
+      const auto groups = probes::canonical_groups(*L.sharing->groups);
       u.numbers[n + "groups"] = double(groups.size());
-      u.text[n + "group_sizes"] = group_sizes(groups);
+      u.text[n + "group_sizes"] = probes::group_sizes(groups);
       u.text[n + "group_map"] = group_map(groups);
-      u.groups[level_label(false, k)] = groups;
+      u.groups[model::level_label(false, k)] = groups;
     }
     // The per-SM pass (tlb-per-sm): each map's width and the SMs apart from the unit's others, so
     // the fleet shows where units' maps differ (compare A B names the SMs between two).
@@ -121,7 +121,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
       u.text[n + "per_sm_apart"] = apart.empty() ? "none" : apart;
     }
     const model::level_check *c =
-        p.tlb.cross_check ? p.tlb.cross_check->find(level_label(false, k)) : nullptr;
+        p.tlb.cross_check ? p.tlb.cross_check->find(model::level_label(false, k)) : nullptr;
     if (c && c->sampling && c->sampling->ratio)
       u.numbers[n + "sampling_ratio"] = *c->sampling->ratio;
   }

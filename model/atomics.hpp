@@ -1,5 +1,5 @@
 #pragma once
-// The atomics fits as profile.json keeps them (`atomics.variants`, made by analysis::fit_variant)
+// The atomics fits as profile.json keeps them (`atomics.variants`, made by probes::fit_variant)
 // and as a raw atomics result carries them beside its points: one typed value per variant, read
 // once here for the report, its summary and the fleet. Host-only.
 #include "model/profile.hpp"

@@ -44,6 +44,19 @@ inline const json *part_of_kind(const json &doc, const char *key, bool (json::*i
   return &*it;
 }
 
+// A block a probe wrote for itself (a verdict, an analysis): `key`'s value where the block is an
+// object that has it, else `otherwise` (a block not made yet is null).
+inline json part_or(const json &block, const char *key, const json &otherwise) {
+  if (!block.is_object())
+    return otherwise;
+  const auto it = block.find(key);
+  return it != block.end() ? *it : otherwise;
+}
+inline std::string words_of(const json &block, const char *key) {
+  const json v = part_or(block, key, json());
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
 // A block fields are taken from is an object: a number or list in its place is refused (its
 // leftover `detail` would be written back as something no writer can add keys to).
 inline void require_object(const json &doc, const char *key) {

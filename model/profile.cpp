@@ -249,7 +249,6 @@ level_check level_check_from_json(const json &in) {
   json j = in;
   level_check c;
   take(j, "level", c.level);
-  take(j, "reach_bytes", c.reach_bytes);
   take(j, "real_memory", c.real_memory);
   take(j, "miss_served_by", c.miss_served_by);
   take_with(j, "sampling", c.sampling, sampling_check_from_json);
@@ -304,7 +303,6 @@ json to_json(const l2_split_check &s) {
 json to_json(const level_check &c) {
   json j = c.detail;
   j["level"] = c.level;
-  j["reach_bytes"] = c.reach_bytes;
   j["real_memory"] = c.real_memory;
   put(j, "miss_served_by", c.miss_served_by);
   if (c.sampling)
@@ -487,6 +485,26 @@ bool profile::throttled() const {
 bool profile::busy() const {
   const auto it = detail.find("conditions");
   return it != detail.end() && it->is_object() && it->contains("busy");
+}
+
+run_conditions run_conditions_from_json(const nlohmann::json &c) {
+  const std::string where = "the run's conditions";
+  run_conditions r;
+  if (c.is_null())
+    return r;
+  if (!c.is_object())
+    throw error(where + " are " + std::string(c.type_name()) + ", not an object");
+  if (const auto *m = part_of_kind(c, "sm_clock_mhz_max", &json::is_number, "a number", where))
+    r.sm_clock_mhz_max = m->get<double>();
+  if (const auto *t = part_of_kind(c, "throttled", &json::is_boolean, "a boolean", where))
+    r.throttled = t->get<bool>();
+  if (const auto *b = part_of_kind(c, "busy", &json::is_array, "a list", where))
+    for (const auto &x : *b) {
+      if (!x.is_string())
+        throw kind_error(where, "busy[]", x, "a string");
+      r.busy.push_back(x.get<std::string>());
+    }
+  return r;
 }
 
 std::string level_label(bool candidate, std::size_t index) {

@@ -13,7 +13,7 @@
 
 namespace gpuprobe::model {
 
-// Which SMs share one TLB level (sharing stage, analysis::analyze_sharing).
+// Which SMs share one TLB level (sharing stage, probes::analyze_sharing).
 struct level_sharing {
   std::string scope = "not measured"; // private, groups, global, inconclusive, not measured
   // SM ids per group; absent where the sharing was not measured
@@ -71,7 +71,7 @@ struct tlb_level {
   // profile gpuprobe writes has them.
   std::optional<double> entries, miss_penalty_cycles;
   std::optional<double> ways, sets, full_miss_bytes; // with a resolved structure
-  std::optional<std::string> page_bound;    // exact, upper, lower, unknown (analysis::page_bound)
+  std::optional<std::string> page_bound;    // exact, upper, lower, unknown (probes::page_bound)
   std::optional<double> confidence;         // 0..1, of the step detector
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
@@ -88,10 +88,11 @@ struct sampling_check {
   nlohmann::json detail = nlohmann::json::object(); // footprints, speeds, noise, L2 shares
 };
 // characterize's cross-check of one level (analysis::cross_check), matched to the real-memory
-// chase's levels and to tlb-sampling's by label.
+// chase's levels and to tlb-sampling's by label. It holds what the checks found, not the level:
+// the level is the profile's, found by the label (the file writes its reach beside, in `detail`,
+// for a reader of the block alone).
 struct level_check {
-  std::string level; // "L1", "C1"
-  double reach_bytes = 0;
+  std::string level;                         // "L1", "C1"
   std::string real_memory;                   // "agrees: ...", "not seen in real memory", ...
   std::optional<std::string> miss_served_by; // "on chip (...)", "memory (...)"
   std::optional<sampling_check> sampling;
@@ -198,6 +199,15 @@ struct run_record {
   int reanalyzed_times = 0;
 };
 run_record run_record_from_json(const nlohmann::json &profile_doc, const std::string &where);
+// The parts of a run's conditions (pipeline/gpu_conditions.hpp, characterize's clock record) that
+// characterize reads back: nvidia-smi's peak SM clock, the throttle verdict, the other processes
+// seen. A part of another kind throws gpuprobe::error naming it.
+struct run_conditions {
+  std::optional<double> sm_clock_mhz_max;
+  bool throttled = false;
+  std::vector<std::string> busy;
+};
+run_conditions run_conditions_from_json(const nlohmann::json &conditions);
 nlohmann::json to_json(const stage_record &s);
 tlb_level tlb_level_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_level &L);

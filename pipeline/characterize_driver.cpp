@@ -302,8 +302,10 @@ void record_clock(json &conditions, const characterize_run_options &o, const std
       seen = std::max(seen, model::read_file_head(p.string()).sm_clock_mhz_seen.value_or(0.0));
   }
   // The runtime's peak (0 under CUDA 13), else nvidia-smi's clocks.max.sm.
-  const double peak = dev.sm_clock_khz_peak > 0 ? dev.sm_clock_khz_peak / 1000.0
-                                                : conditions.value("sm_clock_mhz_max", 0.0);
+  const double peak =
+      dev.sm_clock_khz_peak > 0
+          ? dev.sm_clock_khz_peak / 1000.0
+          : model::run_conditions_from_json(conditions).sm_clock_mhz_max.value_or(0.0);
   conditions["sm_clock_mhz_peak"] = peak;
   conditions["sm_clock_mhz_seen"] = seen;
   conditions["throttled"] = seen > 0 && seen < 0.95 * peak;
@@ -315,10 +317,10 @@ void record_clock(json &conditions, const characterize_run_options &o, const std
 // level and candidate says so, with the evidence, so no finding of it reads as a plain one.
 void mark_disturbed(model::tlb_hierarchy &tlb, const json &conditions) {
   std::string why;
-  if (conditions.contains("busy"))
-    for (const auto &b : conditions["busy"])
-      why += (why.empty() ? "" : "; ") + b.get<std::string>();
-  if (conditions.value("throttled", false))
+  const auto seen = model::run_conditions_from_json(conditions);
+  for (const auto &b : seen.busy)
+    why += (why.empty() ? "" : "; ") + b;
+  if (seen.throttled)
     why += std::string(why.empty() ? "" : "; ") + "SM clock throttled";
   if (why.empty())
     return;
@@ -337,21 +339,21 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
     const model::level_check *check = cross ? cross->find(label) : nullptr;
     const bool disturbed = L.detail.contains("disturbed");
     std::printf("  %s%s%s\n",
-                analysis::level_line(label + (candidate ? " (candidate)" : "") +
+                probes::level_line(label + (candidate ? " (candidate)" : "") +
                                          (disturbed ? " (DISTURBED)" : ""),
                                      L)
                     .c_str(),
                 check ? "; real memory: " : "", check ? check->real_memory.c_str() : "");
     if (disturbed)
       std::printf("        disturbed: %s\n", L.detail["disturbed"].get<std::string>().c_str());
-    if (const std::string iv = analysis::interval_words(L); !iv.empty())
+    if (const std::string iv = probes::interval_words(L); !iv.empty())
       std::printf("        intervals: %s\n", iv.c_str());
     if (L.coverage && L.coverage->contains("finding") && (*L.coverage)["finding"].is_string())
       std::printf("        entry: %s\n", (*L.coverage)["finding"].get<std::string>().c_str());
     if (candidate && L.detail.contains("existence"))
       std::printf("        candidate: %s\n", L.detail["existence"].get<std::string>().c_str());
     if (L.structure)
-      std::printf("        structure: %s\n", analysis::structure_detail(L).c_str());
+      std::printf("        structure: %s\n", probes::structure_detail(L).c_str());
     if (!check)
       return;
     if (check->miss_served_by)

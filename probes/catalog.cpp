@@ -15,9 +15,9 @@ namespace gpuprobe::probes {
 
 const std::vector<probe_descriptor> &probe_catalog() {
   static const std::vector<probe_descriptor> all = {
-      catalog::tlb::entry,      catalog::sharing::entry,  catalog::sampling::entry,
-      catalog::conflict::entry, catalog::coverage::entry, catalog::per_sm::entry,
-      catalog::atomics::entry,  catalog::clock::entry,
+      probes::tlb::entry,      probes::sharing::entry,  probes::sampling::entry,
+      probes::conflict::entry, probes::coverage::entry, probes::per_sm::entry,
+      probes::atomics::entry,  probes::clock::entry,
   };
   return all;
 }

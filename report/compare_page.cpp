@@ -97,7 +97,7 @@ std::string svg_plot(const std::vector<series> &all, bool logx, const std::strin
 // One folder's aliased sweep (raw/tlb.json), read once for every level drawn, or why there is none.
 struct folder_sweep {
   std::string name, colour;
-  std::optional<analysis::tlb_dataset> data;
+  std::optional<probes::tlb_dataset> data;
   std::string why; // not read: why
   folder_sweep(const std::string &dir, std::string n, std::string c)
       : name(std::move(n)), colour(std::move(c)) {
@@ -107,7 +107,7 @@ struct folder_sweep {
       return;
     }
     try {
-      data = analysis::load_tlb_inputs({path.string()});
+      data = probes::load_tlb_inputs({path.string()});
     } catch (const std::exception &e) {
       why = name + ": " + e.what();
     }

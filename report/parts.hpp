@@ -21,7 +21,7 @@
 namespace gpuprobe::report::detail {
 
 using nlohmann::json;
-// The page's types, named here so that a probe's draw.cpp (namespace catalog::<name>) takes all it
+// The page's types, named here so that a probe's draw.cpp (namespace probes::<name>) takes all it
 // needs with `using namespace report::detail`.
 using report::report_content;
 using report::report_figure;

@@ -357,9 +357,9 @@ inputs scan(const std::string &dir, report_content &c) {
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
     if (ext == ".csv") // the 2017 tool's outputs: the tlb and tlb-sharing parts draw them
-      in.raw[catalog::tlb::entry.id].push_back({path, nullptr});
+      in.raw[probes::tlb::entry.id].push_back({path, nullptr});
     else if (ext == ".txt")
-      in.raw[catalog::sharing::entry.id].push_back({path, nullptr});
+      in.raw[probes::sharing::entry.id].push_back({path, nullptr});
     else if (ext != ".json" || !take_raw_json_listed(path, folder_uuid, folder, in, c))
       continue;
     c.sources.push_back(path);

@@ -22,10 +22,10 @@
 namespace gpuprobe::report::detail {
 
 // What this part reads of the analysis.
-using analysis::group_sizes;
-using analysis::level_line;
-using analysis::structure_words;
-using analysis::to_string;
+using probes::group_sizes;
+using probes::level_line;
+using probes::structure_words;
+using probes::to_string;
 using analysis::tradeoffs;
 using model::level_label;
 
@@ -175,8 +175,8 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
     out.push_back("TLB: no level found up to " +
                   format_bytes(tlb.searched_up_to_bytes.value_or(0)));
   for (std::size_t k = 0; k < levels.size(); ++k) {
-    out.push_back(analysis::level_line(model::level_label(false, k), levels[k]));
-    if (const std::string iv = analysis::interval_words(levels[k]); !iv.empty())
+    out.push_back(probes::level_line(model::level_label(false, k), levels[k]));
+    if (const std::string iv = probes::interval_words(levels[k]); !iv.empty())
       out.push_back("  " + model::level_label(false, k) + " intervals: " + iv);
     if (levels[k].coverage && levels[k].coverage->contains("finding"))
       out.push_back("  " + model::level_label(false, k) +

@@ -8,6 +8,7 @@
 #include <sstream>
 
 using namespace gpuprobe::analysis;
+using namespace gpuprobe::probes;
 
 int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {

@@ -239,36 +239,53 @@ json scope_decision::to_json() const {
           {"measurements", measurements}};
 }
 
+namespace {
+// A level's whole pages (2 MiB where its page is not known).
+double page_unit(const model::tlb_level &L) {
+  return L.page_bytes > 0 ? L.page_bytes : double(2u << 20);
+}
+} // namespace
+
+std::uint64_t scope_option::bytes() const {
+  const double unit = page_unit(tested);
+  return std::uint64_t(std::floor(fraction * tested.reach_bytes / unit) * unit);
+}
+
+std::string scope_option::name() const {
+  char name[32];
+  if (fraction < 1)
+    std::snprintf(name, sizeof name, "%s x%g", label.c_str(), fraction);
+  else
+    std::snprintf(name, sizeof name, "%s", label.c_str());
+  return name;
+}
+
+std::uint64_t scope_option::midpoint_bytes() const {
+  const double unit = page_unit(tested);
+  const double mid = tested.structure ? tested.structure->midpoint_reach_bytes.value_or(0.0) : 0.0;
+  return mid > tested.reach_bytes ? std::uint64_t(std::floor(mid / unit) * unit) : 0;
+}
+
 std::vector<scope_option> scope_options(const model::tlb_hierarchy &tlb, std::uint64_t footprint) {
   std::vector<scope_option> o;
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
-    const double reach = L.reach_bytes, page = L.page_bytes;
-    if (!(reach > 0))
+    if (!(L.reach_bytes > 0))
       return;
-    const double unit = page > 0 ? page : double(2u << 20);
-    const double mid = L.structure ? L.structure->midpoint_reach_bytes.value_or(0.0) : 0.0;
-    const auto mid_bytes = mid > reach ? std::uint64_t(std::floor(mid / unit) * unit) : 0;
-    const bool curve = !candidate && reach * 8 >= double(footprint);
+    const bool curve = !candidate && L.reach_bytes * 8 >= double(footprint);
     for (double f : {1.0, 0.9375, 0.875, 0.8125, 0.75, 0.625, 0.5}) {
       if (f < 1 && !curve)
         break;
-      const auto bytes = std::uint64_t(std::floor(f * reach / unit) * unit);
+      const scope_option opt{label, L, f};
+      const auto bytes = opt.bytes();
       if (bytes == 0)
         continue;
-      bool seen = false;
-      for (const auto &x : o)
-        seen = seen || x.bytes == bytes;
-      char name[32];
-      if (f < 1)
-        std::snprintf(name, sizeof name, "%s x%g", label.c_str(), f);
-      else
-        std::snprintf(name, sizeof name, "%s", label.c_str());
-      if (!seen)
-        o.push_back({bytes, name, f, mid_bytes});
+      if (std::none_of(o.begin(), o.end(),
+                       [&](const scope_option &x) { return x.bytes() == bytes; }))
+        o.push_back(opt);
     }
   });
   std::sort(o.begin(), o.end(),
-            [](const scope_option &a, const scope_option &b) { return a.bytes > b.bytes; });
+            [](const scope_option &a, const scope_option &b) { return a.bytes() > b.bytes(); });
   return o;
 }
 
@@ -292,7 +309,7 @@ scope_ratios(const std::vector<scope_option> &options, const std::vector<scope_p
     double log_sum = 0;
     int n = 0;
     for (const auto &p : points)
-      if (p.scope_bytes == opt.bytes) {
+      if (p.scope_bytes == opt.bytes()) {
         if (!base.count(p.pool))
           throw error("tune: a TLB scope measured on a pool without its one-pass time");
         log_sum += std::log(p.ms / base[p.pool]), ++n;
@@ -302,7 +319,7 @@ scope_ratios(const std::vector<scope_option> &options, const std::vector<scope_p
     const double r = std::exp(log_sum / n);
     char one[128];
     std::snprintf(one, sizeof one, "%s%s %.4g GiB %.3fx", detail.empty() ? "" : ", ",
-                  opt.level.c_str(), double(opt.bytes) / double(1ull << 30), r);
+                  opt.name().c_str(), double(opt.bytes()) / double(1ull << 30), r);
     detail += one;
     ratios.emplace_back(&opt, r);
   }
@@ -320,8 +337,8 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   for (const auto &p : points) {
     json m = {{"scope_bytes", p.scope_bytes}, {"pool", p.pool}, {"ms", p.ms}};
     for (const auto &opt : options)
-      if (opt.bytes == p.scope_bytes)
-        m["level"] = opt.level, m["fraction_of_reach"] = opt.fraction;
+      if (opt.bytes() == p.scope_bytes)
+        m["level"] = opt.name(), m["fraction_of_reach"] = opt.fraction;
     d.measurements.push_back(m);
   }
   if (points.empty()) {
@@ -345,7 +362,7 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   std::string fastest_note;
   for (const auto &[opt, r] : ratios)
     if (r <= fastest * (1 + tie) && r < 1 - tie) {
-      best = opt->bytes, d.level = opt->level, d.midpoint_bytes = opt->midpoint_bytes;
+      best = opt->bytes(), d.level = opt->name(), d.midpoint_bytes = opt->midpoint_bytes();
       if (r > fastest) {
         char buf2[160];
         std::snprintf(buf2, sizeof buf2,
@@ -359,7 +376,7 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   // The smallest fraction searched: the curve may fall further below it.
   const bool at_end =
       best && std::any_of(options.begin(), options.end(), [&](const scope_option &o) {
-        return o.bytes == best && o.fraction == 0.5;
+        return o.bytes() == best && o.fraction == 0.5;
       });
   std::snprintf(
       buf, sizeof buf,

@@ -114,11 +114,16 @@ struct scope_decision {
 // (a small level's scope multiplies the passes; a low-confidence candidate may be real). The
 // largest scope within `tie` of the fastest (geometric mean over the pools) wins: a flat bottom
 // then gives the same scope every run; within `tie` of one pass, one pass is kept.
+// A view over the level it is a fraction of: its bytes and ramp middle are the level's.
 struct scope_option {
-  std::uint64_t bytes = 0;
-  std::string level;                // "L1", "C2" (model::level_label), "L2 x0.875"
-  double fraction = 1;              // of the level's reach
-  std::uint64_t midpoint_bytes = 0; // the level's ramp middle in whole pages (0: none above)
+  std::string label;       // "L1", "C2" (model::level_label)
+  model::tlb_level tested; // the profile's level or candidate: its reach, page and structure
+  double fraction = 1;     // of the level's reach
+  // fraction x reach, in whole pages of the level (2 MiB where its page is not known)
+  std::uint64_t bytes() const;
+  std::string name() const; // "L2", "L2 x0.875"
+  // The level's ramp middle in whole pages, where it lies above its reach (0: none above).
+  std::uint64_t midpoint_bytes() const;
 };
 std::vector<scope_option> scope_options(const model::tlb_hierarchy &tlb,
                                         std::uint64_t footprint = 0);

@@ -163,8 +163,8 @@ scope_decision tune_scope(const tune_context &c) {
   const auto scope_opts = scope_options(c.profile.tlb, c.footprint);
   std::vector<std::uint64_t> scopes = {0};
   for (const auto &s : scope_opts)
-    if (s.bytes < c.footprint)
-      scopes.push_back(s.bytes);
+    if (s.bytes() < c.footprint)
+      scopes.push_back(s.bytes());
   std::vector<scope_point> scope_points;
   if (scopes.size() > 1)
     for (const auto &s :
@@ -190,7 +190,8 @@ tune_context open_tune(const tune_run_options &o) {
               o.profile.c_str());
   if (c.measured_on != c.dev.uuid)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
-                c.profile.device.value("name", "?").c_str(), c.measured_on.c_str());
+                (c.profile.gpu_name().empty() ? std::string("?") : c.profile.gpu_name()).c_str(),
+                c.measured_on.c_str());
   c.footprint = default_tlb_footprint(o.quick, o.device);
   c.vo.tlb_footprint = c.footprint;
   c.vo.quick = o.quick;

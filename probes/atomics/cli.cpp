@@ -1,5 +1,5 @@
 // gpuprobe atomics: flags -> probes::atomics_options; the probe (probes/atomics/driver.hpp) runs,
-// each variant's curve is fitted (analysis::fit_variant), the result written and summarised.
+// each variant's curve is fitted (probes::fit_variant), the result written and summarised.
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/json_io.hpp"
@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::atomics {
+namespace gpuprobe::probes::atomics {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -30,7 +30,7 @@ void run(atomics_flags &f) {
   std::vector<std::string> table;
   const auto r = probes::run_atomics(
       f.o, query_device(f.common.device), [&](probes::atomics_variant_result &v, double mhz) {
-        table.push_back(analysis::fit_variant(v, mhz)); // the fit into the result, its line here
+        table.push_back(probes::fit_variant(v, mhz)); // the fit into the result, its line here
       });
   write_json_atomic(f.common.out, to_json(r));
   const device_info dev = device_info_from_json(r.device); // the block the result records
@@ -66,4 +66,4 @@ void setup_cli(CLI::App &parent) {
   app->callback([f] { run(*f); });
 }
 
-} // namespace gpuprobe::catalog::atomics
+} // namespace gpuprobe::probes::atomics

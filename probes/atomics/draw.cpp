@@ -13,13 +13,13 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::catalog::atomics {
+namespace gpuprobe::probes::atomics {
 
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis and the models.
-using analysis::atomics_curve;
-using analysis::fit_atomics;
+using probes::atomics_curve;
+using probes::fit_atomics;
 using model::atomics_variant;
 
 namespace fs = std::filesystem;
@@ -130,4 +130,4 @@ void draw(const inputs &in, report_content &c) {
   }
 }
 
-} // namespace gpuprobe::catalog::atomics
+} // namespace gpuprobe::probes::atomics

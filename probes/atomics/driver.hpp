@@ -33,6 +33,9 @@ struct atomics_variant_result {
   bool capped = false;
   std::vector<atomic_point> points;
   nlohmann::json analysis = nlohmann::json::object(); // the fit and model (added by the caller)
+  // The analysis's parts, as written ({} where the caller added none).
+  nlohmann::json fit() const;
+  nlohmann::json queue_model() const;
 };
 
 struct atomics_result : result_envelope { // device, meta

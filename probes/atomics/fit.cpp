@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <string>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
+
+using namespace analysis; // the analysis/ tools: fits, input text, statistics, the models
 
 atomics_fit fit_atomics(const atomics_curve &c, double sm_clock_mhz) {
   atomics_fit f;
@@ -110,4 +112,4 @@ std::string fit_variant(probes::atomics_variant_result &v, double sm_clock_mhz) 
   return line;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

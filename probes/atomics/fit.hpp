@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 struct atomics_curve {
   std::vector<double> threads, mean_cycles, warp_max_mean_cycles;
@@ -22,7 +22,7 @@ struct atomics_fit {
   // (r2 >= 0.98); else "power", cycles = coefficient * N^exponent fitted in log-log, where that
   // fits (r2 of the logs >= 0.95: CAS retry loops grow faster than linearly); else "none".
   std::string model = "line";
-  line_fit fit;
+  analysis::line_fit fit;
   double power_coefficient = 0, power_exponent = 0, power_r2 = 0;
   bool contended = false; // some point reached 1.5x the 1-thread latency
   double from_threads = 0, to_threads = 0;
@@ -39,4 +39,4 @@ nlohmann::json to_json(const atomics_fit &f);
 // queue on one address) into v.analysis; returns its line of the probe's summary table.
 std::string fit_variant(probes::atomics_variant_result &v, double sm_clock_mhz);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -3,7 +3,7 @@
 #include "pipeline/stage_plan.hpp"
 #include "probes/atomics/probe.hpp"
 
-namespace gpuprobe::catalog::atomics {
+namespace gpuprobe::probes::atomics {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (r.tlb)
@@ -22,4 +22,4 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   s.back().clock_witness = true; // it records the SM clock it ran at
 }
 
-} // namespace gpuprobe::catalog::atomics
+} // namespace gpuprobe::probes::atomics

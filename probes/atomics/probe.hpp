@@ -3,7 +3,7 @@
 // this folder that the CLI registry, the report and characterize's plan call.
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::atomics {
+namespace gpuprobe::probes::atomics {
 
 void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe atomics`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
@@ -14,4 +14,4 @@ void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 inline constexpr probes::probe_descriptor entry = {
     "atomics", "atomics", setup_cli, draw, plan, contribute, nullptr, "Atomic contention"};
 
-} // namespace gpuprobe::catalog::atomics
+} // namespace gpuprobe::probes::atomics

@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-namespace gpuprobe::catalog::atomics {
+namespace gpuprobe::probes::atomics {
 
 void contribute(const results_folder &folder, model::profile &p) {
   using F = results_folder::raw_file;
@@ -18,14 +18,13 @@ void contribute(const results_folder &folder, model::profile &p) {
   if (std::filesystem::exists(af)) {
     const auto a = probes::atomics_result_from_json(read_json_file(af.string()));
     for (const auto &v : a.variants)
-      variants.push_back(
-          {{"variant", probes::to_string(v.variant)},
-           {"fit", v.analysis.value("fit", nlohmann::json::object())},
-           {"queue_model", v.analysis.value("queue_model", nlohmann::json::object())}});
+      variants.push_back({{"variant", probes::to_string(v.variant)},
+                          {"fit", v.fit()},
+                          {"queue_model", v.queue_model()}});
     if (!a.device.is_null())
       p.device = a.device;
   }
   p.detail["atomics"] = {{"source", results_folder::raw_rel(F::atomics)}, {"variants", variants}};
 }
 
-} // namespace gpuprobe::catalog::atomics
+} // namespace gpuprobe::probes::atomics

@@ -3,6 +3,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/schema.hpp"
+#include "model/fields.hpp"
 #include "probes/atomics/driver.hpp"
 
 namespace gpuprobe::probes {
@@ -136,6 +137,13 @@ atomics_result atomics_result_from_json(const json &doc) {
   } catch (const json::exception &e) {
     throw error(std::string("atomics result: ") + e.what());
   }
+}
+
+nlohmann::json atomics_variant_result::fit() const {
+  return model::part_or(analysis, "fit", nlohmann::json::object());
+}
+nlohmann::json atomics_variant_result::queue_model() const {
+  return model::part_or(analysis, "queue_model", nlohmann::json::object());
 }
 
 } // namespace gpuprobe::probes

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::clock {
+namespace gpuprobe::probes::clock {
 
 namespace {
 
@@ -52,4 +52,4 @@ void setup_cli(CLI::App &parent) {
   app->callback([f] { run(*f); });
 }
 
-} // namespace gpuprobe::catalog::clock
+} // namespace gpuprobe::probes::clock

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <sstream>
 
-namespace gpuprobe::catalog::clock {
+namespace gpuprobe::probes::clock {
 
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
@@ -51,4 +51,4 @@ void draw(const inputs &in, report_content &c) {
   c.tables.push_back(std::move(t));
 }
 
-} // namespace gpuprobe::catalog::clock
+} // namespace gpuprobe::probes::clock

@@ -3,7 +3,7 @@
 // folder that the CLI registry and the report call (characterize does not run it: no plan).
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::clock {
+namespace gpuprobe::probes::clock {
 
 void setup_cli(CLI::App &parent);                                       // cli.cpp
 void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
@@ -11,4 +11,4 @@ void draw(const report::detail::inputs &in, report::report_content &c); // draw.
 inline constexpr probes::probe_descriptor entry = {"clock", "clock", setup_cli, draw,
                                                    nullptr, nullptr, nullptr,   "Clock"};
 
-} // namespace gpuprobe::catalog::clock
+} // namespace gpuprobe::probes::clock

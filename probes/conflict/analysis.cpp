@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <map>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 using nlohmann::json;
 
@@ -62,7 +62,7 @@ namespace {
 // Which virtual-address bits can select the set: what the sets' pages (their page numbers) vary
 // in, and whether the ramp's sets are pinned by them.
 json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int page_shift,
-                       const json &st) {
+                       const model::level_structure *st) {
   const auto b = set_index_bits(sets);
   json bits = {{"page_number_bits_varying", b.varying_bits},
                {"va_bits", {page_shift, page_shift + std::max(0, b.varying_bits - 1)}},
@@ -88,9 +88,9 @@ json set_index_finding(const std::vector<std::vector<std::uint64_t>> &sets, int 
                                         " down to " + std::to_string(page_shift)},
                         {"rows", rows},
                         {"rank", b.masks.size()}};
-  const double sets_ramp = st.value("sets", 0.0);
+  const double sets_ramp = st ? st->sets.value_or(0.0) : 0.0;
   std::string words;
-  if (st.value("resolved", false) && st.value("sets", 0.0) == 1) {
+  if (st && st->resolved && sets_ramp == 1) {
     words = "one set (fully associative): no address bit selects it";
     bits.erase("va_masks");
     bits.erase("gf2_matrix");
@@ -129,32 +129,30 @@ std::uint64_t set_of(const std::vector<std::uint64_t> &masks, std::uint64_t page
   return bits;
 }
 
-json conflict_summary(const json &level, const json &result_level) {
+json conflict_summary(const model::tlb_level &level, const conflict_level_read &r) {
   json out = {{"source", results_folder::raw_rel(results_folder::raw_file::tlb_conflict)}};
-  if (result_level.contains("skipped")) {
+  if (r.skipped) {
     out["resolved"] = false;
-    out["why"] = result_level["skipped"];
+    out["why"] = *r.skipped;
     return out;
   }
-  const double page = result_level.value("page_bytes", 0.0);
-  const auto va_base = result_level.value("va_base", std::uint64_t(0));
-  const int page_shift = page > 0 ? int(std::lround(std::log2(page))) : 0;
+  const int page_shift = r.page_bytes > 0 ? int(std::lround(std::log2(r.page_bytes))) : 0;
   std::vector<std::vector<std::uint64_t>> sets;
   json sizes = json::array(), onsets = json::array(), missing = json::array();
   std::map<std::size_t, int> count, union_count; // set sizes: group-tested, onset unions
   std::string failed;
-  for (const auto &s : result_level.value("sets", json::array())) {
-    onsets.push_back(s.value("onset_pages", 0));
-    missing.push_back(s.value("missing", json::array()).size());
-    if (s.contains("failed")) {
-      failed = s["failed"].get<std::string>();
+  for (const auto &s : r.sets) {
+    onsets.push_back(s.onset_pages);
+    missing.push_back(s.missing);
+    if (s.failed) {
+      failed = *s.failed;
       continue;
     }
     std::vector<std::uint64_t> pages;
-    for (const auto &p : s.value("members", json::array()))
-      pages.push_back((va_base >> page_shift) + p.get<std::uint64_t>());
+    for (auto p : s.members)
+      pages.push_back((r.va_base >> page_shift) + p);
     sizes.push_back(pages.size());
-    ++(s.value("method", "") == "onset union" ? union_count : count)[pages.size()];
+    ++(s.method == "onset union" ? union_count : count)[pages.size()];
     sets.push_back(pages);
   }
   // The ways come from the group-tested sets (minimal by construction); where none was found,
@@ -181,29 +179,27 @@ json conflict_summary(const json &level, const json &result_level) {
   if (count.size() != 1)
     out["why"] = "the sets found differ in size";
   out["ways"] = ways;
-  const auto st = level.value("structure", json::object());
-  if (st.value("resolved", false)) {
-    const double ramp_ways = st.value("ways", 0.0);
+  const model::level_structure *st = level.structure ? &*level.structure : nullptr;
+  if (st && st->resolved) {
+    const double ramp_ways = st->ways.value_or(0.0);
     out["ramp_ways"] = ramp_ways;
     out["agrees"] = count.size() == 1 && ways == ramp_ways;
   }
   out["set_index"] = set_index_finding(sets, page_shift, st);
   // The pinned function checked by prediction in fresh windows (tlb-conflict's predictions).
-  if (const auto &ps = result_level.value("predictions", json::array()); !ps.empty()) {
+  if (!r.predictions.empty()) {
     int held = 0, made = 0;
-    for (const auto &p : ps) {
-      made += !p.contains("failed");
-      held += p.value("held", false);
-    }
+    for (const auto &p : r.predictions)
+      made += p.made, held += p.held;
     auto &si = out["set_index"];
     si["predictions_held"] = held;
     si["predictions_made"] = made;
-    si["predictions_tried"] = ps.size();
+    si["predictions_tried"] = r.predictions.size();
     si["finding"] = si["finding"].get<std::string>() + "; checked by prediction in " +
-                    std::to_string(ps.size()) + " fresh window(s): held in " +
+                    std::to_string(r.predictions.size()) + " fresh window(s): held in " +
                     std::to_string(held) + " of " + std::to_string(made) + " made";
   }
   return out;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::conflict {
+namespace gpuprobe::probes::conflict {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -97,4 +97,4 @@ void setup_cli(CLI::App &parent) {
   app->callback([f] { run(*f); });
 }
 
-} // namespace gpuprobe::catalog::conflict
+} // namespace gpuprobe::probes::conflict

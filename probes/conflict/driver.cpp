@@ -107,7 +107,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
           for (auto p : s.members)
             found.back().push_back((l.va_base >> page_shift) + p);
         }
-      const auto bits = analysis::set_index_bits(found);
+      const auto bits = probes::set_index_bits(found);
       if (ramp_sets > 1 && !found.empty() &&
           double(bits.masks.size()) == std::round(std::log2(ramp_sets)))
         for (int i = 0; i < o.predict_windows; ++i) {

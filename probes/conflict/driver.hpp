@@ -118,7 +118,7 @@ struct set_prediction {
     return hit_without_predicted && missed_without_others && partners_confirmed == predicted.size();
   }
 };
-// `masks`: the index functions over page numbers (analysis::set_index_bits); `page_base`: the
+// `masks`: the index functions over page numbers (probes::set_index_bits); `page_base`: the
 // page number of page 0 of the range (va_base / page).
 // `by_union`: check by the onset's union even where a page misses in two walks (the level's own
 // sets were onset unions: a set one page short of W + 1 overflows, so removing one partner need

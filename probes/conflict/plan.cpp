@@ -3,11 +3,11 @@
 #include "pipeline/stage_plan.hpp"
 #include "probes/conflict/probe.hpp"
 
-namespace gpuprobe::catalog::conflict {
+namespace gpuprobe::probes::conflict {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (!r.tlb) // it reads the profile's file, so it is planned with the stages before it
     s.push_back(pipeline::profile_stage(r, "tlb_conflict", "tlb-conflict", {"--windows", "2"}));
 }
 
-} // namespace gpuprobe::catalog::conflict
+} // namespace gpuprobe::probes::conflict

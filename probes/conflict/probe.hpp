@@ -3,7 +3,7 @@
 // of this folder that the CLI registry, the report and characterize's plan call.
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::conflict {
+namespace gpuprobe::probes::conflict {
 
 void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-conflict`
 
@@ -14,4 +14,4 @@ void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 inline constexpr probes::probe_descriptor entry = {"tlb-conflict", "tlb-conflict", setup_cli,
                                                    nullptr,        plan,           contribute};
 
-} // namespace gpuprobe::catalog::conflict
+} // namespace gpuprobe::probes::conflict

@@ -6,17 +6,17 @@
 #include "probes/conflict/probe.hpp"
 #include "probes/tlb/levels.hpp"
 
-namespace gpuprobe::catalog::conflict {
+namespace gpuprobe::probes::conflict {
 
 void contribute(const results_folder &folder, model::profile &p) {
   analysis::for_each_matched_level(folder, results_folder::raw_file::tlb_conflict, "tlb_conflict",
                                    p.tlb, [](model::tlb_level &L, const nlohmann::json &rl) {
                                      if (!L.structure)
                                        return;
-                                     L.structure->conflict =
-                                         analysis::conflict_summary(model::to_json(L), rl);
-                                     analysis::mark_disagreement(L);
+                                     L.structure->conflict = probes::conflict_summary(
+                                         L, probes::conflict_level_from_json(rl));
+                                     probes::mark_disagreement(L);
                                    });
 }
 
-} // namespace gpuprobe::catalog::conflict
+} // namespace gpuprobe::probes::conflict

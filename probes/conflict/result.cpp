@@ -2,6 +2,7 @@
 #include "common/envelope.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
+#include "model/fields.hpp"
 #include "probes/conflict/analysis.hpp"
 #include "probes/conflict/driver.hpp"
 #include "probes/conflict/kernel.hpp"
@@ -311,7 +312,7 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
     p.failed = s.failed;
     return p;
   }
-  const auto index = [&](std::uint32_t page) { return analysis::set_of(masks, page_base + page); };
+  const auto index = [&](std::uint32_t page) { return set_of(masks, page_base + page); };
   const auto all = pages_from(start, s.onset_pages);
   if (stable.empty() || by_union) { // not LRU at the onset: are the pages missing there sets?
     p.method = "onset union";
@@ -486,6 +487,67 @@ json to_json(const conflict_result &r) {
                           {"range_bytes", r.range_bytes},
                           {"levels", levels},
                           {"wall_seconds", r.wall_seconds}});
+}
+
+} // namespace gpuprobe::probes
+
+namespace gpuprobe::probes {
+
+conflict_level_read conflict_level_from_json(const json &row) {
+  using model::kind_error;
+  using model::part_of_kind;
+  const std::string where = "a tlb-conflict level";
+  if (!row.is_object())
+    throw error(where + " is " + std::string(row.type_name()) + ", not an object");
+  conflict_level_read r;
+  if (row.contains("skipped")) {
+    if (!row["skipped"].is_string())
+      throw kind_error(where, "skipped", row["skipped"], "a string");
+    r.skipped = row["skipped"].get<std::string>();
+    return r;
+  }
+  if (const auto *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
+    r.page_bytes = p->get<double>();
+  if (const auto *b = part_of_kind(row, "va_base", &json::is_number_integer, "an address", where)) {
+    if (!b->is_number_unsigned() && b->get<std::int64_t>() < 0)
+      throw kind_error(where, "va_base", *b, "an address");
+    r.va_base = b->get<std::uint64_t>();
+  }
+  if (const auto *sets = part_of_kind(row, "sets", &json::is_array, "a list", where))
+    for (const auto &s : *sets) {
+      const std::string at = where + "'s set";
+      if (!s.is_object())
+        throw kind_error(where, "sets[]", s, "an object");
+      conflict_level_read::set x;
+      if (const auto *o =
+              part_of_kind(s, "onset_pages", &json::is_number_integer, "a whole number", at))
+        x.onset_pages = o->get<int>();
+      if (const auto *m = part_of_kind(s, "missing", &json::is_array, "a list", at))
+        x.missing = m->size();
+      if (const auto *f = part_of_kind(s, "failed", &json::is_string, "a string", at))
+        x.failed = f->get<std::string>();
+      if (const auto *m = part_of_kind(s, "members", &json::is_array, "a list", at))
+        for (const auto &p : *m) {
+          if (!p.is_number_integer() || (!p.is_number_unsigned() && p.get<std::int64_t>() < 0))
+            throw kind_error(at, "members[]", p, "a page index");
+          x.members.push_back(p.get<std::uint64_t>());
+        }
+      if (const auto *m = part_of_kind(s, "method", &json::is_string, "a string", at))
+        x.method = m->get<std::string>();
+      r.sets.push_back(std::move(x));
+    }
+  if (const auto *ps = part_of_kind(row, "predictions", &json::is_array, "a list", where))
+    for (const auto &p : *ps) {
+      if (!p.is_object())
+        throw kind_error(where, "predictions[]", p, "an object");
+      conflict_level_read::prediction x;
+      x.made = !p.contains("failed");
+      if (const auto *h =
+              part_of_kind(p, "held", &json::is_boolean, "a boolean", where + "'s prediction"))
+        x.held = h->get<bool>();
+      r.predictions.push_back(x);
+    }
+  return r;
 }
 
 } // namespace gpuprobe::probes

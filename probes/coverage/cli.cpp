@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::coverage {
+namespace gpuprobe::probes::coverage {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -38,7 +38,7 @@ void run(coverage_flags &f) {
     if (!l.target.skipped.empty())
       std::printf("skipped: %s\n", l.target.skipped.c_str());
     else
-      std::printf("%s\n", l.verdict.value("finding", "").c_str());
+      std::printf("%s\n", l.finding().c_str());
   }
   std::printf("  wrote %s\n", f.common.out.c_str());
 }
@@ -66,4 +66,4 @@ void setup_cli(CLI::App &parent) {
   app->callback([f] { run(*f); });
 }
 
-} // namespace gpuprobe::catalog::coverage
+} // namespace gpuprobe::probes::coverage

@@ -81,8 +81,8 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
     }
     auto l = measure_coverage(env, t, o);
     l.seconds = std::chrono::duration<double>(clock::now() - tl).count();
-    std::fprintf(stderr, "[tlb-coverage] %s: %s (%.1f s)\n", t.level.c_str(),
-                 l.verdict.value("finding", "").c_str(), l.seconds);
+    std::fprintf(stderr, "[tlb-coverage] %s: %s (%.1f s)\n", t.level.c_str(), l.finding().c_str(),
+                 l.seconds);
     r.levels.push_back(l);
   }
   r.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();

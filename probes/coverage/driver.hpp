@@ -109,6 +109,7 @@ struct coverage_level_result {
   std::vector<onset_repeat> repeats;
   nlohmann::json verdict; // coverage_verdict()
   double seconds = 0;
+  std::string finding() const; // the verdict in words ("" before it was made)
 };
 
 struct coverage_result : result_envelope {

@@ -3,11 +3,11 @@
 #include "pipeline/stage_plan.hpp"
 #include "probes/coverage/probe.hpp"
 
-namespace gpuprobe::catalog::coverage {
+namespace gpuprobe::probes::coverage {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (!r.tlb && !r.quick) // it reads the profile's file, so it is planned with the stages before it
     s.push_back(pipeline::profile_stage(r, "tlb_coverage", "tlb-coverage", {}));
 }
 
-} // namespace gpuprobe::catalog::coverage
+} // namespace gpuprobe::probes::coverage

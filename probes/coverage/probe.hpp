@@ -3,7 +3,7 @@
 // of this folder that the CLI registry and characterize's plan call.
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::coverage {
+namespace gpuprobe::probes::coverage {
 
 void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-coverage`
 
@@ -14,4 +14,4 @@ void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 inline constexpr probes::probe_descriptor entry = {"tlb-coverage", "tlb-coverage", setup_cli,
                                                    nullptr,        plan,           contribute};
 
-} // namespace gpuprobe::catalog::coverage
+} // namespace gpuprobe::probes::coverage

@@ -3,7 +3,7 @@
 #include "common/results_folder.hpp"
 #include "probes/coverage/probe.hpp"
 
-namespace gpuprobe::catalog::coverage {
+namespace gpuprobe::probes::coverage {
 
 void contribute(const results_folder &folder, model::profile &p) {
   using F = results_folder::raw_file;
@@ -17,4 +17,4 @@ void contribute(const results_folder &folder, model::profile &p) {
                                    });
 }
 
-} // namespace gpuprobe::catalog::coverage
+} // namespace gpuprobe::probes::coverage

@@ -1,6 +1,7 @@
 // The host half of tlb-coverage: the levels to test, the walks' plan and searches, the verdicts,
 // the JSON. Every walk goes through coverage_env, so this file runs on simulated TLBs in tests.
 #include "common/units.hpp"
+#include "model/fields.hpp"
 #include "probes/coverage/driver.hpp"
 
 #include <algorithm>
@@ -530,5 +531,7 @@ json to_json(const coverage_result &r) {
       "tlb-coverage", r, "tlb_coverage",
       {{"profile", r.profile}, {"levels", levels}, {"wall_seconds", r.wall_seconds}});
 }
+
+std::string coverage_level_result::finding() const { return model::words_of(verdict, "finding"); }
 
 } // namespace gpuprobe::probes

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::per_sm {
+namespace gpuprobe::probes::per_sm {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -80,4 +80,4 @@ void setup_cli(CLI::App &parent) {
   app->callback([f] { run(*f); });
 }
 
-} // namespace gpuprobe::catalog::per_sm
+} // namespace gpuprobe::probes::per_sm

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace gpuprobe::catalog::per_sm {
+namespace gpuprobe::probes::per_sm {
 
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
@@ -105,4 +105,4 @@ void draw(const inputs &in, report_content &c) {
                         "characterize on the GPU runs it)");
 }
 
-} // namespace gpuprobe::catalog::per_sm
+} // namespace gpuprobe::probes::per_sm

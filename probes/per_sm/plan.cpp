@@ -3,7 +3,7 @@
 #include "pipeline/stage_plan.hpp"
 #include "probes/per_sm/probe.hpp"
 
-namespace gpuprobe::catalog::per_sm {
+namespace gpuprobe::probes::per_sm {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (!r.tlb) // it reads the profile's file, so it is planned with the stages before it
@@ -11,4 +11,4 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
     s.push_back(pipeline::profile_stage(r, "tlb_per_sm", "tlb-per-sm", {"--sms", "16"}));
 }
 
-} // namespace gpuprobe::catalog::per_sm
+} // namespace gpuprobe::probes::per_sm

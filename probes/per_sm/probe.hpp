@@ -3,7 +3,7 @@
 // of this folder that the CLI registry, the report and characterize's plan call.
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::per_sm {
+namespace gpuprobe::probes::per_sm {
 
 void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-per-sm`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
@@ -14,4 +14,4 @@ void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 inline constexpr probes::probe_descriptor entry = {
     "tlb-per-sm", "tlb-per-sm", setup_cli, draw, plan, contribute, nullptr, "Per-SM TLB latency"};
 
-} // namespace gpuprobe::catalog::per_sm
+} // namespace gpuprobe::probes::per_sm

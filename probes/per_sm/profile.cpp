@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace gpuprobe::catalog::per_sm {
+namespace gpuprobe::probes::per_sm {
 
 namespace {
 
@@ -49,4 +49,4 @@ void contribute(const results_folder &folder, model::profile &p) {
                                    });
 }
 
-} // namespace gpuprobe::catalog::per_sm
+} // namespace gpuprobe::probes::per_sm

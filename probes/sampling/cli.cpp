@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::sampling {
+namespace gpuprobe::probes::sampling {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -37,7 +37,7 @@ void run(sampling_flags &f) {
     if (l.target.skipped.empty())
       std::printf("%s vs %s: ", format_bytes(double(l.target.below_bytes)).c_str(),
                   format_bytes(double(l.target.above_bytes)).c_str());
-    std::printf("%s\n", l.verdict.value("verdict", "").c_str());
+    std::printf("%s\n", l.verdict_words().c_str());
   }
   std::printf("  wrote %s\n", f.common.out.c_str());
 }
@@ -67,4 +67,4 @@ void setup_cli(CLI::App &parent) {
   app->callback([f] { run(*f); });
 }
 
-} // namespace gpuprobe::catalog::sampling
+} // namespace gpuprobe::probes::sampling

@@ -45,6 +45,7 @@ struct sampling_level_result {
   sampling_target target;
   std::vector<double> below_ms, above_ms; // one launch each
   nlohmann::json verdict = nlohmann::json::object();
+  std::string verdict_words() const; // the verdict's line ("" before it was made)
 };
 
 struct sampling_result : result_envelope { // device, meta

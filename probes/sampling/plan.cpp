@@ -4,11 +4,11 @@
 #include "pipeline/stage_plan.hpp"
 #include "probes/sampling/probe.hpp"
 
-namespace gpuprobe::catalog::sampling {
+namespace gpuprobe::probes::sampling {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (!r.tlb) // it reads the profile's file, so it is planned with the stages before it
     s.push_back(pipeline::profile_stage(r, "tlb_sampling", "tlb-sampling", {"--reps", "3"}));
 }
 
-} // namespace gpuprobe::catalog::sampling
+} // namespace gpuprobe::probes::sampling

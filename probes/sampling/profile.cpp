@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace gpuprobe::catalog::sampling {
+namespace gpuprobe::probes::sampling {
 
 void contribute(const results_folder &folder, model::profile &p) {
   const auto sp = folder.raw(results_folder::raw_file::tlb_sampling);
@@ -17,4 +17,4 @@ void contribute(const results_folder &folder, model::profile &p) {
                             probes::sampling_result_from_json(read_json_file(sp.string())));
 }
 
-} // namespace gpuprobe::catalog::sampling
+} // namespace gpuprobe::probes::sampling

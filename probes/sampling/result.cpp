@@ -2,6 +2,7 @@
 #include "common/error.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
+#include "model/fields.hpp"
 #include "probes/sampling/driver.hpp"
 
 #include <algorithm>
@@ -151,6 +152,10 @@ sampling_result sampling_result_from_json(const json &doc) {
     throw error(std::string("tlb-sampling result: ") + e.what());
   }
   return r;
+}
+
+std::string sampling_level_result::verdict_words() const {
+  return model::words_of(verdict, "verdict");
 }
 
 } // namespace gpuprobe::probes

@@ -16,7 +16,9 @@
 #include <numeric>
 #include <sstream>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
+
+using namespace analysis; // the analysis/ tools: fits, input text, statistics, the models
 
 namespace {
 constexpr enum_table<sharing_scope, 4> k_scopes = {{sharing_scope::private_, "private"},
@@ -352,7 +354,7 @@ void reference_and_control(const sharing_matrix &m, sharing_analysis &a, std::ve
 
 // A diagonal that does not stand above the noise: global where every cell is L2-or-slower and no
 // baseline says otherwise, else the matrix cannot show sharing.
-void weak_control(const sharing_matrix &m, double max_cell, const sharing_options &opt,
+void weak_control(const sharing_matrix &m, double max_cell, const sharing_analysis_options &opt,
                   sharing_analysis &a) {
   char buf[400];
   if (!a.has_baseline && max_cell >= opt.l2_min_cycles) {
@@ -402,7 +404,7 @@ matrix normalised(const sharing_matrix &m, const std::vector<double> &ref,
 
 // The threshold on x: between two clusters (some pairs shared), else below one raised cluster
 // (all shared), else half the control (none shared).
-void choose_threshold(const std::vector<double> &xs, const sharing_options &opt,
+void choose_threshold(const std::vector<double> &xs, const sharing_analysis_options &opt,
                       sharing_analysis &a) {
   const double floor_x = 0.3 / a.control_cycles;
   const double t = otsu_threshold(xs);
@@ -433,7 +435,7 @@ void choose_threshold(const std::vector<double> &xs, const sharing_options &opt,
 }
 
 // Pairs shared in both directions (one direction only: noted, not shared), joined into groups.
-void share_and_group(const sharing_matrix &m, const matrix &x, const sharing_options &opt,
+void share_and_group(const sharing_matrix &m, const matrix &x, const sharing_analysis_options &opt,
                      sharing_analysis &a) {
   const int n = int(m.sm_ids.size());
   union_find uf(n);
@@ -485,7 +487,7 @@ void share_and_group(const sharing_matrix &m, const matrix &x, const sharing_opt
 }
 
 // The scope from the shared pairs, its one-sentence reason, and a sample's note.
-void verdict(const sharing_matrix &m, const sharing_options &opt, sharing_analysis &a) {
+void verdict(const sharing_matrix &m, const sharing_analysis_options &opt, sharing_analysis &a) {
   const int n = int(m.sm_ids.size());
   char buf[400];
   if (a.shared_pairs == 0) {
@@ -511,16 +513,16 @@ void verdict(const sharing_matrix &m, const sharing_options &opt, sharing_analys
   }
   a.reason = buf;
   // tlb-sharing --sample-sms: said once, where the verdict is read.
-  if (m.params.is_object() && m.params.contains("sample") && m.params["sample"].is_object() &&
-      m.params["sample"].value("sms", 0) == n)
+  if (const auto sample = probes::sharing_params_from_json(m.params).sample;
+      sample && sample->sms.value_or(0) == n)
     a.reason += "; measured on " + std::to_string(n) + " of " +
-                m.params["sample"].value("of", json(0)).dump() +
+                std::to_string(sample->of.value_or(0)) +
                 " SMs spread over the GPU (a level every pair of them shares is global)";
 }
 
 } // namespace
 
-sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options &opt) {
+sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_analysis_options &opt) {
   sharing_analysis a;
   const int n = int(m.sm_ids.size());
   a.has_baseline = !m.baseline.empty();
@@ -590,4 +592,4 @@ std::string group_sizes(const std::vector<std::vector<int>> &groups) {
   return s;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

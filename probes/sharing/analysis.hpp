@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 struct sharing_matrix {
   std::string source; // file it came from
@@ -34,7 +34,7 @@ sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string
 // Reads a file of either format (by content).
 sharing_matrix load_sharing_input(const std::string &path);
 
-struct sharing_options {
+struct sharing_analysis_options {
   double l1_hit_max_cycles = 100; // below: every access was an L1 hit (TLB never exercised)
   double l2_min_cycles = 200;     // any access reaching L2 costs at least this since Kepler
   double control_sigmas = 6;      // the diagonal must stand this many noise sigmas above ref
@@ -61,12 +61,12 @@ struct sharing_analysis {
   std::vector<std::string> notes;
 };
 
-sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_options &opt = {});
+sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_analysis_options &opt = {});
 
 // The probe's own matrix (mean cycles, baselines) as the analysis reads it.
 sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &source);
 
-// tlb-sharing's sample (probes::sharing_options::sample_sms): SMs spread over the GPU, each
+// tlb-sharing's sample (probes::sharing_analysis_options::sample_sms): SMs spread over the GPU, each
 // against each. It answers for every SM only when the level is global there (every pair of SMs of
 // different GPCs shares); a private or grouped sample says nothing of the SMs between the
 // sampled ones, so those are measured.
@@ -87,4 +87,4 @@ std::string group_sizes(const std::vector<std::vector<int>> &groups);
 // The profile's `sharing` block.
 nlohmann::json to_json(const sharing_analysis &a);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -16,7 +16,7 @@
 #include <memory>
 #include <optional>
 
-namespace gpuprobe::catalog::sharing {
+namespace gpuprobe::probes::sharing {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -58,24 +58,25 @@ void run(sharing_flags &f) {
   o.random_order = f.order == "random";
   o.spread_lines = f.lines == "spread";
   if (o.sample_sms > 0)
-    o.sample_verdict = analysis::sample_not_global; // global on the sample: global everywhere
+    o.sample_verdict = probes::sample_not_global; // global on the sample: global everywhere
   probes::plan_sharing(o.level.page_bytes(), o.level.entries(),
                        o.overfill); // bad options fail before any GPU work
   const auto dev = query_device(f.common.device);
   const auto r = probes::run_sharing(o, dev);
   const json doc = to_json(r);
-  const auto a = analysis::analyze_sharing(analysis::parse_sharing_result(doc, f.common.out));
+  const auto a = probes::analyze_sharing(probes::parse_sharing_result(doc, f.common.out));
   write_json_atomic(f.common.out, doc);
-  const auto &p = r.params;
+  const auto p = probes::sharing_params_from_json(r.params);
   std::printf("gpuprobe tlb-sharing: %s, level %s, %zu SMs, %s pool, %.1f s\n", dev.name.c_str(),
-              probes::describe(o.level).c_str(), r.sm_ids.size(), p.value("alloc", "?").c_str(),
+              probes::describe(o.level).c_str(), r.sm_ids.size(), p.alloc.value_or("?").c_str(),
               r.wall_seconds);
-  std::printf("  scope: %s (%s)\n", analysis::to_string(a.scope).c_str(), a.reason.c_str());
-  if (p.contains("sample"))
-    std::printf("  sample: %s of %s SMs spread over the GPU: %s\n",
-                p["sample"].value("sms", json()).dump().c_str(),
-                p["sample"].value("of", json()).dump().c_str(),
-                p["sample"].value("finding", "").c_str());
+  std::printf("  scope: %s (%s)\n", probes::to_string(a.scope).c_str(), a.reason.c_str());
+  const auto count = [](const std::optional<long long> &n) {
+    return n ? std::to_string(*n) : std::string("null");
+  };
+  if (p.sample)
+    std::printf("  sample: %s of %s SMs spread over the GPU: %s\n", count(p.sample->sms).c_str(),
+                count(p.sample->of).c_str(), p.sample->finding.c_str());
   if (!a.structure.empty())
     std::printf("  structure: %s\n", a.structure.c_str());
   std::printf("  wrote %s\n", f.common.out.c_str());
@@ -134,10 +135,10 @@ void run_analyze_sharing(const common_options &o) {
   refuse_output_over_inputs("analyze sharing", o.out, o.inputs);
   if (o.inputs.size() != 1)
     throw error("analyze sharing takes one --input (one level's matrix)");
-  const auto m = analysis::load_sharing_input(o.inputs[0]);
-  const auto a = analysis::analyze_sharing(m);
+  const auto m = probes::load_sharing_input(o.inputs[0]);
+  const auto a = probes::analyze_sharing(m);
   json device = m.device.is_null() ? json{{"name", m.device_name}} : m.device;
-  json sharing = analysis::to_json(a);
+  json sharing = probes::to_json(a);
   sharing["input"] = {{"file", m.source}, {"format", m.format}, {"sms", m.sm_ids.size()}};
   json doc = document_head(schema::sharing, device, o.seed);
   doc["level"] = m.params.is_null() ? json(nullptr) : m.params;
@@ -145,10 +146,10 @@ void run_analyze_sharing(const common_options &o) {
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(),
               m.sm_ids.size(), m.format.c_str());
-  std::printf("  scope: %s\n  reason: %s\n", analysis::to_string(a.scope).c_str(),
+  std::printf("  scope: %s\n  reason: %s\n", probes::to_string(a.scope).c_str(),
               a.reason.c_str());
   for (const auto &g : a.groups) {
-    if (a.scope == analysis::sharing_scope::global)
+    if (a.scope == probes::sharing_scope::global)
       break;
     std::string ids;
     for (int id : g)
@@ -176,4 +177,4 @@ void setup_analyze(CLI::App &analyze) {
   sharing->callback([sopt] { run_analyze_sharing(*sopt); });
 }
 
-} // namespace gpuprobe::catalog::sharing
+} // namespace gpuprobe::probes::sharing

@@ -12,16 +12,16 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::catalog::sharing {
+namespace gpuprobe::probes::sharing {
 
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis.
-using analysis::analyze_sharing;
-using analysis::load_sharing_input;
-using analysis::sharing_analysis;
-using analysis::sharing_matrix;
-using analysis::to_string;
+using probes::analyze_sharing;
+using probes::load_sharing_input;
+using probes::sharing_analysis;
+using probes::sharing_matrix;
+using probes::to_string;
 
 namespace fs = std::filesystem;
 
@@ -202,4 +202,4 @@ void draw(const inputs &in, report_content &c) {
     c.tables.push_back(std::move(per_sm));
 }
 
-} // namespace gpuprobe::catalog::sharing
+} // namespace gpuprobe::probes::sharing

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,5 +87,21 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev);
 
 nlohmann::json to_json(const sharing_result &r);
 sharing_result sharing_result_from_json(const nlohmann::json &doc); // throws gpuprobe::error
+
+// What the analysis, the profile and the terminal read of a result's params, typed; the rest of
+// params stays as it was written. A part of another kind is one gpuprobe::error naming it.
+struct sharing_params {
+  std::optional<double> entries, page_bytes; // the level measured
+  std::optional<std::string> alloc;          // the pool
+  struct sample_read {                       // --sample-sms: `sms` of `of` SMs spread over the GPU
+    std::optional<long long> sms, of;
+    std::string finding;
+  };
+  std::optional<sample_read> sample;
+};
+// From a result's params (null, as a 2017 file has: nothing known).
+sharing_params sharing_params_from_json(const nlohmann::json &params);
+// From a whole tlb-sharing result document: its "sharing" block's params (absent: nothing known).
+sharing_params sharing_params_of_document(const nlohmann::json &doc);
 
 } // namespace gpuprobe::probes

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-namespace gpuprobe::catalog::sharing {
+namespace gpuprobe::probes::sharing {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (!r.tlb)
@@ -43,4 +43,4 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   }
 }
 
-} // namespace gpuprobe::catalog::sharing
+} // namespace gpuprobe::probes::sharing

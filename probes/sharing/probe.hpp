@@ -3,7 +3,7 @@
 // this folder that the CLI registry, the report and characterize's plan call.
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::sharing {
+namespace gpuprobe::probes::sharing {
 
 void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-sharing`
 void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
@@ -16,4 +16,4 @@ inline constexpr probes::probe_descriptor entry = {
     "tlb-sharing", "tlb-sharing", setup_cli,     draw,
     plan,          contribute,    setup_analyze, "TLB sharing among SMs"};
 
-} // namespace gpuprobe::catalog::sharing
+} // namespace gpuprobe::probes::sharing

@@ -1,16 +1,18 @@
 // The tlb-sharing probe's part of profile.json: each level's (or candidate's) sharing from
 // raw/sharing_<label>.json, where it was measured for this level's geometry.
 #include "model/profile.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "common/units.hpp"
 #include "probes/sharing/analysis.hpp"
+#include "probes/sharing/driver.hpp"
 #include "probes/sharing/probe.hpp"
 
 #include <cmath>
 #include <filesystem>
 
-namespace gpuprobe::catalog::sharing {
+namespace gpuprobe::probes::sharing {
 
 namespace {
 
@@ -26,16 +28,20 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
       continue; // "not measured"
     // A sharing file measured for another geometry (an earlier analysis labelled levels
     // differently) is not this level's answer: its params alone are read to tell.
-    const json params =
-        read_json_file(f.string()).value("sharing", json::object()).value("params", json::object());
-    const double e = params.value("entries", 0.0), pg = params.value("page_bytes", 0.0);
+    probes::sharing_params params;
+    try {
+      params = probes::sharing_params_of_document(read_json_file(f.string()));
+    } catch (const error &e) { // one line naming the file
+      throw error("'" + f.string() + "': " + e.what());
+    }
+    const double e = params.entries.value_or(0), pg = params.page_bytes.value_or(0);
     if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
       L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
                                   std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
                                   ": run characterize on the GPU to measure this level";
       continue;
     }
-    json s = analysis::to_json(analysis::analyze_sharing(analysis::load_sharing_input(f.string())));
+    json s = probes::to_json(probes::analyze_sharing(probes::load_sharing_input(f.string())));
     s["source"] = "raw/" + f.filename().string();
     L.sharing = model::level_sharing_from_json(s);
   }
@@ -48,4 +54,4 @@ void contribute(const results_folder &folder, model::profile &p) {
   attach(folder, p.tlb.candidates, true);
 }
 
-} // namespace gpuprobe::catalog::sharing
+} // namespace gpuprobe::probes::sharing

@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
+#include "model/fields.hpp"
 #include "probes/sharing/driver.hpp"
 #include "probes/sharing/kernel.hpp"
 
@@ -158,6 +159,45 @@ sharing_result sharing_result_from_json(const json &doc) {
   } catch (const json::exception &e) {
     throw error(std::string("tlb-sharing result: ") + e.what());
   }
+}
+
+sharing_params sharing_params_from_json(const json &params) {
+  using model::kind_error;
+  using model::part_of_kind;
+  const std::string where = "a tlb-sharing result's params";
+  sharing_params p;
+  if (params.is_null())
+    return p;
+  if (!params.is_object())
+    throw error(where + " are " + std::string(params.type_name()) + ", not an object");
+  if (const auto *e = part_of_kind(params, "entries", &json::is_number, "a number", where))
+    p.entries = e->get<double>();
+  if (const auto *g = part_of_kind(params, "page_bytes", &json::is_number, "a number", where))
+    p.page_bytes = g->get<double>();
+  if (const auto *a = part_of_kind(params, "alloc", &json::is_string, "a string", where))
+    p.alloc = a->get<std::string>();
+  if (const auto *s = part_of_kind(params, "sample", &json::is_object, "an object", where)) {
+    sharing_params::sample_read x;
+    const std::string at = where + " sample";
+    if (const auto *n = part_of_kind(*s, "sms", &json::is_number_integer, "a whole number", at))
+      x.sms = n->get<long long>();
+    if (const auto *n = part_of_kind(*s, "of", &json::is_number_integer, "a whole number", at))
+      x.of = n->get<long long>();
+    if (const auto *f = part_of_kind(*s, "finding", &json::is_string, "a string", at))
+      x.finding = f->get<std::string>();
+    p.sample = x;
+  }
+  return p;
+}
+
+sharing_params sharing_params_of_document(const json &doc) {
+  const std::string where = "a tlb-sharing result";
+  if (!doc.is_object())
+    throw error(where + " is " + std::string(doc.type_name()) + ", not an object");
+  const auto *s = model::part_of_kind(doc, "sharing", &json::is_object, "an object", where);
+  const auto *p =
+      s ? model::part_of_kind(*s, "params", &json::is_object, "an object", where) : nullptr;
+  return p ? sharing_params_from_json(*p) : sharing_params{};
 }
 
 std::vector<std::size_t> spread_sm_indices(std::size_t count, std::size_t n) {

@@ -16,7 +16,7 @@
 #include <cstdio>
 #include <memory>
 
-namespace gpuprobe::catalog::tlb {
+namespace gpuprobe::probes::tlb {
 
 using namespace cli; // the options every subcommand shares (cli/common.hpp)
 
@@ -47,9 +47,9 @@ void run(tlb_flags &f) {
   const auto r = probes::run_tlb(o, query_device(f.common.device));
   const json doc = to_json(r);
 
-  analysis::tlb_dataset ds;
-  analysis::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
-  const auto a = analysis::find_tlb_levels(ds);
+  probes::tlb_dataset ds;
+  probes::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
+  const auto a = probes::find_tlb_levels(ds);
   write_json_atomic(f.common.out, doc);
   const device_info dev = device_info_from_json(r.device); // the block the result records
   std::printf(
@@ -62,7 +62,7 @@ void run(tlb_flags &f) {
   for (const auto &L : a.levels)
     std::printf(
         "  level: %.0f entries x %s coverage (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n",
-        L.entries, format_bytes(L.page_bytes).c_str(), analysis::to_string(L.bound).c_str(),
+        L.entries, format_bytes(L.page_bytes).c_str(), probes::to_string(L.bound).c_str(),
         format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
   for (const auto &n : a.notes)
     std::printf("  note: %s\n", n.c_str());
@@ -115,10 +115,10 @@ namespace {
 void run_analyze_tlb(const common_options &o, bool allow_mixed) {
   check_output_path(o.out);
   refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
-  const auto ds = analysis::load_tlb_inputs(o.inputs, allow_mixed);
-  const auto a = analysis::find_tlb_levels(ds);
+  const auto ds = probes::load_tlb_inputs(o.inputs, allow_mixed);
+  const auto a = probes::find_tlb_levels(ds);
   json device = ds.device.is_null() ? json{{"name", ds.device_name}} : ds.device;
-  json tlb = analysis::to_json(a);
+  json tlb = probes::to_json(a);
   tlb["inputs"] = ds.sources;
   tlb["alloc"] = ds.alloc.empty() ? json(nullptr) : json(ds.alloc);
   json doc = document_head(schema::profile, device, o.seed);
@@ -132,10 +132,10 @@ void run_analyze_tlb(const common_options &o, bool allow_mixed) {
     std::printf("  L%zu: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
                 "confidence %.2f (z %.1f at %d strides)\n",
                 k + 1, L.entries, format_bytes(L.page_bytes).c_str(),
-                analysis::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
+                probes::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
                 L.miss_penalty_cycles, L.confidence, L.z, L.z_strides);
     if (k < levels.size())
-      std::printf("      structure: %s\n", analysis::structure_detail(levels[k]).c_str());
+      std::printf("      structure: %s\n", probes::structure_detail(levels[k]).c_str());
   }
   for (const auto &c : a.cache_effects)
     std::printf("  cache effect (not a TLB level): after %.0f hops, +%.0f cycles\n", c.entries,
@@ -165,4 +165,4 @@ void setup_analyze(CLI::App &analyze) {
   tlb->callback([opt, mixed] { run_analyze_tlb(*opt, *mixed); });
 }
 
-} // namespace gpuprobe::catalog::tlb
+} // namespace gpuprobe::probes::tlb

@@ -13,7 +13,9 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
+
+using namespace analysis; // the analysis/ tools: fits, input text, statistics, the models
 
 namespace {
 
@@ -210,4 +212,4 @@ tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mi
   return ds;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

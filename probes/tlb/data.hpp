@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 struct tlb_curve {
   std::string source; // file the curve came from
@@ -45,4 +45,4 @@ void finish_curve(tlb_curve &c);
 // gpuprobe results of two GPUs (naming both) unless `allow_mixed`.
 tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mixed = false);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -13,18 +13,17 @@
 #include <map>
 #include <sstream>
 
-namespace gpuprobe::catalog::tlb {
+namespace gpuprobe::probes::tlb {
 
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis.
-using analysis::analyze_tlb;
-using analysis::interval_words;
-using analysis::load_tlb_inputs;
-using analysis::structure_words;
-using analysis::tlb_curve;
-using analysis::tlb_dataset;
-using analysis::to_json;
+using probes::analyze_tlb;
+using probes::interval_words;
+using probes::load_tlb_inputs;
+using probes::structure_words;
+using probes::tlb_curve;
+using probes::tlb_dataset;
 using model::level_label;
 
 namespace fs = std::filesystem;
@@ -237,4 +236,4 @@ void draw(const inputs &in, report_content &c) {
   cross_check_table(in, c);
 }
 
-} // namespace gpuprobe::catalog::tlb
+} // namespace gpuprobe::probes::tlb

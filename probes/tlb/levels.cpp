@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <map>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 namespace {
 constexpr enum_table<page_bound, 4> k_page_bounds = {{page_bound::exact, "exact"},
@@ -870,4 +870,4 @@ model::tlb_hierarchy analyze_tlb(const tlb_dataset &data, const tlb_analysis_opt
   return model::tlb_hierarchy_from_json(to_json(find_tlb_levels(data, opt)));
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 struct tlb_step { // one rise on one stride's curve
   double stride_bytes = 0;
@@ -137,4 +137,4 @@ nlohmann::json to_json(const tlb_evidence &a);
 // the profile written of it.
 model::tlb_hierarchy analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt = {});
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -4,7 +4,7 @@
 #include "pipeline/stage_plan.hpp"
 #include "probes/tlb/probe.hpp"
 
-namespace gpuprobe::catalog::tlb {
+namespace gpuprobe::probes::tlb {
 
 void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   if (r.tlb)
@@ -42,4 +42,4 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
                {"tlb_real"}});
 }
 
-} // namespace gpuprobe::catalog::tlb
+} // namespace gpuprobe::probes::tlb

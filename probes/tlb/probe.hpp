@@ -3,7 +3,7 @@
 // folder that the CLI registry, the report and characterize's plan call.
 #include "probes/catalog.hpp"
 
-namespace gpuprobe::catalog::tlb {
+namespace gpuprobe::probes::tlb {
 
 void setup_cli(CLI::App &parent);                                       // cli.cpp: `gpuprobe tlb`
 void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
@@ -15,4 +15,4 @@ void setup_analyze(CLI::App &analyze);                            // cli.cpp: `g
 inline constexpr probes::probe_descriptor entry = {"tlb", "tlb",      setup_cli,     draw,
                                                    plan,  contribute, setup_analyze, "TLB levels"};
 
-} // namespace gpuprobe::catalog::tlb
+} // namespace gpuprobe::probes::tlb

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-namespace gpuprobe::catalog::tlb {
+namespace gpuprobe::probes::tlb {
 
 void contribute(const results_folder &folder, model::profile &p) {
   using F = results_folder::raw_file;
@@ -19,4 +19,4 @@ void contribute(const results_folder &folder, model::profile &p) {
   p.tlb.cross_check = analysis::cross_check(p.tlb, real_profile.tlb, real, nullptr);
 }
 
-} // namespace gpuprobe::catalog::tlb
+} // namespace gpuprobe::probes::tlb

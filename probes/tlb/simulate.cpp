@@ -12,7 +12,7 @@
 #include <functional>
 #include <map>
 
-namespace gpuprobe::probes::sim {
+namespace gpuprobe::probes::tlb::sim {
 
 namespace {
 
@@ -112,7 +112,7 @@ void residuals_of(const std::vector<double> &x, const std::vector<double> &y,
 }
 } // namespace
 
-noise_pool noise_from(const std::vector<analysis::tlb_dataset> &real) {
+noise_pool noise_from(const std::vector<probes::tlb_dataset> &real) {
   noise_pool p;
   for (const auto &d : real)
     for (const auto &c : d.curves) {
@@ -159,11 +159,11 @@ std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &pla
       plan, [](std::uint64_t) {}, measure, [](const std::string &) {});
 }
 
-analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
+probes::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
                                const noise_pool *real) {
   // Read as `gpuprobe analyze tlb` reads a real sweep: the same reader, no second copy of it.
-  analysis::tlb_dataset d;
-  analysis::parse_gpuprobe_tlb_result(raw_result(g, plan, simulate_points(g, plan, seed, real)),
+  probes::tlb_dataset d;
+  probes::parse_gpuprobe_tlb_result(raw_result(g, plan, simulate_points(g, plan, seed, real)),
                                       "simulated", d);
   return d;
 }
@@ -307,4 +307,4 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
   return out;
 }
 
-} // namespace gpuprobe::probes::sim
+} // namespace gpuprobe::probes::tlb::sim

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::probes::sim {
+namespace gpuprobe::probes::tlb::sim {
 
 enum class replacement { lru, random };
 
@@ -48,7 +48,7 @@ struct noise_pool {
   int curves = 0;
   bool empty() const { return median_sigmas.empty() || mean_sigmas.empty(); }
 };
-noise_pool noise_from(const std::vector<analysis::tlb_dataset> &real);
+noise_pool noise_from(const std::vector<probes::tlb_dataset> &real);
 
 // The share of hops of a cyclic chase (`hops` hops `stride` bytes apart, a lap repeated) that
 // miss `L`: with a stride below the coverage only a tag's first hop can miss; a set holding more
@@ -69,7 +69,7 @@ sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes);
 // with no pool, a t(4) draw with a rare one-sided outlier.
 std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &plan,
                                          std::uint64_t seed, const noise_pool *real = nullptr);
-analysis::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
+probes::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
                                const noise_pool *real = nullptr);
 
 // The sweep as gpuprobe's raw result (gpuprobe.result/1, probe "tlb", an alias pool in 2 MiB
@@ -103,4 +103,4 @@ struct gpu_score {
 };
 gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan);
 
-} // namespace gpuprobe::probes::sim
+} // namespace gpuprobe::probes::tlb::sim

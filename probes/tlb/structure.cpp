@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 namespace {
 
@@ -345,4 +345,4 @@ fit_intervals intervals_of(const structure_fit &f) {
   return v;
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

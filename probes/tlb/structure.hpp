@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 struct structure_options {
   int max_ways = 64;          // larger: fully associative within the data's resolution
@@ -67,4 +67,4 @@ fit_intervals intervals_of(const structure_fit &f);
 // for the sweep's planning.
 double structure_cycles(double hops, double sets, double ways, double before, double penalty);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

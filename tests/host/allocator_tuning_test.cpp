@@ -30,7 +30,7 @@ tune::region_decision regions(const model::tlb_hierarchy &tlb) {
 tune::scope_decision scope(const model::tlb_hierarchy &tlb) {
   const auto options = tune::scope_options(tlb);
   return tune::decide_tlb_scope_measured(
-      options, {{0, "vmm", 2.0}, {options.front().bytes, "vmm", 1.0}}, 72ull << 30);
+      options, {{0, "vmm", 2.0}, {options.front().bytes(), "vmm", 1.0}}, 72ull << 30);
 }
 json tuning_doc() {
   const json p = two_group_profile();

@@ -7,6 +7,7 @@
 #include <cmath>
 
 using namespace gpuprobe::analysis;
+using namespace gpuprobe::probes;
 
 TEST(QueueModel, TasAndWasExactSums) {
   EXPECT_DOUBLE_EQ(queue_tas(1), 1);

@@ -172,7 +172,7 @@ TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
   say("model::profile_from_json", fuzz(k_h100 + "profile.json", n, 1, [](const std::string &t) {
         const auto p = model::profile_from_json(parse_json_text(t, "m"), "m");
         for (const auto &L : p.tlb.levels) // and the lines drawn from it
-          (void)analysis::level_line("L", L), (void)analysis::structure_detail(L);
+          (void)probes::level_line("L", L), (void)probes::structure_detail(L);
         return model::to_json(p);
       }));
   say("model::profile_from_json (stage)",
@@ -200,7 +200,7 @@ TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
         const std::string f = test::temp_path("fuzz_tlb.json");
         std::ofstream(f) << t;
         const auto r = probes::tlb_result_from_json(parse_json_text(t, "m"));
-        analysis::find_tlb_levels(analysis::load_tlb_inputs({f}));
+        probes::find_tlb_levels(probes::load_tlb_inputs({f}));
         return probes::to_json(r);
       }));
   say("probes::sharing_result_from_json",

@@ -78,6 +78,33 @@ std::map<std::string, std::vector<std::string>> include_graph(const fs::path &ro
   return g;
 }
 
+// The namespaces a file of the library opens (README "Namespaces follow the folders"): its
+// folder's own; in a probe folder, gpuprobe::probes and gpuprobe::probes::<its name> (and below
+// it). The catalog's header forward-declares the other floors' types and opens theirs.
+bool namespace_allowed(const std::string &rel, const std::string &ns) {
+  const auto in = [&](const char *prefix) { return rel.rfind(prefix, 0) == 0; };
+  const auto under = [&](const std::string &root) {
+    return ns == root || ns.rfind(root + "::", 0) == 0;
+  };
+  if (rel == "probes/catalog.hpp")
+    return true;
+  if (in("probes/")) {
+    const auto slash = rel.find('/', 7);
+    if (slash == std::string::npos) // probes/catalog.cpp: the list, in gpuprobe::probes
+      return ns == "gpuprobe::probes";
+    return ns == "gpuprobe::probes" || under("gpuprobe::probes::" + rel.substr(7, slash - 7));
+  }
+  if (in("common/"))
+    return ns == "gpuprobe" || ns == "gpuprobe::defaults" || ns == "gpuprobe::detail" ||
+           ns == "gpuprobe::schema";
+  if (in("allocators/"))
+    return under("gpuprobe::alloc") || under("gpuprobe::workloads");
+  for (const char *folder : {"model", "analysis", "tune", "report", "pipeline", "cli"})
+    if (in((std::string(folder) + "/").c_str()))
+      return under(std::string("gpuprobe::") + folder);
+  return false;
+}
+
 } // namespace
 
 TEST(Layout, EveryIncludeGoesToTheSameFloorOrALowerOne) {
@@ -134,4 +161,38 @@ TEST(Layout, FloorsAreReadFromPaths) { // the rules above, on one file of each k
   EXPECT_EQ(floor_of("probes/clock/cli.cpp"), 7);
   EXPECT_EQ(floor_of("probes/catalog.cpp"), 7);
   EXPECT_EQ(floor_of("tests/host/layout_test.cpp"), -1);
+}
+
+TEST(Layout, NamespacesFollowTheFolders) {
+  const fs::path root = GPUPROBE_SOURCE_DIR;
+  static const std::regex opens(R"re(^namespace (gpuprobe[A-Za-z_:]*) \{)re");
+  int files = 0;
+  for (const char *dir :
+       {"common", "model", "analysis", "probes", "report", "pipeline", "tune", "cli", "allocators"})
+    for (const auto &e : fs::recursive_directory_iterator(root / dir)) {
+      const std::string ext = e.path().extension().string();
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh"))
+        continue;
+      const std::string rel = fs::relative(e.path(), root).generic_string();
+      std::ifstream in(e.path());
+      std::string line;
+      ++files;
+      while (std::getline(in, line)) {
+        std::smatch m;
+        if (std::regex_search(line, m, opens)) {
+          EXPECT_TRUE(namespace_allowed(rel, m[1])) << rel << " opens " << m[1];
+        }
+      }
+    }
+  EXPECT_GT(files, 100);
+  // The rule itself, on one file of each kind.
+  EXPECT_TRUE(namespace_allowed("probes/tlb/levels.cpp", "gpuprobe::probes"));
+  EXPECT_TRUE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::probes::tlb"));
+  EXPECT_TRUE(namespace_allowed("probes/tlb/simulate.cpp", "gpuprobe::probes::tlb::sim"));
+  EXPECT_FALSE(namespace_allowed("probes/tlb/levels.cpp", "gpuprobe::analysis"));
+  EXPECT_FALSE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::probes::sharing"));
+  EXPECT_FALSE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::catalog::tlb"));
+  EXPECT_FALSE(namespace_allowed("analysis/fleet.cpp", "gpuprobe::probes"));
+  EXPECT_TRUE(namespace_allowed("report/parts.hpp", "gpuprobe::report::detail"));
+  EXPECT_FALSE(namespace_allowed("model/profile.hpp", "gpuprobe"));
 }

@@ -133,7 +133,7 @@ gpuprobe::model::profile contributed(const gpuprobe::probes::per_sm_result &r) {
   gpuprobe::write_json_atomic(f.raw(gpuprobe::results_folder::raw_file::tlb_per_sm).string(),
                               to_json(r));
   auto p = committed_h100();
-  gpuprobe::catalog::per_sm::contribute(f, p);
+  gpuprobe::probes::per_sm::contribute(f, p);
   fs::remove_all(f.dir);
   return p;
 }

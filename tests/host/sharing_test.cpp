@@ -10,7 +10,7 @@
 
 #include <random>
 
-using namespace gpuprobe::analysis;
+using namespace gpuprobe::probes;
 using gpuprobe::test::fixture;
 
 namespace {

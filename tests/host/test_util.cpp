@@ -32,7 +32,7 @@ std::vector<named_sweep> committed_real_sweeps() {
   const fs::path src = GPUPROBE_SOURCE_DIR;
   std::vector<named_sweep> out;
   const auto add = [&](const fs::path &file) {
-    out.push_back({fs::relative(file, src).string(), analysis::load_tlb_inputs({file.string()})});
+    out.push_back({fs::relative(file, src).string(), probes::load_tlb_inputs({file.string()})});
   };
   for (const auto &e : fs::directory_iterator(src / "reports/examples/runs"))
     for (const char *f : {raw::tlb, raw::tlb_real})
@@ -51,7 +51,7 @@ std::vector<named_sweep> committed_real_sweeps() {
         csvs.push_back(e.path().string());
     std::sort(csvs.begin(), csvs.end());
     out.push_back(
-        {std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, analysis::load_tlb_inputs(csvs)});
+        {std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, probes::load_tlb_inputs(csvs)});
   }
   std::sort(out.begin(), out.end(),
             [](const named_sweep &a, const named_sweep &b) { return a.name < b.name; });

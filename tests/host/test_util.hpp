@@ -36,16 +36,16 @@ inline double sim_latency(const std::vector<sim_level> &levels, double base, dou
 
 // One curve per stride with `ppo` points per octave from min to max footprint, Gaussian noise
 // of `sigma`, integer rounding like the 2017 tool, and every `drop`-th point missing (0: none).
-inline analysis::tlb_dataset sim_dataset(const std::vector<sim_level> &levels, double base,
+inline probes::tlb_dataset sim_dataset(const std::vector<sim_level> &levels, double base,
                                          const std::vector<double> &strides, double min_fp,
                                          double max_fp, int ppo, double sigma, unsigned seed,
                                          int drop = 0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, sigma);
-  analysis::tlb_dataset d;
+  probes::tlb_dataset d;
   d.device_name = "simulated";
   for (double s : strides) {
-    analysis::tlb_curve c;
+    probes::tlb_curve c;
     c.source = "sim";
     c.stride_bytes = s;
     int k = 0;
@@ -77,7 +77,7 @@ run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::st
 // tool's CSVs of the K80, the P100 and the H100 (one dataset a GPU). Sorted by name.
 struct named_sweep {
   std::string name;
-  analysis::tlb_dataset data;
+  probes::tlb_dataset data;
 };
 std::vector<named_sweep> committed_real_sweeps();
 

@@ -9,7 +9,7 @@
 
 #include <fstream>
 
-using namespace gpuprobe::analysis;
+using namespace gpuprobe::probes;
 
 namespace {
 std::string error_of(const std::string &text) {

@@ -10,7 +10,7 @@
 #include <random>
 #include <tuple>
 
-using namespace gpuprobe::analysis;
+using namespace gpuprobe::probes;
 namespace model = gpuprobe::model;
 using gpuprobe::test::fixture;
 

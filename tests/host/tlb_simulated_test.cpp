@@ -21,7 +21,7 @@
 #include <map>
 
 using namespace gpuprobe;
-using namespace gpuprobe::probes::sim;
+using namespace gpuprobe::probes::tlb::sim;
 
 namespace {
 
@@ -30,7 +30,7 @@ constexpr std::uint64_t k_max = 512ull << 30; // the alias range of an H100
 // The noise of every committed real sweep, read once.
 const noise_pool &real_noise() {
   static const noise_pool pool = [] {
-    std::vector<analysis::tlb_dataset> sweeps;
+    std::vector<probes::tlb_dataset> sweeps;
     for (auto &s : test::committed_real_sweeps())
       sweeps.push_back(std::move(s.data));
     return noise_from(sweeps);
@@ -71,7 +71,7 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
     const bool null_gpu = i >= gpus;
     const sim_gpu g = random_gpu(rng, null_gpu);
     const auto data = simulate(g, plan, seed * 7919 + std::uint64_t(i), &real_noise());
-    const auto h = analysis::analyze_tlb(data);
+    const auto h = probes::analyze_tlb(data);
     const auto s = score(g, h, plan);
     if (null_gpu) {
       ++t.nulls;
@@ -90,7 +90,7 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
         if (const char *show = std::getenv("GPUPROBE_SIM_SHOW"); show && why.find(show) == 0) {
           std::printf("  %s: L%zu of %s -> found:", why.c_str(), k + 1, g.describe().c_str());
           for (const auto &F : h.levels)
-            std::printf(" %s;", analysis::level_line("", F).c_str());
+            std::printf(" %s;", probes::level_line("", F).c_str());
           std::printf("\n");
         }
       }
@@ -153,9 +153,9 @@ TEST(SimulatedGpus, AHopperLikeHierarchyIsRecovered) {
   g.levels = {{1, 16, 16ull << 20, 10, replacement::lru, false},
               {256, 8, 32ull << 20, 95, replacement::lru, true},
               {512, 8, 64ull << 20, 400, replacement::lru, true}};
-  const auto h = analysis::analyze_tlb(simulate(g, plan_for(sim_mode::full, k_max), 1));
+  const auto h = probes::analyze_tlb(simulate(g, plan_for(sim_mode::full, k_max), 1));
   for (const auto &L : h.levels)
-    std::printf("found %s\n", analysis::level_line("L", L).c_str());
+    std::printf("found %s\n", probes::level_line("L", L).c_str());
   const auto s = score(g, h, plan_for(sim_mode::full, k_max));
   ASSERT_EQ(s.levels.size(), 3u);
   for (std::size_t k = 0; k < 3; ++k) {
@@ -204,7 +204,7 @@ TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
               {512, 8, 64ull << 20, 400, replacement::lru, true}};
   const auto plan = plan_for(sim_mode::quick, k_max);
   const auto points = simulate_points(g, plan, 3);
-  const auto in_memory = analysis::analyze_tlb(simulate(g, plan, 3));
+  const auto in_memory = probes::analyze_tlb(simulate(g, plan, 3));
   const std::string raw = test::temp_path("sim_tlb.json"), prof = test::temp_path("sim_prof.json");
   write_json_atomic(raw, raw_result(g, plan, points));
   std::filesystem::remove(prof);
@@ -216,13 +216,13 @@ TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
     EXPECT_EQ(from_file.levels[k].entries, in_memory.levels[k].entries) << "L" << k + 1;
     EXPECT_EQ(from_file.levels[k].page_bytes, in_memory.levels[k].page_bytes) << "L" << k + 1;
   }
-  analysis::tlb_dataset csv;
-  analysis::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "sim.csv", csv);
+  probes::tlb_dataset csv;
+  probes::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "sim.csv", csv);
   std::size_t n = 0;
   for (const auto &c : csv.curves)
     n += c.footprint_bytes.size();
   EXPECT_EQ(n, points.size());
-  const auto h = analysis::analyze_tlb(csv);
+  const auto h = probes::analyze_tlb(csv);
   const auto s = score(g, h, plan);
   for (std::size_t k = 0; k < 3; ++k)
     EXPECT_TRUE(s.levels[k].found) << "the 2017 format, L" << k + 1;
@@ -264,12 +264,12 @@ null_tally null_family(int n, std::uint64_t seed, sim_mode mode, bool csv) {
   for (int i = 0; i < n; ++i) {
     const sim_gpu g = random_gpu(rng, true);
     const auto points = simulate_points(g, plan, seed * 104729 + std::uint64_t(i), &real_noise());
-    analysis::tlb_dataset d;
+    probes::tlb_dataset d;
     if (csv)
-      analysis::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "null.csv", d);
+      probes::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "null.csv", d);
     else
-      analysis::parse_gpuprobe_tlb_result(raw_result(g, plan, points), "null", d);
-    const auto a = analysis::find_tlb_levels(d);
+      probes::parse_gpuprobe_tlb_result(raw_result(g, plan, points), "null", d);
+    const auto a = probes::find_tlb_levels(d);
     double z = 0;
     for (const auto *list : {&a.levels, &a.candidates})
       for (const auto &L : *list)
@@ -323,8 +323,8 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
   weak.snr_min = 3;
   int sweeps = 0, points = 0;
   for (const auto &s : test::committed_real_sweeps()) {
-    const auto whole = analysis::find_tlb_levels(s.data);
-    analysis::tlb_dataset cut = s.data;
+    const auto whole = probes::find_tlb_levels(s.data);
+    probes::tlb_dataset cut = s.data;
     cut.curves.clear();
     for (auto c : s.data.curves) {
       double limit = c.footprint_bytes.back() * 2;
@@ -352,13 +352,13 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
     if (cut.curves.size() < 2)
       continue;
     ++sweeps;
-    const auto a = analysis::find_tlb_levels(cut);
+    const auto a = probes::find_tlb_levels(cut);
     double z = 0;
     for (const auto &L : a.candidates)
       z = std::max(z, L.z);
     std::printf("%s: %zu curves, %zu level(s), largest candidate z %.1f\n", s.name.c_str(),
                 cut.curves.size(), a.levels.size(), z);
-    EXPECT_TRUE(a.levels.empty()) << s.name << ": " << analysis::to_json(a).dump().substr(0, 400);
+    EXPECT_TRUE(a.levels.empty()) << s.name << ": " << probes::to_json(a).dump().substr(0, 400);
   }
   std::printf("%d real sweeps, %d points of real null data\n", sweeps, points);
   EXPECT_GE(sweeps, 8);
@@ -367,7 +367,7 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
 namespace {
 // The 2017 tool's mean curves of one level at strides 256 KiB to `top`, 12 points an octave,
 // noise `sigma`: with top = the page, one stride shows the full rise and the one below half.
-analysis::tlb_dataset held_out(double penalty, double page, double top, double sigma,
+probes::tlb_dataset held_out(double penalty, double page, double top, double sigma,
                                unsigned seed) {
   const std::vector<test::sim_level> truth = {{16, page, penalty}};
   std::vector<double> strides;
@@ -396,13 +396,13 @@ TEST(SimulatedGpus, HeldOutShapesAreLevelsAndTheirNullsAreNot) {
     const int seeds = 40;
     for (unsigned seed = 1; seed <= unsigned(seeds); ++seed) {
       const auto a =
-          analysis::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
+          probes::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
       found +=
           a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
           (a.levels[0].page_bytes == sh.page ||
-           (a.levels[0].bound == analysis::page_bound::upper && a.levels[0].page_bytes > sh.page));
+           (a.levels[0].bound == probes::page_bound::upper && a.levels[0].page_bytes > sh.page));
       null_levels += int(
-          analysis::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed)).levels.size());
+          probes::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed)).levels.size());
     }
     std::printf("%s: found on %d of %d seeds; %d level(s) on their nulls\n", sh.name, found, seeds,
                 null_levels);

@@ -14,7 +14,7 @@
 #include <map>
 #include <random>
 
-using namespace gpuprobe::analysis;
+using namespace gpuprobe::probes;
 namespace probes = gpuprobe::probes;
 
 namespace {
@@ -608,6 +608,16 @@ TEST(TlbStructure, TheOnsetUnionTakesThePageTheOnsetAdded) {
   }
 }
 
+namespace {
+// The conflict block of a level written as JSON, read through both readers as the profile does.
+nlohmann::json summary_of(nlohmann::json level, const nlohmann::json &rl) {
+  if (!level.contains("reach_bytes"))
+    level["reach_bytes"] = level["entries"].get<double>() * level["page_bytes"].get<double>();
+  return conflict_summary(gpuprobe::model::tlb_level_from_json(level),
+                          conflict_level_from_json(rl));
+}
+} // namespace
+
 TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   const nlohmann::json level = {{"entries", 2048},
                                 {"page_bytes", 32.0 * MiB},
@@ -621,14 +631,14 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
     rl["sets"].push_back(
         {{"onset_pages", s.onset_pages}, {"missing", s.missing}, {"members", s.members}});
   }
-  auto c = conflict_summary(level, rl);
+  auto c = summary_of(level, rl);
   EXPECT_EQ(c["ways"], 8);
   EXPECT_EQ(c["agrees"], true);
   EXPECT_NE(c["set_index"]["finding"].get<std::string>().find("the index is determined"),
             std::string::npos)
       << c["set_index"]["finding"];
   rl["sets"][1]["members"].erase(0); // a set of 8: the sizes differ
-  c = conflict_summary(level, rl);
+  c = summary_of(level, rl);
   EXPECT_EQ(c["agrees"], false);
   EXPECT_EQ(c["why"], "the sets found differ in size");
   // A fully associative level: one set, no bits select it.
@@ -644,12 +654,12 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
     r1["sets"].push_back(
         {{"onset_pages", s.onset_pages}, {"missing", s.missing}, {"members", s.members}});
   }
-  c = conflict_summary(l1, r1);
+  c = summary_of(l1, r1);
   EXPECT_EQ(c["ways"], 16);
   EXPECT_EQ(c["agrees"], true);
   EXPECT_EQ(c["set_index"]["finding"], "one set (fully associative): no address bit selects it");
   rl = {{"level", "L2"}, {"skipped", "its structure is not resolved: no capacity to start from"}};
-  c = conflict_summary(level, rl);
+  c = summary_of(level, rl);
   EXPECT_EQ(c["resolved"], false);
   EXPECT_EQ(c["why"], "its structure is not resolved: no capacity to start from");
 }
@@ -681,7 +691,7 @@ TEST(TlbStructure, MethodsThatDisagreeAreMarkedAndLowerTheConfidence) {
     }
     gpuprobe::model::tlb_level L = gpuprobe::model::tlb_level_from_json(level);
     L.confidence = 0.9;
-    L.structure->conflict = conflict_summary(level, rl);
+    L.structure->conflict = summary_of(level, rl);
     const bool agrees = (*L.structure->conflict)["agrees"].get<bool>();
     disagreeing += !agrees;
     const bool did = mark_disagreement(L);

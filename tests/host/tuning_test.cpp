@@ -138,10 +138,10 @@ TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
                             {{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}}}}};
   const auto opts = scope_options(tlb_of(profile), 72ull << 30); // no level reaches an eighth of it
   ASSERT_EQ(opts.size(), 2u) << "one option per distinct reach";
-  EXPECT_EQ(opts[0].bytes, 2065ull * 33554432ull) << "largest first";
-  EXPECT_EQ(opts[0].level, "C1");
-  EXPECT_EQ(opts[1].level, "L1");
-  const std::uint64_t big = opts[0].bytes, small = opts[1].bytes, fp = 72ull << 30;
+  EXPECT_EQ(opts[0].bytes(), 2065ull * 33554432ull) << "largest first";
+  EXPECT_EQ(opts[0].name(), "C1");
+  EXPECT_EQ(opts[1].name(), "L1");
+  const std::uint64_t big = opts[0].bytes(), small = opts[1].bytes(), fp = 72ull << 30;
   // The H100 case: a small level's 288 passes are 20-36x slower, the candidate's 2 passes faster.
   const std::vector<scope_point> pts = {{0, "cudamalloc", 9.8},   {small, "cudamalloc", 352},
                                         {big, "cudamalloc", 9.1}, {0, "vmm", 18.5},
@@ -178,15 +178,15 @@ TEST(Tuning, ScopeIsSearchedBelowWhereMissesBeginWithTheCurve) {
   const std::uint64_t fp = 72ull << 30;
   const auto opts = scope_options(tlb_of(profile), fp);
   ASSERT_EQ(opts.size(), 8u) << "L2 at 1, 15/16, 7/8, 13/16, 3/4, 5/8, 1/2 of its reach; L1";
-  EXPECT_EQ(opts[0].bytes, 2048 * std::uint64_t(page));
-  EXPECT_EQ(opts[2].bytes, 1792 * std::uint64_t(page));
-  EXPECT_EQ(opts[2].level, "L2 x0.875");
-  EXPECT_EQ(opts[2].midpoint_bytes, 2163 * std::uint64_t(page));
-  EXPECT_EQ(opts[7].level, "L1");
+  EXPECT_EQ(opts[0].bytes(), 2048 * std::uint64_t(page));
+  EXPECT_EQ(opts[2].bytes(), 1792 * std::uint64_t(page));
+  EXPECT_EQ(opts[2].name(), "L2 x0.875");
+  EXPECT_EQ(opts[2].midpoint_bytes(), 2163 * std::uint64_t(page));
+  EXPECT_EQ(opts[7].name(), "L1");
   std::vector<scope_point> pts = {{0, "vmm", 9.79}};
   const double ms[] = {9.20, 9.07, 8.71, 8.90, 9.10};
   for (int k = 0; k < 5; ++k)
-    pts.push_back({opts[std::size_t(k)].bytes, "vmm", ms[k]});
+    pts.push_back({opts[std::size_t(k)].bytes(), "vmm", ms[k]});
   const auto d = decide_tlb_scope_measured(opts, pts, fp);
   EXPECT_EQ(d.bytes, 1792 * std::uint64_t(page)) << d.reason;
   EXPECT_EQ(d.level, "L2 x0.875");
