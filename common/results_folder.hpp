@@ -30,6 +30,10 @@ struct results_folder {
     static constexpr const char *sharing_prefix = "sharing_";
     // A stage's own file: "<stage>.json" (tlb_sampling, tlb_conflict, sharing_L2, ...).
     static std::string of_stage(const std::string &stage) { return stage + ".json"; }
+    // The stage that writes `file` (of_stage's inverse): "tlb_profile" for tlb_profile.json.
+    static std::string stage_of(const std::string &file) {
+      return file.size() > 5 ? file.substr(0, file.size() - 5) : file;
+    }
     static std::string sharing(const std::string &label) {
       return of_stage(sharing_prefix + label);
     }

@@ -43,7 +43,7 @@ stage profile_stage(const plan_request &r, const std::string &name, const std::s
   if (r.quick)
     a.insert(a.end(), quick_args.begin(), quick_args.end());
   a.insert(a.end(), {"--seed", std::to_string(r.seed), "--out", out});
-  return {name, out, a, {"tlb_profile"}};
+  return {name, out, a, {F::stage_of(F::tlb_profile)}};
 }
 
 namespace {

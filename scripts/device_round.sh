@@ -33,6 +33,9 @@
 #   node-repeats  gpuprobe run --devices all FULL_N times (default 3), then --quick QUICK_N times
 #              (default 2), numbered from START (default 1) so a second call on the same warm
 #              machine goes on counting: every unit's runs for compare's pairs (done on the host)
+#   run-repeats  gpuprobe run (full, with validation) RUN_N times (default 3) on GPU 0, numbered from
+#              START (default 1) so a second call on the same warm machine goes on counting:
+#              compare's pairs of one unit for issue 47 (done on the host)
 #   chunk      the tlb stage's sweep (full) on the default 2 MiB alias chunk and on CHUNK (default
 #              32M), RUNS times each (default 2): its time and the levels each finds
 #   speed      issue 48's stage times, before and after, on one unit in one call: gpuprobe run
@@ -324,6 +327,14 @@ step_node_repeats() {
       timed "nrep_${m}$i" 330 "$G" run --devices all $flag --out "$D/nrep_${m}$i"
       grep -hE '^gpuprobe run' "$D/nrep_${m}$i.txt" | cut -c1-160
     done
+  done
+}
+
+step_run_repeats() {
+  local i s=${START:-1}
+  for i in $(seq "$s" $((s + ${RUN_N:-3} - 1))); do
+    timed "rrep_full$i" 280 "$G" run --out "$D/rrep_full$i" --device 0
+    grep -hE '^gpuprobe run' "$D/rrep_full$i.txt" | cut -c1-160
   done
 }
 
