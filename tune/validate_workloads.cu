@@ -1,6 +1,7 @@
-// validate: the workloads run default vs tuned. Each trial owns its pool memory (cudaMalloc, or
-// scattered VMM chunks) and both configurations over it; run() prepares untimed and times one
-// repetition; verify() runs each configuration once more and checks what it produced.
+// validate: the workloads run default vs tuned. Each trial takes its pool memory (cudaMalloc, or
+// scattered VMM chunks) from the validation's pool of that kind and runs both configurations over
+// it; run() prepares untimed and times one repetition; verify() runs each configuration once more
+// and checks what it produced.
 #include "allocators/allocators.cuh"
 #include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
@@ -12,7 +13,9 @@
 #include "tune/kernels.cuh"
 #include "tune/measure.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 
 namespace gpuprobe::tune {
 
@@ -27,8 +30,58 @@ constexpr std::uint32_t k_join_page_bytes = 256; // hash join output pages
 const std::uint64_t k_malloc_window_bytes =
     std::uint64_t(alloc::rw_malloc_handle::region_units) * alloc::malloc_config{}.unit_bytes;
 
+} // namespace
+
+// One pool per kind for a whole validation (issue 48): mapping a 72 GiB pool took 3-6.5 s (VMM)
+// and 1.7-3.8 s (cudaMalloc) on an H100, once per TLB-sized workload, so a full validate was
+// mostly pool set-up (36 s, of it under 1 s timed). The workloads of one kind run one after
+// another (validation_workloads lists cudamalloc's, then vmm's): the first maps a pool as large as
+// the largest of them, each takes its first bytes, and the next kind's first workload unmaps it
+// before mapping its own (two do not fit in the device's memory). A pool is one seeded placement
+// either way; a trial's bytes are the start of it, as a pool of its own would be.
+class pool_source {
+public:
+  explicit pool_source(std::uint64_t largest) : largest_(largest) {}
+  std::shared_ptr<device_pool> take(alloc_kind kind, std::uint64_t bytes, int device,
+                                    std::uint64_t seed) {
+    if (held_ && (held_->kind() != kind || held_->bytes() < bytes || device_ != device ||
+                  seed_ != seed))
+      held_.reset(); // its trial ended with its workload: the memory goes back now
+    if (!held_) {
+      held_ = std::make_shared<device_pool>(kind, std::max(bytes, largest_), device, seed);
+      device_ = device, seed_ = seed;
+    }
+    return held_;
+  }
+
+private:
+  std::uint64_t largest_;
+  std::shared_ptr<device_pool> held_;
+  int device_ = 0;
+  std::uint64_t seed_ = 0;
+};
+
+namespace {
+
+// A trial's memory: the first `bytes` of the validation's pool of its kind (or a pool of its own
+// where no source is set).
+class pool_part {
+public:
+  pool_part(const std::string &pool, std::uint64_t bytes, const validate_options &o)
+      : whole_(o.pools ? o.pools->take(parse_alloc_kind(pool), bytes, o.device, o.seed)
+                       : std::make_shared<device_pool>(parse_alloc_kind(pool), bytes, o.device,
+                                                       o.seed)),
+        bytes_(bytes) {}
+  char *data() const { return whole_->data(); }
+  std::size_t bytes() const { return bytes_; }
+
+private:
+  std::shared_ptr<device_pool> whole_;
+  std::size_t bytes_;
+};
+
 // A page pool's configuration over the trial's memory.
-alloc::pool_config pages_on(const device_pool &m, std::uint32_t page_bytes, std::uint64_t seed) {
+alloc::pool_config pages_on(const pool_part &m, std::uint32_t page_bytes, std::uint64_t seed) {
   alloc::pool_config c;
   c.page_bytes = page_bytes;
   c.pages = alloc::page_t(m.bytes() / page_bytes);
@@ -50,7 +103,7 @@ template <class WordT> class getpage_trial final : public trial {
 public:
   getpage_trial(const std::string &pool, std::uint64_t bytes, double f, const alloc::tuning &t,
                 const validate_options &o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
+      : mem_(pool, bytes, o),
         cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
         threads_(threads_for(cfg_.pages, f)), out_(threads_) {
     // The occupancy packed once per word size; the byte-per-page pattern is not kept.
@@ -86,7 +139,7 @@ private:
       get_and_write_launches(a.handle(), out_.get(), threads_, 1, cfg_.page_bytes, tag_);
     });
   }
-  device_pool mem_;
+  pool_part mem_;
   alloc::pool_config cfg_;
   alloc::corw<std::uint32_t> def_;
   alloc::corw<WordT> tuned_;
@@ -105,7 +158,7 @@ public:
   static constexpr unsigned threads = 1u << 16, launches = 8;
   crw_trial(const std::string &pool, std::uint64_t bytes, const alloc::tuning &t,
             const validate_options &o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
+      : mem_(pool, bytes, o),
         cfg_(pages_on(mem_, k_page_bytes, o.seed)), def_(cfg_, threads), tuned_(cfg_, threads, t),
         packed_(alloc::crw::pack(alloc::random_occupancy(cfg_.pages, cfg_.pages / 10, o.seed))),
         out_(std::size_t(threads) * launches) {}
@@ -129,7 +182,7 @@ private:
       get_and_write_launches(a.handle(), out_.get(), threads, launches, cfg_.page_bytes, tag_);
     });
   }
-  device_pool mem_;
+  pool_part mem_;
   alloc::pool_config cfg_;
   alloc::crw def_, tuned_;
   alloc::crw::packed_state packed_;
@@ -163,7 +216,7 @@ public:
   static constexpr unsigned threads = 1u << 18;
   malloc_trial(const std::string &pool, std::uint64_t bytes, const alloc::tuning &t,
                const validate_options &o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), cfg_(config(mem_, o.seed)),
+      : mem_(pool, bytes, o), cfg_(config(mem_, o.seed)),
         def_(cfg_), tuned_(cfg_, t), out_(threads) {
     std::uint64_t k = 0;
     alloc::request_sizes s;
@@ -206,7 +259,7 @@ public:
   }
 
 private:
-  static alloc::malloc_config config(const device_pool &m, std::uint64_t seed) {
+  static alloc::malloc_config config(const pool_part &m, std::uint64_t seed) {
     alloc::malloc_config c;
     c.pool_bytes = m.bytes();
     c.memory = m.data();
@@ -221,7 +274,7 @@ private:
                                                                      tag_);
     });
   }
-  device_pool mem_;
+  pool_part mem_;
   alloc::malloc_config cfg_;
   alloc::rw_malloc def_, tuned_;
   std::vector<unsigned long long> pattern_;
@@ -236,7 +289,7 @@ template <class WordT> class join_trial final : public trial {
 public:
   join_trial(const std::string &pool, std::uint64_t bytes, const alloc::tuning &t,
              const validate_options &o)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed),
+      : mem_(pool, bytes, o),
         cfg_(pages_on(mem_, k_join_page_bytes, o.seed)), def_(cfg_), tuned_(cfg_, t),
         join_(1u << 22) {}
   double run(bool tuned) override { return tuned ? once(tuned_) : once(def_); }
@@ -258,7 +311,7 @@ private:
     a.clear();
     return timer_.ms([&] { join_.run(a.handle(), cfg_.page_bytes); });
   }
-  device_pool mem_;
+  pool_part mem_;
   alloc::pool_config cfg_;
   alloc::corw<std::uint32_t> def_;
   alloc::corw<WordT> tuned_;
@@ -272,7 +325,7 @@ public:
   // default_scope: the default configuration's scope (0: one pass).
   scoped_trial(const std::string &pool, std::uint64_t bytes, std::uint64_t scope,
                const validate_options &o, std::uint64_t default_scope = 0)
-      : mem_(parse_alloc_kind(pool), bytes, o.device, o.seed), run_(mem_.data(), bytes),
+      : mem_(pool, bytes, o), run_(mem_.data(), bytes),
         scope_(scope), default_scope_(default_scope) {}
   double run(bool tuned) override {
     run_.reset();
@@ -289,7 +342,7 @@ public:
   }
 
 private:
-  device_pool mem_;
+  pool_part mem_;
   Run run_;
   std::uint64_t scope_, default_scope_;
   event_timer timer_;
@@ -407,6 +460,12 @@ void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_o
 }
 
 } // namespace
+
+std::shared_ptr<pool_source> shared_pools(const validate_options &o) {
+  const std::uint64_t footprint =
+      o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
+  return std::make_shared<pool_source>(std::max(o.pool_bytes, footprint));
+}
 
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {
   if (o.pool_bytes < (1ull << 30))
