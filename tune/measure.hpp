@@ -75,16 +75,16 @@ struct workload {
   bool differs() const { return !changes.empty(); }
 };
 
-class pool_source; // validate_workloads.cu: one pool per kind, shared by the workloads in turn
+class pool_source; // validate_workloads.cu: the TLB-sized pool, shared by its workloads in turn
 struct validate_options {
   std::uint64_t pool_bytes = 8ull << 30; // get_page / rw_malloc / hash join pools
   std::uint64_t tlb_footprint = 0;       // TLB-scoped kernels (0: most of the free memory)
   bool quick = false;                    // fewer free fractions, smaller TLB footprints
   int device = 0;
   std::uint64_t seed = 1;
-  // The pool the workloads take their memory from, one kind at a time (shared_pools; validate's
-  // run holds it while its workloads run one after another). Null: each trial maps its own (tune,
-  // which allocates between the workloads it measures).
+  // Where the workloads take their memory from (shared_pools: the TLB-sized pool of a kind is
+  // mapped once and held from one such workload to the next, as validate runs them). Null: each
+  // trial maps its own (tune, which allocates between the workloads it measures).
   std::shared_ptr<pool_source> pools;
 };
 std::shared_ptr<pool_source> shared_pools(const validate_options &o);
