@@ -11,7 +11,8 @@
 #              (FULL=0 or QUICK=0 to leave one out)
 #   baseline   a baseline build's full run ($BASE: its carried build folder) and this build's on
 #              the same unit, compared by gpuprobe compare --reanalyze (no-behaviour-change
-#              rounds: the analysis of this build over both, so only the measurements differ)
+#              rounds: the analysis of this build over both, so only the measurements differ);
+#              BASE_QUICK=1 adds the same pair of quick runs
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
@@ -92,11 +93,20 @@ step_run() {
 
 step_baseline() {
   [ -n "${BASE:-}" ] || { echo "baseline: set BASE to the baseline build's carried folder" >&2; return 1; }
-  LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_run 560 "$BASE/gpuprobe" run --out "$D/base"
-  timed this_run 560 "$G" run --out "$D/this"
-  [ -f "$D/base/profile.json" ] && [ -f "$D/this/profile.json" ] &&
-    "$G" compare --reanalyze "$D/base" "$D/this" --out "$D/compare.json" --markdown "$D/compare.md" |
-    tee "$D/compare.txt"
+  local m flag
+  for m in full quick; do
+    [ "$m" = quick ] && [ "${BASE_QUICK:-0}" = 0 ] && continue
+    flag=""
+    [ "$m" = quick ] && flag=--quick
+    local b="base" t="this"
+    [ "$m" = quick ] && b="base_quick" t="this_quick"
+    LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed "${b}_run" 560 "$BASE/gpuprobe" run $flag --out "$D/$b"
+    timed "${t}_run" 560 "$G" run $flag --out "$D/$t"
+    grep -hE '^\[run\]|^gpuprobe run:' "$D/${b}_run.txt" "$D/${t}_run.txt" | cut -c1-120
+    [ -f "$D/$b/profile.json" ] && [ -f "$D/$t/profile.json" ] &&
+      "$G" compare --reanalyze "$D/$b" "$D/$t" --out "$D/compare_$m.json" --markdown "$D/compare_$m.md" |
+      tee "$D/compare_$m.txt"
+  done
 }
 
 need_profile() {
