@@ -71,6 +71,7 @@ struct workload {
   std::string config_default, config_tuned;    // what each runs, in words
   std::vector<model::decision_change> changes; // the decisions the configurations differ in
   std::function<std::unique_ptr<trial>()> make;
+  std::uint64_t pool_bytes = 0; // the memory its trial takes (validate runs the larger ones last)
   // False: the tuning changes nothing here (not measured).
   bool differs() const { return !changes.empty(); }
 };
@@ -88,6 +89,9 @@ struct validate_options {
   std::shared_ptr<pool_source> pools;
 };
 std::shared_ptr<pool_source> shared_pools(const validate_options &o);
+// The order validate runs `workloads` in (indices into it): each pool kind's rows in turn, in the
+// order the kinds first appear, and within a kind the smaller pools first, else as listed.
+std::vector<std::size_t> run_order(const std::vector<workload> &workloads);
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o);
 
 // A workload's two configurations, `reps` repetitions each in ABBA order (drifts cancel) after one

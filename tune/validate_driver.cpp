@@ -20,10 +20,29 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 namespace gpuprobe::tune {
 
 using nlohmann::json;
+
+// The smaller pools first, so the TLB-sized workloads of a kind run one after another on the one
+// pool they share (pool_source: mapped once per kind, not again after an 8 GiB one). The rows keep
+// the list's order.
+std::vector<std::size_t> run_order(const std::vector<workload> &workloads) {
+  std::vector<std::size_t> order(workloads.size());
+  std::map<std::string, std::size_t> first; // pool -> its first row
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    order[i] = i;
+    first.emplace(workloads[i].pool, i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto &x = workloads[a], &y = workloads[b];
+    return std::make_pair(first[x.pool], x.pool_bytes) <
+           std::make_pair(first[y.pool], y.pool_bytes);
+  });
+  return order;
+}
 
 namespace {
 
@@ -111,7 +130,9 @@ struct measured {
 measured measure_workloads(const std::vector<workload> &workloads,
                            const analysis::sequential_rule &rule) {
   measured m;
-  for (std::size_t i = 0; i < workloads.size(); ++i) {
+  m.samples.resize(workloads.size());
+  m.stopped.resize(workloads.size());
+  for (const std::size_t i : run_order(workloads)) {
     const auto &w = workloads[i];
     analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs(),
                                  {},     {},     w.changes};
@@ -119,8 +140,7 @@ measured measure_workloads(const std::vector<workload> &workloads,
     std::fflush(stdout);
     if (!w.differs()) {
       std::printf("not tuned (%s both)\n", w.config_default.c_str());
-      m.samples.push_back(std::move(s));
-      m.stopped.emplace_back();
+      m.samples[i] = std::move(s);
       continue;
     }
     const auto w0 = std::chrono::steady_clock::now();
@@ -130,8 +150,8 @@ measured measure_workloads(const std::vector<workload> &workloads,
     const double md = median(s.default_ms), mt = median(s.tuned_ms);
     std::printf("%.4f -> %.4f ms (x%.3f), %s, %.1f s\n", md, mt, mt / md, ab.stopped.c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
-    m.samples.push_back(std::move(s));
-    m.stopped.push_back(std::move(ab.stopped));
+    m.samples[i] = std::move(s);
+    m.stopped[i] = std::move(ab.stopped);
   }
   return m;
 }

@@ -387,6 +387,7 @@ void getpage_rows(std::vector<workload> &w, const alloc::tuning &t, const valida
                      return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
                    });
                  }});
+    w.back().pool_bytes = bytes;
   }
 }
 
@@ -399,6 +400,7 @@ void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const vali
   w.push_back({"crw_write/free:10%", pool, "CRW start thread",
                std::string("CRW start ") + alloc::to_string(t.crw), crw,
                [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
+  w.back().pool_bytes = o.pool_bytes;
   const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
   w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
                "rw_malloc " + (malloc_layout.regions > 1
@@ -406,6 +408,7 @@ void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const vali
                                    : std::string("one region")),
                words_regions_changes(32, malloc_layout.regions),
                [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
+  w.back().pool_bytes = o.pool_bytes;
   const auto join_layout = alloc::layout_regions(
       t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
   w.push_back({"hash_join/4M", pool, words_regions(32, {}), words_regions(t.word_bits, join_layout),
@@ -414,6 +417,7 @@ void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const vali
                    return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
                  });
                }});
+  w.back().pool_bytes = o.pool_bytes;
 }
 
 // The TLB-scoped gathers at the scope chosen against one pass, and (issue 25) against the scope of
@@ -434,6 +438,7 @@ void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_o
     if (differs)
       c = {{decision::tlb_scope, from, to}};
     w.push_back({name, pool, from, to, c, std::move(make)});
+    w.back().pool_bytes = name.rfind("tlb_grouping", 0) == 0 ? group_footprint : footprint;
   };
   row("tlb_sampling/" + gib(footprint, ""), "one pass",
       s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)

@@ -3,8 +3,13 @@
 #include "analysis/stats.hpp"
 #include "analysis/validation.hpp"
 #include "common/json_io.hpp"
+#include "tune/measure.hpp"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
 
 using namespace gpuprobe::analysis;
 
@@ -123,4 +128,53 @@ TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
   nlohmann::json bad = row_docs[0];
   bad["changes"][0]["decision"] = "clock";
   EXPECT_THROW(gpuprobe::model::validation_row_from_json(bad), std::exception);
+}
+
+// Issue 48: validate runs each pool kind's rows in turn and, within a kind, the smaller pools
+// first, so the TLB-sized workloads share one mapped pool; the rows keep their order. Over seeded
+// lists of kinds and sizes, in runs or interleaved: the order is a permutation, the kinds come in
+// the order they first appear, the sizes never fall within a kind, and equal sizes keep the list's
+// order. On validate's own list (8 GiB rows around a 72 GiB getpage, then 70/72 GiB TLB rows) the
+// 8 GiB hash join runs before every TLB-sized row of its kind.
+TEST(Validation, WorkloadsRunByPoolKindSmallerPoolsFirstAndRowsKeepTheirOrder) {
+  using gpuprobe::tune::workload;
+  std::mt19937 rng(48);
+  const std::uint64_t gib = 1ull << 30;
+  const std::vector<std::uint64_t> sizes = {8 * gib, 70 * gib, 72 * gib};
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<workload> w(1 + rng() % 30);
+    for (auto &x : w) {
+      x.pool = rng() % 2 ? "vmm" : "cudamalloc";
+      x.pool_bytes = sizes[rng() % sizes.size()];
+    }
+    const auto order = gpuprobe::tune::run_order(w);
+    ASSERT_EQ(order.size(), w.size());
+    EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), w.size());
+    std::map<std::string, std::size_t> first;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      first.emplace(w[i].pool, i);
+    for (std::size_t k = 1; k < order.size(); ++k) {
+      const auto &a = w[order[k - 1]], &b = w[order[k]];
+      ASSERT_LE(first[a.pool], first[b.pool]) << "trial " << trial;
+      if (a.pool == b.pool) {
+        ASSERT_LE(a.pool_bytes, b.pool_bytes) << "trial " << trial;
+        if (a.pool_bytes == b.pool_bytes) {
+          ASSERT_LT(order[k - 1], order[k]) << "trial " << trial;
+        }
+      }
+    }
+  }
+  std::vector<workload> list;
+  for (const char *pool : {"cudamalloc", "vmm"})
+    for (std::uint64_t b : {8, 8, 8, 8, 72, 8, 8, 8, 72, 70, 72, 70}) {
+      list.emplace_back();
+      list.back().pool = pool;
+      list.back().pool_bytes = b * gib;
+    }
+  const auto order = gpuprobe::tune::run_order(list);
+  const std::vector<std::size_t> cuda = {0, 1, 2, 3, 5, 6, 7, 9, 11, 4, 8, 10};
+  for (std::size_t k = 0; k < cuda.size(); ++k) {
+    EXPECT_EQ(order[k], cuda[k]);
+    EXPECT_EQ(order[k + 12], cuda[k] + 12);
+  }
 }
