@@ -44,6 +44,16 @@ inline const json *part_of_kind(const json &doc, const char *key, bool (json::*i
   return &*it;
 }
 
+// A block a reader takes: false where it is null (nothing known); of another kind than an object,
+// one gpuprobe::error: "WHAT are TYPE, not an object".
+inline bool object_or_null(const json &block, const std::string &what) {
+  if (block.is_null())
+    return false;
+  if (!block.is_object())
+    throw error(what + " are " + std::string(block.type_name()) + ", not an object");
+  return true;
+}
+
 // A block a probe wrote for itself (a verdict, an analysis): `key`'s value where the block is an
 // object that has it, else `otherwise` (a block not made yet is null).
 inline json part_or(const json &block, const char *key, const json &otherwise) {

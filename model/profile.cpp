@@ -490,10 +490,8 @@ bool profile::busy() const {
 run_conditions run_conditions_from_json(const nlohmann::json &c) {
   const std::string where = "the run's conditions";
   run_conditions r;
-  if (c.is_null())
+  if (!object_or_null(c, where))
     return r;
-  if (!c.is_object())
-    throw error(where + " are " + std::string(c.type_name()) + ", not an object");
   if (const auto *m = part_of_kind(c, "sm_clock_mhz_max", &json::is_number, "a number", where))
     r.sm_clock_mhz_max = m->get<double>();
   if (const auto *t = part_of_kind(c, "throttled", &json::is_boolean, "a boolean", where))

@@ -166,10 +166,8 @@ sharing_params sharing_params_from_json(const json &params) {
   using model::part_of_kind;
   const std::string where = "a tlb-sharing result's params";
   sharing_params p;
-  if (params.is_null())
+  if (!model::object_or_null(params, where))
     return p;
-  if (!params.is_object())
-    throw error(where + " are " + std::string(params.type_name()) + ", not an object");
   if (const auto *e = part_of_kind(params, "entries", &json::is_number, "a number", where))
     p.entries = e->get<double>();
   if (const auto *g = part_of_kind(params, "page_bytes", &json::is_number, "a number", where))

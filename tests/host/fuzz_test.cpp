@@ -11,6 +11,7 @@
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
 #include "probes/atomics/driver.hpp"
+#include "probes/conflict/analysis.hpp"
 #include "probes/sampling/driver.hpp"
 #include "probes/sharing/driver.hpp"
 #include "probes/tlb/data.hpp"
@@ -215,6 +216,32 @@ TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
       fuzz(k_h100 + "raw/tlb_sampling.json", n, 9, [](const std::string &t) {
         return probes::to_json(probes::sampling_result_from_json(parse_json_text(t, "m")));
       }));
+  // The typed reads the profile's parts take of a raw file (issue 46): a tlb-conflict level row,
+  // through to its summary against the profile's level; a tlb-sharing result's params.
+  const auto profile = model::read_profile(k_h100 + "profile.json");
+  say("probes::conflict_level_from_json + summary",
+      fuzz(
+          k_h100 + "raw/tlb_conflict.json", n, 11,
+          [&](const std::string &t) {
+            const json doc = parse_json_text(t, "m");
+            json out = json::array();
+            if (doc.is_object() && doc.contains("tlb_conflict") && doc["tlb_conflict"].is_object() &&
+                doc["tlb_conflict"].contains("levels") && doc["tlb_conflict"]["levels"].is_array())
+              for (const auto &row : doc["tlb_conflict"]["levels"])
+                for (const auto &L : profile.tlb.levels)
+                  out.push_back(probes::conflict_summary(L, probes::conflict_level_from_json(row)));
+            return out;
+          },
+          /*round_trip=*/false));
+  say("probes::sharing_params_of_document",
+      fuzz(
+          k_h100 + "raw/sharing_L2.json", n, 12,
+          [](const std::string &t) {
+            const auto p = probes::sharing_params_of_document(parse_json_text(t, "m"));
+            return json{{"entries", p.entries.value_or(-1)},
+                        {"sample", p.sample ? p.sample->sms.value_or(-1) : -2}};
+          },
+          /*round_trip=*/false));
 }
 
 // The whole report over a results folder whose profile.json is a mutant: drawn, or refused in

@@ -60,21 +60,27 @@ std::vector<std::string> includes_of(const fs::path &file) {
   return out;
 }
 
-std::map<std::string, std::vector<std::string>> include_graph(const fs::path &root) {
-  std::map<std::string, std::vector<std::string>> g;
+// f(path, path from the source root) for every source file of the library's folders.
+void for_each_source(const fs::path &root,
+                     const std::function<void(const fs::path &, const std::string &)> &f) {
   for (const char *dir :
        {"common", "model", "analysis", "probes", "report", "pipeline", "tune", "cli", "allocators"})
     for (const auto &e : fs::recursive_directory_iterator(root / dir)) {
       const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh"))
-        continue;
-      const std::string rel = fs::relative(e.path(), root).generic_string();
-      for (const auto &i : includes_of(e.path()))
-        if (fs::exists(root / i))
-          g[rel].push_back(i);
-        else if (!fs::exists(e.path().parent_path() / i)) // a sibling include (the allocators')
-          ADD_FAILURE() << rel << " includes \"" << i << "\", which is not in the tree";
+      if (e.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh"))
+        f(e.path(), fs::relative(e.path(), root).generic_string());
     }
+}
+
+std::map<std::string, std::vector<std::string>> include_graph(const fs::path &root) {
+  std::map<std::string, std::vector<std::string>> g;
+  for_each_source(root, [&](const fs::path &path, const std::string &rel) {
+    for (const auto &i : includes_of(path))
+      if (fs::exists(root / i))
+        g[rel].push_back(i);
+      else if (!fs::exists(path.parent_path() / i)) // a sibling include (the allocators')
+        ADD_FAILURE() << rel << " includes \"" << i << "\", which is not in the tree";
+  });
   return g;
 }
 
@@ -167,23 +173,17 @@ TEST(Layout, NamespacesFollowTheFolders) {
   const fs::path root = GPUPROBE_SOURCE_DIR;
   static const std::regex opens(R"re(^namespace (gpuprobe[A-Za-z_:]*) \{)re");
   int files = 0;
-  for (const char *dir :
-       {"common", "model", "analysis", "probes", "report", "pipeline", "tune", "cli", "allocators"})
-    for (const auto &e : fs::recursive_directory_iterator(root / dir)) {
-      const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh"))
-        continue;
-      const std::string rel = fs::relative(e.path(), root).generic_string();
-      std::ifstream in(e.path());
-      std::string line;
-      ++files;
-      while (std::getline(in, line)) {
-        std::smatch m;
-        if (std::regex_search(line, m, opens)) {
-          EXPECT_TRUE(namespace_allowed(rel, m[1])) << rel << " opens " << m[1];
-        }
+  for_each_source(root, [&](const fs::path &path, const std::string &rel) {
+    std::ifstream in(path);
+    std::string line;
+    ++files;
+    while (std::getline(in, line)) {
+      std::smatch m;
+      if (std::regex_search(line, m, opens)) {
+        EXPECT_TRUE(namespace_allowed(rel, m[1])) << rel << " opens " << m[1];
       }
     }
+  });
   EXPECT_GT(files, 100);
   // The rule itself, on one file of each kind.
   EXPECT_TRUE(namespace_allowed("probes/tlb/levels.cpp", "gpuprobe::probes"));
