@@ -10,6 +10,7 @@
 #include "common/stats.hpp"
 #include "model/atomics.hpp"
 #include "model/profile.hpp"
+#include "model/run_folder.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
 #include "probes/sharing/analysis.hpp" // canonical_groups, group_sizes
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 
 namespace gpuprobe::analysis {
@@ -149,10 +151,11 @@ fleet_unit read_unit(const std::string &folder) {
   const fs::path d(folder);
   json device;
   const results_folder f{d};
+  std::optional<model::run_folder> run; // a finished unit's folder, read once
   if (fs::exists(f.profile())) {
-    const auto p = model::read_profile(f.profile().string());
-    device = p.device;
-    read_profile(p, u);
+    run = model::read_run_folder(folder);
+    device = run->prof.device;
+    read_profile(run->prof, u);
     u.status = "complete";
   } else if (!has_results(f.raw())) {
     std::string last;
@@ -185,15 +188,15 @@ fleet_unit read_unit(const std::string &folder) {
   u.uuid = who.uuid;
   if (u.uuid.empty())
     throw error("fleet: " + folder + " does not record its GPU's UUID");
-  if (fs::exists(f.tuning())) {
-    const alloc::tuning a = model::read_tuning(f.tuning().string()).allocator;
+  if (run && run->tuning) {
+    const alloc::tuning &a = run->tuning->allocator;
     u.numbers["tuning.word_bits"] = a.word_bits;
     u.numbers["tuning.regions"] = a.regions;
     u.text["tuning.crw_start"] = alloc::to_string(a.crw);
   }
-  if (fs::exists(f.validation())) {
+  if (run && run->valid) {
     std::map<std::string, int> verdicts;
-    for (const auto &w : model::read_validation(f.validation().string()).workloads)
+    for (const auto &w : run->valid->workloads)
       ++verdicts[w.verdict];
     for (const auto &[verdict, n] : verdicts)
       u.numbers["validation." + verdict] = n;

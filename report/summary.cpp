@@ -4,10 +4,12 @@
 // verdicts. Everything comes from profile.json, tuning.json and validation.json.
 #include "analysis/validation.hpp"
 #include "model/atomics.hpp"
+#include "model/run_folder.hpp"
 #include "probes/sharing/analysis.hpp"
 #include "probes/tlb/levels.hpp"
 #include "report/parts.hpp"
 
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "common/units.hpp"
@@ -22,12 +24,12 @@
 namespace gpuprobe::report::detail {
 
 // What this part reads of the analysis.
+using analysis::tradeoffs;
+using model::level_label;
 using probes::group_sizes;
 using probes::level_line;
 using probes::structure_words;
 using probes::to_string;
-using analysis::tradeoffs;
-using model::level_label;
 
 namespace {
 
@@ -169,7 +171,12 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   using nlohmann::json;
   std::vector<std::string> out;
   char b[512];
-  const model::tlb_hierarchy tlb = model::read_profile(results_folder{dir}.profile().string()).tlb;
+  const model::run_folder run = model::read_run_folder(dir); // profile, tuning, validation: once
+  if (!run.tuning || !run.valid)
+    throw error(dir + " has no " +
+                (run.tuning ? results_folder::validation_file : results_folder::tuning_file) +
+                ": not a finished run (gpuprobe run makes one)");
+  const model::tlb_hierarchy &tlb = run.prof.tlb;
   const auto &levels = tlb.levels;
   if (levels.empty())
     out.push_back("TLB: no level found up to " +
@@ -182,7 +189,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
       out.push_back("  " + model::level_label(false, k) +
                     " entry: " + (*levels[k].coverage)["finding"].get<std::string>());
   }
-  const auto tuning = model::read_tuning(results_folder{dir}.tuning().string());
+  const model::tuning_file &tuning = *run.tuning;
   const alloc::tuning &a = tuning.allocator;
   std::snprintf(b, sizeof b, "tuning: %d-bit words, %u region(s), CRW start %s", a.word_bits,
                 a.regions, alloc::to_string(a.crw));
@@ -198,7 +205,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   }
   if (!per_level.empty())
     out.push_back("regions per level: " + per_level);
-  const auto validation = model::read_validation(results_folder{dir}.validation().string());
+  const model::validation &validation = *run.valid;
   out.push_back("validate: " + validation.summary);
   for (const auto &t : validation.tradeoffs.value_or(std::vector<model::tradeoff>{}))
     out.push_back("trade-off: " + t.line);
