@@ -66,7 +66,7 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_analysis
 // The probe's own matrix (mean cycles, baselines) as the analysis reads it.
 sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &source);
 
-// tlb-sharing's sample (probes::sharing_analysis_options::sample_sms): SMs spread over the GPU, each
+// tlb-sharing's sample (sharing_options::sample_sms, driver.hpp): SMs spread over the GPU, each
 // against each. It answers for every SM only when the level is global there (every pair of SMs of
 // different GPCs shares); a private or grouped sample says nothing of the SMs between the
 // sampled ones, so those are measured.

@@ -188,8 +188,9 @@ void draw(const inputs &in, report_content &c) {
                       "mixed with the disruptor's effect on the victim's lines, not the level's "
                       "per-hop penalty."};
   int k = 0;
-  for (const auto &path : files) {
-    const auto m = load_sharing_input(path);
+  for (const auto &[path, doc] : in.of(entry.id)) {
+    // The document the report's scan parsed; the 2017 tool's text matrices by path.
+    const auto m = doc.is_null() ? load_sharing_input(path) : parse_sharing_result(doc, path);
     const auto a = analyze_sharing(m);
     const grouped g = group_order(m, a);
     c.figures.push_back(sharing_heatmap(path, ++k, m, a, g));

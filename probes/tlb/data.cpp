@@ -188,24 +188,37 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
 }
 
 tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mixed) {
-  if (paths.empty())
+  std::vector<tlb_input> inputs;
+  for (const auto &p : paths)
+    inputs.push_back({p, nullptr});
+  return load_tlb_inputs(inputs, allow_mixed);
+}
+
+tlb_dataset load_tlb_inputs(const std::vector<tlb_input> &inputs, bool allow_mixed) {
+  if (inputs.empty())
     throw gpuprobe::error("no input file given (use --input FILE)");
   tlb_dataset ds;
   std::string first_uuid, first_path;
-  for (const auto &path : paths) {
-    const auto in = read_input(path);
-    if (in.is_json) {
-      const auto doc = parse_json_text(in.text, path);
-      const std::string uuid = model::file_head_from_json(doc, path).uuid;
-      if (!uuid.empty() && first_uuid.empty())
-        first_uuid = uuid, first_path = path;
-      else if (!uuid.empty() && uuid != first_uuid && !allow_mixed)
-        throw gpuprobe::error("'" + path + "' was measured on " + uuid + ", '" + first_path +
-                              "' on " + first_uuid +
-                              ": several inputs are one GPU (--allow-mixed analyzes them as one)");
-      parse_gpuprobe_tlb_result(doc, path, ds);
-    } else
-      parse_cuda_gpu_tlb_csv(in.text, path, ds);
+  for (const auto &[path, given] : inputs) {
+    nlohmann::json parsed;
+    const nlohmann::json *doc = given;
+    if (!doc) { // read here: gpuprobe JSON or the 2017 tool's CSV, told apart by content
+      const auto in = read_input(path);
+      if (!in.is_json) {
+        parse_cuda_gpu_tlb_csv(in.text, path, ds);
+        continue;
+      }
+      parsed = parse_json_text(in.text, path);
+      doc = &parsed;
+    }
+    const std::string uuid = model::file_head_from_json(*doc, path).uuid;
+    if (!uuid.empty() && first_uuid.empty())
+      first_uuid = uuid, first_path = path;
+    else if (!uuid.empty() && uuid != first_uuid && !allow_mixed)
+      throw gpuprobe::error("'" + path + "' was measured on " + uuid + ", '" + first_path +
+                            "' on " + first_uuid +
+                            ": several inputs are one GPU (--allow-mixed analyzes them as one)");
+    parse_gpuprobe_tlb_result(*doc, path, ds);
   }
   if (ds.curves.empty())
     throw gpuprobe::error("the input holds no curve with 3 or more points");

@@ -44,5 +44,12 @@ void finish_curve(tlb_curve &c);
 // several files are one GPU. Throws gpuprobe::error on a missing or malformed file, and on
 // gpuprobe results of two GPUs (naming both) unless `allow_mixed`.
 tlb_dataset load_tlb_inputs(const std::vector<std::string> &paths, bool allow_mixed = false);
+// The same over inputs some of which the caller has parsed already (the report's scan): a
+// document given is read as it is, a null one from its file.
+struct tlb_input {
+  std::string path;
+  const nlohmann::json *doc = nullptr;
+};
+tlb_dataset load_tlb_inputs(const std::vector<tlb_input> &inputs, bool allow_mixed = false);
 
 } // namespace gpuprobe::probes

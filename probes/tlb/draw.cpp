@@ -18,13 +18,13 @@ namespace gpuprobe::probes::tlb {
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis.
+using model::level_label;
 using probes::analyze_tlb;
 using probes::interval_words;
 using probes::load_tlb_inputs;
 using probes::structure_words;
 using probes::tlb_curve;
 using probes::tlb_dataset;
-using model::level_label;
 
 namespace fs = std::filesystem;
 
@@ -197,8 +197,12 @@ void draw(const inputs &in, report_content &c) {
   model::tlb_hierarchy tlb;
   std::string origin;
   tlb_dataset data;
-  if (!files.empty())
-    data = load_tlb_inputs(files);
+  if (!files.empty()) { // the documents the report's scan parsed (the 2017 tool's CSVs by path)
+    std::vector<probes::tlb_input> given;
+    for (const auto &r : in.of(entry.id))
+      given.push_back({r.path, r.doc.is_null() ? nullptr : &r.doc});
+    data = load_tlb_inputs(given);
+  }
   if (have_profile) {
     tlb = in.profile->tlb;
     origin = "profile.json";

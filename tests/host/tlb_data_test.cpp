@@ -52,7 +52,7 @@ TEST(TlbCsv, MalformedInputsAreErrors) {
 
 TEST(TlbInputs, MissingFileIsAnError) {
   EXPECT_THROW(load_tlb_inputs({"/nonexistent/file.csv"}), gpuprobe::error);
-  EXPECT_THROW(load_tlb_inputs({}), gpuprobe::error);
+  EXPECT_THROW(load_tlb_inputs(std::vector<std::string>{}), gpuprobe::error);
 }
 
 TEST(TlbInputs, GpuprobeResultRoundTrip) {
@@ -83,4 +83,23 @@ TEST(TlbInputs, FutureSchemaAndWrongProbeAreErrors) {
   EXPECT_THROW(load_tlb_inputs({path}), gpuprobe::error);
   std::ofstream(path) << "{ broken";
   EXPECT_THROW(load_tlb_inputs({path}), gpuprobe::error);
+}
+
+// A document the caller parsed already (the report's scan) is read as given, not from its file:
+// the committed runs' tlb.json, each given under a path that does not exist, give the same curves
+// as read from the file.
+TEST(TlbInputs, AGivenDocumentIsReadAsGivenNotFromItsFile) {
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
+    const std::string path = runs + unit + "/raw/tlb.json";
+    const nlohmann::json doc = gpuprobe::read_json_file(path);
+    const auto from_file = load_tlb_inputs(std::vector<std::string>{path});
+    const auto given = load_tlb_inputs(std::vector<tlb_input>{{path + ".absent", &doc}});
+    ASSERT_EQ(given.curves.size(), from_file.curves.size()) << unit;
+    for (std::size_t k = 0; k < given.curves.size(); ++k) {
+      EXPECT_EQ(given.curves[k].stride_bytes, from_file.curves[k].stride_bytes) << unit;
+      EXPECT_EQ(given.curves[k].footprint_bytes, from_file.curves[k].footprint_bytes) << unit;
+      EXPECT_EQ(given.curves[k].cycles, from_file.curves[k].cycles) << unit;
+    }
+  }
 }
