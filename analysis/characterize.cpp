@@ -93,10 +93,10 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
   out.method = "the aliased levels against an analysis of a chase over real memory (cudaMalloc)";
   out.memory_access = memory_access(real_result);
   std::vector<std::pair<std::string, const model::tlb_level *>> real;
-  model::for_each_level(real_tlb,
-                 [&](const model::tlb_level &L, bool candidate, const std::string &label) {
-                   real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
-                 });
+  model::for_each_level(
+      real_tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
+        real.emplace_back(std::string(candidate ? "candidate " : "level ") + label, &L);
+      });
   model::for_each_level(tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
     model::level_check row;
     row.level = label;

@@ -340,8 +340,8 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
     const bool disturbed = L.detail.contains("disturbed");
     std::printf("  %s%s%s\n",
                 probes::level_line(label + (candidate ? " (candidate)" : "") +
-                                         (disturbed ? " (DISTURBED)" : ""),
-                                     L)
+                                       (disturbed ? " (DISTURBED)" : ""),
+                                   L)
                     .c_str(),
                 check ? "; real memory: " : "", check ? check->real_memory.c_str() : "");
     if (disturbed)

@@ -18,9 +18,9 @@ namespace gpuprobe::probes::atomics {
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
 // What this part reads of the analysis and the models.
+using model::atomics_variant;
 using probes::atomics_curve;
 using probes::fit_atomics;
-using model::atomics_variant;
 
 namespace fs = std::filesystem;
 

@@ -106,8 +106,7 @@ void walk_groups(const walk_fn &walk, const conflict_target &t, const conflict_o
     if (!masks.empty()) {
       std::map<std::uint64_t, std::size_t> sets;
       for (auto p : pages)
-        gw.most_in_a_set =
-            std::max(gw.most_in_a_set, ++sets[set_of(masks, page_base + p)]);
+        gw.most_in_a_set = std::max(gw.most_in_a_set, ++sets[set_of(masks, page_base + p)]);
     }
     for (int w = 0; w < std::max(2, o.repeat_walks); ++w) {
       const auto lat = walk(pages);

@@ -146,8 +146,7 @@ void run_analyze_sharing(const common_options &o) {
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze sharing: %s, %zu SMs (%s)\n", m.device_name.c_str(),
               m.sm_ids.size(), m.format.c_str());
-  std::printf("  scope: %s\n  reason: %s\n", probes::to_string(a.scope).c_str(),
-              a.reason.c_str());
+  std::printf("  scope: %s\n  reason: %s\n", probes::to_string(a.scope).c_str(), a.reason.c_str());
   for (const auto &g : a.groups) {
     if (a.scope == probes::sharing_scope::global)
       break;

@@ -160,11 +160,11 @@ std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &pla
 }
 
 probes::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
-                               const noise_pool *real) {
+                             const noise_pool *real) {
   // Read as `gpuprobe analyze tlb` reads a real sweep: the same reader, no second copy of it.
   probes::tlb_dataset d;
   probes::parse_gpuprobe_tlb_result(raw_result(g, plan, simulate_points(g, plan, seed, real)),
-                                      "simulated", d);
+                                    "simulated", d);
   return d;
 }
 

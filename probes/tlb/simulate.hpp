@@ -70,7 +70,7 @@ sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes);
 std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &plan,
                                          std::uint64_t seed, const noise_pool *real = nullptr);
 probes::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
-                               const noise_pool *real = nullptr);
+                             const noise_pool *real = nullptr);
 
 // The sweep as gpuprobe's raw result (gpuprobe.result/1, probe "tlb", an alias pool in 2 MiB
 // chunks) of a device named "simulated: <describe()>": `gpuprobe analyze tlb` reads it.

@@ -225,8 +225,9 @@ TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
           [&](const std::string &t) {
             const json doc = parse_json_text(t, "m");
             json out = json::array();
-            if (doc.is_object() && doc.contains("tlb_conflict") && doc["tlb_conflict"].is_object() &&
-                doc["tlb_conflict"].contains("levels") && doc["tlb_conflict"]["levels"].is_array())
+            if (doc.is_object() && doc.contains("tlb_conflict") &&
+                doc["tlb_conflict"].is_object() && doc["tlb_conflict"].contains("levels") &&
+                doc["tlb_conflict"]["levels"].is_array())
               for (const auto &row : doc["tlb_conflict"]["levels"])
                 for (const auto &L : profile.tlb.levels)
                   out.push_back(probes::conflict_summary(L, probes::conflict_level_from_json(row)));

@@ -37,9 +37,9 @@ inline double sim_latency(const std::vector<sim_level> &levels, double base, dou
 // One curve per stride with `ppo` points per octave from min to max footprint, Gaussian noise
 // of `sigma`, integer rounding like the 2017 tool, and every `drop`-th point missing (0: none).
 inline probes::tlb_dataset sim_dataset(const std::vector<sim_level> &levels, double base,
-                                         const std::vector<double> &strides, double min_fp,
-                                         double max_fp, int ppo, double sigma, unsigned seed,
-                                         int drop = 0) {
+                                       const std::vector<double> &strides, double min_fp,
+                                       double max_fp, int ppo, double sigma, unsigned seed,
+                                       int drop = 0) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, sigma);
   probes::tlb_dataset d;

@@ -367,8 +367,7 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
 namespace {
 // The 2017 tool's mean curves of one level at strides 256 KiB to `top`, 12 points an octave,
 // noise `sigma`: with top = the page, one stride shows the full rise and the one below half.
-probes::tlb_dataset held_out(double penalty, double page, double top, double sigma,
-                               unsigned seed) {
+probes::tlb_dataset held_out(double penalty, double page, double top, double sigma, unsigned seed) {
   const std::vector<test::sim_level> truth = {{16, page, penalty}};
   std::vector<double> strides;
   for (double s = 256 * 1024.0; s <= top; s *= 2)
@@ -395,14 +394,13 @@ TEST(SimulatedGpus, HeldOutShapesAreLevelsAndTheirNullsAreNot) {
     int found = 0, null_levels = 0;
     const int seeds = 40;
     for (unsigned seed = 1; seed <= unsigned(seeds); ++seed) {
-      const auto a =
-          probes::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
+      const auto a = probes::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
       found +=
           a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
           (a.levels[0].page_bytes == sh.page ||
            (a.levels[0].bound == probes::page_bound::upper && a.levels[0].page_bytes > sh.page));
-      null_levels += int(
-          probes::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed)).levels.size());
+      null_levels +=
+          int(probes::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed)).levels.size());
     }
     std::printf("%s: found on %d of %d seeds; %d level(s) on their nulls\n", sh.name, found, seeds,
                 null_levels);
