@@ -188,10 +188,9 @@ tune_context open_tune(const tune_run_options &o) {
   c.measured_on = c.profile.gpu_uuid();
   std::printf("gpuprobe tune: %s (%s), profile %s\n", c.dev.name.c_str(), c.dev.uuid.c_str(),
               o.profile.c_str());
-  if (c.measured_on != c.dev.uuid)
+  if (const std::string name = c.profile.gpu_name(); c.measured_on != c.dev.uuid)
     std::printf("  note: the profile was measured on %s (%s): its SM groups may not hold here\n",
-                (c.profile.gpu_name().empty() ? std::string("?") : c.profile.gpu_name()).c_str(),
-                c.measured_on.c_str());
+                name.empty() ? "?" : name.c_str(), c.measured_on.c_str());
   c.footprint = default_tlb_footprint(o.quick, o.device);
   c.vo.tlb_footprint = c.footprint;
   c.vo.quick = o.quick;

@@ -43,26 +43,24 @@ const std::uint64_t k_malloc_window_bytes =
 // get_page at 1 % free on VMM read 15 % slower than on a pool of its own (H100 GPU-6e6cc48f).
 class pool_source {
 public:
-  explicit pool_source(std::uint64_t largest) : largest_(largest) {}
-  std::shared_ptr<device_pool> take(alloc_kind kind, std::uint64_t bytes, int device,
-                                    std::uint64_t seed) {
+  pool_source(std::uint64_t largest, int device, std::uint64_t seed)
+      : largest_(largest), device_(device), seed_(seed) {}
+  std::shared_ptr<device_pool> take(alloc_kind kind, std::uint64_t bytes) {
     const bool large = double(bytes) >= 0.9 * double(largest_) && bytes <= largest_;
-    if (held_ && !(large && held_->kind() == kind && device_ == device && seed_ == seed))
+    if (held_ && !(large && held_->kind() == kind))
       held_.reset(); // its trial ended with its workload: the memory goes back now
     if (!large)
-      return std::make_shared<device_pool>(kind, bytes, device, seed);
-    if (!held_) {
-      held_ = std::make_shared<device_pool>(kind, largest_, device, seed);
-      device_ = device, seed_ = seed;
-    }
+      return std::make_shared<device_pool>(kind, bytes, device_, seed_);
+    if (!held_)
+      held_ = std::make_shared<device_pool>(kind, largest_, device_, seed_);
     return held_;
   }
 
 private:
   std::uint64_t largest_;
+  int device_;
+  std::uint64_t seed_;
   std::shared_ptr<device_pool> held_;
-  int device_ = 0;
-  std::uint64_t seed_ = 0;
 };
 
 namespace {
@@ -72,7 +70,7 @@ namespace {
 class pool_part {
 public:
   pool_part(const std::string &pool, std::uint64_t bytes, const validate_options &o)
-      : whole_(o.pools ? o.pools->take(parse_alloc_kind(pool), bytes, o.device, o.seed)
+      : whole_(o.pools ? o.pools->take(parse_alloc_kind(pool), bytes)
                        : std::make_shared<device_pool>(parse_alloc_kind(pool), bytes, o.device,
                                                        o.seed)),
         bytes_(bytes) {}
@@ -360,6 +358,13 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
 }
 
 namespace {
+// The TLB-scoped workloads' footprint: the option's, else most of the free memory.
+std::uint64_t footprint_of(const validate_options &o) {
+  return o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
+}
+} // namespace
+
+namespace {
 
 // get_page + write on the allocator pools, and at 50 % free on a pool as large as the TLB footprint
 // (where a pool can exceed the shared level's reach, so regions can apply).
@@ -382,12 +387,13 @@ void getpage_rows(std::vector<workload> &w, const alloc::tuning &t, const valida
     const auto layout =
         alloc::layout_regions(t, bytes, std::uint64_t(k_page_bytes) * unsigned(t.word_bits));
     w.push_back({name, pool, words_regions(32, {}), words_regions(t.word_bits, layout),
-                 words_regions_changes(t.word_bits, layout.regions), [=, bytes = bytes, f = f] {
+                 words_regions_changes(t.word_bits, layout.regions),
+                 [=, bytes = bytes, f = f] {
                    return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                      return std::make_unique<getpage_trial<decltype(word)>>(pool, bytes, f, t, o);
                    });
-                 }});
-    w.back().pool_bytes = bytes;
+                 },
+                 bytes});
   }
 }
 
@@ -399,25 +405,26 @@ void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const vali
     crw = {{decision::crw_placement, "thread", alloc::to_string(t.crw)}};
   w.push_back({"crw_write/free:10%", pool, "CRW start thread",
                std::string("CRW start ") + alloc::to_string(t.crw), crw,
-               [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); }});
-  w.back().pool_bytes = o.pool_bytes;
+               [=] { return std::make_unique<crw_trial>(pool, o.pool_bytes, t, o); },
+               o.pool_bytes});
   const auto malloc_layout = alloc::layout_regions(t, o.pool_bytes, k_malloc_window_bytes);
   w.push_back({"rw_malloc_mixed_write", pool, "rw_malloc one region",
                "rw_malloc " + (malloc_layout.regions > 1
                                    ? std::to_string(malloc_layout.regions) + " regions"
                                    : std::string("one region")),
                words_regions_changes(32, malloc_layout.regions),
-               [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); }});
-  w.back().pool_bytes = o.pool_bytes;
+               [=] { return std::make_unique<malloc_trial>(pool, o.pool_bytes, t, o); },
+               o.pool_bytes});
   const auto join_layout = alloc::layout_regions(
       t, o.pool_bytes, std::uint64_t(k_join_page_bytes) * unsigned(t.word_bits));
   w.push_back({"hash_join/4M", pool, words_regions(32, {}), words_regions(t.word_bits, join_layout),
-               words_regions_changes(t.word_bits, join_layout.regions), [=] {
+               words_regions_changes(t.word_bits, join_layout.regions),
+               [=] {
                  return alloc::with_word(t, [&](auto word) -> std::unique_ptr<trial> {
                    return std::make_unique<join_trial<decltype(word)>>(pool, o.pool_bytes, t, o);
                  });
-               }});
-  w.back().pool_bytes = o.pool_bytes;
+               },
+               o.pool_bytes});
 }
 
 // The TLB-scoped gathers at the scope chosen against one pass, and (issue 25) against the scope of
@@ -431,35 +438,37 @@ void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_o
     return sc >= fp ? std::string("one pass")
                     : std::to_string(workloads::scope_passes(fp, sc)) + " passes of " + gib(sc);
   };
-  // A row differs in the scope alone, where one of its two scopes takes more than one pass.
-  const auto row = [&](const std::string &name, const std::string &from, const std::string &to,
-                       bool differs, std::function<std::unique_ptr<trial>()> make) {
+  // A row differs in the scope alone, where one of its two scopes takes more than one pass; its
+  // trial maps `bytes`.
+  const auto row = [&](std::uint64_t bytes, const std::string &name, const std::string &from,
+                       const std::string &to, bool differs,
+                       std::function<std::unique_ptr<trial>()> make) {
     std::vector<model::decision_change> c;
     if (differs)
       c = {{decision::tlb_scope, from, to}};
-    w.push_back({name, pool, from, to, c, std::move(make)});
-    w.back().pool_bytes = name.rfind("tlb_grouping", 0) == 0 ? group_footprint : footprint;
+    w.push_back({name, pool, from, to, c, std::move(make), bytes});
   };
-  row("tlb_sampling/" + gib(footprint, ""), "one pass",
+  row(footprint, "tlb_sampling/" + gib(footprint, ""), "one pass",
       s ? std::to_string(workloads::scope_passes(footprint, s)) + " passes of " + gib(s)
         : "one pass",
       s && s < footprint, [=] {
         return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s, o);
       });
-  row("tlb_grouping/" + gib(group_footprint, ""), "one pass",
+  row(group_footprint, "tlb_grouping/" + gib(group_footprint, ""), "one pass",
       s ? std::to_string(workloads::scope_passes(group_footprint, s)) + " passes of " + gib(s)
         : "one pass",
       s && s < group_footprint, [=] {
         return std::make_unique<scoped_trial<workloads::grouping_run>>(pool, group_footprint, s, o);
       });
   if (s && m && m != s) {
-    row("tlb_sampling/" + gib(footprint, "") + " vs ramp middle", passes(footprint, m),
+    row(footprint, "tlb_sampling/" + gib(footprint, "") + " vs ramp middle", passes(footprint, m),
         passes(footprint, s), m < footprint || s < footprint, [=] {
           return std::make_unique<scoped_trial<workloads::sampling_run>>(pool, footprint, s, o,
                                                                          m < footprint ? m : 0);
         });
-    row("tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle", passes(group_footprint, m),
-        passes(group_footprint, s), m < group_footprint || s < group_footprint, [=] {
+    row(group_footprint, "tlb_grouping/" + gib(group_footprint, "") + " vs ramp middle",
+        passes(group_footprint, m), passes(group_footprint, s),
+        m < group_footprint || s < group_footprint, [=] {
           return std::make_unique<scoped_trial<workloads::grouping_run>>(
               pool, group_footprint, s, o, m < group_footprint ? m : 0);
         });
@@ -469,16 +478,13 @@ void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_o
 } // namespace
 
 std::shared_ptr<pool_source> shared_pools(const validate_options &o) {
-  const std::uint64_t footprint =
-      o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
-  return std::make_shared<pool_source>(std::max(o.pool_bytes, footprint));
+  return std::make_shared<pool_source>(std::max(o.pool_bytes, footprint_of(o)), o.device, o.seed);
 }
 
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {
   if (o.pool_bytes < (1ull << 30))
     throw error("validate: pools must be at least 1 GiB");
-  const std::uint64_t footprint =
-      o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
+  const std::uint64_t footprint = footprint_of(o);
   std::vector<workload> w;
   for (const std::string pool : {"cudamalloc", "vmm"}) {
     getpage_rows(w, t, o, pool, footprint);

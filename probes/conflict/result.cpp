@@ -499,20 +499,22 @@ conflict_level_read conflict_level_from_json(const json &row) {
   const std::string where = "a tlb-conflict level";
   if (!row.is_object())
     throw error(where + " is " + std::string(row.type_name()) + ", not an object");
+  // A whole number no less than 0 (an address, a page index), else one line naming `key`.
+  const auto unsigned_of = [](const json &v, const std::string &at, const char *key,
+                              const char *want) {
+    if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<std::int64_t>() < 0))
+      throw kind_error(at, key, v, want);
+    return v.get<std::uint64_t>();
+  };
   conflict_level_read r;
-  if (row.contains("skipped")) {
-    if (!row["skipped"].is_string())
-      throw kind_error(where, "skipped", row["skipped"], "a string");
-    r.skipped = row["skipped"].get<std::string>();
+  if (const auto *sk = part_of_kind(row, "skipped", &json::is_string, "a string", where)) {
+    r.skipped = sk->get<std::string>();
     return r;
   }
   if (const auto *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
     r.page_bytes = p->get<double>();
-  if (const auto *b = part_of_kind(row, "va_base", &json::is_number_integer, "an address", where)) {
-    if (!b->is_number_unsigned() && b->get<std::int64_t>() < 0)
-      throw kind_error(where, "va_base", *b, "an address");
-    r.va_base = b->get<std::uint64_t>();
-  }
+  if (const auto it = row.find("va_base"); it != row.end() && !it->is_null())
+    r.va_base = unsigned_of(*it, where, "va_base", "an address");
   if (const auto *sets = part_of_kind(row, "sets", &json::is_array, "a list", where))
     for (const auto &s : *sets) {
       const std::string at = where + "'s set";
@@ -527,11 +529,8 @@ conflict_level_read conflict_level_from_json(const json &row) {
       if (const auto *f = part_of_kind(s, "failed", &json::is_string, "a string", at))
         x.failed = f->get<std::string>();
       if (const auto *m = part_of_kind(s, "members", &json::is_array, "a list", at))
-        for (const auto &p : *m) {
-          if (!p.is_number_integer() || (!p.is_number_unsigned() && p.get<std::int64_t>() < 0))
-            throw kind_error(at, "members[]", p, "a page index");
-          x.members.push_back(p.get<std::uint64_t>());
-        }
+        for (const auto &p : *m)
+          x.members.push_back(unsigned_of(p, at, "members[]", "a page index"));
       if (const auto *m = part_of_kind(s, "method", &json::is_string, "a string", at))
         x.method = m->get<std::string>();
       r.sets.push_back(std::move(x));

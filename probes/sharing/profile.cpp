@@ -27,10 +27,11 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
     if (!fs::exists(f))
       continue; // "not measured"
     // A sharing file measured for another geometry (an earlier analysis labelled levels
-    // differently) is not this level's answer: its params alone are read to tell.
+    // differently) is not this level's answer: its params tell.
+    const json doc = read_json_file(f.string()); // read once: its params, then its matrix
     probes::sharing_params params;
     try {
-      params = probes::sharing_params_of_document(read_json_file(f.string()));
+      params = probes::sharing_params_of_document(doc);
     } catch (const error &e) { // one line naming the file
       throw error("'" + f.string() + "': " + e.what());
     }
@@ -41,7 +42,8 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
                                   ": run characterize on the GPU to measure this level";
       continue;
     }
-    json s = probes::to_json(probes::analyze_sharing(probes::load_sharing_input(f.string())));
+    json s =
+        probes::to_json(probes::analyze_sharing(probes::parse_sharing_result(doc, f.string())));
     s["source"] = "raw/" + f.filename().string();
     L.sharing = model::level_sharing_from_json(s);
   }
