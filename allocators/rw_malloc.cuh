@@ -35,6 +35,7 @@ struct malloc_config {
   std::uint32_t unit_bytes = 256;
   unsigned long long seed = 1;
   unsigned max_rounds = 32; // random regions before the exhaustive scan
+  bool optimistic = false;  // the first region claimed unread (rw_malloc_handle::optimistic)
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
@@ -128,6 +129,10 @@ struct rw_malloc_handle {
   // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
   // the in-hand count closes (issue 49's race test). 0: none.
   unsigned hold_ns = 0;
+  // A full warp that asks no stash claims its first region unread (claim_unread): faster on a
+  // fresh heap, slower after a churn (docs/rw-malloc.md, issue 49), so off unless asked
+  // (malloc_config::optimistic, gpuprobe-bench --gpuprobe_rw_optimistic=1).
+  bool optimistic = false;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -277,7 +282,14 @@ private:
     p.w0 = region_at(plan, 0, active, leader);
     p.nw = words_from(p.w0);
     // The first region is read while the stash answers: a miss costs one round trip, not two.
-    p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
+    // Optimistic: a full warp with no stash to ask claims at the region's start unread
+    // (claim_unread): served in one round trip where the region is free there, else the claim's
+    // answers are the region read.
+    if (optimistic && full && slot == ~0u) {
+      if (claim_unread(p, active, lane, leader, need, got))
+        return got;
+    } else
+      p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
     std::uint32_t refill = 0; // units a refill must hold 4 times (0: none wanted)
     if (slot != ~0u) {
       if (serve_from_stash(active, lane, leader, slot, __shfl_sync(active, v, leader), need, asked,
@@ -321,6 +333,39 @@ private:
         round = max_rounds;
     }
     return got;
+  }
+
+  // A full warp's requests claimed at the start of the region p.w0 without reading it first (issue
+  // 49): lane order, exclusive prefix of the needs, each word taken with one atomicCAS from 0 (a
+  // word not wholly free is left as it was). Every word taken: every lane served (`got`), true.
+  // Else the words taken are given back (the count moves, as for any undone claim) and p.mine
+  // holds the region as the claim found it, for the pass that follows: false.
+  __device__ bool claim_unread(region_pass &p, unsigned active, unsigned lane, int leader,
+                               std::uint32_t need, std::uint64_t &got) const {
+    const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
+    const std::uint32_t total = __shfl_sync(active, excl + need, 31);
+    const bool fits = total <= p.nw * 64;
+    const unsigned long long take =
+        fits && lane * 64 < total ? detail::range_mask(lane, 0, total) : 0ull;
+    unsigned long long old = ~0ull; // past the pool's end: used
+    if (take)
+      old = atomicCAS(&words[p.w0 + lane], 0ull, take);
+    else if (lane < p.nw)
+      old = __ldcg(&words[p.w0 + lane]);
+    const bool won = take && old == 0;
+    if (fits && !__any_sync(active, take && !won)) {
+      got = need ? p.w0 * 64 + excl : ~0ull;
+      return true;
+    }
+    if (won)
+      atomicAnd(&words[p.w0 + lane], ~take);
+    p.mine = won ? 0ull : old;
+    if (__any_sync(active, won)) {
+      __threadfence(); // the bits are clear again before the count says a claim was undone
+      if (int(lane) == leader)
+        atomicAdd(rollbacks, 1ull);
+    }
+    return false;
   }
 
   // After a pass's claim: the lanes served get their units, the lanes whose range was undone are
@@ -589,10 +634,12 @@ public:
     return w;
   }
   handle_type handle() const {
-    return {data(),           words_.get(),  meta_.get(),     std::uint32_t(words_.size()),
-            cfg_.unit_bytes,  cfg_.seed,     cfg_.max_rounds, regions_.view(),
-            rollbacks_.get(), stash_.get(),  stash_sms_,      cfg_.stash_per_sm,
-            stash_cap(),      in_hand_.get()};
+    handle_type h{data(),           words_.get(),  meta_.get(),     std::uint32_t(words_.size()),
+                  cfg_.unit_bytes,  cfg_.seed,     cfg_.max_rounds, regions_.view(),
+                  rollbacks_.get(), stash_.get(),  stash_sms_,      cfg_.stash_per_sm,
+                  stash_cap(),      in_hand_.get()};
+    h.optimistic = cfg_.optimistic;
+    return h;
   }
   const malloc_config &config() const { return cfg_; }
   const region_layout &regions() const { return regions_.layout(); }

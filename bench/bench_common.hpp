@@ -21,7 +21,8 @@ struct flags {
   std::string tlb_scope_source;
   std::uint64_t peers_heap_bytes = 0; // --gpuprobe_peers_heap (0: peers::k_default_heap_bytes)
   bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
-  int rw_stash_per_sm = -1; // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
+  int rw_stash_per_sm = -1;   // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
+  bool rw_optimistic = false; // --gpuprobe_rw_optimistic=1: rw_malloc's unread claim
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -32,6 +33,7 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
   mc.pool_bytes = pool_bytes;
   if (options().rw_stash_per_sm >= 0)
     mc.stash_per_sm = unsigned(options().rw_stash_per_sm);
+  mc.optimistic = options().rw_optimistic;
   return mc;
 }
 

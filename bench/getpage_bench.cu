@@ -275,6 +275,8 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
   --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
   --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
+  --gpuprobe_rw_optimistic=B  1: a warp of rw_malloc that asks no stash claims its first region
+                              unread; 0 (default): it reads the region first (docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -317,6 +319,11 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         if (n < 0 || n > 64 || std::to_string(n) != argv[i] + 20)
           return std::string("--gpuprobe_rw_stash: a number of stashes per SM, 0 to 64");
         o.rw_stash_per_sm = n;
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_optimistic=", 25) == 0) {
+        const std::string v = argv[i] + 25;
+        if (v != "0" && v != "1")
+          return std::string("--gpuprobe_rw_optimistic: 0 or 1");
+        o.rw_optimistic = v == "1";
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
@@ -357,6 +364,7 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_stash_per_sm", o.rw_stash_per_sm < 0
                                                      ? std::string("default")
                                                      : std::to_string(o.rw_stash_per_sm));
+  benchmark::AddCustomContext("rw_optimistic", o.rw_optimistic ? "1" : "0");
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

@@ -28,6 +28,9 @@
 #   rw-oom     rw_malloc's exact out-of-memory: the in-flight race test, memcheck, synccheck on the
 #              small pools RUNS times, the soak; BM_peers/rw_malloc against $BUILD/gpuprobe-bench-before
 #   soak       the 10^9-operation soak (OPS)
+#   ab         one gpuprobe-bench filter (AB_FILTER, default BM_peers/rw_malloc/) with two flag sets,
+#              AB_A and AB_B (e.g. --gpuprobe_rw_optimistic=0 and =1), alternating AB_N times each
+#              (default 2); then each cell's B over A (the minimum over the runs of each)
 #   ncu        Nsight Compute on BM_peers cells' malloc launch (CASES)
 #   repeats    characterize --quick QUICK_N times (default 6) and full FULL_N times (default 2) on one
 #              unit, then gpuprobe compare over every pair of one mode (compare's false positives)
@@ -242,7 +245,7 @@ step_peers() {
       --benchmark_out="$D/peers/raw/bench-peers-$a.json" --benchmark_out_format=json
   done
   timed peers_report 120 "$G" report --input "$D/peers" --out "$D/peers/report" --format md
-  awk '/^## rw_malloc against the goals/{p=1} /^## Not in this folder/{p=0} p' \
+  awk '/^#+ rw(\\)?_malloc against the goals/{p=1} /^#+ (Where each|Not in this folder)/{p=0} p' \
     "$D/peers/report/index.md" | grep -v '^$' | cut -c1-220
 }
 
@@ -284,6 +287,20 @@ step_rw_oom() {
   grep -h "in-hand count" "$D/race.txt"
   grep -hE 'ERROR SUMMARY' "$D/race_memcheck.txt"
   grep -E 'OK \]|FAILED \]|soak:|fill:' "$D/rw_plain.txt" | tail -20
+}
+
+step_ab() {
+  local k which args
+  for k in $(seq 1 "${AB_N:-2}"); do
+    for which in a b; do
+      args=${AB_A:-}
+      [ "$which" = b ] && args=${AB_B:-}
+      # shellcheck disable=SC2086 # the flag sets are lists of words
+      timed "ab_${which}_$k" 300 "$B/gpuprobe-bench" --benchmark_filter="${AB_FILTER:-BM_peers/rw_malloc/}" \
+        $args --benchmark_out="$D/ab-$which-$k.json" --benchmark_out_format=json
+    done
+  done
+  python3 "$HERE/bench_ab.py" "$D"/ab-a-*.json -- "$D"/ab-b-*.json | tee "$D/ab.md"
 }
 
 step_soak() {

@@ -17,4 +17,4 @@ cp "$rw" "$out/raw/bench-peers-rw_malloc.json"
 cp "$peers"/nvidia-smi*.csv "$peers"/steps.txt "$out/" 2>/dev/null || true
 "$gpuprobe" report --input "$out" --out "$out/report" --format md >"$out/report.log" 2>&1 ||
   { tail -5 "$out/report.log" >&2; exit 1; }
-awk '/^## rw_malloc against the goals/{p=1} /^## Where each/{p=0} p' "$out/report/index.md"
+awk '/^#+ rw(\\)?_malloc against the goals/{p=1} /^#+ Where each/{p=0} p' "$out/report/index.md"

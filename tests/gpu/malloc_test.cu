@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <vector>
 
 using namespace gpuprobe;
@@ -388,6 +389,99 @@ TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
       }
       EXPECT_EQ(v[0] + a.free_units(), 128u) << "trial " << t << ": units lost";
     }
+  }
+}
+
+namespace {
+// Thread t asks bytes[t]; got[t] is its block or nullptr.
+__global__ void malloc_each(alloc::rw_malloc_handle h, const std::uint32_t *bytes, unsigned n,
+                            char **got) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n)
+    got[t] = static_cast<char *>(h.malloc(bytes[t]));
+}
+
+// The longest run of free units in a bitmap (bit set = used).
+std::uint64_t longest_free_run(const std::vector<unsigned long long> &w) {
+  std::uint64_t best = 0, run = 0;
+  for (std::size_t u = 0; u < w.size() * 64; ++u) {
+    run = (w[u / 64] >> (u % 64)) & 1ull ? 0 : run + 1;
+    best = std::max(best, run);
+  }
+  return best;
+}
+} // namespace
+
+// Issue 49: with `optimistic`, a full warp that asks no stash claims at its region's start unread
+// (atomicCAS a word from 0), and a word it finds taken makes it give back the words it won. Here
+// every warp meets the others there: a pool of two regions and no stash (a small pool), 4-40 full
+// warps a launch, each warp's lanes asking 1-64 units (one size a warp, or a size a lane), 300
+// seeded launches on an empty pool, with the unread claim on and off. After each: the blocks lie in
+// the pool, disjoint; the bitmap holds exactly their units (a won word given back leaves no bit);
+// and each refused request is longer than every free run left (the pool only filled, so none
+// fitted when it was refused).
+TEST(MallocGpu, RwMallocUnreadClaimsThatMeetAreExactAndDisjoint) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(2ull * alloc::rw_malloc_handle::region_units * 256));
+  ASSERT_EQ(a.handle().stash_cap, 0u) << "no stash: every full warp claims unread";
+  const std::uint64_t units = a.units();
+  constexpr unsigned max_threads = 40 * 32;
+  alloc::device_array<std::uint32_t> bytes(max_threads);
+  alloc::device_array<char *> got(max_threads);
+  std::mt19937_64 rng(4949);
+  for (const bool optimistic : {true, false}) {
+    unsigned long long served = 0, refused = 0, bad = 0;
+    for (unsigned trial = 0; trial < 300; ++trial) {
+      a.load(std::vector<unsigned long long>((units + 63) / 64, 0), true);
+      const unsigned warps = 4 + unsigned(rng() % 37), n = warps * 32;
+      std::vector<std::uint32_t> b(n);
+      for (unsigned w = 0; w < warps; ++w) {
+        const bool per_lane = rng() % 4 == 0;
+        std::uint32_t u = 1u << (rng() % 7); // 1..64 units
+        for (unsigned l = 0; l < 32; ++l) {
+          if (per_lane)
+            u = 1 + std::uint32_t(rng() % 64);
+          b[w * 32 + l] = u * 256;
+        }
+      }
+      bytes.upload(b.data(), n);
+      got.zero();
+      auto h = a.handle();
+      h.seed = 9000 + trial;
+      h.optimistic = optimistic;
+      malloc_each<<<(n + 255) / 256, 256>>>(h, bytes.get(), n, got.get());
+      sync_or_throw();
+      std::vector<char *> p(n);
+      got.download(p.data(), n);
+      std::vector<alloc::byte_range> r;
+      const std::uint64_t nulls = alloc::append_ranges(r, p, [&](std::size_t i) { return b[i]; });
+      const std::uint64_t trial_bad =
+          alloc::count_bad_ranges(r, reinterpret_cast<std::uintptr_t>(a.data()), a.pool_bytes());
+      std::vector<unsigned long long> want((units + 63) / 64, 0);
+      std::uint64_t used = 0;
+      for (const auto &[lo, hi] : r) {
+        const std::uint64_t u0 = (lo - reinterpret_cast<std::uintptr_t>(a.data())) / 256;
+        for (std::uint64_t u = u0; u < u0 + (hi - lo) / 256 && u < units; ++u)
+          want[u / 64] |= 1ull << (u % 64);
+        used += (hi - lo) / 256;
+      }
+      const auto bitmap = a.bitmap();
+      EXPECT_EQ(bitmap, want) << "trial " << trial << (optimistic ? "" : " (read first)")
+                              << ": the bitmap holds other units than the blocks served";
+      const std::uint64_t longest = longest_free_run(bitmap);
+      std::uint64_t false_refusals = 0;
+      for (unsigned i = 0; i < n; ++i)
+        false_refusals += !p[i] && b[i] / 256 <= longest;
+      EXPECT_EQ(false_refusals, 0u)
+          << "trial " << trial << ": refused while a run of " << longest << " units was free";
+      EXPECT_EQ(trial_bad, 0u) << "trial " << trial;
+      EXPECT_LE(used, units);
+      served += r.size(), refused += nulls, bad += trial_bad;
+    }
+    std::printf("rw_malloc, unread claim %s: %llu blocks served, %llu refused, %llu bad, over 300 "
+                "launches on a 2-region pool\n",
+                optimistic ? "on" : "off", served, refused, bad);
+    EXPECT_GT(refused, 0u) << "some launches ask more than the pool: the refusals were checked";
   }
 }
 

@@ -430,8 +430,18 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --benchmark_filter=BM_peers/rw_malloc "
                                  "--gpuprobe_rw_stash=0");
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  for (const char *bad : {"--gpuprobe_rw_optimistic=2",
+                          "--gpuprobe_rw_optimistic=", "--gpuprobe_rw_optimistic=yes"}) {
+    r = run_binary(GPUPROBE_BENCH, std::string("--benchmark_list_tests ") + bad);
+    EXPECT_NE(r.exit_code, 0) << bad;
+    EXPECT_NE(r.err.find("--gpuprobe_rw_optimistic"), std::string::npos) << bad << ": " << r.err;
+  }
+  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --benchmark_filter=BM_peers/rw_malloc "
+                                 "--gpuprobe_rw_optimistic=0");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run_binary(GPUPROBE_BENCH, "--help");
   EXPECT_NE(r.out.find("--gpuprobe_peers_heap=SIZE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_peers_no_ladder"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_optimistic=B"), std::string::npos) << r.out;
 }
