@@ -3,24 +3,24 @@
 #include "common/error.hpp"
 #include "common/results_folder.hpp"
 
-#include <filesystem>
-
 namespace gpuprobe::model {
 
+folder_files read_folder_files(const std::string &dir) {
+  const results_folder f{std::filesystem::path(dir)};
+  return {read_folder_file(f.profile().string(), read_profile),
+          read_folder_file(f.tuning().string(), read_tuning),
+          read_folder_file(f.validation().string(), read_validation)};
+}
+
 run_folder read_run_folder(const std::string &dir) {
-  namespace fs = std::filesystem;
-  const results_folder f{fs::path(dir)};
-  if (!fs::exists(f.profile()))
+  folder_files f = read_folder_files(dir);
+  if (!f.prof.value && f.prof.problem.empty())
     throw error(dir + " has no " + results_folder::profile_file +
                 ": not a finished run (gpuprobe characterize or run makes one)");
-  run_folder r;
-  r.dir = dir;
-  r.prof = read_profile(f.profile().string());
-  if (fs::exists(f.tuning()))
-    r.tuning = read_tuning(f.tuning().string());
-  if (fs::exists(f.validation()))
-    r.valid = read_validation(f.validation().string());
-  return r;
+  for (const std::string *why : {&f.prof.problem, &f.tuning.problem, &f.valid.problem})
+    if (!why->empty())
+      throw error(*why);
+  return {dir, std::move(*f.prof.value), std::move(f.tuning.value), std::move(f.valid.value)};
 }
 
 } // namespace gpuprobe::model

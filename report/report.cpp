@@ -8,6 +8,7 @@
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "model/file_head.hpp"
+#include "model/run_folder.hpp"
 #include "probes/catalog.hpp"
 #include "probes/sharing/probe.hpp" // the 2017 tool's formats are its and tlb's
 #include "probes/tlb/probe.hpp"
@@ -106,19 +107,14 @@ namespace {
 
 using namespace detail;
 
-// A folder file read into its model (model/), or listed under `skipped` with the reason.
-template <class Slot, class FromJson>
-bool load_model(const fs::path &f, Slot &slot, FromJson from_json, report_content &c) {
-  std::error_code gone;
-  if (!fs::exists(f, gone) && !fs::is_symlink(f, gone))
-    return false;
-  try {
-    slot = from_json(read_json_file(f.string()), f.string());
-    return true;
-  } catch (const std::exception &e) {
-    c.skipped.push_back(f.string() + ": " + e.what());
-    return false;
-  }
+// A folder file as the folder's reader read it (model/run_folder.hpp): into its slot, or listed
+// under `skipped` with the reason. True when it read.
+template <class T>
+bool take_file(model::folder_file<T> &&f, std::optional<T> &slot, report_content &c) {
+  if (!f.problem.empty())
+    c.skipped.push_back(f.path + ": " + f.problem);
+  slot = std::move(f.value);
+  return slot.has_value();
 }
 
 // The raw/ folder itself given as the input: the folder above it is meant.
@@ -227,12 +223,12 @@ bool take_raw_json_listed(const std::string &path, const std::string &folder_uui
 }
 
 // The folder's tuning, validation (another GPU's are not this folder's) and fleet.
-void take_folder_files(const std::string &dir, const results_folder &folder,
+void take_folder_files(const std::string &dir, model::folder_files &files,
                        const std::string &folder_uuid, inputs &in, report_content &c) {
-  const fs::path val = folder.validation(), tun = folder.tuning();
-  if (load_model(tun, in.tuning, model::tuning_from_json, c))
+  const fs::path val = files.valid.path, tun = files.tuning.path;
+  if (take_file(std::move(files.tuning), in.tuning, c))
     c.sources.push_back(tun.string());
-  if (load_model(val, in.validation, model::validation_from_json, c))
+  if (take_file(std::move(files.valid), in.validation, c))
     c.sources.push_back(val.string());
   const auto foreign = [&](const std::string &other, const fs::path &f) {
     if (folder_uuid.empty() || other.empty() || other == folder_uuid)
@@ -247,7 +243,10 @@ void take_folder_files(const std::string &dir, const results_folder &folder,
   if (in.validation && foreign(in.validation->gpu_uuid(), val))
     in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";
-  if (load_model(fl, in.fleet, model::fleet_from_json, c)) {
+  const auto read_fleet = [](const std::string &p) {
+    return model::fleet_from_json(read_json_file(p), p);
+  };
+  if (take_file(model::read_folder_file(fl.string(), read_fleet), in.fleet, c)) {
     c.sources.push_back(fl.string());
     if (in.device.empty())
       in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +
@@ -349,10 +348,11 @@ inputs scan(const std::string &dir, report_content &c) {
   refuse_raw_folder(dir);
   inputs in;
   const results_folder folder{dir};
+  model::folder_files read = model::read_folder_files(dir); // profile, tuning, validation: once
   const auto files = raw_files(folder, c);
   // The folder's GPU, from its profile: a raw result, tuning or validation of another is foreign.
-  const fs::path prof = folder.profile();
-  load_model(prof, in.profile, model::profile_from_json, c);
+  const fs::path prof = read.prof.path;
+  take_file(std::move(read.prof), in.profile, c);
   const std::string folder_uuid = in.profile ? in.profile->gpu_uuid() : "";
   for (const auto &p : files) {
     const std::string path = p.string(), ext = p.extension().string();
@@ -369,7 +369,7 @@ inputs scan(const std::string &dir, report_content &c) {
     if (in.device.empty() && in.profile->device.is_object() && !in.profile->device.empty())
       in.device = device_line(in.profile->device);
   }
-  take_folder_files(dir, folder, folder_uuid, in, c);
+  take_folder_files(dir, read, folder_uuid, in, c);
   if (c.sources.empty() && c.not_drawn.empty())
     refuse_empty(dir, c);
   return in;

@@ -7,6 +7,7 @@
 #include "model/file_head.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
+#include "model/run_folder.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
 
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -678,3 +680,70 @@ TEST(ProfileModel, RunRecordIsWhatTheFileHoldsAndMalformedPartsAreNamed) {
   }
   EXPECT_GT(refused, 100);
 }
+
+namespace {
+
+// Issue 46: one reader of a results folder. Each of profile.json, tuning.json and validation.json
+// absent, readable (a committed run's), not JSON, another schema, or a link to nothing: all 125
+// mixes. The tolerant read (the report's) has a value exactly where the file reads and a one-line
+// problem exactly where it is there and does not; the strict read (compare's, fleet's) refuses a
+// folder without a profile or with any file that does not read, naming it, and otherwise holds
+// the same values.
+TEST(RunFolder, EveryMixOfAbsentReadableAndBrokenFilesIsReadOrRefusedAsItIs) {
+  const std::string run = k_examples + "/runs/nvidia-h100-80gb-hbm3-5dc71e3e";
+  const std::vector<std::string> names = {"profile.json", "tuning.json", "validation.json"};
+  enum state { absent, readable, not_json, other_schema, dangling, states };
+  const fs::path root = fs::path(::testing::TempDir()) / "gpuprobe_run_folder_mixes";
+  fs::remove_all(root);
+  int strict_refused = 0;
+  for (int mix = 0; mix < states * states * states; ++mix) {
+    const fs::path dir = root / std::to_string(mix);
+    fs::create_directories(dir);
+    std::vector<state> st;
+    for (int k = 0, m = mix; k < 3; ++k, m /= states) {
+      st.push_back(state(m % states));
+      const fs::path f = dir / names[std::size_t(k)];
+      if (st[std::size_t(k)] == readable)
+        fs::copy_file(run + "/" + names[std::size_t(k)], f);
+      else if (st[std::size_t(k)] == not_json)
+        std::ofstream(f) << "{\"schema\": ";
+      else if (st[std::size_t(k)] == other_schema)
+        std::ofstream(f) << R"({"schema": "gpuprobe.other/1"})";
+      else if (st[std::size_t(k)] == dangling)
+        fs::create_symlink(dir / ("gone-" + names[std::size_t(k)]), f);
+    }
+    const auto files = model::read_folder_files(dir.string());
+    const auto check = [&](const auto &file, int k) {
+      const state s = st[std::size_t(k)];
+      EXPECT_EQ(file.path, (dir / names[std::size_t(k)]).string());
+      EXPECT_EQ(file.value.has_value(), s == readable) << dir << " " << names[std::size_t(k)];
+      EXPECT_EQ(!file.problem.empty(), s != absent && s != readable) << file.problem;
+      EXPECT_EQ(file.problem.find('\n'), std::string::npos) << file.problem;
+    };
+    check(files.prof, 0);
+    check(files.tuning, 1);
+    check(files.valid, 2);
+    const bool refused = st[0] != readable || (st[1] != absent && st[1] != readable) ||
+                         (st[2] != absent && st[2] != readable);
+    try {
+      const auto r = model::read_run_folder(dir.string());
+      EXPECT_FALSE(refused) << "mix " << mix << " was read";
+      EXPECT_EQ(model::to_json(r.prof), model::to_json(*files.prof.value));
+      EXPECT_EQ(r.tuning.has_value(), st[1] == readable);
+      EXPECT_EQ(r.valid.has_value(), st[2] == readable);
+    } catch (const error &e) {
+      EXPECT_TRUE(refused) << "mix " << mix << ": " << e.what();
+      const std::string why = e.what();
+      const bool names_a_file = why.find("profile.json") != std::string::npos ||
+                                why.find("tuning.json") != std::string::npos ||
+                                why.find("validation.json") != std::string::npos;
+      EXPECT_TRUE(names_a_file) << why;
+      ++strict_refused;
+    }
+  }
+  EXPECT_EQ(strict_refused,
+            125 - 1 * 2 * 2); // a readable profile and each other file absent or readable
+  fs::remove_all(root);
+}
+
+} // namespace
