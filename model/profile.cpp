@@ -13,6 +13,7 @@ level_sharing level_sharing_from_json(const json &in) {
   take(j, "scope", s.scope);
   take(j, "groups", s.groups);
   take(j, "reason", s.reason);
+  take(j, "source", s.source);
   s.detail = std::move(j);
   if (s.groups)
     check_group_sm_ids(*s.groups, k_max_sm_count, "sharing group");
@@ -24,6 +25,7 @@ json to_json(const level_sharing &s) {
   put(j, "scope", s.scope);
   put(j, "groups", s.groups);
   put(j, "reason", s.reason);
+  put(j, "source", s.source);
   return j;
 }
 

@@ -19,6 +19,7 @@ struct level_sharing {
   // SM ids per group; absent where the sharing was not measured
   std::optional<std::vector<std::vector<int>>> groups;
   std::optional<std::string> reason;
+  std::optional<std::string> source; // "raw/<file>": the matrix the answer was read from
   nlohmann::json detail = nlohmann::json::object(); // pairs, thresholds, notes, structure, ...
   bool has_groups() const { return scope == "groups" && groups && !groups->empty(); }
 };

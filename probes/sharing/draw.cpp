@@ -16,7 +16,7 @@ namespace gpuprobe::probes::sharing {
 
 using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
 
-// What this part reads of the analysis.
+// What this part reads of the analysis (for a matrix profile.json holds no answer from).
 using probes::analyze_sharing;
 using probes::load_sharing_input;
 using probes::sharing_analysis;
@@ -46,6 +46,33 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
   c.tables.push_back(std::move(t));
 }
 
+// What a matrix is drawn with: its scope, groups and reason as profile.json holds them for the
+// level read from this file (issue 46: the draw takes the profile's answer, it does not analyse
+// the matrix again); where the folder has no profile, or the profile no answer from this file (the
+// 2017 tool's matrices, a level measured for another geometry), this report's own analysis of it.
+struct verdict {
+  std::string scope;
+  std::vector<std::vector<int>> groups;
+  std::string reason;
+};
+verdict verdict_of(const inputs &in, const std::string &path, const sharing_matrix &m) {
+  const std::string source = "raw/" + fs::path(path).filename().string();
+  std::optional<verdict> held;
+  if (in.profile)
+    for_each_level(in.profile->tlb, [&](const model::tlb_level &L, bool, const std::string &) {
+      if (!held && L.sharing && L.sharing->source == source)
+        held =
+            verdict{L.sharing->scope, L.sharing->groups.value_or(std::vector<std::vector<int>>{}),
+                    L.sharing->reason.value_or("")};
+    });
+  if (held)
+    return *held;
+  const sharing_analysis a = analyze_sharing(m);
+  return {to_string(a.scope), a.groups,
+          a.reason + " (this report's analysis: no answer in "
+                     "profile.json from this file)"};
+}
+
 // A matrix's rows in group order (members of a group adjacent; the rows of no group last), each
 // group's [first, last] positions, and the groups in words: made once, drawn by both figures.
 struct grouped {
@@ -53,7 +80,7 @@ struct grouped {
   std::vector<std::pair<int, int>> boxes;
   std::string words;
 };
-grouped group_order(const sharing_matrix &m, const sharing_analysis &a) {
+grouped group_order(const sharing_matrix &m, const verdict &a) {
   grouped out;
   auto &order = out.order;
   auto &groups = out.words;
@@ -90,9 +117,9 @@ double row_reference(const sharing_matrix &m, std::size_t i) {
 // One matrix as a heatmap, rows and columns in group order (so each group is one box), each cell
 // above its row's reference.
 report_figure sharing_heatmap(const std::string &path, int k, const sharing_matrix &m,
-                              const sharing_analysis &a, const grouped &g) {
+                              const verdict &a, const grouped &g) {
   report_figure f{"sharing_" + std::to_string(k),
-                  "Sharing: " + fs::path(path).filename().string() + " — " + to_string(a.scope),
+                  "Sharing: " + fs::path(path).filename().string() + " — " + a.scope,
                   "heatmap",
                   "disruptor SM",
                   "victim SM: cycles per hop above the row's reference",
@@ -191,12 +218,12 @@ void draw(const inputs &in, report_content &c) {
   for (const auto &[path, doc] : in.of(entry.id)) {
     // The document the report's scan parsed; the 2017 tool's text matrices by path.
     const auto m = doc.is_null() ? load_sharing_input(path) : parse_sharing_result(doc, path);
-    const auto a = analyze_sharing(m);
+    const verdict a = verdict_of(in, path, m);
     const grouped g = group_order(m, a);
     c.figures.push_back(sharing_heatmap(path, ++k, m, a, g));
     c.figures.push_back(per_sm_figure(path, k, m, g, per_sm));
-    t.rows.push_back({fs::path(path).filename().string(), to_string(a.scope),
-                      g.words.empty() ? "—" : g.words, a.reason});
+    t.rows.push_back(
+        {fs::path(path).filename().string(), a.scope, g.words.empty() ? "—" : g.words, a.reason});
   }
   c.tables.push_back(std::move(t));
   if (!per_sm.rows.empty())

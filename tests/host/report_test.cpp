@@ -1,6 +1,7 @@
 // gpuprobe report on a folder made from the 2017 fixtures (K80 TLB curves and sharing matrix) and
 // generated gpuprobe results (atomics, gpuprobe-bench TAS/WAS, validation): every figure is a real
 // PNG and SVG of its CSV and the page references them; bad folders give a one-line error.
+#include "common/escape.hpp"
 #include "report/report.hpp"
 #include "test_util.hpp"
 #include "tests/common/binary_path.hpp"
@@ -329,6 +330,66 @@ TEST(Report, Base64MatchesTheStandardAlphabetAndPadding) {
 
 // A folder holding only profile.json is a page with the profile's levels, sharing and fits (not
 // "0 figures, device not recorded"); raw/ itself is refused with the folder to give instead.
+// Issue 46: the sharing part draws the answer profile.json holds from each matrix (the run's), not
+// an analysis of its own. Every committed run with sharing matrices: each matrix's row carries the
+// reason of the profile level whose answer came from that file. Without the profile, the same
+// matrices are analysed by the report, and each row says so.
+TEST(Report, SharingRowsAreTheProfilesAnswersAndTheReportsOwnOnlyWithoutOne) {
+  int rows = 0, folders = 0;
+  for (const auto &e :
+       fs::directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "runs")) {
+    const fs::path ex = e.path();
+    if (!fs::exists(ex / "profile.json"))
+      continue;
+    std::vector<fs::path> matrices;
+    for (const auto &f : fs::directory_iterator(ex / "raw"))
+      if (f.path().filename().string().rfind("sharing_", 0) == 0)
+        matrices.push_back(f.path());
+    if (matrices.empty())
+      continue;
+    ++folders;
+    const json prof = json::parse(std::ifstream(ex / "profile.json"));
+    std::map<std::string, std::string> reason_of; // "raw/<file>" -> the profile's reason
+    for (const char *list : {"levels", "candidates"})
+      for (const auto &L : prof["tlb"].value(list, json::array()))
+        if (L.contains("sharing") && L["sharing"].contains("source"))
+          reason_of[L["sharing"]["source"].get<std::string>()] =
+              L["sharing"]["reason"].get<std::string>();
+    for (const bool with_profile : {true, false}) {
+      const fs::path dir = temp_path("sharing_rows");
+      fs::remove_all(dir);
+      fs::create_directories(dir / "raw");
+      for (const auto &m : matrices)
+        fs::copy_file(m, dir / "raw" / m.filename());
+      if (with_profile)
+        fs::copy_file(ex / "profile.json", dir / "profile.json");
+      const std::string out = temp_path("sharing_rows_out");
+      fs::remove_all(out);
+      const auto r =
+          run_gpuprobe("report --input " + dir.string() + " --out " + out + " --format md");
+      ASSERT_EQ(r.exit_code, 0) << ex << ": " << r.err;
+      const std::string md = slurp(fs::path(out) / "index.md");
+      for (const auto &m : matrices) {
+        const std::string name = m.filename().string();
+        const std::size_t at = md.find("| " + gpuprobe::markdown_text(name) + " |");
+        ASSERT_NE(at, std::string::npos) << ex << " " << name;
+        const std::string row = md.substr(at, md.find('\n', at) - at);
+        const auto held = reason_of.find("raw/" + name);
+        if (with_profile && held != reason_of.end()) {
+          EXPECT_NE(row.find(gpuprobe::markdown_text(held->second)), std::string::npos)
+              << ex << ": " << row;
+          EXPECT_EQ(row.find("this report's analysis"), std::string::npos) << row;
+          ++rows;
+        } else {
+          EXPECT_NE(row.find("this report's analysis"), std::string::npos) << ex << ": " << row;
+        }
+      }
+    }
+  }
+  EXPECT_GE(folders, 3);
+  EXPECT_GE(rows, 6);
+}
+
 TEST(Report, DrawsALoneProfileAndRefusesRaw) {
   const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "runs" /
                       "nvidia-h100-80gb-hbm3-bba9cd54";
