@@ -421,24 +421,20 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --gpuprobe_peers_heap=12Q");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("--gpuprobe_peers_heap"), std::string::npos) << r.err;
-  for (const char *bad :
-       {"--gpuprobe_rw_stash=-1", "--gpuprobe_rw_stash=65", "--gpuprobe_rw_stash=4x"}) {
-    r = run_binary(GPUPROBE_BENCH, std::string("--benchmark_list_tests ") + bad);
-    EXPECT_NE(r.exit_code, 0) << bad;
-    EXPECT_NE(r.err.find("--gpuprobe_rw_stash"), std::string::npos) << bad << ": " << r.err;
-  }
-  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --benchmark_filter=BM_peers/rw_malloc "
-                                 "--gpuprobe_rw_stash=0");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  for (const char *bad : {"--gpuprobe_rw_optimistic=2",
-                          "--gpuprobe_rw_optimistic=", "--gpuprobe_rw_optimistic=yes"}) {
-    r = run_binary(GPUPROBE_BENCH, std::string("--benchmark_list_tests ") + bad);
-    EXPECT_NE(r.exit_code, 0) << bad;
-    EXPECT_NE(r.err.find("--gpuprobe_rw_optimistic"), std::string::npos) << bad << ": " << r.err;
-  }
-  r = run_binary(GPUPROBE_BENCH, "--benchmark_list_tests --benchmark_filter=BM_peers/rw_malloc "
-                                 "--gpuprobe_rw_optimistic=0");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // rw_malloc's flags: each bad value refused in a line naming the flag, a good one taken.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> rw_flags = {
+      {"--gpuprobe_rw_stash=", {"-1", "65", "4x", "0"}},
+      {"--gpuprobe_rw_optimistic=", {"2", "", "yes", "0"}}};
+  for (const auto &[flag, values] : rw_flags)
+    for (const auto &v : values) {
+      const bool good = &v == &values.back();
+      r = run_binary(GPUPROBE_BENCH,
+                     "--benchmark_list_tests --benchmark_filter=BM_peers/rw_malloc " + flag + v);
+      EXPECT_EQ(r.exit_code == 0, good) << flag << v << ": " << r.err;
+      if (!good) {
+        EXPECT_NE(r.err.find(flag.substr(0, flag.size() - 1)), std::string::npos) << r.err;
+      }
+    }
   r = run_binary(GPUPROBE_BENCH, "--help");
   EXPECT_NE(r.out.find("--gpuprobe_peers_heap=SIZE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_peers_no_ladder"), std::string::npos) << r.out;
