@@ -4,6 +4,8 @@
 // characterize's assembly; the catalog's header and each
 // probe.hpp only declare, so any floor may read them; the catalog's list names every probe's
 // functions, so it sits on the top floor.
+#include "common/results_folder.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -195,4 +197,40 @@ TEST(Layout, NamespacesFollowTheFolders) {
   EXPECT_FALSE(namespace_allowed("analysis/fleet.cpp", "gpuprobe::probes"));
   EXPECT_TRUE(namespace_allowed("report/parts.hpp", "gpuprobe::report::detail"));
   EXPECT_FALSE(namespace_allowed("model/profile.hpp", "gpuprobe"));
+}
+
+// Issue 46 item 1: no raw file name appears outside the probes' folders and the results-folder
+// type. Every other file names a stage's file through results_folder::raw_file, so renaming one is
+// one line. The names are the type's own constants; code (not a comment) outside probes/ that
+// spells one in a string literal is named here.
+TEST(Layout, RawFileNamesOnlyInTheResultsFolderType) {
+  using raw = gpuprobe::results_folder::raw_file;
+  const std::vector<std::string> names = {
+      raw::tlb,          raw::tlb_real,     raw::tlb_profile,  raw::tlb_real_profile,
+      raw::tlb_sampling, raw::tlb_conflict, raw::tlb_coverage, raw::tlb_per_sm,
+      raw::atomics,      raw::bench_getpage};
+  const fs::path root = GPUPROBE_SOURCE_DIR;
+  static const std::regex literal(R"re("([^"\\]|\\.)*")re");
+  int files = 0;
+  for_each_source(root, [&](const fs::path &path, const std::string &rel) {
+    if (rel.rfind("common/results_folder.", 0) == 0 || rel.rfind("probes/", 0) == 0)
+      return;
+    ++files;
+    std::ifstream in(path);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      if (line.find_first_not_of(' ') == std::string::npos ||
+          line.compare(line.find_first_not_of(' '), 2, "//") != 0)
+        for (std::sregex_iterator it(line.begin(), line.end(), literal), end; it != end; ++it)
+          for (const auto &name : names) {
+            const std::string s = it->str();
+            // the name itself, or ending a path ("raw/tlb.json")
+            const bool spelt = s == "\"" + name + "\"" ||
+                               (s.size() > name.size() + 1 &&
+                                s.compare(s.size() - name.size() - 1, name.size(), name) == 0 &&
+                                s[s.size() - name.size() - 2] == '/');
+            EXPECT_FALSE(spelt) << rel << ":" << n << " spells " << s;
+          }
+  });
+  EXPECT_GT(files, 100);
 }
