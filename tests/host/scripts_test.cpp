@@ -1,0 +1,93 @@
+// The scripts a device round ends with (scripts/README.md), run on committed files: each prints
+// what it says it prints. (rw_malloc_goals.sh printed nothing for several stops after the report's
+// heading changed, and nothing failed.)
+#include "test_util.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gpuprobe::test::run_binary;
+using gpuprobe::test::temp_path;
+using nlohmann::json;
+
+const std::string k_src = GPUPROBE_SOURCE_DIR;
+
+// The lines of `text` that start with `prefix`, with Markdown's backslash escapes dropped.
+std::vector<std::string> rows_starting(const std::string &text, const std::string &prefix) {
+  std::vector<std::string> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::string plain;
+    for (char ch : line)
+      if (ch != '\\')
+        plain += ch;
+    if (plain.rfind(prefix, 0) == 0)
+      rows.push_back(plain);
+  }
+  return rows;
+}
+
+// rw_malloc_goals.sh on the committed rw_malloc run of issue 35 and the peers it was judged
+// against: the 54 cells' rows, each as the goal table committed with that run reads.
+TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
+  const std::string run = k_src + "/reports/examples/rw-malloc-issue35/h100-15a70598";
+  const std::string out = temp_path("rw_malloc_goals");
+  const auto r =
+      run_binary("bash", k_src + "/scripts/rw_malloc_goals.sh " GPUPROBE_BINARY " " + k_src +
+                             "/reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49 " + run +
+                             "/runs/bench-peers-rw_malloc.json " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream f(run + "/goals-after.md");
+  const std::string committed((std::istreambuf_iterator<char>(f)), {});
+  for (const char *state : {"| empty heap |", "| after a churn"}) {
+    const auto now = rows_starting(r.out, state), then = rows_starting(committed, state);
+    EXPECT_EQ(now, then) << state;
+    EXPECT_GE(now.size(), 18u) << state << ": " << r.out.substr(0, 400);
+  }
+}
+
+// bench_ab.py on the committed before/after runs of issue 35: every case once, its ratio the
+// minimum real_time of B over A's, and the summary line counting them.
+TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
+  const std::string runs = k_src + "/reports/examples/rw-malloc-issue35/h100-3c330819/runs/";
+  const std::string a = runs + "bench-peers-rw_malloc-before.json",
+                    b = runs + "bench-peers-rw_malloc.json";
+  const auto r = run_binary("python3", k_src + "/scripts/bench_ab.py " + a + " " + a + " -- " + b);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto best = [](const std::string &path) {
+    std::map<std::string, double> t;
+    const json doc = json::parse(std::ifstream(path)); // held: the loop reads into it
+    for (const auto &c : doc["benchmarks"]) {
+      const std::string name = c["name"].get<std::string>();
+      const std::string key = name.substr(0, name.find("/iterations"));
+      const double v = c["real_time"].get<double>();
+      t[key] = t.count(key) ? std::min(t[key], v) : v;
+    }
+    return t;
+  };
+  const auto ta = best(a), tb = best(b);
+  int rows = 0;
+  for (const auto &[name, t] : ta) {
+    const auto at = r.out.find("| " + name + " |");
+    ASSERT_NE(at, std::string::npos) << name;
+    const std::string row = r.out.substr(at, r.out.find('\n', at) - at);
+    const double ratio = std::stod(row.substr(row.rfind('|', row.size() - 2) + 1));
+    EXPECT_NEAR(ratio, tb.at(name) / t, 0.0006) << row;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 54);
+  EXPECT_NE(r.out.find("54 cases: B / A median"), std::string::npos) << r.out;
+  const auto none = run_binary("python3", k_src + "/scripts/bench_ab.py " + a);
+  EXPECT_NE(none.exit_code, 0) << "no '--': the usage, and a failure";
+}
+
+} // namespace
