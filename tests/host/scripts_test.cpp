@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -88,6 +90,26 @@ TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
   EXPECT_NE(r.out.find("54 cases: B / A median"), std::string::npos) << r.out;
   const auto none = run_binary("python3", k_src + "/scripts/bench_ab.py " + a);
   EXPECT_NE(none.exit_code, 0) << "no '--': the usage, and a failure";
+}
+
+// Every step of scripts/device_round.sh is in its usage (the comment at its top) and in
+// scripts/README.md's table: a step added to one and not the others fails here.
+TEST(Scripts, EveryDeviceRoundStepIsListedWhereTheUsageAndTheReadmeSayIt) {
+  std::ifstream script(k_src + "/scripts/device_round.sh"), readme(k_src + "/scripts/README.md");
+  const std::string text((std::istreambuf_iterator<char>(script)), {});
+  const std::string table((std::istreambuf_iterator<char>(readme)), {});
+  static const std::regex step(R"re(\nstep_([a-z0-9_]+)\(\))re");
+  int steps = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), step), end; it != end; ++it) {
+    std::string name = (*it)[1];
+    std::replace(name.begin(), name.end(), '_', '-');
+    ++steps;
+    EXPECT_NE(table.find("`" + name + "`"), std::string::npos)
+        << name << " not in scripts/README.md";
+    const std::regex usage("\n#   ([a-z0-9 |-]*[ |])?" + name + "( |\n)");
+    EXPECT_TRUE(std::regex_search(text, usage)) << name << " not in device_round.sh's usage";
+  }
+  EXPECT_GE(steps, 20);
 }
 
 } // namespace
