@@ -13,7 +13,9 @@
 // a word (a lane per word: one round trip for the region; a part warp: each lane its own range),
 // and a range that meets a bit set by someone else is rolled back and its lane reads the region
 // again. A warp whose request a stash holds 4 times is first served from its warp slot's stash, a
-// run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). After
+// run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). With
+// malloc_config::optimistic (off by default: measured, docs/rw-malloc.md), a full warp that asks no
+// stash claims its first region before reading it (claim_unread). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
 // word, from a random one): a request still unserved then gets nullptr (out of memory), unless a
 // stash held units (every stash is drained into the bitmap first), units are in another warp's
