@@ -99,8 +99,7 @@ void run(const compare_flags &f) {
   analysis::compare_result r;
   std::optional<model::run_folder> ra, rb; // the two folders (not for a fleet baseline)
   if (!f.baseline.empty()) {
-    r = analysis::compare_to_fleet(analysis::read_unit(f.a),
-                                   model::fleet_from_json(read_json_file(f.baseline), f.baseline));
+    r = analysis::compare_to_fleet(analysis::read_unit(f.a), model::read_fleet(f.baseline));
   } else if (f.reanalyze) {
     const scratch_folder scratch;
     ra = reanalyzed(f.a, scratch.path() / "a");

@@ -92,6 +92,8 @@ fleet fleet_from_json(const json &doc, const std::string &source) {
   });
 }
 
+fleet read_fleet(const std::string &path) { return fleet_from_json(read_json_file(path), path); }
+
 json to_json(const fleet &f) {
   json models = json::object(), units = json::array();
   for (const auto &[name, m] : f.models)

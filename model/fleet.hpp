@@ -62,6 +62,7 @@ struct fleet {
 
 // Throws gpuprobe::error in one line naming `source` (schema refused, a key missing or mistyped).
 fleet fleet_from_json(const nlohmann::json &doc, const std::string &source);
+fleet read_fleet(const std::string &path);
 nlohmann::json to_json(const fleet &f);
 
 } // namespace gpuprobe::model

@@ -243,10 +243,7 @@ void take_folder_files(const std::string &dir, model::folder_files &files,
   if (in.validation && foreign(in.validation->gpu_uuid(), val))
     in.validation.reset();
   const fs::path fl = fs::path(dir) / "fleet.json";
-  const auto read_fleet = [](const std::string &p) {
-    return model::fleet_from_json(read_json_file(p), p);
-  };
-  if (take_file(model::read_folder_file(fl.string(), read_fleet), in.fleet, c)) {
+  if (take_file(model::read_folder_file(fl.string(), model::read_fleet), in.fleet, c)) {
     c.sources.push_back(fl.string());
     if (in.device.empty())
       in.device = "a fleet: " + std::to_string(in.fleet->units.size()) + " units of " +

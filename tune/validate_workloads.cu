@@ -359,13 +359,11 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
 }
 
 namespace {
+
 // The TLB-scoped workloads' footprint: the option's, else most of the free memory.
 std::uint64_t footprint_of(const validate_options &o) {
   return o.tlb_footprint ? o.tlb_footprint : default_tlb_footprint(o.quick, o.device);
 }
-} // namespace
-
-namespace {
 
 // get_page + write on the allocator pools, and at 50 % free on a pool as large as the TLB footprint
 // (where a pool can exceed the shared level's reach, so regions can apply).

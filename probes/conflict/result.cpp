@@ -513,8 +513,8 @@ conflict_level_read conflict_level_from_json(const json &row) {
   }
   if (const auto *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
     r.page_bytes = p->get<double>();
-  if (const auto it = row.find("va_base"); it != row.end() && !it->is_null())
-    r.va_base = unsigned_of(*it, where, "va_base", "an address");
+  if (const auto *b = part_of_kind(row, "va_base", &json::is_number_integer, "an address", where))
+    r.va_base = unsigned_of(*b, where, "va_base", "an address");
   if (const auto *sets = part_of_kind(row, "sets", &json::is_array, "a list", where))
     for (const auto &s : *sets) {
       const std::string at = where + "'s set";

@@ -69,8 +69,7 @@ verdict verdict_of(const inputs &in, const std::string &path, const sharing_matr
     return *held;
   const sharing_analysis a = analyze_sharing(m);
   return {to_string(a.scope), a.groups,
-          a.reason + " (this report's analysis: no answer in "
-                     "profile.json from this file)"};
+          a.reason + " (this report's analysis: no answer in profile.json from this file)"};
 }
 
 // A matrix's rows in group order (members of a group adjacent; the rows of no group last), each
