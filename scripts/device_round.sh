@@ -51,6 +51,9 @@
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
 #              GPU, 256/512/1024 GiB, cuMemSetAccess per 2 MiB slot or whole), both at once
+#   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
+#              ($BUILD/tests/gpuprobe_test_alias_overlap): unmapped alone, unmapped in a thread,
+#              mapped in a thread; and a process that ends with the range mapped (its exit's time)
 set -uo pipefail
 HERE="$(dirname "${BASH_SOURCE[0]}")"
 source "$HERE/device_common.sh" round
@@ -455,6 +458,21 @@ step_map2() {
   for g in "$D"/map2_*.txt; do
     echo "== $(basename "$g" .txt)"
     grep -E 'cuMem|reserve|mapped$' "$g" | cut -c1-260
+  done
+}
+
+step_overlap() {
+  local T="$B/tests/gpuprobe_test_alias_overlap" g=${OVERLAP_GIB:-384} m s e
+  for m in sync unmap-bg map-bg sync; do timed "overlap_$m" 120 "$T" 0 "$g" "$m"; done
+  for m in exit sync; do # the whole process, timed here: what its end costs with the range mapped
+    s=$(date +%s.%N)
+    timed "overlap_whole_$m" 120 "$T" 0 "$g" "$m"
+    e=$(date +%s.%N)
+    echo "whole process, $m: $(awk "BEGIN{print $e - $s}") s" >>"$D/overlap_whole_$m.txt"
+  done
+  for m in "$D"/overlap_*.txt; do
+    echo "== $(basename "$m" .txt)"
+    cat "$m"
   done
 }
 
