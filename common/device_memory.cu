@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <numeric>
@@ -164,39 +163,9 @@ struct kept_range {
   int device = -1;
   unsigned long long handle = 0;
   node_budget budget;
-  std::thread ahead;       // alias_keeper::map_ahead's mapping, joined before the kept range is read
-  bool ahead_kept = false; // the kept range is the one mapped ahead
-  bool chunk_made = false; // the mapping ahead made its chunk, or ended
-  ~kept_range() {
-    if (ahead.joinable()) // a process ending with no keeper's end (exit): the driver unmaps
-      ahead.detach();
-  }
 };
 std::mutex g_kept_mutex;
-std::condition_variable g_chunk_made;
 kept_range g_kept;
-thread_local bool t_mapping_ahead = false; // this thread is alias_keeper::map_ahead's
-
-// The mapping ahead made its chunk (or ended): map_ahead's caller goes on.
-void chunk_made_now() {
-  {
-    const std::lock_guard<std::mutex> lock(g_kept_mutex);
-    g_kept.chunk_made = true;
-  }
-  g_chunk_made.notify_all();
-}
-
-// Waits for a mapping ahead to end (not from its own thread), so the kept range is read whole.
-void wait_ahead() {
-  std::thread t;
-  {
-    const std::lock_guard<std::mutex> lock(g_kept_mutex);
-    if (t_mapping_ahead || !g_kept.ahead.joinable())
-      return;
-    t = std::move(g_kept.ahead);
-  }
-  t.join();
-}
 
 // Unmaps the kept range (under g_kept_mutex).
 void drop_kept() noexcept {
@@ -205,7 +174,6 @@ void drop_kept() noexcept {
   unmap_alias(reinterpret_cast<CUdeviceptr>(g_kept.ptr), g_kept.bytes, g_kept.slot,
               g_kept.bytes / g_kept.slot, {g_kept.handle});
   g_kept.ptr = nullptr;
-  g_kept.ahead_kept = false;
   g_kept.budget.release();
 }
 
@@ -338,7 +306,6 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
 }
 
 bool device_pool::take_kept_alias(int device) {
-  wait_ahead();
   const std::lock_guard<std::mutex> lock(g_kept_mutex);
   if (!g_kept.ptr || g_kept.device != device || g_kept.slot != slot_ || g_kept.bytes < bytes_)
     return false;
@@ -349,8 +316,6 @@ bool device_pool::take_kept_alias(int device) {
   budget_ = std::move(g_kept.budget);
   g_kept.ptr = nullptr;
   reused_ = true;
-  ahead_ = g_kept.ahead_kept;
-  g_kept.ahead_kept = false;
   return true;
 }
 
@@ -374,8 +339,6 @@ void device_pool::map_alias(int device) {
   CUmemGenericAllocationHandle h{};
   cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
   handles_.push_back(h);
-  if (t_mapping_ahead)
-    chunk_made_now(); // the memory is taken: map_ahead's caller goes on beside the mapping
   const std::string where = " on device " + std::to_string(device);
   for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
     if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
@@ -415,7 +378,6 @@ void device_pool::release() noexcept {
           g_kept.device = device_;
           g_kept.handle = handles_[0];
           g_kept.budget = std::move(budget_);
-          g_kept.ahead_kept = t_mapping_ahead;
           handles_.clear();
           ptr_ = nullptr;
           return;
@@ -450,43 +412,19 @@ alias_keeper::alias_keeper() {
 }
 
 alias_keeper::~alias_keeper() {
-  wait_ahead();
   const std::lock_guard<std::mutex> lock(g_kept_mutex);
   drop_kept();
   g_kept.keeping = false;
 }
 
 std::size_t alias_keeper::kept_bytes() {
-  wait_ahead();
   const std::lock_guard<std::mutex> lock(g_kept_mutex);
   return g_kept.ptr ? g_kept.bytes : 0;
 }
 
 void alias_keeper::drop() {
-  wait_ahead();
   const std::lock_guard<std::mutex> lock(g_kept_mutex);
   drop_kept();
-}
-
-void alias_keeper::map_ahead(int device, std::size_t bytes) {
-  std::unique_lock<std::mutex> lock(g_kept_mutex);
-  if (!g_kept.keeping)
-    throw error("alias_keeper::map_ahead: no keeper");
-  if (g_kept.ahead.joinable() || g_kept.ptr)
-    throw error("alias_keeper::map_ahead: a range is mapped or kept already");
-  g_kept.chunk_made = false;
-  g_kept.ahead = std::thread([device, bytes] {
-    t_mapping_ahead = true;
-    try {
-      GPUPROBE_CUDA_CHECK(cudaSetDevice(device)); // the primary context, as the caller's
-      device_pool pool(alloc_kind::alias, bytes, device, 0, 0); // its end keeps it (keeping)
-    } catch (const std::exception &e) {
-      std::fprintf(stderr, "[alias] mapping %zu GiB ahead failed, the pool that needs it maps "
-                   "its own: %s\n", bytes >> 30, e.what());
-    }
-    chunk_made_now(); // ended either way
-  });
-  g_chunk_made.wait(lock, [] { return g_kept.chunk_made; });
 }
 
 std::size_t slot_layout::mapped_slots() const {

@@ -58,7 +58,6 @@ public:
   std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
   // alias: the range was one an alias_keeper kept from an earlier pool (nothing mapped now).
   bool reused() const { return reused_; }
-  bool mapped_ahead() const { return ahead_; } // reused: a range alias_keeper::map_ahead mapped
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
@@ -75,7 +74,6 @@ private:
   std::size_t range_bytes_ = 0; // alias: the mapped range (a kept one may be longer than bytes_)
   int device_ = 0;
   bool reused_ = false;
-  bool ahead_ = false;
   std::size_t granularity_ = 0;
   std::size_t slot_ = 0;         // vmm_sparse, alias: bytes per slot
   std::size_t mapped_slots_ = 0; // alias: slots mapped so far
@@ -103,13 +101,6 @@ public:
   static std::size_t kept_bytes();
   // Unmaps the kept range now (the keeper stays on).
   static void drop();
-  // Maps an alias range of `bytes` on `device` (at the driver's granularity) in a thread, and keeps
-  // it for the alias pool that asks for it next, which waits for the mapping to end (issue 48:
-  // the ~196,000 cuMemMap calls of 384 GiB run beside the stages before that pool, not before
-  // them). Returns once the range's chunk is made (or the mapping ended), so the memory those
-  // stages see free is what it would be with the range mapped before them. A mapping that fails
-  // says so on stderr, and the pool that needs it maps its own. Once per keeper.
-  static void map_ahead(int device, std::size_t bytes);
 };
 
 // A virtual range of slots, each mapped to one of a few physical chunks or left unmapped: the

@@ -401,16 +401,8 @@ json starting_conditions(const characterize_run_options &o, const device_info &d
 // The plan's stages, then the sharing stages the TLB profile decides, then those that run after
 // them (stage::after_sharing: atomics): each kept, run or run again as `runner` decides.
 void run_all_stages(pipeline::stage_runner &runner, const characterize_run_options &o,
-                    const results_folder &folder, bool map_ahead) {
+                    const results_folder &folder) {
   auto stages = plan_stages(o.quick, o.device, o.seed);
-  // The first stage that maps an alias range and will run: its range is mapped in a thread,
-  // beside the stages before it (alias_keeper::map_ahead), and it takes it when its turn comes.
-  if (map_ahead)
-    for (const auto &st : stages)
-      if (st.maps_alias_bytes && !resume_rule(runner.dir, st, runner.uuid, false).keep) {
-        alias_keeper::map_ahead(o.device, st.maps_alias_bytes);
-        break;
-      }
   std::vector<stage> last;
   for (auto it = stages.begin(); it != stages.end();)
     if (it->after_sharing) {
@@ -540,7 +532,7 @@ void run_characterize(const characterize_run_options &o) {
   runner.seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  run_all_stages(runner, o, folder, keep.has_value());
+  run_all_stages(runner, o, folder);
   record_clock(conditions, o, dir, dev);
   for (const auto &m : kept_disturbances(folder)) // this run's marks and the kept stages'
     if (std::find(busy.seen.begin(), busy.seen.end(), m) == busy.seen.end())

@@ -3,7 +3,6 @@
 // DIR/raw), whether a finished stage may be kept, and where results go. Host-only.
 #include "model/profile.hpp"
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,9 +18,6 @@ struct stage {
   std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
   bool after_sharing = false;     // runs after the sharing stages the TLB profile decides (atomics)
   bool clock_witness = false;     // its result's device.sm_clock_mhz_seen counts for throttling
-  // Its first pool is an alias range of this many bytes at the driver's granularity (0: none):
-  // characterize, its stages in one process, maps it ahead, beside the stages before it.
-  std::uint64_t maps_alias_bytes = 0;
 };
 
 // What a probe's plan (its catalog entry's `plan`, probes/<name>/plan.cpp) is asked for.

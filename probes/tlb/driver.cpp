@@ -92,9 +92,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
                  "[tlb] %s of virtual range, every slot one %s physical chunk: %s in %.1f s\n",
                  format_bytes(double(pool.bytes())).c_str(),
                  format_bytes(double(pool.alias_bytes())).c_str(),
-                 pool.mapped_ahead() ? "mapped ahead, beside the stages before it; waited"
-                 : pool.reused()     ? "kept from an earlier stage"
-                                     : "mapped",
+                 pool.reused() ? "kept from an earlier stage" : "mapped",
                  std::chrono::duration<double>(clock::now() - t_map).count());
   plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
   if (pool.granularity()) // strides below the mapping's chunk: no more hops than the chunk stride

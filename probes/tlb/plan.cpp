@@ -1,6 +1,5 @@
 // The tlb probe's stages in `gpuprobe characterize`: the aliased sweep and the real-memory
 // cross-check, and the analysis of each (before the TLB profile exists; none after).
-#include "common/device_memory.hpp"
 #include "common/results_folder.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "probes/tlb/probe.hpp"
@@ -13,16 +12,6 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   using F = results_folder::raw_file;
   const auto raw = results_folder::raw_rel;
   const std::string dev = std::to_string(r.device), sd = std::to_string(r.seed);
-  // The application-level cross-check, first: a chase over real memory (cudaMalloc, most of the
-  // memory) with the L2-capacity control; its L2 slice costs show as the p10/p90 split. It runs
-  // while the aliased sweep's range is mapped ahead (maps_alias_bytes; issue 48: mapping beside a
-  // chase left its median per hop as it was, docs/characterize.md).
-  std::vector<std::string> real = {"tlb",          "--alloc", "cudamalloc",   "--device", dev,
-                                   "--min-stride", "2M",      "--max-stride", "128M"};
-  if (r.quick)
-    real.insert(real.end(), {"--points-per-octave", "4", "--samples", "512"});
-  real.insert(real.end(), {"--seed", sd, "--out", raw(F::tlb_real)});
-  s.push_back({"tlb_real", raw(F::tlb_real), real, {}});
   // The hierarchy: the aliased chase (one physical chunk at every slot of a 384 GiB range), whose
   // steps are translation alone, with strides 64 KiB..1 GiB (quick: 2 MiB..256 MiB, 4 points an
   // octave instead of 8).
@@ -34,8 +23,15 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
                                "4", "--samples", "4096"});
   alias.insert(alias.end(), {"--seed", sd, "--out", raw(F::tlb)});
   s.push_back({"tlb", raw(F::tlb), alias, {}});
-  s.back().clock_witness = true;                    // it records the SM clock it ran at
-  s.back().maps_alias_bytes = k_alias_default_bytes; // its range: plan_tlb's default for alias
+  s.back().clock_witness = true; // it records the SM clock it ran at
+  // The application-level cross-check: a chase over real memory (cudaMalloc, most of the memory)
+  // with the L2-capacity control; its L2 slice costs show as the p10/p90 split.
+  std::vector<std::string> real = {"tlb",          "--alloc", "cudamalloc",   "--device", dev,
+                                   "--min-stride", "2M",      "--max-stride", "128M"};
+  if (r.quick)
+    real.insert(real.end(), {"--points-per-octave", "4", "--samples", "512"});
+  real.insert(real.end(), {"--seed", sd, "--out", raw(F::tlb_real)});
+  s.push_back({"tlb_real", raw(F::tlb_real), real, {}});
   s.push_back({"tlb_profile",
                raw(F::tlb_profile),
                {"analyze", "tlb", "--input", raw(F::tlb), "--out", raw(F::tlb_profile)},

@@ -2,7 +2,6 @@
 // effect), works on every pool kind, and the CLI refuses a footprint beyond memory.
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
-#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "gpu_test_util.hpp"
 #include "probes/tlb/chase.hpp"
@@ -240,67 +239,6 @@ TEST(TlbProbeGpu, AliasKeeperMapsTheRangeOnceForPoolsThatFit) {
   }
   EXPECT_EQ(alias_keeper::kept_bytes(), 0u);
   EXPECT_EQ(node_budget::held_here(), held_before) << "the keeper's end gave the budget back";
-}
-
-// Mapped ahead (issue 48): map_ahead returns once the range's chunk is made (the memory the
-// stages before the pool see free is what it would be with the range mapped), the kernels launched
-// meanwhile run and are right, the pool that asks for the range waits for it and takes it (marked
-// mapped ahead), and the keeper's end unmaps a range mapped ahead that no pool took. Without a
-// keeper, or with a range kept already, map_ahead is refused.
-TEST(TlbProbeGpu, AliasRangeMappedAheadIsTakenByThePoolThatAsksForIt) {
-  GPUPROBE_REQUIRE_GPU();
-  const std::uint64_t chunk = device_pool::vmm_granularity(0), gib = 1ull << 30;
-  const std::uint64_t held_before = node_budget::held_here();
-  EXPECT_THROW(alias_keeper::map_ahead(0, 8 * gib), gpuprobe::error) << "no keeper";
-  for (int round = 0; round < 3; ++round) {
-    const alias_keeper keep;
-    std::size_t free_before = 0, free_after = 0, total = 0;
-    ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
-    const auto t0 = std::chrono::steady_clock::now();
-    alias_keeper::map_ahead(0, 64 * gib);
-    const double returned_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
-    EXPECT_GE(free_before - free_after, chunk) << "the chunk is made when map_ahead returns";
-    EXPECT_THROW(alias_keeper::map_ahead(0, 8 * gib), gpuprobe::error) << "once per keeper";
-    // Work beside the mapping: a copy through a real allocation, while the thread maps.
-    device_pool real(alloc_kind::cudamalloc, 64ull << 20, 0, 1);
-    std::vector<unsigned> host(16u << 20), back(16u << 20);
-    std::iota(host.begin(), host.end(), unsigned(round));
-    ASSERT_EQ(cudaMemcpy(real.data(), host.data(), 64ull << 20, cudaMemcpyHostToDevice),
-              cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(back.data(), real.data(), 64ull << 20, cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    EXPECT_EQ(back, host);
-    if (round == 2)
-      continue; // nobody takes it: the keeper's end waits for the mapping and unmaps it
-    const auto t1 = std::chrono::steady_clock::now();
-    device_pool a(alloc_kind::alias, (round == 0 ? 64 : 40) * gib, 0, 1);
-    const double took_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    std::printf("map_ahead returned in %.3f s; the pool took the range in %.2f s\n", returned_s,
-                took_s);
-    EXPECT_TRUE(a.reused());
-    EXPECT_TRUE(a.mapped_ahead());
-    EXPECT_EQ(a.bytes(), (round == 0 ? 64 : 40) * gib);
-    const unsigned long long mark = 0x2f6e2b1a9c3d4e5full;
-    ASSERT_EQ(cudaMemcpy(a.data() + 8, &mark, sizeof mark, cudaMemcpyHostToDevice), cudaSuccess);
-    unsigned long long got = 0;
-    ASSERT_EQ(cudaMemcpy(&got, a.data() + (a.bytes() - chunk) + 8, sizeof got,
-                         cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    EXPECT_EQ(got, mark) << "the last slot shows the chunk: mapped whole";
-  }
-  EXPECT_EQ(alias_keeper::kept_bytes(), 0u);
-  EXPECT_EQ(node_budget::held_here(), held_before) << "every range's budget given back";
-  {
-    const alias_keeper keep;
-    { device_pool kept(alloc_kind::alias, 4 * gib, 0, 1); }
-    EXPECT_THROW(alias_keeper::map_ahead(0, 8 * gib), gpuprobe::error) << "a range is kept";
-    device_pool again(alloc_kind::alias, 4 * gib, 0, 1);
-    EXPECT_TRUE(again.reused());
-    EXPECT_FALSE(again.mapped_ahead()) << "kept from an earlier pool, not mapped ahead";
-  }
 }
 
 TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
