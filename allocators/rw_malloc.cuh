@@ -38,6 +38,9 @@ struct malloc_config {
   unsigned long long seed = 1;
   unsigned max_rounds = 32; // random regions before the exhaustive scan
   bool optimistic = false;  // the first region claimed unread (rw_malloc_handle::optimistic)
+  // A stash refill is the first run after a warp's ranges that holds its request this many times
+  // (rw_malloc_handle::refill_times; 1-16).
+  unsigned refill_times = 4;
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
@@ -135,6 +138,9 @@ struct rw_malloc_handle {
   // fresh heap, slower after a churn (docs/rw-malloc.md, issue 49), so off unless asked
   // (malloc_config::optimistic, gpuprobe-bench --gpuprobe_rw_optimistic=1).
   bool optimistic = false;
+  // A refill is a run that holds the warp's request this many times (malloc_config::refill_times;
+  // gpuprobe-bench --gpuprobe_rw_refill=N).
+  unsigned refill_times = 4;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -459,10 +465,11 @@ private:
   }
 
   // A refill for the stash from the same region (a full warp), claimed with the lanes' own ranges:
-  // the first run after them that holds `refill` 4 times, taken up to 16 such requests or
-  // stash_cap units (a shorter run would be used up by the next few warps of the slot).
+  // the first run after them that holds `refill` refill_times times (4 by default), taken up to 16
+  // such requests or stash_cap units (a shorter run would be used up by the next few warps of the
+  // slot).
   __device__ void add_refill(region_pass &p, unsigned lane, std::uint32_t refill) const {
-    p.fill = detail::warp_first_run(p.mine, lane, 4 * refill);
+    p.fill = detail::warp_first_run(p.mine, lane, refill_times * refill);
     p.fill.length = min(p.fill.length, min(stash_cap, 16 * refill));
     if (p.fill.length && lane < p.nw && lane * 64 < p.fill.start + p.fill.length &&
         (lane + 1) * 64 > p.fill.start)
@@ -641,6 +648,7 @@ public:
                   rollbacks_.get(), stash_.get(),  stash_sms_,      cfg_.stash_per_sm,
                   stash_cap(),      in_hand_.get()};
     h.optimistic = cfg_.optimistic;
+    h.refill_times = cfg_.refill_times;
     return h;
   }
   const malloc_config &config() const { return cfg_; }

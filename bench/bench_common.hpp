@@ -23,6 +23,7 @@ struct flags {
   bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
   int rw_stash_per_sm = -1;   // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
   bool rw_optimistic = false; // --gpuprobe_rw_optimistic=1: rw_malloc's unread claim
+  unsigned rw_refill_times = 0; // --gpuprobe_rw_refill=N: rw_malloc's refill_times (0: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -34,6 +35,8 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
   if (options().rw_stash_per_sm >= 0)
     mc.stash_per_sm = unsigned(options().rw_stash_per_sm);
   mc.optimistic = options().rw_optimistic;
+  if (options().rw_refill_times)
+    mc.refill_times = options().rw_refill_times;
   return mc;
 }
 

@@ -277,6 +277,8 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
   --gpuprobe_rw_optimistic=B  1: a warp of rw_malloc that asks no stash claims its first region
                               unread; 0 (default): it reads the region first (docs/rw-malloc.md)
+  --gpuprobe_rw_refill=N       rw_malloc's stash refill: a run holding the warp's request N times
+                              (1-16, default 4; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -324,6 +326,11 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         if (v != "0" && v != "1")
           return std::string("--gpuprobe_rw_optimistic: 0 or 1");
         o.rw_optimistic = v == "1";
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_refill=", 21) == 0) {
+        const int n = std::atoi(argv[i] + 21);
+        if (n < 1 || n > 16 || std::to_string(n) != argv[i] + 21)
+          return std::string("--gpuprobe_rw_refill: a number of requests, 1 to 16");
+        o.rw_refill_times = unsigned(n);
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
@@ -365,6 +372,9 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
                                                      ? std::string("default")
                                                      : std::to_string(o.rw_stash_per_sm));
   benchmark::AddCustomContext("rw_optimistic", o.rw_optimistic ? "1" : "0");
+  benchmark::AddCustomContext("rw_refill_times", o.rw_refill_times
+                                                     ? std::to_string(o.rw_refill_times)
+                                                     : std::string("default"));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

@@ -424,7 +424,8 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   // rw_malloc's flags: each bad value refused in a line naming the flag, a good one taken.
   const std::vector<std::pair<std::string, std::vector<std::string>>> rw_flags = {
       {"--gpuprobe_rw_stash=", {"-1", "65", "4x", "0"}},
-      {"--gpuprobe_rw_optimistic=", {"2", "", "yes", "0"}}};
+      {"--gpuprobe_rw_optimistic=", {"2", "", "yes", "0"}},
+      {"--gpuprobe_rw_refill=", {"0", "17", "2x", "", "2"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -440,4 +441,5 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_peers_no_ladder"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_optimistic=B"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_refill=N"), std::string::npos) << r.out;
 }
