@@ -387,13 +387,70 @@ struct rises {
   double min_stride = INFINITY, max_stride = 0;
 };
 
+// How far the means of a median curve's points rose across its rise `s`: the median of the
+// means of up to `window` points before x_lo / merge_ratio, against that of up to `window` points
+// after x_hi * merge_ratio (outside a smeared boundary's ramp); at a curve's end, where no point
+// lies that far out, the points before x_lo or after x_hi. NaN where the curve has no means.
+double mean_rise_across(const tlb_curve &c, const step &s, const step_options &o) {
+  if (!c.median || c.mean_cycles.size() != c.cycles.size())
+    return NAN;
+  const auto &x = c.footprint_bytes;
+  const auto side = [&](bool below, double margin) {
+    std::vector<double> v;
+    const double edge = below ? s.x_lo / margin : s.x_hi * margin;
+    for (std::size_t k = 0; k < x.size() && int(v.size()) < o.window; ++k) {
+      const std::size_t i = below ? x.size() - 1 - k : k;
+      if (below ? x[i] <= edge : x[i] >= edge)
+        v.push_back(c.mean_cycles[i]);
+    }
+    return v;
+  };
+  auto before = side(true, o.merge_ratio), after = side(false, o.merge_ratio);
+  if (before.empty())
+    before = side(true, 1);
+  if (after.empty())
+    after = side(false, 1);
+  if (before.empty() || after.empty())
+    return NAN;
+  return median(after) - median(before);
+}
+
+// A rise of the per-point medians that the same points' means do not follow (a tenth of it at
+// least: where a share h of the hops miss, the median moves by the whole penalty once h passes 1/2
+// and the means over whole windows by h of it; a tenth leaves room for a ramp the curve's end cuts,
+// H100 bba9cd54's real-memory L2 at 16 MiB: 58 cycles in the medians, 14 in the means): the medians
+// moved between two latencies a hop takes, not to a level. H100 GPU-3ba38ae3 (r65): a quick sweep's
+// 4 MiB stride read 335 or 338 cycles a point, four points of 338 in a row formed a 2-cycle rise
+// at 8 GiB (5 sigma) over means flat at 337.8, and it seeded the second level (its page 4 MiB)
+// for the strides at 32 MiB.
+bool medians_only(const tlb_curve &c, const step &s, const step_options &o) {
+  const double m = mean_rise_across(c, s, o);
+  return std::isfinite(m) && m < 0.1 * s.jump;
+}
+
 rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tlb_evidence &out) {
   rises r;
   for (const auto &c : data.curves) {
     out.searched_up_to_bytes = std::max(out.searched_up_to_bytes, c.footprint_bytes.back());
     r.min_stride = std::min(r.min_stride, c.stride_bytes);
     r.max_stride = std::max(r.max_stride, c.stride_bytes);
-    const auto found = detect_steps(c.footprint_bytes, c.cycles, opt.steps);
+    auto found = detect_steps(c.footprint_bytes, c.cycles, opt.steps);
+    found.erase(std::remove_if(
+                    found.begin(), found.end(),
+                    [&](const step &s) {
+                      if (!medians_only(c, s, opt.steps))
+                        return false;
+                      char m[32];
+                      std::snprintf(m, sizeof m, "%.1f", mean_rise_across(c, s, opt.steps));
+                      out.notes.push_back("a rise of " + std::to_string(int(std::lround(s.jump))) +
+                                          " cycles at " + format_bytes(s.x_hi) + " for stride " +
+                                          format_bytes(c.stride_bytes) +
+                                          " is in the points' medians only (their means rose " + m +
+                                          "): the medians moved between two latencies a hop takes; "
+                                          "not counted as a rise");
+                      return true;
+                    }),
+                found.end());
     for (const auto &s : found)
       r.pool.push_back({c.stride_bytes, c.source, s});
     // Mean curves (the 2017 CSV): a small first level between long plateaus (issue 25).
@@ -406,7 +463,8 @@ rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tl
     step_options weak = opt.steps;
     weak.snr_min = opt.confirm_snr;
     for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, weak))
-      r.weak.push_back({c.stride_bytes, c.source, s});
+      if (!medians_only(c, s, opt.steps)) // nor may a medians-only rise confirm one
+        r.weak.push_back({c.stride_bytes, c.source, s});
   }
   r.all = r.pool;
   r.all.insert(r.all.end(), r.weak.begin(), r.weak.end());
