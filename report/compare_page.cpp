@@ -158,11 +158,12 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
          "this build.</p>\n";
   if (r.method_differs)
     o << "<p><b>Method:</b> " << html_text(r.method_note) << "</p>\n";
-  std::vector<analysis::compare_finding> prov, differ, same;
+  std::vector<analysis::compare_finding> prov, differ, same, noted;
   for (const auto &f : r.findings)
-    (f.area == "provenance"                       ? prov
-     : f.verdict == "SAME" || f.verdict == "NOTE" ? same
-                                                  : differ)
+    (f.area == "provenance" ? prov
+     : f.verdict == "SAME"  ? same
+     : f.verdict == "NOTE"  ? noted
+                            : differ)
         .push_back(f);
   o << "<h2>Provenance</h2>\n<table><tr><th></th><th class=\"a\">A</th><th class=\"b\">B</th>"
        "</tr>\n";
@@ -173,6 +174,11 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
     << " (" << same.size() << " findings the same)</h2>\n";
   if (!differ.empty())
     findings_table(o, differ);
+  // What differs but is not counted (as the Markdown page's "Said, not counted").
+  if (!noted.empty()) {
+    o << "<h2>Said, not counted (" << noted.size() << ")</h2>\n";
+    findings_table(o, noted);
+  }
   // Each level with a finding that differs: the sweeps at its page stride, overlaid; and the
   // per-SM penalty maps where both runs measured them.
   const std::size_t levels =

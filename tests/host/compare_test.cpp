@@ -450,3 +450,64 @@ TEST(Compare, AValueResolvedInOneRunOnlyIsANoteNotADifference) {
     EXPECT_EQ(r.differences(), std::string(fill) == "in parts" ? 1 : 0);
   }
 }
+
+// The real-memory cross-check's verdicts (stop 60): a level whose verdict changes kind ("agrees",
+// "not seen in real memory", "beyond the real-memory sweep") is said in a NOTE and in the Markdown
+// page's "Said, not counted" table, never counted; the same kind with other numbers says nothing.
+// A seeded family of verdict pairs on generated runs, and r65's pair as it read.
+TEST(Compare, TheRealMemoryCrossCheckIsSaidNotCounted) {
+  std::mt19937 rng(60);
+  const auto verdict = [&](int kind) {
+    const std::string n = std::to_string(16 << (rng() % 8)), p = std::to_string(rng() % 200);
+    return kind == 0 ? "agrees: real memory's level L" + std::to_string(1 + rng() % 3) + " (" + n +
+                           " x 32 MiB, +" + p + " cycles)"
+           : kind == 1
+               ? std::string("not seen in real memory")
+               : "beyond the real-memory sweep (it ends at " + p + " GiB: the device memory)";
+  };
+  int notes = 0, pairs = 0;
+  for (int c = 0; c < 200; ++c) {
+    auto a = make_run(rng, 1 + int(rng() % 4));
+    auto b = repeat_of(a, rng);
+    const auto base = compare_runs(a, b).differences();
+    gpuprobe::model::tlb_cross_check ca, cb;
+    std::set<std::string> changed;
+    for (std::size_t k = 0; k < a.prof.tlb.levels.size(); ++k) {
+      const int ka = int(rng() % 3), kb = rng() % 2 ? ka : int(rng() % 3);
+      const std::string label = "L" + std::to_string(k + 1);
+      ca.levels.push_back({label, verdict(ka), std::nullopt, std::nullopt, json::object()});
+      cb.levels.push_back({label, verdict(kb), std::nullopt, std::nullopt, json::object()});
+      if (ka != kb)
+        changed.insert(label + " in real memory");
+    }
+    a.prof.tlb.cross_check = ca;
+    b.prof.tlb.cross_check = cb;
+    const auto r = compare_runs(a, b);
+    EXPECT_EQ(r.differences(), base) << "never counted";
+    std::set<std::string> said;
+    for (const auto &f : r.findings)
+      if (f.area == "cross-check") {
+        EXPECT_EQ(f.verdict, "NOTE");
+        said.insert(f.item);
+      }
+    EXPECT_EQ(said, changed);
+    const std::string md = gpuprobe::analysis::to_markdown(r);
+    for (const auto &item : changed)
+      EXPECT_NE(md.find("| cross-check | " + item + " |"), std::string::npos) << md;
+    notes += int(changed.size());
+    ++pairs;
+  }
+  EXPECT_GT(notes, pairs / 2) << "the family changes verdicts";
+  // r65 (H100 GPU-3ba38ae3): the build before against the build that mapped beside tlb_real.
+  auto a = committed_validation_run();
+  auto b = a;
+  gpuprobe::model::tlb_cross_check ca, cb;
+  ca.levels = {{"L2", "agrees: real memory's level L3 (2094 x 32 MiB, +76 cycles)", std::nullopt,
+                std::nullopt, json::object()}};
+  cb.levels = {{"L2", "not seen in real memory", std::nullopt, std::nullopt, json::object()}};
+  a.prof.tlb.cross_check = ca;
+  b.prof.tlb.cross_check = cb;
+  const auto r = compare_runs(a, b);
+  EXPECT_EQ(r.differences(), 0);
+  EXPECT_NE(gpuprobe::analysis::to_markdown(r).find("Said, not counted"), std::string::npos);
+}
