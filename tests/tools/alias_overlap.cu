@@ -126,10 +126,10 @@ struct alias_range {
     const CUresult u = cuMemUnmap(va, bytes);
     const double tu = since(t);
     t = clk::now();
-    cuMemRelease(h);
-    cuMemAddressFree(va, bytes);
-    std::printf("unmap      cuMemUnmap %s in %.2f s, release and free in %.3f s\n",
-                u == CUDA_SUCCESS ? "ok" : "FAILED", tu, since(t));
+    const CUresult rel = cuMemRelease(h), fr = cuMemAddressFree(va, bytes);
+    std::printf("unmap      cuMemUnmap %s in %.2f s, release %s and free %s in %.3f s\n",
+                u == CUDA_SUCCESS ? "ok" : "FAILED", tu, rel == CUDA_SUCCESS ? "ok" : "FAILED",
+                fr == CUDA_SUCCESS ? "ok" : "FAILED", since(t));
     std::fflush(stdout);
   }
 };
