@@ -423,9 +423,8 @@ double mean_rise_across(const tlb_curve &c, const step &s, const step_options &o
 // 4 MiB stride read 335 or 338 cycles a point, four points of 338 in a row formed a 2-cycle rise
 // at 8 GiB (5 sigma) over means flat at 337.8, and it seeded the second level (its page 4 MiB)
 // for the strides at 32 MiB.
-bool medians_only(const tlb_curve &c, const step &s, const step_options &o) {
-  const double m = mean_rise_across(c, s, o);
-  return std::isfinite(m) && m < 0.1 * s.jump;
+bool medians_only(double mean_rise, const step &s) {
+  return std::isfinite(mean_rise) && mean_rise < 0.1 * s.jump;
 }
 
 rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tlb_evidence &out) {
@@ -435,21 +434,22 @@ rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tl
     r.min_stride = std::min(r.min_stride, c.stride_bytes);
     r.max_stride = std::max(r.max_stride, c.stride_bytes);
     auto found = detect_steps(c.footprint_bytes, c.cycles, opt.steps);
-    found.erase(std::remove_if(
-                    found.begin(), found.end(),
-                    [&](const step &s) {
-                      if (!medians_only(c, s, opt.steps))
-                        return false;
-                      char m[32];
-                      std::snprintf(m, sizeof m, "%.1f", mean_rise_across(c, s, opt.steps));
-                      out.notes.push_back("a rise of " + std::to_string(int(std::lround(s.jump))) +
-                                          " cycles at " + format_bytes(s.x_hi) + " for stride " +
-                                          format_bytes(c.stride_bytes) +
-                                          " is in the points' medians only (their means rose " + m +
-                                          "): the medians moved between two latencies a hop takes; "
-                                          "not counted as a rise");
-                      return true;
-                    }),
+    found.erase(std::remove_if(found.begin(), found.end(),
+                               [&](const step &s) {
+                                 const double rose = mean_rise_across(c, s, opt.steps);
+                                 if (!medians_only(rose, s))
+                                   return false;
+                                 char m[32];
+                                 std::snprintf(m, sizeof m, "%.1f", rose);
+                                 out.notes.push_back(
+                                     "a rise of " + std::to_string(int(std::lround(s.jump))) +
+                                     " cycles at " + format_bytes(s.x_hi) + " for stride " +
+                                     format_bytes(c.stride_bytes) +
+                                     " is in the points' medians only (their means rose " + m +
+                                     "): the medians moved between two latencies a hop takes; "
+                                     "not counted as a rise");
+                                 return true;
+                               }),
                 found.end());
     for (const auto &s : found)
       r.pool.push_back({c.stride_bytes, c.source, s});
@@ -463,7 +463,7 @@ rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tl
     step_options weak = opt.steps;
     weak.snr_min = opt.confirm_snr;
     for (const auto &s : detect_steps(c.footprint_bytes, c.cycles, weak))
-      if (!medians_only(c, s, opt.steps)) // nor may a medians-only rise confirm one
+      if (!medians_only(mean_rise_across(c, s, opt.steps), s)) // nor may it confirm one
         r.weak.push_back({c.stride_bytes, c.source, s});
   }
   r.all = r.pool;
