@@ -1,6 +1,7 @@
 #include "probes/sharing/probe.hpp"
 #include "report/parts.hpp"
 
+#include "common/results_folder.hpp"
 #include "common/units.hpp"
 #include "probes/sharing/analysis.hpp"
 #include "probes/tlb/levels.hpp"
@@ -56,7 +57,7 @@ struct verdict {
   std::string reason;
 };
 verdict verdict_of(const inputs &in, const std::string &path, const sharing_matrix &m) {
-  const std::string source = "raw/" + fs::path(path).filename().string();
+  const std::string source = results_folder::raw_rel(fs::path(path).filename().string());
   std::optional<verdict> held;
   if (in.profile)
     for_each_level(in.profile->tlb, [&](const model::tlb_level &L, bool, const std::string &) {

@@ -37,14 +37,15 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
     }
     const double e = params.entries.value_or(0), pg = params.page_bytes.value_or(0);
     if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
-      L.sharing->detail["note"] = "raw/" + f.filename().string() + " was measured for " +
-                                  std::to_string(std::lround(e)) + " x " + format_bytes(pg) +
+      L.sharing->detail["note"] = results_folder::raw_rel(f.filename().string()) +
+                                  " was measured for " + std::to_string(std::lround(e)) + " x " +
+                                  format_bytes(pg) +
                                   ": run characterize on the GPU to measure this level";
       continue;
     }
     json s =
         probes::to_json(probes::analyze_sharing(probes::parse_sharing_result(doc, f.string())));
-    s["source"] = "raw/" + f.filename().string();
+    s["source"] = results_folder::raw_rel(f.filename().string());
     L.sharing = model::level_sharing_from_json(s);
   }
 }
