@@ -285,6 +285,16 @@ A run in which every case that ran failed exits with status 1.
 Google Benchmark flags:
 )";
 
+namespace {
+// A flag's value as a whole number in [lo, hi], written as one ("4", not "4x" or "04"); else none.
+std::optional<int> whole_in(const char *value, int lo, int hi) {
+  const int n = std::atoi(value);
+  if (n < lo || n > hi || std::to_string(n) != value)
+    return std::nullopt;
+  return n;
+}
+} // namespace
+
 // gpuprobe's own flags (--gpuprobe_*) into options(); the rest, for Google Benchmark, into `args`.
 // Returns "" or the one line that refuses a flag.
 std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args) {
@@ -317,20 +327,20 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
           return std::string("--gpuprobe_peers_heap: ") + e.what();
         }
       } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash=", 20) == 0) {
-        const int n = std::atoi(argv[i] + 20);
-        if (n < 0 || n > 64 || std::to_string(n) != argv[i] + 20)
+        const auto n = whole_in(argv[i] + 20, 0, 64);
+        if (!n)
           return std::string("--gpuprobe_rw_stash: a number of stashes per SM, 0 to 64");
-        o.rw_stash_per_sm = n;
+        o.rw_stash_per_sm = *n;
       } else if (std::strncmp(argv[i], "--gpuprobe_rw_optimistic=", 25) == 0) {
         const std::string v = argv[i] + 25;
         if (v != "0" && v != "1")
           return std::string("--gpuprobe_rw_optimistic: 0 or 1");
         o.rw_optimistic = v == "1";
       } else if (std::strncmp(argv[i], "--gpuprobe_rw_refill=", 21) == 0) {
-        const int n = std::atoi(argv[i] + 21);
-        if (n < 1 || n > 16 || std::to_string(n) != argv[i] + 21)
+        const auto n = whole_in(argv[i] + 21, 1, 16);
+        if (!n)
           return std::string("--gpuprobe_rw_refill: a number of requests, 1 to 16");
-        o.rw_refill_times = unsigned(n);
+        o.rw_refill_times = unsigned(*n);
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
