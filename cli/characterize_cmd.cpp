@@ -17,11 +17,21 @@ struct characterize_options {
   bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
   bool allow_busy = false;
   double busy_wait = 60;
+  bool map_late = false;
 };
 
 void run_characterize(const characterize_options &o) {
-  pipeline::run_characterize({o.common.device, o.common.out, o.common.seed, o.quick, o.reanalyze,
-                              o.allow_busy, o.busy_wait, run_here});
+  pipeline::characterize_run_options r;
+  r.device = o.common.device;
+  r.out = o.common.out;
+  r.seed = o.common.seed;
+  r.quick = o.quick;
+  r.reanalyze = o.reanalyze;
+  r.allow_busy = o.allow_busy;
+  r.busy_wait_seconds = o.busy_wait;
+  r.map_late = o.map_late;
+  r.run_here = run_here;
+  pipeline::run_characterize(r);
 }
 
 } // namespace
@@ -47,6 +57,7 @@ void setup_characterize(CLI::App &parent) {
                 "measure although other processes use the GPU (default: wait up to 60 s for it "
                 "to be idle, else stop): every finding is then marked disturbed");
   add_busy_wait_option(*app, opt->busy_wait);
+  add_map_late_flag(*app, opt->map_late);
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
@@ -61,6 +72,7 @@ void setup_characterize(CLI::App &parent) {
     if (o.allow_busy)
       c.extra.push_back("--allow-busy");
     c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.busy_wait)});
+    c.every_second = {"--map-late"}; // neighbours map their alias ranges at different times
     run_per_device("characterize", o.common.devices,
                    o.common.out.empty() ? "results" : o.common.out, plan_for(c));
   });

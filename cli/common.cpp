@@ -32,6 +32,13 @@ void add_busy_wait_option(CLI::App &app, double &seconds) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
 }
+void add_map_late_flag(CLI::App &app, bool &map_late) {
+  app.add_flag("--map-late", map_late,
+               "run the stages that map no alias range (tlb_real, atomics) first, so that a GPU "
+               "beside another maps its range while the other sweeps; the answers are the same "
+               "(--devices gives it to every second GPU)");
+}
+
 std::string busy_wait_text(double seconds) {
   std::ostringstream o;
   o << seconds;

@@ -20,7 +20,7 @@ std::string unit_folder(const std::string &parent, const device_identity &d) {
 }
 
 device_plan plan_for(const unit_command &c) {
-  return [c](const device_identity &, const std::string &unit) {
+  return [c](const device_identity &, const std::string &unit, std::size_t position) {
     device_step st;
     st.args = {c.sub, "--device", "0"}; // the process sees its GPU alone (run_per_device)
     if (!c.input_flag.empty()) {
@@ -32,6 +32,8 @@ device_plan plan_for(const unit_command &c) {
     st.args.insert(st.args.end(),
                    {"--out", c.output.empty() ? unit : (fs::path(unit) / c.output).string()});
     st.args.insert(st.args.end(), c.extra.begin(), c.extra.end());
+    if (position % 2 == 1)
+      st.args.insert(st.args.end(), c.every_second.begin(), c.every_second.end());
     return st;
   };
 }
@@ -78,7 +80,7 @@ void run_per_device(const std::string &what, const std::string &devices, const s
   for (std::size_t k = 0; k < ids.size(); ++k) {
     const auto &d = all[std::size_t(ids[k])];
     units.push_back(unit_folder(parent, d));
-    const auto step = plan(d, units.back());
+    const auto step = plan(d, units.back(), k);
     if (!step.cannot_run.empty()) {
       refused[k] = step.cannot_run;
       continue;

@@ -17,20 +17,24 @@ struct device_step {
   std::vector<std::string> args;
   std::string cannot_run;
 };
-using device_plan = std::function<device_step(const device_identity &, const std::string &unit)>;
+// `position`: the GPU's place in the launch (0, 1, 2, ...), not its ordinal.
+using device_plan = std::function<device_step(const device_identity &, const std::string &unit,
+                                              std::size_t position)>;
 
 // Throws gpuprobe::error (after the per-GPU summary) when a GPU failed. `what` names the command.
 void run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
                     const device_plan &plan);
 
-// The usual plan: `sub --device 0 [input_flag UNIT/input] --out UNIT[/output] extra...`; a unit
-// whose input is missing is refused with "no UNIT/input: <missing_hint>".
+// The usual plan: `sub --device 0 [input_flag UNIT/input] --out UNIT[/output] extra...
+// [every_second...]`, the last only for the 2nd, 4th, ... GPU of the launch; a unit whose input
+// is missing is refused with "no UNIT/input: <missing_hint>".
 struct unit_command {
   std::string sub;
   std::string input_flag, input; // "" = none
   std::string output;            // "" = the unit folder itself
   std::vector<std::string> extra;
   std::string missing_hint;
+  std::vector<std::string> every_second = {};
 };
 device_plan plan_for(const unit_command &c);
 

@@ -399,18 +399,11 @@ json starting_conditions(const characterize_run_options &o, const device_info &d
 }
 
 // The plan's stages, then the sharing stages the TLB profile decides, then those that run after
-// them (stage::after_sharing: atomics): each kept, run or run again as `runner` decides.
+// them (stage::after_sharing: atomics), in order_stages' order (--map-late: the alias-free ones
+// first): each kept, run or run again as `runner` decides.
 void run_all_stages(pipeline::stage_runner &runner, const characterize_run_options &o,
                     const results_folder &folder) {
-  auto stages = plan_stages(o.quick, o.device, o.seed);
-  std::vector<stage> last;
-  for (auto it = stages.begin(); it != stages.end();)
-    if (it->after_sharing) {
-      last.push_back(*it);
-      it = stages.erase(it);
-    } else {
-      ++it;
-    }
+  const auto [stages, last] = order_stages(plan_stages(o.quick, o.device, o.seed), o.map_late);
   std::size_t k = 0, n = stages.size() + last.size(); // "+": and the sharing stages to come
   for (const auto &st : stages)
     runner.run(st, ++k, n);

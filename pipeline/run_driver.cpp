@@ -140,6 +140,8 @@ void characterize_stage(stage_caller &c, const run_run_options &o) {
     a.push_back("--quick");
   if (o.allow_busy)
     a.push_back("--allow-busy");
+  if (o.map_late)
+    a.push_back("--map-late");
   a.insert(a.end(), {"--busy-wait", json(o.busy_wait_seconds).dump()});
   c.timed("characterize", a);
   c.upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile

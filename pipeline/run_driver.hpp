@@ -12,7 +12,8 @@ struct run_run_options {
   bool quick = false;
   bool allow_busy = false;       // characterize's --allow-busy
   double busy_wait_seconds = 60; // characterize's --busy-wait
-  bool verbose = false; // every stage's output on stdout too (it always goes to DIR/run.log)
+  bool verbose = false;  // every stage's output on stdout too (it always goes to DIR/run.log)
+  bool map_late = false; // characterize's --map-late
 };
 
 void run_pipeline(const run_run_options &o);

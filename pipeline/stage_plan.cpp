@@ -67,6 +67,18 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
   return plan_of_catalog({quick, device, seed, &tlb});
 }
 
+stage_order order_stages(std::vector<stage> planned, bool map_late) {
+  stage_order o;
+  if (map_late)
+    for (auto &st : planned)
+      if (st.alias_free)
+        o.first.push_back(st);
+  for (auto &st : planned)
+    if (!(map_late && st.alias_free))
+      (st.after_sharing ? o.last : o.first).push_back(st);
+  return o;
+}
+
 namespace {
 
 // The head of a stage's finished file (one of the schemas a stage writes), read once; none when

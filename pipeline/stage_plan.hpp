@@ -18,6 +18,9 @@ struct stage {
   std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
   bool after_sharing = false;     // runs after the sharing stages the TLB profile decides (atomics)
   bool clock_witness = false;     // its result's device.sm_clock_mhz_seen counts for throttling
+  // It maps no alias range and reads only stages that map none (tlb_real, its analysis,
+  // atomics): under characterize --map-late it runs before every stage that maps one.
+  bool alias_free = false;
 };
 
 // What a probe's plan (its catalog entry's `plan`, probes/<name>/plan.cpp) is asked for.
@@ -45,6 +48,16 @@ std::vector<stage> plan_stages(bool quick, int device, unsigned long long seed =
 // the H100's 64 GiB one, still gets a sharing answer, labelled as a candidate's).
 std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, int device,
                                   unsigned long long seed = 1);
+
+// The order characterize runs the planned stages in: `first` before the sharing stages, `last`
+// after them, once the alias range is unmapped (stage::after_sharing). With `map_late` the
+// alias-free stages (stage::alias_free, atomics included) come first, so a GPU beside another
+// maps its range while the other's sweep runs, not while the other maps (gpuprobe run --devices
+// gives it to every second GPU: docs/fleet.md). Each stage still follows the stages it reads.
+struct stage_order {
+  std::vector<stage> first, last;
+};
+stage_order order_stages(std::vector<stage> planned, bool map_late);
 
 // Is `path` a finished stage output (JSON with a schema this build reads)?
 bool stage_done(const std::string &path);

@@ -17,9 +17,10 @@
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
-#   node-run   gpuprobe run on GPU 0 alone, then run --devices all (the node budget shares the
-#              mapped range); SERIAL=1 adds run --devices all under a budget one range fits
-#              (GPUPROBE_NODE_RANGE_GIB=400: the ranges mapped one at a time, as the old lock did)
+#   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all (the
+#              node budget shares the mapped range; the second GPU maps late), then gpuprobe
+#              compare of that unit alone against it in the node run; SERIAL=1 adds run --devices
+#              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time)
 #   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
 #              and resumed, kept under --allow-busy, and beside run --devices all --busy-wait 5
 #   getpage    BM_getpage's grid (GETPAGE: a filter) with TAS/WAS against the RW paper's models
@@ -160,7 +161,8 @@ step_node() {
 }
 
 step_node_run() {
-  timed single_run 250 "$G" run --device 0 --out "$D/single_run"
+  local one="${SINGLE_DEVICE:-0}" u
+  timed single_run 250 "$G" run --device "$one" --out "$D/single_run"
   timed node_run 330 "$G" run --devices all --out "$D/node_run"
   if [ "${SERIAL:-0}" = 1 ]; then
     GPUPROBE_NODE_RANGE_GIB=400 timed node_run_serial 560 "$G" run --devices all --out "$D/node_run_serial"
@@ -171,6 +173,14 @@ step_node_run() {
     grep -hE '^gpuprobe run|^  gpu[0-9]|ok in|FAILED' "$f" | cut -c1-200
     echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |
       awk '{s += $1} END {print s + 0}')"
+  done
+  # The unit run alone against itself in the node run (the second GPU maps late: --map-late).
+  for u in "$D"/node_run/*/; do
+    [ -f "$u/profile.json" ] && [ -f "$D/single_run/profile.json" ] || continue
+    grep -q "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
+      "$D/single_run/profile.json")" "$u/profile.json" || continue
+    "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md" |
+      tee "$D/compare_node.txt" | head -30
   done
 }
 

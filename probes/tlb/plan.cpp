@@ -32,6 +32,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
     real.insert(real.end(), {"--points-per-octave", "4", "--samples", "512"});
   real.insert(real.end(), {"--seed", sd, "--out", raw(F::tlb_real)});
   s.push_back({"tlb_real", raw(F::tlb_real), real, {}});
+  s.back().alias_free = true; // real memory: it may run before the alias range is mapped
   s.push_back({"tlb_profile",
                raw(F::tlb_profile),
                {"analyze", "tlb", "--input", raw(F::tlb), "--out", raw(F::tlb_profile)},
@@ -40,6 +41,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
                raw(F::tlb_real_profile),
                {"analyze", "tlb", "--input", raw(F::tlb_real), "--out", raw(F::tlb_real_profile)},
                {"tlb_real"}});
+  s.back().alias_free = true;
 }
 
 } // namespace gpuprobe::probes::tlb

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 
 namespace fs = std::filesystem;
 using namespace gpuprobe::analysis;
@@ -87,6 +88,91 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
       << "quick times as many hops a point as the full sweep: the ramps' ends need a whole lap";
   EXPECT_EQ(arg(named(full, "tlb"), "--samples"), "(none)");
   EXPECT_EQ(arg(named(quick, "tlb_sampling"), "--device"), "1");
+}
+
+// --map-late (issue 48, a node's neighbours map at different times): the stages that map no alias
+// range are those that read real memory or nothing of the TLB's, and they alone move first.
+TEST(Characterize, MapLateRunsTheAliasFreeStagesFirst) {
+  // Commands whose stage maps the alias range (the tlb sweep with --alloc alias is the other).
+  const std::vector<std::string> mapping = {"tlb-conflict", "tlb-coverage", "tlb-per-sm",
+                                            "tlb-sharing"};
+  for (const bool quick : {false, true}) {
+    const auto plan = plan_stages(quick, 0);
+    std::map<std::string, bool> free_of;
+    for (const auto &st : plan) {
+      const bool maps = std::find(mapping.begin(), mapping.end(), st.args[0]) != mapping.end() ||
+                        std::find(st.args.begin(), st.args.end(), "alias") != st.args.end();
+      bool reads_free = true;
+      for (const auto &r : st.reads)
+        reads_free = reads_free && free_of.at(r);
+      free_of[st.name] = st.alias_free;
+      if (st.alias_free) {
+        EXPECT_TRUE(!maps && reads_free) << st.name << " is alias-free but maps or reads a range";
+      }
+    }
+    std::vector<std::string> early;
+    for (const auto &st : order_stages(plan, true).first)
+      if (st.alias_free)
+        early.push_back(st.name);
+    EXPECT_EQ(early, (std::vector<std::string>{"tlb_real", "tlb_real_profile", "atomics"}));
+    EXPECT_EQ(order_stages(plan, true).first[0].name, "tlb_real");
+    EXPECT_TRUE(order_stages(plan, true).last.empty()) << "atomics moved first";
+    const auto plain = order_stages(plan, false);
+    EXPECT_EQ(plain.first[0].name, "tlb") << "without it the aliased sweep is first";
+    ASSERT_EQ(plain.last.size(), 1u);
+    EXPECT_EQ(plain.last[0].name, "atomics");
+  }
+}
+
+// The order rule on generated plans: any stages, reads and flags a probe may give (seeded).
+TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
+  std::mt19937 rng(48);
+  for (int c = 0; c < 500; ++c) {
+    std::vector<stage> plan;
+    const int n = 1 + int(rng() % 12);
+    for (int i = 0; i < n; ++i) {
+      stage st{"s" + std::to_string(i), "raw/s" + std::to_string(i) + ".json", {"x"}, {}};
+      bool reads_free = true;
+      for (int j = 0; j < i; ++j)
+        if (rng() % 4 == 0) {
+          st.reads.push_back(plan[std::size_t(j)].name);
+          reads_free = reads_free && plan[std::size_t(j)].alias_free;
+        }
+      st.alias_free = reads_free && rng() % 2 == 0;
+      // after_sharing only on stages nothing planned reads (atomics): its readers would wait
+      st.after_sharing = rng() % 5 == 0;
+      plan.push_back(st);
+    }
+    for (auto &st : plan) // a stage read by a later one is not after_sharing
+      for (const auto &r : st.reads)
+        for (auto &o : plan)
+          if (o.name == r)
+            o.after_sharing = false;
+    for (const bool late : {false, true}) {
+      const auto o = order_stages(plan, late);
+      std::vector<std::string> seen;
+      for (const auto *part : {&o.first, &o.last})
+        for (const auto &st : *part) {
+          for (const auto &r : st.reads)
+            EXPECT_NE(std::find(seen.begin(), seen.end(), r), seen.end())
+                << "case " << c << ": " << st.name << " before " << r;
+          seen.push_back(st.name);
+        }
+      ASSERT_EQ(seen.size(), plan.size()) << "case " << c << ": every stage once";
+      std::vector<std::string> expect; // alias-free first under late, else plan order
+      if (late)
+        for (const auto &st : plan)
+          if (st.alias_free)
+            expect.push_back(st.name);
+      for (const auto &st : plan)
+        if (!(late && st.alias_free) && !st.after_sharing)
+          expect.push_back(st.name);
+      for (const auto &st : plan)
+        if (!(late && st.alias_free) && st.after_sharing)
+          expect.push_back(st.name);
+      EXPECT_EQ(seen, expect) << "case " << c << (late ? " --map-late" : "");
+    }
+  }
 }
 
 TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {

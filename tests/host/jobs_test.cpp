@@ -1,11 +1,13 @@
 // The --devices machinery without a GPU: the device list and the concurrent job runner (real
 // processes: sh -c), and the CLI's refusals.
+#include "cli/devices.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -65,6 +67,29 @@ TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
   std::stringstream ss;
   ss << log.rdbuf();
   EXPECT_EQ(ss.str(), "line-0\nsecond\n");
+}
+
+// run and characterize --devices give --map-late to every second GPU of the launch (the 2nd, 4th,
+// ...: neighbours map their alias ranges at different times), whatever the GPUs' ordinals.
+TEST(Devices, EverySecondGpuOfTheLaunchMapsLate) {
+  cli::unit_command c{"run", "", "", "", {"--seed", "1"}, ""};
+  c.every_second = {"--map-late"};
+  const auto plan = cli::plan_for(c);
+  for (std::size_t pos = 0; pos < 9; ++pos) {
+    device_identity d;
+    d.ordinal = int(8 - pos); // a launch in any order: "--devices 8,7,..."
+    const auto st = plan(d, "results/u" + std::to_string(pos), pos);
+    const bool late = std::find(st.args.begin(), st.args.end(), "--map-late") != st.args.end();
+    EXPECT_EQ(late, pos % 2 == 1) << "position " << pos;
+    EXPECT_EQ(st.args[0], "run");
+    EXPECT_EQ(
+        st.args[std::size_t(std::find(st.args.begin(), st.args.end(), "--out") - st.args.begin()) +
+                1],
+        "results/u" + std::to_string(pos));
+  }
+  cli::unit_command tune{"tune", "--profile", "profile.json", "tuning.json", {}, "run it"};
+  const auto st = cli::plan_for(tune)(device_identity{}, test::temp_path("none"), 1);
+  EXPECT_FALSE(st.cannot_run.empty()) << "a missing input still refuses the unit";
 }
 
 // Without a GPU (CI) --devices says so in one line; --device and --devices exclude each other;
