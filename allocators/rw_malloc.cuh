@@ -41,6 +41,9 @@ struct malloc_config {
   // A stash refill is the first run after a warp's ranges that holds its request this many times
   // (rw_malloc_handle::refill_times; 1-16).
   unsigned refill_times = 4;
+  // The same for a warp that asks at most a unit a lane (32 units; rw_malloc_handle::
+  // refill_times_small; 0: refill_times).
+  unsigned refill_times_small = 0;
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
@@ -139,8 +142,10 @@ struct rw_malloc_handle {
   // (malloc_config::optimistic, gpuprobe-bench --gpuprobe_rw_optimistic=1).
   bool optimistic = false;
   // A refill is a run that holds the warp's request this many times (malloc_config::refill_times;
-  // gpuprobe-bench --gpuprobe_rw_refill=N).
+  // gpuprobe-bench --gpuprobe_rw_refill=N); refill_times_small for a warp that asks at most a unit
+  // a lane (--gpuprobe_rw_refill_small=N; docs/rw-malloc.md).
   unsigned refill_times = 4;
+  unsigned refill_times_small = 4;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -469,7 +474,8 @@ private:
   // such requests or stash_cap units (a shorter run would be used up by the next few warps of the
   // slot).
   __device__ void add_refill(region_pass &p, unsigned lane, std::uint32_t refill) const {
-    p.fill = detail::warp_first_run(p.mine, lane, refill_times * refill);
+    const unsigned times = refill <= 32 ? refill_times_small : refill_times;
+    p.fill = detail::warp_first_run(p.mine, lane, times * refill);
     p.fill.length = min(p.fill.length, min(stash_cap, 16 * refill));
     if (p.fill.length && lane < p.nw && lane * 64 < p.fill.start + p.fill.length &&
         (lane + 1) * 64 > p.fill.start)
@@ -649,6 +655,7 @@ public:
                   stash_cap(),      in_hand_.get()};
     h.optimistic = cfg_.optimistic;
     h.refill_times = cfg_.refill_times;
+    h.refill_times_small = cfg_.refill_times_small ? cfg_.refill_times_small : cfg_.refill_times;
     return h;
   }
   const malloc_config &config() const { return cfg_; }

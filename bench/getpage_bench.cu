@@ -279,6 +279,8 @@ gpuprobe flags (given as --flag or --flag=VALUE):
                               unread; 0 (default): it reads the region first (docs/rw-malloc.md)
   --gpuprobe_rw_refill=N       rw_malloc's stash refill: a run holding the warp's request N times
                               (1-16, default 4; docs/rw-malloc.md)
+  --gpuprobe_rw_refill_small=N the same for warps that ask at most a unit a lane (1-16, default:
+                              --gpuprobe_rw_refill's)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -341,6 +343,11 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         if (!n)
           return std::string("--gpuprobe_rw_refill: a number of requests, 1 to 16");
         o.rw_refill_times = unsigned(*n);
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_refill_small=", 27) == 0) {
+        const auto n = whole_in(argv[i] + 27, 1, 16);
+        if (!n)
+          return std::string("--gpuprobe_rw_refill_small: a number of requests, 1 to 16");
+        o.rw_refill_small = unsigned(*n);
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
@@ -384,6 +391,9 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_optimistic", o.rw_optimistic ? "1" : "0");
   benchmark::AddCustomContext("rw_refill_times", o.rw_refill_times
                                                      ? std::to_string(o.rw_refill_times)
+                                                     : std::string("default"));
+  benchmark::AddCustomContext("rw_refill_small", o.rw_refill_small
+                                                     ? std::to_string(o.rw_refill_small)
                                                      : std::string("default"));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(

@@ -425,7 +425,8 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> rw_flags = {
       {"--gpuprobe_rw_stash=", {"-1", "65", "4x", "0"}},
       {"--gpuprobe_rw_optimistic=", {"2", "", "yes", "0"}},
-      {"--gpuprobe_rw_refill=", {"0", "17", "2x", "", "2"}}};
+      {"--gpuprobe_rw_refill=", {"0", "17", "2x", "", "2"}},
+      {"--gpuprobe_rw_refill_small=", {"0", "17", "08", "", "8"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -442,4 +443,5 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_optimistic=B"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_refill=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_refill_small=N"), std::string::npos) << r.out;
 }
