@@ -39,11 +39,12 @@ struct malloc_config {
   unsigned max_rounds = 32; // random regions before the exhaustive scan
   bool optimistic = false;  // the first region claimed unread (rw_malloc_handle::optimistic)
   // A stash refill is the first run after a warp's ranges that holds its request this many times
-  // (rw_malloc_handle::refill_times; 1-16).
+  // (rw_malloc_handle::refill_times; 1-16), for a warp that asks more than a unit a lane.
   unsigned refill_times = 4;
   // The same for a warp that asks at most a unit a lane (32 units; rw_malloc_handle::
-  // refill_times_small; 0: refill_times).
-  unsigned refill_times_small = 0;
+  // refill_times_small; 1-16): longer, since such warps meet a churned region's short runs and
+  // their refills are small against a stash (docs/rw-malloc.md, measured).
+  unsigned refill_times_small = 8;
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
@@ -145,7 +146,7 @@ struct rw_malloc_handle {
   // gpuprobe-bench --gpuprobe_rw_refill=N); refill_times_small for a warp that asks at most a unit
   // a lane (--gpuprobe_rw_refill_small=N; docs/rw-malloc.md).
   unsigned refill_times = 4;
-  unsigned refill_times_small = 4;
+  unsigned refill_times_small = 8;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -470,7 +471,8 @@ private:
   }
 
   // A refill for the stash from the same region (a full warp), claimed with the lanes' own ranges:
-  // the first run after them that holds `refill` refill_times times (4 by default), taken up to 16
+  // the first run after them that holds `refill` refill_times times (4 by default; 8 where the warp
+  // asks at most a unit a lane: refill_times_small), taken up to 16
   // such requests or stash_cap units (a shorter run would be used up by the next few warps of the
   // slot).
   __device__ void add_refill(region_pass &p, unsigned lane, std::uint32_t refill) const {
@@ -655,7 +657,7 @@ public:
                   stash_cap(),      in_hand_.get()};
     h.optimistic = cfg_.optimistic;
     h.refill_times = cfg_.refill_times;
-    h.refill_times_small = cfg_.refill_times_small ? cfg_.refill_times_small : cfg_.refill_times;
+    h.refill_times_small = cfg_.refill_times_small;
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -669,6 +671,9 @@ private:
       throw std::invalid_argument("rw_malloc: unit_bytes must be a power of two >= 16");
     if (c.pool_bytes < c.unit_bytes || c.pool_bytes / c.unit_bytes / 64 >= (1ull << 32))
       throw std::invalid_argument("rw_malloc: pool_bytes must hold 1 .. 2^38 units");
+    if (c.refill_times < 1 || c.refill_times > 16 || c.refill_times_small < 1 ||
+        c.refill_times_small > 16)
+      throw std::invalid_argument("rw_malloc: refill_times and refill_times_small must be 1 .. 16");
     return c;
   }
   std::vector<unsigned long long> stash_words() const {

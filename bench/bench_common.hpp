@@ -24,7 +24,7 @@ struct flags {
   int rw_stash_per_sm = -1;   // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
   bool rw_optimistic = false; // --gpuprobe_rw_optimistic=1: rw_malloc's unread claim
   unsigned rw_refill_times = 0; // --gpuprobe_rw_refill=N: rw_malloc's refill_times (0: its default)
-  unsigned rw_refill_small = 0; // --gpuprobe_rw_refill_small=N: its refill_times_small (0: default)
+  unsigned rw_refill_small = 0; // --gpuprobe_rw_refill_small=N: refill_times_small (0: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();

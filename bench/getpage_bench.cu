@@ -277,10 +277,11 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
   --gpuprobe_rw_optimistic=B  1: a warp of rw_malloc that asks no stash claims its first region
                               unread; 0 (default): it reads the region first (docs/rw-malloc.md)
-  --gpuprobe_rw_refill=N       rw_malloc's stash refill: a run holding the warp's request N times
-                              (1-16, default 4; docs/rw-malloc.md)
-  --gpuprobe_rw_refill_small=N the same for warps that ask at most a unit a lane (1-16, default:
-                              --gpuprobe_rw_refill's)
+  --gpuprobe_rw_refill=N       rw_malloc's stash refill: a run holding the warp's request N times,
+                              for warps that ask more than a unit a lane (1-16, default 4;
+                              docs/rw-malloc.md)
+  --gpuprobe_rw_refill_small=N the same for warps that ask at most a unit a lane (1-16,
+                              default 8)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 

@@ -19,7 +19,8 @@
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all (the
 #              node budget shares the mapped range; the second GPU maps late), then gpuprobe
-#              compare of that unit alone against it in the node run; SERIAL=1 adds run --devices
+#              compare of that unit alone against it in the node run; BASE (a baseline build's
+#              folder) adds its run --devices all on the same node; SERIAL=1 adds run --devices
 #              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time)
 #   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
 #              and resumed, kept under --allow-busy, and beside run --devices all --busy-wait 5
@@ -164,11 +165,16 @@ step_node_run() {
   local one="${SINGLE_DEVICE:-0}" u
   timed single_run 250 "$G" run --device "$one" --out "$D/single_run"
   timed node_run 330 "$G" run --devices all --out "$D/node_run"
+  if [ -n "${BASE:-}" ]; then # the baseline build's node run, on the same node (BASE: its folder)
+    LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_node_run 330 "$BASE/gpuprobe" run \
+      --devices all --out "$D/base_node_run"
+  fi
   if [ "${SERIAL:-0}" = 1 ]; then
     GPUPROBE_NODE_RANGE_GIB=400 timed node_run_serial 560 "$G" run --devices all --out "$D/node_run_serial"
   fi
   local f
-  for f in "$D"/single_run.txt "$D"/node_run*.txt; do
+  for f in "$D"/single_run.txt "$D"/node_run*.txt "$D"/base_node_run.txt; do
+    [ -f "$f" ] || continue
     echo "== $(basename "$f" .txt)"
     grep -hE '^gpuprobe run|^  gpu[0-9]|ok in|FAILED' "$f" | cut -c1-200
     echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |

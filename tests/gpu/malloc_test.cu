@@ -246,6 +246,7 @@ alloc::malloc_config race_cfg() {
   alloc::malloc_config c = rw_cfg(32u << 20);
   c.unit_bytes = 64;
   c.stash_per_sm = 1;
+  c.refill_times_small = 4; // the set-ups below lay out refills of 4 warps' requests (128 units)
   return c;
 }
 } // namespace
