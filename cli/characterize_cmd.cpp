@@ -72,7 +72,8 @@ void setup_characterize(CLI::App &parent) {
     if (o.allow_busy)
       c.extra.push_back("--allow-busy");
     c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.busy_wait)});
-    c.every_second = {"--map-late"}; // neighbours map their alias ranges at different times
+    if (o.map_late) // every second GPU of the launch: neighbours map at different times
+      c.every_second = {"--map-late"};
     run_per_device("characterize", o.common.devices,
                    o.common.out.empty() ? "results" : o.common.out, plan_for(c));
   });

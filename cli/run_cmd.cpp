@@ -55,7 +55,8 @@ void setup_run(CLI::App &parent) {
     c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(opt->busy_wait)});
     if (opt->verbose)
       c.extra.push_back("--verbose");
-    c.every_second = {"--map-late"}; // neighbours map their alias ranges at different times
+    if (opt->map_late) // every second GPU of the launch: neighbours map at different times
+      c.every_second = {"--map-late"};
     run_per_device("run", opt->common.devices,
                    opt->common.out.empty() ? "results" : opt->common.out, plan_for(c));
   });

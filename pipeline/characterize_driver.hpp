@@ -22,8 +22,10 @@ struct characterize_run_options {
   bool allow_busy = false;
   double busy_wait_seconds = 60;
   // The stages that map no alias range (tlb_real, atomics) first: a GPU of a node maps its range
-  // while its neighbour sweeps (pipeline::order_stages; run --devices gives it to every second
-  // GPU). The answers are the same; the stages' files and their resume do not depend on it.
+  // while its neighbour sweeps (pipeline::order_stages; run --devices --map-late gives it to every
+  // second GPU). The levels, penalties and sharing are the same; the real-memory chase then runs
+  // before any alias range exists, and its memory's placement, and the L1 verdict of its
+  // cross-check, differ (docs/fleet.md). The stages' files and their resume do not depend on it.
   bool map_late = false;
   // Runs `gpuprobe ARGS...` inside this process (cli::run_here), returning its exit status: the
   // stages then share one CUDA context and map the alias range once (device_memory.hpp's

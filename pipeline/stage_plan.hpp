@@ -53,7 +53,8 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
 // after them, once the alias range is unmapped (stage::after_sharing). With `map_late` the
 // alias-free stages (stage::alias_free, atomics included) come first, so a GPU beside another
 // maps its range while the other's sweep runs, not while the other maps (gpuprobe run --devices
-// gives it to every second GPU: docs/fleet.md). Each stage still follows the stages it reads.
+// --map-late gives it to every second GPU: docs/fleet.md). Each stage still follows the stages it
+// reads.
 struct stage_order {
   std::vector<stage> first, last;
 };

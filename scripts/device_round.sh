@@ -17,8 +17,9 @@
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
-#   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all (the
-#              node budget shares the mapped range; the second GPU maps late), then gpuprobe
+#   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
+#              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
+#              second GPU maps late), then gpuprobe
 #              compare of that unit alone against it in the node run; BASE (a baseline build's
 #              folder) adds its run --devices all on the same node; SERIAL=1 adds run --devices
 #              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time)
@@ -164,7 +165,8 @@ step_node() {
 step_node_run() {
   local one="${SINGLE_DEVICE:-0}" u
   timed single_run 250 "$G" run --device "$one" --out "$D/single_run"
-  timed node_run 330 "$G" run --devices all --out "$D/node_run"
+  # shellcheck disable=SC2086
+  timed node_run 330 "$G" run --devices all ${NODE_ARGS:-} --out "$D/node_run"
   if [ -n "${BASE:-}" ]; then # the baseline build's node run, on the same node (BASE: its folder)
     LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_node_run 330 "$BASE/gpuprobe" run \
       --devices all --out "$D/base_node_run"
@@ -180,7 +182,7 @@ step_node_run() {
     echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |
       awk '{s += $1} END {print s + 0}')"
   done
-  # The unit run alone against itself in the node run (the second GPU maps late: --map-late).
+  # The unit run alone against itself in the node run.
   for u in "$D"/node_run/*/; do
     [ -f "$u/profile.json" ] && [ -f "$D/single_run/profile.json" ] || continue
     grep -q "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \

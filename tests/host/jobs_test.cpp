@@ -69,7 +69,8 @@ TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
   EXPECT_EQ(ss.str(), "line-0\nsecond\n");
 }
 
-// run and characterize --devices give --map-late to every second GPU of the launch (the 2nd, 4th,
+// run and characterize --devices --map-late give it to every second GPU of the launch (the 2nd,
+// 4th,
 // ...: neighbours map their alias ranges at different times), whatever the GPUs' ordinals.
 TEST(Devices, EverySecondGpuOfTheLaunchMapsLate) {
   cli::unit_command c{"run", "", "", "", {"--seed", "1"}, ""};
