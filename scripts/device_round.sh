@@ -113,8 +113,9 @@ step_baseline() {
     timed "${t}_run" 560 "$G" run $flag --out "$D/$t"
     grep -hE '^\[run\]|^gpuprobe run:' "$D/${b}_run.txt" "$D/${t}_run.txt" | cut -c1-120
     [ -f "$D/$b/profile.json" ] && [ -f "$D/$t/profile.json" ] &&
-      "$G" compare --reanalyze "$D/$b" "$D/$t" --out "$D/compare_$m.json" --markdown "$D/compare_$m.md" |
-      tee "$D/compare_$m.txt"
+      "$G" compare --reanalyze "$D/$b" "$D/$t" --out "$D/compare_$m.json" --markdown "$D/compare_$m.md" &&
+      echo "compare $m, baseline against this build: $(grep -m1 -E '^\*\*[0-9]+ difference' \
+        "$D/compare_$m.md")"
   done
 }
 
@@ -182,13 +183,18 @@ step_node_run() {
     echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |
       awk '{s += $1} END {print s + 0}')"
   done
-  # The unit run alone against itself in the node run.
+  # The unit run alone against itself in the node run (compare prints nothing with --out: its
+  # headline is read from the Markdown page).
+  [ -f "$D/single_run/profile.json" ] || return 0
+  local uuid
+  uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
+    "$D/single_run/profile.json")
   for u in "$D"/node_run/*/; do
-    [ -f "$u/profile.json" ] && [ -f "$D/single_run/profile.json" ] || continue
-    grep -q "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
-      "$D/single_run/profile.json")" "$u/profile.json" || continue
-    "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md" |
-      tee "$D/compare_node.txt" | head -30
+    [ -f "$u/profile.json" ] || continue
+    grep -q "$uuid" "$u/profile.json" || continue
+    "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md"
+    echo "compare, $(basename "$u") alone against the node: $(grep -m1 -E '^\*\*[0-9]+ difference' \
+      "$D/compare_node.md")"
   done
 }
 
