@@ -41,7 +41,7 @@ struct malloc_config {
   // A stash refill is the first run after a warp's ranges that holds its request this many times
   // (rw_malloc_handle::refill_times; 1-16), for a warp that asks more than a unit a lane.
   unsigned refill_times = 4;
-  // The same for a warp that asks at most a unit a lane (32 units; rw_malloc_handle::
+  // The same for a warp that asks at most 32 units in all (a unit a lane; rw_malloc_handle::
   // refill_times_small; 1-16): longer, since such warps meet a churned region's short runs and
   // their refills are small against a stash (docs/rw-malloc.md, measured).
   unsigned refill_times_small = 8;
@@ -304,7 +304,7 @@ private:
         return got;
     } else
       p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
-    std::uint32_t refill = 0; // units a refill must hold 4 times (0: none wanted)
+    std::uint32_t refill = 0; // units a refill must hold refill_times(_small) times (0: none)
     if (slot != ~0u) {
       if (serve_from_stash(active, lane, leader, slot, __shfl_sync(active, v, leader), need, asked,
                            got))
