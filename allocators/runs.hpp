@@ -105,8 +105,7 @@ GPUPROBE_HD inline free_run lane_first_run(std::uint64_t word, unsigned j, unsig
   const unsigned top = leading_ones(x);
   if (!top)
     return {0, 0};
-  const std::uint32_t len =
-      top + 64 * (k - j - 1) + (k < 32 ? trailing_ones(~next_word) : 0u);
+  const std::uint32_t len = top + 64 * (k - j - 1) + (k < 32 ? trailing_ones(~next_word) : 0u);
   return len >= need ? free_run{j * 64 + 64 - top, len} : free_run{0, 0};
 }
 
@@ -128,13 +127,32 @@ GPUPROBE_HD constexpr std::uint32_t stash_length(std::uint64_t v) {
   return std::uint32_t(v >> stash_shift);
 }
 // Units one stash may hold: one region (`region_units`) at most, and all `slots` stashes together
-// at most 1/16 of the pool's `units` (0: a pool too small for stashes).
+// at most 1/`share` of the pool's `units` (0: a pool too small for stashes).
 inline std::uint32_t stash_capacity(std::uint64_t units, std::uint64_t slots,
-                                    std::uint32_t region_units) {
-  if (!slots)
+                                    std::uint32_t region_units, unsigned share = 16) {
+  if (!slots || !share)
     return 0;
-  const std::uint64_t each = units / (slots * 16);
+  const std::uint64_t each = units / (slots * share);
   return std::uint32_t(each < region_units ? each : region_units);
+}
+
+// RW_malloc's stash refill for a warp that asks `asked` units (0 < asked <= cap), `times`
+// requests' worth: the free run it looks for, `times` requests or the stash's capacity where that
+// is less (a run past the capacity would be cut to it anyway).
+GPUPROBE_HD inline std::uint32_t refill_want(std::uint32_t asked, unsigned times,
+                                             std::uint32_t cap) {
+  const std::uint32_t t = times * asked;
+  return t < cap ? t : cap;
+}
+// The units it keeps of a run of `found` >= refill_want units: at most 16 requests and the
+// capacity, and whole requests where the capacity binds (the rest of a cut run would be too short
+// for the next warp of this size, which would hand it back to the bitmap and refill again).
+GPUPROBE_HD inline std::uint32_t refill_keep(std::uint32_t found, std::uint32_t asked,
+                                             unsigned times, std::uint32_t cap) {
+  std::uint32_t k = cap < 16 * asked ? cap : 16 * asked;
+  if (times * asked > cap)
+    k -= k % asked;
+  return found < k ? found : k;
 }
 
 } // namespace gpuprobe::alloc

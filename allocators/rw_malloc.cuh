@@ -12,8 +12,8 @@
 // sizes) are assigned to it; once the region is assigned, a full warp claims it with one atomicOr
 // a word (a lane per word: one round trip for the region; a part warp: each lane its own range),
 // and a range that meets a bit set by someone else is rolled back and its lane reads the region
-// again. A warp whose request a stash holds 4 times is first served from its warp slot's stash, a
-// run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). With
+// again. A warp whose request a stash holds 4 times (stash_times) is first served from its warp
+// slot's stash, a run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). With
 // malloc_config::optimistic (off by default: measured, docs/rw-malloc.md), a full warp that asks no
 // stash claims its first region before reading it (claim_unread). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
@@ -45,6 +45,11 @@ struct malloc_config {
   // refill_times_small; 1-16): longer, since such warps meet a churned region's short runs and
   // their refills are small against a stash (docs/rw-malloc.md, measured).
   unsigned refill_times_small = 8;
+  // A warp asks its slot's stash when a stash holds its request this many times (1-16;
+  // rw_malloc_handle::stash_times): below 4, warps of 4-8 KiB requests use the stashes too.
+  unsigned stash_times = 4;
+  // All stashes together hold at most 1/stash_share of the pool (2-64; stash_capacity).
+  unsigned stash_share = 16;
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
@@ -147,6 +152,9 @@ struct rw_malloc_handle {
   // a lane (--gpuprobe_rw_refill_small=N; docs/rw-malloc.md).
   unsigned refill_times = 4;
   unsigned refill_times_small = 8;
+  // A warp asks its slot's stash when stash_cap holds its request this many times
+  // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
+  unsigned stash_times = 4;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -280,12 +288,12 @@ private:
       return got;
     const bool full = active == 0xffffffffu;
     const int leader = __ffs(int(active)) - 1;
-    // The warp slot's stash, for a request that a stash holds 4 times: its run is taken now and
-    // looked at once the first region's read is under way.
+    // The warp slot's stash, for a request that a stash holds stash_times times: its run is taken
+    // now and looked at once the first region's read is under way.
     const std::uint32_t asked = __reduce_add_sync(active, need);
     std::uint32_t slot = ~0u; // the warp slot's stash (~0: none)
     unsigned long long v = 0;
-    if (4 * asked <= stash_cap) {
+    if (stash_times * asked <= stash_cap) {
       slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], 0ull);
@@ -472,13 +480,13 @@ private:
 
   // A refill for the stash from the same region (a full warp), claimed with the lanes' own ranges:
   // the first run after them that holds `refill` refill_times times (4 by default; 8 where the warp
-  // asks at most a unit a lane: refill_times_small), taken up to 16
-  // such requests or stash_cap units (a shorter run would be used up by the next few warps of the
-  // slot).
+  // asks at most a unit a lane: refill_times_small), or stash_cap units where that is less, taken
+  // up to 16 such requests or stash_cap units (refill_want, refill_keep: runs.hpp; a shorter run
+  // would be used up by the next few warps of the slot).
   __device__ void add_refill(region_pass &p, unsigned lane, std::uint32_t refill) const {
     const unsigned times = refill <= 32 ? refill_times_small : refill_times;
-    p.fill = detail::warp_first_run(p.mine, lane, times * refill);
-    p.fill.length = min(p.fill.length, min(stash_cap, 16 * refill));
+    p.fill = detail::warp_first_run(p.mine, lane, refill_want(refill, times, stash_cap));
+    p.fill.length = refill_keep(p.fill.length, refill, times, stash_cap);
     if (p.fill.length && lane < p.nw && lane * 64 < p.fill.start + p.fill.length &&
         (lane + 1) * 64 > p.fill.start)
       p.mine |= detail::range_mask(lane, p.fill.start, p.fill.length);
@@ -594,11 +602,11 @@ public:
     load(std::vector<unsigned long long>(words_.size(), 0), true);
     rollbacks_.zero();
   }
-  // Units a stash may hold: up to one region, and all stashes together at most 1/16 of the pool
-  // (a small pool has none).
+  // Units a stash may hold: up to one region, and all stashes together at most 1/stash_share (16)
+  // of the pool (a small pool has none).
   std::uint32_t stash_cap() const {
     return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
-                          handle_type::region_units);
+                          handle_type::region_units, cfg_.stash_share);
   }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
@@ -658,6 +666,7 @@ public:
     h.optimistic = cfg_.optimistic;
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
+    h.stash_times = cfg_.stash_times;
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -674,6 +683,8 @@ private:
     if (c.refill_times < 1 || c.refill_times > 16 || c.refill_times_small < 1 ||
         c.refill_times_small > 16)
       throw std::invalid_argument("rw_malloc: refill_times and refill_times_small must be 1 .. 16");
+    if (c.stash_times < 1 || c.stash_times > 16 || c.stash_share < 2 || c.stash_share > 64)
+      throw std::invalid_argument("rw_malloc: stash_times must be 1 .. 16, stash_share 2 .. 64");
     return c;
   }
   std::vector<unsigned long long> stash_words() const {

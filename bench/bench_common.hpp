@@ -25,6 +25,8 @@ struct flags {
   bool rw_optimistic = false; // --gpuprobe_rw_optimistic=1: rw_malloc's unread claim
   unsigned rw_refill_times = 0; // --gpuprobe_rw_refill=N: rw_malloc's refill_times (0: its default)
   unsigned rw_refill_small = 0; // --gpuprobe_rw_refill_small=N: refill_times_small (0: its default)
+  unsigned rw_stash_times = 0;  // --gpuprobe_rw_stash_times=N: stash_times (0: its default)
+  unsigned rw_stash_share = 0;  // --gpuprobe_rw_stash_share=N: stash_share (0: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -40,6 +42,10 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
     mc.refill_times = options().rw_refill_times;
   if (options().rw_refill_small)
     mc.refill_times_small = options().rw_refill_small;
+  if (options().rw_stash_times)
+    mc.stash_times = options().rw_stash_times;
+  if (options().rw_stash_share)
+    mc.stash_share = options().rw_stash_share;
   return mc;
 }
 

@@ -282,6 +282,9 @@ gpuprobe flags (given as --flag or --flag=VALUE):
                               docs/rw-malloc.md)
   --gpuprobe_rw_refill_small=N the same for warps that ask at most a unit a lane (1-16,
                               default 8)
+  --gpuprobe_rw_stash_times=N  a warp asks its slot's stash when a stash holds its request N
+                              times (1-16, default 4; docs/rw-malloc.md)
+  --gpuprobe_rw_stash_share=N  all stashes together hold at most 1/N of the pool (2-64, default 16)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -349,6 +352,16 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         if (!n)
           return std::string("--gpuprobe_rw_refill_small: a number of requests, 1 to 16");
         o.rw_refill_small = unsigned(*n);
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash_times=", 26) == 0) {
+        const auto n = whole_in(argv[i] + 26, 1, 16);
+        if (!n)
+          return std::string("--gpuprobe_rw_stash_times: a number of requests, 1 to 16");
+        o.rw_stash_times = unsigned(*n);
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash_share=", 26) == 0) {
+        const auto n = whole_in(argv[i] + 26, 2, 64);
+        if (!n)
+          return std::string("--gpuprobe_rw_stash_share: a share of the pool, 1/2 to 1/64");
+        o.rw_stash_share = unsigned(*n);
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
@@ -396,6 +409,10 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_refill_small", o.rw_refill_small
                                                      ? std::to_string(o.rw_refill_small)
                                                      : std::string("default"));
+  benchmark::AddCustomContext("rw_stash_times", o.rw_stash_times ? std::to_string(o.rw_stash_times)
+                                                                 : std::string("default"));
+  benchmark::AddCustomContext("rw_stash_share", o.rw_stash_share ? std::to_string(o.rw_stash_share)
+                                                                 : std::string("default"));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

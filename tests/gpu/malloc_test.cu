@@ -871,6 +871,33 @@ TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
   EXPECT_EQ(a.free_units(), a.units());
 }
 
+// Issue 49: with stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
+// warps of 4-8 KiB requests use the stashes too. Over a mixed churn their ranges stay in the pool
+// and disjoint and no mark is overwritten, the stashes hold refills afterwards, every unit is free
+// or stashed once all is freed, and a fill of 4 KiB requests is served to the last fitting one.
+TEST(MallocGpu, RwMallocLargeRequestStashesStayDisjointAndExact) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::malloc_config cfg = rw_cfg(8ull << 30);
+  cfg.stash_per_sm = 8;
+  cfg.stash_times = 1;
+  cfg.stash_share = 8;
+  alloc::rw_malloc a(cfg);
+  ASSERT_GE(a.stash_cap(), 2u * 512u) << "a stash holds two warps of 4 KiB requests";
+  expect_clean(churn(a.handle(), k_threads, 10, {}, a.data(), a.pool_bytes()), 2'500'000,
+               "rw_malloc, stashes for large requests");
+  EXPECT_GT(a.stashed_units(), 0u) << "refills went into the stashes";
+  EXPECT_EQ(a.free_units(), a.units()) << "every unit free or stashed after all frees";
+  const unsigned fit = unsigned(a.units() / 16), extra = 4096;
+  const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
+  std::printf("rw_malloc, stashes for large requests, fill: %llu of %u fitting 4 KiB requests "
+              "served, %llu refused\n",
+              f.allocations, fit, f.out_of_memory);
+  EXPECT_EQ(f.allocations, fit) << "exact out of memory";
+  EXPECT_EQ(f.out_of_memory, extra);
+  EXPECT_EQ(f.range_errors + f.overwritten, 0u);
+  EXPECT_EQ(a.free_units(), a.units());
+}
+
 // Soak (issue 15): CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders
 // freeing each round, until GPUPROBE_SOAK_OPS get_page + free_page; an owner word per page catches
 // any page handed to two threads. Then every page is taken by exactly one of pages + 4096 threads.

@@ -148,6 +148,47 @@ TEST(FreeRuns, StashWordsRoundTripAndTheCapacityFollowsThePool) {
   EXPECT_EQ(stash_capacity(1000, slots, 2048), 0u) << "a small pool has none";
   EXPECT_EQ(stash_capacity(1ull << 34, slots, 2048), 2048u) << "one region at most";
   EXPECT_EQ(stash_capacity(1ull << 27, 0, 2048), 0u) << "no slots";
+  EXPECT_EQ(stash_capacity(1ull << 27, slots, 2048, 8), 1985u) << "1/8 of 32 GiB in stashes";
+}
+
+// The refill a warp looks for and keeps, over generated requests, multiples and capacities: it
+// never looks for more than a stash holds (so a small pool's stash can still be refilled), keeps
+// at least the run it looked for up to 16 requests and the capacity, whole requests where the
+// capacity binds, and is today's rule (times x asked, up to 16 requests or the capacity) wherever
+// the capacity holds `times` requests.
+TEST(FreeRuns, TheRefillLooksForWhatAStashHoldsAndKeepsWholeRequestsWhereTheCapBinds) {
+  std::mt19937_64 rng(49);
+  int cut = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const std::uint32_t cap = 1 + std::uint32_t(rng() % 2048);
+    const std::uint32_t asked = 1 + std::uint32_t(rng() % cap); // a warp that may ask the stash
+    const unsigned times = 1 + unsigned(rng() % 16);
+    const std::uint32_t want = refill_want(asked, times, cap);
+    ASSERT_LE(want, cap);
+    ASSERT_GE(want, asked);
+    const std::uint32_t found = want + std::uint32_t(rng() % 4096); // a run that holds `want`
+    const std::uint32_t keep = refill_keep(found, asked, times, cap);
+    ASSERT_LE(keep, std::min(cap, 16 * asked)) << asked << " " << times << " " << cap;
+    ASSERT_LE(keep, found);
+    ASSERT_GE(keep, asked) << "a refill serves at least the next warp of this size";
+    if (times * asked <= cap) { // today's rule
+      ASSERT_EQ(want, times * asked);
+      ASSERT_EQ(keep, std::min({found, cap, 16 * asked}));
+    } else {
+      ++cut;
+      ASSERT_EQ(keep % asked, 0u) << asked << " " << times << " " << cap;
+      ASSERT_GT(keep + asked, std::min(cap, 16 * asked)) << "no whole request left out";
+    }
+  }
+  EXPECT_GT(cut, 1000) << "the family reaches the capacity-bound case";
+  // The cases that motivated it: a 4 KiB warp (512 units) of the 32 GiB pool's stash (992 units)
+  // looks for 992 and keeps 512; a 256 B warp (32 units) on a 1 GiB pool (31 units) asks no stash.
+  EXPECT_EQ(refill_want(512, 4, 992), 992u);
+  EXPECT_EQ(refill_keep(1500, 512, 4, 992), 512u);
+  EXPECT_EQ(refill_want(32, 8, 992), 256u);
+  EXPECT_EQ(refill_keep(600, 32, 8, 992), 512u) << "as before: up to 16 requests of 32 units";
+  EXPECT_EQ(refill_want(32, 8, 200), 200u) << "a small pool: the stash's capacity, not 256";
+  EXPECT_EQ(refill_keep(200, 32, 8, 200), 192u) << "6 whole requests";
 }
 
 TEST(FreeRuns, WarpFirstFitMatchesTheWalk) {
@@ -426,7 +467,9 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_stash=", {"-1", "65", "4x", "0"}},
       {"--gpuprobe_rw_optimistic=", {"2", "", "yes", "0"}},
       {"--gpuprobe_rw_refill=", {"0", "17", "2x", "", "2"}},
-      {"--gpuprobe_rw_refill_small=", {"0", "17", "08", "", "8"}}};
+      {"--gpuprobe_rw_refill_small=", {"0", "17", "08", "", "8"}},
+      {"--gpuprobe_rw_stash_times=", {"0", "17", "1.5", "", "1"}},
+      {"--gpuprobe_rw_stash_share=", {"1", "65", "8x", "", "8"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -444,4 +487,6 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_optimistic=B"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_refill=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_refill_small=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_stash_times=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_stash_share=N"), std::string::npos) << r.out;
 }
