@@ -143,12 +143,16 @@ bool reserve_aligned(std::size_t bytes, std::size_t slot, CUdeviceptr &va) {
 
 // Unmaps an alias range whose first `mapped_slots` slots map handles[0]: in one call where every
 // slot is mapped (as for vmm), else slot by slot; then the chunk and the range.
-void unmap_alias(CUdeviceptr va, std::size_t bytes, std::size_t slot, std::size_t mapped_slots,
+// An alias range's mapped slots (`mapped`: 1 per mapped slot) unmapped, a run of them a call (the
+// whole range in one call when every slot is mapped), slot by slot where a run's call fails.
+void unmap_alias(CUdeviceptr va, std::size_t bytes, std::size_t slot,
+                 const std::vector<std::uint8_t> &mapped,
                  const std::vector<unsigned long long> &handles) noexcept {
   const auto &d = api();
-  if (mapped_slots * slot != bytes || d.mem_unmap(va, bytes) != CUDA_SUCCESS)
-    for (std::size_t k = 0; k < mapped_slots; ++k)
-      (void)d.mem_unmap(va + k * slot, slot);
+  for (const auto &[first, last] : slot_runs(mapped, mapped.size()))
+    if (d.mem_unmap(va + first * slot, (last - first) * slot) != CUDA_SUCCESS)
+      for (std::size_t k = first; k < last; ++k)
+        (void)d.mem_unmap(va + k * slot, slot);
   for (auto h : handles)
     (void)d.mem_release(h);
   (void)d.address_free(va, bytes);
@@ -162,6 +166,7 @@ struct kept_range {
   std::size_t bytes = 0, slot = 0;
   int device = -1;
   unsigned long long handle = 0;
+  std::vector<std::uint8_t> mapped; // per slot: 1 once mapped (a pool maps what its walks need)
   node_budget budget;
 };
 std::mutex g_kept_mutex;
@@ -171,8 +176,8 @@ kept_range g_kept;
 void drop_kept() noexcept {
   if (!g_kept.ptr)
     return;
-  unmap_alias(reinterpret_cast<CUdeviceptr>(g_kept.ptr), g_kept.bytes, g_kept.slot,
-              g_kept.bytes / g_kept.slot, {g_kept.handle});
+  unmap_alias(reinterpret_cast<CUdeviceptr>(g_kept.ptr), g_kept.bytes, g_kept.slot, g_kept.mapped,
+              {g_kept.handle});
   g_kept.ptr = nullptr;
   g_kept.budget.release();
 }
@@ -188,8 +193,8 @@ std::size_t device_pool::vmm_granularity(int device) {
 }
 
 device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
-                         std::size_t slot_bytes)
-    : kind_(kind), bytes_(bytes) {
+                         std::size_t slot_bytes, std::vector<alias_walk> walks)
+    : kind_(kind), bytes_(bytes), walks_(std::move(walks)) {
   if (bytes == 0)
     throw error("device_pool: zero bytes requested");
   switch (kind) {
@@ -279,8 +284,15 @@ void device_pool::make_alias(int device, std::size_t slot_bytes) {
                 std::to_string(granularity_) + "-byte VMM granularity");
   bytes_ = (bytes + slot_ - 1) / slot_ * slot_;
   device_ = device;
-  if (take_kept_alias(device))
+  if (take_kept_alias(device)) {
+    try { // the slots this pool's walks need that the kept range lacks
+      map_slots(touched_slots(walks_, slot_, bytes_ / slot_));
+    } catch (const driver_error &e) {
+      release();
+      throw error(e.what());
+    }
     return;
+  }
   alias_keeper::drop(); // a kept range this pool does not fit in: its budget back first
   // The range's bytes are reserved from the node's budget first and held until it is unmapped:
   // the driver grants the node just under 1 TiB of mapped range in all, over processes and GPUs
@@ -311,7 +323,8 @@ bool device_pool::take_kept_alias(int device) {
     return false;
   ptr_ = g_kept.ptr;
   range_bytes_ = g_kept.bytes;
-  mapped_slots_ = g_kept.bytes / slot_;
+  mapped_ = std::move(g_kept.mapped);
+  mapped_slots_ = std::size_t(std::count(mapped_.begin(), mapped_.end(), std::uint8_t(1)));
   handles_ = {g_kept.handle};
   budget_ = std::move(g_kept.budget);
   g_kept.ptr = nullptr;
@@ -335,23 +348,37 @@ void device_pool::map_alias(int device) {
   }
   ptr_ = reinterpret_cast<char *>(va);
   mapped_slots_ = 0;
+  mapped_.assign(bytes_ / slot_, 0);
   const CUmemAllocationProp prop = device_prop(device);
   CUmemGenericAllocationHandle h{};
   cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate");
   handles_.push_back(h);
-  const std::string where = " on device " + std::to_string(device);
-  for (std::size_t off = 0; off < bytes_; off += slot_, ++mapped_slots_)
-    if (const CUresult r = d.mem_map(va + off, slot_, 0, h, 0); r != CUDA_SUCCESS)
-      cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(mapped_slots_) + " of " +
-                   std::to_string(bytes_ / slot_) + where)
+  map_slots(touched_slots(walks_, slot_, bytes_ / slot_));
+}
+
+// The slots `need` names that are not mapped yet: the one chunk at each, then access in runs of at
+// most 64 GiB (the driver's work per call stays bounded).
+void device_pool::map_slots(const std::vector<std::uint8_t> &need) {
+  const auto &d = api();
+  const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
+  const std::string where = " on device " + std::to_string(device_);
+  std::vector<std::uint8_t> fresh(mapped_.size(), 0);
+  for (std::size_t i = 0; i < need.size() && i < mapped_.size(); ++i) {
+    if (!need[i] || mapped_[i])
+      continue;
+    if (const CUresult r = d.mem_map(va + i * slot_, slot_, 0, handles_[0], 0); r != CUDA_SUCCESS)
+      cu_check(r, ("cuMemMap (alias) at slot " + std::to_string(i) + " of " +
+                   std::to_string(mapped_.size()) + where)
                       .c_str());
+    mapped_[i] = fresh[i] = 1;
+    ++mapped_slots_;
+    ++newly_mapped_;
+  }
   CUmemAccessDesc access{};
-  access.location = prop.location;
+  access.location = device_prop(device_).location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  // In pieces of at most 64 GiB: the driver's work per call stays bounded.
-  const std::size_t piece = std::max(slot_, (std::size_t(64) << 30) / slot_ * slot_);
-  for (std::size_t off = 0; off < bytes_; off += piece)
-    cu_check(d.set_access(va + off, std::min(piece, bytes_ - off), &access, 1),
+  for (const auto &[first, last] : slot_runs(fresh, (std::size_t(64) << 30) / slot_))
+    cu_check(d.set_access(va + first * slot_, (last - first) * slot_, &access, 1),
              ("cuMemSetAccess (alias)" + where).c_str());
 }
 
@@ -377,13 +404,14 @@ void device_pool::release() noexcept {
           g_kept.slot = slot_;
           g_kept.device = device_;
           g_kept.handle = handles_[0];
+          g_kept.mapped = std::move(mapped_);
           g_kept.budget = std::move(budget_);
           handles_.clear();
           ptr_ = nullptr;
           return;
         }
       }
-      unmap_alias(va, range, slot_, mapped_slots_, handles_); // budget_: held till the pool ends
+      unmap_alias(va, range, slot_, mapped_, handles_); // budget_: held till the pool ends
       handles_.clear();
       ptr_ = nullptr;
       return;

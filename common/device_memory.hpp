@@ -15,6 +15,7 @@
 //               has a constant cache cost: its latency steps are address translation alone.
 // The driver API is reached through cudaGetDriverEntryPointByVersion, so the binary does not
 // link libcuda and loads on machines without a driver.
+#include "common/alias_slots.hpp"
 #include "common/node_budget.hpp"
 
 #include <cstdint>
@@ -36,9 +37,11 @@ const char *to_string(alloc_kind k);
 class device_pool {
 public:
   // slot_bytes: vmm_sparse and alias only (a multiple of the granularity; alias: 0 = the
-  // granularity); ignored otherwise. Throws gpuprobe::error naming what the driver refused.
+  // granularity); ignored otherwise. walks: alias only, the offsets the pool's walks touch: only
+  // their slots are mapped (none given: every slot; alias_slots.hpp). A walk outside them faults.
+  // Throws gpuprobe::error naming what the driver refused.
   device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
-              std::size_t slot_bytes = 0);
+              std::size_t slot_bytes = 0, std::vector<alias_walk> walks = {});
   ~device_pool();
   device_pool(const device_pool &) = delete;
   device_pool &operator=(const device_pool &) = delete;
@@ -56,8 +59,13 @@ public:
   }
   // alias: the bytes of the one physical chunk every slot maps (else 0).
   std::size_t alias_bytes() const { return kind_ == alloc_kind::alias ? slot_ : 0; }
-  // alias: the range was one an alias_keeper kept from an earlier pool (nothing mapped now).
+  // alias: the range was one an alias_keeper kept from an earlier pool (only the slots its walks
+  // need and the kept range lacked were mapped now: newly_mapped_slots()).
   bool reused() const { return reused_; }
+  // alias: the range's slots, those mapped now, and those this pool mapped (not kept).
+  std::size_t alias_slots() const { return slot_ ? range_bytes() / slot_ : 0; }
+  std::size_t mapped_slots() const { return mapped_slots_; }
+  std::size_t newly_mapped_slots() const { return newly_mapped_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
   static std::size_t vmm_granularity(int device);
@@ -69,14 +77,19 @@ private:
   void make_alias(int device, std::size_t slot_bytes);
   void map_alias(int device);       // the alias pool's range, chunk, mappings and access (throws)
   bool take_kept_alias(int device); // alias: a kept range that holds this pool, taken
+  void map_slots(const std::vector<std::uint8_t> &need); // alias: needed slots not yet mapped
+  std::size_t range_bytes() const { return range_bytes_ ? range_bytes_ : bytes_; }
   alloc_kind kind_;
   std::size_t bytes_ = 0;
   std::size_t range_bytes_ = 0; // alias: the mapped range (a kept one may be longer than bytes_)
   int device_ = 0;
   bool reused_ = false;
   std::size_t granularity_ = 0;
-  std::size_t slot_ = 0;         // vmm_sparse, alias: bytes per slot
-  std::size_t mapped_slots_ = 0; // alias: slots mapped so far
+  std::size_t slot_ = 0;             // vmm_sparse, alias: bytes per slot
+  std::size_t mapped_slots_ = 0;     // alias: slots mapped so far
+  std::size_t newly_mapped_ = 0;     // alias: of them, mapped by this pool
+  std::vector<alias_walk> walks_;    // alias: what the pool's walks touch (empty: every slot)
+  std::vector<std::uint8_t> mapped_; // alias: per slot of the range, 1 once mapped
   char *ptr_ = nullptr;
   std::vector<unsigned long long> handles_; // vmm physical chunks
   node_budget

@@ -26,8 +26,12 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
   std::unique_ptr<device_pool> pool;
   std::unique_ptr<list_chase> chase;
   if (r.range_bytes) {
-    pool =
-        std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
+    std::vector<alias_walk> walks; // every walk is of whole pages of a level (offsets < a slot)
+    for (const auto &t : targets)
+      if (t.skipped.empty())
+        walks.push_back({t.page_bytes(), r.range_bytes});
+    pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed,
+                                         slot, walks);
     chase = std::make_unique<list_chase>(*pool);
     std::fprintf(stderr, "[tlb-conflict] %s alias range %s in %.1f s\n",
                  format_bytes(double(r.range_bytes)).c_str(),

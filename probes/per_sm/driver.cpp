@@ -24,15 +24,18 @@ per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tl
   const auto targets = plan_per_sm(tlb, o);
   const std::uint64_t slot = 2ull << 20, gib = 1ull << 30;
   std::uint64_t need = 0;
+  std::vector<alias_walk> walks; // each level's pages: the slots mapped (a kept range: its own)
   for (const auto &t : targets)
-    if (t.skipped.empty())
+    if (t.skipped.empty()) {
       need = std::max(need, t.bytes());
+      walks.push_back({std::uint64_t(t.tested.page_bytes), t.bytes()});
+    }
   r.range_bytes = (need + gib - 1) / gib * gib;
   std::unique_ptr<device_pool> pool;
   std::unique_ptr<per_sm_chase> chase;
   if (r.range_bytes) {
-    pool =
-        std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed, slot);
+    pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed,
+                                         slot, walks);
     // Every word walked reads 0 (the chunk behind every slot).
     GPUPROBE_CUDA_CHECK(cudaMemset(pool->data(), 0, pool->alias_bytes()));
     chase = std::make_unique<per_sm_chase>(pool->data(), pool->bytes(), o.timeout_s);

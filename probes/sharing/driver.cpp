@@ -97,10 +97,15 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
 
   const auto kind = parse_alloc_kind(choice.alloc);
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
+  // alias: page j at j x page + a line offset inside the chunk (sharing_probe): those slots only.
+  std::vector<alias_walk> walks;
+  if (kind == alloc_kind::alias)
+    walks.push_back({layout.page_bytes, pages * layout.page_bytes});
   device_pool pool(kind, std::size_t(pages * layout.page_bytes), dev.ordinal, o.seed,
                    kind == alloc_kind::vmm_sparse ? layout.page_bytes
                    : kind == alloc_kind::alias    ? gran
-                                                  : 0);
+                                                  : 0,
+                   walks);
   if (kind == alloc_kind::vmm_sparse || kind == alloc_kind::alias)
     layout.line_span = pool.mapped_per_slot(); // the chunk: every page's lines live in it
   if (pool.reused())

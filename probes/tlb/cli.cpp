@@ -26,6 +26,7 @@ struct tlb_flags {
   common_options common;
   std::string alloc = "cudamalloc";
   std::string max_bytes, min_bytes = "1M", min_stride = "64K", max_stride = "1G", alias_bytes;
+  std::string short_strides; // BELOW:TO (tlb_options::short_below, short_bytes)
   std::vector<std::string> strides;
   probes::tlb_options o;
 };
@@ -44,6 +45,17 @@ void run(tlb_flags &f) {
   o.max_stride = parse_bytes(f.max_stride);
   for (const auto &s : f.strides)
     o.strides.push_back(parse_bytes(s));
+  if (!f.short_strides.empty()) {
+    const auto colon = f.short_strides.find(':');
+    if (colon == std::string::npos)
+      throw error("--short-strides: BELOW:TO, e.g. 8M:96G (got '" + f.short_strides + "')");
+    o.short_below = parse_bytes(f.short_strides.substr(0, colon));
+    o.short_bytes = parse_bytes(f.short_strides.substr(colon + 1));
+    if (o.short_below == 0 || o.short_bytes < o.min_bytes)
+      throw error(
+          "--short-strides: a stride above 0 and a footprint of at least --min-bytes (got '" +
+          f.short_strides + "')");
+  }
   const auto r = probes::run_tlb(o, query_device(f.common.device));
   const json doc = to_json(r);
 
@@ -98,6 +110,9 @@ void setup_cli(CLI::App &parent) {
       ->capture_default_str();
   app->add_option("--max-stride", f->max_stride, "largest stride")->capture_default_str();
   app->add_option("--strides", f->strides, "explicit list of strides (overrides min/max)");
+  app->add_option("--short-strides", f->short_strides,
+                  "BELOW:TO: strides below BELOW sweep footprints up to TO only (e.g. 8M:96G); an "
+                  "alias range then maps only the slots the sweep touches");
   app->add_option("--points-per-octave", f->o.points_per_octave, "coarse grid density")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -62,6 +62,8 @@ void record_plan(tlb_result &r, const tlb_options &o, const device_pool &pool,
   r.min_bytes = plan.min_bytes;
   r.max_bytes = plan.max_bytes;
   r.max_hops = plan.max_hops;
+  r.short_below = plan.short_below;
+  r.short_bytes = plan.short_bytes;
   r.strides = plan.strides;
   r.points_per_octave = plan.points_per_octave;
   r.samples_per_point = chase.last_samples().size();
@@ -86,13 +88,20 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
   std::fprintf(stderr, "[tlb] allocating %s (%s)\n", format_bytes(double(plan.max_bytes)).c_str(),
                to_string(o.alloc));
   const auto t_map = clock::now();
-  device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed, o.alias_bytes);
+  device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed, o.alias_bytes,
+                   o.alloc == alloc_kind::alias
+                       ? sweep_walks(plan, device_pool::vmm_granularity(dev.ordinal))
+                       : std::vector<alias_walk>{});
   if (o.alloc == alloc_kind::alias)
     std::fprintf(stderr,
-                 "[tlb] %s of virtual range, every slot one %s physical chunk: %s in %.1f s\n",
+                 "[tlb] %s of virtual range, every slot one %s physical chunk, %zu of %zu slots "
+                 "(those the sweep touches): %s in %.1f s\n",
                  format_bytes(double(pool.bytes())).c_str(),
-                 format_bytes(double(pool.alias_bytes())).c_str(),
-                 pool.reused() ? "kept from an earlier stage" : "mapped",
+                 format_bytes(double(pool.alias_bytes())).c_str(), pool.mapped_slots(),
+                 pool.alias_slots(),
+                 pool.reused() ? (pool.newly_mapped_slots() ? "kept from an earlier stage, the rest"
+                                                            : "kept from an earlier stage")
+                               : "mapped",
                  std::chrono::duration<double>(clock::now() - t_map).count());
   plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
   if (pool.granularity()) // strides below the mapping's chunk: no more hops than the chunk stride

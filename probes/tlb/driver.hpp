@@ -27,6 +27,9 @@ struct tlb_options {
   std::uint64_t min_stride = 64 * k_kib, max_stride = k_gib; // powers of two between them...
   std::vector<std::uint64_t> strides;                        // ...unless given explicitly
   int points_per_octave = 8;
+  // Strides below short_below sweep up to short_bytes only (0: every stride to max_bytes;
+  // sweep_plan::short_below).
+  std::uint64_t short_below = 0, short_bytes = 0;
   unsigned samples = 4096;
   bool control = true;
   double free_fraction = defaults::free_fraction;
@@ -53,6 +56,8 @@ struct tlb_result : result_envelope { // device, meta
   std::uint64_t min_bytes = 0, max_bytes = 0;
   std::uint64_t max_hops =
       0; // a stride's longest lap (sweep_plan::max_hops; 0: max_bytes / stride)
+  // Strides below short_below swept to short_bytes only (sweep_plan::short_below; 0: none).
+  std::uint64_t short_below = 0, short_bytes = 0;
   std::vector<std::uint64_t> strides;
   int points_per_octave = 0;
   std::size_t samples_per_point = 0;
@@ -68,8 +73,7 @@ struct tlb_result : result_envelope { // device, meta
 sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_bytes);
 // The control's plan (128-byte stride, 1 MiB to min(max_bytes, 4 x L2), the sweep's points per
 // octave up to 8: a quick sweep's 4 halve its 3.2 s) and its verdict.
-sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes,
-                        int points_per_octave = 8);
+sweep_plan plan_control(std::uint64_t max_bytes, std::uint64_t l2_bytes, int points_per_octave = 8);
 tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_bytes);
 
 // Runs the control (when asked) and the sweep on `dev`; progress lines go to stderr.

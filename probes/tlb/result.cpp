@@ -31,6 +31,8 @@ sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b) {
   if (plan.max_bytes < plan.min_bytes)
     throw error("--max-bytes is smaller than --min-bytes");
   plan.points_per_octave = o.points_per_octave;
+  plan.short_below = o.short_below;
+  plan.short_bytes = o.short_bytes;
   if (!o.strides.empty()) {
     plan.strides = o.strides;
   } else {
@@ -148,6 +150,10 @@ json to_json(const tlb_result &r) {
       {"wall_seconds", r.wall_seconds}};
   if (r.max_hops)
     body["max_hops"] = r.max_hops;
+  if (r.short_bytes) { // written only where the small strides stop early (issue 48)
+    body["short_below_bytes"] = r.short_below;
+    body["short_max_bytes"] = r.short_bytes;
+  }
   if (r.alias_bytes) { // alias pools only: one physical chunk at every slot
     body["alias_bytes"] = r.alias_bytes;
     body["va_base"] = r.va_base;
@@ -172,6 +178,8 @@ tlb_result tlb_result_from_json(const json &doc) {
     r.load = t.at("load").get<std::string>();
     r.alias_bytes = t.value("alias_bytes", std::uint64_t(0));
     r.max_hops = t.value("max_hops", std::uint64_t(0)); // absent before issue 33
+    r.short_below = t.value("short_below_bytes", std::uint64_t(0));
+    r.short_bytes = t.value("short_max_bytes", std::uint64_t(0));
     r.va_base = t.value("va_base", std::uint64_t(0));
     if (r.alias_bytes && r.load.find(", every hop") != std::string::npos)
       r.load = r.load.substr(0, r.load.find(", every hop"));

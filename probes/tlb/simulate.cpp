@@ -83,6 +83,8 @@ sweep_plan plan_for(sim_mode mode, std::uint64_t max_bytes) {
     o.min_stride = 2 * k_mib;
     o.max_stride = 256 * k_mib;
     o.points_per_octave = 4;
+    o.short_below = 8 * k_mib; // as characterize's quick tlb stage (probes/tlb/plan.cpp)
+    o.short_bytes = 96ull << 30;
   }
   sweep_plan p = plan_tlb(o, 0);
   p.max_hops = p.max_bytes / (2 * k_mib); // one 2 MiB chunk at every slot

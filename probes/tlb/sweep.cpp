@@ -12,10 +12,28 @@
 
 namespace gpuprobe::probes {
 
+std::uint64_t stride_max_bytes(const sweep_plan &plan, std::uint64_t stride) {
+  return plan.short_bytes && stride < plan.short_below ? std::min(plan.max_bytes, plan.short_bytes)
+                                                       : plan.max_bytes;
+}
+
+std::uint64_t stride_max_hops(const sweep_plan &plan, std::uint64_t stride) {
+  const std::uint64_t by_bytes = stride_max_bytes(plan, stride) / stride;
+  return plan.max_hops ? std::min(plan.max_hops, by_bytes) : by_bytes;
+}
+
+std::vector<alias_walk> sweep_walks(sweep_plan plan, std::uint64_t chunk_bytes) {
+  if (chunk_bytes)
+    plan.max_hops = plan.max_bytes / chunk_bytes;
+  std::vector<alias_walk> w;
+  for (auto s : plan.strides)
+    w.push_back({s, stride_max_hops(plan, s) * s});
+  return w;
+}
+
 std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t stride) {
   std::vector<std::uint64_t> out;
-  const std::uint64_t max_hops =
-      plan.max_hops ? std::min(plan.max_hops, plan.max_bytes / stride) : plan.max_bytes / stride;
+  const std::uint64_t max_hops = stride_max_hops(plan, stride);
   if (max_hops < 1)
     return out;
   const std::uint64_t min_hops = std::max<std::uint64_t>(1, (plan.min_bytes + stride - 1) / stride);

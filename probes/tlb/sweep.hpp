@@ -2,6 +2,7 @@
 // The TLB sweep plan, host-only so it is testable without a GPU: for each stride, coarse
 // geometric steps in hop count up to the footprint limit, then bisection around every rise
 // the step detector finds, until the boundary is pinned to a few hops.
+#include "common/alias_slots.hpp"
 #include "common/steps.hpp"
 
 #include <cstdint>
@@ -31,6 +32,11 @@ struct sweep_plan {
   // spend their laps of millions of hops re-measuring the large-page levels (25 of a full
   // sweep's 37 s on an H100, and the same levels, pages and structure on re-analysis).
   std::uint64_t max_hops = 0;
+  // Strides below `short_below` sweep footprints up to `short_bytes` only (0: no such cap). An
+  // alias range then needs the slots these strides touch below short_bytes and only every
+  // short_below-th byte above it (sweep_walks): a third of the 2 MiB slots of a quick sweep's
+  // 384 GiB, mapped and unmapped in a third of the time (issue 48).
+  std::uint64_t short_below = 0, short_bytes = 0;
   int points_per_octave = 4;
   int max_bisections = 8;        // per rise
   bool refine = true;            // bisect the rises and their ramps' ends (false: the grid alone)
@@ -52,6 +58,16 @@ struct sweep_plan {
 
 using measure_fn = std::function<sweep_point(std::uint64_t stride, std::uint64_t hops)>;
 using progress_fn = std::function<void(const std::string &)>;
+
+// The largest footprint the plan sweeps at `stride` (max_bytes, or short_bytes below short_below).
+std::uint64_t stride_max_bytes(const sweep_plan &plan, std::uint64_t stride);
+// The most hops the plan sweeps at `stride` (0: the stride exceeds its footprint).
+std::uint64_t stride_max_hops(const sweep_plan &plan, std::uint64_t stride);
+
+// The alias offsets a sweep over a range mapped in chunks of `chunk_bytes` walks: each stride's
+// hops (stride_max_hops, with max_hops set from the chunk as run_tlb sets it), so that an alias
+// range maps only their slots.
+std::vector<alias_walk> sweep_walks(sweep_plan plan, std::uint64_t chunk_bytes);
 
 // Hop counts of the coarse grid for one stride (sorted, unique, >= 1).
 std::vector<std::uint64_t> coarse_hops(const sweep_plan &plan, std::uint64_t stride);

@@ -872,9 +872,10 @@ TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
 }
 
 // Issue 49: with stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
-// warps of 4-8 KiB requests use the stashes too. Over a mixed churn their ranges stay in the pool
-// and disjoint and no mark is overwritten, the stashes hold refills afterwards, every unit is free
-// or stashed once all is freed, and a fill of 4 KiB requests is served to the last fitting one.
+// warps of 4-8 KiB requests use the stashes too. A launch of full warps leaves refills in the
+// stashes; over a mixed churn the ranges stay in the pool and disjoint and no mark is overwritten,
+// every unit is free or stashed once all is freed, and a fill of 4 KiB requests is served to the
+// last fitting one.
 TEST(MallocGpu, RwMallocLargeRequestStashesStayDisjointAndExact) {
   GPUPROBE_REQUIRE_GPU();
   alloc::malloc_config cfg = rw_cfg(8ull << 30);
@@ -883,9 +884,12 @@ TEST(MallocGpu, RwMallocLargeRequestStashesStayDisjointAndExact) {
   cfg.stash_share = 8;
   alloc::rw_malloc a(cfg);
   ASSERT_GE(a.stash_cap(), 2u * 512u) << "a stash holds two warps of 4 KiB requests";
+  // One launch of full warps (later rounds' warps are partial, and only a full warp refills).
+  expect_clean(churn(a.handle(), k_threads, 1, {}, a.data(), a.pool_bytes()), k_threads,
+               "rw_malloc, stashes for large requests, one launch");
+  EXPECT_GT(a.stashed_units(), 0u) << "refills went into the stashes";
   expect_clean(churn(a.handle(), k_threads, 10, {}, a.data(), a.pool_bytes()), 2'500'000,
                "rw_malloc, stashes for large requests");
-  EXPECT_GT(a.stashed_units(), 0u) << "refills went into the stashes";
   EXPECT_EQ(a.free_units(), a.units()) << "every unit free or stashed after all frees";
   const unsigned fit = unsigned(a.units() / 16), extra = 4096;
   const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
