@@ -299,6 +299,33 @@ std::optional<int> whole_in(const char *value, int lo, int hi) {
     return std::nullopt;
   return n;
 }
+// rw_malloc's whole-number flags, --NAME=N with N in [lo, hi].
+struct whole_flag {
+  const char *name;
+  int lo, hi;
+  const char *what; // what N counts, in the line that refuses it
+  void (*set)(flags &, int);
+};
+const whole_flag k_whole_flags[] = {{"--gpuprobe_rw_stash", 0, 64, "a number of stashes per SM",
+                                     [](flags &o, int n) { o.rw_stash_per_sm = n; }},
+                                    {"--gpuprobe_rw_refill", 1, 16, "a number of requests",
+                                     [](flags &o, int n) { o.rw_refill_times = unsigned(n); }},
+                                    {"--gpuprobe_rw_refill_small", 1, 16, "a number of requests",
+                                     [](flags &o, int n) { o.rw_refill_small = unsigned(n); }},
+                                    {"--gpuprobe_rw_stash_times", 1, 16, "a number of requests",
+                                     [](flags &o, int n) { o.rw_stash_times = unsigned(n); }},
+                                    {"--gpuprobe_rw_stash_share", 2, 64,
+                                     "N of a share 1/N of the pool",
+                                     [](flags &o, int n) { o.rw_stash_share = unsigned(n); }}};
+// The whole-number flag `arg` gives (NAME=...), else null.
+const whole_flag *whole_flag_of(const char *arg) {
+  for (const auto &w : k_whole_flags) {
+    const std::size_t n = std::strlen(w.name);
+    if (std::strncmp(arg, w.name, n) == 0 && arg[n] == '=')
+      return &w;
+  }
+  return nullptr;
+}
 } // namespace
 
 // gpuprobe's own flags (--gpuprobe_*) into options(); the rest, for Google Benchmark, into `args`.
@@ -332,36 +359,17 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         } catch (const std::exception &e) {
           return std::string("--gpuprobe_peers_heap: ") + e.what();
         }
-      } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash=", 20) == 0) {
-        const auto n = whole_in(argv[i] + 20, 0, 64);
-        if (!n)
-          return std::string("--gpuprobe_rw_stash: a number of stashes per SM, 0 to 64");
-        o.rw_stash_per_sm = *n;
       } else if (std::strncmp(argv[i], "--gpuprobe_rw_optimistic=", 25) == 0) {
         const std::string v = argv[i] + 25;
         if (v != "0" && v != "1")
           return std::string("--gpuprobe_rw_optimistic: 0 or 1");
         o.rw_optimistic = v == "1";
-      } else if (std::strncmp(argv[i], "--gpuprobe_rw_refill=", 21) == 0) {
-        const auto n = whole_in(argv[i] + 21, 1, 16);
+      } else if (const auto *w = whole_flag_of(argv[i])) {
+        const auto n = whole_in(argv[i] + std::strlen(w->name) + 1, w->lo, w->hi);
         if (!n)
-          return std::string("--gpuprobe_rw_refill: a number of requests, 1 to 16");
-        o.rw_refill_times = unsigned(*n);
-      } else if (std::strncmp(argv[i], "--gpuprobe_rw_refill_small=", 27) == 0) {
-        const auto n = whole_in(argv[i] + 27, 1, 16);
-        if (!n)
-          return std::string("--gpuprobe_rw_refill_small: a number of requests, 1 to 16");
-        o.rw_refill_small = unsigned(*n);
-      } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash_times=", 26) == 0) {
-        const auto n = whole_in(argv[i] + 26, 1, 16);
-        if (!n)
-          return std::string("--gpuprobe_rw_stash_times: a number of requests, 1 to 16");
-        o.rw_stash_times = unsigned(*n);
-      } else if (std::strncmp(argv[i], "--gpuprobe_rw_stash_share=", 26) == 0) {
-        const auto n = whole_in(argv[i] + 26, 2, 64);
-        if (!n)
-          return std::string("--gpuprobe_rw_stash_share: a share of the pool, 1/2 to 1/64");
-        o.rw_stash_share = unsigned(*n);
+          return std::string(w->name) + ": " + w->what + ", " + std::to_string(w->lo) + " to " +
+                 std::to_string(w->hi);
+        w->set(o, *n);
       } else if (std::strncmp(argv[i], "--gpuprobe", 10) == 0) {
         return std::string("unknown flag '") + argv[i] + "' (--help lists the gpuprobe flags)";
       } else {
