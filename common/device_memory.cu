@@ -141,10 +141,9 @@ bool reserve_aligned(std::size_t bytes, std::size_t slot, CUdeviceptr &va) {
   return align > slot || d.address_reserve(&va, bytes, slot, 0, 0) == CUDA_SUCCESS;
 }
 
-// Unmaps an alias range whose first `mapped_slots` slots map handles[0]: in one call where every
-// slot is mapped (as for vmm), else slot by slot; then the chunk and the range.
 // An alias range's mapped slots (`mapped`: 1 per mapped slot) unmapped, a run of them a call (the
-// whole range in one call when every slot is mapped), slot by slot where a run's call fails.
+// whole range in one call when every slot is mapped), slot by slot where a run's call fails; then
+// the chunk and the range.
 void unmap_alias(CUdeviceptr va, std::size_t bytes, std::size_t slot,
                  const std::vector<std::uint8_t> &mapped,
                  const std::vector<unsigned long long> &handles) noexcept {

@@ -44,6 +44,14 @@ TEST(ProbeResults, TlbRoundTripsTheRecordedH100Results) {
   ASSERT_TRUE(r.control.has_value());
   EXPECT_TRUE(r.control->passed);
   EXPECT_EQ(r.control->stride_bytes, 128u);
+  // A sweep whose small strides stop early (quick, issue 48) records where, and reads back so.
+  auto cut = r;
+  cut.short_below = 8ull << 20;
+  cut.short_bytes = 96ull << 30;
+  const json c = probes::to_json(cut);
+  EXPECT_EQ(c["tlb"]["short_max_bytes"].get<std::uint64_t>(), 96ull << 30);
+  EXPECT_EQ(probes::to_json(probes::tlb_result_from_json(c)), c);
+  EXPECT_FALSE(probes::to_json(r)["tlb"].contains("short_max_bytes")) << "written only when cut";
 }
 
 TEST(ProbeResults, SharingAndAtomicsRoundTripTheRecordedH100Results) {
