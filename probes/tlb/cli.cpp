@@ -49,8 +49,12 @@ void run(tlb_flags &f) {
     const auto colon = f.short_strides.find(':');
     if (colon == std::string::npos)
       throw error("--short-strides: BELOW:TO, e.g. 8M:96G (got '" + f.short_strides + "')");
-    o.short_below = parse_bytes(f.short_strides.substr(0, colon));
-    o.short_bytes = parse_bytes(f.short_strides.substr(colon + 1));
+    try {
+      o.short_below = parse_bytes(f.short_strides.substr(0, colon));
+      o.short_bytes = parse_bytes(f.short_strides.substr(colon + 1));
+    } catch (const std::exception &e) {
+      throw error(std::string("--short-strides: ") + e.what());
+    }
     if (o.short_below == 0 || o.short_bytes < o.min_bytes)
       throw error(
           "--short-strides: a stride above 0 and a footprint of at least --min-bytes (got '" +

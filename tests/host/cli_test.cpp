@@ -72,6 +72,12 @@ TEST(Cli, BadOptionsAreRejected) {
   auto r = run_gpuprobe("tlb --alloc bogus --out " + out);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_FALSE(file_exists(out));
+  // --short-strides BELOW:TO: refused in one line naming the flag, before any GPU is touched.
+  for (const char *bad : {"8M", "0:96G", "8M:0", "8M:lots", ":96G"}) {
+    r = run_gpuprobe(std::string("tlb --short-strides ") + bad + " --out " + out);
+    expect_one_line_error(r, out);
+    EXPECT_NE(r.err.find("--short-strides"), std::string::npos) << bad << ": " << r.err;
+  }
   r = run_gpuprobe("nosuchcommand");
   EXPECT_NE(r.exit_code, 0);
   r = run_gpuprobe("--help");
