@@ -411,16 +411,12 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
                                                      ? std::string("default")
                                                      : std::to_string(o.rw_stash_per_sm));
   benchmark::AddCustomContext("rw_optimistic", o.rw_optimistic ? "1" : "0");
-  benchmark::AddCustomContext("rw_refill_times", o.rw_refill_times
-                                                     ? std::to_string(o.rw_refill_times)
-                                                     : std::string("default"));
-  benchmark::AddCustomContext("rw_refill_small", o.rw_refill_small
-                                                     ? std::to_string(o.rw_refill_small)
-                                                     : std::string("default"));
-  benchmark::AddCustomContext("rw_stash_times", o.rw_stash_times ? std::to_string(o.rw_stash_times)
-                                                                 : std::string("default"));
-  benchmark::AddCustomContext("rw_stash_share", o.rw_stash_share ? std::to_string(o.rw_stash_share)
-                                                                 : std::string("default"));
+  // rw_malloc's multiples as given, or "default" (0: the flag was not given).
+  const auto given = [](unsigned v) { return v ? std::to_string(v) : std::string("default"); };
+  benchmark::AddCustomContext("rw_refill_times", given(o.rw_refill_times));
+  benchmark::AddCustomContext("rw_refill_small", given(o.rw_refill_small));
+  benchmark::AddCustomContext("rw_stash_times", given(o.rw_stash_times));
+  benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

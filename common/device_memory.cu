@@ -323,7 +323,6 @@ bool device_pool::take_kept_alias(int device) {
   ptr_ = g_kept.ptr;
   range_bytes_ = g_kept.bytes;
   mapped_ = std::move(g_kept.mapped);
-  mapped_slots_ = std::size_t(std::count(mapped_.begin(), mapped_.end(), std::uint8_t(1)));
   handles_ = {g_kept.handle};
   budget_ = std::move(g_kept.budget);
   g_kept.ptr = nullptr;
@@ -346,7 +345,6 @@ void device_pool::map_alias(int device) {
                 " GiB: give a smaller --max-bytes");
   }
   ptr_ = reinterpret_cast<char *>(va);
-  mapped_slots_ = 0;
   mapped_.assign(bytes_ / slot_, 0);
   const CUmemAllocationProp prop = device_prop(device);
   CUmemGenericAllocationHandle h{};
@@ -370,7 +368,6 @@ void device_pool::map_slots(const std::vector<std::uint8_t> &need) {
                    std::to_string(mapped_.size()) + where)
                       .c_str());
     mapped_[i] = fresh[i] = 1;
-    ++mapped_slots_;
     ++newly_mapped_;
   }
   CUmemAccessDesc access{};
@@ -390,7 +387,7 @@ void device_pool::release() noexcept {
     const auto &d = api();
     const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
     if (kind_ == alloc_kind::alias) {
-      const std::size_t range = range_bytes_ ? range_bytes_ : bytes_;
+      const std::size_t range = range_bytes();
       {
         const std::lock_guard<std::mutex> lock(g_kept_mutex);
         // The larger range is kept: a small pool that ends after a large one (tlb-coverage's

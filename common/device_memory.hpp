@@ -18,6 +18,7 @@
 #include "common/alias_slots.hpp"
 #include "common/node_budget.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -64,7 +65,9 @@ public:
   bool reused() const { return reused_; }
   // alias: the range's slots, those mapped now, and those this pool mapped (not kept).
   std::size_t alias_slots() const { return slot_ ? range_bytes() / slot_ : 0; }
-  std::size_t mapped_slots() const { return mapped_slots_; }
+  std::size_t mapped_slots() const {
+    return std::size_t(std::count(mapped_.begin(), mapped_.end(), std::uint8_t(1)));
+  }
   std::size_t newly_mapped_slots() const { return newly_mapped_; }
 
   // The VMM minimum granularity of `device` (0 if the driver API is unavailable).
@@ -86,7 +89,6 @@ private:
   bool reused_ = false;
   std::size_t granularity_ = 0;
   std::size_t slot_ = 0;             // vmm_sparse, alias: bytes per slot
-  std::size_t mapped_slots_ = 0;     // alias: slots mapped so far
   std::size_t newly_mapped_ = 0;     // alias: of them, mapped by this pool
   std::vector<alias_walk> walks_;    // alias: what the pool's walks touch (empty: every slot)
   std::vector<std::uint8_t> mapped_; // alias: per slot of the range, 1 once mapped

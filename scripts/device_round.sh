@@ -65,6 +65,10 @@ P="" # the TLB profile the last characterize wrote
 
 step_tests() { gpu_tests "${GTEST:-*}"; }
 
+# The headline of a gpuprobe compare Markdown page ("**N differences** (M findings the same).");
+# compare prints nothing when given --out.
+compare_headline() { grep -m1 -E '^\*\*[0-9]+ difference' "$1"; }
+
 step_tests_whole() {
   timed gpu_whole 560 "$B/tests/gpuprobe_gpu_tests"
   grep -E "^\[  (PASSED|FAILED|SKIPPED) \]|tests? ran" "$D/gpu_whole.txt" | head -20
@@ -114,8 +118,7 @@ step_baseline() {
     grep -hE '^\[run\]|^gpuprobe run:' "$D/${b}_run.txt" "$D/${t}_run.txt" | cut -c1-120
     [ -f "$D/$b/profile.json" ] && [ -f "$D/$t/profile.json" ] &&
       "$G" compare --reanalyze "$D/$b" "$D/$t" --out "$D/compare_$m.json" --markdown "$D/compare_$m.md" &&
-      echo "compare $m, baseline against this build: $(grep -m1 -E '^\*\*[0-9]+ difference' \
-        "$D/compare_$m.md")"
+      echo "compare $m, baseline against this build: $(compare_headline "$D/compare_$m.md")"
   done
 }
 
@@ -183,8 +186,7 @@ step_node_run() {
     echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |
       awk '{s += $1} END {print s + 0}')"
   done
-  # The unit run alone against itself in the node run (compare prints nothing with --out: its
-  # headline is read from the Markdown page).
+  # The unit run alone against itself in the node run.
   [ -f "$D/single_run/profile.json" ] || return 0
   local uuid
   uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
@@ -193,8 +195,7 @@ step_node_run() {
     [ -f "$u/profile.json" ] || continue
     grep -q "$uuid" "$u/profile.json" || continue
     "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md"
-    echo "compare, $(basename "$u") alone against the node: $(grep -m1 -E '^\*\*[0-9]+ difference' \
-      "$D/compare_node.md")"
+    echo "compare, $(basename "$u") alone against the node: $(compare_headline "$D/compare_node.md")"
   done
 }
 

@@ -20,9 +20,10 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
     // 4096 timed hops, as the full sweep: fewer sample part of a lap of the 4096-entry level,
     // whose misses fall on a few sets' pages, and its ramp's ends then wander (issue 37).
     // Strides below 8 MiB to 96 GiB only (past the second level's full miss, 72 GiB on Hopper):
-    // the range then maps 44 % of its slots, in 44 % of the time (issue 48). Re-analysed so cut,
-    // the committed H100 and H200 sweeps give the same levels, ramps and penalties; the simulated
-    // family's quick recovery moved from 49.1 to 48.5 % (docs/analyze-tlb.md).
+    // the range then maps 44 % of its slots, in about half the time (3.0-3.2 s against 5.6-6.9 s
+    // on two H100s, issue 48). Re-analysed so cut, the committed H100 and H200 sweeps give the
+    // same levels, ramps and penalties; the simulated family's quick recovery moved from 49.1 to
+    // 48.5 % (docs/analyze-tlb.md).
     alias.insert(alias.end(), {"--min-stride", "2M", "--max-stride", "256M", "--points-per-octave",
                                "4", "--samples", "4096", "--short-strides", "8M:96G"});
   alias.insert(alias.end(), {"--seed", sd, "--out", raw(F::tlb)});
