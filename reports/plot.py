@@ -256,9 +256,10 @@ def main():
             raise TypeError("figures is not a list")
     except (OSError, ValueError, KeyError, TypeError) as e:
         sys.exit(f"plot.py: {e}")
-    # The figures are independent: drawn by up to 8 forked workers (a full run's 19 took 8-10 s
-    # one after another); one worker where the machine has one CPU or cannot fork.
-    workers = min(8, len(specs), os.cpu_count() or 1)
+    # The figures are independent: drawn by forked workers, one a figure up to one a CPU (a full
+    # run's 19 took 8-10 s one after another, 0.2-0.4 s each); one worker where the machine has
+    # one CPU or cannot fork.
+    workers = min(len(specs), os.cpu_count() or 1)
     results = None
     if workers > 1:
         try:

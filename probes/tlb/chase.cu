@@ -38,14 +38,30 @@ __device__ __forceinline__ unsigned long long next_hop(const char *base, unsigne
   }
 }
 
+// warm_stride == 0: thread 0 walks `warm_hops` hops first (one lap: the TLB and L2 hold what a
+// cyclic walk leaves). Otherwise the whole block reads the lap's words, word h at h x warm_stride,
+// in rising waves of blockDim.x, from the chasing thread's own SM, and thread 0 then chases from
+// the lap's start: the L2 holds what the lap would leave, in a 1/blockDim.x of its time.
 template <bool Delta>
 __global__ void tlb_chase_kernel(const char *base, unsigned long long footprint,
-                                 unsigned long long warm_hops, unsigned samples, unsigned *lat_out,
-                                 unsigned long long *sink) {
+                                 unsigned long long warm_hops, unsigned long long warm_stride,
+                                 unsigned samples, unsigned *lat_out, unsigned long long *sink) {
   extern __shared__ unsigned s_lat[];
   unsigned long long off = 0;
-  for (unsigned long long h = 0; h < warm_hops; ++h)
-    off = next_hop<Delta>(base, off, footprint); // warm pass
+  if (warm_stride) {
+    unsigned long long acc = 0;
+#pragma unroll 8
+    for (unsigned long long h = threadIdx.x; h < warm_hops; h += blockDim.x)
+      acc ^= load_cg(base, h * warm_stride); // independent loads: 8 in flight a thread
+    if (acc == ~0ull)
+      sink[0] = acc; // guarded sink: never true, each load completes before the barrier
+    __syncthreads();
+    if (threadIdx.x != 0)
+      return;
+  } else {
+    for (unsigned long long h = 0; h < warm_hops; ++h)
+      off = next_hop<Delta>(base, off, footprint); // warm pass
+  }
   for (unsigned k = 0; k < samples; ++k) {
     const unsigned long long t0 = clock_now();
     off = next_hop<Delta>(base, off, footprint);
@@ -110,19 +126,21 @@ void pointer_chase::prepare_stride(std::uint64_t stride, std::uint64_t limit_byt
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-chase_stats pointer_chase::measure(std::uint64_t hops) {
+chase_stats pointer_chase::measure(std::uint64_t hops, unsigned warm_threads) {
   if (hops < 1 || hops > max_hops_)
     throw error("hops out of range for the pool");
   const bool alias = pool_.kind() == alloc_kind::alias;
   char *last = pool_.data() + (hops - 1) * stride_;
   const unsigned long long to_first = 0, to_next = (hops % max_hops_) * stride_;
+  const unsigned threads = std::clamp(warm_threads, 1u, 1024u);
+  const unsigned long long warm_stride = threads > 1 ? stride_ : 0;
   if (alias) {
-    tlb_chase_kernel<true><<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), hops * stride_,
-                                                                  hops, samples_, d_lat_, d_sink_);
+    tlb_chase_kernel<true><<<1, threads, sizeof(unsigned) * samples_>>>(
+        pool_.data(), hops * stride_, hops, warm_stride, samples_, d_lat_, d_sink_);
   } else {
     GPUPROBE_CUDA_CHECK(cudaMemcpy(last, &to_first, sizeof to_first, cudaMemcpyHostToDevice));
-    tlb_chase_kernel<false>
-        <<<1, 1, sizeof(unsigned) * samples_>>>(pool_.data(), 0, hops, samples_, d_lat_, d_sink_);
+    tlb_chase_kernel<false><<<1, threads, sizeof(unsigned) * samples_>>>(
+        pool_.data(), 0, hops, warm_stride, samples_, d_lat_, d_sink_);
   }
   GPUPROBE_CUDA_CHECK_LAUNCH();
   GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());

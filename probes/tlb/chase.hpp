@@ -29,8 +29,10 @@ public:
   // Writes the chain hop h -> h+1 for every hop that fits in limit_bytes (0: the whole pool).
   void prepare_stride(std::uint64_t stride, std::uint64_t limit_bytes = 0);
   // Closes the chain after `hops` hops (last -> first), walks it once to warm the TLB and L2,
-  // then times `samples` hops. Returns per-hop statistics.
-  chase_stats measure(std::uint64_t hops);
+  // then times `samples` hops. Returns per-hop statistics. warm_threads > 1: that many threads
+  // of the chasing block read the lap's words instead, in rising order (the L2-capacity control,
+  // whose 128-byte laps are most of its time; not a TLB sweep, whose order of pages matters).
+  chase_stats measure(std::uint64_t hops, unsigned warm_threads = 1);
   // The raw per-hop cycles of the last measure().
   const std::vector<std::uint32_t> &last_samples() const { return host_lat_; }
 

@@ -45,6 +45,8 @@ struct tlb_control {
   std::uint64_t expected_bytes = 0; // the L2 size
   std::vector<rise> steps;
   bool passed = false; // a rise between L2/8 and 4 x L2
+  // Threads of the chasing block that read each point's warm lap (1: the chasing thread walks it).
+  unsigned warm_threads = 1;
   std::vector<sweep_point> points;
 };
 

@@ -133,6 +133,8 @@ json to_json(const tlb_result &r) {
                {"steps", found},
                {"passed", r.control->passed},
                {"points", points_json(r.control->points)}};
+    if (r.control->warm_threads > 1) // written only where a block read the laps (issue 48)
+      control["warm_threads"] = r.control->warm_threads;
   }
   json body{
       {"alloc", r.alloc},
@@ -194,6 +196,7 @@ tlb_result tlb_result_from_json(const json &doc) {
         k.steps.push_back({s.at("boundary_bytes").get<double>(), s.at("step_cycles").get<double>(),
                            s.at("snr").get<double>()});
       k.passed = c.at("passed").get<bool>();
+      k.warm_threads = c.value("warm_threads", 1u);
       k.points = points_from(c.at("points"));
       r.control = std::move(k);
     }

@@ -9,6 +9,7 @@
 #include "tests/common/binary_path.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -74,6 +75,37 @@ TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
   EXPECT_GT(large.median, 1.3 * small.median);
   EXPECT_GE(small.smid, 0);
   EXPECT_LT(small.smid, dev.sm_count);
+}
+
+// The L2-capacity control's laps are read by a block of the chasing SM (issue 48): the L2 must
+// then hold what the chasing thread's own lap leaves, in and beyond the L2, in less time.
+TEST(TlbProbeGpu, ControlLapReadByTheBlockLeavesTheL2AsTheThreadsLap) {
+  GPUPROBE_REQUIRE_GPU();
+  const auto dev = query_device(0);
+  const std::uint64_t l2 = std::uint64_t(dev.l2_bytes);
+  device_pool pool(alloc_kind::cudamalloc, 2 * l2, 0, 1);
+  probes::pointer_chase chase(pool, 512); // quick's samples a point
+  chase.prepare_stride(128);
+  using clock = std::chrono::steady_clock;
+  double lap_s = 0, block_s = 0;
+  for (const std::uint64_t fp : {l2 / 16, l2 / 4, l2 / 2, l2, 2 * l2}) {
+    const auto t0 = clock::now();
+    const auto lap = chase.measure(fp / 128);
+    const auto t1 = clock::now();
+    const auto block = chase.measure(fp / 128, 512);
+    const auto t2 = clock::now();
+    lap_s += std::chrono::duration<double>(t1 - t0).count();
+    block_s += std::chrono::duration<double>(t2 - t1).count();
+    std::printf("128 B stride, %5.1f MiB: median %.0f (p90 %.0f) after the thread's lap, %.0f "
+                "(p90 %.0f) after the block's; SM %d and %d\n",
+                double(fp) / double(1 << 20), lap.median, lap.p90, block.median, block.p90,
+                lap.smid, block.smid);
+    if (fp <= l2 / 4 || fp >= 2 * l2) // the control's L2-hit and memory points (memory_access)
+      EXPECT_NEAR(block.median, lap.median, 0.05 * lap.median) << fp;
+  }
+  std::printf("five points: %.3f s with the thread's laps, %.3f s with the block's\n", lap_s,
+              block_s);
+  EXPECT_LT(block_s, lap_s / 4);
 }
 
 TEST(TlbProbeGpu, EveryPoolKindChases) {

@@ -52,6 +52,14 @@ TEST(ProbeResults, TlbRoundTripsTheRecordedH100Results) {
   EXPECT_EQ(c["tlb"]["short_max_bytes"].get<std::uint64_t>(), 96ull << 30);
   EXPECT_EQ(probes::to_json(probes::tlb_result_from_json(c)), c);
   EXPECT_FALSE(probes::to_json(r)["tlb"].contains("short_max_bytes")) << "written only when cut";
+  // A control whose laps a block read records how many threads read them, and reads back so.
+  EXPECT_EQ(r.control->warm_threads, 1u) << "a file without the key: the chasing thread's lap";
+  EXPECT_FALSE(probes::to_json(r)["tlb"]["control"].contains("warm_threads"));
+  auto warmed = r;
+  warmed.control->warm_threads = 512;
+  const json w = probes::to_json(warmed);
+  EXPECT_EQ(w["tlb"]["control"]["warm_threads"].get<unsigned>(), 512u);
+  EXPECT_EQ(probes::tlb_result_from_json(w).control->warm_threads, 512u);
 }
 
 TEST(ProbeResults, SharingAndAtomicsRoundTripTheRecordedH100Results) {
