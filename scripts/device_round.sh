@@ -51,6 +51,7 @@
 #              each way (FULL=0 leaves them out); each run's stage times, and the structure of
 #              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
 #              children run
+#   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
 #              GPU, 256/512/1024 GiB, cuMemSetAccess per 2 MiB slot or whole), both at once
@@ -450,6 +451,19 @@ step_speed() {
     "$G" compare "$ref" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
     echo "compare $(basename "$ref") $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:600])' "$D/cmp_$(basename "$i").json" 2>&1)" |
       tee -a "$D/speed.txt"
+  done
+}
+
+# The chase kernels' SASS in this build and in $BASE's (the timed loop should read the same).
+step_sass() {
+  local b
+  for b in this base; do
+    local bin="$G"
+    [ "$b" = base ] && bin="${BASE:-}/gpuprobe"
+    [ -x "$bin" ] || continue
+    cuobjdump -sass "$bin" 2>&1 |
+      awk '/Function : /{on = ($0 ~ /tlb_chase_kernel/)} on' >"$D/sass_chase_$b.txt"
+    echo "sass $b: $(grep -c 'Function : ' "$D/sass_chase_$b.txt") functions, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$D/sass_chase_$b.txt") instructions"
   done
 }
 
