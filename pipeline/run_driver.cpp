@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
@@ -190,7 +191,10 @@ void characterize_stage(stage_caller &c, const run_run_options &o, alias_holder 
     a.push_back("--allow-busy");
   if (o.map_late)
     a.push_back("--map-late");
-  a.insert(a.end(), {"--busy-wait", json(o.busy_wait_seconds).dump(), "--hold-alias"});
+  a.insert(a.end(), {"--busy-wait", json(o.busy_wait_seconds).dump()});
+  const char *hold = std::getenv("GPUPROBE_HOLD_ALIAS"); // "0": unmapped after the sharing stages
+  if (!hold || std::string(hold) != "0")
+    a.push_back("--hold-alias");
   int fds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) // the child's copy of the read end is its stdin (dup2)
     throw error(std::string("run: cannot make a pipe: ") + std::strerror(errno));
