@@ -18,7 +18,6 @@ struct characterize_options {
   bool allow_busy = false;
   double busy_wait = 60;
   bool map_late = false;
-  bool hold_alias = false;
 };
 
 void run_characterize(const characterize_options &o) {
@@ -31,7 +30,6 @@ void run_characterize(const characterize_options &o) {
   r.allow_busy = o.allow_busy;
   r.busy_wait_seconds = o.busy_wait;
   r.map_late = o.map_late;
-  r.hold_alias = o.hold_alias;
   r.run_here = run_here;
   pipeline::run_characterize(r);
 }
@@ -49,8 +47,8 @@ void setup_characterize(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
   app->add_flag("--quick", opt->quick,
-                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 22 s on an H100; "
-                "a full characterize about 45 s)");
+                "coarser sweeps, 16 SMs for sharing, two atomics variants (about 12-15 s on an "
+                "H100; a full characterize about 41-44 s)");
   app->add_flag("--reanalyze", opt->reanalyze,
                 "no GPU: derive DIR/profile.json again from the measurements in DIR/raw with this "
                 "build's analysis (a level whose sharing was measured for another geometry is "
@@ -60,10 +58,6 @@ void setup_characterize(CLI::App &parent) {
                 "to be idle, else stop): every finding is then marked disturbed");
   add_busy_wait_option(*app, opt->busy_wait);
   add_map_late_flag(*app, opt->map_late);
-  app->add_flag("--hold-alias", opt->hold_alias,
-                "for `gpuprobe run`: once profile.json is written, keep the alias range mapped, "
-                "idle, until stdin ends, then unmap it")
-      ->group(""); // hidden: run's protocol, not a user's flag
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {

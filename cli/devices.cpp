@@ -44,18 +44,14 @@ namespace {
 // another GPU. (The driver's cap on mapped range is the node's, not a GPU's: the processes share
 // it through the node's mapped-range budget, common/node_budget.hpp.)
 job device_job(const std::string &what, const device_identity &d, const std::string &unit,
-               const device_step &step, std::size_t launched) {
+               const device_step &step) {
   std::vector<std::string> argv = {self_path()};
   argv.insert(argv.end(), step.args.begin(), step.args.end());
   char label[64];
   std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
                 d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
-  return {label,
-          argv,
-          // GPUPROBE_NODE_UNITS: how many GPUs' processes share the node's mapped range
-          // (characterize holds its alias range for run's report only alone).
-          {"CUDA_VISIBLE_DEVICES=" + d.uuid, "GPUPROBE_NODE_UNITS=" + std::to_string(launched)},
-          (fs::path(unit) / (what + ".log")).string()};
+  return {
+      label, argv, {"CUDA_VISIBLE_DEVICES=" + d.uuid}, (fs::path(unit) / (what + ".log")).string()};
 }
 
 // One GPU's line of the summary: not run (why), ok, or failed with its last line and its log.
@@ -91,7 +87,7 @@ void run_per_device(const std::string &what, const std::string &devices, const s
     }
     fs::create_directories(units.back());
     job_of[k] = jobs.size();
-    jobs.push_back(device_job(what, d, units.back(), step, ids.size()));
+    jobs.push_back(device_job(what, d, units.back(), step));
   }
   std::printf("gpuprobe %s --devices %s: %zu GPU(s) at once -> %s/\n", what.c_str(),
               devices.c_str(), ids.size(), parent.c_str());

@@ -71,15 +71,13 @@ std::vector<char *> c_argv(const std::vector<std::string> &argv) {
 // posix_spawnp of argv in dir, stdout (and stderr when merged) to out_fd when >= 0.
 int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_fd,
           bool merge_stderr, bool quiet_stderr, const std::vector<std::string> &env = {},
-          const std::string &stderr_file = "", int in_fd = -1) {
+          const std::string &stderr_file = "") {
   if (argv.empty() || argv[0].empty())
     throw error("no program to run");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   if (!dir.empty())
     posix_spawn_file_actions_addchdir_np(&fa, dir.c_str());
-  if (in_fd >= 0)
-    posix_spawn_file_actions_adddup2(&fa, in_fd, STDIN_FILENO);
   if (out_fd >= 0) {
     posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
     if (merge_stderr)
@@ -171,7 +169,7 @@ child_result run_child(const std::vector<std::string> &argv, const child_options
   int pid = -1;
   try {
     pid = spawn(argv, o.dir, o.capture ? fds[1] : -1, o.merge_stderr, o.quiet_stderr, o.env,
-                o.stderr_file, o.stdin_fd);
+                o.stderr_file);
   } catch (...) {
     if (o.capture)
       ::close(fds[0]), ::close(fds[1]);
@@ -192,19 +190,12 @@ child_result run_child(const std::vector<std::string> &argv, const child_options
         o.on_output(chunk);
     }
     ::close(fds[0]);
-    if (!o.detach_marker.empty() && last_line(r.output).rfind(o.detach_marker, 0) == 0) {
-      r.exit_code = 0; // it said so: its work is done, what it holds it gives back when told
-      r.detached_pid = pid;
-      return r;
-    }
   }
   const int status = wait_pid(pid);
   r.exit_code = exit_code_of(status);
   r.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return r;
 }
-
-int wait_detached(int pid) { return pid > 0 ? exit_code_of(wait_pid(pid)) : -1; }
 
 spawned_child spawn_child(const std::vector<std::string> &argv, const std::string &dir,
                           const std::vector<std::string> &env) {

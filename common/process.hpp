@@ -19,23 +19,14 @@ struct child_options {
   std::vector<std::string> env; // "NAME=value" set for the child on top of this environment
   // Called with each chunk of output as it comes (capture only), e.g. to prefix and echo it.
   std::function<void(const std::string &)> on_output;
-  int stdin_fd = -1; // the child's stdin (-1: this process's)
-  // Capture only: a child whose output's last line starts with this when its output ends (it
-  // closed stdout and stderr) is not waited for: it stays on, and child_result::detached_pid
-  // names it for wait_detached. The way a stage hands on a result while it holds something.
-  std::string detach_marker;
 };
 
 struct child_result {
-  int exit_code = -1;    // the child's exit status; 128 + signal when a signal ended it
-  int signal = 0;        // the signal that ended it (0: it exited)
-  std::string output;    // captured output
-  int detached_pid = -1; // detach_marker: the child, still running (exit_code 0 until waited)
+  int exit_code = -1; // the child's exit status; 128 + signal when a signal ended it
+  int signal = 0;     // the signal that ended it (0: it exited)
+  std::string output; // captured output
   bool ok() const { return signal == 0 && exit_code == 0; }
 };
-// Waits for a child run_child left running (detached_pid); its exit code (128 + signal when a
-// signal ended it). Interruptions are passed on to it as to any child while it runs.
-int wait_detached(int pid);
 
 // Runs argv[0] (found in PATH when it has no '/') with argv; waits for it. Throws
 // gpuprobe::error when it cannot be started (naming the program). While it runs, a SIGINT,

@@ -15,7 +15,6 @@
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
-#include "common/units.hpp"
 #include "model/file_head.hpp"
 #include "model/profile.hpp"
 #include "pipeline/gpu_conditions.hpp"
@@ -23,11 +22,9 @@
 #include "pipeline/subprocess.hpp"
 #include "probes/tlb/levels.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -405,7 +402,7 @@ json starting_conditions(const characterize_run_options &o, const device_info &d
 // them (stage::after_sharing: atomics), in order_stages' order (--map-late: the alias-free ones
 // first): each kept, run or run again as `runner` decides.
 void run_all_stages(pipeline::stage_runner &runner, const characterize_run_options &o,
-                    const results_folder &folder, bool &holding) {
+                    const results_folder &folder) {
   const auto [stages, last] = order_stages(plan_stages(o.quick, o.device, o.seed), o.map_late);
   std::size_t k = 0, n = stages.size() + last.size(); // "+": and the sharing stages to come
   for (const auto &st : stages)
@@ -420,11 +417,7 @@ void run_all_stages(pipeline::stage_runner &runner, const characterize_run_optio
   runner.sharing_known = true;
   for (const auto &st : sharing)
     runner.run(st, ++k, n);
-  // The last stage that maps the alias range has run: unmapped now, its budget back, unless it
-  // is held for `run`'s report (then atomics runs beside it mapped, idle).
-  holding = o.hold_alias && alias_keeper::kept_bytes() > 0 && may_hold_alias(node_units_from_env());
-  if (!holding)
-    alias_keeper::drop();
+  alias_keeper::drop(); // the last stage that maps the alias range has run: its budget back
   for (const auto &st : last)
     runner.run(st, ++k, n);
 }
@@ -466,40 +459,7 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
   return made;
 }
 
-// Says the range stays, closes stdout and stderr (so `run` reads the end of this stage's output)
-// and waits for stdin to end; the caller's alias_keeper then unmaps it.
-void hold_until_released() {
-  std::printf("%s (%s, idle) until `run` starts its report\n", k_alias_held_marker,
-              format_bytes(double(alias_keeper::kept_bytes())).c_str());
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (null >= 0) {
-    ::dup2(null, STDOUT_FILENO);
-    ::dup2(null, STDERR_FILENO);
-    ::close(null);
-  }
-  char b[256];
-  for (;;) { // EOF: run closed its end, or ended; a signal (Ctrl-C, passed on by run) ends it too
-    const ssize_t n = ::read(STDIN_FILENO, b, sizeof b);
-    if (n > 0 || (n < 0 && errno == EINTR && !interrupted_by()))
-      continue;
-    break;
-  }
-}
-
 } // namespace
-
-bool may_hold_alias(unsigned units) { return units <= 1; }
-
-unsigned node_units_from_env() {
-  const char *v = std::getenv("GPUPROBE_NODE_UNITS");
-  if (!v || !*v)
-    return 1;
-  char *end = nullptr;
-  const unsigned long n = std::strtoul(v, &end, 10);
-  return end && *end == '\0' && n >= 1 && n <= 4096 ? unsigned(n) : 1;
-}
 
 bool stages_in_process(const characterize_run_options &o) {
   const char *v = std::getenv("GPUPROBE_STAGES");
@@ -565,8 +525,7 @@ void run_characterize(const characterize_run_options &o) {
   runner.seconds_so_far = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  bool holding = false;
-  run_all_stages(runner, o, folder, holding);
+  run_all_stages(runner, o, folder);
   record_clock(conditions, o, dir, dev);
   for (const auto &m : kept_disturbances(folder)) // this run's marks and the kept stages'
     if (std::find(busy.seen.begin(), busy.seen.end(), m) == busy.seen.end())
@@ -581,8 +540,6 @@ void run_characterize(const characterize_run_options &o) {
               "-> %s/profile.json\n",
               made.tlb.levels.size(), made.tlb.candidates.size(),
               made.detail["atomics"]["variants"].size(), wall, dir.c_str());
-  if (holding && alias_keeper::kept_bytes() > 0)
-    hold_until_released(); // `keep` unmaps the range when this returns
 }
 
 } // namespace gpuprobe::pipeline

@@ -3,7 +3,6 @@
 // sharing_stages), run (or kept) by pipeline::stage_runner inside this process (run_here), or as
 // child processes, then DIR/profile.json assembled and the hierarchy printed. With `reanalyze`, no
 // GPU: the analyses run again over DIR/raw. Errors are gpuprobe::error (one line).
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -33,25 +32,7 @@ struct characterize_run_options {
   // alias_keeper), instead of one child process each. Unset, or GPUPROBE_STAGES=children in the
   // environment: each stage is a child process, as before issue 48 (docs/characterize.md).
   std::function<int(const std::vector<std::string> &args)> run_here;
-  // `gpuprobe run` (issue 48): the alias range is not unmapped after the sharing stages; once
-  // profile.json is written this process prints k_alias_held_marker, closes its output and keeps
-  // the range, idle, until its stdin ends (run closes it when it starts the report, or dies),
-  // then unmaps it: the unmapping leaves the run's critical path. Only where may_hold_alias.
-  bool hold_alias = false;
 };
-
-// The first words of the line with which characterize (hold_alias) says it stays on.
-inline constexpr const char *k_alias_held_marker = "[characterize] holding the alias range";
-
-// Whether a characterize launched with `units` GPUs of a node at once (GPUPROBE_NODE_UNITS, 1
-// alone) may hold its range past its stages: alone only. The driver grants a node just under
-// 1 TiB of mapped range over every process (docs/fleet.md); two held 384-GiB ranges and the
-// neighbours' tune and validate pools (72 GiB each, cudaMalloc and VMM, on an H100) could pass
-// it, and a third unit would wait for a range no stage uses. Host-tested.
-bool may_hold_alias(unsigned units);
-// GPUPROBE_NODE_UNITS (set by --devices for each unit's process): the units of the launch, 1
-// when unset or unreadable.
-unsigned node_units_from_env();
 
 // Whether the stages run inside the characterize process: `run_here` given and GPUPROBE_STAGES
 // not "children" (any other value than "children" or "here" is refused in one line).

@@ -78,31 +78,6 @@ std::vector<gpu_process> parse_compute_apps(const std::string &csv, const std::v
   return out;
 }
 
-std::uint64_t parse_used_memory(const std::string &csv, long pid) {
-  std::istringstream in(csv);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto comma = line.find(',');
-    if (comma == std::string::npos)
-      continue;
-    const std::string pid_text = trim(line.substr(0, comma)), mib = trim(line.substr(comma + 1));
-    if (pid_text.empty() || !std::all_of(pid_text.begin(), pid_text.end(), ::isdigit) ||
-        mib.empty() || !std::all_of(mib.begin(), mib.end(), ::isdigit) || mib.size() > 9)
-      continue; // a header, "[N/A]", "No running processes found"
-    if (std::stol(pid_text) == pid)
-      return std::stoull(mib) << 20;
-  }
-  return 0;
-}
-
-std::uint64_t gpu_memory_of(const std::string &uuid, long pid) {
-  std::string csv;
-  bool ok = false;
-  smi_line({"-i", uuid, "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"},
-           &csv, &ok);
-  return ok ? parse_used_memory(csv, pid) : 0;
-}
-
 namespace {
 // The parent of `pid` from /proc (0 when gone or unreadable).
 long parent_of(long pid) {

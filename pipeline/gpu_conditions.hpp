@@ -5,7 +5,6 @@
 // measuring stage. Host-only: without nvidia-smi nothing is known, and that is said.
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,11 +28,6 @@ gpu_activity query_gpu_activity(const std::string &uuid);
 // Parses nvidia-smi's "pid, process_name" CSV lines (no header), dropping `mine` (this process
 // and its ancestors). Host-tested.
 std::vector<gpu_process> parse_compute_apps(const std::string &csv, const std::vector<long> &mine);
-// The device memory nvidia-smi's "pid, used_memory" CSV lines (no header, MiB, no units) give
-// `pid`, in bytes; 0 when it is not listed. Host-tested.
-std::uint64_t parse_used_memory(const std::string &csv, long pid);
-// The device memory process `pid` holds on GPU `uuid` (nvidia-smi), in bytes; 0 when unknown.
-std::uint64_t gpu_memory_of(const std::string &uuid, long pid);
 // This process and its ancestors, from /proc.
 std::vector<long> own_process_chain();
 // The processes this one started, and theirs (a stage measuring now), from /proc.

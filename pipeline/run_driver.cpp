@@ -13,22 +13,15 @@
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
-#include "common/units.hpp"
 #include "pipeline/bench_stage.hpp"
-#include "pipeline/characterize_driver.hpp"
-#include "pipeline/gpu_conditions.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
 #include "report/report.hpp"
 
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <ctime>
-#include <fcntl.h>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -57,8 +50,7 @@ std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string 
 // The TAS/WAS grid into raw/bench_getpage.json (written beside, renamed when complete), or the
 // line that says why it is left out or kept.
 void run_bench(const std::string &dir, bool quick, const std::string &uuid,
-               const std::string &resume, stage_display &display,
-               const std::vector<std::string> &env) {
+               const std::string &resume, stage_display &display) {
   const std::string bench = (fs::path(self_path()).parent_path() / "gpuprobe-bench").string();
   const bench_plan plan = plan_bench(bench, quick, uuid);
   if (!plan.skip.empty()) {
@@ -74,9 +66,7 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
   if (display.verbose)
     std::printf("[run] %-12s\n", "bench");
   try {
-    std::vector<std::string> all = plan.env;
-    all.insert(all.end(), env.begin(), env.end());
-    run_program_stage_in(dir, "bench", plan.argv, all, resume, &display);
+    run_program_stage_in(dir, "bench", plan.argv, plan.env, resume, &display);
   } catch (const interrupted &) {
     throw;
   } catch (const error &e) { // the grid adds figures: its failure leaves the rest of the run
@@ -104,16 +94,12 @@ struct stage_caller {
   stage_display display;
   bool upstream_ran = false; // a stage ran now: those after it read something new
 
-  std::vector<std::string> env; // for the stages after characterize (held_env)
-
-  void timed(const char *name, const std::vector<std::string> &args, stage_io *io = nullptr) {
+  void timed(const char *name, const std::vector<std::string> &args) {
     const auto s0 = std::chrono::steady_clock::now();
     if (verbose)
       std::printf("[run] %-12s\n", name);
     std::fflush(stdout);
-    std::vector<std::string> argv = {self_path()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    run_program_stage_in(dir, name, argv, env, resume, &display, io);
+    run_stage_in(dir, name, args, resume, &display);
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
@@ -141,44 +127,9 @@ struct stage_caller {
   }
 };
 
-// characterize's process while it holds the alias range, idle, for the report (issue 48): its
-// stdin is the read end of a pipe whose write end this holds. Closing it (release, or this
-// process ending however it ends) tells it to unmap the range and exit.
-struct alias_holder {
-  int pid = -1, fd = -1;
-  std::chrono::steady_clock::time_point released_at;
-  alias_holder() = default;
-  alias_holder(const alias_holder &) = delete;
-  alias_holder &operator=(const alias_holder &) = delete;
-  ~alias_holder() {
-    release();
-    wait();
-  }
-  void release() {
-    if (fd >= 0) {
-      ::close(fd);
-      fd = -1;
-      released_at = std::chrono::steady_clock::now();
-    }
-  }
-  // Its exit code once it ended (-1 when none was held); "unmapped N s after the release".
-  int wait(double *seconds = nullptr) {
-    if (pid < 0)
-      return -1;
-    const int code = wait_detached(pid);
-    pid = -1;
-    if (seconds)
-      *seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - released_at).count();
-    return code;
-  }
-};
-
 // characterize resumes by itself and leaves profile.json as it was when nothing ran: whether it
-// changed tells the stages after it. It holds the alias range it measured with until `holder`
-// releases it (when it measured with one, and may: characterize_driver.hpp's may_hold_alias).
-void characterize_stage(stage_caller &c, const run_run_options &o, alias_holder &holder,
-                        const std::string &uuid) {
+// changed tells the stages after it.
+void characterize_stage(stage_caller &c, const run_run_options &o) {
   const fs::path profile_path = results_folder{c.dir}.profile();
   auto text_of = [](const fs::path &p) { return fs::exists(p) ? read_text_file(p.string()) : ""; };
   const std::string profile_before = text_of(profile_path);
@@ -192,39 +143,7 @@ void characterize_stage(stage_caller &c, const run_run_options &o, alias_holder 
   if (o.map_late)
     a.push_back("--map-late");
   a.insert(a.end(), {"--busy-wait", json(o.busy_wait_seconds).dump()});
-  const char *hold = std::getenv("GPUPROBE_HOLD_ALIAS"); // "0": unmapped after the sharing stages
-  if (!hold || std::string(hold) != "0")
-    a.push_back("--hold-alias");
-  int fds[2] = {-1, -1};
-  if (::pipe2(fds, O_CLOEXEC) != 0) // the child's copy of the read end is its stdin (dup2)
-    throw error(std::string("run: cannot make a pipe: ") + std::strerror(errno));
-  stage_io io{fds[0], k_alias_held_marker, -1};
-  try {
-    c.timed("characterize", a, &io);
-  } catch (...) {
-    ::close(fds[0]), ::close(fds[1]);
-    throw;
-  }
-  ::close(fds[0]);
-  if (io.detached_pid > 0) {
-    holder.pid = io.detached_pid;
-    holder.fd = fds[1];
-    // tune and validate size their footprints from the free memory: the holder's is counted as
-    // free, so they size as on the GPU alone (tune/decisions.hpp, free_alone).
-    const std::uint64_t held = gpu_memory_of(uuid, holder.pid);
-    c.env = {"GPUPROBE_HELD_BYTES=" + std::to_string(held)};
-    if (c.display.log) { // the terminal has the stage's line; the log says what stays on the GPU
-      std::fprintf(c.display.log,
-                   "[run] characterize (PID %d) holds the alias range, idle, with %s of device "
-                   "memory, until the report\n",
-                   holder.pid,
-                   held ? format_bytes(double(held)).c_str()
-                        : "an unknown amount (nvidia-smi did not list it)");
-      std::fflush(c.display.log);
-    }
-  } else {
-    ::close(fds[1]);
-  }
+  c.timed("characterize", a);
   c.upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
 }
 
@@ -260,8 +179,7 @@ void run_pipeline(const run_run_options &o) {
   std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",
               o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str(),
               c.display.log_path.c_str());
-  alias_holder holder;
-  characterize_stage(c, o, holder, dev.uuid); // 1.
+  characterize_stage(c, o); // 1.
   using rf = results_folder;
   c.kept_or_run("tune", // 2.
                 {"tune", "--device", device, "--profile", rf::profile_file, "--out",
@@ -272,24 +190,9 @@ void run_pipeline(const run_run_options &o) {
                  rf::validation_file, "--seed", seed},
                 rf::validation_file);
   // 4. bench: the TAS/WAS grid (gpuprobe-bench BM_getpage), kept when made here by this commit.
-  run_bench(dir, o.quick, dev.uuid, c.resume, c.display, c.env);
-  // 5. report: drawn anew every time (no GPU), while characterize unmaps the range it held.
-  holder.release();
+  run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
+  // 5. report: drawn anew every time (no GPU).
   c.timed("report", {"report", "--input", ".", "--out", rf::report_dir});
-  if (holder.pid > 0) {
-    double after = 0;
-    const int code = holder.wait(&after);
-    const std::string when = std::to_string(int(after + 0.5)) + " s after the report began";
-    const std::string line =
-        code == 0 ? "characterize's alias range unmapped beside the report, done " + when
-                  : "characterize, holding the alias range, exited " + std::to_string(code) + " (" +
-                        when + ")";
-    std::printf("[run] %s\n", line.c_str());
-    if (c.display.log) {
-      std::fprintf(c.display.log, "[run] %s\n", line.c_str());
-      std::fflush(c.display.log);
-    }
-  }
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   for (const auto &line : report::run_summary_lines(dir))

@@ -37,7 +37,7 @@ std::size_t terminal_width() {
 // on output, at most 4 times a second) while it runs, cleared at its end.
 child_result run_watched(const std::vector<std::string> &argv, const std::string &dir,
                          const std::vector<std::string> &env, const std::string &name,
-                         stage_display &d, stage_watch &w, const stage_io *io) {
+                         stage_display &d, stage_watch &w) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   const auto now = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
@@ -57,10 +57,6 @@ child_result run_watched(const std::vector<std::string> &argv, const std::string
   o.env = env;
   o.capture = true;
   o.merge_stderr = true;
-  if (io) {
-    o.stdin_fd = io->stdin_fd;
-    o.detach_marker = io->detach_marker;
-  }
   o.on_output = [&](const std::string &chunk) {
     const std::lock_guard<std::mutex> lock(m);
     const double t = now();
@@ -109,16 +105,16 @@ child_result run_watched(const std::vector<std::string> &argv, const std::string
 
 std::string run_stage_in(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &args, const std::string &resume,
-                         stage_display *display, stage_io *io) {
+                         stage_display *display) {
   std::vector<std::string> argv = {self_path()};
   argv.insert(argv.end(), args.begin(), args.end());
-  return run_program_stage_in(dir, name, argv, {}, resume, display, io);
+  return run_program_stage_in(dir, name, argv, {}, resume, display);
 }
 
 std::string run_program_stage_in(const std::string &dir, const std::string &name,
                                  const std::vector<std::string> &argv,
                                  const std::vector<std::string> &env, const std::string &resume,
-                                 stage_display *display, stage_io *io) {
+                                 stage_display *display) {
   std::string shown = "cd " + shell_quote(dir) + " &&"; // what ran, as a person would type it
   for (const auto &a : argv)
     shown += " " + shell_quote(a);
@@ -127,7 +123,7 @@ std::string run_program_stage_in(const std::string &dir, const std::string &name
     const cleanup_scope waiting; // a signal reaches the stage; this process reports it after
     if (display) {
       stage_watch w(display->log);
-      r = run_watched(argv, dir, env, name, *display, w, io);
+      r = run_watched(argv, dir, env, name, *display, w);
       display->summary = w.summary();
       display->notes = w.notes();
       if (!r.ok() && r.exit_code != k_exit_partial && !display->verbose) {
@@ -141,18 +137,9 @@ std::string run_program_stage_in(const std::string &dir, const std::string &name
       child_options o;
       o.dir = dir;
       o.env = env;
-      if (io) {
-        o.stdin_fd = io->stdin_fd;
-        o.detach_marker = io->detach_marker;
-        o.capture = !io->detach_marker.empty(); // the marker is read from the output
-        o.merge_stderr = o.capture;
-        o.on_output = [](const std::string &c) { std::fwrite(c.data(), 1, c.size(), stdout); };
-      }
       r = run_child(argv, o);
     }
   }
-  if (io)
-    io->detached_pid = r.detached_pid;
   const int sig = interrupted_by() ? interrupted_by() : r.signal;
   if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || r.exit_code == 130)
     throw interrupted("interrupted during stage " + name + ": " + resume, sig ? sig : SIGINT);

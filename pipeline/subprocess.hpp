@@ -30,20 +30,13 @@ struct stage_display {
   std::string summary;            // out: the stage's own summary line ("gpuprobe tune: ...")
   std::vector<std::string> notes; // out: what the terminal must see (stage_watch::notes)
 };
-// A stage that may stay on after its work (characterize holding the alias range for `run`):
-// its stdin, and the line that says it stays (common/process.hpp, child_options::detach_marker).
-struct stage_io {
-  int stdin_fd = -1;
-  std::string detach_marker;
-  int detached_pid = -1; // out: the stage, still running (wait_detached)
-};
 std::string run_stage_in(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &args, const std::string &resume,
-                         stage_display *display = nullptr, stage_io *io = nullptr);
+                         stage_display *display = nullptr);
 // The same for another program (argv[0], e.g. gpuprobe-bench) with `env` ("NAME=value") added.
 std::string run_program_stage_in(const std::string &dir, const std::string &name,
                                  const std::vector<std::string> &argv,
                                  const std::vector<std::string> &env, const std::string &resume,
-                                 stage_display *display = nullptr, stage_io *io = nullptr);
+                                 stage_display *display = nullptr);
 
 } // namespace gpuprobe::pipeline

@@ -51,8 +51,6 @@
 #              each way (FULL=0 leaves them out); each run's stage times, and the structure of
 #              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
 #              children run
-#   hold       gpuprobe run with characterize holding the alias range until the report and without
-#              (GPUPROBE_HOLD_ALIAS=0), alternating HOLD_N times (default 3) quick, then full each
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
@@ -453,28 +451,6 @@ step_speed() {
     "$G" compare "$ref" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
     echo "compare $(basename "$ref") $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:600])' "$D/cmp_$(basename "$i").json" 2>&1)" |
       tee -a "$D/speed.txt"
-  done
-}
-
-# issue 48's hold: gpuprobe run with characterize holding the alias range until the report and
-# without (GPUPROBE_HOLD_ALIAS=0), alternating, HOLD_N times each quick (default 3), then one full
-# run each way (FULL=0 leaves them out); each run's times, and the stages' times of tune/validate.
-step_hold() {
-  local i m
-  for i in $(seq 1 "${HOLD_N:-3}"); do
-    for m in held unheld; do
-      local env=()
-      [ "$m" = unheld ] && env=(env GPUPROBE_HOLD_ALIAS=0)
-      timed "hold_quick_${m}$i" 300 "${env[@]}" "$G" run --quick --out "$D/hold_quick_${m}$i" --device 0
-      run_times "hold_quick_${m}$i"
-    done
-  done
-  [ "${FULL:-1}" = 0 ] && return 0
-  for m in held unheld; do
-    local env=()
-    [ "$m" = unheld ] && env=(env GPUPROBE_HOLD_ALIAS=0)
-    timed "hold_full_$m" 400 "${env[@]}" "$G" run --out "$D/hold_full_$m" --device 0
-    run_times "hold_full_$m"
   done
 }
 

@@ -6,10 +6,8 @@
 #include "common/units.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 
 namespace gpuprobe::tune {
@@ -474,17 +472,6 @@ std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick) {
   constexpr std::uint64_t gib = 1ull << 30;
   const std::uint64_t full = free_bytes > 7 * gib ? (free_bytes - 6 * gib) / gib * gib : gib;
   return quick ? std::max<std::uint64_t>(gib, full / 4 / gib * gib) : full;
-}
-
-std::uint64_t free_alone(std::uint64_t free_now, const char *held_env) {
-  if (!held_env || !*held_env)
-    return free_now;
-  char *end = nullptr;
-  errno = 0;
-  const unsigned long long held = std::strtoull(held_env, &end, 10);
-  if (errno != 0 || !end || *end != '\0' || held > (4ull << 30) || held_env[0] == '-')
-    return free_now;
-  return free_now + held;
 }
 
 std::vector<model::decision_change> words_regions_changes(int bits, unsigned regions) {

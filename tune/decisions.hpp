@@ -162,11 +162,6 @@ crw_decision decide_crw_placement(const std::vector<crw_point> &points, double t
 // GiB, at least 1 GiB; `quick` a quarter of that. No model's numbers: an 80 GB and a 141 GB GPU
 // each get their own.
 std::uint64_t tlb_footprint_for(std::uint64_t free_bytes, bool quick);
-// The free memory a footprint is sized from: `free_now` plus what `gpuprobe run`'s characterize
-// holds beside this process, idle, until the report (the alias range and its context, issue 48:
-// GPUPROBE_HELD_BYTES, bytes), so the footprint is the one this GPU gives alone. Unset,
-// unreadable or past 4 GiB (the footprint rule leaves 6 GiB): `free_now`. Host-tested.
-std::uint64_t free_alone(std::uint64_t free_now, const char *held_env);
 
 // A region decision as the allocators take it (one region and no map where it has none).
 alloc::tuning region_tuning(const region_decision &r);

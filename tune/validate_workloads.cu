@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 namespace gpuprobe::tune {
@@ -356,8 +355,7 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
   std::size_t free_b = 0, total_b = 0;
   GPUPROBE_CUDA_CHECK(cudaSetDevice(device));
   GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  return tune::tlb_footprint_for(tune::free_alone(free_b, std::getenv("GPUPROBE_HELD_BYTES")),
-                                 quick);
+  return tune::tlb_footprint_for(free_b, quick);
 }
 
 namespace {

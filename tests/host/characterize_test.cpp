@@ -3,7 +3,6 @@
 // stages' files.
 #include "analysis/characterize.hpp"
 #include "common/json_io.hpp"
-#include "pipeline/characterize_driver.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "probes/atomics/driver.hpp"
 #include "test_util.hpp"
@@ -522,20 +521,4 @@ TEST(Characterize, StagesInProcessWriteWhatChildStagesWrite) {
   ::unsetenv("GPUPROBE_STAGES");
   EXPECT_EQ(e.exit_code, 1);
   EXPECT_NE(e.err.find("GPUPROBE_STAGES='thread'"), std::string::npos) << e.err;
-}
-
-// Issue 48: characterize holds its alias range for run's report only when it is alone: a node's
-// units (GPUPROBE_NODE_UNITS, set by --devices) unmap theirs after the sharing stages, as before.
-TEST(Characterize, TheAliasRangeIsHeldOnlyByAGpuAlone) {
-  EXPECT_TRUE(may_hold_alias(1));
-  for (unsigned units : {2u, 3u, 8u})
-    EXPECT_FALSE(may_hold_alias(units)) << units;
-  ::unsetenv("GPUPROBE_NODE_UNITS");
-  EXPECT_EQ(node_units_from_env(), 1u);
-  for (const auto &[text, n] : std::vector<std::pair<const char *, unsigned>>{
-           {"2", 2}, {"8", 8}, {"", 1}, {"0", 1}, {"x", 1}, {"3x", 1}, {"-2", 1}}) {
-    ::setenv("GPUPROBE_NODE_UNITS", text, 1);
-    EXPECT_EQ(node_units_from_env(), n) << text;
-  }
-  ::unsetenv("GPUPROBE_NODE_UNITS");
 }

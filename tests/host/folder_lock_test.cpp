@@ -9,11 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
-#include <string>
-#include <vector>
-
-#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -78,43 +73,6 @@ TEST(GpuConditions, OtherComputeProcessesLeaveOutThisOneAndItsAncestors) {
   ASSERT_GE(chain.size(), 2u);
   EXPECT_EQ(chain[0], long(::getpid()));
   EXPECT_EQ(chain[1], long(::getppid()));
-}
-
-// Issue 48: run counts the memory its idle characterize holds as free for tune and validate, read
-// from nvidia-smi's "pid, used_memory" lines; on generated listings (other processes, headers,
-// "[N/A]", blank lines, in any order) the one process's MiB is found, and 0 where it is absent.
-TEST(GpuConditions, UsedMemoryOfOneProcessFromGeneratedListings) {
-  std::mt19937_64 rng(48);
-  const char *junk[] = {"pid, used_gpu_memory [MiB]",
-                        "No running processes found",
-                        "",
-                        "  ",
-                        "123, [N/A]",
-                        "x, 5",
-                        "77,",
-                        ", 9"};
-  for (int c = 0; c < 2000; ++c) {
-    std::vector<std::string> lines;
-    const long pid = 1000 + long(rng() % 100000);
-    const std::uint64_t mib = rng() % 200000;
-    const bool listed = rng() % 4 != 0;
-    if (listed)
-      lines.push_back(std::to_string(pid) + (rng() % 2 ? ", " : ",") + std::to_string(mib));
-    for (int k = int(rng() % 6); k > 0; --k) {
-      long other = 1000 + long(rng() % 100000);
-      if (other == pid)
-        ++other;
-      lines.push_back(rng() % 3 ? std::to_string(other) + ", " + std::to_string(rng() % 80000)
-                                : junk[rng() % (sizeof junk / sizeof *junk)]);
-    }
-    std::shuffle(lines.begin(), lines.end(), rng);
-    std::string csv;
-    for (const auto &l : lines)
-      csv += l + (rng() % 5 ? "\n" : "\r\n");
-    EXPECT_EQ(pipeline::parse_used_memory(csv, pid), listed ? mib << 20 : 0) << csv;
-  }
-  EXPECT_EQ(pipeline::parse_used_memory("4242, 512\n", 4242), 512ull << 20);
-  EXPECT_EQ(pipeline::parse_used_memory("4242, [N/A]\n", 4242), 0u);
 }
 
 // Issue 44: the GPU is watched during a stage, so the stage this process runs is no neighbour:

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <random>
-#include <string>
 
 using namespace gpuprobe::tune;
 using gpuprobe::test::tlb_of;
@@ -209,35 +208,6 @@ TEST(Tuning, TlbFootprintFollowsTheFreeMemory) {
   EXPECT_EQ(tlb_footprint_for(79 * gib, true), 18 * gib);
   EXPECT_EQ(tlb_footprint_for(4 * gib, false), gib) << "a small GPU: at least 1 GiB";
   EXPECT_EQ(tlb_footprint_for(4 * gib, true), gib);
-}
-
-// Issue 48: the memory run's idle characterize holds is counted as free, so tune and validate size
-// their footprints as on the GPU alone; a held size unset, unreadable, negative or past 4 GiB is
-// not believed. Generated: on 5,000 free sizes and held sizes, the footprint with the holder's
-// memory given back is the one the GPU alone gives.
-TEST(Tuning, TheFootprintCountsWhatRunsIdleCharacterizeHoldsAsFree) {
-  const std::uint64_t gib = 1ull << 30, mib = 1ull << 20;
-  std::mt19937_64 rng(48);
-  for (int c = 0; c < 5000; ++c) {
-    const std::uint64_t alone = 2 * gib + rng() % (140 * gib), held = rng() % (2 * gib);
-    const std::string h = std::to_string(held);
-    for (bool quick : {false, true})
-      EXPECT_EQ(tlb_footprint_for(free_alone(alone - held, h.c_str()), quick),
-                tlb_footprint_for(alone, quick))
-          << alone << " " << held;
-  }
-  EXPECT_EQ(free_alone(78 * gib, nullptr), 78 * gib);
-  EXPECT_EQ(free_alone(78 * gib, ""), 78 * gib);
-  EXPECT_EQ(free_alone(78 * gib, "512MiB"), 78 * gib);
-  EXPECT_EQ(free_alone(78 * gib, "-1"), 78 * gib);
-  EXPECT_EQ(free_alone(78 * gib, "99999999999999999999999"), 78 * gib);
-  EXPECT_EQ(free_alone(78 * gib, std::to_string(5 * gib).c_str()), 78 * gib) << "past 4 GiB";
-  EXPECT_EQ(free_alone(78 * gib, std::to_string(520 * mib).c_str()), 78 * gib + 520 * mib);
-  // The H100 of issue 48 (78.66 GiB free alone): a 0.52 GiB holder would have cost a GiB.
-  const std::uint64_t h100 = 78 * gib + 676 * mib;
-  EXPECT_EQ(tlb_footprint_for(h100, false), 72 * gib);
-  EXPECT_EQ(tlb_footprint_for(h100 - 700 * mib, false), 71 * gib);
-  EXPECT_EQ(tlb_footprint_for(free_alone(h100 - 700 * mib, "734003200"), false), 72 * gib);
 }
 
 namespace {
