@@ -16,6 +16,8 @@
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
+#   conflict-ab  tlb-conflict with and without --infer-halves over the last characterize's profile,
+#              alternating RUNS times (default 3): times, set sizes and group tests
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
@@ -155,6 +157,28 @@ for L in json.load(open(sys.argv[2]))["tlb_conflict"]["levels"]:
     print("conflict %s: sets %s, the ramp's W + 1 = %s: %s" % (L["level"], sizes,
           None if w is None else int(w) + 1, "AGREE" if ok else "DIFFER"))
 PY
+}
+
+# tlb-conflict over the last characterize's profile with and without --infer-halves, alternating
+# RUNS times each (default 3): each run's time, and each level's set sizes and group tests.
+step_conflict_ab() {
+  need_profile conflict-ab || return 1
+  local i m
+  for i in $(seq 1 "${RUNS:-3}"); do
+    for m in plain inferred; do
+      local flag=""
+      [ "$m" = inferred ] && flag=--infer-halves
+      # shellcheck disable=SC2086
+      timed "conflict_${m}$i" 300 "$G" tlb-conflict --profile "$P" $flag --out "$D/conflict_${m}$i.json"
+      python3 - "$D/conflict_${m}$i.json" "${m}$i" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["tlb_conflict"]
+print("%s: %.1f s; %s" % (sys.argv[2], r["wall_seconds"], "; ".join(
+    "%s sets %s tests %s" % (L["level"], [s.get("size") for s in L.get("sets", [])],
+                             [s.get("tests") for s in L.get("sets", [])]) for L in r["levels"])))
+PY
+    done
+  done
 }
 
 step_node() {

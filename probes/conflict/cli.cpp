@@ -94,6 +94,9 @@ void setup_cli(CLI::App &parent) {
   app->add_flag("--group-walks", f->o.group_walks,
                 "a set-associative level: walks of 5/8 of each 512 MiB group's pages over 0.9, "
                 "1.1 and 1.25 times the groups a full walk touches");
+  app->add_flag("--infer-halves", f->o.infer_halves,
+                "group testing: split a group's second half without a test where its first half "
+                "held no partner (fewer walks; not the default until measured against it)");
   app->callback([f] { run(*f); });
 }
 

@@ -35,6 +35,10 @@ struct conflict_options {
                             // inside the chunk (each offset's word has its own L2 home)
   bool group_walks = false; // a set-associative level: walks of some pages of each 512 MiB group
                             // of the range over fewer and more groups than a full walk touches
+  // Group testing: where a group held a partner and its first half held none, its second half is
+  // split without a test of its own (it must hold the partner). Off by default: it changes which
+  // walks the sets are found from, and is measured against the default before it is taken.
+  bool infer_halves = false;
   std::uint64_t seed = 1;
 };
 

@@ -188,17 +188,21 @@ std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
     return walk(cycle)[pos] > thr;
   };
   std::vector<std::uint32_t> congruent;
-  std::function<void(std::vector<std::uint32_t>)> find = [&](std::vector<std::uint32_t> g) {
-    if (tests >= o.max_tests || x_misses_without(g))
-      return;
+  // `holds`: a partner is known to be in g without a test (infer_halves: its parent held one and
+  // its first half none), so g is split at once.
+  std::function<bool(std::vector<std::uint32_t>, bool)> find = [&](std::vector<std::uint32_t> g,
+                                                                   bool holds) {
+    if (tests >= o.max_tests || (!holds && x_misses_without(g)))
+      return false;
     if (g.size() == 1) {
       if (!x_misses_without(g)) // confirmed: this page alone, removed, lets x hit
         congruent.push_back(g[0]);
-      return;
+      return true;
     }
     const std::size_t h = g.size() / 2;
-    find(std::vector<std::uint32_t>(g.begin(), g.begin() + long(h)));
-    find(std::vector<std::uint32_t>(g.begin() + long(h), g.end()));
+    const bool first = find(std::vector<std::uint32_t>(g.begin(), g.begin() + long(h)), false);
+    find(std::vector<std::uint32_t>(g.begin() + long(h), g.end()), o.infer_halves && !first);
+    return true;
   };
   std::vector<std::uint32_t> others;
   for (auto p : all)
@@ -207,7 +211,8 @@ std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
   const std::size_t chunk = std::max<std::size_t>(1, others.size() / 4);
   for (std::size_t i = 0; i < others.size(); i += chunk)
     find(std::vector<std::uint32_t>(others.begin() + long(i),
-                                    others.begin() + long(std::min(others.size(), i + chunk))));
+                                    others.begin() + long(std::min(others.size(), i + chunk))),
+         false);
   return congruent;
 }
 
