@@ -12,12 +12,13 @@
 #   baseline   a baseline build's full run ($BASE: its carried build folder) and this build's on
 #              the same unit, compared by gpuprobe compare --reanalyze (no-behaviour-change
 #              rounds: the analysis of this build over both, so only the measurements differ);
-#              BASE_QUICK=1 adds the same pair of quick runs
+#              BASE_QUICK=1 adds the same pair of quick runs, BASE_FULL=0 leaves out the full pair
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
-#   conflict-ab  tlb-conflict with and without --infer-halves over the last characterize's profile,
-#              alternating RUNS times (default 3): times, set sizes and group tests
+#   conflict-ab  tlb-conflict as before issue 48's search change (--scan-onset --test-halves), with
+#              this build's defaults, and with --timed-laps 2, over the last characterize's
+#              profile, alternating RUNS times (default 3): times, sets, walks, against the first
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
@@ -112,6 +113,7 @@ step_baseline() {
   local m flag
   for m in full quick; do
     [ "$m" = quick ] && [ "${BASE_QUICK:-0}" = 0 ] && continue
+    [ "$m" = full ] && [ "${BASE_FULL:-1}" = 0 ] && continue
     flag=""
     [ "$m" = quick ] && flag=--quick
     local b="base" t="this"
@@ -164,21 +166,45 @@ PY
 step_conflict_ab() {
   need_profile conflict-ab || return 1
   local i m
+  # old: the search before issue 48's change (a walk at every length, both halves tested);
+  # new: this build's defaults (bisected onset, inferred halves); laps2: new with 2 timed laps.
   for i in $(seq 1 "${RUNS:-3}"); do
-    for m in plain inferred; do
+    for m in old new laps2; do
       local flag=""
-      [ "$m" = inferred ] && flag=--infer-halves
+      [ "$m" = old ] && flag="--scan-onset --test-halves"
+      [ "$m" = laps2 ] && flag="--timed-laps 2"
       # shellcheck disable=SC2086
       timed "conflict_${m}$i" 300 "$G" tlb-conflict --profile "$P" $flag --out "$D/conflict_${m}$i.json"
-      python3 - "$D/conflict_${m}$i.json" "${m}$i" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))["tlb_conflict"]
-print("%s: %.1f s; %s" % (sys.argv[2], r["wall_seconds"], "; ".join(
-    "%s sets %s tests %s" % (L["level"], [s.get("size") for s in L.get("sets", [])],
-                             [s.get("tests") for s in L.get("sets", [])]) for L in r["levels"])))
-PY
     done
   done
+  python3 - "$D" "${RUNS:-3}" <<'PY' | tee "$D/conflict_ab.txt"
+import json, sys
+d, runs = sys.argv[1], int(sys.argv[2])
+def load(name):
+    try:
+        return json.load(open("%s/%s.json" % (d, name)))["tlb_conflict"]
+    except Exception as e:
+        return None
+def key(r):  # what the search found: each level's sets (onset, members, method) and predictions
+    return {L["level"]: ([(s.get("onset_pages"), tuple(s.get("members", [])), s.get("method"), s.get("failed"))
+                          for s in L.get("sets", [])],
+                         [p.get("held") for p in L.get("predictions", [])]) for L in r["levels"]}
+ref = load("conflict_old1")
+for i in range(1, runs + 1):
+    for m in ("old", "new", "laps2"):
+        r = load("conflict_%s%d" % (m, i))
+        if r is None:
+            print("%s%d: no result" % (m, i)); continue
+        lv = "; ".join("%s %.2f s onsets %s tests %s sizes %s held %s" % (
+            L["level"], L.get("seconds", 0), [s.get("onset_pages") for s in L.get("sets", [])],
+            [s.get("tests") for s in L.get("sets", [])], [s.get("size") for s in L.get("sets", [])],
+            [p.get("held") for p in L.get("predictions", [])]) for L in r["levels"])
+        same = "same as old1" if ref and key(r) == key(ref) else "DIFFERS from old1"
+        if ref and key(r) != key(ref):
+            diff = [l for l in key(r) if key(r)[l] != key(ref).get(l)]
+            same += " in " + ",".join(diff)
+        print("%s%d: %.2f s, %s; %s" % (m, i, r["wall_seconds"], same, lv))
+PY
 }
 
 step_node() {

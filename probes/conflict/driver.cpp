@@ -20,6 +20,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
   conflict_result r;
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.profile = profile_path;
+  r.options = o;
   const auto targets = plan_conflict(tlb);
   const std::uint64_t slot = 2ull << 20, gib = 1ull << 30;
   r.range_bytes = (conflict_range_bytes(targets, o) + gib - 1) / gib * gib;
@@ -33,6 +34,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
     pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed,
                                          slot, walks);
     chase = std::make_unique<list_chase>(*pool);
+    chase->set_timed_laps(unsigned(o.timed_laps));
     std::fprintf(stderr, "[tlb-conflict] %s alias range %s in %.1f s\n",
                  format_bytes(double(r.range_bytes)).c_str(),
                  pool->reused() ? "kept from an earlier stage" : "mapped",

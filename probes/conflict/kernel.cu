@@ -26,7 +26,7 @@ __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_i
   unsigned long long v = 0; // every word of the chunk is 0: adding it keeps each hop dependent
   for (unsigned i = 0; i < n; ++i)
     v = load_cg(base, s_pages[i] * page_bytes + v); // warm lap
-  const unsigned pad = (9u - n % 8u) % 8u; // n + pad = 1 mod 8
+  const unsigned pad = (9u - n % 8u) % 8u;          // n + pad = 1 mod 8
   unsigned i = 0;
   for (unsigned k = 0; k < samples; ++k) {
     const unsigned page = s_pages[i];
@@ -56,7 +56,9 @@ __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_i
   sink[1] = smid();
 }
 
-unsigned samples_for(unsigned n) { return std::min(k_max_samples, std::max(2048u, 3 * n)); }
+unsigned samples_for(unsigned n, unsigned laps) {
+  return std::min(k_max_samples, std::max(2048u, laps * n));
+}
 
 } // namespace
 
@@ -95,7 +97,7 @@ std::vector<double> list_chase::measure(const std::vector<std::uint32_t> &pages,
       throw error("list_chase: page " + std::to_string(p) + " lies beyond the pool");
   GPUPROBE_CUDA_CHECK(
       cudaMemcpy(d_pages_, pages.data(), sizeof(std::uint32_t) * n, cudaMemcpyHostToDevice));
-  const unsigned samples = samples_for(n);
+  const unsigned samples = samples_for(n, timed_laps_);
   list_chase_kernel<<<1, 256, sizeof(unsigned) * (n + samples)>>>(
       base_ + offset, d_pages_, n, page_bytes, samples, d_lat_, d_sink_);
   GPUPROBE_CUDA_CHECK_LAUNCH();

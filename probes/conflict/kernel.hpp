@@ -22,13 +22,14 @@ public:
 
   static constexpr std::uint32_t max_pages() { return 8192; }
 
-  // Walks pages[0], pages[1], ... (offsets page * page_bytes) cyclically: one warm lap, then at
-  // least two timed laps, each ended by untimed re-reads of its last page (kernel.cu says why).
-  // Returns the mean cycles of each position's hop. `offset` (below page_bytes) moves every hop
-  // inside its page: the chunk's word it loads, so its L2 home.
+  // Walks pages[0], pages[1], ... (offsets page * page_bytes) cyclically: one warm lap, then
+  // timed laps (3 unless set_timed_laps; at least 2048 hops in all), each ended by untimed re-reads
+  // of its last page (kernel.cu says why). Returns the mean cycles of each position's hop. `offset`
+  // (below page_bytes) moves every hop inside its page: the chunk's word it loads, so its L2 home.
   std::vector<double> measure(const std::vector<std::uint32_t> &pages, std::uint64_t page_bytes,
                               std::uint64_t offset = 0);
-  int last_smid() const { return last_smid_; } // the SM the last walk ran on
+  int last_smid() const { return last_smid_; }               // the SM the last walk ran on
+  void set_timed_laps(unsigned laps) { timed_laps_ = laps; } // 3 unless set (2-4)
 
 private:
   void allocate();
@@ -38,6 +39,7 @@ private:
   unsigned *d_lat_ = nullptr;
   unsigned long long *d_sink_ = nullptr;
   int last_smid_ = -1;
+  unsigned timed_laps_ = 3;
 };
 
 } // namespace gpuprobe::probes

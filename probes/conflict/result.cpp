@@ -132,13 +132,57 @@ std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_tar
         m.push_back(start + i);
     return m;
   };
-  while (n > std::max<std::uint32_t>(2, e / 2) && !misses(n).empty())
-    n = n > below ? n - below : 2;
-  for (; n <= e + std::uint32_t(o.max_scan); ++n)
-    if (s.missing = misses(n); !s.missing.empty())
+  // A length misses nowhere: one walk says so, or with bisect_onset two (not LRU at the onset, as
+  // Hopper's L3, a walk of N0 pages can miss nowhere while the next misses: one walk is a coin).
+  // `m` keeps the misses of the walk that missed.
+  const auto none_missed = [&](std::uint32_t pages, std::vector<std::uint32_t> &m) {
+    for (int k = 0; k < (o.bisect_onset ? 2 : 1); ++k)
+      if (m = misses(pages); !m.empty())
+        return false;
+    return true;
+  };
+  std::vector<std::uint32_t> m;
+  bool n_hits = false; // the walk of n pages was measured and missed nowhere
+  while (n > std::max<std::uint32_t>(2, e / 2)) {
+    if (none_missed(n, m)) {
+      n_hits = true;
       break;
+    }
+    n = n > below ? n - below : 2;
+  }
+  const std::uint32_t top = e + std::uint32_t(o.max_scan);
+  if (o.bisect_onset) {
+    // The fewest pages that miss, by bisection between a length that missed nowhere and one that
+    // missed: a walk of more consecutive pages holds at least as many in every set, so misses
+    // begin once as n grows (about 2 log2(max_scan + E / 64) walks, not one a length).
+    std::uint32_t lo = n, hi = top; // lo: misses nowhere (n_hits) or none yet; hi: to be seen
+    if (!n_hits && !none_missed(n, m)) {
+      hi = n; // the floor missed: it is the onset, as the scan up from it finds
+      lo = n - 1;
+      s.missing = m;
+    } else if (none_missed(hi, m)) {
+      s.failed = "no walk of up to " + std::to_string(top) + " pages missed";
+      return {};
+    } else {
+      s.missing = m;
+    }
+    while (hi - lo > 1) {
+      const std::uint32_t mid = lo + (hi - lo) / 2;
+      if (none_missed(mid, m)) {
+        lo = mid;
+      } else {
+        hi = mid;
+        s.missing = m;
+      }
+    }
+    n = hi;
+  } else {
+    for (; n <= top; ++n)
+      if (s.missing = misses(n); !s.missing.empty())
+        break;
+  }
   if (s.missing.empty()) {
-    s.failed = "no walk of up to " + std::to_string(e + o.max_scan) + " pages missed";
+    s.failed = "no walk of up to " + std::to_string(top) + " pages missed";
     return {};
   }
   s.onset_pages = n;
@@ -489,6 +533,11 @@ json to_json(const conflict_result &r) {
   }
   return result_document("tlb-conflict", r, "tlb_conflict",
                          {{"profile", r.profile},
+                          {"search",
+                           {{"windows", r.options.windows},
+                            {"onset", r.options.bisect_onset ? "bisection" : "scan"},
+                            {"halves", r.options.infer_halves ? "inferred" : "tested"},
+                            {"timed_laps", r.options.timed_laps}}},
                           {"range_bytes", r.range_bytes},
                           {"levels", levels},
                           {"wall_seconds", r.wall_seconds}});
