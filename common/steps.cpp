@@ -38,12 +38,22 @@ struct candidate {
 
 constexpr std::size_t kMinBefore = 3, kMinAfter = 2;
 
+// A curve of whole cycles (every value a multiple of half a cycle: the median of a sweep's
+// integer hop times) moves by at least one cycle: its quantum. A curve of means has none (0).
+double quantum_of(const std::vector<double> &y) {
+  for (double v : y)
+    if (std::fabs(2 * v - std::round(2 * v)) > 1e-9)
+      return 0;
+  return 1;
+}
+
 // What the steps of one curve share: its noise, the threshold a rise must pass, the window.
 struct scan {
   const std::vector<double> &x, &y;
   const step_options &opt;
   std::size_t n, w;
   double sigma, threshold;
+  double quantum; // quantum_of(y)
 };
 
 // 1. Local jumps: median of up to w points after i minus median of up to w points before.
@@ -108,7 +118,9 @@ std::vector<std::size_t> accepted_rises(const scan &c, const std::vector<candida
     // local jump late; walk back to where the curve first leaves the level before.
     // A point joins the ramp when it stands half a threshold and a tenth of the rise above the
     // level before: the few cycles a curve creeps up just below a large step (replacement
-    // starting to miss) move its boundary by only as much as they weigh.
+    // starting to miss) move its boundary by only as much as they weigh. And more than the
+    // curve's quantum: a sweep's medians are whole cycles, so one cycle is a wiggle, not a creep
+    // (a 10-cycle rise's tenth is one cycle, and two +1 wiggles began L1's rise 2 points early).
     const double tenth = 0.1 * cd.jump;
     std::size_t onset = i;
     const std::size_t floor_idx =
@@ -116,7 +128,8 @@ std::vector<std::size_t> accepted_rises(const scan &c, const std::vector<candida
     while (onset - 1 >= floor_idx) { // floor_idx >= kMinBefore > 0
       const std::size_t j = onset - 1;
       const double base = std::max(median(y, j >= 2 * w ? j - 2 * w : 0, j), plateau);
-      if (y[j] - base >= std::max(0.5 * c.threshold, tenth) && y[j] <= y[onset] + c.sigma)
+      if (y[j] - base >= std::max(0.5 * c.threshold, tenth) && y[j] - base > c.quantum &&
+          y[j] <= y[onset] + c.sigma)
         onset = j;
       else
         break;
@@ -193,7 +206,14 @@ std::vector<step> detect_steps(const std::vector<double> &x, const std::vector<d
   if (n < 5 || x.size() != n)
     return {};
   const double sigma = curve_noise(y, opt.min_noise);
-  const scan c{x, y, opt, n, static_cast<std::size_t>(opt.window), sigma, opt.snr_min * sigma};
+  const scan c{x,
+               y,
+               opt,
+               n,
+               static_cast<std::size_t>(opt.window),
+               sigma,
+               opt.snr_min * sigma,
+               quantum_of(y)};
   return merged(c, accepted_rises(c, candidates(c, local_jumps(c))));
 }
 

@@ -16,9 +16,9 @@
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
-#   conflict-ab  tlb-conflict as before issue 48's search change (--scan-onset --test-halves), with
-#              this build's defaults, and with --timed-laps 2, over the last characterize's
-#              profile, alternating RUNS times (default 3): times, sets, walks, against the first
+#   conflict-ab  tlb-conflict by default, with --infer-halves and with --timed-laps 2, over the last
+#              characterize's profile, alternating RUNS times (default 3): times, sets, walks,
+#              each against the first default run
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
@@ -166,12 +166,11 @@ PY
 step_conflict_ab() {
   need_profile conflict-ab || return 1
   local i m
-  # old: the search before issue 48's change (a walk at every length, both halves tested);
-  # new: this build's defaults (bisected onset, inferred halves); laps2: new with 2 timed laps.
+  # old: the default search; infer: --infer-halves; laps2: --timed-laps 2 (each alone).
   for i in $(seq 1 "${RUNS:-3}"); do
-    for m in old new laps2; do
+    for m in old infer laps2; do
       local flag=""
-      [ "$m" = old ] && flag="--scan-onset --test-halves"
+      [ "$m" = infer ] && flag="--infer-halves"
       [ "$m" = laps2 ] && flag="--timed-laps 2"
       # shellcheck disable=SC2086
       timed "conflict_${m}$i" 300 "$G" tlb-conflict --profile "$P" $flag --out "$D/conflict_${m}$i.json"
@@ -191,7 +190,7 @@ def key(r):  # what the search found: each level's sets (onset, members, method)
                          [p.get("held") for p in L.get("predictions", [])]) for L in r["levels"]}
 ref = load("conflict_old1")
 for i in range(1, runs + 1):
-    for m in ("old", "new", "laps2"):
+    for m in ("old", "infer", "laps2"):
         r = load("conflict_%s%d" % (m, i))
         if r is None:
             print("%s%d: no result" % (m, i)); continue

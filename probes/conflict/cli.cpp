@@ -94,14 +94,9 @@ void setup_cli(CLI::App &parent) {
   app->add_flag("--group-walks", f->o.group_walks,
                 "a set-associative level: walks of 5/8 of each 512 MiB group's pages over 0.9, "
                 "1.1 and 1.25 times the groups a full walk touches");
-  app->add_flag("--infer-halves,!--test-halves", f->o.infer_halves,
+  app->add_flag("--infer-halves", f->o.infer_halves,
                 "group testing: split a group's second half without a test where its first half "
-                "held no partner (--test-halves: test it, as before issue 48)")
-      ->capture_default_str();
-  app->add_flag("--bisect-onset,!--scan-onset", f->o.bisect_onset,
-                "find where misses begin by bisection (--scan-onset: a walk at every length up "
-                "from E - E / 64, as before issue 48)")
-      ->capture_default_str();
+                "held no partner (fewer walks; not the default until measured against it)");
   app->add_option("--timed-laps", f->o.timed_laps,
                   "timed laps a walk (at least 2048 hops), after one warm lap")
       ->capture_default_str()

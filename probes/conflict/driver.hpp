@@ -36,12 +36,9 @@ struct conflict_options {
   bool group_walks = false; // a set-associative level: walks of some pages of each 512 MiB group
                             // of the range over fewer and more groups than a full walk touches
   // Group testing: where a group held a partner and its first half held none, its second half is
-  // split without a test of its own (it must hold the partner).
-  bool infer_halves = true;
-  // The onset N0 by bisection between a length that misses nowhere (two walks) and one that
-  // misses (about 13 walks for L3's 4096 entries), not a walk at every length up from E - E / 64
-  // (about 80 on Hopper's L3).
-  bool bisect_onset = true;
+  // split without a test of its own (it must hold the partner). Off by default: it changes which
+  // walks the sets are found from, and is measured against the default before it is taken.
+  bool infer_halves = false;
   int timed_laps = 3; // timed laps a walk (the kernel's samples: at least 2048 hops)
   std::uint64_t seed = 1;
 };

@@ -143,9 +143,8 @@ TEST(Sequential, FewerThanMinRepsNeverStops) {
 // the rule keeps are the verdicts of all 15 pairs. The pairs saved are printed.
 TEST(Sequential, TheCommittedRunsKeepTheirVerdicts) {
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
-    const auto v = gpuprobe::model::read_validation(std::string(GPUPROBE_SOURCE_DIR) +
-                                                    "/reports/examples/runs/" + unit +
-                                                    "/validation.json");
+    const auto v = gpuprobe::model::read_validation(
+        std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + unit + "/validation.json");
     sequential_rule rule;
     rule.workloads = 0;
     for (const auto &r : v.workloads)
@@ -158,8 +157,8 @@ TEST(Sequential, TheCommittedRunsKeepTheirVerdicts) {
         const auto &d = *r.default_ms, &t = *r.tuned_ms;
         std::size_t nd = 0, nt = 0; // the recorded samples, in the order they were measured
         rule.max_reps = int(d.size());
-        const auto s = run_sequential([&](bool tuned) { return tuned ? t.at(nt++) : d.at(nd++); },
-                                      rule);
+        const auto s =
+            run_sequential([&](bool tuned) { return tuned ? t.at(nt++) : d.at(nd++); }, rule);
         w.default_ms = s.default_ms;
         w.tuned_ms = s.tuned_ms;
         pairs += s.default_ms.size();

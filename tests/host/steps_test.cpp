@@ -162,3 +162,36 @@ TEST(Steps, CreepBelowALargeStepKeepsItsBoundary) {
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].x_lo, 80);
 }
+
+// Issue 48 (r96, H100 GPU-51c0adbc): the medians of a sweep are whole cycles, and on a quiet curve
+// they wiggle by one. L1's rise is 10 cycles, so a tenth of it is one cycle: two points at +1
+// before the step joined it as a "creep", the rise began 2 points early, its stride no longer
+// matched the other strides' hop count, and one quick run of three read L1's page as 32 MiB (and
+// tuned 132 regions). Generated: 2,000 curves of whole-cycle medians, a rise of 8-14 cycles at a
+// random point, each point +1 with probability 0.1-0.5: the onset is the step's, every time.
+TEST(Steps, AOneCycleWiggleOfWholeCycleMediansIsNotACreep) {
+  std::mt19937 rng(4896);
+  int wrong = 0, missed = 0;
+  const int cases = 2000;
+  for (int c = 0; c < cases; ++c) {
+    const double base = 300 + double(rng() % 50), rise = 8 + double(rng() % 7);
+    const int n = 40 + int(rng() % 60), b = 10 + int(rng() % unsigned(n - 20));
+    const double p = 0.1 + 0.1 * double(rng() % 5);
+    std::uniform_real_distribution<double> u(0, 1);
+    curve cv;
+    for (int i = 1; i <= n; ++i) {
+      cv.x.push_back(i);
+      const double wiggle = u(rng) < p ? 1 : 0;
+      cv.y.push_back(base + (i > b ? rise : 0) + wiggle);
+    }
+    const auto s = detect_steps(cv.x, cv.y);
+    if (s.empty()) {
+      ++missed;
+      continue;
+    }
+    wrong += s.size() != 1 || s[0].x_lo != b;
+  }
+  std::printf("%d curves: %d with the onset elsewhere, %d with no step\n", cases, wrong, missed);
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(missed, 0);
+}
