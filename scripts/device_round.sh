@@ -16,9 +16,9 @@
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
-#   conflict-ab  tlb-conflict by default, with --infer-halves and with --timed-laps 2, over the last
-#              characterize's profile, alternating RUNS times (default 3): times, sets, walks,
-#              each against the first default run
+#   conflict-ab  tlb-conflict by default, with AB_NEW (default --onset-start-share 256) and with
+#              --test-halves, over the last characterize's profile, alternating RUNS times
+#              (default 3): times, sets, walks, each against the first default run
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
@@ -53,7 +53,8 @@
 #              then QUICK_N (default 3) quick runs inside one process (after), then one full run
 #              each way (FULL=0 leaves them out); each run's stage times, and the structure of
 #              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
-#              children run
+#              children run (each quick run is then compared with the first), FULL_CHILDREN=0 the
+#              full one
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
@@ -166,12 +167,13 @@ PY
 step_conflict_ab() {
   need_profile conflict-ab || return 1
   local i m
-  # old: the default search; infer: --infer-halves; laps2: --timed-laps 2 (each alone).
+  # old: the default search; new: the default with AB_NEW (default --onset-start-share 256);
+  # tested: --test-halves (the search before stop 64).
   for i in $(seq 1 "${RUNS:-3}"); do
-    for m in old infer laps2; do
+    for m in old new tested; do
       local flag=""
-      [ "$m" = infer ] && flag="--infer-halves"
-      [ "$m" = laps2 ] && flag="--timed-laps 2"
+      [ "$m" = new ] && flag="${AB_NEW:---onset-start-share 256}"
+      [ "$m" = tested ] && flag="--test-halves"
       # shellcheck disable=SC2086
       timed "conflict_${m}$i" 300 "$G" tlb-conflict --profile "$P" $flag --out "$D/conflict_${m}$i.json"
     done
@@ -190,7 +192,7 @@ def key(r):  # what the search found: each level's sets (onset, members, method)
                          [p.get("held") for p in L.get("predictions", [])]) for L in r["levels"]}
 ref = load("conflict_old1")
 for i in range(1, runs + 1):
-    for m in ("old", "infer", "laps2"):
+    for m in ("old", "new", "tested"):
         r = load("conflict_%s%d" % (m, i))
         if r is None:
             print("%s%d: no result" % (m, i)); continue
@@ -489,13 +491,17 @@ step_speed() {
   if [ "${FULL:-1}" != 0 ]; then
     timed speed_full 400 "$G" run --out "$D/speed_full" --device 0
     run_times speed_full
-    GPUPROBE_STAGES=children timed speed_full_children 400 "$G" run --out "$D/speed_full_children" --device 0
-    run_times speed_full_children
+    if [ "${FULL_CHILDREN:-1}" != 0 ]; then
+      GPUPROBE_STAGES=children timed speed_full_children 400 "$G" run --out "$D/speed_full_children" --device 0
+      run_times speed_full_children
+    fi
   fi
   for i in "$D"/speed_quick[0-9]* "$D"/speed_full; do
     [ -d "$i" ] || continue
     local ref="$D/speed_quick_children"
+    [ -d "$ref" ] || ref="$D/speed_quick1" # no children run: each quick run against the first
     [ "$(basename "$i")" = speed_full ] && ref="$D/speed_full_children"
+    [ "$i" = "$ref" ] && continue
     [ -d "$ref" ] || continue
     "$G" compare "$ref" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
     echo "compare $(basename "$ref") $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:600])' "$D/cmp_$(basename "$i").json" 2>&1)" |

@@ -94,9 +94,14 @@ void setup_cli(CLI::App &parent) {
   app->add_flag("--group-walks", f->o.group_walks,
                 "a set-associative level: walks of 5/8 of each 512 MiB group's pages over 0.9, "
                 "1.1 and 1.25 times the groups a full walk touches");
-  app->add_flag("--infer-halves", f->o.infer_halves,
+  app->add_flag("--infer-halves,!--test-halves", f->o.infer_halves,
                 "group testing: split a group's second half without a test where its first half "
-                "held no partner (fewer walks; not the default until measured against it)");
+                "held no partner (--test-halves: test it, as before issue 48)")
+      ->capture_default_str();
+  app->add_option("--onset-start-share", f->o.onset_start_share,
+                  "the onset scan starts E / this below a level's entries E")
+      ->capture_default_str()
+      ->check(CLI::Range(16, 1024));
   app->add_option("--timed-laps", f->o.timed_laps,
                   "timed laps a walk (at least 2048 hops), after one warm lap")
       ->capture_default_str()

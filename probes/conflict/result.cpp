@@ -115,7 +115,10 @@ std::vector<std::uint32_t> onset_targets(const walk_fn &walk, const conflict_tar
   const std::uint32_t start = s.window_start;
   const auto e = std::uint32_t(t.entries());
   const std::uint32_t below = calibration_step(t);
-  std::uint32_t n = e > below + 2 ? e - below : 2;
+  // The scan starts E / onset_start_share below E (at least 2), and steps down by E / 64 while
+  // the start misses (a window not aligned to the index fills some sets early).
+  const std::uint32_t first = std::max<std::uint32_t>(2, e / std::uint32_t(o.onset_start_share));
+  std::uint32_t n = e > first + 2 ? e - first : 2;
   s.hit_cycles = median(walk(hit_calibration_pages(t, start)));
   if (!(s.hit_cycles > 50)) { // an L2 hit alone costs hundreds of cycles
     s.failed =
@@ -496,6 +499,7 @@ json to_json(const conflict_result &r) {
                          {{"profile", r.profile},
                           {"search",
                            {{"windows", r.options.windows},
+                            {"onset_start_share", r.options.onset_start_share},
                             {"halves", r.options.infer_halves ? "inferred" : "tested"},
                             {"timed_laps", r.options.timed_laps}}},
                           {"range_bytes", r.range_bytes},
