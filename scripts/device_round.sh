@@ -16,7 +16,7 @@
 #   coverage   tlb-coverage RUNS times (default 1) over the last characterize's TLB profile
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
-#   conflict-ab  tlb-conflict by default, with AB_NEW (default --onset-start-share 256) and with
+#   conflict-ab  tlb-conflict by default, with AB_NEW (default --onset-start-share 64) and with
 #              --test-halves, over the last characterize's profile, alternating RUNS times
 #              (default 3): times, sets, walks, each against the first default run
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
@@ -167,12 +167,12 @@ PY
 step_conflict_ab() {
   need_profile conflict-ab || return 1
   local i m
-  # old: the default search; new: the default with AB_NEW (default --onset-start-share 256);
-  # tested: --test-halves (the search before stop 64).
+  # old: the default search; new: the default with AB_NEW (default --onset-start-share 64, the
+  # start before stop 64); tested: --test-halves.
   for i in $(seq 1 "${RUNS:-3}"); do
     for m in old new tested; do
       local flag=""
-      [ "$m" = new ] && flag="${AB_NEW:---onset-start-share 256}"
+      [ "$m" = new ] && flag="${AB_NEW:---onset-start-share 64}"
       [ "$m" = tested ] && flag="--test-halves"
       # shellcheck disable=SC2086
       timed "conflict_${m}$i" 300 "$G" tlb-conflict --profile "$P" $flag --out "$D/conflict_${m}$i.json"

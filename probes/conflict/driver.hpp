@@ -39,7 +39,10 @@ struct conflict_options {
   // split without a test of its own (it must hold the partner). On H100 GPU-a70f9b32 (r97) the
   // same sets, onsets and predictions as testing it in 3 of 3 runs, L2 in 14 % fewer walks.
   bool infer_halves = true;
-  int onset_start_share = 64; // the onset scan starts E / this below the entries E
+  // The onset scan starts E / this below the entries E (E / 64 before stop 64: on H100
+  // GPU-1cb0f411, r98, the same onsets, sets and predictions in 3 of 3 runs, L3 in 20 walks a
+  // window, not 68; tlb-conflict 4.1-4.3 -> 2.6-2.8 s).
+  int onset_start_share = 256;
   int timed_laps = 3;         // timed laps a walk (the kernel's samples: at least 2048 hops)
   std::uint64_t seed = 1;
 };

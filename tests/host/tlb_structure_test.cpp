@@ -387,6 +387,7 @@ TEST(TlbStructure, AnOnsetScanStartedCloserFindsTheSameSets) {
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
     const std::uint32_t start = std::uint32_t(rng() % 1000);
     probes::conflict_options o;
+    o.onset_start_share = 64;
     tlb.walks = 0;
     const auto wide = probes::find_conflict_set(walk, start, t, o);
     o.onset_start_share = 256;
