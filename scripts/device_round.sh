@@ -55,6 +55,8 @@
 #              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
 #              children run (each quick run is then compared with the first), FULL_CHILDREN=0 the
 #              full one
+#   stamps     a quick run's stages one by one, every output line stamped with its second
+#              (scripts/stamp_lines.py): where characterize, tune, validate and report spend time
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
@@ -506,6 +508,21 @@ step_speed() {
     "$G" compare "$ref" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
     echo "compare $(basename "$ref") $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:600])' "$D/cmp_$(basename "$i").json" 2>&1)" |
       tee -a "$D/speed.txt"
+  done
+}
+
+# Where a quick run's stages spend their time: characterize, tune, validate and report run one
+# after another as `run --quick` runs them, each line stamped with the seconds since its start.
+step_stamps() {
+  local f="$D/stamps" s
+  python3 "$HERE/stamp_lines.py" "$D/stamps_characterize.txt" -- "$G" characterize --quick --out "$f" --device 0
+  python3 "$HERE/stamp_lines.py" "$D/stamps_tune.txt" -- "$G" tune --quick --device 0 \
+    --profile "$f/profile.json" --out "$f/tuning.json"
+  python3 "$HERE/stamp_lines.py" "$D/stamps_validate.txt" -- "$G" validate --quick --device 0 \
+    --tuning "$f/tuning.json" --out "$f/validation.json"
+  python3 "$HERE/stamp_lines.py" "$D/stamps_report.txt" -- "$G" report --input "$f" --out "$f/report"
+  for s in characterize tune validate report; do
+    echo "$s: $(tail -1 "$D/stamps_$s.txt")"
   done
 }
 
