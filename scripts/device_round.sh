@@ -20,7 +20,7 @@
 #              --test-halves, over the last characterize's profile, alternating RUNS times
 #              (default 3): times, sets, walks, each against the first default run
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
-#   node-run   gpuprobe run on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
+#   node-run   gpuprobe run RUN_ARGS (e.g. --quick) on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
 #              second GPU maps late), then gpuprobe
 #              compare of that unit alone against it in the node run; BASE (a baseline build's
@@ -222,9 +222,10 @@ step_node() {
 
 step_node_run() {
   local one="${SINGLE_DEVICE:-0}" u
-  timed single_run 250 "$G" run --device "$one" --out "$D/single_run"
   # shellcheck disable=SC2086
-  timed node_run 330 "$G" run --devices all ${NODE_ARGS:-} --out "$D/node_run"
+  timed single_run 250 "$G" run ${RUN_ARGS:-} --device "$one" --out "$D/single_run"
+  # shellcheck disable=SC2086
+  timed node_run 330 "$G" run ${RUN_ARGS:-} --devices all ${NODE_ARGS:-} --out "$D/node_run"
   if [ -n "${BASE:-}" ]; then # the baseline build's node run, on the same node (BASE: its folder)
     LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_node_run 330 "$BASE/gpuprobe" run \
       --devices all --out "$D/base_node_run"
