@@ -43,7 +43,10 @@ struct conflict_options {
   // GPU-1cb0f411, r98, the same onsets, sets and predictions in 3 of 3 runs, L3 in 20 walks a
   // window, not 68; tlb-conflict 4.1-4.3 -> 2.6-2.8 s).
   int onset_start_share = 256;
-  int timed_laps = 3;         // timed laps a walk (the kernel's samples: at least 2048 hops)
+  // Group testing by Hwang's generalized binary splitting (groups of about n / W pages, each
+  // that holds a partner halved down to it) instead of quarters halved down to single pages.
+  bool generalized_split = false;
+  int timed_laps = 3; // timed laps a walk (the kernel's samples: at least 2048 hops)
   std::uint64_t seed = 1;
 };
 

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iterator>
 #include <map>
 
 namespace gpuprobe::probes {
@@ -187,7 +188,7 @@ int ramp_ways(const conflict_target &t, const conflict_options &o) {
 // walks, at most o.max_tests.
 std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
                                            const std::vector<std::uint32_t> &all,
-                                           std::uint32_t target, double thr,
+                                           std::uint32_t target, double thr, int ways,
                                            const conflict_options &o, int &tests) {
   const auto x_misses_without = [&](const std::vector<std::uint32_t> &group) {
     std::size_t pos = 0;
@@ -217,6 +218,47 @@ std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
     if (p != target)
       others.push_back(p);
   const std::size_t chunk = std::max<std::size_t>(1, others.size() / 4);
+  if (o.generalized_split) {
+    // Hwang's generalized binary splitting, for about W partners among the window's pages: test
+    // a group of 2^a pages (a = floor(log2((n - d + 1) / d)), at most a quarter of the window);
+    // none held: all of it goes; one held: halve it down to one page (a first half that held none
+    // goes, the second then holds one), confirm that page by its own walk, and go on with the
+    // rest. d counts the partners still expected (the ramp's W, less those found; 1 once found).
+    std::vector<std::uint32_t> pool = others; // ascending, as cycle_without needs
+    std::size_t d = std::size_t(std::max(1, ways));
+    const auto drop = [&](const std::vector<std::uint32_t> &g) {
+      std::vector<std::uint32_t> rest;
+      std::set_difference(pool.begin(), pool.end(), g.begin(), g.end(), std::back_inserter(rest));
+      pool.swap(rest);
+    };
+    while (!pool.empty() && tests < o.max_tests) {
+      const double ratio = double(pool.size() + 1 - std::min(d, pool.size())) / double(d);
+      std::size_t size = ratio >= 2 ? std::size_t(1) << int(std::floor(std::log2(ratio))) : 1;
+      size = std::min({size, chunk, pool.size()});
+      std::vector<std::uint32_t> g(pool.begin(), pool.begin() + long(size));
+      if (x_misses_without(g)) { // no partner among them
+        drop(g);
+        continue;
+      }
+      while (g.size() > 1 && tests < o.max_tests) {
+        std::vector<std::uint32_t> h(g.begin(), g.begin() + long(g.size() / 2));
+        if (x_misses_without(h)) { // the first half held none: the second holds one
+          drop(h);
+          g.erase(g.begin(), g.begin() + long(h.size()));
+        } else {
+          g = h;
+        }
+      }
+      if (size > 1 && !x_misses_without(g)) // confirmed by its own walk (a lone group: tested)
+        congruent.push_back(g[0]);
+      else if (size == 1)
+        congruent.push_back(g[0]);
+      drop(g);
+      d = d > 1 ? d - 1 : 1;
+    }
+    std::sort(congruent.begin(), congruent.end());
+    return congruent;
+  }
   for (std::size_t i = 0; i < others.size(); i += chunk)
     find(std::vector<std::uint32_t>(others.begin() + long(i),
                                     others.begin() + long(std::min(others.size(), i + chunk))),
@@ -243,7 +285,7 @@ conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const c
   for (std::size_t ti = 0; ti < std::min<std::size_t>(3, stable.size()); ++ti) {
     s.target = stable[ti];
     int tests = 0;
-    auto congruent = congruent_pages(walk, all, s.target, thr, o, tests);
+    auto congruent = congruent_pages(walk, all, s.target, thr, ramp_ways(t, o), o, tests);
     s.tests += tests;
     if (tests >= o.max_tests) {
       why = "page " + std::to_string(s.target) + ": stopped after " + std::to_string(o.max_tests) +
@@ -501,6 +543,7 @@ json to_json(const conflict_result &r) {
                            {{"windows", r.options.windows},
                             {"onset_start_share", r.options.onset_start_share},
                             {"halves", r.options.infer_halves ? "inferred" : "tested"},
+                            {"split", r.options.generalized_split ? "generalized" : "quarters"},
                             {"timed_laps", r.options.timed_laps}}},
                           {"range_bytes", r.range_bytes},
                           {"levels", levels},
