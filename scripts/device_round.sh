@@ -17,8 +17,9 @@
 #   conflict   tlb-conflict --windows 8 over that profile (CONFLICT_ARGS: e.g. "--repeat-walks 2
 #              --home-offsets 32 --group-walks"), and whether its sets agree with the ramp
 #   conflict-ab  tlb-conflict by default, with AB_NEW (default --onset-start-share 64) and with
-#              --test-halves, over the last characterize's profile, alternating RUNS times
-#              (default 3): times, sets, walks, each against the first default run
+#              --quarter-split --test-halves (the split before stop 64), over the last
+#              characterize's profile, alternating RUNS times (default 3): times, sets, walks,
+#              each against the first default run
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run RUN_ARGS (e.g. --quick) on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
@@ -170,12 +171,12 @@ step_conflict_ab() {
   need_profile conflict-ab || return 1
   local i m
   # old: the default search; new: the default with AB_NEW (default --onset-start-share 64, the
-  # start before stop 64); tested: --test-halves.
+  # start before stop 64); tested: --quarter-split --test-halves (the split before stop 64).
   for i in $(seq 1 "${RUNS:-3}"); do
     for m in old new tested; do
       local flag=""
       [ "$m" = new ] && flag="${AB_NEW:---onset-start-share 64}"
-      [ "$m" = tested ] && flag="--test-halves"
+      [ "$m" = tested ] && flag="--quarter-split --test-halves"
       # shellcheck disable=SC2086
       timed "conflict_${m}$i" 300 "$G" tlb-conflict --profile "$P" $flag --out "$D/conflict_${m}$i.json"
     done

@@ -98,9 +98,10 @@ void setup_cli(CLI::App &parent) {
                 "group testing: split a group's second half without a test where its first half "
                 "held no partner (--test-halves: test it, as before issue 48)")
       ->capture_default_str();
-  app->add_flag("--generalized-split", f->o.generalized_split,
-                "group testing by generalized binary splitting (groups of about n / W pages; not "
-                "the default until measured against it)");
+  app->add_flag("--generalized-split,!--quarter-split", f->o.generalized_split,
+                "group testing by generalized binary splitting, groups of about n / W pages "
+                "(--quarter-split: quarters of the window halved down to pages, as before stop 64)")
+      ->capture_default_str();
   app->add_option("--onset-start-share", f->o.onset_start_share,
                   "the onset scan starts E / this below a level's entries E")
       ->capture_default_str()

@@ -44,8 +44,11 @@ struct conflict_options {
   // window, not 68; tlb-conflict 4.1-4.3 -> 2.6-2.8 s).
   int onset_start_share = 256;
   // Group testing by Hwang's generalized binary splitting (groups of about n / W pages, each
-  // that holds a partner halved down to it) instead of quarters halved down to single pages.
-  bool generalized_split = false;
+  // that holds a partner halved down to it, a first half without one inferred) instead of
+  // quarters halved down to single pages (where infer_halves applies). On H100 GPU-cd1a80fa
+  // (r103) the same onsets, sets and predictions in 3 of 3 runs, L2's walks 151-210 -> 119-187 a
+  // window, L1's 50 -> 22.
+  bool generalized_split = true;
   int timed_laps = 3; // timed laps a walk (the kernel's samples: at least 2048 hops)
   std::uint64_t seed = 1;
 };

@@ -350,6 +350,7 @@ TEST(TlbStructure, InferredHalvesFindTheSameSetsInFewerTests) {
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
     const std::uint32_t start = std::uint32_t(rng() % 1000);
     probes::conflict_options o;
+    o.generalized_split = false; // halves are inferred or tested in the quarters' split
     o.infer_halves = false;
     tlb.walks = 0;
     const auto plain = probes::find_conflict_set(walk, start, t, o);
@@ -427,6 +428,7 @@ TEST(TlbStructure, GeneralizedSplittingFindsTheSameSetsInFewerWalks) {
     const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
     const std::uint32_t start = std::uint32_t(rng() % 1000);
     probes::conflict_options o;
+    o.generalized_split = false;
     tlb.walks = 0;
     const auto quarters = probes::find_conflict_set(walk, start, t, o);
     o.generalized_split = true;
