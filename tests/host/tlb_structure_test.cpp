@@ -299,6 +299,36 @@ probes::conflict_target conflict_target_of(const std::string &label, double page
   return t;
 }
 
+// One generated case of the issue 48 families: a simulated TLB of sets_of x {2, 4, 8, 16} ways
+// (not LRU at the onset a quarter of the time; one set is always LRU; at most 4096 entries), a
+// window on any alignment, searched with options `a` and then `b`.
+struct searched_twice {
+  sim_tlb tlb{1, 1};
+  probes::conflict_set a, b;
+  std::string what; // the case, for failure messages
+};
+searched_twice search_twice(std::mt19937_64 &rng, const unsigned (&sets_of)[5],
+                            const probes::conflict_options &a, const probes::conflict_options &b) {
+  const unsigned ways_of[] = {2, 4, 8, 16};
+  searched_twice r;
+  r.tlb = sim_tlb{sets_of[rng() % 5], ways_of[rng() % 4], rng() % 4 == 0};
+  if (r.tlb.sets == 1)
+    r.tlb.alternating = false;
+  if (r.tlb.sets * r.tlb.ways > 4096)
+    r.tlb.sets /= 2;
+  auto t = conflict_target_of("L3", 64ull << 20, r.tlb.sets * r.tlb.ways, 95);
+  t.tested.ways = r.tlb.ways;
+  const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return r.tlb.walk(p); };
+  const std::uint32_t start = std::uint32_t(rng() % 1000);
+  r.tlb.walks = 0;
+  r.a = probes::find_conflict_set(walk, start, t, a);
+  r.tlb.walks = 0;
+  r.b = probes::find_conflict_set(walk, start, t, b);
+  r.what = std::to_string(r.tlb.sets) + " x " + std::to_string(r.tlb.ways) +
+           (r.tlb.alternating ? " not LRU" : "") + ", window " + std::to_string(start);
+  return r;
+}
+
 } // namespace
 
 TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
@@ -339,32 +369,20 @@ TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
 // both ways: the same members (or the same failure) every time, never more tests.
 TEST(TlbStructure, InferredHalvesFindTheSameSetsInFewerTests) {
   std::mt19937_64 rng(48);
-  const unsigned sets_of[] = {1, 16, 64, 128, 256}, ways_of[] = {2, 4, 8, 16};
+  const unsigned sets_of[] = {1, 16, 64, 128, 256};
+  probes::conflict_options tested, inferred;
+  tested.generalized_split = inferred.generalized_split = false; // halves: the quarters' split
+  tested.infer_halves = false;
+  inferred.infer_halves = true;
   long tests_plain = 0, tests_inferred = 0;
   for (int c = 0; c < 100; ++c) {
-    sim_tlb tlb{sets_of[rng() % 5], ways_of[rng() % 4], rng() % 4 == 0};
-    if (tlb.sets == 1)
-      tlb.alternating = false;
-    auto t = conflict_target_of("L3", 64ull << 20, tlb.sets * tlb.ways, 95);
-    t.tested.ways = tlb.ways;
-    const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
-    const std::uint32_t start = std::uint32_t(rng() % 1000);
-    probes::conflict_options o;
-    o.generalized_split = false; // halves are inferred or tested in the quarters' split
-    o.infer_halves = false;
-    tlb.walks = 0;
-    const auto plain = probes::find_conflict_set(walk, start, t, o);
-    o.infer_halves = true;
-    tlb.walks = 0;
-    const auto inferred = probes::find_conflict_set(walk, start, t, o);
-    EXPECT_EQ(inferred.members, plain.members)
-        << tlb.sets << " x " << tlb.ways << (tlb.alternating ? " not LRU" : "") << ", window "
-        << start;
-    EXPECT_EQ(inferred.failed, plain.failed);
-    EXPECT_EQ(inferred.method, plain.method);
-    EXPECT_LE(inferred.tests, plain.tests);
-    tests_plain += plain.tests;
-    tests_inferred += inferred.tests;
+    const auto r = search_twice(rng, sets_of, tested, inferred);
+    EXPECT_EQ(r.b.members, r.a.members) << r.what;
+    EXPECT_EQ(r.b.failed, r.a.failed);
+    EXPECT_EQ(r.b.method, r.a.method);
+    EXPECT_LE(r.b.tests, r.a.tests);
+    tests_plain += r.a.tests;
+    tests_inferred += r.b.tests;
   }
   std::printf("group tests over 100 searches: %ld, inferring halves %ld\n", tests_plain,
               tests_inferred);
@@ -377,33 +395,20 @@ TEST(TlbStructure, InferredHalvesFindTheSameSetsInFewerTests) {
 // at the onset, windows on any alignment).
 TEST(TlbStructure, AnOnsetScanStartedCloserFindsTheSameSets) {
   std::mt19937_64 rng(4864);
-  const unsigned sets_of[] = {16, 64, 128, 256, 512}, ways_of[] = {2, 4, 8, 16};
+  const unsigned sets_of[] = {16, 64, 128, 256, 512};
+  probes::conflict_options wide, close;
+  wide.onset_start_share = 64;
+  close.onset_start_share = 256;
   long walks_64 = 0, walks_256 = 0;
   for (int c = 0; c < 80; ++c) {
-    sim_tlb tlb{sets_of[rng() % 5], ways_of[rng() % 4], rng() % 4 == 0};
-    if (tlb.sets * tlb.ways > 4096)
-      tlb.sets /= 2;
-    auto t = conflict_target_of("L3", 64ull << 20, tlb.sets * tlb.ways, 95);
-    t.tested.ways = tlb.ways;
-    const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
-    const std::uint32_t start = std::uint32_t(rng() % 1000);
-    probes::conflict_options o;
-    o.onset_start_share = 64;
-    tlb.walks = 0;
-    const auto wide = probes::find_conflict_set(walk, start, t, o);
-    o.onset_start_share = 256;
-    tlb.walks = 0;
-    const auto close = probes::find_conflict_set(walk, start, t, o);
-    const std::string what = std::to_string(tlb.sets) + " x " + std::to_string(tlb.ways) +
-                             (tlb.alternating ? " not LRU" : "") + ", window " +
-                             std::to_string(start);
-    if (!tlb.alternating) { // not LRU, which walk meets the onset depends on the walks before it
-      EXPECT_EQ(close.onset_pages, wide.onset_pages) << what;
-      EXPECT_EQ(close.members, wide.members) << what;
-      EXPECT_EQ(close.failed, wide.failed) << what;
+    const auto r = search_twice(rng, sets_of, wide, close);
+    if (!r.tlb.alternating) { // not LRU, which walk meets the onset depends on the walks before it
+      EXPECT_EQ(r.b.onset_pages, r.a.onset_pages) << r.what;
+      EXPECT_EQ(r.b.members, r.a.members) << r.what;
+      EXPECT_EQ(r.b.failed, r.a.failed) << r.what;
     }
-    walks_64 += wide.tests;
-    walks_256 += close.tests;
+    walks_64 += r.a.tests;
+    walks_256 += r.b.tests;
   }
   std::printf("walks over 80 searches: scan from E - E/64 %ld, from E - E/256 %ld\n", walks_64,
               walks_256);
@@ -416,34 +421,21 @@ TEST(TlbStructure, AnOnsetScanStartedCloserFindsTheSameSets) {
 // hit by chance is still dropped (APageThatLetXHitByChanceIsDropped runs both ways).
 TEST(TlbStructure, GeneralizedSplittingFindsTheSameSetsInFewerWalks) {
   std::mt19937_64 rng(4865);
-  const unsigned sets_of[] = {16, 64, 128, 256, 512}, ways_of[] = {2, 4, 8, 16};
+  const unsigned sets_of[] = {16, 64, 128, 256, 512};
+  probes::conflict_options quarters, split;
+  quarters.generalized_split = false;
+  split.generalized_split = true;
   long walks_quarters = 0, walks_split = 0;
   int searched = 0;
   for (int c = 0; c < 100; ++c) {
-    sim_tlb tlb{sets_of[rng() % 5], ways_of[rng() % 4], rng() % 4 == 0};
-    if (tlb.sets * tlb.ways > 4096)
-      tlb.sets /= 2;
-    auto t = conflict_target_of("L3", 64ull << 20, tlb.sets * tlb.ways, 95);
-    t.tested.ways = tlb.ways;
-    const probes::walk_fn walk = [&](const std::vector<std::uint32_t> &p) { return tlb.walk(p); };
-    const std::uint32_t start = std::uint32_t(rng() % 1000);
-    probes::conflict_options o;
-    o.generalized_split = false;
-    tlb.walks = 0;
-    const auto quarters = probes::find_conflict_set(walk, start, t, o);
-    o.generalized_split = true;
-    tlb.walks = 0;
-    const auto split = probes::find_conflict_set(walk, start, t, o);
-    const std::string what = std::to_string(tlb.sets) + " x " + std::to_string(tlb.ways) +
-                             (tlb.alternating ? " not LRU" : "") + ", window " +
-                             std::to_string(start);
-    EXPECT_EQ(split.members, quarters.members) << what;
-    EXPECT_EQ(split.failed, quarters.failed) << what;
-    EXPECT_EQ(split.method, quarters.method) << what;
-    if (quarters.method == "group testing") {
+    const auto r = search_twice(rng, sets_of, quarters, split);
+    EXPECT_EQ(r.b.members, r.a.members) << r.what;
+    EXPECT_EQ(r.b.failed, r.a.failed) << r.what;
+    EXPECT_EQ(r.b.method, r.a.method) << r.what;
+    if (r.a.method == "group testing") {
       ++searched;
-      walks_quarters += quarters.tests;
-      walks_split += split.tests;
+      walks_quarters += r.a.tests;
+      walks_split += r.b.tests;
     }
   }
   std::printf("%d sets found by group testing: %ld walks by quarters, %ld by generalized "
