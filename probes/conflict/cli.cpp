@@ -95,8 +95,8 @@ void setup_cli(CLI::App &parent) {
                 "a set-associative level: walks of 5/8 of each 512 MiB group's pages over 0.9, "
                 "1.1 and 1.25 times the groups a full walk touches");
   app->add_flag("--infer-halves,!--test-halves", f->o.infer_halves,
-                "group testing: split a group's second half without a test where its first half "
-                "held no partner (--test-halves: test it, as before issue 48)")
+                "with --quarter-split: split a group's second half without a test where its "
+                "first half held no partner (--test-halves: test it, as before stop 64)")
       ->capture_default_str();
   app->add_flag("--generalized-split,!--quarter-split", f->o.generalized_split,
                 "group testing by generalized binary splitting, groups of about n / W pages "
@@ -107,7 +107,8 @@ void setup_cli(CLI::App &parent) {
       ->capture_default_str()
       ->check(CLI::Range(16, 1024));
   app->add_option("--timed-laps", f->o.timed_laps,
-                  "timed laps a walk (at least 2048 hops), after one warm lap")
+                  "timed laps a walk (at least 2048 hops), after one warm lap (2 lost L2's sets "
+                  "on H100s: docs/analyze-tlb.md)")
       ->capture_default_str()
       ->check(CLI::Range(2, 4));
   app->callback([f] { run(*f); });
