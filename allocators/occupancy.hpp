@@ -4,6 +4,7 @@
 // CUDA), so CI tests it without a GPU.
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -35,13 +36,26 @@ inline std::vector<std::uint8_t> random_occupancy(std::uint64_t pages, std::uint
   return used;
 }
 
-// Bit i of word i / w is set when page i is used; bits past `pages` in the last word are set
-// (never handed out).
+// Bit i of word i / w is set when page i is used (any nonzero entry); bits past `pages` in the
+// last word are set (never handed out). Eight entries at a time: a 2^28-page state packed bit by
+// bit took 0.3-0.4 s of every such BM_getpage case.
 template <class Word> std::vector<Word> pack_bitmap(const std::vector<std::uint8_t> &used) {
   constexpr std::size_t w = sizeof(Word) * 8;
-  std::vector<Word> words((used.size() + w - 1) / w, Word(0));
-  for (std::size_t i = 0; i < words.size() * w; ++i)
-    if (i >= used.size() || used[i])
+  const std::size_t n = used.size(), whole = n / 8 * 8;
+  std::vector<Word> words((n + w - 1) / w, Word(0));
+  for (std::size_t i = 0; i < whole; i += 8) {
+    std::uint64_t x;
+    std::memcpy(&x, used.data() + i, 8);
+    x |= x >> 4; // each byte's nonzero-ness into its lowest bit
+    x |= x >> 2;
+    x |= x >> 1;
+    x &= 0x0101010101010101ull;
+    // Byte k's low bit to bit 56 + k (the multiply's terms fall on distinct bits: no carries).
+    const auto bits = Word((x * 0x0102040810204080ull) >> 56);
+    words[i / w] |= Word(bits << (i % w));
+  }
+  for (std::size_t i = whole; i < words.size() * w; ++i)
+    if (i >= n || used[i])
       words[i / w] |= Word(1) << (i % w);
   return words;
 }

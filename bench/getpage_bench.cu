@@ -33,22 +33,29 @@ using gpuprobe::alloc::page_t;
 constexpr std::uint64_t k_cuda_malloc_cap = 1ull << 18; // device malloc of 2^20 blocks: ~0.3 s each
 using gpuprobe::bench::check;
 
-// The occupancy pattern of the current (T, A): made once, loaded before every iteration.
-const std::vector<std::uint8_t> &occupancy(std::uint64_t T, std::uint64_t A) {
-  static std::pair<std::uint64_t, std::uint64_t> key{0, 0};
-  static std::vector<std::uint8_t> occ;
-  if (key != std::make_pair(T, A)) {
-    occ = gpuprobe::alloc::random_occupancy(T, A, 42);
-    key = {T, A};
-  }
-  return occ;
-}
-
+// The free clusters of a pattern (M of Eq. 8): maximal runs of free pages.
 double free_clusters(const std::vector<std::uint8_t> &used) {
   double m = 0;
   for (std::size_t i = 0; i < used.size(); ++i)
     m += !used[i] && (i == 0 || used[i - 1]);
   return m;
+}
+
+// The occupancy pattern of a (T, A) and its free clusters, made once per process and kept: the
+// grid runs allocator by allocator, so each (T, A) comes back once per allocator (a 2^28-page
+// pattern took 0.3-0.5 s to draw and count every time).
+struct occupancy_state {
+  std::vector<std::uint8_t> used;
+  double clusters = 0;
+};
+const occupancy_state &occupancy(std::uint64_t T, std::uint64_t A) {
+  static std::map<std::pair<std::uint64_t, std::uint64_t>, occupancy_state> kept;
+  auto [it, fresh] = kept.try_emplace({T, A});
+  if (fresh) {
+    it->second.used = gpuprobe::alloc::random_occupancy(T, A, 42);
+    it->second.clusters = free_clusters(it->second.used);
+  }
+  return it->second;
 }
 
 template <class H> __global__ void get_kernel(H h, unsigned n, page_t *out) {
@@ -76,7 +83,8 @@ void bm_getpage(
     std::function<theory(double pages, double free_pages, double threads, double clusters)> model) {
   const std::uint64_t T = gpuprobe::alloc::pages_for(n, permille / 1000.0),
                       free_pages = T * std::uint64_t(permille) / 1000;
-  const auto &occ = occupancy(T, free_pages);
+  const auto &state = occupancy(T, free_pages);
+  const auto &occ = state.used;
   gpuprobe::alloc::pool_config c;
   c.pages = page_t(T);
   c.page_bytes = 0; // ids only: get_page does not touch the pages
@@ -139,7 +147,7 @@ void bm_getpage(
   st.counters["pages"] = double(T);
   st.counters["free_pages"] = double(free_pages);
   if (model) {
-    const auto th = model(double(T), double(free_pages), double(n), free_clusters(occ));
+    const auto th = model(double(T), double(free_pages), double(n), state.clusters);
     st.counters["TAS_theory"] = th.tas;
     if (th.was > 0)
       st.counters["WAS_theory"] = th.was;
@@ -147,7 +155,7 @@ void bm_getpage(
   if constexpr (keeps_last) {
     // Eq. 9 with p measured on this occupancy instead of Eq. 8's: a thread's last page is a free
     // page of the pattern, and the page after it is used when it ends its cluster, M of A.
-    const double free_n = double(free_pages), clusters = free_clusters(occ);
+    const double free_n = double(free_pages), clusters = state.clusters;
     st.counters["TAS_theory_occupancy"] =
         1 + clusters / free_n * gpuprobe::analysis::rw_tas(double(T), free_n, double(n));
   }

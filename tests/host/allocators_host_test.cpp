@@ -63,6 +63,40 @@ TEST(Occupancy, BitmapPackingAndQueueIds) {
 }
 
 namespace {
+// The packing rule one bit at a time: bit i of word i / w set when used[i] != 0 or i is past the
+// end.
+template <class Word> std::vector<Word> pack_one_by_one(const std::vector<std::uint8_t> &used) {
+  constexpr std::size_t w = sizeof(Word) * 8;
+  std::vector<Word> words((used.size() + w - 1) / w, Word(0));
+  for (std::size_t i = 0; i < words.size() * w; ++i)
+    if (i >= used.size() || used[i])
+      words[i / w] |= Word(1) << (i % w);
+  return words;
+}
+} // namespace
+
+// The eight-at-a-time packing against the rule, on 3,000 generated states: lengths 0-700 (whole
+// words, whole bytes and neither), entries of any byte value (a nonzero entry is used), densities
+// from all free to all used.
+TEST(Occupancy, PackingEightEntriesAtATimeFollowsTheRuleOnGeneratedStates) {
+  std::mt19937_64 rng(20261128);
+  for (int c = 0; c < 3000; ++c) {
+    const std::size_t n = rng() % 701;
+    const double used_share = double(rng() % 1001) / 1000;
+    const bool any_byte = rng() % 2;
+    std::vector<std::uint8_t> used(n);
+    for (auto &u : used)
+      u = std::uniform_real_distribution<double>(0, 1)(rng) < used_share
+              ? std::uint8_t(any_byte ? 1 + rng() % 255 : 1)
+              : 0;
+    ASSERT_EQ(pack_bitmap<std::uint32_t>(used), pack_one_by_one<std::uint32_t>(used))
+        << "case " << c << ", " << n << " entries";
+    ASSERT_EQ(pack_bitmap<unsigned long long>(used), pack_one_by_one<unsigned long long>(used))
+        << "case " << c << ", " << n << " entries";
+  }
+}
+
+namespace {
 // Runs of a region, by walking it with next_free_run.
 std::vector<std::pair<unsigned, unsigned>> runs_of(const std::vector<unsigned long long> &w) {
   std::vector<std::pair<unsigned, unsigned>> out;
