@@ -7,6 +7,7 @@
 #include "common/outputs.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "report/figures_drawn.hpp"
 #include "report/report.hpp"
 
 #include <algorithm>
@@ -27,7 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 
 struct report_options {
-  std::string input, out, format = "html", python = "python3", plot_script;
+  std::string input, out, format = "html", python = "python3", plot_script, figures_from;
 };
 
 // The plot script when --plot-script is not given: the one beside this binary (a copied
@@ -93,27 +94,40 @@ void take_not_drawn(const fs::path &figs, report::report_content &content) {
   content.skipped.insert(content.skipped.end(), skipped.begin(), skipped.end());
 }
 
-// Draws the page into `dir` (a fresh folder).
-report::report_content render_into(const report_options &o, const fs::path &dir) {
+// Draws the page into `dir` (a fresh folder); `reused` counts the figures taken as drawn from
+// --figures-from.
+report::report_content render_into(const report_options &o, const fs::path &dir,
+                                   std::size_t &reused) {
   auto content = report::build_report(o.input);
   const fs::path figs = dir / "figures";
   fs::create_directories(figs);
-  nlohmann::json manifest = {{"figures", nlohmann::json::array()}};
+  const std::string script = o.plot_script.empty() ? default_plot_script() : o.plot_script;
+  const nlohmann::json stamp = report::plotter_stamp(o.python, script);
+  const auto taken = o.figures_from.empty()
+                         ? std::set<std::string>()
+                         : report::take_figures_drawn(content.figures, o.figures_from, figs, stamp);
+  reused = taken.size();
+  // plot.py draws what its manifest lists: the figures not taken; the whole list comes after.
+  nlohmann::json manifest = {{"figures", nlohmann::json::array()}, {"drawn_by", stamp}};
+  nlohmann::json to_draw = manifest;
   for (const auto &f : content.figures) {
     write_text_atomic((figs / (f.id + ".csv")).string(), f.csv);
     manifest["figures"].push_back(f.manifest());
+    if (!taken.count(f.id))
+      to_draw["figures"].push_back(f.manifest());
   }
-  write_json_atomic((figs / "manifest.json").string(), manifest);
-  const std::string script = o.plot_script.empty() ? default_plot_script() : o.plot_script;
-  if (!content.figures.empty()) {
+  if (!to_draw["figures"].empty()) {
+    write_json_atomic((figs / "manifest.json").string(), to_draw);
     const std::vector<std::string> argv = {o.python, script, figs.string()}; // no shell
     const auto r = run_child(argv);
     check_interrupted("report (drawing the figures)");
     if (!r.ok())
       throw error("report: drawing the figures failed (" + o.python + " " + script + " " +
                   figs.string() + ": exit " + std::to_string(r.exit_code) + ")");
-    take_not_drawn(figs, content);
   }
+  write_json_atomic((figs / "manifest.json").string(), manifest);
+  if (!content.figures.empty())
+    take_not_drawn(figs, content);
   const bool html = o.format == "html";
   std::map<std::string, std::string> png; // embedded: index.html stands alone
   for (const auto &f : content.figures) {
@@ -148,9 +162,10 @@ void run_report(const report_options &o) {
   const fs::path tmp = parent / (tmp_prefix + std::to_string(::getpid()));
   fs::remove_all(tmp, ec);
   report::report_content content;
+  std::size_t reused = 0;
   const cleanup_scope cleaning; // SIGTERM/SIGHUP/SIGINT: the temporary folder is removed, below
   try {
-    content = render_into(o, tmp);
+    content = render_into(o, tmp, reused);
     check_interrupted("report");
     fs::remove_all(out);
     fs::rename(tmp, out);
@@ -159,8 +174,12 @@ void run_report(const report_options &o) {
     throw;
   }
   const std::string page = (out / (o.format == "html" ? "index.html" : "index.md")).string();
-  std::printf("gpuprobe report: %zu figures, %zu tables -> %s\n", content.figures.size(),
-              content.tables.size(), page.c_str());
+  const std::string earlier = reused
+                                  ? " (" + std::to_string(reused) +
+                                        " drawn before from the same data: " + o.figures_from + ")"
+                                  : std::string();
+  std::printf("gpuprobe report: %zu figures%s, %zu tables -> %s\n", content.figures.size(),
+              earlier.c_str(), content.tables.size(), page.c_str());
   for (const auto &m : content.missing)
     std::printf("  not in the folder: %s\n", m.c_str());
   for (const auto &m : content.not_drawn)
@@ -190,6 +209,10 @@ void setup_report(CLI::App &parent) {
   app->add_option("--plot-script", opt->plot_script,
                   "plot script (default: plot.py beside this binary, else\n"
                   "../share/gpuprobe/plot.py, else reports/plot.py of the source tree)");
+  app->add_option("--figures-from", opt->figures_from,
+                  "figures/ of an earlier report: each figure drawn there by the same plot\n"
+                  "script from the same data is taken instead of drawn again (gpuprobe run\n"
+                  "draws characterize's figures while tune and validate run)");
   app->callback([opt] { run_report(*opt); });
 }
 

@@ -56,6 +56,12 @@
 #              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
 #              children run (each quick run is then compared with the first), FULL_CHILDREN=0 the
 #              full one
+#   bench-ab   the run's TAS/WAS grid (gpuprobe run's bench stage) by $BASE/gpuprobe-bench (A) and
+#              this build's (B), alternating AB_N times each (default 2): each one's seconds, each
+#              case's B over A (scripts/bench_ab.py) and its TAS/WAS in both
+#   ahead-ab   gpuprobe run --quick with characterize's figures drawn ahead (this build) and
+#              without (GPUPROBE_FIGURES_AHEAD=0), alternating AHEAD_N times each (default 3);
+#              FULL=1 adds one full run each way; stage times, compare of each against the first
 #   stamps     a quick run's stages one by one, every output line stamped with its second
 #              (scripts/stamp_lines.py): where characterize, tune, validate and report spend time
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
@@ -510,6 +516,61 @@ step_speed() {
     "$G" compare "$ref" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
     echo "compare $(basename "$ref") $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:600])' "$D/cmp_$(basename "$i").json" 2>&1)" |
       tee -a "$D/speed.txt"
+  done
+}
+
+step_bench_ab() {
+  [ -n "${BASE:-}" ] || { echo "bench-ab: set BASE to the baseline build's carried folder" >&2; return 1; }
+  local k which bin filter
+  filter='^BM_getpage/(rw|rw_bm32|rw_bm64|corw32|corw64|crw)/threads:(4096|65536|1048576)/free_permille:(500|5)/' # pipeline/bench_stage.cpp
+  for k in $(seq 1 "${AB_N:-2}"); do
+    for which in a b; do
+      bin="$B/gpuprobe-bench"
+      [ "$which" = a ] && bin="$BASE/gpuprobe-bench"
+      LD_LIBRARY_PATH="$([ "$which" = a ] && echo "$BASE/lib:")$LD_LIBRARY_PATH" \
+        timed "bench_${which}_$k" 300 "$bin" --benchmark_filter="$filter" \
+        --benchmark_out="$D/bench-$which-$k.json" --benchmark_out_format=json
+    done
+  done
+  python3 "$HERE/bench_ab.py" "$D"/bench-a-*.json -- "$D"/bench-b-*.json | tee "$D/bench_ab.md" | tail -3
+  python3 - "$D"/bench-a-1.json "$D"/bench-b-1.json <<'PY' | tee -a "$D/bench_ab.md"
+import json, sys
+def counters(p):
+    return {b["name"].split("/iterations")[0]: (b.get("TAS"), b.get("WAS"))
+            for b in json.load(open(p))["benchmarks"] if not b.get("error_occurred")}
+a, b = counters(sys.argv[1]), counters(sys.argv[2])
+same = sum(1 for n in a if n in b and a[n] == b[n])
+print("TAS/WAS: %d of %d cases the same in both binaries' first runs" % (same, len(a)))
+for n in a:
+    if n in b and a[n] != b[n]:
+        print("  %s: TAS %s -> %s, WAS %s -> %s" % (n, a[n][0], b[n][0], a[n][1], b[n][1]))
+PY
+}
+
+step_ahead_ab() {
+  local i m which flag
+  for m in quick full; do
+    [ "$m" = full ] && [ "${FULL:-0}" = 0 ] && continue
+    flag=""
+    [ "$m" = quick ] && flag=--quick
+    for i in $(seq 1 "$([ "$m" = quick ] && echo "${AHEAD_N:-3}" || echo 1)"); do
+      for which in ahead plain; do
+        if [ "$which" = plain ]; then
+          GPUPROBE_FIGURES_AHEAD=0 timed "${m}_${which}$i" 400 "$G" run $flag --out "$D/${m}_${which}$i" --device 0
+        else
+          timed "${m}_${which}$i" 400 "$G" run $flag --out "$D/${m}_${which}$i" --device 0
+        fi
+        run_times "${m}_${which}$i"
+        grep -h "^gpuprobe report:" "$D/${m}_${which}$i/run.log" | tail -1 | cut -c1-160
+        ls -d "$D/${m}_${which}$i"/.figures-ahead.* 2>/dev/null | sed 's/^/  left behind: /'
+      done
+    done
+    for i in "$D/${m}_"*[0-9]; do
+      [ "$i" = "$D/${m}_ahead1" ] && continue
+      "$G" compare "$D/${m}_ahead1" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
+      echo "compare ${m}_ahead1 $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:400])' "$D/cmp_$(basename "$i").json" 2>&1)" |
+        tee -a "$D/speed.txt"
+    done
   done
 }
 

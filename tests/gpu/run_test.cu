@@ -1,7 +1,8 @@
 // `gpuprobe run --quick` end to end on the GPU, then again over the finished folder: the rerun
 // measures nothing (every stage kept, profile/tuning/validation byte for byte as they were) and
 // only the report is drawn anew. The stages' output goes to run.log, a section per invocation;
-// the terminal gets a line per stage.
+// the terminal gets a line per stage. characterize's figures are drawn while tune and validate
+// run, and the report takes them.
 #include "gpu_test_util.hpp"
 #include "tests/common/binary_path.hpp"
 
@@ -44,14 +45,19 @@ TEST(Run, QuickRunThenRerunOfTheFinishedFolderMeasuresNothing) {
   EXPECT_EQ(first.find("other process"), std::string::npos)
       << "run's own process holds no context while its stages measure:\n"
       << first;
+  // characterize's figures were drawn while tune and validate ran, and taken by the report; the
+  // folder they were drawn in is gone.
+  EXPECT_NE(first.find("drawn before from the same data"), std::string::npos) << first;
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().rfind(".figures-ahead.", 0), std::string::npos)
+        << e.path();
   const char *files[] = {"/profile.json", "/tuning.json", "/validation.json"};
   std::string before[3];
   for (int i = 0; i < 3; ++i)
     before[i] = text_of(dir + files[i]);
   const auto t0 = std::chrono::steady_clock::now();
   const std::string again_out = gpuprobe::test::shell(cmd, &rc);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(rc, 0) << again_out;
   const std::string again = again_out + last_log(dir);
   for (int i = 0; i < 3; ++i)

@@ -1,0 +1,31 @@
+#pragma once
+// Figures drawn earlier from the same data. `gpuprobe run` draws characterize's figures while
+// tune and validate hold the GPU (a report into a folder of its own), and its report then takes
+// each figure whose spec, CSV and plotter are the ones it would draw it with, instead of drawing
+// it again (`gpuprobe report --figures-from`). Host-only.
+#include "report/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::report {
+
+// What draws a report's figures: the Python and the plot script, and a hash of the script's
+// text (a script edited since draws anew). Recorded in figures/manifest.json as "drawn_by".
+nlohmann::json plotter_stamp(const std::string &python, const std::string &script);
+
+// The figures of `figures` that `earlier` (another report's figures/ folder) holds drawn by the
+// same plotter (`stamp`) from the same manifest entry and the same CSV, with a PNG and an SVG
+// that are not empty and not listed in its not_drawn.json: their PNG and SVG are copied into
+// `figs`, and their ids returned. Anything else (no such folder, another plotter, a figure whose
+// data changed) is left to be drawn.
+std::set<std::string> take_figures_drawn(const std::vector<report_figure> &figures,
+                                         const std::filesystem::path &earlier,
+                                         const std::filesystem::path &figs,
+                                         const nlohmann::json &stamp);
+
+} // namespace gpuprobe::report
