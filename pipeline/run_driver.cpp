@@ -3,7 +3,7 @@
 // then the summary: the hierarchy, the decisions, the verdicts and the page's path. A finished
 // folder is rerun without GPU work: characterize keeps its stages, tune and validate are kept by
 // the resume rule (pipeline/stage_runner.hpp) when nothing they read ran again, and only the
-// report is drawn anew.
+// report is drawn anew (its figures whose data did not change taken from the report before).
 #include "pipeline/run_driver.hpp"
 
 #include "analysis/characterize.hpp"
@@ -11,7 +11,6 @@
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
-#include "common/outputs.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
 #include "pipeline/bench_stage.hpp"
@@ -21,9 +20,7 @@
 #include "report/report.hpp"
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -130,67 +127,6 @@ struct stage_caller {
   }
 };
 
-// characterize's figures, drawn while tune and validate hold the GPU: a report of the folder as
-// it stands, into DIR/.figures-ahead.<pid> (its plotter at low priority on half the CPUs), whose
-// figures the last report takes where their spec and data did not change (report
-// --figures-from); the folder goes when the run ends. Only time is at stake: when it fails, the
-// last report draws every figure itself.
-class figures_ahead {
-public:
-  explicit figures_ahead(std::string dir) : dir_(std::move(dir)) {}
-  figures_ahead(const figures_ahead &) = delete;
-  figures_ahead &operator=(const figures_ahead &) = delete;
-  ~figures_ahead() {
-    if (child_.pid > 0)
-      ::kill(-child_.pid, SIGTERM); // the run ended before its report: the plotter's group too
-    finish();
-    if (!out_.empty()) {
-      std::error_code ec;
-      fs::remove_all(fs::path(dir_) / out_, ec);
-    }
-  }
-
-  // GPUPROBE_FIGURES_AHEAD=0: none (the last report draws every figure, as before).
-  void start() {
-    remove_stale_temporaries(dir_, k_prefix); // of runs that were killed
-    if (const char *v = std::getenv("GPUPROBE_FIGURES_AHEAD"); v && std::string(v) == "0")
-      return;
-    out_ = k_prefix + std::to_string(::getpid());
-    try {
-      child_ = spawn_child({self_path(), "report", "--input", ".", "--out", out_}, dir_,
-                           {"GPUPROBE_PLOT_BACKGROUND=1"});
-    } catch (const error &) {
-      child_ = {}; // drawn by the last report
-    }
-  }
-
-  // Waits for the drawing; the figures folder to take from (relative to the results folder), or
-  // "" when it drew none. Its output goes to run.log.
-  std::string figures(std::FILE *log) {
-    const int code = finish();
-    if (log && !output_.empty())
-      std::fprintf(log, "[figures drawn ahead: %s, exit %d]\n%s", out_.c_str(), code,
-                   output_.c_str());
-    return code == 0 || code == 3 ? out_ + "/figures" : ""; // 3: drawn from the valid inputs
-  }
-
-private:
-  static constexpr const char *k_prefix = ".figures-ahead.";
-  int finish() {
-    if (child_.pid <= 0)
-      return -1;
-    char buf[4096]; // its few lines, read before the wait: a full pipe would stop it
-    for (ssize_t n; (n = ::read(child_.out_fd, buf, sizeof buf)) != 0;)
-      if (n > 0)
-        output_.append(buf, std::size_t(n));
-      else if (errno != EINTR)
-        break;
-    return wait_child(child_);
-  }
-  std::string dir_, out_, output_;
-  spawned_child child_;
-};
-
 // characterize resumes by itself and leaves profile.json as it was when nothing ran: whether it
 // changed tells the stages after it.
 void characterize_stage(stage_caller &c, const run_run_options &o) {
@@ -244,8 +180,6 @@ void run_pipeline(const run_run_options &o) {
               o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str(),
               c.display.log_path.c_str());
   characterize_stage(c, o); // 1.
-  figures_ahead ahead(dir);
-  ahead.start();
   using rf = results_folder;
   c.kept_or_run("tune", // 2.
                 {"tune", "--device", device, "--profile", rf::profile_file, "--out",
@@ -257,10 +191,12 @@ void run_pipeline(const run_run_options &o) {
                 rf::validation_file);
   // 4. bench: the TAS/WAS grid (gpuprobe-bench BM_getpage), kept when made here by this commit.
   run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
-  // 5. report: drawn anew every time (no GPU).
+  // 5. report: drawn anew every time (no GPU); a figure whose data, spec and plot script are
+  // those of the report before is taken from it (report --figures-from).
   std::vector<std::string> report = {"report", "--input", ".", "--out", rf::report_dir};
-  if (const std::string drawn = ahead.figures(log.get()); !drawn.empty())
-    report.insert(report.end(), {"--figures-from", drawn});
+  if (const fs::path before = fs::path(rf::report_dir) / "figures";
+      fs::is_directory(fs::path(dir) / before))
+    report.insert(report.end(), {"--figures-from", before.string()});
   c.timed("report", report);
   std::printf("gpuprobe run: %.0f s\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -260,14 +260,6 @@ def main():
     # run's 19 took 8-10 s one after another, 0.2-0.4 s each); one worker where the machine has
     # one CPU or cannot fork.
     workers = min(len(specs), os.cpu_count() or 1)
-    # Drawn in the background (gpuprobe run draws characterize's figures while tune and validate
-    # time the GPU from one CPU thread): at low priority, on half the CPUs.
-    if os.environ.get("GPUPROBE_PLOT_BACKGROUND") == "1":
-        try:
-            os.nice(10)
-        except OSError:
-            pass
-        workers = max(1, min(workers, (os.cpu_count() or 1) // 2))
     results = None
     if workers > 1:
         try:

@@ -59,9 +59,6 @@
 #   bench-ab   the run's TAS/WAS grid (gpuprobe run's bench stage) by $BASE/gpuprobe-bench (A) and
 #              this build's (B), alternating AB_N times each (default 2): each one's seconds, each
 #              case's B over A (scripts/bench_ab.py) and its TAS/WAS in both
-#   ahead-ab   gpuprobe run --quick with characterize's figures drawn ahead (this build) and
-#              without (GPUPROBE_FIGURES_AHEAD=0), alternating AHEAD_N times each (default 3);
-#              FULL=1 adds one full run each way; stage times, compare of each against the first
 #   stamps     a quick run's stages one by one, every output line stamped with its second
 #              (scripts/stamp_lines.py): where characterize, tune, validate and report spend time
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
@@ -545,33 +542,6 @@ for n in a:
     if n in b and a[n] != b[n]:
         print("  %s: TAS %s -> %s, WAS %s -> %s" % (n, a[n][0], b[n][0], a[n][1], b[n][1]))
 PY
-}
-
-step_ahead_ab() {
-  local i m which flag
-  for m in quick full; do
-    [ "$m" = full ] && [ "${FULL:-0}" = 0 ] && continue
-    flag=""
-    [ "$m" = quick ] && flag=--quick
-    for i in $(seq 1 "$([ "$m" = quick ] && echo "${AHEAD_N:-3}" || echo 1)"); do
-      for which in ahead plain; do
-        if [ "$which" = plain ]; then
-          GPUPROBE_FIGURES_AHEAD=0 timed "${m}_${which}$i" 400 "$G" run $flag --out "$D/${m}_${which}$i" --device 0
-        else
-          timed "${m}_${which}$i" 400 "$G" run $flag --out "$D/${m}_${which}$i" --device 0
-        fi
-        run_times "${m}_${which}$i"
-        grep -h "^gpuprobe report:" "$D/${m}_${which}$i/run.log" | tail -1 | cut -c1-160
-        ls -d "$D/${m}_${which}$i"/.figures-ahead.* 2>/dev/null | sed 's/^/  left behind: /'
-      done
-    done
-    for i in "$D/${m}_"*[0-9]; do
-      [ "$i" = "$D/${m}_ahead1" ] && continue
-      "$G" compare "$D/${m}_ahead1" "$i" --out "$D/cmp_$(basename "$i").json" >/dev/null 2>&1
-      echo "compare ${m}_ahead1 $(basename "$i"): $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["differences"], "differences;", "; ".join(f["item"] + " " + f["a"] + " -> " + f["b"] for f in d["findings"] if f["verdict"] not in ("SAME", "NOTE"))[:400])' "$D/cmp_$(basename "$i").json" 2>&1)" |
-        tee -a "$D/speed.txt"
-    done
-  done
 }
 
 # Where a quick run's stages spend their time: characterize, tune, validate and report run one
