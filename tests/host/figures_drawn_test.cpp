@@ -1,6 +1,7 @@
 // Figures drawn earlier from the same data (report/figures_drawn.hpp, `report --figures-from`):
 // a figure is taken only when its spec, its CSV and the plotter are the ones the report would draw
 // it with, and its PNG and SVG are plain, non-empty files that were drawn.
+#include "common/json_io.hpp"
 #include "report/figures_drawn.hpp"
 #include "test_util.hpp"
 
@@ -9,7 +10,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -23,10 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string text_of(const fs::path &p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+std::string text_of(const fs::path &p) { return gpuprobe::read_text_file(p.string()); }
 void write(const fs::path &p, const std::string &text) {
   std::ofstream(p, std::ios::binary) << text;
 }
