@@ -212,7 +212,7 @@ void setup_report(CLI::App &parent) {
   app->add_option("--figures-from", opt->figures_from,
                   "figures/ of an earlier report: each figure drawn there by the same plot\n"
                   "script from the same data is taken instead of drawn again (gpuprobe run\n"
-                  "draws characterize's figures while tune and validate run)");
+                  "passes its folder's report/figures: a rerun draws only what changed)");
   app->callback([opt] { run_report(*opt); });
 }
 
