@@ -46,9 +46,10 @@ std::set<std::string> take_figures_drawn(const std::vector<report_figure> &figur
   std::set<std::string> taken;
   json manifest, not_drawn = json::object();
   try {
-    if (file_text(earlier / "manifest.json").empty())
+    const std::string text = file_text(earlier / "manifest.json"); // a plain file, read once
+    if (text.empty())
       return taken;
-    manifest = read_json_file((earlier / "manifest.json").string());
+    manifest = parse_json_text(text, (earlier / "manifest.json").string());
     if (manifest.value("drawn_by", json()) != stamp || !manifest.at("figures").is_array())
       return taken;
   } catch (const std::exception &) {
