@@ -249,9 +249,7 @@ std::vector<std::uint32_t> congruent_pages(const walk_fn &walk,
           g = h;
         }
       }
-      if (size > 1 && !x_misses_without(g)) // confirmed by its own walk (a lone group: tested)
-        congruent.push_back(g[0]);
-      else if (size == 1)
+      if (size == 1 || !x_misses_without(g)) // a lone group was tested; a halved one is confirmed
         congruent.push_back(g[0]);
       drop(g);
       d = d > 1 ? d - 1 : 1;
