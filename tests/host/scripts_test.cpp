@@ -1,6 +1,7 @@
 // The scripts a device round ends with (scripts/README.md), run on committed files: each prints
 // what it says it prints. (rw_malloc_goals.sh printed nothing for several stops after the report's
 // heading changed, and nothing failed.)
+#include "pipeline/bench_stage.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -110,6 +111,17 @@ TEST(Scripts, EveryDeviceRoundStepIsListedWhereTheUsageAndTheReadmeSayIt) {
     EXPECT_TRUE(std::regex_search(text, usage)) << name << " not in device_round.sh's usage";
   }
   EXPECT_GE(steps, 20);
+}
+
+// device_round.sh bench-ab times the grid `gpuprobe run`'s bench stage runs: its filter is
+// pipeline::bench_filter(), written out in the script (a shell step cannot call it).
+TEST(Scripts, BenchAbTimesTheRunsOwnGrid) {
+  std::ifstream script(k_src + "/scripts/device_round.sh");
+  const std::string text((std::istreambuf_iterator<char>(script)), {});
+  const auto at = text.find("\nstep_bench_ab()");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(text.find("filter='" + gpuprobe::pipeline::bench_filter() + "'", at), std::string::npos)
+      << "bench-ab's filter is not " << gpuprobe::pipeline::bench_filter();
 }
 
 } // namespace
