@@ -51,6 +51,20 @@ struct tuning {
   bool scoped() const { return regions > 1 && !sm_region.empty(); }
 };
 
+// SM slices (an experiment for rw_malloc, docs/rw-malloc.md): the pool cut into `slices` equal
+// regions, SM s drawing its random regions from slice s % slices, so the blocks one SM hands out
+// lie near each other. Not a measured TLB scope: no reach, 2 MiB alignment. slices <= 1: none.
+inline tuning sm_slices(unsigned slices, unsigned sms) {
+  tuning t;
+  if (slices <= 1 || sms == 0)
+    return t;
+  t.regions = slices;
+  t.sm_region.resize(sms);
+  for (unsigned s = 0; s < sms; ++s)
+    t.sm_region[s] = std::uint16_t(s % slices);
+  return t;
+}
+
 // Calls f(Word{}) with Word = std::uint32_t or unsigned long long as t.word_bits says:
 //   with_word(t, [&](auto w) { corw<decltype(w)> pool(cfg, t); ... });
 template <class F> decltype(auto) with_word(const tuning &t, F &&f) {

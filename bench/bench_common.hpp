@@ -27,6 +27,7 @@ struct flags {
   unsigned rw_refill_small = 0; // --gpuprobe_rw_refill_small=N: refill_times_small (0: its default)
   unsigned rw_stash_times = 0;  // --gpuprobe_rw_stash_times=N: stash_times (0: its default)
   unsigned rw_stash_share = 0;  // --gpuprobe_rw_stash_share=N: stash_share (0: its default)
+  unsigned rw_sm_slices = 0;    // --gpuprobe_rw_sm_slices=N: rw_malloc's SM slices (0: none)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -47,6 +48,18 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
   if (options().rw_stash_share)
     mc.stash_share = options().rw_stash_share;
   return mc;
+}
+
+// rw_malloc's tuning in every case: SM slices when --gpuprobe_rw_sm_slices asks (alloc::sm_slices),
+// else none.
+inline alloc::tuning rw_malloc_tuning() {
+  if (options().rw_sm_slices <= 1)
+    return {};
+  int d = 0, sms = 0;
+  alloc::cuda_or_throw(cudaGetDevice(&d), "cudaGetDevice");
+  alloc::cuda_or_throw(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d),
+                       "the SM count");
+  return alloc::sm_slices(options().rw_sm_slices, unsigned(sms));
 }
 
 // Device malloc heap of every cuda_malloc / xmalloc case: one size per process (the limit cannot

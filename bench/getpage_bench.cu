@@ -293,6 +293,9 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_stash_times=N  a warp asks its slot's stash when a stash holds its request N
                               times (1-16, default 4; docs/rw-malloc.md)
   --gpuprobe_rw_stash_share=N  all stashes together hold at most 1/N of the pool (2-64, default 16)
+  --gpuprobe_rw_sm_slices=N    rw_malloc's random regions from SM s's slice s % N of N equal
+                              slices of the pool (0-1024, default 0: the whole pool; an experiment,
+                              docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -324,7 +327,9 @@ const whole_flag k_whole_flags[] = {{"--gpuprobe_rw_stash", 0, 64, "a number of 
                                      [](flags &o, int n) { o.rw_stash_times = unsigned(n); }},
                                     {"--gpuprobe_rw_stash_share", 2, 64,
                                      "N of a share 1/N of the pool",
-                                     [](flags &o, int n) { o.rw_stash_share = unsigned(n); }}};
+                                     [](flags &o, int n) { o.rw_stash_share = unsigned(n); }},
+                                    {"--gpuprobe_rw_sm_slices", 0, 1024, "a number of slices",
+                                     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -425,6 +430,7 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_refill_small", given(o.rw_refill_small));
   benchmark::AddCustomContext("rw_stash_times", given(o.rw_stash_times));
   benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
+  benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

@@ -118,8 +118,9 @@ void bm_malloc(benchmark::State &st, const cell &c) {
   const double free_fraction = c.permille / 1000.0;
   if (c.alloc == "rw_malloc") {
     const alloc::malloc_config mc = rw_malloc_config(bytes);
-    auto &a = current<alloc::rw_malloc>("rw_malloc/" + std::to_string(bytes),
-                                        [&] { return new alloc::rw_malloc(mc); });
+    auto &a = current<alloc::rw_malloc>("rw_malloc/" + std::to_string(bytes), [&] {
+      return new alloc::rw_malloc(mc, rw_malloc_tuning());
+    });
     // Free space in holes the size of this cell's requests (in units).
     static std::string pattern_key;
     static std::vector<unsigned long long> pattern;

@@ -35,6 +35,10 @@
 #   rw-oom     rw_malloc's exact out-of-memory: the in-flight race test, memcheck, synccheck on the
 #              small pools RUNS times, the soak; BM_peers/rw_malloc against $BUILD/gpuprobe-bench-before
 #   soak       the 10^9-operation soak (OPS)
+#   goals      rw_malloc's 54 BM_peers cells by $BUILD/gpuprobe-bench-before (the build before an
+#              issue) and this build's, alternating GOALS_N times each (default 2): each case's after
+#              over before (scripts/bench_ab.py); the goal tables are joined on the host
+#              (scripts/rw_malloc_goals.sh, the committed peers' rows of the unit's model)
 #   ab         one gpuprobe-bench filter (AB_FILTER, default BM_peers/rw_malloc/) with two flag sets,
 #              AB_A and AB_B (e.g. --gpuprobe_rw_optimistic=0 and =1), alternating AB_N times each
 #              (default 2); then each cell's B over A (the minimum over the runs of each)
@@ -374,6 +378,20 @@ step_rw_oom() {
   grep -h "in-hand count" "$D/race.txt"
   grep -hE 'ERROR SUMMARY' "$D/race_memcheck.txt"
   grep -E 'OK \]|FAILED \]|soak:|fill:' "$D/rw_plain.txt" | tail -20
+}
+
+step_goals() {
+  local k which bin
+  for k in $(seq 1 "${GOALS_N:-2}"); do
+    for which in before after; do
+      bin="$B/gpuprobe-bench"
+      [ "$which" = before ] && bin="$B/gpuprobe-bench-before"
+      timed "goals_${which}_$k" 200 "$bin" --benchmark_filter='^BM_peers/rw_malloc/' \
+        --benchmark_out="$D/rw-$which-$k.json" --benchmark_out_format=json
+    done
+  done
+  python3 "$HERE/bench_ab.py" "$D"/rw-before-*.json -- "$D"/rw-after-*.json >"$D/goals-ab.md"
+  tail -1 "$D/goals-ab.md"
 }
 
 step_ab() {

@@ -106,7 +106,7 @@ void run_peer_cell(benchmark::State &st, const peer_cell &c) {
 
 void run_cell(benchmark::State &st, const peer_cell &c) {
   if (c.alloc == "rw_malloc") {
-    alloc::rw_malloc a(rw_malloc_config(c.heap_bytes));
+    alloc::rw_malloc a(rw_malloc_config(c.heap_bytes), rw_malloc_tuning());
     run_size_allocator(st, c, a.handle());
   } else if (c.alloc == "cuda_malloc") {
     // The heap asked for, or as much as the driver grants (fixed for the process once a malloc

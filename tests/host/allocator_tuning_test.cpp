@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 using namespace gpuprobe;
 using gpuprobe::test::write_temp;
 using nlohmann::json;
@@ -122,6 +125,44 @@ TEST(AllocatorTuning, RegionLayoutIsAlignedAndBoundedByReachAndPool) {
   // Unscoped tuning or ids-only pools (unit 0): one region.
   EXPECT_EQ(alloc::layout_regions(alloc::tuning{}, 8ull << 30, 32 * 1024).regions, 1u);
   EXPECT_EQ(alloc::layout_regions(t, 8ull << 30, 0).regions, 1u);
+}
+
+// SM slices (gpuprobe-bench --gpuprobe_rw_sm_slices) over generated (slices, SMs, pool) triples:
+// every SM names a slice below the count, the SMs spread over the slices within one of each other
+// (every slice used where there are as many SMs), and the laid-out slices lie inside the pool;
+// one slice, none or no SMs: not scoped.
+TEST(AllocatorTuning, SmSlicesSpreadTheSmsEvenlyOverSlicesInsideThePool) {
+  std::mt19937_64 rng(49);
+  const std::uint64_t region = 2048ull * 256; // rw_malloc's bitmap region at 256 B units
+  for (int i = 0; i < 3000; ++i) {
+    const unsigned slices = unsigned(rng() % 300), sms = unsigned(rng() % 200);
+    const std::uint64_t pool = (1ull + rng() % 64) << 30;
+    const auto t = alloc::sm_slices(slices, sms);
+    if (slices <= 1 || sms == 0) {
+      EXPECT_FALSE(t.scoped()) << slices << " " << sms;
+      EXPECT_EQ(alloc::layout_regions(t, pool, region).regions, 1u);
+      continue;
+    }
+    ASSERT_TRUE(t.scoped());
+    ASSERT_EQ(t.sm_region.size(), sms);
+    std::vector<unsigned> per(slices, 0);
+    for (const auto r : t.sm_region) {
+      ASSERT_LT(r, slices);
+      ++per[r];
+    }
+    const auto [lo, hi] = std::minmax_element(per.begin(), per.end());
+    EXPECT_LE(*hi - *lo, 1u) << slices << " slices, " << sms << " SMs";
+    if (sms >= slices) {
+      EXPECT_GE(*lo, 1u);
+    }
+    const auto l = alloc::layout_regions(t, pool, region);
+    if (l.regions > 1) {
+      EXPECT_EQ(l.regions, slices);
+      EXPECT_GT(l.span_units, 0u);
+      EXPECT_LE(l.regions * l.span_units * region, pool);
+      EXPECT_EQ(l.span_units * region % (2ull << 20), 0u); // whole 2 MiB pages
+    }
+  }
 }
 
 // A tuning is bound to the unit its SM groups were measured on: on that GPU everything applies;
