@@ -126,6 +126,13 @@ GPUPROBE_HD constexpr std::uint64_t stash_start(std::uint64_t v) {
 GPUPROBE_HD constexpr std::uint32_t stash_length(std::uint64_t v) {
   return std::uint32_t(v >> stash_shift);
 }
+// A slot a warp has taken and not yet given up: its run, or the refill it is claiming, is in that
+// warp's hands (issue 49). Never a run: a run is at most one region long.
+constexpr std::uint64_t stash_taken = ~std::uint64_t(0);
+// The units a stash word holds for the pool: 0 for an empty or a taken slot.
+GPUPROBE_HD constexpr std::uint32_t stash_units(std::uint64_t v) {
+  return v == stash_taken ? 0u : stash_length(v);
+}
 // Units one stash may hold: one region (`region_units`) at most, and all `slots` stashes together
 // at most 1/`share` of the pool's `units` (0: a pool too small for stashes).
 inline std::uint32_t stash_capacity(std::uint64_t units, std::uint64_t slots,

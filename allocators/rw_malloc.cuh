@@ -19,9 +19,9 @@
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
 // word, from a random one): a request still unserved then gets nullptr (out of memory), unless a
 // stash held units (every stash is drained into the bitmap first), units are in another warp's
-// hands (a stash run taken and not yet served or put back, a refill not yet stashed:
-// rw_malloc_handle::in_hand), or a claim was rolled back during the scan (a transient claim can
-// hide a free run): then it scans again.
+// hands (a slot taken and not yet given up: its run not yet served or put back, or a refill not
+// yet stashed; rw_malloc_handle::mark_taken), or a claim was rolled back during the scan (a
+// transient claim can hide a free run): then it scans again.
 //
 // free(p) reads the unit's meta word: the run length of a whole-unit allocation, or a live count
 // for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
@@ -130,18 +130,19 @@ struct rw_malloc_handle {
   // Stashes: runs of units claimed in the bitmap and not yet handed out, one word per warp slot
   // (stash_per_sm per SM, a warp's slot by its SM and %warpid). A warp takes its slot's run with
   // one exchange, serves its lanes from it when it holds them all, and puts the rest back; a slot
-  // that two warps meet is no harm (the second finds it empty). Every stash is drained into the
-  // bitmap before a request is refused. stash_cap = 0: none.
+  // that two warps meet is no harm (the second finds it taken and goes on without it). Every stash
+  // is drained into the bitmap before a request is refused. stash_cap = 0: none.
   unsigned long long *stash;
   std::uint32_t stash_sms, stash_per_sm, stash_cap;
-  // Units claimed in the bitmap and not handed out: in a stash, or in a warp's hands (a stash run
-  // taken and not yet served or put back, a refill claimed and not yet stashed). A warp refuses a
-  // request only when this is 0 (issue 49: a run in flight is invisible to the scan and to a
-  // drain). Raised before such units leave the bitmap's view, lowered after they are served or
-  // back in the bitmap. nullptr: not counted (the race test's control, never the allocator's).
-  unsigned long long *in_hand;
+  // The in-flight accounting (issue 49): the exchange that takes a slot leaves `stash_taken` in it
+  // until the warp puts a run back or gives the slot up, so the units in its hands (the run it
+  // took, the refill it claims) stay in view: a drain leaves a taken slot alone and the warp that
+  // met one scans again instead of refusing. It costs no shared counter (an earlier form counted
+  // units in hand on one word: BM_peers' 16 B cells 7-36 % slower). false: the exchange leaves 0,
+  // the units in a warp's hands are invisible (the race tests' control, never the allocator's).
+  bool mark_taken = true;
   // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
-  // the in-hand count closes (issue 49's race test). 0: none.
+  // the in-flight accounting closes (issue 49's race test). 0: none.
   unsigned hold_ns = 0;
   // A full warp that asks no stash claims its first region unread (claim_unread): faster on a
   // fresh heap, slower after a churn (docs/rw-malloc.md, issue 49), so off unless asked
@@ -296,7 +297,7 @@ private:
     if (stash_times * asked <= stash_cap) {
       slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
       if (int(lane) == leader)
-        v = atomicExch(&stash[slot], 0ull);
+        v = atomicExch(&stash[slot], taken_mark());
     }
     const unsigned windows = scan_windows();
     round_plan plan = plan_rounds(active, leader);
@@ -314,14 +315,23 @@ private:
       p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
     std::uint32_t refill = 0; // units a refill must hold refill_times(_small) times (0: none)
     if (slot != ~0u) {
-      if (serve_from_stash(active, lane, leader, slot, __shfl_sync(active, v, leader), need, asked,
-                           got))
+      v = __shfl_sync(active, v, leader);
+      if (v == stash_taken) // another warp holds the slot: on without it (no refill)
+        slot = ~0u;
+      else if (serve_from_stash(active, lane, leader, slot, v, need, asked, got))
         return got;
-      refill = asked;
+      else if (full)
+        refill = asked;
+      else // a part warp takes no refill: the slot is given up now
+        leave_slot(slot, lane, leader);
     }
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
       if (round == max_rounds && reread == 0) { // the exhaustive scan begins (again)
+        if (refill) { // no refill was tried: the slot is given up (a scan would meet it taken)
+          leave_slot(slot, lane, leader);
+          refill = 0;
+        }
         __threadfence();
         epoch = __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader);
       }
@@ -334,13 +344,16 @@ private:
       p.before = p.mine;
       assign(p, active, lane, full, need, pending);
       p.fill = {0, 0};
-      if (refill && full && !pending && round < max_rounds) { // not from a scan for the last units
+      const bool refilling = refill && !pending && round < max_rounds; // not in a scan for the last
+      if (refilling) {
         add_refill(p, lane, refill);
         refill = 0; // one try
       }
       bool fill_lost = false;
       const unsigned lost = claim_pass(p, active, lane, full, need, fill_lost);
       settle_pass(p, lane, leader, slot, lost, fill_lost, pending, got);
+      if (refilling && (!p.fill.length || fill_lost)) // no refill to put in the slot: given up
+        leave_slot(slot, lane, leader);
       // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
       // it is read again before moving on. This keeps "out of memory" exact under contention.
       if (lost && ++reread <= 16)
@@ -354,7 +367,17 @@ private:
       if (pending && round == max_rounds + windows && scan_again(active, lane, leader, epoch))
         round = max_rounds;
     }
+    if (refill) // served before a refill was tried: the slot is given up
+      leave_slot(slot, lane, leader);
     return got;
+  }
+
+  // The value the exchange that takes a slot leaves in it (mark_taken).
+  __device__ unsigned long long taken_mark() const { return mark_taken ? stash_taken : 0ull; }
+  // A slot this warp took, given up with nothing put back: empty again.
+  __device__ void leave_slot(std::uint32_t slot, unsigned lane, int leader) const {
+    if (mark_taken && int(lane) == leader)
+      atomicCAS(&stash[slot], stash_taken, 0ull);
   }
 
   // A full warp's requests claimed at the start of the region p.w0 without reading it first (issue
@@ -400,25 +423,21 @@ private:
     if (lost || fill_lost) {
       pending |= lost;
       __threadfence(); // the bits are clear again before the count says a claim was undone
-      if (int(lane) == leader) {
+      if (int(lane) == leader)
         atomicAdd(rollbacks, 1ull);
-        if (fill_lost) // the refill's units are back in the bitmap
-          hand(0ull - p.fill.length);
-      }
     }
     if (p.fill.length && !fill_lost && int(lane) == leader)
       put_back(slot, p.w0 * 64 + p.fill.start, p.fill.length);
   }
 
   // At the end of an exhaustive scan with requests unserved: scan again when a stash held units
-  // (every stash is drained into the bitmap now), units are in a warp's hands (in_hand: they may
+  // (every stash is drained into the bitmap now) or was taken (units in a warp's hands: they may
   // fit once served or put back), or a claim was undone since the scan began (a transient claim
   // hides a free run from a scan that passes it); else out of memory.
   __device__ bool scan_again(unsigned active, unsigned lane, int leader, unsigned epoch) const {
     const bool drained = stash_cap && drain(active, lane);
     __threadfence();
-    const bool held = in_hand && __shfl_sync(active, __ldcg(in_hand), leader) != 0;
-    return drained || held || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
+    return drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
   }
 
   // The stash's answer: when its run `v` holds the warp's `asked` units, every lane is served from
@@ -433,10 +452,11 @@ private:
       detail::wait_ns(hold_ns); // tests only (hold_ns): the run stays in this warp's hands a while
     if (len >= asked) {
       const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
-      if (int(lane) == leader && len > asked)
-        put_back(slot, s0 + asked, len - asked);
-      if (int(lane) == leader) // handed out: after the rest is back in view
-        hand(0ull - asked);
+      if (len > asked) {
+        if (int(lane) == leader)
+          put_back(slot, s0 + asked, len - asked);
+      } else
+        leave_slot(slot, lane, leader);
       got = need ? s0 + excl : ~0ull;
       return true;
     }
@@ -502,12 +522,6 @@ private:
       const bool ok = !((p.assigned >> lane) & 1u) || claim(p.w0 * 64 + p.mine_at, need);
       return __ballot_sync(active, !ok);
     }
-    if (p.fill.length && in_hand) { // the refill is counted before its bits are set
-      if (lane == 0)
-        hand(p.fill.length);
-      __threadfence();
-      __syncwarp();
-    }
     const unsigned long long take = p.mine & ~p.before;
     const unsigned long long old = take ? atomicOr(&words[p.w0 + lane], take) : 0ull;
     const unsigned clash = __ballot_sync(active, (old & take) != 0);
@@ -532,30 +546,28 @@ private:
   // Units [start, start + n) back to the bitmap; the count tells a running scan that they are free.
   __device__ void give_back(std::uint64_t start, std::uint32_t n) const {
     release(start, n);
-    __threadfence(); // the bits are clear before the counts move
+    __threadfence(); // the bits are clear before the count moves
     atomicAdd(rollbacks, 1ull);
-    hand(0ull - n); // a stash's or a warp's units: in the bitmap's view again
   }
-  // Units into (n) or out of (0 - n) stashes and warps' hands. (One counter for the pool: a
-  // counter per SM measured no faster, BM_peers on H100 GPU-82035630.)
-  __device__ void hand(unsigned long long n) const {
-    if (in_hand)
-      atomicAdd(in_hand, n);
-  }
-  // The rest of a run into the (emptied) slot, or to the bitmap when the slot was filled meanwhile.
+  // The rest of a run into the slot this warp took, or to the bitmap when the slot is not as the
+  // warp left it (no marks: another warp filled it meanwhile).
   __device__ void put_back(std::uint32_t slot, std::uint64_t start, std::uint32_t n) const {
-    if (atomicCAS(&stash[slot], 0ull, stash_word(start, n)) != 0ull)
+    if (atomicCAS(&stash[slot], taken_mark(), stash_word(start, n)) != taken_mark())
       give_back(start, n);
   }
-  // Every stash into the bitmap (the active lanes share the slots); true when one held units.
+  // Every stash into the bitmap (the active lanes share the slots); true when one held units or was
+  // taken (a warp's units in flight: the caller scans again), or changed while it was read.
   __device__ bool drain(unsigned active, unsigned lane) const {
     const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
                    k = unsigned(__popc(int(active)));
     bool any = false;
     for (std::uint32_t i = rank; i < stash_sms * stash_per_sm; i += k) {
-      const unsigned long long v = atomicExch(&stash[i], 0ull);
-      if (v) {
-        give_back(stash_start(v), stash_length(v));
+      const unsigned long long v = __ldcg(&stash[i]);
+      if (v == stash_taken) // left alone: its warp puts a run back or gives the slot up
+        any = true;
+      else if (v) {
+        if (atomicCAS(&stash[i], v, 0ull) == v)
+          give_back(stash_start(v), stash_length(v));
         any = true;
       }
     }
@@ -622,7 +634,6 @@ public:
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
     stash_.zero(); // a stash's run was claimed in the bitmap this replaces
-    in_hand_.zero();
     if (zero_meta)
       meta_.zero();
   }
@@ -630,7 +641,14 @@ public:
   std::uint64_t stashed_units() const {
     std::uint64_t n = 0;
     for (const auto v : stash_words())
-      n += stash_length(v);
+      n += stash_units(v);
+    return n;
+  }
+  // Slots left taken (stash_taken): between launches none, or a warp never gave its slot up.
+  std::uint64_t taken_slots() const {
+    std::uint64_t n = 0;
+    for (const auto v : stash_words())
+      n += v == stash_taken;
     return n;
   }
   // Units not handed out: free in the bitmap or held by a stash.
@@ -640,18 +658,11 @@ public:
   void drain_stashes() {
     auto w = bitmap();
     for (const auto v : stash_words()) {
-      for (std::uint64_t u = stash_start(v); u < stash_start(v) + stash_length(v); ++u)
+      for (std::uint64_t u = stash_start(v); u < stash_start(v) + stash_units(v); ++u)
         w[u / 64] &= ~(1ull << (u % 64));
     }
     words_.upload(w.data(), w.size());
     stash_.zero();
-    in_hand_.zero();
-  }
-  // The device's count of units in stashes or in a warp's hands (between launches: the stashed).
-  std::uint64_t in_hand_units() const {
-    unsigned long long v = 0;
-    in_hand_.download(&v, 1);
-    return v;
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -659,10 +670,10 @@ public:
     return w;
   }
   handle_type handle() const {
-    handle_type h{data(),           words_.get(),  meta_.get(),     std::uint32_t(words_.size()),
-                  cfg_.unit_bytes,  cfg_.seed,     cfg_.max_rounds, regions_.view(),
-                  rollbacks_.get(), stash_.get(),  stash_sms_,      cfg_.stash_per_sm,
-                  stash_cap(),      in_hand_.get()};
+    handle_type h{data(),           words_.get(), meta_.get(),     std::uint32_t(words_.size()),
+                  cfg_.unit_bytes,  cfg_.seed,    cfg_.max_rounds, regions_.view(),
+                  rollbacks_.get(), stash_.get(), stash_sms_,      cfg_.stash_per_sm,
+                  stash_cap()};
     h.optimistic = cfg_.optimistic;
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
@@ -708,7 +719,6 @@ private:
   std::uint32_t stash_sms_ = sm_count();
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
-  device_array<unsigned long long> in_hand_{1}; // rw_malloc_handle::in_hand
 };
 
 } // namespace gpuprobe::alloc

@@ -375,7 +375,7 @@ step_rw_oom() {
       done
     done
   fi
-  grep -h "in-hand count" "$D/race.txt"
+  grep -h "in-flight accounting" "$D/race.txt"
   grep -hE 'ERROR SUMMARY' "$D/race_memcheck.txt"
   grep -E 'OK \]|FAILED \]|soak:|fill:' "$D/rw_plain.txt" | tail -20
 }

@@ -256,13 +256,13 @@ alloc::malloc_config race_cfg() {
 // each, one after another, and keep them: as many requests as free units, so every request fits
 // and any refusal is an error. One stash per SM holds 4 warps' requests (32 lanes x 1 unit: 128
 // <= its cap), so refills put most free units into stashes and the SM's warps are served from
-// them; a warp holds a run it took 20 us (hold_ns: the window the in-hand count closes, widened)
-// while warps that found their slot empty scan the pool (after 2 random regions) and drain every
-// stash. Between launches the device's count of units in hand is what the stashes hold. An
-// earlier form of this test (one unit a lane, one request each) found the scan that skipped words
-// 0 .. start % 16 (at least 8 of 96 trials refused before the fix). The same trials run with the
-// count off (in_hand = nullptr) and print their refusals: a measure of how often the window is met,
-// not a check (rarely: RwMallocServesWhatAWarpHoldsWhileOthersScan meets it every time).
+// them; a warp holds a run it took 20 us (hold_ns: the window the in-flight accounting closes,
+// widened) while warps that found their slot empty scan the pool (after 2 random regions) and
+// drain every stash. Between launches no slot is left taken. An earlier form of this test (one
+// unit a lane, one request each) found the scan that skipped words 0 .. start % 16 (at least 8 of
+// 96 trials refused before the fix). The same trials run with the accounting off (mark_taken =
+// false) and print their refusals: a measure of how often the window is met, not a check (rarely:
+// RwMallocServesWhatAWarpHoldsWhileOthersScan meets it every time).
 TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
   GPUPROBE_REQUIRE_GPU();
   alloc::malloc_config c = race_cfg();
@@ -289,7 +289,7 @@ TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
       h.seed = 1000 + t;
       h.hold_ns = 20000;
       if (!counted)
-        h.in_hand = nullptr;
+        h.mark_taken = false;
       counters.zero();
       take_units<<<alloc::blocks_for(n), alloc::k_block>>>(h, n, per, counters.get());
       sync_or_throw();
@@ -299,11 +299,11 @@ TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
       refused += v[1];
       if (counted) {
         EXPECT_EQ(v[0], free_units) << "trial " << t << ": a fitting request refused";
-        EXPECT_EQ(a.in_hand_units(), a.stashed_units()) << "trial " << t << ": the count drifted";
+        EXPECT_EQ(a.taken_slots(), 0u) << "trial " << t << ": a slot left taken";
       }
       EXPECT_EQ(v[0] + a.free_units(), free_units) << "trial " << t << ": units lost";
     }
-    std::printf("rw_malloc %s the in-hand count: %u of %u trials refused a fitting request "
+    std::printf("rw_malloc %s the in-flight accounting: %u of %u trials refused a fitting request "
                 "(%llu refusals of %u requests, one a free unit)\n",
                 counted ? "with" : "WITHOUT", lost_trials, trials, refused, free_units);
   }
@@ -339,10 +339,11 @@ __global__ void take_while_held(alloc::rw_malloc_handle h, unsigned *tickets,
 // Issue 49's race, met every time: the pool's only free units are one stash's run of 128 (4 warps'
 // requests of one unit a lane), put there by a warp's refill in a first launch. In a second launch
 // the warp on that slot takes the run and holds it 5 ms; three others ask 200 us later, scan the
-// whole pool, drain every stash and find nothing: the units are in a warp's hands. With the in-hand
-// count they scan again until the run's rest is put back and all 128 requests are served; with the
-// count off (in_hand = nullptr, the control: the allocator without its in-flight accounting) they
-// refuse. The control must refuse, or the test did not meet the window.
+// whole pool, drain every stash and find nothing: the units are in a warp's hands. With the
+// in-flight accounting (the slot reads taken while the run is held) they scan again until the run's
+// rest is put back and all 128 requests are served; with it off (mark_taken = false, the control:
+// the allocator without its in-flight accounting) they refuse. The control must refuse, or the test
+// did not meet the window.
 TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(race_cfg());
@@ -374,17 +375,18 @@ TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
       h.max_rounds = 2;
       h.hold_ns = 5'000'000;
       if (!counted)
-        h.in_hand = nullptr;
+        h.mark_taken = false;
       counters.zero();
       tickets.zero();
       take_while_held<<<4 * h.stash_sms, 32>>>(h, tickets.get(), 200'000, counters.get());
       sync_or_throw();
       counters.download(v, 2);
-      std::printf("rw_malloc %s the in-hand count, trial %u: %llu of 128 served, %llu refused\n",
+      std::printf("rw_malloc %s the in-flight accounting, trial %u: %llu of 128 served, %llu "
+                  "refused\n",
                   counted ? "with" : "WITHOUT", t, v[0], v[1]);
       if (counted) {
         EXPECT_EQ(v[0], 128u) << "trial " << t << ": a fitting request refused";
-        EXPECT_EQ(a.in_hand_units(), a.stashed_units()) << "trial " << t;
+        EXPECT_EQ(a.taken_slots(), 0u) << "trial " << t;
       } else {
         EXPECT_GT(v[1], 0u) << "trial " << t << ": the control met no refusal (the window missed)";
       }

@@ -164,17 +164,21 @@ TEST(FreeRuns, WordSpanIsTheWordsARangeTouches) {
     }
 }
 
-// A stash word keeps a run's first unit (up to 2^40 - 1) and its length (up to a region) apart;
-// the capacity is one region at most and 1/16 of the pool over all stashes.
+// A stash word keeps a run's first unit (up to 2^40 - 1) and its length (up to a region) apart,
+// and no run reads as a taken slot; the capacity is one region at most and 1/16 of the pool over
+// all stashes.
 TEST(FreeRuns, StashWordsRoundTripAndTheCapacityFollowsThePool) {
   for (std::uint64_t start : {0ull, 1ull, 63ull, (1ull << 27) - 5, (1ull << 40) - 1})
     for (std::uint32_t n : {1u, 2u, 992u, 2048u}) {
       const auto v = stash_word(start, n);
       EXPECT_NE(v, 0u);
+      EXPECT_NE(v, stash_taken) << "a run never reads as a taken slot";
       EXPECT_EQ(stash_start(v), start);
       EXPECT_EQ(stash_length(v), n);
+      EXPECT_EQ(stash_units(v), n);
     }
   EXPECT_EQ(stash_length(0), 0u) << "0 is the empty stash";
+  EXPECT_EQ(stash_units(stash_taken), 0u) << "a taken slot holds nothing for the pool";
   const std::uint64_t slots = 132 * 64; // an H100's SMs x 64 warp slots
   EXPECT_EQ(stash_capacity(1ull << 27, slots, 2048), 992u) << "32 GiB of 256 B units";
   EXPECT_EQ(stash_capacity(1ull << 22, slots, 2048), 31u) << "1 GiB";
