@@ -111,6 +111,12 @@ __device__ inline unsigned warp_slot() {
 
 struct rw_malloc_handle {
   static constexpr const char *name = "rw_malloc";
+  // A kernel that calls malloc is best built for 3 blocks of 256 threads an SM,
+  // __launch_bounds__(256, kernel_min_blocks): unbounded, ptxas gives the inlined path 87-95
+  // registers and an SM holds 2 such blocks; bounded, 79 with no spill (sm_90, CUDA 13). The peer
+  // harness builds its malloc kernel so (BM_peers' malloc_regs, malloc_blocks_per_sm;
+  // docs/rw-malloc.md).
+  static constexpr int kernel_min_blocks = 3;
   static constexpr unsigned region_words = 32;
   static constexpr std::uint32_t region_units = region_words * 64;
 

@@ -3,6 +3,8 @@
 // is passed by value to the kernels and has
 //   __device__ void *malloc(std::size_t)   nullptr when it cannot serve
 //   __device__ void  free(void *)
+//   static constexpr int kernel_min_blocks   (optional) the blocks of k_block threads an SM that a
+//                                            kernel calling malloc is built for (__launch_bounds__)
 // A cell: a fresh heap (made by the caller), brought to its state (empty, or churned to 50 %
 // occupancy with mixed sizes: make_state), then measure(): one first launch on that heap, then
 // timed iterations of { one malloc per thread + a write into its block | check | free }, and
@@ -22,9 +24,17 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace gpuprobe::bench::peers {
+
+// The malloc kernel's __launch_bounds__ blocks an SM: the handle's kernel_min_blocks where it
+// states one (rw_malloc: 3), else 1, which bounds nothing (256 threads x 255 registers fit an SM).
+template <class H, class = void> struct kernel_min_blocks { static constexpr int value = 1; };
+template <class H> struct kernel_min_blocks<H, std::void_t<decltype(H::kernel_min_blocks)>> {
+  static constexpr int value = H::kernel_min_blocks;
+};
 
 // Tags written into the first and last 4-byte word of each block: thread + 1 for a timed
 // launch, this bit | slot for a churn block (slots < 2^31).
@@ -57,7 +67,8 @@ __device__ inline void warp_count(unsigned long long *to, bool x) {
 }
 
 template <class H>
-__global__ void malloc_and_tag(H h, unsigned n, alloc::request_sizes sizes, char **out) {
+__global__ void __launch_bounds__(alloc::k_block, kernel_min_blocks<H>::value)
+    malloc_and_tag(H h, unsigned n, alloc::request_sizes sizes, char **out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t >= n)
     return;
@@ -410,6 +421,19 @@ inline std::string churn_context(const peer_cell &c, const churn_state &churn,
          " % of the heap; " + std::to_string(churn.refused) + " churn requests refused)";
 }
 
+// The malloc kernel as built: its registers a thread and the blocks of k_block threads an SM holds
+// (what the registers leave: at 80 or fewer, 3; at 81-96, 2).
+template <class H> void kernel_counters(benchmark::State &st) {
+  cudaFuncAttributes a{};
+  check(cudaFuncGetAttributes(&a, malloc_and_tag<H>), "the malloc kernel's attributes");
+  int blocks = 0;
+  check(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, malloc_and_tag<H>, alloc::k_block, 0),
+      "the malloc kernel's occupancy");
+  st.counters["malloc_regs"] = a.numRegs;
+  st.counters["malloc_blocks_per_sm"] = blocks;
+}
+
 // The timed launches' mean free and the spread (min, max) of malloc and of free.
 inline void spread_counters(benchmark::State &st, double free_sum, int iterations,
                             const std::array<double, 4> &spread) {
@@ -501,6 +525,7 @@ bool measure(
   }
   st.counters["first_malloc_ms"] = first_malloc;
   st.counters["first_free_ms"] = first_free;
+  kernel_counters<H>(st);
   spread_counters(st, free_sum, iterations, spread);
   st.counters["mallocs_per_s"] =
       benchmark::Counter(double(n), benchmark::Counter::kIsIterationInvariantRate);

@@ -55,3 +55,38 @@ TEST(Peers, AHeapThatCannotBeMadeFailsItsCellWithTheReason) {
   }
   EXPECT_GE(tried, 3) << "rw_malloc, corw64 and bump are always built";
 }
+
+// rw_malloc's register budget (issue 49): the harness builds its malloc kernel for the blocks an SM
+// rw_malloc states (kernel_min_blocks, 3 of 256 threads), and the cell records what the kernel
+// took. Unbounded, the inlined malloc path took 87-95 registers and an SM held 2 blocks (BM_peers'
+// 16 B cells at 2^17-2^20 threads 13-36 % slower than at 77 registers); this fails if the bound is
+// lost or the path needs more than 80 registers again.
+TEST(Peers, RwMallocsKernelHoldsThreeBlocksAnSm) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::string bench = gpuprobe::test::bench_binary();
+  if (bench.empty() || !std::filesystem::exists(bench))
+    GTEST_SKIP() << "gpuprobe-bench is not built (no Google Benchmark)";
+  const std::string out = ::testing::TempDir() + "/peers_rw_malloc_kernel.json";
+  std::filesystem::remove(out);
+  int rc = 0;
+  const std::string log = gpuprobe::test::shell(
+      bench +
+          " --gpuprobe_peers_heap=1G --gpuprobe_peers_no_ladder "
+          "--benchmark_filter='^BM_peers/rw_malloc/size:16/threads:16384/state:empty/' "
+          "--benchmark_out=" +
+          out + " --benchmark_out_format=json 2>&1",
+      &rc);
+  ASSERT_EQ(rc, 0) << log;
+  std::ifstream in(out);
+  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << log;
+  ASSERT_EQ(doc["benchmarks"].size(), 1u) << log;
+  const auto &b = doc["benchmarks"][0];
+  ASSERT_FALSE(b.value("error_occurred", false)) << b.value("error_message", "");
+  const double regs = b.value("malloc_regs", 0.0), blocks = b.value("malloc_blocks_per_sm", 0.0);
+  std::printf("rw_malloc's malloc kernel: %.0f registers, %.0f blocks of 256 an SM\n", regs,
+              blocks);
+  EXPECT_GT(regs, 0.0);
+  EXPECT_LE(regs, 80.0);
+  EXPECT_GE(blocks, 3.0);
+}
