@@ -192,13 +192,14 @@ TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
 // stashes (a warp that finds its stash short takes a run beside its own range); all freed, the
 // pool is asked for one-unit requests (256 B: any free unit fits one, so placement cannot strand
 // a unit) from more threads than there are units: every unit is served, because every stash is
-// drained into the bitmap before a refusal, and the rest are refused. The warm-up is 4 launches of
-// full warps, each freed whole: where an SM's warps share one slot, one warp at a time has it (the
-// others go on without it), and its one refill may lose its words to the warps that read the same
-// region (one launch left every slot empty once, r113).
-void stashes_drained_before_refusal(alloc::rw_malloc &a, unsigned warm_threads) {
+// drained into the bitmap before a refusal, and the rest are refused. The warm-up is `launches`
+// launches of full warps, each freed whole. Where an SM's warps share one slot, one warp at a time
+// has it (the others go on without it), and that warp's refill loses its words to the warps that
+// read the same region and, with no refill to find, claim before it: on a 16 MiB pool (32 regions)
+// 2^14 threads left every slot empty (r113, r114), so the small pool warms with few warps a launch.
+void stashes_drained_before_refusal(alloc::rw_malloc &a, unsigned warm_threads, int launches) {
   ASSERT_GE(a.handle().stash_cap, 4u * 2) << "a stash that holds 4 warps' 2 units of 16 B requests";
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < launches; ++k) {
     const auto warm = churn(a.handle(), warm_threads, 1, {16, 0}, a.data(), a.pool_bytes());
     EXPECT_EQ(warm.range_errors + warm.overwritten + warm.out_of_memory, 0u);
   }
@@ -227,12 +228,12 @@ TEST(MallocGpu, MallocSmallRwStashesDrainedBeforeRefusal) {
   alloc::malloc_config c = rw_cfg(16u << 20);
   c.stash_per_sm = 1;
   alloc::rw_malloc a(c);
-  stashes_drained_before_refusal(a, 1u << 14);
+  stashes_drained_before_refusal(a, 1u << 10, 8);
 }
 TEST(MallocGpu, RwMallocStashesDrainedBeforeRefusal) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(1ull << 30));
-  stashes_drained_before_refusal(a, 1u << 17);
+  stashes_drained_before_refusal(a, 1u << 17, 1);
 }
 
 namespace {
