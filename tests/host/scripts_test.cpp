@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <random>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -91,6 +92,67 @@ TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
   EXPECT_NE(r.out.find("54 cases: B / A median"), std::string::npos) << r.out;
   const auto none = run_binary("python3", k_src + "/scripts/bench_ab.py " + a);
   EXPECT_NE(none.exit_code, 0) << "no '--': the usage, and a failure";
+}
+
+// rw_malloc_goals49.py on generated goal tables (40 seeded sets of 1-3 tables, the report's row
+// shape with random ratios about the bars, 1.25 at 2^14 and 1 above, some cells no peer served):
+// each table's count and the count met in every table of a set are the rule's, worked out here.
+TEST(Scripts, RwMallocGoals49CountsTheCellsUnderIssue49sBars) {
+  std::mt19937 rng(49);
+  const char *states[] = {"empty heap", "after a churn to 50 % occupancy"};
+  const unsigned threads[] = {16384, 131072, 1048576};
+  for (int set = 0; set < 40; ++set) {
+    const int tables = 1 + int(rng() % 3);
+    std::vector<std::map<std::string, bool>> met(tables);
+    std::string arg, want;
+    for (int k = 0; k < tables; ++k) {
+      std::string text = "| state | threads | size | rw | peer | ratio | rw+f | peer+f | ratio | "
+                         "bump | goals |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+      for (const char *state : states)
+        for (unsigned t : threads)
+          for (unsigned size : {16u, 256u, 4096u}) {
+            const std::string key =
+                std::string(state) + "/" + std::to_string(t) + "/" + std::to_string(size);
+            const double bar = t == 16384 ? 1.25 : 1.0;
+            const auto ratio = [&] { // about the bar, now and then on it
+              const int r = int(rng() % 9);
+              return r == 0 ? bar : bar * (0.6 + 0.1 * r);
+            };
+            const double m = ratio(), f = ratio();
+            const bool served = rng() % 10 != 0;
+            char row[256];
+            std::snprintf(row, sizeof row,
+                          "| %s | %u | %u B | 0.01 | %s | %s | 0.02 | x | %.3g | | x |\n", state, t,
+                          size, served ? "0.01 gallatin" : "",
+                          served ? std::to_string(m).c_str() : "", f);
+            text += row;
+            if (served)
+              met[k][key] = m <= bar && f <= bar;
+          }
+      const std::string path =
+          temp_path("goals49_" + std::to_string(set) + "_" + std::to_string(k) + ".md");
+      std::ofstream(path) << text;
+      arg += (k ? "," : "") + path;
+      int n = 0;
+      for (const auto &[key, ok] : met[k])
+        n += ok;
+      want += (k ? ", " : "") + std::to_string(n);
+    }
+    int every = 0;
+    for (const auto &[key, ok] : met[0]) {
+      bool all = true;
+      for (const auto &m : met)
+        all = all && m.count(key) && m.at(key);
+      every += all;
+    }
+    const auto r = run_binary("python3", k_src + "/scripts/rw_malloc_goals49.py " + arg);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("met in " + want + " of"), std::string::npos) << want << "\n" << r.out;
+    EXPECT_NE(r.out.find("in every table: " + std::to_string(every) + "\n"), std::string::npos)
+        << every << "\n"
+        << r.out;
+  }
+  EXPECT_NE(run_binary("python3", k_src + "/scripts/rw_malloc_goals49.py").exit_code, 0);
 }
 
 // Every step of scripts/device_round.sh is in its usage (the comment at its top) and in
