@@ -353,7 +353,7 @@ step_malloc() {
 }
 
 step_rw_oom() {
-  local race='MallocGpu.RwMallocExactOutOfMemoryWhileStashRunsAreInFlight' bin fails r k which
+  local race='MallocGpu.RwMallocExactOutOfMemoryWhileStashRunsAreInFlight' fails r
   timed race 300 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="$race"
   GPUPROBE_RACE_TRIALS=1 timed race_memcheck 300 compute-sanitizer --tool memcheck \
     --error-exitcode 9 "$B/tests/gpuprobe_gpu_tests" --gtest_filter="$race"
@@ -365,31 +365,28 @@ step_rw_oom() {
   echo "synccheck failures $fails of ${RUNS:-12}" | tee -a "$D/steps.txt"
   GPUPROBE_SOAK_OPS=1e9 timed rw_plain 400 "$B/tests/gpuprobe_gpu_tests" \
     --gtest_filter="MallocGpu.*Rw*:MallocGpu.MallocSmall*:Soak.*:Tuned.RwMalloc*:MallocUtilization.*:-$race"
-  if [ -x "$B/gpuprobe-bench-before" ]; then
-    for k in 1 2; do
-      for which in before after; do
-        bin="$B/gpuprobe-bench"
-        [ "$which" = before ] && bin="$B/gpuprobe-bench-before"
-        timed "rw_peers_${which}_$k" 200 "$bin" --benchmark_filter='BM_peers/rw_malloc/' \
-          --benchmark_out="$D/rw-peers-$which-$k.json" --benchmark_out_format=json
-      done
-    done
-  fi
+  [ -x "$B/gpuprobe-bench-before" ] && rw_before_after 2 rw_peers rw-peers
   grep -h "in-flight accounting" "$D/race.txt"
   grep -hE 'ERROR SUMMARY' "$D/race_memcheck.txt"
   grep -E 'OK \]|FAILED \]|soak:|fill:' "$D/rw_plain.txt" | tail -20
 }
 
-step_goals() {
-  local k which bin
-  for k in $(seq 1 "${GOALS_N:-2}"); do
+# rw_malloc's BM_peers cells by $B/gpuprobe-bench-before and $B/gpuprobe-bench, alternating N
+# times: steps NAME_{before,after}_k, files $D/FILE-{before,after}-k.json.
+rw_before_after() {
+  local n=$1 name=$2 file=$3 k which bin
+  for k in $(seq 1 "$n"); do
     for which in before after; do
       bin="$B/gpuprobe-bench"
       [ "$which" = before ] && bin="$B/gpuprobe-bench-before"
-      timed "goals_${which}_$k" 200 "$bin" --benchmark_filter='^BM_peers/rw_malloc/' \
-        --benchmark_out="$D/rw-$which-$k.json" --benchmark_out_format=json
+      timed "${name}_${which}_$k" 200 "$bin" --benchmark_filter='^BM_peers/rw_malloc/' \
+        --benchmark_out="$D/$file-$which-$k.json" --benchmark_out_format=json
     done
   done
+}
+
+step_goals() {
+  rw_before_after "${GOALS_N:-2}" goals rw
   python3 "$HERE/bench_ab.py" "$D"/rw-before-*.json -- "$D"/rw-after-*.json >"$D/goals-ab.md"
   tail -1 "$D/goals-ab.md"
 }
