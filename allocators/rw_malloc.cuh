@@ -53,6 +53,9 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
+  // An experiment (issue 49, docs/rw-malloc.md): every meta word malloc writes is written again
+  // into a second array, to time what the scattered meta writes cost. Off: no second array.
+  bool meta_twice = false;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -150,6 +153,8 @@ struct rw_malloc_handle {
   // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
   // the in-flight accounting closes (issue 49's race test). 0: none.
   unsigned hold_ns = 0;
+  // malloc_config::meta_twice's second array (nullptr: off).
+  std::uint32_t *meta_again = nullptr;
   // A full warp that asks no stash claims its first region unread (claim_unread): faster on a
   // fresh heap, slower after a churn (docs/rw-malloc.md, issue 49), so off unless asked
   // (malloc_config::optimistic, gpuprobe-bench --gpuprobe_rw_optimistic=1).
@@ -209,13 +214,19 @@ struct rw_malloc_handle {
       if (base == ~0ull)
         return nullptr;
       const unsigned same = __match_any_sync(small_mask, my_unit);
-      if (my_off == 0)
-        meta[base + my_unit] = detail::shared_unit | unsigned(__popc(int(same)));
+      if (my_off == 0) {
+        const std::uint32_t count = detail::shared_unit | unsigned(__popc(int(same)));
+        if (meta_again) // the experiment: the same write again, elsewhere
+          meta_again[base + my_unit] = count;
+        meta[base + my_unit] = count;
+      }
       __syncwarp(small_mask);
       return data + (base + my_unit) * unit_bytes + my_off;
     }
     if (got == ~0ull)
       return nullptr;
+    if (meta_again) // the experiment: the same write again, elsewhere
+      meta_again[got] = need;
     meta[got] = need;
     return data + got * unit_bytes;
   }
@@ -681,6 +692,7 @@ public:
                   rollbacks_.get(), stash_.get(), stash_sms_,      cfg_.stash_per_sm,
                   stash_cap()};
     h.optimistic = cfg_.optimistic;
+    h.meta_again = meta_again_.get();
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
@@ -720,7 +732,9 @@ private:
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
-  region_map regions_;                            // in bitmap regions
+  region_map regions_; // in bitmap regions
+  device_array<std::uint32_t> meta_again_{cfg_.meta_twice ? units()
+                                                          : 0}; // malloc_config::meta_twice
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = sm_count();
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
