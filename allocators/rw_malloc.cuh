@@ -733,8 +733,8 @@ private:
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
   region_map regions_; // in bitmap regions
-  device_array<std::uint32_t> meta_again_{cfg_.meta_twice ? units()
-                                                          : 0}; // malloc_config::meta_twice
+  // malloc_config::meta_twice's second array (empty when off).
+  device_array<std::uint32_t> meta_again_{cfg_.meta_twice ? units() : 0};
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = sm_count();
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
