@@ -24,6 +24,9 @@ struct peer_result {
   double first_malloc = 0, first_free = 0;
   double served_to = -1;
   int ladder_stop = 0;
+  // The malloc kernel as built: registers a thread and blocks of 256 threads an SM (0: the file
+  // predates the counters, stop 66).
+  double kernel_regs = 0, kernel_blocks = 0;
   std::string error;
 };
 
@@ -56,6 +59,8 @@ std::optional<peer_result> parse(const model::bench_case &b) {
     r.first_free = b.number_or("first_free_ms", 0.0);
     r.served_to = b.number_or("served_to", -1.0);
     r.ladder_stop = int(b.number_or("ladder_stop", 0.0));
+    r.kernel_regs = b.number_or("malloc_regs", 0.0);
+    r.kernel_blocks = b.number_or("malloc_blocks_per_sm", 0.0);
   } else {
     r.error = b.error_message.empty() ? "failed" : b.error_message;
   }
@@ -143,7 +148,10 @@ struct peer_cells {
   std::vector<std::string> allocs;
   std::vector<double> threads;
   std::map<std::string, std::set<std::string>> ran_on; // allocator -> "unit, gpuprobe commit"
-  std::set<std::string> units;                         // the units recorded
+  // allocator -> its malloc kernels as the cells recorded them ("79 registers, 3 blocks of 256 an
+  // SM"; "not recorded" for files before the counters)
+  std::map<std::string, std::set<std::string>> kernels;
+  std::set<std::string> units; // the units recorded
   const peer_result *find(const std::string &a, const std::string &s, double n,
                           const std::string &st) const {
     const auto it = cells.find({a, s, n, st});
@@ -282,12 +290,18 @@ void goals_table(report_content &c, const peer_cells &p) {
 // context. A folder gathered from several runs may hold several units of one model; its
 // comparisons then cross units, and this table says so.
 void units_table(report_content &c, const peer_cells &p) {
-  report_table t{"Where each allocator ran", {"allocator", "unit, gpuprobe commit"}, {}, ""};
-  for (const auto &a : p.allocs) {
+  report_table t{
+      "Where each allocator ran", {"allocator", "unit, gpuprobe commit", "malloc kernel"}, {}, ""};
+  const auto joined = [](const std::set<std::string> &xs) {
     std::string s;
-    for (const auto &x : p.ran_on.at(a))
+    for (const auto &x : xs)
       s += (s.empty() ? "" : "; ") + x;
-    t.rows.push_back({a, s});
+    return s;
+  };
+  for (const auto &a : p.allocs) {
+    const auto k = p.kernels.find(a);
+    t.rows.push_back(
+        {a, joined(p.ran_on.at(a)), k == p.kernels.end() ? "not recorded" : joined(k->second)});
   }
   t.note = p.units.size() > 1
                ? "These cells were measured on " + std::to_string(p.units.size()) +
@@ -296,6 +310,9 @@ void units_table(report_content &c, const peer_cells &p) {
                      "the script wrote."
                : "One unit. \"not recorded\": a cell killed by its time limit, whose file the "
                  "script wrote.";
+  t.note += " The malloc kernel: the registers a thread ptxas gave the harness' malloc kernel for "
+            "this allocator and the blocks of 256 threads an SM holds with them (bench/peers/"
+            "README.md); \"not recorded\": cells measured before BM_peers recorded them.";
   c.tables.push_back(std::move(t));
 }
 
@@ -317,6 +334,9 @@ peer_cells collect_cells(const inputs &in) {
         p.allocs.push_back(r->alloc);
         p.threads.push_back(r->threads);
         p.ran_on[r->alloc].insert(ran_on);
+        if (r->ok && r->kernel_regs > 0)
+          p.kernels[r->alloc].insert(count(r->kernel_regs) + " registers, " +
+                                     count(r->kernel_blocks) + " blocks of 256 an SM");
         if (!unit.empty())
           p.units.insert(unit);
       }
