@@ -81,6 +81,15 @@ inline void cuda_or_throw(cudaError_t e, const char *what) {
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
+// The current device's SM count (`who` names the caller in the error).
+inline std::uint32_t current_sm_count(const char *who) {
+  int d = 0, n = 0;
+  cuda_or_throw(cudaGetDevice(&d), (std::string(who) + ": cudaGetDevice").c_str());
+  cuda_or_throw(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d),
+                (std::string(who) + ": the SM count").c_str());
+  return std::uint32_t(n);
+}
+
 // Owning device array (RAII, move-only).
 template <class T> class device_array {
 public:

@@ -721,13 +721,6 @@ private:
     stash_.download(v.data(), v.size());
     return v;
   }
-  static std::uint32_t sm_count() {
-    int d = 0, n = 0;
-    cuda_or_throw(cudaGetDevice(&d), "rw_malloc: cudaGetDevice");
-    cuda_or_throw(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, d),
-                  "rw_malloc: the SM count");
-    return std::uint32_t(n);
-  }
   malloc_config cfg_;
   device_array<char> data_;
   device_array<unsigned long long> words_;
@@ -736,7 +729,7 @@ private:
   // malloc_config::meta_twice's second array (empty when off).
   device_array<std::uint32_t> meta_again_{cfg_.meta_twice ? units() : 0};
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
-  std::uint32_t stash_sms_ = sm_count();
+  std::uint32_t stash_sms_ = current_sm_count("rw_malloc");
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
 };

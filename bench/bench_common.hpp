@@ -57,11 +57,7 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
 inline alloc::tuning rw_malloc_tuning() {
   if (options().rw_sm_slices <= 1)
     return {};
-  int d = 0, sms = 0;
-  alloc::cuda_or_throw(cudaGetDevice(&d), "cudaGetDevice");
-  alloc::cuda_or_throw(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d),
-                       "the SM count");
-  return alloc::sm_slices(options().rw_sm_slices, unsigned(sms));
+  return alloc::sm_slices(options().rw_sm_slices, alloc::current_sm_count("rw_malloc_tuning"));
 }
 
 // Device malloc heap of every cuda_malloc / xmalloc case: one size per process (the limit cannot
