@@ -1,8 +1,8 @@
 #pragma once
-// Figures drawn earlier from the same data. `gpuprobe run` draws characterize's figures while
-// tune and validate hold the GPU (a report into a folder of its own), and its report then takes
-// each figure whose spec, CSV and plotter are the ones it would draw it with, instead of drawing
-// it again (`gpuprobe report --figures-from`). Host-only.
+// Figures drawn earlier from the same data (`gpuprobe report --figures-from`): a report takes each
+// figure whose spec, CSV and plotter are the ones it would draw it with from an earlier report's
+// figures/, instead of drawing it again. `gpuprobe run` passes its folder's report/figures, so a
+// rerun draws only what changed. Host-only.
 #include "report/report.hpp"
 
 #include <nlohmann/json.hpp>
