@@ -24,8 +24,9 @@ std::string file_text(const fs::path &p) {
   return in ? std::string(std::istreambuf_iterator<char>(in), {}) : std::string();
 }
 
-// FNV-1a, 64 bits, as 16 hex digits: tells one script's text from another's (not a secret).
-std::string fnv1a(const std::string &text) {
+} // namespace
+
+std::string fnv1a64_hex(const std::string &text) {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (const unsigned char c : text)
     h = (h ^ c) * 0x100000001b3ull;
@@ -34,10 +35,8 @@ std::string fnv1a(const std::string &text) {
   return out;
 }
 
-} // namespace
-
 json plotter_stamp(const std::string &python, const std::string &script) {
-  return {{"python", python}, {"script", script}, {"script_fnv1a", fnv1a(file_text(script))}};
+  return {{"python", python}, {"script", script}, {"script_fnv1a", fnv1a64_hex(file_text(script))}};
 }
 
 std::set<std::string> take_figures_drawn(const std::vector<report_figure> &figures,

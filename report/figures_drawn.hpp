@@ -14,6 +14,9 @@
 
 namespace gpuprobe::report {
 
+// FNV-1a, 64 bits, of `text` as 16 hex digits: tells one text from another (not a secret).
+std::string fnv1a64_hex(const std::string &text);
+
 // What draws a report's figures: the Python and the plot script, and a hash of the script's
 // text (a script edited since draws anew). Recorded in figures/manifest.json as "drawn_by".
 nlohmann::json plotter_stamp(const std::string &python, const std::string &script);

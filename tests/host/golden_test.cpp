@@ -4,6 +4,7 @@
 // A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
 // and the diff of tests/fixtures/golden/ is reviewed in the commit.
 #include "common/json_io.hpp"
+#include "report/figures_drawn.hpp"
 #include "report/report.hpp"
 #include "test_util.hpp"
 
@@ -62,13 +63,7 @@ void expect_golden(const std::string &name, const std::string &got) {
 // FNV-1a, 64 bits: a figure's CSV (up to hundreds of KB of TLB curve) is compared by its length
 // and hash, not stored twice in the repository.
 std::string fingerprint(const std::string &bytes) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : bytes)
-    h = (h ^ c) * 1099511628211ull;
-  char out[64];
-  std::snprintf(out, sizeof out, "%zu bytes, fnv1a64 %016llx", bytes.size(),
-                static_cast<unsigned long long>(h));
-  return out;
+  return std::to_string(bytes.size()) + " bytes, fnv1a64 " + gpuprobe::report::fnv1a64_hex(bytes);
 }
 
 // The report of one folder as one text: the page, then each figure's manifest and CSV.
