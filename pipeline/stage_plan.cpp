@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 #include <optional>
+#include <set>
 
 namespace gpuprobe::pipeline {
 
@@ -68,13 +69,23 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
 }
 
 stage_order order_stages(std::vector<stage> planned, bool map_late) {
-  stage_order o;
+  // Under map_late: the stages that move first (alias-free, not keeping their place, reading only
+  // stages that move first themselves).
+  std::set<std::string> early;
   if (map_late)
-    for (auto &st : planned)
-      if (st.alias_free)
-        o.first.push_back(st);
+    for (const auto &st : planned) {
+      bool moves = st.alias_free && !st.keeps_place;
+      for (const auto &r : st.reads)
+        moves = moves && early.count(r) > 0;
+      if (moves)
+        early.insert(st.name);
+    }
+  stage_order o;
   for (auto &st : planned)
-    if (!(map_late && st.alias_free))
+    if (early.count(st.name))
+      o.first.push_back(st);
+  for (auto &st : planned)
+    if (!early.count(st.name))
       (st.after_sharing ? o.last : o.first).push_back(st);
   return o;
 }

@@ -19,8 +19,12 @@ struct stage {
   bool after_sharing = false;     // runs after the sharing stages the TLB profile decides (atomics)
   bool clock_witness = false;     // its result's device.sm_clock_mhz_seen counts for throttling
   // It maps no alias range and reads only stages that map none (tlb_real, its analysis,
-  // atomics): under characterize --map-late it runs before every stage that maps one.
+  // atomics): under characterize --map-late it may run before every stage that maps one.
   bool alias_free = false;
+  // Its answer depends on what was allocated before it (tlb_real: where its chase lies in physical
+  // memory decides which lines sit in the far half of the L2; issue 48): --map-late leaves it, and
+  // every stage that reads it, in plan order.
+  bool keeps_place = false;
 };
 
 // What a probe's plan (its catalog entry's `plan`, probes/<name>/plan.cpp) is asked for.
@@ -51,7 +55,8 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
 
 // The order characterize runs the planned stages in: `first` before the sharing stages, `last`
 // after them, once the alias range is unmapped (stage::after_sharing). With `map_late` the
-// alias-free stages (stage::alias_free, atomics included) come first, so a GPU beside another
+// alias-free stages (stage::alias_free: atomics) come first, except those that keep their place
+// (stage::keeps_place: tlb_real) and the stages that read one, so a GPU beside another
 // maps its range while the other's sweep runs, not while the other maps (gpuprobe run --devices
 // --map-late gives it to every second GPU: docs/fleet.md). Each stage still follows the stages it
 // reads.

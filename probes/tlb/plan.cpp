@@ -37,7 +37,11 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
     real.insert(real.end(), {"--points-per-octave", "4", "--samples", "512"});
   real.insert(real.end(), {"--seed", sd, "--out", raw(F::tlb_real)});
   s.push_back({"tlb_real", raw(F::tlb_real), real, {}});
-  s.back().alias_free = true; // real memory: it may run before the alias range is mapped
+  s.back().alias_free = true; // real memory: it maps no alias range
+  // But it stays after the tlb stage under --map-late: run before any range or chunk existed, its
+  // curve at 32-160 MiB read 310-317 cycles a hop against 277-289 and its L1 cross-check "not seen
+  // in real memory" in 4 of 4 runs (r69-r75, docs/fleet.md): its placement moves with the order.
+  s.back().keeps_place = true;
   s.push_back({"tlb_profile",
                raw(F::tlb_profile),
                {"analyze", "tlb", "--input", raw(F::tlb), "--out", raw(F::tlb_profile)},

@@ -91,7 +91,8 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
 }
 
 // --map-late (issue 48, a node's neighbours map at different times): the stages that map no alias
-// range are those that read real memory or nothing of the TLB's, and they alone move first.
+// range are those that read real memory or nothing of the TLB's; of them atomics alone moves first,
+// since tlb_real's curve moves with what was allocated before it (stage::keeps_place).
 TEST(Characterize, MapLateRunsTheAliasFreeStagesFirst) {
   // Commands whose stage maps the alias range (the tlb sweep with --alloc alias is the other).
   const std::vector<std::string> mapping = {"tlb-conflict", "tlb-coverage", "tlb-per-sm",
@@ -110,12 +111,15 @@ TEST(Characterize, MapLateRunsTheAliasFreeStagesFirst) {
         EXPECT_TRUE(!maps && reads_free) << st.name << " is alias-free but maps or reads a range";
       }
     }
-    std::vector<std::string> early;
+    std::vector<std::string> alias_free;
     for (const auto &st : order_stages(plan, true).first)
       if (st.alias_free)
-        early.push_back(st.name);
-    EXPECT_EQ(early, (std::vector<std::string>{"tlb_real", "tlb_real_profile", "atomics"}));
-    EXPECT_EQ(order_stages(plan, true).first[0].name, "tlb_real");
+        alias_free.push_back(st.name);
+    EXPECT_EQ(alias_free, (std::vector<std::string>{"atomics", "tlb_real", "tlb_real_profile"}));
+    const auto late = order_stages(plan, true).first;
+    EXPECT_EQ(late[0].name, "atomics") << "the one stage that moves";
+    EXPECT_EQ(late[1].name, "tlb") << "tlb_real keeps its place after the aliased sweep";
+    EXPECT_EQ(late[2].name, "tlb_real");
     EXPECT_TRUE(order_stages(plan, true).last.empty()) << "atomics moved first";
     const auto plain = order_stages(plan, false);
     EXPECT_EQ(plain.first[0].name, "tlb") << "without it the aliased sweep is first";
@@ -139,6 +143,7 @@ TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
           reads_free = reads_free && plan[std::size_t(j)].alias_free;
         }
       st.alias_free = reads_free && rng() % 2 == 0;
+      st.keeps_place = rng() % 4 == 0;
       // after_sharing only on stages nothing planned reads (atomics): its readers would wait
       st.after_sharing = rng() % 5 == 0;
       plan.push_back(st);
@@ -159,17 +164,26 @@ TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
           seen.push_back(st.name);
         }
       ASSERT_EQ(seen.size(), plan.size()) << "case " << c << ": every stage once";
-      std::vector<std::string> expect; // alias-free first under late, else plan order
-      if (late)
-        for (const auto &st : plan)
-          if (st.alias_free)
-            expect.push_back(st.name);
+      // Under late, first: the alias-free stages that neither keep their place nor read (at any
+      // depth) one that does or that maps; then plan order.
+      std::map<std::string, bool> moves;
+      for (const auto &st : plan) {
+        bool m = late && st.alias_free && !st.keeps_place;
+        for (const auto &r : st.reads)
+          m = m && moves.at(r);
+        moves[st.name] = m;
+      }
+      std::vector<std::string> expect;
       for (const auto &st : plan)
-        if (!(late && st.alias_free) && !st.after_sharing)
+        if (moves[st.name])
           expect.push_back(st.name);
       for (const auto &st : plan)
-        if (!(late && st.alias_free) && st.after_sharing)
+        if (!moves[st.name] && !st.after_sharing)
           expect.push_back(st.name);
+      for (const auto &st : plan)
+        if (!moves[st.name] && st.after_sharing)
+          expect.push_back(st.name);
+
       EXPECT_EQ(seen, expect) << "case " << c << (late ? " --map-late" : "");
     }
   }
