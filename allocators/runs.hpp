@@ -115,6 +115,42 @@ GPUPROBE_HD inline unsigned word_span(std::uint32_t start, std::uint32_t n) {
   return unsigned((2ull << ((start + n - 1) / 64)) - (1ull << (start / 64)));
 }
 
+// RW_malloc's run ends (issue 49): one bit a unit, set at the last unit of each whole-unit run
+// handed out, so free learns a run's length from bits that a warp's runs share (a 32-unit run a
+// lane: 16 words, one 128-byte line) instead of a meta word at each run's first unit (32 lines).
+// The length of the run that starts at unit `u`: from u to the first set bit at or after it, read
+// word by word (`word(j)`: word j of the map's `n` words); at most `max_len` units (a region) are
+// looked at, 0 when no end is there (a unit that no whole run starts at).
+template <class Word>
+GPUPROBE_HD inline std::uint32_t run_length_at(Word &&word, std::uint64_t n, std::uint64_t u,
+                                               std::uint32_t max_len) {
+  std::uint64_t j = u / 64;
+  if (j >= n)
+    return 0;
+  std::uint64_t e = word(j) & (~0ull << (u % 64)); // ends at or after u in its word
+  while (!e) {
+    if (++j >= n || j * 64 - u >= max_len)
+      return 0;
+    e = word(j);
+  }
+  const std::uint64_t len = j * 64 + ctz64(e) - u + 1;
+  return len <= max_len ? std::uint32_t(len) : 0u;
+}
+
+// The run-end bits a new run of units [start, start + n) writes: `clear(w, bits)` for each word w
+// that holds its units but the last (ends of runs freed there before: free leaves its end bit),
+// then `set(w, bit)` for its last unit. Free then finds the run's length with run_length_at.
+template <class Clear, class Set>
+GPUPROBE_HD inline void mark_run_end(std::uint64_t start, std::uint32_t n, Clear &&clear, Set &&set) {
+  const std::uint64_t e = start + n - 1;
+  for (std::uint64_t w = start / 64; n > 1 && w <= (e - 1) / 64; ++w) {
+    const std::uint64_t lo = w * 64 > start ? w * 64 : start, hi = w * 64 + 64 < e ? w * 64 + 64 : e;
+    const unsigned len = unsigned(hi - lo); // units [lo, hi) of word w: 1 .. 64
+    clear(w, (len == 64 ? ~0ull : (1ull << len) - 1) << (lo - w * 64));
+  }
+  set(e / 64, 1ull << (e % 64));
+}
+
 // RW_malloc's stash word: a run's first unit (low 40 bits) and its length (high 24 bits); 0: empty.
 constexpr unsigned stash_shift = 40;
 GPUPROBE_HD constexpr std::uint64_t stash_word(std::uint64_t start, std::uint32_t n) {

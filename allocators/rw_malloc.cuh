@@ -23,8 +23,12 @@
 // yet stashed; rw_malloc_handle::mark_taken), or a claim was rolled back during the scan (a
 // transient claim can hide a free run): then it scans again.
 //
-// free(p) reads the unit's meta word: the run length of a whole-unit allocation, or a live count
-// for a shared unit (tag bit 31), whose bit is cleared when its last allocation is freed.
+// A whole-unit allocation marks its run's end (rw_malloc_handle::ends: one bit a unit; the lane
+// clears the bits inside its run, left by runs freed there before, and sets the bit of its last
+// unit; docs/rw-malloc.md). free(p) reads the unit's meta word and the run ends at once: a shared
+// unit's live count (its last free takes it to 0 and clears the unit's bit), else 0, and then the
+// run's length is the distance to its end bit. Free writes no end bit: the next run over those
+// units clears what it left.
 #include "allocators/common.cuh"
 #include "allocators/occupancy.hpp"
 #include "allocators/regions.cuh"
@@ -53,15 +57,11 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
-  // An experiment (issue 49, docs/rw-malloc.md): every meta word malloc writes is written again
-  // into a second array, to time what the scattered meta writes cost. Off: no second array.
-  bool meta_twice = false;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
 
 namespace detail {
-constexpr std::uint32_t shared_unit = 0x80000000u;
 // Bits of word w covered by units [start, start + n).
 __device__ inline unsigned long long range_mask(std::uint64_t w, std::uint64_t start,
                                                 std::uint64_t n) {
@@ -125,7 +125,7 @@ struct rw_malloc_handle {
 
   char *data;
   unsigned long long *words; // bit set = unit used
-  std::uint32_t *meta; // per unit: run length at a run's first unit, or shared_unit | live count
+  std::uint32_t *meta; // per unit: a shared unit's live count (>= 1), else 0
   std::uint32_t word_count;
   std::uint32_t unit_bytes;
   unsigned long long seed;
@@ -153,8 +153,8 @@ struct rw_malloc_handle {
   // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
   // the in-flight accounting closes (issue 49's race test). 0: none.
   unsigned hold_ns = 0;
-  // malloc_config::meta_twice's second array (nullptr: off).
-  std::uint32_t *meta_again = nullptr;
+  // Run ends: bit u set when unit u is the last of a whole-unit run handed out (free's length).
+  unsigned long long *ends = nullptr;
   // A full warp that asks no stash claims its first region unread (claim_unread): faster on a
   // fresh heap, slower after a churn (docs/rw-malloc.md, issue 49), so off unless asked
   // (malloc_config::optimistic, gpuprobe-bench --gpuprobe_rw_optimistic=1).
@@ -214,20 +214,14 @@ struct rw_malloc_handle {
       if (base == ~0ull)
         return nullptr;
       const unsigned same = __match_any_sync(small_mask, my_unit);
-      if (my_off == 0) {
-        const std::uint32_t count = detail::shared_unit | unsigned(__popc(int(same)));
-        if (meta_again) // the experiment: the same write again, elsewhere
-          meta_again[base + my_unit] = count;
-        meta[base + my_unit] = count;
-      }
+      if (my_off == 0)
+        meta[base + my_unit] = unsigned(__popc(int(same)));
       __syncwarp(small_mask);
       return data + (base + my_unit) * unit_bytes + my_off;
     }
     if (got == ~0ull)
       return nullptr;
-    if (meta_again) // the experiment: the same write again, elsewhere
-      meta_again[got] = need;
-    meta[got] = need;
+    mark_run(got, need);
     return data + got * unit_bytes;
   }
 
@@ -236,12 +230,27 @@ struct rw_malloc_handle {
       return;
     const std::uint64_t u = std::uint64_t(static_cast<char *>(p) - data) / unit_bytes;
     const std::uint32_t m = __ldcg(&meta[u]);
-    if (m & detail::shared_unit) {
-      if (atomicSub(&meta[u], 1u) == (detail::shared_unit | 1u))
+    const unsigned long long first = __ldcg(&ends[u / 64]); // read beside meta: one round trip
+    if (m) { // a shared unit: its last free leaves the word 0, as a whole run's must be
+      if (atomicSub(&meta[u], 1u) == 1u)
         release(u, 1);
       return;
     }
-    release(u, m);
+    const std::uint32_t n = run_length_at(
+        [&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); }, word_count, u,
+        region_units);
+    if (n) // else no run starts here: not a pointer malloc returned, or freed twice
+      release(u, n);
+  }
+
+  // The run ends of units [start, start + n), a run this lane was given: the bits of its units
+  // but the last cleared (ends of runs freed there before), then the last's set. One lane's
+  // atomics on one word are performed in order; no other lane writes these bits meanwhile (the
+  // units are this lane's), and a free reads only the bits of its own run.
+  __device__ void mark_run(std::uint64_t start, std::uint32_t n) const {
+    mark_run_end(
+        start, n, [&](std::uint64_t w, std::uint64_t bits) { atomicAnd(&ends[w], ~bits); },
+        [&](std::uint64_t w, std::uint64_t bit) { atomicOr(&ends[w], bit); });
   }
 
   // Units [start, start + n) free again.
@@ -628,7 +637,7 @@ public:
       : cfg_(checked(c)), data_(c.memory ? 0 : c.pool_bytes), words_((units() + 63) / 64),
         meta_(units()), regions_(t, units() * c.unit_bytes,
                                  std::uint64_t(handle_type::region_units) * c.unit_bytes) {
-    load(std::vector<unsigned long long>(words_.size(), 0), true);
+    load(std::vector<unsigned long long>(words_.size(), 0));
     rollbacks_.zero();
   }
   // Units a stash may hold: up to one region, and all stashes together at most 1/stash_share (16)
@@ -640,10 +649,11 @@ public:
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
   template <class Draw> void prefill(double free_fraction, Draw draw, std::uint64_t seed) {
-    load(hole_pattern(units(), free_fraction, draw, seed), false);
+    load(hole_pattern(units(), free_fraction, draw, seed));
   }
-  // Sets the bitmap (bit set = used; bits past the last unit are forced used).
-  void load(std::vector<unsigned long long> w, bool zero_meta = false) {
+  // Sets the bitmap (bit set = used; bits past the last unit are forced used); no allocation is
+  // live afterwards (meta words and run ends cleared).
+  void load(std::vector<unsigned long long> w) {
     if (w.size() != words_.size())
       throw std::invalid_argument("rw_malloc::load: wrong number of words");
     const std::uint64_t tail = units() % 64;
@@ -651,8 +661,8 @@ public:
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
     stash_.zero(); // a stash's run was claimed in the bitmap this replaces
-    if (zero_meta)
-      meta_.zero();
+    meta_.zero();
+    ends_.zero();
   }
   // Units held by the stashes (claimed in the bitmap, not handed out).
   std::uint64_t stashed_units() const {
@@ -692,7 +702,7 @@ public:
                   rollbacks_.get(), stash_.get(), stash_sms_,      cfg_.stash_per_sm,
                   stash_cap()};
     h.optimistic = cfg_.optimistic;
-    h.meta_again = meta_again_.get();
+    h.ends = ends_.get();
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
@@ -726,8 +736,7 @@ private:
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
   region_map regions_; // in bitmap regions
-  // malloc_config::meta_twice's second array (empty when off).
-  device_array<std::uint32_t> meta_again_{cfg_.meta_twice ? units() : 0};
+  device_array<unsigned long long> ends_{words_.size()}; // run ends (rw_malloc_handle::ends)
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = current_sm_count("rw_malloc");
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).

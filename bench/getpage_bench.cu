@@ -296,8 +296,6 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_sm_slices=N    rw_malloc's random regions from SM s's slice s % N of N equal
                               slices of the pool (0-1024, default 0: the whole pool; an experiment,
                               docs/rw-malloc.md)
-  --gpuprobe_rw_meta_twice=B   1: rw_malloc writes each meta word twice, the second into an array
-                              of its own (an experiment: what the scattered meta writes cost)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -331,9 +329,7 @@ const whole_flag k_whole_flags[] = {{"--gpuprobe_rw_stash", 0, 64, "a number of 
                                      "N of a share 1/N of the pool",
                                      [](flags &o, int n) { o.rw_stash_share = unsigned(n); }},
                                     {"--gpuprobe_rw_sm_slices", 0, 1024, "a number of slices",
-                                     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }},
-                                    {"--gpuprobe_rw_meta_twice", 0, 1, "0 or 1",
-                                     [](flags &o, int n) { o.rw_meta_twice = n == 1; }}};
+                                     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -435,7 +431,6 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_stash_times", given(o.rw_stash_times));
   benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
   benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
-  benchmark::AddCustomContext("rw_meta_twice", o.rw_meta_twice ? "1" : "0");
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

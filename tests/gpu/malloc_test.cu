@@ -290,7 +290,7 @@ TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
         for (std::uint64_t u = at; u < at + run; ++u)
           w[u / 64] &= ~(1ull << (u % 64));
       }
-      a.load(w, true);
+      a.load(w);
       auto h = a.handle();
       h.seed = 1000 + t;
       h.hold_ns = 20000;
@@ -364,7 +364,7 @@ TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
       const std::uint64_t at = (37 + 53 * t) % (units / region) * region + 64 * t;
       for (std::uint64_t u = at; u < at + 160; ++u)
         w[u / 64] &= ~(1ull << (u % 64));
-      a.load(w, true);
+      a.load(w);
       auto h = a.handle();
       h.seed = 77 + t;
       h.max_rounds =
@@ -441,7 +441,7 @@ TEST(MallocGpu, RwMallocUnreadClaimsThatMeetAreExactAndDisjoint) {
   for (const bool optimistic : {true, false}) {
     unsigned long long served = 0, refused = 0, bad = 0;
     for (unsigned trial = 0; trial < 300; ++trial) {
-      a.load(std::vector<unsigned long long>((units + 63) / 64, 0), true);
+      a.load(std::vector<unsigned long long>((units + 63) / 64, 0));
       const unsigned warps = 4 + unsigned(rng() % 37), n = warps * 32;
       std::vector<std::uint32_t> b(n);
       for (unsigned w = 0; w < warps; ++w) {

@@ -229,6 +229,88 @@ TEST(FreeRuns, TheRefillLooksForWhatAStashHoldsAndKeepsWholeRequestsWhereTheCapB
   EXPECT_EQ(refill_keep(200, 32, 8, 200), 192u) << "6 whole requests";
 }
 
+// rw_malloc's run ends (issue 49): on generated maps of whole runs (1-2048 units, the largest
+// request), shared units (no end bit) and free gaps, the length found at each run's start is the
+// run's, and a unit whose next end lies more than a region on, or past the map, gives 0.
+TEST(FreeRuns, RunLengthAtEachStartIsTheRunsOnGeneratedMaps) {
+  std::mt19937_64 rng(49);
+  constexpr std::uint32_t region = 2048;
+  for (int c = 0; c < 300; ++c) {
+    const std::uint64_t n_words = 1 + rng() % 96, units = n_words * 64;
+    std::vector<std::uint64_t> ends(n_words, 0);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> runs; // start, length
+    std::vector<std::uint64_t> shared;
+    for (std::uint64_t u = 0; u < units;) {
+      const int kind = int(rng() % 4); // 0, 1: a run; 2: a shared unit; 3: a gap
+      std::uint64_t len = kind < 2 ? (rng() % 3 == 0 ? 1 + rng() % region : 1 + rng() % 40)
+                                   : 1 + rng() % (kind == 2 ? 1 : 70);
+      len = std::min<std::uint64_t>(len, units - u);
+      if (kind < 2) {
+        runs.emplace_back(u, std::uint32_t(len));
+        const std::uint64_t e = u + len - 1;
+        ends[e / 64] |= 1ull << (e % 64);
+      } else if (kind == 2)
+        shared.push_back(u);
+      u += len;
+    }
+    const auto word = [&](std::uint64_t j) { return ends.at(j); }; // .at: no read past the map
+    for (const auto &[u, len] : runs)
+      EXPECT_EQ(run_length_at(word, n_words, u, region), len) << "case " << c << " unit " << u;
+    for (const std::uint64_t u : shared) { // the next end by a bit-by-bit walk, or none
+      std::uint64_t e = u;
+      while (e < units && !((ends[e / 64] >> (e % 64)) & 1))
+        ++e;
+      const std::uint32_t want = e < units && e - u < region ? std::uint32_t(e - u + 1) : 0u;
+      EXPECT_EQ(run_length_at(word, n_words, u, region), want) << "case " << c << " unit " << u;
+    }
+    EXPECT_EQ(run_length_at(word, n_words, units, region), 0u) << "past the map";
+  }
+}
+
+// The run ends over a heap's life (issue 49): a host model of rw_malloc's whole runs (first fit
+// over a bitmap, requests of 1-2048 units, random frees) where each new run writes its ends with
+// mark_run_end and free writes none. At every free the length found is the run's own, though
+// the ends of runs freed before lie everywhere in the free space; 200 seeded heaps.
+TEST(FreeRuns, EveryFreeFindsItsRunWhileFreedRunsLeaveTheirEnds) {
+  std::mt19937_64 rng(4949);
+  for (int c = 0; c < 200; ++c) {
+    const std::uint64_t words = 64 + rng() % 192, units = words * 64;
+    std::vector<std::uint64_t> used(words, 0), ends(words, 0);
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> live;
+    const auto bit = [](const std::vector<std::uint64_t> &m, std::uint64_t u) {
+      return (m[u / 64] >> (u % 64)) & 1;
+    };
+    std::uint64_t freed = 0;
+    for (int step = 0; step < 600; ++step) {
+      if (!live.empty() && rng() % 2 == 0) { // free a random live run
+        const std::size_t k = rng() % live.size();
+        const auto [u, len] = live[k];
+        const auto word = [&](std::uint64_t j) { return ends.at(j); };
+        ASSERT_EQ(run_length_at(word, words, u, 2048), len) << "heap " << c << " step " << step;
+        for (std::uint64_t x = u; x < u + len; ++x)
+          used[x / 64] &= ~(1ull << (x % 64));
+        live.erase(live.begin() + std::ptrdiff_t(k));
+        ++freed;
+        continue;
+      }
+      const std::uint32_t n =
+          std::uint32_t(rng() % 4 == 0 ? 1 + rng() % 2048 : 1 + rng() % 64); // a request
+      std::uint64_t s = 0, run = 0; // first fit
+      for (; s + run < units && run < n;)
+        run = bit(used, s + run) ? (s += run + 1, 0) : run + 1;
+      if (run < n)
+        continue; // no room: a free comes next
+      for (std::uint64_t x = s; x < s + n; ++x)
+        used[x / 64] |= 1ull << (x % 64);
+      mark_run_end(
+          s, n, [&](std::uint64_t w, std::uint64_t b) { ends.at(w) &= ~b; },
+          [&](std::uint64_t w, std::uint64_t b) { ends.at(w) |= b; });
+      live.emplace_back(s, n);
+    }
+    EXPECT_GT(freed, 100u) << "heap " << c;
+  }
+}
+
 TEST(FreeRuns, WarpFirstFitMatchesTheWalk) {
   std::mt19937_64 rng(11);
   auto warp = [](const std::vector<unsigned long long> &w, std::uint32_t need) {
@@ -508,8 +590,7 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_refill_small=", {"0", "17", "08", "", "8"}},
       {"--gpuprobe_rw_stash_times=", {"0", "17", "1.5", "", "1"}},
       {"--gpuprobe_rw_stash_share=", {"1", "65", "8x", "", "8"}},
-      {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}},
-      {"--gpuprobe_rw_meta_twice=", {"2", "-1", "yes", "", "1"}}};
+      {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -530,5 +611,4 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash_times=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash_share=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_sm_slices=N"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--gpuprobe_rw_meta_twice=B"), std::string::npos) << r.out;
 }
