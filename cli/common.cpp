@@ -34,10 +34,9 @@ void add_busy_wait_option(CLI::App &app, double &seconds) {
 }
 void add_map_late_flag(CLI::App &app, bool &map_late) {
   app.add_flag("--map-late", map_late,
-               "run the stages that map no alias range (tlb_real, atomics) first, so that a GPU "
-               "beside another maps its range while the other sweeps; with --devices, every "
-               "second GPU does (a node's run a few % faster; the real-memory cross-check's L1 "
-               "reads differently: docs/fleet.md)");
+               "run atomics, which maps no alias range, first (tlb_real keeps its place after the "
+               "aliased sweep), so that a GPU beside another maps its range a few seconds later; "
+               "with --devices, every second GPU does (docs/fleet.md)");
 }
 
 std::string busy_wait_text(double seconds) {
