@@ -137,17 +137,22 @@ GPUPROBE_HD inline std::uint32_t run_length_at(Word &&word, std::uint64_t n, std
   return len <= max_len ? std::uint32_t(len) : 0u;
 }
 
+// Bits of word w covered by units [start, start + n) (word w must hold at least one of them).
+GPUPROBE_HD inline std::uint64_t range_mask(std::uint64_t w, std::uint64_t start, std::uint64_t n) {
+  const std::uint64_t lo = start > w * 64 ? start : w * 64,
+                      hi = start + n < w * 64 + 64 ? start + n : w * 64 + 64;
+  const unsigned len = unsigned(hi - lo), at = unsigned(lo - w * 64);
+  return (len == 64 ? ~0ull : ((1ull << len) - 1)) << at;
+}
+
 // The run-end bits a new run of units [start, start + n) writes: `clear(w, bits)` for each word w
 // that holds its units but the last (ends of runs freed there before: free leaves its end bit),
 // then `set(w, bit)` for its last unit. Free then finds the run's length with run_length_at.
 template <class Clear, class Set>
 GPUPROBE_HD inline void mark_run_end(std::uint64_t start, std::uint32_t n, Clear &&clear, Set &&set) {
   const std::uint64_t e = start + n - 1;
-  for (std::uint64_t w = start / 64; n > 1 && w <= (e - 1) / 64; ++w) {
-    const std::uint64_t lo = w * 64 > start ? w * 64 : start, hi = w * 64 + 64 < e ? w * 64 + 64 : e;
-    const unsigned len = unsigned(hi - lo); // units [lo, hi) of word w: 1 .. 64
-    clear(w, (len == 64 ? ~0ull : (1ull << len) - 1) << (lo - w * 64));
-  }
+  for (std::uint64_t w = start / 64; n > 1 && w <= (e - 1) / 64; ++w)
+    clear(w, range_mask(w, start, n - 1));
   set(e / 64, 1ull << (e % 64));
 }
 

@@ -62,13 +62,7 @@ struct malloc_config {
 };
 
 namespace detail {
-// Bits of word w covered by units [start, start + n).
-__device__ inline unsigned long long range_mask(std::uint64_t w, std::uint64_t start,
-                                                std::uint64_t n) {
-  const std::uint64_t lo = max(start, w * 64), hi = min(start + n, w * 64 + 64);
-  const unsigned len = unsigned(hi - lo), at = unsigned(lo - w * 64);
-  return (len == 64 ? ~0ull : ((1ull << len) - 1)) << at;
-}
+using alloc::range_mask; // runs.hpp: host and device
 // Exclusive prefix sum of v over the lanes of `mask` (v < 2^17).
 __device__ inline unsigned warp_exclusive_sum(unsigned mask, unsigned v, unsigned lane) {
   if (mask != 0xffffffffu)

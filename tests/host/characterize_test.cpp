@@ -183,7 +183,6 @@ TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
       for (const auto &st : plan)
         if (!moves[st.name] && st.after_sharing)
           expect.push_back(st.name);
-
       EXPECT_EQ(seen, expect) << "case " << c << (late ? " --map-late" : "");
     }
   }
