@@ -1,6 +1,7 @@
 #include "common/cuda_check.cuh"
 #include "common/device_memory.hpp"
 #include "common/enum_names.hpp"
+#include "common/pool_shelf.hpp"
 
 #include <cuda.h> // driver API types only: functions come from cudaGetDriverEntryPointByVersion
 #include <fcntl.h>
@@ -449,6 +450,45 @@ std::size_t alias_keeper::kept_bytes() {
 void alias_keeper::drop() {
   const std::lock_guard<std::mutex> lock(g_kept_mutex);
   drop_kept();
+}
+
+namespace {
+// Never destroyed: a process that ends without its keeper's end (exit inside a stage) leaves the
+// kept pool to the driver, not to a destructor that would run after the CUDA runtime's own.
+pool_shelf<device_pool, pool_key> &shelf() {
+  static auto *s = new pool_shelf<device_pool, pool_key>;
+  return *s;
+}
+} // namespace
+
+pool_keeper::pool_keeper() : opened_(shelf().open()) {}
+
+pool_keeper::~pool_keeper() {
+  if (opened_)
+    shelf().close();
+}
+
+void pool_keeper::drop() { shelf().drop(); }
+
+std::optional<pool_key> pool_keeper::kept() { return shelf().kept(); }
+
+std::size_t pool_keeper::kept_device_bytes() {
+  const auto k = shelf().kept();
+  if (!k)
+    return 0;
+  const std::size_t g = k->kind == alloc_kind::vmm ? device_pool::vmm_granularity(k->device) : 0;
+  return g ? (k->bytes + g - 1) / g * g : k->bytes; // vmm: whole chunks
+}
+
+std::shared_ptr<device_pool> keepable_pool(alloc_kind kind, std::size_t bytes, int device,
+                                           std::uint64_t seed) {
+  const pool_key key{kind, bytes, device, seed};
+  std::unique_ptr<device_pool> p = shelf().take(key); // anything else kept is freed here
+  if (!p)
+    p = std::make_unique<device_pool>(kind, bytes, device, seed);
+  return std::shared_ptr<device_pool>(p.release(), [key](device_pool *q) {
+    shelf().give_back(key, std::unique_ptr<device_pool>(q)); // kept while a keeper lives
+  });
 }
 
 std::size_t slot_layout::mapped_slots() const {

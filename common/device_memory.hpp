@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,38 @@ public:
   // Unmaps the kept range now (the keeper stays on).
   static void drop();
 };
+
+// A pool kept from one stage to the next (issue 48, common/pool_shelf.hpp): while a pool_keeper
+// lives, a pool made by keepable_pool is not freed when its last user ends but kept, and the next
+// keepable_pool call with the same kind, bytes, device and seed takes it instead of making one; a
+// call with anything else frees it first (two such pools do not fit in the memory together).
+// `gpuprobe run` holds a keeper over tune and validate (run in its process), so tune's last
+// TLB-sized pool is validate's first; tune holds one over its own decisions. Only TLB-sized pools
+// go through here: whatever else allocates while one is kept must call pool_keeper::drop() first.
+struct pool_key {
+  alloc_kind kind = alloc_kind::cudamalloc;
+  std::size_t bytes = 0;
+  int device = 0;
+  std::uint64_t seed = 0;
+  bool operator==(const pool_key &o) const {
+    return kind == o.kind && bytes == o.bytes && device == o.device && seed == o.seed;
+  }
+};
+class pool_keeper {
+public:
+  pool_keeper();  // keeping on (an inner keeper, while one lives, changes nothing)
+  ~pool_keeper(); // the keeper that turned it on turns it off and frees what is kept
+  pool_keeper(const pool_keeper &) = delete;
+  pool_keeper &operator=(const pool_keeper &) = delete;
+  static void drop();                      // frees what is kept now
+  static std::optional<pool_key> kept();   // what is kept now
+  static std::size_t kept_device_bytes();  // the device memory it holds (0: none)
+
+private:
+  bool opened_ = false;
+};
+std::shared_ptr<device_pool> keepable_pool(alloc_kind kind, std::size_t bytes, int device,
+                                           std::uint64_t seed);
 
 // A virtual range of slots, each mapped to one of a few physical chunks or left unmapped: the
 // layouts `gpuprobe tlb-coverage` compares (one chunk at every slot, as alias; only some slots;

@@ -84,14 +84,22 @@ struct validate_options {
   int device = 0;
   std::uint64_t seed = 1;
   // Where the workloads take their memory from (shared_pools: the TLB-sized pool of a kind is
-  // mapped once and held from one such workload to the next, as validate runs them). Null: each
-  // trial maps its own (tune, which allocates between the workloads it measures).
+  // mapped once and held from one such workload to the next, and handed to a pool_keeper when
+  // released). Null: each trial maps its own.
   std::shared_ptr<pool_source> pools;
 };
 std::shared_ptr<pool_source> shared_pools(const validate_options &o);
+// The held TLB-sized pool let go (to a pool_keeper's shelf if one lives, else freed), before
+// something that does not take its memory from `pools` allocates.
+void release_pools(const std::shared_ptr<pool_source> &pools);
+// A line on the pool the last workload took, once (a pool kept from the stage before), or "".
+std::string pools_note(const std::shared_ptr<pool_source> &pools);
 // The order validate runs `workloads` in (indices into it): each pool kind's rows in turn, in the
-// order the kinds first appear, and within a kind the smaller pools first, else as listed.
-std::vector<std::size_t> run_order(const std::vector<workload> &workloads);
+// order the kinds first appear, and within a kind the smaller pools first, else as listed. Given a
+// kept pool (kind name and bytes: one kept from the stage before, pool_keeper), the rows of that
+// kind whose pool it holds (within 10 % below its bytes) go first.
+std::vector<std::size_t> run_order(const std::vector<workload> &workloads,
+                                   const std::string &kept_pool = "", std::uint64_t kept_bytes = 0);
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o);
 
 // A workload's two configurations, `reps` repetitions each in ABBA order (drifts cancel) after one

@@ -1,5 +1,6 @@
 // tune: TLB-scoped sampling with each possible scope (and one pass), interleaved, on a
-// cudaMalloc and a scattered-VMM array of the same footprint; each scope's result is checked.
+// cudaMalloc and a scattered-VMM array of the same footprint; each scope's result is checked. The
+// cudaMalloc array is the regions decision's pool when one was kept (keepable_pool).
 #include "allocators/workloads/tlb_scoped.cuh"
 #include "common/device_memory.hpp"
 #include "tune/kernels.cuh"
@@ -14,8 +15,9 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &s
                                              std::uint64_t seed) {
   std::vector<scope_sample> out;
   for (const char *pool : {"cudamalloc", "vmm"}) {
-    device_pool mem(parse_alloc_kind(pool), footprint, device, seed);
-    workloads::sampling_run run(mem.data(), footprint);
+    // Kept at the end while a pool_keeper lives: validate's first rows take the last one.
+    const auto mem = keepable_pool(parse_alloc_kind(pool), footprint, device, seed);
+    workloads::sampling_run run(mem->data(), footprint);
     event_timer timer;
     const std::size_t first = out.size();
     for (auto s : scopes)

@@ -6,6 +6,7 @@
 #include "allocators/load_tuning.hpp"
 #include "analysis/models.hpp"
 #include "common/device_info.hpp"
+#include "common/device_memory.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
@@ -196,6 +197,7 @@ tune_context open_tune(const tune_run_options &o) {
   c.vo.quick = o.quick;
   c.vo.device = o.device;
   c.vo.seed = o.seed;
+  c.vo.pools = shared_pools(c.vo); // the regions' TLB-sized pool is the scope's (pool_keeper)
   return c;
 }
 
@@ -204,6 +206,10 @@ tune_context open_tune(const tune_run_options &o) {
 void run_tune(const tune_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "tune");
+  // The TLB-sized pools are kept from one decision to the next, and under gpuprobe run to
+  // validate (its keeper, outside this one): the regions' cudaMalloc pool is the scope's, and the
+  // scope's VMM pool, its last, validate's first (issue 48).
+  const pool_keeper keep;
   const tune_context c = open_tune(o);
   // Each decision's time, for the line before the summary: where tune spends it.
   auto since = std::chrono::steady_clock::now();
@@ -213,8 +219,9 @@ void run_tune(const tune_run_options &o) {
     since = now;
     return s;
   };
-  const auto regions = tune_regions(c);
-  const double regions_s = lap();
+  // The decisions on small pools first (word size, CRW placement: their own allocations), then
+  // those on TLB-sized pools, which keep them: regions (cudaMalloc), then the scope (cudaMalloc,
+  // then VMM). They are independent: the order changes no decision.
   const unsigned threads = 1u << 16;
   std::vector<word_point> points;
   const auto word = tune_word_size(c, points, threads);
@@ -222,6 +229,9 @@ void run_tune(const tune_run_options &o) {
   std::vector<crw_point> crw_points;
   const auto crw = tune_crw(c, crw_points, threads);
   const double crw_s = lap();
+  const auto regions = tune_regions(c);
+  const double regions_s = lap();
+  release_pools(c.vo.pools); // the regions' pool to the keeper: the scope's cudaMalloc pool
   const auto scope = tune_scope(c);
   const double scope_s = lap();
   std::printf("  decision times: regions %.1f s, word size %.1f s, CRW placement %.1f s, TLB scope "

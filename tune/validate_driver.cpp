@@ -8,6 +8,7 @@
 #include "allocators/load_tuning.hpp"
 #include "analysis/validation.hpp"
 #include "common/device_info.hpp"
+#include "common/device_memory.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
@@ -27,19 +28,26 @@ namespace gpuprobe::tune {
 using nlohmann::json;
 
 // The smaller pools first, so the TLB-sized workloads of a kind run one after another on the one
-// pool they share (pool_source: mapped once per kind, not again after an 8 GiB one). The rows keep
-// the list's order.
-std::vector<std::size_t> run_order(const std::vector<workload> &workloads) {
+// pool they share (pool_source: mapped once per kind, not again after an 8 GiB one). A pool kept
+// from the stage before (tune's last, under gpuprobe run) is taken by its kind's TLB-sized rows,
+// which then go first, before anything else needs its memory. The rows keep the list's order.
+std::vector<std::size_t> run_order(const std::vector<workload> &workloads,
+                                   const std::string &kept_pool, std::uint64_t kept_bytes) {
+  const auto takes_kept = [&](const workload &w) {
+    return !kept_pool.empty() && w.pool == kept_pool && w.pool_bytes <= kept_bytes &&
+           double(w.pool_bytes) >= 0.9 * double(kept_bytes);
+  };
   std::vector<std::size_t> order(workloads.size());
-  std::map<std::string, std::size_t> first; // pool -> its first row
+  std::map<std::string, std::size_t> first; // pool -> its first row (of those the rest)
+  std::vector<std::size_t> rank(workloads.size(), 0);
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     order[i] = i;
-    first.emplace(workloads[i].pool, i);
+    if (!takes_kept(workloads[i]))
+      rank[i] = 1 + first.emplace(workloads[i].pool, i).first->second; // 0: the kept pool's rows
   }
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const auto &x = workloads[a], &y = workloads[b];
-    return std::make_pair(first[x.pool], x.pool_bytes) <
-           std::make_pair(first[y.pool], y.pool_bytes);
+    return std::make_pair(rank[a], workloads[a].pool_bytes) <
+           std::make_pair(rank[b], workloads[b].pool_bytes);
   });
   return order;
 }
@@ -128,11 +136,14 @@ struct measured {
   std::vector<std::string> stopped; // per workload: the rule's reason ("" not measured)
 };
 measured measure_workloads(const std::vector<workload> &workloads,
-                           const analysis::sequential_rule &rule) {
+                           const analysis::sequential_rule &rule,
+                           const std::shared_ptr<pool_source> &pools) {
   measured m;
   m.samples.resize(workloads.size());
   m.stopped.resize(workloads.size());
-  for (const std::size_t i : run_order(workloads)) {
+  const auto kept = pool_keeper::kept();
+  for (const std::size_t i : kept ? run_order(workloads, to_string(kept->kind), kept->bytes)
+                                  : run_order(workloads)) {
     const auto &w = workloads[i];
     analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs(),
                                  {},     {},     w.changes};
@@ -150,6 +161,8 @@ measured measure_workloads(const std::vector<workload> &workloads,
     const double md = median(s.default_ms), mt = median(s.tuned_ms);
     std::printf("%.4f -> %.4f ms (x%.3f), %s, %.1f s\n", md, mt, mt / md, ab.stopped.c_str(),
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+    if (const std::string note = pools_note(pools); !note.empty())
+      std::printf("%s\n", note.c_str());
     m.samples[i] = std::move(s);
     m.stopped[i] = std::move(ab.stopped);
   }
@@ -200,7 +213,7 @@ void run_validate(const validate_run_options &o) {
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "validate");
   const validate_context c = open_validate(o);
   const auto rule = stopping_rule(o, c.workloads);
-  const auto m = measure_workloads(c.workloads, rule);
+  const auto m = measure_workloads(c.workloads, rule, c.vo.pools);
   model::validation v;
   v.workloads = analysis::validation_rows(m.samples, 0.05, o.seed);
   for (std::size_t i = 0; i < v.workloads.size(); ++i)

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <utility>
 
 namespace gpuprobe::tune {
 
@@ -49,19 +51,30 @@ public:
   std::shared_ptr<device_pool> take(alloc_kind kind, std::uint64_t bytes) {
     const bool large = double(bytes) >= 0.9 * double(largest_) && bytes <= largest_;
     if (held_ && !(large && held_->kind() == kind))
-      held_.reset(); // its trial ended with its workload: the memory goes back now
-    if (!large)
+      held_.reset(); // its trial ended with its workload: the memory goes back (or to the shelf)
+    if (!large) {
+      pool_keeper::drop(); // a kept TLB-sized pool and this one do not fit together
       return std::make_shared<device_pool>(kind, bytes, device_, seed_);
-    if (!held_)
-      held_ = std::make_shared<device_pool>(kind, largest_, device_, seed_);
+    }
+    if (!held_) {
+      const pool_key key{kind, largest_, device_, seed_};
+      if (const auto k = pool_keeper::kept(); k && *k == key)
+        note_ = "[pools] the " + std::string(to_string(kind)) + " pool of " +
+                std::to_string(largest_ >> 30) + " GiB kept from the stage before: not made again";
+      held_ = keepable_pool(kind, largest_, device_, seed_); // kept by a pool_keeper, if one lives
+    }
     return held_;
   }
+  void release() { held_.reset(); }
+  // What to say of the last pool taken ("" when nothing is to be said), said once.
+  std::string take_note() { return std::exchange(note_, std::string()); }
 
 private:
   std::uint64_t largest_;
   int device_;
   std::uint64_t seed_;
   std::shared_ptr<device_pool> held_;
+  std::string note_;
 };
 
 namespace {
@@ -355,7 +368,15 @@ std::uint64_t default_tlb_footprint(bool quick, int device) {
   std::size_t free_b = 0, total_b = 0;
   GPUPROBE_CUDA_CHECK(cudaSetDevice(device));
   GPUPROBE_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-  return tune::tlb_footprint_for(free_b, quick);
+  // A pool kept from the stage before is free memory to this one: the footprint is the one that
+  // stage computed (its kernels' code loaded since may have taken a few MiB: within 2 GiB, the
+  // kept pool's bytes are taken as the footprint), so its pool is taken, not made again.
+  const std::uint64_t f = tune::tlb_footprint_for(free_b + pool_keeper::kept_device_bytes(), quick);
+  const auto kept = pool_keeper::kept();
+  const std::uint64_t near = 2ull << 30;
+  if (kept && kept->device == device && f + near >= kept->bytes && f <= kept->bytes + near)
+    return kept->bytes;
+  return f;
 }
 
 namespace {
@@ -478,6 +499,15 @@ void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_o
 
 std::shared_ptr<pool_source> shared_pools(const validate_options &o) {
   return std::make_shared<pool_source>(std::max(o.pool_bytes, footprint_of(o)), o.device, o.seed);
+}
+
+void release_pools(const std::shared_ptr<pool_source> &pools) {
+  if (pools)
+    pools->release();
+}
+
+std::string pools_note(const std::shared_ptr<pool_source> &pools) {
+  return pools ? pools->take_note() : std::string();
 }
 
 std::vector<workload> validation_workloads(const alloc::tuning &t, const validate_options &o) {

@@ -376,3 +376,65 @@ TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
   EXPECT_NE(err.find("it granted"), std::string::npos) << err;
   EXPECT_FALSE(std::filesystem::exists(out));
 }
+
+// Issue 48 (stop 68): a pool made by keepable_pool outlives its last user while a pool_keeper
+// lives, and the next request for the same kind, bytes, device and seed takes it (the same base,
+// the data written before still there, in far less time than making it); a request for anything
+// else frees it first (the memory is back before that pool is made); an inner keeper changes
+// nothing; the outer keeper's end frees what is kept; with no keeper nothing is kept.
+TEST(TlbProbeGpu, APoolKeeperKeepsOneTlbSizedPoolForTheNextRequestForIt) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::uint64_t gib = 1ull << 30;
+  const auto free_now = [] {
+    std::size_t f = 0, t = 0;
+    EXPECT_EQ(cudaMemGetInfo(&f, &t), cudaSuccess);
+    return f;
+  };
+  const std::size_t free0 = free_now();
+  {
+    const pool_keeper keep;
+    char *base = nullptr;
+    double made_s = 0, taken_s = 0;
+    const unsigned long long mark = 0x48ee5c0ffee0048ull;
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      auto p = keepable_pool(alloc_kind::vmm, 16 * gib, 0, 5);
+      made_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      base = p->data();
+      ASSERT_EQ(cudaMemcpy(base + 12345 * 64, &mark, sizeof mark, cudaMemcpyHostToDevice),
+                cudaSuccess);
+    }
+    ASSERT_TRUE(pool_keeper::kept().has_value()) << "kept after its last user ended";
+    EXPECT_EQ(pool_keeper::kept_device_bytes(), 16 * gib);
+    EXPECT_LT(free_now() + 15 * gib, free0) << "its memory is still held";
+    {
+      const pool_keeper inner; // tune's own keeper under run's: changes nothing
+      const auto t0 = std::chrono::steady_clock::now();
+      auto p = keepable_pool(alloc_kind::vmm, 16 * gib, 0, 5);
+      taken_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_EQ(p->data(), base);
+      unsigned long long got = 0;
+      ASSERT_EQ(cudaMemcpy(&got, p->data() + 12345 * 64, sizeof got, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(got, mark) << "the same physical memory";
+      EXPECT_FALSE(pool_keeper::kept().has_value()) << "taken, not shared";
+    }
+    std::printf("vmm 16 GiB made in %.3f s, taken again in %.6f s\n", made_s, taken_s);
+    EXPECT_LT(taken_s * 20, made_s);
+    ASSERT_TRUE(pool_keeper::kept().has_value()) << "the inner keeper's end freed nothing";
+    {
+      auto other = keepable_pool(alloc_kind::vmm, 16 * gib, 0, 6); // another seed: its own
+      EXPECT_FALSE(pool_keeper::kept().has_value());
+      EXPECT_LT(free_now() + 15 * gib, free0);
+      EXPECT_GT(free_now() + 17 * gib, free0) << "one pool's memory held, not two";
+    }
+    pool_keeper::drop();
+    EXPECT_GT(free_now() + gib, free0) << "drop frees it";
+    { auto c = keepable_pool(alloc_kind::cudamalloc, 8 * gib, 0, 5); }
+    EXPECT_TRUE(pool_keeper::kept().has_value());
+  }
+  EXPECT_FALSE(pool_keeper::kept().has_value()) << "the keeper's end frees what it kept";
+  EXPECT_GT(free_now() + gib, free0);
+  { auto p = keepable_pool(alloc_kind::cudamalloc, 8 * gib, 0, 5); }
+  EXPECT_FALSE(pool_keeper::kept().has_value()) << "no keeper: nothing kept";
+}

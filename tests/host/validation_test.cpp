@@ -178,3 +178,48 @@ TEST(Validation, WorkloadsRunByPoolKindSmallerPoolsFirstAndRowsKeepTheirOrder) {
     EXPECT_EQ(order[k + 12], cuda[k] + 12);
   }
 }
+
+// Issue 48: with a pool kept from tune (gpuprobe run), the rows of its kind that it holds (within
+// 10 % below its bytes) run first, before anything else needs its memory, and the rest run as
+// without one. Over seeded lists and kept pools (kinds, sizes, a kept pool no row fits).
+TEST(Validation, RowsThatTakeTheKeptPoolRunFirstAndTheRestAsBefore) {
+  using gpuprobe::tune::workload;
+  std::mt19937 rng(4848);
+  const std::uint64_t gib = 1ull << 30;
+  const std::vector<std::uint64_t> sizes = {8 * gib, 70 * gib, 72 * gib, 131 * gib, 133 * gib};
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<workload> w(1 + rng() % 30);
+    for (auto &x : w) {
+      x.pool = rng() % 2 ? "vmm" : "cudamalloc";
+      x.pool_bytes = sizes[rng() % sizes.size()];
+    }
+    const std::string kept = rng() % 2 ? "vmm" : "cudamalloc";
+    const std::uint64_t kept_bytes = sizes[rng() % sizes.size()] + (rng() % 3 == 0 ? 40 * gib : 0);
+    const auto takes = [&](const workload &x) {
+      return x.pool == kept && x.pool_bytes <= kept_bytes && x.pool_bytes * 10 >= kept_bytes * 9;
+    };
+    const auto order = gpuprobe::tune::run_order(w, kept, kept_bytes);
+    ASSERT_EQ(order.size(), w.size());
+    EXPECT_EQ(std::set<std::size_t>(order.begin(), order.end()).size(), w.size());
+    std::size_t first_rest = 0;
+    while (first_rest < order.size() && takes(w[order[first_rest]]))
+      ++first_rest;
+    for (std::size_t k = first_rest; k < order.size(); ++k)
+      ASSERT_FALSE(takes(w[order[k]])) << "trial " << trial << ": a kept-pool row after the rest";
+    for (std::size_t k = 1; k < first_rest; ++k)
+      ASSERT_LE(w[order[k - 1]].pool_bytes, w[order[k]].pool_bytes);
+    // the rest: as run_order orders them without a kept pool
+    std::vector<workload> rest;
+    std::vector<std::size_t> index;
+    for (std::size_t i = 0; i < w.size(); ++i)
+      if (!takes(w[i]))
+        rest.push_back(w[i]), index.push_back(i);
+    const auto plain = gpuprobe::tune::run_order(rest);
+    ASSERT_EQ(plain.size(), order.size() - first_rest);
+    for (std::size_t k = 0; k < plain.size(); ++k)
+      ASSERT_EQ(order[first_rest + k], index[plain[k]]) << "trial " << trial;
+    if (kept_bytes > 133 * gib + 20 * gib) {
+      EXPECT_EQ(first_rest, 0u) << "no row fits within 10 % of a pool that large";
+    }
+  }
+}
