@@ -21,7 +21,7 @@ struct run_options {
 
 void run_pipeline(const run_options &o) {
   pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy,
-                          o.busy_wait, o.verbose, o.map_late});
+                          o.busy_wait, o.verbose, o.map_late, run_here});
 }
 
 } // namespace

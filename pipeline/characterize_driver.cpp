@@ -71,22 +71,6 @@ void refuse_other_gpus_raw(const std::string &dir, const std::string &uuid) {
                 uuid + ": " + foreign + "; move them out (a profile is one GPU's)");
 }
 
-// The working directory for a stage run inside this process (a child is started in it): the
-// stages' arguments name files relative to the results folder.
-class working_dir {
-public:
-  explicit working_dir(const std::string &dir) : was_(fs::current_path()) { fs::current_path(dir); }
-  ~working_dir() {
-    std::error_code ec;
-    fs::current_path(was_, ec);
-  }
-  working_dir(const working_dir &) = delete;
-  working_dir &operator=(const working_dir &) = delete;
-
-private:
-  fs::path was_;
-};
-
 // A stage run inside this process: as run_stage_in runs it in a child (the same arguments, in
 // DIR), and failing with the same line.
 void run_stage_here(const characterize_run_options &o, const std::string &dir, const stage &s,
@@ -462,13 +446,8 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
 } // namespace
 
 bool stages_in_process(const characterize_run_options &o) {
-  const char *v = std::getenv("GPUPROBE_STAGES");
-  const std::string how = v ? v : "";
-  if (!how.empty() && how != "here" && how != "children")
-    throw error("GPUPROBE_STAGES='" + how +
-                "': give 'here' (the stages inside the characterize process, the default) or "
-                "'children' (one child process per stage)");
-  return o.run_here && how != "children";
+  const bool here = stages_here_by_env(); // a wrong GPUPROBE_STAGES is refused in any case
+  return o.run_here && here;
 }
 
 void run_characterize(const characterize_run_options &o) {

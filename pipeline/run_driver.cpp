@@ -8,6 +8,7 @@
 
 #include "analysis/characterize.hpp"
 #include "common/device_info.hpp"
+#include "common/device_memory.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
@@ -86,20 +87,25 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
   std::printf("[run] %-12s %4.0f s  %s\n", "bench", took, bench_summary(dir).c_str());
 }
 
-// The sequence's stages, each a child process in the folder: a line each on the terminal, their
-// whole output in run.log.
+// The sequence's stages, each a child process in the folder or (tune, validate) run inside this
+// process in it: a line each on the terminal, their whole output in run.log.
 struct stage_caller {
   std::string dir, resume, uuid;
   bool quick = false, verbose = false;
   stage_display display;
   bool upstream_ran = false; // a stage ran now: those after it read something new
 
-  void timed(const char *name, const std::vector<std::string> &args) {
+  run_here_fn here; // tune and validate inside this process (set), or as children
+
+  void timed(const char *name, const std::vector<std::string> &args, bool in_process = false) {
     const auto s0 = std::chrono::steady_clock::now();
     if (verbose)
       std::printf("[run] %-12s\n", name);
     std::fflush(stdout);
-    run_stage_in(dir, name, args, resume, &display);
+    if (in_process && here)
+      run_stage_here_in(dir, name, args, resume, &display, here);
+    else
+      run_stage_in(dir, name, args, resume, &display);
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
     std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
@@ -122,7 +128,7 @@ struct stage_caller {
     if (check.reason != "not run yet")
       std::printf("[run] %-12s runs again: %s was %s\n", name, output.c_str(),
                   check.reason.c_str());
-    timed(name, args);
+    timed(name, args, true);
     upstream_ran = true;
   }
 };
@@ -179,16 +185,27 @@ void run_pipeline(const run_run_options &o) {
   std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",
               o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str(),
               c.display.log_path.c_str());
+  if (o.run_here && stages_here_by_env())
+    c.here = o.run_here;
   characterize_stage(c, o); // 1.
   using rf = results_folder;
-  c.kept_or_run("tune", // 2.
-                {"tune", "--device", device, "--profile", rf::profile_file, "--out",
-                 rf::tuning_file, "--seed", seed},
-                rf::tuning_file);
-  c.kept_or_run("validate", // 3.
-                {"validate", "--device", device, "--tuning", rf::tuning_file, "--out",
-                 rf::validation_file, "--seed", seed},
-                rf::validation_file);
+  {
+    // tune's last TLB-sized pool (its scope's VMM array) kept for validate's first rows: one
+    // mapping of it instead of two (issue 48); freed when validate ends, however it ends.
+    std::optional<pool_keeper> keep;
+    if (c.here)
+      keep.emplace();
+    c.kept_or_run("tune", // 2.
+                  {"tune", "--device", device, "--profile", rf::profile_file, "--out",
+                   rf::tuning_file, "--seed", seed},
+                  rf::tuning_file);
+    c.kept_or_run("validate", // 3.
+                  {"validate", "--device", device, "--tuning", rf::tuning_file, "--out",
+                   rf::validation_file, "--seed", seed},
+                  rf::validation_file);
+  }
+  if (c.here && c.upstream_ran)
+    release_own_context(); // bench and report are children: this process holds no memory
   // 4. bench: the TAS/WAS grid (gpuprobe-bench BM_getpage), kept when made here by this commit.
   run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
   // 5. report: drawn anew every time (no GPU); a figure whose data, spec and plot script are

@@ -3,6 +3,7 @@
 // (characterize's probes, run's commands, --devices' units), started without a shell
 // (common/process.hpp). Host-only.
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,29 @@ struct stage_display {
 std::string run_stage_in(const std::string &dir, const std::string &name,
                          const std::vector<std::string> &args, const std::string &resume,
                          stage_display *display = nullptr);
+// The same, with the stage run inside this process by `run_here` (cli::run_here: `gpuprobe ARGS`
+// as a function, returning its exit status) in `dir`: with `display`, its stdout and stderr are
+// read through a pipe as a child's are (the status line goes to the terminal this process had).
+// gpuprobe run's tune and validate run so, sharing a CUDA context and the pool kept between them.
+using run_here_fn = std::function<int(const std::vector<std::string> &args)>;
+std::string run_stage_here_in(const std::string &dir, const std::string &name,
+                              const std::vector<std::string> &args, const std::string &resume,
+                              stage_display *display, const run_here_fn &run_here);
+// Whether a command's stages run inside its process: GPUPROBE_STAGES unset or "here"; "children"
+// runs each as a child process (as before issue 48); any other value is refused in one line.
+bool stages_here_by_env();
+// The working folder for a stage run inside this process (a child is started in it): the stages'
+// arguments name files relative to the results folder. The folder before is restored at the end.
+class working_dir {
+public:
+  explicit working_dir(const std::string &dir);
+  ~working_dir();
+  working_dir(const working_dir &) = delete;
+  working_dir &operator=(const working_dir &) = delete;
+
+private:
+  std::string was_;
+};
 // The same for another program (argv[0], e.g. gpuprobe-bench) with `env` ("NAME=value") added.
 std::string run_program_stage_in(const std::string &dir, const std::string &name,
                                  const std::vector<std::string> &argv,

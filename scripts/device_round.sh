@@ -54,10 +54,12 @@
 #   chunk      the tlb stage's sweep (full) on the default 2 MiB alias chunk and on CHUNK (default
 #              32M), RUNS times each (default 2): its time and the levels each finds
 #   speed      issue 48's stage times, before and after, on one unit in one call: gpuprobe run
-#              --quick with the stages as child processes (GPUPROBE_STAGES=children: before),
+#              --quick with the stages as child processes (GPUPROBE_STAGES=children: before; run's
+#              tune and validate too),
 #              then QUICK_N (default 3) quick runs inside one process (after), then one full run
 #              each way (FULL=0 leaves them out); each run's stage times, and the structure of
-#              every run against the first (gpuprobe compare); QUICK_BEFORE=0 leaves out the quick
+#              every run against the first (gpuprobe compare), tune's decision times and the pool
+#              validate took from tune ("kept"); QUICK_BEFORE=0 leaves out the quick
 #              children run (each quick run is then compared with the first), FULL_CHILDREN=0 the
 #              full one
 #   bench-ab   the run's TAS/WAS grid (gpuprobe run's bench stage) by $BASE/gpuprobe-bench (A) and
@@ -495,8 +497,15 @@ try:
                    for i, L in enumerate(p["tlb"]["levels"]))
 except Exception as e:  # a run that failed: say so
     st, lv = "no profile (%s)" % e, "-"
-print("%s: run %s s (%s)\n  characterize stages: %s\n  levels: %s" % (
-    name, total.group(1) if total else "?", ", ".join("%s %s" % r for r in run), st, lv))
+try:  # tune's decisions and validate's kept pool, from the run's log
+    rl = open(folder + "/run.log").read()
+    dec = re.findall(r"decision times: (.*)", rl)
+    kept = re.findall(r"^\[pools\] (.*)", rl, re.M)
+except OSError:
+    dec, kept = [], []
+print("%s: run %s s (%s)\n  characterize stages: %s\n  levels: %s\n  tune: %s; kept: %s" % (
+    name, total.group(1) if total else "?", ", ".join("%s %s" % r for r in run), st, lv,
+    dec[-1] if dec else "-", kept[-1] if kept else "none"))
 PY
 }
 

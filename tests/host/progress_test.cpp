@@ -8,8 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <random>
 #include <sstream>
 
 using gpuprobe::pipeline::stage_watch;
@@ -154,4 +158,91 @@ TEST(Progress, AWatchedStageWritesTheLogAndAFailedOneShowsItsLastLines) {
   EXPECT_NE(back.find("[1/2] first\n"), std::string::npos) << back;
   EXPECT_NE(back.find("from-env\n"), std::string::npos) << "the stage's environment: " << back;
   EXPECT_NE(back.find("line 19\n"), std::string::npos);
+}
+
+// A stage run inside this process (gpuprobe run's tune and validate) is watched as a child is:
+// over 60 seeded stages, every byte it writes to descriptors 1 and 2 (through stdio or not, up to
+// 300 KB: more than a pipe holds, so the reader must drain it while the stage writes) reaches the
+// log in the order written and none reaches this process's stdout; it runs in the folder given,
+// the folder and both descriptors are back after it, and its exit status is judged as a child's
+// (0 and 3 done, anything else "stage NAME failed" with its last lines on stderr).
+TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("gpuprobe-here-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path before = fs::current_path();
+  std::mt19937 rng(48);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::FILE *log = std::tmpfile();
+    ASSERT_NE(log, nullptr);
+    gpuprobe::pipeline::stage_display d;
+    d.log = log;
+    d.log_path = "DIR/run.log";
+    const int codes[] = {0, 3, 1, 4, 0, 0};
+    const int code = codes[rng() % 6];
+    const std::size_t writes = 1 + rng() % 40, big = rng() % 4 == 0 ? 300000 : 0;
+    std::string want;
+    std::vector<std::pair<int, std::string>> plan; // (descriptor, text)
+    for (std::size_t k = 0; k < writes; ++k) {
+      std::string text = "line " + std::to_string(trial) + "." + std::to_string(k) + "\n";
+      if (k == writes / 2 && big)
+        text = std::string(big, char('a' + trial % 26)) + "\n";
+      plan.emplace_back(rng() % 3 == 0 ? 2 : 1, text);
+      want += text;
+    }
+    const std::string summary = "gpuprobe thing: " + std::to_string(trial) + " -> out.json\n";
+    want += summary;
+    fs::path seen_in;
+    const auto stage = [&](const std::vector<std::string> &args) {
+      EXPECT_EQ(args, (std::vector<std::string>{"thing", "--n", std::to_string(trial)}));
+      seen_in = fs::current_path();
+      for (const auto &[fd, text] : plan) {
+        if (fd == 1 && text.size() < 100) { // stdio, flushed so the order holds
+          std::fputs(text.c_str(), stdout);
+          std::fflush(stdout);
+        } else if (fd == 2 && text.size() < 100) {
+          std::fputs(text.c_str(), stderr);
+        } else {
+          for (std::size_t at = 0; at < text.size();) {
+            const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+            if (n <= 0)
+              break;
+            at += std::size_t(n);
+          }
+        }
+      }
+      std::fputs(summary.c_str(), stdout); // left in the buffer: flushed by the capture's end
+      return code;
+    };
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    bool threw = false;
+    try {
+      gpuprobe::pipeline::run_stage_here_in(dir.string(), "thing",
+                                            {"thing", "--n", std::to_string(trial)}, "resume", &d,
+                                            stage);
+    } catch (const gpuprobe::error &e) {
+      threw = true;
+      EXPECT_NE(std::string(e.what()).find("stage thing failed"), std::string::npos) << e.what();
+    }
+    std::printf("after the stage\n");
+    std::fflush(stdout);
+    const std::string out = testing::internal::GetCapturedStdout();
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(out, "after the stage\n") << "trial " << trial << ": the stage's output went here";
+    EXPECT_EQ(threw, code != 0 && code != 3) << "trial " << trial << ", exit " << code;
+    if (threw) {
+      EXPECT_NE(err.find("the last lines of stage thing"), std::string::npos) << err;
+      EXPECT_NE(err.find(summary.substr(0, summary.size() - 1)), std::string::npos) << err;
+    } else {
+      EXPECT_EQ(err, "") << "trial " << trial;
+      EXPECT_EQ(d.summary, summary.substr(0, summary.size() - 1)) << "trial " << trial;
+    }
+    EXPECT_EQ(seen_in, fs::canonical(dir)) << "trial " << trial;
+    EXPECT_EQ(fs::current_path(), before) << "trial " << trial;
+    const std::string back = read_and_close(log);
+    ASSERT_EQ(back.size(), want.size()) << "trial " << trial;
+    EXPECT_TRUE(back == want) << "trial " << trial << ": the log is not what was written, in order";
+  }
+  fs::remove_all(dir);
 }
