@@ -481,9 +481,11 @@ std::size_t pool_keeper::kept_device_bytes() {
 }
 
 std::shared_ptr<device_pool> keepable_pool(alloc_kind kind, std::size_t bytes, int device,
-                                           std::uint64_t seed) {
+                                           std::uint64_t seed, bool *taken) {
   const pool_key key{kind, bytes, device, seed};
   std::unique_ptr<device_pool> p = shelf().take(key); // anything else kept is freed here
+  if (taken)
+    *taken = p != nullptr;
   if (!p)
     p = std::make_unique<device_pool>(kind, bytes, device, seed);
   return std::shared_ptr<device_pool>(p.release(), [key](device_pool *q) {

@@ -148,8 +148,9 @@ public:
 private:
   bool opened_ = false;
 };
+// `taken` (if given): whether the pool is the kept one, not made now.
 std::shared_ptr<device_pool> keepable_pool(alloc_kind kind, std::size_t bytes, int device,
-                                           std::uint64_t seed);
+                                           std::uint64_t seed, bool *taken = nullptr);
 
 // A virtual range of slots, each mapped to one of a few physical chunks or left unmapped: the
 // layouts `gpuprobe tlb-coverage` compares (one chunk at every slot, as alias; only some slots;

@@ -71,25 +71,6 @@ void refuse_other_gpus_raw(const std::string &dir, const std::string &uuid) {
                 uuid + ": " + foreign + "; move them out (a profile is one GPU's)");
 }
 
-// A stage run inside this process: as run_stage_in runs it in a child (the same arguments, in
-// DIR), and failing with the same line.
-void run_stage_here(const characterize_run_options &o, const std::string &dir, const stage &s,
-                    const std::string &resume) {
-  std::string shown = "cd " + shell_quote(dir) + " && gpuprobe";
-  for (const auto &a : s.args)
-    shown += " " + shell_quote(a);
-  int code = 0;
-  {
-    const working_dir in(dir);
-    code = o.run_here(s.args);
-  }
-  if (code > 128 || interrupted_by())
-    throw interrupted("interrupted during stage " + s.name + ": " + resume,
-                      interrupted_by() ? interrupted_by() : code - 128);
-  if (code != 0 && code != k_exit_partial)
-    throw error("stage " + s.name + " failed (" + shown + "); " + resume);
-}
-
 // Waits up to `seconds` for the GPU to have no other compute process; the activity at the end.
 gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::string &stage) {
   auto a = query_gpu_activity(uuid);
@@ -496,7 +477,7 @@ void run_characterize(const characterize_run_options &o) {
     const std::string resume = "finished stages are kept; run the same command again to resume";
     busy.run(s, [&] {
       if (here)
-        run_stage_here(o, dir, s, resume);
+        run_stage_here_in(dir, s.name, s.args, resume, nullptr, o.run_here);
       else
         run_stage_in(dir, s.name, s.args, resume);
     });

@@ -217,7 +217,9 @@ std::string judge_stage(const std::string &name, const std::string &shown,
     }
   }
   const int sig = interrupted_by() ? interrupted_by() : r.signal;
-  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || r.exit_code == 130)
+  // A stage inside this process returns 128 + signal when a signal stopped it (cli::run_command).
+  if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || r.exit_code == 130 ||
+      (!child && r.exit_code > 128))
     throw interrupted("interrupted during stage " + name + ": " + resume, sig ? sig : SIGINT);
   if (r.signal != 0 || (r.exit_code != 0 && r.exit_code != k_exit_partial))
     throw error("stage " + name + " failed (" + shown + "); " + resume);
@@ -254,6 +256,7 @@ std::string run_stage_here_in(const std::string &dir, const std::string &name,
     child_result r;
     const working_dir in(dir);
     r.exit_code = run_here(args);
+    r.signal = r.exit_code > 128 ? r.exit_code - 128 : 0; // as a child's: 128 + signal
     return r;
   };
   // The status line's terminal: descriptor 1 as it is now, through a FILE of its own, since

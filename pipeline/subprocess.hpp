@@ -36,8 +36,10 @@ std::string run_stage_in(const std::string &dir, const std::string &name,
                          stage_display *display = nullptr);
 // The same, with the stage run inside this process by `run_here` (cli::run_here: `gpuprobe ARGS`
 // as a function, returning its exit status) in `dir`: with `display`, its stdout and stderr are
-// read through a pipe as a child's are (the status line goes to the terminal this process had).
-// gpuprobe run's tune and validate run so, sharing a CUDA context and the pool kept between them.
+// read through a pipe as a child's are (the status line goes to the terminal this process had);
+// without, it writes where this process does (characterize's stages). An exit status over 128 is
+// an interruption (128 + signal). gpuprobe run's tune and validate run so, sharing a CUDA context
+// and the pool kept between them.
 using run_here_fn = std::function<int(const std::vector<std::string> &args)>;
 std::string run_stage_here_in(const std::string &dir, const std::string &name,
                               const std::vector<std::string> &args, const std::string &resume,

@@ -18,11 +18,9 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &s
   std::vector<scope_sample> out;
   for (const char *pool : {"cudamalloc", "vmm"}) {
     // Kept at the end while a pool_keeper lives: validate's first rows take the last one.
-    const pool_key key{parse_alloc_kind(pool), footprint, device, seed};
-    const auto kept = pool_keeper::kept();
-    const bool taken = kept && *kept == key;
+    bool taken = false;
     const auto m0 = std::chrono::steady_clock::now();
-    const auto mem = keepable_pool(key.kind, footprint, device, seed);
+    const auto mem = keepable_pool(parse_alloc_kind(pool), footprint, device, seed, &taken);
     // Where the scope's time goes: the pool (made, or the regions' taken) before the launches.
     std::printf("[scope]   %-10s pool of %.0f GiB %s in %.1f s\n", pool, double(footprint >> 30),
                 taken ? "taken from the decision before" : "made",

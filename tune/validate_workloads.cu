@@ -57,11 +57,11 @@ public:
       return std::make_shared<device_pool>(kind, bytes, device_, seed_);
     }
     if (!held_) {
-      const pool_key key{kind, largest_, device_, seed_};
-      if (const auto k = pool_keeper::kept(); k && *k == key)
+      bool taken = false;
+      held_ = keepable_pool(kind, largest_, device_, seed_, &taken); // kept by a pool_keeper
+      if (taken)
         note_ = "[pools] the " + std::string(to_string(kind)) + " pool of " +
                 std::to_string(largest_ >> 30) + " GiB kept from the stage before: not made again";
-      held_ = keepable_pool(kind, largest_, device_, seed_); // kept by a pool_keeper, if one lives
     }
     return held_;
   }

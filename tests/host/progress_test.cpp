@@ -165,7 +165,8 @@ TEST(Progress, AWatchedStageWritesTheLogAndAFailedOneShowsItsLastLines) {
 // 300 KB: more than a pipe holds, so the reader must drain it while the stage writes) reaches the
 // log in the order written and none reaches this process's stdout; it runs in the folder given,
 // the folder and both descriptors are back after it, and its exit status is judged as a child's
-// (0 and 3 done, anything else "stage NAME failed" with its last lines on stderr).
+// (0 and 3 done, 128 + signal interrupted by that signal, anything else "stage NAME failed" with
+// its last lines on stderr).
 TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("gpuprobe-here-" + std::to_string(::getpid()));
@@ -178,8 +179,8 @@ TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
     gpuprobe::pipeline::stage_display d;
     d.log = log;
     d.log_path = "DIR/run.log";
-    const int codes[] = {0, 3, 1, 4, 0, 0};
-    const int code = codes[rng() % 6];
+    const int codes[] = {0, 3, 1, 4, 0, 0, 130, 143, 138};
+    const int code = codes[rng() % 9];
     const std::size_t writes = 1 + rng() % 40, big = rng() % 4 == 0 ? 300000 : 0;
     std::string want;
     std::vector<std::pair<int, std::string>> plan; // (descriptor, text)
@@ -216,11 +217,17 @@ TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
     };
     testing::internal::CaptureStdout();
     testing::internal::CaptureStderr();
-    bool threw = false;
+    bool threw = false, stopped = false;
     try {
       gpuprobe::pipeline::run_stage_here_in(dir.string(), "thing",
                                             {"thing", "--n", std::to_string(trial)}, "resume", &d,
                                             stage);
+    } catch (const gpuprobe::interrupted &e) {
+      stopped = true;
+      EXPECT_EQ(e.signal, code - 128) << "trial " << trial;
+      EXPECT_NE(std::string(e.what()).find("interrupted during stage thing: resume"),
+                std::string::npos)
+          << e.what();
     } catch (const gpuprobe::error &e) {
       threw = true;
       EXPECT_NE(std::string(e.what()).find("stage thing failed"), std::string::npos) << e.what();
@@ -230,11 +237,12 @@ TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
     const std::string out = testing::internal::GetCapturedStdout();
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(out, "after the stage\n") << "trial " << trial << ": the stage's output went here";
-    EXPECT_EQ(threw, code != 0 && code != 3) << "trial " << trial << ", exit " << code;
+    EXPECT_EQ(stopped, code > 128) << "trial " << trial << ", exit " << code;
+    EXPECT_EQ(threw, code != 0 && code != 3 && code <= 128) << "trial " << trial << ", exit " << code;
     if (threw) {
       EXPECT_NE(err.find("the last lines of stage thing"), std::string::npos) << err;
       EXPECT_NE(err.find(summary.substr(0, summary.size() - 1)), std::string::npos) << err;
-    } else {
+    } else if (!stopped) {
       EXPECT_EQ(err, "") << "trial " << trial;
       EXPECT_EQ(d.summary, summary.substr(0, summary.size() - 1)) << "trial " << trial;
     }
