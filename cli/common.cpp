@@ -35,8 +35,9 @@ void add_busy_wait_option(CLI::App &app, double &seconds) {
 void add_map_late_flag(CLI::App &app, bool &map_late) {
   app.add_flag("--map-late", map_late,
                "run atomics, which maps no alias range, first (tlb_real keeps its place after the "
-               "aliased sweep), so that a GPU beside another maps its range a few seconds later; "
-               "with --devices, every second GPU does (docs/fleet.md)");
+               "aliased sweep), and in a full run the TAS/WAS grid before characterize, so that a GPU "
+               "beside another maps its range and pools some seconds later; with --devices, "
+               "every second GPU does (docs/fleet.md)");
 }
 
 std::string busy_wait_text(double seconds) {

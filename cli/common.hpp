@@ -25,7 +25,8 @@ void add_seed_option(CLI::App &app, common_options &o);
 // the value as passed on to a child (run -> characterize, --devices -> each unit).
 void add_busy_wait_option(CLI::App &app, double &seconds);
 std::string busy_wait_text(double seconds);
-// --map-late (characterize, run): the stages that map no alias range first; with --devices, every
+// --map-late (characterize, run): the stages that map no alias range first (run, full: its TAS/WAS
+// grid before characterize too); with --devices, every
 // second GPU of the launch gets it, so neighbours map their ranges at different times (opt-in:
 // it moves the real-memory cross-check's placement, docs/fleet.md).
 void add_map_late_flag(CLI::App &app, bool &map_late);

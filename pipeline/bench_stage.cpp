@@ -19,6 +19,8 @@ std::string bench_filter() {
          "free_permille:(500|5)/";
 }
 
+bool bench_first(bool quick, bool map_late) { return map_late && !quick; }
+
 bench_plan plan_bench(const std::string &bench, bool quick, const std::string &uuid) {
   bench_plan p;
   if (quick) {

@@ -25,6 +25,12 @@ struct bench_plan {
   std::vector<std::string> env;  // CUDA_VISIBLE_DEVICES=<the GPU's UUID>: bench measures device 0
   std::string out;               // where it writes (k_bench_file + ".tmp": renamed when done)
 };
+// Whether run's grid goes before characterize: under --map-late in a full run (the grid maps no
+// alias range and no TLB-sized pool, so a GPU beside another starts its mapping phases some 7 s
+// after its neighbour's: issue 48), after validate otherwise. It reads nothing of the run and
+// only the report reads it, so either place gives the same file.
+bool bench_first(bool quick, bool map_late);
+
 // `bench` the gpuprobe-bench binary beside this one ("" or a missing file: not built).
 bench_plan plan_bench(const std::string &bench, bool quick, const std::string &uuid);
 

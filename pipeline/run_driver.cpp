@@ -187,6 +187,9 @@ void run_pipeline(const run_run_options &o) {
               c.display.log_path.c_str());
   if (o.run_here && stages_here_by_env())
     c.here = o.run_here;
+  const bool grid_first = bench_first(o.quick, o.map_late);
+  if (grid_first) // --map-late: the grid first, so this GPU maps after its neighbour (issue 48)
+    run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
   characterize_stage(c, o); // 1.
   using rf = results_folder;
   {
@@ -207,7 +210,8 @@ void run_pipeline(const run_run_options &o) {
   if (c.here && c.upstream_ran)
     release_own_context(); // bench and report are children: this process holds no memory
   // 4. bench: the TAS/WAS grid (gpuprobe-bench BM_getpage), kept when made here by this commit.
-  run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
+  if (!grid_first)
+    run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
   // 5. report: drawn anew every time (no GPU); a figure whose data, spec and plot script are
   // those of the report before is taken from it (report --figures-from).
   std::vector<std::string> report = {"report", "--input", ".", "--out", rf::report_dir};

@@ -24,7 +24,8 @@
 #   node-run   gpuprobe run RUN_ARGS (e.g. --quick) on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
 #              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
 #              second GPU maps late), then gpuprobe
-#              compare of that unit alone against it in the node run; BASE (a baseline build's
+#              compare of that unit alone against it in the node run (and its TAS/WAS grid,
+#              bench_ab.py); BASE (a baseline build's
 #              folder) adds its run --devices all on the same node; SERIAL=1 adds run --devices
 #              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time)
 #   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
@@ -261,6 +262,13 @@ step_node_run() {
     grep -q "$uuid" "$u/profile.json" || continue
     "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md"
     echo "compare, $(basename "$u") alone against the node: $(compare_headline "$D/compare_node.md")"
+    # The TAS/WAS grid alone against the node (under --map-late the late unit's runs first,
+    # beside its neighbour's mapping): each case's node time over the lone one.
+    if [ -f "$D/single_run/raw/bench_getpage.json" ] && [ -f "$u/raw/bench_getpage.json" ]; then
+      python3 "$HERE/bench_ab.py" "$D/single_run/raw/bench_getpage.json" -- \
+        "$u/raw/bench_getpage.json" >"$D/bench_node.md"
+      echo "bench grid, node over alone: $(tail -1 "$D/bench_node.md")"
+    fi
   done
 }
 

@@ -25,6 +25,16 @@ TEST(BenchStage, LeftOutWithItsReasonUnderQuickOrWithoutTheBinary) {
   EXPECT_TRUE(none.argv.empty());
 }
 
+// --map-late (issue 48): a full run's grid goes before characterize, so the GPU that maps late
+// starts mapping after its neighbour; a quick run has no grid to move, and without the flag the
+// grid keeps its place after validate.
+TEST(BenchStage, UnderMapLateAFullRunsGridGoesFirst) {
+  EXPECT_TRUE(bench_first(false, true));
+  EXPECT_FALSE(bench_first(true, true));
+  EXPECT_FALSE(bench_first(false, false));
+  EXPECT_FALSE(bench_first(true, false));
+}
+
 TEST(BenchStage, TheGridRunsOnThisGpuByUuidAndWritesBeside) {
   const auto p = plan_bench("/bin/true", false, "GPU-1234");
   ASSERT_TRUE(p.skip.empty()) << p.skip;
