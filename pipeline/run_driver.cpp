@@ -64,6 +64,13 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
     return;
   }
   const auto s0 = std::chrono::steady_clock::now();
+  // raw/ is characterize's: a grid that runs first (--map-late) makes it (Google Benchmark
+  // writes into an existing folder only)
+  const fs::path raw = (fs::path(dir) / plan.out).parent_path();
+  std::error_code made;
+  fs::create_directories(raw, made);
+  if (made)
+    throw error("run: cannot make " + raw.string() + ": " + made.message());
   if (display.verbose)
     std::printf("[run] %-12s\n", "bench");
   try {
