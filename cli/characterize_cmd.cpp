@@ -17,7 +17,7 @@ struct characterize_options {
   bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
   bool allow_busy = false;
   double busy_wait = 60;
-  bool map_late = false;
+  map_late_options map_late;
 };
 
 void run_characterize(const characterize_options &o) {
@@ -29,7 +29,7 @@ void run_characterize(const characterize_options &o) {
   r.reanalyze = o.reanalyze;
   r.allow_busy = o.allow_busy;
   r.busy_wait_seconds = o.busy_wait;
-  r.map_late = o.map_late;
+  r.map_late = o.map_late.late;
   r.run_here = run_here;
   pipeline::run_characterize(r);
 }
@@ -57,7 +57,7 @@ void setup_characterize(CLI::App &parent) {
                 "measure although other processes use the GPU (default: wait up to 60 s for it "
                 "to be idle, else stop): every finding is then marked disturbed");
   add_busy_wait_option(*app, opt->busy_wait);
-  add_map_late_flag(*app, opt->map_late);
+  add_map_late_flags(*app, opt->map_late);
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
@@ -72,8 +72,7 @@ void setup_characterize(CLI::App &parent) {
     if (o.allow_busy)
       c.extra.push_back("--allow-busy");
     c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.busy_wait)});
-    if (o.map_late) // every second GPU of the launch: neighbours map at different times
-      c.every_second = {"--map-late"};
+    c.every_second = o.map_late.every_second(); // neighbours map at different times
     run_per_device("characterize", o.common.devices,
                    o.common.out.empty() ? "results" : o.common.out, plan_for(c));
   });

@@ -32,12 +32,23 @@ void add_busy_wait_option(CLI::App &app, double &seconds) {
       ->capture_default_str()
       ->check(CLI::Range(0.0, 3600.0));
 }
-void add_map_late_flag(CLI::App &app, bool &map_late) {
-  app.add_flag("--map-late", map_late,
-               "run atomics, which maps no alias range, first (tlb_real keeps its place after the "
-               "aliased sweep), and in a full run the TAS/WAS grid before characterize, so that a GPU "
-               "beside another maps its range and pools some seconds later; with --devices, "
-               "every second GPU does (docs/fleet.md)");
+std::vector<std::string> map_late_options::every_second() const {
+  if (not_late)
+    return {};
+  return {"--map-late"};
+}
+
+void add_map_late_flags(CLI::App &app, map_late_options &o) {
+  auto *late = app.add_flag(
+      "--map-late", o.late,
+      "run atomics, which maps no alias range, first (tlb_real keeps its place after the aliased "
+      "sweep), and in a full run the TAS/WAS grid before characterize, so that a GPU beside "
+      "another maps its range and pools some seconds later; with --devices every second GPU "
+      "does so unless --no-map-late (docs/fleet.md)");
+  app.add_flag("--no-map-late", o.not_late,
+               "with --devices: every GPU in the usual order (by default every second one maps "
+               "late)")
+      ->excludes(late);
 }
 
 std::string busy_wait_text(double seconds) {

@@ -25,11 +25,18 @@ void add_seed_option(CLI::App &app, common_options &o);
 // the value as passed on to a child (run -> characterize, --devices -> each unit).
 void add_busy_wait_option(CLI::App &app, double &seconds);
 std::string busy_wait_text(double seconds);
-// --map-late (characterize, run): the stages that map no alias range first (run, full: its TAS/WAS
-// grid before characterize too); with --devices, every
-// second GPU of the launch gets it, so neighbours map their ranges at different times (opt-in:
-// it moves the real-memory cross-check's placement, docs/fleet.md).
-void add_map_late_flag(CLI::App &app, bool &map_late);
+// --map-late / --no-map-late (characterize, run). --map-late: this GPU runs the stages that map
+// no alias range first (atomics; run, full: its TAS/WAS grid before characterize too). With
+// --devices every second GPU of the launch does so by default, so neighbours map their ranges and
+// pools at different times (issue 48: a 2 x H200 node +2 % over one GPU instead of +12 %, the
+// answers the same: docs/fleet.md); --no-map-late keeps every GPU in the usual order.
+struct map_late_options {
+  bool late = false;     // --map-late
+  bool not_late = false; // --no-map-late
+  // What every second GPU of a --devices launch adds to its command.
+  std::vector<std::string> every_second() const;
+};
+void add_map_late_flags(CLI::App &app, map_late_options &o);
 // --devices (excludes --device, which must be added first); `what` says where the folders go.
 void add_devices_option(CLI::App &app, common_options &o, const std::string &what);
 

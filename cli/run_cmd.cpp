@@ -16,12 +16,12 @@ struct run_options {
   bool allow_busy = false;
   double busy_wait = 60;
   bool verbose = false;
-  bool map_late = false;
+  map_late_options map_late;
 };
 
 void run_pipeline(const run_options &o) {
   pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy,
-                          o.busy_wait, o.verbose, o.map_late, run_here});
+                          o.busy_wait, o.verbose, o.map_late.late, run_here});
 }
 
 } // namespace
@@ -40,7 +40,7 @@ void setup_run(CLI::App &parent) {
   app->add_flag("--allow-busy", opt->allow_busy,
                 "characterize beside other processes on the GPU, its findings marked disturbed");
   add_busy_wait_option(*app, opt->busy_wait);
-  add_map_late_flag(*app, opt->map_late);
+  add_map_late_flags(*app, opt->map_late);
   app->add_flag("--verbose", opt->verbose,
                 "every stage's output here too (it always goes to FOLDER/run.log)");
   add_devices_option(*app, opt->common, "each runs the whole pipeline in its own folder");
@@ -55,8 +55,7 @@ void setup_run(CLI::App &parent) {
     c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(opt->busy_wait)});
     if (opt->verbose)
       c.extra.push_back("--verbose");
-    if (opt->map_late) // every second GPU of the launch: neighbours map at different times
-      c.every_second = {"--map-late"};
+    c.every_second = opt->map_late.every_second(); // neighbours map at different times
     run_per_device("run", opt->common.devices,
                    opt->common.out.empty() ? "results" : opt->common.out, plan_for(c));
   });

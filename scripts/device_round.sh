@@ -22,11 +22,12 @@
 #              each against the first default run
 #   node       characterize --devices all ROUNDS times (default 2), one GPU alone, tune --devices all
 #   node-run   gpuprobe run RUN_ARGS (e.g. --quick) on GPU SINGLE_DEVICE (default 0) alone, then run --devices all
-#              NODE_ARGS (the node budget shares the mapped range; NODE_ARGS=--map-late: the
-#              second GPU maps late), then gpuprobe
+#              NODE_ARGS (the node budget shares the mapped range; the second GPU maps late
+#              unless NODE_ARGS=--no-map-late), then gpuprobe
 #              compare of that unit alone against it in the node run (and its TAS/WAS grid,
 #              bench_ab.py); BASE (a baseline build's
-#              folder) adds its run --devices all on the same node; SERIAL=1 adds run --devices
+#              folder) adds its run --devices all BASE_ARGS on the same node (BASE=$BUILD
+#              BASE_ARGS=--no-map-late: this build with every GPU in the usual order); SERIAL=1 adds run --devices
 #              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time)
 #   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
 #              and resumed, kept under --allow-busy, and beside run --devices all --busy-wait 5
@@ -238,8 +239,9 @@ step_node_run() {
   # shellcheck disable=SC2086
   timed node_run 330 "$G" run ${RUN_ARGS:-} --devices all ${NODE_ARGS:-} --out "$D/node_run"
   if [ -n "${BASE:-}" ]; then # the baseline build's node run, on the same node (BASE: its folder)
+    # shellcheck disable=SC2086
     LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_node_run 330 "$BASE/gpuprobe" run \
-      --devices all --out "$D/base_node_run"
+      --devices all ${BASE_ARGS:-} --out "$D/base_node_run"
   fi
   if [ "${SERIAL:-0}" = 1 ]; then
     GPUPROBE_NODE_RANGE_GIB=400 timed node_run_serial 560 "$G" run --devices all --out "$D/node_run_serial"

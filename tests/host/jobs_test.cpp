@@ -1,5 +1,6 @@
 // The --devices machinery without a GPU: the device list and the concurrent job runner (real
 // processes: sh -c), and the CLI's refusals.
+#include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
@@ -69,24 +70,31 @@ TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
   EXPECT_EQ(ss.str(), "line-0\nsecond\n");
 }
 
-// run and characterize --devices --map-late give it to every second GPU of the launch (the 2nd,
-// 4th,
-// ...: neighbours map their alias ranges at different times), whatever the GPUs' ordinals.
-TEST(Devices, EverySecondGpuOfTheLaunchMapsLate) {
-  cli::unit_command c{"run", "", "", "", {"--seed", "1"}, ""};
-  c.every_second = {"--map-late"};
-  const auto plan = cli::plan_for(c);
-  for (std::size_t pos = 0; pos < 9; ++pos) {
-    device_identity d;
-    d.ordinal = int(8 - pos); // a launch in any order: "--devices 8,7,..."
-    const auto st = plan(d, "results/u" + std::to_string(pos), pos);
-    const bool late = std::find(st.args.begin(), st.args.end(), "--map-late") != st.args.end();
-    EXPECT_EQ(late, pos % 2 == 1) << "position " << pos;
-    EXPECT_EQ(st.args[0], "run");
-    EXPECT_EQ(
-        st.args[std::size_t(std::find(st.args.begin(), st.args.end(), "--out") - st.args.begin()) +
-                1],
-        "results/u" + std::to_string(pos));
+// run and characterize --devices give --map-late to every second GPU of the launch (the 2nd, 4th,
+// ...: neighbours map their alias ranges and pools at different times), whatever the GPUs'
+// ordinals, unless --no-map-late; --map-late changes nothing there (it is the default).
+TEST(Devices, EverySecondGpuOfTheLaunchMapsLateUnlessToldNot) {
+  for (const auto &[late_flag, not_late] :
+       {std::pair{false, false}, {true, false}, {false, true}}) {
+    cli::map_late_options m;
+    m.late = late_flag;
+    m.not_late = not_late;
+    cli::unit_command c{"run", "", "", "", {"--seed", "1"}, ""};
+    c.every_second = m.every_second();
+    const auto plan = cli::plan_for(c);
+    for (std::size_t pos = 0; pos < 9; ++pos) {
+      device_identity d;
+      d.ordinal = int(8 - pos); // a launch in any order: "--devices 8,7,..."
+      const auto st = plan(d, "results/u" + std::to_string(pos), pos);
+      const bool late = std::find(st.args.begin(), st.args.end(), "--map-late") != st.args.end();
+      EXPECT_EQ(late, !not_late && pos % 2 == 1)
+          << "position " << pos << " --no-map-late " << not_late;
+      EXPECT_EQ(st.args[0], "run");
+      EXPECT_EQ(st.args[std::size_t(std::find(st.args.begin(), st.args.end(), "--out") -
+                                    st.args.begin()) +
+                        1],
+                "results/u" + std::to_string(pos));
+    }
   }
   cli::unit_command tune{"tune", "--profile", "profile.json", "tuning.json", {}, "run it"};
   const auto st = cli::plan_for(tune)(device_identity{}, test::temp_path("none"), 1);
@@ -103,6 +111,11 @@ TEST(Devices, CliRefusals) {
   r = test::run_gpuprobe("characterize --device 0 --devices all");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("excludes"), std::string::npos) << r.err;
+  for (const char *cmd : {"run", "characterize"}) { // one order or the other, not both
+    r = test::run_gpuprobe(std::string(cmd) + " --devices all --map-late --no-map-late");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.err.find("excludes"), std::string::npos) << cmd << ": " << r.err;
+  }
   r = test::run_gpuprobe("tune --out " + test::temp_path("t.json"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("give --profile and --out (or --devices)"), std::string::npos) << r.err;
