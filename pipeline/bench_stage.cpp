@@ -1,6 +1,7 @@
 #include "pipeline/bench_stage.hpp"
 
 #include "common/build_info.hpp"
+#include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/bench_file.hpp"
 
@@ -39,6 +40,27 @@ bench_plan plan_bench(const std::string &bench, bool quick, const std::string &u
             "--benchmark_context=gpuprobe_run_grid=" + bench_filter()};
   p.env = {"CUDA_VISIBLE_DEVICES=" + uuid};
   return p;
+}
+
+std::string run_bench_plan(const std::string &dir, const bench_plan &plan,
+                           const std::string &resume, stage_display *display) {
+  const fs::path out = fs::path(dir) / plan.out;
+  std::error_code ec;
+  fs::create_directories(out.parent_path(), ec); // Google Benchmark writes into an existing one
+  if (ec)
+    return "cannot make " + out.parent_path().string() + ": " + ec.message();
+  try {
+    run_program_stage_in(dir, "bench", plan.argv, plan.env, resume, display);
+  } catch (const interrupted &) {
+    throw;
+  } catch (const error &e) { // the grid adds figures: its failure leaves the rest of the run
+    fs::remove(out, ec);
+    return std::string("failed: ") + e.what();
+  }
+  fs::rename(out, fs::path(dir) / k_bench_file, ec);
+  if (ec)
+    return "wrote no " + plan.out + " (" + ec.message() + ")";
+  return "";
 }
 
 namespace {

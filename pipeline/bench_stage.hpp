@@ -6,6 +6,7 @@
 // out, with the reason, under --quick or where gpuprobe-bench was not built. Host-only: the plan
 // is tested without a GPU.
 #include "common/results_folder.hpp"
+#include "pipeline/subprocess.hpp"
 
 #include <string>
 #include <vector>
@@ -33,6 +34,13 @@ bool bench_first(bool quick, bool map_late);
 
 // `bench` the gpuprobe-bench binary beside this one ("" or a missing file: not built).
 bench_plan plan_bench(const std::string &bench, bool quick, const std::string &uuid);
+
+// Runs the plan in DIR, its folder for `out` made first (raw/ is characterize's; under --map-late
+// the grid runs before it), and renames `out` to k_bench_file: "" when it did, else why the
+// report goes without TAS/WAS (the partial `out` removed). A stage stopped by a signal throws
+// gpuprobe::interrupted as any stage does.
+std::string run_bench_plan(const std::string &dir, const bench_plan &plan,
+                           const std::string &resume, stage_display *display);
 
 // Why DIR's k_bench_file is kept ("made on this GPU by this commit with this grid"), or "" when
 // it must run (missing, unreadable, another GPU, another commit or grid).

@@ -64,30 +64,10 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
     return;
   }
   const auto s0 = std::chrono::steady_clock::now();
-  // raw/ is characterize's: a grid that runs first (--map-late) makes it (Google Benchmark
-  // writes into an existing folder only)
-  const fs::path raw = (fs::path(dir) / plan.out).parent_path();
-  std::error_code made;
-  fs::create_directories(raw, made);
-  if (made)
-    throw error("run: cannot make " + raw.string() + ": " + made.message());
   if (display.verbose)
     std::printf("[run] %-12s\n", "bench");
-  try {
-    run_program_stage_in(dir, "bench", plan.argv, plan.env, resume, &display);
-  } catch (const interrupted &) {
-    throw;
-  } catch (const error &e) { // the grid adds figures: its failure leaves the rest of the run
-    std::error_code ec;
-    fs::remove(fs::path(dir) / plan.out, ec);
-    std::printf("[run] %-12s failed, the report is drawn without TAS/WAS: %s\n", "bench", e.what());
-    return;
-  }
-  std::error_code ec;
-  fs::rename(fs::path(dir) / plan.out, fs::path(dir) / k_bench_file, ec);
-  if (ec) {
-    std::printf("[run] %-12s wrote no %s (%s): the report is drawn without TAS/WAS\n", "bench",
-                plan.out.c_str(), ec.message().c_str());
+  if (const std::string why = run_bench_plan(dir, plan, resume, &display); !why.empty()) {
+    std::printf("[run] %-12s %s: the report is drawn without TAS/WAS\n", "bench", why.c_str());
     return;
   }
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();

@@ -35,6 +35,29 @@ TEST(BenchStage, UnderMapLateAFullRunsGridGoesFirst) {
   EXPECT_FALSE(bench_first(true, false));
 }
 
+// The grid's program in a folder characterize has not written yet (--map-late: it runs first): its
+// raw/ is made, the file written beside lands as raw/bench_getpage.json; a grid that fails leaves
+// neither file and says why (r130: Google Benchmark's "invalid file name" with no raw/).
+TEST(BenchStage, AGridRunFirstMakesRawAndAFailedOneLeavesNothing) {
+  const std::string dir = gpuprobe::test::temp_path("bench_first");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto plan = plan_bench("/bin/true", false, "GPU-x");
+  ASSERT_TRUE(plan.skip.empty()) << plan.skip;
+  plan.argv = {"/bin/sh", "-c", "echo '{\"context\": {}, \"benchmarks\": []}' > " + plan.out};
+  EXPECT_EQ(run_bench_plan(dir, plan, "resume", nullptr), "");
+  EXPECT_TRUE(fs::is_regular_file(fs::path(dir) / k_bench_file));
+  EXPECT_FALSE(fs::exists(fs::path(dir) / plan.out));
+
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  plan.argv = {"/bin/sh", "-c", "echo partial > " + plan.out + "; exit 1"};
+  const std::string why = run_bench_plan(dir, plan, "resume", nullptr);
+  EXPECT_EQ(why.rfind("failed: ", 0), 0u) << why;
+  EXPECT_FALSE(fs::exists(fs::path(dir) / plan.out));
+  EXPECT_FALSE(fs::exists(fs::path(dir) / k_bench_file));
+}
+
 TEST(BenchStage, TheGridRunsOnThisGpuByUuidAndWritesBeside) {
   const auto p = plan_bench("/bin/true", false, "GPU-1234");
   ASSERT_TRUE(p.skip.empty()) << p.skip;
