@@ -69,6 +69,9 @@
 #              case's B over A (scripts/bench_ab.py) and its TAS/WAS in both
 #   stamps     a quick run's stages one by one, every output line stamped with its second
 #              (scripts/stamp_lines.py): where characterize, tune, validate and report spend time
+#   node-stamps  gpuprobe run --verbose RUN_ARGS on every GPU at once (every second --map-late
+#              unless NODE_ARGS=--no-map-late), every line stamped, merged into node_timeline.txt
+#              (scripts/node_timeline.py): each unit's stages as intervals on one clock
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
@@ -591,6 +594,26 @@ step_stamps() {
   for s in characterize tune validate report; do
     echo "$s: $(tail -1 "$D/stamps_$s.txt")"
   done
+}
+
+# A node's units on one clock: `gpuprobe run --verbose` on every GPU at once, as `run --devices all`
+# starts them (every second one --map-late unless NODE_ARGS=--no-map-late), each line stamped
+# (stamp_lines.py), merged by node_timeline.py: which phases of the units overlap.
+step_node_stamps() {
+  local n i late pids=() args=()
+  n=$(nvidia-smi -L | wc -l)
+  for i in $(seq 0 $((n - 1))); do
+    late=""
+    [ $((i % 2)) = 1 ] && [ "${NODE_ARGS:-}" != --no-map-late ] && late=--map-late
+    # shellcheck disable=SC2086
+    python3 "$HERE/stamp_lines.py" "$D/node_stamps_gpu$i.txt" -- "$G" run --verbose --device "$i" \
+      $late ${RUN_ARGS:-} --out "$D/node_stamps/gpu$i" >/dev/null 2>&1 &
+    pids+=($!)
+    args+=("gpu$i=$D/node_stamps_gpu$i.txt")
+  done
+  wait "${pids[@]}"
+  python3 "$HERE/node_timeline.py" "${args[@]}" >"$D/node_timeline.txt"
+  grep -E "^gpu[0-9]+: " "$D/node_timeline.txt"
 }
 
 # The chase kernels' SASS in this build and in $BASE's (the timed loop should read the same).

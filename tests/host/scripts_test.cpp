@@ -187,3 +187,89 @@ TEST(Scripts, BenchAbTimesTheRunsOwnGrid) {
 }
 
 } // namespace
+
+// node_timeline.py on generated nodes (40 seeded sets of 2-4 units, each a stamped `run --verbose`:
+// some of its stages in order, each with its start and end lines, lines that mark a phase and lines
+// that do not, then the exit): every marking line once, all in time order, nothing else; each
+// unit's stages as the intervals it was given.
+TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
+  const std::vector<std::string> all = {"bench", "characterize", "tune", "validate", "report"};
+  const std::vector<std::string> marks = {"[scope]   vmm        pool of 133 GiB made in 3.5 s",
+                                          "[tlb] 384 GiB of virtual range: mapped in 7.4 s",
+                                          "[pools] the vmm pool of 133 GiB kept",
+                                          "  decision times: regions 3.9 s, TLB scope 9.2 s"};
+  const std::vector<std::string> noise = {"[scope]   vmm        133 GiB sampled, scope 64 GiB",
+                                          "    L1 (16 x 16 MiB): one entry covers 16 MiB",
+                                          "[12/24] hash_join/4M   vmm   1.0 -> 1.1 ms, 0.4 s"};
+  std::mt19937 rng(48);
+  for (int set = 0; set < 40; ++set) {
+    const int units = 2 + int(rng() % 3);
+    std::string args;
+    std::size_t expect_marked = 0;
+    std::vector<std::string> expect_spans;
+    for (int u = 0; u < units; ++u) {
+      std::ostringstream f, spans;
+      long t = long(rng() % 300); // hundredths of a second
+      const auto line = [&](const std::string &text) {
+        char stamp[32];
+        std::snprintf(stamp, sizeof stamp, "%7.2f ", double(t) / 100);
+        f << stamp << text << "\n";
+        t += long(rng() % 400);
+      };
+      spans << "gpu" << u << ": ";
+      bool first = true;
+      for (const auto &stage : all) {
+        if (rng() % 4 == 0)
+          continue;
+        char pad[64];
+        std::snprintf(pad, sizeof pad, "[run] %-12s", stage.c_str());
+        const long start = t;
+        line(pad);
+        ++expect_marked;
+        for (int k = int(rng() % 6); k > 0; --k) {
+          const bool mark = rng() % 2 == 0;
+          line(mark ? marks[rng() % marks.size()] : noise[rng() % noise.size()]);
+          expect_marked += mark;
+        }
+        const long end = t;
+        std::snprintf(pad, sizeof pad, "[run] %-12s %4ld s  gpuprobe %s: done", stage.c_str(),
+                      (end - start) / 100, stage.c_str());
+        line(pad);
+        ++expect_marked;
+        char span[96];
+        std::snprintf(span, sizeof span, "%s%s %.1f-%.1f", first ? "" : ", ", stage.c_str(),
+                      double(start) / 100, double(end) / 100);
+        spans << span;
+        first = false;
+      }
+      line("exit 0");
+      ++expect_marked;
+      const std::string path = gpuprobe::test::write_temp(
+          "node_timeline_" + std::to_string(set) + "_" + std::to_string(u) + ".txt", f.str());
+      args += " gpu" + std::to_string(u) + "=" + path;
+      expect_spans.push_back(first ? spans.str() + "no [run] stage lines (--verbose?)"
+                                   : spans.str());
+    }
+    const auto r = run_binary("python3", k_src + "/scripts/node_timeline.py" + args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream out(r.out);
+    std::string row;
+    std::size_t marked = 0;
+    double last = -1;
+    while (std::getline(out, row) && !row.empty()) {
+      const double at = std::stod(row);
+      EXPECT_GE(at, last) << "set " << set << ": " << row;
+      last = at;
+      for (const auto &n : noise)
+        EXPECT_EQ(row.find(n), std::string::npos) << "set " << set << ": a line of no phase";
+      ++marked;
+    }
+    EXPECT_EQ(marked, expect_marked) << "set " << set;
+    for (const auto &s : expect_spans) {
+      ASSERT_TRUE(std::getline(out, row)) << "set " << set;
+      EXPECT_EQ(row, s) << "set " << set;
+    }
+  }
+  EXPECT_NE(run_binary("python3", k_src + "/scripts/node_timeline.py").exit_code, 0)
+      << "no unit: the usage, and a failure";
+}
