@@ -606,8 +606,9 @@ step_node_stamps() {
     late=""
     [ $((i % 2)) = 1 ] && [ "${NODE_ARGS:-}" != --no-map-late ] && late=--map-late
     # shellcheck disable=SC2086
-    python3 "$HERE/stamp_lines.py" "$D/node_stamps_gpu$i.txt" -- "$G" run --verbose --device "$i" \
-      $late ${RUN_ARGS:-} --out "$D/node_stamps/gpu$i" >/dev/null 2>&1 &
+    # as run_per_device starts a unit: its GPU alone, as device 0
+    CUDA_VISIBLE_DEVICES=$i python3 "$HERE/stamp_lines.py" "$D/node_stamps_gpu$i.txt" -- "$G" run \
+      --verbose --device 0 $late ${RUN_ARGS:-} --out "$D/node_stamps/gpu$i" >/dev/null 2>&1 &
     pids+=($!)
     args+=("gpu$i=$D/node_stamps_gpu$i.txt")
   done
