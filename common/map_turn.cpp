@@ -1,8 +1,7 @@
 #include "common/map_turn.hpp"
+#include "common/node_budget.hpp"
 
-#include <fcntl.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -27,16 +26,6 @@ struct turn_state {
 turn_state &state() {
   static auto *s = new turn_state; // never destroyed: a turn may end in a static's destructor
   return *s;
-}
-
-// The turn's file, created readable and writable by every user of the node (the driver's lock is
-// the node's, whoever maps), never through a link (O_NOFOLLOW: /tmp is shared). -1 when unusable.
-int open_turn_file(const std::string &dir) {
-  const std::string path = dir + "/gpuprobe-map-turn";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd >= 0)
-    (void)::fchmod(fd, 0666); // the umask's bits back (fails harmlessly on another user's file)
-  return fd;
 }
 
 } // namespace
@@ -73,7 +62,7 @@ map_turn::map_turn(bool wanted, const char *what) {
   if (s.depth++ > 0)
     return;
   const auto t0 = std::chrono::steady_clock::now();
-  s.fd = open_turn_file(s.dir);
+  s.fd = open_node_file(s.dir + "/gpuprobe-map-turn");
   if (s.fd >= 0 && ::flock(s.fd, LOCK_EX) != 0) { // an unusable file: no turn, the work goes on
     ::close(s.fd);
     s.fd = -1;

@@ -3,7 +3,8 @@
 // sharing_stages), run (or kept) by pipeline::stage_runner inside this process (run_here), or as
 // child processes, then DIR/profile.json assembled and the hierarchy printed. With `reanalyze`, no
 // GPU: the analyses run again over DIR/raw. Errors are gpuprobe::error (one line).
-#include <functional>
+#include "pipeline/subprocess.hpp"
+
 #include <string>
 #include <vector>
 
@@ -31,7 +32,7 @@ struct characterize_run_options {
   // stages then share one CUDA context and map the alias range once (device_memory.hpp's
   // alias_keeper), instead of one child process each. Unset, or GPUPROBE_STAGES=children in the
   // environment: each stage is a child process, as before issue 48 (docs/characterize.md).
-  std::function<int(const std::vector<std::string> &args)> run_here;
+  run_here_fn run_here;
 };
 
 // Whether the stages run inside the characterize process: `run_here` given and GPUPROBE_STAGES

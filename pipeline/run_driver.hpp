@@ -2,7 +2,8 @@
 // `gpuprobe run` on one GPU: characterize, tune, validate, bench and report into one folder, kept
 // or run again by the resume rule, then the summary. characterize, bench and report are child
 // processes; tune and validate run inside this one (run_here). Errors are gpuprobe::error.
-#include <functional>
+#include "pipeline/subprocess.hpp"
+
 #include <string>
 #include <vector>
 
@@ -19,9 +20,9 @@ struct run_run_options {
   bool map_late = false; // characterize's --map-late
   // Runs `gpuprobe ARGS...` inside this process (cli::run_here): tune and validate then run in
   // the run's process, one after the other, and validate takes the TLB-sized pool tune made last
-  // instead of making its own (device_memory.hpp's pool_keeper). Unset, or GPUPROBE_STAGES=children:
-  // each is a child process, as before.
-  std::function<int(const std::vector<std::string> &args)> run_here;
+  // instead of making its own (device_memory.hpp's pool_keeper). Unset, or
+  // GPUPROBE_STAGES=children: each is a child process, as before.
+  run_here_fn run_here;
 };
 
 void run_pipeline(const run_run_options &o);

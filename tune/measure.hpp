@@ -89,6 +89,11 @@ struct validate_options {
   std::shared_ptr<pool_source> pools;
 };
 std::shared_ptr<pool_source> shared_pools(const validate_options &o);
+// Whether a workload's pool of `bytes` is served by a TLB-sized pool of `pool_bytes` (the shared
+// one, or one kept from the stage before): at most its size and within 10 % below it.
+inline bool served_by_tlb_pool(std::uint64_t bytes, std::uint64_t pool_bytes) {
+  return bytes <= pool_bytes && double(bytes) >= 0.9 * double(pool_bytes);
+}
 // The held TLB-sized pool let go (to a pool_keeper's shelf if one lives, else freed), before
 // something that does not take its memory from `pools` allocates.
 void release_pools(const std::shared_ptr<pool_source> &pools);

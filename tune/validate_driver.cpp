@@ -34,8 +34,8 @@ using nlohmann::json;
 std::vector<std::size_t> run_order(const std::vector<workload> &workloads,
                                    const std::string &kept_pool, std::uint64_t kept_bytes) {
   const auto takes_kept = [&](const workload &w) {
-    return !kept_pool.empty() && w.pool == kept_pool && w.pool_bytes <= kept_bytes &&
-           double(w.pool_bytes) >= 0.9 * double(kept_bytes);
+    return !kept_pool.empty() && w.pool == kept_pool &&
+           served_by_tlb_pool(w.pool_bytes, kept_bytes);
   };
   std::vector<std::size_t> order(workloads.size());
   std::map<std::string, std::size_t> first; // pool -> its first row (of those the rest)
@@ -142,8 +142,8 @@ measured measure_workloads(const std::vector<workload> &workloads,
   m.samples.resize(workloads.size());
   m.stopped.resize(workloads.size());
   const auto kept = pool_keeper::kept();
-  for (const std::size_t i : kept ? run_order(workloads, to_string(kept->kind), kept->bytes)
-                                  : run_order(workloads)) {
+  for (const std::size_t i :
+       kept ? run_order(workloads, to_string(kept->kind), kept->bytes) : run_order(workloads)) {
     const auto &w = workloads[i];
     analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs(),
                                  {},     {},     w.changes};

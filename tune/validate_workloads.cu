@@ -49,7 +49,7 @@ public:
   pool_source(std::uint64_t largest, int device, std::uint64_t seed)
       : largest_(largest), device_(device), seed_(seed) {}
   std::shared_ptr<device_pool> take(alloc_kind kind, std::uint64_t bytes) {
-    const bool large = double(bytes) >= 0.9 * double(largest_) && bytes <= largest_;
+    const bool large = served_by_tlb_pool(bytes, largest_);
     if (held_ && !(large && held_->kind() == kind))
       held_.reset(); // its trial ended with its workload: the memory goes back (or to the shelf)
     if (!large) {
