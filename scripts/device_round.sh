@@ -71,6 +71,8 @@
 #              case's B over A (scripts/bench_ab.py) and its TAS/WAS in both
 #   stamps     a quick run's stages one by one, every output line stamped with its second
 #              (scripts/stamp_lines.py): where characterize, tune, validate and report spend time
+#   node-ab    run --devices all RUN_ARGS as built (A) and with AB_ENV set (B), in ORDER (default
+#              ABBA): each run's and unit's time, each arm's median
 #   node-stamps  gpuprobe run --verbose RUN_ARGS on every GPU at once (every second --map-late
 #              unless NODE_ARGS=--no-map-late), every line stamped, merged into node_timeline.txt
 #              (scripts/node_timeline.py): each unit's stages as intervals on one clock
@@ -603,6 +605,34 @@ step_stamps() {
   python3 "$HERE/stamp_lines.py" "$D/stamps_report.txt" -- "$G" report --input "$f" --out "$f/report"
   for s in characterize tune validate report; do
     echo "$s: $(tail -1 "$D/stamps_$s.txt")"
+  done
+}
+
+# Node runs of this build as it is (A) and with AB_ENV set (B, e.g. GPUPROBE_MAP_TURNS=1), in ORDER
+# (default ABBA: drift on the node falls on both arms alike): each run's time and its units', then
+# each arm's times and median.
+step_node_ab() {
+  [ -n "${AB_ENV:-}" ] || { echo "node-ab: set AB_ENV (e.g. AB_ENV=GPUPROBE_MAP_TURNS=1)" >&2; return 1; }
+  local i=0 arm name
+  for arm in $(echo "${ORDER:-ABBA}" | grep -o .); do
+    i=$((i + 1))
+    name="node_ab_${i}_$arm"
+    # shellcheck disable=SC2086
+    if [ "$arm" = B ]; then
+      (export ${AB_ENV?}; timed "$name" 330 "$G" run ${RUN_ARGS:-} --devices all --out "$D/$name")
+    else
+      timed "$name" 330 "$G" run ${RUN_ARGS:-} --devices all --out "$D/$name"
+    fi
+  done
+  for name in "$D"/node_ab_*.txt; do
+    echo "$(basename "$name" .txt): $(grep -hoE '^gpuprobe run --devices all: [0-9]+ s' "$name" |
+      grep -oE '[0-9]+ s'), units $(grep -hoE 'ok in [0-9]+ s' "$name" | grep -oE '[0-9]+' | paste -sd/)"
+  done | tee "$D/node_ab.txt"
+  for arm in A B; do
+    echo "$arm ($([ $arm = B ] && echo "$AB_ENV" || echo as built)): $(grep -E "_$arm: " "$D/node_ab.txt" |
+      grep -oE ': [0-9]+ s' | grep -oE '[0-9]+' | sort -n | paste -sd' ') s; median $(grep -E "_$arm: " \
+      "$D/node_ab.txt" | grep -oE ': [0-9]+ s' | grep -oE '[0-9]+' | sort -n | awk '{v[NR] = $1}
+      END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}') s"
   done
 }
 
