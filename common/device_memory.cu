@@ -1,7 +1,6 @@
 #include "common/cuda_check.cuh"
 #include "common/device_memory.hpp"
 #include "common/enum_names.hpp"
-#include "common/map_turn.hpp"
 #include "common/pool_shelf.hpp"
 
 #include <cuda.h> // driver API types only: functions come from cudaGetDriverEntryPointByVersion
@@ -143,9 +142,6 @@ bool reserve_aligned(std::size_t bytes, std::size_t slot, CUdeviceptr &va) {
   return align > slot || d.address_reserve(&va, bytes, slot, 0, 0) == CUDA_SUCCESS;
 }
 
-// Work on a range or pool of this size takes the node's mapping turn (GPUPROBE_MAP_TURNS=1 only).
-constexpr std::size_t k_turn_bytes = std::size_t(1) << 30;
-
 // An alias range's mapped slots (`mapped`: 1 per mapped slot) unmapped, a run of them a call (the
 // whole range in one call when every slot is mapped), slot by slot where a run's call fails; then
 // the chunk and the range.
@@ -153,7 +149,6 @@ void unmap_alias(CUdeviceptr va, std::size_t bytes, std::size_t slot,
                  const std::vector<std::uint8_t> &mapped,
                  const std::vector<unsigned long long> &handles) noexcept {
   const auto &d = api();
-  const map_turn turn(bytes >= k_turn_bytes, "unmapping an alias range");
   for (const auto &[first, last] : slot_runs(mapped, mapped.size()))
     if (d.mem_unmap(va + first * slot, (last - first) * slot) != CUDA_SUCCESS)
       for (std::size_t k = first; k < last; ++k)
@@ -203,11 +198,9 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
   if (bytes == 0)
     throw error("device_pool: zero bytes requested");
   switch (kind) {
-  case alloc_kind::cudamalloc: {
-    const map_turn turn(bytes >= k_turn_bytes, "cudaMalloc");
+  case alloc_kind::cudamalloc:
     GPUPROBE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
     break;
-  }
   case alloc_kind::managed:
     make_managed(device);
     break;
@@ -259,7 +252,6 @@ void device_pool::make_scattered(int device, std::uint64_t seed, std::size_t slo
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
   const CUmemAllocationProp prop = device_prop(device);
   handles_.reserve(chunks);
-  const map_turn turn(bytes_ >= k_turn_bytes, "a vmm pool");
   try {
     for (std::size_t i = 0; i < chunks; ++i) {
       CUmemGenericAllocationHandle h{};
@@ -369,10 +361,6 @@ void device_pool::map_slots(const std::vector<std::uint8_t> &need) {
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
   const std::string where = " on device " + std::to_string(device_);
   std::vector<std::uint8_t> fresh(mapped_.size(), 0);
-  std::size_t to_map = 0;
-  for (std::size_t i = 0; i < need.size() && i < mapped_.size(); ++i)
-    to_map += need[i] && !mapped_[i];
-  const map_turn turn(to_map * slot_ >= k_turn_bytes, "mapping an alias range");
   for (std::size_t i = 0; i < need.size() && i < mapped_.size(); ++i) {
     if (!need[i] || mapped_[i])
       continue;
@@ -424,9 +412,7 @@ void device_pool::release() noexcept {
       handles_.clear();
       ptr_ = nullptr;
       return;
-    }
-    const map_turn turn(bytes_ >= k_turn_bytes, "freeing a vmm pool");
-    if (kind_ == alloc_kind::vmm_sparse) {
+    } else if (kind_ == alloc_kind::vmm_sparse) {
       // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
       for (std::size_t off = 0; off < bytes_; off += slot_)
         (void)d.mem_unmap(va + off, granularity_);
@@ -438,7 +424,6 @@ void device_pool::release() noexcept {
     (void)d.address_free(va, bytes_);
     handles_.clear();
   } else {
-    const map_turn turn(bytes_ >= k_turn_bytes, "cudaFree");
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
   }
   ptr_ = nullptr;

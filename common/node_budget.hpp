@@ -33,7 +33,7 @@ struct budget_config {
 
 // A lock file every user of the node can open (created mode 0666, the umask's bits back), never
 // through a link (O_NOFOLLOW: /tmp is shared); -1 when unusable. The budget's tokens and gate use
-// it, and so does the node's mapping turn (common/map_turn.hpp).
+// it.
 int open_node_file(const std::string &path);
 
 class node_budget {

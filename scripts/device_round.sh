@@ -28,9 +28,7 @@
 #              bench_ab.py); BASE (a baseline build's
 #              folder) adds its run --devices all BASE_ARGS on the same node (BASE=$BUILD
 #              BASE_ARGS=--no-map-late: this build with every GPU in the usual order); SERIAL=1 adds run --devices
-#              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time);
-#              TURNS=1 adds the node run again with GPUPROBE_MAP_TURNS=1 (common/map_turn.hpp), and its
-#              compare and grid
+#              all under a budget one range fits (GPUPROBE_NODE_RANGE_GIB=400: one range at a time)
 #   busy       a neighbour process ($BUILD/tests/gpuprobe_test_neighbour) inside a stage: refused
 #              and resumed, kept under --allow-busy, and beside run --devices all --busy-wait 5
 #   getpage    BM_getpage's grid (GETPAGE: a filter) with TAS/WAS against the RW paper's models
@@ -245,11 +243,6 @@ step_node_run() {
   timed single_run 250 "$G" run ${RUN_ARGS:-} --device "$one" --out "$D/single_run"
   # shellcheck disable=SC2086
   timed node_run 330 "$G" run ${RUN_ARGS:-} --devices all ${NODE_ARGS:-} --out "$D/node_run"
-  if [ "${TURNS:-0}" = 1 ]; then # the same node run with GPUPROBE_MAP_TURNS=1 (common/map_turn.hpp)
-    # shellcheck disable=SC2086
-    GPUPROBE_MAP_TURNS=1 timed node_run_turns 330 "$G" run ${RUN_ARGS:-} --devices all ${NODE_ARGS:-} \
-      --out "$D/node_run_turns"
-  fi
   if [ -n "${BASE:-}" ]; then # the baseline build's node run, on the same node (BASE: its folder)
     # shellcheck disable=SC2086
     LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_node_run 330 "$BASE/gpuprobe" run \
@@ -265,14 +258,13 @@ step_node_run() {
     grep -hE '^gpuprobe run|^  gpu[0-9]|ok in|FAILED' "$f" | cut -c1-200
     echo "budget waits: $(grep -rhc 'waits for .* mapped-range budget' "${f%.txt}" "$f" 2>/dev/null |
       awk '{s += $1} END {print s + 0}')"
-    echo "turn waits over 0.5 s: $(grep -rh '^\[turn\]' "${f%.txt}" "$f" 2>/dev/null | wc -l)"
   done
   # The unit run alone against itself in the node run.
   [ -f "$D/single_run/profile.json" ] || return 0
   local uuid
   uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
     "$D/single_run/profile.json")
-  for u in "$D"/node_run/*/ "$D"/node_run_turns/*/; do
+  for u in "$D"/node_run/*/; do
     [ -f "$u/profile.json" ] || continue
     grep -q "$uuid" "$u/profile.json" || continue
     local run
@@ -608,11 +600,14 @@ step_stamps() {
   done
 }
 
-# Node runs of this build as it is (A) and with AB_ENV set (B, e.g. GPUPROBE_MAP_TURNS=1), in ORDER
-# (default ABBA: drift on the node falls on both arms alike): each run's time and its units', then
-# each arm's times and median.
+# Node runs of this build as it is (A) and with AB_ENV set (B, e.g. GPUPROBE_NODE_RANGE_GIB=400),
+# in ORDER (default ABBA: drift on the node falls on both arms alike): each run's time and its
+# units', then each arm's times and median.
 step_node_ab() {
-  [ -n "${AB_ENV:-}" ] || { echo "node-ab: set AB_ENV (e.g. AB_ENV=GPUPROBE_MAP_TURNS=1)" >&2; return 1; }
+  [ -n "${AB_ENV:-}" ] || {
+    echo "node-ab: set AB_ENV (e.g. AB_ENV=GPUPROBE_NODE_RANGE_GIB=400)" >&2
+    return 1
+  }
   local i=0 arm name
   for arm in $(echo "${ORDER:-ABBA}" | grep -o .); do
     i=$((i + 1))

@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
 """The units of a node on one clock: stamped `gpuprobe run --verbose` outputs (stamp_lines.py, all
 started at once), merged into one timeline of the lines that mark a phase (a stage's start and end,
-an alias range mapped, a pool made or taken, tune's decision times, a wait for the node's mapping
-turn, the exit), then each unit's stages as intervals, so that what two units did at the same
-second can be read off.
+an alias range mapped, a pool made or taken, tune's decision times, the exit), then each unit's
+stages as intervals, so that what two units did at the same second can be read off.
 Usage: node_timeline.py NAME=FILE [NAME=FILE ...]"""
 import re
 import sys
 
 MARK = re.compile(r"^\[run\] |^gpuprobe [a-z-]+: |mapped in |made in |taken |^\[pools\] |"
-                  r"decision times|^\[turn\] |^exit -?\d+$")
+                  r"decision times|^exit -?\d+$")
 START = re.compile(r"^\[run\] ([a-z_-]+)\s*$")
 END = re.compile(r"^\[run\] ([a-z_-]+) +\d+ s ")
 

@@ -197,9 +197,7 @@ TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
   const std::vector<std::string> marks = {"[scope]   vmm        pool of 133 GiB made in 3.5 s",
                                           "[tlb] 384 GiB of virtual range: mapped in 7.4 s",
                                           "[pools] the vmm pool of 133 GiB kept",
-                                          "  decision times: regions 3.9 s, TLB scope 9.2 s",
-                                          "[turn] mapping an alias range waited 2.4 s for the "
-                                          "node's mapping turn"};
+                                          "  decision times: regions 3.9 s, TLB scope 9.2 s"};
   const std::vector<std::string> noise = {"[scope]   vmm        133 GiB sampled, scope 64 GiB",
                                           "    L1 (16 x 16 MiB): one entry covers 16 MiB",
                                           "[12/24] hash_join/4M   vmm   1.0 -> 1.1 ms, 0.4 s"};
