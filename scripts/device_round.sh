@@ -623,11 +623,12 @@ step_node_ab() {
     echo "$(basename "$name" .txt): $(grep -hoE '^gpuprobe run --devices all: [0-9]+ s' "$name" |
       grep -oE '[0-9]+ s'), units $(grep -hoE 'ok in [0-9]+ s' "$name" | grep -oE '[0-9]+' | paste -sd/)"
   done | tee "$D/node_ab.txt"
+  local times
   for arm in A B; do
-    echo "$arm ($([ $arm = B ] && echo "$AB_ENV" || echo as built)): $(grep -E "_$arm: " "$D/node_ab.txt" |
-      grep -oE ': [0-9]+ s' | grep -oE '[0-9]+' | sort -n | paste -sd' ') s; median $(grep -E "_$arm: " \
-      "$D/node_ab.txt" | grep -oE ': [0-9]+ s' | grep -oE '[0-9]+' | sort -n | awk '{v[NR] = $1}
-      END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}') s"
+    times=$(grep -E "_$arm: " "$D/node_ab.txt" | grep -oE ': [0-9]+ s' | grep -oE '[0-9]+' | sort -n)
+    echo "$arm ($([ $arm = B ] && echo "$AB_ENV" || echo as built)): $(echo "$times" | paste -sd' ') s;" \
+      "median $(echo "$times" | awk '{v[NR] = $1}
+        END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}') s"
   done
 }
 
