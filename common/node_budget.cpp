@@ -19,12 +19,20 @@ std::atomic<std::uint64_t> g_held_here{0}; // bytes of the budget this process's
 std::string token_path(const budget_config &c, std::uint64_t k) {
   return c.dir + "/gpuprobe-range-budget." + std::to_string(k);
 }
+// A budget file, created readable and writable by every user of the node (the driver's cap is the
+// node's, whoever maps), never through a link (O_NOFOLLOW: /tmp is shared). -1 when unusable.
+int open_budget_file(const std::string &path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd >= 0)
+    (void)::fchmod(fd, 0666); // the umask's bits back (fails harmlessly on another user's file)
+  return fd;
+}
 // The gate: held while tokens are counted or taken, so that two reservations never each hold part
 // of what both need (neither waits on a part the other holds).
 class gate {
 public:
   explicit gate(const budget_config &c)
-      : fd_(open_node_file(c.dir + "/gpuprobe-range-budget.gate")) {
+      : fd_(open_budget_file(c.dir + "/gpuprobe-range-budget.gate")) {
     if (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
       ::close(fd_);
       fd_ = -1;
@@ -42,14 +50,6 @@ private:
   int fd_;
 };
 } // namespace
-
-// Readable and writable by every user of the node: the driver's cap is the node's, whoever maps.
-int open_node_file(const std::string &path) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
-  if (fd >= 0)
-    (void)::fchmod(fd, 0666); // the umask's bits back (fails harmlessly on another user's file)
-  return fd;
-}
 
 budget_config budget_config::from_env() {
   budget_config c;
@@ -77,7 +77,7 @@ std::optional<node_budget> node_budget::try_reserve(std::uint64_t bytes, const b
   if (!g.ok())
     return std::nullopt;
   for (std::uint64_t k = 0; k < c.tokens() && b.fds_.size() < need; ++k) {
-    const int fd = open_node_file(token_path(c, k));
+    const int fd = open_budget_file(token_path(c, k));
     if (fd < 0)
       continue;
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -124,7 +124,7 @@ std::uint64_t node_budget::held_now(const budget_config &c) {
   const gate g(c);
   std::uint64_t held = 0;
   for (std::uint64_t k = 0; k < c.tokens(); ++k) {
-    const int fd = open_node_file(token_path(c, k));
+    const int fd = open_budget_file(token_path(c, k));
     if (fd < 0)
       continue;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0)

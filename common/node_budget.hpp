@@ -31,11 +31,6 @@ struct budget_config {
   }
 };
 
-// A lock file every user of the node can open (created mode 0666, the umask's bits back), never
-// through a link (O_NOFOLLOW: /tmp is shared); -1 when unusable. The budget's tokens and gate use
-// it.
-int open_node_file(const std::string &path);
-
 class node_budget {
 public:
   // Reserves `bytes` now or not at all: nullopt when the tokens free now are too few. Throws

@@ -267,16 +267,14 @@ step_node_run() {
   for u in "$D"/node_run/*/; do
     [ -f "$u/profile.json" ] || continue
     grep -q "$uuid" "$u/profile.json" || continue
-    local run
-    run=$(basename "$(dirname "$u")")
-    "$G" compare "$D/single_run" "$u" --out "$D/compare_$run.json" --markdown "$D/compare_$run.md"
-    echo "compare, $(basename "$u") alone against $run: $(compare_headline "$D/compare_$run.md")"
+    "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md"
+    echo "compare, $(basename "$u") alone against the node: $(compare_headline "$D/compare_node.md")"
     # The TAS/WAS grid alone against the node (under --map-late the late unit's runs first,
     # beside its neighbour's mapping): each case's node time over the lone one.
     if [ -f "$D/single_run/raw/bench_getpage.json" ] && [ -f "$u/raw/bench_getpage.json" ]; then
       python3 "$HERE/bench_ab.py" "$D/single_run/raw/bench_getpage.json" -- \
-        "$u/raw/bench_getpage.json" >"$D/bench_$run.md"
-      echo "bench grid, $run over alone: $(tail -1 "$D/bench_$run.md")"
+        "$u/raw/bench_getpage.json" >"$D/bench_node.md"
+      echo "bench grid, node over alone: $(tail -1 "$D/bench_node.md")"
     fi
   done
 }
@@ -726,5 +724,5 @@ for s in "$@"; do
   pack
 done
 echo "---- steps"
-cat "$D/steps.txt"
+cat "$D/steps.txt" 2>/dev/null # none where no step was timed (node-stamps)
 grep -h uuid -A1 "$D/nvidia-smi.csv" | tail -1 | cut -d, -f1,2
