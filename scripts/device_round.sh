@@ -78,6 +78,10 @@
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
 #              GPU, 256/512/1024 GiB, cuMemSetAccess per 2 MiB slot or whole), both at once
+#   driver-lock  whether the driver takes two processes' mapping calls one at a time
+#              ($BUILD/tests/gpuprobe_test_driver_lock): a 128 GiB mapping loop alone, beside the
+#              same loop on the other GPU or the same GPU, beside a spinning kernel, busy host cores,
+#              a cudaMalloc/cudaFree loop; per phase seconds, per-call median, overlap
 #   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
 #              ($BUILD/tests/gpuprobe_test_alias_overlap): unmapped alone, unmapped in a thread,
 #              mapped in a thread; and a process that ends with the range mapped (its exit's time)
@@ -710,6 +714,45 @@ step_overlap() {
     echo "== $(basename "$m" .txt)"
     cat "$m"
   done
+}
+
+# Whether the driver takes two processes' mapping calls one at a time (issue 48's node), and
+# what does not slow them: gpuprobe_test_driver_lock's mapping loop (LOCK_GIB, default 128, LOCK_REPS
+# times, default 3) alone on each GPU, then beside: the same loop on the other GPU, on the same GPU,
+# a kernel spinning on the other GPU, every other host core spinning, cudaMalloc/cudaFree of 8 GiB
+# on the other GPU; and that malloc loop alone. Last, per case and process: each phase's mean
+# seconds and per-call median (us), and the share of the time both processes' phases overlapped.
+step_driver_lock() {
+  local T="$B/tests/gpuprobe_test_driver_lock" N="$B/tests/gpuprobe_test_neighbour"
+  local g=${LOCK_GIB:-128} n=${LOCK_REPS:-3} k
+  local other=1 cores
+  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  cores=$(( $(nproc) - 2 ))
+  "$T" map 0 "$g" "$n" >"$D/lock_alone_gpu0.txt" 2>&1
+  "$T" map "$other" "$g" "$n" >"$D/lock_alone_gpu$other.txt" 2>&1
+  "$T" map 0 "$g" "$n" >"$D/lock_both_a.txt" 2>&1 &
+  "$T" map "$other" "$g" "$n" >"$D/lock_both_b.txt" 2>&1
+  wait
+  "$T" map 0 "$g" "$n" >"$D/lock_same_gpu_a.txt" 2>&1 &
+  "$T" map 0 "$g" "$n" >"$D/lock_same_gpu_b.txt" 2>&1
+  wait
+  "$N" "$other" 40 >"$D/lock_spin_neighbour.txt" 2>&1 &
+  k=$!
+  sleep 2
+  "$T" map 0 "$g" "$n" >"$D/lock_beside_spin.txt" 2>&1
+  kill "$k" 2>/dev/null
+  wait "$k" 2>/dev/null
+  for k in $(seq 1 "$cores"); do timeout 40 sh -c 'while :; do :; done' & done
+  sleep 1
+  "$T" map 0 "$g" "$n" >"$D/lock_beside_cpu$cores.txt" 2>&1
+  pkill -f 'while :; do :; done' 2>/dev/null
+  wait
+  "$T" malloc "$other" 8 30 >"$D/lock_malloc_alone.txt" 2>&1
+  "$T" malloc "$other" 8 30 >"$D/lock_malloc_beside.txt" 2>&1 &
+  sleep 1
+  "$T" map 0 "$g" "$n" >"$D/lock_beside_malloc.txt" 2>&1
+  wait
+  python3 "$HERE/driver_lock_table.py" "$D"/lock_*.txt | tee "$D/lock_table.txt"
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }

@@ -273,3 +273,104 @@ TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
   EXPECT_NE(run_binary("python3", k_src + "/scripts/node_timeline.py").exit_code, 0)
       << "no unit: the usage, and a failure";
 }
+
+// driver_lock_table.py on generated rounds (30 seeded sets: a lone reference and a pair of
+// processes, each a few reps of map/access/unmap phases at random times, with lines that are no
+// phase): each phase's mean seconds, its ratio to the reference's, and the pair's overlap (the
+// share of one's phase time during which the other ran), as computed here from the same phases.
+TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
+  struct ph {
+    std::string name;
+    double begin, end, median;
+  };
+  const std::vector<std::string> names = {"map", "access", "unmap"};
+  std::mt19937 rng(4848);
+  const auto uni = [&](double a, double b) {
+    return a + (b - a) * std::uniform_real_distribution<double>(0, 1)(rng);
+  };
+  const auto make = [&](double t, int reps) {
+    std::vector<ph> out;
+    for (int r = 0; r < reps; ++r)
+      for (const auto &n : names) {
+        const double len = uni(0.05, 3.0);
+        out.push_back({n, t, t + len, uni(1, 90)});
+        t += len + uni(0.0, 0.5);
+      }
+    return out;
+  };
+  const auto write = [&](const std::string &file, const std::vector<ph> &v) {
+    std::ostringstream f;
+    f << "dev 0: a line of no phase\n";
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      char line[300];
+      std::snprintf(line, sizeof line,
+                    "dev 0 rep %zu %-7s calls %7d  %.3f..%.3f  %6.2f s  busy %6.2f s  per call us: "
+                    "median %8.1f  p99 %8.1f  max %9.1f\n",
+                    i / 3, v[i].name.c_str(), 100, v[i].begin, v[i].end, v[i].end - v[i].begin,
+                    v[i].end - v[i].begin, v[i].median, v[i].median * 2, v[i].median * 3);
+      f << line;
+    }
+    return gpuprobe::test::write_temp(file, f.str());
+  };
+  // Times are printed with 3 decimals (seconds with 2): compute from what the file says.
+  const auto round_to = [](double x, double q) { return std::round(x / q) * q; };
+  const auto mean_of = [&](const std::vector<ph> &v, const std::string &n) {
+    double s = 0;
+    int k = 0;
+    for (const auto &p : v)
+      if (p.name == n) {
+        s += round_to(p.end - p.begin, 0.01);
+        ++k;
+      }
+    return s / k;
+  };
+  const auto overlap = [&](const std::vector<ph> &a, const std::vector<ph> &b) {
+    double total = 0, both = 0; // each file's phases follow one another: no union needed
+    for (const auto &p : a) {
+      const double s1 = round_to(p.begin, 0.001), e1 = round_to(p.end, 0.001);
+      total += e1 - s1;
+      for (const auto &q : b)
+        both += std::max(0.0, std::min(e1, round_to(q.end, 0.001)) -
+                                  std::max(s1, round_to(q.begin, 0.001)));
+    }
+    return both / total;
+  };
+  for (int set = 0; set < 30; ++set) {
+    const int reps = 1 + int(rng() % 3);
+    const double t0 = 1.7e9 + uni(0, 1e3);
+    const auto ref = make(t0, reps), a = make(t0 + 60, reps),
+               b = make(t0 + 60 + uni(-4, 4), 1 + int(rng() % 3));
+    const std::string dir = "driver_lock_" + std::to_string(set) + "_";
+    const auto r = run_binary("python3", k_src + "/scripts/driver_lock_table.py " +
+                                             write(dir + "lock_alone_gpu0.txt", ref) + " " +
+                                             write(dir + "lock_both_a.txt", a) + " " +
+                                             write(dir + "lock_both_b.txt", b));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::vector<std::string>> rows; // "case phase" -> its cells
+    std::istringstream out(r.out);
+    for (std::string line; std::getline(out, line);) {
+      std::istringstream cells(line);
+      std::vector<std::string> c;
+      for (std::string x; cells >> x;)
+        c.push_back(x);
+      if (c.size() == 7 && c[0].rfind("_lock_") != std::string::npos)
+        rows[c[0].substr(c[0].rfind("_lock_") + 1) + " " + c[1]] = c;
+    }
+    ASSERT_EQ(rows.size(), 9u) << "set " << set << "\n" << r.out;
+    const double ov_a = overlap(a, b), ov_b = overlap(b, a);
+    for (const auto &n : names) {
+      for (const auto &[name, v] : {std::pair{"lock_both_a", a}, std::pair{"lock_both_b", b}}) {
+        const auto &c = rows.at(std::string(name) + " " + n);
+        EXPECT_NEAR(std::stod(c[3]), mean_of(v, n), 1e-3) << "set " << set << " " << name << " " << n;
+        EXPECT_NEAR(std::stod(c[4]), mean_of(v, n) / mean_of(ref, n), 0.006)
+            << "set " << set << " " << name << " " << n;
+        EXPECT_NEAR(std::stod(c[6]), std::string(name) == "lock_both_a" ? ov_a : ov_b, 0.006)
+            << "set " << set << " " << name << " " << n;
+      }
+      EXPECT_EQ(rows.at("lock_alone_gpu0 " + n)[6], "-") << "the reference has no partner";
+      EXPECT_EQ(rows.at("lock_alone_gpu0 " + n)[4], "1.00");
+    }
+  }
+  EXPECT_NE(run_binary("python3", k_src + "/scripts/driver_lock_table.py").exit_code, 0)
+      << "no file: the usage, and a failure";
+}
