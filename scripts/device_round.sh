@@ -82,6 +82,9 @@
 #              ($BUILD/tests/gpuprobe_test_driver_lock): a 128 GiB mapping loop alone, beside the
 #              same loop on the other GPU or the same GPU, beside a spinning kernel, busy host cores,
 #              a cudaMalloc/cudaFree loop; per phase seconds, per-call median, overlap
+#   driver-pressure  cuMemSetAccess's piece size alone and beside a cudaMalloc loop; then where
+#              `gpuprobe run --verbose RUN_ARGS` on GPU 0 loads the driver: a small mapping probe on
+#              the other GPU, its access time over alone per stage and in 2 s bins
 #   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
 #              ($BUILD/tests/gpuprobe_test_alias_overlap): unmapped alone, unmapped in a thread,
 #              mapped in a thread; and a process that ends with the range mapped (its exit's time)
@@ -753,6 +756,38 @@ step_driver_lock() {
   "$T" map 0 "$g" "$n" >"$D/lock_beside_malloc.txt" 2>&1
   wait
   python3 "$HERE/driver_lock_table.py" "$D"/lock_*.txt | tee "$D/lock_table.txt"
+}
+
+# Where a unit's run loads the driver (issue 48's node): first cuMemSetAccess's piece size (2 MiB,
+# 64 MiB, 2 GiB, one call) on a 32 GiB alias range, alone and beside a cudaMalloc/cudaFree loop on
+# the other GPU; then a probe on the other GPU (8 GiB mapped in 2 GiB pieces, unmapped, a 250 ms
+# pause, again) alone and beside `gpuprobe run --verbose RUN_ARGS` on GPU 0, stamped: the probe's
+# per-call access time over alone, per stage of the run and in 2 s bins (driver_pressure.py).
+step_driver_pressure() {
+  local T="$B/tests/gpuprobe_test_driver_lock" other=1 piece p s
+  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  for piece in 2048 2 64 65536; do
+    "$T" map 0 32 2 "$piece" >"$D/piece_${piece}_alone.txt" 2>&1
+    "$T" malloc "$other" 8 10 >"$D/piece_${piece}_malloc.txt" 2>&1 &
+    sleep 1
+    "$T" map 0 32 2 "$piece" >"$D/piece_${piece}_beside_malloc.txt" 2>&1
+    wait
+  done
+  python3 "$HERE/driver_lock_table.py" "$D"/piece_2048_alone.txt "$D"/piece_*.txt |
+    tee "$D/piece_table.txt"
+  "$T" map "$other" 8 40 2048 250 >"$D/pressure_baseline.txt" 2>&1
+  "$T" map "$other" 8 100000 2048 250 >"$D/pressure_probe.txt" 2>&1 &
+  p=$!
+  sleep 1
+  s=$(date +%s.%N)
+  # shellcheck disable=SC2086
+  CUDA_VISIBLE_DEVICES=0 python3 "$HERE/stamp_lines.py" "$D/pressure_run.txt" -- "$G" run \
+    --verbose --device 0 ${RUN_ARGS:-} --out "$D/pressure_run" >/dev/null 2>&1
+  kill "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  python3 "$HERE/driver_pressure.py" "$D/pressure_run.txt" "$s" "$D/pressure_baseline.txt" \
+    "$D/pressure_probe.txt" >"$D/pressure_table.txt"
+  sed -n '1,/^$/p' "$D/pressure_table.txt"
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }

@@ -1,13 +1,15 @@
 // Whether the driver runs two processes' mapping calls one at a time (issue 48's node: what a
 // second unit adds). `map` does the tlb probe's mapping work REPS times: GIB of alias range (one
-// 2 MiB chunk at every 2 MiB slot, cuMemMap per slot), cuMemSetAccess in 2 GiB pieces, the range
-// unmapped in one call; every call is timed. `malloc` is other heavy driver work: cudaMalloc and
+// 2 MiB chunk at every 2 MiB slot, cuMemMap per slot), cuMemSetAccess in pieces of PIECE_MIB
+// (default 2048), the range unmapped in one call, then a pause of PAUSE_MS (default 0); every call
+// is timed. With a small range and a pause it is a probe of the driver's load while a neighbour
+// runs (device_round.sh driver-pressure). `malloc` is other heavy driver work: cudaMalloc and
 // cudaFree of GIB, again and again, for SECONDS. Two of these started together, on two GPUs or on
 // one, show whether their calls wait for each other: each phase's calls per second and each
 // call's latency, alone and together (scripts/device_round.sh driver-lock). Each phase prints one
 // line with its start and end on the host's clock (epoch seconds), so the script can tell which
 // phases ran at the same time. No node budget: 128 GiB ranges, two fit.
-// Usage: gpuprobe_test_driver_lock map DEV GIB REPS | malloc DEV GIB SECONDS
+// Usage: gpuprobe_test_driver_lock map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -59,8 +62,8 @@ struct phase {
   }
 };
 
-int map_loop(int dev, std::size_t bytes, int reps) {
-  constexpr std::size_t slot = std::size_t(2) << 20, piece = std::size_t(2) << 30;
+int map_loop(int dev, std::size_t bytes, int reps, std::size_t piece, int pause_ms) {
+  constexpr std::size_t slot = std::size_t(2) << 20;
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -104,6 +107,7 @@ int map_loop(int dev, std::size_t bytes, int reps) {
       std::printf("dev %d: %s / unmap %s\n", dev, name_of(r), name_of(u));
       return 4;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
   }
   cuMemRelease(h);
   return 0;
@@ -135,8 +139,10 @@ int malloc_loop(int dev, std::size_t bytes, double seconds) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 5 || (std::strcmp(argv[1], "map") != 0 && std::strcmp(argv[1], "malloc") != 0)) {
-    std::fprintf(stderr, "usage: %s map DEV GIB REPS | malloc DEV GIB SECONDS\n", argv[0]);
+  const bool map = argc >= 5 && argc <= 7 && std::strcmp(argv[1], "map") == 0;
+  if (!map && (argc != 5 || std::strcmp(argv[1], "malloc") != 0)) {
+    std::fprintf(stderr, "usage: %s map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS\n",
+                 argv[0]);
     return 2;
   }
   const int dev = std::atoi(argv[2]);
@@ -145,6 +151,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "driver_lock: no context on device %d\n", dev);
     return 1;
   }
-  return std::strcmp(argv[1], "map") == 0 ? map_loop(dev, bytes, std::atoi(argv[4]))
-                                          : malloc_loop(dev, bytes, std::atof(argv[4]));
+  const std::size_t piece = std::size_t(argc > 5 ? std::atoll(argv[5]) : 2048) << 20;
+  if (map && (piece < (std::size_t(2) << 20) || piece % (std::size_t(2) << 20) != 0)) {
+    std::fprintf(stderr, "driver_lock: PIECE_MIB must be a multiple of 2\n");
+    return 2;
+  }
+  return map ? map_loop(dev, bytes, std::atoi(argv[4]), piece, argc > 6 ? std::atoi(argv[6]) : 0)
+             : malloc_loop(dev, bytes, std::atof(argv[4]));
 }
