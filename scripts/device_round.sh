@@ -85,6 +85,8 @@
 #   driver-pressure  cuMemSetAccess's piece size alone and beside a cudaMalloc loop; then where
 #              `gpuprobe run --verbose RUN_ARGS` on GPU 0 loads the driver: a small mapping probe on
 #              the other GPU, its access time over alone per stage and in 2 s bins
+#   order-stamps  one unit alone, `run --verbose` in the usual order (A) and with --map-late (B), in
+#              ORDER (default ABBA), stamped: the late order's driver work with no neighbour
 #   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
 #              ($BUILD/tests/gpuprobe_test_alias_overlap): unmapped alone, unmapped in a thread,
 #              mapped in a thread; and a process that ends with the range mapped (its exit's time)
@@ -788,6 +790,27 @@ step_driver_pressure() {
   python3 "$HERE/driver_pressure.py" "$D/pressure_run.txt" "$s" "$D/pressure_baseline.txt" \
     "$D/pressure_probe.txt" >"$D/pressure_table.txt"
   sed -n '1,/^$/p' "$D/pressure_table.txt"
+}
+
+# One unit alone, in the usual order and as a node's late unit (--map-late: the grid and atomics
+# first), ORDER (default ABBA; A usual, B late), every line stamped: whether the late order's
+# driver work (its alias range, coverage, tune's pool, validate) is slower with no neighbour.
+step_order_stamps() {
+  local o k=0 args=()
+  for o in $(echo "${ORDER:-ABBA}" | fold -w1); do
+    k=$((k + 1))
+    local late=""
+    [ "$o" = B ] && late=--map-late
+    # shellcheck disable=SC2086
+    CUDA_VISIBLE_DEVICES=0 python3 "$HERE/stamp_lines.py" "$D/order_$k$o.txt" -- "$G" run \
+      --verbose --device 0 $late ${RUN_ARGS:-} --out "$D/order/$k$o" >/dev/null 2>&1
+    args+=("$k$o=$D/order_$k$o.txt")
+  done
+  python3 "$HERE/node_timeline.py" "${args[@]}" >"$D/order_timeline.txt"
+  for o in "${args[@]}"; do
+    echo "== ${o%%=*}: $(tail -1 "${o#*=}")"
+    grep -E "mapped in|made in|\[run\] [a-z]+ +[0-9]+ s" "${o#*=}" | cut -c1-120
+  done
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }
