@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <random>
 #include <regex>
@@ -373,4 +374,107 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
   }
   EXPECT_NE(run_binary("python3", k_src + "/scripts/driver_lock_table.py").exit_code, 0)
       << "no file: the usage, and a failure";
+}
+
+// driver_pressure.py on generated runs (30 seeded sets: a stamped run of 2-5 stages, a lone probe
+// and a probe beside the run, each access phase with its own per-call median): per stage, the
+// probe's samples whose midpoint falls in it, their median and largest ratio to the lone probe's
+// median, as computed here; a stage with no sample reads "-".
+TEST(Scripts, DriverPressureGivesEachStagesLoad) {
+  std::mt19937 rng(4849);
+  const auto uni = [&](double a, double b) {
+    return a + (b - a) * std::uniform_real_distribution<double>(0, 1)(rng);
+  };
+  const auto probe_line = [](double b, double e, double med) {
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "dev 1 rep 0 access  calls       4  %.3f..%.3f  %6.2f s  busy %6.2f s  per call "
+                  "us: median %8.1f  p99 %8.1f  max %9.1f\n",
+                  b, e, e - b, e - b, med, med, med);
+    return std::string(line);
+  };
+  const std::vector<std::string> names = {"bench", "characterize", "tune", "validate", "report"};
+  for (int set = 0; set < 30; ++set) {
+    const double start = 1.7e9 + uni(0, 1e4);
+    std::ostringstream run, base, probe;
+    // The lone probe: an odd count of phases, so its median is one of them.
+    std::vector<double> base_meds;
+    for (int k = 0, n = 1 + 2 * int(rng() % 5); k < n; ++k) {
+      base_meds.push_back(std::round(uni(20000, 40000) * 10) / 10);
+      base << probe_line(start - 100 + k, start - 99.8 + k, base_meds.back());
+    }
+    std::sort(base_meds.begin(), base_meds.end());
+    const double b = base_meds[base_meds.size() / 2];
+    struct stage {
+      std::string name;
+      double from, to;
+      std::vector<double> xs;
+    };
+    std::vector<stage> stages;
+    double t = uni(0.1, 1.0);
+    for (int k = 0, n = 2 + int(rng() % 4); k < n; ++k) {
+      const double len = uni(3, 20);
+      stages.push_back({names[k], std::round(t * 100) / 100, std::round((t + len) * 100) / 100, {}});
+      t += len + uni(0.0, 0.05);
+    }
+    for (const auto &s : stages) {
+      char a[128], z[128];
+      std::snprintf(a, sizeof a, "%7.2f [run] %-12s\n", s.from, s.name.c_str());
+      std::snprintf(z, sizeof z, "%7.2f [run] %-12s %4d s  gpuprobe %s: done\n", s.to,
+                    s.name.c_str(), int(s.to - s.from), s.name.c_str());
+      run << a << "   " << std::fixed << std::setprecision(2) << (s.from + s.to) / 2
+          << " a line inside\n"
+          << z;
+    }
+    char last[64];
+    std::snprintf(last, sizeof last, "%7.2f exit 0\n", t + 0.1);
+    run << last;
+    // Probe phases at random times across the run; each sample lands in the stage its midpoint
+    // falls in (none where it falls between stages or past the end).
+    for (double p = uni(0, 0.5); p < t + 2; p += uni(0.2, 1.2)) {
+      const double len = uni(0.05, 0.4), med = std::round(uni(15000, 90000) * 10) / 10;
+      const double pb = std::round((start + p) * 1000) / 1000,
+                   pe = std::round((start + p + len) * 1000) / 1000;
+      probe << probe_line(pb, pe, med);
+      const double mid = (pb + pe) / 2 - start;
+      for (auto &s : stages)
+        if (s.from <= mid && mid < s.to)
+          s.xs.push_back(med / b);
+    }
+    const std::string tag = "driver_pressure_" + std::to_string(set);
+    char start_text[64];
+    std::snprintf(start_text, sizeof start_text, "%.3f", start);
+    const auto r = run_binary(
+        "python3", k_src + "/scripts/driver_pressure.py " +
+                       gpuprobe::test::write_temp(tag + "_run.txt", run.str()) + " " + start_text +
+                       " " + gpuprobe::test::write_temp(tag + "_base.txt", base.str()) + " " +
+                       gpuprobe::test::write_temp(tag + "_probe.txt", probe.str()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream out(r.out);
+    std::map<std::string, std::vector<std::string>> rows;
+    for (std::string line; std::getline(out, line) && !(line.empty() && !rows.empty());) {
+      std::istringstream cells(line);
+      std::vector<std::string> c;
+      for (std::string x; cells >> x;)
+        c.push_back(x);
+      if (c.size() == 6 && std::find(names.begin(), names.end(), c[0]) != names.end())
+        rows[c[0]] = c;
+    }
+    ASSERT_EQ(rows.size(), stages.size()) << "set " << set << "\n" << r.out;
+    for (auto &s : stages) {
+      const auto &c = rows.at(s.name);
+      EXPECT_EQ(std::stoul(c[3]), s.xs.size()) << "set " << set << " " << s.name;
+      if (s.xs.empty()) {
+        EXPECT_EQ(c[4], "-") << "set " << set << " " << s.name;
+        continue;
+      }
+      std::sort(s.xs.begin(), s.xs.end());
+      const std::size_t n = s.xs.size();
+      const double med = n % 2 ? s.xs[n / 2] : (s.xs[n / 2 - 1] + s.xs[n / 2]) / 2;
+      EXPECT_NEAR(std::stod(c[4]), med, 0.006) << "set " << set << " " << s.name;
+      EXPECT_NEAR(std::stod(c[5]), s.xs.back(), 0.006) << "set " << set << " " << s.name;
+    }
+  }
+  EXPECT_NE(run_binary("python3", k_src + "/scripts/driver_pressure.py").exit_code, 0)
+      << "no arguments: the usage, and a failure";
 }
