@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """gpuprobe_test_driver_lock's outputs as one table: per file (a case and process), each phase's
-mean seconds, its mean per-call median (us), its calls, and its seconds over the same phase's in the
-reference file (the first whose name ends in lock_alone_gpu0, else the first file). For two files of one
-case (NAME_a and NAME_b), "overlap" is the share of NAME_a's phase time during which any phase of
-NAME_b ran: near 1 with every phase about twice as long as alone is two processes whose calls the
-driver takes one at a time.
+mean seconds (a malloc loop's: the whole loop), its mean per-call median (us), its calls, and its
+seconds over the same phase's in the reference file (the first whose name ends in
+lock_alone_gpu0, else the first file). For two files of one case (NAME_a and NAME_b), "overlap" is
+the share of NAME_a's phase time during which any phase of NAME_b ran: near 1 with every phase
+about twice as long as alone is two processes whose calls the driver takes one at a time.
 Usage: driver_lock_table.py FILE [FILE ...]"""
 import os
 import re
 import sys
 
-LINE = re.compile(r"^dev (\d+) rep (\d+) (\S+) +calls +(\d+) +([\d.]+)\.\.([\d.]+) +([\d.]+) s +busy +"
-                  r"([\d.]+) s +per call us: median +([\d.]+) +p99 +([\d.]+) +max +([\d.]+)$")
+LINE = re.compile(r"^dev (\d+) rep (\d+) (\S+) +calls +(\d+) +([\d.]+)\.\.([\d.]+) +([\d.]+) s +"
+                  r"busy +([\d.]+) s +per call us: median +([\d.]+) +p99 +([\d.]+) +max +"
+                  r"([\d.]+)$")
 
 
 def read(path):

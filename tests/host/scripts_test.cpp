@@ -362,7 +362,8 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
     for (const auto &n : names) {
       for (const auto &[name, v] : {std::pair{"lock_both_a", a}, std::pair{"lock_both_b", b}}) {
         const auto &c = rows.at(std::string(name) + " " + n);
-        EXPECT_NEAR(std::stod(c[3]), mean_of(v, n), 1e-3) << "set " << set << " " << name << " " << n;
+        EXPECT_NEAR(std::stod(c[3]), mean_of(v, n), 1e-3)
+            << "set " << set << " " << name << " " << n;
         EXPECT_NEAR(std::stod(c[4]), mean_of(v, n) / mean_of(ref, n), 0.006)
             << "set " << set << " " << name << " " << n;
         EXPECT_NEAR(std::stod(c[6]), std::string(name) == "lock_both_a" ? ov_a : ov_b, 0.006)
@@ -414,7 +415,8 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
     double t = uni(0.1, 1.0);
     for (int k = 0, n = 2 + int(rng() % 4); k < n; ++k) {
       const double len = uni(3, 20);
-      stages.push_back({names[k], std::round(t * 100) / 100, std::round((t + len) * 100) / 100, {}});
+      stages.push_back(
+          {names[k], std::round(t * 100) / 100, std::round((t + len) * 100) / 100, {}});
       t += len + uni(0.0, 0.05);
     }
     for (const auto &s : stages) {

@@ -44,7 +44,9 @@ struct phase {
 
   explicit phase(const char *n, std::size_t calls) : name(n) { us.reserve(calls); }
   void start() { t = clk::now(); }
-  void stop() { us.push_back(float(std::chrono::duration<double, std::micro>(clk::now() - t).count())); }
+  void stop() {
+    us.push_back(float(std::chrono::duration<double, std::micro>(clk::now() - t).count()));
+  }
 
   void print(int dev, int rep) {
     const double end = epoch();
@@ -53,7 +55,9 @@ struct phase {
     double sum = 0;
     for (float v : s)
       sum += v;
-    const auto at = [&](double q) { return s.empty() ? 0.f : s[std::size_t(q * double(s.size() - 1))]; };
+    const auto at = [&](double q) {
+      return s.empty() ? 0.f : s[std::size_t(q * double(s.size() - 1))];
+    };
     std::printf("dev %d rep %d %-7s calls %7zu  %.3f..%.3f  %6.2f s  busy %6.2f s  per call us: "
                 "median %8.1f  p99 %8.1f  max %9.1f\n",
                 dev, rep, name, s.size(), begin, end, end - begin, sum * 1e-6, double(at(0.5)),
@@ -141,7 +145,8 @@ int malloc_loop(int dev, std::size_t bytes, double seconds) {
 int main(int argc, char **argv) {
   const bool map = argc >= 5 && argc <= 7 && std::strcmp(argv[1], "map") == 0;
   if (!map && (argc != 5 || std::strcmp(argv[1], "malloc") != 0)) {
-    std::fprintf(stderr, "usage: %s map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS\n",
+    std::fprintf(stderr,
+                 "usage: %s map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS\n",
                  argv[0]);
     return 2;
   }
