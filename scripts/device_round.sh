@@ -639,6 +639,16 @@ step_node_ab() {
   done
 }
 
+# `gpuprobe run --verbose [ARGS] RUN_ARGS` on GPU GPU alone (as device 0, as run_per_device
+# starts a unit), every output line stamped into FILE (stamp_lines.py). Usage: GPU FILE OUT [ARGS]
+stamped_run() {
+  local gpu=$1 file=$2 out=$3
+  shift 3
+  # shellcheck disable=SC2086
+  CUDA_VISIBLE_DEVICES=$gpu python3 "$HERE/stamp_lines.py" "$file" -- "$G" run --verbose \
+    --device 0 "$@" ${RUN_ARGS:-} --out "$out" >/dev/null 2>&1
+}
+
 # A node's units on one clock: `gpuprobe run --verbose` on every GPU at once, as `run --devices all`
 # starts them (every second one --map-late unless NODE_ARGS=--no-map-late), each line stamped
 # (stamp_lines.py), merged by node_timeline.py: which phases of the units overlap.
@@ -649,9 +659,7 @@ step_node_stamps() {
     late=""
     [ $((i % 2)) = 1 ] && [ "${NODE_ARGS:-}" != --no-map-late ] && late=--map-late
     # shellcheck disable=SC2086
-    # as run_per_device starts a unit: its GPU alone, as device 0
-    CUDA_VISIBLE_DEVICES=$i python3 "$HERE/stamp_lines.py" "$D/node_stamps_gpu$i.txt" -- "$G" run \
-      --verbose --device 0 $late ${RUN_ARGS:-} --out "$D/node_stamps/gpu$i" >/dev/null 2>&1 &
+    stamped_run "$i" "$D/node_stamps_gpu$i.txt" "$D/node_stamps/gpu$i" $late &
     pids+=($!)
     args+=("gpu$i=$D/node_stamps_gpu$i.txt")
   done
@@ -782,9 +790,7 @@ step_driver_pressure() {
   p=$!
   sleep 1
   s=$(date +%s.%N)
-  # shellcheck disable=SC2086
-  CUDA_VISIBLE_DEVICES=0 python3 "$HERE/stamp_lines.py" "$D/pressure_run.txt" -- "$G" run \
-    --verbose --device 0 ${RUN_ARGS:-} --out "$D/pressure_run" >/dev/null 2>&1
+  stamped_run 0 "$D/pressure_run.txt" "$D/pressure_run"
   kill "$p" 2>/dev/null
   wait "$p" 2>/dev/null
   python3 "$HERE/driver_pressure.py" "$D/pressure_run.txt" "$s" "$D/pressure_baseline.txt" \
@@ -802,8 +808,7 @@ step_order_stamps() {
     local late=""
     [ "$o" = B ] && late=--map-late
     # shellcheck disable=SC2086
-    CUDA_VISIBLE_DEVICES=0 python3 "$HERE/stamp_lines.py" "$D/order_$k$o.txt" -- "$G" run \
-      --verbose --device 0 $late ${RUN_ARGS:-} --out "$D/order/$k$o" >/dev/null 2>&1
+    stamped_run 0 "$D/order_$k$o.txt" "$D/order/$k$o" $late
     args+=("$k$o=$D/order_$k$o.txt")
   done
   python3 "$HERE/node_timeline.py" "${args[@]}" >"$D/order_timeline.txt"
