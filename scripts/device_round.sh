@@ -74,6 +74,8 @@
 #   node-stamps  gpuprobe run --verbose RUN_ARGS on every GPU at once (every second --map-late
 #              unless NODE_ARGS=--no-map-late), every line stamped, merged into node_timeline.txt
 #              (scripts/node_timeline.py): each unit's stages as intervals on one clock
+#   node-stamps-ab  node-stamps by $BASE's build (A) and this one's (B), in ORDER (default ABBA),
+#              then this build's unit on GPU SINGLE_DEVICE (default 1) alone, stamped
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
@@ -85,6 +87,14 @@
 #   driver-pressure  cuMemSetAccess's piece size alone and beside a cudaMalloc loop; then where
 #              `gpuprobe run --verbose RUN_ARGS` on GPU 0 loads the driver: a small mapping probe on
 #              the other GPU, its access time over alone per stage and in 2 s bins
+#   ctx-pressure  what a unit's stage start (a process's driver start and context, or a context
+#              made again in one process) costs beside a neighbour: alone, beside a whole-GPU chase
+#              of cudaMalloc'ed memory and of a held 384 GiB alias range, beside a 128 GiB mapping
+#              loop, and per stage of `gpuprobe run --verbose RUN_ARGS` on GPU 0
+#   smi-pressure  what characterize's busy check costs beside a neighbour and what it does to the
+#              neighbour: nvidia-smi's compute-apps query and an NVML query (one nvmlInit) alone and
+#              beside a held 384 GiB alias range; a 128 GiB mapping loop alone and beside an
+#              nvidia-smi query a second (as a stage's watcher) on the other GPU and on its own
 #   order-stamps  one unit alone, `run --verbose` in the usual order (A) and with --map-late (B), in
 #              ORDER (default ABBA), stamped: the late order's driver work with no neighbour
 #   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
@@ -653,19 +663,49 @@ stamped_run() {
 # starts them (every second one --map-late unless NODE_ARGS=--no-map-late), each line stamped
 # (stamp_lines.py), merged by node_timeline.py: which phases of the units overlap.
 step_node_stamps() {
-  local n i late pids=() args=()
+  node_stamps_into node_stamps
+  grep -E "^gpu[0-9]+: " "$D/node_timeline.txt"
+}
+
+# node-stamps' run into $D/NAME (units NAME/gpuI, NAME_gpuI.txt), merged into
+# $D/NAME_timeline.txt (node_stamps: node_timeline.txt, as before), by $G.
+node_stamps_into() {
+  local name=$1 n i late pids=() args=() out
   n=$(nvidia-smi -L | wc -l)
   for i in $(seq 0 $((n - 1))); do
     late=""
     [ $((i % 2)) = 1 ] && [ "${NODE_ARGS:-}" != --no-map-late ] && late=--map-late
     # shellcheck disable=SC2086
-    stamped_run "$i" "$D/node_stamps_gpu$i.txt" "$D/node_stamps/gpu$i" $late &
+    stamped_run "$i" "$D/${name}_gpu$i.txt" "$D/$name/gpu$i" $late &
     pids+=($!)
-    args+=("gpu$i=$D/node_stamps_gpu$i.txt")
+    args+=("gpu$i=$D/${name}_gpu$i.txt")
   done
   wait "${pids[@]}"
-  python3 "$HERE/node_timeline.py" "${args[@]}" >"$D/node_timeline.txt"
-  grep -E "^gpu[0-9]+: " "$D/node_timeline.txt"
+  out="$D/${name}_timeline.txt"
+  [ "$name" = node_stamps ] && out="$D/node_timeline.txt"
+  python3 "$HERE/node_timeline.py" "${args[@]}" >"$out"
+}
+
+# node-stamps by $BASE's build (A) and this one's (B) in ORDER (default ABBA), then this build's
+# unit on GPU SINGLE_DEVICE (default 1) alone, stamped: each node run's and unit's seconds, and
+# the lone run's (gpuprobe compare of the folders is done on the host).
+step_node_stamps_ab() {
+  [ -n "${BASE:-}" ] || {
+    echo "node-stamps-ab: set BASE (a baseline build's folder)" >&2
+    return 1
+  }
+  local i=0 arm name g0=$G
+  for arm in $(echo "${ORDER:-ABBA}" | grep -o .); do
+    i=$((i + 1))
+    name="ab_${i}_$arm"
+    G=$([ "$arm" = A ] && echo "$BASE/gpuprobe" || echo "$g0")
+    node_stamps_into "$name"
+    G=$g0
+    echo "$name: $(grep -E "^gpu[0-9]+: " "$D/${name}_timeline.txt" | paste -sd' ')"
+    grep -hE "^ *[0-9.]+ gpu[0-9]+ gpuprobe run: [0-9]+ s" "$D/${name}_timeline.txt"
+  done
+  stamped_run "${SINGLE_DEVICE:-1}" "$D/alone.txt" "$D/alone"
+  echo "alone (GPU ${SINGLE_DEVICE:-1}): $(grep -E "gpuprobe run: [0-9]+ s" "$D/alone.txt")"
 }
 
 # The chase kernels' SASS in this build and in $BASE's (the timed loop should read the same).
@@ -796,6 +836,121 @@ step_driver_pressure() {
   python3 "$HERE/driver_pressure.py" "$D/pressure_run.txt" "$s" "$D/pressure_baseline.txt" \
     "$D/pressure_probe.txt" >"$D/pressure_table.txt"
   sed -n '1,/^$/p' "$D/pressure_table.txt"
+}
+
+# What a stage's start costs beside a neighbour (issue 48's node: a unit's characterize or tune
+# start took 1.3-1.8 s in a node, 0.1-0.25 s alone). On the second GPU, seen as the only one
+# (CUDA_VISIBLE_DEVICES, as `--devices` runs a unit): CTX_N processes that each start the driver
+# and make the context (ctx_proc_*), and one process making its context CTX_N times (ctx_*),
+# alone, then beside a whole-GPU chase on GPU 0 over 8 GiB of cudaMalloc'ed memory, over a held
+# 384 GiB alias range, and beside a 128 GiB mapping loop; last, the in-process probe beside a
+# stamped `gpuprobe run` on GPU 0 (driver_pressure.py --phase ctx).
+step_ctx_pressure() {
+  local T="$B/tests/gpuprobe_test_driver_lock" other=1 n=${CTX_N:-10} c p s k
+  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  starts() { # FILE: n processes, each its driver start and context
+    for k in $(seq 1 "$n"); do
+      CUDA_VISIBLE_DEVICES=$other "$T" ctx 0 1 0
+      sleep 0.2
+    done >"$1" 2>&1
+  }
+  remakes() { CUDA_VISIBLE_DEVICES=$other "$T" ctx 0 "$n" 200 >"$1" 2>&1; }
+  starts "$D/ctx_proc_alone.txt"
+  remakes "$D/ctx_alone.txt"
+  for c in chase chase-alias; do
+    CUDA_VISIBLE_DEVICES=0 "$T" "$c" 0 "$([ $c = chase ] && echo 8 || echo 384)" 60 \
+      >"$D/neighbour_$c.txt" 2>&1 &
+    p=$!
+    for k in $(seq 1 60); do # the chase begins once its memory is made
+      grep -q chase-mem "$D/neighbour_$c.txt" && break
+      sleep 0.5
+    done
+    sleep 1
+    starts "$D/ctx_proc_beside_$c.txt"
+    remakes "$D/ctx_beside_$c.txt"
+    kill "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  CUDA_VISIBLE_DEVICES=0 "$T" map 0 128 6 >"$D/neighbour_map.txt" 2>&1 &
+  p=$!
+  sleep 0.5
+  starts "$D/ctx_proc_beside_map.txt"
+  remakes "$D/ctx_beside_map.txt"
+  wait "$p"
+  CUDA_VISIBLE_DEVICES=$other "$T" ctx 0 100000 250 >"$D/ctx_probe.txt" 2>&1 &
+  p=$!
+  sleep 1
+  s=$(date +%s.%N)
+  stamped_run 0 "$D/ctx_run.txt" "$D/ctx_run"
+  kill "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  python3 "$HERE/driver_pressure.py" --phase ctx "$D/ctx_run.txt" "$s" "$D/ctx_alone.txt" \
+    "$D/ctx_probe.txt" >"$D/ctx_pressure.txt"
+  {
+    python3 "$HERE/driver_lock_table.py" "$D/ctx_proc_alone.txt" "$D"/ctx_proc_beside_*.txt
+    python3 "$HERE/driver_lock_table.py" "$D/ctx_alone.txt" "$D"/ctx_beside_*.txt
+  } | tee "$D/ctx_table.txt"
+  grep -h "chase" "$D"/neighbour_chase*.txt
+  sed -n '1,/^$/p' "$D/ctx_pressure.txt"
+}
+
+# What characterize's busy check (nvidia-smi --query-compute-apps before, after and once a second
+# during every measuring stage) costs beside a neighbour, and what it costs the neighbour. SMI_N
+# (default 10) nvidia-smi queries of the second GPU and as many NVML queries after one nvmlInit
+# (gpuprobe_test_driver_lock nvml), alone and beside a whole-GPU chase of a held 384 GiB alias
+# range on GPU 0; then a 128 GiB mapping loop on GPU 0 alone, beside an nvidia-smi query a second
+# of the other GPU, of its own GPU, and beside an NVML query a second of the other GPU.
+step_smi_pressure() {
+  local T="$B/tests/gpuprobe_test_driver_lock" other=1 n=${SMI_N:-10} p q k uuid
+  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  uuid=$(nvidia-smi -i "$other" --query-gpu=uuid --format=csv,noheader)
+  smi_calls() { # FILE GPU: n nvidia-smi queries, each as a driver_lock phase line
+    local b e
+    for k in $(seq 0 $((n - 1))); do
+      b=$(date +%s.%N)
+      nvidia-smi -i "$2" --query-compute-apps=pid,process_name --format=csv,noheader >/dev/null
+      e=$(date +%s.%N)
+      awk -v b="$b" -v e="$e" -v k="$k" -v g="$2" 'BEGIN { d = e - b; printf "dev %d rep %d smi     calls       1  %.3f..%.3f  %6.2f s  busy %6.2f s  per call us: median %8.1f  p99 %8.1f  max %9.1f\n", g, k, b, e, d, d, d * 1e6, d * 1e6, d * 1e6 }'
+      sleep 0.2
+    done >"$1" 2>&1
+  }
+  smi_calls "$D/smi_alone.txt" "$other"
+  "$T" nvml "$uuid" "$n" 200 >"$D/nvml_alone.txt" 2>&1
+  CUDA_VISIBLE_DEVICES=0 "$T" chase-alias 0 384 60 >"$D/neighbour_chase-alias.txt" 2>&1 &
+  p=$!
+  for k in $(seq 1 60); do
+    grep -q chase-mem "$D/neighbour_chase-alias.txt" && break
+    sleep 0.5
+  done
+  sleep 1
+  smi_calls "$D/smi_beside_chase-alias.txt" "$other"
+  "$T" nvml "$uuid" "$n" 200 >"$D/nvml_beside_chase-alias.txt" 2>&1
+  kill "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  "$T" map 0 128 3 >"$D/lock_alone_gpu0.txt" 2>&1
+  for q in other own nvml; do
+    case $q in
+    other | own)
+      k=$([ $q = other ] && echo "$other" || echo 0)
+      (while :; do
+        nvidia-smi -i "$k" --query-compute-apps=pid,process_name --format=csv,noheader
+        sleep 1
+      done >/dev/null 2>&1) &
+      ;;
+    nvml) "$T" nvml "$uuid" 100000 1000 >/dev/null 2>&1 & ;;
+    esac
+    p=$!
+    sleep 1
+    "$T" map 0 128 3 >"$D/lock_beside_smi_$q.txt" 2>&1
+    kill "$p" 2>/dev/null
+    pkill -f "gpuprobe_test_driver_lock nvml" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  {
+    python3 "$HERE/driver_lock_table.py" "$D/smi_alone.txt" "$D/smi_beside_chase-alias.txt"
+    python3 "$HERE/driver_lock_table.py" "$D/nvml_alone.txt" "$D/nvml_beside_chase-alias.txt"
+    python3 "$HERE/driver_lock_table.py" "$D/lock_alone_gpu0.txt" "$D"/lock_beside_smi_*.txt
+  } | tee "$D/smi_table.txt"
 }
 
 # One unit alone, in the usual order and as a node's late unit (--map-late: the grid and atomics

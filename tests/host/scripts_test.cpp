@@ -378,31 +378,35 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
 }
 
 // driver_pressure.py on generated runs (30 seeded sets: a stamped run of 2-5 stages, a lone probe
-// and a probe beside the run, each access phase with its own per-call median): per stage, the
+// and a probe beside the run, each timed phase with its own per-call median): per stage, the
 // probe's samples whose midpoint falls in it, their median and largest ratio to the lone probe's
-// median, as computed here; a stage with no sample reads "-".
+// median, as computed here; a stage with no sample reads "-". Every other set times `ctx` phases
+// (--phase ctx); the other phase of each probe (map, reset) is written too and must be left out.
 TEST(Scripts, DriverPressureGivesEachStagesLoad) {
   std::mt19937 rng(4849);
   const auto uni = [&](double a, double b) {
     return a + (b - a) * std::uniform_real_distribution<double>(0, 1)(rng);
   };
-  const auto probe_line = [](double b, double e, double med) {
+  const auto probe_line = [](const char *name, double b, double e, double med) {
     char line[300];
     std::snprintf(line, sizeof line,
-                  "dev 1 rep 0 access  calls       4  %.3f..%.3f  %6.2f s  busy %6.2f s  per call "
+                  "dev 1 rep 0 %-7s calls       4  %.3f..%.3f  %6.2f s  busy %6.2f s  per call "
                   "us: median %8.1f  p99 %8.1f  max %9.1f\n",
-                  b, e, e - b, e - b, med, med, med);
+                  name, b, e, e - b, e - b, med, med, med);
     return std::string(line);
   };
   const std::vector<std::string> names = {"bench", "characterize", "tune", "validate", "report"};
   for (int set = 0; set < 30; ++set) {
+    const bool ctx = set % 2 == 1;
+    const char *timed = ctx ? "ctx" : "access", *other = ctx ? "reset" : "map";
     const double start = 1.7e9 + uni(0, 1e4);
     std::ostringstream run, base, probe;
     // The lone probe: an odd count of phases, so its median is one of them.
     std::vector<double> base_meds;
     for (int k = 0, n = 1 + 2 * int(rng() % 5); k < n; ++k) {
       base_meds.push_back(std::round(uni(20000, 40000) * 10) / 10);
-      base << probe_line(start - 100 + k, start - 99.8 + k, base_meds.back());
+      base << probe_line(other, start - 100.5 + k, start - 100.4 + k, uni(1, 1e5));
+      base << probe_line(timed, start - 100 + k, start - 99.8 + k, base_meds.back());
     }
     std::sort(base_meds.begin(), base_meds.end());
     const double b = base_meds[base_meds.size() / 2];
@@ -437,7 +441,8 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
       const double len = uni(0.05, 0.4), med = std::round(uni(15000, 90000) * 10) / 10;
       const double pb = std::round((start + p) * 1000) / 1000,
                    pe = std::round((start + p + len) * 1000) / 1000;
-      probe << probe_line(pb, pe, med);
+      probe << probe_line(timed, pb, pe, med);
+      probe << probe_line(other, pe, pe + 0.01, uni(1, 1e5));
       const double mid = (pb + pe) / 2 - start;
       for (auto &s : stages)
         if (s.from <= mid && mid < s.to)
@@ -447,7 +452,7 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
     char start_text[64];
     std::snprintf(start_text, sizeof start_text, "%.3f", start);
     const auto r = run_binary(
-        "python3", k_src + "/scripts/driver_pressure.py " +
+        "python3", k_src + "/scripts/driver_pressure.py " + (ctx ? "--phase ctx " : "") +
                        gpuprobe::test::write_temp(tag + "_run.txt", run.str()) + " " + start_text +
                        " " + gpuprobe::test::write_temp(tag + "_base.txt", base.str()) + " " +
                        gpuprobe::test::write_temp(tag + "_probe.txt", probe.str()));

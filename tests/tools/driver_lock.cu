@@ -9,9 +9,21 @@
 // call's latency, alone and together (scripts/device_round.sh driver-lock). Each phase prints one
 // line with its start and end on the host's clock (epoch seconds), so the script can tell which
 // phases ran at the same time. No node budget: 128 GiB ranges, two fit.
+// `ctx` makes the device's context REPS times (cudaFree(0) and a kernel's attributes, which load
+// the module), each followed by cudaDeviceReset and a pause: what a unit's stage start costs
+// (issue 48's node: a start took 1.3-1.8 s beside a neighbour, 0.1-0.25 s alone). `chase` keeps
+// the whole GPU busy for SECONDS with a load-chase over GIB of memory: a cudaMalloc buffer, or
+// (`chase-alias`) an alias range mapped as `map` does and held while the kernels run, as a unit's
+// sweep and sharing stages hold theirs.
+// `nvml` asks NVML (libnvidia-ml, opened at run time) for the compute processes of the GPU UUID
+// REPS times, PAUSE_MS apart, after one nvmlInit: what characterize's busy check costs without
+// starting nvidia-smi (which initialises NVML on every GPU each time).
 // Usage: gpuprobe_test_driver_lock map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS
+//        | ctx DEV REPS PAUSE_MS | chase DEV GIB SECONDS | chase-alias DEV GIB SECONDS
+//        | nvml UUID REPS PAUSE_MS
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <chrono>
@@ -140,22 +152,191 @@ int malloc_loop(int dev, std::size_t bytes, double seconds) {
   return 0;
 }
 
+__global__ void image_probe(int *out) { *out = 1; } // exists only to be loaded by ctx_loop
+
+int ctx_loop(int dev, int reps, int pause_ms) {
+  for (int rep = 0; rep < reps; ++rep) {
+    phase ctx("ctx", 1), reset("reset", 1);
+    ctx.start();
+    cudaFuncAttributes fa{};
+    const cudaError_t e = cudaSetDevice(dev) == cudaSuccess && cudaFree(nullptr) == cudaSuccess
+                              ? cudaFuncGetAttributes(&fa, image_probe)
+                              : cudaErrorInitializationError;
+    ctx.stop();
+    if (e != cudaSuccess) {
+      std::printf("dev %d: context: %s\n", dev, cudaGetErrorString(e));
+      return 3;
+    }
+    ctx.print(dev, rep);
+    reset.start();
+    cudaDeviceReset(); // this process's primary context only (not a GPU reset)
+    reset.stop();
+    reset.print(dev, rep);
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  }
+  return 0;
+}
+
+// Every thread loads from a pseudo-random 2 MiB slot of [base, base + bytes), ROUNDS times: a
+// translation miss at most loads, as in the sweep's and sharing stages' chases.
+__global__ void chase_kernel(const unsigned *base, unsigned long long slots, int rounds,
+                             unsigned *sink) {
+  unsigned long long h = 0x9e3779b97f4a7c15ull * (blockIdx.x * blockDim.x + threadIdx.x + 1);
+  unsigned acc = 0;
+  for (int r = 0; r < rounds; ++r) {
+    h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+    acc += base[(h % slots) * ((2u << 20) / sizeof(unsigned)) + (threadIdx.x & 31)];
+  }
+  if (acc == 0x12345678u)
+    *sink = acc; // a store the compiler cannot prove dead: the loads are kept
+}
+
+// cudaMalloc'ed memory (alias false) or an alias range (one 2 MiB chunk at every slot) chased by
+// the whole GPU in kernels of about 50 ms, back to back, for SECONDS.
+int chase_loop(int dev, std::size_t bytes, double seconds, bool alias) {
+  constexpr std::size_t slot = std::size_t(2) << 20;
+  unsigned *sink = nullptr, *buf = nullptr;
+  CUdeviceptr va = 0;
+  CUmemGenericAllocationHandle h{};
+  if (cudaMalloc(&sink, sizeof(unsigned)) != cudaSuccess)
+    return 3;
+  phase made("chase-mem", 1);
+  made.start();
+  if (!alias) {
+    if (cudaMalloc(&buf, bytes) != cudaSuccess || cudaMemset(buf, 0, bytes) != cudaSuccess) {
+      std::printf("dev %d: cudaMalloc of %zu GiB failed\n", dev, bytes >> 30);
+      return 3;
+    }
+  } else {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = dev;
+    CUmemAccessDesc access{};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CUresult r = cuMemCreate(&h, slot, &prop, 0);
+    if (r == CUDA_SUCCESS)
+      r = cuMemAddressReserve(&va, bytes, slot, 0, 0);
+    for (std::size_t off = 0; off < bytes && r == CUDA_SUCCESS; off += slot)
+      r = cuMemMap(va + off, slot, 0, h, 0);
+    if (r == CUDA_SUCCESS)
+      r = cuMemSetAccess(va, bytes, &access, 1);
+    if (r != CUDA_SUCCESS) {
+      std::printf("dev %d: alias range: %s\n", dev, name_of(r));
+      return 3;
+    }
+    buf = reinterpret_cast<unsigned *>(va);
+  }
+  made.stop();
+  made.print(dev, 0);
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  phase run("chase", 1024);
+  const auto t0 = clk::now();
+  while (std::chrono::duration<double>(clk::now() - t0).count() < seconds) {
+    run.start();
+    chase_kernel<<<sms * 4, 256>>>(buf, bytes / slot, 2000, sink);
+    const cudaError_t e = cudaDeviceSynchronize();
+    run.stop();
+    if (e != cudaSuccess) {
+      std::printf("dev %d: chase: %s\n", dev, cudaGetErrorString(e));
+      return 4;
+    }
+  }
+  run.print(dev, 0);
+  if (alias) {
+    cuMemUnmap(va, bytes);
+    cuMemAddressFree(va, bytes);
+    cuMemRelease(h);
+  } else {
+    cudaFree(buf);
+  }
+  cudaFree(sink);
+  return 0;
+}
+
+// NVML's entry points by name (no nvml.h in this toolkit): every one returns nvmlReturn_t, 0 on
+// success; 7 (NVML_ERROR_INSUFFICIENT_SIZE) when the process list did not fit.
+struct nvml_process { // nvmlProcessInfo_t (v2/v3 layout), with room to spare
+  unsigned pid;
+  unsigned long long used;
+  unsigned gi, ci;
+  unsigned long long spare;
+};
+
+int nvml_loop(const char *uuid, int reps, int pause_ms) {
+  void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+  if (!lib) {
+    std::printf("nvml: %s\n", dlerror());
+    return 3;
+  }
+  using init_fn = int (*)();
+  using handle_fn = int (*)(const char *, void **);
+  using procs_fn = int (*)(void *, unsigned *, nvml_process *);
+  const auto init = reinterpret_cast<init_fn>(dlsym(lib, "nvmlInit_v2"));
+  const auto handle = reinterpret_cast<handle_fn>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
+  auto procs = reinterpret_cast<procs_fn>(dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v3"));
+  if (!procs)
+    procs = reinterpret_cast<procs_fn>(dlsym(lib, "nvmlDeviceGetComputeRunningProcesses_v2"));
+  if (!init || !handle || !procs) {
+    std::printf("nvml: an entry point is missing\n");
+    return 3;
+  }
+  phase start("nvmlinit", 1);
+  start.start();
+  void *dev = nullptr;
+  const int r = init() == 0 ? handle(uuid, &dev) : -1;
+  start.stop();
+  start.print(0, 0);
+  if (r != 0) {
+    std::printf("nvml: init or handle of %s: %d\n", uuid, r);
+    return 3;
+  }
+  for (int rep = 0; rep < reps; ++rep) {
+    phase q("nvml", 1);
+    nvml_process list[64];
+    unsigned count = 64;
+    q.start();
+    const int e = procs(dev, &count, list);
+    q.stop();
+    if (e != 0 && e != 7) {
+      std::printf("nvml: compute processes: %d\n", e);
+      return 3;
+    }
+    q.print(0, rep);
+    std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  const bool map = argc >= 5 && argc <= 7 && std::strcmp(argv[1], "map") == 0;
-  if (!map && (argc != 5 || std::strcmp(argv[1], "malloc") != 0)) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  const bool map = argc >= 5 && argc <= 7 && mode == "map";
+  const bool four = argc == 5 && (mode == "malloc" || mode == "ctx" || mode == "chase" ||
+                                  mode == "chase-alias" || mode == "nvml");
+  if (!map && !four) {
     std::fprintf(stderr,
-                 "usage: %s map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS\n",
+                 "usage: %s map DEV GIB REPS [PIECE_MIB [PAUSE_MS]] | malloc DEV GIB SECONDS | "
+                 "ctx DEV REPS PAUSE_MS | chase DEV GIB SECONDS | chase-alias DEV GIB SECONDS | "
+                 "nvml UUID REPS PAUSE_MS\n",
                  argv[0]);
     return 2;
   }
+  if (mode == "nvml") // no CUDA context: NVML only
+    return nvml_loop(argv[2], std::atoi(argv[3]), std::atoi(argv[4]));
   const int dev = std::atoi(argv[2]);
+  if (mode == "ctx") // before any context: the first rep's time includes the driver's start
+    return ctx_loop(dev, std::atoi(argv[3]), std::atoi(argv[4]));
   const std::size_t bytes = std::size_t(std::atoll(argv[3])) << 30;
   if (cudaSetDevice(dev) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) {
     std::fprintf(stderr, "driver_lock: no context on device %d\n", dev);
     return 1;
   }
+  if (mode == "chase" || mode == "chase-alias")
+    return chase_loop(dev, bytes, std::atof(argv[4]), mode == "chase-alias");
   const std::size_t piece = std::size_t(argc > 5 ? std::atoll(argv[5]) : 2048) << 20;
   if (map && (piece < (std::size_t(2) << 20) || piece % (std::size_t(2) << 20) != 0)) {
     std::fprintf(stderr, "driver_lock: PIECE_MIB must be a multiple of 2\n");
