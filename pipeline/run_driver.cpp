@@ -74,15 +74,16 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
   std::printf("[run] %-12s %4.0f s  %s\n", "bench", took, bench_summary(dir).c_str());
 }
 
-// The sequence's stages, each a child process in the folder or (tune, validate) run inside this
-// process in it: a line each on the terminal, their whole output in run.log.
+// The sequence's stages, each run inside this process in the folder (characterize, tune,
+// validate) or as a child process there (bench, report; every stage under
+// GPUPROBE_STAGES=children): a line each on the terminal, their whole output in run.log.
 struct stage_caller {
   std::string dir, resume, uuid;
   bool quick = false, verbose = false;
   stage_display display;
   bool upstream_ran = false; // a stage ran now: those after it read something new
 
-  run_here_fn here; // tune and validate inside this process (set), or as children
+  run_here_fn here; // characterize, tune and validate inside this process (set), or as children
 
   void timed(const char *name, const std::vector<std::string> &args, bool in_process = false) {
     const auto s0 = std::chrono::steady_clock::now();
@@ -136,7 +137,7 @@ void characterize_stage(stage_caller &c, const run_run_options &o) {
   if (o.map_late)
     a.push_back("--map-late");
   a.insert(a.end(), {"--busy-wait", json(o.busy_wait_seconds).dump()});
-  c.timed("characterize", a);
+  c.timed("characterize", a, true);
   c.upstream_ran = text_of(profile_path) != profile_before; // tune reads the profile
 }
 
@@ -148,7 +149,13 @@ void run_pipeline(const run_run_options &o) {
   if (!o.out.empty())
     early.emplace(o.out, "run");
   const auto dev = query_device(o.device);
-  release_own_context(); // the stages run in child processes: hold no memory beside them
+  // characterize, tune and validate run inside this process (unless GPUPROBE_STAGES=children)
+  // and keep the context made now, when a neighbour maps nothing yet: a context made beside a
+  // unit that holds its alias range took 1.6-1.9 s and held up that unit's driver calls, one made
+  // alone 0.1-0.3 s (issue 48, docs/fleet.md).
+  const bool here = o.run_here && stages_here_by_env();
+  if (!here)
+    release_own_context(); // the stages run in child processes: hold no memory beside them
   const std::string dir = o.out.empty() ? default_results_dir(dev.name, dev.uuid) : o.out;
   std::optional<folder_lock> late; // one writer per folder; its stages write under it
   if (!early)
@@ -172,7 +179,7 @@ void run_pipeline(const run_run_options &o) {
   std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",
               o.quick ? " --quick" : "", dev.name.c_str(), dev.uuid.c_str(), dir.c_str(),
               c.display.log_path.c_str());
-  if (o.run_here && stages_here_by_env())
+  if (here)
     c.here = o.run_here;
   const bool grid_first = bench_first(o.quick, o.map_late);
   if (grid_first) // --map-late: the grid first, so this GPU maps after its neighbour (issue 48)
