@@ -808,13 +808,33 @@ step_driver_lock() {
   python3 "$HERE/driver_lock_table.py" "$D"/lock_*.txt | tee "$D/lock_table.txt"
 }
 
+# A probe (COMMAND...) started beside a stamped `gpuprobe run` of GPU 0 and stopped after it: its
+# output NAME_probe.txt, the run's NAME_run.txt and NAME_run/, and driver_pressure.py's table of
+# the probe's PHASE over BASELINE's per stage of the run in NAME_pressure.txt (pressure:
+# pressure_table.txt, as before). Usage: NAME PHASE BASELINE COMMAND...
+probe_beside_run() {
+  local name=$1 phase=$2 base=$3 p s out
+  shift 3
+  "$@" >"$D/${name}_probe.txt" 2>&1 &
+  p=$!
+  sleep 1
+  s=$(date +%s.%N)
+  stamped_run 0 "$D/${name}_run.txt" "$D/${name}_run"
+  kill "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  out="$D/${name}_pressure.txt"
+  [ "$name" = pressure ] && out="$D/pressure_table.txt"
+  python3 "$HERE/driver_pressure.py" --phase "$phase" "$D/${name}_run.txt" "$s" "$base" \
+    "$D/${name}_probe.txt" >"$out"
+}
+
 # Where a unit's run loads the driver (issue 48's node): first cuMemSetAccess's piece size (2 MiB,
 # 64 MiB, 2 GiB, one call) on a 32 GiB alias range, alone and beside a cudaMalloc/cudaFree loop on
 # the other GPU; then a probe on the other GPU (8 GiB mapped in 2 GiB pieces, unmapped, a 250 ms
 # pause, again) alone and beside `gpuprobe run --verbose RUN_ARGS` on GPU 0, stamped: the probe's
 # per-call access time over alone, per stage of the run and in 2 s bins (driver_pressure.py).
 step_driver_pressure() {
-  local T="$B/tests/gpuprobe_test_driver_lock" other=1 piece p s
+  local T="$B/tests/gpuprobe_test_driver_lock" other=1 piece
   [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
   for piece in 2048 2 64 65536; do
     "$T" map 0 32 2 "$piece" >"$D/piece_${piece}_alone.txt" 2>&1
@@ -826,15 +846,7 @@ step_driver_pressure() {
   python3 "$HERE/driver_lock_table.py" "$D"/piece_2048_alone.txt "$D"/piece_*.txt |
     tee "$D/piece_table.txt"
   "$T" map "$other" 8 40 2048 250 >"$D/pressure_baseline.txt" 2>&1
-  "$T" map "$other" 8 100000 2048 250 >"$D/pressure_probe.txt" 2>&1 &
-  p=$!
-  sleep 1
-  s=$(date +%s.%N)
-  stamped_run 0 "$D/pressure_run.txt" "$D/pressure_run"
-  kill "$p" 2>/dev/null
-  wait "$p" 2>/dev/null
-  python3 "$HERE/driver_pressure.py" "$D/pressure_run.txt" "$s" "$D/pressure_baseline.txt" \
-    "$D/pressure_probe.txt" >"$D/pressure_table.txt"
+  probe_beside_run pressure access "$D/pressure_baseline.txt" "$T" map "$other" 8 100000 2048 250
   sed -n '1,/^$/p' "$D/pressure_table.txt"
 }
 
@@ -846,7 +858,7 @@ step_driver_pressure() {
 # 384 GiB alias range, and beside a 128 GiB mapping loop; last, the in-process probe beside a
 # stamped `gpuprobe run` on GPU 0 (driver_pressure.py --phase ctx).
 step_ctx_pressure() {
-  local T="$B/tests/gpuprobe_test_driver_lock" other=1 n=${CTX_N:-10} c p s k
+  local T="$B/tests/gpuprobe_test_driver_lock" other=1 n=${CTX_N:-10} c p k
   [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
   starts() { # FILE: n processes, each its driver start and context
     for k in $(seq 1 "$n"); do
@@ -877,15 +889,7 @@ step_ctx_pressure() {
   starts "$D/ctx_proc_beside_map.txt"
   remakes "$D/ctx_beside_map.txt"
   wait "$p"
-  CUDA_VISIBLE_DEVICES=$other "$T" ctx 0 100000 250 >"$D/ctx_probe.txt" 2>&1 &
-  p=$!
-  sleep 1
-  s=$(date +%s.%N)
-  stamped_run 0 "$D/ctx_run.txt" "$D/ctx_run"
-  kill "$p" 2>/dev/null
-  wait "$p" 2>/dev/null
-  python3 "$HERE/driver_pressure.py" --phase ctx "$D/ctx_run.txt" "$s" "$D/ctx_alone.txt" \
-    "$D/ctx_probe.txt" >"$D/ctx_pressure.txt"
+  CUDA_VISIBLE_DEVICES=$other probe_beside_run ctx ctx "$D/ctx_alone.txt" "$T" ctx 0 100000 250
   {
     python3 "$HERE/driver_lock_table.py" "$D/ctx_proc_alone.txt" "$D"/ctx_proc_beside_*.txt
     python3 "$HERE/driver_lock_table.py" "$D/ctx_alone.txt" "$D"/ctx_beside_*.txt

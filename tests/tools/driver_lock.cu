@@ -78,15 +78,26 @@ struct phase {
   }
 };
 
-int map_loop(int dev, std::size_t bytes, int reps, std::size_t piece, int pause_ms) {
-  constexpr std::size_t slot = std::size_t(2) << 20;
+// A 2 MiB chunk's properties on device `dev`, and read-write access to it from that device.
+CUmemAllocationProp chunk_prop(int dev) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = dev;
+  return prop;
+}
+
+CUmemAccessDesc read_write(int dev) {
   CUmemAccessDesc access{};
-  access.location = prop.location;
+  access.location = chunk_prop(dev).location;
   access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  return access;
+}
+
+int map_loop(int dev, std::size_t bytes, int reps, std::size_t piece, int pause_ms) {
+  constexpr std::size_t slot = std::size_t(2) << 20;
+  const CUmemAllocationProp prop = chunk_prop(dev);
+  const CUmemAccessDesc access = read_write(dev);
   CUmemGenericAllocationHandle h{};
   CUresult r = cuMemCreate(&h, slot, &prop, 0);
   if (r != CUDA_SUCCESS) {
@@ -208,13 +219,8 @@ int chase_loop(int dev, std::size_t bytes, double seconds, bool alias) {
       return 3;
     }
   } else {
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    prop.location.id = dev;
-    CUmemAccessDesc access{};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    const CUmemAllocationProp prop = chunk_prop(dev);
+    const CUmemAccessDesc access = read_write(dev);
     CUresult r = cuMemCreate(&h, slot, &prop, 0);
     if (r == CUDA_SUCCESS)
       r = cuMemAddressReserve(&va, bytes, slot, 0, 0);
