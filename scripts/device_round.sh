@@ -778,8 +778,8 @@ step_overlap() {
 step_driver_lock() {
   local T="$B/tests/gpuprobe_test_driver_lock" N="$B/tests/gpuprobe_test_neighbour"
   local g=${LOCK_GIB:-128} n=${LOCK_REPS:-3} k
-  local other=1 cores
-  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  local other cores
+  other=$(other_gpu)
   cores=$(( $(nproc) - 2 ))
   "$T" map 0 "$g" "$n" >"$D/lock_alone_gpu0.txt" 2>&1
   "$T" map "$other" "$g" "$n" >"$D/lock_alone_gpu$other.txt" 2>&1
@@ -808,6 +808,23 @@ step_driver_lock() {
   python3 "$HERE/driver_lock_table.py" "$D"/lock_*.txt | tee "$D/lock_table.txt"
 }
 
+# The GPU a step's neighbour runs on: 1 on a machine of two or more GPUs, else 0 (the same GPU).
+other_gpu() { if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then echo 1; else echo 0; fi; }
+
+# COMMAND... started in the background, its output in FILE, waited for until FILE has a line
+# matching MARK (at most 30 s), and a second more; its PID in $bg. Usage: FILE MARK COMMAND...
+start_ready() {
+  local file=$1 mark=$2 k
+  shift 2
+  "$@" >"$file" 2>&1 &
+  bg=$!
+  for k in $(seq 1 60); do
+    grep -q "$mark" "$file" && break
+    sleep 0.5
+  done
+  sleep 1
+}
+
 # A probe (COMMAND...) started beside a stamped `gpuprobe run` of GPU 0 and stopped after it: its
 # output NAME_probe.txt, the run's NAME_run.txt and NAME_run/, and driver_pressure.py's table of
 # the probe's PHASE over BASELINE's per stage of the run in NAME_pressure.txt (pressure:
@@ -834,8 +851,8 @@ probe_beside_run() {
 # pause, again) alone and beside `gpuprobe run --verbose RUN_ARGS` on GPU 0, stamped: the probe's
 # per-call access time over alone, per stage of the run and in 2 s bins (driver_pressure.py).
 step_driver_pressure() {
-  local T="$B/tests/gpuprobe_test_driver_lock" other=1 piece
-  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  local T="$B/tests/gpuprobe_test_driver_lock" other piece
+  other=$(other_gpu)
   for piece in 2048 2 64 65536; do
     "$T" map 0 32 2 "$piece" >"$D/piece_${piece}_alone.txt" 2>&1
     "$T" malloc "$other" 8 10 >"$D/piece_${piece}_malloc.txt" 2>&1 &
@@ -858,8 +875,8 @@ step_driver_pressure() {
 # 384 GiB alias range, and beside a 128 GiB mapping loop; last, the in-process probe beside a
 # stamped `gpuprobe run` on GPU 0 (driver_pressure.py --phase ctx).
 step_ctx_pressure() {
-  local T="$B/tests/gpuprobe_test_driver_lock" other=1 n=${CTX_N:-10} c p k
-  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  local T="$B/tests/gpuprobe_test_driver_lock" other n=${CTX_N:-10} c p k
+  other=$(other_gpu)
   starts() { # FILE: n processes, each its driver start and context
     for k in $(seq 1 "$n"); do
       CUDA_VISIBLE_DEVICES=$other "$T" ctx 0 1 0
@@ -869,15 +886,10 @@ step_ctx_pressure() {
   remakes() { CUDA_VISIBLE_DEVICES=$other "$T" ctx 0 "$n" 200 >"$1" 2>&1; }
   starts "$D/ctx_proc_alone.txt"
   remakes "$D/ctx_alone.txt"
-  for c in chase chase-alias; do
-    CUDA_VISIBLE_DEVICES=0 "$T" "$c" 0 "$([ $c = chase ] && echo 8 || echo 384)" 60 \
-      >"$D/neighbour_$c.txt" 2>&1 &
-    p=$!
-    for k in $(seq 1 60); do # the chase begins once its memory is made
-      grep -q chase-mem "$D/neighbour_$c.txt" && break
-      sleep 0.5
-    done
-    sleep 1
+  for c in chase chase-alias; do # each chase begins once its memory is made (chase-mem)
+    CUDA_VISIBLE_DEVICES=0 start_ready "$D/neighbour_$c.txt" chase-mem \
+      "$T" "$c" 0 "$([ $c = chase ] && echo 8 || echo 384)" 60
+    p=$bg
     starts "$D/ctx_proc_beside_$c.txt"
     remakes "$D/ctx_beside_$c.txt"
     kill "$p" 2>/dev/null
@@ -905,8 +917,8 @@ step_ctx_pressure() {
 # range on GPU 0; then a 128 GiB mapping loop on GPU 0 alone, beside an nvidia-smi query a second
 # of the other GPU, of its own GPU, and beside an NVML query a second of the other GPU.
 step_smi_pressure() {
-  local T="$B/tests/gpuprobe_test_driver_lock" other=1 n=${SMI_N:-10} p q k uuid
-  [ "$(nvidia-smi -L | wc -l)" -ge 2 ] || other=0
+  local T="$B/tests/gpuprobe_test_driver_lock" other n=${SMI_N:-10} p q k uuid
+  other=$(other_gpu)
   uuid=$(nvidia-smi -i "$other" --query-gpu=uuid --format=csv,noheader)
   smi_calls() { # FILE GPU: n nvidia-smi queries, each as a driver_lock phase line
     local b e
@@ -920,13 +932,9 @@ step_smi_pressure() {
   }
   smi_calls "$D/smi_alone.txt" "$other"
   "$T" nvml "$uuid" "$n" 200 >"$D/nvml_alone.txt" 2>&1
-  CUDA_VISIBLE_DEVICES=0 "$T" chase-alias 0 384 60 >"$D/neighbour_chase-alias.txt" 2>&1 &
-  p=$!
-  for k in $(seq 1 60); do
-    grep -q chase-mem "$D/neighbour_chase-alias.txt" && break
-    sleep 0.5
-  done
-  sleep 1
+  CUDA_VISIBLE_DEVICES=0 start_ready "$D/neighbour_chase-alias.txt" chase-mem \
+    "$T" chase-alias 0 384 60
+  p=$bg
   smi_calls "$D/smi_beside_chase-alias.txt" "$other"
   "$T" nvml "$uuid" "$n" 200 >"$D/nvml_beside_chase-alias.txt" 2>&1
   kill "$p" 2>/dev/null
@@ -947,7 +955,6 @@ step_smi_pressure() {
     sleep 1
     "$T" map 0 128 3 >"$D/lock_beside_smi_$q.txt" 2>&1
     kill "$p" 2>/dev/null
-    pkill -f "gpuprobe_test_driver_lock nvml" 2>/dev/null
     wait "$p" 2>/dev/null
   done
   {
