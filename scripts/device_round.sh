@@ -97,6 +97,11 @@
 #              nvidia-smi query a second (as a stage's watcher) on the other GPU and on its own
 #   order-stamps  one unit alone, `run --verbose` in the usual order (A) and with --map-late (B), in
 #              ORDER (default ABBA), stamped: the late order's driver work with no neighbour
+#   sharing-sample  tlb-sharing's spread sample of the 4096 x 64 MiB level (the GPU test's
+#              hypothesis): --sample-sms 8, then 16, then (WHOLE=1) every SM, RUNS times each
+#              (default 2), by $BASE's build (A, where BASE is set) and this one (B) in turn; a
+#              sample that is not global names its pairs that do not share (x both ways) and
+#              keeps its matrix in params.sample.matrix beside the whole one
 #   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
 #              ($BUILD/tests/gpuprobe_test_alias_overlap): unmapped alone, unmapped in a thread,
 #              mapped in a thread; and a process that ends with the range mapped (its exit's time)
@@ -981,6 +986,21 @@ step_order_stamps() {
   for o in "${args[@]}"; do
     echo "== ${o%%=*}: $(tail -1 "${o#*=}")"
     grep -E "mapped in|made in|\[run\] [a-z]+ +[0-9]+ s" "${o#*=}" | cut -c1-120
+  done
+}
+
+step_sharing_sample() {
+  local i n b g sample
+  for n in 8 16 ${WHOLE:+0}; do
+    for i in $(seq 1 "${RUNS:-2}"); do
+      for b in ${BASE:+A} B; do
+        g=$G && [ "$b" = A ] && g="$BASE/gpuprobe"
+        sample=(--sample-sms "$n") && [ "$n" = 0 ] && sample=()
+        timed "sample${n}_$b$i" 150 "$g" tlb-sharing --page-bytes 64M --entries 4096 \
+          "${sample[@]}" --out "$D/sample${n}_$b$i.json"
+        grep -E "^  (scope|sample):" "$D/sample${n}_$b$i.txt" | cut -c1-300
+      done
+    done
   done
 }
 

@@ -206,8 +206,12 @@ bool sample_is_global(const probes::sharing_result &r) { return sample_not_globa
 
 std::string sample_not_global(const probes::sharing_result &r) {
   const auto a = analyze_sharing(matrix_of(r, "the sample"));
-  return a.scope == sharing_scope::global ? ""
-                                          : "the sample: " + to_string(a.scope) + ", " + a.reason;
+  if (a.scope == sharing_scope::global)
+    return "";
+  std::string why = "the sample: " + to_string(a.scope) + ", " + a.reason;
+  for (const auto &note : a.notes)
+    why += "; " + note;
+  return why;
 }
 
 sharing_matrix load_sharing_input(const std::string &path) {
@@ -434,6 +438,29 @@ void choose_threshold(const std::vector<double> &xs, const sharing_analysis_opti
   a.threshold_cycles = a.threshold_x * a.control_cycles;
 }
 
+// Where most pairs share, the few that do not, named with their x both ways (victim<-disruptor
+// first): a near-global matrix's exceptions are what tell a slow SM from a second structure.
+void unshared_examples(const sharing_matrix &m, const matrix &x,
+                       const std::vector<std::vector<char>> &shared, sharing_analysis &a) {
+  const int n = int(m.sm_ids.size());
+  const int unshared = a.pairs - a.shared_pairs;
+  if (unshared == 0 || a.shared_pairs < unshared)
+    return;
+  std::string ex;
+  int named = 0;
+  for (int i = 0; i < n && named < 4; ++i)
+    for (int k = i + 1; k < n && named < 4; ++k)
+      if (!shared[i][k]) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s%d<-%d %.2f, %d<-%d %.2f", named ? "; " : "",
+                      m.sm_ids[i], m.sm_ids[k], x[i][k], m.sm_ids[k], m.sm_ids[i], x[k][i]);
+        ex += buf;
+        ++named;
+      }
+  a.notes.push_back(std::to_string(unshared) + " pair(s) not shared, x (victim<-disruptor): " + ex +
+                    (unshared > named ? "; ..." : ""));
+}
+
 // Pairs shared in both directions (one direction only: noted, not shared), joined into groups.
 void share_and_group(const sharing_matrix &m, const matrix &x, const sharing_analysis_options &opt,
                      sharing_analysis &a) {
@@ -455,6 +482,7 @@ void share_and_group(const sharing_matrix &m, const matrix &x, const sharing_ana
                                   std::to_string(ik ? m.sm_ids[k] : m.sm_ids[i]));
       }
     }
+  unshared_examples(m, x, shared, a);
   if (a.asymmetric_pairs) {
     std::string ex;
     for (const auto &e : asym_examples)
