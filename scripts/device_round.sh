@@ -102,6 +102,10 @@
 #              (default 2), by $BASE's build (A, where BASE is set) and this one (B) in turn; a
 #              sample that is not global names its pairs that do not share (x both ways) and
 #              keeps its matrix in params.sample.matrix beside the whole one
+#   sharing-fallback  tlb-sharing's L2 level (2048 x 32 MiB, grouped) with --sample-sms 8: the
+#              sample is not global, so every SM is measured after it; RUNS times (default 2), by
+#              $BASE's build (A) and this one (B) in turn, then once with no sample (the whole
+#              matrix alone); the scope, structure and wall lines (compare the maps on the host)
 #   overlap    an alias range (OVERLAP_GIB, default 384) mapped and unmapped beside a timed chase
 #              ($BUILD/tests/gpuprobe_test_alias_overlap): unmapped alone, unmapped in a thread,
 #              mapped in a thread; and a process that ends with the range mapped (its exit's time)
@@ -1002,6 +1006,22 @@ step_sharing_sample() {
       done
     done
   done
+}
+
+step_sharing_fallback() {
+  local i b g
+  for i in $(seq 1 "${RUNS:-2}"); do
+    for b in ${BASE:+A} B; do
+      g=$G && [ "$b" = A ] && g="$BASE/gpuprobe"
+      timed "fallback_$b$i" 150 "$g" tlb-sharing --page-bytes 32M --entries 2048 --sample-sms 8 \
+        --out "$D/fallback_$b$i.json"
+      grep -E "^gpuprobe tlb-sharing|^  (scope|structure|sample):" "$D/fallback_$b$i.txt" |
+        cut -c1-200
+    done
+  done
+  timed fallback_whole 150 "$G" tlb-sharing --page-bytes 32M --entries 2048 \
+    --out "$D/fallback_whole.json"
+  grep -E "^gpuprobe tlb-sharing|^  (scope|structure):" "$D/fallback_whole.txt" | cut -c1-200
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }

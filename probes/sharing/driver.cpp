@@ -47,10 +47,12 @@ void measure_matrix(sharing_probe &probe, const std::vector<int> &ids, std::uint
   }
 }
 
-// The first victim's launch, run once and discarded. A process's first matrix read x 0.31 and
-// 0.58 of the diagonal's rise at two cells of its first victim's row, every other cell 1.00 (H100
-// GPU-bba9cd54, H200s GPU-b337e4ad and GPU-f3a65f4a); in an 8-SM sample that is 2 pairs of 28,
-// under the 95 % "global" needs (H200 GPU-541b446f). With this launch first: 0.996-1.000 (r148).
+// The first victim's launch, run once and discarded: every SM of `ids` walks the disruptor pages
+// once. The first such walk by an SM of two of the L2 level's groups ({16,17,124,125,130,131} and
+// {32,33,126,127} in the maps of two H100s and two H200s) evicts x 0.31 and 0.58 of what the
+// diagonal does from the global L3; once any SM of the group walked them, 1.00 (r153-r154,
+// docs/tlb-sharing.md).
+// In an 8-SM sample those are 2 pairs of 28, under the 95 % "global" needs (H200 GPU-541b446f).
 void warm_up(sharing_probe &probe, const std::vector<int> &ids, std::uint64_t seed) {
   if (ids.empty())
     return;
@@ -95,6 +97,7 @@ nlohmann::json measure_sms(sharing_probe &probe, const sharing_options &o, shari
   sample["matrix"] = {{"sm_ids", r.sm_ids},
                       {"mean_cycles", r.mean_cycles},
                       {"baseline_mean_cycles", r.baseline_mean_cycles}};
+  warm_up(probe, all, o.seed); // the SMs the sample left out walk too (their groups' first walk)
   measure_matrix(probe, all, o.seed, r);
   return sample;
 }
@@ -159,7 +162,8 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
               {"placement",
                "cooperative launch, 1 block per SM (shared memory past half an SM), %smid checked"},
               {"round_order",
-               "the first victim's launch once, discarded; per victim: warm-up (discarded), "
+               "the first victim's launch once, discarded (before a sample and again before "
+               "the whole matrix); per victim: warm-up (discarded), "
                "baseline, self, the other SMs "
                "shuffled, baseline again; one pair at a time; the victim fills the level "
                "once per launch (each timed walk refills it for the next round)"}};
