@@ -90,7 +90,8 @@
 #   ctx-pressure  what a unit's stage start (a process's driver start and context, or a context
 #              made again in one process) costs beside a neighbour: alone, beside a whole-GPU chase
 #              of cudaMalloc'ed memory and of a held 384 GiB alias range, beside a 128 GiB mapping
-#              loop, and per stage of `gpuprobe run --verbose RUN_ARGS` on GPU 0
+#              loop, and per stage of `gpuprobe run --verbose RUN_ARGS` on GPU 0 (CTX_RUN=0: not
+#              the run); on one GPU every process shares GPU 0
 #   smi-pressure  what characterize's busy check costs beside a neighbour and what it does to the
 #              neighbour: nvidia-smi's compute-apps query and an NVML query (one nvmlInit) alone and
 #              beside a held 384 GiB alias range; a 128 GiB mapping loop alone and beside an
@@ -910,13 +911,14 @@ step_ctx_pressure() {
   starts "$D/ctx_proc_beside_map.txt"
   remakes "$D/ctx_beside_map.txt"
   wait "$p"
-  CUDA_VISIBLE_DEVICES=$other probe_beside_run ctx ctx "$D/ctx_alone.txt" "$T" ctx 0 100000 250
+  [ "${CTX_RUN:-1}" = 0 ] ||
+    CUDA_VISIBLE_DEVICES=$other probe_beside_run ctx ctx "$D/ctx_alone.txt" "$T" ctx 0 100000 250
   {
     python3 "$HERE/driver_lock_table.py" "$D/ctx_proc_alone.txt" "$D"/ctx_proc_beside_*.txt
     python3 "$HERE/driver_lock_table.py" "$D/ctx_alone.txt" "$D"/ctx_beside_*.txt
   } | tee "$D/ctx_table.txt"
   grep -h "chase" "$D"/neighbour_chase*.txt
-  sed -n '1,/^$/p' "$D/ctx_pressure.txt"
+  [ "${CTX_RUN:-1}" = 0 ] || sed -n '1,/^$/p' "$D/ctx_pressure.txt"
 }
 
 # What characterize's busy check (nvidia-smi --query-compute-apps before, after and once a second
