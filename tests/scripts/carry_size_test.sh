@@ -1,0 +1,31 @@
+#!/bin/bash
+# scripts/carry_size.sh in a throwaway git repository: tracked, untracked-not-ignored and carried
+# (ignored) bytes summed as a device call counts them; exit 1 past 64 MiB, 2 for a missing path.
+# Sizes are drawn from a fixed seed; files are sparse (their size, not their blocks, counts).
+set -uo pipefail
+script="$1/scripts/carry_size.sh"
+T=$(mktemp -d /tmp/gpuprobe-carry.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cd "$T" && git init -q . && mkdir -p carried && echo '/carried/' >.gitignore
+RANDOM=74
+over=0
+for case in $(seq 1 12); do
+  rm -rf tracked untracked carried/* && mkdir -p tracked untracked
+  tr=$((RANDOM % 50 + 1)) un=$((RANDOM % 8)) ca=$((RANDOM % 20)) # MiB: some past 64 in all
+  truncate -s "${tr}M" tracked/a && truncate -s "${un}M" untracked/b && truncate -s "${ca}M" carried/c
+  git add .gitignore tracked # the index is what git tracks
+  out=$("$script" carried) && rc=0 || rc=$?
+  gi=$(stat -c %s .gitignore)
+  total=$(( (tr + un + ca) * 1048576 + gi ))
+  want_rc=0 && [ "$total" -gt $((64 << 20)) ] && want_rc=1
+  [ "$rc" = "$want_rc" ] || fail "case $case ($tr+$un+$ca MiB): exit $rc, want $want_rc: $out"
+  echo "$out" | grep -q "tracked $tr.0 MiB, untracked $un.0 MiB, carried $ca.0 MiB" ||
+    fail "case $case: $out"
+  over=$((over + rc))
+  echo "case $case: $out (exit $rc)"
+done
+[ "$over" -gt 0 ] && [ "$over" -lt 12 ] || fail "the family must hold cases on both sides of 64 MiB"
+"$script" no-such-path 2>/dev/null
+[ $? = 2 ] || fail "a missing carried path must exit 2"
+echo "carry_size: 12 cases ($over past the limit) and a missing path as expected"
