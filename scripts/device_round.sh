@@ -995,35 +995,35 @@ step_order_stamps() {
   done
 }
 
-step_sharing_sample() {
-  local i n b g sample
-  for n in 8 16 ${WHOLE:+0}; do
-    for i in $(seq 1 "${RUNS:-2}"); do
-      for b in ${BASE:+A} B; do
-        g=$G && [ "$b" = A ] && g="$BASE/gpuprobe"
-        sample=(--sample-sms "$n") && [ "$n" = 0 ] && sample=()
-        timed "sample${n}_$b$i" 150 "$g" tlb-sharing --page-bytes 64M --entries 4096 \
-          "${sample[@]}" --out "$D/sample${n}_$b$i.json"
-        grep -E "^  (scope|sample):" "$D/sample${n}_$b$i.txt" | cut -c1-300
-      done
+# tlb-sharing ARGS... RUNS times, by $BASE's build (A, where BASE is set) and this one (B) in turn,
+# into NAME_<A|B><run>.json/.txt; prints each run's lines matching PATTERN.
+# Usage: NAME PATTERN ARGS...
+sharing_ab() {
+  local name=$1 pattern=$2 i b g
+  shift 2
+  for i in $(seq 1 "${RUNS:-2}"); do
+    for b in ${BASE:+A} B; do
+      g=$G && [ "$b" = A ] && g="$BASE/gpuprobe"
+      timed "${name}_$b$i" 150 "$g" tlb-sharing "$@" --out "$D/${name}_$b$i.json"
+      grep -E "$pattern" "$D/${name}_$b$i.txt" | cut -c1-300
     done
   done
 }
 
-step_sharing_fallback() {
-  local i b g
-  for i in $(seq 1 "${RUNS:-2}"); do
-    for b in ${BASE:+A} B; do
-      g=$G && [ "$b" = A ] && g="$BASE/gpuprobe"
-      timed "fallback_$b$i" 150 "$g" tlb-sharing --page-bytes 32M --entries 2048 --sample-sms 8 \
-        --out "$D/fallback_$b$i.json"
-      grep -E "^gpuprobe tlb-sharing|^  (scope|structure|sample):" "$D/fallback_$b$i.txt" |
-        cut -c1-200
-    done
+step_sharing_sample() {
+  local n sample
+  for n in 8 16 ${WHOLE:+0}; do
+    sample=(--sample-sms "$n") && [ "$n" = 0 ] && sample=()
+    sharing_ab "sample$n" "^  (scope|sample):" --page-bytes 64M --entries 4096 "${sample[@]}"
   done
+}
+
+step_sharing_fallback() {
+  local lines="^gpuprobe tlb-sharing|^  (scope|structure|sample):"
+  sharing_ab fallback "$lines" --page-bytes 32M --entries 2048 --sample-sms 8
   timed fallback_whole 150 "$G" tlb-sharing --page-bytes 32M --entries 2048 \
     --out "$D/fallback_whole.json"
-  grep -E "^gpuprobe tlb-sharing|^  (scope|structure):" "$D/fallback_whole.txt" | cut -c1-200
+  grep -E "$lines" "$D/fallback_whole.txt" | cut -c1-300
 }
 
 [ $# -gt 0 ] || { sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 2; }
