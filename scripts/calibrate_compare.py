@@ -1,30 +1,45 @@
 #!/usr/bin/env python3
 """compare's validation bars, and tune's CRW tie, from measured run-to-run spread (issue 47).
 
-Reads every validation.json in the device-round archives given (default: the committed
-reports/examples/issue4[78]/round-*.tar.gz), pairs the runs of one unit (same GPU UUID), and for
+Reads every validation.json in the device-round archives given (default: the archives that
+tests/fixtures/validation_pairs.json lists, read back from git at EVIDENCE_COMMIT: they left the
+working tree, docs/evidence.md), pairs the runs of one unit (same GPU UUID), and for
 each validation row ("workload on pool") collects |B/A - 1| of the tuned medians, the larger of
 the two orientations. Reads every tuning.json's CRW placement measurements too. Writes:
   tests/fixtures/validation_pairs.json  every pair's value per row (the test recomputes the bars)
   analysis/validation_spread.inc        the largest value per row, as C++ initializers
   tests/fixtures/crw_placements.json    every run's CRW times (the test holds tune's tie past them)
-Usage: python3 scripts/calibrate_compare.py [ARCHIVE ...]
+Usage: python3 scripts/calibrate_compare.py [ARCHIVE | COMMIT:PATH ...]
 """
-import glob
 import io
 import itertools
 import json
 import os
+import subprocess
 import sys
 import tarfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+EVIDENCE_COMMIT = "07bd0bcc55"  # the last commit whose tree holds the round archives
+
+
+def open_archive(path):
+    """A tar archive from a file, or from git's object store when given as COMMIT:PATH."""
+    if os.path.exists(path) or ":" not in path:
+        return tarfile.open(path)
+    blob = subprocess.run(["git", "-C", ROOT, "show", path], check=True, capture_output=True).stdout
+    return tarfile.open(fileobj=io.BytesIO(blob))
+
+
+def display_name(path):
+    """The archive's path as the fixture records it: relative to the repository, no commit."""
+    return path.split(":", 1)[1] if ":" in path and not os.path.exists(path) else os.path.relpath(path, ROOT)
 
 
 def runs_of(archives):
     for path in archives:
-        with tarfile.open(path) as t:
+        with open_archive(path) as t:
             for m in t.getmembers():
                 if m.isfile() and m.name.endswith("/validation.json"):
                     v = json.load(io.TextIOWrapper(t.extractfile(m)))
@@ -38,7 +53,7 @@ def crw_runs(archives):
     """Every tuning.json's CRW placement times, once per distinct measurement."""
     seen = set()
     for path in archives:
-        with tarfile.open(path) as t:
+        with open_archive(path) as t:
             for m in t.getmembers():
                 if m.isfile() and m.name.endswith("/tuning.json"):
                     d = json.load(io.TextIOWrapper(t.extractfile(m)))
@@ -52,7 +67,11 @@ def crw_runs(archives):
 
 
 def main():
-    archives = sys.argv[1:] or sorted(glob.glob(os.path.join(ROOT, "reports/examples/issue4[78]/round-*.tar.gz")))
+    if sys.argv[1:]:
+        archives = sys.argv[1:]
+    else:
+        with open(os.path.join(ROOT, "tests/fixtures/validation_pairs.json")) as f:
+            archives = [EVIDENCE_COMMIT + ":" + a for a in json.load(f)["archives"]]
     by_unit = {}
     for uuid, name, rows in runs_of(archives):
         by_unit.setdefault(uuid, []).append((name, rows))
@@ -65,7 +84,7 @@ def main():
                 if k in b:
                     r = b[k] / a[k]
                     pairs.setdefault(k, []).append(round(max(abs(r - 1), abs(1 / r - 1)), 6))
-    fixture = {"archives": [os.path.relpath(a, ROOT) for a in archives], "units": len(by_unit),
+    fixture = {"archives": [display_name(a) for a in archives], "units": len(by_unit),
                "pairs": npairs, "rows": pairs}
     with open(os.path.join(ROOT, "tests/fixtures/validation_pairs.json"), "w") as f:
         json.dump(fixture, f, indent=1, sort_keys=True)
