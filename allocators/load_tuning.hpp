@@ -52,6 +52,21 @@ inline constexpr unsigned k_max_regions = 4096;          // a region per SM grou
 inline constexpr std::size_t k_max_sm_map = 4096;        // SM ids (H100: 132)
 inline constexpr std::uint64_t k_max_bytes = 1ull << 50; // 1 PiB: any pool, region or scope
 
+// Text from a file made safe for a terminal line: control characters (a newline, an escape)
+// shown as \xNN, so a UUID cannot start a line of its own or move the cursor.
+inline std::string printable(const std::string &s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      const char *hex = "0123456789abcdef";
+      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 // `key` of `a` as a whole number in [lo, hi]; absent: `dflt`. 32.9, -1, 2^32 + 64 for a 32-bit
 // field, true or "64" are refused with the field's name.
 inline std::uint64_t whole_field(const nlohmann::json &a, const char *key, std::uint64_t lo,
@@ -163,7 +178,8 @@ inline std::string bind_to_gpu(tuning &t, const std::string &running_uuid,
   const unsigned regions = t.regions;
   t.sm_region.clear();
   t.regions = 1;
-  return where + ": measured on " + was + ", running on " + running_uuid + ": its SM -> region " +
+  return detail::printable(where) + ": measured on " + detail::printable(was) + ", running on " +
+         detail::printable(running_uuid) + ": its SM -> region " +
          "map (" + std::to_string(regions) + " regions) is dropped, as SM groups differ between " +
          "units; word size, CRW start and TLB scope are kept; `gpuprobe characterize` and " +
          "`gpuprobe tune` on this GPU re-derive the map";

@@ -23,6 +23,12 @@ int compare_result::differences() const {
   }));
 }
 
+int compare_result::missing() const {
+  return int(std::count_if(findings.begin(), findings.end(), [](const compare_finding &f) {
+    return f.verdict == "MISSING" || f.why.rfind("missing", 0) == 0;
+  }));
+}
+
 namespace {
 
 std::string num(double x, int digits = 1) {
@@ -47,6 +53,21 @@ std::string number_text(const json &j, const char *key, int digits = 0) {
 
 struct finder {
   compare_result &r;
+  bool allow_missing = false;
+  // Both runs full, or both quick, analysed by one version (or re-derived by this build): each
+  // measures what the other does, so a value one lacks is missing, not a method's difference.
+  bool same_method = true;
+  // A value one run's mode measures and that run lacks: MISSING (a difference), or with
+  // --allow-missing a NOTE whose reason starts "missing".
+  void missing(std::string area, std::string item, std::string a, std::string b,
+               const std::string &what) {
+    r.findings.push_back({std::move(area), std::move(item), std::move(a), std::move(b),
+                          allow_missing ? "NOTE" : "MISSING",
+                          "missing: " + what +
+                              (allow_missing ? " (--allow-missing: said, not counted)"
+                                             : " (a gate does not pass on missing data; "
+                                               "--allow-missing says it without counting)")});
+  }
   void add(std::string area, std::string item, std::string a, std::string b, std::string why = "") {
     // A value one run resolved and the other did not ("not resolved", or "-" where the run
     // states none) is no difference between the hardware: the same unit gives both from run to
@@ -98,6 +119,12 @@ void compare_per_sm(finder &f, const std::string &label, const model::tlb_level 
                     const model::tlb_level &b, const compare_thresholds &t) {
   if (!a.per_sm && !b.per_sm)
     return;
+  if ((!a.per_sm || !b.per_sm) && f.same_method) {
+    f.missing("per-SM", label + " per-SM penalty", a.per_sm ? "measured" : "not measured",
+              b.per_sm ? "measured" : "not measured",
+              "both runs' mode measures the per-SM stage, one run has no value");
+    return;
+  }
   if (!a.per_sm || !b.per_sm) {
     f.r.findings.push_back({"per-SM", label + " per-SM penalty",
                             a.per_sm ? "measured" : "not measured",
@@ -169,6 +196,11 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
     f.add("structure", label + " one entry covers", number_text(ca, "coverage_bytes"),
           number_text(cb, "coverage_bytes"));
     f.add("structure", label + " entry fill", text_of(ca, "fill"), text_of(cb, "fill"));
+  } else if ((!ca.empty() || !cb.empty()) && f.same_method) {
+    f.missing("structure", label + " one entry covers",
+              ca.empty() ? "not measured" : number_text(ca, "coverage_bytes"),
+              cb.empty() ? "not measured" : number_text(cb, "coverage_bytes"),
+              "both runs' mode measures what one entry covers, one run has no value");
   } else if (!ca.empty() || !cb.empty()) {
     f.r.findings.push_back({"structure", label + " one entry covers",
                             ca.empty() ? "not measured" : number_text(ca, "coverage_bytes"),
@@ -233,6 +265,14 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
              num(median(b->per_sm->penalty_cycles)) + " cycles (per-SM findings below)";
     f.r.findings.push_back({"penalty", label + " miss penalty", num(pa) + " cycles",
                             num(pb) + " cycles", differs ? "DIFFERENT" : "SAME", why});
+  } else {
+    f.missing("penalty", label + " miss penalty",
+              a->miss_penalty_cycles ? num(*a->miss_penalty_cycles) + " cycles" : "not in the profile",
+              b->miss_penalty_cycles ? num(*b->miss_penalty_cycles) + " cycles" : "not in the profile",
+              "every run measures a level's miss penalty; null or absent in " +
+                  std::string(!a->miss_penalty_cycles && !b->miss_penalty_cycles ? "both"
+                              : a->miss_penalty_cycles                          ? "B"
+                                                                                : "A"));
   }
   compare_per_sm(f, label, *a, *b, t);
 }
@@ -264,9 +304,8 @@ void compare_cross_check(finder &f, const model::tlb_hierarchy &a, const model::
 void compare_tuning(finder &f, const model::run_folder &a, const model::run_folder &b) {
   if (!a.tuning || !b.tuning) {
     if (a.tuning || b.tuning)
-      f.r.findings.push_back({"tuning", "tuning.json", a.tuning ? "present" : "absent",
-                              b.tuning ? "present" : "absent", "NOTE",
-                              "tune ran on one side only: not compared"});
+      f.missing("tuning", "tuning.json", a.tuning ? "present" : "absent or unreadable",
+                b.tuning ? "present" : "absent or unreadable", "tune's file is in one run only");
     return;
   }
   const auto &ta = a.tuning->allocator, &tb = b.tuning->allocator;
@@ -277,9 +316,17 @@ void compare_tuning(finder &f, const model::run_folder &a, const model::run_fold
           std::to_string(tb.word_bits) + "-bit");
   changed("regions", std::to_string(ta.regions), std::to_string(tb.regions));
   changed("crw_placement", to_string(ta.crw), to_string(tb.crw));
-  changed("tlb_scope",
-          ta.tlb_scope_bytes ? format_bytes(double(ta.tlb_scope_bytes)) : std::string("one pass"),
-          tb.tlb_scope_bytes ? format_bytes(double(tb.tlb_scope_bytes)) : std::string("one pass"));
+  const auto scope = [](const model::tuning_file &t) {
+    return t.allocator.tlb_scope_bytes ? format_bytes(double(t.allocator.tlb_scope_bytes))
+                                       : std::string("one pass");
+  };
+  if (a.tuning->tlb_scope_missing || b.tuning->tlb_scope_missing)
+    f.missing("tuning", "tlb_scope",
+              a.tuning->tlb_scope_missing ? "not in tuning.json" : scope(*a.tuning),
+              b.tuning->tlb_scope_missing ? "not in tuning.json" : scope(*b.tuning),
+              "tune always states its TLB scope; absent or null in tuning.json");
+  else
+    changed("tlb_scope", scope(*a.tuning), scope(*b.tuning));
 }
 
 // The 95 % bootstrap interval of median(y) / median(x).
@@ -301,17 +348,39 @@ std::pair<double, double> ratio_interval(const std::vector<double> &x, const std
 
 void compare_validation(finder &f, const model::run_folder &a, const model::run_folder &b,
                         const compare_thresholds &t) {
-  if (!a.valid || !b.valid)
+  if (!a.valid || !b.valid) {
+    if (a.valid || b.valid)
+      f.missing("validation", "validation.json", a.valid ? "present" : "absent or unreadable",
+                b.valid ? "present" : "absent or unreadable",
+                "validate's file is in one run only");
     return;
+  }
   std::mt19937 rng(t.seed);
   std::map<std::string, const model::validation_row *> rows;
   for (const auto &r : a.valid->workloads)
     rows[r.workload + " on " + r.pool] = &r;
+  const auto has_times = [](const model::validation_row &r) {
+    return r.tuned_ms && !r.tuned_ms->empty();
+  };
+  std::set<std::string> in_b;
   for (const auto &rb : b.valid->workloads) {
-    const auto it = rows.find(rb.workload + " on " + rb.pool);
-    if (it == rows.end() || !rb.tuned_ms || !it->second->tuned_ms || rb.tuned_ms->empty() ||
-        it->second->tuned_ms->empty())
+    const std::string key = rb.workload + " on " + rb.pool;
+    in_b.insert(key);
+    const auto it = rows.find(key);
+    if (it == rows.end()) {
+      if (has_times(rb) && f.same_method)
+        f.missing("validation", key + " (tuned)", "not in A", "measured",
+                  "a row both runs' mode measures is in B only");
       continue;
+    }
+    if (!has_times(rb) || !has_times(*it->second)) {
+      if ((has_times(rb) || has_times(*it->second)) && f.same_method)
+        f.missing("validation", key + " (tuned)",
+                  has_times(*it->second) ? "measured" : "no times (null or empty)",
+                  has_times(rb) ? "measured" : "no times (null or empty)",
+                  "the row's tuned times are in one run only");
+      continue;
+    }
     const auto &xa = *it->second->tuned_ms, &xb = *rb.tuned_ms;
     const auto [lo, hi] = ratio_interval(xa, xb, t.bootstrap, rng);
     const double bar = validation_bar(it->first, t);
@@ -329,6 +398,10 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
                              num(spread->second * 100, 1) + " %)"
                        : std::string(")"))});
   }
+  for (const auto &[key, ra] : rows)
+    if (!in_b.count(key) && has_times(*ra) && f.same_method)
+      f.missing("validation", key + " (tuned)", "measured", "not in B",
+                "a row both runs' mode measures is in A only");
 }
 
 std::string mode_of(const model::profile &p) { return p.quick() ? "quick" : "full"; }
@@ -360,8 +433,9 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
   r.reanalyzed = reanalyzed;
   r.a_dir = a.dir;
   r.b_dir = b.dir;
-  finder f{r};
   const auto &pa = a.prof, &pb = b.prof;
+  finder f{r, t.allow_missing,
+           mode_of(pa) == mode_of(pb) && (reanalyzed || pa.commit() == pb.commit())};
   const auto note = [&](const char *item, const std::string &x, const std::string &y) {
     r.findings.push_back({"provenance", item, x, y, x == y ? "SAME" : "NOTE", ""});
   };

@@ -36,6 +36,9 @@ struct compare_thresholds {
   bool calibrated = true;
   int bootstrap = 2000;
   unsigned seed = 1;
+  // A finding both runs' modes measure but whose value one of them lacks (null, missing or
+  // unreadable) reads MISSING and counts as a difference; with `allow_missing` it is a NOTE.
+  bool allow_missing = false;
 };
 
 // The largest |B/A - 1| of a validation row's tuned median between two runs of one unit, over the
@@ -54,7 +57,8 @@ struct compare_finding {
   std::string area;    // provenance, structure, penalty, tuning, validation
   std::string item;    // "L2 ways", "word_size", "hash_join/4M on vmm"
   std::string a, b;    // the two values, in words
-  std::string verdict; // SAME, DIFFERENT, CHANGED, FASTER, SLOWER, ONLY IN A, ONLY IN B, NOTE
+  std::string verdict; // SAME, DIFFERENT, CHANGED, FASTER, SLOWER, ONLY IN A, ONLY IN B, MISSING,
+                       // NOTE
   std::string why;     // the rule that gave the verdict, with its numbers
 };
 
@@ -66,8 +70,12 @@ struct compare_result {
   // the analysis is one; the measuring builds are still listed (provenance).
   bool reanalyzed = false;
   std::vector<compare_finding> findings;
-  // Findings that fail a gate (DIFFERENT, CHANGED, SLOWER, FASTER, ONLY IN A/B): 0 = same.
+  // Findings that fail a gate (DIFFERENT, CHANGED, SLOWER, FASTER, ONLY IN A/B, MISSING): 0 =
+  // same.
   int differences() const;
+  // Findings whose value one run lacks (MISSING; with allow_missing those are NOTEs, counted
+  // here all the same).
+  int missing() const;
 };
 
 // `reanalyzed`: both profiles were derived again by this build (compare --reanalyze), so the

@@ -87,15 +87,20 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   for (std::size_t k = 0; k < levels.size(); ++k) {
     const auto &L = levels[k];
     const std::string n = model::level_label(false, k) + ".";
-    u.numbers[n + "entries"] = L.entries.value_or(0);
+    // A value the profile does not hold stays absent (never a 0 that a median or a table reads).
+    if (L.entries)
+      u.numbers[n + "entries"] = *L.entries;
     if (L.ways) { // the structure, where the profile resolved it
       u.numbers[n + "ways"] = *L.ways;
-      u.numbers[n + "sets"] = L.sets.value_or(0);
-      u.numbers[n + "full_miss_gib"] = L.full_miss_bytes.value_or(0) / double(1ull << 30);
+      if (L.sets)
+        u.numbers[n + "sets"] = *L.sets;
+      if (L.full_miss_bytes)
+        u.numbers[n + "full_miss_gib"] = *L.full_miss_bytes / double(1ull << 30);
     }
-    u.numbers[n + "page_mib"] = L.page_bytes / double(1 << 20);
+    u.numbers[n + "page_mib"] = L.page_bytes / double(1 << 20); // a level's page is always there
     u.numbers[n + "reach_gib"] = L.reach_bytes / double(1ull << 30);
-    u.numbers[n + "penalty_cycles"] = L.miss_penalty_cycles.value_or(0);
+    if (L.miss_penalty_cycles)
+      u.numbers[n + "penalty_cycles"] = *L.miss_penalty_cycles;
     u.text[n + "sharing"] = L.sharing ? L.sharing->scope : "not measured";
     // A global level's groups are every SM it was measured on (all, or a spread sample of them,
     // issue 33): its scope says all there is, so there is no map to compare.

@@ -80,7 +80,8 @@ int run_command(int argc, const char *const *argv) {
   app.set_config("--config", "", "read options from a TOML/INI file (reproduces a run)");
   app.require_subcommand(1);
   app.footer("Exit status: 0 done; 1 error (one line); 2 usage error; 3 done with something left "
-             "out and listed (report, fleet); 128+N interrupted by signal N (130 Ctrl-C, 143 "
+             "out and listed (report, fleet); 4 compare --fail-on different: a finding differs or "
+             "is missing; 128+N interrupted by signal N (130 Ctrl-C, 143 "
              "SIGTERM, 129 SIGHUP), temporary files removed.\nWithout a GPU: report, fleet, "
              "analyze, theory and characterize --reanalyze (try reports/examples).");
   for (auto setup : subcommands())

@@ -12,7 +12,12 @@ void add_device_option(CLI::App &app, common_options &o) {
 }
 void add_devices_option(CLI::App &app, common_options &o, const std::string &what) {
   auto *opt = app.add_option("--devices", o.devices,
-                             "all | 0,2,...: every GPU listed at once, one process each; " + what);
+                             "all | 0,2,...: every GPU listed at once, one process each; " + what)
+                  ->check(CLI::Validator(
+                      [](std::string &v) -> std::string {
+                        return v.empty() ? "names no GPU: give all, or ordinals such as 0,2" : "";
+                      },
+                      "all|LIST"));
   if (auto *d = app.get_option_no_throw("--device"))
     opt->excludes(d);
 }
@@ -59,6 +64,8 @@ std::string busy_wait_text(double seconds) {
 
 void check_output_path(const std::string &path) {
   namespace fs = std::filesystem;
+  if (path.empty())
+    throw error("--out '' is empty: give a file name");
   const fs::path p(path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir))

@@ -5,12 +5,14 @@
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/json_io.hpp"
+#include "common/outputs.hpp"
 #include "common/paths.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 namespace gpuprobe::cli {
@@ -25,19 +27,24 @@ struct fleet_flags {
   std::string out;
 };
 
+// A level's cell: "2048 x 32 MiB, +95, groups ..."; a value the unit's profile does not hold
+// reads "—" (never a 0), a level it has not at all "—" alone.
 std::string cell(const analysis::fleet_unit &u, const std::string &level) {
-  const auto n = [&](const std::string &k) { return u.number(level + "." + k).value_or(-1.0); };
-  if (n("entries") < 0)
+  const auto n = [&](const std::string &k) { return u.number(level + "." + k); };
+  if (!n("page_mib"))
     return "—";
-  char b[160];
-  std::snprintf(b, sizeof b, "%.0f x %.0f MiB, +%.0f", n("entries"), n("page_mib"),
-                n("penalty_cycles"));
-  std::string s = b;
+  const auto text = [](const std::optional<double> &v, const char *fmt) {
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, v.value_or(0));
+    return v ? std::string(b) : std::string("—");
+  };
+  std::string s = text(n("entries"), "%.0f") + " x " + text(n("page_mib"), "%.0f") + " MiB, +" +
+                  text(n("penalty_cycles"), "%.0f");
   auto sh = u.text.find(level + ".sharing");
   if (sh != u.text.end()) {
     auto sizes = u.text.find(level + ".group_sizes");
     s += ", " + (sh->second == "groups" && sizes != u.text.end()
-                     ? std::to_string(int(n("groups"))) + " groups (" + sizes->second + ")"
+                     ? std::to_string(int(n("groups").value_or(0))) + " groups (" + sizes->second + ")"
                      : sh->second);
   }
   return s;
@@ -85,11 +92,41 @@ std::string markdown(const model::fleet &fleet) {
   return o.str();
 }
 
-void run(const fleet_flags &f) {
-  if (fs::exists(f.out) && !fs::is_directory(f.out))
-    throw error("fleet: --out '" + f.out + "' is a file; give a folder");
+// A fleet folder written before the marker named sizes and hashes: its fleet.json is a fleet's
+// (schema gpuprobe.fleet/N); a lone fleet.md, or one beside a file that is no fleet's, is a user's.
+bool legacy_fleet_folder(const std::string &dir, const std::vector<std::string> &) {
+  try {
+    const json j = read_json_file((fs::path(dir) / "fleet.json").string());
+    return j.is_object() && j.value("schema", "").rfind("gpuprobe.fleet/", 0) == 0;
+  } catch (const std::exception &) {
+    return false;
+  }
+}
+
+// The inputs once each, as given: `--input U --input U` is one folder.
+std::vector<std::string> distinct_inputs(const std::vector<std::string> &in) {
+  std::vector<std::string> out;
+  std::vector<fs::path> seen;
+  for (const auto &i : in) {
+    std::error_code ec;
+    const fs::path p = fs::weakly_canonical(fs::absolute(i), ec);
+    if (std::find(seen.begin(), seen.end(), p) != seen.end())
+      continue;
+    seen.push_back(p);
+    out.push_back(i);
+  }
+  return out;
+}
+
+void run(const fleet_flags &given) {
+  fleet_flags f = given;
+  f.inputs = distinct_inputs(given.inputs);
+  // --out inside an input is the usual layout (--input results --out results/fleet): allowed, but
+  // never inside a unit's folder (checked below, once the units are known).
+  check_outputs("fleet", {{"--out", f.out, true}}, f.inputs,
+                [](const std::string &, const std::string &) { return true; });
+  check_files_replaceable(f.out, {"fleet.json", "fleet.md"}, "fleet", legacy_fleet_folder);
   std::vector<std::string> not_units; // listed with their reasons, the fleet built from the rest
-  refuse_output_over_inputs("fleet", f.out, f.inputs);
   const auto units =
       analysis::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
   for (const auto &u : units) // a unit's next report would draw the fleet's files as its own
@@ -107,6 +144,7 @@ void run(const fleet_flags &f) {
   }
   write_json_atomic((fs::path(f.out) / "fleet.json").string(), model::to_json(fleet));
   write_text_atomic((fs::path(f.out) / "fleet.md").string(), md);
+  mark_files_owned(f.out, {"fleet.json", "fleet.md"}, "fleet"); // a later fleet may replace them
   std::printf("%s", md.c_str());
   std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n",
               units.size(), fleet.models.size(), f.out.c_str());

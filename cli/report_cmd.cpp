@@ -7,11 +7,14 @@
 #include "common/outputs.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "common/results_folder.hpp"
 #include "report/figures_drawn.hpp"
 #include "report/report.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +23,7 @@
 #include <memory>
 #include <set>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace gpuprobe::cli {
@@ -49,21 +53,39 @@ std::string default_plot_script() {
               "): pass --plot-script");
 }
 
-// A report folder written before the marker (common/outputs.hpp): accepted only when every path
-// in it is a page, figures/, its manifest or a figure the manifest lists (<id>.csv/png/svg,
-// not_drawn.json), so a user's own file under figures/ is never deleted.
+// A report folder written before the marker named sizes and hashes (common/outputs.hpp):
+// accepted only when plot.py's own manifest is there (figures/manifest.json with its "drawn_by"
+// stamp) and every path in it is a page, figures/, that manifest or a figure it lists
+// (<id>.csv/png/svg, not_drawn.json). A user's own file is never deleted, nor a lone index.md or
+// index.html that no report drew.
 bool legacy_report_folder(const std::string &dir, const std::vector<std::string> &paths) {
   std::set<std::string> ok = {"index.html", "index.md", "figures", "figures/manifest.json",
-                              "figures/not_drawn.json"};
+                              "figures/not_drawn.json", k_owned_marker};
   try {
     const auto m = read_json_file((fs::path(dir) / "figures" / "manifest.json").string());
+    if (!m.contains("drawn_by") || !m.at("drawn_by").is_object())
+      return false;
     for (const auto &f : m.at("figures"))
       for (const char *ext : {".csv", ".png", ".svg"})
         ok.insert("figures/" + f.at("id").get<std::string>() + ext);
   } catch (const std::exception &) {
-    // no manifest: only the page itself
+    return false; // no manifest plot.py wrote: nothing here is known to be a report's
   }
   return std::all_of(paths.begin(), paths.end(), [&](const std::string &p) { return ok.count(p); });
+}
+
+// report --out inside its input folder: its own layout's DIR/report (or another new name), never
+// a folder or file the results folder's stages write.
+bool report_inside_ok(const std::string &out, const std::string &input) {
+  const fs::path rel = fs::weakly_canonical(fs::absolute(out))
+                           .lexically_relative(fs::weakly_canonical(fs::absolute(input)));
+  const std::string first = rel.empty() ? "" : rel.begin()->string();
+  using rf = results_folder;
+  for (const char *taken : {rf::raw_dir, rf::profile_file, rf::tuning_file, rf::validation_file,
+                            "run.log", folder_lock::file_name})
+    if (first == taken)
+      return false;
+  return !first.empty() && first != "." && first != "..";
 }
 
 // The figures plot.py could not draw (figures/not_drawn.json; a figure with no PNG or SVG too):
@@ -141,7 +163,7 @@ report::report_content render_into(const report_options &o, const fs::path &dir,
 }
 
 void run_report(const report_options &o) {
-  refuse_output_over_inputs("report", o.out, {o.input});
+  check_outputs("report", {{"--out", o.out, true}}, {o.input}, report_inside_ok);
   fs::path out = fs::path(o.out).lexically_normal();
   if (out.filename().empty()) // "report/": the folder itself
     out = out.parent_path();
@@ -153,22 +175,25 @@ void run_report(const report_options &o) {
   const fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
-    throw error("report: the folder of --out, '" + parent.string() + "', does not exist");
+    throw error("report: the folder of --out, '" + terminal_text(parent.string()) +
+                "', does not exist");
   const dir_lock writing(parent.string(), "report"); // two reports into one --out take turns
-  check_folder_replaceable(out.string(), "report", legacy_report_folder);
+  folder_swap swap(out.string(), "report", legacy_report_folder); // checked now, swapped last
   const std::string tmp_prefix = "." + out.filename().string() + ".tmp.";
   remove_stale_temporaries(parent.string(), tmp_prefix); // of reports that were killed
+  remove_stale_temporaries(parent.string(), "." + out.filename().string() + ".old.");
   // Drawn beside --out, then swapped in: a failed render leaves nothing, a new one nothing old.
   const fs::path tmp = parent / (tmp_prefix + std::to_string(::getpid()));
-  fs::remove_all(tmp, ec);
+  if (::mkdir(tmp.c_str(), 0755) != 0) // a fresh folder: never one planted at the name
+    throw error("report: cannot make '" + terminal_text(tmp.string()) + "': " +
+                std::strerror(errno));
   report::report_content content;
   std::size_t reused = 0;
   const cleanup_scope cleaning; // SIGTERM/SIGHUP/SIGINT: the temporary folder is removed, below
   try {
     content = render_into(o, tmp, reused);
     check_interrupted("report");
-    fs::remove_all(out);
-    fs::rename(tmp, out);
+    swap.replace(tmp.string());
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

@@ -15,7 +15,9 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <exception>
 #include <optional>
+#include <vector>
 
 namespace gpuprobe {
 
@@ -79,15 +81,55 @@ bool held_by_ancestor(const std::string &canon) {
 
 } // namespace
 
-folder_lock::folder_lock(const std::string &dir, const std::string &command, mode m) {
-  if (m == mode::write)
+namespace {
+
+// Opens the lock file without following a link and without waiting on a FIFO; throws in one line
+// when what is there is not a regular file (a link, a FIFO or a device planted at the name).
+int open_lock_file(const fs::path &file, int flags, const std::string &dir) {
+  const int fd = ::open(file.c_str(), flags | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0 && errno == ELOOP)
+    throw error("cannot lock " + dir + ": " + file.string() +
+                " is a symbolic link, not gpuprobe's lock file (remove it)");
+  if (fd < 0)
+    return fd;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw error("cannot lock " + dir + ": " + file.string() +
+                " is not a regular file (a FIFO, a device or a socket), not gpuprobe's lock file "
+                "(remove it)");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+// The folders create_directories would make for `dir`, outermost first.
+std::vector<fs::path> missing_folders(const fs::path &dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (fs::path p = fs::absolute(dir).lexically_normal(); !p.empty() && !fs::exists(fs::symlink_status(p, ec));
+       p = p.parent_path()) {
+    out.insert(out.begin(), p);
+    if (p == p.parent_path())
+      break;
+  }
+  return out;
+}
+
+} // namespace
+
+folder_lock::folder_lock(const std::string &dir, const std::string &command, mode m)
+    : unwinding_(std::uncaught_exceptions()) {
+  if (m == mode::write) {
+    made_ = missing_folders(dir.empty() ? "." : dir);
     fs::create_directories(dir.empty() ? "." : dir);
+  }
   const std::string canon = canonical_dir(dir);
   if (held_by_ancestor(canon))
     return; // the stage of a command that holds this folder: it writes under that lock
   const fs::path file = fs::path(canon) / file_name;
   if (m == mode::read) {
-    fd_ = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = open_lock_file(file, O_RDONLY | O_CLOEXEC, dir);
     if (fd_ < 0)
       return; // never written by a gpuprobe that locks (or read-only): nobody to wait for
     if (::flock(fd_, LOCK_SH | LOCK_NB) != 0) {
@@ -101,13 +143,22 @@ folder_lock::folder_lock(const std::string &dir, const std::string &command, mod
   }
   // Not close-on-exec: the stages this command starts hold the lock with it, so a stage that
   // outlives a killed parent still keeps a second writer out.
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd_ < 0)
-    throw error("cannot lock " + dir + " (" + file.string() + ": " + std::strerror(errno) + ")");
+  fd_ = open_lock_file(file, O_RDWR | O_CREAT | O_EXCL, dir);
+  if (fd_ >= 0)
+    lock_file_ = file.string(); // this command made it: a refusal removes it again
+  else if (errno == EEXIST)
+    fd_ = open_lock_file(file, O_RDWR, dir);
+  if (fd_ < 0) {
+    const std::string why = std::strerror(errno);
+    remove_made();
+    throw error("cannot lock " + dir + " (" + file.string() + ": " + why + ")");
+  }
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const std::string who = read_holder(fd_);
     ::close(fd_);
     fd_ = -1;
+    lock_file_.clear();
+    made_.clear();
     throw error(dir + " is being written by " + who +
                 " (or a stage it started): one writer per results folder; wait for it to end, " +
                 "or give another --out");
@@ -129,7 +180,21 @@ folder_lock::folder_lock(const std::string &dir, const std::string &command, mod
   set_env_ = true;
 }
 
+void folder_lock::remove_made() {
+  std::error_code ec;
+  if (!lock_file_.empty())
+    fs::remove(lock_file_, ec);
+  for (auto it = made_.rbegin(); it != made_.rend(); ++it)
+    fs::remove(*it, ec); // only an empty folder goes: whatever else was written stays
+  lock_file_.clear();
+  made_.clear();
+}
+
 folder_lock::~folder_lock() {
+  // A command that ends in an error leaves no lock file it made, nor the empty folders it made
+  // on the way (a refusal leaves nothing behind).
+  if (fd_ >= 0 && std::uncaught_exceptions() > unwinding_)
+    remove_made();
   if (set_env_) {
     if (had_env_)
       ::setenv(env_name, previous_env_.c_str(), 1);
@@ -160,9 +225,14 @@ void end_with_lock_holder() {
 
 std::string folder_lock_holder(const std::string &dir) {
   const fs::path file = fs::path(dir.empty() ? "." : dir) / folder_lock::file_name;
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0)
     return "";
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return "";
+  }
   std::string who;
   if (::flock(fd, LOCK_SH | LOCK_NB) != 0)
     who = read_holder(fd);

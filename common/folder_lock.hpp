@@ -7,7 +7,9 @@
 // lock's descriptor, named in GPUPROBE_FOLDER_LOCK ("FD:FOLDER"), and takes no second one; the
 // variable is believed only when that descriptor is open in the stage, is the folder's lock
 // file and holds its lock, so setting it by hand bypasses nothing. Host-only, POSIX.
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace gpuprobe {
 
@@ -28,7 +30,11 @@ public:
   static constexpr const char *env_name = "GPUPROBE_FOLDER_LOCK";
 
 private:
+  void remove_made();
   int fd_ = -1;
+  int unwinding_ = 0;                     // uncaught exceptions when made: a later one is a refusal
+  std::string lock_file_;                 // the lock file, where this command made it
+  std::vector<std::filesystem::path> made_; // the folders this command made, outermost first
   std::string previous_env_;
   bool had_env_ = false, set_env_ = false;
 };

@@ -13,32 +13,54 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace gpuprobe {
 
 void write_text_atomic(const std::string &path, const std::string &text) {
+  if (path.empty())
+    throw error("cannot write '': give a file name");
   refuse_non_regular_target(path); // rename() would replace a device, a FIFO or a link
   const std::filesystem::path p(path);
   remove_stale_temporaries(p.has_parent_path() ? p.parent_path().string() : ".",
                            p.filename().string() + ".tmp."); // of writers that were killed
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    if (!out)
-      throw error("cannot write '" + path + "': " + std::strerror(errno));
-    out << text;
-    out.flush();
-    out.close(); // a full disk may say so only here
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw error("cannot write '" + path + "': write failed");
+  // Created exclusively, never through a link: something planted at the name is passed over.
+  const std::string base = path + ".tmp." + std::to_string(::getpid());
+  std::string tmp = base;
+  int fd = create_exclusive(tmp);
+  for (int k = 1; fd < 0 && errno == EEXIST && k < 64; ++k)
+    fd = create_exclusive(tmp = base + "." + std::to_string(k));
+  if (fd < 0)
+    throw error("cannot write '" + terminal_text(path) + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw error("cannot write '" + terminal_text(path) + "': " + why);
     }
+    done += std::size_t(n);
+  }
+  if (::close(fd) != 0) { // a full disk may say so only here
+    const std::string why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    throw error("cannot write '" + terminal_text(path) + "': " + why);
+  }
+  try {
+    refuse_non_regular_target(path); // planted while this wrote: still not replaced
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw error("cannot write '" + path + "': " + why);
+    ::unlink(tmp.c_str());
+    throw error("cannot write '" + terminal_text(path) + "': " + why);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "common/paths.hpp"
 
 #include "common/error.hpp"
+#include "common/outputs.hpp"
 
 #include <filesystem>
 
@@ -30,14 +31,7 @@ bool same_or_inside(const std::string &inner, const std::string &outer) {
 
 void refuse_output_over_inputs(const std::string &command, const std::string &out,
                                const std::vector<std::string> &inputs) {
-  for (const auto &in : inputs) {
-    if (same_or_inside(out, in) && same_or_inside(in, out))
-      throw error(command + ": --out '" + out + "' is its input '" + in +
-                  "': give another --out (an input is never overwritten)");
-    if (same_or_inside(in, out))
-      throw error(command + ": --out '" + out + "' holds its input '" + in +
-                  "': give another --out (an input is never overwritten)");
-  }
+  check_outputs(command, {{"--out", out, false}}, inputs); // the one output rule
 }
 
 } // namespace gpuprobe

@@ -106,9 +106,18 @@ template <class T, class F> void take_with(json &doc, const char *key, T &v, F &
     doc.erase(it);
   }
 }
+// The most entries a list in a gpuprobe file may hold (a sweep's points, a stage's rows); a
+// reader refuses more in one line. Each list kind may set a lower bound of its own.
+inline constexpr std::size_t k_max_list_entries = 1u << 20;
+
 template <class T, class F>
-void take_list(json &doc, const char *key, std::vector<T> &v, F &&from) {
+void take_list(json &doc, const char *key, std::vector<T> &v, F &&from,
+               std::size_t max_entries = k_max_list_entries) {
   take_with(doc, key, v, [&](const json &a) {
+    if (a.is_array() && a.size() > max_entries) // bounded: a hostile file cannot stall a reader
+      throw impossible_value(std::string(key) + " has " + std::to_string(a.size()) +
+                             " entries, more than gpuprobe reads (" + std::to_string(max_entries) +
+                             ")");
     std::vector<T> out;
     for (const auto &e : a)
       out.push_back(from(e));
@@ -116,9 +125,10 @@ void take_list(json &doc, const char *key, std::vector<T> &v, F &&from) {
   });
 }
 template <class T, class F>
-void take_list(json &doc, const char *key, std::optional<std::vector<T>> &v, F &&from) {
+void take_list(json &doc, const char *key, std::optional<std::vector<T>> &v, F &&from,
+               std::size_t max_entries = k_max_list_entries) {
   if (doc.contains(key))
-    take_list(doc, key, v.emplace(), from);
+    take_list(doc, key, v.emplace(), from, max_entries);
 }
 // A list written with each element's own to_json.
 template <class T> json list_json(const std::vector<T> &v) {

@@ -42,6 +42,9 @@ tuning_file tuning_from_json(const json &doc, const std::string &source) {
     tuning_file t;
     try {
       t.allocator = alloc::tuning_from_json(doc, source);
+      const json *a = doc.contains("allocator") ? &doc["allocator"] : nullptr;
+      t.tlb_scope_missing =
+          !a || !a->is_object() || !a->contains("tlb_scope_bytes") || (*a)["tlb_scope_bytes"].is_null();
     } catch (const std::runtime_error &e) { // its own one-line reason, as the allocators say it
       throw error(e.what());
     }

@@ -34,6 +34,9 @@ struct tuning_file {
   nlohmann::json meta = nlohmann::json::object();
   tuning_source profile;
   alloc::tuning allocator;
+  // The allocator block states no tlb_scope_bytes (absent or null): the allocators read 0 (one
+  // pass), a reader says "not in tuning.json", never "one pass".
+  bool tlb_scope_missing = false;
   // The decisions, each absent in a file that lacks it.
   std::optional<tuning_decision> word_size, regions, crw_placement, tlb_scope;
   std::optional<double> wall_seconds;

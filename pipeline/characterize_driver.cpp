@@ -12,6 +12,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
+#include "common/outputs.hpp"
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
@@ -435,6 +436,9 @@ void run_characterize(const characterize_run_options &o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.reanalyze && o.out.empty())
     throw error("characterize --reanalyze: give --out DIR, a folder characterize measured");
+  if (o.reanalyze && !fs::is_directory(o.out)) // refused before anything is made
+    throw error("characterize --reanalyze: --out '" + terminal_text(o.out) +
+                "' is no folder characterize measured: nothing to derive again");
   // A given folder is locked before the GPU is touched: a second writer is refused before it
   // makes a context beside the first one's measurements.
   std::optional<folder_lock> early;

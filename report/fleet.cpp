@@ -31,12 +31,16 @@ void model_tables(const inputs &in, report_content &c) {
     for (const auto &u : units) {
       if (u.model != model)
         continue;
-      const auto number = [&](const std::string &k) { return u.number(k).value_or(0.0); };
+      // A value the profile does not hold reads "—", never 0.
+      const auto number = [&](const std::string &k, int digits) {
+        const auto v = u.number(k);
+        return v ? num(*v, digits) : std::string("—");
+      };
       auto level = [&](const std::string &L) {
-        if (!u.number(L + ".entries"))
+        if (!u.number(L + ".page_mib"))
           return std::string("—");
-        std::string s = num(number(L + ".entries"), 5) + " x " + num(number(L + ".page_mib"), 4) +
-                        " MiB, +" + num(number(L + ".penalty_cycles"), 4);
+        std::string s = number(L + ".entries", 5) + " x " + number(L + ".page_mib", 4) +
+                        " MiB, +" + number(L + ".penalty_cycles", 4);
         if (u.text.count(L + ".group_sizes"))
           s += ", groups " + u.text.at(L + ".group_sizes");
         else if (u.text.count(L + ".sharing"))
@@ -45,7 +49,7 @@ void model_tables(const inputs &in, report_content &c) {
       };
       t.rows.push_back(
           {u.uuid, level("L1"), level("L2"), level("L3"),
-           u.number("atomics.same_u32.slope") ? num(number("atomics.same_u32.slope"), 3) : "—",
+           number("atomics.same_u32.slope", 3),
            u.status});
     }
     for (const auto &[name, p] : m.parameters)

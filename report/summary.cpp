@@ -27,7 +27,9 @@ namespace gpuprobe::report::detail {
 using analysis::tradeoffs;
 using model::level_label;
 using probes::group_sizes;
+using probes::count_or_dash;
 using probes::level_line;
+using probes::searched_words;
 using probes::structure_words;
 using probes::to_string;
 
@@ -65,11 +67,13 @@ std::string diagram(const std::vector<model::tlb_level> &levels,
     const std::string served =
         c && c->miss_served_by.value_or("").rfind("memory", 0) == 0 ? " (page walk)" : "";
     const bool lower = L.page_bound == "lower";
-    char label[200];
-    std::snprintf(label, sizeof label, "%s: %.0f x %s%s = %s, +%.0f cycles%s",
-                  level_label(false, k).c_str(), L.entries.value_or(0), lower ? "&#8805; " : "",
-                  format_bytes(L.page_bytes).c_str(), format_bytes(reach).c_str(),
-                  L.miss_penalty_cycles.value_or(0), served.c_str());
+    const std::string label = level_label(false, k) + ": " + count_or_dash(L.entries) + " x " +
+                              (lower ? "&#8805; " : "") + format_bytes(L.page_bytes) + " = " +
+                              format_bytes(reach) + ", " +
+                              (L.miss_penalty_cycles ? "+" + num(*L.miss_penalty_cycles, 5) +
+                                                           " cycles"
+                                                     : std::string("penalty not measured")) +
+                              served;
     const char *fill[] = {"#cfe3f7", "#9cc7ee", "#5d9fd9", "#2f78bd"};
     o << "<rect x=\"0\" y=\"" << y << "\" width=\"" << w * frac << "\" height=\"" << h
       << "\" fill=\"" << fill[std::min<std::size_t>(k, 3)] << "\" stroke=\"#345\"/>"
@@ -98,18 +102,18 @@ void hierarchy_summary(const model::tlb_hierarchy &tlb, std::optional<double> mh
     const std::string st = structure_words(L);
     s.hierarchy.push_back(
         {level_label(false, k),
-         num(L.entries.value_or(0), 5) + " entries" + (st.empty() ? "" : ", " + st) + ", " +
-             (bound == "lower" ? "≥ " : "") + format_bytes(L.page_bytes) +
-             " each = " + format_bytes(L.reach_bytes),
-         "+" + cycles_ns(L.miss_penalty_cycles.value_or(0), mhz), served, shared_by(L.sharing)});
+         (L.entries ? num(*L.entries, 5) + " entries" : std::string("entries not measured")) +
+             (st.empty() ? "" : ", " + st) + ", " + (bound == "lower" ? "≥ " : "") +
+             format_bytes(L.page_bytes) + " each = " + format_bytes(L.reach_bytes),
+         L.miss_penalty_cycles ? "+" + cycles_ns(*L.miss_penalty_cycles, mhz)
+                               : std::string("not measured"),
+         served, shared_by(L.sharing)});
   }
   if (!levels.empty())
     s.diagram_svg = diagram(levels, checks);
-  s.lines.push_back(levels.empty()
-                        ? "TLB: no level found up to " +
-                              format_bytes(tlb.searched_up_to_bytes.value_or(0))
-                        : "TLB: " + std::to_string(levels.size()) + " level(s), searched up to " +
-                              format_bytes(tlb.searched_up_to_bytes.value_or(0)));
+  s.lines.push_back(levels.empty() ? "TLB: no level found, " + searched_words(tlb)
+                                   : "TLB: " + std::to_string(levels.size()) + " level(s), " +
+                                         searched_words(tlb));
 }
 
 // Atomics in one line: the slope per contending thread of each family, CAS's exponent ("" when
@@ -119,7 +123,8 @@ std::string atomics_line(const model::profile &p) {
   for (const auto &v : model::atomics_of(p)) {
     const model::atomics_fit f = v.fit.value_or(model::atomics_fit{});
     if (f.model == "power")
-      fits[v.variant] = "~N^" + num(f.power_exponent.value_or(0), 3);
+      fits[v.variant] =
+          f.power_exponent ? "~N^" + num(*f.power_exponent, 3) : "power law, exponent not measured";
     else if (f.slope_cycles_per_thread)
       fits[v.variant] = "+" + num(*f.slope_cycles_per_thread, 3) + " cycles/thread";
   }
@@ -179,8 +184,7 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
   const model::tlb_hierarchy &tlb = run.prof.tlb;
   const auto &levels = tlb.levels;
   if (levels.empty())
-    out.push_back("TLB: no level found up to " +
-                  format_bytes(tlb.searched_up_to_bytes.value_or(0)));
+    out.push_back("TLB: no level found, " + probes::searched_words(tlb));
   for (std::size_t k = 0; k < levels.size(); ++k) {
     out.push_back(probes::level_line(model::level_label(false, k), levels[k]));
     if (const std::string iv = probes::interval_words(levels[k]); !iv.empty())

@@ -35,7 +35,9 @@ void tuning_part(const inputs &in, report_content &c) {
                     reason("regions")});
   t.rows.push_back({"CRW cluster placement", alloc::to_string(a.crw), reason("crw_placement")});
   t.rows.push_back({"TLB scope of scoped kernels",
-                    a.tlb_scope_bytes > 0 ? format_bytes(double(a.tlb_scope_bytes)) : "one pass",
+                    tf.tlb_scope_missing    ? "not in tuning.json"
+                    : a.tlb_scope_bytes > 0 ? format_bytes(double(a.tlb_scope_bytes))
+                                            : "one pass",
                     reason("tlb_scope")});
   c.tables.push_back(std::move(t));
   std::vector<model::word_measurement> m;

@@ -14,8 +14,13 @@ import csv
 import json
 import math
 import os
+import signal
 import sys
 from collections import OrderedDict
+
+# Ctrl-C or SIGTERM ends the plotter quietly: gpuprobe, which started it, says the one line.
+for _sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(_sig, signal.SIG_DFL)
 
 os.environ.pop("MPLBACKEND", None)  # ours is Agg: a bogus value in the caller's environment must not stop the import
 import matplotlib  # noqa: E402

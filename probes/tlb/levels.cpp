@@ -28,9 +28,7 @@ std::string structure_words(const model::tlb_level &L) {
     return "structure not resolved";
   if (st.fully_associative())
     return "fully associative";
-  char b[96];
-  std::snprintf(b, sizeof b, "%.0f ways x %.0f sets", st.ways.value_or(0), st.sets.value_or(0));
-  return b;
+  return count_or_dash(st.ways) + " ways x " + count_or_dash(st.sets) + " sets";
 }
 
 std::string structure_detail(const model::tlb_level &L) {
@@ -76,11 +74,8 @@ std::string methods_disagree(const model::tlb_level &L) {
   const auto c = model::level_conflict_from_json(*L.structure->conflict);
   if (!c.agrees || *c.agrees)
     return "";
-  char b[200];
-  std::snprintf(b, sizeof b, "the ramp says %.0f ways, the conflict sets %.0f%s",
-                c.ramp_ways.value_or(0), c.ways.value_or(0),
-                c.resolved ? "" : " (their sets differ in size)");
-  return b;
+  return "the ramp says " + count_or_dash(c.ramp_ways) + " ways, the conflict sets " +
+         count_or_dash(c.ways) + (c.resolved ? "" : " (their sets differ in size)");
 }
 
 bool mark_disagreement(model::tlb_level &L) {
@@ -93,14 +88,28 @@ bool mark_disagreement(model::tlb_level &L) {
   return true;
 }
 
+std::string searched_words(const model::tlb_hierarchy &tlb) {
+  return tlb.searched_up_to_bytes ? "searched up to " + format_bytes(*tlb.searched_up_to_bytes)
+                                  : std::string("search limit not recorded");
+}
+
+std::string count_or_dash(const std::optional<double> &v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.0f", v.value_or(0));
+  return v ? std::string(b) : std::string("—");
+}
+
 std::string level_line(const std::string &label, const model::tlb_level &L) {
   char b[320];
   const std::string st = structure_words(L);
   const std::string disagree = methods_disagree(L);
-  std::snprintf(b, sizeof b, "%s %5.0f x %s = %s%s%s, +%.0f cycles, sharing: %s", label.c_str(),
-                L.entries.value_or(0), format_bytes(L.page_bytes).c_str(),
-                format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(),
-                L.miss_penalty_cycles.value_or(0), L.sharing_scope().c_str());
+  char penalty[48] = "penalty not measured";
+  if (L.miss_penalty_cycles)
+    std::snprintf(penalty, sizeof penalty, "+%.0f cycles", *L.miss_penalty_cycles);
+  std::snprintf(b, sizeof b, "%s %5s x %s = %s%s%s, %s, sharing: %s", label.c_str(),
+                count_or_dash(L.entries).c_str(), format_bytes(L.page_bytes).c_str(),
+                format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(), penalty,
+                L.sharing_scope().c_str());
   return disagree.empty()
              ? std::string(b)
              : std::string(b) + "; METHODS DISAGREE: " + disagree + " (confidence halved)";

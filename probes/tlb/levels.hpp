@@ -37,6 +37,12 @@ std::string to_string(page_bound b);
 using model::for_each_level;
 using model::level_label;
 
+// How far the sweep went, for a line: "searched up to 256 GiB", or "search limit not recorded"
+// where the profile holds none (never "up to 0 B").
+std::string searched_words(const model::tlb_hierarchy &tlb);
+// A count for a line: "2048", or "—" where the profile holds none (never 0).
+std::string count_or_dash(const std::optional<double> &v);
+
 // One level of a profile in one line, as characterize and run print it:
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
 std::string level_line(const std::string &label, const model::tlb_level &level);

@@ -465,8 +465,14 @@ TEST(Characterize, ReanalyzeWithoutAGpu) {
   fs::remove_all(none);
   const auto e = gpuprobe::test::run_gpuprobe("characterize --reanalyze --out " + none);
   EXPECT_NE(e.exit_code, 0);
-  EXPECT_NE(e.err.find("raw/tlb.json does not exist"), std::string::npos) << e.err;
+  EXPECT_NE(e.err.find("is no folder characterize measured"), std::string::npos) << e.err;
+  EXPECT_FALSE(fs::exists(none)) << "a refusal makes no folder";
+  fs::create_directories(none); // a folder with no sweep: said, and nothing written
+  const auto e2 = gpuprobe::test::run_gpuprobe("characterize --reanalyze --out " + none);
+  EXPECT_NE(e2.exit_code, 0);
+  EXPECT_NE(e2.err.find("raw/tlb.json does not exist"), std::string::npos) << e2.err;
   EXPECT_FALSE(fs::exists(none + "/profile.json"));
+  EXPECT_FALSE(fs::exists(none + "/.gpuprobe.lock"));
 }
 
 namespace {

@@ -176,6 +176,7 @@ TEST(Compare, ProvenanceAndMethodAreSaidNotCounted) {
   // A quick run tests the sharing of the first SMs only, and measures no coverage: its groups are
   // compared over the SMs both runs tested, its coverage not at all.
   auto quick = a;
+  quick.prof.detail["quick"] = true;
   quick.prof.tlb.levels[1].sharing->groups = std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}};
   auto full = a;
   full.prof.tlb.levels[1].coverage = json{{"coverage_bytes", 33554432.0}, {"fill", "whole"}};

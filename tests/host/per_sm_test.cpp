@@ -272,10 +272,11 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
   }
   EXPECT_EQ(same_pairs, 40 * 6) << "no per-SM finding differs between runs that differ by noise";
   EXPECT_EQ(caught, cases);
-  // One run without the pass: a NOTE, not a difference.
+  // One run by a build before the pass: a NOTE, not a difference (the method's).
   gpuprobe::model::run_folder a, b;
   a.prof = contributed(make_result(base.tlb, rng, -1, 0, 0, 0.1).r);
   b.prof = committed_h100();
+  b.prof.meta["git_commit"] = "a build before the tlb-per-sm stage";
   const auto one = gpuprobe::analysis::compare_runs(a, b);
   int notes = 0;
   for (const auto &f : one.findings)
@@ -284,6 +285,13 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
       ++notes;
     }
   EXPECT_EQ(notes, 3);
+  // The same build and mode, one run without the maps: missing data, which a gate counts.
+  b.prof = committed_h100();
+  int missing = 0;
+  for (const auto &f : gpuprobe::analysis::compare_runs(a, b).findings)
+    if (f.area == "per-SM")
+      missing += f.verdict == "MISSING";
+  EXPECT_EQ(missing, 3);
 }
 
 } // namespace

@@ -513,7 +513,7 @@ TEST(Report, EveryExampleFolderIsDrawnOrSaysWhatItIs) {
         if (f.is_directory() && f.path().filename() != "raw" && f.path().filename() != "report")
           folders.push_back(f.path());
     }
-  ASSERT_GE(folders.size(), 20u);
+  ASSERT_GE(folders.size(), 15u); // the curated examples and their unit folders
   for (const auto &f : folders) {
     try {
       gpuprobe::report::build_report(f.string());

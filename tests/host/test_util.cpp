@@ -64,6 +64,13 @@ std::string write_temp(const std::string &name, const std::string &text) {
   return path;
 }
 
+std::string read_all(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 static std::string slurp(const std::string &path) {
   std::ifstream in(path);
   std::stringstream s;

@@ -61,6 +61,9 @@ inline probes::tlb_dataset sim_dataset(const std::vector<sim_level> &levels, dou
   return d;
 }
 
+// A file's bytes ("" where it cannot be read).
+std::string read_all(const std::string &path);
+
 struct run_result {
   int exit_code = -1;
   std::string out, err;
