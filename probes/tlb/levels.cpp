@@ -361,6 +361,19 @@ std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector
     });
     if (rises_there)
       continue;
+    // The level seen earlier at this stride: a set-associative level chased with strides so
+    // large that their hops fall in fewer of its sets misses after fewer hops, at its own penalty
+    // (set_conflict_view). Its curve then has no rise at `entries` hops because it rose before:
+    // that is the level, not evidence against it.
+    const bool seen_earlier = opt.earlier_rise_is_the_level &&
+                              std::any_of(rises.begin(), rises.end(), [&](const tlb_step &t) {
+      return t.stride_bytes == s && t.source == c.source &&
+             t.hops() < L.entries * (1 - 2 * opt.count_tolerance) &&
+             std::fabs(t.s.jump - L.miss_penalty_cycles) <=
+                 0.3 * L.miss_penalty_cycles + 3 * t.s.noise;
+    });
+    if (seen_earlier)
+      continue;
     // No detected rise: does the curve itself say none is there? The medians of its points
     // just before and just after the footprint differ by less than half the penalty, where a
     // half-penalty difference would stand 3 standard errors above this curve's noise.

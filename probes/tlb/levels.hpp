@@ -117,6 +117,10 @@ struct tlb_analysis_options {
   structure_options structure; // the ramp's fit
   int plateau_points = 10;     // mean curves: rises between plateaus of this many points...
   double plateau_snr = 8;      // ...this many standard errors of their medians apart
+  // A stride whose curve rose earlier, at the level's penalty, is the level seen through fewer of
+  // its sets, never evidence against it (the "inconsistent" rule's exception; off only in the
+  // test that shows what the exception is for).
+  bool earlier_rise_is_the_level = true;
 };
 
 struct tlb_evidence {

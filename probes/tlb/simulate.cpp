@@ -266,6 +266,22 @@ std::string sim_gpu::describe() const {
   return s;
 }
 
+std::uint64_t first_miss_tags(const sim_level &L, std::uint64_t stride) {
+  const std::uint64_t C = L.coverage_bytes;
+  const std::uint64_t per_tag = stride >= C ? 1 : C / stride; // hops a tag takes
+  std::uint64_t lo = 1, hi = 64 * L.entries() + 1;            // tags
+  if (miss_share(L, stride, hi * per_tag) <= 0)
+    return 0;
+  while (lo < hi) { // misses grow with the tags a lap touches: the first that misses
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (miss_share(L, stride, mid * per_tag) > 0)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return lo;
+}
+
 gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan) {
   gpu_score out;
   std::vector<bool> used(h.levels.size(), false);
@@ -281,6 +297,23 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
       showing += at >= lo && at <= hi && (!plan.max_hops || hops <= double(plan.max_hops) / 2);
     }
     s.observable = showing >= 2;
+    s.set_associative = L.sets > 1;
+    // The strides at which the miss model's first miss comes after exactly `entries` tags, inside
+    // that stride's sweep.
+    int true_count = 0;
+    for (const auto st : plan.strides) {
+      if (first_miss_tags(L, st) != L.entries() + 1)
+        continue;
+      const double at = double(L.entries()) * double(std::max(st, L.coverage_bytes));
+      const double hops = at / double(st);
+      true_count += at >= lo && at <= std::min(hi, double(stride_max_bytes(plan, st)) / 2) &&
+                    (!plan.max_hops || hops <= double(plan.max_hops) / 2);
+    }
+    s.recoverable = true_count >= 2 && L.penalty_cycles >= 3 * g.noise_cycles &&
+                    std::all_of(g.levels.begin(), g.levels.end(), [&](const sim_level &o) {
+                      return &o == &L || std::max(o.reach_bytes(), L.reach_bytes()) >=
+                                             2 * std::min(o.reach_bytes(), L.reach_bytes());
+                    });
     s.coverage_determinable = smallest < L.coverage_bytes && largest > L.coverage_bytes;
     s.penalty_over_noise = L.penalty_cycles / g.noise_cycles;
     const bool below_strides = L.coverage_bytes < smallest;
@@ -301,11 +334,23 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
       s.exact_coverage = F.page_bytes == double(L.coverage_bytes);
       s.exact_ways_sets =
           F.ways && F.sets && *F.ways == double(L.ways) && *F.sets == double(L.sets);
+      s.penalty_within_10 = F.miss_penalty_cycles &&
+                            std::fabs(*F.miss_penalty_cycles / L.penalty_cycles - 1) <= 0.10;
       break;
     }
     out.levels.push_back(s);
   }
   out.false_levels = int(std::count(used.begin(), used.end(), false));
+  for (std::size_t i = 0; i < h.levels.size(); ++i) {
+    const auto &F = h.levels[i];
+    const bool view =
+        !used[i] && std::any_of(g.levels.begin(), g.levels.end(), [&](const sim_level &L) {
+          return F.page_bytes >= double(L.coverage_bytes) && F.entries &&
+                 *F.entries <= 1.25 * double(L.entries()) && F.miss_penalty_cycles &&
+                 std::fabs(*F.miss_penalty_cycles / L.penalty_cycles - 1) <= 0.3;
+        });
+    out.reported.push_back({F.confidence.value_or(0), bool(used[i]), view});
+  }
   return out;
 }
 

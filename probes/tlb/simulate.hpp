@@ -92,15 +92,36 @@ sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu = false);
 // found when a reported level's reach is within 25 % of its reach, or, where the page is only
 // bounded (the coverage below every stride, or a reported upper bound at or above the coverage),
 // when its entries are within 25 %.
+//
+// A level is recoverable, by construction from its own miss model (miss_share), when its true
+// entry count shows inside the sweep at two strides or more (at those strides the first miss
+// comes after exactly `entries` tags: no set conflict cuts it short, and that boundary lies
+// inside the stride's sweep, at least twice the smallest footprint and at most half the
+// largest), its penalty is at least 3 x the sweep's noise, and it is separated from every other
+// level (their reaches at least 2x apart): what an analyzer can be asked to find. A reported
+// level that matches none is a view when it is a simulated level seen through fewer of its sets
+// (its page at or above that level's coverage, its entries at most the level's, its penalty
+// within 30 %), else invented.
 struct level_score {
-  bool observable = false, coverage_determinable = false, found = false, exact_entries = false,
-       exact_ways_sets = false, exact_coverage = false;
+  bool observable = false, recoverable = false, coverage_determinable = false, found = false,
+       exact_entries = false, exact_ways_sets = false, exact_coverage = false,
+       penalty_within_10 = false, set_associative = false;
   double penalty_over_noise = 0;
+};
+struct reported_level {
+  double confidence = 0; // as the analyzer stated it (0 where it stated none)
+  bool right = false;    // it matched a simulated level
+  bool view = false;     // not right, but a simulated level seen through fewer of its sets
 };
 struct gpu_score {
   std::vector<level_score> levels;
-  int false_levels = 0; // reported levels matching no simulated one
+  std::vector<reported_level> reported; // each level the analyzer reported, in its order
+  int false_levels = 0;                 // reported levels matching no simulated one
 };
 gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan);
+
+// The tags a cyclic chase at `stride` touches when `L` first misses (by miss_share), searched up
+// to 64 x its entries; 0 where it never misses there.
+std::uint64_t first_miss_tags(const sim_level &L, std::uint64_t stride);
 
 } // namespace gpuprobe::probes::tlb::sim

@@ -43,7 +43,17 @@ struct tally {
   int observable = 0, found = 0, entries = 0, ways_sets = 0, coverage = 0, determinable = 0;
   std::map<int, std::pair<int, int>> by_ratio; // log2(penalty / noise) -> found, observable
   std::map<std::string, int> missed_by_cause;  // the first cause that fits each missed level
+  // What can be recovered (simulate.hpp's oracle): found, and of the found their entries exact,
+  // their penalty within 10 %; set-associative ones with ways x sets exact.
+  int recoverable = 0, rec_found = 0, rec_entries = 0, rec_penalty = 0, rec_sa = 0,
+      rec_sa_ways_sets = 0;
+  int reported = 0;                           // levels reported on GPUs that have levels
+  int views = 0; // false levels that are a simulated level seen through fewer of its sets
+  std::map<int, std::pair<int, int>> by_conf; // confidence bin -> right, reported
 };
+
+// A reported confidence's bin: 0 [0, 0.5), 1 [0.5, 0.9), 2 [0.9, 0.99), 3 [0.99, 1].
+int confidence_bin(double c) { return c >= 0.99 ? 3 : c >= 0.9 ? 2 : c >= 0.5 ? 1 : 0; }
 
 // Why a level the sweep could show may have been missed: the first of these that holds.
 std::string likely_cause(const sim_gpu &g, std::size_t k, const level_score &s) {
@@ -80,6 +90,23 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
     }
     ++t.gpus;
     t.false_levels += s.false_levels;
+    t.reported += int(s.reported.size());
+    for (const auto &r : s.reported) {
+      t.views += r.view;
+      auto &b = t.by_conf[confidence_bin(r.confidence)];
+      b.first += r.right;
+      ++b.second;
+    }
+    for (const auto &L : s.levels) {
+      if (!L.recoverable)
+        continue;
+      ++t.recoverable;
+      t.rec_found += L.found;
+      t.rec_entries += L.found && L.exact_entries;
+      t.rec_penalty += L.found && L.penalty_within_10;
+      t.rec_sa += L.set_associative;
+      t.rec_sa_ways_sets += L.set_associative && L.exact_ways_sets;
+    }
     for (std::size_t k = 0; k < s.levels.size(); ++k) {
       const auto &L = s.levels[k];
       if (!L.observable)
@@ -103,6 +130,14 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
       auto &b = t.by_ratio[int(std::floor(std::log2(std::max(1.0, L.penalty_over_noise))))];
       b.first += L.found;
       ++b.second;
+    }
+    if (const char *show = std::getenv("GPUPROBE_SIM_SHOW");
+        show && std::string(show) == "false" && s.false_levels) {
+      std::printf("  false level(s): %s -> found:", g.describe().c_str());
+      for (std::size_t j = 0; j < h.levels.size(); ++j)
+        std::printf(" %s%s;", s.reported[j].right ? "" : s.reported[j].view ? "VIEW " : "FALSE ",
+                    probes::level_line("", h.levels[j]).c_str());
+      std::printf("\n");
     }
     if (verbose && (s.false_levels ||
                     std::any_of(s.levels.begin(), s.levels.end(),
@@ -142,6 +177,21 @@ void print(const char *mode, const tally &t) {
                 pct(n, t.observable - t.found));
 }
 
+// The issue-77 table of a mode: sensitivity on recoverable levels, the share of reported levels
+// that are false, nulls, penalties, ways x sets, and the calibration of the stated confidence.
+void print_recoverable(const char *mode, const tally &t) {
+  std::printf("| %s | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% of %d | %.1f %% (%d of %d; %d "
+              "views) | %.4f |\n",
+              mode, t.recoverable, pct(t.rec_found, t.recoverable),
+              pct(t.rec_entries, t.recoverable), pct(t.rec_penalty, t.rec_found),
+              pct(t.rec_sa_ways_sets, t.rec_sa), t.rec_sa, pct(t.false_levels, t.reported),
+              t.false_levels, t.reported, t.views, t.nulls ? double(t.null_false) / t.nulls : 0);
+  const char *bins[] = {"< 0.5", "0.5-0.9", "0.9-0.99", ">= 0.99"};
+  for (const auto &[b, v] : t.by_conf)
+    std::printf("|   %s confidence %s | | %d reported | %.1f %% right | | | | |\n", mode, bins[b],
+                v.second, pct(v.first, v.second));
+}
+
 } // namespace
 
 // A hierarchy of Hopper's shape at an idle H100's noise is found: the simulator and the analyzer
@@ -178,19 +228,27 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   print("full", full);
   const auto quick = run_family(sim_mode::quick, n, n / 5, 46, env != nullptr);
   print("quick", quick);
+  std::printf("\n| mode | recoverable levels | found | entries exact | penalty within 10 %% (of the "
+              "found) | ways x sets exact (set-associative) | reported levels false | false "
+              "levels / null sweep |\n|---|---|---|---|---|---|---|---|\n");
+  print_recoverable("full", full);
+  print_recoverable("quick", quick);
   std::printf("(%d GPUs and %d null GPUs a mode, %.0f s)\n", n, n / 5,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   EXPECT_GT(full.observable, n / 2);
-  // The stated rates (docs/analyze-tlb.md, 1,000 GPUs a mode) hold on this seeded sample: no
-  // level on a sweep with none, and recovery not below what this analyzer measured (a change
-  // that finds fewer levels fails here; one that finds more raises the floor with the docs).
-  EXPECT_LE(double(full.null_false) / full.nulls, 0.05);
-  EXPECT_LE(double(quick.null_false) / quick.nulls, 0.05);
-  EXPECT_GE(pct(full.found, full.observable), 42.0);
-  EXPECT_GE(pct(quick.found, quick.observable), 44.0);
-  // A level reported that is none of the GPU's: 0.31 a GPU on 1,000 (docs/analyze-tlb.md).
-  EXPECT_LE(double(full.false_levels) / full.gpus, 0.45);
-  EXPECT_LE(double(quick.false_levels) / quick.gpus, 0.45);
+  // The stated rates (docs/analyze-tlb.md, 1,000 GPUs a mode) hold on this seeded sample, with
+  // floors a few points under what this analyzer measures on it (120 GPUs a mode: on recoverable
+  // levels 72.0 % full and 74.2 % quick found; of the reported levels 7.9 % and 17.3 % false; no
+  // level on a null sweep): a change that finds fewer levels or invents more fails here; one that
+  // does better raises the floors with the docs.
+  EXPECT_EQ(full.null_false, 0);
+  EXPECT_EQ(quick.null_false, 0);
+  EXPECT_GE(pct(full.rec_found, full.recoverable), 69.0);
+  EXPECT_GE(pct(quick.rec_found, quick.recoverable), 71.0);
+  EXPECT_LE(pct(full.false_levels, full.reported), 11.0);
+  EXPECT_LE(pct(quick.false_levels, quick.reported), 20.0);
+  EXPECT_GE(pct(full.found, full.observable), 58.0);
+  EXPECT_GE(pct(quick.found, quick.observable), 50.0);
 }
 
 // The simulated sweep in both file formats the analyzer reads: gpuprobe's raw result, through
@@ -519,6 +577,7 @@ TEST(SimulatedGpus, AShiftOfTheMediansAloneMovesNoLevel) {
   EXPECT_GE(cases, 60);
   EXPECT_GE(2 * seen, cases) << "the shifts must be rises the step detector finds";
   EXPECT_EQ(moved, 0);
+  EXPECT_LE(50 * lost, cases) << "at most 2 % of shifted sweeps may lose a level (1 of 113 here)";
 }
 
 namespace {
@@ -557,4 +616,42 @@ TEST(TlbRegressions, AShiftOfTheMediansAloneSeedsNoLevel) {
   EXPECT_TRUE(std::any_of(a.notes.begin(), a.notes.end(), [](const std::string &n) {
     return n.find("for stride 4 MiB is in the points' medians only") != std::string::npos;
   }));
+}
+
+// The "inconsistent" rule's exception (issue 77): a set-associative level chased with strides so
+// large that their hops fall in fewer of its sets misses after fewer hops, at its own penalty.
+// Those strides have no rise at `entries` hops because they rose before; counting them as
+// evidence against the level made it a candidate and let its view at a large stride stand as a
+// level in its place. On a seeded sample of the family (full sweeps), each GPU analysed with the
+// exception and without: at least 8 % more of the recoverable levels are found with it, at most 1 %
+// found without it are lost with it (5 of 627 on this seed: a level whose earlier rise belonged to
+// another level), and fewer false levels are reported (the test shows what the rule is for).
+TEST(SimulatedGpus, ALevelsOwnEarlierMissesAtLargeStridesAreNotEvidenceAgainstIt) {
+  const auto plan = plan_for(sim_mode::full, k_max);
+  std::mt19937_64 rng(7701);
+  int recoverable = 0, found_on = 0, found_off = 0, lost = 0, false_on = 0, false_off = 0;
+  probes::tlb_analysis_options off;
+  off.earlier_rise_is_the_level = false;
+  for (int i = 0; i < 300; ++i) {
+    const sim_gpu g = random_gpu(rng);
+    const auto data = simulate(g, plan, 7701 + std::uint64_t(i), &real_noise());
+    const auto on = score(g, probes::analyze_tlb(data), plan);
+    const auto without = score(g, probes::analyze_tlb(data, off), plan);
+    false_on += on.false_levels;
+    false_off += without.false_levels;
+    for (std::size_t k = 0; k < g.levels.size(); ++k) {
+      if (!on.levels[k].recoverable)
+        continue;
+      ++recoverable;
+      found_on += on.levels[k].found;
+      found_off += without.levels[k].found;
+      lost += without.levels[k].found && !on.levels[k].found;
+    }
+  }
+  std::printf("%d recoverable levels on 300 GPUs: found %d with the exception, %d without (%d "
+              "lost); false levels %d with, %d without\n",
+              recoverable, found_on, found_off, lost, false_on, false_off);
+  EXPECT_LE(lost, recoverable / 100);
+  EXPECT_GE(found_on - found_off, recoverable * 8 / 100);
+  EXPECT_LT(false_on, false_off);
 }
