@@ -17,9 +17,24 @@
 
 namespace gpuprobe::test {
 
+namespace {
+// This process's scratch folder, removed when the process exits (not by a forked child that
+// exits: only the process that made it removes it), so the tests leave nothing in /tmp.
+struct scratch_remover {
+  std::filesystem::path dir;
+  pid_t owner;
+  ~scratch_remover() {
+    std::error_code ec;
+    if (::getpid() == owner)
+      std::filesystem::remove_all(dir, ec);
+  }
+};
+} // namespace
+
 std::string temp_path(const std::string &name) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("gpuprobe_test_" + std::to_string(::getpid()));
+  static const scratch_remover remover{dir, ::getpid()};
   std::filesystem::create_directories(dir);
   return (dir / name).string();
 }
