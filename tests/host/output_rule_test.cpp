@@ -95,13 +95,15 @@ std::vector<std::string> changed_outside(const std::map<std::string, std::string
 } // namespace
 
 // The generated family: for each seed, a sandbox with two results folders A and B, a fleet folder
-// and a sweep file; a command that writes, and an output drawn from the kinds the rule decides
+// and a sweep file; a command that writes (compare, report, fleet, analyze tlb, tune, validate,
+// characterize --reanalyze, run: the last four end without a GPU here, after their checks, and must
+// leave nothing behind either), and an output drawn from the kinds the rule decides
 // (an input file, a path inside an input folder, an input folder itself, a folder holding an input,
 // a link to an input, a FIFO, a character device, the same path as the command's other output,
 // and a new path outside the inputs). The expected verdict is the rule's; every case asserts that
 // nothing outside the output path changed, and for a refusal that nothing changed at all.
 TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
-  const int cases = 160;
+  const int cases = 240;
   std::mt19937 rng(7601);
   int refused = 0, written = 0, failures = 0;
   const std::string sweep = test::fixture("P100/TLB-Test-12-80-1024-4096.csv");
@@ -126,9 +128,10 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
       fresh_path
     };
     const kind k = kind(rng() % 9);
-    const int command = int(rng() % 5); // compare, report, fleet, analyze tlb, tune
+    // compare, report, fleet, analyze tlb, tune, validate, characterize --reanalyze, run
+    const int command = int(rng() % 8);
     std::string out;
-    bool folder_out = command == 1 || command == 2;
+    bool folder_out = command == 1 || command == 2 || command >= 6;
     switch (k) {
     case input_file:
       out = command == 3 ? root + "/sweep.csv" : root + "/A/profile.json";
@@ -183,9 +186,21 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
         args = {"analyze", "tlb", "--input", root + "/sweep.csv", root + "/sweep.csv", "--out",
                 out};
       break;
-    default:
+    case 4:
       args = {"tune", "--profile", root + "/A/profile.json", "--out", out};
       may_write = false; // no GPU here: tune ends in an error after its checks, writing nothing
+      break;
+    case 5:
+      args = {"validate", "--tuning", root + "/A/tuning.json", "--out", out};
+      may_write = false; // likewise
+      break;
+    case 6: // a folder without raw sweeps, or no folder at all: refused, nothing made or left
+      args = {"characterize", "--reanalyze", "--out", out};
+      may_write = false;
+      break;
+    default: // no GPU here: run ends in an error, leaving no folder or lock behind
+      args = {"run", "--quick", "--out", out};
+      may_write = false;
       break;
     }
     const auto before = fingerprint(root);
@@ -203,7 +218,7 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
       failures += !diff.empty();
     } else {
       EXPECT_NE(r.exit_code, 0) << what;
-      if (k != fresh_path || args[0] == "tune")
+      if (k != fresh_path || !may_write)
         ++refused;
       const auto diff = changed_outside(before, after, "");
       EXPECT_TRUE(diff.empty()) << what << (diff.empty() ? "" : diff.front());
@@ -212,8 +227,9 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
     EXPECT_TRUE(fs::is_character_file("/dev/null"));
     fs::remove_all(root);
   }
-  std::printf("output rule family: %d cases, %d refused, %d written, %d failed\n", cases, refused,
-              written, failures);
+  std::printf("output rule family: %d cases over 8 writers, %d refused (or ended without a GPU), "
+              "%d written, %d with an input or outside byte changed\n",
+              cases, refused, written, failures);
   EXPECT_EQ(failures, 0);
   EXPECT_GT(refused, cases / 2); // the family is mostly hostile
   EXPECT_GT(written, 10);        // and writes where the rule allows
