@@ -1,6 +1,7 @@
 #include "analysis/compare.hpp"
 
 #include "common/escape.hpp"
+#include "common/outputs.hpp"
 #include "common/schema.hpp"
 #include "common/stats.hpp"
 #include "common/units.hpp"
@@ -577,6 +578,41 @@ std::string to_markdown(const compare_result &r) {
       any_note = true;
       o << "| " << f.area << " | " << cell(f.item) << " | " << cell(f.a) << " | " << cell(f.b)
         << " | " << cell(f.why) << " |\n";
+    }
+  return o.str();
+}
+
+std::string to_text(const compare_result &r) {
+  std::ostringstream o;
+  const auto t = [](const std::string &s) { return terminal_text(s); };
+  o << "gpuprobe compare\n  A: " << t(r.a_dir) << "\n  B: " << t(r.b_dir) << "\n";
+  if (r.reanalyzed)
+    o << "  Re-analysed: both profiles were derived again from their raw measurements by this "
+         "build (in copies; the folders are unchanged): a structure or penalty difference is the "
+         "measurements'.\n";
+  if (r.method_differs)
+    o << "  Method differs: " << t(r.method_note) << ".\n";
+  o << "Provenance (A | B):\n";
+  for (const auto &f : r.findings)
+    if (f.area == "provenance")
+      o << "  " << t(f.item) << ": " << t(f.a) << (f.a == f.b ? "" : " | " + t(f.b)) << "\n";
+  const int n = r.differences();
+  std::size_t same = 0;
+  for (const auto &f : r.findings)
+    same += f.area != "provenance" && f.verdict == "SAME";
+  o << n << (n == 1 ? " difference" : " differences") << " (" << same
+    << " findings the same)" << (n ? ":" : ".") << "\n";
+  for (const auto &f : r.findings)
+    if (f.verdict != "SAME" && f.verdict != "NOTE")
+      o << "  " << f.verdict << "  " << f.area << "  " << t(f.item) << ": " << t(f.a) << " -> "
+        << t(f.b) << (f.why.empty() ? "" : " (" + t(f.why) + ")") << "\n";
+  bool any_note = false;
+  for (const auto &f : r.findings)
+    if (f.area != "provenance" && f.verdict == "NOTE") {
+      o << (any_note ? "" : "Said, not counted:\n") << "  " << f.area << "  " << t(f.item)
+        << ": " << t(f.a) << " -> " << t(f.b) << (f.why.empty() ? "" : " (" + t(f.why) + ")")
+        << "\n";
+      any_note = true;
     }
   return o.str();
 }

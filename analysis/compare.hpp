@@ -96,5 +96,8 @@ nlohmann::json to_json(const compare_result &r, const compare_thresholds &t);
 // The Markdown for a PR or a ticket: provenance, then every finding that differs, then the count
 // of those that do not.
 std::string to_markdown(const compare_result &r);
+// The same for a terminal: plain text (no Markdown escapes or tables), data made safe for a
+// terminal line (control characters shown escaped).
+std::string to_text(const compare_result &r);
 
 } // namespace gpuprobe::analysis

@@ -1,5 +1,5 @@
-// gpuprobe compare A B: two results folders, finding by finding (analysis/compare.hpp), as
-// Markdown on the terminal (or --markdown FILE) and gpuprobe.compare/1 (--out FILE); with
+// gpuprobe compare A B: two results folders, finding by finding (analysis/compare.hpp), as plain
+// text on the terminal (Markdown with --markdown FILE) and gpuprobe.compare/1 (--out FILE); with
 // --fail-on different, exit 4 when a finding differs: a regression gate.
 #include "analysis/compare.hpp"
 #include "cli/common.hpp"
@@ -190,11 +190,10 @@ void run(const compare_flags &f) {
     r = analysis::compare_runs(*ra, *rb, f.t);
   }
   check_interrupted("compare"); // a signal during the last step: stop, the scratch already gone
-  const std::string md = analysis::to_markdown(r);
   if (!f.markdown.empty())
-    write_text_atomic(f.markdown, md);
+    write_text_atomic(f.markdown, analysis::to_markdown(r));
   else
-    std::fputs(md.c_str(), stdout);
+    std::fputs(analysis::to_text(r).c_str(), stdout); // a terminal gets plain text
   if (!f.out.empty())
     write_json_atomic(f.out, analysis::to_json(r, f.t));
   if (!f.html.empty())
