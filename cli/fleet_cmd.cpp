@@ -51,7 +51,12 @@ std::string cell(const analysis::fleet_unit &u, const std::string &level) {
 }
 
 // The table as Markdown: one row per unit, models apart, then each model's findings.
-std::string markdown(const model::fleet &fleet) {
+// `plain`: for a terminal: the same lines with data made safe for a terminal (control characters
+// escaped) instead of Markdown-escaped (no \_ or &amp;).
+std::string markdown(const model::fleet &fleet, bool plain = false) {
+  const auto markdown_text = [plain](const std::string &s) {
+    return plain ? terminal_text(s) : gpuprobe::markdown_text(s);
+  };
   std::ostringstream o;
   o << "# Fleet\n\nOutlier rule: " << fleet.outlier_rule << "\n";
   for (const auto &[model, m] : fleet.models) {
@@ -136,16 +141,19 @@ void run(const fleet_flags &given) {
   fs::create_directories(f.out);
   model::fleet fleet = analysis::merge_fleet(units);
   fleet.not_units = not_units;
-  std::string md = markdown(fleet);
+  std::string md = markdown(fleet), text = markdown(fleet, true);
   if (!not_units.empty()) {
     md += "\n## Not units\n\n";
-    for (const auto &n : not_units)
+    text += "\n## Not units\n\n";
+    for (const auto &n : not_units) {
       md += "- " + markdown_text(n) + "\n";
+      text += "- " + terminal_text(n) + "\n";
+    }
   }
   write_json_atomic((fs::path(f.out) / "fleet.json").string(), model::to_json(fleet));
   write_text_atomic((fs::path(f.out) / "fleet.md").string(), md);
   mark_files_owned(f.out, {"fleet.json", "fleet.md"}, "fleet"); // a later fleet may replace them
-  std::printf("%s", md.c_str());
+  std::printf("%s", text.c_str()); // the terminal: plain text, fleet.md: Markdown
   std::printf("\ngpuprobe fleet: %zu units, %zu model(s) -> %s/fleet.json, fleet.md\n",
               units.size(), fleet.models.size(), f.out.c_str());
   // The same rule as report's: done, with something left out and listed above, exits 3.
