@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <map>
 #include <random>
 #include <regex>
@@ -484,4 +485,16 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
   }
   EXPECT_NE(run_binary("python3", k_src + "/scripts/driver_pressure.py").exit_code, 0)
       << "no arguments: the usage, and a failure";
+}
+
+// docs/results.md is the script's output, never typed by hand: the committed page equals what
+// scripts/results_page.py writes from the committed runs (the check fails on any edit of either).
+TEST(Scripts, TheResultsPageIsWhatItsScriptWritesFromTheCommittedRuns) {
+  const auto r = run_binary("python3", k_src + "/scripts/results_page.py --check");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream page(k_src + "/docs/results.md");
+  const std::string text((std::istreambuf_iterator<char>(page)), {});
+  for (const char *unit : {"GPU-5dc71e3e", "GPU-bba9cd54", "GPU-c7c2dadc", "GPU-f83ecb16",
+                           "GPU-b337e4ad"})
+    EXPECT_NE(text.find(unit), std::string::npos) << unit;
 }
