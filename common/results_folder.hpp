@@ -1,5 +1,5 @@
 #pragma once
-// A results folder (README "From a new GPU to its report"): the one place that names its files.
+// A results folder (README "Set-up and a first run"): the one place that names its files.
 // characterize writes raw/ and profile.json, tune tuning.json, validate validation.json, report
 // report/. Host-only, header-only.
 #include <filesystem>

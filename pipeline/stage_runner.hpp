@@ -1,5 +1,5 @@
 #pragma once
-// The resume rule of `gpuprobe characterize` (README "From a new GPU to its report"), apart from
+// The resume rule of `gpuprobe characterize` (README "Set-up and a first run"), apart from
 // the command: a stage's file is kept when it was made the same way on this GPU by this version
 // (check_stage) and no stage it reads from ran now; else the stage runs (again), and
 // the record says why. With `reanalyze`, measurements are kept as they are (or reported missing)

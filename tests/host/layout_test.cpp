@@ -1,4 +1,4 @@
-// The source tree's floors (README "Layout"): every #include goes to the same floor or a lower
+// The source tree's floors (docs/layout.md): every #include goes to the same floor or a lower
 // one, and no file includes itself through others. A probe's folder spans floors: its cli.cpp,
 // draw.cpp and plan.cpp sit on the cli, report and pipeline floors, its profile.cpp beside
 // characterize's assembly; the catalog's header and each
@@ -86,7 +86,7 @@ std::map<std::string, std::vector<std::string>> include_graph(const fs::path &ro
   return g;
 }
 
-// The namespaces a file of the library opens (README "Namespaces follow the folders"): its
+// The namespaces a file of the library opens (docs/layout.md, "Namespaces follow the folders"): its
 // folder's own; in a probe folder, gpuprobe::probes and gpuprobe::probes::<its name> (and below
 // it). The catalog's header forward-declares the other floors' types and opens theirs.
 bool namespace_allowed(const std::string &rel, const std::string &ns) {
