@@ -27,6 +27,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // No raw atomics result: the fits the profile kept, as a table.
+// A fit in a table cell: the slope, or c · N^p; "—" for a number the fit does not hold (never 0).
+std::string fit_cell(const model::atomics_fit &fit, const std::string &kind) {
+  const auto n = [](const std::optional<double> &x, int digits) {
+    return x ? num(*x, digits) : std::string("—");
+  };
+  return kind == "line" ? n(fit.slope_cycles_per_thread, 4)
+                        : n(fit.power_coefficient_cycles, 4) + " · N^" + n(fit.power_exponent, 3);
+}
+
 void profile_fits(const inputs &in, report_content &c) {
   const auto variants =
       in.profile ? model::atomics_of(*in.profile) : std::vector<atomics_variant>{};
@@ -41,10 +50,7 @@ void profile_fits(const inputs &in, report_content &c) {
     const model::atomics_fit fit = v.fit.value_or(model::atomics_fit{});
     const std::string kind = fit.model.value_or("line");
     const bool line = kind == "line";
-    t.rows.push_back({v.variant.empty() ? "?" : v.variant, kind,
-                      line ? num(fit.slope_cycles_per_thread.value_or(0))
-                           : num(fit.power_coefficient_cycles.value_or(0)) + " · N^" +
-                                 num(fit.power_exponent.value_or(0), 3),
+    t.rows.push_back({v.variant.empty() ? "?" : v.variant, kind, fit_cell(fit, kind),
                       num(line ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
                       num(fit.from_threads.value_or(0)) + "–" + num(fit.to_threads.value_or(0))});
   }
@@ -77,8 +83,11 @@ void variant_curves(const atomics_variant &v, std::ostringstream &o, report_tabl
   const double a = fit.intercept_cycles.value_or(0), b = fit.slope_cycles_per_thread.value_or(0);
   const double pc = fit.power_coefficient_cycles.value_or(0), pe = fit.power_exponent.value_or(0);
   const double lo = fit.from_threads.value_or(0), hi = fit.to_threads.value_or(0);
-  // Drawn only over the range it was fitted on, densely (a straight line is curved on log axes).
-  if (kind != "none" && lo > 0 && hi > lo)
+  // Drawn only over the range it was fitted on, densely (a straight line is curved on log axes),
+  // and only where the fit holds its numbers.
+  const bool whole = kind == "power" ? fit.power_coefficient_cycles && fit.power_exponent
+                                     : fit.slope_cycles_per_thread && fit.intercept_cycles;
+  if (kind != "none" && whole && lo > 0 && hi > lo)
     for (double x = lo; x <= hi * (1 + 1e-9); x *= std::pow(hi / lo, 1.0 / 64))
       row(o, name + " fit", "dashed", x, kind == "power" ? pc * std::pow(x, pe) : a + b * x);
   const model::atomics_queue_model &q = v.queue_model;
@@ -86,8 +95,8 @@ void variant_curves(const atomics_variant &v, std::ostringstream &o, report_tabl
     for (std::size_t i = 0; i < std::min(xs.size(), q.mean_cycles->size()); ++i)
       row(o, name + " queue model", "dotted", xs[i], (*q.mean_cycles)[i]);
   t.rows.push_back({name,
-                    kind == "line"    ? num(b)
-                    : kind == "power" ? num(pc) + " · N^" + num(pe, 3) + " (power law)"
+                    kind == "line"    ? fit_cell(fit, kind)
+                    : kind == "power" ? fit_cell(fit, kind) + " (power law)"
                                       : "no model fits (" + fit.why.value_or("") + ")",
                     num(kind == "line" ? fit.r2.value_or(0) : fit.power_r2_log.value_or(0), 3),
                     num(lo) + "–" + num(hi),

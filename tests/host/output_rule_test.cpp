@@ -521,6 +521,13 @@ TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
   p["tlb"]["levels"][1]["miss_penalty_cycles"] = nullptr;
   p["tlb"]["levels"][0]["entries"] = nullptr;
   p["tlb"].erase("searched_up_to_bytes");
+  int power_fits = 0;
+  for (auto &variant : p["atomics"]["variants"])
+    if (variant.contains("fit") && variant["fit"].contains("power_exponent")) {
+      variant["fit"]["power_exponent"] = nullptr;
+      ++power_fits;
+    }
+  EXPECT_GT(power_fits, 0) << "the committed run has the CAS loops' power-law fits";
   write_json_atomic(root + "/B/profile.json", p);
   fs::copy_file(k_run + "validation.json", root + "/B/validation.json",
                 fs::copy_options::overwrite_existing);
@@ -536,6 +543,8 @@ TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
   EXPECT_EQ(md.find("| 0 entries"), std::string::npos);
   EXPECT_NE(md.find("not measured"), std::string::npos);
   EXPECT_NE(md.find("not in tuning.json"), std::string::npos) << md.substr(0, 3000);
+  EXPECT_EQ(md.find("N^0"), std::string::npos);
+  EXPECT_NE(md.find("exponent not measured"), std::string::npos);
   // fleet: "—" for the missing penalty, never "+0".
   r = test::run_gpuprobe_argv({"fleet", "--input", root + "/B", "--out", root + "/fleet"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
