@@ -141,11 +141,17 @@ report::report_content render_into(const report_options &o, const fs::path &dir,
   if (!to_draw["figures"].empty()) {
     write_json_atomic((figs / "manifest.json").string(), to_draw);
     const std::vector<std::string> argv = {o.python, script, figs.string()}; // no shell
-    const auto r = run_child(argv);
+    // Its output is held back: on Ctrl-C (even while Python starts) gpuprobe's one line is all a
+    // person reads; on a failure its last line is said in gpuprobe's.
+    child_options quiet;
+    quiet.capture = true;
+    quiet.merge_stderr = true;
+    const auto r = run_child(argv, quiet);
     check_interrupted("report (drawing the figures)");
     if (!r.ok())
       throw error("report: drawing the figures failed (" + o.python + " " + script + " " +
-                  figs.string() + ": exit " + std::to_string(r.exit_code) + ")");
+                  figs.string() + ": exit " + std::to_string(r.exit_code) + ")" +
+                  (last_line(r.output).empty() ? "" : ": " + last_line(r.output)));
   }
   write_json_atomic((figs / "manifest.json").string(), manifest);
   if (!content.figures.empty())

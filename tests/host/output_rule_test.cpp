@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -596,23 +597,29 @@ TEST(OutputRule, BoundsAndMessagesAPersonReads) {
   EXPECT_FALSE(fs::exists("-x"));
 }
 
-// Ctrl-C while plot.py runs (its matplotlib import takes most of a second): it ends without a
-// Python traceback of its own, so gpuprobe's one line is all a person reads.
-TEST(OutputRule, AnInterruptedPlotterPrintsNoTraceback) {
-  const std::string dir = fresh("plot-sigint");
-  std::ofstream(dir + "/manifest.json") << R"({"figures": []})";
-  for (const int delay_ms : {50, 200, 400}) {
-    auto c = spawn_child({"python3", std::string(GPUPROBE_SOURCE_DIR) + "/reports/plot.py", dir});
+// Ctrl-C while report draws (plot.py importing matplotlib, or Python itself still starting):
+// the plotter's own traceback never reaches the terminal, gpuprobe's one line does.
+TEST(OutputRule, AnInterruptedReportPrintsNoPlotterTraceback) {
+  const std::string root = fresh("plot-sigint");
+  results_folder_at(root + "/A");
+  for (const int delay_ms : {20, 150, 400}) {
+    const std::string err = root + "/err-" + std::to_string(delay_ms) + ".txt";
+    const pid_t p = ::fork();
+    if (p == 0) {
+      if (!std::freopen(err.c_str(), "w", stderr) || !std::freopen("/dev/null", "w", stdout))
+        std::_Exit(126);
+      ::execl(test::gpuprobe_binary().c_str(), "gpuprobe", "report", "--input",
+              (root + "/A").c_str(), "--out", (root + "/page").c_str(), (char *)nullptr);
+      std::_Exit(127);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    ::kill(c.pid, SIGINT);
-    std::string out;
-    char buf[4096];
-    ssize_t n;
-    while ((n = ::read(c.out_fd, buf, sizeof buf)) > 0)
-      out.append(buf, std::size_t(n));
-    ::close(c.out_fd);
-    wait_child(c);
+    ::kill(p, SIGINT);
+    int status = 0;
+    ::waitpid(p, &status, 0);
+    const std::string out = slurp(err);
     EXPECT_EQ(out.find("Traceback"), std::string::npos) << delay_ms << " ms: " << out;
     EXPECT_EQ(out.find("KeyboardInterrupt"), std::string::npos) << delay_ms << " ms: " << out;
+    EXPECT_LE(std::count(out.begin(), out.end(), '\n'), 1) << delay_ms << " ms: " << out;
+    fs::remove_all(root + "/page");
   }
 }
