@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/paths.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -24,12 +25,6 @@ namespace gpuprobe {
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path resolved(const std::string &p) {
-  std::error_code ec;
-  auto r = fs::weakly_canonical(fs::absolute(p.empty() ? "." : p), ec);
-  return ec ? fs::absolute(p).lexically_normal() : r;
-}
 
 // What an existing path is, in words ("" when it is absent).
 std::string kind_of(const std::string &path) {
@@ -75,27 +70,20 @@ void check_outputs(const std::string &command, const std::vector<output_path> &o
                     " gpuprobe writes: give a new " + (o.folder ? "folder" : "file") +
                     (o.folder ? " or one this command wrote" : " or a regular file"));
     for (std::size_t j = 0; j < i; ++j)
-      if (resolved(outputs[j].path) == resolved(o.path))
+      if (same_or_inside(outputs[j].path, o.path) && same_or_inside(o.path, outputs[j].path))
         refuse(o, "is also " + outputs[j].flag + ": two outputs of one command are two paths");
     for (const auto &in : inputs) {
       if (in.empty())
         continue;
-      const fs::path po = resolved(o.path), pi = resolved(in);
-      const auto inside = [](const fs::path &inner, const fs::path &outer) {
-        auto at = inner.begin();
-        for (auto x = outer.begin(); x != outer.end(); ++x, ++at)
-          if (at == inner.end() || *at != *x)
-            return false;
-        return true;
-      };
-      if (po == pi)
+      const bool out_inside = same_or_inside(o.path, in), in_inside = same_or_inside(in, o.path);
+      if (out_inside && in_inside)
         refuse(o, "is its input '" + terminal_text(in) +
                       "': give another path (an input is never overwritten)");
-      if (inside(pi, po))
+      if (in_inside)
         refuse(o, "holds its input '" + terminal_text(in) +
                       "': give another path (an input is never overwritten)");
       std::error_code ec;
-      if (inside(po, pi) && fs::is_directory(in, ec) && !(inside_ok && inside_ok(o.path, in)))
+      if (out_inside && fs::is_directory(in, ec) && !(inside_ok && inside_ok(o.path, in)))
         refuse(o, "lies inside its input folder '" + terminal_text(in) +
                       "': give a path outside the inputs (an input is never overwritten)");
     }
