@@ -131,11 +131,13 @@ void setup_cli(CLI::App &parent) {
 namespace {
 
 // gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
-void run_analyze_tlb(const common_options &o, bool allow_mixed) {
+void run_analyze_tlb(const common_options &o, bool allow_mixed, bool model) {
   check_output_path(o.out);
   refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
   const auto ds = probes::load_tlb_inputs(o.inputs, allow_mixed);
-  const auto a = probes::find_tlb_levels(ds);
+  probes::tlb_analysis_options opt;
+  opt.synthesize = model;
+  const auto a = probes::find_tlb_levels(ds, opt);
   json device = ds.device.is_null() ? json{{"name", ds.device_name}} : ds.device;
   json tlb = probes::to_json(a);
   tlb["inputs"] = ds.sources;
@@ -181,7 +183,12 @@ void setup_analyze(CLI::App &analyze) {
   auto mixed = std::make_shared<bool>(false);
   tlb->add_flag("--allow-mixed", *mixed,
                 "analyze sweeps of different GPUs as one (default: refused, naming them)");
-  tlb->callback([opt, mixed] { run_analyze_tlb(*opt, *mixed); });
+  auto model = std::make_shared<bool>(false);
+  tlb->add_flag("--model", *model,
+                "fit the levels as one model of the whole sweep (experimental): the model's "
+                "ways x sets, page and penalty, a level added where the rises leave a misfit; "
+                "its rates on simulated GPUs: scripts/simulated_family.sh");
+  tlb->callback([opt, mixed, model] { run_analyze_tlb(*opt, *mixed, *model); });
 }
 
 } // namespace gpuprobe::probes::tlb

@@ -782,6 +782,74 @@ void explain_set_conflicts(tlb_evidence &out, const tlb_analysis_options &opt) {
   out.levels = kept;
 }
 
+// The levels as one model of the whole sweep: each proposal's structure and penalty are the
+// model's, and a proposal the others explain as well without it is moved to set_conflicts.
+// A level as the proposal to the whole-sweep model: its page's bounds from what the strides said.
+level_proposal proposal_of(const level_evidence &L, const synthesis_options &o) {
+  level_proposal p{L.entries, L.page_bytes, L.structure.fit.resolved ? L.structure.fit.ways : 0,
+                   L.structure.fit.resolved ? L.structure.fit.sets : 0};
+  const double octaves = std::exp2(o.coverage_octaves);
+  p.min_page_bytes = L.bound == page_bound::exact   ? L.page_bytes / 2
+                     : L.bound == page_bound::lower ? L.page_bytes
+                                                    : 4096; // the smallest page there is
+  p.max_page_bytes = L.bound == page_bound::exact   ? L.page_bytes * 2
+                     : L.bound == page_bound::upper ? L.page_bytes
+                                                    : L.page_bytes * octaves;
+  return p;
+}
+
+// The levels as one model of the whole sweep: each level's structure, page and penalty are the
+// model's; a level it adds is a level with the model as its evidence; a level the others explain
+// is moved to set_conflicts.
+void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
+                       tlb_evidence &out) {
+  std::vector<level_proposal> props;
+  for (const auto &L : out.levels)
+    props.push_back(proposal_of(L, opt.synthesis));
+  const synthesis_fit fit = fit_hierarchy(data, props, opt.synthesis);
+  if (!fit.fitted)
+    return;
+  std::vector<level_evidence> kept;
+  for (const auto &f : fit.levels) {
+    level_evidence L;
+    if (f.proposal < out.levels.size()) {
+      L = out.levels[f.proposal];
+    } else { // a level no rise detector proposed: its confidence is the model's alone
+      L.bound = page_bound::exact;
+      L.confidence = f.gain / (f.gain + opt.synthesis.level_cost);
+      L.existence = "the model of the whole sweep adds it: it lowers the loss by " +
+                    std::to_string(int(std::lround(f.gain))) + " where a level needs " +
+                    std::to_string(int(std::lround(opt.synthesis.level_cost)));
+    }
+    L.modeled = true;
+    L.model = f;
+    const auto &M = f.level;
+    auto &st = L.structure.fit;
+    st.resolved = true;
+    st.sets = double(M.sets);
+    st.ways = double(M.ways);
+    st.entries = double(M.entries());
+    st.full_miss_entries = double(M.sets * (M.ways + 1));
+    L.entries = st.entries;
+    L.page_bytes = double(M.coverage_bytes);
+    L.reach_bytes = L.entries * L.page_bytes;
+    L.miss_penalty_cycles = M.penalty_cycles;
+    kept.push_back(L);
+  }
+  for (const auto q : fit.dropped) {
+    const auto &b = out.levels[q];
+    char why[300];
+    std::snprintf(why, sizeof why,
+                  "a rise after %.0f hops at strides from %s, +%.0f cycles: the model of the whole "
+                  "sweep explains it by the other levels: not a level of its own",
+                  b.entries, format_bytes(b.page_bytes).c_str(), b.miss_penalty_cycles);
+    out.notes.push_back(why);
+    out.set_conflicts.push_back(b);
+  }
+  out.notes.push_back(fit.note);
+  out.levels = kept;
+}
+
 } // namespace
 
 tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options &opt) {
@@ -822,6 +890,8 @@ tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options
       out.levels.push_back(L);
   }
   explain_set_conflicts(out, opt);
+  if (opt.synthesize)
+    synthesize_levels(data, opt, out);
   std::sort(out.levels.begin(), out.levels.end(),
             [](const level_evidence &a, const level_evidence &b) {
               return a.reach_bytes < b.reach_bytes;
@@ -911,6 +981,25 @@ nlohmann::json intervals_json(const level_evidence &L) {
   return {{"why", "the structure is not resolved: " + L.structure.fit.why}};
 }
 
+// The level as the model of the whole sweep fitted it.
+nlohmann::json model_json(const fitted_level &f) {
+  const auto r1 = [](double x) { return std::round(x * 10) / 10; };
+  return {{"words", model_words(f.level)},
+          {"sets", f.level.sets},
+          {"ways", f.level.ways},
+          {"coverage_bytes", f.level.coverage_bytes},
+          {"index", f.level.sets <= 1 ? "fully associative" : f.level.xor_index ? "xor" : "modulo"},
+          {"replacement", f.level.repl == tlb::replacement::lru ? "lru" : "random"},
+          {"penalty_cycles", r1(f.level.penalty_cycles)},
+          {"gain", r1(f.gain)},
+          {"intervals",
+           {{"entries", {f.entries_lo, f.entries_hi}},
+            {"sets", {f.sets_lo, f.sets_hi}},
+            {"ways", {f.ways_lo, f.ways_hi}},
+            {"miss_penalty_cycles", {r1(f.penalty_lo), r1(f.penalty_hi)}}}},
+          {"other_index_or_replacement_fits", f.alternatives_differ}};
+}
+
 nlohmann::json level_json(const level_evidence &L) {
   const bool resolved = L.structure.fit.resolved;
   nlohmann::json j = {
@@ -931,6 +1020,8 @@ nlohmann::json level_json(const level_evidence &L) {
        {{"strides_at_or_above_page", steps_json(L.scaling)},
         {"strides_below_page", steps_json(L.flat)}}}};
   j["existence"] = L.existence;
+  if (L.modeled)
+    j["model"] = model_json(L.model);
   if (L.entries_se > 0)
     j["entries_se"] = std::round(L.entries_se * 10) / 10;
   j["intervals"] = intervals_json(L);

@@ -9,6 +9,7 @@
 #include "model/profile.hpp"
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/structure.hpp"
+#include "probes/tlb/synthesis.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -100,6 +101,9 @@ struct level_evidence {
   std::vector<tlb_step> scaling; // strides >= page: boundary after `entries` hops
   std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
   tlb_level_structure structure;
+  // The level in the model of the whole sweep (synthesis.hpp), where the model ran.
+  bool modeled = false;
+  fitted_level model;
   double full_miss_bytes() const; // where every hop misses (reach_bytes when not resolved)
 };
 
@@ -121,6 +125,11 @@ struct tlb_analysis_options {
   // its sets, never evidence against it (the "inconsistent" rule's exception; off only in the
   // test that shows what the exception is for).
   bool earlier_rise_is_the_level = true;
+  // Analysis by synthesis (`analyze tlb --model`, off by default): the proposed levels are
+  // fitted as one model of every stride's curve; it chooses their structure, page and penalty,
+  // adds a level where the proposals leave a misfit and drops one the others explain.
+  bool synthesize = false;
+  synthesis_options synthesis;
 };
 
 struct tlb_evidence {

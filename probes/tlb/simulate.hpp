@@ -8,6 +8,7 @@
 // level, states the analyzer's recovery and false-level rates (docs/analyze-tlb.md). Host-only.
 #include "model/profile.hpp"
 #include "probes/tlb/data.hpp"
+#include "probes/tlb/forward.hpp"
 #include "probes/tlb/sweep.hpp"
 
 #include <cstdint>
@@ -17,17 +18,9 @@
 
 namespace gpuprobe::probes::tlb::sim {
 
-enum class replacement { lru, random };
-
-struct sim_level {
-  std::uint64_t sets = 1, ways = 16;
-  std::uint64_t coverage_bytes = 2ull << 20; // what one entry covers
-  double penalty_cycles = 50;
-  replacement repl = replacement::lru;
-  bool xor_index = false; // set = (tag ^ tag >> log2 sets) mod sets, else tag mod sets
-  std::uint64_t entries() const { return sets * ways; }
-  double reach_bytes() const { return double(entries()) * double(coverage_bytes); }
-};
+using tlb::miss_share;
+using tlb::replacement;
+using sim_level = tlb::cache_level;
 
 struct sim_gpu {
   std::vector<sim_level> levels; // innermost first, reach growing
@@ -49,12 +42,6 @@ struct noise_pool {
   bool empty() const { return median_sigmas.empty() || mean_sigmas.empty(); }
 };
 noise_pool noise_from(const std::vector<probes::tlb_dataset> &real);
-
-// The share of hops of a cyclic chase (`hops` hops `stride` bytes apart, a lap repeated) that
-// miss `L`: with a stride below the coverage only a tag's first hop can miss; a set holding more
-// tags than ways misses every visit under LRU, and under random replacement the fixed point of
-// h = (1 - 1/W)^((n - 1)(1 - h)).
-double miss_share(const sim_level &L, std::uint64_t stride, std::uint64_t hops);
 
 // Cycles per hop, noiseless.
 double latency(const sim_gpu &g, std::uint64_t stride, std::uint64_t hops);
@@ -120,8 +107,6 @@ struct gpu_score {
 };
 gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan);
 
-// The tags a cyclic chase at `stride` touches when `L` first misses (by miss_share), searched up
-// to 64 x its entries; 0 where it never misses there.
-std::uint64_t first_miss_tags(const sim_level &L, std::uint64_t stride);
+using tlb::first_miss_tags;
 
 } // namespace gpuprobe::probes::tlb::sim

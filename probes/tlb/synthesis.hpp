@@ -1,0 +1,67 @@
+#pragma once
+// Analysis by synthesis: a TLB hierarchy is a model of the whole sweep. The rise detectors
+// (levels.hpp) propose levels; each proposal becomes a translation level of the forward model
+// (forward.hpp: entries as ways x sets, what one entry covers, a set index, a replacement
+// policy, a penalty), every stride's curve is predicted from all the levels together, and the
+// structure of each level, and which proposals are levels at all, are chosen by how well the
+// prediction explains every point under the curve's own noise (a robust loss). A proposal the
+// rest of the model explains as well without it (an earlier level's set conflicts seen at large
+// strides) is no level; a level's penalty is the model's, ramps included. Host-only.
+#include "probes/tlb/data.hpp"
+#include "probes/tlb/forward.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuprobe::probes {
+
+struct synthesis_options {
+  double huber = 2.5;       // residuals beyond this many noise sigmas count linearly
+  double level_cost = 40;   // a level must lower the loss by this much to be kept
+  double interval_loss = 2; // structures within this loss of the best are its interval
+  int max_ways = 64;        // larger: fully associative at the sweep's resolution
+  int coverage_octaves = 3; // how far below or above its bound a page may be searched
+  int max_added = 3; // levels the model may add where the proposals leave a misfit
+};
+
+// A level the rise detectors propose: its entries (may be fractional), what one entry covers,
+// and the ways x sets its ramp fit resolved (0 where it resolved none).
+struct level_proposal {
+  double entries = 0, page_bytes = 0;
+  double ways = 0, sets = 0;
+  // What the strides say of the page: it lies in [min_page_bytes, max_page_bytes] (an exact
+  // page: within an octave of it either way).
+  double min_page_bytes = 0, max_page_bytes = 0;
+};
+
+// A kept level: its structure and penalty as the model fits them.
+struct fitted_level {
+  std::size_t proposal = 0;       // index into the proposals (>= their count: the model added it)
+  tlb::cache_level level;         // sets, ways, coverage, index, replacement, penalty
+  double gain = 0;                // the loss without this level minus the loss with it
+  double entries_lo = 0, entries_hi = 0; // over the structures within interval_loss
+  double sets_lo = 0, sets_hi = 0, ways_lo = 0, ways_hi = 0;
+  double penalty_lo = 0, penalty_hi = 0; // +- 2 standard errors of the fitted penalty
+  bool alternatives_differ = false;      // another index or replacement fits within the interval
+};
+
+struct synthesis_fit {
+  bool fitted = false; // false: too few points, or nothing proposed
+  std::vector<fitted_level> levels; // kept, in the proposals' order
+  std::vector<std::size_t> dropped; // proposals the model explains without
+  double loss = 0;                  // the kept model's robust loss (0.5 chi^2 where Gaussian)
+  double loss_without_levels = 0;   // the loss of a model of no level
+  int points = 0;
+  std::string note; // one line: what the model kept and dropped
+};
+
+// Fits the hierarchy of `proposals` to every point of `data` (each curve's means where it has
+// them, else its values; one baseline per curve).
+synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_proposal> &proposals,
+                            const synthesis_options &opt = {});
+
+// "8 ways x 256 sets, xor index, lru" of a model level.
+std::string model_words(const tlb::cache_level &L);
+
+} // namespace gpuprobe::probes
