@@ -314,6 +314,8 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
       std::printf("        disturbed: %s\n", L.detail["disturbed"].get<std::string>().c_str());
     if (const std::string iv = probes::interval_words(L); !iv.empty())
       std::printf("        intervals: %s\n", iv.c_str());
+    if (const std::string sp = probes::penalty_spread_words(L); !sp.empty())
+      std::printf("        penalty by SM: %s\n", sp.c_str());
     if (L.coverage && L.coverage->contains("finding") && (*L.coverage)["finding"].is_string())
       std::printf("        entry: %s\n", (*L.coverage)["finding"].get<std::string>().c_str());
     if (candidate && L.detail.contains("existence"))

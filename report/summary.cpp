@@ -189,6 +189,8 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
     out.push_back(probes::level_line(model::level_label(false, k), levels[k]));
     if (const std::string iv = probes::interval_words(levels[k]); !iv.empty())
       out.push_back("  " + model::level_label(false, k) + " intervals: " + iv);
+    if (const std::string sp = probes::penalty_spread_words(levels[k]); !sp.empty())
+      out.push_back("  " + model::level_label(false, k) + " penalty by SM: " + sp);
     if (levels[k].coverage && levels[k].coverage->contains("finding"))
       out.push_back("  " + model::level_label(false, k) +
                     " entry: " + (*levels[k].coverage)["finding"].get<std::string>());

@@ -164,6 +164,8 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
   out.alloc = r.alloc;
   std::map<double, tlb_curve> by_stride;
   for (const auto &p : r.points) {
+    const bool first = out.curves.empty() && by_stride.empty();
+    out.sm = first ? p.smid : out.sm == p.smid ? out.sm : -1;
     const double stride = double(p.stride_bytes), fp = double(p.footprint_bytes);
     if (!(stride > 0) || !(fp > 0) || !std::isfinite(p.median) || p.median <= 0)
       throw gpuprobe::error("'" + source +

@@ -26,6 +26,7 @@ struct tlb_dataset {
   long long l2_bytes = 0;  // 0 = unknown
   std::string alloc;       // cudamalloc | vmm | managed | "" (CSV)
   std::vector<tlb_curve> curves;
+  int sm = -1; // the SM every point of a gpuprobe sweep ran on (-1: mixed, or not recorded)
   std::vector<std::string> sources;
   std::vector<std::string> notes;
 };

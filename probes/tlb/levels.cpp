@@ -99,6 +99,32 @@ std::string count_or_dash(const std::optional<double> &v) {
   return v ? std::string(b) : std::string("—");
 }
 
+std::string penalty_spread_words(const model::tlb_level &L) {
+  if (!L.per_sm || L.per_sm->penalty_cycles.empty() ||
+      L.per_sm->penalty_cycles.size() != L.per_sm->sms.size())
+    return "";
+  const auto &p = L.per_sm->penalty_cycles;
+  const auto lo = std::min_element(p.begin(), p.end()), hi = std::max_element(p.begin(), p.end());
+  const auto sm_of = [&](std::vector<double>::const_iterator it) {
+    return L.per_sm->sms[std::size_t(it - p.begin())];
+  };
+  char b[240];
+  std::snprintf(b, sizeof b, "over %zu SMs median %.1f, %.1f (SM %d) to %.1f (SM %d)", p.size(),
+                median(p), *lo, sm_of(lo), *hi, sm_of(hi));
+  std::string out = b;
+  const auto rec = L.detail.find("measured_on_sm");
+  const int sm = rec != L.detail.end() && rec->is_number_integer() ? rec->get<int>() : -1;
+  const auto at = std::find(L.per_sm->sms.begin(), L.per_sm->sms.end(), sm);
+  if (sm >= 0 && at != L.per_sm->sms.end()) {
+    std::snprintf(b, sizeof b, "; the headline is SM %d's (%.1f here)", sm,
+                  p[std::size_t(at - L.per_sm->sms.begin())]);
+    out += b;
+  } else {
+    out += "; the headline's SM not recorded";
+  }
+  return out;
+}
+
 std::string level_line(const std::string &label, const model::tlb_level &L) {
   char b[320];
   const std::string st = structure_words(L);
@@ -854,6 +880,7 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
 
 tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options &opt) {
   tlb_evidence out;
+  out.sm = data.sm;
   const rises r = collect_rises(data, opt, out);
   std::vector<bool> used = below_the_floor(r.pool, opt, out);
   for (std::size_t seed = next_seed(r.pool, used); seed < r.pool.size();
@@ -1036,8 +1063,11 @@ nlohmann::json level_json(const level_evidence &L) {
 nlohmann::json to_json(const tlb_evidence &a) {
   nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array(),
                  candidates = nlohmann::json::array();
-  for (const auto &L : a.levels)
+  for (const auto &L : a.levels) {
     levels.push_back(level_json(L));
+    if (a.sm >= 0)
+      levels.back()["measured_on_sm"] = a.sm;
+  }
   for (const auto &L : a.candidates)
     candidates.push_back(level_json(L));
   for (const auto &L : a.cache_effects)

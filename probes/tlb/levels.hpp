@@ -44,6 +44,11 @@ std::string searched_words(const model::tlb_hierarchy &tlb);
 // A count for a line: "2048", or "—" where the profile holds none (never 0).
 std::string count_or_dash(const std::optional<double> &v);
 
+// A penalty against its spread over SMs (the tlb-per-sm stage): "over 132 SMs median 123.8, 89.4
+// (SM 94) to 165.7 (SM 17); the headline is SM 124's (158.6 here)"; "" where that stage did not
+// run.
+std::string penalty_spread_words(const model::tlb_level &level);
+
 // One level of a profile in one line, as characterize and run print it:
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
 std::string level_line(const std::string &label, const model::tlb_level &level);
@@ -141,6 +146,7 @@ struct tlb_evidence {
   std::vector<level_evidence> candidates; // "small" (z below level_z) or "inconsistent" rises
   std::vector<tlb_step> unexplained;      // rises that form no level
   double searched_up_to_bytes = 0;
+  int sm = -1; // the SM the sweep ran on: each level's penalty is that SM's (-1: not recorded)
   std::vector<std::string> notes;
 };
 

@@ -9,6 +9,7 @@
 #include "model/result_levels.hpp"
 #include "probes/per_sm/driver.hpp"
 #include "probes/per_sm/probe.hpp"
+#include "probes/tlb/levels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -340,3 +341,51 @@ TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
 }
 
 } // namespace
+
+// Issue 77 item 4: a level's penalty is stated against its spread over SMs. Over generated maps
+// the words name the median, the least and the greatest SM penalty with their SMs, and the SM the
+// headline was measured on with its own value; without a per-SM map they say nothing.
+TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {
+  std::mt19937 rng(77);
+  for (int c = 0; c < 200; ++c) {
+    tlb_level L;
+    L.page_bytes = 32 << 20;
+    L.reach_bytes = 64.0 * (1ull << 30);
+    gpuprobe::model::level_per_sm m;
+    const int n = 1 + int(rng() % 144);
+    for (int i = 0; i < n; ++i) {
+      m.sms.push_back(2 * i + int(rng() % 2));
+      m.penalty_cycles.push_back(double(50 + rng() % 200));
+      m.hit_cycles.push_back(300);
+    }
+    const auto lo = std::min_element(m.penalty_cycles.begin(), m.penalty_cycles.end());
+    const auto hi = std::max_element(m.penalty_cycles.begin(), m.penalty_cycles.end());
+    const int head = int(rng() % std::size_t(n));
+    EXPECT_EQ(gpuprobe::probes::penalty_spread_words(L), "") << "no per-SM map, no words";
+    L.per_sm = m;
+    L.detail["measured_on_sm"] = m.sms[std::size_t(head)];
+    const std::string w = gpuprobe::probes::penalty_spread_words(L);
+    char want[200];
+    std::snprintf(want, sizeof want, "over %d SMs median ", n);
+    EXPECT_EQ(w.rfind(want, 0), 0u) << w;
+    std::snprintf(want, sizeof want, ", %.1f (SM %d) to %.1f (SM %d); the headline is SM %d's (%.1f",
+                  *lo, m.sms[std::size_t(lo - m.penalty_cycles.begin())], *hi,
+                  m.sms[std::size_t(hi - m.penalty_cycles.begin())], m.sms[std::size_t(head)],
+                  m.penalty_cycles[std::size_t(head)]);
+    EXPECT_NE(w.find(want), std::string::npos) << w << " lacks " << want;
+    L.detail.erase("measured_on_sm");
+    EXPECT_NE(gpuprobe::probes::penalty_spread_words(L).find("the headline's SM not recorded"),
+              std::string::npos);
+  }
+}
+
+// The sweep records the SM it ran on, and every level of its profile carries it.
+TEST(PerSm, EveryLevelOfACommittedSweepNamesTheSmItWasMeasuredOn) {
+  const auto d = gpuprobe::probes::load_tlb_inputs(std::vector<std::string>{
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-5dc71e3e/raw/tlb.json"});
+  ASSERT_GE(d.sm, 0);
+  const auto h = gpuprobe::probes::analyze_tlb(d);
+  ASSERT_FALSE(h.levels.empty());
+  for (const auto &L : h.levels)
+    EXPECT_EQ(L.detail.value("measured_on_sm", -1), d.sm);
+}
