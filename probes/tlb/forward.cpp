@@ -66,7 +66,8 @@ double miss_share(const cache_level &L, std::uint64_t stride, std::uint64_t hops
   const bool wide = stride >= C;
   const std::uint64_t r = wide ? stride / C : 1;
   const std::uint64_t T = wide ? hops : (hops * stride + C - 1) / C;
-  const double first_visits = wide ? 1.0 : double(stride) / double(C);
+  const std::uint64_t sector = L.sector_bytes ? std::min(L.sector_bytes, C) : C;
+  const double first_visits = stride >= sector ? 1.0 : double(stride) / double(sector);
   if (T <= L.ways)
     return 0;
   if (T > 64 * L.entries() && L.repl == replacement::lru)

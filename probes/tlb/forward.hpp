@@ -17,12 +17,15 @@ struct cache_level {
   double penalty_cycles = 50;
   replacement repl = replacement::lru;
   bool xor_index = false; // set = (tag ^ tag >> log2 sets) mod sets, else tag mod sets
+  // An entry filled in sectors of this many bytes (0: whole): a hop to a sector not yet filled
+  // misses although its entry's tag is present; with the tag evicted, every sector misses.
+  std::uint64_t sector_bytes = 0;
   std::uint64_t entries() const { return sets * ways; }
   double reach_bytes() const { return double(entries()) * double(coverage_bytes); }
 };
 
 // The share of hops of a cyclic chase (`hops` hops `stride` bytes apart, a lap repeated) that
-// miss `L`: with a stride below the coverage only a tag's first hop can miss; a set holding more
+// miss `L`: with a stride below the coverage only a tag's (or a sector's) first hop can miss; a set holding more
 // tags than ways misses every visit under LRU, and under random replacement the fixed point of
 // h = (1 - 1/W)^((n - 1)(1 - h)).
 double miss_share(const cache_level &L, std::uint64_t stride, std::uint64_t hops);

@@ -836,9 +836,19 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
   if (!fit.fitted)
     return;
   std::vector<level_evidence> kept;
+  std::vector<std::size_t> dropped = fit.dropped;
   for (const auto &f : fit.levels) {
     level_evidence L;
-    if (f.proposal < out.levels.size()) {
+    // A level the model added in place of a proposal it dropped (the same reach within 25 %) is
+    // that proposal, its structure the model's.
+    const auto same = std::find_if(dropped.begin(), dropped.end(), [&](std::size_t q) {
+      return f.proposal >= out.levels.size() &&
+             near(out.levels[q].reach_bytes, f.level.reach_bytes(), 0.25);
+    });
+    if (same != dropped.end()) {
+      L = out.levels[*same];
+      dropped.erase(same);
+    } else if (f.proposal < out.levels.size()) {
       L = out.levels[f.proposal];
     } else { // a level no rise detector proposed: its confidence is the model's alone
       L.bound = page_bound::exact;
@@ -862,7 +872,7 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
     L.miss_penalty_cycles = M.penalty_cycles;
     kept.push_back(L);
   }
-  for (const auto q : fit.dropped) {
+  for (const auto q : dropped) {
     const auto &b = out.levels[q];
     char why[300];
     std::snprintf(why, sizeof why,
@@ -872,7 +882,12 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
     out.notes.push_back(why);
     out.set_conflicts.push_back(b);
   }
-  out.notes.push_back(fit.note);
+  char note[240];
+  std::snprintf(note, sizeof note,
+                "the model of the whole sweep (%d points): %zu level(s) kept, %zu explained by the "
+                "others; robust loss %.0f, %.0f with no level",
+                fit.points, kept.size(), dropped.size(), fit.loss, fit.loss_without_levels);
+  out.notes.push_back(note);
   out.levels = kept;
 }
 
@@ -1015,6 +1030,7 @@ nlohmann::json model_json(const fitted_level &f) {
           {"sets", f.level.sets},
           {"ways", f.level.ways},
           {"coverage_bytes", f.level.coverage_bytes},
+          {"sector_bytes", f.level.sector_bytes ? f.level.sector_bytes : f.level.coverage_bytes},
           {"index", f.level.sets <= 1 ? "fully associative" : f.level.xor_index ? "xor" : "modulo"},
           {"replacement", f.level.repl == tlb::replacement::lru ? "lru" : "random"},
           {"penalty_cycles", r1(f.level.penalty_cycles)},

@@ -11,6 +11,8 @@
 
 namespace gpuprobe::probes {
 
+std::string model_words(const tlb::cache_level &L);
+
 namespace {
 
 using tlb::cache_level;
@@ -378,6 +380,44 @@ struct search {
   }
 };
 
+// What one entry holds: each level's entry whole, or filled in halves (two sectors): every
+// structure of the level is offered again in halves and the whole model searched once more; the
+// halves stay where they lower the loss by a level's cost.
+void refine_sectors(const design &D, const synthesis_options &opt,
+                    std::vector<std::vector<option>> &opts, const std::vector<std::size_t> &active,
+                    std::vector<std::size_t> &choice) {
+  for (const auto q : active) {
+    const double now = search{D, opts, opt.huber}.loss_of(active, choice);
+    const std::size_t whole = opts[q].size();
+    for (std::size_t o = 0; o < whole; ++o) {
+      const cache_level &L = opts[q][o].L;
+      if (opts[q][o].same_as != o || L.sector_bytes || L.coverage_bytes < 8192)
+        continue;
+      option op{L, column(D.pts.size()), opts[q].size()};
+      op.L.sector_bytes = L.coverage_bytes / 2;
+      for (std::size_t i = 0; i < D.pts.size(); ++i)
+        op.col[i] = tlb::miss_share(op.L, D.pts[i].stride, D.pts[i].hops);
+      opts[q].push_back(std::move(op));
+    }
+    auto c = choice;
+    const search S{D, opts, opt.huber};
+    S.descend(active, c, 2);
+    if (opts[q][c[q]].L.sector_bytes && S.loss_of(active, c) < now - opt.level_cost)
+      choice = c;
+    else
+      opts[q].resize(whole); // the entry is whole: its halves leave the search
+  }
+}
+
+// The noise of a typical curve: the median over points of each one's curve noise.
+double typical_noise(const design &D) {
+  std::vector<double> sigma;
+  for (const auto &p : D.pts)
+    sigma.push_back(1 / std::sqrt(p.w0));
+  std::nth_element(sigma.begin(), sigma.begin() + std::ptrdiff_t(sigma.size() / 2), sigma.end());
+  return sigma[sigma.size() / 2];
+}
+
 // Where the proposals leave a misfit, the level that explains most of it: a fully associative
 // level of every page from 4 KiB to 512 MiB and every power-of-two count from 8 to 65,536 is
 // tried beside the others; the best, where it lowers the loss by a level's cost, is proposed,
@@ -420,16 +460,64 @@ void add_missing_levels(const design &D, const synthesis_options &opt,
     all.push_back(pick);
     opts.push_back(options_of(D, pick, opt));
     active.push_back(all.size() - 1);
-    choice.push_back(0); // nearest the grid's pick: its fully associative count at its page
+    auto c = choice;
+    c.push_back(0); // nearest the grid's pick: its fully associative count at its page
     const search S2{D, opts, opt.huber};
-    S2.descend(active, choice, 2);
+    S2.descend(active, c, 2);
+    // A level the model adds must cost what the family calls recoverable: 3 x the noise.
+    if (evaluate(D, S2.columns(active, c), opt.huber).penalty.back() <
+        opt.min_added_penalty_sigmas * typical_noise(D)) {
+      active.pop_back();
+      all.pop_back();
+      opts.pop_back();
+      return;
+    }
+    choice = c;
   }
 }
 
 } // namespace
 
+synthesis_fit fit_fixed(const tlb_dataset &data, const std::vector<cache_level> &levels,
+                        const synthesis_options &opt) {
+  synthesis_fit out;
+  const design D = design_of(data);
+  out.points = int(D.pts.size());
+  std::vector<column> cols;
+  for (const auto &L : levels) {
+    cols.emplace_back(D.pts.size());
+    for (std::size_t i = 0; i < D.pts.size(); ++i)
+      cols.back()[i] = tlb::miss_share(L, D.pts[i].stride, D.pts[i].hops);
+  }
+  std::vector<const column *> c;
+  for (const auto &x : cols)
+    c.push_back(&x);
+  const solution s = evaluate(D, c, opt.huber);
+  out.fitted = true;
+  out.loss = s.loss;
+  out.loss_without_levels = evaluate(D, {}, opt.huber).loss;
+  for (std::size_t k = 0; k < levels.size(); ++k) {
+    fitted_level f;
+    f.proposal = k;
+    f.level = levels[k];
+    f.level.penalty_cycles = s.penalty[k];
+    f.penalty_lo = std::max(0.0, s.penalty[k] - 2 * s.se[k]);
+    f.penalty_hi = s.penalty[k] + 2 * s.se[k];
+    out.levels.push_back(f);
+  }
+  return out;
+}
+
 std::string model_words(const cache_level &L) {
   char b[160];
+  if (L.sector_bytes && L.sector_bytes < L.coverage_bytes) {
+    cache_level whole = L;
+    whole.sector_bytes = 0;
+    std::snprintf(b, sizeof b, ", each entry filled in %llu sectors of %s",
+                  (unsigned long long)(L.coverage_bytes / L.sector_bytes),
+                  format_bytes(double(L.sector_bytes)).c_str());
+    return model_words(whole) + b;
+  }
   if (L.sets <= 1)
     std::snprintf(b, sizeof b, "%llu entries, fully associative, %s",
                   (unsigned long long)L.ways, L.repl == replacement::lru ? "lru" : "random");
@@ -455,6 +543,7 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
   for (std::size_t q = 0; q < proposals.size(); ++q)
     active.push_back(q); // the first option is the ramp fit's own, or the proposal's count
   S.descend(active, choice, 3);
+  refine_sectors(D, opt, opts, active, choice);
   std::vector<level_proposal> all = proposals;
   add_missing_levels(D, opt, all, opts, active, choice);
   out.loss_without_levels = evaluate(D, {}, opt.huber).loss;
@@ -518,13 +607,6 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
     }
     out.levels.push_back(f);
   }
-  char b[200];
-  std::snprintf(b, sizeof b,
-                "the model of the whole sweep (%d points): %zu level(s) kept, %zu proposal(s) "
-                "explained by the others; robust loss %.0f, %.0f with no level",
-                out.points, out.levels.size(), out.dropped.size(), out.loss,
-                out.loss_without_levels);
-  out.note = b;
   return out;
 }
 

@@ -23,6 +23,7 @@ struct synthesis_options {
   int max_ways = 64;        // larger: fully associative at the sweep's resolution
   int coverage_octaves = 3; // how far below or above its bound a page may be searched
   int max_added = 3; // levels the model may add where the proposals leave a misfit
+  double min_added_penalty_sigmas = 3; // ...each at least this many typical noise sigmas
 };
 
 // A level the rise detectors propose: its entries (may be fractional), what one entry covers,
@@ -53,13 +54,17 @@ struct synthesis_fit {
   double loss = 0;                  // the kept model's robust loss (0.5 chi^2 where Gaussian)
   double loss_without_levels = 0;   // the loss of a model of no level
   int points = 0;
-  std::string note; // one line: what the model kept and dropped
 };
 
 // Fits the hierarchy of `proposals` to every point of `data` (each curve's means where it has
 // them, else its values; one baseline per curve).
 synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_proposal> &proposals,
                             const synthesis_options &opt = {});
+
+// A given hierarchy's fit (structures held, penalties fitted): its robust loss, and each level
+// with its penalty (gain and intervals not searched). For testing what one entry holds.
+synthesis_fit fit_fixed(const tlb_dataset &data, const std::vector<tlb::cache_level> &levels,
+                        const synthesis_options &opt = {});
 
 // "8 ways x 256 sets, xor index, lru" of a model level.
 std::string model_words(const tlb::cache_level &L);
