@@ -119,6 +119,8 @@ std::string penalty_spread_words(const model::tlb_level &L) {
     std::snprintf(b, sizeof b, "; the headline is SM %d's (%.1f here)", sm,
                   p[std::size_t(at - L.per_sm->sms.begin())]);
     out += b;
+  } else if (sm >= 0) {
+    out += "; the headline's SM " + std::to_string(sm) + " is not among them";
   } else {
     out += "; the headline's SM not recorded";
   }

@@ -373,6 +373,10 @@ TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {
                   m.sms[std::size_t(hi - m.penalty_cycles.begin())], m.sms[std::size_t(head)],
                   m.penalty_cycles[std::size_t(head)]);
     EXPECT_NE(w.find(want), std::string::npos) << w << " lacks " << want;
+    L.detail["measured_on_sm"] = 1000; // no SM has that id here
+    EXPECT_NE(gpuprobe::probes::penalty_spread_words(L).find("the headline's SM 1000 is not among "
+                                                             "them"),
+              std::string::npos);
     L.detail.erase("measured_on_sm");
     EXPECT_NE(gpuprobe::probes::penalty_spread_words(L).find("the headline's SM not recorded"),
               std::string::npos);
