@@ -854,13 +854,13 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
       L = out.levels[f.proposal];
     } else { // a level no rise detector proposed: its confidence is the model's alone
       L.bound = page_bound::exact;
-      L.confidence = f.gain / (f.gain + opt.synthesis.level_cost);
       L.existence = "the model of the whole sweep adds it: it lowers the loss by " +
                     std::to_string(int(std::lround(f.gain))) + " where a level needs " +
                     std::to_string(int(std::lround(opt.synthesis.level_cost)));
     }
     L.modeled = true;
     L.model = f;
+    L.confidence = f.confidence;
     const auto &M = f.level;
     auto &st = L.structure.fit;
     st.resolved = true;
@@ -1037,6 +1037,9 @@ nlohmann::json model_json(const fitted_level &f) {
           {"replacement", f.level.repl == tlb::replacement::lru ? "lru" : "random"},
           {"penalty_cycles", r1(f.level.penalty_cycles)},
           {"gain", r1(f.gain)},
+          {"noise_cycles", std::round(f.noise_cycles * 1000) / 1000},
+          {"added", f.added},
+          {"confidence", std::round(f.confidence * 1000) / 1000},
           {"intervals",
            {{"entries", {f.entries_lo, f.entries_hi}},
             {"sets", {f.sets_lo, f.sets_hi}},

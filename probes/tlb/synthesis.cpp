@@ -478,6 +478,16 @@ void add_missing_levels(const design &D, const synthesis_options &opt,
 
 } // namespace
 
+double model_confidence(double gain, double penalty_over_noise, bool added) {
+  // Logistic coefficients fitted on the family (scripts/simulated_family.sh's GPUs, seeds 45 and
+  // 46, 300 a mode: SimulatedGpus.DISABLED_FitTheModelsCalibration prints them).
+  constexpr double c0 = -1.0315, c_gain = 0.8826, c_penalty = -0.3873, c_added = -0.9473;
+  const double x = c0 + c_gain * std::log10(std::max(gain, 1.0)) +
+                   c_penalty * std::log10(std::max(penalty_over_noise, 0.1)) +
+                   c_added * (added ? 1 : 0);
+  return 1 / (1 + std::exp(-x));
+}
+
 synthesis_fit fit_fixed(const tlb_dataset &data, const std::vector<cache_level> &levels,
                         const synthesis_options &opt) {
   synthesis_fit out;
@@ -585,6 +595,10 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
     f.level = opts[q][choice[q]].L;
     f.level.penalty_cycles = fin.penalty[a];
     f.gain = gain[q];
+    f.noise_cycles = typical_noise(D);
+    f.added = q >= proposals.size();
+    f.confidence = model_confidence(f.gain, fin.penalty[a] / std::max(1e-9, f.noise_cycles),
+                                    q >= proposals.size());
     f.penalty_lo = std::max(0.0, fin.penalty[a] - 2 * fin.se[a]);
     f.penalty_hi = fin.penalty[a] + 2 * fin.se[a];
     // The structures the sweep cannot tell from the best: within interval_loss of it.

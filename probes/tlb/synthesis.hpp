@@ -45,7 +45,16 @@ struct fitted_level {
   double sets_lo = 0, sets_hi = 0, ways_lo = 0, ways_hi = 0;
   double penalty_lo = 0, penalty_hi = 0; // +- 2 standard errors of the fitted penalty
   bool alternatives_differ = false;      // another index or replacement fits within the interval
+  double noise_cycles = 0;               // the sweep's typical noise (a curve's robust sigma)
+  bool added = false;                    // no rise detector proposed it
+  // The probability that the level is a level and read right, from its gain, its penalty over
+  // the noise and whether the model added it: a logistic calibrated on the simulated family
+  // (model_confidence; SimulatedGpus.TheModelsConfidenceIsCalibrated... checks it on other seeds).
+  double confidence = 0;
 };
+
+// The calibrated confidence of a level the model keeps (see fitted_level::confidence).
+double model_confidence(double gain, double penalty_over_noise, bool added);
 
 struct synthesis_fit {
   bool fitted = false; // false: too few points, or nothing proposed
