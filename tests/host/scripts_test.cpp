@@ -11,7 +11,9 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <filesystem>
 #include <iterator>
+#include <unistd.h>
 #include <map>
 #include <random>
 #include <regex>
@@ -497,4 +499,39 @@ TEST(Scripts, TheResultsPageIsWhatItsScriptWritesFromTheCommittedRuns) {
   for (const char *unit : {"GPU-5dc71e3e", "GPU-bba9cd54", "GPU-c7c2dadc", "GPU-f83ecb16",
                            "GPU-b337e4ad"})
     EXPECT_NE(text.find(unit), std::string::npos) << unit;
+}
+
+// docs/analyze-tlb.md's family tables are scripts/simulated_family.sh's output: the script, run
+// with --docs on a copy of the page, replaces the block between its markers with the tables it
+// printed and leaves every other line; the committed page's block was written at 1,000 GPUs.
+TEST(Scripts, TheFamilyTablesInTheDocsAreWhatTheScriptWrites) {
+  std::ifstream page(k_src + "/docs/analyze-tlb.md");
+  const std::string text((std::istreambuf_iterator<char>(page)), {});
+  const std::string begin = "<!-- begin: scripts/simulated_family.sh",
+                    end = "<!-- end: scripts/simulated_family.sh -->";
+  const auto a = text.find(begin), b = text.find(end);
+  ASSERT_NE(a, std::string::npos);
+  ASSERT_NE(b, std::string::npos);
+  EXPECT_EQ(text.compare(a, begin.size() + 6, begin + " 1000 "), 0) << "written at 1,000 GPUs";
+  EXPECT_NE(text.substr(a, b - a).find("| full, --model |"), std::string::npos);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("gpuprobe_test_family_docs_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto copy = dir / "analyze-tlb.md";
+  std::filesystem::copy_file(k_src + "/docs/analyze-tlb.md", copy);
+  const auto build = std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path();
+  const auto r = run_binary("env", "BUILD=" + build.string() + " bash " + k_src +
+                                       "/scripts/simulated_family.sh 3 --docs " + copy.string());
+  std::ifstream in(copy);
+  const std::string after((std::istreambuf_iterator<char>(in)), {});
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto a2 = after.find(begin), b2 = after.find(end);
+  ASSERT_NE(b2, std::string::npos);
+  EXPECT_EQ(after.substr(0, a2), text.substr(0, a)) << "the page before the block is kept";
+  EXPECT_EQ(after.substr(b2), text.substr(b)) << "the page after the block is kept";
+  const std::string block = after.substr(a2, b2 - a2);
+  EXPECT_EQ(block.compare(0, begin.size() + 3, begin + " 3 "), 0) << block.substr(0, 80);
+  for (const char *row : {"| full | 3 |", "| quick | 3 |", "| full, --model |", "| --model |"})
+    EXPECT_NE(block.find(row), std::string::npos) << row << " missing from\n" << block;
 }
