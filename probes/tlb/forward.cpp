@@ -57,6 +57,12 @@ double xor_miss(const cache_level &L, std::uint64_t r, std::uint64_t T) {
 
 } // namespace
 
+const char *replacement_name(replacement r) { return r == replacement::lru ? "lru" : "random"; }
+
+const char *index_name(const cache_level &L) {
+  return L.sets <= 1 ? "fully associative" : L.xor_index ? "xor" : "modulo";
+}
+
 double miss_share(const cache_level &L, std::uint64_t stride, std::uint64_t hops) {
   if (hops == 0)
     return 0;

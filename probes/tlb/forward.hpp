@@ -24,6 +24,10 @@ struct cache_level {
   double reach_bytes() const { return double(entries()) * double(coverage_bytes); }
 };
 
+// "lru" or "random"; a level's set index: "fully associative" (one set), "xor" or "modulo".
+const char *replacement_name(replacement r);
+const char *index_name(const cache_level &L);
+
 // The share of hops of a cyclic chase (`hops` hops `stride` bytes apart, a lap repeated) that
 // miss `L`: with a stride below the coverage only a tag's (or a sector's) first hop can miss; a set holding more
 // tags than ways misses every visit under LRU, and under random replacement the fixed point of

@@ -810,8 +810,6 @@ void explain_set_conflicts(tlb_evidence &out, const tlb_analysis_options &opt) {
   out.levels = kept;
 }
 
-// The levels as one model of the whole sweep: each proposal's structure and penalty are the
-// model's, and a proposal the others explain as well without it is moved to set_conflicts.
 // A level as the proposal to the whole-sweep model: its page's bounds from what the strides said.
 level_proposal proposal_of(const level_evidence &L, const synthesis_options &o) {
   level_proposal p{L.entries, L.page_bytes, L.structure.fit.resolved ? L.structure.fit.ways : 0,
@@ -858,7 +856,6 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
                     std::to_string(int(std::lround(f.gain))) + " where a level needs " +
                     std::to_string(int(std::lround(opt.synthesis.level_cost)));
     }
-    L.modeled = true;
     L.model = f;
     L.confidence = f.confidence;
     const auto &M = f.level;
@@ -1033,8 +1030,8 @@ nlohmann::json model_json(const fitted_level &f) {
           {"ways", f.level.ways},
           {"coverage_bytes", f.level.coverage_bytes},
           {"sector_bytes", f.level.sector_bytes ? f.level.sector_bytes : f.level.coverage_bytes},
-          {"index", f.level.sets <= 1 ? "fully associative" : f.level.xor_index ? "xor" : "modulo"},
-          {"replacement", f.level.repl == tlb::replacement::lru ? "lru" : "random"},
+          {"index", tlb::index_name(f.level)},
+          {"replacement", tlb::replacement_name(f.level.repl)},
           {"penalty_cycles", r1(f.level.penalty_cycles)},
           {"gain", r1(f.gain)},
           {"noise_cycles", std::round(f.noise_cycles * 1000) / 1000},
@@ -1068,8 +1065,8 @@ nlohmann::json level_json(const level_evidence &L) {
        {{"strides_at_or_above_page", steps_json(L.scaling)},
         {"strides_below_page", steps_json(L.flat)}}}};
   j["existence"] = L.existence;
-  if (L.modeled)
-    j["model"] = model_json(L.model);
+  if (L.model)
+    j["model"] = model_json(*L.model);
   if (L.entries_se > 0)
     j["entries_se"] = std::round(L.entries_se * 10) / 10;
   j["intervals"] = intervals_json(L);

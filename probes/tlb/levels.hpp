@@ -107,8 +107,7 @@ struct level_evidence {
   std::vector<tlb_step> flat;    // strides < page: boundary at `reach_bytes`
   tlb_level_structure structure;
   // The level in the model of the whole sweep (synthesis.hpp), where the model ran.
-  bool modeled = false;
-  fitted_level model;
+  std::optional<fitted_level> model;
   double full_miss_bytes() const; // where every hop misses (reach_bytes when not resolved)
 };
 

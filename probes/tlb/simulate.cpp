@@ -205,7 +205,7 @@ std::string sim_gpu::describe() const {
     std::snprintf(b, sizeof b, " %llu = %llu x %llu of %s, %s%s, +%.0f;",
                   (unsigned long long)L.entries(), (unsigned long long)L.ways,
                   (unsigned long long)L.sets, format_bytes(double(L.coverage_bytes)).c_str(),
-                  L.repl == replacement::lru ? "lru" : "random", L.xor_index ? " xor" : "",
+                  replacement_name(L.repl), L.xor_index ? " xor" : "",
                   L.penalty_cycles);
     s += b;
   }

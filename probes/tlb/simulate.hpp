@@ -20,6 +20,7 @@ namespace gpuprobe::probes::tlb::sim {
 
 using tlb::miss_share;
 using tlb::replacement;
+using tlb::replacement_name;
 using sim_level = tlb::cache_level;
 
 struct sim_gpu {

@@ -1,6 +1,7 @@
 #include "probes/tlb/synthesis.hpp"
 
 #include "common/defaults.hpp"
+#include "common/linear.hpp"
 #include "common/steps.hpp"
 #include "common/units.hpp"
 
@@ -10,8 +11,6 @@
 #include <limits>
 
 namespace gpuprobe::probes {
-
-std::string model_words(const tlb::cache_level &L);
 
 namespace {
 
@@ -27,6 +26,7 @@ struct point {
 struct design {
   std::vector<point> pts;
   std::size_t curves = 0;
+  double noise = 0; // a typical curve's noise: the median over points of their curve's sigma
 };
 
 // Every point of every curve: its means where the curve has them (a ramp is linear in the mean),
@@ -45,47 +45,28 @@ design design_of(const tlb_dataset &d) {
                          y[i], 1 / (sigma * sigma)});
     ++out.curves;
   }
+  std::vector<double> sigma;
+  for (const auto &p : out.pts)
+    sigma.push_back(1 / std::sqrt(p.w0));
+  const auto mid = sigma.begin() + std::ptrdiff_t(sigma.size() / 2);
+  std::nth_element(sigma.begin(), mid, sigma.end()); // the upper middle of an even count
+  out.noise = sigma.empty() ? 0 : *mid;
   return out;
 }
 
 using column = std::vector<double>;
 
+// A level's share of missed hops at every point of the design: its column in the model.
+column predicted(const design &D, const cache_level &L) {
+  column c(D.pts.size());
+  for (std::size_t i = 0; i < D.pts.size(); ++i)
+    c[i] = tlb::miss_share(L, D.pts[i].stride, D.pts[i].hops);
+  return c;
+}
+
 double huber(double r, double k) {
   const double a = std::fabs(r);
   return a <= k ? 0.5 * r * r : k * a - 0.5 * k * k;
-}
-
-// Solves A x = b (K x K, symmetric positive definite or nearly) by Gaussian elimination with a
-// tiny ridge; returns false where A is singular.
-bool solve_small(std::vector<double> A, std::vector<double> b, std::size_t K,
-                 std::vector<double> &x) {
-  for (std::size_t i = 0; i < K; ++i)
-    A[i * K + i] += 1e-12 * (1 + A[i * K + i]);
-  for (std::size_t i = 0; i < K; ++i) {
-    std::size_t piv = i;
-    for (std::size_t r = i + 1; r < K; ++r)
-      if (std::fabs(A[r * K + i]) > std::fabs(A[piv * K + i]))
-        piv = r;
-    if (std::fabs(A[piv * K + i]) < 1e-300)
-      return false;
-    for (std::size_t c = 0; c < K; ++c)
-      std::swap(A[i * K + c], A[piv * K + c]);
-    std::swap(b[i], b[piv]);
-    for (std::size_t r = i + 1; r < K; ++r) {
-      const double f = A[r * K + i] / A[i * K + i];
-      for (std::size_t c = i; c < K; ++c)
-        A[r * K + c] -= f * A[i * K + c];
-      b[r] -= f * b[i];
-    }
-  }
-  x.assign(K, 0);
-  for (std::size_t i = K; i-- > 0;) {
-    double s = b[i];
-    for (std::size_t c = i + 1; c < K; ++c)
-      s -= A[i * K + c] * x[c];
-    x[i] = s / A[i * K + i];
-  }
-  return true;
 }
 
 struct solution {
@@ -103,6 +84,14 @@ struct centered {
   std::vector<double> dy; // y less its curve's mean
   std::vector<column> d;  // each column less its curve's mean
 };
+
+// Pointers to the centered columns, the form fit_centered takes.
+std::vector<const column *> pointers(const centered &z) {
+  std::vector<const column *> d;
+  for (const auto &c : z.d)
+    d.push_back(&c);
+  return d;
+}
 
 column center_column(const centered &z, const column &x) {
   const auto &D = *z.D;
@@ -156,7 +145,7 @@ void nonnegative(const std::vector<double> &A, const std::vector<double> &b, std
         Aa[a * m + c] = A[idx[a] * K + idx[c]];
     }
     std::fill(s.penalty.begin(), s.penalty.end(), 0.0);
-    if (m && !solve_small(Aa, ba, m, x)) {
+    if (m && !solve_linear(Aa, ba, m, x)) {
       on[idx.back()] = false; // a column that is another's: hold the later one at 0
       continue;
     }
@@ -170,7 +159,7 @@ void nonnegative(const std::vector<double> &A, const std::vector<double> &b, std
       for (std::size_t a = 0; a < m; ++a) { // the diagonal of A's inverse, column by column
         std::vector<double> e(m, 0), col;
         e[a] = 1;
-        if (solve_small(Aa, e, m, col))
+        if (solve_linear(Aa, e, m, col))
           s.se[idx[a]] = std::sqrt(std::max(0.0, col[a]));
       }
       return;
@@ -220,10 +209,7 @@ solution fit_centered(const centered &z, const std::vector<const column *> &d, d
 solution solve(const design &D, const std::vector<const column *> &cols,
                const std::vector<double> &w, double k) {
   const centered z = center(D, cols, w);
-  std::vector<const column *> d;
-  for (const auto &c : z.d)
-    d.push_back(&c);
-  return fit_centered(z, d, k, true);
+  return fit_centered(z, pointers(z), k, true);
 }
 
 // The robust fit: weights re-drawn from the residuals (Huber) a few times.
@@ -281,8 +267,8 @@ std::vector<option> options_of(const design &D, const level_proposal &p,
   const std::uint64_t own = std::uint64_t(std::max(1.0, std::round(p.entries)));
   if (!power_of_two(own))
     add(1, own, page_log);
-  // Pages the strides allow: within an octave of an exact one, down to coverage_octaves below an
-  // upper bound, up to coverage_octaves above a lower one. Where the page shrinks, the entries
+  // Pages the strides allow: [min_page_bytes, max_page_bytes], or coverage_octaves either side of
+  // the page where the proposal gives no bounds. Where the page shrinks, the entries
   // hold (strides above the page count hops) or the reach does (strides below it see a
   // footprint): either, within a factor of two.
   const auto log_of = [](double b) { return int(std::lround(std::log2(std::max(4096.0, b)))); };
@@ -314,9 +300,7 @@ std::vector<option> options_of(const design &D, const level_proposal &p,
                    });
   std::vector<option> out;
   for (const auto &L : ls) {
-    option op{L, column(D.pts.size()), out.size()};
-    for (std::size_t i = 0; i < D.pts.size(); ++i)
-      op.col[i] = tlb::miss_share(L, D.pts[i].stride, D.pts[i].hops);
+    option op{L, predicted(D, L), out.size()};
     // Structures the sweep cannot tell apart predict the same curves: searched once.
     for (std::size_t j = 0; j < out.size(); ++j)
       if (out[j].same_as == j && out[j].col == op.col) {
@@ -355,9 +339,7 @@ struct search {
       for (std::size_t a = 0; a < active.size(); ++a) {
         const auto q = active[a];
         const centered z = center(D, columns(active, choice), w);
-        std::vector<const column *> d;
-        for (const auto &c : z.d)
-          d.push_back(&c);
+        auto d = pointers(z);
         double best = fit_centered(z, d, k, false).loss;
         std::size_t pick = choice[q];
         for (std::size_t o = 0; o < opts[q].size(); ++o) {
@@ -393,11 +375,9 @@ void refine_sectors(const design &D, const synthesis_options &opt,
       const cache_level &L = opts[q][o].L;
       if (opts[q][o].same_as != o || L.sector_bytes || L.coverage_bytes < 8192)
         continue;
-      option op{L, column(D.pts.size()), opts[q].size()};
-      op.L.sector_bytes = L.coverage_bytes / 2;
-      for (std::size_t i = 0; i < D.pts.size(); ++i)
-        op.col[i] = tlb::miss_share(op.L, D.pts[i].stride, D.pts[i].hops);
-      opts[q].push_back(std::move(op));
+      cache_level halves = L;
+      halves.sector_bytes = L.coverage_bytes / 2;
+      opts[q].push_back({halves, predicted(D, halves), opts[q].size()});
     }
     auto c = choice;
     const search S{D, opts, opt.huber};
@@ -407,15 +387,6 @@ void refine_sectors(const design &D, const synthesis_options &opt,
     else
       opts[q].resize(whole); // the entry is whole: its halves leave the search
   }
-}
-
-// The noise of a typical curve: the median over points of each one's curve noise.
-double typical_noise(const design &D) {
-  std::vector<double> sigma;
-  for (const auto &p : D.pts)
-    sigma.push_back(1 / std::sqrt(p.w0));
-  std::nth_element(sigma.begin(), sigma.begin() + std::ptrdiff_t(sigma.size() / 2), sigma.end());
-  return sigma[sigma.size() / 2];
 }
 
 // Where the proposals leave a misfit, the level that explains most of it: a fully associative
@@ -430,23 +401,18 @@ void add_missing_levels(const design &D, const synthesis_options &opt,
     std::vector<double> w;
     evaluate(D, S.columns(active, choice), opt.huber, &w);
     const centered z = center(D, S.columns(active, choice), w);
-    std::vector<const column *> d;
-    for (const auto &c : z.d)
-      d.push_back(&c);
+    auto d = pointers(z);
     const double now = fit_centered(z, d, opt.huber, false).loss;
     d.push_back(nullptr);
     double best = now;
     level_proposal pick;
-    column x(D.pts.size());
     for (int c = 12; c <= 29; ++c)
       for (int e = 3; e <= 16; ++e) {
         cache_level L;
         L.sets = 1;
         L.ways = std::uint64_t(1) << e;
         L.coverage_bytes = std::uint64_t(1) << c;
-        for (std::size_t i = 0; i < D.pts.size(); ++i)
-          x[i] = tlb::miss_share(L, D.pts[i].stride, D.pts[i].hops);
-        const column cx = center_column(z, x);
+        const column cx = center_column(z, predicted(D, L));
         d.back() = &cx;
         const double l = fit_centered(z, d, opt.huber, false).loss;
         if (l < best) {
@@ -466,7 +432,7 @@ void add_missing_levels(const design &D, const synthesis_options &opt,
     S2.descend(active, c, 2);
     // A level the model adds must cost what the family calls recoverable: 3 x the noise.
     if (evaluate(D, S2.columns(active, c), opt.huber).penalty.back() <
-        opt.min_added_penalty_sigmas * typical_noise(D)) {
+        opt.min_added_penalty_sigmas * D.noise) {
       active.pop_back();
       all.pop_back();
       opts.pop_back();
@@ -494,11 +460,8 @@ synthesis_fit fit_fixed(const tlb_dataset &data, const std::vector<cache_level> 
   const design D = design_of(data);
   out.points = int(D.pts.size());
   std::vector<column> cols;
-  for (const auto &L : levels) {
-    cols.emplace_back(D.pts.size());
-    for (std::size_t i = 0; i < D.pts.size(); ++i)
-      cols.back()[i] = tlb::miss_share(L, D.pts[i].stride, D.pts[i].hops);
-  }
+  for (const auto &L : levels)
+    cols.push_back(predicted(D, L));
   std::vector<const column *> c;
   for (const auto &x : cols)
     c.push_back(&x);
@@ -530,11 +493,10 @@ std::string model_words(const cache_level &L) {
   }
   if (L.sets <= 1)
     std::snprintf(b, sizeof b, "%llu entries, fully associative, %s",
-                  (unsigned long long)L.ways, L.repl == replacement::lru ? "lru" : "random");
+                  (unsigned long long)L.ways, tlb::replacement_name(L.repl));
   else
     std::snprintf(b, sizeof b, "%llu ways x %llu sets, %s index, %s", (unsigned long long)L.ways,
-                  (unsigned long long)L.sets, L.xor_index ? "xor" : "modulo",
-                  L.repl == replacement::lru ? "lru" : "random");
+                  (unsigned long long)L.sets, tlb::index_name(L), tlb::replacement_name(L.repl));
   return b;
 }
 
@@ -595,10 +557,10 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
     f.level = opts[q][choice[q]].L;
     f.level.penalty_cycles = fin.penalty[a];
     f.gain = gain[q];
-    f.noise_cycles = typical_noise(D);
+    f.noise_cycles = D.noise;
     f.added = q >= proposals.size();
     f.confidence = model_confidence(f.gain, fin.penalty[a] / std::max(1e-9, f.noise_cycles),
-                                    q >= proposals.size());
+                                    f.added);
     f.penalty_lo = std::max(0.0, fin.penalty[a] - 2 * fin.se[a]);
     f.penalty_hi = fin.penalty[a] + 2 * fin.se[a];
     // The structures the sweep cannot tell from the best: within interval_loss of it.

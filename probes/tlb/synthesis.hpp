@@ -6,7 +6,9 @@
 // structure of each level, and which proposals are levels at all, are chosen by how well the
 // prediction explains every point under the curve's own noise (a robust loss). A proposal the
 // rest of the model explains as well without it (an earlier level's set conflicts seen at large
-// strides) is no level; a level's penalty is the model's, ramps included. Host-only.
+// strides) is no level; a level's penalty is the model's, ramps included. The model also asks
+// whether each level's entries fill whole or in two halves, and adds the level that best explains
+// a misfit the proposals leave. Host-only.
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/forward.hpp"
 
@@ -21,7 +23,7 @@ struct synthesis_options {
   double level_cost = 40;   // a level must lower the loss by this much to be kept
   double interval_loss = 2; // structures within this loss of the best are its interval
   int max_ways = 64;        // larger: fully associative at the sweep's resolution
-  int coverage_octaves = 3; // how far below or above its bound a page may be searched
+  int coverage_octaves = 3; // octaves above a lower or unknown bound (either side of no bound)
   int max_added = 3; // levels the model may add where the proposals leave a misfit
   double min_added_penalty_sigmas = 3; // ...each at least this many typical noise sigmas
 };

@@ -1,9 +1,11 @@
 // validate's statistics against reference values (scipy.stats.mannwhitneyu, method="asymptotic",
 // use_continuity=True; Holm by hand) and the properties the verdict relies on.
 #include "analysis/stats.hpp"
+#include "common/linear.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 using namespace gpuprobe::analysis;
@@ -51,4 +53,30 @@ TEST(Stats, BootstrapCiCoversTheRatioAndVerdictNeedsBoth) {
   EXPECT_EQ(verdict(ci, 0.2), "no significant difference")
       << "a gain inside the noise is not a gain";
   EXPECT_DOUBLE_EQ(median({3, 1, 2, 4}), 2.5);
+}
+
+// common/linear: over seeded random systems (1 to 8 unknowns, diagonally dominant) the solution
+// reproduces b; a rank-deficient but consistent one is still solved (the ridge), to A x = b.
+TEST(Linear, SmallSystemsAreSolvedEvenWhereRankDeficient) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int c = 0; c < 300; ++c) {
+    const std::size_t K = 1 + rng() % 8;
+    std::vector<double> A(K * K), b(K), x;
+    for (std::size_t i = 0; i < K; ++i) {
+      b[i] = u(rng) * 100;
+      for (std::size_t j = 0; j < K; ++j)
+        A[i * K + j] = u(rng) + (i == j ? double(K) + 1 : 0);
+    }
+    ASSERT_TRUE(gpuprobe::solve_linear(A, b, K, x));
+    for (std::size_t i = 0; i < K; ++i) {
+      double s = 0;
+      for (std::size_t j = 0; j < K; ++j)
+        s += A[i * K + j] * x[j];
+      EXPECT_NEAR(s, b[i], 1e-6 * (1 + std::fabs(b[i]))) << "case " << c << " row " << i;
+    }
+  }
+  std::vector<double> x;
+  ASSERT_TRUE(gpuprobe::solve_linear({1, 1, 1, 1}, {2, 2}, 2, x));
+  EXPECT_NEAR(x[0] + x[1], 2, 1e-6);
 }

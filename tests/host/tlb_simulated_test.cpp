@@ -5,6 +5,7 @@
 // time. CI runs a seeded few hundred; GPUPROBE_SIM_GPUS=1000 (scripts/simulated_family.sh) runs
 // the table docs/analyze-tlb.md quotes.
 #include "common/json_io.hpp"
+#include "common/linear.hpp"
 #include "common/stats.hpp"
 #include "common/steps.hpp"
 #include "common/units.hpp"
@@ -448,21 +449,8 @@ TEST(SimulatedGpus, DISABLED_FitTheModelsCalibration) {
     }
     for (int r = 0; r < 4; ++r)
       H[r * 5] += 1e-6;
-    // Solve H d = gr (4 x 4, Gaussian elimination).
-    for (int i = 0; i < 4; ++i)
-      for (int r = i + 1; r < 4; ++r) {
-        const double f = H[r * 4 + i] / H[i * 4 + i];
-        for (int c = i; c < 4; ++c)
-          H[r * 4 + c] -= f * H[i * 4 + c];
-        gr[r] -= f * gr[i];
-      }
-    double d[4];
-    for (int i = 3; i >= 0; --i) {
-      d[i] = gr[i];
-      for (int c = i + 1; c < 4; ++c)
-        d[i] -= H[i * 4 + c] * d[c];
-      d[i] /= H[i * 4 + i];
-    }
+    std::vector<double> d;
+    ASSERT_TRUE(solve_linear(std::vector<double>(H, H + 16), std::vector<double>(gr, gr + 4), 4, d));
     for (int k = 0; k < 4; ++k)
       b[k] += d[k];
   }
