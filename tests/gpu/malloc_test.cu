@@ -802,7 +802,7 @@ TEST(MallocGpu, XmallocFourKiBBlocksThroughTheBuffers) {
 }
 
 namespace {
-// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; scripts/device_round.sh soak asks
+// Soak size: GPUPROBE_SOAK_OPS operations (default 2 x 10^7; dev/device_round.sh soak asks
 // 10^9).
 double soak_ops() {
   const char *e = std::getenv("GPUPROBE_SOAK_OPS");

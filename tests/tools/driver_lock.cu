@@ -6,7 +6,7 @@
 // runs (device_round.sh driver-pressure). `malloc` is other heavy driver work: cudaMalloc and
 // cudaFree of GIB, again and again, for SECONDS. Two of these started together, on two GPUs or on
 // one, show whether their calls wait for each other: each phase's calls per second and each
-// call's latency, alone and together (scripts/device_round.sh driver-lock). Each phase prints one
+// call's latency, alone and together (dev/device_round.sh driver-lock). Each phase prints one
 // line with its start and end on the host's clock (epoch seconds), so the script can tell which
 // phases ran at the same time. No node budget: 128 GiB ranges, two fit.
 // `ctx` makes the device's context REPS times (cudaFree(0) and a kernel's attributes, which load

@@ -1,4 +1,4 @@
-// A neighbour on the GPU for the busy-GPU rounds (scripts/device_round.sh busy): holds a CUDA context
+// A neighbour on the GPU for the busy-GPU rounds (dev/device_round.sh busy): holds a CUDA context
 // on device DEV (so nvidia-smi lists it as a compute process) for SECONDS, spinning a small kernel
 // now and then, then exits. Usage: gpuprobe_test_neighbour DEV SECONDS
 #include <cuda_runtime.h>

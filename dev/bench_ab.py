@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two sets of gpuprobe-bench runs of one filter, A and B: each case's B over A, the minimum
 real_time over each set's runs, as a Markdown table, with the median and the spread of the ratios.
-Usage: scripts/bench_ab.py A.json [A.json ...] -- B.json [B.json ...]"""
+Usage: dev/bench_ab.py A.json [A.json ...] -- B.json [B.json ...]"""
 import json
 import statistics
 import sys

@@ -2,7 +2,7 @@
 # What set-up costs on this machine (README "Set-up time"): a clean clone, configured and built
 # target by target without ccache, for the given CUDA architectures; per-file compile times from
 # ninja's log; then the README's test command. Usage:
-#   scripts/measure_setup.sh OUT_DIR "ARCHS" [more cmake args]   e.g. "90-real" or "80-real;90-real;100"
+#   dev/measure_setup.sh OUT_DIR "ARCHS" [more cmake args]   e.g. "90-real" or "80-real;90-real;100"
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$1"; archs="$2"; shift 2

@@ -1,6 +1,6 @@
 // Prints each TLB level and candidate that `analyze_tlb` finds in each input, one line each, so
 // two builds of the analysis can be compared over every committed sweep and fixture (issue 37).
-// Build against a host library: g++ -std=c++17 -I. scripts/reanalyze_tlb.cpp
+// Build against a host library: g++ -std=c++17 -I. dev/reanalyze_tlb.cpp
 // build/libgpuprobe_lib.a -o reanalyze_tlb; run: reanalyze_tlb NAME=FILE[,FILE...] ...
 #include "probes/tlb/levels.hpp"
 

@@ -2,8 +2,8 @@
 # rw_malloc's goal table from a new rw_malloc run against committed peer rows (issue 35): the peer
 # folder's raw/*.json with its rw_malloc file replaced, through `gpuprobe report`; prints the
 # report's "rw_malloc against the goals" section.
-# Usage: scripts/rw_malloc_goals.sh GPUPROBE PEER_FOLDER RW_MALLOC_JSON [OUT_FOLDER]
-#   scripts/rw_malloc_goals.sh build/gpuprobe reports/examples/peers/nvidia-h200-40528cae \
+# Usage: dev/rw_malloc_goals.sh GPUPROBE PEER_FOLDER RW_MALLOC_JSON [OUT_FOLDER]
+#   dev/rw_malloc_goals.sh build/gpuprobe reports/examples/peers/nvidia-h200-40528cae \
 #     reports/examples/rw-malloc-issue35/h200-352b0b34/runs/bench-peers-rw_malloc.json
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,7p "$0"; exit 2; }
@@ -15,6 +15,8 @@ mkdir -p "$out/raw"
 cp "$peers"/raw/*.json "$out/raw/"
 cp "$rw" "$out/raw/bench-peers-rw_malloc.json"
 cp "$peers"/nvidia-smi*.csv "$peers"/steps.txt "$out/" 2>/dev/null || true
-"$gpuprobe" report --input "$out" --out "$out/report" --format md >"$out/report.log" 2>&1 ||
+# PLOT_SCRIPT: another plotter (the tests' stand-in: the table is text, its figures are not read).
+"$gpuprobe" report --input "$out" --out "$out/report" --format md ${PLOT_SCRIPT:+--plot-script "$PLOT_SCRIPT"} \
+  >"$out/report.log" 2>&1 ||
   { tail -5 "$out/report.log" >&2; exit 1; }
 awk '/^#+ rw(\\)?_malloc against the goals/{p=1} /^#+ Where each/{p=0} p' "$out/report/index.md"

@@ -7,8 +7,8 @@ covers, ways x sets, miss penalty, sharing) and the wall time of each stage that
 A value a file does not hold reads "—". Nothing on the page is typed by hand: edit this script
 or the runs, then run it again.
 
-Usage: python3 scripts/results_page.py            # writes docs/results.md
-       python3 scripts/results_page.py --check    # exit 1 when docs/results.md differs
+Usage: python3 dev/results_page.py            # writes docs/results.md
+       python3 dev/results_page.py --check    # exit 1 when docs/results.md differs
 """
 import json
 import os
@@ -80,7 +80,7 @@ def units():
 def page():
     rows = units()
     lines = ["# Measured results", "",
-             "Written by `scripts/results_page.py` from the runs committed under "
+             "Written by `dev/results_page.py` from the runs committed under "
              "`reports/examples/runs/`; do not edit by hand. Each row is one unit: its TLB levels "
              "(entries x what one entry covers, ways x sets, miss penalty in SM cycles, who "
              "shares the level) and the wall time of characterize, tune and validate as the run "
@@ -110,7 +110,7 @@ def main():
         except OSError:
             same = False
         if not same:
-            print("docs/results.md is not what scripts/results_page.py writes: run it again",
+            print("docs/results.md is not what dev/results_page.py writes: run it again",
                   file=sys.stderr)
         return 0 if same else 1
     with open(PAGE, "w") as f:

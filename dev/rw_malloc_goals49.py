@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Issue 49's goals over rw_malloc goal tables (the Markdown `gpuprobe report` writes, e.g. through
-scripts/rw_malloc_goals.sh): a cell meets them when rw_malloc's malloc and malloc + free are each at
+dev/rw_malloc_goals.sh): a cell meets them when rw_malloc's malloc and malloc + free are each at
 most the best peer's at 2^17 and 2^20 threads, and at most 1.25x it at 2^14. Each argument is one
 set of runs, its tables joined by commas; prints each table's cells met and the cells met in every
 table of the set.
-Usage: scripts/rw_malloc_goals49.py BEFORE-1.md,BEFORE-2.md AFTER-1.md,AFTER-2.md"""
+Usage: dev/rw_malloc_goals49.py BEFORE-1.md,BEFORE-2.md AFTER-1.md,AFTER-2.md"""
 import sys
 
 

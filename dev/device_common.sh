@@ -1,4 +1,4 @@
-# Sourced by the scripts/device_*.sh rounds: `source scripts/device_common.sh NAME`.
+# Sourced by the dev/device_*.sh rounds: `source dev/device_common.sh NAME`.
 # Sets B (the build folder, $BUILD or build), OUT, TAG and D=$OUT/NAME-$TAG (created); exports
 # LD_LIBRARY_PATH for the libbenchmark copied into $B/lib; defines `pack` (one archive of $D under
 # $OUT: call it after each stage, so a time-out keeps what ran) and `timed NAME LIMIT CMD...` (runs

@@ -1,7 +1,7 @@
 #!/bin/bash
 # What a device call would copy, against its 64 MiB limit: the files git tracks, the untracked
 # ones it does not ignore, and the carried paths given (ignored build folders). Prints each part
-# and what is left; exits 1 when the sum is over the limit. Usage: scripts/carry_size.sh [PATH...]
+# and what is left; exits 1 when the sum is over the limit. Usage: dev/carry_size.sh [PATH...]
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 limit=$((64 << 20))

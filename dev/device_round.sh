@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One round on the GPU machine: the named steps, in the order given, into one archive under $OUT
 # ($OUT/round-$TAG.tar.gz, packed after each step so a time-out keeps what ran), a short table last.
-# Usage: OUT=/dir BUILD=build-carry TAG=h100 bash scripts/device_round.sh STEP [STEP ...]
-# Steps (settings through the environment; scripts/README.md has the examples past changes used):
+# Usage: OUT=/dir BUILD=build-carry TAG=h100 bash dev/device_round.sh STEP [STEP ...]
+# Steps (settings through the environment; dev/README.md has the examples past changes used):
 #   tests      GPU tests, one process each (GTEST: a gtest filter, default all)
 #   tests-whole  every GPU test in one process, then ClockGpu.* against a stub libcuda in
 #              $BUILD/stub (a broken driver must fail, not skip)
@@ -39,8 +39,8 @@
 #   soak       the 10^9-operation soak (OPS)
 #   goals      rw_malloc's 54 BM_peers cells by $BUILD/gpuprobe-bench-before (the build before an
 #              issue) and this build's, alternating GOALS_N times each (default 2): each case's after
-#              over before (scripts/bench_ab.py); the goal tables are joined on the host
-#              (scripts/rw_malloc_goals.sh, the committed peers' rows of the unit's model)
+#              over before (dev/bench_ab.py); the goal tables are joined on the host
+#              (dev/rw_malloc_goals.sh, the committed peers' rows of the unit's model)
 #   ab         one gpuprobe-bench filter (AB_FILTER, default BM_peers/rw_malloc/) with two flag sets,
 #              AB_A and AB_B (e.g. --gpuprobe_rw_optimistic=0 and =1), alternating AB_N times each
 #              (default 2); then each cell's B over A (the minimum over the runs of each)
@@ -66,14 +66,14 @@
 #              full one
 #   bench-ab   the run's TAS/WAS grid (gpuprobe run's bench stage) by $BASE/gpuprobe-bench (A) and
 #              this build's (B), alternating AB_N times each (default 2): each one's seconds, each
-#              case's B over A (scripts/bench_ab.py) and its TAS/WAS in both
+#              case's B over A (dev/bench_ab.py) and its TAS/WAS in both
 #   stamps     a quick run's stages one by one, every output line stamped with its second
-#              (scripts/stamp_lines.py): where characterize, tune, validate and report spend time
+#              (dev/stamp_lines.py): where characterize, tune, validate and report spend time
 #   node-ab    run --devices all RUN_ARGS as built (A) and with AB_ENV set (B), in ORDER (default
 #              ABBA): each run's and unit's time, each arm's median
 #   node-stamps  gpuprobe run --verbose RUN_ARGS on every GPU at once (every second --map-late
 #              unless NODE_ARGS=--no-map-late), every line stamped, merged into node_timeline.txt
-#              (scripts/node_timeline.py): each unit's stages as intervals on one clock
+#              (dev/node_timeline.py): each unit's stages as intervals on one clock
 #   node-stamps-ab  node-stamps by $BASE's build (A) and this one's (B), in ORDER (default ABBA),
 #              then this build's unit on GPU SINGLE_DEVICE (default 1) alone, stamped
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
@@ -372,7 +372,7 @@ step_peers() {
           --benchmark_out="$j" --benchmark_out_format=json >>"$D/peers_$a.txt" 2>&1
         rc=$?
         # A killed process leaves no whole JSON: the cell is recorded as failed, with why.
-        [ $rc -eq 124 ] && printf '{"context": {"gpu_uuid": "%s"}, "benchmarks": [{"name": "%s", "run_name": "%s", "run_type": "iteration", "error_occurred": true, "error_message": "did not finish within %s s (killed by scripts/device_round.sh)"}]}\n' \
+        [ $rc -eq 124 ] && printf '{"context": {"gpu_uuid": "%s"}, "benchmarks": [{"name": "%s", "run_name": "%s", "run_type": "iteration", "error_occurred": true, "error_message": "did not finish within %s s (killed by dev/device_round.sh)"}]}\n' \
           "$unit" "$cell" "$cell" "${LIMIT:-300}" >"$j"
       done
       echo "peers $a: $i cells, one process each, in $(( $(date +%s) - s )) s" | tee -a "$D/steps.txt"
