@@ -35,7 +35,8 @@ PY
 "$bin" report --input "$T/in" --out "$T/report" --plot-script "$src/reports/plot.py" >"$T/report.txt" 2>&1
 rc=$?
 [ "$rc" -eq 0 ] || { cat "$T/report.txt"; fail "gpuprobe report exited $rc"; }
-"$bin" report --input "$T/in" --out "$T/report-md" --format md --plot-script "$src/reports/plot.py" >/dev/null 2>&1 ||
+# The Markdown page's text is what is checked here: the tests' stand-in plotter draws its figures.
+"$bin" report --input "$T/in" --out "$T/report-md" --format md --plot-script "$src/tests/tools/stub_plot.py" >/dev/null 2>&1 ||
   fail "gpuprobe report --format md"
 if grep -nE '<(script|img|svg)' "$T/report-md/index.md"; then fail "raw HTML in index.md"; fi
 n=$(grep -o '<img ' "$T/report/index.html" | wc -l)

@@ -135,7 +135,8 @@ TEST(HostileOutputs, ConcurrentReportsIntoOneOutTakeTurnsAndStaleTemporariesAreC
   for (int i = 0; i < 8; ++i)
     runs.emplace_back([&, i] {
       std::vector<std::string> argv = {
-          test::gpuprobe_binary(), "report", "--input", in, "--out", out};
+          test::gpuprobe_binary(), "report", "--input",      in,
+          "--out",                 out,      "--plot-script", test::stub_plot_script()};
       child_options o;
       o.capture = true;
       o.merge_stderr = true;

@@ -129,7 +129,10 @@ std::string make_folder(const std::string &name) {
 TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   const std::string in = make_folder("report_in"), out = temp_path("report_out");
   fs::remove_all(out);
-  const auto r = run_gpuprobe("report --input " + in + " --out " + out);
+  const auto r = [&] {
+    const gpuprobe::test::real_figures images; // the images are what this test reads
+    return run_gpuprobe("report --input " + in + " --out " + out);
+  }();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const std::string html = slurp(fs::path(out) / "index.html");
   const std::vector<std::string> ids = {"tlb_curves",        "tlb_level_L1",  "tlb_level_L2",
@@ -248,6 +251,7 @@ TEST(Report, DrawsWhatIsValidAndListsWhatIsNot) {
 // renders without a GPU; every figure is a real image of its data, the page shows them, and the
 // only part not in the folder is the TAS/WAS figure (gpuprobe-bench's BM_getpage is not a stage).
 TEST(Report, RendersTheCommittedH100Example) {
+  const gpuprobe::test::real_figures images; // the images are what this test reads
   const fs::path ex = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "examples" / "runs" /
                       "nvidia-h100-80gb-hbm3-bba9cd54";
   ASSERT_TRUE(fs::is_directory(ex / "raw")) << ex;

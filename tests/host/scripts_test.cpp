@@ -1,4 +1,4 @@
-// The scripts a device round ends with (scripts/README.md), run on committed files: each prints
+// The scripts a device round ends with (dev/README.md), run on committed files: each prints
 // what it says it prints. (rw_malloc_goals.sh printed nothing for several stops after the report's
 // heading changed, and nothing failed.)
 #include "pipeline/bench_stage.hpp"
@@ -50,7 +50,8 @@ TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
   const std::string run = k_src + "/reports/examples/rw-malloc-issue35/h100-15a70598";
   const std::string out = temp_path("rw_malloc_goals");
   const auto r =
-      run_binary("bash", k_src + "/scripts/rw_malloc_goals.sh " GPUPROBE_BINARY " " + k_src +
+      run_binary("PLOT_SCRIPT=" + gpuprobe::test::stub_plot_script() + " bash",
+                 k_src + "/dev/rw_malloc_goals.sh " GPUPROBE_BINARY " " + k_src +
                              "/reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49 " + run +
                              "/runs/bench-peers-rw_malloc.json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -69,7 +70,7 @@ TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
   const std::string runs = k_src + "/reports/examples/rw-malloc-issue35/h100-3c330819/runs/";
   const std::string a = runs + "bench-peers-rw_malloc-before.json",
                     b = runs + "bench-peers-rw_malloc.json";
-  const auto r = run_binary("python3", k_src + "/scripts/bench_ab.py " + a + " " + a + " -- " + b);
+  const auto r = run_binary("python3", k_src + "/dev/bench_ab.py " + a + " " + a + " -- " + b);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto best = [](const std::string &path) {
     std::map<std::string, double> t;
@@ -94,7 +95,7 @@ TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
   }
   EXPECT_EQ(rows, 54);
   EXPECT_NE(r.out.find("54 cases: B / A median"), std::string::npos) << r.out;
-  const auto none = run_binary("python3", k_src + "/scripts/bench_ab.py " + a);
+  const auto none = run_binary("python3", k_src + "/dev/bench_ab.py " + a);
   EXPECT_NE(none.exit_code, 0) << "no '--': the usage, and a failure";
 }
 
@@ -149,20 +150,20 @@ TEST(Scripts, RwMallocGoals49CountsTheCellsUnderIssue49sBars) {
         all = all && m.count(key) && m.at(key);
       every += all;
     }
-    const auto r = run_binary("python3", k_src + "/scripts/rw_malloc_goals49.py " + arg);
+    const auto r = run_binary("python3", k_src + "/dev/rw_malloc_goals49.py " + arg);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("met in " + want + " of"), std::string::npos) << want << "\n" << r.out;
     EXPECT_NE(r.out.find("in every table: " + std::to_string(every) + "\n"), std::string::npos)
         << every << "\n"
         << r.out;
   }
-  EXPECT_NE(run_binary("python3", k_src + "/scripts/rw_malloc_goals49.py").exit_code, 0);
+  EXPECT_NE(run_binary("python3", k_src + "/dev/rw_malloc_goals49.py").exit_code, 0);
 }
 
-// Every step of scripts/device_round.sh is in its usage (the comment at its top) and in
-// scripts/README.md's table: a step added to one and not the others fails here.
+// Every step of dev/device_round.sh is in its usage (the comment at its top) and in
+// dev/README.md's table: a step added to one and not the others fails here.
 TEST(Scripts, EveryDeviceRoundStepIsListedWhereTheUsageAndTheReadmeSayIt) {
-  std::ifstream script(k_src + "/scripts/device_round.sh"), readme(k_src + "/scripts/README.md");
+  std::ifstream script(k_src + "/dev/device_round.sh"), readme(k_src + "/dev/README.md");
   const std::string text((std::istreambuf_iterator<char>(script)), {});
   const std::string table((std::istreambuf_iterator<char>(readme)), {});
   static const std::regex step(R"re(\nstep_([a-z0-9_]+)\(\))re");
@@ -172,7 +173,7 @@ TEST(Scripts, EveryDeviceRoundStepIsListedWhereTheUsageAndTheReadmeSayIt) {
     std::replace(name.begin(), name.end(), '_', '-');
     ++steps;
     EXPECT_NE(table.find("`" + name + "`"), std::string::npos)
-        << name << " not in scripts/README.md";
+        << name << " not in dev/README.md";
     const std::regex usage("\n#   ([a-z0-9 |-]*[ |])?" + name + "( |\n)");
     EXPECT_TRUE(std::regex_search(text, usage)) << name << " not in device_round.sh's usage";
   }
@@ -182,7 +183,7 @@ TEST(Scripts, EveryDeviceRoundStepIsListedWhereTheUsageAndTheReadmeSayIt) {
 // device_round.sh bench-ab times the grid `gpuprobe run`'s bench stage runs: its filter is
 // pipeline::bench_filter(), written out in the script (a shell step cannot call it).
 TEST(Scripts, BenchAbTimesTheRunsOwnGrid) {
-  std::ifstream script(k_src + "/scripts/device_round.sh");
+  std::ifstream script(k_src + "/dev/device_round.sh");
   const std::string text((std::istreambuf_iterator<char>(script)), {});
   const auto at = text.find("\nstep_bench_ab()");
   ASSERT_NE(at, std::string::npos);
@@ -254,7 +255,7 @@ TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
       expect_spans.push_back(first ? spans.str() + "no [run] stage lines (--verbose?)"
                                    : spans.str());
     }
-    const auto r = run_binary("python3", k_src + "/scripts/node_timeline.py" + args);
+    const auto r = run_binary("python3", k_src + "/dev/node_timeline.py" + args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::istringstream out(r.out);
     std::string row;
@@ -274,7 +275,7 @@ TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
       EXPECT_EQ(row, s) << "set " << set;
     }
   }
-  EXPECT_NE(run_binary("python3", k_src + "/scripts/node_timeline.py").exit_code, 0)
+  EXPECT_NE(run_binary("python3", k_src + "/dev/node_timeline.py").exit_code, 0)
       << "no unit: the usage, and a failure";
 }
 
@@ -345,7 +346,7 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
     const auto ref = make(t0, reps), a = make(t0 + 60, reps),
                b = make(t0 + 60 + uni(-4, 4), 1 + int(rng() % 3));
     const std::string dir = "driver_lock_" + std::to_string(set) + "_";
-    const auto r = run_binary("python3", k_src + "/scripts/driver_lock_table.py " +
+    const auto r = run_binary("python3", k_src + "/dev/driver_lock_table.py " +
                                              write(dir + "lock_alone_gpu0.txt", ref) + " " +
                                              write(dir + "lock_both_a.txt", a) + " " +
                                              write(dir + "lock_both_b.txt", b));
@@ -376,7 +377,7 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
       EXPECT_EQ(rows.at("lock_alone_gpu0 " + n)[4], "1.00");
     }
   }
-  EXPECT_NE(run_binary("python3", k_src + "/scripts/driver_lock_table.py").exit_code, 0)
+  EXPECT_NE(run_binary("python3", k_src + "/dev/driver_lock_table.py").exit_code, 0)
       << "no file: the usage, and a failure";
 }
 
@@ -455,7 +456,7 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
     char start_text[64];
     std::snprintf(start_text, sizeof start_text, "%.3f", start);
     const auto r = run_binary(
-        "python3", k_src + "/scripts/driver_pressure.py " + (ctx ? "--phase ctx " : "") +
+        "python3", k_src + "/dev/driver_pressure.py " + (ctx ? "--phase ctx " : "") +
                        gpuprobe::test::write_temp(tag + "_run.txt", run.str()) + " " + start_text +
                        " " + gpuprobe::test::write_temp(tag + "_base.txt", base.str()) + " " +
                        gpuprobe::test::write_temp(tag + "_probe.txt", probe.str()));
@@ -485,14 +486,14 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
       EXPECT_NEAR(std::stod(c[5]), s.xs.back(), 0.006) << "set " << set << " " << s.name;
     }
   }
-  EXPECT_NE(run_binary("python3", k_src + "/scripts/driver_pressure.py").exit_code, 0)
+  EXPECT_NE(run_binary("python3", k_src + "/dev/driver_pressure.py").exit_code, 0)
       << "no arguments: the usage, and a failure";
 }
 
 // docs/results.md is the script's output, never typed by hand: the committed page equals what
-// scripts/results_page.py writes from the committed runs (the check fails on any edit of either).
+// dev/results_page.py writes from the committed runs (the check fails on any edit of either).
 TEST(Scripts, TheResultsPageIsWhatItsScriptWritesFromTheCommittedRuns) {
-  const auto r = run_binary("python3", k_src + "/scripts/results_page.py --check");
+  const auto r = run_binary("python3", k_src + "/dev/results_page.py --check");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::ifstream page(k_src + "/docs/results.md");
   const std::string text((std::istreambuf_iterator<char>(page)), {});

@@ -69,6 +69,18 @@ struct run_result {
   std::string out, err;
 };
 
+// `gpuprobe report` in a test draws with a stand-in plotter (tests/tools/stub_plot.py: a valid
+// 1 x 1 image a figure, no matplotlib) where the command names no --plot-script: most report
+// tests check the page, and matplotlib costs 2-8 s a report. A test of the images themselves, or
+// of what plot.py refuses, holds a `real_figures` for its duration.
+std::string stub_plot_script();
+struct real_figures {
+  real_figures();
+  ~real_figures();
+  real_figures(const real_figures &) = delete;
+  real_figures &operator=(const real_figures &) = delete;
+};
+
 // Runs the gpuprobe binary with `args` (a shell-quoted string) and captures its output.
 run_result run_gpuprobe(const std::string &args);
 run_result run_binary(const std::string &binary, const std::string &args);
