@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,10 @@ struct compare_thresholds {
   double penalty_abs_cycles = 0.5;
   // A validation row's tuned time: FASTER / SLOWER where the 95 % bootstrap interval of
   // median(B) / median(A) lies wholly past the row's bar: with `calibrated`, the larger of
-  // `time_floor` and the largest run-to-run difference the committed rounds show for that row
-  // (measured_validation_spread); a row they never measured, and every row when not
-  // `calibrated` (compare --time-rel), `time_rel`.
+  // `time_floor` and the largest difference repeated full runs of one unit show for that row on
+  // that GPU model (spread_for: `within`); a row they never measured, and every row when not
+  // `calibrated` (compare --time-rel), `time_rel`. A row that takes two values from run to run
+  // and differs by about its step (0.8 x to 1.25 x its range) is said, not counted.
   double time_rel = 0.03;
   double time_floor = 0.01;
   bool calibrated = true;
@@ -41,12 +43,28 @@ struct compare_thresholds {
   bool allow_missing = false;
 };
 
-// The largest |B/A - 1| of a validation row's tuned median between two runs of one unit, over the
-// pairs of the committed device rounds (scripts/calibrate_compare.py writes the table from
-// them: analysis/validation_spread.inc), by "workload on pool".
-const std::map<std::string, double> &measured_validation_spread();
-// The bar of one validation row (compare_thresholds' rule).
-double validation_bar(const std::string &row, const compare_thresholds &t = {});
+// What repeated full runs of one unit show for a validation row's tuned median, from the pairs'
+// |B/A - 1| (the larger of the two orientations): `within`, the largest difference between runs
+// at one value; a row that takes one of two values from run to run (the pairs fall in two tight
+// groups, the upper at least 2.5 x and 2 points past the lower, each of 2 pairs or more) also has
+// `step`, the range of the jump between its values. A rule on the pairs alone (two_valued_rule).
+struct validation_spread {
+  double within = 0;
+  std::optional<std::pair<double, double>> step;
+  std::size_t pairs = 0;
+};
+validation_spread spread_of_pairs(std::vector<double> pairs);
+
+// The committed runs' spread by GPU model and row ("workload on pool"): the model's own pairs,
+// and under model "" every model's pooled (dev/calibrate_compare.py writes the pairs,
+// analysis/validation_spread.inc).
+using spread_table = std::map<std::pair<std::string, std::string>, validation_spread>;
+const spread_table &measured_validation_spread();
+// The spread compare uses for `row` on `model`: the model's, else every model's, else none.
+const validation_spread *spread_for(const std::string &model, const std::string &row);
+// The bar of one validation row on `model` (compare_thresholds' rule).
+double validation_bar(const std::string &model, const std::string &row,
+                      const compare_thresholds &t = {});
 
 // The smallest miss-penalty difference between two values that may read DIFFERENT: the larger of
 // penalty_rel x the larger value and penalty_abs_cycles. compare and the fleet's outlier rule use

@@ -83,6 +83,10 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   // analysis alone (`characterize --reanalyze` on each folder makes them comparable).
   if (p.meta.is_object() && p.meta.contains("git_commit") && p.meta["git_commit"].is_string())
     u.text["analysis_commit"] = p.meta["git_commit"].get<std::string>();
+  // The rest of where the unit's figures come from: the fleet page's provenance table.
+  u.text["mode"] = p.quick() ? "quick" : "full";
+  u.text["driver"] = p.device_text("driver_release");
+  u.text["measured_utc"] = p.meta_text("created_utc");
   const auto &levels = p.tlb.levels;
   for (std::size_t k = 0; k < levels.size(); ++k) {
     const auto &L = levels[k];

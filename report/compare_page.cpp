@@ -29,6 +29,17 @@ std::string fmt(double v, int digits = 1) {
   return b;
 }
 
+// The round step (1, 2 or 5 x 10^k) nearest above `raw`.
+double nice_step(double raw) {
+  if (!(raw > 0))
+    return 1;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0})
+    if (m * p >= raw * (1 - 1e-9))
+      return m * p;
+  return 10 * p;
+}
+
 // One inline SVG: the series as polylines with points, x logarithmic (footprints) or linear (SM
 // ids), a few ticks on each axis, a legend. Every text from data is escaped.
 std::string svg_plot(const std::vector<series> &all, bool logx, const std::string &xlabel,
@@ -50,7 +61,8 @@ std::string svg_plot(const std::vector<series> &all, bool logx, const std::strin
   const double pad = 0.05 * (y1 - y0);
   y0 -= pad;
   y1 += pad;
-  const double W = 900, H = 340, L = 70, R = 20, T = 20, B = 50;
+  // Room on the right for the last x tick's label, centred on the frame's edge ("384.00 GiB").
+  const double W = 900, H = 340, L = 70, R = 50, T = 20, B = 50;
   const auto px = [&](double x) { return L + (tx(x) - x0) / (x1 - x0) * (W - L - R); };
   const auto py = [&](double y) { return T + (y1 - y) / (y1 - y0) * (H - T - B); };
   std::ostringstream o;
@@ -58,10 +70,13 @@ std::string svg_plot(const std::vector<series> &all, bool logx, const std::strin
     << "\" style=\"max-width:100%;height:auto\" role=\"img\">\n"
     << "<rect x=\"" << L << "\" y=\"" << T << "\" width=\"" << W - L - R << "\" height=\""
     << H - T - B << "\" fill=\"none\" stroke=\"#888\"/>\n";
-  for (int k = 0; k <= 4; ++k) { // y ticks
-    const double y = y0 + (y1 - y0) * k / 4;
+  // y ticks at a round step, with the digits that step needs (a range of 10.6-11.4 cycles reads
+  // 10.6, 10.8, ..., never five ticks of "11").
+  const double step = nice_step((y1 - y0) / 4);
+  const int digits = std::max(0, int(-std::floor(std::log10(step) + 1e-9)));
+  for (double y = std::ceil(y0 / step) * step; y <= y1 + 1e-9 * step; y += step) {
     o << "<text x=\"" << L - 6 << "\" y=\"" << fmt(py(y) + 4) << "\" font-size=\"11\" "
-      << "text-anchor=\"end\">" << fmt(y, 0) << "</text>\n";
+      << "text-anchor=\"end\">" << fmt(y, digits) << "</text>\n";
   }
   for (int k = 0; k <= 6; ++k) { // x ticks
     const double t = x0 + (x1 - x0) * k / 6;
@@ -136,7 +151,8 @@ void findings_table(std::ostringstream &o, const std::vector<analysis::compare_f
        "</tr>\n";
   for (const auto &f : fs)
     o << "<tr><td>" << html_text(f.area) << "</td><td>" << html_text(f.item) << "</td><td>"
-      << html_text(f.a) << "</td><td>" << html_text(f.b) << "</td><td><b>" << html_text(f.verdict)
+      << html_text(f.a) << "</td><td>" << html_text(f.b) << "</td><td class=\"v\"><b>"
+      << html_text(f.verdict)
       << "</b></td><td>" << html_text(f.why) << "</td></tr>\n";
   o << "</table>\n";
 }
@@ -149,7 +165,8 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
   o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpuprobe compare</title>\n"
        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
        "table{border-collapse:collapse;margin:1em 0;max-width:100%}td,th{border:1px solid #bbb;"
-       "padding:3px 8px;text-align:left}td{overflow-wrap:anywhere}.a{color:#1f77b4}"
+       "padding:3px 8px;text-align:left}td{overflow-wrap:break-word}td.v{white-space:nowrap}"
+       ".a{color:#1f77b4}"
        ".b{color:#ff7f0e}</style></head><body>\n<h1>gpuprobe compare</h1>\n<p>A: <span class=\"a\">"
     << html_text(r.a_dir) << "</span><br>B: <span class=\"b\">" << html_text(r.b_dir)
     << "</span></p>\n";

@@ -52,40 +52,84 @@ void model_tables(const inputs &in, report_content &c) {
            number("atomics.same_u32.slope", 3),
            u.status});
     }
+    c.tables.push_back(std::move(t));
+    // The outliers and the differences, a row each (never a paragraph).
+    report_table o{"Fleet: " + model + ", outliers and differences",
+                   {"unit", "figure", "value", "model's median", "why"},
+                   {},
+                   "An outlier by the rule above; a difference: units whose structure or maps "
+                   "differ, or whose figures another method made."};
     for (const auto &[name, p] : m.parameters)
       for (const auto &x : p.outliers)
-        t.note += "\nOutlier " + x.uuid + ": " + x.why;
+        o.rows.push_back({x.uuid, name, num(x.value, 4), num(p.median, 4), x.why});
     for (const auto &d : m.differences)
-      t.note += "\nDiffers: " + d;
-    c.tables.push_back(std::move(t));
+      o.rows.push_back({"—", "—", "—", "—", d});
+    if (o.rows.empty())
+      o.rows.push_back({"none", "—", "—", "—", "no unit past the outlier rule, no difference"});
+    c.tables.push_back(std::move(o));
   }
+}
+
+// Where each unit's figures come from: when, in which mode, on which driver, by which build.
+void provenance_table(const inputs &in, report_content &c) {
+  report_table t{"Fleet: provenance of each unit",
+                 {"unit", "model", "measured (UTC)", "mode", "driver", "analysis commit"},
+                 {},
+                 "Units measured by other builds or modes may differ by the method: "
+                 "`gpuprobe characterize --reanalyze` on each folder makes them comparable."};
+  for (const auto &u : in.fleet->units) {
+    const auto text = [&](const char *k) {
+      const auto it = u.text.find(k);
+      return it == u.text.end() || it->second.empty() || it->second == "-" ? std::string("—")
+                                                                          : it->second;
+    };
+    t.rows.push_back({u.uuid, u.model, text("measured_utc"), text("mode"), text("driver"),
+                      text("analysis_commit")});
+  }
+  c.tables.push_back(std::move(t));
+}
+
+// A fleet figure's key in words, with its unit: the spread plot's y label.
+std::string figure_words(const std::string &key) {
+  const auto dot = key.find('.');
+  const std::string head = key.substr(0, dot), rest = dot == std::string::npos ? "" : key.substr(dot + 1);
+  if (head == "atomics") { // atomics.same_u32.slope
+    const auto d2 = rest.find('.');
+    return rest.substr(0, d2) + " atomics, " +
+           (rest.substr(d2 + 1) == "slope" ? "slope (cycles per thread)" : "exponent");
+  }
+  static const std::map<std::string, std::string> words = {
+      {"penalty_cycles", "miss penalty (cycles)"}, {"entries", "entries"},
+      {"groups", "sharing groups (count)"},        {"page_mib", "what one entry covers (MiB)"},
+      {"reach_gib", "reach (GiB)"}};
+  const auto it = words.find(rest);
+  return head + " " + (it == words.end() ? rest : it->second);
 }
 
 void spread_figures(const inputs &in, report_content &c) {
   const auto &units = in.fleet->units;
-  // The spread of the parameters a reader compares first, every unit a point, models apart.
+  // The spread of the parameters a reader compares first, every unit a point named on the x axis,
+  // models apart (plot.py "spread": csv model,unit,value).
   for (const char *param : {"L1.penalty_cycles", "L2.entries", "L2.penalty_cycles",
                             "L3.penalty_cycles", "L2.groups", "atomics.same_u32.slope"}) {
     std::ostringstream o;
-    o << "series,style,x,y\n";
-    std::map<std::string, int> index;
+    o << "model,unit,value\n";
     int points = 0;
-    for (const auto &u : units) {
-      const auto x = u.number(param);
-      if (!x)
-        continue;
-      row(o, u.model, "points", ++index[u.model], *x);
-      ++points;
-    }
+    for (const auto &u : units)
+      if (const auto x = u.number(param)) {
+        o << csv_field(u.model) << ',' << csv_field(short_uuid(u.uuid)) << ',' << num(*x, 10)
+          << '\n';
+        ++points;
+      }
     if (points < 2)
       continue;
     std::string id = std::string("fleet_") + param;
     std::replace(id.begin(), id.end(), '.', '_');
     c.figures.push_back({id,
-                         std::string("Fleet spread: ") + param,
-                         "lines",
-                         "unit (in the order of the table, per model)",
-                         param,
+                         "Fleet spread: " + figure_words(param) + ", every unit",
+                         "spread",
+                         "unit (the first 8 digits of its UUID)",
+                         figure_words(param),
                          false,
                          false,
                          {},
@@ -149,6 +193,7 @@ void group_map_figures(const inputs &in, report_content &c) {
 void fleet_part(const inputs &in, report_content &c) {
   if (!in.fleet)
     return; // a unit's folder: no fleet part (not "missing")
+  provenance_table(in, c);
   model_tables(in, c);
   spread_figures(in, c);
   group_map_figures(in, c);

@@ -415,9 +415,42 @@ void draw_part(const page_part &part, const inputs &in, report_content &c) {
         {part.name, part.heading, figures, c.figures.size(), tables, c.tables.size()});
 }
 
+// A fleet's units: "Fleet of 5 units measured 2026-12-02 10:40 to 11:20 UTC by gpuprobe commit
+// 1234abcd, full; driver 580.159.04" (each list of distinct values, "—" where none is recorded).
+std::string fleet_provenance_line(const model::fleet &f) {
+  std::set<std::string> when, commits, modes, drivers;
+  const auto add = [](std::set<std::string> &to, const model::fleet_unit &u, const char *key) {
+    const auto it = u.text.find(key);
+    if (it != u.text.end() && !it->second.empty() && it->second != "-")
+      to.insert(it->second);
+  };
+  for (const auto &u : f.units) {
+    add(when, u, "measured_utc"), add(commits, u, "analysis_commit");
+    add(modes, u, "mode"), add(drivers, u, "driver");
+  }
+  const auto list = [](const std::set<std::string> &v) {
+    std::string s;
+    for (const auto &x : v)
+      s += (s.empty() ? "" : ", ") + x;
+    return s.empty() ? std::string("not recorded") : s;
+  };
+  const auto utc = [](std::string t) { // 2026-11-27T02:32:07Z -> 2026-11-27 02:32 UTC
+    return t.size() >= 16 && t[10] == 'T' ? t.substr(0, 10) + " " + t.substr(11, 5) + " UTC" : t;
+  };
+  std::string s = "Fleet of " + std::to_string(f.units.size()) + " units of " +
+                  std::to_string(f.models.size()) + " model(s), measured " +
+                  (when.empty() ? std::string("at times not recorded")
+                   : when.size() == 1 ? utc(*when.begin())
+                                      : utc(*when.begin()) + " to " + utc(*when.rbegin()));
+  return s + " by gpuprobe commit " + list(commits) + ", " + list(modes) + "; driver " +
+         list(drivers);
+}
+
 // When, by what and how the folder was measured, from its profile: "measured 2026-11-27 02:32
 // UTC by gpuprobe 0.1.0 (590916b7b924), full, seed 1; driver 580.159.04 (CUDA 13.0)".
 std::string provenance_line(const inputs &in) {
+  if (!in.profile && in.fleet) // a fleet: its units' range of dates, builds, modes and drivers
+    return fleet_provenance_line(*in.fleet);
   if (!in.profile)
     return "Provenance: not recorded (the folder has no profile.json)";
   const auto &p = *in.profile;

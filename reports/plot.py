@@ -6,7 +6,10 @@ matrix; `boxes` = [first, last] index ranges outlined), "forest" (csv: label,rat
 verdict: one interval per row, a line at 1), "groupmap" (csv: unit,<SM ids>, then a row per
 unit whose cells are each SM's sharing group), "per_sm" (csv: sm,group,baseline,penalty: bars
 by group and dots on a second axis) and "per_sm_penalty" (the same csv: a TLB level's hit and
-miss penalty per SM). Every text from data is drawn with math parsing off,
+miss penalty per SM), "sm_grid" (the same csv: one row per sharing group, a cell per SM coloured
+by its miss penalty, and the penalties' distribution beside) and "small_multiples" (a "lines" csv
+drawn 4 measured series a panel), "spread" (csv: model,unit,value: a point per unit, named on the x
+axis). Every text from data is drawn with math parsing off,
 so "$" and "\\" are drawn as they are. A figure that cannot be drawn (a ragged matrix, a value
 that is no number) is left out: its id and the reason go to FIG_DIR/not_drawn.json, the others
 are drawn, exit 0. Exit 1 with one line when the manifest itself cannot be read."""
@@ -66,7 +69,7 @@ def series_colors(bases):
     return {b: cmap(i / max(1, n - 1) if n > 20 else i) for i, b in enumerate(bases)}
 
 
-def lines(fig, ax, spec, path):
+def read_series(path):
     series = OrderedDict()
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
@@ -75,12 +78,49 @@ def lines(fig, ax, spec, path):
             series[(r["series"], r["style"])][1].append(number(r["y"], path))
     if not series:
         raise ValueError(f"{path}: no data rows")
-    def base_of(name):  # a measured series and its fit / model / theory share a colour
-        for suffix in (" theory", " fit", " queue model"):
-            name = name.split(suffix)[0]
-        return name
+    return series
 
+
+def base_of(name):
+    """A measured series and its fit / model / theory share a colour and a panel."""
+    for suffix in (" theory", " fit", " queue model"):
+        name = name.split(suffix)[0]
+    return name
+
+
+def lines(fig, ax, spec, path):
+    """One axes of every series; kind "small_multiples": panels of 4 measured series each (a colour
+    each, its fit and model in its colour, one legend entry a series) on shared axes instead."""
+    series = read_series(path)
     bases = list(OrderedDict.fromkeys(base_of(n) for (n, st) in series if st != "flag"))
+    if spec.get("kind") == "small_multiples":
+        return panels(fig, ax, spec, series, bases, 4)
+    draw_series(ax, spec, series, bases)
+    return False
+
+
+def panels(fig, ax, spec, series, bases, k):
+    n = (len(bases) + k - 1) // k
+    cols = 2 if n > 1 else 1
+    rows = (n + cols - 1) // cols
+    fig.delaxes(ax)
+    fig.set_size_inches(12, 3.6 * rows + 0.8)
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).flatten()
+    for i, pax in enumerate(axes):
+        if i >= n:
+            pax.set_visible(False)
+            continue
+        mine = bases[i * k:(i + 1) * k]
+        draw_series(pax, spec, OrderedDict((key, v) for key, v in series.items()
+                                           if base_of(key[0]) in mine or key[1] == "flag"), mine, compact=True)
+        plain([pax.set_xlabel(spec["xlabel"]), pax.set_ylabel(spec["ylabel"])])
+    plain([fig.suptitle(spec["title"] + f" ({len(bases)} series, {k} a panel)", fontsize=9)])
+    return True
+
+
+def draw_series(ax, spec, series, bases, compact=False):
+    """`compact` (a panel): one legend entry a measured series, the fits' and models' line styles
+    said once, the legend inside the panel."""
     colors = series_colors(bases)
     many = len(bases) > 10
     for (name, style), (x, y) in series.items():
@@ -98,8 +138,12 @@ def lines(fig, ax, spec, path):
         xy = sorted(zip(x, y))
         # Beyond 10 series a model's line shares its measurement's colour and one legend entry
         # says what dashed means: half the legend, every entry readable.
-        label = "_nolegend_" if many and name != base else name
+        label = "_nolegend_" if (many or compact) and name != base else name
         ax.plot([p[0] for p in xy], [p[1] for p in xy], label=label, **look)
+    if compact:
+        for style, what in (("dashed", "fit"), ("dotted", "queue model")):
+            if any(st == style for (n, st) in series):
+                ax.plot([], [], color="grey", label=what, **STYLES[style])
     if many and any(n != base_of(n) for (n, st) in series):
         ax.plot([], [], color="grey", linestyle="--", linewidth=1, label="dashed: its model / fit")
     if many and any("p = M/A" in n for (n, st) in series):
@@ -111,6 +155,9 @@ def lines(fig, ax, spec, path):
         ax.set_xscale("log", base=2)
     if spec.get("logy"):
         ax.set_yscale("log")
+    if compact:
+        plain(ax.legend(fontsize=7, loc="best").get_texts())
+        return
     # Beside the axes, never over the data.
     plain(ax.legend(fontsize=8, ncol=2 if len(series) > 24 else 1, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0).get_texts())
 
@@ -216,17 +263,87 @@ def per_sm(fig, ax, spec, path, dots="rise, itself the disruptor (cycles per hop
     plain([ax.set_xlabel(spec["xlabel"] + which)])
 
 
+def sm_grid(fig, ax, spec, path):
+    """A level's per-SM miss penalty as a map: one row per sharing group of SMs (the groups the
+    sharing probe measured, in the CSV's order: `group`), one cell per SM of the group in id order,
+    its id written in the cell, coloured by its penalty; SMs of no group in rows of 16. Beside it,
+    the penalties' distribution with its median."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: no SMs")
+    pen = [number(r["penalty"], path) for r in rows]
+    sms = [int(number(r["sm"], path)) for r in rows]
+    group = [int(number(r["group"], path)) for r in rows]
+    grid = OrderedDict()
+    loose = 0
+    for i, g in enumerate(group):
+        if g >= 0:
+            key = ("group", g)
+        else:
+            key = ("sms", loose // 16)
+            loose += 1
+        grid.setdefault(key, []).append(i)
+    width = max(len(v) for v in grid.values())
+    m = [[pen[i] for i in v] + [float("nan")] * (width - len(v)) for v in grid.values()]
+    fig.delaxes(ax)
+    fig.set_size_inches(max(8.0, 0.55 * width + 5), max(3.5, 0.26 * len(grid) + 1.6))
+    gs = fig.add_gridspec(1, 2, width_ratios=[3, 1], wspace=0.45)
+    mx, hx = fig.add_subplot(gs[0]), fig.add_subplot(gs[1])
+    im = mx.imshow(m, cmap="viridis", interpolation="nearest", aspect="auto")
+    fig.colorbar(im, ax=mx, label="miss penalty (cycles per hop)")
+    for r, v in enumerate(grid.values()):
+        for c, i in enumerate(v):
+            mx.text(c, r, str(sms[i]), ha="center", va="center", fontsize=6, color="white")
+    mx.set_yticks(range(len(grid)), [f"group {k[1] + 1}" if k[0] == "group" else f"SMs {k[1] * 16}+"
+                                     for k in grid], fontsize=6)
+    mx.set_xticks(range(width), [str(c + 1) for c in range(width)], fontsize=6)
+    plain([mx.set_xlabel("SM of the group, in id order (its id in the cell)"),
+           mx.set_ylabel("sharing group" if any(k[0] == "group" for k in grid) else "SMs by id"),
+           mx.set_title(spec["title"], fontsize=9, loc="left")])
+    hx.hist(pen, bins=min(30, max(5, len(pen) // 4)), orientation="horizontal", color="C0")
+    med = sorted(pen)[len(pen) // 2]
+    hx.axhline(med, color="black", linewidth=0.8)
+    plain([hx.annotate(f"median {med:.4g}", (1, med), xycoords=("axes fraction", "data"),
+                       ha="right", va="bottom", fontsize=7)])
+    hx.set_xlabel("SMs")
+    hx.set_title("distribution", fontsize=9)
+    fig.subplots_adjust(left=0.1, right=0.97, top=0.93, bottom=0.08)
+    return "laid out"
+
+
+def spread(fig, ax, spec, path):
+    """One figure over the units of a fleet: a point per unit, its name under it, a colour per
+    model; the y axis in plain numbers (no offset)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ValueError(f"{path}: no units")
+    models = list(OrderedDict.fromkeys(r["model"] for r in rows))
+    for k, m in enumerate(models):
+        xs = [i for i, r in enumerate(rows) if r["model"] == m]
+        ax.plot(xs, [number(rows[i]["value"], path) for i in xs], "o", color=f"C{k % 10}", label=m)
+    fig.set_size_inches(max(6.0, 0.45 * len(rows) + 3), 4.5)
+    ax.set_xticks(range(len(rows)), [r["unit"] for r in rows], fontsize=7, rotation=45, ha="right")
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
+    plain(ax.get_xticklabels() + ax.legend(fontsize=7, loc="best").get_texts())
+
+
 def draw_one(d, spec):
     fig, ax = plt.subplots(figsize=(10, 5))
     try:
         draw = {"heatmap": heatmap, "forest": forest, "groupmap": groupmap, "per_sm": per_sm,
-                "per_sm_penalty": lambda f, a, s, p: per_sm(f, a, s, p, "miss penalty (cycles per hop)")
-                }.get(spec["kind"], lines)
-        draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
-        # A kind that said what its ticks are (heatmap, per_sm) keeps its own x label.
-        plain([ax.set_title(spec["title"], fontsize=9), ax.set_ylabel(spec["ylabel"])] +
-              ([] if ax.get_xlabel() else [ax.set_xlabel(spec["xlabel"])]))
-        fig.tight_layout()
+                "per_sm_penalty": lambda f, a, s, p: per_sm(f, a, s, p, "miss penalty (cycles per hop)"),
+                "sm_grid": sm_grid, "spread": spread}.get(spec["kind"], lines)
+        # A drawer that made its own axes (small multiples, a map beside a histogram) labelled
+        # them itself; the others get the spec's title and labels.
+        own = draw(fig, ax, spec, os.path.join(d, os.path.basename(spec["csv"])))
+        if not own:
+            # A kind that said what its ticks are (heatmap, per_sm) keeps its own x label.
+            plain([ax.set_title(spec["title"], fontsize=9), ax.set_ylabel(spec["ylabel"])] +
+                  ([] if ax.get_xlabel() else [ax.set_xlabel(spec["xlabel"])]))
+        if own != "laid out":  # a map beside a histogram places its axes itself
+            fig.tight_layout()
         for ext in ("png", "svg"):
             fig.savefig(os.path.join(d, f"{os.path.basename(spec['id'])}.{ext}"), dpi=120)
     finally:

@@ -116,7 +116,8 @@ void draw(const inputs &in, report_content &c) {
     const auto &doc = results[r].doc;
     report_figure f{"atomics_latency" + (r ? "_" + std::to_string(r + 1) : std::string()),
                     "Atomic latency vs threads: measured, fit, queue model",
-                    "lines",
+                    "small_multiples", // 8 variants a panel: every colour and legend entry one
+                                       // series
                     "threads",
                     "mean cycles per atomic",
                     true,

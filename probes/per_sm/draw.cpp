@@ -1,6 +1,6 @@
-// The tlb-per-sm probe's part of the report: per level, each SM's hit (bars, coloured by the
-// level's sharing group, in group order) and miss penalty (dots), from profile.json's per_sm
-// blocks, and a table of each spread's ends and the SMs apart from the others.
+// The tlb-per-sm probe's part of the report: per level, each SM's miss penalty as a map by sharing
+// group with its distribution, from profile.json's per_sm blocks, and a table of each spread's
+// ends and the SMs apart from the others.
 #include "probes/per_sm/probe.hpp"
 #include "report/parts.hpp"
 
@@ -17,27 +17,29 @@ using namespace report::detail; // the report's inputs, types and helpers (repor
 
 namespace {
 
-// The level's SMs in sharing-group order (groups by their smallest SM; SMs of no group last),
-// each with its group's index (-1: none), and the groups' [first, last] positions.
-report_figure per_sm_figure(const std::string &label, const model::tlb_level &L) {
+// The level's SMs as a map: rows are sharing groups (the level's own, or where it has none -- a
+// private or global level -- the groups of the profile's level that has most), a cell per SM in id
+// order coloured by its miss penalty, and the penalties' distribution beside (plot.py "sm_grid").
+report_figure per_sm_figure(const std::string &label, const model::tlb_level &L,
+                            const std::vector<std::vector<int>> &fallback_groups,
+                            const std::string &groups_of) {
   const auto &s = *L.per_sm;
+  const bool own = L.sharing && L.sharing->groups && !L.sharing->groups->empty();
   report_figure f{"per_sm_tlb_" + label,
-                  "Per SM, " + label +
-                      ": cycles per hop where the level holds every page (bars) "
-                      "and its miss penalty (dots)",
-                  "per_sm_penalty",
-                  "SM, in sharing-group order",
-                  "hit, cycles per hop",
+                  "Per SM, " + label + ": miss penalty by " +
+                      (own                       ? label + "'s sharing group"
+                       : fallback_groups.empty() ? std::string("SM id")
+                                                 : groups_of + "'s sharing group") +
+                      " (a row each), and its distribution",
+                  "sm_grid",
+                  "SM of the group",
+                  "miss penalty, cycles per hop",
                   false,
                   false,
                   {},
                   {},
                   ""};
-  auto groups =
-      L.sharing && L.sharing->groups ? *L.sharing->groups : std::vector<std::vector<int>>{};
-  for (auto &g : groups)
-    std::sort(g.begin(), g.end());
-  std::sort(groups.begin(), groups.end());
+  auto groups = own ? *L.sharing->groups : fallback_groups;
   std::vector<std::pair<int, std::size_t>> order; // group, index into s.sms
   std::vector<bool> used(s.sms.size(), false);
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
@@ -76,12 +78,20 @@ void draw(const inputs &in, report_content &c) {
       "penalty is the difference, each the median of the rounds. An SM is apart where "
       "its penalty lies past the larger of compare's penalty bar, 4 x the rep-to-rep "
       "noise and 5 robust sigmas from the median."};
+  // The rows of a private or global level's map: the groups of the level with most of them.
+  std::vector<std::vector<int>> most;
+  std::string most_of;
+  if (in.profile)
+    for_each_level(in.profile->tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
+      if (L.sharing && L.sharing->groups && L.sharing->groups->size() > most.size())
+        most = *L.sharing->groups, most_of = label;
+    });
   if (in.profile)
     for_each_level(in.profile->tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
       if (!L.per_sm || L.per_sm->sms.empty())
         return;
       any = true;
-      c.figures.push_back(per_sm_figure(label, L));
+      c.figures.push_back(per_sm_figure(label, L, most, most_of));
       const auto &s = *L.per_sm;
       std::string apart;
       for (const int sm : s.apart_sms.value_or(std::vector<int>{}))

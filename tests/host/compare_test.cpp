@@ -341,28 +341,125 @@ gpuprobe::model::run_folder redrawn(const gpuprobe::model::run_folder &a, std::m
 
 } // namespace
 
-// The bars are what the committed rounds measured: the table compare uses is the largest
-// difference of each row over the pairs of tests/fixtures/validation_pairs.json (written with it
-// by scripts/calibrate_compare.py), not a figure typed in.
-TEST(Compare, TheValidationBarsAreTheCommittedRoundsLargestDifferences) {
+// The bars are what the committed rounds measured: for each GPU model and row, the spread compare
+// uses is spread_of_pairs over the pairs of tests/fixtures/validation_pairs.json (written with the
+// table by dev/calibrate_compare.py), not a figure typed in; a model without the row takes every
+// model's.
+TEST(Compare, TheValidationBarsAreTheCommittedRoundsPairs) {
   const json fx = gpuprobe::read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
                                            "/tests/fixtures/validation_pairs.json");
   const auto &table = gpuprobe::analysis::measured_validation_spread();
-  ASSERT_EQ(table.size(), fx["rows"].size());
-  EXPECT_GE(fx["pairs"].get<int>(), 50);
-  for (const auto &[row, values] : fx["rows"].items()) {
-    double most = 0;
-    for (const auto &v : values)
-      most = std::max(most, v.get<double>());
-    ASSERT_TRUE(table.count(row)) << row;
-    EXPECT_NEAR(table.at(row), most, 1e-6) << row;
-    EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar(row), std::max(0.01, most)) << row;
-  }
-  EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("a row never measured on vmm"), 0.03);
+  std::size_t rows = 0;
+  for (const auto &[model, of_model] : fx["rows"].items())
+    for (const auto &[row, values] : of_model.items()) {
+      ++rows;
+      const auto want = gpuprobe::analysis::spread_of_pairs(values.get<std::vector<double>>());
+      const auto *got = gpuprobe::analysis::spread_for(model, row);
+      ASSERT_NE(got, nullptr) << model << " " << row;
+      EXPECT_EQ(got->pairs, values.size()) << row;
+      EXPECT_DOUBLE_EQ(got->within, want.within) << row;
+      EXPECT_EQ(bool(got->step), bool(want.step)) << row;
+      EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar(model, row), std::max(0.01, want.within))
+          << row;
+      if (!model.empty()) { // another model's row: every model's pairs
+        EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("NVIDIA B300", row),
+                         std::max(0.01, table.at({"", row}).within));
+      }
+    }
+  ASSERT_EQ(table.size(), rows);
+  EXPECT_GE(fx["pairs"].get<int>(), 20);
+  EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("", "a row never measured on vmm"), 0.03);
   gpuprobe::analysis::compare_thresholds fixed;
   fixed.calibrated = false;
   fixed.time_rel = 0.05;
-  EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("hash_join/4M on vmm", fixed), 0.05);
+  EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("", "hash_join/4M on vmm", fixed), 0.05);
+}
+
+// The two-value rule on a seeded family of rows: two units of a model repeated 4-8 times, each
+// run's median at one level with noise of 0.1-1 % (one value), or at one of two levels 3-15 %
+// apart (two values). A one-valued row must almost never read as two (its bar would drop below
+// its spread); a two-valued row whose repeats saw each value twice or more, with a step of 15
+// noise sigmas or more, is found, its bar the spread at one value and its step the jump.
+TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
+  std::mt19937 rng(78);
+  std::normal_distribution<double> z(0, 1);
+  int one = 0, one_as_two = 0, two = 0, two_found = 0, covered = 0;
+  std::map<int, std::pair<int, int>> by_ratio; // step / noise in fives -> found, seen
+  for (int c = 0; c < 4000; ++c) {
+    const bool two_valued = c % 2;
+    const double noise = 0.001 + 0.009 * double(rng() % 1000) / 1000.0;
+    const double step = 0.03 + 0.12 * double(rng() % 1000) / 1000.0;
+    std::vector<double> pairs;
+    bool both_seen = false;
+    for (int unit = 0; unit < 2; ++unit) {
+      std::vector<double> runs;
+      int high = 0;
+      const int n = 4 + int(rng() % 5);
+      for (int k = 0; k < n; ++k) {
+        const bool up = two_valued && rng() % 2;
+        high += up;
+        runs.push_back((1 + noise * z(rng)) * (up ? 1 + step : 1.0));
+      }
+      both_seen |= high >= 2 && n - high >= 2;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        for (std::size_t j = i + 1; j < runs.size(); ++j) {
+          const double r = runs[j] / runs[i];
+          pairs.push_back(std::max(std::fabs(r - 1), std::fabs(1 / r - 1)));
+        }
+    }
+    const auto s = gpuprobe::analysis::spread_of_pairs(pairs);
+    if (!two_valued) {
+      ++one;
+      one_as_two += bool(s.step);
+      continue;
+    }
+    if (!both_seen)
+      continue;
+    auto &bin = by_ratio[std::min(6, int(step / noise / 5))];
+    ++bin.second;
+    bin.first += bool(s.step);
+    if (step < 15 * noise)
+      continue;
+    ++two;
+    two_found += bool(s.step);
+    covered += s.step && s.within < step / 2 && s.step->first < step * 1.1 &&
+               s.step->second > step * 0.9;
+  }
+  std::printf("  one value: %d of %d read as two; two values (each seen twice), found by step / "
+              "noise:",
+              one_as_two, one);
+  for (const auto &[k, v] : by_ratio)
+    std::printf(" %d%s: %d of %d;", k * 5, k == 6 ? "+" : "", v.first, v.second);
+  std::printf("\n");
+  EXPECT_LE(one_as_two, one / 200) << "at most 0.5 % of one-valued rows read as two";
+  EXPECT_GE(two_found, two * 98 / 100) << "a step of 15 sigmas or more: at least 98 % found";
+  EXPECT_GE(covered, two_found * 98 / 100) << "its bar the spread at one value, its step the jump";
+}
+
+// compare over such a row: A and B at its two values read NOTE (said, not counted); a jump of
+// twice its step, or a shift past the spread at one value on a one-valued row, still counts.
+TEST(Compare, ATwoValuedRowAtItsOtherValueIsSaidNotCounted) {
+  const auto a = committed_validation_run();
+  ASSERT_TRUE(a.valid);
+  const std::string model = a.prof.gpu_name();
+  std::string row;
+  for (const auto &[key, s] : gpuprobe::analysis::measured_validation_spread()) {
+    if (key.first == model && s.step)
+      row = key.second;
+  }
+  if (row.empty())
+    GTEST_SKIP() << "no committed row of " << model << " takes two values";
+  const auto *s = gpuprobe::analysis::spread_for(model, row);
+  std::mt19937 rng(5);
+  for (const double factor : {1 + (s->step->first + s->step->second) / 2,
+                              1 + 2.5 * s->step->second}) {
+    const auto b = redrawn(a, rng, [&](const std::string &r) { return r == row ? factor : 1.0; });
+    for (const auto &f : gpuprobe::analysis::compare_runs(a, b).findings) {
+      if (f.item == row + " (tuned)") {
+        EXPECT_EQ(f.verdict, factor < 1 + 2 * s->step->second ? "NOTE" : "SLOWER") << f.why;
+      }
+    }
+  }
 }
 
 // Pairs that differ by a run-to-run difference the rounds measured for the row read SAME; a steady
@@ -377,9 +474,11 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
   for (const auto &row : a.valid->workloads)
     in_a.insert(row.workload + " on " + row.pool);
   std::vector<std::string> steady;
-  for (const auto &[row, bar] : gpuprobe::analysis::measured_validation_spread())
-    if (bar < 0.013 && in_a.count(row))
-      steady.push_back(row);
+  const std::string model = a.prof.gpu_name();
+  const json &measured = fx["rows"][model];
+  for (const auto &[key, spread] : gpuprobe::analysis::measured_validation_spread())
+    if (key.first == model && spread.within < 0.013 && in_a.count(key.second))
+      steady.push_back(key.second);
   ASSERT_GE(steady.size(), 10u);
   std::mt19937 rng(2);
   int self_flagged = 0, self_rows = 0;
@@ -387,9 +486,9 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
   for (int c = 0; c < 120; ++c) {
     // A self-pair: each row moved by one of its own measured run-to-run differences.
     const auto b = redrawn(a, rng, [&](const std::string &row) {
-      if (!fx["rows"].contains(row))
+      if (!measured.contains(row))
         return 1.0;
-      const auto &v = fx["rows"][row];
+      const auto &v = measured[row];
       const double d = v[rng() % v.size()].get<double>();
       return rng() % 2 ? 1 + d : 1 / (1 + d);
     });

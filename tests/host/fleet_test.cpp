@@ -226,10 +226,19 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   write_json_atomic(out + "/fleet.json",
                     model::to_json(analysis::merge_fleet(analysis::find_units({root}))));
   const auto c = report::build_report(out);
-  ASSERT_EQ(c.tables.size(), 1u);
-  EXPECT_EQ(c.tables[0].title, "Fleet: NVIDIA H200 (2 units)");
-  EXPECT_NE(c.tables[0].note.find("Differs: L2.group_map differs"), std::string::npos)
-      << c.tables[0].note;
+  // Provenance (a row a unit), the model's units, its outliers and differences (a row each).
+  ASSERT_EQ(c.tables.size(), 3u);
+  EXPECT_EQ(c.tables[0].title, "Fleet: provenance of each unit");
+  ASSERT_EQ(c.tables[0].rows.size(), 2u);
+  EXPECT_EQ(c.tables[0].rows[0][0], "GPU-aaaa");
+  EXPECT_EQ(c.tables[1].title, "Fleet: NVIDIA H200 (2 units)");
+  EXPECT_EQ(c.tables[2].title, "Fleet: NVIDIA H200, outliers and differences");
+  bool differs = false;
+  for (const auto &row : c.tables[2].rows)
+    differs |= row.back().find("L2.group_map differs") != std::string::npos;
+  EXPECT_TRUE(differs);
+  EXPECT_NE(c.provenance.find("Fleet of 2 units of 1 model(s)"), std::string::npos)
+      << c.provenance;
   EXPECT_TRUE(c.missing.empty());
   bool groups = false, spread = false;
   for (const auto &f : c.figures) {
@@ -239,7 +248,12 @@ TEST(Fleet, ReportRendersAFleetFolder) {
       EXPECT_NE(f.csv.find("\"aaaa NVIDIA H200\",0,0,1,1,-1"), std::string::npos) << f.csv;
       EXPECT_NE(f.csv.find("\"bbbb NVIDIA H200\",0,0,0,0,-1"), std::string::npos) << f.csv;
     }
-    spread |= f.id == "fleet_L2_penalty_cycles";
+    if (f.id == "fleet_L2_penalty_cycles") { // a point a unit, named by its UUID's first digits
+      spread = true;
+      EXPECT_EQ(f.kind, "spread");
+      EXPECT_NE(f.csv.find("\"NVIDIA H200\",\"aaaa\",96"), std::string::npos) << f.csv;
+      EXPECT_EQ(f.ylabel, "L2 miss penalty (cycles)");
+    }
   }
   EXPECT_TRUE(groups);
   EXPECT_TRUE(spread);
