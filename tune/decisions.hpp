@@ -151,7 +151,7 @@ struct crw_decision {
   nlohmann::json to_json(const std::vector<crw_point> &points) const;
 };
 // CRW's placements tie within 5 % of the per-thread start. Over the 53 committed runs of H100
-// units (tests/fixtures/crw_placements.json, written by scripts/calibrate_compare.py), where
+// units (tests/fixtures/crw_placements.json, written by dev/calibrate_compare.py), where
 // validate found no gain, the best other start read 0.970-1.017 of thread: the 3 % band tune
 // used before let noise choose warp once (GPU-f5750cb1, a quick run, 0.970).
 inline constexpr double crw_tie = 0.05;

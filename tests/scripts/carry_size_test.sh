@@ -1,9 +1,9 @@
 #!/bin/bash
-# scripts/carry_size.sh in a throwaway git repository: tracked, untracked-not-ignored and carried
+# dev/carry_size.sh in a throwaway git repository: tracked, untracked-not-ignored and carried
 # (ignored) bytes summed as a device call counts them; exit 1 past 64 MiB, 2 for a missing path.
 # Sizes are drawn from a fixed seed; files are sparse (their size, not their blocks, counts).
 set -uo pipefail
-script="$1/scripts/carry_size.sh"
+script="$1/dev/carry_size.sh"
 T=$(mktemp -d /tmp/gpuprobe-carry.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
