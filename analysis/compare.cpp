@@ -401,7 +401,8 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
     const auto &xa = *it->second->tuned_ms, &xb = *rb.tuned_ms;
     const auto [lo, hi] = ratio_interval(xa, xb, t.bootstrap, rng);
     const double bar = validation_bar(f.model, it->first, t);
-    const validation_spread *spread = t.calibrated ? spread_for(f.model, it->first) : nullptr;
+    const validation_spread *spread =
+        t.calibrated ? spread_for(f.model, it->first, t.spreads) : nullptr;
     const std::string verdict = hi < 1 - bar ? "FASTER" : lo > 1 + bar ? "SLOWER" : "SAME";
     const double r = median(xb) / median(xa), d = std::max(std::fabs(r - 1), std::fabs(1 / r - 1));
     std::string why =
@@ -450,8 +451,8 @@ validation_spread spread_of_pairs(std::vector<double> d) {
   s.within = d.back();
   // Two tight groups: the split with the largest ratio between its sides, each side 2 pairs or
   // more, the upper at least 2.5 x and 2 points past the lower and no wider than 2 x its least
-  // (on a seeded family: no one-valued row of 2,000 read as two; a step of 15 noise sigmas or
-  // more always found, tests/host/compare_test.cpp).
+  // (on a seeded family, tests/host/compare_test.cpp: under 1 % of one-valued rows read as two;
+  // a step of 15 noise sigmas or more always found).
   double best = 0;
   for (std::size_t i = 2; i + 2 <= d.size(); ++i) {
     const double lo = d[i - 1], hi = d[i];
@@ -482,8 +483,18 @@ const spread_table &measured_validation_spread() {
   return table;
 }
 
-const validation_spread *spread_for(const std::string &model, const std::string &row) {
-  const auto &m = measured_validation_spread();
+spread_table spread_table_of(
+    const std::map<std::string, std::map<std::string, std::vector<double>>> &pairs) {
+  spread_table t;
+  for (const auto &[model, rows] : pairs)
+    for (const auto &[row, d] : rows)
+      t[{model, row}] = spread_of_pairs(d);
+  return t;
+}
+
+const validation_spread *spread_for(const std::string &model, const std::string &row,
+                                    const spread_table *table) {
+  const auto &m = table ? *table : measured_validation_spread();
   for (const std::string &key : {model, std::string()})
     if (const auto it = m.find({key, row}); it != m.end())
       return &it->second;
@@ -494,7 +505,7 @@ double validation_bar(const std::string &model, const std::string &row,
                       const compare_thresholds &t) {
   if (!t.calibrated)
     return t.time_rel;
-  const auto *s = spread_for(model, row);
+  const auto *s = spread_for(model, row, t.spreads);
   return s ? std::max(t.time_floor, s->within) : t.time_rel;
 }
 

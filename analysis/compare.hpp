@@ -20,6 +20,19 @@
 
 namespace gpuprobe::analysis {
 
+// What repeated full runs of one unit show for a validation row's tuned median, from the pairs'
+// |B/A - 1| (the larger of the two orientations): `within`, the largest difference between runs
+// at one value; a row that takes one of two values from run to run (the pairs fall in two tight
+// groups, the upper at least 2.5 x and 2 points past the lower, each of 2 pairs or more) also has
+// `step`, the range of the jump between its values. A rule on the pairs alone: spread_of_pairs.
+struct validation_spread {
+  double within = 0;
+  std::optional<std::pair<double, double>> step;
+  std::size_t pairs = 0;
+};
+// By GPU model ("": every model) and row ("workload on pool").
+using spread_table = std::map<std::pair<std::string, std::string>, validation_spread>;
+
 struct compare_thresholds {
   // A penalty differs where |B - A| passes both the larger of `penalty_rel` x A and
   // `penalty_abs_cycles`, and the two runs' stated intervals do not overlap (where both state
@@ -36,6 +49,9 @@ struct compare_thresholds {
   double time_rel = 0.03;
   double time_floor = 0.01;
   bool calibrated = true;
+  // The spreads that gate validation times: the committed ones (measured_validation_spread)
+  // where null; another table to judge a unit by the others' repeats alone (a held-out test).
+  const spread_table *spreads = nullptr;
   int bootstrap = 2000;
   unsigned seed = 1;
   // A finding both runs' modes measure but whose value one of them lacks (null, missing or
@@ -43,25 +59,19 @@ struct compare_thresholds {
   bool allow_missing = false;
 };
 
-// What repeated full runs of one unit show for a validation row's tuned median, from the pairs'
-// |B/A - 1| (the larger of the two orientations): `within`, the largest difference between runs
-// at one value; a row that takes one of two values from run to run (the pairs fall in two tight
-// groups, the upper at least 2.5 x and 2 points past the lower, each of 2 pairs or more) also has
-// `step`, the range of the jump between its values. A rule on the pairs alone (two_valued_rule).
-struct validation_spread {
-  double within = 0;
-  std::optional<std::pair<double, double>> step;
-  std::size_t pairs = 0;
-};
 validation_spread spread_of_pairs(std::vector<double> pairs);
 
 // The committed runs' spread by GPU model and row ("workload on pool"): the model's own pairs,
 // and under model "" every model's pooled (dev/calibrate_compare.py writes the pairs,
 // analysis/validation_spread.inc).
-using spread_table = std::map<std::pair<std::string, std::string>, validation_spread>;
 const spread_table &measured_validation_spread();
-// The spread compare uses for `row` on `model`: the model's, else every model's, else none.
-const validation_spread *spread_for(const std::string &model, const std::string &row);
+// The spread compare uses for `row` on `model` in `table` (null: the committed one): the model's,
+// else every model's, else none.
+const validation_spread *spread_for(const std::string &model, const std::string &row,
+                                    const spread_table *table = nullptr);
+// A table of spreads from pairs: model -> row -> each pair's |B/A - 1| (the fixture's layout).
+spread_table
+spread_table_of(const std::map<std::string, std::map<std::string, std::vector<double>>> &pairs);
 // The bar of one validation row on `model` (compare_thresholds' rule).
 double validation_bar(const std::string &model, const std::string &row,
                       const compare_thresholds &t = {});

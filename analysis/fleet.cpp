@@ -474,7 +474,8 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
       number_parameter(name, done, rule, fm);
     set_method_outliers_apart(done, fm);
     for (const auto &name : texts)
-      text_difference(name, done, fm);
+      if (name != "measured_utc") // when a unit ran is provenance, never a difference
+        text_difference(name, done, fm);
     for (auto *u : list)
       fm.units.push_back({u->uuid, u->folder, u->status});
     fm.complete = done.size();

@@ -42,7 +42,7 @@ device_info query_device(int ordinal) {
                 (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
                 "); without one, `report`, `fleet`, `analyze`, `theory` and `characterize "
                 "--reanalyze` work, on your results or the committed runs in reports/examples "
-                "(e.g. gpuprobe report --input reports/examples/runs/nvidia-h200-b337e4ad --out "
+                "(e.g. gpuprobe report --input reports/examples/runs/nvidia-h200-bc72dbee --out "
                 "h200-report)");
   if (ordinal < 0 || ordinal >= count)
     throw error("unknown device id " + std::to_string(ordinal) + ": this machine has " +

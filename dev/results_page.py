@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """docs/results.md, the one page of measured figures, written from the committed runs.
 
-Reads every results folder under reports/examples/runs/ (profile.json, tuning.json,
-validation.json) and writes, per GPU model, each unit's TLB hierarchy (entries x what one entry
-covers, ways x sets, miss penalty, sharing) and the wall time of each stage that folder records.
+Reads every results folder under reports/examples/ (the curated runs, one build of one commit)
+and tests/fixtures/runs/ (older runs kept for the tests): profile.json, tuning.json,
+validation.json; writes, per GPU model, each unit's TLB hierarchy (entries x what one entry
+covers, ways x sets, miss penalty, sharing) and the wall time of each stage that folder records;
+then, per GPU model, the peer allocators' times from tests/fixtures/peers/ (gpuprobe-bench
+BM_peers files).
 A value a file does not hold reads "—". Nothing on the page is typed by hand: edit this script
 or the runs, then run it again.
 
@@ -15,7 +18,8 @@ import os
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNS = os.path.join(ROOT, "reports", "examples", "runs")
+RUNS = ["reports/examples/runs", "tests/fixtures/runs"]
+PEERS = "tests/fixtures/peers"
 PAGE = os.path.join(ROOT, "docs", "results.md")
 
 
@@ -57,31 +61,65 @@ def seconds(doc):
 
 def units():
     out = []
-    for name in sorted(os.listdir(RUNS)):
-        folder = os.path.join(RUNS, name)
-        profile = read(os.path.join(folder, "profile.json"))
-        if not os.path.isdir(folder) or not profile:
-            continue
-        device = profile.get("device", {})
-        levels = (profile.get("tlb") or {}).get("levels", [])
-        out.append({
-            "model": device.get("name", "—"),
-            "unit": device.get("uuid", "—")[:12],
-            "folder": "reports/examples/runs/" + name,
-            "mode": "quick" if profile.get("quick") else "full",
-            "commit": (profile.get("meta") or {}).get("git_commit", "—"),
-            "levels": [level_cell(l) for l in levels],
-            "times": [seconds(profile), seconds(read(os.path.join(folder, "tuning.json"))),
-                      seconds(read(os.path.join(folder, "validation.json")))],
-        })
+    for root in RUNS:
+        for name in sorted(os.listdir(os.path.join(ROOT, root))):
+            folder = os.path.join(ROOT, root, name)
+            profile = read(os.path.join(folder, "profile.json"))
+            if not os.path.isdir(folder) or not profile:
+                continue
+            device = profile.get("device", {})
+            levels = (profile.get("tlb") or {}).get("levels", [])
+            out.append({
+                "model": device.get("name", "—"),
+                "unit": device.get("uuid", "—")[:12],
+                "folder": root + "/" + name,
+                "mode": "quick" if profile.get("quick") else "full",
+                "commit": (profile.get("meta") or {}).get("git_commit", "—"),
+                "levels": [level_cell(l) for l in levels],
+                "times": [seconds(profile), seconds(read(os.path.join(folder, "tuning.json"))),
+                          seconds(read(os.path.join(folder, "validation.json")))],
+            })
     return out
+
+
+def peers():
+    """{model: {allocator: {state: median ms}}} of BM_peers at 16 B and 131,072 threads, and the
+    units and commits they came from."""
+    table, source = {}, {}
+    root = os.path.join(ROOT, PEERS)
+    for unit in sorted(os.listdir(root)):
+        raw = os.path.join(root, unit, "raw")
+        if not os.path.isdir(raw):
+            continue
+        for f in sorted(os.listdir(raw)):
+            doc = read(os.path.join(raw, f))
+            if not doc or "benchmarks" not in doc:
+                continue
+            ctx = doc.get("context", {})
+            model = ctx.get("gpu") or unit.rsplit("-", 1)[0]
+            for b in doc["benchmarks"]:
+                parts = dict(p.split(":", 1) for p in b.get("name", "").split("/")[2:] if ":" in p)
+                if not b.get("name", "").startswith("BM_peers/") or b.get("run_type") == "aggregate":
+                    continue
+                if parts.get("size") != "16" or parts.get("threads") != "131072":
+                    continue
+                alloc = b["name"].split("/")[1]
+                table.setdefault(model, {}).setdefault(alloc, {}).setdefault(parts.get("state", "—"), []).append(b["real_time"])
+                source.setdefault(model, set()).add("%s (%s)" % (unit, ctx.get("gpuprobe_commit", "—")))
+    return table, source
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
 
 def page():
     rows = units()
     lines = ["# Measured results", "",
              "Written by `dev/results_page.py` from the runs committed under "
-             "`reports/examples/runs/`; do not edit by hand. Each row is one unit: its TLB levels "
+             "`reports/examples/` (the curated examples) and `tests/fixtures/runs/` (older runs "
+             "kept for the tests); do not edit by hand. Each row is one run: its TLB levels "
              "(entries x what one entry covers, ways x sets, miss penalty in SM cycles, who "
              "shares the level) and the wall time of characterize, tune and validate as the run "
              "recorded them. A value the run's files do not hold reads \"—\". A profile belongs "
@@ -98,6 +136,22 @@ def page():
             lines.append("| " + " | ".join([r["unit"], r["mode"]] + cells + r["times"] +
                                            [r["commit"], "`" + r["folder"] + "`"]) + " |")
         lines.append("")
+    table, source = peers()
+    if table:
+        lines += ["## Peer allocators", "",
+                  "gpuprobe-bench `BM_peers` at 16-byte requests and 131,072 threads: the median "
+                  "time in ms of one round of every thread's request, by heap state (`empty`: a "
+                  "fresh heap; `churn`: after rounds of allocations and frees), from the peer "
+                  "folders committed for the tests (`%s/`)." % PEERS, ""]
+        for model in sorted(table):
+            states = sorted({s for a in table[model].values() for s in a})
+            lines += ["### " + model, "", "From " + ", ".join(sorted(source[model])) + ".", "",
+                      "| allocator | " + " | ".join(states) + " |", "|" + "---|" * (len(states) + 1)]
+            for alloc in sorted(table[model]):
+                lines.append("| " + alloc + " | " + " | ".join(
+                    "%.4g" % median(table[model][alloc][st]) if st in table[model][alloc] else "—"
+                    for st in states) + " |")
+            lines.append("")
     return "\n".join(lines)
 
 

@@ -3,8 +3,8 @@
 # folder's raw/*.json with its rw_malloc file replaced, through `gpuprobe report`; prints the
 # report's "rw_malloc against the goals" section.
 # Usage: dev/rw_malloc_goals.sh GPUPROBE PEER_FOLDER RW_MALLOC_JSON [OUT_FOLDER]
-#   dev/rw_malloc_goals.sh build/gpuprobe reports/examples/peers/nvidia-h200-40528cae \
-#     reports/examples/rw-malloc-issue35/h200-352b0b34/runs/bench-peers-rw_malloc.json
+#   dev/rw_malloc_goals.sh build/gpuprobe tests/fixtures/peers/nvidia-h200-40528cae \
+#     tests/fixtures/rw-malloc-issue35/h200-352b0b34/runs/bench-peers-rw_malloc.json
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,7p "$0"; exit 2; }
 gpuprobe=$1 peers=$2 rw=$3

@@ -156,7 +156,7 @@ std::string render_html(const report_content &c, const std::map<std::string, std
        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em "
        "auto;padding:0 1em}table{border-collapse:collapse;margin:1em 0;max-width:100%}"
        "td,th{border:1px solid #bbb;padding:3px "
-       "8px;text-align:left}td{overflow-wrap:anywhere}img{max-width:100%}figure{margin:1em "
+       "8px;text-align:left}td{overflow-wrap:break-word}img{max-width:100%}figure{margin:1em "
        "0 2em}.provenance{color:#444;font-size:90%}nav ol{columns:2}</style></head><body>\n";
   o << "<h1>gpuprobe report</h1>\n<p>" << html_text(c.device) << "</p>\n";
   if (!c.provenance.empty())

@@ -7,7 +7,7 @@
 set -uo pipefail
 bin="$1" src="$2" shot="${3:-}"
 source "$(dirname "$0")/common.sh" compare-browser
-runs="$src/reports/examples/runs"
+runs="$src/tests/fixtures/runs"
 "$bin" compare "$runs/nvidia-h100-80gb-hbm3-f83ecb16" "$runs/nvidia-h100-80gb-hbm3-5dc71e3e" \
   --html "$T/compare.html" >"$T/compare.md" 2>&1 || { cat "$T/compare.md"; fail "gpuprobe compare"; }
 cp "$T/compare.html" "$T/checked.html"

@@ -12,7 +12,7 @@ set -uo pipefail
 bin="$1" src="$2"
 source "$(dirname "$0")/common.sh" hostile-browser
 python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the figures"
-run="$src/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54"
+run="$src/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54"
 mkdir -p "$T/in/raw"
 cp "$run"/profile.json "$run"/tuning.json "$run"/validation.json "$T/in/"
 cp "$run"/raw/tlb.json "$run"/raw/atomics.json "$run"/raw/sharing_L1.json "$T/in/raw/"

@@ -7,10 +7,10 @@
 # the first screen and of the TLB part. Exit 77 (skipped) with the reason where no Chromium or
 # matplotlib exists.
 # Usage: report_in_browser_test.sh GPUPROBE SOURCE_DIR [SHOT.png [TLB_SHOT.png]]
-# (UNIT: the committed run folder under reports/examples/runs, default the bba9cd54 H100)
+# (UNIT: the committed run folder under reports/examples/runs, default the curated H200 run)
 set -uo pipefail
 bin="$1" src="$2" shot="${3:-}" tlb_shot="${4:-}"
-unit="${UNIT:-nvidia-h100-80gb-hbm3-bba9cd54}"
+unit="${UNIT:-nvidia-h200-bc72dbee}"
 source "$(dirname "$0")/common.sh" browser
 python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the figures"
 "$bin" report --input "$src/reports/examples/runs/$unit" --out "$T/report" \

@@ -506,7 +506,7 @@ TEST(Bench, ListsEveryCaseWithoutAGpu) {
 TEST(Bench, ScopeIsTunesMeasuredDecision) {
   GPUPROBE_REQUIRE_BENCH();
   const std::string committed = std::string(GPUPROBE_SOURCE_DIR) +
-                                "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/tuning.json";
+                                "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/tuning.json";
   nlohmann::json t = nlohmann::json::parse(std::ifstream(committed));
   const std::uint64_t scope = t["allocator"]["tlb_scope_bytes"].get<std::uint64_t>();
   ASSERT_GT(scope, 0u);

@@ -500,7 +500,7 @@ json without_times(json j) {
 // way is resumed the other way without a stage run again.
 TEST(Characterize, StagesInProcessWriteWhatChildStagesWrite) {
   const fs::path unit =
-      fs::path(GPUPROBE_SOURCE_DIR) / "reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
+      fs::path(GPUPROBE_SOURCE_DIR) / "tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54";
   std::map<std::string, std::map<std::string, json>> made; // way -> file -> document
   for (const std::string way : {"here", "children"}) {
     const auto dir = gpuprobe::test::temp_path("stages_" + way);

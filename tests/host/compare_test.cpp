@@ -199,7 +199,7 @@ TEST(Compare, ProvenanceAndMethodAreSaidNotCounted) {
 // The command over two committed runs of two H100 units, and over one run with itself: the gate's
 // exit status (4 only with --fail-on different), the JSON and the Markdown.
 TEST(Compare, TheCommandIsARegressionGate) {
-  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/";
   const std::string a = runs + "nvidia-h100-80gb-hbm3-c7c2dadc",
                     b = runs + "nvidia-h100-80gb-hbm3-bba9cd54";
   const auto tmp = std::filesystem::temp_directory_path() / "gpuprobe-compare-test.json";
@@ -230,7 +230,7 @@ TEST(Compare, TheCommandIsARegressionGate) {
 // group maps), the folders are untouched and no copy is left behind.
 TEST(Compare, ReanalyzeComparesHardwareWithHardware) {
   namespace fs = std::filesystem;
-  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/";
   const std::string a = runs + "nvidia-h100-80gb-hbm3-c7c2dadc",
                     b = runs + "nvidia-h100-80gb-hbm3-bba9cd54";
   const auto stamp = [](const std::string &dir) {
@@ -304,7 +304,7 @@ TEST(Compare, AUnitAgainstAFleetBaseline) {
   EXPECT_EQ(gpuprobe::analysis::compare_to_fleet(other, {}).differences(), 0);
   // The command over the committed fleet: GPU-2a4d0660's L2 sampling ratio (3.22 against the
   // other four H200s' 2.94, spread 0.005) is the one difference; exit 4 with the gate.
-  const std::string ex = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/";
+  const std::string ex = std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/fleet/";
   const auto r = gpuprobe::test::run_gpuprobe_argv(
       {"compare", ex + "units/node-a/nvidia-h200-2a4d0660", "--baseline", ex + "fleet.json",
        "--fail-on", "different"});
@@ -319,7 +319,7 @@ namespace {
 // The committed H100 run's validation (20 measured rows of 10-14 samples each) as run A.
 gpuprobe::model::run_folder committed_validation_run() {
   return gpuprobe::model::read_run_folder(std::string(GPUPROBE_SOURCE_DIR) +
-                                          "/reports/examples/runs/nvidia-h100-80gb-hbm3-f83ecb16");
+                                          "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-f83ecb16");
 }
 
 // B: each row's samples drawn again from A's (with replacement), times `factor(row)`.
@@ -376,8 +376,8 @@ TEST(Compare, TheValidationBarsAreTheCommittedRoundsPairs) {
 }
 
 // The two-value rule on a seeded family of rows: two units of a model repeated 4-8 times, each
-// run's median at one level with noise of 0.1-1 % (one value), or at one of two levels 3-15 %
-// apart (two values). A one-valued row must almost never read as two (its bar would drop below
+// run's median at one level with noise of 0.1-5 % (one value), or at one of two levels 3-15 %
+// apart with noise of 0.1-1 % (two values). A one-valued row must almost never read as two (its bar would drop below
 // its spread); a two-valued row whose repeats saw each value twice or more, with a step of 15
 // noise sigmas or more, is found, its bar the spread at one value and its step the jump.
 TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
@@ -387,7 +387,8 @@ TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
   std::map<int, std::pair<int, int>> by_ratio; // step / noise in fives -> found, seen
   for (int c = 0; c < 4000; ++c) {
     const bool two_valued = c % 2;
-    const double noise = 0.001 + 0.009 * double(rng() % 1000) / 1000.0;
+    // One-valued rows as noisy as the committed ones get (0.1-5 %); two-valued ones 0.1-1 %.
+    const double noise = 0.001 + (two_valued ? 0.009 : 0.049) * double(rng() % 1000) / 1000.0;
     const double step = 0.03 + 0.12 * double(rng() % 1000) / 1000.0;
     std::vector<double> pairs;
     bool both_seen = false;
@@ -431,15 +432,104 @@ TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
   for (const auto &[k, v] : by_ratio)
     std::printf(" %d%s: %d of %d;", k * 5, k == 6 ? "+" : "", v.first, v.second);
   std::printf("\n");
-  EXPECT_LE(one_as_two, one / 200) << "at most 0.5 % of one-valued rows read as two";
+  EXPECT_LE(one_as_two, one / 100) << "at most 1 % of one-valued rows read as two";
   EXPECT_GE(two_found, two * 98 / 100) << "a step of 15 sigmas or more: at least 98 % found";
   EXPECT_GE(covered, two_found * 98 / 100) << "its bar the spread at one value, its step the jump";
+}
+
+// compare's false-alarm rate on repeated full runs of one unit, judged by bars the unit's own
+// repeats had no part in: two H200s ran `gpuprobe run` five times each (tests/fixtures/repeats,
+// one build); each unit's 10 pairs are compared with the bars of the other unit's 10 pairs (the
+// H200's) and every model's pooled (the committed H100 pairs and the other unit's). A pair that
+// reads FASTER or SLOWER on any row is a false alarm: the goal is none. The rates are printed.
+// (With the committed bars, which hold both units' pairs, every pair reads SAME: in-sample.)
+TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
+  namespace fs = std::filesystem;
+  using pairs_by_row = std::map<std::string, std::vector<double>>;
+  const fs::path root = fs::path(GPUPROBE_SOURCE_DIR) / "tests/fixtures/repeats";
+  const json fx = gpuprobe::read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
+                                           "/tests/fixtures/validation_pairs.json");
+  std::map<std::string, std::vector<gpuprobe::model::run_folder>> units;
+  for (const auto &unit : fs::directory_iterator(root))
+    for (int k = 1; fs::exists(unit.path() / ("full-" + std::to_string(k))); ++k) {
+      gpuprobe::model::run_folder f;
+      f.dir = (unit.path() / ("full-" + std::to_string(k))).string();
+      f.valid = gpuprobe::model::read_validation(f.dir + "/validation.json");
+      f.prof.device = f.valid->device;
+      units[unit.path().filename().string()].push_back(std::move(f));
+    }
+  ASSERT_EQ(units.size(), 2u);
+  const auto pairs_of = [](const std::vector<gpuprobe::model::run_folder> &runs) {
+    pairs_by_row out;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t j = i + 1; j < runs.size(); ++j)
+        for (const auto &a : runs[i].valid->workloads)
+          for (const auto &b : runs[j].valid->workloads)
+            if (a.workload == b.workload && a.pool == b.pool && a.median_tuned_ms &&
+                b.median_tuned_ms) {
+              const double r = *b.median_tuned_ms / *a.median_tuned_ms;
+              out[a.workload + " on " + a.pool].push_back(
+                  std::max(std::fabs(r - 1), std::fabs(1 / r - 1)));
+            }
+    return out;
+  };
+  int alarms_total = 0;
+  for (const auto &[name, runs] : units) {
+    ASSERT_GE(runs.size(), 5u) << name;
+    const std::string model = runs[0].prof.gpu_name();
+    std::map<std::string, pairs_by_row> held_out;
+    for (const auto &[other, other_runs] : units)
+      if (other != name)
+        for (const auto &[row, d] : pairs_of(other_runs)) {
+          auto &mine = held_out[model][row];
+          mine.insert(mine.end(), d.begin(), d.end());
+          auto &pooled = held_out[""][row];
+          pooled.insert(pooled.end(), d.begin(), d.end());
+        }
+    for (const auto &[m, rows] : fx["rows"].items())
+      if (m != "" && m != model)
+        for (const auto &[row, d] : rows.items())
+          for (const double x : d.get<std::vector<double>>())
+            held_out[""][row].push_back(x);
+    const auto table = gpuprobe::analysis::spread_table_of(held_out);
+    gpuprobe::analysis::compare_thresholds t;
+    t.spreads = &table;
+    int pairs = 0, alarms = 0, notes = 0;
+    std::string said;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      for (std::size_t j = i + 1; j < runs.size(); ++j) {
+        ++pairs;
+        bool alarm = false;
+        for (const auto &f : gpuprobe::analysis::compare_runs(runs[i], runs[j], t).findings) {
+          if (f.area != "validation")
+            continue;
+          notes += f.verdict == "NOTE";
+          if (f.verdict == "FASTER" || f.verdict == "SLOWER") {
+            alarm = true;
+            said += "\n  " + name + " " + std::to_string(i + 1) + "-" + std::to_string(j + 1) +
+                    ": " + f.verdict + " " + f.item + ": " + f.why;
+          }
+        }
+        alarms += alarm;
+      }
+    std::printf("  %s: %d of %d pairs of full runs raise an alarm; %d rows said as a row's other "
+                "value%s\n",
+                name.c_str(), alarms, pairs, notes, said.c_str());
+    EXPECT_EQ(pairs, 10) << name;
+    alarms_total += alarms;
+  }
+  // Measured when written: 2 of 20 (GPU-9533ff13's pool:133GiB vm row drifted 1.7 % where the
+  // other unit's 10 pairs set a bar of 1.0 %); the goal is none. A rule that does worse fails.
+  EXPECT_LE(alarms_total, 2) << "false alarms on repeats of one unit (the goal: 0 of 20)";
 }
 
 // compare over such a row: A and B at its two values read NOTE (said, not counted); a jump of
 // twice its step, or a shift past the spread at one value on a one-valued row, still counts.
 TEST(Compare, ATwoValuedRowAtItsOtherValueIsSaidNotCounted) {
-  const auto a = committed_validation_run();
+  // The H200 example: its model's repeats hold a two-valued row (getpage_write at 50 % free on
+  // the VMM pool takes about 0.310 or 0.339 ms from run to run on both units).
+  const auto a =
+      gpuprobe::model::read_run_folder(gpuprobe::test::committed_run("nvidia-h200-bc72dbee"));
   ASSERT_TRUE(a.valid);
   const std::string model = a.prof.gpu_name();
   std::string row;
@@ -447,8 +537,7 @@ TEST(Compare, ATwoValuedRowAtItsOtherValueIsSaidNotCounted) {
     if (key.first == model && s.step)
       row = key.second;
   }
-  if (row.empty())
-    GTEST_SKIP() << "no committed row of " << model << " takes two values";
+  ASSERT_FALSE(row.empty()) << "no committed row of " << model << " takes two values";
   const auto *s = gpuprobe::analysis::spread_for(model, row);
   std::mt19937 rng(5);
   for (const double factor : {1 + (s->step->first + s->step->second) / 2,

@@ -148,7 +148,7 @@ TEST(FiguresDrawn, NoManifestOrAnotherScriptTakesNothing) {
 // draws them all again.
 TEST(FiguresDrawn, ASecondReportOfTheSameFolderDrawsNothingAgain) {
   const std::string in =
-      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-f83ecb16";
+      std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-f83ecb16";
   const fs::path root = temp_path("figures_from_cli");
   fs::remove_all(root);
   fs::create_directories(root);

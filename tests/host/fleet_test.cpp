@@ -179,13 +179,19 @@ TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
   const auto none = fresh("fleet_no_unit");
   fs::create_directories(none + "/a/raw");
   EXPECT_THROW(analysis::find_units({none}, &not_units), error);
-  // The committed examples: the peer harness' folder has no UUID and is listed; the rest is a
-  // fleet, and the command is done with something left out: exit 3, as report's (issue 36).
-  const std::string examples = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples";
+  // The committed units (the examples, the fixtures' runs and fleet units) and the peer harness'
+  // folders, which have no UUID and are listed; the rest is a fleet, and the command is done with
+  // something left out: exit 3, as report's (issue 36).
+  const std::string src = GPUPROBE_SOURCE_DIR;
   const auto out = fresh("fleet_examples_out");
-  const auto r = test::run_gpuprobe("fleet --input " + examples + " --out " + out);
+  const auto r = test::run_gpuprobe("fleet --input " + src + "/reports/examples/runs --input " + src +
+                                    "/tests/fixtures/runs --input " + src +
+                                    "/tests/fixtures/fleet/units --input " + src +
+                                    "/tests/fixtures/peers --out " + out);
   ASSERT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("4 folder(s) not units, 1 unit(s) failed or incomplete"), std::string::npos)
+  // Failed or incomplete: a fleet unit that failed, and the fixture that keeps only an H200's
+  // sweeps (raw/ without a profile).
+  EXPECT_NE(r.err.find("4 folder(s) not units, 2 unit(s) failed or incomplete"), std::string::npos)
       << r.err;
   const json f = read_json_file(out + "/fleet.json");
   ASSERT_EQ(f["not_units"].size(), 4u) << f["not_units"].dump();

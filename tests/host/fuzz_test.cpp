@@ -34,7 +34,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string k_runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
+const std::string k_runs = std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/";
 const std::string k_h100 = k_runs + "nvidia-h100-80gb-hbm3-bba9cd54/";
 
 // Every value of `doc`, by pointer into it (the mutation picks one).
@@ -206,7 +206,7 @@ TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
         return model::to_json(model::validation_from_json(parse_json_text(t, "m"), "m"));
       }, true, 16));
   say("model::fleet_from_json",
-      fuzz(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/fleet.json", n, 5,
+      fuzz(std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/fleet/fleet.json", n, 5,
            [](const std::string &t) {
              return model::to_json(model::fleet_from_json(parse_json_text(t, "m"), "m"));
            }, true, 16));

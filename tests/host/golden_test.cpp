@@ -1,6 +1,6 @@
 // Byte-for-byte guard of what gpuprobe writes from the committed example folders (issue 26: a
 // refactor changes no output). Each example's report (the Markdown page, every figure's CSV and
-// manifest) and the fleet over reports/examples are compared with tests/fixtures/golden/.
+// manifest) and the fleet over the committed units are compared with tests/fixtures/golden/.
 // A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
 // and the diff of tests/fixtures/golden/ is reviewed in the commit.
 #include "common/json_io.hpp"
@@ -28,6 +28,7 @@ const std::string k_source = GPUPROBE_SOURCE_DIR;
 std::string portable(std::string s, const std::string &scratch = "") {
   for (const auto &[from, to] :
        {std::pair{k_source + "/reports/examples", std::string("<examples>")},
+        std::pair{k_source + "/tests/fixtures", std::string("<fixtures>")},
         std::pair{scratch, std::string("<out>")}})
     for (std::size_t at = 0; !from.empty() && (at = s.find(from, at)) != std::string::npos;)
       s.replace(at, from.size(), to);
@@ -79,15 +80,15 @@ std::string report_text(const std::string &folder) {
 } // namespace
 
 TEST(Golden, ExampleReportsAreUnchanged) {
-  for (const char *folder : {"reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54",
-                             "reports/examples/runs/nvidia-h200-b337e4ad",
-                             "reports/examples/runs/nvidia-h100-80gb-hbm3-f83ecb16",
-                             "reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49",
-                             "reports/examples/peers/nvidia-h100-80gb-hbm3-9ee96e87",
-                             "reports/examples/peers/nvidia-h100-80gb-hbm3-f7c5e047",
-                             "reports/examples/peers/nvidia-h200-40528cae",
-                             "reports/examples/fleet/units/h100/nvidia-h100-80gb-hbm3-06b5a2b0",
-                             "reports/examples/fleet/units/node-a/nvidia-h200-2a4d0660"}) {
+  for (const char *folder : {"tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54",
+                             "reports/examples/runs/nvidia-h200-bc72dbee",
+                             "tests/fixtures/runs/nvidia-h100-80gb-hbm3-f83ecb16",
+                             "tests/fixtures/peers/nvidia-h100-80gb-hbm3-4748ab49",
+                             "tests/fixtures/peers/nvidia-h100-80gb-hbm3-9ee96e87",
+                             "tests/fixtures/peers/nvidia-h100-80gb-hbm3-f7c5e047",
+                             "tests/fixtures/peers/nvidia-h200-40528cae",
+                             "tests/fixtures/fleet/units/h100/nvidia-h100-80gb-hbm3-06b5a2b0",
+                             "tests/fixtures/fleet/units/node-a/nvidia-h200-2a4d0660"}) {
     SCOPED_TRACE(folder);
     expect_golden(fs::path(folder).filename().string() + ".report.md", report_text(folder));
   }
@@ -96,8 +97,12 @@ TEST(Golden, ExampleReportsAreUnchanged) {
 TEST(Golden, FleetOfTheExamplesIsUnchanged) {
   const std::string out = gpuprobe::test::temp_path("golden_fleet");
   fs::remove_all(out);
-  const auto r =
-      gpuprobe::test::run_gpuprobe("fleet --input " + k_source + "/reports/examples --out " + out);
+  // The committed units, curated and kept for the tests, with the folders that are no units.
+  std::string inputs;
+  for (const char *in : {"/reports/examples/runs", "/tests/fixtures/runs", "/tests/fixtures/fleet/units",
+                         "/tests/fixtures/peers"})
+    inputs += " --input " + k_source + in;
+  const auto r = gpuprobe::test::run_gpuprobe("fleet" + inputs + " --out " + out);
   ASSERT_EQ(r.exit_code, 3) << r.err; // done, with folders that are no units and a failed unit
   expect_golden("fleet.json", portable(gpuprobe::read_text_file(out + "/fleet.json"), out));
   expect_golden("fleet.md", portable(gpuprobe::read_text_file(out + "/fleet.md"), out));
@@ -110,7 +115,7 @@ TEST(Golden, CompareOfTheCommittedUnitsIsUnchanged) {
   const std::string out = gpuprobe::test::temp_path("golden_compare");
   fs::remove_all(out);
   fs::create_directories(out);
-  const std::string runs = k_source + "/reports/examples/runs/";
+  const std::string runs = k_source + "/tests/fixtures/runs/";
   const auto r = gpuprobe::test::run_gpuprobe(
       "compare " + runs + "nvidia-h100-80gb-hbm3-f83ecb16 " + runs +
       "nvidia-h100-80gb-hbm3-5dc71e3e --out " + out + "/compare.json --markdown " + out +

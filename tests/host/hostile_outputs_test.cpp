@@ -33,7 +33,7 @@ using nlohmann::json;
 namespace {
 
 const std::string k_run =
-    std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
+    std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
 
 std::string slurp(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -196,7 +196,7 @@ TEST(HostileOutputs, UnboundedInputsAreRefusedInOneLine) {
   EXPECT_THROW(model::profile_from_json(many, "many.json"), error);
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2);
   json fleet =
-      read_json_file(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/fleet/fleet.json");
+      read_json_file(std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/fleet/fleet.json");
   for (auto &u : fleet["units"])
     for (auto &[level, groups] : u["groups"].items())
       groups = json::array({json::array({0, 1000000000})});

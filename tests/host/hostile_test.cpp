@@ -92,7 +92,7 @@ TEST(Hostile, JobsPassTheirArgumentsAndEnvironmentAsTheyAre) {
 TEST(Hostile, ReportOutPythonAndPlotScriptPathsRunNoShell) {
   const std::string dir = scratch("hostile-report");
   const fs::path unit = fs::path(dir) / "u";
-  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit,
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee", unit,
            fs::copy_options::recursive);
   for (const auto &name : {std::string("o'$(touch PWNED)'x"), std::string("r`touch PWNED`;x y")}) {
     const auto r =
@@ -119,7 +119,7 @@ TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
   for (const int sig : {SIGTERM, SIGHUP, SIGINT}) {
     const std::string dir = scratch("hostile-interrupt-" + std::to_string(sig));
     const fs::path unit = fs::path(dir) / "u";
-    fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit,
+    fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee", unit,
              fs::copy_options::recursive);
     const std::string marker = (fs::path(dir) / "plotter-running").string();
     const std::string slow = (fs::path(dir) / "slow.sh").string();
@@ -203,9 +203,9 @@ TEST(Hostile, FilesThatCrashedReadersAreOneLineErrors) {
 TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
   const std::string dir = scratch("hostile-inputs");
   const std::string h100 =
-      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54";
+      std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54";
   const std::string h200 =
-      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad";
+      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee";
   const fs::path raw = fs::path(dir) / "raw";
   fs::create_directories(raw);
   fs::copy_file(h100 + "/raw/tlb.json", raw / "tlb.json");
@@ -226,7 +226,7 @@ TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
   r = test::run_gpuprobe_argv(
       {"analyze", "tlb", "--input", h100 + "/raw/tlb.json", h200 + "/raw/tlb.json", "--out", out});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("was measured on GPU-b337e4ad"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("was measured on GPU-bc72dbee"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
   r = test::run_gpuprobe_argv({"analyze", "tlb", "--input", h100 + "/raw/tlb.json",
                                h200 + "/raw/tlb.json", "--out", out, "--allow-mixed"});
@@ -238,7 +238,7 @@ TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
                 fs::copy_options::overwrite_existing);
   r = test::run_gpuprobe_argv({"characterize", "--reanalyze", "--out", unit.string()});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("sharing_L2.json (GPU-b337e4ad"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sharing_L2.json (GPU-bc72dbee"), std::string::npos) << r.err;
   // fleet: --out inside a unit is refused; its units stay as they were
   r = test::run_gpuprobe_argv({"fleet", "--input", dir, "--out", (unit / "fleet").string()});
   EXPECT_NE(r.exit_code, 0);
@@ -248,7 +248,7 @@ TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
 
 TEST(Hostile, ImpossibleValuesAndMissingKeysAreRefusedWhereTheyAreRead) {
   const std::string h100 = std::string(GPUPROBE_SOURCE_DIR) +
-                           "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/profile.json";
+                           "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/profile.json";
   const json good = read_json_file(h100);
   EXPECT_NO_THROW(model::profile_from_json(good, "good"));
   const auto refused = [&](const std::function<void(json &)> &spoil, const std::string &needle) {
@@ -306,7 +306,7 @@ TEST(Hostile, MessagesANewcomerTripsOn) {
 TEST(Hostile, ALoopOfLinksInAResultsFolderIsNotDrawnWithItsReason) {
   const std::string dir = scratch("hostile-loop");
   const fs::path unit = fs::path(dir) / "u";
-  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-b337e4ad", unit,
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee", unit,
            fs::copy_options::recursive);
   fs::create_symlink("loopB.json", unit / "raw" / "loopA.json");
   fs::create_symlink("loopA.json", unit / "raw" / "loopB.json");

@@ -33,7 +33,7 @@ using nlohmann::json;
 namespace {
 
 const std::string k_run =
-    std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
+    std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
 
 std::string slurp(const std::string &path) { return test::read_all(path); }
 

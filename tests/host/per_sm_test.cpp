@@ -2,6 +2,7 @@
 // hierarchy, the profile's per-SM view of a measured result (each SM's hit and penalty recovered,
 // the SMs apart named and no other), the reader's refusals, and compare naming where two maps
 // differ.
+#include "test_util.hpp"
 #include "analysis/compare.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
@@ -122,7 +123,7 @@ generated make_result(const tlb_hierarchy &h, std::mt19937 &rng, int bump_level,
 
 gpuprobe::model::profile committed_h100() {
   return gpuprobe::model::read_profile(std::string(GPUPROBE_SOURCE_DIR) +
-                                       "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/"
+                                       "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/"
                                        "profile.json");
 }
 
@@ -304,10 +305,9 @@ namespace {
 TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
   std::mt19937 rng(46);
   int files = 0, rows = 0, refused = 0;
-  const auto examples = fs::path(GPUPROBE_SOURCE_DIR) / "reports/examples/runs";
-  for (const auto &unit : fs::directory_iterator(examples))
+  for (const auto &unit : gpuprobe::test::committed_run_folders())
     for (const char *stage : {"tlb_conflict", "tlb_coverage", "tlb_per_sm"}) {
-      const auto path = unit.path() / "raw" / (std::string(stage) + ".json");
+      const auto path = unit / "raw" / (std::string(stage) + ".json");
       if (!fs::exists(path))
         continue;
       const json doc = gpuprobe::read_json_file(path.string());
@@ -386,7 +386,7 @@ TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {
 // The sweep records the SM it ran on, and every level of its profile carries it.
 TEST(PerSm, EveryLevelOfACommittedSweepNamesTheSmItWasMeasuredOn) {
   const auto d = gpuprobe::probes::load_tlb_inputs(std::vector<std::string>{
-      std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h100-80gb-hbm3-5dc71e3e/raw/tlb.json"});
+      std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-5dc71e3e/raw/tlb.json"});
   ASSERT_GE(d.sm, 0);
   const auto h = gpuprobe::probes::analyze_tlb(d);
   ASSERT_FALSE(h.levels.empty());

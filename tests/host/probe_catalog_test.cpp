@@ -25,8 +25,7 @@ TEST(ProbeCatalog, EachProbeOnceAndItsCommandRuns) {
 
 TEST(ProbeCatalog, EveryCommittedRawResultIsOfAKnownProbe) {
   std::size_t results = 0;
-  for (const auto &e :
-       fs::recursive_directory_iterator(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples")) {
+  for (const auto &e : gpuprobe::test::committed_result_files()) {
     if (!e.is_regular_file() || e.path().extension() != ".json" ||
         e.path().parent_path().filename() != "raw")
       continue;

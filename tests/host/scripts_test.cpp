@@ -47,12 +47,12 @@ std::vector<std::string> rows_starting(const std::string &text, const std::strin
 // rw_malloc_goals.sh on the committed rw_malloc run of issue 35 and the peers it was judged
 // against: the 54 cells' rows, each as the goal table committed with that run reads.
 TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
-  const std::string run = k_src + "/reports/examples/rw-malloc-issue35/h100-15a70598";
+  const std::string run = k_src + "/tests/fixtures/rw-malloc-issue35/h100-15a70598";
   const std::string out = temp_path("rw_malloc_goals");
   const auto r =
       run_binary("PLOT_SCRIPT=" + gpuprobe::test::stub_plot_script() + " bash",
                  k_src + "/dev/rw_malloc_goals.sh " GPUPROBE_BINARY " " + k_src +
-                             "/reports/examples/peers/nvidia-h100-80gb-hbm3-4748ab49 " + run +
+                             "/tests/fixtures/peers/nvidia-h100-80gb-hbm3-4748ab49 " + run +
                              "/runs/bench-peers-rw_malloc.json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream f(run + "/goals-after.md");
@@ -67,7 +67,7 @@ TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
 // bench_ab.py on the committed before/after runs of issue 35: every case once, its ratio the
 // minimum real_time of B over A's, and the summary line counting them.
 TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
-  const std::string runs = k_src + "/reports/examples/rw-malloc-issue35/h100-3c330819/runs/";
+  const std::string runs = k_src + "/tests/fixtures/rw-malloc-issue35/h100-3c330819/runs/";
   const std::string a = runs + "bench-peers-rw_malloc-before.json",
                     b = runs + "bench-peers-rw_malloc.json";
   const auto r = run_binary("python3", k_src + "/dev/bench_ab.py " + a + " " + a + " -- " + b);
@@ -498,7 +498,7 @@ TEST(Scripts, TheResultsPageIsWhatItsScriptWritesFromTheCommittedRuns) {
   std::ifstream page(k_src + "/docs/results.md");
   const std::string text((std::istreambuf_iterator<char>(page)), {});
   for (const char *unit : {"GPU-5dc71e3e", "GPU-bba9cd54", "GPU-c7c2dadc", "GPU-f83ecb16",
-                           "GPU-b337e4ad"})
+                           "GPU-bc72dbee", "NVIDIA H200", "rw_malloc"})
     EXPECT_NE(text.find(unit), std::string::npos) << unit;
 }
 

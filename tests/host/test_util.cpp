@@ -49,10 +49,18 @@ std::vector<named_sweep> committed_real_sweeps() {
   const auto add = [&](const fs::path &file) {
     out.push_back({fs::relative(file, src).string(), probes::load_tlb_inputs({file.string()})});
   };
-  for (const auto &e : fs::directory_iterator(src / "reports/examples/runs"))
+  // The runs kept for the tests (tests/fixtures/runs), first and in their folders' order: the
+  // simulated family draws its noise from this list in this order, as it did when they were the
+  // examples (the curated examples of today's build are not in it: the family's figures stay).
+  std::vector<fs::path> runs;
+  for (const auto &e : fs::directory_iterator(src / "tests/fixtures/runs"))
+    runs.push_back(e.path());
+  std::sort(runs.begin(), runs.end());
+  for (const auto &run : runs)
     for (const char *f : {raw::tlb, raw::tlb_real})
-      if (fs::exists(e.path() / results_folder::raw_dir / f))
-        add(e.path() / results_folder::raw_dir / f);
+      if (fs::exists(run / results_folder::raw_dir / f))
+        add(run / results_folder::raw_dir / f);
+  const std::size_t first_fixture = out.size();
   // The fixtures' gpuprobe results whose probe is the tlb sweep (not sharing, not atomics).
   for (const char *dir : {"tests/fixtures/gpuprobe-alias", "tests/fixtures/gpuprobe-results"})
     for (const auto &e : fs::directory_iterator(src / dir))
@@ -68,9 +76,41 @@ std::vector<named_sweep> committed_real_sweeps() {
     out.push_back(
         {std::string("tests/fixtures/cuda-gpu-tlb/") + gpu, probes::load_tlb_inputs(csvs)});
   }
-  std::sort(out.begin(), out.end(),
+  std::sort(out.begin() + long(first_fixture), out.end(),
             [](const named_sweep &a, const named_sweep &b) { return a.name < b.name; });
   return out;
+}
+
+std::vector<std::filesystem::path> committed_run_folders() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  for (const char *root : {"reports/examples/runs", "tests/fixtures/runs"}) {
+    std::vector<fs::path> in;
+    for (const auto &e : fs::directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / root))
+      if (fs::exists(e.path() / "profile.json"))
+        in.push_back(e.path());
+    std::sort(in.begin(), in.end());
+    out.insert(out.end(), in.begin(), in.end());
+  }
+  return out;
+}
+
+std::vector<std::filesystem::directory_entry> committed_result_files() {
+  namespace fs = std::filesystem;
+  std::vector<fs::directory_entry> out;
+  for (const char *root : {"reports/examples", "tests/fixtures/runs", "tests/fixtures/fleet",
+                           "tests/fixtures/peers", "tests/fixtures/rw-malloc-issue35",
+                           "tests/fixtures/repeats"})
+    for (const auto &e : fs::recursive_directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / root))
+      out.push_back(e);
+  return out;
+}
+
+std::string committed_run(const std::string &name) {
+  for (const auto &f : committed_run_folders())
+    if (f.filename() == name)
+      return f.string();
+  return std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/" + name; // names the missing one
 }
 
 std::string write_temp(const std::string &name, const std::string &text) {

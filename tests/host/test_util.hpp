@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -87,9 +88,19 @@ run_result run_binary(const std::string &binary, const std::string &args);
 // Runs the gpuprobe binary with `args` as they are (no shell reads them), in `dir` ("": here).
 run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::string &dir = "");
 
-// Every committed real TLB sweep, one dataset a sweep named by its path under the source tree:
-// the examples' and fixtures' gpuprobe results (alias and real-memory sweeps), and the 2017
-// tool's CSVs of the K80, the P100 and the H100 (one dataset a GPU). Sorted by name.
+// The committed run folders with a profile: the curated examples' runs (reports/examples/runs)
+// and the older runs kept for the tests (tests/fixtures/runs), in that order; and the first by a
+// folder's name.
+std::vector<std::filesystem::path> committed_run_folders();
+std::string committed_run(const std::string &name);
+// Every committed file of gpuprobe's outputs: under reports/examples and the fixtures' runs,
+// fleet units, peer harness folders, rw_malloc rounds and repeats.
+std::vector<std::filesystem::directory_entry> committed_result_files();
+
+// Every committed real TLB sweep of the tests' fixtures, one dataset a sweep named by its path
+// under the source tree: the fixture runs' (alias and real-memory sweeps, first, by folder), the
+// fixtures' gpuprobe results, and the 2017 tool's CSVs of the K80, the P100 and the H100 (one
+// dataset a GPU), these sorted by name.
 struct named_sweep {
   std::string name;
   probes::tlb_dataset data;

@@ -89,9 +89,8 @@ TEST(TlbInputs, FutureSchemaAndWrongProbeAreErrors) {
 // the committed runs' tlb.json, each given under a path that does not exist, give the same curves
 // as read from the file.
 TEST(TlbInputs, AGivenDocumentIsReadAsGivenNotFromItsFile) {
-  const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/";
-  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
-    const std::string path = runs + unit + "/raw/tlb.json";
+  for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-bc72dbee"}) {
+    const std::string path = gpuprobe::test::committed_run(unit) + "/raw/tlb.json";
     const nlohmann::json doc = gpuprobe::read_json_file(path);
     const auto from_file = load_tlb_inputs(std::vector<std::string>{path});
     const auto given = load_tlb_inputs(std::vector<tlb_input>{{path + ".absent", &doc}});

@@ -461,10 +461,11 @@ TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
 // (sweep_plan::max_hops, issue 33): the committed full sweeps of an H100 and an H200 cut so give
 // the same levels, pages, structure and penalties as whole.
 TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
+  // Sweeps made before the cut (the runs kept for the tests): today's sweeps are cut already.
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-b337e4ad"}) {
     SCOPED_TRACE(unit);
     const auto path =
-        std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + unit + "/raw/tlb.json";
+        std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/" + unit + "/raw/tlb.json";
     const auto whole = load_tlb_inputs({path});
     auto cut = whole;
     const double chunk = 2 * MiB, max_hops = 512 * GiB / chunk;

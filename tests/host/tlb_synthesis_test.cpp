@@ -1,5 +1,6 @@
 // Issue 77: the hierarchy as one model of the whole sweep (probes/tlb/synthesis.hpp) on the
 // committed Hopper alias sweeps, and what one entry holds as a hypothesis the sweeps test.
+#include "test_util.hpp"
 #include "probes/tlb/levels.hpp"
 #include "probes/tlb/synthesis.hpp"
 
@@ -13,13 +14,12 @@ using probes::tlb::cache_level;
 
 namespace {
 
-// Every committed run's aliased sweep (the examples' H100 and H200 runs).
+// Every committed run's aliased sweep (the H100 and H200 runs of the examples and the fixtures).
 std::vector<std::string> committed_alias_sweeps() {
   std::vector<std::string> out;
-  const auto runs = std::filesystem::path(GPUPROBE_SOURCE_DIR) / "reports/examples/runs";
-  for (const auto &e : std::filesystem::directory_iterator(runs))
-    if (std::filesystem::exists(e.path() / "raw/tlb.json"))
-      out.push_back((e.path() / "raw/tlb.json").string());
+  for (const auto &run : gpuprobe::test::committed_run_folders())
+    if (std::filesystem::exists(run / "raw/tlb.json"))
+      out.push_back((run / "raw/tlb.json").string());
   std::sort(out.begin(), out.end());
   return out;
 }

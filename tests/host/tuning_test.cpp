@@ -291,7 +291,7 @@ TEST(Tuning, WordSizeTradeOffsAreWrittenIntoTheDecision) {
 // the committed H200 run's steeper curve keeps its 52 GiB, near its fastest 48.
 TEST(Tuning, ScopeOnAFlatBottomIsTheSameEveryRun) {
   const auto committed = [](const std::string &unit) {
-    const std::string dir = std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/" + unit;
+    const std::string dir = gpuprobe::test::committed_run(unit);
     const auto tuning = gpuprobe::read_json_file(dir + "/tuning.json");
     std::vector<scope_point> pts;
     for (const auto &m : tuning["decisions"]["tlb_scope"]["measurements"])
@@ -323,7 +323,7 @@ TEST(Tuning, ScopeOnAFlatBottomIsTheSameEveryRun) {
       pts.push_back({scopes[k % 9], k < 9 ? "cudamalloc" : "vmm", run[k]});
     EXPECT_EQ(decide_tlb_scope_measured(opts, pts, fp).bytes, 60 * gib);
   }
-  const auto [h200, h200_points] = committed("nvidia-h200-b337e4ad");
+  const auto [h200, h200_points] = committed("nvidia-h200-bc72dbee");
   const auto h = decide_tlb_scope_measured(scope_options(h200, 0), h200_points, 133 * gib);
   EXPECT_EQ(h.bytes, 52 * gib) << h.reason;
 }

@@ -64,7 +64,7 @@ TEST(Validation, SlowerWorkloadsAreTheTradeOffsOfTheirDecisions) {
   using gpuprobe::model::decision;
   auto v = gpuprobe::model::read_validation(
       std::string(GPUPROBE_SOURCE_DIR) +
-      "/reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/validation.json");
+      "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/validation.json");
   EXPECT_TRUE(gpuprobe::analysis::tradeoffs(v.workloads).empty())
       << "rows without typed changes (a file before them) are charged to nothing";
   for (auto &r : v.workloads) // what validate_workloads gives these rows on a 64-bit tuning
