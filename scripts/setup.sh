@@ -26,5 +26,11 @@ command -v nvcc >/dev/null || { echo "setup: nvcc not found (install the CUDA To
 
 launcher=()  # ccache, where installed, makes rebuilds of unchanged files free
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" ${GPUPROBE_CMAKE_ARGS:-}
+# The GPUs of this machine, each its own target (half the build of the three default targets, or
+# a third); with no GPU, Hopper alone (the host tests need no GPU code run). Another set:
+# GPUPROBE_CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES="80-real;90-real;100".
+archs=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' |
+  grep -E '^[0-9]+$' | sort -u | sed 's/$/-real/' | paste -sd';' || true)
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=${archs:-90-real}" \
+  "${launcher[@]}" ${GPUPROBE_CMAKE_ARGS:-}
 cmake --build "$build" -j "$(nproc)"
