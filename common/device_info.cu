@@ -2,6 +2,7 @@
 #include "common/device_info.hpp"
 
 #include <cstdio>
+#include <filesystem>
 
 namespace gpuprobe {
 
@@ -37,9 +38,16 @@ std::vector<device_identity> list_devices() {
 device_info query_device(int ordinal) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
+  // CUDA says "driver version is insufficient" where no driver is loaded at all: say which.
+  const bool no_driver = e == cudaErrorInsufficientDriver &&
+                         !std::filesystem::exists("/proc/driver/nvidia/version");
   if (e != cudaSuccess || count == 0)
     throw error(std::string("no CUDA device available (") +
-                (e == cudaSuccess ? "0 devices" : cudaGetErrorString(e)) +
+                (e == cudaSuccess ? "0 devices"
+                 : no_driver      ? "no NVIDIA driver is loaded on this machine"
+                 : e == cudaErrorInsufficientDriver
+                     ? "the NVIDIA driver is older than this build's CUDA runtime: update it"
+                     : cudaGetErrorString(e)) +
                 "); without one, `report`, `fleet`, `analyze`, `theory` and `characterize "
                 "--reanalyze` work, on your results or the committed runs in reports/examples "
                 "(e.g. gpuprobe report --input reports/examples/runs/nvidia-h200-bc72dbee --out "
