@@ -202,7 +202,7 @@ TEST(Compare, TheCommandIsARegressionGate) {
   const std::string runs = std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/";
   const std::string a = runs + "nvidia-h100-80gb-hbm3-c7c2dadc",
                     b = runs + "nvidia-h100-80gb-hbm3-bba9cd54";
-  const auto tmp = std::filesystem::temp_directory_path() / "gpuprobe-compare-test.json";
+  const std::filesystem::path tmp = gpuprobe::test::temp_path("compare-test.json");
   auto r = gpuprobe::test::run_gpuprobe_argv(
       {"compare", a, b, "--fail-on", "different", "--out", tmp.string()});
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
@@ -249,7 +249,7 @@ TEST(Compare, ReanalyzeComparesHardwareWithHardware) {
   };
   const std::string before_a = stamp(a), before_b = stamp(b);
   const int scratch_before = scratch_count();
-  const auto tmp = fs::temp_directory_path() / "gpuprobe-compare-reanalyze-test.json";
+  const fs::path tmp = gpuprobe::test::temp_path("compare-reanalyze-test.json");
   const auto r =
       gpuprobe::test::run_gpuprobe_argv({"compare", "--reanalyze", a, b, "--out", tmp.string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

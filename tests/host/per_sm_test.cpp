@@ -129,7 +129,8 @@ gpuprobe::model::profile committed_h100() {
 
 // The profile after the probe's part (profile.cpp) read `r` from a scratch folder's raw/.
 gpuprobe::model::profile contributed(const gpuprobe::probes::per_sm_result &r) {
-  const gpuprobe::results_folder f{fs::temp_directory_path() / "gpuprobe-per-sm-test"};
+  // This process's own scratch: the tests run in parallel, each in a process of its own.
+  const gpuprobe::results_folder f{gpuprobe::test::temp_path("per-sm-test")};
   fs::remove_all(f.dir);
   fs::create_directories(f.raw());
   gpuprobe::write_json_atomic(f.raw(gpuprobe::results_folder::raw_file::tlb_per_sm).string(),
