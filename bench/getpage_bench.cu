@@ -506,9 +506,18 @@ int main(int argc, char **argv) {
   gb::register_malloc_benchmarks();
   gb::register_workload_benchmarks();
   gb::peers::register_peer_benchmarks(peers_heap);
+  bool listing = false; // a list or the help needs no GPU; running a case does
+  for (char *a : args)
+    listing |= std::strncmp(a, "--benchmark_list_tests", 22) == 0 ||
+               std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0;
   benchmark::Initialize(&n_args, args.data());
   if (benchmark::ReportUnrecognizedArguments(n_args, args.data()))
     return 1;
+  if (!o.gpu && !listing) { // one line, not a failed row for each of hundreds of cases
+    std::fprintf(stderr, "gpuprobe-bench: no CUDA device: no case was run, every one counts as "
+                         "failed (--benchmark_list_tests lists them without a GPU)\n");
+    return 1;
+  }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   if (o.cases_run > 0 && o.cases_failed == o.cases_run) {
