@@ -405,7 +405,7 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
         t.calibrated ? spread_for(f.model, it->first, t.spreads) : nullptr;
     const std::string verdict = hi < 1 - bar ? "FASTER" : lo > 1 + bar ? "SLOWER" : "SAME";
     const double r = median(xb) / median(xa), d = std::max(std::fabs(r - 1), std::fabs(1 / r - 1));
-    std::string why =
+    const std::string why =
         "B / A " + num(r, 3) + ", 95 % CI " + num(lo, 3) + "-" + num(hi, 3) + " (bootstrap, " +
         std::to_string(t.bootstrap) + " resamples; SAME within " + num(bar * 100, 1) + " %" +
         (spread ? std::string(": the larger of ") + num(t.time_floor * 100, 0) +
@@ -414,31 +414,26 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
                       num(spread->within * 100, 1) + " % over " + std::to_string(spread->pairs) +
                       " pairs)"
                 : std::string(")"));
+    const std::string item = it->first + " (tuned)", va = num(median(xa), 4) + " ms",
+                      vb = num(median(xb), 4) + " ms";
     if (verdict != "SAME" && spread && spread->step && d >= 0.8 * spread->step->first &&
-        d <= 1.25 * spread->step->second) {
+        d <= 1.25 * spread->step->second)
       f.r.findings.push_back(
-          {"validation", it->first + " (tuned)", num(median(xa), 4) + " ms",
-           num(median(xb), 4) + " ms", "NOTE",
+          {"validation", item, va, vb, "NOTE",
            "the row takes one of two values from run to run (a step of " +
                num(spread->step->first * 100, 2) + "-" + num(spread->step->second * 100, 2) +
                " % between repeated runs of one unit): A and B are at different ones, said, not "
                "counted; " + why});
-      continue;
-    }
-    if (verdict != "SAME" && f.modes_differ)
-      f.by_mode("validation", it->first + " (tuned)", num(median(xa), 4) + " ms",
-                num(median(xb), 4) + " ms", verdict, why);
+    else if (verdict != "SAME" && f.modes_differ)
+      f.by_mode("validation", item, va, vb, verdict, why);
     else
-      f.r.findings.push_back({"validation", it->first + " (tuned)", num(median(xa), 4) + " ms",
-                              num(median(xb), 4) + " ms", verdict, why});
+      f.r.findings.push_back({"validation", item, va, vb, verdict, why});
   }
   for (const auto &[key, ra] : rows)
     if (!in_b.count(key) && has_times(*ra) && f.same_method)
       f.missing("validation", key + " (tuned)", "measured", "not in B",
                 "a row both runs' mode measures is in A only");
 }
-
-std::string mode_of(const model::profile &p) { return p.quick() ? "quick" : "full"; }
 
 } // namespace
 
@@ -466,6 +461,15 @@ validation_spread spread_of_pairs(std::vector<double> d) {
   return s;
 }
 
+spread_table spread_table_of(
+    const std::map<std::string, std::map<std::string, std::vector<double>>> &pairs) {
+  spread_table t;
+  for (const auto &[model, rows] : pairs)
+    for (const auto &[row, d] : rows)
+      t[{model, row}] = spread_of_pairs(d);
+  return t;
+}
+
 const spread_table &measured_validation_spread() {
   struct row_pairs {
     const char *model, *row;
@@ -475,21 +479,12 @@ const spread_table &measured_validation_spread() {
     const std::vector<row_pairs> rows = {
 #include "analysis/validation_spread.inc"
     };
-    spread_table t;
+    std::map<std::string, std::map<std::string, std::vector<double>>> pairs;
     for (const auto &r : rows)
-      t[{r.model, r.row}] = spread_of_pairs(r.pairs);
-    return t;
+      pairs[r.model][r.row] = r.pairs;
+    return spread_table_of(pairs);
   }();
   return table;
-}
-
-spread_table spread_table_of(
-    const std::map<std::string, std::map<std::string, std::vector<double>>> &pairs) {
-  spread_table t;
-  for (const auto &[model, rows] : pairs)
-    for (const auto &[row, d] : rows)
-      t[{model, row}] = spread_of_pairs(d);
-  return t;
 }
 
 const validation_spread *spread_for(const std::string &model, const std::string &row,
@@ -521,8 +516,8 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
   r.b_dir = b.dir;
   const auto &pa = a.prof, &pb = b.prof;
   finder f{r, t.allow_missing,
-           mode_of(pa) == mode_of(pb) && (reanalyzed || pa.commit() == pb.commit()),
-           mode_of(pa) != mode_of(pb), pa.gpu_name() == pb.gpu_name() ? pa.gpu_name() : ""};
+           pa.mode() == pb.mode() && (reanalyzed || pa.commit() == pb.commit()),
+           pa.mode() != pb.mode(), pa.gpu_name() == pb.gpu_name() ? pa.gpu_name() : ""};
   const auto note = [&](const char *item, const std::string &x, const std::string &y) {
     r.findings.push_back({"provenance", item, x, y, x == y ? "SAME" : "NOTE", ""});
   };
@@ -534,13 +529,13 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
        pb.device_text("driver_version") + " / " + pb.device_text("runtime_version"));
   const std::string ca = pa.commit(), cb = pb.commit();
   note(reanalyzed ? "analysis commit (both re-derived by this build)" : "gpuprobe commit", ca, cb);
-  note("mode", mode_of(pa), mode_of(pb));
+  note("mode", pa.mode(), pb.mode());
   note("throttled", pa.throttled() ? "yes" : "no", pb.throttled() ? "yes" : "no");
   note("busy", pa.busy() ? "yes" : "no", pb.busy() ? "yes" : "no");
-  if (ca != cb || mode_of(pa) != mode_of(pb)) {
+  if (ca != cb || pa.mode() != pb.mode()) {
     r.method_differs = true;
     r.method_note = "the two runs were analysed by different gpuprobe versions or modes (" + ca +
-                    " " + mode_of(pa) + ", " + cb + " " + mode_of(pb) +
+                    " " + pa.mode() + ", " + cb + " " + pb.mode() +
                     "): a difference may be the method's; `gpuprobe characterize --reanalyze` "
                     "both folders with one build to compare hardware with hardware";
   }

@@ -84,7 +84,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
   if (p.meta.is_object() && p.meta.contains("git_commit") && p.meta["git_commit"].is_string())
     u.text["analysis_commit"] = p.meta["git_commit"].get<std::string>();
   // The rest of where the unit's figures come from: the fleet page's provenance table.
-  u.text["mode"] = p.quick() ? "quick" : "full";
+  u.text["mode"] = p.mode();
   u.text["driver"] = p.device_text("driver_release");
   u.text["measured_utc"] = p.meta_text("created_utc");
   const auto &levels = p.tlb.levels;

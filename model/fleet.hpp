@@ -25,6 +25,13 @@ struct fleet_unit {
     const auto it = numbers.find(key);
     return it == numbers.end() ? std::nullopt : std::optional<double>(it->second);
   }
+  // The text `key`, or none where this unit lacks it or records it empty or as "-".
+  std::optional<std::string> word(const std::string &key) const {
+    const auto it = text.find(key);
+    return it == text.end() || it->second.empty() || it->second == "-"
+               ? std::nullopt
+               : std::optional<std::string>(it->second);
+  }
 };
 
 struct fleet_outlier {

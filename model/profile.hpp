@@ -170,6 +170,7 @@ struct profile {
   std::optional<double> sm_clock_mhz_seen() const; // the SM clock the run saw, where recorded
   std::optional<long long> seed() const;           // meta.seed, where recorded
   bool quick() const;                              // a --quick characterize
+  std::string mode() const { return quick() ? "quick" : "full"; }
   bool throttled() const;                          // conditions.throttled
   bool busy() const;                               // conditions.busy: other processes seen
 };

@@ -78,11 +78,7 @@ void provenance_table(const inputs &in, report_content &c) {
                  "Units measured by other builds or modes may differ by the method: "
                  "`gpuprobe characterize --reanalyze` on each folder makes them comparable."};
   for (const auto &u : in.fleet->units) {
-    const auto text = [&](const char *k) {
-      const auto it = u.text.find(k);
-      return it == u.text.end() || it->second.empty() || it->second == "-" ? std::string("—")
-                                                                          : it->second;
-    };
+    const auto text = [&](const char *k) { return u.word(k).value_or("—"); };
     t.rows.push_back({u.uuid, u.model, text("measured_utc"), text("mode"), text("driver"),
                       text("analysis_commit")});
   }

@@ -415,14 +415,18 @@ void draw_part(const page_part &part, const inputs &in, report_content &c) {
         {part.name, part.heading, figures, c.figures.size(), tables, c.tables.size()});
 }
 
+// An ISO time to the minute: 2026-11-27T02:32:07Z -> 2026-11-27 02:32 UTC (other text as it is).
+std::string utc_minutes(const std::string &t) {
+  return t.size() >= 16 && t[10] == 'T' ? t.substr(0, 10) + " " + t.substr(11, 5) + " UTC" : t;
+}
+
 // A fleet's units: "Fleet of 5 units measured 2026-12-02 10:40 to 11:20 UTC by gpuprobe commit
 // 1234abcd, full; driver 580.159.04" (each list of distinct values, "—" where none is recorded).
 std::string fleet_provenance_line(const model::fleet &f) {
   std::set<std::string> when, commits, modes, drivers;
   const auto add = [](std::set<std::string> &to, const model::fleet_unit &u, const char *key) {
-    const auto it = u.text.find(key);
-    if (it != u.text.end() && !it->second.empty() && it->second != "-")
-      to.insert(it->second);
+    if (const auto w = u.word(key))
+      to.insert(*w);
   };
   for (const auto &u : f.units) {
     add(when, u, "measured_utc"), add(commits, u, "analysis_commit");
@@ -434,14 +438,12 @@ std::string fleet_provenance_line(const model::fleet &f) {
       s += (s.empty() ? "" : ", ") + x;
     return s.empty() ? std::string("not recorded") : s;
   };
-  const auto utc = [](std::string t) { // 2026-11-27T02:32:07Z -> 2026-11-27 02:32 UTC
-    return t.size() >= 16 && t[10] == 'T' ? t.substr(0, 10) + " " + t.substr(11, 5) + " UTC" : t;
-  };
   std::string s = "Fleet of " + std::to_string(f.units.size()) + " units of " +
                   std::to_string(f.models.size()) + " model(s), measured " +
                   (when.empty() ? std::string("at times not recorded")
-                   : when.size() == 1 ? utc(*when.begin())
-                                      : utc(*when.begin()) + " to " + utc(*when.rbegin()));
+                   : when.size() == 1
+                       ? utc_minutes(*when.begin())
+                       : utc_minutes(*when.begin()) + " to " + utc_minutes(*when.rbegin()));
   return s + " by gpuprobe commit " + list(commits) + ", " + list(modes) + "; driver " +
          list(drivers);
 }
@@ -454,12 +456,10 @@ std::string provenance_line(const inputs &in) {
   if (!in.profile)
     return "Provenance: not recorded (the folder has no profile.json)";
   const auto &p = *in.profile;
-  std::string when = p.meta_text("created_utc");
-  if (when.size() >= 16 && when[10] == 'T') // 2026-11-27T02:32:07Z -> 2026-11-27 02:32 UTC
-    when = when.substr(0, 10) + " " + when.substr(11, 5) + " UTC";
+  const std::string when = utc_minutes(p.meta_text("created_utc"));
   std::string s = "Measured " + (when == "-" ? std::string("at a time not recorded") : when) +
                   " by gpuprobe " + p.meta_text("version") + " (commit " + p.commit() + "), " +
-                  (p.quick() ? "quick" : "full");
+                  p.mode();
   if (const auto seed = p.seed())
     s += ", seed " + std::to_string(*seed);
   s += "; driver " + p.device_text("driver_release") + " (CUDA " + p.device_text("driver_version") +

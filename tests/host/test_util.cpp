@@ -136,6 +136,10 @@ static std::string slurp(const std::string &path) {
 namespace {
 int real_figures_held = 0;
 const std::string k_stub_plot = std::string(GPUPROBE_SOURCE_DIR) + "/tests/tools/stub_plot.py";
+// A report command that names no plotter, with no test holding real figures, draws with the stub.
+bool draws_with_stub(bool report, bool names_plotter) {
+  return !real_figures_held && report && !names_plotter;
+}
 } // namespace
 
 std::string stub_plot_script() { return k_stub_plot; }
@@ -143,16 +147,16 @@ real_figures::real_figures() { ++real_figures_held; }
 real_figures::~real_figures() { --real_figures_held; }
 
 run_result run_gpuprobe(const std::string &args) {
-  const bool stub = !real_figures_held && args.rfind("report ", 0) == 0 &&
-                    args.find("--plot-script") == std::string::npos;
+  const bool stub = draws_with_stub(args.rfind("report ", 0) == 0,
+                                    args.find("--plot-script") != std::string::npos);
   return run_binary(gpuprobe_binary(), stub ? args + " --plot-script " + k_stub_plot : args);
 }
 
 run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::string &dir) {
   std::vector<std::string> argv = {gpuprobe_binary()};
   argv.insert(argv.end(), args.begin(), args.end());
-  if (!real_figures_held && !args.empty() && args[0] == "report" &&
-      std::find(args.begin(), args.end(), "--plot-script") == args.end())
+  if (draws_with_stub(!args.empty() && args[0] == "report",
+                      std::find(args.begin(), args.end(), "--plot-script") != args.end()))
     argv.insert(argv.end(), {"--plot-script", k_stub_plot});
   child_options o;
   o.dir = dir;
