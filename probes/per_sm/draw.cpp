@@ -40,6 +40,9 @@ report_figure per_sm_figure(const std::string &label, const model::tlb_level &L,
                   {},
                   ""};
   auto groups = own ? *L.sharing->groups : fallback_groups;
+  for (auto &g : groups) // rows in group order: each group's SMs by id, groups by their least
+    std::sort(g.begin(), g.end());
+  std::sort(groups.begin(), groups.end());
   std::vector<std::pair<int, std::size_t>> order; // group, index into s.sms
   std::vector<bool> used(s.sms.size(), false);
   for (std::size_t gi = 0; gi < groups.size(); ++gi) {
