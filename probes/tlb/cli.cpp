@@ -131,7 +131,7 @@ void setup_cli(CLI::App &parent) {
 namespace {
 
 // gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
-void run_analyze_tlb(const common_options &o, bool allow_mixed, bool model) {
+void run_analyze_tlb(const common_options &o, bool allow_mixed, std::optional<bool> model) {
   check_output_path(o.out);
   refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
   const auto ds = probes::load_tlb_inputs(o.inputs, allow_mixed);
@@ -183,11 +183,15 @@ void setup_analyze(CLI::App &analyze) {
   auto mixed = std::make_shared<bool>(false);
   tlb->add_flag("--allow-mixed", *mixed,
                 "analyze sweeps of different GPUs as one (default: refused, naming them)");
-  auto model = std::make_shared<bool>(false);
-  tlb->add_flag("--model", *model,
-                "fit the levels as one model of the whole sweep (experimental): the model's "
-                "ways x sets, page and penalty, a level added where the rises leave a misfit; "
-                "its rates on simulated GPUs: scripts/simulated_family.sh");
+  auto model = std::make_shared<std::optional<bool>>();
+  tlb->add_flag_callback(
+      "--model", [model] { *model = true; },
+      "fit the levels as one model of the whole sweep also where the sweep is not aliased (real "
+      "memory, the 2017 tool's CSVs: the model has no data cache); default: on for an aliased "
+      "sweep. Its rates on simulated GPUs: scripts/simulated_family.sh");
+  tlb->add_flag_callback(
+      "--no-model", [model] { *model = false; },
+      "the rise detectors alone, also on an aliased sweep");
   tlb->callback([opt, mixed, model] { run_analyze_tlb(*opt, *mixed, *model); });
 }
 

@@ -867,6 +867,8 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
     st.full_miss_entries = double(M.sets * (M.ways + 1));
     L.entries = st.entries;
     L.page_bytes = double(M.coverage_bytes);
+    if (f.page_is_upper_bound)
+      L.bound = page_bound::upper;
     L.reach_bytes = L.entries * L.page_bytes;
     L.miss_penalty_cycles = M.penalty_cycles;
     kept.push_back(L);
@@ -931,7 +933,7 @@ tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options
       out.levels.push_back(L);
   }
   explain_set_conflicts(out, opt);
-  if (opt.synthesize)
+  if (opt.synthesize.value_or(data.alloc == "alias"))
     synthesize_levels(data, opt, out);
   std::sort(out.levels.begin(), out.levels.end(),
             [](const level_evidence &a, const level_evidence &b) {
@@ -1041,6 +1043,7 @@ nlohmann::json model_json(const fitted_level &f) {
            {{"entries", {f.entries_lo, f.entries_hi}},
             {"sets", {f.sets_lo, f.sets_hi}},
             {"ways", {f.ways_lo, f.ways_hi}},
+            {"coverage_bytes", {f.coverage_lo, f.coverage_hi}},
             {"miss_penalty_cycles", {r1(f.penalty_lo), r1(f.penalty_hi)}}}},
           {"other_index_or_replacement_fits", f.alternatives_differ}};
 }

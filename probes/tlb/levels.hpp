@@ -12,6 +12,7 @@
 #include "probes/tlb/synthesis.hpp"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,10 +130,12 @@ struct tlb_analysis_options {
   // its sets, never evidence against it (the "inconsistent" rule's exception; off only in the
   // test that shows what the exception is for).
   bool earlier_rise_is_the_level = true;
-  // Analysis by synthesis (`analyze tlb --model`, off by default): the proposed levels are
-  // fitted as one model of every stride's curve; it chooses their structure, page and penalty,
-  // adds a level where the proposals leave a misfit and drops one the others explain.
-  bool synthesize = false;
+  // Analysis by synthesis: the proposed levels are fitted as one model of every stride's curve;
+  // it chooses their structure, page and penalty, adds a level where the proposals leave a
+  // misfit and drops one the others explain. Unset: on for an aliased sweep (translation alone,
+  // what the model holds), off for a sweep of real memory or the 2017 tool's CSVs, whose data
+  // caches the model has no part for (`analyze tlb --model` / `--no-model` set it).
+  std::optional<bool> synthesize;
   synthesis_options synthesis;
 };
 

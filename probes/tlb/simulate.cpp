@@ -212,6 +212,25 @@ std::string sim_gpu::describe() const {
   return s;
 }
 
+namespace {
+
+// The model's stated intervals (analyze tlb --model) hold the level's entries and coverage, and
+// its penalty is within 30 %.
+bool inside_intervals(const model::tlb_level &F, const sim_level &L) {
+  const auto m = F.detail.find("model");
+  if (m == F.detail.end() || !m->contains("intervals") || !F.miss_penalty_cycles)
+    return false;
+  const auto &iv = (*m)["intervals"];
+  const auto in = [&](const char *key, double v) {
+    return iv.contains(key) && iv[key].size() == 2 && iv[key][0].get<double>() <= v &&
+           v <= iv[key][1].get<double>();
+  };
+  return in("entries", double(L.entries())) && in("coverage_bytes", double(L.coverage_bytes)) &&
+         std::fabs(*F.miss_penalty_cycles / L.penalty_cycles - 1) <= 0.3;
+}
+
+} // namespace
+
 gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_plan &plan) {
   gpu_score out;
   std::vector<bool> used(h.levels.size(), false);
@@ -256,10 +275,14 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
                                              F.page_bytes >= double(L.coverage_bytes));
       const bool by_entries =
           bounded && F.entries && std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
-      if (used[i] || !(by_reach || by_entries))
+      // Where the model states intervals, the level is found when its entries and coverage lie
+      // inside them and its penalty is within 30 %: the sweep told no more.
+      const bool by_intervals = inside_intervals(F, L);
+      if (used[i] || !(by_reach || by_entries || by_intervals))
         continue;
       used[i] = true;
       s.found = true;
+      s.by_intervals = !by_reach && !by_entries;
       s.exact_entries = F.entries && *F.entries == double(L.entries());
       s.exact_coverage = F.page_bytes == double(L.coverage_bytes);
       s.exact_ways_sets =

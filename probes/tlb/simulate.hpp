@@ -79,7 +79,8 @@ sim_gpu random_gpu(std::mt19937_64 &rng, bool null_gpu = false);
 // largest lap); its coverage is determinable when the plan has strides below and above it. It is
 // found when a reported level's reach is within 25 % of its reach, or, where the page is only
 // bounded (the coverage below every stride, or a reported upper bound at or above the coverage),
-// when its entries are within 25 %.
+// when its entries are within 25 %, or, where the analyzer states intervals of entries and coverage
+// (the whole-sweep model), when both lie inside them and its penalty is within 30 %.
 //
 // A level is recoverable, by construction from its own miss model (miss_share), when its true
 // entry count shows inside the sweep at two strides or more (at those strides the first miss
@@ -94,6 +95,7 @@ struct level_score {
   bool observable = false, recoverable = false, coverage_determinable = false, found = false,
        exact_entries = false, exact_ways_sets = false, exact_coverage = false,
        penalty_within_10 = false, set_associative = false;
+  bool by_intervals = false; // found only because its entries and coverage lie in the stated intervals
   double penalty_over_noise = 0;
 };
 struct reported_level {

@@ -21,11 +21,12 @@ namespace gpuprobe::probes {
 struct synthesis_options {
   double huber = 2.5;       // residuals beyond this many noise sigmas count linearly
   double level_cost = 40;   // a level must lower the loss by this much to be kept
+  double sector_cost = 20;  // ...and an entry filled in halves, by this much (one more choice)
   double interval_loss = 2; // structures within this loss of the best are its interval
   int max_ways = 64;        // larger: fully associative at the sweep's resolution
   int coverage_octaves = 3; // octaves above a lower or unknown bound (either side of no bound)
   int max_added = 3; // levels the model may add where the proposals leave a misfit
-  double min_added_penalty_sigmas = 3; // ...each at least this many typical noise sigmas
+  double min_added_penalty_sigmas = 2; // ...each at least this many typical noise sigmas
 };
 
 // A level the rise detectors propose: its entries (may be fractional), what one entry covers,
@@ -45,6 +46,11 @@ struct fitted_level {
   double gain = 0;                // the loss without this level minus the loss with it
   double entries_lo = 0, entries_hi = 0; // over the structures within interval_loss
   double sets_lo = 0, sets_hi = 0, ways_lo = 0, ways_hi = 0;
+  double coverage_lo = 0, coverage_hi = 0; // what one entry covers, over the same structures
+  // The sweep tells nothing between structures of other pages that predict every point the same
+  // (a level whose strides all put its tags in one set): the level is stated as the largest
+  // such page, which is then an upper bound.
+  bool page_is_upper_bound = false;
   double penalty_lo = 0, penalty_hi = 0; // +- 2 standard errors of the fitted penalty
   bool alternatives_differ = false;      // another index or replacement fits within the interval
   double noise_cycles = 0;               // the sweep's typical noise (a curve's robust sigma)
@@ -59,7 +65,7 @@ struct fitted_level {
 double model_confidence(double gain, double penalty_over_noise, bool added);
 
 struct synthesis_fit {
-  bool fitted = false; // false: too few points, or nothing proposed
+  bool fitted = false; // false: too few points
   std::vector<fitted_level> levels; // kept, in the proposals' order
   std::vector<std::size_t> dropped; // proposals the model explains without
   double loss = 0;                  // the kept model's robust loss (0.5 chi^2 where Gaussian)

@@ -514,7 +514,7 @@ TEST(Scripts, TheFamilyTablesInTheDocsAreWhatTheScriptWrites) {
   ASSERT_NE(a, std::string::npos);
   ASSERT_NE(b, std::string::npos);
   EXPECT_EQ(text.compare(a, begin.size() + 6, begin + " 1000 "), 0) << "written at 1,000 GPUs";
-  EXPECT_NE(text.substr(a, b - a).find("| full, --model |"), std::string::npos);
+  EXPECT_NE(text.substr(a, b - a).find("| full, the model (default) |"), std::string::npos);
   const auto dir = std::filesystem::temp_directory_path() /
                    ("gpuprobe_test_family_docs_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -533,6 +533,7 @@ TEST(Scripts, TheFamilyTablesInTheDocsAreWhatTheScriptWrites) {
   EXPECT_EQ(after.substr(b2), text.substr(b)) << "the page after the block is kept";
   const std::string block = after.substr(a2, b2 - a2);
   EXPECT_EQ(block.compare(0, begin.size() + 3, begin + " 3 "), 0) << block.substr(0, 80);
-  for (const char *row : {"| full | 3 |", "| quick | 3 |", "| full, --model |", "| --model |"})
+  for (const char *row : {"| full | 3 |", "| quick | 3 |", "| full, the model (default) |",
+                          "| --model |"})
     EXPECT_NE(block.find(row), std::string::npos) << row << " missing from\n" << block;
 }

@@ -16,6 +16,14 @@ using gpuprobe::test::fixture;
 
 namespace {
 
+// The rise detectors alone, what this file tests: on an aliased sweep the analyzer also fits the
+// whole-sweep model by default (tlb_synthesis_test.cpp holds what that gives on these sweeps).
+tlb_evidence detectors(const tlb_dataset &d) {
+  tlb_analysis_options o;
+  o.synthesize = false;
+  return find_tlb_levels(d, o);
+}
+
 constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;
 
 std::vector<std::string> fixture_files(const std::string &gpu) {
@@ -37,7 +45,7 @@ void expect_within(double got, double want, double rel, const std::string &what)
 tlb_evidence analyze_fixture(const std::string &gpu) {
   const auto files = fixture_files(gpu);
   EXPECT_FALSE(files.empty()) << "fixtures missing: " << fixture(gpu);
-  return find_tlb_levels(load_tlb_inputs(files));
+  return detectors(load_tlb_inputs(files));
 }
 
 // One 2 MiB stride alone, 1 .. hops - 1 hops: `lo` cycles up to `at` hops, `hi` above.
@@ -110,7 +118,7 @@ TEST(TlbFixtures, TheHierarchyEveryStageReadsHoldsThePublishedTables) {
       EXPECT_GT(L.miss_penalty_cycles.value_or(0), 0) << gpu;
     }
     EXPECT_EQ(model::to_json(h),
-              model::to_json(model::tlb_hierarchy_from_json(to_json(find_tlb_levels(data)))))
+              model::to_json(model::tlb_hierarchy_from_json(to_json(detectors(data)))))
         << gpu;
   }
 }
@@ -143,7 +151,7 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
   for (unsigned seed = 1; seed <= 5; ++seed) {
     auto d = sim_dataset(truth, 270, pow2_strides(512 * KiB, 512 * MiB), 1 * MiB, 200 * GiB, 16,
                          1.0, seed, 9);
-    const auto a = find_tlb_levels(d);
+    const auto a = detectors(d);
     ASSERT_EQ(a.levels.size(), 3u) << "seed " << seed;
     for (std::size_t i = 0; i < 3; ++i) {
       expect_within(a.levels[i].entries, truth[i].entries, 0.10, "entries");
@@ -158,7 +166,7 @@ TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
   const std::vector<sim_level> truth = {{32, 64 * KiB, 4}};
   auto d =
       sim_dataset(truth, 250, pow2_strides(16 * KiB, 1 * MiB), 64 * KiB, 256 * MiB, 16, 0.3, 7);
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u);
   expect_within(a.levels[0].entries, 32, 0.10, "entries");
   EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB);
@@ -167,7 +175,7 @@ TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
 
 TEST(TlbSimulated, FlatCurvesGiveNoLevelAndSaySo) {
   auto d = sim_dataset({}, 270, pow2_strides(64 * KiB, 64 * MiB), 1 * MiB, 64 * GiB, 4, 3.0, 11);
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_FALSE(a.notes.empty());
   EXPECT_NE(a.notes.back().find("no TLB boundary found up to 63.50 GiB"), std::string::npos)
@@ -187,14 +195,14 @@ TEST(TlbSimulated, L2CapacityStepIsNotATlbLevel) {
     }
     d.curves.push_back(c);
   }
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_EQ(a.cache_effects.size(), 1u);
   expect_within(a.cache_effects[0].entries, lines, 0.2, "hops at the cache step");
 }
 
 TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
-  const auto a = find_tlb_levels(one_stride(200, 100, 300, 330));
+  const auto a = detectors(one_stride(200, 100, 300, 330));
   EXPECT_TRUE(a.levels.empty());
   EXPECT_EQ(a.unexplained.size(), 1u);
 }
@@ -202,7 +210,7 @@ TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
 TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
   const std::vector<sim_level> truth = {{64, 64 * KiB, 30}};
   auto d = sim_dataset(truth, 250, pow2_strides(256 * KiB, 4 * MiB), 1 * MiB, 2 * GiB, 8, 0.5, 3);
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u);
   EXPECT_EQ(to_string(a.levels[0].bound), "upper");
   EXPECT_EQ(a.levels[0].page_bytes, 256 * KiB);
@@ -220,7 +228,7 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
   std::vector<double> l2_entries;
   for (const char *f : {"h100-alias-2m.json", "h200-alias-2m.json"}) {
     const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/" + f;
-    const auto a = find_tlb_levels(load_tlb_inputs({path}));
+    const auto a = detectors(load_tlb_inputs({path}));
     const bool h200 = std::string(f).rfind("h200", 0) == 0;
     ASSERT_EQ(a.levels.size(), h200 ? 3u : 2u) << f;
     if (h200) {
@@ -266,7 +274,7 @@ TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
   const std::vector<sim_level> truth = {
       {16, 16 * MiB, 10}, {2048, 32 * MiB, 95}, {4096, 512 * MiB, 300}}; // reach 2 TiB
   auto d = sim_dataset(truth, 300, pow2_strides(2 * MiB, 1024 * MiB), 2 * MiB, 4 * TiB, 16, 0.3, 5);
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 3u);
   EXPECT_EQ(a.levels[2].page_bytes, 512 * MiB);
   expect_within(a.levels[2].reach_bytes, 2 * TiB, 0.02, "reach");
@@ -289,7 +297,7 @@ TEST(TlbSimulated, CreepBeforeTheNextStepDoesNotInflateThePenalty) {
     }
     finish_curve(c);
   }
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   ASSERT_GE(a.levels.size(), 2u);
   EXPECT_NEAR(a.levels[0].miss_penalty_cycles, 10, 0.5) << "the plateau, not the creep";
   EXPECT_NEAR(a.levels[1].miss_penalty_cycles, 95, 2);
@@ -315,7 +323,7 @@ TEST(TlbSimulated, LoneRiseIsNotConfirmedByAHitMedianBelowHalfThePage) {
     finish_curve(c);
     d.curves.push_back(c);
   }
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   EXPECT_TRUE(a.levels.empty()) << a.levels.size() << " level(s), the first "
                                 << (a.levels.empty() ? 0.0 : a.levels[0].entries) << " entries";
   EXPECT_TRUE(a.candidates.empty());
@@ -331,7 +339,7 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
   for (const char *file : {"h100-alias-refined.json", "h200-alias-refined.json"}) {
     SCOPED_TRACE(file);
     const auto path = std::string(GPUPROBE_FIXTURES_DIR) + "/gpuprobe-alias/" + file;
-    const auto a = find_tlb_levels(load_tlb_inputs({path}));
+    const auto a = detectors(load_tlb_inputs({path}));
     ASSERT_EQ(a.levels.size(), 3u);
     struct want {
       double entries, sets, ways, page_mib, full_gib, midpoint;
@@ -367,7 +375,7 @@ TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
       const std::vector<sim_level> truth = {{16, 64 * KiB, penalty}, {256, 2 * MiB, 60}};
       auto d = sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 4 * GiB, 24, 1.0,
                            seed);
-      const auto a = find_tlb_levels(d);
+      const auto a = detectors(d);
       ASSERT_EQ(a.levels.size(), 2u) << "penalty " << penalty << ", seed " << seed;
       expect_within(a.levels[0].entries, 16, 0.1, "L1 entries");
       EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB) << "penalty " << penalty << ", seed " << seed;
@@ -386,7 +394,7 @@ TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
     // The 2017 tool's mean curves: integer cycles, 12 points an octave, sigma 2 cycles.
     auto d =
         sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 8 * GiB, 12, 2.0, seed);
-    const auto a = find_tlb_levels(d);
+    const auto a = detectors(d);
     ++tried;
     ASSERT_GE(a.levels.size(), 1u) << "seed " << seed;
     const auto &l1 = a.levels[0];
@@ -424,7 +432,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
     }
     d.curves.push_back(c);
   }
-  const auto a = find_tlb_levels(d);
+  const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u) << (a.notes.empty() ? "" : a.notes.back());
   const auto &L = a.levels[0];
   EXPECT_EQ(L.page_bytes, 64 * MiB);
@@ -439,7 +447,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
 TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
   // A lone rise: one stride, no smaller stride at its footprint: never a level.
   {
-    const auto a = find_tlb_levels(one_stride(400, 200, 300, 360));
+    const auto a = detectors(one_stride(400, 200, 300, 360));
     EXPECT_TRUE(a.levels.empty());
     ASSERT_EQ(a.unexplained.size(), 1u);
     EXPECT_NE(a.notes.back().find("matches no other stride"), std::string::npos) << a.notes.back();
@@ -450,7 +458,7 @@ TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
     auto d = sim_dataset(truth, 300, pow2_strides(1 * MiB, 2 * MiB), 1 * MiB, 1 * GiB, 3, 1.0, 4);
     for (auto &c : d.curves)
       c.median = true; // single-point medians: no plateau detector
-    const auto a = find_tlb_levels(d);
+    const auto a = detectors(d);
     EXPECT_TRUE(a.levels.empty());
     for (const auto &c : a.candidates)
       EXPECT_EQ(c.existence.rfind("small", 0), 0u) << c.existence;
@@ -486,7 +494,7 @@ TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
       c = kept;
     }
     EXPECT_GT(dropped, 100u) << "the small strides' long laps";
-    const auto a = find_tlb_levels(whole), b = find_tlb_levels(cut);
+    const auto a = detectors(whole), b = detectors(cut);
     ASSERT_EQ(a.levels.size(), 3u);
     ASSERT_EQ(b.levels.size(), a.levels.size());
     EXPECT_EQ(b.candidates.size(), a.candidates.size());

@@ -28,6 +28,15 @@ namespace {
 
 constexpr std::uint64_t k_max = 512ull << 30; // the alias range of an H100
 
+// The rise detectors alone: the options of the tests of their rules (the level test, the
+// medians-only rule, the earlier-rise exception). On an aliased sweep the analyzer also fits the
+// whole-sweep model by default; the family tables score both.
+probes::tlb_analysis_options detectors_only() {
+  probes::tlb_analysis_options o;
+  o.synthesize = false;
+  return o;
+}
+
 // The noise of every committed real sweep, read once.
 const noise_pool &real_noise() {
   static const noise_pool pool = [] {
@@ -47,7 +56,7 @@ struct tally {
   // What can be recovered (simulate.hpp's oracle): found, and of the found their entries exact,
   // their penalty within 10 %; set-associative ones with ways x sets exact.
   int recoverable = 0, rec_found = 0, rec_entries = 0, rec_penalty = 0, rec_sa = 0,
-      rec_sa_ways_sets = 0;
+      rec_sa_ways_sets = 0, rec_by_intervals = 0;
   int reported = 0;                           // levels reported on GPUs that have levels
   int views = 0; // false levels that are a simulated level seen through fewer of its sets
   std::map<int, std::pair<int, int>> by_conf; // confidence bin -> right, reported
@@ -106,6 +115,7 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
         continue;
       ++t.recoverable;
       t.rec_found += L.found;
+      t.rec_by_intervals += L.found && L.by_intervals;
       t.rec_entries += L.found && L.exact_entries;
       t.rec_penalty += L.found && L.penalty_within_10;
       t.rec_sa += L.set_associative;
@@ -122,6 +132,13 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
         for (const auto &F : h.levels)
           std::printf(" %s [%s];", probes::level_line("", F).c_str(),
                       F.detail.value("model", nlohmann::json::object()).value("words", "").c_str());
+        std::printf("\n");
+      }
+      if (const char *show = std::getenv("GPUPROBE_SIM_SHOW");
+          show && std::string(show) == "recoverable" && L.recoverable && !L.found) {
+        std::printf("  missed L%zu of %s -> found:", k + 1, g.describe().c_str());
+        for (const auto &F : h.levels)
+          std::printf(" %s;", probes::level_line("", F).c_str());
         std::printf("\n");
       }
       if (!L.observable)
@@ -153,6 +170,18 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
         std::printf(" %s%s;", s.reported[j].right ? "" : s.reported[j].view ? "VIEW " : "FALSE ",
                     probes::level_line("", h.levels[j]).c_str());
       std::printf("\n");
+    }
+    if (const char *show = std::getenv("GPUPROBE_SIM_SHOW");
+        model && show && std::string(show) == "loss" && s.false_levels) {
+      const double cost = o.synthesis.level_cost;
+      const auto truth = probes::fit_fixed(data, g.levels, o.synthesis);
+      double loss = 0;
+      for (const auto &n : h.detail.value("notes", nlohmann::json::array()))
+        if (const auto at = n.get<std::string>().find("robust loss "); at != std::string::npos)
+          loss = std::atof(n.get<std::string>().c_str() + at + 12);
+      std::printf("  LOSS truth %.0f + %zu levels = %.0f; model %.0f + %zu levels = %.0f: %s\n",
+                  truth.loss, g.levels.size(), truth.loss + cost * double(g.levels.size()), loss,
+                  h.levels.size(), loss + cost * double(h.levels.size()), g.describe().c_str());
     }
     if (verbose && (s.false_levels ||
                     std::any_of(s.levels.begin(), s.levels.end(),
@@ -195,12 +224,12 @@ void print(const char *mode, const tally &t) {
 // The issue-77 table of a mode: sensitivity on recoverable levels, the share of reported levels
 // that are false, nulls, penalties, ways x sets, and the calibration of the stated confidence.
 void print_recoverable(const char *mode, const tally &t) {
-  std::printf("| %s | %d | %.1f %% | %.1f %% | %.1f %% | %.1f %% of %d | %.1f %% (%d of %d; %d "
-              "views) | %.4f |\n",
-              mode, t.recoverable, pct(t.rec_found, t.recoverable),
+  std::printf("| %s | %d | %.1f %% (%d inside stated intervals) | %.1f %% | %.1f %% | %.1f %% of %d "
+              "| %.1f %% (%d of %d; %d views) | %d in %d |\n",
+              mode, t.recoverable, pct(t.rec_found, t.recoverable), t.rec_by_intervals,
               pct(t.rec_entries, t.recoverable), pct(t.rec_penalty, t.rec_found),
               pct(t.rec_sa_ways_sets, t.rec_sa), t.rec_sa, pct(t.false_levels, t.reported),
-              t.false_levels, t.reported, t.views, t.nulls ? double(t.null_false) / t.nulls : 0);
+              t.false_levels, t.reported, t.views, t.null_false, t.nulls);
   const char *bins[] = {"< 0.5", "0.5-0.9", "0.9-0.99", ">= 0.99"};
   for (const auto &[b, v] : t.by_conf)
     std::printf("|   %s confidence %s | | %d reported | %.1f %% right | | | | |\n", mode, bins[b],
@@ -245,14 +274,14 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   print("quick", quick);
   std::printf("\n| mode | recoverable levels | found | entries exact | penalty within 10 %% (of the "
               "found) | ways x sets exact (set-associative) | reported levels false | false "
-              "levels / null sweep |\n|---|---|---|---|---|---|---|---|\n");
-  print_recoverable("full", full);
-  print_recoverable("quick", quick);
-  if (env) { // the same GPUs analysed by the whole-sweep model (analyze tlb --model)
+              "levels in null sweeps |\n|---|---|---|---|---|---|---|---|\n");
+  print_recoverable("full, detectors alone", full);
+  print_recoverable("quick, detectors alone", quick);
+  if (env) { // the same GPUs analysed as analyze tlb does by default: the whole-sweep model
     const auto model_full = run_family(sim_mode::full, n, n / 5, 45, false, true);
     const auto model_quick = run_family(sim_mode::quick, n, n / 5, 46, false, true);
-    print_recoverable("full, --model", model_full);
-    print_recoverable("quick, --model", model_quick);
+    print_recoverable("full, the model (default)", model_full);
+    print_recoverable("quick, the model (default)", model_quick);
   }
   std::printf("(%d GPUs and %d null GPUs a mode, %.0f s)\n", n, n / 5,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -281,6 +310,20 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   }
 }
 
+// The whole-sweep model on the family alone, one mode (GPUPROBE_SIM_MODE=quick, else full):
+// its issue-77 table, for looking into what it misses or invents (GPUPROBE_SIM_SHOW=false or a
+// missed cause prints each GPU). Run with --gtest_also_run_disabled_tests.
+TEST(SimulatedGpus, DISABLED_TheModelOnTheFamily) {
+  const char *env = std::getenv("GPUPROBE_SIM_GPUS");
+  const char *m = std::getenv("GPUPROBE_SIM_MODE");
+  const bool quick = m && std::string(m) == "quick";
+  const char *nulls = std::getenv("GPUPROBE_SIM_NULLS");
+  const int n = env ? std::atoi(env) : 100;
+  const auto t = run_family(quick ? sim_mode::quick : sim_mode::full, n,
+                            nulls ? std::atoi(nulls) : n / 5, quick ? 46 : 45, false, true);
+  print_recoverable(quick ? "quick, the model (default)" : "full, the model (default)", t);
+}
+
 // The simulated sweep in both file formats the analyzer reads: gpuprobe's raw result, through
 // `gpuprobe analyze tlb` as a user would run it, gives the hierarchy the in-memory analysis
 // gives; the 2017 tool's CSV holds every point, and its analysis finds the same levels.
@@ -289,17 +332,21 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
 // and ways x sets exactly more often, and adds no level to a null sweep (floors a few points
 // under what it measures here; scripts/simulated_family.sh prints both at 1,000 GPUs a mode).
 TEST(SimulatedGpus, TheWholeSweepModelFindsMoreLevelsAndStructureAndNoLevelInNoise) {
-  const auto alone = run_family(sim_mode::full, 24, 24, 47, false, false);
-  const auto model = run_family(sim_mode::full, 24, 24, 47, false, true);
-  print_recoverable("full", alone);
-  print_recoverable("full, --model", model);
+  const auto alone = run_family(sim_mode::full, 16, 8, 47, false, false);
+  const auto model = run_family(sim_mode::full, 16, 8, 47, false, true);
+  print_recoverable("full, detectors alone", alone);
+  print_recoverable("full, the model (default)", model);
   EXPECT_EQ(model.null_false, 0);
+  // Floors a few points under this seed's (scripts/simulated_family.sh: 1,000 GPUs a mode).
+  EXPECT_GE(pct(model.rec_found, model.recoverable), 90.0);                          // 100
+  EXPECT_GE(pct(model.rec_sa_ways_sets, model.rec_sa), 85.0);                        // 100
+  EXPECT_LE(pct(model.false_levels, model.reported), 3.0);                            // 0
   EXPECT_GE(pct(model.rec_found, model.recoverable),
-            pct(alone.rec_found, alone.recoverable) + 15); // measured +20.0
+            pct(alone.rec_found, alone.recoverable) + 15);
   EXPECT_GE(pct(model.rec_entries, model.recoverable),
-            pct(alone.rec_entries, alone.recoverable) + 35); // measured +46.6
+            pct(alone.rec_entries, alone.recoverable) + 35);
   EXPECT_GE(pct(model.rec_sa_ways_sets, model.rec_sa),
-            pct(alone.rec_sa_ways_sets, alone.rec_sa) + 40); // measured +51.8
+            pct(alone.rec_sa_ways_sets, alone.rec_sa) + 40);
 }
 
 // Held-out sweeps in the 2017 tool's format (the K80/P100 files' layout): each level swept by a
@@ -422,14 +469,14 @@ std::vector<calibration_sample> model_samples(sim_mode mode, int gpus, std::uint
   return out;
 }
 
-// The logistic model_confidence uses, fitted (Newton's method) on the family's seeds 45 and 46:
-// run with --gtest_also_run_disabled_tests and GPUPROBE_SIM_GPUS (300 gave the coefficients in
-// probes/tlb/synthesis.cpp).
+// The logistic model_confidence uses, fitted (Newton's method) on seeds 145 and 146, none of the
+// family table's (45, 46) nor the check's (61, 62): run with --gtest_also_run_disabled_tests and
+// GPUPROBE_SIM_GPUS (200 gave the coefficients in probes/tlb/synthesis.cpp).
 TEST(SimulatedGpus, DISABLED_FitTheModelsCalibration) {
   const char *env = std::getenv("GPUPROBE_SIM_GPUS");
   const int n = env ? std::atoi(env) : 60;
-  auto v = model_samples(sim_mode::full, n, 45);
-  const auto q = model_samples(sim_mode::quick, n, 46);
+  auto v = model_samples(sim_mode::full, n, 145);
+  const auto q = model_samples(sim_mode::quick, n, 146);
   v.insert(v.end(), q.begin(), q.end());
   double b[4] = {0, 0, 0, 0};
   for (int it = 0; it < 30; ++it) {
@@ -463,7 +510,7 @@ TEST(SimulatedGpus, DISABLED_FitTheModelsCalibration) {
 // confidence within 2.5 binomial standard errors and 5 points (the logistic's own misfit).
 TEST(SimulatedGpus, TheModelsConfidenceIsCalibratedOnOtherSeeds) {
   const char *env = std::getenv("GPUPROBE_SIM_GPUS");
-  const int n_gpus = env ? std::max(1, std::atoi(env) / 10) : 24;
+  const int n_gpus = env ? std::max(1, std::atoi(env) / 10) : 16;
   auto v = model_samples(sim_mode::full, n_gpus, 61);
   const auto q = model_samples(sim_mode::quick, n_gpus, 62);
   v.insert(v.end(), q.begin(), q.end());
@@ -571,7 +618,7 @@ null_tally null_family(int n, std::uint64_t seed, sim_mode mode, bool csv) {
       probes::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "null.csv", d);
     else
       probes::parse_gpuprobe_tlb_result(raw_result(g, plan, points), "null", d);
-    const auto a = probes::find_tlb_levels(d);
+    const auto a = probes::find_tlb_levels(d, detectors_only());
     double z = 0;
     for (const auto *list : {&a.levels, &a.candidates})
       for (const auto &L : *list)
@@ -625,7 +672,7 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
   weak.snr_min = 3;
   int sweeps = 0, points = 0;
   for (const auto &s : test::committed_real_sweeps()) {
-    const auto whole = probes::find_tlb_levels(s.data);
+    const auto whole = probes::find_tlb_levels(s.data, detectors_only());
     probes::tlb_dataset cut = s.data;
     cut.curves.clear();
     for (auto c : s.data.curves) {
@@ -654,7 +701,7 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
     if (cut.curves.size() < 2)
       continue;
     ++sweeps;
-    const auto a = probes::find_tlb_levels(cut);
+    const auto a = probes::find_tlb_levels(cut, detectors_only());
     double z = 0;
     for (const auto &L : a.candidates)
       z = std::max(z, L.z);
@@ -793,7 +840,8 @@ TEST(SimulatedGpus, AShiftOfTheMediansAloneMovesNoLevel) {
     if (lifted == 0)
       continue;
     ++cases;
-    const auto a = probes::analyze_tlb(clean), b = probes::analyze_tlb(shifted);
+    const auto a = probes::analyze_tlb(clean, detectors_only()),
+               b = probes::analyze_tlb(shifted, detectors_only());
     // Scored against the GPU: the shift may not add a level that is none of the GPU's, lose one
     // the clean sweep found, or take an exact entry count or coverage away.
     const auto sa = score(g, a, plan), sb = score(g, b, plan);
@@ -874,12 +922,12 @@ TEST(SimulatedGpus, ALevelsOwnEarlierMissesAtLargeStridesAreNotEvidenceAgainstIt
   const auto plan = plan_for(sim_mode::full, k_max);
   std::mt19937_64 rng(7701);
   int recoverable = 0, found_on = 0, found_off = 0, lost = 0, false_on = 0, false_off = 0;
-  probes::tlb_analysis_options off;
+  auto off = detectors_only();
   off.earlier_rise_is_the_level = false;
   for (int i = 0; i < 300; ++i) {
     const sim_gpu g = random_gpu(rng);
     const auto data = simulate(g, plan, 7701 + std::uint64_t(i), &real_noise());
-    const auto on = score(g, probes::analyze_tlb(data), plan);
+    const auto on = score(g, probes::analyze_tlb(data, detectors_only()), plan);
     const auto without = score(g, probes::analyze_tlb(data, off), plan);
     false_on += on.false_levels;
     false_off += without.false_levels;
@@ -904,11 +952,12 @@ TEST(SimulatedGpus, ALevelsOwnEarlierMissesAtLargeStridesAreNotEvidenceAgainstIt
 // 2017 tool's K80, P100 and H100 CSVs) reads the same levels, entries, pages and penalties with
 // the exception above as without it.
 TEST(SimulatedGpus, TheEarlierRiseExceptionChangesNoCommittedRealSweep) {
-  probes::tlb_analysis_options off;
+  auto off = detectors_only();
   off.earlier_rise_is_the_level = false;
   int sweeps = 0, levels = 0;
   for (const auto &s : test::committed_real_sweeps()) {
-    const auto a = probes::analyze_tlb(s.data), b = probes::analyze_tlb(s.data, off);
+    const auto a = probes::analyze_tlb(s.data, detectors_only()),
+               b = probes::analyze_tlb(s.data, off);
     ++sweeps;
     ASSERT_EQ(a.levels.size(), b.levels.size()) << s.name;
     for (std::size_t k = 0; k < a.levels.size(); ++k, ++levels) {
