@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -590,6 +588,41 @@ double quadratic_loss(const gram &G, const std::vector<std::size_t> &keep, std::
   return 0.5 * q;
 }
 
+// The robust loss plus a level's cost per level; infinite where an added level (the last, with
+// `added`) costs less than what the family calls recoverable: min_added_penalty_sigmas x the
+// noise.
+double penalized_loss(const design &D, const synthesis_options &opt, const std::vector<column> &c,
+                      bool added) {
+  std::vector<const column *> d;
+  for (const auto &x : c)
+    d.push_back(&x);
+  const solution s = evaluate(D, d, opt.huber);
+  if (added && s.penalty.back() < opt.min_added_penalty_sigmas * D.noise)
+    return std::numeric_limits<double>::infinity();
+  return s.loss + opt.level_cost * double(c.size());
+}
+
+// The hierarchy after a move: levels `out1` and `out2` (none: no level) left out, the pool's
+// structure `in` (none: no structure) put in. A replaced level keeps its origin, a merge the
+// first's; an added level is `next_origin`.
+void apply_move(const pool &P, const std::vector<cache_level> &levels,
+                const std::vector<column> &cols, const std::vector<std::size_t> &origin,
+                std::size_t out1, std::size_t out2, std::size_t in, std::size_t next_origin,
+                std::vector<cache_level> &L2, std::vector<column> &C2,
+                std::vector<std::size_t> &O2) {
+  for (std::size_t a = 0; a < levels.size(); ++a)
+    if (a != out1 && a != out2) {
+      L2.push_back(levels[a]);
+      C2.push_back(cols[a]);
+      O2.push_back(origin[a]);
+    }
+  if (in != none) {
+    L2.push_back(P.L[in]);
+    C2.push_back(P.col[in]);
+    O2.push_back(out1 == none ? next_origin : origin[out1]);
+  }
+}
+
 // The hierarchy searched over the whole pool from where the proposals led: a level's structure
 // replaced by any of the pool's, a level added, a level dropped, or two merged into one. Each
 // step ranks every such move by its weighted least-squares loss plus a level's cost per level,
@@ -598,16 +631,8 @@ double quadratic_loss(const gram &G, const std::vector<std::size_t> &keep, std::
 void improve_over_pool(const design &D, const synthesis_options &opt, const pool &P,
                        std::vector<cache_level> &levels, std::vector<column> &cols,
                        std::vector<std::size_t> &origin, std::size_t next_origin) {
-  // The robust loss plus the levels' cost; infinite where an added level (the last, `added`)
-  // costs less than what the family calls recoverable: min_added_penalty_sigmas x the noise.
   const auto penalized = [&](const std::vector<column> &c, bool added = false) {
-    std::vector<const column *> d;
-    for (const auto &x : c)
-      d.push_back(&x);
-    const solution s = evaluate(D, d, opt.huber);
-    if (added && s.penalty.back() < opt.min_added_penalty_sigmas * D.noise)
-      return std::numeric_limits<double>::infinity();
-    return s.loss + opt.level_cost * double(c.size());
+    return penalized_loss(D, opt, c, added);
   };
   struct move {
     double score;
@@ -659,18 +684,7 @@ void improve_over_pool(const design &D, const synthesis_options &opt, const pool
       std::vector<cache_level> L2;
       std::vector<column> C2;
       std::vector<std::size_t> O2;
-      for (std::size_t a = 0; a < K; ++a)
-        if (a != mv.out1 && a != mv.out2) {
-          L2.push_back(levels[a]);
-          C2.push_back(cols[a]);
-          O2.push_back(origin[a]);
-        }
-      if (mv.in != none) {
-        L2.push_back(P.L[mv.in]);
-        C2.push_back(P.col[mv.in]);
-        // A replaced level keeps its origin, a merge the first's; an added level is new.
-        O2.push_back(mv.out1 == none ? next_origin : origin[mv.out1]);
-      }
+      apply_move(P, levels, cols, origin, mv.out1, mv.out2, mv.in, next_origin, L2, C2, O2);
       const double then = penalized(C2, mv.in != none && mv.out1 == none);
       if (then < best) {
         found = true;
@@ -699,10 +713,7 @@ void improve_over_pool(const design &D, const synthesis_options &opt, const pool
 bool split_entries(const design &D, const synthesis_options &opt, std::vector<cache_level> &levels,
                    std::vector<column> &cols, std::vector<std::size_t> &origin) {
   const auto penalized = [&](const std::vector<column> &c) {
-    std::vector<const column *> d;
-    for (const auto &x : c)
-      d.push_back(&x);
-    return evaluate(D, d, opt.huber).loss + opt.level_cost * double(c.size());
+    return penalized_loss(D, opt, c, false);
   };
   bool split = false;
   for (;;) {
@@ -816,48 +827,32 @@ std::string model_words(const cache_level &L) {
   return b;
 }
 
-synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_proposal> &proposals,
-                            const synthesis_options &opt) {
-  const auto tstart = std::chrono::steady_clock::now();
-  synthesis_fit out;
-  const design D = design_of(data);
-  out.points = int(D.pts.size());
-  if (D.pts.size() < 16)
-    return out;
+namespace {
+
+// The hierarchy the proposals lead to: each proposal's structure searched near its own entries and
+// page (the first option is the ramp fit's own, or the proposal's count).
+void start_from_proposals(const design &D, const std::vector<level_proposal> &proposals,
+                          const synthesis_options &opt, std::vector<cache_level> &levels,
+                          std::vector<column> &cols, std::vector<std::size_t> &origin) {
   std::vector<std::vector<option>> opts;
   for (const auto &p : proposals)
     opts.push_back(options_of(D, p, opt));
-  const search S{D, opts, opt.huber};
   std::vector<std::size_t> active, choice(proposals.size(), 0);
   for (std::size_t q = 0; q < proposals.size(); ++q)
-    active.push_back(q); // the first option is the ramp fit's own, or the proposal's count
-  S.descend(active, choice, 1);
-  out.loss_without_levels = evaluate(D, {}, opt.huber).loss;
-  // The proposals led here; the pool of every structure may explain the sweep better.
-  std::vector<cache_level> levels;
-  std::vector<column> cols;
-  std::vector<std::size_t> origin;
+    active.push_back(q);
+  search{D, opts, opt.huber}.descend(active, choice, 1);
   for (const auto q : active) {
     levels.push_back(opts[q][choice[q]].L);
     cols.push_back(opts[q][choice[q]].col);
     origin.push_back(q);
   }
-  const auto t0 = std::chrono::steady_clock::now();
-  const pool P = pool_of(D, opt);
-  const auto t1 = std::chrono::steady_clock::now();
-  split_entries(D, opt, levels, cols, origin);
-  improve_over_pool(D, opt, P, levels, cols, origin, proposals.size());
-  if (split_entries(D, opt, levels, cols, origin))
-    improve_over_pool(D, opt, P, levels, cols, origin, proposals.size() + levels.size());
-  const auto t2 = std::chrono::steady_clock::now();
-  if (std::getenv("GPUPROBE_SYNTH_DEBUG"))
-    std::fprintf(stderr, "synth: %zu points, %zu curves, pool %zu, %.2f s before, pool %.2f s, search %.2f s\n", D.pts.size(), D.curves,
-                 P.col.size(), std::chrono::duration<double>(t0 - tstart).count(), std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count());
-  out.dropped.clear();
-  for (std::size_t q = 0; q < proposals.size(); ++q)
-    if (std::find(origin.begin(), origin.end(), q) == origin.end())
-      out.dropped.push_back(q);
-  // A level no rise proposed stays only where its penalty is what the family calls recoverable.
+}
+
+// A level no rise proposed (origin >= `proposed`) stays only where its penalty is at least
+// min_added_penalty_sigmas x the sweep's typical noise.
+void prune_added(const design &D, const synthesis_options &opt, std::size_t proposed,
+                 std::vector<cache_level> &levels, std::vector<column> &cols,
+                 std::vector<std::size_t> &origin) {
   for (bool pruned = true; pruned;) {
     pruned = false;
     std::vector<const column *> c;
@@ -865,14 +860,86 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
       c.push_back(&x);
     const solution s = evaluate(D, c, opt.huber);
     for (std::size_t a = 0; a < levels.size() && !pruned; ++a)
-      if (origin[a] >= proposals.size() &&
-          s.penalty[a] < opt.min_added_penalty_sigmas * D.noise) {
+      if (origin[a] >= proposed && s.penalty[a] < opt.min_added_penalty_sigmas * D.noise) {
         levels.erase(levels.begin() + std::ptrdiff_t(a));
         cols.erase(cols.begin() + std::ptrdiff_t(a));
         origin.erase(origin.begin() + std::ptrdiff_t(a));
         pruned = true;
       }
   }
+}
+
+// Structures of other pages that predict every point as `f`'s does (`col`): the level is stated
+// at the largest such page (fewest entries at it), an upper bound.
+void state_largest_page(const pool &P, const column &col, fitted_level &f) {
+  if (f.level.sector_bytes)
+    return;
+  for (std::size_t j = 0; j < P.col.size(); ++j) {
+    if (P.col[j] != col)
+      continue;
+    for (const auto &L : P.alike[j])
+      if (L.coverage_bytes != f.level.coverage_bytes) {
+        f.page_is_upper_bound = true;
+        if (L.coverage_bytes > f.level.coverage_bytes ||
+            (L.coverage_bytes == f.level.coverage_bytes && L.entries() < f.level.entries())) {
+          const double penalty = f.level.penalty_cycles;
+          f.level = L;
+          f.level.penalty_cycles = penalty;
+        }
+      }
+    return;
+  }
+}
+
+// The structures the sweep cannot tell from `f`'s: any of the pool that, beside the other levels
+// (`keep`), fits within `bound` of the weighted least-squares loss.
+void widen_intervals(const pool &P, const gram &G, const std::vector<std::size_t> &keep,
+                     double bound, fitted_level &f) {
+  f.entries_lo = f.entries_hi = double(f.level.entries());
+  f.sets_lo = f.sets_hi = double(f.level.sets);
+  f.ways_lo = f.ways_hi = double(f.level.ways);
+  f.coverage_lo = f.coverage_hi = double(f.level.coverage_bytes);
+  for (std::size_t j = 0; j < P.col.size(); ++j) {
+    if (quadratic_loss(G, keep, j) > bound)
+      continue;
+    for (const auto &L : P.alike[j]) {
+      f.coverage_lo = std::min(f.coverage_lo, double(L.coverage_bytes));
+      f.coverage_hi = std::max(f.coverage_hi, double(L.coverage_bytes));
+      f.entries_lo = std::min(f.entries_lo, double(L.entries()));
+      f.entries_hi = std::max(f.entries_hi, double(L.entries()));
+      f.sets_lo = std::min(f.sets_lo, double(L.sets));
+      f.sets_hi = std::max(f.sets_hi, double(L.sets));
+      f.ways_lo = std::min(f.ways_lo, double(L.ways));
+      f.ways_hi = std::max(f.ways_hi, double(L.ways));
+      f.alternatives_differ |= L.xor_index != f.level.xor_index || L.repl != f.level.repl;
+    }
+  }
+}
+
+} // namespace
+
+synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_proposal> &proposals,
+                            const synthesis_options &opt) {
+  synthesis_fit out;
+  const design D = design_of(data);
+  out.points = int(D.pts.size());
+  if (D.pts.size() < 16)
+    return out;
+  out.loss_without_levels = evaluate(D, {}, opt.huber).loss;
+  std::vector<cache_level> levels;
+  std::vector<column> cols;
+  std::vector<std::size_t> origin;
+  start_from_proposals(D, proposals, opt, levels, cols, origin);
+  // The proposals led here; the pool of every structure may explain the sweep better.
+  const pool P = pool_of(D, opt);
+  split_entries(D, opt, levels, cols, origin);
+  improve_over_pool(D, opt, P, levels, cols, origin, proposals.size());
+  if (split_entries(D, opt, levels, cols, origin))
+    improve_over_pool(D, opt, P, levels, cols, origin, proposals.size() + levels.size());
+  prune_added(D, opt, proposals.size(), levels, cols, origin);
+  for (std::size_t q = 0; q < proposals.size(); ++q)
+    if (std::find(origin.begin(), origin.end(), q) == origin.end())
+      out.dropped.push_back(q);
   std::vector<const column *> cp;
   for (const auto &c : cols)
     cp.push_back(&c);
@@ -906,43 +973,8 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
                                     f.added);
     f.penalty_lo = std::max(0.0, fin.penalty[a] - 2 * fin.se[a]);
     f.penalty_hi = fin.penalty[a] + 2 * fin.se[a];
-    // Structures that predict every point as this one does: the largest page is stated.
-    if (!f.level.sector_bytes)
-      for (std::size_t j = 0; j < P.col.size(); ++j) {
-        if (P.col[j] != cols[a])
-          continue;
-        for (const auto &L : P.alike[j])
-          if (L.coverage_bytes != f.level.coverage_bytes) {
-            f.page_is_upper_bound = true;
-            if (L.coverage_bytes > f.level.coverage_bytes ||
-                (L.coverage_bytes == f.level.coverage_bytes && L.entries() < f.level.entries())) {
-              const double pen = f.level.penalty_cycles;
-              f.level = L;
-              f.level.penalty_cycles = pen;
-            }
-          }
-        break;
-      }
-    // The structures the sweep cannot tell from the best: any of the pool within interval_loss.
-    f.entries_lo = f.entries_hi = double(f.level.entries());
-    f.sets_lo = f.sets_hi = double(f.level.sets);
-    f.ways_lo = f.ways_hi = double(f.level.ways);
-    f.coverage_lo = f.coverage_hi = double(f.level.coverage_bytes);
-    for (std::size_t j = 0; j < P.col.size(); ++j) {
-      if (quadratic_loss(G, keep, j) > best_q + opt.interval_loss)
-        continue;
-      for (const auto &L : P.alike[j]) {
-        f.coverage_lo = std::min(f.coverage_lo, double(L.coverage_bytes));
-        f.coverage_hi = std::max(f.coverage_hi, double(L.coverage_bytes));
-        f.entries_lo = std::min(f.entries_lo, double(L.entries()));
-        f.entries_hi = std::max(f.entries_hi, double(L.entries()));
-        f.sets_lo = std::min(f.sets_lo, double(L.sets));
-        f.sets_hi = std::max(f.sets_hi, double(L.sets));
-        f.ways_lo = std::min(f.ways_lo, double(L.ways));
-        f.ways_hi = std::max(f.ways_hi, double(L.ways));
-        f.alternatives_differ |= L.xor_index != f.level.xor_index || L.repl != f.level.repl;
-      }
-    }
+    state_largest_page(P, cols[a], f);
+    widen_intervals(P, G, keep, best_q + opt.interval_loss, f);
     out.levels.push_back(f);
   }
   return out;
