@@ -67,7 +67,9 @@ TEST(TlbEntries, AnL3EntryIsFilledInTwoHalvesAndAnL2EntryIsWhole) {
     EXPECT_LT(halves.loss + 1000, whole.loss) << f;
     EXPECT_GT(l2_split.loss, halves.loss + 100) << f;
     // The halves model's L3 penalty is the rise the detectors read at 64 MiB strides.
-    const auto h = probes::analyze_tlb(d);
+    probes::tlb_analysis_options detectors;
+    detectors.synthesize = false;
+    const auto h = probes::analyze_tlb(d, detectors);
     ASSERT_EQ(h.levels.size(), 3u) << f;
     EXPECT_NEAR(halves.levels[2].level.penalty_cycles, *h.levels[2].miss_penalty_cycles,
                 0.02 * *h.levels[2].miss_penalty_cycles)
@@ -75,14 +77,15 @@ TEST(TlbEntries, AnL3EntryIsFilledInTwoHalvesAndAnL2EntryIsWhole) {
   }
 }
 
-// `analyze tlb --model` on the committed Hopper alias sweeps: the detectors' hierarchy, entries,
-// pages and ways x sets unchanged, L3's entry in two halves, no level added or dropped.
+// The whole-sweep model (analyze tlb's default on an aliased sweep) on the committed Hopper alias
+// sweeps: the rise detectors' hierarchy, entries, pages and ways x sets unchanged, L3's entry in
+// two halves, no level added or dropped.
 TEST(TlbEntries, TheWholeSweepModelKeepsHoppersHierarchy) {
   for (const auto &f : committed_alias_sweeps()) {
     const auto d = probes::load_tlb_inputs(std::vector<std::string>{f});
-    probes::tlb_analysis_options on;
-    on.synthesize = true;
-    const auto a = probes::analyze_tlb(d), b = probes::analyze_tlb(d, on);
+    probes::tlb_analysis_options off; // the rise detectors alone, against the default (the model)
+    off.synthesize = false;
+    const auto a = probes::analyze_tlb(d, off), b = probes::analyze_tlb(d);
     ASSERT_EQ(a.levels.size(), b.levels.size()) << f;
     for (std::size_t k = 0; k < a.levels.size(); ++k) {
       EXPECT_EQ(a.levels[k].entries, b.levels[k].entries) << f << " L" << k + 1;
