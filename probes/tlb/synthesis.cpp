@@ -88,13 +88,14 @@ struct centered {
   std::vector<column> d;  // each column less its curve's mean
 };
 
-// Pointers to the centered columns, the form fit_centered takes.
-std::vector<const column *> pointers(const centered &z) {
+// Pointers to columns, the form the fits take.
+std::vector<const column *> pointers(const std::vector<column> &cols) {
   std::vector<const column *> d;
-  for (const auto &c : z.d)
+  for (const auto &c : cols)
     d.push_back(&c);
   return d;
 }
+std::vector<const column *> pointers(const centered &z) { return pointers(z.d); }
 
 column center_column(const centered &z, const column &x) {
   const auto &D = *z.D;
@@ -327,10 +328,6 @@ struct search {
       c.push_back(&opts[q][choice[q]].col);
     return c;
   }
-  double loss_of(const std::vector<std::size_t> &active,
-                 const std::vector<std::size_t> &choice) const {
-    return evaluate(D, columns(active, choice), k).loss;
-  }
   // Each level's structure in turn, the others held: the one the whole sweep fits best (weights
   // from the model before the pass), until no level changes.
   void descend(const std::vector<std::size_t> &active, std::vector<std::size_t> &choice,
@@ -439,72 +436,6 @@ pool pool_of(const design &D, const synthesis_options &o) {
   return P;
 }
 
-// A fit with some columns held (`others`, centered) and one more tried in turn: the others' part
-// of the normal equations is formed once, each candidate adds its row.
-struct partial_fit {
-  const centered &z;
-  std::vector<const column *> d;
-  std::vector<double> A, b; // the others' normal equations
-  double k;
-
-  partial_fit(const centered &z_, std::vector<const column *> others, double k_)
-      : z(z_), d(std::move(others)), k(k_) {
-    const auto &w = *z.w;
-    const std::size_t K = d.size(), n = w.size();
-    A.assign(K * K, 0);
-    b.assign(K, 0);
-    for (std::size_t j = 0; j < K; ++j) {
-      for (std::size_t i = 0; i < n; ++i)
-        b[j] += w[i] * (*d[j])[i] * z.dy[i];
-      for (std::size_t l = j; l < K; ++l) {
-        double a = 0;
-        for (std::size_t i = 0; i < n; ++i)
-          a += w[i] * (*d[j])[i] * (*d[l])[i];
-        A[j * K + l] = A[l * K + j] = a;
-      }
-    }
-  }
-  // The robust loss with `x` (centered) beside the others; x == nullptr: the others alone.
-  double loss_with(const column *x) const {
-    const auto &w = *z.w;
-    const auto &D = *z.D;
-    const std::size_t K0 = d.size(), K = K0 + (x ? 1 : 0), n = w.size();
-    std::vector<double> AA(K * K, 0), bb(K, 0);
-    for (std::size_t j = 0; j < K0; ++j) {
-      bb[j] = b[j];
-      for (std::size_t l = 0; l < K0; ++l)
-        AA[j * K + l] = A[j * K0 + l];
-    }
-    if (x) {
-      double xx = 0, xy = 0;
-      std::vector<double> xo(K0, 0);
-      for (std::size_t i = 0; i < n; ++i) {
-        const double wx = w[i] * (*x)[i];
-        xx += wx * (*x)[i];
-        xy += wx * z.dy[i];
-        for (std::size_t j = 0; j < K0; ++j)
-          xo[j] += wx * (*d[j])[i];
-      }
-      for (std::size_t j = 0; j < K0; ++j)
-        AA[j * K + K0] = AA[K0 * K + j] = xo[j];
-      AA[K0 * K + K0] = xx;
-      bb[K0] = xy;
-    }
-    solution s;
-    nonnegative(AA, bb, K, s, false);
-    double loss = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      double r = z.dy[i];
-      for (std::size_t j = 0; j < K0; ++j)
-        r -= s.penalty[j] * (*d[j])[i];
-      if (x)
-        r -= s.penalty[K0] * (*x)[i];
-      loss += huber(r * std::sqrt(D.pts[i].w0), k);
-    }
-    return loss;
-  }
-};
-
 // The pool's columns against the model's, under the model's robust weights: every dot product a
 // move needs, formed once a step. The weighted least-squares loss of any of the model's columns
 // with at most one of the pool's follows from them: 0.5 (y'Wy - 2 p'b + p'Ap).
@@ -593,21 +524,17 @@ double quadratic_loss(const gram &G, const std::vector<std::size_t> &keep, std::
 // noise.
 double penalized_loss(const design &D, const synthesis_options &opt, const std::vector<column> &c,
                       bool added) {
-  std::vector<const column *> d;
-  for (const auto &x : c)
-    d.push_back(&x);
-  const solution s = evaluate(D, d, opt.huber);
+  const solution s = evaluate(D, pointers(c), opt.huber);
   if (added && s.penalty.back() < opt.min_added_penalty_sigmas * D.noise)
     return std::numeric_limits<double>::infinity();
   return s.loss + opt.level_cost * double(c.size());
 }
 
-// The hierarchy after a move: levels `out1` and `out2` (none: no level) left out, the pool's
-// structure `in` (none: no structure) put in. A replaced level keeps its origin, a merge the
-// first's; an added level is `next_origin`.
-void apply_move(const pool &P, const std::vector<cache_level> &levels,
-                const std::vector<column> &cols, const std::vector<std::size_t> &origin,
-                std::size_t out1, std::size_t out2, std::size_t in, std::size_t next_origin,
+// The hierarchy after a move: levels `out1` and `out2` (none: no level) left out, and a level
+// `in` with its column `in_col` and origin `in_origin` put in (in == nullptr: none).
+void apply_move(const std::vector<cache_level> &levels, const std::vector<column> &cols,
+                const std::vector<std::size_t> &origin, std::size_t out1, std::size_t out2,
+                const cache_level *in, const column *in_col, std::size_t in_origin,
                 std::vector<cache_level> &L2, std::vector<column> &C2,
                 std::vector<std::size_t> &O2) {
   for (std::size_t a = 0; a < levels.size(); ++a)
@@ -616,10 +543,10 @@ void apply_move(const pool &P, const std::vector<cache_level> &levels,
       C2.push_back(cols[a]);
       O2.push_back(origin[a]);
     }
-  if (in != none) {
-    L2.push_back(P.L[in]);
-    C2.push_back(P.col[in]);
-    O2.push_back(out1 == none ? next_origin : origin[out1]);
+  if (in) {
+    L2.push_back(*in);
+    C2.push_back(*in_col);
+    O2.push_back(in_origin);
   }
 }
 
@@ -640,9 +567,7 @@ void improve_over_pool(const design &D, const synthesis_options &opt, const pool
   };
   double now = penalized(cols);
   for (int step = 0; step < 16; ++step) {
-    std::vector<const column *> all;
-    for (const auto &x : cols)
-      all.push_back(&x);
+    const auto all = pointers(cols);
     std::vector<double> w;
     evaluate(D, all, opt.huber, &w);
     const centered z = center(D, all, w);
@@ -684,7 +609,11 @@ void improve_over_pool(const design &D, const synthesis_options &opt, const pool
       std::vector<cache_level> L2;
       std::vector<column> C2;
       std::vector<std::size_t> O2;
-      apply_move(P, levels, cols, origin, mv.out1, mv.out2, mv.in, next_origin, L2, C2, O2);
+      // A replaced level keeps its origin, a merge the first's; an added level is new.
+      const bool put = mv.in != none;
+      apply_move(levels, cols, origin, mv.out1, mv.out2, put ? &P.L[mv.in] : nullptr,
+                 put ? &P.col[mv.in] : nullptr, mv.out1 == none ? next_origin : origin[mv.out1],
+                 L2, C2, O2);
       const double then = penalized(C2, mv.in != none && mv.out1 == none);
       if (then < best) {
         found = true;
@@ -732,11 +661,10 @@ bool split_entries(const design &D, const synthesis_options &opt, std::vector<ca
       for (std::size_t b = 0; b <= levels.size(); ++b) { // b == size: a alone
         if (b == a)
           continue;
+        std::vector<cache_level> L2;
         std::vector<column> c;
-        for (std::size_t k = 0; k < levels.size(); ++k)
-          if (k != a && k != b)
-            c.push_back(cols[k]);
-        c.push_back(hc);
+        std::vector<std::size_t> O2;
+        apply_move(levels, cols, origin, a, b, &halves, &hc, 0, L2, c, O2);
         const double l = penalized(c) + opt.sector_cost;
         if (l < best) {
           best = l;
@@ -750,19 +678,12 @@ bool split_entries(const design &D, const synthesis_options &opt, std::vector<ca
     if (pick == levels.size())
       return split;
     split = true;
-    const std::size_t keep_origin = origin[pick];
     std::vector<cache_level> L2;
     std::vector<column> C2;
     std::vector<std::size_t> O2;
-    for (std::size_t k = 0; k < levels.size(); ++k)
-      if (k != pick && k != also) {
-        L2.push_back(levels[k]);
-        C2.push_back(cols[k]);
-        O2.push_back(origin[k]);
-      }
-    L2.push_back(halves_of_pick);
-    C2.push_back(halves_col);
-    O2.push_back(also < levels.size() ? std::min(keep_origin, origin[also]) : keep_origin);
+    apply_move(levels, cols, origin, pick, also, &halves_of_pick, &halves_col,
+               also < levels.size() ? std::min(origin[pick], origin[also]) : origin[pick], L2, C2,
+               O2);
     levels = std::move(L2);
     cols = std::move(C2);
     origin = std::move(O2);
@@ -855,10 +776,7 @@ void prune_added(const design &D, const synthesis_options &opt, std::size_t prop
                  std::vector<std::size_t> &origin) {
   for (bool pruned = true; pruned;) {
     pruned = false;
-    std::vector<const column *> c;
-    for (const auto &x : cols)
-      c.push_back(&x);
-    const solution s = evaluate(D, c, opt.huber);
+    const solution s = evaluate(D, pointers(cols), opt.huber);
     for (std::size_t a = 0; a < levels.size() && !pruned; ++a)
       if (origin[a] >= proposed && s.penalty[a] < opt.min_added_penalty_sigmas * D.noise) {
         levels.erase(levels.begin() + std::ptrdiff_t(a));
@@ -940,9 +858,7 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
   for (std::size_t q = 0; q < proposals.size(); ++q)
     if (std::find(origin.begin(), origin.end(), q) == origin.end())
       out.dropped.push_back(q);
-  std::vector<const column *> cp;
-  for (const auto &c : cols)
-    cp.push_back(&c);
+  const auto cp = pointers(cols);
   std::vector<double> w;
   const solution fin = evaluate(D, cp, opt.huber, &w);
   out.loss = fin.loss;
@@ -966,7 +882,7 @@ synthesis_fit fit_hierarchy(const tlb_dataset &data, const std::vector<level_pro
         others.push_back(&z.d[b]);
         keep.push_back(b);
       }
-    f.gain = partial_fit(z, others, opt.huber).loss_with(nullptr) - best; // the others refitted
+    f.gain = fit_centered(z, others, opt.huber, false).loss - best; // the others refitted
     f.noise_cycles = D.noise;
     f.added = origin[a] >= proposals.size();
     f.confidence = model_confidence(f.gain, fin.penalty[a] / std::max(1e-9, f.noise_cycles),

@@ -25,8 +25,8 @@ struct synthesis_options {
   double interval_loss = 2; // structures within this loss of the best are its interval
   int max_ways = 64;        // larger: fully associative at the sweep's resolution
   int coverage_octaves = 3; // octaves above a lower or unknown bound (either side of no bound)
-  int max_added = 3; // levels the model may add where the proposals leave a misfit
-  double min_added_penalty_sigmas = 2; // ...each at least this many typical noise sigmas
+  double min_added_penalty_sigmas = 2; // a level no rise proposed costs at least this many
+                                       // typical noise sigmas
 };
 
 // A level the rise detectors propose: its entries (may be fractional), what one entry covers,
