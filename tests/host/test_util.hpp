@@ -2,6 +2,7 @@
 // Helpers for host tests: synthetic TLB curves, fixture paths, running the CLI.
 #include "model/profile.hpp"
 #include "probes/tlb/data.hpp"
+#include "probes/tlb/levels.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,14 @@
 #include <vector>
 
 namespace gpuprobe::test {
+
+// The TLB analysis by the rise detectors alone: the tests of their own rules. On an aliased sweep
+// analyze tlb also fits the whole-sweep model by default (tlb_synthesis_test.cpp tests that).
+inline probes::tlb_analysis_options detectors_only() {
+  probes::tlb_analysis_options o;
+  o.synthesize = false;
+  return o;
+}
 
 inline std::string fixture(const std::string &rel) {
   return std::string(GPUPROBE_FIXTURES_DIR) + "/cuda-gpu-tlb/" + rel;

@@ -16,12 +16,9 @@ using gpuprobe::test::fixture;
 
 namespace {
 
-// The rise detectors alone, what this file tests: on an aliased sweep the analyzer also fits the
-// whole-sweep model by default (tlb_synthesis_test.cpp holds what that gives on these sweeps).
+// The rise detectors alone, what this file tests (test::detectors_only).
 tlb_evidence detectors(const tlb_dataset &d) {
-  tlb_analysis_options o;
-  o.synthesize = false;
-  return find_tlb_levels(d, o);
+  return find_tlb_levels(d, gpuprobe::test::detectors_only());
 }
 
 constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;

@@ -28,14 +28,7 @@ namespace {
 
 constexpr std::uint64_t k_max = 512ull << 30; // the alias range of an H100
 
-// The rise detectors alone: the options of the tests of their rules (the level test, the
-// medians-only rule, the earlier-rise exception). On an aliased sweep the analyzer also fits the
-// whole-sweep model by default; the family tables score both.
-probes::tlb_analysis_options detectors_only() {
-  probes::tlb_analysis_options o;
-  o.synthesize = false;
-  return o;
-}
+using test::detectors_only;
 
 // The noise of every committed real sweep, read once.
 const noise_pool &real_noise() {

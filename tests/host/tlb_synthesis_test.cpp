@@ -67,9 +67,7 @@ TEST(TlbEntries, AnL3EntryIsFilledInTwoHalvesAndAnL2EntryIsWhole) {
     EXPECT_LT(halves.loss + 1000, whole.loss) << f;
     EXPECT_GT(l2_split.loss, halves.loss + 100) << f;
     // The halves model's L3 penalty is the rise the detectors read at 64 MiB strides.
-    probes::tlb_analysis_options detectors;
-    detectors.synthesize = false;
-    const auto h = probes::analyze_tlb(d, detectors);
+    const auto h = probes::analyze_tlb(d, gpuprobe::test::detectors_only());
     ASSERT_EQ(h.levels.size(), 3u) << f;
     EXPECT_NEAR(halves.levels[2].level.penalty_cycles, *h.levels[2].miss_penalty_cycles,
                 0.02 * *h.levels[2].miss_penalty_cycles)
@@ -83,9 +81,9 @@ TEST(TlbEntries, AnL3EntryIsFilledInTwoHalvesAndAnL2EntryIsWhole) {
 TEST(TlbEntries, TheWholeSweepModelKeepsHoppersHierarchy) {
   for (const auto &f : committed_alias_sweeps()) {
     const auto d = probes::load_tlb_inputs(std::vector<std::string>{f});
-    probes::tlb_analysis_options off; // the rise detectors alone, against the default (the model)
-    off.synthesize = false;
-    const auto a = probes::analyze_tlb(d, off), b = probes::analyze_tlb(d);
+    // The rise detectors alone, against the default (the model).
+    const auto a = probes::analyze_tlb(d, gpuprobe::test::detectors_only()),
+               b = probes::analyze_tlb(d);
     ASSERT_EQ(a.levels.size(), b.levels.size()) << f;
     for (std::size_t k = 0; k < a.levels.size(); ++k) {
       EXPECT_EQ(a.levels[k].entries, b.levels[k].entries) << f << " L" << k + 1;
