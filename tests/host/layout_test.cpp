@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <random>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -233,4 +234,74 @@ TEST(Layout, RawFileNamesOnlyInTheResultsFolderType) {
           }
   });
   EXPECT_GT(files, 100);
+}
+
+namespace {
+
+// Where a text names a GPU unit (GPU- and 8 hex digits, not inside a file name such as
+// h100-GPU-4b0f0e28-run.log) or a development round (r65, stop 64): the first such, else "".
+std::string unit_or_round(const std::string &text) {
+  static const std::regex uuid("GPU-[0-9a-f]{8}"), round("\\b(r[0-9]{2,3}|[Ss]top [0-9]+)\\b");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), uuid); it != std::sregex_iterator();
+       ++it) {
+    const auto at = std::size_t(it->position());
+    if (at == 0 || (text[at - 1] != '-' && text[at - 1] != '/' && text[at - 1] != '_'))
+      return it->str();
+  }
+  std::smatch m;
+  return std::regex_search(text, m, round) ? m.str() : "";
+}
+
+} // namespace
+
+// The rule on a seeded family of generated lines: words that come near an id (r, stop, stops,
+// GPU, GPU-, hex, a number) and at most one unit id, round id or file name holding a unit id; the
+// rule names exactly the lines with an id.
+TEST(Docs, TheUnitAndRoundRuleOnGeneratedLines) {
+  std::mt19937 rng(78);
+  const std::vector<std::string> words = {"the", "L2", "sweep", "r", "stop", "stops", "GPU", "GPU-",
+                                          "x", "MiB", "rounds", "r2d2", "4b0f0e28", "sm_90"};
+  const char hex[] = "0123456789abcdef";
+  int named = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<std::string> line;
+    for (int w = 0; w < 8; ++w)
+      line.push_back(words[rng() % words.size()]);
+    std::string id(8, '0');
+    for (char &c : id)
+      c = hex[rng() % 16];
+    const int kind = int(rng() % 5); // 0: none, 1: a unit, 2: one in a file name, 3: r<n>, 4: stop n
+    const std::string put = kind == 1   ? "GPU-" + id
+                            : kind == 2 ? "runs/h100-GPU-" + id + "-run.log"
+                            : kind == 3 ? "r" + std::to_string(10 + rng() % 990)
+                            : kind == 4 ? "stop " + std::to_string(1 + rng() % 99)
+                                        : "";
+    if (!put.empty())
+      line.insert(line.begin() + std::ptrdiff_t(rng() % 9), put);
+    std::string text;
+    for (const auto &w : line)
+      text += w + " ";
+    const bool has = kind == 1 || kind == 3 || kind == 4;
+    EXPECT_EQ(!unit_or_round(text).empty(), has) << text;
+    named += has;
+  }
+  EXPECT_GT(named, 1000);
+}
+
+// docs/ and the README are for users: no GPU unit and no development round, except the generated
+// results page and the evidence index (docs/evidence.md), whose job is to name them.
+TEST(Docs, NameNoUnitAndNoRound) {
+  const fs::path root = GPUPROBE_SOURCE_DIR;
+  std::vector<fs::path> pages = {root / "README.md"};
+  for (const auto &e : fs::directory_iterator(root / "docs"))
+    if (e.path().extension() == ".md" && e.path().filename() != "results.md" &&
+        e.path().filename() != "evidence.md")
+      pages.push_back(e.path());
+  ASSERT_GT(pages.size(), 10u);
+  for (const auto &p : pages) {
+    std::ifstream in(p);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n)
+      EXPECT_EQ(unit_or_round(line), "") << p.filename().string() << ":" << n << ": " << line;
+  }
 }
