@@ -7,9 +7,9 @@
 
 namespace gpuprobe {
 
-double curve_noise(const std::vector<double> &y, double min_noise) {
+double differences_sigma(const std::vector<double> &y) {
   if (y.size() < 3)
-    return min_noise;
+    return 0;
   std::vector<double> d;
   d.reserve(y.size() - 1);
   for (std::size_t i = 1; i < y.size(); ++i)
@@ -17,7 +17,13 @@ double curve_noise(const std::vector<double> &y, double min_noise) {
   const double m = median(d);
   for (double &v : d)
     v = std::fabs(v - m);
-  const double sigma = 1.4826 * median(d) / std::sqrt(2.0);
+  return 1.4826 * median(d) / std::sqrt(2.0);
+}
+
+double curve_noise(const std::vector<double> &y, double min_noise) {
+  if (y.size() < 3)
+    return min_noise;
+  const double sigma = differences_sigma(y);
   // The MAD is 0 on integer-valued flat curves; fall back to jitter that the MAD misses, taken
   // as the smaller of each pair of neighbouring differences: a jittered point moves both of its
   // differences, a step only one, so the steps being looked for do not count as noise (the mean

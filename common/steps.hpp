@@ -33,7 +33,11 @@ struct step {
   double snr = 0;        // jump / noise
 };
 
-// Robust noise of a curve: 1.4826 * MAD of first differences / sqrt(2), floored at min_noise.
+// 1.4826 * the MAD of a curve's first differences / sqrt(2): its noise where steps and ramps are
+// rare among its differences (0 under 3 points).
+double differences_sigma(const std::vector<double> &y);
+// Robust noise of a curve: the larger of differences_sigma, the mean jitter of neighbouring
+// differences (the smaller of each pair) and min_noise.
 double curve_noise(const std::vector<double> &y, double min_noise);
 
 // x must be strictly increasing; y the same length. Returns rises in order of x.

@@ -1,8 +1,8 @@
 #include "probes/tlb/forward.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <unordered_map>
 
 namespace gpuprobe::probes::tlb {
 
@@ -16,23 +16,30 @@ double set_miss(std::uint64_t n, std::uint64_t ways, replacement r) {
     return 1; // a cycle longer than the set evicts each tag before its next visit
   // Random: a tag survives each of the (n - 1) p misses between its visits with 1 - 1/W. The
   // fixed point is remembered per (n, ways): a whole-sweep fit asks for the same ones often.
-  thread_local std::unordered_map<std::uint64_t, double> known;
+  // A direct-mapped table of 8192 (key + 1, value) pairs: a lookup is one load, no hashing node.
+  struct remembered {
+    std::uint64_t key_plus_1 = 0;
+    double miss = 0;
+  };
+  thread_local std::array<remembered, 8192> known{};
   const std::uint64_t key = n * 128 + std::min<std::uint64_t>(ways, 127);
-  if (ways < 128)
-    if (const auto it = known.find(key); it != known.end())
-      return it->second;
-  double h = 0.5;
-  for (int i = 0; i < 200; ++i) { // h rises monotonically to the fixed point
-    const double next = std::pow(1.0 - 1.0 / double(ways), double(n - 1) * (1 - h));
-    const bool settled = std::fabs(next - h) < 1e-14;
-    h = next;
-    if (settled)
+  remembered &slot = known[(key * 0x9E3779B97F4A7C15ull) >> 51];
+  if (ways < 128 && slot.key_plus_1 == key + 1)
+    return slot.miss;
+  // h = g(h) = (1 - 1/W)^((n - 1)(1 - h)) by Newton's method from h = 0: g is convex and h = 1 is
+  // always a root, so the steps rise monotonically to the smaller root, the hit rate (in a few
+  // steps, where iterating g took up to 200 pow calls).
+  const double k = double(n - 1) * -std::log1p(-1.0 / double(ways)); // g(h) = exp(-k (1 - h))
+  double h = 0;
+  for (int i = 0; i < 100; ++i) {
+    const double g = std::exp(-k * (1 - h));
+    const double step = (g - h) / (1 - k * g); // f(h) = g - h, f' = k g - 1
+    h += step;
+    if (std::fabs(step) < 1e-14)
       break;
   }
-  if (known.size() > (1u << 20))
-    known.clear();
   if (ways < 128)
-    known[key] = 1 - h;
+    slot = {key + 1, 1 - h};
   return 1 - h;
 }
 
