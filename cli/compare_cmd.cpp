@@ -3,6 +3,7 @@
 // --fail-on different, exit 4 when a finding differs: a regression gate.
 #include "analysis/compare.hpp"
 #include "cli/common.hpp"
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/outputs.hpp"
@@ -194,8 +195,11 @@ void run(const compare_flags &f) {
     write_text_atomic(f.markdown, analysis::to_markdown(r));
   else
     std::fputs(analysis::to_text(r).c_str(), stdout); // a terminal gets plain text
-  if (!f.out.empty())
-    write_json_atomic(f.out, analysis::to_json(r, f.t));
+  if (!f.out.empty()) {
+    nlohmann::json doc = analysis::to_json(r, f.t);
+    doc["meta"] = run_metadata(f.t.seed); // this gpuprobe: tool, version, git commit, argv, when
+    write_json_atomic(f.out, doc);
+  }
   if (!f.html.empty())
     write_text_atomic(f.html,
                       report::compare_page_html(r, ra ? &*ra : nullptr, rb ? &*rb : nullptr));

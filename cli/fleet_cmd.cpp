@@ -2,6 +2,7 @@
 // sharing, atomics and tuning, the model's medians, outliers and what differs between units.
 #include "analysis/fleet.hpp"
 #include "cli/common.hpp"
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/json_io.hpp"
@@ -150,7 +151,9 @@ void run(const fleet_flags &given) {
       text += "- " + terminal_text(n) + "\n";
     }
   }
-  write_json_atomic((fs::path(f.out) / "fleet.json").string(), model::to_json(fleet));
+  json doc = model::to_json(fleet);
+  doc["meta"] = run_metadata(0); // this gpuprobe: tool, version, git commit, argv, when
+  write_json_atomic((fs::path(f.out) / "fleet.json").string(), doc);
   write_text_atomic((fs::path(f.out) / "fleet.md").string(), md);
   mark_files_owned(f.out, {"fleet.json", "fleet.md"}, "fleet"); // a later fleet may replace them
   std::printf("%s", text.c_str()); // the terminal: plain text, fleet.md: Markdown

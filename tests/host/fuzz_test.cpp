@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -179,6 +180,13 @@ fuzz_count fuzz(const std::string &file, int n, unsigned seed,
   return c;
 }
 
+// Mutants a reader gets: `fallback` (the test's own), or GPUPROBE_FUZZ_INPUTS for a longer run
+// (the CI count keeps the suite within its time; the readers' rule is the same at any count).
+int inputs(int fallback) {
+  const char *env = std::getenv("GPUPROBE_FUZZ_INPUTS");
+  return env && std::atoi(env) > 0 ? std::atoi(env) : fallback;
+}
+
 void say(const char *reader, const fuzz_count &c) {
   std::printf("[fuzz] %-34s %5d inputs, %5d accepted%s, the rest refused in one line\n", reader,
               c.tried, c.accepted, c.round_trip ? " (each round-tripped)" : "");
@@ -187,7 +195,7 @@ void say(const char *reader, const fuzz_count &c) {
 } // namespace
 
 TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
-  const int n = 1000;
+  const int n = inputs(500);
   say("model::profile_from_json", fuzz(k_h100 + "profile.json", n, 1, [](const std::string &t) {
         const auto p = model::profile_from_json(parse_json_text(t, "m"), "m");
         for (const auto &L : p.tlb.levels) // and the lines drawn from it
@@ -213,7 +221,7 @@ TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
 }
 
 TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
-  const int n = 1500;
+  const int n = inputs(750);
   say("probes::tlb_result_from_json + analysis",
       fuzz(k_h100 + "raw/tlb_real.json", n / 3, 6, [](const std::string &t) {
         const std::string f = test::temp_path("fuzz_tlb.json");
