@@ -131,7 +131,7 @@ int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_
 // Waits for pid. Once interrupted, the signal is passed to its group again every 250 ms while
 // the child runs (a shell defers SIGINT while it forks: the command it then started missed the
 // signal and ran on, the shell waiting for it), and after 30 s its group is killed; what is left
-// of the group when the child has ended gets the signal too.
+// of the group when the child has ended gets the signal until the group is gone (SIGKILL at 2 s).
 int wait_pid(int pid) {
   int status = 0;
   int waited_ms = 0;
@@ -154,8 +154,12 @@ int wait_pid(int pid) {
     }
   }
   forget(pid);
+  // What is left of its group (a command its shell forked as the signal came, which missed it)
+  // gets the signal again every 50 ms while the group exists, and SIGKILL after 2 s: an orphan
+  // holding our pipe would otherwise run on (a loaded CI machine: a plotter's sleep ran its 29 s).
   if (const int sig = g_signal.load())
-    ::kill(-pid, sig); // what is left of its group started after the signal was passed on
+    for (int ms = 0; ::kill(-pid, ms < 2000 ? sig : SIGKILL) == 0 && ms <= 2000; ms += 50)
+      ::usleep(50 * 1000);
   return status;
 }
 
@@ -179,6 +183,13 @@ child_result run_child(const std::vector<std::string> &argv, const child_options
     ::close(fds[1]);
     char buf[4096];
     for (;;) {
+      // Once interrupted, the output is no longer waited for: a command the child started that
+      // the signal missed may hold the pipe open for as long as it runs (wait_pid ends it).
+      if (g_signal.load())
+        break;
+      pollfd p = {fds[0], POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) // nothing yet, or a signal came (checked above)
+        continue;
       const ssize_t n = ::read(fds[0], buf, sizeof buf);
       if (n < 0 && errno == EINTR)
         continue;

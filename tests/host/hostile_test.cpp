@@ -159,6 +159,37 @@ TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
   }
 }
 
+// A command the plotter started that the signal does not reach (here one that ignores it, as a
+// command forked while its shell deferred the signal did on a loaded CI machine) holds report's
+// output pipe: report signals what is left of the plotter's group until it is gone and kills it
+// at 2 s, so it neither runs its 29 s nor keeps the pipe open.
+TEST(Hostile, AnInterruptedPlottersLeftoverIsKilled) {
+  const std::string dir = scratch("hostile-leftover");
+  const fs::path unit = fs::path(dir) / "u";
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee", unit,
+           fs::copy_options::recursive);
+  const std::string marker = (fs::path(dir) / "plotter-running").string();
+  const std::string slow = (fs::path(dir) / "slow.sh").string();
+  const std::string sleep = "sleep 29." + std::to_string(200000 + ::getpid() % 100000);
+  std::ofstream(slow) << "(trap '' INT TERM HUP; exec " << sleep << ") &\ntouch '" << marker
+                      << "'\nwait\n";
+  const auto child = spawn_child({test::gpuprobe_binary(), "report", "--input", "u", "--out", "rep",
+                                  "--python", "/bin/sh", "--plot-script", slow},
+                                 dir);
+  for (int i = 0; i < 200 && !fs::exists(marker); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(fs::exists(marker)) << "the plotter did not start";
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(child.pid, SIGTERM);
+  auto c = child;
+  char buf[4096];
+  while (::read(c.out_fd, buf, sizeof buf) > 0) {
+  } // until every writer of the pipe is gone
+  EXPECT_EQ(wait_child(c), 128 + SIGTERM);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 5.0) << "the plotter's leftover kept the pipe open";
+}
+
 // No file crashes a reader: nesting far past any gpuprobe file, a device, a loop of links and an
 // empty file are each one line.
 TEST(Hostile, FilesThatCrashedReadersAreOneLineErrors) {
