@@ -15,6 +15,8 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 extern char **environ;
 
@@ -128,6 +130,29 @@ int spawn(const std::vector<std::string> &argv, const std::string &dir, int out_
   return pid;
 }
 
+// Whether process group `pgid` holds a process that is not a zombie (/proc: a zombie whose parent
+// died waits for init to reap it, and kill() on its group still succeeds).
+bool group_runs(int pgid) {
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream in(e.path() / "stat");
+    std::string text;
+    std::getline(in, text);
+    const auto close = text.rfind(')'); // the command may hold spaces and parentheses
+    if (close == std::string::npos)
+      continue;
+    std::istringstream rest(text.substr(close + 1));
+    char state = 0;
+    int ppid = 0, pgrp = 0;
+    if (rest >> state >> ppid >> pgrp && pgrp == pgid && state != 'Z')
+      return true;
+  }
+  return false;
+}
+
 // Waits for pid. Once interrupted, the signal is passed to its group again every 250 ms while
 // the child runs (a shell defers SIGINT while it forks: the command it then started missed the
 // signal and ran on, the shell waiting for it), and after 30 s its group is killed; what is left
@@ -158,8 +183,10 @@ int wait_pid(int pid) {
   // gets the signal again every 50 ms while the group exists, and SIGKILL after 2 s: an orphan
   // holding our pipe would otherwise run on (a loaded CI machine: a plotter's sleep ran its 29 s).
   if (const int sig = g_signal.load())
-    for (int ms = 0; ::kill(-pid, ms < 2000 ? sig : SIGKILL) == 0 && ms <= 2000; ms += 50)
+    for (int ms = 0; group_runs(pid) && ms <= 2000; ms += 50) {
+      ::kill(-pid, ms < 2000 ? sig : SIGKILL);
       ::usleep(50 * 1000);
+    }
   return status;
 }
 

@@ -113,33 +113,47 @@ TEST(Hostile, ReportOutPythonAndPlotScriptPathsRunNoShell) {
         << "a temporary folder stayed: " << e.path();
 }
 
+// `report` of the curated H200 run in `dir` with /bin/sh running `plotter` (which must touch
+// `dir`/plotter-running first) as its plot script; `sig` sent once the plotter runs. The exit
+// status and the seconds from the signal until report's output pipe closed (every writer gone).
+struct interrupted_report {
+  int code = -1;
+  double seconds = 0;
+};
+interrupted_report interrupt_report(const std::string &dir, const std::string &plotter, int sig) {
+  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee",
+           fs::path(dir) / "u", fs::copy_options::recursive);
+  const std::string marker = (fs::path(dir) / "plotter-running").string();
+  const std::string slow = (fs::path(dir) / "slow.sh").string();
+  std::ofstream(slow) << plotter;
+  const auto child = spawn_child({test::gpuprobe_binary(), "report", "--input", "u", "--out", "rep",
+                                  "--python", "/bin/sh", "--plot-script", slow},
+                                 dir);
+  for (int i = 0; i < 200 && !fs::exists(marker); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  EXPECT_TRUE(fs::exists(marker)) << "the plotter did not start";
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(child.pid, sig);
+  auto c = child;
+  char buf[4096];
+  while (::read(c.out_fd, buf, sizeof buf) > 0) {
+  } // its last words, until every writer of the pipe is gone
+  interrupted_report r;
+  r.code = wait_child(c);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
 // SIGTERM or SIGHUP on report while its plotter runs: the plotter (and what it started) ends,
 // the temporary folder is removed, and the exit status is 128 + the signal.
 TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
   for (const int sig : {SIGTERM, SIGHUP, SIGINT}) {
     const std::string dir = scratch("hostile-interrupt-" + std::to_string(sig));
-    const fs::path unit = fs::path(dir) / "u";
-    fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee", unit,
-             fs::copy_options::recursive);
-    const std::string marker = (fs::path(dir) / "plotter-running").string();
-    const std::string slow = (fs::path(dir) / "slow.sh").string();
     // sleep: its child, of a duration no other process has (pgrep finds it below)
     const std::string sleep = "sleep 29." + std::to_string(100000 + ::getpid() % 100000);
-    std::ofstream(slow) << "touch '" << marker << "'\n" << sleep << "\ntrue\n";
-    const auto child = spawn_child({test::gpuprobe_binary(), "report", "--input", "u", "--out",
-                                    "rep", "--python", "/bin/sh", "--plot-script", slow},
-                                   dir);
-    for (int i = 0; i < 200 && !fs::exists(marker); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    ASSERT_TRUE(fs::exists(marker)) << "the plotter did not start";
-    const auto t0 = std::chrono::steady_clock::now();
-    ::kill(child.pid, sig);
-    auto c = child;
-    char buf[4096];
-    while (::read(c.out_fd, buf, sizeof buf) > 0) {
-    } // its last words, until it ends
-    const int code = wait_child(c);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto [code, s] = interrupt_report(
+        dir, "touch '" + (fs::path(dir) / "plotter-running").string() + "'\n" + sleep + "\ntrue\n",
+        sig);
     EXPECT_EQ(code, 128 + sig) << "signal " << sig;
     EXPECT_LT(s, 5.0) << "it waited for the plotter to end by itself (signal " << sig << ")";
     for (const auto &e : fs::directory_iterator(dir))
@@ -165,29 +179,13 @@ TEST(Hostile, InterruptedReportLeavesNoTemporaryFolderAndNoChild) {
 // at 2 s, so it neither runs its 29 s nor keeps the pipe open.
 TEST(Hostile, AnInterruptedPlottersLeftoverIsKilled) {
   const std::string dir = scratch("hostile-leftover");
-  const fs::path unit = fs::path(dir) / "u";
-  fs::copy(std::string(GPUPROBE_SOURCE_DIR) + "/reports/examples/runs/nvidia-h200-bc72dbee", unit,
-           fs::copy_options::recursive);
-  const std::string marker = (fs::path(dir) / "plotter-running").string();
-  const std::string slow = (fs::path(dir) / "slow.sh").string();
   const std::string sleep = "sleep 29." + std::to_string(200000 + ::getpid() % 100000);
-  std::ofstream(slow) << "(trap '' INT TERM HUP; exec " << sleep << ") &\ntouch '" << marker
-                      << "'\nwait\n";
-  const auto child = spawn_child({test::gpuprobe_binary(), "report", "--input", "u", "--out", "rep",
-                                  "--python", "/bin/sh", "--plot-script", slow},
-                                 dir);
-  for (int i = 0; i < 200 && !fs::exists(marker); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  ASSERT_TRUE(fs::exists(marker)) << "the plotter did not start";
-  const auto t0 = std::chrono::steady_clock::now();
-  ::kill(child.pid, SIGTERM);
-  auto c = child;
-  char buf[4096];
-  while (::read(c.out_fd, buf, sizeof buf) > 0) {
-  } // until every writer of the pipe is gone
-  EXPECT_EQ(wait_child(c), 128 + SIGTERM);
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(s, 5.0) << "the plotter's leftover kept the pipe open";
+  const auto r = interrupt_report(dir,
+                                  "(trap '' INT TERM HUP; exec " + sleep + ") &\ntouch '" +
+                                      (fs::path(dir) / "plotter-running").string() + "'\nwait\n",
+                                  SIGTERM);
+  EXPECT_EQ(r.code, 128 + SIGTERM);
+  EXPECT_LT(r.seconds, 5.0) << "the plotter's leftover kept the pipe open";
 }
 
 // No file crashes a reader: nesting far past any gpuprobe file, a device, a loop of links and an
