@@ -115,7 +115,7 @@ GPUPROBE_HD inline unsigned word_span(std::uint32_t start, std::uint32_t n) {
   return unsigned((2ull << ((start + n - 1) / 64)) - (1ull << (start / 64)));
 }
 
-// RW_malloc's run ends (issue 49): one bit a unit, set at the last unit of each whole-unit run
+// RW_malloc's run ends: one bit a unit, set at the last unit of each whole-unit run
 // handed out, so free learns a run's length from bits that a warp's runs share (a 32-unit run a
 // lane: 16 words, one 128-byte line) instead of a meta word at each run's first unit (32 lines).
 // The length of the run that starts at unit `u`: from u to the first set bit at or after it, read
@@ -168,7 +168,7 @@ GPUPROBE_HD constexpr std::uint32_t stash_length(std::uint64_t v) {
   return std::uint32_t(v >> stash_shift);
 }
 // A slot a warp has taken and not yet given up: its run, or the refill it is claiming, is in that
-// warp's hands (issue 49). Never a run: a run is at most one region long.
+// warp's hands. Never a run: a run is at most one region long.
 constexpr std::uint64_t stash_taken = ~std::uint64_t(0);
 // The units a stash word holds for the pool: 0 for an empty or a taken slot.
 GPUPROBE_HD constexpr std::uint32_t stash_units(std::uint64_t v) {

@@ -55,7 +55,7 @@ struct malloc_config {
   // All stashes together hold at most 1/stash_share of the pool (2-64; stash_capacity).
   unsigned stash_share = 16;
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
-  // (docs/rw-malloc.md, issue 35). 64: one per warp slot of an SM (the most warps an SM holds).
+  // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
@@ -137,7 +137,7 @@ struct rw_malloc_handle {
   // is drained into the bitmap before a request is refused. stash_cap = 0: none.
   unsigned long long *stash;
   std::uint32_t stash_sms, stash_per_sm, stash_cap;
-  // The in-flight accounting (issue 49): the exchange that takes a slot leaves `stash_taken` in it
+  // The in-flight accounting: the exchange that takes a slot leaves `stash_taken` in it
   // until the warp puts a run back or gives the slot up, so the units in its hands (the run it
   // took, the refill it claims) stay in view: a drain leaves a taken slot alone and the warp that
   // met one scans again instead of refusing. It costs no shared counter (an earlier form counted
@@ -145,12 +145,12 @@ struct rw_malloc_handle {
   // the units in a warp's hands are invisible (the race tests' control, never the allocator's).
   bool mark_taken = true;
   // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
-  // the in-flight accounting closes (issue 49's race test). 0: none.
+  // the in-flight accounting closes (the race test, MallocGpu.RwMallocServesWhatAWarpHoldsWhileOthersScan). 0: none.
   unsigned hold_ns = 0;
   // Run ends: bit u set when unit u is the last of a whole-unit run handed out (free's length).
   unsigned long long *ends = nullptr;
   // A full warp that asks no stash claims its first region unread (claim_unread): faster on a
-  // fresh heap, slower after a churn (docs/rw-malloc.md, issue 49), so off unless asked
+  // fresh heap, slower after a churn (docs/rw-malloc.md), so off unless asked
   // (malloc_config::optimistic, gpuprobe-bench --gpuprobe_rw_optimistic=1).
   bool optimistic = false;
   // A refill is a run that holds the warp's request this many times (malloc_config::refill_times;

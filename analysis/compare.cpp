@@ -85,7 +85,7 @@ struct finder {
   void add(std::string area, std::string item, std::string a, std::string b, std::string why = "") {
     // A value one run resolved and the other did not ("not resolved", or "-" where the run
     // states none) is no difference between the hardware: the same unit gives both from run to
-    // run (L1's entry fill, r38 and r42). Said, not counted.
+    // run (L1's entry fill). Said, not counted.
     const auto unresolved = [](const std::string &x) { return x == "not resolved" || x == "-"; };
     if (a != b && (unresolved(a) || unresolved(b))) {
       r.findings.push_back({std::move(area), std::move(item), std::move(a), std::move(b), "NOTE",
@@ -295,8 +295,8 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
 // real memory", "beyond the real-memory sweep"), where the two differ: said, not counted. The chase
 // over cudaMalloc memory is noisier than the aliased sweep (L1's verdict changes between runs of
 // one unit), but a stage disturbed while it measured shows here first: mapping the alias range
-// beside it lost the second level's agreement in both of H100 GPU-3ba38ae3's runs (r65), where
-// every finding counted was the same.
+// beside it lost the second level's agreement in both runs of one H100, where every finding
+// counted was the same.
 void compare_cross_check(finder &f, const model::tlb_hierarchy &a, const model::tlb_hierarchy &b) {
   if (!a.cross_check || !b.cross_check)
     return;

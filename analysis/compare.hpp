@@ -1,5 +1,5 @@
 #pragma once
-// `gpuprobe compare A B` (issue 47): two results folders — two runs of one unit, two units, two
+// `gpuprobe compare A B`: two results folders — two runs of one unit, two units, two
 // drivers or two builds — finding by finding. Structure (entries, ways, sets, page, what one entry
 // covers, sharing scope and SM groups) reads SAME or DIFFERENT; a miss penalty DIFFERENT only past
 // its threshold (below); a tuning decision SAME or CHANGED; a validation row's tuned time FASTER,
@@ -78,7 +78,7 @@ double validation_bar(const std::string &model, const std::string &row,
 
 // The smallest miss-penalty difference between two values that may read DIFFERENT: the larger of
 // penalty_rel x the larger value and penalty_abs_cycles. compare and the fleet's outlier rule use
-// it (one bar, issue 47).
+// it (one bar).
 double penalty_bar(double a, double b, const compare_thresholds &t = {});
 
 struct compare_finding {

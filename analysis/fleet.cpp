@@ -106,8 +106,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
     if (L.miss_penalty_cycles)
       u.numbers[n + "penalty_cycles"] = *L.miss_penalty_cycles;
     u.text[n + "sharing"] = L.sharing ? L.sharing->scope : "not measured";
-    // A global level's groups are every SM it was measured on (all, or a spread sample of them,
-    // issue 33): its scope says all there is, so there is no map to compare.
+    // A global level's groups are every SM it was measured on (all, or a spread sample of them): its scope says all there is, so there is no map to compare.
     if (L.sharing && L.sharing->scope != "global" && L.sharing->groups &&
         !L.sharing->groups->empty()) {
       const auto groups = probes::canonical_groups(*L.sharing->groups);

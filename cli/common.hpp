@@ -28,7 +28,7 @@ std::string busy_wait_text(double seconds);
 // --map-late / --no-map-late (characterize, run). --map-late: this GPU runs the stages that map
 // no alias range first (atomics; run, full: its TAS/WAS grid before characterize too). With
 // --devices every second GPU of the launch does so by default, so neighbours map their ranges and
-// pools at different times (issue 48, 2 x H200: -1 and +2 % over one GPU against +12 % on one
+// pools at different times (2 x H200: -1 and +2 % over one GPU against +12 % on one
 // node, +19 against +21 % on another, the answers the same: docs/fleet.md); --no-map-late keeps
 // every GPU in the usual order.
 struct map_late_options {

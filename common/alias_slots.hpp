@@ -1,5 +1,5 @@
 #pragma once
-// Which slots of an alias range a pool's walks touch (issue 48): an alias pool maps only those,
+// Which slots of an alias range a pool's walks touch: an alias pool maps only those,
 // so a quick sweep, whose small strides stop early, maps 44 % of a 384 GiB range's slots (in
 // 3.0-3.2 s against 5.6-6.9 s on two H100s). Host-only, so it is testable without a GPU;
 // common/device_memory.cu maps what it says.

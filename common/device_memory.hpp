@@ -31,7 +31,7 @@ enum class alloc_kind { cudamalloc, vmm, managed, vmm_sparse, alias };
 
 // The default alias range of the tlb and tlb-coverage probes: 4/3 of the largest full miss measured
 // (Hopper's third level misses on every hop from 288 GiB, H100 and H200 alike), and two such ranges
-// fit the node's mapped-range budget at once (issue 48; plan_tlb says what was checked).
+// fit the node's mapped-range budget at once (plan_tlb says what was checked).
 inline constexpr std::uint64_t k_alias_default_bytes = 384ull << 30;
 alloc_kind parse_alloc_kind(const std::string &s); // throws gpuprobe::error
 const char *to_string(alloc_kind k);
@@ -99,7 +99,7 @@ private:
       budget_; // alias: the range's share of the node's mapped-range budget, held till unmapped
 };
 
-// Map once (issue 48): while an alias_keeper lives, an alias pool's range is not unmapped when the
+// Map once: while an alias_keeper lives, an alias pool's range is not unmapped when the
 // pool ends but kept by the process, and the next alias pool of the same device and chunk whose
 // bytes fit in it takes it (its first bytes, at the same base and so the same alignment) instead
 // of mapping its own: characterize's stages, run in one process, map the range once. A pool that
@@ -119,7 +119,7 @@ public:
   static void drop();
 };
 
-// A pool kept from one stage to the next (issue 48, common/pool_shelf.hpp): while a pool_keeper
+// A pool kept from one stage to the next (common/pool_shelf.hpp): while a pool_keeper
 // lives, a pool made by keepable_pool is not freed when its last user ends but kept, and the next
 // keepable_pool call with the same kind, bytes, device and seed takes it instead of making one; a
 // call with anything else frees it first (two such pools do not fit in the memory together).

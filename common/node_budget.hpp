@@ -1,5 +1,5 @@
 #pragma once
-// The node's mapped-range budget (issue 48). The driver grants a node just under 1 TiB of mapped,
+// The node's mapped-range budget. The driver grants a node just under 1 TiB of mapped,
 // accessible virtual range in all, over processes and GPUs (docs/fleet.md: one process alone is
 // refused at 960 GiB of 1,024; a second process's 512 GiB while a first holds 512). A process that
 // maps a large range (an alias pool, a slot pool) first reserves its bytes from this budget and

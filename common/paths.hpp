@@ -1,7 +1,7 @@
 #pragma once
 // Inputs are never outputs: a command's --out may not be one of its inputs, nor a folder that
-// holds one (issue 36: `analyze tlb --input d/raw/tlb.json --out d/raw/tlb.json` erased the
-// sweep). Paths are compared as the file system resolves them (links, "..", "./"). Host-only.
+// holds one (`analyze tlb --input d/raw/tlb.json --out d/raw/tlb.json` once erased the sweep).
+// Paths are compared as the file system resolves them (links, "..", "./"). Host-only.
 #include <string>
 #include <vector>
 

@@ -1,5 +1,5 @@
 #pragma once
-// A results folder read once into its typed values (issue 46): profile.json, and tuning.json and
+// A results folder read once into its typed values: profile.json, and tuning.json and
 // validation.json where tune and validate wrote them. `gpuprobe compare` and `gpuprobe fleet` take
 // the strict run_folder (a file that does not read ends them in one line); the report takes the
 // tolerant folder_files (it draws what reads and lists the rest). Host-only.

@@ -28,7 +28,7 @@ struct bench_plan {
 };
 // Whether run's grid goes before characterize: under --map-late in a full run (the grid maps no
 // alias range and no TLB-sized pool, so a GPU beside another starts its mapping phases some 7 s
-// after its neighbour's: issue 48), after validate otherwise. It reads nothing of the run and
+// after its neighbour's), after validate otherwise. It reads nothing of the run and
 // only the report reads it, so either place gives the same file.
 bool bench_first(bool quick, bool map_late);
 

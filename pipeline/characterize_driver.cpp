@@ -2,7 +2,7 @@
 // TLB profile -> sharing of each level -> atomics -> DIR/profile.json. Each stage is this
 // binary's own subcommand, run in DIR and writing one file (atomically) under DIR/raw; the
 // stage runner keeps a finished stage, so an interrupted run resumes. The stages run inside this
-// process, one CUDA context and one alias range for all (issue 48), or as child processes.
+// process, one CUDA context and one alias range for all, or as child processes.
 #include "pipeline/characterize_driver.hpp"
 
 #include "analysis/characterize.hpp"

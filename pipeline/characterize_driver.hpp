@@ -31,7 +31,7 @@ struct characterize_run_options {
   // Runs `gpuprobe ARGS...` inside this process (cli::run_here), returning its exit status: the
   // stages then share one CUDA context and map the alias range once (device_memory.hpp's
   // alias_keeper), instead of one child process each. Unset, or GPUPROBE_STAGES=children in the
-  // environment: each stage is a child process, as before issue 48 (docs/characterize.md).
+  // environment: each stage is a child process, (docs/characterize.md).
   run_here_fn run_here;
 };
 

@@ -152,7 +152,7 @@ void run_pipeline(const run_run_options &o) {
   // characterize, tune and validate run inside this process (unless GPUPROBE_STAGES=children)
   // and keep the context made now, when a neighbour maps nothing yet: a context made beside a
   // unit that holds its alias range took 1.6-1.9 s and held up that unit's driver calls, one made
-  // alone 0.1-0.3 s (issue 48, docs/fleet.md).
+  // alone 0.1-0.3 s (docs/fleet.md).
   const bool here = o.run_here && stages_here_by_env();
   if (!here)
     release_own_context(); // the stages run in child processes: hold no memory beside them
@@ -182,13 +182,13 @@ void run_pipeline(const run_run_options &o) {
   if (here)
     c.here = o.run_here;
   const bool grid_first = bench_first(o.quick, o.map_late);
-  if (grid_first) // --map-late: the grid first, so this GPU maps after its neighbour (issue 48)
+  if (grid_first) // --map-late: the grid first, so this GPU maps after its neighbour
     run_bench(dir, o.quick, dev.uuid, c.resume, c.display);
   characterize_stage(c, o); // 1.
   using rf = results_folder;
   {
     // tune's last TLB-sized pool (its scope's VMM array) kept for validate's first rows: one
-    // mapping of it instead of two (issue 48); freed when validate ends, however it ends.
+    // mapping of it instead of two; freed when validate ends, however it ends.
     std::optional<pool_keeper> keep;
     if (c.here)
       keep.emplace();

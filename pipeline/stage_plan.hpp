@@ -22,7 +22,7 @@ struct stage {
   // atomics): under characterize --map-late it may run before every stage that maps one.
   bool alias_free = false;
   // Its answer depends on what was allocated before it (tlb_real: where its chase lies in physical
-  // memory decides which lines sit in the far half of the L2; issue 48): --map-late leaves it, and
+  // memory decides which lines sit in the far half of the L2): --map-late leaves it, and
   // every stage that reads it, in plan order.
   bool keeps_place = false;
 };

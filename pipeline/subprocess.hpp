@@ -45,7 +45,7 @@ std::string run_stage_here_in(const std::string &dir, const std::string &name,
                               const std::vector<std::string> &args, const std::string &resume,
                               stage_display *display, const run_here_fn &run_here);
 // Whether a command's stages run inside its process: GPUPROBE_STAGES unset or "here"; "children"
-// runs each as a child process (as before issue 48); any other value is refused in one line.
+// runs each as a child process; any other value is refused in one line.
 bool stages_here_by_env();
 // The working folder for a stage run inside this process (a child is started in it): the stages'
 // arguments name files relative to the results folder. The folder before is restored at the end.

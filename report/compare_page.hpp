@@ -1,5 +1,5 @@
 #pragma once
-// `gpuprobe compare --html FILE` (issue 47 item 1): one self-contained page, side by side. The
+// `gpuprobe compare --html FILE`: one self-contained page, side by side. The
 // provenance of A and B, every finding that differs with its rule, and, for each TLB level with a
 // finding that differs, the two runs' sweeps at the level's page stride overlaid (mean cycles per
 // hop against footprint, from each folder's raw/tlb.json) and, where both measured every SM, the

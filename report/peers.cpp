@@ -25,7 +25,7 @@ struct peer_result {
   double served_to = -1;
   int ladder_stop = 0;
   // The malloc kernel as built: registers a thread and blocks of 256 threads an SM (0: the file
-  // predates the counters, stop 66).
+  // predates the counters).
   double kernel_regs = 0, kernel_blocks = 0;
   std::string error;
 };

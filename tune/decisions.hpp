@@ -98,7 +98,7 @@ struct scope_decision {
   std::uint64_t bytes = 0;
   std::string level; // "L1", "C2" (model::level_label) or "", "L2 x0.875" for a fraction
   // The same level's former capacity (the middle of its ramp, in whole pages), which the scope
-  // was before issue 25: validate compares the two. 0 when the level has no ramp middle above it.
+  // was the earlier rule: validate compares the two. 0 when the level has no ramp middle above it.
   std::uint64_t midpoint_bytes = 0;
   std::string reason;
   nlohmann::json measurements = nlohmann::json::array(); // tune's: scope, pool, ms
@@ -153,7 +153,7 @@ struct crw_decision {
 // CRW's placements tie within 5 % of the per-thread start. Over the 53 committed runs of H100
 // units (tests/fixtures/crw_placements.json, written by dev/calibrate_compare.py), where
 // validate found no gain, the best other start read 0.970-1.017 of thread: the 3 % band tune
-// used before let noise choose warp once (GPU-f5750cb1, a quick run, 0.970).
+// used before let noise choose warp once (a quick run, 0.970).
 inline constexpr double crw_tie = 0.05;
 crw_decision decide_crw_placement(const std::vector<crw_point> &points, double tie = crw_tie);
 

@@ -208,7 +208,7 @@ void run_tune(const tune_run_options &o) {
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "tune");
   // The TLB-sized pools are kept from one decision to the next, and under gpuprobe run to
   // validate (its keeper, outside this one): the regions' cudaMalloc pool is the scope's, and the
-  // scope's VMM pool, its last, validate's first (issue 48).
+  // scope's VMM pool, its last, validate's first.
   const pool_keeper keep;
   const tune_context c = open_tune(o);
   // Each decision's time, for the line before the summary: where tune spends it.

@@ -111,7 +111,7 @@ validate_context open_validate(const validate_run_options &o) {
   c.vo.quick = o.quick;
   c.vo.device = o.device;
   c.vo.seed = o.seed;
-  c.vo.pools = shared_pools(c.vo); // the TLB-sized pools mapped once per kind (issue 48)
+  c.vo.pools = shared_pools(c.vo); // the TLB-sized pools mapped once per kind
   c.workloads = validation_workloads(c.t, c.vo);
   if (o.ablation)
     c.workloads = with_ablations(std::move(c.workloads), c.t, c.vo);

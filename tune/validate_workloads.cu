@@ -34,16 +34,16 @@ const std::uint64_t k_malloc_window_bytes =
 
 } // namespace
 
-// The TLB-sized pools mapped once per kind, not once per workload (issue 48): on an H100
-// (GPU-70f83139) a full validate took 36 s, 3.7 s of it timed launches, and each VMM row on a 70 or
+// The TLB-sized pools mapped once per kind, not once per workload: on an H100
+// a full validate took 36 s, 3.7 s of it timed launches, and each VMM row on a 70 or
 // 72 GiB pool took 3.3-6.5 s, mostly mapping its pool; on one shared pool the VMM rows after the
-// first took 0.3-3.8 s (GPU-0e2e3705). A request within 10 % of the largest a workload makes
+// first took 0.3-3.8 s. A request within 10 % of the largest a workload makes
 // (tlb_sampling's 72 GiB, tlb_grouping's 70, getpage's 72) takes the first bytes of one pool of
 // that size, held from one such workload to the next; any other request (the 8 GiB allocator
 // pools) maps a pool of its own, as before, after the held one is unmapped (the two do not fit in
 // the device's memory together). So every trial runs on a pool of its own size or on one at most
 // 10 % larger; when every trial took the first bytes of one pool, the 8 GiB get_page at 1 % free
-// on VMM read 15 % slower than on a pool of its own (H100 GPU-6e6cc48f).
+// on VMM read 15 % slower than on a pool of its own (an H100).
 class pool_source {
 public:
   pool_source(std::uint64_t largest, int device, std::uint64_t seed)
@@ -447,7 +447,7 @@ void allocator_rows(std::vector<workload> &w, const alloc::tuning &t, const vali
                o.pool_bytes});
 }
 
-// The TLB-scoped gathers at the scope chosen against one pass, and (issue 25) against the scope of
+// The TLB-scoped gathers at the scope chosen against one pass, and against the scope of
 // the level's former capacity, the middle of its ramp; each row that measures a difference
 // differs in the scope alone.
 void tlb_rows(std::vector<workload> &w, const alloc::tuning &t, const validate_options &o,

@@ -96,11 +96,11 @@ void setup_cli(CLI::App &parent) {
                 "1.1 and 1.25 times the groups a full walk touches");
   app->add_flag("--infer-halves,!--test-halves", f->o.infer_halves,
                 "with --quarter-split: split a group's second half without a test where its "
-                "first half held no partner (--test-halves: test it, as before stop 64)")
+                "first half held no partner (--test-halves: test it too)")
       ->capture_default_str();
   app->add_flag("--generalized-split,!--quarter-split", f->o.generalized_split,
                 "group testing by generalized binary splitting, groups of about n / W pages "
-                "(--quarter-split: quarters of the window halved down to pages, as before stop 64)")
+                "(--quarter-split: quarters of the window halved down to pages)")
       ->capture_default_str();
   app->add_option("--onset-start-share", f->o.onset_start_share,
                   "the onset scan starts E / this below a level's entries E")

@@ -30,24 +30,24 @@ struct conflict_options {
   int max_ways = 64;              // a set found larger than 2x this is not one set
   int predict_windows = 2;        // fresh windows where a pinned set index is checked
   int repeat_walks = 0;     // a fully associative level: walks of E and E + 1 pages from windows 0
-                            // and 97, before and after its search (issue 45 item 5: the diagnosis)
+                            // and 97, before and after its search
   int home_offsets = 0;     // a fully associative level: those walks at this many offsets k x 4 KiB
                             // inside the chunk (each offset's word has its own L2 home)
   bool group_walks = false; // a set-associative level: walks of some pages of each 512 MiB group
                             // of the range over fewer and more groups than a full walk touches
   // Group testing: where a group held a partner and its first half held none, its second half is
-  // split without a test of its own (it must hold the partner). On H100 GPU-a70f9b32 (r97) the
-  // same sets, onsets and predictions as testing it in 3 of 3 runs, L2 in 14 % fewer walks.
+  // split without a test of its own (it must hold the partner). On an H100 the same sets, onsets
+  // and predictions as testing it in 3 of 3 runs, L2 in 14 % fewer walks.
   bool infer_halves = true;
-  // The onset scan starts E / this below the entries E (E / 64 before stop 64: on H100
-  // GPU-1cb0f411, r98, the same onsets, sets and predictions in 3 of 3 runs, L3 in 20 walks a
-  // window, not 68; tlb-conflict 4.1-4.3 -> 2.6-2.8 s).
+  // The onset scan starts E / this below the entries E (against E / 64, on an H100: the same
+  // onsets, sets and predictions in 3 of 3 runs, L3 in 20 walks a window, not 68; tlb-conflict
+  // 4.1-4.3 -> 2.6-2.8 s).
   int onset_start_share = 256;
   // Group testing by Hwang's generalized binary splitting (groups of about n / W pages, each
   // that holds a partner halved down to it, a first half without one inferred) instead of
-  // quarters halved down to single pages (where infer_halves applies). On H100 GPU-cd1a80fa
-  // (r103) the same onsets, sets and predictions in 3 of 3 runs, L2's walks 151-210 -> 119-187 a
-  // window, L1's 50 -> 22.
+  // quarters halved down to single pages (where infer_halves applies). On an H100 the same
+  // onsets, sets and predictions in 3 of 3 runs, L2's walks 151-210 -> 119-187 a window, L1's
+  // 50 -> 22.
   bool generalized_split = true;
   int timed_laps = 3; // timed laps a walk (the kernel's samples: at least 2048 hops)
   std::uint64_t seed = 1;
@@ -80,7 +80,7 @@ std::vector<std::uint32_t> hit_calibration_pages(const conflict_target &t, std::
 using walk_fn = std::function<std::vector<double>(const std::vector<std::uint32_t> &pages)>;
 
 // A hit's cost differs position to position: on H100, in walks of L1's 16 pages, by up to +5.5
-// cycles at one position in four, by the word's L2 home (issue 45 item 5), past half of L1's
+// cycles at one position in four, by the word's L2 home, past half of L1's
 // 10-cycle penalty. A fully associative LRU level's walk of E + 1 pages misses at every position
 // and its walk of E - 1 pages at none: miss_fraction puts the threshold midway between the
 // latter's dearest hop and the former's cheapest (two walks each), as a fraction of the penalty;
@@ -109,7 +109,7 @@ struct conflict_set {
 conflict_set find_conflict_set(const walk_fn &walk, std::uint32_t start, const conflict_target &t,
                                const conflict_options &o);
 
-// A pinned set index checked by prediction (issue 45 item 4): in a window whose alignment no
+// A pinned set index checked by prediction: in a window whose alignment no
 // set was found in, the function names the pages that share a missing page x's set; removing
 // each of them alone, and all of them, must let x hit, and removing as many other pages must not.
 struct set_prediction {

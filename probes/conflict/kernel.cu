@@ -44,7 +44,7 @@ __global__ void list_chase_kernel(const char *base, const std::uint32_t *pages_i
     // multiple of 8: lap L starts on hop count L mod 8, and every position's mean takes each
     // phase alike. A hop's cost has a part periodic in the hop count (period 4 on H100, up to
     // +-5.5 cycles by the word's L2 home) that laps of a multiple of 4 hops would pin to the same
-    // positions: half L1's penalty (issue 45 item 5).
+    // positions: half L1's penalty.
     if (i == 0)
       for (unsigned j = 0; j < pad; ++j)
         v = load_cg(base, s_pages[n - 1] * page_bytes + v);

@@ -2,7 +2,7 @@
 // `gpuprobe tlb-coverage`: what one entry of each TLB level covers, measured, not assumed. The
 // sweep finds a level's coverage C (16 MiB for Hopper's L1) by striding over an alias range of
 // 2 MiB slots; this probe asks what stands behind it, with walks over patterns of slots and
-// layouts of the range (issue 45, item 3). In windows of C, r = C / slot slots each:
+// layouts of the range. In windows of C, r = C / slot slots each:
 //   tag    A (slot 0 of every window) against D (per pair of windows, two slots r - 1 apart that
 //          straddle their boundary): the same onset if one tag covers an aligned window, twice
 //          A's if an entry covers any r consecutive slots;

@@ -1,6 +1,5 @@
 #pragma once
-// `gpuprobe tlb-per-sm`: each TLB level's miss penalty and hit latency on every SM (issue 47 item
-// 3). For each level of a profile, every SM alone (probes/per_sm/kernel.hpp) walks, on the alias
+// `gpuprobe tlb-per-sm`: each TLB level's miss penalty and hit latency on every SM. For each level of a profile, every SM alone (probes/per_sm/kernel.hpp) walks, on the alias
 // range, a footprint the level holds whole (below x where its misses begin) and one where every
 // hop misses it (above x its ramp's end), at the level's page stride; the penalty is the
 // difference. Host code (the plan, the summary, JSON) in result.cpp; run_per_sm needs a GPU

@@ -38,7 +38,7 @@ __global__ void per_sm_kernel(per_sm_args a) {
       v = load_cg(a.base, i * a.page_bytes + v); // untimed lap
     // Each hop timed alone, as the tlb probe times its hops (a clock read, the load, a store that
     // needs the loaded value so the second read waits for it): the level's penalty is then the
-    // sweep's. A lap timed whole gave L1 half of it (r41: +5.1 cycles against +10 on every SM of
+    // sweep's. A lap timed whole gave L1 half of it (+5.1 cycles against +10 on every SM of
     // an H100; L2 and L3 the same either way): where the rest goes back to back is not resolved.
     unsigned long long total = 0;
     for (unsigned l = 0; l < a.laps; ++l)

@@ -1,5 +1,5 @@
 #pragma once
-// The per-SM pass of the TLB probe (issue 47 item 3): every SM in turn, one thread, walks one
+// The per-SM pass of the TLB probe: every SM in turn, one thread, walks one
 // cyclic list of pages of an alias range (one physical chunk at every slot: every hop's load hits
 // in the L2 cache, so its cost is translation alone) and times it. One SM at a time, so no other
 // SM's walk touches a TLB level the timed one shares.

@@ -341,7 +341,7 @@ void reference_and_control(const sharing_matrix &m, sharing_analysis &a, std::ve
   a.control_cycles = median(pos);
   // The noise of a cell within its victim's round: each row's unshared cells about that row's own
   // median. A victim's whole row moves with its latency's drift over the round (the baseline
-  // again differs by up to 2 cycles on H200 GPU-9859b9d6); pooled about the baseline, that drift
+  // again differs by up to 2 cycles on an H200); pooled about the baseline, that drift
   // counted as noise (1.6 cycles against 0.8 within rows) and failed L1's +9.7-cycle control.
   std::vector<double> low_res;
   for (int i = 0; i < n; ++i) {

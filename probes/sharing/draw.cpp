@@ -48,8 +48,7 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
 }
 
 // What a matrix is drawn with: its scope, groups and reason as profile.json holds them for the
-// level read from this file (issue 46: the draw takes the profile's answer, it does not analyse
-// the matrix again); where the folder has no profile, or the profile no answer from this file (the
+// level read from this file; where the folder has no profile, or the profile no answer from this file (the
 // 2017 tool's matrices, a level measured for another geometry), this report's own analysis of it.
 struct verdict {
   std::string scope;
@@ -145,7 +144,7 @@ report_figure sharing_heatmap(const std::string &path, int k, const sharing_matr
   return f;
 }
 
-// The sharing matrices' per-SM view (issue 47): each SM's latency with no disruptor (its baseline:
+// The sharing matrices' per-SM view: each SM's latency with no disruptor (its baseline:
 // where its loads' L2 lines live, seen from that SM, and any level below this one that its walk
 // misses) and its rise with itself as the disruptor (its row's diagonal cell above the baseline:
 // this level's misses mixed with what the disruptor's walk does to the victim's lines, so not the

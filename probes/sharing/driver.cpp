@@ -50,9 +50,8 @@ void measure_matrix(sharing_probe &probe, const std::vector<int> &ids, std::uint
 // The first victim's launch, run once and discarded: every SM of `ids` walks the disruptor pages
 // once. The first such walk by an SM of two of the L2 level's groups ({16,17,124,125,130,131} and
 // {32,33,126,127} in the maps of two H100s and two H200s) evicts x 0.31 and 0.58 of what the
-// diagonal does from the global L3; once any SM of the group walked them, 1.00 (r153-r154,
-// docs/tlb-sharing.md). In an 8-SM sample those are 2 pairs of 28, under the 95 % "global" needs
-// (H200 GPU-541b446f).
+// diagonal does from the global L3; once any SM of the group walked them, 1.00
+// (docs/tlb-sharing.md). In an 8-SM sample those are 2 pairs of 28, under the 95 % "global" needs.
 void warm_up(sharing_probe &probe, const std::vector<int> &ids, std::uint64_t seed) {
   if (ids.empty())
     return;

@@ -24,7 +24,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
         "tlb-sharing",     "--device", std::to_string(r.device), "--profile", profile,  flag,
         std::to_string(k), "--seed",   std::to_string(r.seed),   "--out",     out(name)};
     // Quick: the first 16 SMs. Full: 16 SMs spread over the GPU first, every SM only where
-    // they are not all sharing (a global level is global after a few GPCs' pairs; issue 33).
+    // they are not all sharing (a global level is global after a few GPCs' pairs).
     a.insert(a.end(), {r.quick ? "--max-sms" : "--sample-sms", "16"});
     s.push_back({name, out(name), a, {"tlb_profile"}});
   };

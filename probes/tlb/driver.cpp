@@ -43,7 +43,7 @@ tlb_control run_control(const tlb_options &o, const device_info &dev, const swee
   }
   pointer_chase &cc = real_chase ? *real_chase : chase;
   // The lap before each point's samples is read by 512 threads of the chasing block: a serial
-  // lap of a 128-byte stride to twice the L2 was 1.9 s of quick's 2.1-s tlb_real (issue 48).
+  // lap of a 128-byte stride to twice the L2 was 1.9 s of quick's 2.1-s tlb_real.
   auto measure_control = [&](std::uint64_t stride, std::uint64_t hops) {
     return measure_point(cc, stride, hops, k_control_warm_threads);
   };

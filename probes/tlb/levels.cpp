@@ -395,9 +395,9 @@ std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector
     // (set_conflict_view). Its curve then has no rise at `entries` hops because it rose before:
     // that is the level, not evidence against it. A rise that a level found before explains (its
     // entries at a stride at or above its page, and its penalty) is that level's, not this one's:
-    // H100 GPU-f83ecb16's real-memory sweep read a 30 x 2 MiB "level" over L1's 16-hop rises
+    // one H100's real-memory sweep read a 30 x 2 MiB "level" over L1's 16-hop rises
     // without this. (Where that found level is itself this level's view, the level is lost here
-    // too: telling the two apart needs the forward model of issue 77.)
+    // too: telling the two apart needs the forward model, probes/tlb/synthesis.hpp.)
     const auto another_levels = [&](const tlb_step &t) {
       return std::any_of(found.begin(), found.end(), [&](const level_evidence &F) {
         return t.stride_bytes >= F.page_bytes &&
@@ -483,7 +483,7 @@ double mean_rise_across(const tlb_curve &c, const step &s, const step_options &o
 // least: where a share h of the hops miss, the median moves by the whole penalty once h passes 1/2
 // and the means over whole windows by h of it; a tenth leaves room for a ramp the curve's end cuts,
 // H100 bba9cd54's real-memory L2 at 16 MiB: 58 cycles in the medians, 14 in the means): the medians
-// moved between two latencies a hop takes, not to a level. H100 GPU-3ba38ae3 (r65): a quick sweep's
+// moved between two latencies a hop takes, not to a level. On one H100 a quick sweep's
 // 4 MiB stride read 335 or 338 cycles a point, four points of 338 in a row formed a 2-cycle rise
 // at 8 GiB (5 sigma) over means flat at 337.8, and it seeded the second level (its page 4 MiB)
 // for the strides at 32 MiB.
@@ -517,7 +517,7 @@ rises collect_rises(const tlb_dataset &data, const tlb_analysis_options &opt, tl
                 found.end());
     for (const auto &s : found)
       r.pool.push_back({c.stride_bytes, c.source, s});
-    // Mean curves (the 2017 CSV): a small first level between long plateaus (issue 25).
+    // Mean curves (the 2017 CSV): a small first level between long plateaus.
     if (!c.median)
       for (const auto &s : detect_plateau_steps(c.footprint_bytes, c.cycles, found,
                                                 opt.plateau_points, opt.plateau_snr, opt.steps))
@@ -1007,7 +1007,7 @@ nlohmann::json structure_json(const level_evidence &L) {
   return j;
 }
 
-// Each number's interval (issue 45 item 6), or why none is stated.
+// Each number's interval, or why none is stated.
 nlohmann::json intervals_json(const level_evidence &L) {
   const auto v = intervals_of(L.structure.fit);
   const auto r1 = [](double x) { return std::round(x * 10) / 10; };

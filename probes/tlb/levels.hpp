@@ -54,7 +54,7 @@ std::string penalty_spread_words(const model::tlb_level &level);
 // "L2  2163 x 32 MiB = 67.59 GiB, +95 cycles, sharing: groups" (`label` includes any suffix).
 std::string level_line(const std::string &label, const model::tlb_level &level);
 // "entries 2046-2050, ways 7.9-8.1, sets 255-257, miss_penalty_cycles 94.1-96.5 cycles" from the
-// level's `intervals` (issue 45 item 6); "" where the profile has none (written before them).
+// level's `intervals`; "" where the profile has none (written before them).
 std::string interval_words(const model::tlb_level &level);
 // "8 ways x 256 sets", "fully associative", "structure not resolved", or "" (an older profile).
 std::string structure_words(const model::tlb_level &level);

@@ -18,10 +18,10 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   std::vector<std::string> alias = {"tlb", "--alloc", "alias", "--device", dev, "--no-control"};
   if (r.quick)
     // 4096 timed hops, as the full sweep: fewer sample part of a lap of the 4096-entry level,
-    // whose misses fall on a few sets' pages, and its ramp's ends then wander (issue 37).
+    // whose misses fall on a few sets' pages, and its ramp's ends then wander.
     // Strides below 8 MiB to 96 GiB only (past the second level's full miss, 72 GiB on Hopper):
     // the range then maps 44 % of its slots, in about half the time (3.0-3.2 s against 5.6-6.9 s
-    // on two H100s, issue 48). Re-analysed so cut, the committed H100 and H200 sweeps give the
+    // on two H100s). Re-analysed so cut, the committed H100 and H200 sweeps give the
     // same levels, ramps and penalties; the simulated family's quick recovery moved from 49.1 to
     // 48.5 % (docs/analyze-tlb.md).
     alias.insert(alias.end(), {"--min-stride", "2M", "--max-stride", "256M", "--points-per-octave",
@@ -40,7 +40,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
   s.back().alias_free = true; // real memory: it maps no alias range
   // But it stays after the tlb stage under --map-late: run before any range or chunk existed, its
   // curve at 32-160 MiB read 310-317 cycles a hop against 277-289 and its L1 cross-check "not seen
-  // in real memory" in 4 of 4 runs (r69-r75, docs/fleet.md): its placement moves with the order.
+  // in real memory" in 4 of 4 runs (docs/fleet.md): its placement moves with the order.
   s.back().keeps_place = true;
   s.push_back({"tlb_profile",
                raw(F::tlb_profile),

@@ -18,7 +18,7 @@ sweep_plan plan_tlb(const tlb_options &o, std::uint64_t free_b) {
     // by the address space and the node's mapped-range budget, not by the memory. 384 GiB is 4/3
     // of the largest full miss measured (the third level's, 288 GiB, on H100 and H200 alike):
     // three sweep points past it, the same levels, ramps and penalties (within 0.2 cycles) as
-    // 512 GiB on the committed runs, and two ranges fit a node's budget at once (issue 48).
+    // 512 GiB on the committed runs, and two ranges fit a node's budget at once.
     plan.max_bytes = o.max_bytes ? o.max_bytes : k_alias_default_bytes;
   } else if (o.max_bytes == 0) {
     plan.max_bytes = static_cast<std::uint64_t>(double(free_b) * o.free_fraction) >> 30 << 30;
@@ -133,7 +133,7 @@ json to_json(const tlb_result &r) {
                {"steps", found},
                {"passed", r.control->passed},
                {"points", points_json(r.control->points)}};
-    if (r.control->warm_threads > 1) // written only where a block read the laps (issue 48)
+    if (r.control->warm_threads > 1) // written only where a block read the laps
       control["warm_threads"] = r.control->warm_threads;
   }
   json body{
@@ -152,7 +152,7 @@ json to_json(const tlb_result &r) {
       {"wall_seconds", r.wall_seconds}};
   if (r.max_hops)
     body["max_hops"] = r.max_hops;
-  if (r.short_bytes) { // written only where the small strides stop early (issue 48)
+  if (r.short_bytes) { // written only where the small strides stop early
     body["short_below_bytes"] = r.short_below;
     body["short_max_bytes"] = r.short_bytes;
   }
@@ -179,7 +179,7 @@ tlb_result tlb_result_from_json(const json &doc) {
     r.samples_per_point = t.at("samples_per_point").get<std::size_t>();
     r.load = t.at("load").get<std::string>();
     r.alias_bytes = t.value("alias_bytes", std::uint64_t(0));
-    r.max_hops = t.value("max_hops", std::uint64_t(0)); // absent before issue 33
+    r.max_hops = t.value("max_hops", std::uint64_t(0)); // absent in older results
     r.short_below = t.value("short_below_bytes", std::uint64_t(0));
     r.short_bytes = t.value("short_max_bytes", std::uint64_t(0));
     r.va_base = t.value("va_base", std::uint64_t(0));

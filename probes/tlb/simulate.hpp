@@ -1,5 +1,5 @@
 #pragma once
-// Simulated GPUs for the TLB analyzer (issue 45): a translation hierarchy of set-associative
+// Simulated GPUs for the TLB analyzer: a translation hierarchy of set-associative
 // levels (ways x sets, what one entry covers, a miss penalty, LRU or random replacement, a set
 // index of the tag's low bits or of those XOR the next ones), chased as the tlb probe chases an
 // alias pool: the sweep characterize plans (full or quick) runs through run_sweep with a model in

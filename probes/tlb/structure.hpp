@@ -49,7 +49,7 @@ struct structure_fit {
 structure_fit fit_structure(const std::vector<double> &hops, const std::vector<double> &cycles,
                             double noise_floor, const structure_options &opt = {});
 
-// An interval on each number of a resolved fit (issue 45 item 6), or none. entries and the full
+// An interval on each number of a resolved fit, or none. entries and the full
 // miss: the fitted ends +- their two standard errors (a step: bracketed by its measured points,
 // no miss at E hops and every hop missing at E + 1); sets = F - E and ways = E / sets over those
 // ends; the penalty: after - before +- 2 x the curve's point-to-point noise (each plateau is a

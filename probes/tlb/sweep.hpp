@@ -35,7 +35,7 @@ struct sweep_plan {
   // Strides below `short_below` sweep footprints up to `short_bytes` only (0: no such cap). An
   // alias range then needs the slots these strides touch below short_bytes and only every
   // short_below-th byte above it (sweep_walks): 44 % of the 2 MiB slots of a quick sweep's
-  // 384 GiB (issue 48: mapped in 3.0-3.2 s against 5.6-6.9 s on two H100s).
+  // 384 GiB.
   std::uint64_t short_below = 0, short_bytes = 0;
   int points_per_octave = 4;
   int max_bisections = 8;        // per rise

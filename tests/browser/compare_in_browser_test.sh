@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# compare's page as a person sees it (issue 47): `gpuprobe compare --html` of the two committed H100
+# compare's page as a person sees it: `gpuprobe compare --html` of the two committed H100
 # units, opened by headless Chromium at 1400 px with a checker appended. It fails unless the page
 # holds the differing levels' overlaid sweeps (an SVG with both runs' lines each) and the per-SM
 # maps, nothing is wider than the page, and the console stays silent; it can save a screenshot.

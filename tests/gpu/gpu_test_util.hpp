@@ -68,8 +68,7 @@ inline void sync_or_throw() {
 inline std::string shell(const std::string &cmd, int *rc = nullptr);
 
 // The device malloc heap is sized once per process, at the first kernel that mallocs: a test that
-// needs its own heap runs in a process of its own (issue 44: run whole, 9 of 76 failed with "heap
-// is 24 MiB"). In the test, the parent re-runs this binary on this test alone with
+// needs its own heap runs in a process of its own. In the test, the parent re-runs this binary on this test alone with
 // GPUPROBE_FRESH_TEST naming it and takes the child's verdict: 0 there, and in the child 1 (the
 // body runs); 2 when the child skipped.
 inline int fresh_process_run() {

@@ -188,7 +188,7 @@ TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
   EXPECT_EQ(a.free_units(), 1000u);
 }
 
-// Issue 35: a fill while the warp slots' stashes hold runs. 16-byte requests leave runs in the
+// A fill while the warp slots' stashes hold runs. 16-byte requests leave runs in the
 // stashes (a warp that finds its stash short takes a run beside its own range); all freed, the
 // pool is asked for one-unit requests (256 B: any free unit fits one, so placement cannot strand
 // a unit) from more threads than there are units: every unit is served, because every stash is
@@ -257,7 +257,7 @@ alloc::malloc_config race_cfg() {
 }
 } // namespace
 
-// Issue 49: the exact out-of-memory under any interleaving. The pool is full but for 132 free
+// The exact out-of-memory under any interleaving. The pool is full but for 132 free
 // runs of 256 units (one of them in the pool's first 16 words), and lanes take one unit 8 times
 // each, one after another, and keep them: as many requests as free units, so every request fits
 // and any refusal is an error. One stash per SM holds 4 warps' requests (32 lanes x 1 unit: 128
@@ -421,7 +421,7 @@ std::uint64_t longest_free_run(const std::vector<unsigned long long> &w) {
 }
 } // namespace
 
-// Issue 49: with `optimistic`, a full warp that asks no stash claims at its region's start unread
+// With `optimistic`, a full warp that asks no stash claims at its region's start unread
 // (atomicCAS a word from 0), and a word it finds taken makes it give back the words it won. Here
 // every warp meets the others there: a pool of two regions and no stash (a small pool), 4-40 full
 // warps a launch, each warp's lanes asking 1-64 units (one size a warp, or a size a lane), 300
@@ -852,7 +852,7 @@ __global__ void corw_release_all(H h, unsigned n, alloc::page_t *held, unsigned 
 }
 } // namespace
 
-// Soak (issue 15): rw_malloc, mixed sizes 4..8192 B from 2^20 threads, about half the holders
+// Soak: rw_malloc, mixed sizes 4..8192 B from 2^20 threads, about half the holders
 // freeing each round, until GPUPROBE_SOAK_OPS mallocs + frees; every block's first and last word
 // checked at its free, the live ranges every 50 rounds; then every unit free again (none lost) and
 // an exact out-of-memory: 4 KiB requests from more threads than fit take exactly units / 16.
@@ -879,7 +879,7 @@ TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
   EXPECT_EQ(a.free_units(), a.units());
 }
 
-// Issue 49: with stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
+// With stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
 // warps of 4-8 KiB requests use the stashes too. A launch of full warps leaves refills in the
 // stashes; over a mixed churn the ranges stay in the pool and disjoint and no mark is overwritten,
 // every unit is free or stashed once all is freed, and a fill of 4 KiB requests is served to the
@@ -910,7 +910,7 @@ TEST(MallocGpu, RwMallocLargeRequestStashesStayDisjointAndExact) {
   EXPECT_EQ(a.free_units(), a.units());
 }
 
-// Soak (issue 15): CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders
+// Soak: CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders
 // freeing each round, until GPUPROBE_SOAK_OPS get_page + free_page; an owner word per page catches
 // any page handed to two threads. Then every page is taken by exactly one of pages + 4096 threads.
 TEST(Soak, CorwPagesNeverTwiceThenExactOutOfPages) {

@@ -1,4 +1,4 @@
-// The peer harness under bad input (issue 27): an allocator whose heap cannot be made (1 TiB asked
+// The peer harness under bad input: an allocator whose heap cannot be made (1 TiB asked
 // of a GPU with 80-141 GB) fails its cell with the reason and the process ends normally, for
 // gpuprobe's allocators and every peer built in. One process per allocator, as the device
 // scripts run them.
@@ -56,7 +56,7 @@ TEST(Peers, AHeapThatCannotBeMadeFailsItsCellWithTheReason) {
   EXPECT_GE(tried, 3) << "rw_malloc, corw64 and bump are always built";
 }
 
-// rw_malloc's register budget (issue 49): the harness builds its malloc kernel for the blocks an SM
+// rw_malloc's register budget: the harness builds its malloc kernel for the blocks an SM
 // rw_malloc states (kernel_min_blocks, 3 of 256 threads), and the cell records what the kernel
 // took. Unbounded, the inlined malloc path took 87-95 registers and an SM held 2 blocks (BM_peers'
 // 16 B cells at 2^17-2^20 threads 13-36 % slower than at 77 registers); this fails if the bound is

@@ -77,7 +77,7 @@ TEST(TlbProbeGpu, L2CapacityControlIsVisible) {
   EXPECT_LT(small.smid, dev.sm_count);
 }
 
-// The L2-capacity control's laps are read by a block of the chasing SM (issue 48): the L2 must
+// The L2-capacity control's laps are read by a block of the chasing SM: the L2 must
 // then hold what the chasing thread's own lap leaves, in and beyond the L2, in less time.
 TEST(TlbProbeGpu, ControlLapReadByTheBlockLeavesTheL2AsTheThreadsLap) {
   GPUPROBE_REQUIRE_GPU();
@@ -181,7 +181,7 @@ TEST(TlbProbeGpu, AliasPoolWalksPastTheDeviceMemory) {
 }
 
 // The alias range: every slot shows the one chunk (a value written through the first slot is
-// read through every other), and its mapping time is printed (issue 33: 8-14 s for 512 GiB); a
+// read through every other), and its mapping time is printed; a
 // scattered-VMM pool: each chunk its own memory, readable back. (Mapping from 8 threads measured
 // 1.35 s against one thread's 1.00 s for this range on H100 GPU-9ef05279, and was removed.)
 TEST(TlbProbeGpu, AliasRangeShowsTheChunkAtEverySlot) {
@@ -210,7 +210,7 @@ TEST(TlbProbeGpu, AliasRangeShowsTheChunkAtEverySlot) {
   EXPECT_EQ(back, host) << "512 distinct chunks hold what was written";
 }
 
-// Map once (issue 48): under an alias_keeper, an alias pool's range outlives the pool; the next
+// Map once: under an alias_keeper, an alias pool's range outlives the pool; the next
 // pool of the same chunk that fits takes it (same base, nothing mapped, the node budget kept), and
 // sees the chunk at every slot; one that does not fit unmaps it first and maps its own; the
 // keeper's end unmaps what is kept and gives its budget back.
@@ -274,7 +274,7 @@ TEST(TlbProbeGpu, AliasKeeperMapsTheRangeOnceForPoolsThatFit) {
   EXPECT_EQ(node_budget::held_here(), held_before) << "the keeper's end gave the budget back";
 }
 
-// Issue 48: an alias pool maps only the slots its walks touch. A 384 GiB range for the quick
+// An alias pool maps only the slots its walks touch. A 384 GiB range for the quick
 // sweep's walks (every slot below 96 GiB, every fourth above) maps 86,016 of 196,608 slots, and
 // a chase over each stride's longest walk reads the chunk; kept, a pool whose walks need more
 // (stride 2 MiB to 200 GiB) maps only the slots missing, and a pool that names no walks maps the
@@ -359,7 +359,7 @@ TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
                    &rc);
   EXPECT_NE(rc, 0);
   EXPECT_NE(err.find("not a multiple of the driver's"), std::string::npos) << err;
-  // A range past the node's mapped-range budget is refused before anything is mapped (issue 48);
+  // A range past the node's mapped-range budget is refused before anything is mapped;
   // with the budget off, by the driver, saying what it grants.
   err =
       shell(test::gpuprobe_binary() + " tlb --alloc alias --strides 1G --max-bytes 16384T --out " +
@@ -377,7 +377,7 @@ TEST(TlbProbeGpu, AliasBadInputIsAOneLineError) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
-// Issue 48 (stop 68): a pool made by keepable_pool outlives its last user while a pool_keeper
+// A pool made by keepable_pool outlives its last user while a pool_keeper
 // lives, and the next request for the same kind, bytes, device and seed takes it (the same base,
 // the data written before still there, in far less time than making it); a request for anything
 // else frees it first (the memory is back before that pool is made); an inner keeper changes

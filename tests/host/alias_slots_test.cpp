@@ -1,4 +1,4 @@
-// Which slots of an alias range a pool maps (issue 48): every slot a walk touches, over generated
+// Which slots of an alias range a pool maps: every slot a walk touches, over generated
 // families of walks, and for a step that is a multiple of the slot nothing else; the runs the
 // driver maps and unmaps in one call each; and the quick tlb sweep's points, refinements included,
 // inside the slots its plan maps.

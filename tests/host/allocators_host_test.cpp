@@ -229,7 +229,7 @@ TEST(FreeRuns, TheRefillLooksForWhatAStashHoldsAndKeepsWholeRequestsWhereTheCapB
   EXPECT_EQ(refill_keep(200, 32, 8, 200), 192u) << "6 whole requests";
 }
 
-// rw_malloc's run ends (issue 49): on generated maps of whole runs (1-2048 units, the largest
+// rw_malloc's run ends: on generated maps of whole runs (1-2048 units, the largest
 // request), shared units (no end bit) and free gaps, the length found at each run's start is the
 // run's, and a unit whose next end lies more than a region on, or past the map, gives 0.
 TEST(FreeRuns, RunLengthAtEachStartIsTheRunsOnGeneratedMaps) {
@@ -267,7 +267,7 @@ TEST(FreeRuns, RunLengthAtEachStartIsTheRunsOnGeneratedMaps) {
   }
 }
 
-// The run ends over a heap's life (issue 49): a host model of rw_malloc's whole runs (first fit
+// The run ends over a heap's life: a host model of rw_malloc's whole runs (first fit
 // over a bitmap, requests of 1-2048 units, random frees) where each new run writes its ends with
 // mark_run_end and free writes none. At every free the length found is the run's own, though
 // the ends of runs freed before lie everywhere in the free space; 200 seeded heaps.
@@ -501,7 +501,7 @@ TEST(Bench, ListsEveryCaseWithoutAGpu) {
       EXPECT_TRUE(lists(def, std::string("BM_workload/tlb_scoped_") + w + "/mode:" + m)) << w << m;
 }
 
-// The bench's scope is tune's measured one (issue 46: one rule for tune and the bench): read from a
+// The bench's scope is tune's measured one: read from a
 // tuning.json, refused in one line where tune kept one pass; a profile is no longer read for it.
 TEST(Bench, ScopeIsTunesMeasuredDecision) {
   GPUPROBE_REQUIRE_BENCH();

@@ -25,7 +25,7 @@ TEST(BenchStage, LeftOutWithItsReasonUnderQuickOrWithoutTheBinary) {
   EXPECT_TRUE(none.argv.empty());
 }
 
-// --map-late (issue 48): a full run's grid goes before characterize, so the GPU that maps late
+// --map-late: a full run's grid goes before characterize, so the GPU that maps late
 // starts mapping after its neighbour; a quick run has no grid to move, and without the flag the
 // grid keeps its place after validate.
 TEST(BenchStage, UnderMapLateAFullRunsGridGoesFirst) {

@@ -76,7 +76,7 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(named(full, "tlb_coverage").reads, std::vector<std::string>{"tlb_profile"});
   EXPECT_THROW(named(quick, "tlb_coverage"), std::runtime_error) << "full runs only";
   EXPECT_NO_THROW(named(full, "atomics"));
-  // The order and the clock as data on the stages (issue 46): atomics after the sharing stages;
+  // The order and the clock as data on the stages: atomics after the sharing stages;
   // the SM clock from the aliased sweep's and atomics' results.
   for (const auto *plan : {&full, &quick})
     for (const auto &st : *plan) {
@@ -90,7 +90,7 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   EXPECT_EQ(arg(named(quick, "tlb_sampling"), "--device"), "1");
 }
 
-// --map-late (issue 48, a node's neighbours map at different times): the stages that map no alias
+// --map-late (a node's neighbours map at different times): the stages that map no alias
 // range are those that read real memory or nothing of the TLB's; of them atomics alone moves first,
 // since tlb_real's curve moves with what was allocated before it (stage::keeps_place).
 TEST(Characterize, MapLateRunsTheAliasFreeStagesFirst) {
@@ -493,7 +493,7 @@ json without_times(json j) {
 
 } // namespace
 
-// Issue 48: the stages run inside the characterize process by default (one context, the alias
+// The stages run inside the characterize process by default (one context, the alias
 // range mapped once), or one child each (GPUPROBE_STAGES=children). Over a committed H100 unit's
 // measurements (--reanalyze: its analysis stages run in each way), both write the same files,
 // byte for byte but the times, with each stage's own arguments as its argv: so a folder made one

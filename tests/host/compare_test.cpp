@@ -1,4 +1,4 @@
-// gpuprobe compare (issue 47) on seeded, generated families of run pairs: a pair that differs
+// gpuprobe compare on seeded, generated families of run pairs: a pair that differs
 // only by run-to-run noise of the size the committed repeats show reads SAME everywhere; a pair
 // with one change injected reads DIFFERENT (or CHANGED, FASTER, SLOWER) at that finding and SAME
 // at every other; provenance and a method difference are said, not counted.
@@ -640,7 +640,7 @@ TEST(Compare, AValueResolvedInOneRunOnlyIsANoteNotADifference) {
   }
 }
 
-// The real-memory cross-check's verdicts (stop 60): a level whose verdict changes kind ("agrees",
+// The real-memory cross-check's verdicts: a level whose verdict changes kind ("agrees",
 // "not seen in real memory", "beyond the real-memory sweep") is said in a NOTE and in the Markdown
 // page's "Said, not counted" table, never counted; the same kind with other numbers says nothing.
 // A seeded family of verdict pairs on generated runs, and r65's pair as it read.

@@ -155,7 +155,7 @@ TEST(Fleet, BadInputIsAOneLineError) {
   EXPECT_FALSE(fs::exists(out + "/fleet.json"));
 }
 
-// Any results tree (issue 24): a folder that is not a unit (gpuprobe-bench results without a
+// Any results tree: a folder that is not a unit (gpuprobe-bench results without a
 // GPU's UUID, an empty raw/, a broken profile) is listed under "not units" with its reason and
 // the fleet is built from the rest; the committed examples, peers included, make a fleet.
 TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
@@ -181,7 +181,7 @@ TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
   EXPECT_THROW(analysis::find_units({none}, &not_units), error);
   // The committed units (the examples, the fixtures' runs and fleet units) and the peer harness'
   // folders, which have no UUID and are listed; the rest is a fleet, and the command is done with
-  // something left out: exit 3, as report's (issue 36).
+  // something left out: exit 3, as report's.
   const std::string src = GPUPROBE_SOURCE_DIR;
   const auto out = fresh("fleet_examples_out");
   const auto r = test::run_gpuprobe("fleet --input " + src + "/reports/examples/runs --input " + src +
@@ -265,7 +265,7 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   EXPECT_TRUE(spread);
 }
 
-// Issue 47 item 5: the fleet's outlier rule and compare use one bar for a miss penalty. Over 400
+// The fleet's outlier rule and compare use one bar for a miss penalty. Over 400
 // seeded fleets of one model (4-9 units whose L1-sized penalties, 8-12 cycles, agree to a few
 // hundredths of a cycle, one unit moved by up to 2 cycles), a penalty outlier is flagged exactly
 // where the robust score passes the limit and the unit's distance from the median passes compare's
@@ -313,7 +313,7 @@ TEST(Fleet, APenaltyOutlierIsOneCompareWouldCallDifferent) {
   EXPECT_GE(spared, 10) << "the family must hold differences the old rule flagged";
 }
 
-// Issue 47 item 5: a unit analysed by another commit than most of its model differs by the method
+// A unit analysed by another commit than most of its model differs by the method
 // as much as by the hardware (the fleet example's H100: L2 2163 at the ramp's middle against 2048);
 // over 200 seeded fleets (5-8 units, one moved unit, one unit of another analysis commit, the same
 // or another), the moved unit is an outlier exactly where its commit is the majority's, and

@@ -1,4 +1,4 @@
-// Issue 36: no file crashes a reader. A seeded mutation loop over the committed files: each
+// No file crashes a reader. A seeded mutation loop over the committed files: each
 // reader gets its file with one value replaced (a negative, huge, fractional or mistyped number,
 // a string, null, an empty or deep container), a key removed, or its text cut, flipped or
 // spliced. Issue 44: what a reader accepts must round-trip (written back and read again, the same
@@ -120,7 +120,7 @@ struct fuzz_count {
 
 // `doc` with every array cut to its first `keep` elements: a sweep's 10,000 points or a 132 x 132
 // matrix hold the same kinds of value as their first few, and a mutant of the whole costs 100 x
-// more to read (issue 78: the tests' time).
+// more to read.
 json trimmed(json doc, std::size_t keep) {
   if (doc.is_array() && doc.size() > keep)
     doc.erase(doc.begin() + long(keep), doc.end());
@@ -242,7 +242,7 @@ TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
       fuzz(k_h100 + "raw/tlb_sampling.json", n, 9, [](const std::string &t) {
         return probes::to_json(probes::sampling_result_from_json(parse_json_text(t, "m")));
       }));
-  // The typed reads the profile's parts take of a raw file (issue 46): a tlb-conflict level row,
+  // The typed reads the profile's parts take of a raw file: a tlb-conflict level row,
   // through to its summary against the profile's level; a tlb-sharing result's params.
   const auto profile = model::read_profile(k_h100 + "profile.json");
   say("probes::conflict_level_from_json + summary",

@@ -1,5 +1,4 @@
-// Byte-for-byte guard of what gpuprobe writes from the committed example folders (issue 26: a
-// refactor changes no output). Each example's report (the Markdown page, every figure's CSV and
+// Byte-for-byte guard of what gpuprobe writes from the committed example folders. Each example's report (the Markdown page, every figure's CSV and
 // manifest) and the fleet over the committed units are compared with tests/fixtures/golden/.
 // A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
 // and the diff of tests/fixtures/golden/ is reviewed in the commit.

@@ -1,4 +1,4 @@
-// Issue 36: hostile input and interrupted commands. No shell stands between gpuprobe and its
+// Hostile input and interrupted commands. No shell stands between gpuprobe and its
 // paths (every launcher gets quotes, $(...), backticks, ';', spaces and newlines as they are), no
 // file crashes a reader, and SIGTERM/SIGHUP leave no temporary folder and no child behind.
 #include "common/error.hpp"
@@ -228,7 +228,7 @@ TEST(Hostile, FilesThatCrashedReadersAreOneLineErrors) {
 }
 
 // Inputs are never outputs; two GPUs are never merged silently; impossible values are refused
-// where they are read (issue 36, items 3 and 4).
+// where they are read (items 3 and 4).
 TEST(Hostile, InputsAreNeverOutputsAndTwoGpusAreNotOneSilently) {
   const std::string dir = scratch("hostile-inputs");
   const std::string h100 =
@@ -299,7 +299,7 @@ TEST(Hostile, ImpossibleValuesAndMissingKeysAreRefusedWhereTheyAreRead) {
   refused([](json &d) { d = {{"schema", "gpuprobe.profile/1"}}; }, "key 'tlb' not found");
 }
 
-// The newcomer's messages (issue 36, item 6).
+// The newcomer's messages.
 TEST(Hostile, MessagesANewcomerTripsOn) {
   auto r = test::run_gpuprobe_argv({"reprot"});
   EXPECT_EQ(r.exit_code, 2);

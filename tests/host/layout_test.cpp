@@ -200,7 +200,7 @@ TEST(Layout, NamespacesFollowTheFolders) {
   EXPECT_FALSE(namespace_allowed("model/profile.hpp", "gpuprobe"));
 }
 
-// Issue 46 item 1: no raw file name appears outside the probes' folders and the results-folder
+// No raw file name appears outside the probes' folders and the results-folder
 // type. Every other file names a stage's file through results_folder::raw_file, so renaming one is
 // one line. The names are the type's own constants; code (not a comment) outside probes/ that
 // spells one in a string literal is named here.

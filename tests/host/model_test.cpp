@@ -239,7 +239,7 @@ TEST(TuningModel, TheAllocatorBlockIsCheckedAsTheAllocatorsCheckIt) {
 
 namespace {
 
-// The word-size measurements typed (issue 46: the report reads them through the model, not by key):
+// The word-size measurements typed:
 // every committed file's points as written; a point with a field missing, mistyped or out of range
 // is refused in one line naming it, over seeded mutations of each committed file.
 TEST(TuningModel, WordMeasurementsAreTypedAndCheckedOverGeneratedMutations) {
@@ -684,7 +684,7 @@ TEST(ProfileModel, RunRecordIsWhatTheFileHoldsAndMalformedPartsAreNamed) {
 
 namespace {
 
-// Issue 46: one reader of a results folder. Each of profile.json, tuning.json and validation.json
+// One reader of a results folder. Each of profile.json, tuning.json and validation.json
 // absent, readable (a committed run's), not JSON, another schema, or a link to nothing: all 125
 // mixes. The tolerant read (the report's) has a value exactly where the file reads and a one-line
 // problem exactly where it is there and does not; the strict read (compare's, fleet's) refuses a

@@ -1,4 +1,4 @@
-// The node's mapped-range budget (issue 48): reservations share a total, a dead holder's share
+// The node's mapped-range budget: reservations share a total, a dead holder's share
 // comes back, and a waiting reservation proceeds once another's is released.
 #include "common/error.hpp"
 #include "common/node_budget.hpp"

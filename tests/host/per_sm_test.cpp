@@ -1,4 +1,4 @@
-// The per-SM pass (tlb-per-sm, issue 47 item 3) on seeded, generated families: its plan for any
+// The per-SM pass (tlb-per-sm) on seeded, generated families: its plan for any
 // hierarchy, the profile's per-SM view of a measured result (each SM's hit and penalty recovered,
 // the SMs apart named and no other), the reader's refusals, and compare naming where two maps
 // differ.
@@ -343,7 +343,7 @@ TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
 
 } // namespace
 
-// Issue 77 item 4: a level's penalty is stated against its spread over SMs. Over generated maps
+// A level's penalty is stated against its spread over SMs. Over generated maps
 // the words name the median, the least and the greatest SM penalty with their SMs, and the SM the
 // headline was measured on with its own value; without a per-SM map they say nothing.
 TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {

@@ -1,4 +1,4 @@
-// The shelf that keeps one TLB-sized pool from tune to validate (issue 48), on generated
+// The shelf that keeps one TLB-sized pool from tune to validate, on generated
 // sequences of what the stages do: a pool is taken exactly when one kept has the same key; a
 // request for anything else frees what is kept before it returns (two such pools never live at
 // once on the shelf's account); nothing is kept while keeping is off; an inner keeper leaves

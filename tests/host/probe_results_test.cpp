@@ -45,7 +45,7 @@ TEST(ProbeResults, TlbRoundTripsTheRecordedH100Results) {
   ASSERT_TRUE(r.control.has_value());
   EXPECT_TRUE(r.control->passed);
   EXPECT_EQ(r.control->stride_bytes, 128u);
-  // A sweep whose small strides stop early (quick, issue 48) records where, and reads back so.
+  // A sweep whose small strides stop early (quick) records where, and reads back so.
   auto cut = r;
   cut.short_below = 8ull << 20;
   cut.short_bytes = 96ull << 30;
@@ -138,7 +138,7 @@ TEST(TlbDriver, ControlPassesOnlyOnARiseNearTheL2Size) {
   EXPECT_FALSE(probes::judge_control(curve(1e18), 50 * k_mib).passed) << "a flat control";
 }
 
-// The control's plan (the coarse grid to twice the L2, issue 33) on the committed real-memory
+// The control's plan (the coarse grid to twice the L2) on the committed real-memory
 // chases of an H100 and an H200: their points so cut still show the L2's rise.
 TEST(TlbDriver, TheControlsCoarseGridToTwiceTheL2StillFindsTheRise) {
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-bc72dbee"}) {

@@ -201,7 +201,7 @@ TEST(Report, BadInputIsAOneLineError) {
   EXPECT_FALSE(fs::exists(fs::path(temp_path("z")) / "index.html")) << "no page on bad input";
 }
 
-// One bad file does not refuse the page (issue 24): a broken raw file, a profile of a newer
+// One bad file does not refuse the page: a broken raw file, a profile of a newer
 // version, a tuning.json overwritten with {}, a raw result of another GPU — each is listed under
 // "not drawn" with its reason, the rest is drawn, and report exits 3.
 TEST(Report, DrawsWhatIsValidAndListsWhatIsNot) {
@@ -266,7 +266,7 @@ TEST(Report, RendersTheCommittedH100Example) {
   ASSERT_GE(sharing, 1) << "the run tested at least one level or candidate for sharing";
   for (int k = 1; k <= sharing; ++k) {
     ids.push_back("sharing_" + std::to_string(k));
-    ids.push_back("per_sm_" + std::to_string(k)); // issue 47's per-SM view of the same matrix
+    ids.push_back("per_sm_" + std::to_string(k)); // the per-SM view of the same matrix
   }
   const std::string out = temp_path("example_report");
   fs::remove_all(out);
@@ -334,7 +334,7 @@ TEST(Report, Base64MatchesTheStandardAlphabetAndPadding) {
 
 // A folder holding only profile.json is a page with the profile's levels, sharing and fits (not
 // "0 figures, device not recorded"); raw/ itself is refused with the folder to give instead.
-// Issue 46: the sharing part draws the answer profile.json holds from each matrix (the run's), not
+// The sharing part draws the answer profile.json holds from each matrix (the run's), not
 // an analysis of its own. Every committed run with sharing matrices: each matrix's row carries the
 // reason of the profile level whose answer came from that file. Without the profile, the same
 // matrices are analysed by the report, and each row says so.
@@ -810,7 +810,7 @@ TEST(Report, PeerGoalsCompareOnlyWithPeersThatServed) {
               {"time_unit", "ms"},
               {"real_time", ms},
               {"free_ms", free_ms}};
-    if (a == "rw_malloc") // its kernel as the cells record it since stop 66
+    if (a == "rw_malloc") // its kernel as the cells record it since it was recorded
       b["malloc_regs"] = 79, b["malloc_blocks_per_sm"] = 3;
     if (!err.empty())
       b = {{"name", b["name"]}, {"error_occurred", true}, {"error_message", err}};

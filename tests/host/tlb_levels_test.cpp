@@ -234,7 +234,7 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
       EXPECT_EQ(to_string(l3.bound), "lower") << f;
       // These sweeps predate the refinement of both ramp ends: the structure is not resolved
       // (its ends would be extrapolated), and the level is where the fit puts the ramp's start,
-      // with its error (issue 37: where misses begin, not the ramp's middle, 272 GiB).
+      // with its error.
       EXPECT_FALSE(l3.structure.fit.resolved);
       EXPECT_NE(l3.structure.fit.why.find("extrapolated"), std::string::npos)
           << l3.structure.fit.why;
@@ -365,7 +365,7 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
 }
 
 // A legacy (cuda-gpu-tlb CSV) sweep whose first level's penalty is only 4-6x the single-point
-// noise: found where its plateaus hold ten or more points per stride (issue 25, item 6).
+// noise: found where its plateaus hold ten or more points per stride.
 TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
   for (double penalty : {4.0, 5.0, 6.0})
     for (unsigned seed = 1; seed <= 4; ++seed) {
@@ -381,7 +381,7 @@ TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
     }
 }
 
-// Issue 37: existence, page and structure are three findings. A level's existence rests on its
+// Existence, page and structure are three findings. A level's existence rests on its
 // rise over the noise and more than one stride showing it; the page's s/P rule and an unresolved
 // structure never remove it; only a rise truly in doubt stays out, with its reason.
 TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
@@ -463,7 +463,7 @@ TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
 }
 
 // A stride below the alias range's 2 MiB chunk sweeps no more hops than the 2 MiB stride does
-// (sweep_plan::max_hops, issue 33): the committed full sweeps of an H100 and an H200 cut so give
+// (sweep_plan::max_hops): the committed full sweeps of an H100 and an H200 cut so give
 // the same levels, pages, structure and penalties as whole.
 TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
   // Sweeps made before the cut (the runs kept for the tests): today's sweeps are cut already.

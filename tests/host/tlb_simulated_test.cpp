@@ -1,4 +1,4 @@
-// Issue 45: the TLB analyzer on simulated GPUs (probes/tlb/simulate.hpp): a seeded family of
+// The TLB analyzer on simulated GPUs (probes/tlb/simulate.hpp): a seeded family of
 // random hierarchies and null GPUs, swept as characterize plans the tlb stage (full and quick),
 // analyzed, and scored: the share of levels recovered with exact entries, ways and sets and
 // coverage, the false levels per null sweep, and the smallest penalty/noise found 95 % of the
@@ -795,7 +795,7 @@ TEST(SimulatedGpus, HeldOutShapesAreLevelsAndTheirNullsAreNot) {
   }
 }
 
-// A shift of the per-point medians alone (stop 60): on H100 GPU-3ba38ae3 (r65) a quick sweep's
+// A shift of the per-point medians alone: on one H100 a quick sweep's
 // 4 MiB stride read 335 or 338 cycles a point, and four points of 338 in a row, over means flat at
 // 337.8, formed a 2-cycle rise at 8 GiB that seeded the second level (page 4 MiB) and split the
 // hierarchy into four; the same unit's sweep beside it, within 5 cycles everywhere, read three. A
@@ -945,7 +945,7 @@ TEST(TlbRegressions, AShiftOfTheMediansAloneSeedsNoLevel) {
   }));
 }
 
-// The "inconsistent" rule's exception (issue 77): a set-associative level chased with strides so
+// The "inconsistent" rule's exception: a set-associative level chased with strides so
 // large that their hops fall in fewer of its sets misses after fewer hops, at its own penalty.
 // Those strides have no rise at `entries` hops because they rose before; counting them as
 // evidence against the level made it a candidate and let its view at a large stride stand as a

@@ -81,7 +81,7 @@ TEST(TlbStructure, RecoversWaysAndSetsAtEveryNoise) {
         EXPECT_EQ(f.full_miss_entries, L.sets * (L.ways + 1)) << what;
         EXPECT_EQ(f.shape, L.sets == 1 ? "step" : "ramp") << what;
         EXPECT_LT(f.residual_cycles, 3 * sigma + 0.5) << what;
-        // Issue 45 item 6: every number's interval holds the truth (and the point value).
+        // Every number's interval holds the truth (and the point value).
         const auto v = intervals_of(f);
         ASSERT_TRUE(v.stated) << what;
         ++with_interval;
@@ -299,7 +299,7 @@ probes::conflict_target conflict_target_of(const std::string &label, double page
   return t;
 }
 
-// One generated case of the issue 48 families: a simulated TLB of sets_of x {2, 4, 8, 16} ways
+// One generated case of the search-variant families: a simulated TLB of sets_of x {2, 4, 8, 16} ways
 // (not LRU at the onset a quarter of the time; one set is always LRU; at most 4096 entries), a
 // window on any alignment, searched with options `a` and then `b`.
 struct searched_twice {
@@ -363,7 +363,7 @@ TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
   }
 }
 
-// Issue 48: group testing that splits a second half untested where the first held no partner
+// Group testing that splits a second half untested where the first held no partner
 // (its parent held one) finds the same sets in fewer walks. Generated: 50 simulated TLBs
 // (1-256 sets, 2-16 ways, LRU and not LRU at the onset, windows on any alignment), each searched
 // both ways: the same members (or the same failure) every time, never more tests.
@@ -389,7 +389,7 @@ TEST(TlbStructure, InferredHalvesFindTheSameSetsInFewerTests) {
   EXPECT_LT(tests_inferred, tests_plain);
 }
 
-// Issue 48: the onset scan started E / 256 below the entries, not E / 64, finds the same onset
+// The onset scan started E / 256 below the entries, not E / 64, finds the same onset
 // and sets in fewer walks; where the start already misses (a window that fills some sets early)
 // it steps down as before. Generated: 40 simulated TLBs (16-512 sets, 2-16 ways, LRU and not LRU
 // at the onset, windows on any alignment).
@@ -415,7 +415,7 @@ TEST(TlbStructure, AnOnsetScanStartedCloserFindsTheSameSets) {
   EXPECT_LT(walks_256, walks_64);
 }
 
-// Issue 48: group testing by generalized binary splitting (groups of about n / W pages) finds the
+// Group testing by generalized binary splitting (groups of about n / W pages) finds the
 // same sets as quarters halved down to pages, in fewer walks. Generated: 60 simulated TLBs (16-512
 // sets, 2-16 ways, LRU and not LRU at the onset, windows on any alignment); and a page that lets x
 // hit by chance is still dropped (APageThatLetXHitByChanceIsDropped runs both ways).
@@ -445,7 +445,7 @@ TEST(TlbStructure, GeneralizedSplittingFindsTheSameSetsInFewerWalks) {
   EXPECT_LT(walks_split, walks_quarters);
 }
 
-// Issue 45 item 4: a set index pinned by the sets found is checked by prediction in windows of
+// A set index pinned by the sets found is checked by prediction in windows of
 // another alignment. On simulated TLBs of several geometries, the function fitted from three
 // windows' sets predicts x's partners in every fresh window (removing them lets x hit, removing as
 // many others does not); a function that is wrong in one bit fails the same check.
@@ -561,7 +561,7 @@ std::vector<double> lru_walk(const std::vector<std::uint32_t> &pages, std::size_
 
 } // namespace
 
-// Issue 45 item 5: the group walks tell a level of W ways x S sets from one that counts 512 MiB
+// The group walks tell a level of W ways x S sets from one that counts 512 MiB
 // groups. On set-associative LRU TLBs a group walk misses exactly where a set of the pinned index
 // holds W + 1 of its pages (at 8 ways x 512 sets none does); on a TLB that holds its entries' pages
 // only while at most E / G groups are live, the walks over 1.1 and 1.25 times those groups miss and
@@ -666,7 +666,7 @@ TEST(TlbStructure, AHitThatVariesByPositionIsNotAMiss) {
   EXPECT_DOUBLE_EQ(probes::miss_fraction(overlap, t, hit, hit_max, miss_min), 0.5);
 }
 
-// Hopper's L3 at its onset (issue 45 item 5): group testing once kept a tenth page in an 8-way set
+// Hopper's L3 at its onset: group testing once kept a tenth page in an 8-way set
 // (a page beside a partner, 1193 and 1194), whose removal let x hit twice by chance. A partner's
 // removal lets x hit in every walk; a set larger than the ramp's W + 1 keeps only the pages whose
 // removal lets x hit in two more walks. Simulated: page q's removal lets x hit in its first two
@@ -690,7 +690,7 @@ TEST(TlbStructure, APageThatLetXHitByChanceIsDropped) {
         return std::vector<double>(p.size(), 344.0); // x hits: the chance
       return tlb.walk(p);
     };
-    for (int way = 0; way < 3; ++way) { // tested halves, inferred (issue 48), generalized split
+    for (int way = 0; way < 3; ++way) { // tested halves, inferred, generalized split
       const bool infer = way > 0;
       o.infer_halves = infer;
       o.generalized_split = way == 2;
@@ -703,7 +703,7 @@ TEST(TlbStructure, APageThatLetXHitByChanceIsDropped) {
   }
 }
 
-// Hopper's L3 at the onset (issue 45 item 5): the union of misses is the set's other W pages, the
+// Hopper's L3 at the onset: the union of misses is the set's other W pages, the
 // page the onset walk added last never misses. The set is the union and that page: W + 1, all of
 // one set, on simulated TLBs that spare a walk's last page.
 TEST(TlbStructure, TheOnsetUnionTakesThePageTheOnsetAdded) {
@@ -787,7 +787,7 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   EXPECT_EQ(c["why"], "its structure is not resolved: no capacity to start from");
 }
 
-// Issue 45 item 5: where the conflict sets and the ramp disagree on a level's ways, the level's
+// Where the conflict sets and the ramp disagree on a level's ways, the level's
 // line (summary and terminal) says so and its confidence is halved; where they agree, or only one
 // method measured, nothing changes. A seeded family of levels and conflict-set sizes, as the
 // H100 units showed them (sets of 16, 16, 11, 16 pages for a 16-way level).

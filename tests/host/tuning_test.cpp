@@ -286,7 +286,7 @@ TEST(Tuning, WordSizeTradeOffsAreWrittenIntoTheDecision) {
 }
 
 // The H100's scope curve is flat from 40 to 56 GiB (within 0.5 %, the noise), and the fastest
-// scope moved between runs (52 or 56 GiB on GPU-9ef05279 and GPU-c7c2dadc, issue 33): the largest
+// scope moved between runs (52 or 56 GiB on GPU-9ef05279 and GPU-c7c2dadc): the largest
 // scope within the tie of the fastest is the same in all four runs, and in the committed H100 run;
 // the committed H200 run's steeper curve keeps its 52 GiB, near its fastest 48.
 TEST(Tuning, ScopeOnAFlatBottomIsTheSameEveryRun) {

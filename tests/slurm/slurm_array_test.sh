@@ -84,7 +84,7 @@ export GPUPROBE="$bin" GPUPROBE_PLOT="$src/reports/plot.py"
 export GPUPROBE_HOST_FIXTURES="$src/tests/fixtures/gpuprobe-alias/h100-alias-2m.json $src/tests/fixtures/gpuprobe-alias/h200-alias-2m.json"
 cd "$T"
 # A folder that is no unit (its profile broken): fleet lists it and exits 3, which the fleet job
-# takes as "done with a list" and still draws the report (issue 44: set -e stopped it).
+# takes as "done with a list" and still draws the report.
 mkdir -p "$R/broken" && echo '{"schema": "gpuprobe.profile/1"' >"$R/broken/profile.json"
 # characterize's own flags reach characterize alone: tune refuses --allow-busy (exit 2).
 jid=$(sbatch --parsable --exclusive=user --array=0-1 "$src/scripts/slurm/characterize.sbatch" "$R" \

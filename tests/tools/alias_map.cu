@@ -1,6 +1,6 @@
 // Maps an alias range as the tlb probe does (one 2 MiB chunk at every slot of a virtual range,
 // then cuMemSetAccess in pieces), holds it, and says what each step cost: for the 2-GPU rounds
-// that ask why two processes cannot map at once (issue 48; dev/device_round.sh map2). No
+// that ask why two processes cannot map at once (dev/device_round.sh map2). No
 // lock: two of these map at the same time. Prints one line per step and "mapped" once the range
 // is readable, then holds it HOLD seconds.
 // Usage: gpuprobe_test_alias_map DEV GIB HOLD [PIECE_MIB (default 65536)] [SLOT_MIB (default 2)]

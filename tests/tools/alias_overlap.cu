@@ -1,4 +1,4 @@
-// Whether an alias range's mapping or unmapping can run beside measurements (issue 48): maps GIB
+// Whether an alias range's mapping or unmapping can run beside measurements: maps GIB
 // of alias range as the tlb probe does (one 2 MiB chunk at every slot), and meanwhile, or not, a
 // probe chase runs in a 2 GiB cudaMalloc buffer: 48 hops of 32 MiB (past the first TLB level's
 // reach, inside the second's), one thread, timed with clock64. Prints each phase's chase cycles per
