@@ -67,8 +67,9 @@ struct finder {
   void by_mode(std::string area, std::string item, std::string a, std::string b,
                const std::string &verdict, const std::string &why) {
     r.findings.push_back({std::move(area), std::move(item), std::move(a), std::move(b), "NOTE",
-                          verdict + " between a quick and a full run: a method difference "
-                                    "(the mode sets what is measured), said, not counted" +
+                          verdict +
+                              " between a quick and a full run: a method difference "
+                              "(the mode sets what is measured), said, not counted" +
                               (why.empty() ? "" : "; " + why)});
   }
   // A value one run's mode measures and that run lacks: MISSING (a difference), or with
@@ -280,13 +281,14 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
     f.r.findings.push_back({"penalty", label + " miss penalty", num(pa) + " cycles",
                             num(pb) + " cycles", differs ? "DIFFERENT" : "SAME", why});
   } else {
-    f.missing("penalty", label + " miss penalty",
-              a->miss_penalty_cycles ? num(*a->miss_penalty_cycles) + " cycles" : "not in the profile",
-              b->miss_penalty_cycles ? num(*b->miss_penalty_cycles) + " cycles" : "not in the profile",
-              "every run measures a level's miss penalty; null or absent in " +
-                  std::string(!a->miss_penalty_cycles && !b->miss_penalty_cycles ? "both"
-                              : a->miss_penalty_cycles                          ? "B"
-                                                                                : "A"));
+    f.missing(
+        "penalty", label + " miss penalty",
+        a->miss_penalty_cycles ? num(*a->miss_penalty_cycles) + " cycles" : "not in the profile",
+        b->miss_penalty_cycles ? num(*b->miss_penalty_cycles) + " cycles" : "not in the profile",
+        "every run measures a level's miss penalty; null or absent in " +
+            std::string(!a->miss_penalty_cycles && !b->miss_penalty_cycles ? "both"
+                        : a->miss_penalty_cycles                           ? "B"
+                                                                           : "A"));
   }
   compare_per_sm(f, label, *a, *b, t);
 }
@@ -368,8 +370,7 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
   if (!a.valid || !b.valid) {
     if (a.valid || b.valid)
       f.missing("validation", "validation.json", a.valid ? "present" : "absent or unreadable",
-                b.valid ? "present" : "absent or unreadable",
-                "validate's file is in one run only");
+                b.valid ? "present" : "absent or unreadable", "validate's file is in one run only");
     return;
   }
   std::mt19937 rng(t.seed);
@@ -408,11 +409,12 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
     const std::string why =
         "B / A " + num(r, 3) + ", 95 % CI " + num(lo, 3) + "-" + num(hi, 3) + " (bootstrap, " +
         std::to_string(t.bootstrap) + " resamples; SAME within " + num(bar * 100, 1) + " %" +
-        (spread ? std::string(": the larger of ") + num(t.time_floor * 100, 0) +
-                      " % and this row's largest difference between repeated full runs of one "
+        (spread ? std::string(": the largest of ") + num(t.time_floor * 100, 0) +
+                      " %, this row's largest difference between repeated full runs of one "
                       "unit, " +
                       num(spread->within * 100, 1) + " % over " + std::to_string(spread->pairs) +
-                      " pairs)"
+                      " pairs, and " + num(t.tail_sigmas, 1) + " x their root mean square, " +
+                      num(t.tail_sigmas * spread->rms * 100, 1) + " %)"
                 : std::string(")"));
     const std::string item = it->first + " (tuned)", va = num(median(xa), 4) + " ms",
                       vb = num(median(xb), 4) + " ms";
@@ -423,7 +425,8 @@ void compare_validation(finder &f, const model::run_folder &a, const model::run_
            "the row takes one of two values from run to run (a step of " +
                num(spread->step->first * 100, 2) + "-" + num(spread->step->second * 100, 2) +
                " % between repeated runs of one unit): A and B are at different ones, said, not "
-               "counted; " + why});
+               "counted; " +
+               why});
     else if (verdict != "SAME" && f.modes_differ)
       f.by_mode("validation", item, va, vb, verdict, why);
     else
@@ -458,11 +461,19 @@ validation_spread spread_of_pairs(std::vector<double> d) {
       s.step = std::make_pair(hi, d.back());
     }
   }
+  double sum = 0;
+  std::size_t n = 0;
+  for (const double x : d)
+    if (x <= s.within) {
+      sum += x * x;
+      ++n;
+    }
+  s.rms = std::sqrt(sum / double(n));
   return s;
 }
 
-spread_table spread_table_of(
-    const std::map<std::string, std::map<std::string, std::vector<double>>> &pairs) {
+spread_table
+spread_table_of(const std::map<std::string, std::map<std::string, std::vector<double>>> &pairs) {
   spread_table t;
   for (const auto &[model, rows] : pairs)
     for (const auto &[row, d] : rows)
@@ -501,7 +512,7 @@ double validation_bar(const std::string &model, const std::string &row,
   if (!t.calibrated)
     return t.time_rel;
   const auto *s = spread_for(model, row, t.spreads);
-  return s ? std::max(t.time_floor, s->within) : t.time_rel;
+  return s ? std::max({t.time_floor, s->within, t.tail_sigmas * s->rms}) : t.time_rel;
 }
 
 double penalty_bar(double a, double b, const compare_thresholds &t) {
@@ -515,8 +526,7 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
   r.a_dir = a.dir;
   r.b_dir = b.dir;
   const auto &pa = a.prof, &pb = b.prof;
-  finder f{r, t.allow_missing,
-           pa.mode() == pb.mode() && (reanalyzed || pa.commit() == pb.commit()),
+  finder f{r, t.allow_missing, pa.mode() == pb.mode() && (reanalyzed || pa.commit() == pb.commit()),
            pa.mode() != pb.mode(), pa.gpu_name() == pb.gpu_name() ? pa.gpu_name() : ""};
   const auto note = [&](const char *item, const std::string &x, const std::string &y) {
     r.findings.push_back({"provenance", item, x, y, x == y ? "SAME" : "NOTE", ""});
@@ -681,8 +691,8 @@ std::string to_text(const compare_result &r) {
   std::size_t same = 0;
   for (const auto &f : r.findings)
     same += f.area != "provenance" && f.verdict == "SAME";
-  o << n << (n == 1 ? " difference" : " differences") << " (" << same
-    << " findings the same)" << (n ? ":" : ".") << "\n";
+  o << n << (n == 1 ? " difference" : " differences") << " (" << same << " findings the same)"
+    << (n ? ":" : ".") << "\n";
   for (const auto &f : r.findings)
     if (f.verdict != "SAME" && f.verdict != "NOTE")
       o << "  " << f.verdict << "  " << f.area << "  " << t(f.item) << ": " << t(f.a) << " -> "
@@ -690,9 +700,8 @@ std::string to_text(const compare_result &r) {
   bool any_note = false;
   for (const auto &f : r.findings)
     if (f.area != "provenance" && f.verdict == "NOTE") {
-      o << (any_note ? "" : "Said, not counted:\n") << "  " << f.area << "  " << t(f.item)
-        << ": " << t(f.a) << " -> " << t(f.b) << (f.why.empty() ? "" : " (" + t(f.why) + ")")
-        << "\n";
+      o << (any_note ? "" : "Said, not counted:\n") << "  " << f.area << "  " << t(f.item) << ": "
+        << t(f.a) << " -> " << t(f.b) << (f.why.empty() ? "" : " (" + t(f.why) + ")") << "\n";
       any_note = true;
     }
   return o.str();

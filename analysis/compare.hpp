@@ -24,9 +24,12 @@ namespace gpuprobe::analysis {
 // |B/A - 1| (the larger of the two orientations): `within`, the largest difference between runs
 // at one value; a row that takes one of two values from run to run (the pairs fall in two tight
 // groups, the upper at least 2.5 x and 2 points past the lower, each of 2 pairs or more) also has
-// `step`, the range of the jump between its values. A rule on the pairs alone: spread_of_pairs.
+// `step`, the range of the jump between its values; `rms`, the root mean square of the pairs at one
+// value (their scale, where `within` is only their largest). A rule on the pairs alone:
+// spread_of_pairs.
 struct validation_spread {
   double within = 0;
+  double rms = 0;
   std::optional<std::pair<double, double>> step;
   std::size_t pairs = 0;
 };
@@ -48,6 +51,7 @@ struct compare_thresholds {
   // and differs by about its step (0.8 x to 1.25 x its range) is said, not counted.
   double time_rel = 0.03;
   double time_floor = 0.01;
+  double tail_sigmas = 3.5;
   bool calibrated = true;
   // The spreads that gate validation times: the committed ones (measured_validation_spread)
   // where null; another table to judge a unit by the others' repeats alone (a held-out test).

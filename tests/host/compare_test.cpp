@@ -206,8 +206,7 @@ TEST(Compare, TheCommandIsARegressionGate) {
   auto r = gpuprobe::test::run_gpuprobe_argv(
       {"compare", a, b, "--fail-on", "different", "--out", tmp.string()});
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
-  EXPECT_NE(r.out.find("L3 miss penalty: 406.0 cycles -> 435.0 cycles ("),
-            std::string::npos)
+  EXPECT_NE(r.out.find("L3 miss penalty: 406.0 cycles -> 435.0 cycles ("), std::string::npos)
       << r.out;
   const auto j = gpuprobe::read_json_file(tmp.string());
   EXPECT_EQ(j["schema"], "gpuprobe.compare/1");
@@ -359,11 +358,14 @@ TEST(Compare, TheValidationBarsAreTheCommittedRoundsPairs) {
       EXPECT_EQ(got->pairs, values.size()) << row;
       EXPECT_DOUBLE_EQ(got->within, want.within) << row;
       EXPECT_EQ(bool(got->step), bool(want.step)) << row;
-      EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar(model, row), std::max(0.01, want.within))
-          << row;
+      // The bar: 1 %, the pairs' largest or 3.5 x their root mean square at one value, the largest.
+      const auto bar_of = [](const gpuprobe::analysis::validation_spread &s) {
+        return std::max({0.01, s.within, 3.5 * s.rms});
+      };
+      EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar(model, row), bar_of(want)) << row;
       if (!model.empty()) { // another model's row: every model's pairs
         EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("NVIDIA B300", row),
-                         std::max(0.01, table.at({"", row}).within));
+                         bar_of(table.at({"", row})));
       }
     }
   ASSERT_EQ(table.size(), rows);
@@ -377,9 +379,9 @@ TEST(Compare, TheValidationBarsAreTheCommittedRoundsPairs) {
 
 // The two-value rule on a seeded family of rows: two units of a model repeated 4-8 times, each
 // run's median at one level with noise of 0.1-5 % (one value), or at one of two levels 3-15 %
-// apart with noise of 0.1-1 % (two values). A one-valued row must almost never read as two (its bar would drop below
-// its spread); a two-valued row whose repeats saw each value twice or more, with a step of 15
-// noise sigmas or more, is found, its bar the spread at one value and its step the jump.
+// apart with noise of 0.1-1 % (two values). A one-valued row must almost never read as two (its bar
+// would drop below its spread); a two-valued row whose repeats saw each value twice or more, with a
+// step of 15 noise sigmas or more, is found, its bar the spread at one value and its step the jump.
 TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
   std::mt19937 rng(78);
   std::normal_distribution<double> z(0, 1);
@@ -423,8 +425,8 @@ TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
       continue;
     ++two;
     two_found += bool(s.step);
-    covered += s.step && s.within < step / 2 && s.step->first < step * 1.1 &&
-               s.step->second > step * 0.9;
+    covered +=
+        s.step && s.within < step / 2 && s.step->first < step * 1.1 && s.step->second > step * 0.9;
   }
   std::printf("  one value: %d of %d read as two; two values (each seen twice), found by step / "
               "noise:",
@@ -438,11 +440,12 @@ TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
 }
 
 // compare's false-alarm rate on repeated full runs of one unit, judged by bars the unit's own
-// repeats had no part in: two H200s ran `gpuprobe run` five times each (tests/fixtures/repeats,
-// one build); each unit's 10 pairs are compared with the bars of the other unit's 10 pairs (the
-// H200's) and every model's pooled (the committed H100 pairs and the other unit's). A pair that
-// reads FASTER or SLOWER on any row is a false alarm: the goal is none. The rates are printed.
-// (With the committed bars, which hold both units' pairs, every pair reads SAME: in-sample.)
+// repeats had no part in: three H200s ran `gpuprobe run` five times each (tests/fixtures/repeats);
+// each unit's 10 pairs are compared with the bars of the other units' 20 pairs (the H200's) and
+// every model's pooled (the committed H100 pairs and the other units'). A pair that reads FASTER
+// or SLOWER on any row is a false alarm: the goal is none. The rates are printed. With bars of
+// the pairs' largest alone (tail_sigmas 0) 5 of the 30 pairs raise one: the test fails then.
+// (With the committed bars, which hold every unit's pairs, every pair reads SAME: in-sample.)
 TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
   namespace fs = std::filesystem;
   using pairs_by_row = std::map<std::string, std::vector<double>>;
@@ -458,7 +461,7 @@ TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
       f.prof.device = f.valid->device;
       units[unit.path().filename().string()].push_back(std::move(f));
     }
-  ASSERT_EQ(units.size(), 2u);
+  ASSERT_EQ(units.size(), 3u);
   const auto pairs_of = [](const std::vector<gpuprobe::model::run_folder> &runs) {
     pairs_by_row out;
     for (std::size_t i = 0; i < runs.size(); ++i)
@@ -473,54 +476,58 @@ TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
             }
     return out;
   };
-  int alarms_total = 0;
-  for (const auto &[name, runs] : units) {
-    ASSERT_GE(runs.size(), 5u) << name;
-    const std::string model = runs[0].prof.gpu_name();
-    std::map<std::string, pairs_by_row> held_out;
-    for (const auto &[other, other_runs] : units)
-      if (other != name)
-        for (const auto &[row, d] : pairs_of(other_runs)) {
-          auto &mine = held_out[model][row];
-          mine.insert(mine.end(), d.begin(), d.end());
-          auto &pooled = held_out[""][row];
-          pooled.insert(pooled.end(), d.begin(), d.end());
-        }
-    for (const auto &[m, rows] : fx["rows"].items())
-      if (m != "" && m != model)
-        for (const auto &[row, d] : rows.items())
-          for (const double x : d.get<std::vector<double>>())
-            held_out[""][row].push_back(x);
-    const auto table = gpuprobe::analysis::spread_table_of(held_out);
-    gpuprobe::analysis::compare_thresholds t;
-    t.spreads = &table;
-    int pairs = 0, alarms = 0, notes = 0;
-    std::string said;
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      for (std::size_t j = i + 1; j < runs.size(); ++j) {
-        ++pairs;
-        bool alarm = false;
-        for (const auto &f : gpuprobe::analysis::compare_runs(runs[i], runs[j], t).findings) {
-          if (f.area != "validation")
-            continue;
-          notes += f.verdict == "NOTE";
-          if (f.verdict == "FASTER" || f.verdict == "SLOWER") {
-            alarm = true;
-            said += "\n  " + name + " " + std::to_string(i + 1) + "-" + std::to_string(j + 1) +
-                    ": " + f.verdict + " " + f.item + ": " + f.why;
+  const auto alarms_with = [&](double tail_sigmas) -> int {
+    int alarms_total = 0;
+    for (const auto &[name, runs] : units) {
+      EXPECT_GE(runs.size(), 5u) << name;
+      const std::string model = runs[0].prof.gpu_name();
+      std::map<std::string, pairs_by_row> held_out;
+      for (const auto &[other, other_runs] : units)
+        if (other != name)
+          for (const auto &[row, d] : pairs_of(other_runs)) {
+            auto &mine = held_out[model][row];
+            mine.insert(mine.end(), d.begin(), d.end());
+            auto &pooled = held_out[""][row];
+            pooled.insert(pooled.end(), d.begin(), d.end());
           }
+      for (const auto &[m, rows] : fx["rows"].items())
+        if (m != "" && m != model)
+          for (const auto &[row, d] : rows.items())
+            for (const double x : d.get<std::vector<double>>())
+              held_out[""][row].push_back(x);
+      const auto table = gpuprobe::analysis::spread_table_of(held_out);
+      gpuprobe::analysis::compare_thresholds t;
+      t.spreads = &table;
+      t.tail_sigmas = tail_sigmas;
+      int pairs = 0, alarms = 0, notes = 0;
+      std::string said;
+      for (std::size_t i = 0; i < runs.size(); ++i)
+        for (std::size_t j = i + 1; j < runs.size(); ++j) {
+          ++pairs;
+          bool alarm = false;
+          for (const auto &f : gpuprobe::analysis::compare_runs(runs[i], runs[j], t).findings) {
+            if (f.area != "validation")
+              continue;
+            notes += f.verdict == "NOTE";
+            if (f.verdict == "FASTER" || f.verdict == "SLOWER") {
+              alarm = true;
+              said += "\n  " + name + " " + std::to_string(i + 1) + "-" + std::to_string(j + 1) +
+                      ": " + f.verdict + " " + f.item + ": " + f.why;
+            }
+          }
+          alarms += alarm;
         }
-        alarms += alarm;
-      }
-    std::printf("  %s: %d of %d pairs of full runs raise an alarm; %d rows said as a row's other "
-                "value%s\n",
-                name.c_str(), alarms, pairs, notes, said.c_str());
-    EXPECT_EQ(pairs, 10) << name;
-    alarms_total += alarms;
-  }
-  // Measured when written: 2 of 20 (GPU-9533ff13's pool:133GiB vm row drifted 1.7 % where the
-  // other unit's 10 pairs set a bar of 1.0 %); the goal is none. A rule that does worse fails.
-  EXPECT_LE(alarms_total, 2) << "false alarms on repeats of one unit (the goal: 0 of 20)";
+      std::printf("  bars at %.1f sigmas, %s: %d of %d pairs of full runs raise an alarm; %d rows "
+                  "said as a row's other value%s\n",
+                  tail_sigmas, name.c_str(), alarms, pairs, notes, said.c_str());
+      EXPECT_EQ(pairs, 10) << name;
+      alarms_total += alarms;
+    }
+    return alarms_total;
+  };
+  EXPECT_EQ(alarms_with(gpuprobe::analysis::compare_thresholds{}.tail_sigmas), 0)
+      << "false alarms on repeats of one unit (the goal: 0 of 30)";
+  EXPECT_GT(alarms_with(0), 0) << "the pairs' largest alone as the bar: the test sees its alarms";
 }
 
 // compare over such a row: A and B at its two values read NOTE (said, not counted); a jump of
@@ -540,8 +547,8 @@ TEST(Compare, ATwoValuedRowAtItsOtherValueIsSaidNotCounted) {
   ASSERT_FALSE(row.empty()) << "no committed row of " << model << " takes two values";
   const auto *s = gpuprobe::analysis::spread_for(model, row);
   std::mt19937 rng(5);
-  for (const double factor : {1 + (s->step->first + s->step->second) / 2,
-                              1 + 2.5 * s->step->second}) {
+  for (const double factor :
+       {1 + (s->step->first + s->step->second) / 2, 1 + 2.5 * s->step->second}) {
     const auto b = redrawn(a, rng, [&](const std::string &r) { return r == row ? factor : 1.0; });
     for (const auto &f : gpuprobe::analysis::compare_runs(a, b).findings) {
       if (f.item == row + " (tuned)") {
@@ -606,9 +613,10 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
       "  %zu steady rows; moved: 2 %% caught in %d of 60, 3 %% in %d of 60; self-pairs: %d of "
       "%d rows flagged\n",
       steady.size(), rate[0.02].first, rate[0.03].first, self_flagged, self_rows);
-  EXPECT_GE(rate[0.02].first, 45)
-      << "2 %: at least 75 % (52 of 60 over 91 calibration pairs, 47 over 127)";
-  EXPECT_GE(rate[0.03].first, 57) << "3 %: at least 95 % (59 of 60 when written)";
+  // Bars of 3.5 x the pairs' root mean square trade the 2 % shift (52 of 60 caught with the
+  // pairs' largest alone) for no false alarm on a unit held out (RepeatsOfOneUnit... above).
+  EXPECT_GE(rate[0.02].first, 20) << "2 %: at least a third (27 of 60 when written)";
+  EXPECT_GE(rate[0.03].first, 55) << "3 %: at least 90 % (58 of 60 when written)";
 }
 
 // A value one run resolved and the other did not is said (NOTE), not counted: L1's entry fill read
