@@ -17,6 +17,7 @@ import csv
 import json
 import math
 import os
+import re
 import signal
 import sys
 from collections import OrderedDict
@@ -31,6 +32,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 matplotlib.rcParams["text.usetex"] = False
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 
 def plain(texts):
@@ -38,6 +40,40 @@ def plain(texts):
     axes' own number formatters keep their math (log ticks are $10^{k}$)."""
     for t in texts:
         t.set_parse_math(False)
+
+
+SUPERSCRIPT = str.maketrans("0123456789-\u2212", "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207b\u207b")
+
+
+class UnicodeLog(matplotlib.ticker.Formatter):
+    """A log axis's tick labels as plain text with Unicode superscripts (2¹⁰, 5×10³): the same
+    labels as matplotlib's math ones ($\\mathdefault{2^{10}}$), without the math parser, which took
+    a third of a figure's time. A label it cannot rewrite keeps its math."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def set_axis(self, axis):
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
+
+    def set_locs(self, locs):
+        self.inner.set_locs(locs)
+
+    def __call__(self, x, pos=None):
+        s = self.inner(x, pos)
+        m = re.fullmatch(r"\$\\mathdefault\{(.*)\}\$", s)
+        if not m:
+            return s
+        t = m.group(1).replace("\\times", "\u00d7")
+        t = re.sub(r"\^\{([-\u2212]?\d+)\}", lambda e: e.group(1).translate(SUPERSCRIPT), t)
+        return s if re.search(r"[\\${}^]", t) else t
+
+
+def log_axis(axis):
+    """Plain-text labels on a log axis (UnicodeLog), major and minor."""
+    axis.set_major_formatter(UnicodeLog(axis.get_major_formatter()))
+    axis.set_minor_formatter(UnicodeLog(axis.get_minor_formatter()))
 
 
 def number(v, path):
@@ -153,8 +189,10 @@ def draw_series(ax, spec, series, bases, compact=False):
         plain([ax.annotate(v["label"], (v["x"], 1), xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right", fontsize=7)])
     if spec.get("logx"):
         ax.set_xscale("log", base=2)
+        log_axis(ax.xaxis)
     if spec.get("logy"):
         ax.set_yscale("log")
+        log_axis(ax.yaxis)
     if compact:
         plain(ax.legend(fontsize=7, loc="best").get_texts())
         return

@@ -99,14 +99,14 @@ TEST(Scripts, BenchAbRatiosAreEachCasesBestTimes) {
   EXPECT_NE(none.exit_code, 0) << "no '--': the usage, and a failure";
 }
 
-// rw_malloc_goals49.py on generated goal tables (40 seeded sets of 1-3 tables, the report's row
+// rw_malloc_goals49.py on generated goal tables (12 seeded sets of 1-3 tables, the report's row
 // shape with random ratios about the bars, 1.25 at 2^14 and 1 above, some cells no peer served):
 // each table's count and the count met in every table of a set are the rule's, worked out here.
 TEST(Scripts, RwMallocGoals49CountsTheCellsUnderIssue49sBars) {
   std::mt19937 rng(49);
   const char *states[] = {"empty heap", "after a churn to 50 % occupancy"};
   const unsigned threads[] = {16384, 131072, 1048576};
-  for (int set = 0; set < 40; ++set) {
+  for (int set = 0; set < 12; ++set) {
     const int tables = 1 + int(rng() % 3);
     std::vector<std::map<std::string, bool>> met(tables);
     std::string arg, want;
@@ -193,7 +193,7 @@ TEST(Scripts, BenchAbTimesTheRunsOwnGrid) {
 
 } // namespace
 
-// node_timeline.py on generated nodes (40 seeded sets of 2-4 units, each a stamped `run --verbose`:
+// node_timeline.py on generated nodes (12 seeded sets of 2-4 units, each a stamped `run --verbose`:
 // some of its stages in order, each with its start and end lines, lines that mark a phase and lines
 // that do not, then the exit): every marking line once, all in time order, nothing else; each
 // unit's stages as the intervals it was given.
@@ -207,7 +207,7 @@ TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
                                           "    L1 (16 x 16 MiB): one entry covers 16 MiB",
                                           "[12/24] hash_join/4M   vmm   1.0 -> 1.1 ms, 0.4 s"};
   std::mt19937 rng(48);
-  for (int set = 0; set < 40; ++set) {
+  for (int set = 0; set < 12; ++set) {
     const int units = 2 + int(rng() % 3);
     std::string args;
     std::size_t expect_marked = 0;
@@ -279,7 +279,7 @@ TEST(Scripts, NodeTimelineMergesTheUnitsOnOneClock) {
       << "no unit: the usage, and a failure";
 }
 
-// driver_lock_table.py on generated rounds (30 seeded sets: a lone reference and a pair of
+// driver_lock_table.py on generated rounds (10 seeded sets: a lone reference and a pair of
 // processes, each a few reps of map/access/unmap phases at random times, with lines that are no
 // phase): each phase's mean seconds, its ratio to the reference's, and the pair's overlap (the
 // share of one's phase time during which the other ran), as computed here from the same phases.
@@ -340,7 +340,7 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
     }
     return both / total;
   };
-  for (int set = 0; set < 30; ++set) {
+  for (int set = 0; set < 10; ++set) {
     const int reps = 1 + int(rng() % 3);
     const double t0 = 1.7e9 + uni(0, 1e3);
     const auto ref = make(t0, reps), a = make(t0 + 60, reps),
@@ -381,7 +381,7 @@ TEST(Scripts, DriverLockTableGivesEachPhaseAndTheOverlap) {
       << "no file: the usage, and a failure";
 }
 
-// driver_pressure.py on generated runs (30 seeded sets: a stamped run of 2-5 stages, a lone probe
+// driver_pressure.py on generated runs (10 seeded sets: a stamped run of 2-5 stages, a lone probe
 // and a probe beside the run, each timed phase with its own per-call median): per stage, the
 // probe's samples whose midpoint falls in it, their median and largest ratio to the lone probe's
 // median, as computed here; a stage with no sample reads "-". Every other set times `ctx` phases
@@ -400,7 +400,7 @@ TEST(Scripts, DriverPressureGivesEachStagesLoad) {
     return std::string(line);
   };
   const std::vector<std::string> names = {"bench", "characterize", "tune", "validate", "report"};
-  for (int set = 0; set < 30; ++set) {
+  for (int set = 0; set < 10; ++set) {
     const bool ctx = set % 2 == 1;
     const char *timed = ctx ? "ctx" : "access", *other = ctx ? "reset" : "map";
     const double start = 1.7e9 + uni(0, 1e4);

@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <list>
-#include <map>
 #include <random>
 
 using namespace gpuprobe::probes;
@@ -259,17 +258,22 @@ struct sim_tlb {
     return (p ^ (p >> bits)) & (sets - 1);
   }
   std::vector<double> walk(const std::vector<std::uint32_t> &pages) const {
-    std::map<unsigned, std::list<std::uint32_t>> lru;
+    std::vector<std::vector<std::uint32_t>> lru(sets); // each set's pages, the most recent first
+    std::vector<unsigned> set_of(pages.size());
+    for (std::size_t i = 0; i < pages.size(); ++i)
+      set_of[i] = index(pages[i]);
     std::vector<double> lat(pages.size(), 0.0);
     const unsigned held = alternating && ++walks % 2 == 0 ? ways + 1 : ways;
     for (int lap = 0; lap < 4; ++lap)
       for (std::size_t i = 0; i < pages.size(); ++i) {
-        auto &l = lru[index(pages[i])];
+        auto &l = lru[set_of[i]];
         auto it = std::find(l.begin(), l.end(), pages[i]);
         const bool hit = it != l.end();
-        if (hit)
-          l.erase(it);
-        l.push_front(pages[i]);
+        if (!hit) {
+          l.push_back(pages[i]); // room at the end, then rotated to the front
+          it = l.end() - 1;
+        }
+        std::rotate(l.begin(), it, it + 1);
         if (l.size() > held)
           l.pop_back();
         if (lap > 0)
