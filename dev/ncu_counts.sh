@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Per-warp memory round trips of BM_peers cells' malloc launch under Nsight Compute: global loads,
+# atomics and reductions issued (requests), instructions, and the kernel's cycles, for each CASE
+# (allocator/size:S/threads:T/state:X); then the source lines that stall most (the first CASE
+# given as SOURCE_CASE). Usage: BUILD=dir OUT=dir CASES="..." dev/ncu_counts.sh
+set -uo pipefail
+B="${BUILD:-build}"
+m=sm__cycles_elapsed.max,smsp__inst_executed.sum,smsp__warps_launched.sum
+m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum
+m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
+for c in $CASES; do
+  n=$(echo "$c" | tr '/:' '__')
+  # launch 1 loads the kernels, 2 is the first launch on the heap, 3.. are timed
+  ncu --clock-control none --cache-control none -k regex:malloc_and_tag --launch-skip 2 \
+    --launch-count 1 --metrics "$m" --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" \
+    >"$OUT/$n.csv" 2>/dev/null
+  python3 - "$OUT/$n.csv" "$c" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head, vals = rows[0], rows[1:]
+v = {r[head.index("Metric Name")]: float(r[head.index("Metric Value")].replace(",", "")) for r in vals}
+w = v["smsp__warps_launched.sum"]
+print("%-50s cycles %6.0f  per warp: inst %6.0f  ld %5.1f  atom %5.1f  red %5.1f  st %5.1f" % (
+    sys.argv[2], v["sm__cycles_elapsed.max"], v["smsp__inst_executed.sum"] / w,
+    v["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / w,
+    v["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"] / w,
+    v["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"] / w,
+    v["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] / w))
+PY
+done
