@@ -119,7 +119,7 @@ struct rw_malloc_handle {
 
   char *data;
   unsigned long long *words; // bit set = unit used
-  std::uint32_t *meta; // per unit: a shared unit's live count (>= 1), else 0
+  std::uint32_t *meta;       // per unit: a shared unit's live count (>= 1), else 0
   std::uint32_t word_count;
   std::uint32_t unit_bytes;
   unsigned long long seed;
@@ -145,7 +145,8 @@ struct rw_malloc_handle {
   // the units in a warp's hands are invisible (the race tests' control, never the allocator's).
   bool mark_taken = true;
   // Tests only: a pause (ns) while a taken stash run is in the warp's hands, to widen the window
-  // the in-flight accounting closes (the race test, MallocGpu.RwMallocServesWhatAWarpHoldsWhileOthersScan). 0: none.
+  // the in-flight accounting closes (the race test,
+  // MallocGpu.RwMallocServesWhatAWarpHoldsWhileOthersScan). 0: none.
   unsigned hold_ns = 0;
   // Run ends: bit u set when unit u is the last of a whole-unit run handed out (free's length).
   unsigned long long *ends = nullptr;
@@ -230,9 +231,9 @@ struct rw_malloc_handle {
         release(u, 1);
       return;
     }
-    const std::uint32_t n = run_length_at(
-        [&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); }, word_count, u,
-        region_units);
+    const std::uint32_t n =
+        run_length_at([&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); },
+                      word_count, u, region_units);
     if (n) // else no run starts here: not a pointer malloc returned, or freed twice
       release(u, n);
   }
@@ -334,27 +335,12 @@ private:
     } else
       p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
     std::uint32_t refill = 0; // units a refill must hold refill_times(_small) times (0: none)
-    if (slot != ~0u) {
-      v = __shfl_sync(active, v, leader);
-      if (v == stash_taken) // another warp holds the slot: on without it (no refill)
-        slot = ~0u;
-      else if (serve_from_stash(active, lane, leader, slot, v, need, asked, got))
-        return got;
-      else if (full)
-        refill = asked;
-      else // a part warp takes no refill: the slot is given up now
-        leave_slot(slot, lane, leader);
-    }
+    if (slot != ~0u && stash_answer(active, lane, leader, full, need, asked, v, slot, refill, got))
+      return got;
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
-      if (round == max_rounds && reread == 0) { // the exhaustive scan begins (again)
-        if (refill) { // no refill was tried: the slot is given up (a scan would meet it taken)
-          leave_slot(slot, lane, leader);
-          refill = 0;
-        }
-        __threadfence();
-        epoch = __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader);
-      }
+      if (round == max_rounds && reread == 0) // the exhaustive scan begins (again)
+        epoch = begin_scan(active, lane, leader, slot, refill);
       if (round > 0 || reread > 0) { // round 0's region was read before the stash answered
         if (reread == 0)
           p.w0 = region_at(plan, round, active, leader);
@@ -381,8 +367,8 @@ private:
       reread = 0;
       ++round;
       // Scan again while units a stash or a warp holds may fit, or a claim was undone since the
-      // scan began, with no cap (a cap of 8 let a warp refuse while such events went on, issue
-      // 49). Each such event is another warp's claim, refill or drain: finitely many for
+      // scan began, with no cap (a cap of 8 let a warp refuse while such events went on). Each
+      // such event is another warp's claim, refill or drain: finitely many for
       // finitely many requests.
       if (pending && round == max_rounds + windows && scan_again(active, lane, leader, epoch))
         round = max_rounds;
@@ -392,6 +378,37 @@ private:
     return got;
   }
 
+  // The stash's answer, once the first region's read is under way: true where it served every
+  // lane; else the warp goes on with a refill to try (a full warp), or without the slot (another
+  // warp holds it, or a part warp gives it up now).
+  __device__ __forceinline__ bool stash_answer(unsigned active, unsigned lane, int leader,
+                                               bool full, std::uint32_t need, std::uint32_t asked,
+                                               unsigned long long v, std::uint32_t &slot,
+                                               std::uint32_t &refill, std::uint64_t &got) const {
+    v = __shfl_sync(active, v, leader);
+    if (v == stash_taken) { // another warp holds the slot: on without it (no refill)
+      slot = ~0u;
+      return false;
+    }
+    if (serve_from_stash(active, lane, leader, slot, v, need, asked, got))
+      return true;
+    if (full)
+      refill = asked;
+    else // a part warp takes no refill: the slot is given up now
+      leave_slot(slot, lane, leader);
+    return false;
+  }
+  // The exhaustive scan begins (again): a refill not yet tried is given up (a scan would meet its
+  // slot taken); returns the rollbacks seen now (the low half of the count).
+  __device__ __forceinline__ unsigned begin_scan(unsigned active, unsigned lane, int leader,
+                                                 std::uint32_t slot, std::uint32_t &refill) const {
+    if (refill) {
+      leave_slot(slot, lane, leader);
+      refill = 0;
+    }
+    __threadfence();
+    return __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader);
+  }
   // The value the exchange that takes a slot leaves in it (mark_taken).
   __device__ unsigned long long taken_mark() const { return mark_taken ? stash_taken : 0ull; }
   // A slot this warp took, given up with nothing put back: empty again.
@@ -729,7 +746,7 @@ private:
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
-  region_map regions_; // in bitmap regions
+  region_map regions_;                                   // in bitmap regions
   device_array<unsigned long long> ends_{words_.size()}; // run ends (rw_malloc_handle::ends)
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = current_sm_count("rw_malloc");

@@ -194,18 +194,9 @@ void compare_per_sm(finder &f, const std::string &label, const model::tlb_level 
   one("miss penalty", sa.penalty_cycles, sb.penalty_cycles);
 }
 
-void compare_level(finder &f, const std::string &label, const model::tlb_level *a,
-                   const model::tlb_level *b, const compare_thresholds &t) {
-  if (!a || !b) {
-    f.r.findings.push_back({"structure", label, a ? "present" : "absent", b ? "present" : "absent",
-                            a ? "ONLY IN A" : "ONLY IN B",
-                            "a level one run found and the other not"});
-    return;
-  }
-  f.add("structure", label + " entries", opt_num(a->entries), opt_num(b->entries));
-  f.add("structure", label + " page", format_bytes(a->page_bytes), format_bytes(b->page_bytes));
-  f.add("structure", label + " ways", opt_num(a->ways), opt_num(b->ways));
-  f.add("structure", label + " sets", opt_num(a->sets), opt_num(b->sets));
+// What one entry covers and how it fills, where both runs measured it.
+void compare_coverage(finder &f, const std::string &label, const model::tlb_level *a,
+                      const model::tlb_level *b) {
   const json ca = a->coverage.value_or(json::object()), cb = b->coverage.value_or(json::object());
   if (!ca.empty() && !cb.empty()) {
     f.add("structure", label + " one entry covers", number_text(ca, "coverage_bytes"),
@@ -222,6 +213,12 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
                             cb.empty() ? "not measured" : number_text(cb, "coverage_bytes"), "NOTE",
                             "measured in one run only (a quick run does not): not compared"});
   }
+}
+
+// The sharing scope, and the groups over the SMs both runs tested (a quick run samples the
+// first 16).
+void compare_sharing(finder &f, const std::string &label, const model::tlb_level *a,
+                     const model::tlb_level *b) {
   const auto sa = a->sharing.value_or(model::level_sharing{}),
              sb = b->sharing.value_or(model::level_sharing{});
   f.add("structure", label + " sharing scope", sa.scope, sb.scope);
@@ -259,7 +256,11 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
               " SMs both runs tested (" + std::to_string(ma.size()) + " in A, " +
               std::to_string(mb.size()) + " in B)");
   }
-  // The penalty: past the calibrated bars and outside both stated intervals.
+}
+
+// The penalty: past the calibrated bars and outside both stated intervals.
+void compare_penalty(finder &f, const std::string &label, const model::tlb_level *a,
+                     const model::tlb_level *b, const compare_thresholds &t) {
   if (a->miss_penalty_cycles && b->miss_penalty_cycles) {
     const double pa = *a->miss_penalty_cycles, pb = *b->miss_penalty_cycles, d = pb - pa;
     const double bar = penalty_bar(pa, pb, t);
@@ -290,6 +291,23 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
                         : a->miss_penalty_cycles                           ? "B"
                                                                            : "A"));
   }
+}
+
+void compare_level(finder &f, const std::string &label, const model::tlb_level *a,
+                   const model::tlb_level *b, const compare_thresholds &t) {
+  if (!a || !b) {
+    f.r.findings.push_back({"structure", label, a ? "present" : "absent", b ? "present" : "absent",
+                            a ? "ONLY IN A" : "ONLY IN B",
+                            "a level one run found and the other not"});
+    return;
+  }
+  f.add("structure", label + " entries", opt_num(a->entries), opt_num(b->entries));
+  f.add("structure", label + " page", format_bytes(a->page_bytes), format_bytes(b->page_bytes));
+  f.add("structure", label + " ways", opt_num(a->ways), opt_num(b->ways));
+  f.add("structure", label + " sets", opt_num(a->sets), opt_num(b->sets));
+  compare_coverage(f, label, a, b);
+  compare_sharing(f, label, a, b);
+  compare_penalty(f, label, a, b, t);
   compare_per_sm(f, label, *a, *b, t);
 }
 

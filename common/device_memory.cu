@@ -497,6 +497,74 @@ std::size_t slot_layout::mapped_slots() const {
   return std::size_t(std::count_if(chunk_of.begin(), chunk_of.end(), [](int c) { return c >= 0; }));
 }
 
+namespace {
+
+// A slot pool's physical chunks into `handles`: one allocation mapped whole (cuMemMap maps a
+// handle from its start only, offset 0, so slot i is its i-th piece and the layout must be the
+// identity; returns the piece's bytes), or one handle a chunk (returns 0).
+std::size_t create_slot_chunks(const slot_layout &l, const CUmemAllocationProp &prop,
+                               std::vector<unsigned long long> &handles) {
+  const auto &d = api();
+  if (l.one_allocation) {
+    for (std::size_t i = 0; i < l.chunk_of.size(); ++i)
+      if (l.chunk_of[i] != int(i) || std::size_t(l.chunks) != l.chunk_of.size())
+        throw error("slot_pool: one allocation maps slot i to piece i, every slot");
+    CUmemGenericAllocationHandle h{};
+    cu_check(d.mem_create(&h, l.slot_bytes * std::size_t(l.chunks), &prop, 0), "cuMemCreate (one)");
+    handles.push_back(h);
+    return l.slot_bytes;
+  }
+  for (int c = 0; c < l.chunks; ++c) {
+    CUmemGenericAllocationHandle h{};
+    cu_check(d.mem_create(&h, l.slot_bytes, &prop, 0), "cuMemCreate (slot pool)");
+    handles.push_back(h);
+  }
+  return 0;
+}
+
+// Maps every slot of the layout at `va` to its chunk (or the one allocation whole, `piece` > 0)
+// and opens access per run of mapped slots, in pieces of at most 64 GiB (as alias). Returns where
+// each chunk is first mapped (where it is zeroed).
+std::vector<char *> map_layout(CUdeviceptr va, const slot_layout &l, std::size_t piece,
+                               const std::vector<unsigned long long> &handles,
+                               const CUmemAllocationProp &prop) {
+  const auto &d = api();
+  const std::size_t slot = l.slot_bytes, n = l.chunk_of.size();
+  char *const ptr = reinterpret_cast<char *>(va);
+  std::vector<char *> first_map(std::size_t(l.chunks), nullptr);
+  if (piece) {
+    cu_check(d.mem_map(va, n * slot, 0, handles[0], 0), "cuMemMap (slot pool, one allocation)");
+    for (std::size_t i = 0; i < n; ++i)
+      first_map[i] = ptr + i * slot;
+  }
+  for (std::size_t i = 0; i < n && !piece; ++i) {
+    const int c = l.chunk_of[i];
+    if (c < 0)
+      continue;
+    cu_check(d.mem_map(va + i * slot, slot, 0, handles[std::size_t(c)], 0), "cuMemMap (slot pool)");
+    if (!first_map[std::size_t(c)])
+      first_map[std::size_t(c)] = ptr + i * slot;
+  }
+  CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  const std::size_t max_run = std::max<std::size_t>(1, (std::size_t(64) << 30) / slot);
+  for (std::size_t i = 0; i < n;) {
+    if (l.chunk_of[i] < 0) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < n && l.chunk_of[j] >= 0 && j - i < max_run)
+      ++j;
+    cu_check(d.set_access(va + i * slot, (j - i) * slot, &access, 1), "cuMemSetAccess (slot pool)");
+    i = j;
+  }
+  return first_map;
+}
+
+} // namespace
+
 slot_pool::slot_pool(const slot_layout &l, int device)
     : slot_(l.slot_bytes), chunk_of_(l.chunk_of) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -529,55 +597,8 @@ slot_pool::slot_pool(const slot_layout &l, int device)
       cu_check(d.address_reserve(&va, bytes_, slot_, 0, 0), "cuMemAddressReserve (slot pool)");
     ptr_ = reinterpret_cast<char *>(va);
     const CUmemAllocationProp prop = device_prop(device);
-    if (l.one_allocation) {
-      // cuMemMap maps a handle from its start only (offset 0): one allocation is mapped whole,
-      // slot i its i-th piece, so the layout must be the identity.
-      for (std::size_t i = 0; i < chunk_of_.size(); ++i)
-        if (chunk_of_[i] != int(i) || std::size_t(l.chunks) != chunk_of_.size())
-          throw error("slot_pool: one allocation maps slot i to piece i, every slot");
-      CUmemGenericAllocationHandle h{};
-      cu_check(d.mem_create(&h, slot_ * std::size_t(l.chunks), &prop, 0), "cuMemCreate (one)");
-      handles_.push_back(h);
-      piece_ = slot_;
-    } else {
-      for (int c = 0; c < l.chunks; ++c) {
-        CUmemGenericAllocationHandle h{};
-        cu_check(d.mem_create(&h, slot_, &prop, 0), "cuMemCreate (slot pool)");
-        handles_.push_back(h);
-      }
-    }
-    CUmemAccessDesc access{};
-    access.location = prop.location;
-    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    std::vector<char *> first_map(std::size_t(l.chunks), nullptr); // where each chunk is zeroed
-    if (piece_) {
-      cu_check(d.mem_map(va, bytes_, 0, handles_[0], 0), "cuMemMap (slot pool, one allocation)");
-      for (std::size_t i = 0; i < chunk_of_.size(); ++i)
-        first_map[i] = ptr_ + i * slot_;
-    }
-    for (std::size_t i = 0; i < chunk_of_.size() && !piece_; ++i) {
-      const int c = chunk_of_[i];
-      if (c < 0)
-        continue;
-      cu_check(d.mem_map(va + i * slot_, slot_, 0, handles_[std::size_t(c)], 0),
-               "cuMemMap (slot pool)");
-      if (!first_map[std::size_t(c)])
-        first_map[std::size_t(c)] = ptr_ + i * slot_;
-    }
-    // Access per run of mapped slots, in pieces of at most 64 GiB (as alias).
-    const std::size_t max_run = std::max<std::size_t>(1, (std::size_t(64) << 30) / slot_);
-    for (std::size_t i = 0; i < chunk_of_.size();) {
-      if (chunk_of_[i] < 0) {
-        ++i;
-        continue;
-      }
-      std::size_t j = i;
-      while (j < chunk_of_.size() && chunk_of_[j] >= 0 && j - i < max_run)
-        ++j;
-      cu_check(d.set_access(va + i * slot_, (j - i) * slot_, &access, 1),
-               "cuMemSetAccess (slot pool)");
-      i = j;
-    }
+    piece_ = create_slot_chunks(l, prop, handles_);
+    const auto first_map = map_layout(va, l, piece_, handles_, prop);
     for (char *p : first_map)
       if (p)
         GPUPROBE_CUDA_CHECK(cudaMemset(p, 0, slot_));

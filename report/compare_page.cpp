@@ -152,9 +152,55 @@ void findings_table(std::ostringstream &o, const std::vector<analysis::compare_f
   for (const auto &f : fs)
     o << "<tr><td>" << html_text(f.area) << "</td><td>" << html_text(f.item) << "</td><td>"
       << html_text(f.a) << "</td><td>" << html_text(f.b) << "</td><td class=\"v\"><b>"
-      << html_text(f.verdict)
-      << "</b></td><td>" << html_text(f.why) << "</td></tr>\n";
+      << html_text(f.verdict) << "</b></td><td>" << html_text(f.why) << "</td></tr>\n";
   o << "</table>\n";
+}
+
+} // namespace
+
+namespace {
+
+// One level's part: the two sweeps at its page stride, overlaid (each read once, at the first
+// level drawn), and the per-SM penalty maps where both runs measured them.
+void level_part(std::ostringstream &o, const std::string &label, std::size_t k,
+                const model::run_folder &a, const model::run_folder &b,
+                std::optional<folder_sweep> &sweep_a, std::optional<folder_sweep> &sweep_b) {
+  const auto *la = level_of(&a, k), *lb = level_of(&b, k);
+  const double page = la ? la->page_bytes : lb->page_bytes;
+  o << "<h2>" << html_text(label) << ": the two sweeps at its page stride, "
+    << html_text(format_bytes(page)) << "</h2>\n";
+  std::string why_a, why_b;
+  std::vector<series> s;
+  if (!sweep_a) {
+    sweep_a.emplace(a.dir, "A", "#1f77b4");
+    sweep_b.emplace(b.dir, "B", "#ff7f0e");
+  }
+  if (auto x = sweep_a->at(page, why_a))
+    s.push_back(*x);
+  if (auto x = sweep_b->at(page, why_b))
+    s.push_back(*x);
+  std::vector<std::pair<double, std::string>> marks;
+  if (la)
+    marks.emplace_back(la->reach_bytes, "A's reach");
+  if (lb && (!la || lb->reach_bytes != la->reach_bytes))
+    marks.emplace_back(lb->reach_bytes, "B's reach");
+  if (!s.empty())
+    o << svg_plot(s, true, "footprint", "mean cycles per hop", marks);
+  for (const auto &w : {why_a, why_b})
+    if (!w.empty())
+      o << "<p>Not drawn: " << html_text(w) << "</p>\n";
+  if (la && lb && la->per_sm && lb->per_sm) {
+    std::vector<series> m;
+    for (const auto &[L, name, colour] :
+         {std::tuple{la, "A", "#1f77b4"}, std::tuple{lb, "B", "#ff7f0e"}}) {
+      series x{name, colour, {}, L->per_sm->penalty_cycles};
+      for (int sm : L->per_sm->sms)
+        x.x.push_back(sm);
+      m.push_back(x);
+    }
+    o << "<h3>" << html_text(label) << ": miss penalty per SM</h3>\n"
+      << svg_plot(m, false, "SM id", "miss penalty, cycles per hop", {});
+  }
 }
 
 } // namespace
@@ -208,42 +254,7 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
     });
     if (!differs || !a || !b)
       continue;
-    const auto *la = level_of(a, k), *lb = level_of(b, k);
-    const double page = la ? la->page_bytes : lb->page_bytes;
-    o << "<h2>" << html_text(label) << ": the two sweeps at its page stride, "
-      << html_text(format_bytes(page)) << "</h2>\n";
-    std::string why_a, why_b;
-    std::vector<series> s;
-    if (!sweep_a) {
-      sweep_a.emplace(a->dir, "A", "#1f77b4");
-      sweep_b.emplace(b->dir, "B", "#ff7f0e");
-    }
-    if (auto x = sweep_a->at(page, why_a))
-      s.push_back(*x);
-    if (auto x = sweep_b->at(page, why_b))
-      s.push_back(*x);
-    std::vector<std::pair<double, std::string>> marks;
-    if (la)
-      marks.emplace_back(la->reach_bytes, "A's reach");
-    if (lb && (!la || lb->reach_bytes != la->reach_bytes))
-      marks.emplace_back(lb->reach_bytes, "B's reach");
-    if (!s.empty())
-      o << svg_plot(s, true, "footprint", "mean cycles per hop", marks);
-    for (const auto &w : {why_a, why_b})
-      if (!w.empty())
-        o << "<p>Not drawn: " << html_text(w) << "</p>\n";
-    if (la && lb && la->per_sm && lb->per_sm) {
-      std::vector<series> m;
-      for (const auto &[L, name, colour] :
-           {std::tuple{la, "A", "#1f77b4"}, std::tuple{lb, "B", "#ff7f0e"}}) {
-        series x{name, colour, {}, L->per_sm->penalty_cycles};
-        for (int sm : L->per_sm->sms)
-          x.x.push_back(sm);
-        m.push_back(x);
-      }
-      o << "<h3>" << html_text(label) << ": miss penalty per SM</h3>\n"
-        << svg_plot(m, false, "SM id", "miss penalty, cycles per hop", {});
-    }
+    level_part(o, label, k, *a, *b, sweep_a, sweep_b);
   }
   if (!same.empty()) {
     o << "<details><summary>The " << same.size() << " findings that are the same</summary>\n";

@@ -434,103 +434,121 @@ set_prediction predict_set(const walk_fn &walk, std::uint32_t start, const confl
   return p;
 }
 
+namespace {
+
+json sets_json(const conflict_level_result &l) {
+  json sets = json::array();
+  for (const auto &s : l.sets) {
+    json j = {{"window_start", s.window_start},
+              {"onset_pages", s.onset_pages},
+              {"hit_cycles", s.hit_cycles},
+              {"missing", s.missing},
+              {"target", s.target},
+              {"members", s.members},
+              {"size", s.members.size()},
+              {"method", s.method},
+              {"tests", s.tests}};
+    if (!s.dropped.empty())
+      j["dropped"] = s.dropped;
+    if (!s.failed.empty())
+      j["failed"] = s.failed;
+    sets.push_back(j);
+  }
+  return sets;
+}
+
+json predictions_json(const conflict_level_result &l) {
+  json predictions = json::array();
+  for (const auto &p : l.predictions) {
+    json j = {{"window_start", p.window_start},
+              {"onset_pages", p.onset_pages},
+              {"target", p.target},
+              {"predicted", p.predicted},
+              {"hit_without_predicted", p.hit_without_predicted},
+              {"missed_without_others", p.missed_without_others},
+              {"partners_confirmed", p.partners_confirmed},
+              {"method", p.method},
+              {"held", p.held()}};
+    if (p.method == "onset union")
+      j.update({{"onset_union", p.onset_union},
+                {"union_in_predicted_sets", p.union_in_predicted_sets},
+                {"union_sets", p.union_sets}});
+    if (!p.failed.empty())
+      j["failed"] = p.failed;
+    predictions.push_back(j);
+  }
+  return predictions;
+}
+
+// The fully associative level's diagnostics (repeated walks, walks from each home SM) and the
+// group walks and rotations, each where measured.
+void diagnostics_json(const conflict_level_result &l, json &j) {
+  if (!l.repeats.empty()) {
+    json reps = json::array();
+    for (const auto &rp : l.repeats)
+      reps.push_back({{"when", rp.when},
+                      {"start", rp.start},
+                      {"pages", rp.pages},
+                      {"walks", rp.walks},
+                      {"missed", rp.missed},
+                      {"hit_cycles", rp.hit_cycles},
+                      {"worst_excess_cycles", rp.worst_excess_cycles}});
+    j["repeats"] = reps;
+  }
+  if (!l.homes.empty()) {
+    json homes = json::array();
+    for (const auto &h : l.homes)
+      homes.push_back({{"offset", h.offset},
+                       {"smid", h.smid},
+                       {"hit_cycles", h.hit_cycles},
+                       {"walks", h.walks},
+                       {"missed_entries_minus_one", h.missed_e_minus_1},
+                       {"missed_entries", h.missed_e},
+                       {"excess_cycles", h.excess_e},
+                       {"calibrated_fraction", h.fraction},
+                       {"calibrated_missed_entries", h.calibrated_missed_e},
+                       {"calibrated_missed_entries_plus_one", h.calibrated_missed_e1},
+                       {"missed_entries_plus_one", h.missed_e1}});
+    j["home_walks"] = homes;
+  }
+  if (!l.group_walks.empty()) {
+    json gws = json::array();
+    for (const auto &g : l.group_walks)
+      gws.push_back({{"per_group", g.per_group},
+                     {"groups", g.groups},
+                     {"most_in_a_set", g.most_in_a_set},
+                     {"walks", g.walks},
+                     {"most_missing", g.most_missing},
+                     {"hit_cycles", g.hit_cycles}});
+    j["group_walks"] = gws;
+  }
+  if (!l.rotations.empty()) {
+    json rots = json::array();
+    for (const auto &rt : l.rotations)
+      rots.push_back({{"window_start", rt.window_start},
+                      {"pages", rt.pages},
+                      {"first", rt.first},
+                      {"missing", rt.missing}});
+    j["rotations"] = rots;
+  }
+}
+
+} // namespace
+
 json to_json(const conflict_result &r) {
   json levels = json::array();
   for (const auto &l : r.levels) {
-    json sets = json::array();
-    for (const auto &s : l.sets) {
-      json j = {{"window_start", s.window_start},
-                {"onset_pages", s.onset_pages},
-                {"hit_cycles", s.hit_cycles},
-                {"missing", s.missing},
-                {"target", s.target},
-                {"members", s.members},
-                {"size", s.members.size()},
-                {"method", s.method},
-                {"tests", s.tests}};
-      if (!s.dropped.empty())
-        j["dropped"] = s.dropped;
-      if (!s.failed.empty())
-        j["failed"] = s.failed;
-      sets.push_back(j);
-    }
-    json predictions = json::array();
-    for (const auto &p : l.predictions) {
-      json j = {{"window_start", p.window_start},
-                {"onset_pages", p.onset_pages},
-                {"target", p.target},
-                {"predicted", p.predicted},
-                {"hit_without_predicted", p.hit_without_predicted},
-                {"missed_without_others", p.missed_without_others},
-                {"partners_confirmed", p.partners_confirmed},
-                {"method", p.method},
-                {"held", p.held()}};
-      if (p.method == "onset union")
-        j.update({{"onset_union", p.onset_union},
-                  {"union_in_predicted_sets", p.union_in_predicted_sets},
-                  {"union_sets", p.union_sets}});
-      if (!p.failed.empty())
-        j["failed"] = p.failed;
-      predictions.push_back(j);
-    }
     json j = {{"level", l.target.level},       {"page_bytes", l.target.page_bytes()},
               {"entries", l.target.entries()}, {"penalty_cycles", l.target.penalty_cycles()},
-              {"va_base", l.va_base},          {"sets", sets},
+              {"va_base", l.va_base},          {"sets", sets_json(l)},
               {"seconds", l.seconds}};
     if (!l.predictions.empty())
-      j["predictions"] = predictions;
+      j["predictions"] = predictions_json(l);
     if (l.miss_min_cycles > 0)
       j["miss_threshold"] = {{"fraction_of_penalty", l.target.miss_fraction},
                              {"dearest_hit_of_e_minus_1_cycles", l.hit_max_cycles},
                              {"cheapest_miss_of_e_plus_1_cycles", l.miss_min_cycles}};
-    if (!l.repeats.empty()) {
-      json reps = json::array();
-      for (const auto &rp : l.repeats)
-        reps.push_back({{"when", rp.when},
-                        {"start", rp.start},
-                        {"pages", rp.pages},
-                        {"walks", rp.walks},
-                        {"missed", rp.missed},
-                        {"hit_cycles", rp.hit_cycles},
-                        {"worst_excess_cycles", rp.worst_excess_cycles}});
-      j["repeats"] = reps;
-    }
-    if (!l.homes.empty()) {
-      json homes = json::array();
-      for (const auto &h : l.homes)
-        homes.push_back({{"offset", h.offset},
-                         {"smid", h.smid},
-                         {"hit_cycles", h.hit_cycles},
-                         {"walks", h.walks},
-                         {"missed_entries_minus_one", h.missed_e_minus_1},
-                         {"missed_entries", h.missed_e},
-                         {"excess_cycles", h.excess_e},
-                         {"calibrated_fraction", h.fraction},
-                         {"calibrated_missed_entries", h.calibrated_missed_e},
-                         {"calibrated_missed_entries_plus_one", h.calibrated_missed_e1},
-                         {"missed_entries_plus_one", h.missed_e1}});
-      j["home_walks"] = homes;
-    }
-    if (!l.group_walks.empty()) {
-      json gws = json::array();
-      for (const auto &g : l.group_walks)
-        gws.push_back({{"per_group", g.per_group},
-                       {"groups", g.groups},
-                       {"most_in_a_set", g.most_in_a_set},
-                       {"walks", g.walks},
-                       {"most_missing", g.most_missing},
-                       {"hit_cycles", g.hit_cycles}});
-      j["group_walks"] = gws;
-    }
-    if (!l.rotations.empty()) {
-      json rots = json::array();
-      for (const auto &rt : l.rotations)
-        rots.push_back({{"window_start", rt.window_start},
-                        {"pages", rt.pages},
-                        {"first", rt.first},
-                        {"missing", rt.missing}});
-      j["rotations"] = rots;
-    }
+    diagnostics_json(l, j);
     if (!l.target.skipped.empty())
       j["skipped"] = l.target.skipped;
     levels.push_back(j);

@@ -189,19 +189,14 @@ const onset_search *find_search(const coverage_level_result &l, const std::strin
 }
 } // namespace
 
-coverage_level_result measure_coverage(coverage_env &env, const coverage_target &t,
-                                       const coverage_options &o) {
-  coverage_level_result l;
-  l.target = t;
+namespace {
+
+// Calibration and fill: slot 0, then a slot of the same window past every inner level's reach;
+// sets the level's miss threshold.
+void measure_fill(coverage_env &env, const coverage_target &t, const coverage_options &o,
+                  std::uint32_t max_windows, coverage_level_result &l) {
   const std::uint32_t r = t.slots(), e = t.entries();
   const double pen = t.penalty_cycles();
-  const std::uint32_t windows_in_range =
-      std::uint32_t(o.max_range_bytes / std::uint64_t(t.tested.page_bytes));
-  const auto max_windows = std::min(
-      windows_in_range, std::uint32_t(std::ceil(std::max(2.5 * e, 1.3 * t.full_miss_windows()))));
-  env.map("all", every_slot(o.slot_bytes, max_windows * r));
-
-  // Calibration and fill: slot 0, then a slot of the same window past every inner level's reach.
   // Where the level inside covers as much (one H100's L3 and L2 both 32 MiB), every second page
   // of the window hits there: the fill cannot be read at this level.
   fill_test &f = l.fill;
@@ -224,8 +219,14 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
   f.first_miss_share = high.misses_per_lap[0] / f.high_windows;
   if (f.first_cycles - f.hit_cycles > 0.25 * pen)
     f.fraction = (f.second_cycles - f.hit_cycles) / (f.first_cycles - f.hit_cycles);
+}
 
-  const double thr = l.threshold_cycles;
+// The onsets of each walk pattern in each layout (A, D, H on every slot; H on slots 0 and r/2
+// only; A on distinct chunks against one; B in physical order against not).
+void search_onsets(coverage_env &env, const coverage_target &t, const coverage_options &o,
+                   std::uint32_t max_windows, coverage_level_result &l) {
+  const std::uint32_t r = t.slots(), e = t.entries();
+  const double pen = t.penalty_cycles();
   const bool fa = t.tested.sets && *t.tested.sets == 1;
   // D's warm laps: entries that other walks left may cover its pages one by one (a range made
   // at slot 0 covers slot r/2), and where entries are ranges made at the slot that missed, the
@@ -260,6 +261,14 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
           find_onset(env, "B", "one allocation in order", b, 1, max_windows, e, pen, o.laps, fa));
     }
   }
+}
+
+void repeat_onsets(coverage_env &env, const coverage_target &t, const coverage_options &o,
+                   std::uint32_t max_windows, coverage_level_result &l) {
+  const std::uint32_t r = t.slots(), e = t.entries();
+  const bool fa = t.tested.sets && *t.tested.sets == 1;
+  const walk_pattern a{r, {0}};
+  const double thr = l.threshold_cycles;
   // A fully associative level: its walks of E and E + 1 windows, again and again, three ways,
   // from window 0 and from the conflict probe's second and third window starts (97 and 194:
   // windows that straddle a boundary of E windows).
@@ -305,6 +314,23 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
           }
     }
   }
+}
+
+} // namespace
+
+coverage_level_result measure_coverage(coverage_env &env, const coverage_target &t,
+                                       const coverage_options &o) {
+  coverage_level_result l;
+  l.target = t;
+  const std::uint32_t r = t.slots(), e = t.entries();
+  const std::uint32_t windows_in_range =
+      std::uint32_t(o.max_range_bytes / std::uint64_t(t.tested.page_bytes));
+  const auto max_windows = std::min(
+      windows_in_range, std::uint32_t(std::ceil(std::max(2.5 * e, 1.3 * t.full_miss_windows()))));
+  env.map("all", every_slot(o.slot_bytes, max_windows * r));
+  measure_fill(env, t, o, max_windows, l);
+  search_onsets(env, t, o, max_windows, l);
+  repeat_onsets(env, t, o, max_windows, l);
   l.verdict = coverage_verdict(l, o);
   return l;
 }
@@ -324,37 +350,35 @@ constexpr double k_data_noise_cycles = 20; // see the contrasts in coverage_verd
 
 } // namespace
 
-json coverage_verdict(const coverage_level_result &l, const coverage_options &o) {
-  const std::uint32_t r = l.target.slots();
-  const std::string cov = format_bytes(l.target.tested.page_bytes),
-                    slot = format_bytes(double(o.slot_bytes));
-  json v = {{"coverage_bytes", l.target.tested.page_bytes},
-            {"slot_bytes", o.slot_bytes},
-            {"slots_per_entry", r}};
-  const auto *a = find_search(l, "A", "every slot");
-  std::vector<std::string> parts, unresolved;
-  // The straddling pairs D against A: as many windows (one tag per window), or twice as many
-  // (found so, or none missed up to twice A's onset).
-  std::string straddle = "not resolved";
+namespace {
+
+// The straddling pairs D against A: as many windows (one tag per window, "one"), or twice as
+// many ("two": found so, or none missed up to twice A's onset).
+std::string straddle_of(const coverage_level_result &l, const onset_search *a, json &v,
+                        std::vector<std::string> &unresolved) {
   const auto *dsearch = find_search(l, "D", "every slot");
   if (const auto q = ratio(dsearch, a)) {
     v["straddle_ratio"] = *q;
-    straddle = same(*q) ? "one" : *q >= 1.6 && *q <= 2.5 ? "two" : "not resolved";
+    const std::string straddle = same(*q) ? "one" : *q >= 1.6 && *q <= 2.5 ? "two" : "not resolved";
     if (straddle == "not resolved")
       unresolved.push_back("the straddling walk's onset is " + std::to_string(*q) +
                            " x the aligned one's");
-  } else if (dsearch && a && a->onset_windows && !dsearch->onset_windows &&
-             dsearch->note.rfind("no walk", 0) == 0 &&
-             dsearch->max_windows >= 1.9 * *a->onset_windows) {
-    v["straddle_ratio_at_least"] = dsearch->max_windows / *a->onset_windows;
-    straddle = "two";
-  } else {
-    unresolved.push_back("an onset was not found");
+    return straddle;
   }
-  // The fill: the second slot after slot 0 missed.
-  const fill_test &f = l.fill;
+  if (dsearch && a && a->onset_windows && !dsearch->onset_windows &&
+      dsearch->note.rfind("no walk", 0) == 0 && dsearch->max_windows >= 1.9 * *a->onset_windows) {
+    v["straddle_ratio_at_least"] = dsearch->max_windows / *a->onset_windows;
+    return "two";
+  }
+  unresolved.push_back("an onset was not found");
+  return "not resolved";
+}
+
+// The fill: the second slot after slot 0 missed ("whole", "in parts", "not testable" or "not
+// resolved"); `second` names the page that second slot starts.
+std::string fill_of(const fill_test &f, const std::string &second, json &v,
+                    std::vector<std::string> &unresolved) {
   std::string fill = "not resolved";
-  const std::string second = format_bytes(double(f.second_slot) * double(o.slot_bytes));
   if (f.testable && f.fraction && f.first_miss_share >= 0.8) {
     v["fill_fraction"] = *f.fraction;
     fill = *f.fraction <= 0.3 ? "whole" : *f.fraction >= 0.7 ? "in parts" : "not resolved";
@@ -368,7 +392,16 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
     unresolved.push_back("the walk past the full miss did not miss at slot 0");
   }
   v["fill"] = fill;
-  const std::string rs = std::to_string(r);
+  return fill;
+}
+
+// The tag the straddle and the fill give together (v["tag"]), and what it says.
+void tag_of(const coverage_level_result &l, const coverage_options &o, const std::string &straddle,
+            const std::string &fill, const std::string &second, json &v,
+            std::vector<std::string> &parts, std::vector<std::string> &unresolved) {
+  const std::uint32_t r = l.target.slots();
+  const std::string rs = std::to_string(r), cov = format_bytes(l.target.tested.page_bytes),
+                    slot = format_bytes(double(o.slot_bytes));
   if (straddle == "one") {
     v["tag"] = "aligned";
     parts.push_back(rs + " consecutive " + slot + " pages under one tag aligned to " + cov);
@@ -382,7 +415,7 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
     v["tag"] = "unaligned";
     parts.push_back("any " + rs + " consecutive " + slot +
                     " pages, aligned or not (a straddling pair needs one entry)");
-  } else if (straddle == "two" && fill == "in parts" && 2 * f.second_slot >= r) {
+  } else if (straddle == "two" && fill == "in parts" && 2 * l.fill.second_slot >= r) {
     v["tag"] = "half";
     v["entry_bytes_at_most"] = l.target.tested.page_bytes / 2;
     parts.push_back("no: an entry covers at most " + format_bytes(l.target.tested.page_bytes / 2) +
@@ -394,7 +427,12 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
     if (straddle == "two")
       unresolved.push_back("straddling pairs hold twice the windows but the fill is " + fill);
   }
-  // Mapped neighbours, distinct chunks, an ordered allocation: each against its control.
+}
+
+// Mapped neighbours, distinct chunks, an ordered allocation: each against its control. What
+// changes the onset joins `parts`, what does not `nothing`.
+void contrasts_of(const coverage_level_result &l, json &v, std::vector<std::string> &parts,
+                  std::vector<std::string> &nothing) {
   struct contrast {
     const char *key;
     const onset_search *x, *y;
@@ -410,12 +448,11 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
       {"ordered_allocation", find_search(l, "B", "one allocation in order"),
        find_search(l, "B", "every slot"), "physically ordered pages change nothing",
        "physically ordered pages change the coverage (contiguity is used)"}};
-  std::vector<std::string> nothing;
   for (const auto &c : cs) {
     const auto q = ratio(c.x, c.y);
     if (!c.x) {
       if (std::string(c.key) == "unmapped_neighbours")
-        v[c.key] = "not testable (" + std::to_string(r) + " slots per entry)";
+        v[c.key] = "not testable (" + std::to_string(l.target.slots()) + " slots per entry)";
       continue;
     }
     if (!q) {
@@ -440,27 +477,36 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
     v[c.key] = same(*q) ? "no effect" : "changes the onset";
     (same(*q) ? nothing : parts).push_back(same(*q) ? c.no_effect : c.effect);
   }
+}
+
+std::string joined(const std::vector<std::string> &xs, const char *sep) {
+  std::string out;
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    out += (i ? sep : "") + xs[i];
+  return out;
+}
+
+// The sentence the verdict states, from its parts.
+std::string finding_of(const json &v, const std::string &cov, const std::vector<std::string> &parts,
+                       const std::vector<std::string> &nothing,
+                       const std::vector<std::string> &unresolved) {
   std::string finding =
       v["tag"] == "half" ? "does one entry cover " + cov + "? " : "one entry covers " + cov;
   for (std::size_t i = 0; i < parts.size(); ++i)
     finding += (i == 0 ? (v["tag"] == "half" ? "" : ": ") : "; ") + parts[i];
   if (!nothing.empty()) {
-    std::string n;
-    for (std::size_t i = 0; i < nothing.size(); ++i)
-      n += (i ? ", " : "") + nothing[i];
-    finding += "; " + n;
+    finding += "; " + joined(nothing, ", ");
     if (std::string(v.value("distinct_chunks", "")) == "no effect" ||
         std::string(v.value("ordered_allocation", "")) == "no effect")
       finding += " (physical contiguity is not needed: the alias maps one chunk at every slot)";
   }
-  if (!unresolved.empty()) {
-    std::string u;
-    for (std::size_t i = 0; i < unresolved.size(); ++i)
-      u += (i ? "; " : "") + unresolved[i];
-    finding += "; not resolved: " + u;
-  }
-  v["finding"] = finding;
-  // The fully associative level's repeated walks: how often E windows missed, each way.
+  if (!unresolved.empty())
+    finding += "; not resolved: " + joined(unresolved, "; ");
+  return finding;
+}
+
+// The fully associative level's repeated walks: how often E windows missed, each way.
+json repeated_onsets(const coverage_level_result &l) {
   json rep = json::array();
   for (const auto &rp : l.repeats) {
     int missed = 0;
@@ -473,7 +519,24 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
                    {"walks", rp.misses_per_lap.size()},
                    {"missed", missed}});
   }
-  if (!rep.empty())
+  return rep;
+}
+
+} // namespace
+
+json coverage_verdict(const coverage_level_result &l, const coverage_options &o) {
+  json v = {{"coverage_bytes", l.target.tested.page_bytes},
+            {"slot_bytes", o.slot_bytes},
+            {"slots_per_entry", l.target.slots()}};
+  std::vector<std::string> parts, nothing, unresolved;
+  const std::string straddle = straddle_of(l, find_search(l, "A", "every slot"), v, unresolved);
+  const std::string second = format_bytes(double(l.fill.second_slot) * double(o.slot_bytes));
+  const std::string fill = fill_of(l.fill, second, v, unresolved);
+  tag_of(l, o, straddle, fill, second, v, parts, unresolved);
+  contrasts_of(l, v, parts, nothing);
+  v["finding"] =
+      finding_of(v, format_bytes(l.target.tested.page_bytes), parts, nothing, unresolved);
+  if (const json rep = repeated_onsets(l); !rep.empty())
     v["repeated_onsets"] = rep;
   return v;
 }
