@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The TLB analyzer on a family of simulated GPUs (probes/tlb/simulate.hpp): N random hierarchies
+# The TLB analyzer on a family of simulated GPUs (tests/common/tlb_simulate.hpp): N random hierarchies
 # and N/5 null GPUs a mode (full and quick, as characterize plans the tlb stage), the recovery
 # table, the GPUs missed or falsely found; then the table of what can be recovered (found, false
 # share, calibration) for the same GPUs analysed by the rise detectors alone and by the whole-sweep

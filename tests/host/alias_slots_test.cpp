@@ -3,7 +3,7 @@
 // driver maps and unmaps in one call each; and the quick tlb sweep's points, refinements included,
 // inside the slots its plan maps.
 #include "common/alias_slots.hpp"
-#include "probes/tlb/simulate.hpp"
+#include "tests/common/tlb_simulate.hpp"
 #include "probes/tlb/sweep.hpp"
 
 #include <gtest/gtest.h>

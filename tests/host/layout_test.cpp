@@ -191,7 +191,7 @@ TEST(Layout, NamespacesFollowTheFolders) {
   // The rule itself, on one file of each kind.
   EXPECT_TRUE(namespace_allowed("probes/tlb/levels.cpp", "gpuprobe::probes"));
   EXPECT_TRUE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::probes::tlb"));
-  EXPECT_TRUE(namespace_allowed("probes/tlb/simulate.cpp", "gpuprobe::probes::tlb::sim"));
+  EXPECT_TRUE(namespace_allowed("probes/tlb/forward.cpp", "gpuprobe::probes::tlb"));
   EXPECT_FALSE(namespace_allowed("probes/tlb/levels.cpp", "gpuprobe::analysis"));
   EXPECT_FALSE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::probes::sharing"));
   EXPECT_FALSE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::catalog::tlb"));

@@ -1,4 +1,4 @@
-// The TLB analyzer on simulated GPUs (probes/tlb/simulate.hpp): a seeded family of
+// The TLB analyzer on simulated GPUs (tests/common/tlb_simulate.hpp): a seeded family of
 // random hierarchies and null GPUs, swept as characterize plans the tlb stage (full and quick),
 // analyzed, and scored: the share of levels recovered with exact entries, ways and sets and
 // coverage, the false levels per null sweep, and the smallest penalty/noise found 95 % of the
@@ -10,7 +10,7 @@
 #include "common/steps.hpp"
 #include "common/units.hpp"
 #include "probes/tlb/levels.hpp"
-#include "probes/tlb/simulate.hpp"
+#include "tests/common/tlb_simulate.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "probes/tlb/simulate.hpp"
+#include "tests/common/tlb_simulate.hpp"
 
 #include "common/defaults.hpp"
 #include "common/stats.hpp"
