@@ -10,7 +10,7 @@
 //   - cap:        `max_reps` per side (validate's --reps), what a fixed design measured.
 // The verdict itself is unchanged: validation_rows runs the same statistics on whatever was
 // measured. Host-only, so the rule is tested on synthetic pairs.
-#include "analysis/stats.hpp"
+#include "analysis/significance.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
 #include "analysis/validation.hpp"
 
-#include "analysis/stats.hpp"
+#include "analysis/significance.hpp"
 #include "common/error.hpp"
 #include "common/stats.hpp"
 

@@ -1,6 +1,6 @@
 // validate's rows: medians, CI, Mann-Whitney with Holm across measured workloads, verdicts;
 // workloads the tuning does not change are listed as "not tuned" and left out of Holm.
-#include "analysis/stats.hpp"
+#include "analysis/significance.hpp"
 #include "analysis/validation.hpp"
 #include "common/json_io.hpp"
 #include "tune/measure.hpp"

@@ -1,4 +1,4 @@
-#include "analysis/stats.hpp"
+#include "analysis/significance.hpp"
 
 #include "common/error.hpp"
 #include "common/stats.hpp"

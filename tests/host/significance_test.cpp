@@ -1,6 +1,6 @@
 // validate's statistics against reference values (scipy.stats.mannwhitneyu, method="asymptotic",
 // use_continuity=True; Holm by hand) and the properties the verdict relies on.
-#include "analysis/stats.hpp"
+#include "analysis/significance.hpp"
 #include "common/linear.hpp"
 
 #include <gtest/gtest.h>
