@@ -691,6 +691,16 @@ std::string to_markdown(const compare_result &r) {
   return o.str();
 }
 
+std::string verdict_line(const compare_result &r, bool allow_missing) {
+  const int missing = r.missing();
+  return std::string("gpuprobe compare: ") + (r.differences() ? "DIFFERENT" : "SAME") + " (" +
+         std::to_string(r.differences()) + " finding(s) differ" +
+         (missing ? ", " + std::to_string(missing) +
+                        (allow_missing ? " missing, allowed" : " of them missing")
+                  : std::string()) +
+         ", of " + std::to_string(r.findings.size()) + ")";
+}
+
 std::string to_text(const compare_result &r) {
   std::ostringstream o;
   const auto t = [](const std::string &s) { return terminal_text(s); };

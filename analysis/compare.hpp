@@ -131,5 +131,7 @@ std::string to_markdown(const compare_result &r);
 // The same for a terminal: plain text (no Markdown escapes or tables), data made safe for a
 // terminal line (control characters shown escaped).
 std::string to_text(const compare_result &r);
+// The one line compare always prints: "gpuprobe compare: SAME (0 finding(s) differ, of 54)".
+std::string verdict_line(const compare_result &r, bool allow_missing);
 
 } // namespace gpuprobe::analysis

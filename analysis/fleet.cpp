@@ -4,7 +4,9 @@
 
 #include "common/device_info.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_io.hpp"
+#include "common/outputs.hpp"
 #include "common/results_folder.hpp"
 #include "common/schema.hpp"
 #include "common/stats.hpp"
@@ -23,6 +25,7 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <sstream>
 
 namespace gpuprobe::analysis {
 
@@ -106,7 +109,8 @@ void read_profile(const model::profile &p, fleet_unit &u) {
     if (L.miss_penalty_cycles)
       u.numbers[n + "penalty_cycles"] = *L.miss_penalty_cycles;
     u.text[n + "sharing"] = L.sharing ? L.sharing->scope : "not measured";
-    // A global level's groups are every SM it was measured on (all, or a spread sample of them): its scope says all there is, so there is no map to compare.
+    // A global level's groups are every SM it was measured on (all, or a spread sample of them):
+    // its scope says all there is, so there is no map to compare.
     if (L.sharing && L.sharing->scope != "global" && L.sharing->groups &&
         !L.sharing->groups->empty()) {
       const auto groups = probes::canonical_groups(*L.sharing->groups);
@@ -480,6 +484,78 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
     fm.complete = done.size();
   }
   return f;
+}
+
+namespace {
+
+// A level's cell: "2048 x 32 MiB, +95, groups ..."; a value the unit's profile does not hold
+// reads "—" (never a 0), a level it has not at all "—" alone.
+std::string cell(const fleet_unit &u, const std::string &level) {
+  const auto n = [&](const std::string &k) { return u.number(level + "." + k); };
+  if (!n("page_mib"))
+    return "—";
+  const auto text = [](const std::optional<double> &v, const char *fmt) {
+    char b[64];
+    std::snprintf(b, sizeof b, fmt, v.value_or(0));
+    return v ? std::string(b) : std::string("—");
+  };
+  std::string s = text(n("entries"), "%.0f") + " x " + text(n("page_mib"), "%.0f") + " MiB, +" +
+                  text(n("penalty_cycles"), "%.0f");
+  auto sh = u.text.find(level + ".sharing");
+  if (sh != u.text.end()) {
+    auto sizes = u.text.find(level + ".group_sizes");
+    s += ", " +
+         (sh->second == "groups" && sizes != u.text.end()
+              ? std::to_string(int(n("groups").value_or(0))) + " groups (" + sizes->second + ")"
+              : sh->second);
+  }
+  return s;
+}
+
+} // namespace
+
+std::string fleet_markdown(const model::fleet &fleet, bool plain) {
+  const auto markdown_text = [plain](const std::string &s) {
+    return plain ? terminal_text(s) : gpuprobe::markdown_text(s);
+  };
+  std::ostringstream o;
+  o << "# Fleet\n\nOutlier rule: " << fleet.outlier_rule << "\n";
+  for (const auto &[model, m] : fleet.models) {
+    o << "\n## " << markdown_text(model) << " (" << m.units.size() << " units, " << m.complete
+      << " complete)\n\n| unit | L1 | L2 | L3 | atomics same_u32 slope | tuning | status |\n"
+         "|---|---|---|---|---|---|---|\n";
+    for (const auto &u : fleet.units) {
+      if (u.model != model)
+        continue;
+      const auto slope = u.number("atomics.same_u32.slope");
+      const auto words = u.number("tuning.word_bits");
+      char a[64] = "—", t[64] = "—";
+      if (slope)
+        std::snprintf(a, sizeof a, "%.3f cycles/thread", *slope);
+      if (words) {
+        const double regions = u.number("tuning.regions").value_or(1.0);
+        std::snprintf(t, sizeof t, "%.0f-bit, %.0f region%s", *words, regions,
+                      regions == 1 ? "" : "s"); // "1 region", "24 regions"
+      }
+      o << "| " << markdown_text(u.uuid) << " | " << markdown_text(cell(u, "L1")) << " | "
+        << markdown_text(cell(u, "L2")) << " | " << markdown_text(cell(u, "L3")) << " | " << a
+        << " | " << t << " | " << markdown_text(u.status) << " |\n";
+    }
+    bool any = false;
+    for (const auto &[name, p] : m.parameters)
+      for (const auto &x : p.outliers) {
+        o << (any ? "" : "\nOutliers:\n\n") << "- " << markdown_text(x.uuid + ": " + x.why) << "\n";
+        any = true;
+      }
+    if (!any)
+      o << "\nOutliers: none" << (m.complete < 3 ? " (fewer than 3 complete units)" : "") << ".\n";
+    o << "\nWhat differs between its units:\n\n";
+    if (m.differences.empty())
+      o << "- nothing beyond 1 %\n";
+    for (const auto &d : m.differences)
+      o << "- " << markdown_text(d) << "\n";
+  }
+  return o.str();
 }
 
 } // namespace gpuprobe::analysis

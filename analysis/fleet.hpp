@@ -46,4 +46,9 @@ robust_spread spread_of(const std::vector<double> &xs, const fleet_rule &rule);
 // outliers, and what differs; every unit's figures.
 model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule = {});
 
+// The table as Markdown: one row per unit, models apart, then each model's findings.
+// `plain`: for a terminal: the same lines with data made safe for a terminal (control characters
+// escaped) instead of Markdown-escaped (no \_ or &amp;).
+std::string fleet_markdown(const model::fleet &fleet, bool plain = false);
+
 } // namespace gpuprobe::analysis

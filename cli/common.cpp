@@ -2,6 +2,8 @@
 
 #include "common/error.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -77,6 +79,23 @@ void check_output_path(const std::string &path) {
 int &exit_status() {
   static int status = 0;
   return status;
+}
+
+CLI::Validator finite_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string &v) -> std::string {
+        try {
+          std::size_t used = 0;
+          const double x = std::stod(v, &used);
+          if (used == v.size() && std::isfinite(x) && x >= lo && x <= hi)
+            return "";
+        } catch (const std::exception &) {
+        }
+        char b[96];
+        std::snprintf(b, sizeof b, "'%s' is not a number in [%g, %g]", v.c_str(), lo, hi);
+        return b;
+      },
+      "FLOAT in [" + std::to_string(lo) + " - " + std::to_string(hi) + "]");
 }
 
 } // namespace gpuprobe::cli

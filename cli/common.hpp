@@ -69,6 +69,10 @@ int &exit_status();
 using setup_fn = void (*)(CLI::App &parent);
 const std::vector<setup_fn> &subcommands();
 
+// A bound that is a number in [lo, hi] (CLI11's Range lets NaN through: every comparison with it
+// is false).
+CLI::Validator finite_in(double lo, double hi);
+
 void setup_analyze(CLI::App &parent);
 void setup_theory(CLI::App &parent);
 void setup_report(CLI::App &parent);

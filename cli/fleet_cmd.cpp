@@ -28,76 +28,6 @@ struct fleet_flags {
   std::string out;
 };
 
-// A level's cell: "2048 x 32 MiB, +95, groups ..."; a value the unit's profile does not hold
-// reads "—" (never a 0), a level it has not at all "—" alone.
-std::string cell(const analysis::fleet_unit &u, const std::string &level) {
-  const auto n = [&](const std::string &k) { return u.number(level + "." + k); };
-  if (!n("page_mib"))
-    return "—";
-  const auto text = [](const std::optional<double> &v, const char *fmt) {
-    char b[64];
-    std::snprintf(b, sizeof b, fmt, v.value_or(0));
-    return v ? std::string(b) : std::string("—");
-  };
-  std::string s = text(n("entries"), "%.0f") + " x " + text(n("page_mib"), "%.0f") + " MiB, +" +
-                  text(n("penalty_cycles"), "%.0f");
-  auto sh = u.text.find(level + ".sharing");
-  if (sh != u.text.end()) {
-    auto sizes = u.text.find(level + ".group_sizes");
-    s += ", " + (sh->second == "groups" && sizes != u.text.end()
-                     ? std::to_string(int(n("groups").value_or(0))) + " groups (" + sizes->second + ")"
-                     : sh->second);
-  }
-  return s;
-}
-
-// The table as Markdown: one row per unit, models apart, then each model's findings.
-// `plain`: for a terminal: the same lines with data made safe for a terminal (control characters
-// escaped) instead of Markdown-escaped (no \_ or &amp;).
-std::string markdown(const model::fleet &fleet, bool plain = false) {
-  const auto markdown_text = [plain](const std::string &s) {
-    return plain ? terminal_text(s) : gpuprobe::markdown_text(s);
-  };
-  std::ostringstream o;
-  o << "# Fleet\n\nOutlier rule: " << fleet.outlier_rule << "\n";
-  for (const auto &[model, m] : fleet.models) {
-    o << "\n## " << markdown_text(model) << " (" << m.units.size() << " units, " << m.complete
-      << " complete)\n\n| unit | L1 | L2 | L3 | atomics same_u32 slope | tuning | status |\n"
-         "|---|---|---|---|---|---|---|\n";
-    for (const auto &u : fleet.units) {
-      if (u.model != model)
-        continue;
-      const auto slope = u.number("atomics.same_u32.slope");
-      const auto words = u.number("tuning.word_bits");
-      char a[64] = "—", t[64] = "—";
-      if (slope)
-        std::snprintf(a, sizeof a, "%.3f cycles/thread", *slope);
-      if (words) {
-        const double regions = u.number("tuning.regions").value_or(1.0);
-        std::snprintf(t, sizeof t, "%.0f-bit, %.0f region%s", *words, regions,
-                      regions == 1 ? "" : "s"); // "1 region", "24 regions"
-      }
-      o << "| " << markdown_text(u.uuid) << " | " << markdown_text(cell(u, "L1")) << " | "
-        << markdown_text(cell(u, "L2")) << " | " << markdown_text(cell(u, "L3")) << " | " << a
-        << " | " << t << " | " << markdown_text(u.status) << " |\n";
-    }
-    bool any = false;
-    for (const auto &[name, p] : m.parameters)
-      for (const auto &x : p.outliers) {
-        o << (any ? "" : "\nOutliers:\n\n") << "- " << markdown_text(x.uuid + ": " + x.why) << "\n";
-        any = true;
-      }
-    if (!any)
-      o << "\nOutliers: none" << (m.complete < 3 ? " (fewer than 3 complete units)" : "") << ".\n";
-    o << "\nWhat differs between its units:\n\n";
-    if (m.differences.empty())
-      o << "- nothing beyond 1 %\n";
-    for (const auto &d : m.differences)
-      o << "- " << markdown_text(d) << "\n";
-  }
-  return o.str();
-}
-
 // A fleet folder written before the marker named sizes and hashes: its fleet.json is a fleet's
 // (schema gpuprobe.fleet/N); a lone fleet.md, or one beside a file that is no fleet's, is a user's.
 bool legacy_fleet_folder(const std::string &dir, const std::vector<std::string> &) {
@@ -142,7 +72,7 @@ void run(const fleet_flags &given) {
   fs::create_directories(f.out);
   model::fleet fleet = analysis::merge_fleet(units);
   fleet.not_units = not_units;
-  std::string md = markdown(fleet), text = markdown(fleet, true);
+  std::string md = analysis::fleet_markdown(fleet), text = analysis::fleet_markdown(fleet, true);
   if (!not_units.empty()) {
     md += "\n## Not units\n\n";
     text += "\n## Not units\n\n";

@@ -1,6 +1,7 @@
 // gpuprobe report: a results folder -> one page (index.html, or index.md) with every figure as
 // PNG and SVG and the CSV behind it (drawn by reports/plot.py), and the tables.
 #include "cli/common.hpp"
+#include "cli/report_folder.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
@@ -11,15 +12,10 @@
 #include "report/figures_drawn.hpp"
 #include "report/report.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <map>
 #include <memory>
 #include <set>
 
@@ -34,87 +30,6 @@ namespace fs = std::filesystem;
 struct report_options {
   std::string input, out, format = "html", python = "python3", plot_script, figures_from;
 };
-
-// The plot script when --plot-script is not given: the one beside this binary (a copied
-// gpuprobe: <bin>/plot.py; an installed one: <bin>/../share/gpuprobe/plot.py), else the source
-// tree's it was built from; one line naming where it looked when none is there.
-std::string default_plot_script() {
-  std::error_code ec;
-  const fs::path bin = fs::path(self_path()).parent_path();
-  const fs::path beside = bin / "plot.py",
-                 installed = bin / ".." / "share" / "gpuprobe" / "plot.py",
-                 source = fs::path(GPUPROBE_SOURCE_DIR) / "reports" / "plot.py";
-  for (const auto &p : {beside, installed, source})
-    if (fs::is_regular_file(p, ec))
-      return p.lexically_normal().string();
-  throw error("report: no plot.py beside this binary (" + beside.string() + ", " +
-              installed.lexically_normal().string() +
-              ") nor in the source tree it was built from (" + source.string() +
-              "): pass --plot-script");
-}
-
-// A report folder written before the marker named sizes and hashes (common/outputs.hpp):
-// accepted only when plot.py's own manifest is there (figures/manifest.json with its "drawn_by"
-// stamp) and every path in it is a page, figures/, that manifest or a figure it lists
-// (<id>.csv/png/svg, not_drawn.json). A user's own file is never deleted, nor a lone index.md or
-// index.html that no report drew.
-bool legacy_report_folder(const std::string &dir, const std::vector<std::string> &paths) {
-  std::set<std::string> ok = {"index.html", "index.md", "figures", "figures/manifest.json",
-                              "figures/not_drawn.json", k_owned_marker};
-  try {
-    const auto m = read_json_file((fs::path(dir) / "figures" / "manifest.json").string());
-    if (!m.contains("drawn_by") || !m.at("drawn_by").is_object())
-      return false;
-    for (const auto &f : m.at("figures"))
-      for (const char *ext : {".csv", ".png", ".svg"})
-        ok.insert("figures/" + f.at("id").get<std::string>() + ext);
-  } catch (const std::exception &) {
-    return false; // no manifest plot.py wrote: nothing here is known to be a report's
-  }
-  return std::all_of(paths.begin(), paths.end(), [&](const std::string &p) { return ok.count(p); });
-}
-
-// report --out inside its input folder: its own layout's DIR/report (or another new name), never
-// a folder or file the results folder's stages write.
-bool report_inside_ok(const std::string &out, const std::string &input) {
-  const fs::path rel = fs::weakly_canonical(fs::absolute(out))
-                           .lexically_relative(fs::weakly_canonical(fs::absolute(input)));
-  const std::string first = rel.empty() ? "" : rel.begin()->string();
-  using rf = results_folder;
-  for (const char *taken : {rf::raw_dir, rf::profile_file, rf::tuning_file, rf::validation_file,
-                            "run.log", folder_lock::file_name})
-    if (first == taken)
-      return false;
-  return !first.empty() && first != "." && first != "..";
-}
-
-// The figures plot.py could not draw (figures/not_drawn.json; a figure with no PNG or SVG too):
-// off the page, each listed under "not drawn" with the reason (report exits 3).
-void take_not_drawn(const fs::path &figs, report::report_content &content) {
-  json why = json::object();
-  try {
-    why = read_json_file((figs / "not_drawn.json").string());
-  } catch (const std::exception &) {
-    // an older plot script writes none: the files below tell
-  }
-  std::vector<std::string> skipped;
-  content.keep_figures_if([&](const report::report_figure &f) {
-    std::error_code ec;
-    bool ok = !why.contains(f.id);
-    for (const char *ext : {".png", ".svg"})
-      ok = ok && fs::file_size(figs / (f.id + ext), ec) > 0 && !ec;
-    if (ok)
-      return true;
-    skipped.push_back("figure '" + f.title + "': " +
-                      (why.contains(f.id) && why[f.id].is_string()
-                           ? why[f.id].get<std::string>()
-                           : std::string("the plot script drew no PNG or SVG")));
-    for (const char *ext : {".png", ".svg"})
-      fs::remove(figs / (f.id + ext), ec);
-    return false;
-  });
-  content.skipped.insert(content.skipped.end(), skipped.begin(), skipped.end());
-}
 
 // Draws the page into `dir` (a fresh folder); `reused` counts the figures taken as drawn from
 // --figures-from.
@@ -138,32 +53,15 @@ report::report_content render_into(const report_options &o, const fs::path &dir,
     if (!taken.count(f.id))
       to_draw["figures"].push_back(f.manifest());
   }
-  if (!to_draw["figures"].empty()) {
-    write_json_atomic((figs / "manifest.json").string(), to_draw);
-    const std::vector<std::string> argv = {o.python, script, figs.string()}; // no shell
-    // Its output is held back: on Ctrl-C (even while Python starts) gpuprobe's one line is all a
-    // person reads; on a failure its last line is said in gpuprobe's.
-    child_options quiet;
-    quiet.capture = true;
-    quiet.merge_stderr = true;
-    const auto r = run_child(argv, quiet);
-    check_interrupted("report (drawing the figures)");
-    if (!r.ok())
-      throw error("report: drawing the figures failed (" + o.python + " " + script + " " +
-                  figs.string() + ": exit " + std::to_string(r.exit_code) + ")" +
-                  (last_line(r.output).empty() ? "" : ": " + last_line(r.output)));
-  }
+  if (!to_draw["figures"].empty())
+    draw_figures(o.python, script, figs, to_draw);
   write_json_atomic((figs / "manifest.json").string(), manifest);
   if (!content.figures.empty())
     take_not_drawn(figs, content);
   const bool html = o.format == "html";
-  std::map<std::string, std::string> png; // embedded: index.html stands alone
-  for (const auto &f : content.figures) {
-    std::ifstream in(figs / (f.id + ".png"), std::ios::binary);
-    png[f.id] = std::string(std::istreambuf_iterator<char>(in), {});
-  }
   write_text_atomic((dir / (html ? "index.html" : "index.md")).string(),
-                    html ? report::render_html(content, png) : report::render_markdown(content));
+                    html ? report::render_html(content, figure_pngs(figs, content))
+                         : report::render_markdown(content));
   mark_folder_owned(dir.string(), "report"); // every path it wrote: a later report may replace them
   return content;
 }
@@ -191,8 +89,8 @@ void run_report(const report_options &o) {
   // Drawn beside --out, then swapped in: a failed render leaves nothing, a new one nothing old.
   const fs::path tmp = parent / (tmp_prefix + std::to_string(::getpid()));
   if (::mkdir(tmp.c_str(), 0755) != 0) // a fresh folder: never one planted at the name
-    throw error("report: cannot make '" + terminal_text(tmp.string()) + "': " +
-                std::strerror(errno));
+    throw error("report: cannot make '" + terminal_text(tmp.string()) +
+                "': " + std::strerror(errno));
   report::report_content content;
   std::size_t reused = 0;
   const cleanup_scope cleaning; // SIGTERM/SIGHUP/SIGINT: the temporary folder is removed, below

@@ -242,3 +242,22 @@ TEST(FunctionLength, NoFunctionOfTheSourcesIsOver80Lines) {
   EXPECT_GT(files, 150u);
   EXPECT_GT(functions, 1000u);
 }
+
+// docs/layout.md's claim for cli/: one file per subcommand that is no probe's, no file over 150
+// lines, no function over 60.
+TEST(FunctionLength, TheCliFilesAreShortAndTheirFunctionsShorter) {
+  const fs::path root = fs::path(GPUPROBE_SOURCE_DIR) / "cli";
+  std::size_t files = 0;
+  for (const auto &e : fs::directory_iterator(root)) {
+    if (e.path().extension() != ".cpp")
+      continue;
+    ++files;
+    const std::string text = read_file(e.path());
+    const auto lines = std::size_t(std::count(text.begin(), text.end(), '\n'));
+    EXPECT_LE(lines, 150u) << "cli/" << e.path().filename().string() << ": " << lines << " lines";
+    for (const auto &f : functions_of(text))
+      EXPECT_LE(f.lines, 60u) << "cli/" << e.path().filename().string() << ":" << f.first_line
+                              << ": a function of " << f.lines << " lines";
+  }
+  EXPECT_GT(files, 10u);
+}
