@@ -1,5 +1,7 @@
-// gpuprobe characterize's sequence (cli/characterize_cmd.cpp maps its flags here): TLB sweeps ->
-// TLB profile -> sharing of each level -> atomics -> DIR/profile.json. Each stage is this
+// gpuprobe characterize's sequence (cli/characterize_cmd.cpp maps its flags here): the TLB sweeps
+// (aliased and in real memory) -> their TLB profiles -> the stages that profile decides (the
+// level test's sampling, the conflict sets, what one entry covers, every SM's penalty) -> sharing
+// of each level -> atomics -> DIR/profile.json (each probe's `contribute`). Each stage is this
 // binary's own subcommand, run in DIR and writing one file (atomically) under DIR/raw; the
 // stage runner keeps a finished stage, so an interrupted run resumes. The stages run inside this
 // process, one CUDA context and one alias range for all, or as child processes.
@@ -367,7 +369,7 @@ json starting_conditions(const characterize_run_options &o, const device_info &d
 }
 
 // The plan's stages, then the sharing stages the TLB profile decides, then those that run after
-// them (stage::after_sharing: atomics), in order_stages' order (--map-late: the alias-free ones
+// them (stage::runs_last: atomics), in order_stages' order (--map-late: the alias-free ones
 // first): each kept, run or run again as `runner` decides.
 void run_all_stages(pipeline::stage_runner &runner, const characterize_run_options &o,
                     const results_folder &folder) {

@@ -86,7 +86,7 @@ stage_order order_stages(std::vector<stage> planned, bool map_late) {
       o.first.push_back(st);
   for (auto &st : planned)
     if (!early.count(st.name))
-      (st.after_sharing ? o.last : o.first).push_back(st);
+      (st.runs_last ? o.last : o.first).push_back(st);
   return o;
 }
 

@@ -16,7 +16,7 @@ struct stage {
   std::string output; // path relative to DIR
   std::vector<std::string> args;  // gpuprobe arguments (without the binary)
   std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
-  bool after_sharing = false;     // runs after the sharing stages the TLB profile decides (atomics)
+  bool runs_last = false;         // runs after every stage the TLB profile decides (atomics)
   bool clock_witness = false;     // its result's device.sm_clock_mhz_seen counts for throttling
   // It maps no alias range and reads only stages that map none (tlb_real, its analysis,
   // atomics): under characterize --map-late it may run before every stage that maps one.
@@ -54,7 +54,7 @@ std::vector<stage> sharing_stages(const model::tlb_hierarchy &tlb, bool quick, i
                                   unsigned long long seed = 1);
 
 // The order characterize runs the planned stages in: `first` before the sharing stages, `last`
-// after them, once the alias range is unmapped (stage::after_sharing). With `map_late` the
+// after them, once the alias range is unmapped (stage::runs_last). With `map_late` the
 // alias-free stages (stage::alias_free: atomics) come first, except those that keep their place
 // (stage::keeps_place: tlb_real) and the stages that read one, so a GPU beside another
 // maps its range while the other's sweep runs, not while the other maps (gpuprobe run --devices

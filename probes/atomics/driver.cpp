@@ -1,7 +1,7 @@
 // The GPU half of the atomics probe: every variant over its thread counts.
 #include "probes/atomics/driver.hpp"
 #include "common/envelope.hpp"
-#include "probes/tlb/chase.hpp" // measure_sm_clock_mhz
+#include "probes/instruments/sm_clock.hpp"
 
 #include <algorithm>
 #include <chrono>

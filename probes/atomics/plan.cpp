@@ -18,7 +18,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
                  {}});
   else
     s.push_back({"atomics", out, {"atomics", "--device", dev, "--seed", sd, "--out", out}, {}});
-  s.back().after_sharing = true; // its many launches come last, after the TLB's stages
+  s.back().runs_last = true; // its many launches come last, after the TLB's stages
   s.back().clock_witness = true; // it records the SM clock it ran at
   s.back().alias_free = true;    // its own small buffers: --map-late runs it first
 }

@@ -12,7 +12,7 @@
 #include "common/stats.hpp"
 #include "probes/conflict/analysis.hpp"
 #include "probes/conflict/driver.hpp"
-#include "probes/conflict/kernel.hpp"
+#include "probes/instruments/list_chase.hpp"
 
 #include <algorithm>
 #include <cstdio>

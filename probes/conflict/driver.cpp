@@ -4,7 +4,7 @@
 #include "common/stats.hpp"
 #include "common/units.hpp"
 #include "probes/conflict/analysis.hpp"
-#include "probes/conflict/kernel.hpp"
+#include "probes/instruments/list_chase.hpp"
 
 #include <algorithm>
 #include <chrono>

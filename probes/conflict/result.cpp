@@ -5,7 +5,7 @@
 #include "model/fields.hpp"
 #include "probes/conflict/analysis.hpp"
 #include "probes/conflict/driver.hpp"
-#include "probes/conflict/kernel.hpp"
+#include "probes/instruments/list_chase.hpp"
 
 #include <algorithm>
 #include <cmath>

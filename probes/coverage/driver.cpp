@@ -3,7 +3,7 @@
 #include "probes/coverage/driver.hpp"
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "probes/conflict/kernel.hpp"
+#include "probes/instruments/list_chase.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -77,16 +77,6 @@ __global__ void tlb_chase_kernel(const char *base, unsigned long long footprint,
     sink[0] = off; // guarded sink: never true, keeps the chase alive
 }
 
-__global__ void clock_rate_kernel(unsigned long long spin_ns, double *mhz) {
-  const unsigned long long g0 = globaltimer_ns();
-  const unsigned long long c0 = clock64();
-  unsigned long long g1;
-  do {
-    g1 = globaltimer_ns();
-  } while (g1 - g0 < spin_ns);
-  const unsigned long long c1 = clock64();
-  *mhz = double(c1 - c0) / double(g1 - g0) * 1e3;
-}
 
 } // namespace
 
@@ -168,15 +158,5 @@ chase_stats pointer_chase::measure(std::uint64_t hops, unsigned warm_threads) {
   return s;
 }
 
-double measure_sm_clock_mhz() {
-  double *d = nullptr;
-  GPUPROBE_CUDA_CHECK(cudaMalloc(&d, sizeof(double)));
-  clock_rate_kernel<<<1, 1>>>(20'000'000ull, d);
-  GPUPROBE_CUDA_CHECK_LAUNCH();
-  double mhz = 0;
-  GPUPROBE_CUDA_CHECK(cudaMemcpy(&mhz, d, sizeof mhz, cudaMemcpyDeviceToHost));
-  GPUPROBE_CUDA_CHECK(cudaFree(d));
-  return mhz;
-}
 
 } // namespace gpuprobe::probes

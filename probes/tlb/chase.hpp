@@ -45,7 +45,4 @@ private:
   std::vector<std::uint32_t> host_lat_;
 };
 
-// SM clock seen right now: a one-block kernel spins ~20 ms comparing clock64 to %globaltimer.
-double measure_sm_clock_mhz();
-
 } // namespace gpuprobe::probes

@@ -1,6 +1,7 @@
 // The GPU half of the TLB probe: the control and the sweep over one pool.
 #include "probes/tlb/driver.hpp"
 #include "common/envelope.hpp"
+#include "probes/instruments/sm_clock.hpp"
 #include "probes/tlb/chase.hpp"
 
 #include <chrono>

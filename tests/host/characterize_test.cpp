@@ -80,7 +80,7 @@ TEST(Characterize, PlanIsTheAliasedSweepWithARealMemoryCrossCheck) {
   // the SM clock from the aliased sweep's and atomics' results.
   for (const auto *plan : {&full, &quick})
     for (const auto &st : *plan) {
-      EXPECT_EQ(st.after_sharing, st.name == "atomics") << st.name;
+      EXPECT_EQ(st.runs_last, st.name == "atomics") << st.name;
       EXPECT_EQ(st.clock_witness, st.name == "tlb" || st.name == "atomics") << st.name;
     }
   EXPECT_EQ(arg(named(quick, "tlb"), "--points-per-octave"), "4") << "quick is coarser";
@@ -144,15 +144,15 @@ TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
         }
       st.alias_free = reads_free && rng() % 2 == 0;
       st.keeps_place = rng() % 4 == 0;
-      // after_sharing only on stages nothing planned reads (atomics): its readers would wait
-      st.after_sharing = rng() % 5 == 0;
+      // runs_last only on stages nothing planned reads (atomics): its readers would wait
+      st.runs_last = rng() % 5 == 0;
       plan.push_back(st);
     }
-    for (auto &st : plan) // a stage read by a later one is not after_sharing
+    for (auto &st : plan) // a stage read by a later one is not runs_last
       for (const auto &r : st.reads)
         for (auto &o : plan)
           if (o.name == r)
-            o.after_sharing = false;
+            o.runs_last = false;
     for (const bool late : {false, true}) {
       const auto o = order_stages(plan, late);
       std::vector<std::string> seen;
@@ -178,10 +178,10 @@ TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
         if (moves[st.name])
           expect.push_back(st.name);
       for (const auto &st : plan)
-        if (!moves[st.name] && !st.after_sharing)
+        if (!moves[st.name] && !st.runs_last)
           expect.push_back(st.name);
       for (const auto &st : plan)
-        if (!moves[st.name] && st.after_sharing)
+        if (!moves[st.name] && st.runs_last)
           expect.push_back(st.name);
       EXPECT_EQ(seen, expect) << "case " << c << (late ? " --map-late" : "");
     }

@@ -1,7 +1,7 @@
-// Conflict-set kernel: one thread walks a list of alias pages held in shared memory.
+// The list chase's kernel: one thread walks a list of alias pages held in shared memory.
 #include "common/cuda_check.cuh"
 #include "common/error.hpp"
-#include "probes/conflict/kernel.hpp"
+#include "probes/instruments/list_chase.hpp"
 #include "probes/device_util.cuh"
 
 #include <algorithm>

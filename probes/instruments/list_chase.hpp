@@ -1,7 +1,7 @@
 #pragma once
-// The conflict-set probe's kernel: one thread walks a cyclic list of pages of an alias pool (one
-// physical chunk at every slot, so every hop is an L2 hit and its cost is translation alone) and
-// times every hop. The list lives in shared memory, so the walk touches no page but its own.
+// A list chase, the instrument of tlb-conflict and tlb-coverage: one thread walks a cyclic list
+// of pages of an alias pool (one physical chunk at every slot, so every hop is an L2 hit and its
+// cost is translation alone) and times every hop. The list lives in shared memory, so the walk touches no page but its own.
 #include "common/device_memory.hpp"
 
 #include <cstdint>
