@@ -444,7 +444,7 @@ TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
 // each unit's 10 pairs are compared with the bars of the other units' 20 pairs (the H200's) and
 // every model's pooled (the committed H100 pairs and the other units'). A pair that reads FASTER
 // or SLOWER on any row is a false alarm: the goal is none. The rates are printed. With bars of
-// the pairs' largest alone (tail_sigmas 0) 5 of the 30 pairs raise one: the test fails then.
+// the pairs' largest alone (tail_sigmas 0) 1 of the 30 pairs raised one when written.
 // (With the committed bars, which hold every unit's pairs, every pair reads SAME: in-sample.)
 TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
   namespace fs = std::filesystem;

@@ -73,17 +73,20 @@ std::string blanked(const std::string &s) {
   return out;
 }
 
-// Whether the text before a '{' (since the last ';', '{' or '}') opens a function's body.
-bool opens_function(std::string head) {
-  static const std::regex type(R"(\b(class|struct|union|enum)\b[^()]*$)");
+// What the text before a '{' (since the last ';', '{' or '}') opens outside any function: 'n' a
+// namespace (or extern "C"), 't' a type, 'f' a function's body, 'b' anything else.
+char brace_kind(const std::string &head) {
   static const std::regex ns(R"(^\s*(inline\s+)?namespace\b|^\s*extern\s*$)");
+  static const std::regex type(R"(\b(class|struct|union|enum)\b[^()]*$)");
   static const std::regex quals(
       R"(\)\s*((const|noexcept|override|final|mutable|volatile|&|&&)\s*|->[^{]*|noexcept\s*\([^)]*\)\s*)*$)");
-  if (std::regex_search(head, ns) || std::regex_search(head, type))
-    return false;
+  if (std::regex_search(head, ns))
+    return 'n';
+  if (std::regex_search(head, type))
+    return 't';
   if (head.find('=') != std::string::npos && head.find('(') == std::string::npos)
-    return false; // an initializer (x = {...})
-  return std::regex_search(head, quals);
+    return 'b'; // an initializer (x = {...})
+  return std::regex_search(head, quals) ? 'f' : 'b';
 }
 
 // Every function's span in a source text: the outermost function bodies (a lambda or a local
@@ -101,18 +104,9 @@ std::vector<function_span> functions_of(const std::string &source) {
       head_from = i + 1;
     } else if (c == '{') {
       const bool in_function = std::find(stack.begin(), stack.end(), 'f') != stack.end();
-      const std::string head = s.substr(head_from, i - head_from);
-      char kind = 'b';
-      if (!in_function) {
-        static const std::regex ns(R"(^\s*(inline\s+)?namespace\b|^\s*extern\s*$)");
-        static const std::regex type(R"(\b(class|struct|union|enum)\b[^()]*$)");
-        kind = std::regex_search(head, ns)     ? 'n'
-               : std::regex_search(head, type) ? 't'
-               : opens_function(head)          ? 'f'
-                                               : 'b';
-        if (kind == 'f')
-          open_line = line;
-      }
+      const char kind = in_function ? 'b' : brace_kind(s.substr(head_from, i - head_from));
+      if (kind == 'f')
+        open_line = line;
       stack.push_back(kind);
       head_from = i + 1;
     } else if (c == '}') {
