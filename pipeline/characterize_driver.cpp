@@ -14,8 +14,8 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
-#include "common/outputs.hpp"
 #include "common/json_io.hpp"
+#include "common/outputs.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
 #include "model/file_head.hpp"
@@ -95,9 +95,9 @@ gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::s
 
 // Watches the GPU while a stage measures (nvidia-smi once a second on a thread of its own): a
 // process that starts and ends within the stage is seen too, not only one still there after it.
-class stage_watch {
+class gpu_activity_watch {
 public:
-  explicit stage_watch(std::string uuid) : uuid_(std::move(uuid)) {
+  explicit gpu_activity_watch(std::string uuid) : uuid_(std::move(uuid)) {
     thread_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(m_);
       while (!stop_) {
@@ -121,7 +121,7 @@ public:
       thread_.join();
     return seen_;
   }
-  ~stage_watch() { finish(); }
+  ~gpu_activity_watch() { finish(); }
 
 private:
   std::string uuid_;
@@ -133,7 +133,7 @@ private:
 };
 
 // What was seen during a stage and right after it: the first non-empty.
-gpu_activity during_or_after(stage_watch &watch, const std::string &uuid) {
+gpu_activity during_or_after(gpu_activity_watch &watch, const std::string &uuid) {
   const auto during = watch.finish();
   const auto after = query_gpu_activity(uuid);
   return !after.others.empty() ? after : during;
@@ -159,7 +159,7 @@ struct busy_guard {
       std::vector<std::string> marks;
       if (const auto a = query_gpu_activity(uuid); !a.others.empty())
         marks.push_back(s.name + " (before): " + a.describe());
-      stage_watch watch(uuid);
+      gpu_activity_watch watch(uuid);
       execute();
       if (const auto a = during_or_after(watch, uuid); !a.others.empty())
         marks.push_back(s.name + " (during or after): " + a.describe());
@@ -175,7 +175,7 @@ struct busy_guard {
           throw error(refusal("before stage " + s.name, before));
       }
       idle_just_seen = false;
-      stage_watch watch(uuid);
+      gpu_activity_watch watch(uuid);
       execute();
       const auto after = during_or_after(watch, uuid);
       idle_just_seen = after.others.empty();

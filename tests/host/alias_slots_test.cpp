@@ -3,8 +3,9 @@
 // driver maps and unmaps in one call each; and the quick tlb sweep's points, refinements included,
 // inside the slots its plan maps.
 #include "common/alias_slots.hpp"
-#include "tests/common/tlb_simulate.hpp"
+#include "common/units.hpp"
 #include "probes/tlb/sweep.hpp"
+#include "tests/common/tlb_simulate.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@
 using namespace gpuprobe;
 
 namespace {
-constexpr std::uint64_t k_mib = 1ull << 20, k_slot = 2 * k_mib;
+constexpr std::uint64_t k_slot = 2 * k_mib;
 } // namespace
 
 // 3,000 generated sets of 1-4 walks over ranges of 1-4096 slots: steps of sub-slot sizes,

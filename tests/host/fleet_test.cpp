@@ -52,7 +52,7 @@ std::string unit(const std::string &root, const std::string &name, const json &p
   return d.string();
 }
 
-std::string fresh(const std::string &name) {
+std::string fresh_fleet_dir(const std::string &name) {
   const auto root = test::temp_path(name);
   fs::remove_all(root);
   fs::create_directories(root);
@@ -64,7 +64,7 @@ const json k_groups = {{0, 1, 44, 45}, {2, 3, 46, 47}};
 } // namespace
 
 TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
-  const auto root = fresh("fleet_models");
+  const auto root = fresh_fleet_dir("fleet_models");
   // Four H200 units (one with a +152-cycle L2 miss and another SM map), one H100, at two depths.
   unit(root + "/node1", "h200-a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   unit(root + "/node1", "h200-b", profile("NVIDIA H200", "GPU-bbbb", 97, k_groups));
@@ -112,7 +112,7 @@ TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
 // An unfinished characterize (raw/ results, no profile.json) is a unit, incomplete, with the
 // stages it has; it takes no part in the medians.
 TEST(Fleet, UnfinishedUnitIsIncompleteWithItsStages) {
-  const auto root = fresh("fleet_unfinished");
+  const auto root = fresh_fleet_dir("fleet_unfinished");
   unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   fs::create_directories(root + "/b/raw");
   write_json_atomic(root + "/b/raw/tlb.json",
@@ -129,7 +129,7 @@ TEST(Fleet, UnfinishedUnitIsIncompleteWithItsStages) {
 }
 
 TEST(Fleet, BadInputIsAOneLineError) {
-  const auto empty = fresh("fleet_empty");
+  const auto empty = fresh_fleet_dir("fleet_empty");
   auto msg = [](const std::vector<std::string> &in) {
     try {
       analysis::find_units(in);
@@ -140,7 +140,7 @@ TEST(Fleet, BadInputIsAOneLineError) {
   };
   EXPECT_NE(msg({empty}).find("no unit folder"), std::string::npos) << msg({empty});
   EXPECT_NE(msg({empty + "/nope"}).find("is not a folder"), std::string::npos);
-  const auto twice = fresh("fleet_twice");
+  const auto twice = fresh_fleet_dir("fleet_twice");
   unit(twice, "run1", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   unit(twice, "run2", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   const auto m = msg({twice});
@@ -148,7 +148,7 @@ TEST(Fleet, BadInputIsAOneLineError) {
   EXPECT_NE(m.find("give one folder per GPU"), std::string::npos) << m;
   EXPECT_EQ(m.find('\n'), std::string::npos);
   // Through the binary: exit 1, one line, nothing written.
-  const auto out = fresh("fleet_out");
+  const auto out = fresh_fleet_dir("fleet_out");
   const auto r = test::run_gpuprobe("fleet --input " + twice + " --out " + out);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("two folders"), std::string::npos) << r.err;
@@ -159,7 +159,7 @@ TEST(Fleet, BadInputIsAOneLineError) {
 // GPU's UUID, an empty raw/, a broken profile) is listed under "not units" with its reason and
 // the fleet is built from the rest; the committed examples, peers included, make a fleet.
 TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
-  const auto root = fresh("fleet_any_tree");
+  const auto root = fresh_fleet_dir("fleet_any_tree");
   unit(root, "node1/gpu0", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   fs::create_directories(root + "/node1/empty/raw");
   fs::create_directories(root + "/bench/unit");
@@ -176,16 +176,16 @@ TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
   EXPECT_NE(all.find(root + "/bench/unit: "), std::string::npos) << all;
   EXPECT_NE(all.find("schema"), std::string::npos) << all;
   // Nothing but non-units: one line.
-  const auto none = fresh("fleet_no_unit");
+  const auto none = fresh_fleet_dir("fleet_no_unit");
   fs::create_directories(none + "/a/raw");
   EXPECT_THROW(analysis::find_units({none}, &not_units), error);
   // The committed units (the examples, the fixtures' runs and fleet units) and the peer harness'
   // folders, which have no UUID and are listed; the rest is a fleet, and the command is done with
   // something left out: exit 3, as report's.
   const std::string src = GPUPROBE_SOURCE_DIR;
-  const auto out = fresh("fleet_examples_out");
-  const auto r = test::run_gpuprobe("fleet --input " + src + "/reports/examples/runs --input " + src +
-                                    "/tests/fixtures/runs --input " + src +
+  const auto out = fresh_fleet_dir("fleet_examples_out");
+  const auto r = test::run_gpuprobe("fleet --input " + src + "/reports/examples/runs --input " +
+                                    src + "/tests/fixtures/runs --input " + src +
                                     "/tests/fixtures/fleet/units --input " + src +
                                     "/tests/fixtures/peers --out " + out);
   ASSERT_EQ(r.exit_code, 3) << r.err;
@@ -207,10 +207,10 @@ TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
 
 // The command writes fleet.json and fleet.md and prints the table.
 TEST(Fleet, CommandWritesTheTable) {
-  const auto root = fresh("fleet_cmd");
+  const auto root = fresh_fleet_dir("fleet_cmd");
   unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   unit(root, "b", profile("NVIDIA H200", "GPU-bbbb", 97, k_groups));
-  const auto out = fresh("fleet_cmd_out");
+  const auto out = fresh_fleet_dir("fleet_cmd_out");
   const auto r = test::run_gpuprobe("fleet --input " + root + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(
@@ -225,10 +225,10 @@ TEST(Fleet, CommandWritesTheTable) {
 // `gpuprobe report` on a fleet folder: a table per model, the spread figures, the SM -> group
 // maps side by side (a row per unit), and none of a unit's parts listed as missing.
 TEST(Fleet, ReportRendersAFleetFolder) {
-  const auto root = fresh("fleet_report_units");
+  const auto root = fresh_fleet_dir("fleet_report_units");
   unit(root, "a", profile("NVIDIA H200", "GPU-aaaa", 96, k_groups));
   unit(root, "b", profile("NVIDIA H200", "GPU-bbbb", 97, json{{0, 1, 44, 45, 2, 3}, {46, 47}}));
-  const auto out = fresh("fleet_report");
+  const auto out = fresh_fleet_dir("fleet_report");
   write_json_atomic(out + "/fleet.json",
                     model::to_json(analysis::merge_fleet(analysis::find_units({root}))));
   const auto c = report::build_report(out);
@@ -243,8 +243,7 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   for (const auto &row : c.tables[2].rows)
     differs |= row.back().find("L2.group_map differs") != std::string::npos;
   EXPECT_TRUE(differs);
-  EXPECT_NE(c.provenance.find("Fleet of 2 units of 1 model(s)"), std::string::npos)
-      << c.provenance;
+  EXPECT_NE(c.provenance.find("Fleet of 2 units of 1 model(s)"), std::string::npos) << c.provenance;
   EXPECT_TRUE(c.missing.empty());
   bool groups = false, spread = false;
   for (const auto &f : c.figures) {

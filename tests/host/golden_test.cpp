@@ -1,7 +1,8 @@
-// Byte-for-byte guard of what gpuprobe writes from the committed example folders. Each example's report (the Markdown page, every figure's CSV and
-// manifest) and the fleet over the committed units are compared with tests/fixtures/golden/.
-// A change meant to alter the output regenerates them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden,
-// and the diff of tests/fixtures/golden/ is reviewed in the commit.
+// Byte-for-byte guard of what gpuprobe writes from the committed example folders. Each example's
+// report (the Markdown page, every figure's CSV and manifest) and the fleet over the committed
+// units are compared with tests/fixtures/golden/. A change meant to alter the output regenerates
+// them: GPUPROBE_UPDATE_GOLDEN=1 ctest -R Golden, and the diff of tests/fixtures/golden/ is
+// reviewed in the commit.
 #include "common/json_io.hpp"
 #include "report/figures_drawn.hpp"
 #include "report/report.hpp"
@@ -38,7 +39,8 @@ std::string portable(std::string s, const std::string &scratch = "") {
 // there and name the commit; the rest is what a golden file holds.
 std::string without_meta(const std::string &text) {
   auto doc = nlohmann::json::parse(text);
-  EXPECT_TRUE(doc.contains("meta") && doc["meta"].contains("git_commit")) << "no meta: " << text.substr(0, 200);
+  EXPECT_TRUE(doc.contains("meta") && doc["meta"].contains("git_commit"))
+      << "no meta: " << text.substr(0, 200);
   doc.erase("meta");
   return doc.dump(2) + "\n";
 }
@@ -71,7 +73,7 @@ void expect_golden(const std::string &name, const std::string &got) {
 
 // FNV-1a, 64 bits: a figure's CSV (up to hundreds of KB of TLB curve) is compared by its length
 // and hash, not stored twice in the repository.
-std::string fingerprint(const std::string &bytes) {
+std::string golden_fingerprint(const std::string &bytes) {
   return std::to_string(bytes.size()) + " bytes, fnv1a64 " + gpuprobe::report::fnv1a64_hex(bytes);
 }
 
@@ -80,8 +82,8 @@ std::string report_text(const std::string &folder) {
   const auto c = gpuprobe::report::build_report(k_source + "/" + folder);
   std::string s = gpuprobe::report::render_markdown(c);
   for (const auto &f : c.figures)
-    s += "\n==== figure " + f.id + "\n" + f.manifest().dump(1) + "\ncsv: " + fingerprint(f.csv) +
-         "\n";
+    s += "\n==== figure " + f.id + "\n" + f.manifest().dump(1) +
+         "\ncsv: " + golden_fingerprint(f.csv) + "\n";
   return portable(s);
 }
 
@@ -107,8 +109,8 @@ TEST(Golden, FleetOfTheExamplesIsUnchanged) {
   fs::remove_all(out);
   // The committed units, curated and kept for the tests, with the folders that are no units.
   std::string inputs;
-  for (const char *in : {"/reports/examples/runs", "/tests/fixtures/runs", "/tests/fixtures/fleet/units",
-                         "/tests/fixtures/peers"})
+  for (const char *in : {"/reports/examples/runs", "/tests/fixtures/runs",
+                         "/tests/fixtures/fleet/units", "/tests/fixtures/peers"})
     inputs += " --input " + k_source + in;
   const auto r = gpuprobe::test::run_gpuprobe("fleet" + inputs + " --out " + out);
   ASSERT_EQ(r.exit_code, 3) << r.err; // done, with folders that are no units and a failed unit

@@ -32,15 +32,15 @@ using nlohmann::json;
 
 namespace {
 
-const std::string k_run =
+const std::string k_hostile_run =
     std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
 
-std::string slurp(const std::string &path) {
+std::string read_output(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string scratch(const std::string &name) {
+std::string scratch_dir(const std::string &name) {
   const fs::path d = test::temp_path(name);
   fs::remove_all(d);
   fs::create_directories(d);
@@ -49,9 +49,9 @@ std::string scratch(const std::string &name) {
 
 // A small results folder (profile and validation: the summary, tables and one figure).
 std::string small_folder(const std::string &name) {
-  const std::string d = scratch(name);
-  fs::copy_file(k_run + "profile.json", d + "/profile.json");
-  fs::copy_file(k_run + "validation.json", d + "/validation.json");
+  const std::string d = scratch_dir(name);
+  fs::copy_file(k_hostile_run + "profile.json", d + "/profile.json");
+  fs::copy_file(k_hostile_run + "validation.json", d + "/validation.json");
   return d;
 }
 
@@ -68,26 +68,26 @@ std::string run_sh(const std::string &cmd, int &status) {
   const std::string out = test::temp_path("sh_out.txt");
   status = std::system((cmd + " >" + out + " 2>&1").c_str());
   status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return slurp(out);
+  return read_output(out);
 }
 
 } // namespace
 
 TEST(HostileOutputs, AFileOutThatIsAFifoOrALinkIsRefusedAndLeftAsItWas) {
-  const std::string d = scratch("out-fifo");
+  const std::string d = scratch_dir("out-fifo");
   const std::string fifo = d + "/fifo", target = d + "/target.json", link = d + "/link.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   std::ofstream(target) << "mine\n";
   fs::create_symlink(target, link);
   for (const auto &out : {fifo, link}) {
     const auto r = test::run_gpuprobe_argv(
-        {"analyze", "tlb", "--input", k_run + "raw/tlb.json", "--out", out});
+        {"analyze", "tlb", "--input", k_hostile_run + "raw/tlb.json", "--out", out});
     EXPECT_EQ(r.exit_code, 1) << out << ": " << r.err;
     EXPECT_NE(r.err.find("not a file gpuprobe writes"), std::string::npos) << r.err;
   }
   EXPECT_TRUE(fs::is_fifo(fifo));
   EXPECT_TRUE(fs::is_symlink(link));
-  EXPECT_EQ(slurp(target), "mine\n");
+  EXPECT_EQ(read_output(target), "mine\n");
   EXPECT_THROW(refuse_non_regular_target("/dev/null"), error); // what --out /dev/null would meet
   EXPECT_NO_THROW(refuse_non_regular_target(target));
   EXPECT_NO_THROW(refuse_non_regular_target(d + "/absent.json"));
@@ -95,7 +95,7 @@ TEST(HostileOutputs, AFileOutThatIsAFifoOrALinkIsRefusedAndLeftAsItWas) {
 
 TEST(HostileOutputs, ReportNeverDeletesAUsersFolderAndReplacesOnlyWhatItWrote) {
   const std::string in = small_folder("out-user-in");
-  const std::string out = scratch("out-user");
+  const std::string out = scratch_dir("out-user");
   fs::create_directories(out + "/figures");
   std::ofstream(out + "/index.html") << "my page";
   std::ofstream(out + "/figures/holiday.png") << "my photo";
@@ -105,8 +105,8 @@ TEST(HostileOutputs, ReportNeverDeletesAUsersFolderAndReplacesOnlyWhatItWrote) {
                                                              : r.err.find("did not write"),
             std::string::npos)
       << r.err;
-  EXPECT_EQ(slurp(out + "/figures/holiday.png"), "my photo");
-  EXPECT_EQ(slurp(out + "/index.html"), "my page");
+  EXPECT_EQ(read_output(out + "/figures/holiday.png"), "my photo");
+  EXPECT_EQ(read_output(out + "/index.html"), "my page");
   // A page the command wrote is replaced; a file a user adds to it afterwards stops that.
   const std::string page = test::temp_path("out-user-page");
   fs::remove_all(page);
@@ -121,12 +121,12 @@ TEST(HostileOutputs, ReportNeverDeletesAUsersFolderAndReplacesOnlyWhatItWrote) {
   EXPECT_NE(r.err.find("holds 'figures/notes.txt', which gpuprobe report did not write"),
             std::string::npos)
       << r.err;
-  EXPECT_EQ(slurp(page + "/figures/notes.txt"), "mine");
+  EXPECT_EQ(read_output(page + "/figures/notes.txt"), "mine");
 }
 
 TEST(HostileOutputs, ConcurrentReportsIntoOneOutTakeTurnsAndStaleTemporariesAreCleaned) {
   const std::string in = small_folder("out-conc-in");
-  const std::string parent = scratch("out-conc");
+  const std::string parent = scratch_dir("out-conc");
   const std::string out = parent + "/rep";
   const std::string stale = parent + "/.rep.tmp." + std::to_string(dead_pid());
   fs::create_directories(stale + "/figures"); // what a SIGKILLed report left
@@ -135,8 +135,8 @@ TEST(HostileOutputs, ConcurrentReportsIntoOneOutTakeTurnsAndStaleTemporariesAreC
   for (int i = 0; i < 8; ++i)
     runs.emplace_back([&, i] {
       std::vector<std::string> argv = {
-          test::gpuprobe_binary(), "report", "--input",      in,
-          "--out",                 out,      "--plot-script", test::stub_plot_script()};
+          test::gpuprobe_binary(), "report", "--input", in, "--out", out, "--plot-script",
+          test::stub_plot_script()};
       child_options o;
       o.capture = true;
       o.merge_stderr = true;
@@ -160,7 +160,7 @@ TEST(HostileOutputs, AFailedWriteToStdoutIsAnErrorAndConfigGetsTheReadersChecks)
                             status);
   EXPECT_EQ(status, 1) << said;
   EXPECT_NE(said.find("writing the output to standard output failed"), std::string::npos) << said;
-  const std::string d = scratch("config-fifo");
+  const std::string d = scratch_dir("config-fifo");
   const std::string fifo = d + "/opts.ini";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   for (const std::string &cfg : {std::string("/dev/zero"), fifo}) {
@@ -175,7 +175,7 @@ TEST(HostileOutputs, AFailedWriteToStdoutIsAnErrorAndConfigGetsTheReadersChecks)
 }
 
 TEST(HostileOutputs, UnboundedInputsAreRefusedInOneLine) {
-  json p = read_json_file(k_run + "profile.json");
+  json p = read_json_file(k_hostile_run + "profile.json");
   json far = p;
   far["tlb"]["levels"][1]["sharing"]["groups"] = json::array({json::array({0, 1000000000})});
   try {
@@ -243,7 +243,7 @@ TEST(HostileOutputs, TheLockCannotBeBypassedThroughTheEnvironment) {
 }
 
 TEST(HostileOutputs, ThePublicTuningLoaderRangeChecksEveryField) {
-  const json good = read_json_file(k_run + "tuning.json");
+  const json good = read_json_file(k_hostile_run + "tuning.json");
   EXPECT_NO_THROW(alloc::tuning_from_json(good));
   const std::vector<std::pair<std::string, json>> bad = {
       {"regions", -1},
@@ -275,7 +275,7 @@ TEST(HostileOutputs, ThePublicTuningLoaderRangeChecksEveryField) {
           << e.what();
     }
   }
-  const std::string d = scratch("loader");
+  const std::string d = scratch_dir("loader");
   const std::string fifo = d + "/fifo.json", deep = d + "/deep.json", big = d + "/big.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   std::ofstream(deep) << std::string(200000, '[') << std::string(200000, ']');
@@ -286,17 +286,17 @@ TEST(HostileOutputs, ThePublicTuningLoaderRangeChecksEveryField) {
     EXPECT_THROW(alloc::load_tuning(f), std::runtime_error) << f;
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2) << f;
   }
-  const auto t = alloc::load_tuning(k_run + "tuning.json");
+  const auto t = alloc::load_tuning(k_hostile_run + "tuning.json");
   EXPECT_TRUE(t.word_bits == 32 || t.word_bits == 64);
 }
 
 TEST(HostileOutputs, OneBadStringOrValueLeavesTheRestOfThePageDrawn) {
-  const std::string in = scratch("bad-values");
+  const std::string in = scratch_dir("bad-values");
   fs::create_directories(in + "/raw");
   for (const char *f : {"profile.json", "validation.json", "tuning.json"})
-    fs::copy_file(k_run + f, in + "/" + f);
+    fs::copy_file(k_hostile_run + f, in + "/" + f);
   for (const char *f : {"tlb.json", "atomics.json", "sharing_L2.json"})
-    fs::copy_file(k_run + "raw/" + f, in + "/raw/" + f);
+    fs::copy_file(k_hostile_run + "raw/" + f, in + "/raw/" + f);
   const std::string name = "$\\x{$ NVIDIA H100, PCIe \"q\" <b>\nline";
   for (const char *f : {"profile.json", "validation.json", "tuning.json", "raw/tlb.json",
                         "raw/atomics.json", "raw/sharing_L2.json"}) {
@@ -322,7 +322,7 @@ TEST(HostileOutputs, OneBadStringOrValueLeavesTheRestOfThePageDrawn) {
   ::unsetenv("MPLBACKEND");
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.out.find("sharing_L3.json"), std::string::npos) << r.out;
-  const std::string page = slurp(out + "/index.html");
+  const std::string page = read_output(out + "/index.html");
   EXPECT_NE(page.find("$\\x{$ NVIDIA H100, PCIe &quot;q&quot; &lt;b&gt;"), std::string::npos);
   EXPECT_EQ(page.find("<b>"), std::string::npos);
   EXPECT_NE(page.find("no ratio recorded"), std::string::npos);
@@ -341,8 +341,8 @@ TEST(HostileOutputs, OneBadStringOrValueLeavesTheRestOfThePageDrawn) {
 // stage's file carries ("disturbed", written under --allow-busy) reaches the profile on every
 // later analysis of the folder.
 TEST(HostileOutputs, AReanalysisKeepsTheMeasurementsProvenanceAndItsDisturbedMarks) {
-  const std::string dir = scratch("reanalyze-provenance");
-  fs::copy(k_run, dir, fs::copy_options::recursive);
+  const std::string dir = scratch_dir("reanalyze-provenance");
+  fs::copy(k_hostile_run, dir, fs::copy_options::recursive);
   const json first = read_json_file(dir + "/profile.json");
   const json measured = first["reanalyzed"]["measured_by"];
   ASSERT_TRUE(measured.contains("seed"));

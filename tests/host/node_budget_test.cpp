@@ -2,6 +2,7 @@
 // comes back, and a waiting reservation proceeds once another's is released.
 #include "common/error.hpp"
 #include "common/node_budget.hpp"
+#include "common/units.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -18,7 +19,6 @@
 using namespace gpuprobe;
 
 namespace {
-constexpr std::uint64_t k_gib = 1ull << 30;
 budget_config in_dir(const std::string &name, std::uint64_t total_gib, std::uint64_t token_gib) {
   budget_config c;
   c.dir = test::temp_path(name);

@@ -32,12 +32,12 @@ using nlohmann::json;
 
 namespace {
 
-const std::string k_run =
+const std::string k_rule_run =
     std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
 
-std::string slurp(const std::string &path) { return test::read_all(path); }
+std::string read_text(const std::string &path) { return test::read_all(path); }
 
-std::string fresh(const std::string &name) {
+std::string fresh_folder(const std::string &name) {
   const fs::path d = test::temp_path(name);
   fs::remove_all(d);
   fs::create_directories(d);
@@ -49,12 +49,12 @@ std::string fresh(const std::string &name) {
 void results_folder_at(const std::string &d) {
   fs::create_directories(d + "/raw");
   for (const char *f : {"profile.json", "tuning.json", "validation.json"})
-    fs::copy_file(k_run + f, d + "/" + f);
+    fs::copy_file(k_rule_run + f, d + "/" + f);
   std::ofstream(d + "/raw/note.txt") << "a raw file\n";
 }
 
 // Every path under `root` with its kind and bytes (links by their target text, never followed).
-std::map<std::string, std::string> fingerprint(const std::string &root) {
+std::map<std::string, std::string> tree_fingerprint(const std::string &root) {
   std::map<std::string, std::string> out;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::end(it);
@@ -64,7 +64,7 @@ std::map<std::string, std::string> fingerprint(const std::string &root) {
     if (fs::is_symlink(st))
       out[rel] = "link:" + fs::read_symlink(it->path()).string();
     else if (fs::is_regular_file(st))
-      out[rel] = "file:" + slurp(it->path().string());
+      out[rel] = "file:" + read_text(it->path().string());
     else if (fs::is_directory(st))
       out[rel] = "dir";
     else
@@ -109,7 +109,7 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
   int refused = 0, written = 0, failures = 0;
   const std::string sweep = test::fixture("P100/TLB-Test-12-80-1024-4096.csv");
   for (int c = 0; c < cases; ++c) {
-    const std::string root = fresh("family-" + std::to_string(c));
+    const std::string root = fresh_folder("family-" + std::to_string(c));
     results_folder_at(root + "/A");
     results_folder_at(root + "/B");
     fs::create_directories(root + "/out");
@@ -165,8 +165,8 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
     std::vector<std::string> args;
     // The rule's verdict: a new path outside the inputs is written; the same path as a command's
     // only output is no second output; analyze's inputs are files, so A/raw is no input of it.
-    bool may_write = k == fresh_path || (k == same_twice && command != 0) ||
-                     (k == inside_input && command == 3);
+    bool may_write =
+        k == fresh_path || (k == same_twice && command != 0) || (k == inside_input && command == 3);
     switch (command) {
     case 0:
       args = {"compare", root + "/A", root + "/B", "--out", out};
@@ -184,8 +184,8 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
     case 3:
       args = {"analyze", "tlb", "--input", root + "/sweep.csv", "--out", out};
       if (k == same_twice) // one output: the input given twice
-        args = {"analyze", "tlb", "--input", root + "/sweep.csv", root + "/sweep.csv", "--out",
-                out};
+        args = {"analyze",           "tlb",   "--input", root + "/sweep.csv",
+                root + "/sweep.csv", "--out", out};
       break;
     case 4:
       args = {"tune", "--profile", root + "/A/profile.json", "--out", out};
@@ -204,9 +204,9 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
       may_write = false;
       break;
     }
-    const auto before = fingerprint(root);
+    const auto before = tree_fingerprint(root);
     const auto r = test::run_gpuprobe_argv(args);
-    const auto after = fingerprint(root);
+    const auto after = tree_fingerprint(root);
     const std::string rel = fs::path(out).lexically_relative(root).string();
     const bool outside_root = rel.rfind("..", 0) == 0;
     const std::string what = "case " + std::to_string(c) + " kind " + std::to_string(int(k)) +
@@ -237,7 +237,7 @@ TEST(OutputRule, AGeneratedFamilyOfOutputsAgainstInputTreesTouchesNoInput) {
 }
 
 TEST(OutputRule, CompareNeverWritesOverItsInputsAndRefusesBeforePrinting) {
-  const std::string root = fresh("compare-inputs");
+  const std::string root = fresh_folder("compare-inputs");
   results_folder_at(root + "/A");
   results_folder_at(root + "/B");
   ASSERT_EQ(::mkfifo((root + "/fifo").c_str(), 0644), 0);
@@ -254,12 +254,12 @@ TEST(OutputRule, CompareNeverWritesOverItsInputsAndRefusesBeforePrinting) {
   for (const auto &extra : hostile) {
     std::vector<std::string> args = {"compare", root + "/A", root + "/B"};
     args.insert(args.end(), extra.begin(), extra.end());
-    const auto before = fingerprint(root);
+    const auto before = tree_fingerprint(root);
     const auto r = test::run_gpuprobe_argv(args);
     EXPECT_EQ(r.exit_code, 1) << extra.front() << " " << r.err;
     EXPECT_TRUE(r.out.empty()) << "printed before refusing: " << r.out.substr(0, 200);
     EXPECT_NE(r.err.find("gpuprobe: error: "), std::string::npos) << r.err;
-    EXPECT_TRUE(changed_outside(before, fingerprint(root), "").empty()) << extra.front();
+    EXPECT_TRUE(changed_outside(before, tree_fingerprint(root), "").empty()) << extra.front();
   }
   // A fleet baseline given as --out too.
   const std::string fleet_json = root + "/fleet.json";
@@ -267,18 +267,18 @@ TEST(OutputRule, CompareNeverWritesOverItsInputsAndRefusesBeforePrinting) {
   const auto r = test::run_gpuprobe_argv(
       {"compare", root + "/A", "--baseline", fleet_json, "--out", fleet_json});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(slurp(fleet_json), "{}");
+  EXPECT_EQ(read_text(fleet_json), "{}");
 }
 
 TEST(OutputRule, NoWriterFollowsALinkOrOpensAFifoPlantedAtItsNames) {
-  const std::string root = fresh("planted");
+  const std::string root = fresh_folder("planted");
   // A link at this process's temporary name: the write goes past it, the link's target is intact
   // and the final name is a regular file.
   std::ofstream(root + "/victim.txt") << "mine\n";
   const std::string out = root + "/c.json";
   fs::create_symlink(root + "/victim.txt", out + ".tmp." + std::to_string(::getpid()));
   write_json_atomic(out, json{{"a", 1}});
-  EXPECT_EQ(slurp(root + "/victim.txt"), "mine\n");
+  EXPECT_EQ(read_text(root + "/victim.txt"), "mine\n");
   EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(out)));
   EXPECT_EQ(read_json_file(out)["a"], 1);
   // A link at DIR/.gpuprobe.lock: characterize --reanalyze refuses, the target is left as it was.
@@ -287,7 +287,7 @@ TEST(OutputRule, NoWriterFollowsALinkOrOpensAFifoPlantedAtItsNames) {
   auto r = test::run_gpuprobe_argv({"characterize", "--reanalyze", "--out", root + "/R"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("symbolic link"), std::string::npos) << r.err;
-  EXPECT_EQ(slurp(root + "/victim.txt"), "mine\n");
+  EXPECT_EQ(read_text(root + "/victim.txt"), "mine\n");
   // A FIFO at .gpuprobe.lock: report says so at once instead of blocking in open().
   results_folder_at(root + "/F");
   ASSERT_EQ(::mkfifo((root + "/F/.gpuprobe.lock").c_str(), 0644), 0);
@@ -301,7 +301,7 @@ TEST(OutputRule, NoWriterFollowsALinkOrOpensAFifoPlantedAtItsNames) {
 }
 
 TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
-  const std::string root = fresh("forged");
+  const std::string root = fresh_folder("forged");
   results_folder_at(root + "/A");
   // A user's folder with a hand-written mark listing its files, as the old mark did.
   const std::string user = root + "/user";
@@ -315,7 +315,7 @@ TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
   auto r = test::run_gpuprobe_argv(
       {"report", "--input", root + "/A", "--out", user, "--python", "true"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(slurp(user + "/figures/mine.png"), "png");
+  EXPECT_EQ(read_text(user + "/figures/mine.png"), "png");
   // The same with a mark in the new format whose hashes are made up.
   std::ofstream(user + "/" + k_owned_marker, std::ios::trunc)
       << json{{"schema", "gpuprobe.owned/2"},
@@ -324,18 +324,20 @@ TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
                 {{"path", "figures"}, {"kind", "folder"}},
                 {{"path", "figures/mine.png"}, {"kind", "file"}, {"bytes", 3}, {"fnv1a64", "0"}}}}}
              .dump();
-  r = test::run_gpuprobe_argv({"report", "--input", root + "/A", "--out", user, "--python", "true"});
+  r = test::run_gpuprobe_argv(
+      {"report", "--input", root + "/A", "--out", user, "--python", "true"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(slurp(user + "/index.html"), "<p>my page</p>");
+  EXPECT_EQ(read_text(user + "/index.html"), "<p>my page</p>");
   // A real report's mark, linked into the user's folder: a link is not a mark.
   r = test::run_gpuprobe_argv(
       {"report", "--input", root + "/A", "--out", root + "/real", "--python", "true"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
   fs::remove(user + "/" + k_owned_marker);
   fs::create_symlink(root + "/real/" + k_owned_marker, user + "/" + k_owned_marker);
-  r = test::run_gpuprobe_argv({"report", "--input", root + "/A", "--out", user, "--python", "true"});
+  r = test::run_gpuprobe_argv(
+      {"report", "--input", root + "/A", "--out", user, "--python", "true"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(slurp(user + "/figures/mine.png"), "png");
+  EXPECT_EQ(read_text(user + "/figures/mine.png"), "png");
   // The real report is replaced by the next (its mark vouches for every file).
   r = test::run_gpuprobe_argv(
       {"report", "--input", root + "/A", "--out", root + "/real", "--python", "true"});
@@ -345,20 +347,20 @@ TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
   r = test::run_gpuprobe_argv(
       {"report", "--input", root + "/A", "--out", root + "/real", "--python", "true"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_NE(slurp(root + "/real/index.html").find("my note"), std::string::npos);
+  EXPECT_NE(read_text(root + "/real/index.html").find("my note"), std::string::npos);
   // A lone index.md of the user's: report --format md does not replace it.
   fs::create_directories(root + "/md");
   std::ofstream(root + "/md/index.md") << "# my notes\n";
-  r = test::run_gpuprobe_argv({"report", "--input", root + "/A", "--out", root + "/md",
-                               "--format", "md", "--python", "true"});
+  r = test::run_gpuprobe_argv({"report", "--input", root + "/A", "--out", root + "/md", "--format",
+                               "md", "--python", "true"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(slurp(root + "/md/index.md"), "# my notes\n");
+  EXPECT_EQ(read_text(root + "/md/index.md"), "# my notes\n");
   // fleet --out over a user's own fleet.md.
   fs::create_directories(root + "/fl");
   std::ofstream(root + "/fl/fleet.md") << "my fleet\n";
   r = test::run_gpuprobe_argv({"fleet", "--input", root + "/A", "--out", root + "/fl"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_EQ(slurp(root + "/fl/fleet.md"), "my fleet\n");
+  EXPECT_EQ(read_text(root + "/fl/fleet.md"), "my fleet\n");
   // ... and fleet replaces its own.
   r = test::run_gpuprobe_argv({"fleet", "--input", root + "/A", "--out", root + "/fl2"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
@@ -367,7 +369,7 @@ TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
 }
 
 TEST(OutputRule, AFolderSwappedInWhileACommandRunsIsLeftAsItIs) {
-  const std::string root = fresh("swap");
+  const std::string root = fresh_folder("swap");
   const std::string out = root + "/page";
   fs::create_directories(out);
   std::ofstream(out + "/index.html") << "old";
@@ -381,7 +383,7 @@ TEST(OutputRule, AFolderSwappedInWhileACommandRunsIsLeftAsItIs) {
   fs::create_directories(done);
   std::ofstream(done + "/index.html") << "new";
   EXPECT_THROW(swap.replace(done), std::exception);
-  EXPECT_EQ(slurp(out + "/thesis.tex"), "chapter 1");
+  EXPECT_EQ(read_text(out + "/thesis.tex"), "chapter 1");
   EXPECT_FALSE(fs::exists(done));
   // A file added to the checked folder meanwhile: left as well.
   fs::remove_all(out);
@@ -390,18 +392,18 @@ TEST(OutputRule, AFolderSwappedInWhileACommandRunsIsLeftAsItIs) {
   std::ofstream(out + "/added.txt") << "mine";
   fs::create_directories(done);
   EXPECT_THROW(again.replace(done), std::exception);
-  EXPECT_EQ(slurp(out + "/added.txt"), "mine");
+  EXPECT_EQ(read_text(out + "/added.txt"), "mine");
   // Unchanged: replaced.
   fs::remove(out + "/added.txt");
   folder_swap third(out, "report");
   fs::create_directories(done);
   std::ofstream(done + "/index.html") << "new";
   third.replace(done);
-  EXPECT_EQ(slurp(out + "/index.html"), "new");
+  EXPECT_EQ(read_text(out + "/index.html"), "new");
 }
 
 TEST(OutputRule, RefusalsLeaveNothingBehind) {
-  const std::string root = fresh("leave-nothing");
+  const std::string root = fresh_folder("leave-nothing");
   // run with no GPU to be seen: no lock, no folder.
   ::setenv("CUDA_VISIBLE_DEVICES", "", 1);
   auto r = test::run_gpuprobe_argv({"run", "--out", root + "/new-run"});
@@ -414,7 +416,7 @@ TEST(OutputRule, RefusalsLeaveNothingBehind) {
   r = test::run_gpuprobe_argv({"characterize", "--quick", "--out", root + "/kept"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_FALSE(fs::exists(root + "/kept/.gpuprobe.lock")) << r.err;
-  EXPECT_EQ(slurp(root + "/kept/mine.txt"), "x");
+  EXPECT_EQ(read_text(root + "/kept/mine.txt"), "x");
   // --devices '' names no GPU: a usage error.
   r = test::run_gpuprobe_argv({"run", "--devices", "", "--out", root + "/d"});
   EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -432,8 +434,8 @@ TEST(OutputRule, RefusalsLeaveNothingBehind) {
 }
 
 TEST(OutputRule, CompareScratchIsCleanedOnSignalsAndAfterAKillAndCopiesNoHoles) {
-  const std::string root = fresh("scratch");
-  const std::string tmp = fresh("scratch-tmp");
+  const std::string root = fresh_folder("scratch");
+  const std::string tmp = fresh_folder("scratch-tmp");
   results_folder_at(root + "/A");
   results_folder_at(root + "/B");
   // A stale scratch folder of a process that is gone (SIGKILL left it): removed by the next run.
@@ -455,8 +457,8 @@ TEST(OutputRule, CompareScratchIsCleanedOnSignalsAndAfterAKillAndCopiesNoHoles) 
   o.merge_stderr = true;
   o.env = {"TMPDIR=" + tmp};
   const auto t0 = std::chrono::steady_clock::now();
-  const auto r = run_child(
-      {test::gpuprobe_binary(), "compare", "--reanalyze", root + "/A", root + "/B"}, o);
+  const auto r =
+      run_child({test::gpuprobe_binary(), "compare", "--reanalyze", root + "/A", root + "/B"}, o);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_FALSE(fs::exists(stale));
   EXPECT_LT(s, 30) << "the sparse file was read whole";
@@ -476,14 +478,15 @@ TEST(OutputRule, CompareScratchIsCleanedOnSignalsAndAfterAKillAndCopiesNoHoles) 
     ::kill(p, sig);
     int status = 0;
     ::waitpid(p, &status, 0);
-    EXPECT_TRUE(fs::is_empty(tmp)) << "signal " << sig << " left " << fs::directory_iterator(tmp)->path();
+    EXPECT_TRUE(fs::is_empty(tmp))
+        << "signal " << sig << " left " << fs::directory_iterator(tmp)->path();
     fs::remove_all(tmp);
     fs::create_directories(tmp);
   }
 }
 
 TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
-  const std::string root = fresh("missing");
+  const std::string root = fresh_folder("missing");
   results_folder_at(root + "/A");
   results_folder_at(root + "/B");
   json p = read_json_file(root + "/B/profile.json");
@@ -491,8 +494,7 @@ TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
   p["tlb"]["levels"][1]["miss_penalty_cycles"] = nullptr;
   write_json_atomic(root + "/B/profile.json", p);
   // compare: the gate does not pass on it.
-  auto r = test::run_gpuprobe_argv(
-      {"compare", root + "/A", root + "/B", "--fail-on", "different"});
+  auto r = test::run_gpuprobe_argv({"compare", root + "/A", root + "/B", "--fail-on", "different"});
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
   EXPECT_NE(r.out.find("MISSING"), std::string::npos);
   r = test::run_gpuprobe_argv(
@@ -530,7 +532,7 @@ TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
     }
   EXPECT_GT(power_fits, 0) << "the committed run has the CAS loops' power-law fits";
   write_json_atomic(root + "/B/profile.json", p);
-  fs::copy_file(k_run + "validation.json", root + "/B/validation.json",
+  fs::copy_file(k_rule_run + "validation.json", root + "/B/validation.json",
                 fs::copy_options::overwrite_existing);
   json t = read_json_file(root + "/B/tuning.json");
   t["allocator"].erase("tlb_scope_bytes");
@@ -538,7 +540,7 @@ TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
   r = test::run_gpuprobe_argv({"report", "--input", root + "/B", "--out", root + "/page",
                                "--format", "md", "--python", "true"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
-  const std::string md = slurp(root + "/page/index.md");
+  const std::string md = read_text(root + "/page/index.md");
   EXPECT_EQ(md.find("+0 ("), std::string::npos);
   EXPECT_EQ(md.find("up to 0 B"), std::string::npos);
   EXPECT_EQ(md.find("| 0 entries"), std::string::npos);
@@ -549,13 +551,13 @@ TEST(OutputRule, AMissingValueIsNeverANumberNorAPass) {
   // fleet: "—" for the missing penalty, never "+0".
   r = test::run_gpuprobe_argv({"fleet", "--input", root + "/B", "--out", root + "/fleet"});
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
-  const std::string fleet_md = slurp(root + "/fleet/fleet.md");
+  const std::string fleet_md = read_text(root + "/fleet/fleet.md");
   EXPECT_EQ(fleet_md.find("+0,"), std::string::npos) << fleet_md;
   EXPECT_NE(fleet_md.find("+—"), std::string::npos) << fleet_md;
 }
 
 TEST(OutputRule, BoundsAndMessagesAPersonReads) {
-  const std::string root = fresh("bounds");
+  const std::string root = fresh_folder("bounds");
   results_folder_at(root + "/A");
   // Past 4,096 validation rows (the issue's file had 300,000: report ran past 60 s): refused in
   // one line, the rest drawn, in seconds.
@@ -572,7 +574,7 @@ TEST(OutputRule, BoundsAndMessagesAPersonReads) {
   EXPECT_NE((r.out + r.err).find("more than gpuprobe reads (4096)"), std::string::npos)
       << r.out << r.err;
   // fleet --input U --input U: one unit, not "in two folders, X and X".
-  fs::copy_file(k_run + "validation.json", root + "/A/validation.json",
+  fs::copy_file(k_rule_run + "validation.json", root + "/A/validation.json",
                 fs::copy_options::overwrite_existing);
   r = test::run_gpuprobe_argv(
       {"fleet", "--input", root + "/A", "--input", root + "/A", "--out", root + "/fleet"});
@@ -588,19 +590,19 @@ TEST(OutputRule, BoundsAndMessagesAPersonReads) {
   EXPECT_NE(note.find("\\x0a"), std::string::npos) << note;
   EXPECT_EQ(terminal_text("a\nb\x1b"), "a\\nb\\e");
   // characterize.sbatch with an option for RESULTS: one line, exit 2.
-  int status = std::system(("bash " + std::string(GPUPROBE_SOURCE_DIR) +
-                            "/scripts/slurm/characterize.sbatch -x >/dev/null 2>" + root +
-                            "/err.txt")
-                               .c_str());
+  int status =
+      std::system(("bash " + std::string(GPUPROBE_SOURCE_DIR) +
+                   "/scripts/slurm/characterize.sbatch -x >/dev/null 2>" + root + "/err.txt")
+                      .c_str());
   EXPECT_EQ(WEXITSTATUS(status), 2);
-  EXPECT_NE(slurp(root + "/err.txt").find("is an option, not a folder"), std::string::npos);
+  EXPECT_NE(read_text(root + "/err.txt").find("is an option, not a folder"), std::string::npos);
   EXPECT_FALSE(fs::exists("-x"));
 }
 
 // Ctrl-C while report draws (plot.py importing matplotlib, or Python itself still starting):
 // the plotter's own traceback never reaches the terminal, gpuprobe's one line does.
 TEST(OutputRule, AnInterruptedReportPrintsNoPlotterTraceback) {
-  const std::string root = fresh("plot-sigint");
+  const std::string root = fresh_folder("plot-sigint");
   results_folder_at(root + "/A");
   for (const int delay_ms : {20, 150, 400}) {
     const std::string err = root + "/err-" + std::to_string(delay_ms) + ".txt";
@@ -616,7 +618,7 @@ TEST(OutputRule, AnInterruptedReportPrintsNoPlotterTraceback) {
     ::kill(p, SIGINT);
     int status = 0;
     ::waitpid(p, &status, 0);
-    const std::string out = slurp(err);
+    const std::string out = read_text(err);
     EXPECT_EQ(out.find("Traceback"), std::string::npos) << delay_ms << " ms: " << out;
     EXPECT_EQ(out.find("KeyboardInterrupt"), std::string::npos) << delay_ms << " ms: " << out;
     EXPECT_LE(std::count(out.begin(), out.end(), '\n'), 1) << delay_ms << " ms: " << out;

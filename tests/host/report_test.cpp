@@ -26,7 +26,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string slurp(const fs::path &p) {
+std::string read_page(const fs::path &p) {
   std::ifstream f(p, std::ios::binary);
   std::stringstream s;
   s << f.rdbuf();
@@ -134,7 +134,7 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
     return run_gpuprobe("report --input " + in + " --out " + out);
   }();
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
-  const std::string html = slurp(fs::path(out) / "index.html");
+  const std::string html = read_page(fs::path(out) / "index.html");
   const std::vector<std::string> ids = {"tlb_curves",        "tlb_level_L1",  "tlb_level_L2",
                                         "tlb_level_L3",      "sharing_1",     "atomics_latency",
                                         "tas_vs_theory",     "was_vs_theory", "word_size",
@@ -146,8 +146,8 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   for (const auto &id : ids) {
     const fs::path png = fs::path(out) / "figures" / (id + ".png"),
                    svg = fs::path(out) / "figures" / (id + ".svg");
-    const std::string p = slurp(png), s = slurp(svg),
-                      csv = slurp(fs::path(out) / "figures" / (id + ".csv"));
+    const std::string p = read_page(png), s = read_page(svg),
+                      csv = read_page(fs::path(out) / "figures" / (id + ".csv"));
     ASSERT_GT(p.size(), 5000u) << id << ": a real image, not an empty frame";
     EXPECT_EQ(p.substr(1, 3), "PNG") << id;
     EXPECT_NE(s.find("<svg"), std::string::npos) << id;
@@ -163,13 +163,13 @@ TEST(Report, RendersEveryFigureAsARealImageAndThePageReferencesThem) {
   EXPECT_NE(html.find("64-bit words take 0.75x"), std::string::npos)
       << "the tuning decisions table";
   // The heatmap's data is the matrix in group order: 13 SMs -> 13 rows + labels.
-  const std::string heat = slurp(fs::path(out) / "figures" / "sharing_1.csv");
+  const std::string heat = read_page(fs::path(out) / "figures" / "sharing_1.csv");
   EXPECT_EQ(std::count(heat.begin(), heat.end(), '\n'), 14);
   EXPECT_EQ(heat.rfind("0,5,", 0), 0u) << "group {0,5} first";
 
   const std::string md = temp_path("report_md");
   ASSERT_EQ(run_gpuprobe("report --input " + in + " --out " + md + " --format md").exit_code, 0);
-  EXPECT_NE(slurp(fs::path(md) / "index.md").find("![TLB"), std::string::npos);
+  EXPECT_NE(read_page(fs::path(md) / "index.md").find("![TLB"), std::string::npos);
 }
 
 TEST(Report, SaysWhatTheFolderLacks) {
@@ -227,7 +227,7 @@ TEST(Report, DrawsWhatIsValidAndListsWhatIsNot) {
   EXPECT_NE(r.out.find("tuning.json: 'tuning.json' has no \"schema\" field"), std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find(in + "/"), std::string::npos) << r.out;
-  const std::string html = slurp(fs::path(out) / "index.html");
+  const std::string html = read_page(fs::path(out) / "index.html");
   EXPECT_NE(html.find("Not drawn"), std::string::npos);
   EXPECT_NE(html.find("faster"), std::string::npos) << "validation.json is still drawn";
   // The raw result of another GPU than the folder's profile is foreign.
@@ -274,15 +274,15 @@ TEST(Report, RendersTheCommittedH100Example) {
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("not in the folder: TAS/WAS vs theory"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("not drawn"), std::string::npos) << r.out << ": tlb-conflict is drawn";
-  const std::string html = slurp(fs::path(out) / "index.html");
+  const std::string html = read_page(fs::path(out) / "index.html");
   std::size_t pngs = 0;
   for (const auto &e : fs::directory_iterator(fs::path(out) / "figures"))
     pngs += e.path().extension() == ".png";
   EXPECT_EQ(pngs, ids.size());
   for (const auto &id : ids) {
     const fs::path fig = fs::path(out) / "figures";
-    const std::string p = slurp(fig / (id + ".png")), s = slurp(fig / (id + ".svg")),
-                      csv = slurp(fig / (id + ".csv"));
+    const std::string p = read_page(fig / (id + ".png")), s = read_page(fig / (id + ".svg")),
+                      csv = read_page(fig / (id + ".csv"));
     ASSERT_GT(p.size(), 5000u) << id;
     EXPECT_EQ(p.substr(1, 3), "PNG") << id;
     EXPECT_NE(s.find("<svg"), std::string::npos) << id;
@@ -290,7 +290,7 @@ TEST(Report, RendersTheCommittedH100Example) {
     EXPECT_NE(html.find("figures/" + id + ".png"), std::string::npos) << id;
   }
   // Every validated workload is in the table, with its verdict.
-  const json v = json::parse(slurp(ex / "validation.json"));
+  const json v = json::parse(read_page(ex / "validation.json"));
   ASSERT_GE(v["workloads"].size(), 16u);
   for (const auto &w : v["workloads"])
     EXPECT_NE(html.find(w["workload"].get<std::string>()), std::string::npos) << w["workload"];
@@ -298,7 +298,7 @@ TEST(Report, RendersTheCommittedH100Example) {
   EXPECT_NE(html.find("Tuning decisions"), std::string::npos);
   // The per-SM view: one row per SM the matrix tested, in group order, each SM in a group, with
   // its latency and its rise; the table names the SMs at the ends of each spread.
-  const std::string per_sm = slurp(fs::path(out) / "figures" / "per_sm_1.csv");
+  const std::string per_sm = read_page(fs::path(out) / "figures" / "per_sm_1.csv");
   EXPECT_EQ(per_sm.rfind("sm,group,baseline,penalty\n", 0), 0u);
   std::istringstream rows(per_sm);
   std::string line;
@@ -370,7 +370,7 @@ TEST(Report, SharingRowsAreTheProfilesAnswersAndTheReportsOwnOnlyWithoutOne) {
       const auto r =
           run_gpuprobe("report --input " + dir.string() + " --out " + out + " --format md");
       ASSERT_EQ(r.exit_code, 0) << ex << ": " << r.err;
-      const std::string md = slurp(fs::path(out) / "index.md");
+      const std::string md = read_page(fs::path(out) / "index.md");
       for (const auto &m : matrices) {
         const std::string name = m.filename().string();
         const std::size_t at = md.find("| " + gpuprobe::markdown_text(name) + " |");
@@ -403,7 +403,7 @@ TEST(Report, DrawsALoneProfileAndRefusesRaw) {
   fs::remove_all(out);
   auto r = run_gpuprobe("report --input " + dir.string() + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string html = slurp(fs::path(out) / "index.html");
+  const std::string html = read_page(fs::path(out) / "index.html");
   EXPECT_EQ(html.find("device not recorded"), std::string::npos);
   EXPECT_NE(html.find("NVIDIA H100 80GB HBM3, 132 SMs"), std::string::npos);
   EXPECT_NE(html.find("TLB levels (profile.json)"), std::string::npos);
@@ -582,7 +582,7 @@ TEST(Report, UnknownProbeIsListedAsNotDrawn) {
   const auto r = run_gpuprobe("report --input " + in + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("not drawn: "), std::string::npos) << r.out;
-  EXPECT_NE(slurp(fs::path(out) / "index.html").find("probe &#39;tlb-alias&#39;"),
+  EXPECT_NE(read_page(fs::path(out) / "index.html").find("probe &#39;tlb-alias&#39;"),
             std::string::npos);
 }
 
@@ -649,9 +649,8 @@ TEST(Report, CommittedH100AndH200RunsRender) {
     EXPECT_NE(decisions.find("trade-off: slower in"), std::string::npos) << decisions;
     const auto out = gpuprobe::test::temp_path(std::string("report_run_") + unit);
     fs::remove_all(out);
-    const auto r = gpuprobe::test::run_gpuprobe("report --input " +
-                                                 gpuprobe::test::committed_run(unit) + " --out " +
-                                                 out);
+    const auto r = gpuprobe::test::run_gpuprobe(
+        "report --input " + gpuprobe::test::committed_run(unit) + " --out " + out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(fs::exists(out + "/index.html"));
   }

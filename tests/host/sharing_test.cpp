@@ -16,7 +16,7 @@ using gpuprobe::test::fixture;
 
 namespace {
 
-sharing_analysis analyze_fixture(const std::string &rel) {
+sharing_analysis analyze_sharing_fixture(const std::string &rel) {
   return analyze_sharing(load_sharing_input(fixture(rel)));
 }
 
@@ -53,7 +53,7 @@ sharing_matrix make_matrix(int n, const groups_t &groups, double base, double po
 } // namespace
 
 TEST(SharingFixtures, K80L1IsPrivate) {
-  const auto a = analyze_fixture("K80/TLBsharing-128-16.txt");
+  const auto a = analyze_sharing_fixture("K80/TLBsharing-128-16.txt");
   EXPECT_EQ(to_string(a.scope), "private") << a.reason;
   EXPECT_TRUE(a.groups.empty());
   EXPECT_FALSE(a.has_baseline);
@@ -61,19 +61,19 @@ TEST(SharingFixtures, K80L1IsPrivate) {
 }
 
 TEST(SharingFixtures, K80L2IsGroupsOfTwoOrThree) {
-  const auto a = analyze_fixture("K80/TLBsharing-2048-65.txt");
+  const auto a = analyze_sharing_fixture("K80/TLBsharing-2048-65.txt");
   EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   EXPECT_EQ(a.groups, (groups_t{{0, 5}, {1, 6}, {2, 7, 10}, {3, 8, 11}, {4, 9, 12}}));
   EXPECT_NE(a.structure.find("interleaved"), std::string::npos) << a.structure;
 }
 
 TEST(SharingFixtures, K80L3IsGlobal) {
-  const auto a = analyze_fixture("K80/TLBsharing-2048-1032.txt");
+  const auto a = analyze_sharing_fixture("K80/TLBsharing-2048-1032.txt");
   EXPECT_EQ(to_string(a.scope), "global") << a.reason;
 }
 
 TEST(SharingFixtures, P100L1IsTpcPairs) {
-  const auto a = analyze_fixture("P100/TLBsharing-2048-16.txt");
+  const auto a = analyze_sharing_fixture("P100/TLBsharing-2048-16.txt");
   EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   groups_t pairs;
   for (int j = 0; j < 56; j += 2)
@@ -83,7 +83,7 @@ TEST(SharingFixtures, P100L1IsTpcPairs) {
 }
 
 TEST(SharingFixtures, P100L2IsSixGpcGroups) {
-  const auto a = analyze_fixture("P100/TLBsharing-32768-65.txt");
+  const auto a = analyze_sharing_fixture("P100/TLBsharing-32768-65.txt");
   EXPECT_EQ(to_string(a.scope), "groups") << a.reason;
   const groups_t expect = {
       {0, 1, 12, 13, 24, 25, 36, 37, 44, 45}, {2, 3, 14, 15, 26, 27, 38, 39, 46, 47},
@@ -96,7 +96,7 @@ TEST(SharingFixtures, P100L2IsSixGpcGroups) {
 
 TEST(SharingFixtures, H100NaivePortIsInconclusive) {
   for (const char *f : {"H100/TLBsharing-2048-16.txt", "H100/TLBsharing-32768-65.txt"}) {
-    const auto a = analyze_fixture(f);
+    const auto a = analyze_sharing_fixture(f);
     EXPECT_EQ(to_string(a.scope), "inconclusive") << f;
     EXPECT_NE(a.reason.find("L1"), std::string::npos) << a.reason;
   }
@@ -249,8 +249,8 @@ TEST(SharingSample, TheSpreadSampleDecidesAsTheWholeMatrixOnCommittedRuns) {
             sample.mean_cycles[i].push_back(full.mean_cycles[pick[i]][k]);
         }
         const auto whole = analyze_sharing(matrix_of(full, path)).scope;
-        SCOPED_TRACE(std::to_string(sms) + " SMs, " + name + " L" +
-                     std::to_string(level) + ": the whole matrix says " + to_string(whole));
+        SCOPED_TRACE(std::to_string(sms) + " SMs, " + name + " L" + std::to_string(level) +
+                     ": the whole matrix says " + to_string(whole));
         EXPECT_EQ(whole, level == 1   ? sharing_scope::private_
                          : level == 2 ? sharing_scope::groups
                                       : sharing_scope::global);

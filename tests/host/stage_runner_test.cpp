@@ -22,12 +22,12 @@ const stage k_measure{"tlb", "raw/tlb.json", {"tlb", "--quick"}, {}};
 const stage k_analyze{
     "tlb_profile", "raw/tlb_profile.json", {"analyze", "tlb", "--input", "raw/tlb.json"}, {"tlb"}};
 
-struct fixture {
+struct runner_fixture {
   std::string dir;
   std::string gpu = "GPU-aaaa";
   int executed = 0;
   std::FILE *log = std::tmpfile();
-  ~fixture() { std::fclose(log); }
+  ~runner_fixture() { std::fclose(log); }
 
   // One command's run over both stages; `args` replaces the measurement's arguments.
   stage_runner run(bool reanalyze = false, std::vector<std::string> args = k_measure.args,
@@ -69,8 +69,8 @@ std::string status(const stage_runner &r, std::size_t i) {
   return r.stages_run[i].value("status", "") + " " + r.stages_run[i].value("rerun_because", "");
 }
 
-fixture fresh(const std::string &name) {
-  fixture f;
+runner_fixture fresh_runner_dir(const std::string &name) {
+  runner_fixture f;
   f.dir = gpuprobe::test::temp_path(name);
   fs::remove_all(f.dir);
   fs::create_directories(f.dir);
@@ -80,7 +80,7 @@ fixture fresh(const std::string &name) {
 } // namespace
 
 TEST(StageRunner, SameCommandKeepsAndAnotherGpuRuns) {
-  auto f = fresh("runner_same");
+  auto f = fresh_runner_dir("runner_same");
   auto first = f.run();
   EXPECT_EQ(f.executed, 2);
   EXPECT_EQ(status(first, 0), "ran ");
@@ -102,7 +102,7 @@ TEST(StageRunner, SameCommandKeepsAndAnotherGpuRuns) {
 }
 
 TEST(StageRunner, QuickThenFullAndAnUpstreamRerun) {
-  auto f = fresh("runner_quick_full");
+  auto f = fresh_runner_dir("runner_quick_full");
   f.run();
   // Full after --quick: other arguments.
   auto full = f.run(false, {"tlb"});
@@ -113,7 +113,7 @@ TEST(StageRunner, QuickThenFullAndAnUpstreamRerun) {
 }
 
 TEST(StageRunner, HalfWrittenFileRunsAgain) {
-  auto f = fresh("runner_half");
+  auto f = fresh_runner_dir("runner_half");
   f.run();
   std::ofstream(fs::path(f.dir) / "raw/tlb.json") << R"({"schema": "gpuprobe.res)";
   auto r = f.run();
@@ -122,7 +122,7 @@ TEST(StageRunner, HalfWrittenFileRunsAgain) {
 }
 
 TEST(StageRunner, ReanalyzeKeepsMeasurementsAndRunsAnalyses) {
-  auto f = fresh("runner_reanalyze");
+  auto f = fresh_runner_dir("runner_reanalyze");
   f.run();
   gpuprobe::model::stage_record tlb;
   tlb.name = "tlb";
@@ -149,7 +149,7 @@ TEST(StageRunner, ReanalyzeKeepsMeasurementsAndRunsAnalyses) {
 // run's tune and validate go by the same rule as characterize's stages (pipeline::resume_rule):
 // kept when made the same way on this GPU and nothing they read ran now.
 TEST(StageRunner, RunsStagesFollowTheSameRule) {
-  auto f = fresh("stage_runner_rule");
+  auto f = fresh_runner_dir("stage_runner_rule");
   f.run();
   using gpuprobe::pipeline::resume_rule;
   EXPECT_TRUE(resume_rule(f.dir, k_analyze, f.gpu, false).keep);

@@ -36,9 +36,9 @@ struct entry {
   std::uint64_t used = 0;
 };
 
-class sim_tlb {
+class coverage_tlb {
 public:
-  sim_tlb(std::vector<sim_level> levels, double noise, std::uint64_t seed)
+  coverage_tlb(std::vector<sim_level> levels, double noise, std::uint64_t seed)
       : view_(levels), levels_(std::move(levels)), noise_(noise), rng_(seed) {
     for (auto &L : levels_)
       if (L.half) { // the hardware behind the view
@@ -145,7 +145,7 @@ private:
   std::uint64_t clock_ = 0;
 };
 
-coverage_env sim_env(sim_tlb &tlb) {
+coverage_env sim_env(coverage_tlb &tlb) {
   coverage_env env;
   auto layouts = std::make_shared<std::map<std::string, slot_layout>>();
   env.map = [&tlb, layouts](const std::string &key, const slot_layout &l) {
@@ -233,7 +233,7 @@ TEST(TlbCoverage, EachKindOfEntryIsNamed) {
        "unmapped neighbours change the coverage"},
   };
   for (const auto &c : cases) {
-    sim_tlb tlb({c.L, {512, 8, 16, true, false, false, 100}}, 1.0, 7);
+    coverage_tlb tlb({c.L, {512, 8, 16, true, false, false, 100}}, 1.0, 7);
     auto env = sim_env(tlb);
     const coverage_options o;
     const auto targets = plan_coverage(profile_of(tlb.levels()), o);
@@ -291,7 +291,7 @@ TEST(TlbCoverage, ASeededFamilyOfKindsIsNamedRight) {
       levels.push_back(b);
     }
     const double noise = std::min(2.0, a.penalty / 10);
-    sim_tlb tlb(levels, noise, rng());
+    coverage_tlb tlb(levels, noise, rng());
     auto env = sim_env(tlb);
     coverage_options o;
     o.max_chunks = 4096;
@@ -340,10 +340,10 @@ TEST(TlbCoverage, ASeededFamilyOfKindsIsNamedRight) {
 // beside its L2 of 32 MiB): the fill cannot be read there, and the verdict says so instead of
 // walking slot 0 twice.
 TEST(TlbCoverage, AFillTheInnerLevelHidesIsNotTestable) {
-  sim_tlb tlb({{16, 16, 8, true, false, false, 20},
-               {256, 8, 16, true, false, false, 100},
-               {512, 8, 16, true, false, false, 400}},
-              1.0, 3);
+  coverage_tlb tlb({{16, 16, 8, true, false, false, 20},
+                    {256, 8, 16, true, false, false, 100},
+                    {512, 8, 16, true, false, false, 400}},
+                   1.0, 3);
   auto env = sim_env(tlb);
   const coverage_options o;
   const auto targets = plan_coverage(profile_of(tlb.levels()), o);

@@ -21,7 +21,7 @@ tlb_evidence detectors(const tlb_dataset &d) {
   return find_tlb_levels(d, gpuprobe::test::detectors_only());
 }
 
-constexpr double KiB = 1024.0, MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;
+constexpr double lv_kib = 1024.0, lv_mib = 1024.0 * 1024.0, lv_gib = 1024.0 * lv_mib;
 
 std::vector<std::string> fixture_files(const std::string &gpu) {
   std::vector<std::string> out;
@@ -39,7 +39,7 @@ void expect_within(double got, double want, double rel, const std::string &what)
   EXPECT_NEAR(got, want, rel * want) << what;
 }
 
-tlb_evidence analyze_fixture(const std::string &gpu) {
+tlb_evidence analyze_tlb_fixture(const std::string &gpu) {
   const auto files = fixture_files(gpu);
   EXPECT_FALSE(files.empty()) << "fixtures missing: " << fixture(gpu);
   return detectors(load_tlb_inputs(files));
@@ -48,9 +48,9 @@ tlb_evidence analyze_fixture(const std::string &gpu) {
 // One 2 MiB stride alone, 1 .. hops - 1 hops: `lo` cycles up to `at` hops, `hi` above.
 tlb_dataset one_stride(int hops, int at, double lo, double hi) {
   tlb_dataset d;
-  tlb_curve c{"sim", 2 * MiB, {}, {}};
+  tlb_curve c{"sim", 2 * lv_mib, {}, {}};
   for (int h = 1; h < hops; ++h) {
-    c.footprint_bytes.push_back(h * 2 * MiB);
+    c.footprint_bytes.push_back(h * 2 * lv_mib);
     c.cycles.push_back(h > at ? hi : lo);
   }
   d.curves.push_back(c);
@@ -60,18 +60,18 @@ tlb_dataset one_stride(int hops, int at, double lo, double hi) {
 } // namespace
 
 TEST(TlbFixtures, K80ThreeLevels) {
-  const auto a = analyze_fixture("K80");
+  const auto a = analyze_tlb_fixture("K80");
   ASSERT_EQ(a.levels.size(), 3u);
   // L1: 16 x 128 KB
   expect_within(a.levels[0].entries, 16, 0.10, "K80 L1 entries");
-  EXPECT_EQ(a.levels[0].page_bytes, 128 * KiB);
+  EXPECT_EQ(a.levels[0].page_bytes, 128 * lv_kib);
   // L2: 2 MB pages, step near 140 MB (the raw data reads ~70 entries; the paper prints 65)
   expect_within(a.levels[1].entries, 70, 0.10, "K80 L2 entries");
-  EXPECT_EQ(a.levels[1].page_bytes, 2 * MiB);
-  expect_within(a.levels[1].reach_bytes, 140 * MiB, 0.10, "K80 L2 reach");
+  EXPECT_EQ(a.levels[1].page_bytes, 2 * lv_mib);
+  expect_within(a.levels[1].reach_bytes, 140 * lv_mib, 0.10, "K80 L2 reach");
   // L3: ~1032 x 2 MB
   expect_within(a.levels[2].entries, 1032, 0.10, "K80 L3 entries");
-  EXPECT_EQ(a.levels[2].page_bytes, 2 * MiB);
+  EXPECT_EQ(a.levels[2].page_bytes, 2 * lv_mib);
   for (const auto &L : a.levels) {
     EXPECT_EQ(to_string(L.bound), "exact");
     EXPECT_GT(L.miss_penalty_cycles, 0);
@@ -83,12 +83,12 @@ TEST(TlbFixtures, K80ThreeLevels) {
 }
 
 TEST(TlbFixtures, P100TwoLevels) {
-  const auto a = analyze_fixture("P100");
+  const auto a = analyze_tlb_fixture("P100");
   ASSERT_EQ(a.levels.size(), 2u);
   expect_within(a.levels[0].entries, 16, 0.10, "P100 L1 entries");
-  EXPECT_EQ(a.levels[0].page_bytes, 2 * MiB);
+  EXPECT_EQ(a.levels[0].page_bytes, 2 * lv_mib);
   expect_within(a.levels[1].entries, 65, 0.10, "P100 L2 entries");
-  EXPECT_EQ(a.levels[1].page_bytes, 32 * MiB);
+  EXPECT_EQ(a.levels[1].page_bytes, 32 * lv_mib);
   EXPECT_EQ(to_string(a.levels[1].bound), "exact");
   // Strides below the page pay a proportionally smaller penalty (16 MB stride: half).
   ASSERT_FALSE(a.levels[1].flat.empty());
@@ -101,8 +101,8 @@ TEST(TlbFixtures, P100TwoLevels) {
 TEST(TlbFixtures, TheHierarchyEveryStageReadsHoldsThePublishedTables) {
   for (const auto &[gpu, entries, pages] :
        std::vector<std::tuple<std::string, std::vector<double>, std::vector<double>>>{
-           {"K80", {16, 70, 1032}, {128 * KiB, 2 * MiB, 2 * MiB}},
-           {"P100", {16, 65}, {2 * MiB, 32 * MiB}}}) {
+           {"K80", {16, 70, 1032}, {128 * lv_kib, 2 * lv_mib, 2 * lv_mib}},
+           {"P100", {16, 65}, {2 * lv_mib, 32 * lv_mib}}}) {
     const auto data = load_tlb_inputs(fixture_files(gpu));
     const model::tlb_hierarchy h = analyze_tlb(data);
     ASSERT_EQ(h.levels.size(), entries.size()) << gpu;
@@ -121,9 +121,9 @@ TEST(TlbFixtures, TheHierarchyEveryStageReadsHoldsThePublishedTables) {
 }
 
 TEST(TlbFixtures, H100NaivePortFindsNoLevel) {
-  const auto a = analyze_fixture("H100");
+  const auto a = analyze_tlb_fixture("H100");
   EXPECT_TRUE(a.levels.empty());
-  EXPECT_GE(a.searched_up_to_bytes, 12000 * MiB);
+  EXPECT_GE(a.searched_up_to_bytes, 12000 * lv_mib);
   bool said_none = false;
   for (const auto &n : a.notes)
     said_none |= n.find("no TLB boundary found up to") != std::string::npos;
@@ -131,9 +131,6 @@ TEST(TlbFixtures, H100NaivePortFindsNoLevel) {
   const auto j = to_json(a);
   EXPECT_TRUE(j["levels"].empty());
 }
-
-using gpuprobe::test::sim_dataset;
-using gpuprobe::test::sim_level;
 
 std::vector<double> pow2_strides(double lo, double hi) {
   std::vector<double> v;
@@ -143,11 +140,11 @@ std::vector<double> pow2_strides(double lo, double hi) {
 }
 
 TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
-  const std::vector<sim_level> truth = {
-      {16, 2 * MiB, 20}, {128, 2 * MiB, 60}, {2048, 32 * MiB, 150}};
+  const std::vector<gpuprobe::test::sim_level> truth = {
+      {16, 2 * lv_mib, 20}, {128, 2 * lv_mib, 60}, {2048, 32 * lv_mib, 150}};
   for (unsigned seed = 1; seed <= 5; ++seed) {
-    auto d = sim_dataset(truth, 270, pow2_strides(512 * KiB, 512 * MiB), 1 * MiB, 200 * GiB, 16,
-                         1.0, seed, 9);
+    auto d = gpuprobe::test::sim_dataset(truth, 270, pow2_strides(512 * lv_kib, 512 * lv_mib),
+                                         1 * lv_mib, 200 * lv_gib, 16, 1.0, seed, 9);
     const auto a = detectors(d);
     ASSERT_EQ(a.levels.size(), 3u) << "seed " << seed;
     for (std::size_t i = 0; i < 3; ++i) {
@@ -160,18 +157,19 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
 }
 
 TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
-  const std::vector<sim_level> truth = {{32, 64 * KiB, 4}};
-  auto d =
-      sim_dataset(truth, 250, pow2_strides(16 * KiB, 1 * MiB), 64 * KiB, 256 * MiB, 16, 0.3, 7);
+  const std::vector<gpuprobe::test::sim_level> truth = {{32, 64 * lv_kib, 4}};
+  auto d = gpuprobe::test::sim_dataset(truth, 250, pow2_strides(16 * lv_kib, 1 * lv_mib),
+                                       64 * lv_kib, 256 * lv_mib, 16, 0.3, 7);
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u);
   expect_within(a.levels[0].entries, 32, 0.10, "entries");
-  EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB);
+  EXPECT_EQ(a.levels[0].page_bytes, 64 * lv_kib);
   expect_within(a.levels[0].miss_penalty_cycles, 4, 0.25, "penalty");
 }
 
 TEST(TlbSimulated, FlatCurvesGiveNoLevelAndSaySo) {
-  auto d = sim_dataset({}, 270, pow2_strides(64 * KiB, 64 * MiB), 1 * MiB, 64 * GiB, 4, 3.0, 11);
+  auto d = gpuprobe::test::sim_dataset({}, 270, pow2_strides(64 * lv_kib, 64 * lv_mib), 1 * lv_mib,
+                                       64 * lv_gib, 4, 3.0, 11);
   const auto a = detectors(d);
   EXPECT_TRUE(a.levels.empty());
   ASSERT_FALSE(a.notes.empty());
@@ -184,9 +182,9 @@ TEST(TlbSimulated, L2CapacityStepIsNotATlbLevel) {
   tlb_dataset d;
   d.l2_bytes = 50 * 1000 * 1000;
   const double lines = double(d.l2_bytes) / 128;
-  for (double s : pow2_strides(64 * KiB, 1 * MiB)) {
+  for (double s : pow2_strides(64 * lv_kib, 1 * lv_mib)) {
     tlb_curve c{"sim", s, {}, {}};
-    for (double h = 1000; h * s < 1024 * GiB; h *= 1.2) {
+    for (double h = 1000; h * s < 1024 * lv_gib; h *= 1.2) {
       c.footprint_bytes.push_back(h * s);
       c.cycles.push_back(h > lines ? 700 : 280);
     }
@@ -205,12 +203,13 @@ TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
 }
 
 TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
-  const std::vector<sim_level> truth = {{64, 64 * KiB, 30}};
-  auto d = sim_dataset(truth, 250, pow2_strides(256 * KiB, 4 * MiB), 1 * MiB, 2 * GiB, 8, 0.5, 3);
+  const std::vector<gpuprobe::test::sim_level> truth = {{64, 64 * lv_kib, 30}};
+  auto d = gpuprobe::test::sim_dataset(truth, 250, pow2_strides(256 * lv_kib, 4 * lv_mib),
+                                       1 * lv_mib, 2 * lv_gib, 8, 0.5, 3);
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u);
   EXPECT_EQ(to_string(a.levels[0].bound), "upper");
-  EXPECT_EQ(a.levels[0].page_bytes, 256 * KiB);
+  EXPECT_EQ(a.levels[0].page_bytes, 256 * lv_kib);
   expect_within(a.levels[0].entries, 64, 0.1, "entries");
 }
 
@@ -267,13 +266,14 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
 // Levels whose reach lies past 1 TiB: the aliased chase's footprint is bounded by the address
 // space, not the memory.
 TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
-  const double TiB = 1024 * GiB;
-  const std::vector<sim_level> truth = {
-      {16, 16 * MiB, 10}, {2048, 32 * MiB, 95}, {4096, 512 * MiB, 300}}; // reach 2 TiB
-  auto d = sim_dataset(truth, 300, pow2_strides(2 * MiB, 1024 * MiB), 2 * MiB, 4 * TiB, 16, 0.3, 5);
+  const double TiB = 1024 * lv_gib;
+  const std::vector<gpuprobe::test::sim_level> truth = {
+      {16, 16 * lv_mib, 10}, {2048, 32 * lv_mib, 95}, {4096, 512 * lv_mib, 300}}; // reach 2 TiB
+  auto d = gpuprobe::test::sim_dataset(truth, 300, pow2_strides(2 * lv_mib, 1024 * lv_mib),
+                                       2 * lv_mib, 4 * TiB, 16, 0.3, 5);
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 3u);
-  EXPECT_EQ(a.levels[2].page_bytes, 512 * MiB);
+  EXPECT_EQ(a.levels[2].page_bytes, 512 * lv_mib);
   expect_within(a.levels[2].reach_bytes, 2 * TiB, 0.02, "reach");
   expect_within(a.levels[2].miss_penalty_cycles, 300, 0.1, "penalty");
   EXPECT_GE(a.searched_up_to_bytes, 4 * TiB * 0.99);
@@ -283,14 +283,16 @@ TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
 // does, by 1-4 cycles, where refinement puts extra points): the level before keeps the penalty
 // of its plateau, not of the creep.
 TEST(TlbSimulated, CreepBeforeTheNextStepDoesNotInflateThePenalty) {
-  const std::vector<sim_level> truth = {{16, 16 * MiB, 10}, {2048, 32 * MiB, 95}};
-  auto d =
-      sim_dataset(truth, 300, pow2_strides(2 * MiB, 256 * MiB), 2 * MiB, 256 * GiB, 16, 0.3, 5);
+  const std::vector<gpuprobe::test::sim_level> truth = {{16, 16 * lv_mib, 10},
+                                                        {2048, 32 * lv_mib, 95}};
+  auto d = gpuprobe::test::sim_dataset(truth, 300, pow2_strides(2 * lv_mib, 256 * lv_mib),
+                                       2 * lv_mib, 256 * lv_gib, 16, 0.3, 5);
   for (auto &c : d.curves) {
-    const double next = 2048 * std::max(c.stride_bytes, 32 * MiB);
+    const double next = 2048 * std::max(c.stride_bytes, 32 * lv_mib);
     for (double f : {0.96, 0.97, 0.98, 0.99}) { // refinement's extra points below the boundary
       c.footprint_bytes.push_back(f * next);
-      c.cycles.push_back(std::round(sim_latency(truth, 300, c.stride_bytes, f * next)) + 3);
+      c.cycles.push_back(
+          std::round(gpuprobe::test::sim_latency(truth, 300, c.stride_bytes, f * next)) + 3);
     }
     finish_curve(c);
   }
@@ -308,14 +310,14 @@ TEST(TlbSimulated, LoneRiseIsNotConfirmedByAHitMedianBelowHalfThePage) {
   tlb_dataset d;
   std::mt19937 rng(3);
   std::normal_distribution<double> noise(0.0, 0.3);
-  for (double s : {4 * MiB, 16 * MiB}) {
+  for (double s : {4 * lv_mib, 16 * lv_mib}) {
     tlb_curve c{"sim", s, {}, {}};
     c.median = true;
-    for (double fp = 64 * GiB; fp <= 512 * GiB; fp *= std::pow(2.0, 1.0 / 16)) {
+    for (double fp = 64 * lv_gib; fp <= 512 * lv_gib; fp *= std::pow(2.0, 1.0 / 16)) {
       c.footprint_bytes.push_back(std::round(fp / s) * s);
-      const bool past = fp > 20000 * 16 * MiB;
+      const bool past = fp > 20000 * 16 * lv_mib;
       c.cycles.push_back(
-          std::round(2 * (300 + (past ? (s == 16 * MiB ? 167 : 1.5) : 0) + noise(rng))) / 2);
+          std::round(2 * (300 + (past ? (s == 16 * lv_mib ? 167 : 1.5) : 0) + noise(rng))) / 2);
     }
     finish_curve(c);
     d.curves.push_back(c);
@@ -351,8 +353,8 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
       EXPECT_EQ(L.entries, w[k].entries) << "L" << k + 1;
       EXPECT_EQ(f.sets, w[k].sets) << "L" << k + 1;
       EXPECT_EQ(f.ways, w[k].ways) << "L" << k + 1;
-      EXPECT_EQ(L.page_bytes, w[k].page_mib * MiB) << "L" << k + 1;
-      EXPECT_EQ(L.full_miss_bytes(), w[k].full_gib * GiB) << "L" << k + 1;
+      EXPECT_EQ(L.page_bytes, w[k].page_mib * lv_mib) << "L" << k + 1;
+      EXPECT_EQ(L.full_miss_bytes(), w[k].full_gib * lv_gib) << "L" << k + 1;
       EXPECT_NEAR(L.structure.midpoint_entries, w[k].midpoint, 1) << "L" << k + 1;
       EXPECT_GE(L.confidence, 0.65) << "L" << k + 1;
     }
@@ -369,13 +371,14 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
 TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
   for (double penalty : {4.0, 5.0, 6.0})
     for (unsigned seed = 1; seed <= 4; ++seed) {
-      const std::vector<sim_level> truth = {{16, 64 * KiB, penalty}, {256, 2 * MiB, 60}};
-      auto d = sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 4 * GiB, 24, 1.0,
-                           seed);
+      const std::vector<gpuprobe::test::sim_level> truth = {{16, 64 * lv_kib, penalty},
+                                                            {256, 2 * lv_mib, 60}};
+      auto d = gpuprobe::test::sim_dataset(truth, 300, pow2_strides(16 * lv_kib, 8 * lv_mib),
+                                           64 * lv_kib, 4 * lv_gib, 24, 1.0, seed);
       const auto a = detectors(d);
       ASSERT_EQ(a.levels.size(), 2u) << "penalty " << penalty << ", seed " << seed;
       expect_within(a.levels[0].entries, 16, 0.1, "L1 entries");
-      EXPECT_EQ(a.levels[0].page_bytes, 64 * KiB) << "penalty " << penalty << ", seed " << seed;
+      EXPECT_EQ(a.levels[0].page_bytes, 64 * lv_kib) << "penalty " << penalty << ", seed " << seed;
       expect_within(a.levels[0].miss_penalty_cycles, penalty, 0.3, "L1 penalty");
       expect_within(a.levels[1].entries, 256, 0.1, "L2 entries");
     }
@@ -387,23 +390,24 @@ TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
 TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
   int found = 0, tried = 0;
   for (unsigned seed = 1; seed <= 6; ++seed) {
-    const std::vector<sim_level> truth = {{16, 64 * KiB, 7}, {512, 2 * MiB, 80}};
+    const std::vector<gpuprobe::test::sim_level> truth = {{16, 64 * lv_kib, 7},
+                                                          {512, 2 * lv_mib, 80}};
     // The 2017 tool's mean curves: integer cycles, 12 points an octave, sigma 2 cycles.
-    auto d =
-        sim_dataset(truth, 300, pow2_strides(16 * KiB, 8 * MiB), 64 * KiB, 8 * GiB, 12, 2.0, seed);
+    auto d = gpuprobe::test::sim_dataset(truth, 300, pow2_strides(16 * lv_kib, 8 * lv_mib),
+                                         64 * lv_kib, 8 * lv_gib, 12, 2.0, seed);
     const auto a = detectors(d);
     ++tried;
     ASSERT_GE(a.levels.size(), 1u) << "seed " << seed;
     const auto &l1 = a.levels[0];
     // The page is a second finding: exact at 64 KiB, or an upper bound above it where the
     // smallest strides' rises hide in the noise; never a wrong exact page.
-    const bool page_right =
-        l1.page_bytes == 64 * KiB || (l1.bound == page_bound::upper && l1.page_bytes > 64 * KiB);
+    const bool page_right = l1.page_bytes == 64 * lv_kib ||
+                            (l1.bound == page_bound::upper && l1.page_bytes > 64 * lv_kib);
     if (std::fabs(l1.entries - 16) <= 1.6 && page_right)
       ++found;
     EXPECT_GE(l1.confidence, 0.65) << "seed " << seed << ": " << l1.existence;
     EXPECT_NEAR(l1.miss_penalty_cycles, 7, 2.5) << "seed " << seed;
-    EXPECT_EQ(a.levels.back().page_bytes, 2 * MiB) << "seed " << seed;
+    EXPECT_EQ(a.levels.back().page_bytes, 2 * lv_mib) << "seed " << seed;
   }
   EXPECT_EQ(found, tried) << "the +7-cycle level, 16 entries, on every seed";
 }
@@ -414,14 +418,14 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
   tlb_dataset d;
   std::mt19937 rng(5);
   std::normal_distribution<double> noise(0.0, 3.0);
-  for (double s : {16.0 * MiB, 32.0 * MiB, 64.0 * MiB, 128.0 * MiB}) {
+  for (double s : {16.0 * lv_mib, 32.0 * lv_mib, 64.0 * lv_mib, 128.0 * lv_mib}) {
     tlb_curve c{"sim", s, {}, {}, true};
-    for (double h = 64; h * s <= 1024 * GiB; h *= std::pow(2.0, 1.0 / 6)) {
+    for (double h = 64; h * s <= 1024 * lv_gib; h *= std::pow(2.0, 1.0 / 6)) {
       const double pages = std::round(h), fp = pages * s;
       // Pages of 64 MiB: strides below see the level at 4096 x 64 MiB, with s/P of the penalty.
-      const double hops_over = fp / std::max(s, 64.0 * MiB);
-      const double share = s >= 64 * MiB ? (structure_cycles(hops_over, 512, 8, 0, 1))
-                                         : (hops_over > 4096 ? s / (64 * MiB) : 0);
+      const double hops_over = fp / std::max(s, 64.0 * lv_mib);
+      const double share = s >= 64 * lv_mib ? (structure_cycles(hops_over, 512, 8, 0, 1))
+                                            : (hops_over > 4096 ? s / (64 * lv_mib) : 0);
       const double y = 400 + 400 * share + noise(rng);
       c.footprint_bytes.push_back(fp);
       c.cycles.push_back(std::round(y));
@@ -432,7 +436,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u) << (a.notes.empty() ? "" : a.notes.back());
   const auto &L = a.levels[0];
-  EXPECT_EQ(L.page_bytes, 64 * MiB);
+  EXPECT_EQ(L.page_bytes, 64 * lv_mib);
   EXPECT_FALSE(L.structure.fit.resolved) << "too few points on the ramp to pin a set";
   EXPECT_FALSE(L.structure.fit.why.empty());
   EXPECT_NEAR(L.entries, 4096, 4096 * 0.03) << "where misses begin, not the ramp's middle (4352)";
@@ -451,8 +455,9 @@ TEST(TlbFindings, RisesInDoubtStayOutWithTheirReason) {
   }
   // A small rise (3.5 sigma at two strides, single points): a candidate, named "small".
   {
-    const std::vector<sim_level> truth = {{64, 1 * MiB, 3.5}};
-    auto d = sim_dataset(truth, 300, pow2_strides(1 * MiB, 2 * MiB), 1 * MiB, 1 * GiB, 3, 1.0, 4);
+    const std::vector<gpuprobe::test::sim_level> truth = {{64, 1 * lv_mib, 3.5}};
+    auto d = gpuprobe::test::sim_dataset(truth, 300, pow2_strides(1 * lv_mib, 2 * lv_mib),
+                                         1 * lv_mib, 1 * lv_gib, 3, 1.0, 4);
     for (auto &c : d.curves)
       c.median = true; // single-point medians: no plateau detector
     const auto a = detectors(d);
@@ -473,7 +478,7 @@ TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
         std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/" + unit + "/raw/tlb.json";
     const auto whole = load_tlb_inputs({path});
     auto cut = whole;
-    const double chunk = 2 * MiB, max_hops = 512 * GiB / chunk;
+    const double chunk = 2 * lv_mib, max_hops = 512 * lv_gib / chunk;
     std::size_t dropped = 0;
     for (auto &c : cut.curves) {
       if (c.stride_bytes >= chunk)

@@ -18,7 +18,7 @@ namespace probes = gpuprobe::probes;
 
 namespace {
 
-constexpr double MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;
+constexpr double st_mib = 1024.0 * 1024.0, st_gib = 1024.0 * st_mib;
 
 // Hop counts as the sweep measures them: 8 per octave from E/4 to 4 E, plus the refined points a
 // few hops either side of both ends of the ramp.
@@ -38,8 +38,8 @@ std::vector<double> grid(double sets, double ways) {
   return h;
 }
 
-std::vector<double> curve(const std::vector<double> &h, double sets, double ways, double sigma,
-                          unsigned seed) {
+std::vector<double> structure_curve(const std::vector<double> &h, double sets, double ways,
+                                    double sigma, unsigned seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<double> noise(0.0, sigma);
   std::vector<double> y;
@@ -59,7 +59,7 @@ TEST(TlbStructure, RecoversWaysAndSetsAtEveryNoise) {
     for (double sigma : {0.1, 0.5, 1.0, 2.0})
       for (unsigned seed = 1; seed <= 3; ++seed) {
         const auto h = grid(L.sets, L.ways);
-        const auto f = fit_structure(h, curve(h, L.sets, L.ways, sigma, seed), 0.075);
+        const auto f = fit_structure(h, structure_curve(h, L.sets, L.ways, sigma, seed), 0.075);
         cases += sigma <= 0.5;
         const std::string what = std::to_string(int(L.ways)) + " ways x " +
                                  std::to_string(int(L.sets)) + " sets, noise " +
@@ -156,21 +156,21 @@ TEST(TlbStructure, AnalyzerReportsWhereMissesBeginUpToTwoTebibytes) {
     double sets, ways, page, penalty;
   };
   const std::vector<sim> truth = {
-      {1, 16, 16 * MiB, 10}, {256, 8, 32 * MiB, 95}, {512, 8, 512 * MiB, 430}};
+      {1, 16, 16 * st_mib, 10}, {256, 8, 32 * st_mib, 95}, {512, 8, 512 * st_mib, 430}};
   tlb_dataset d;
-  for (double s = 16 * MiB; s <= 1024 * MiB; s *= 2) {
+  for (double s = 16 * st_mib; s <= 1024 * st_mib; s *= 2) {
     tlb_curve c;
     c.source = "sim";
     c.stride_bytes = s;
     std::vector<double> h;
-    for (double x = 1; x * s <= 4096 * GiB;
+    for (double x = 1; x * s <= 4096 * st_gib;
          x = std::max(x + 1, std::round(x * std::pow(2.0, 0.125))))
       h.push_back(x);
     for (const auto &L : truth)
       if (s >= L.page)
         for (double e : {L.sets * L.ways, L.sets * (L.ways + 1)})
           for (double dd = -6; dd <= 6; ++dd) // the refinement's points at both ends
-            if ((e + dd) * s <= 4096 * GiB)
+            if ((e + dd) * s <= 4096 * st_gib)
               h.push_back(e + dd);
     std::sort(h.begin(), h.end());
     h.erase(std::unique(h.begin(), h.end()), h.end());
@@ -197,8 +197,8 @@ TEST(TlbStructure, AnalyzerReportsWhereMissesBeginUpToTwoTebibytes) {
     EXPECT_EQ(L.page_bytes, truth[k].page) << "L" << k + 1;
     EXPECT_EQ(L.reach_bytes, L.entries * L.page_bytes);
   }
-  EXPECT_EQ(a.levels[2].reach_bytes, 2048 * GiB);
-  EXPECT_EQ(a.levels[2].full_miss_bytes(), 2304 * GiB);
+  EXPECT_EQ(a.levels[2].reach_bytes, 2048 * st_gib);
+  EXPECT_EQ(a.levels[2].full_miss_bytes(), 2304 * st_gib);
   const auto j = to_json(a);
   EXPECT_EQ(j["levels"][1]["ways"], 8);
   EXPECT_EQ(j["levels"][1]["sets"], 256);
@@ -303,8 +303,8 @@ probes::conflict_target conflict_target_of(const std::string &label, double page
   return t;
 }
 
-// One generated case of the search-variant families: a simulated TLB of sets_of x {2, 4, 8, 16} ways
-// (not LRU at the onset a quarter of the time; one set is always LRU; at most 4096 entries), a
+// One generated case of the search-variant families: a simulated TLB of sets_of x {2, 4, 8, 16}
+// ways (not LRU at the onset a quarter of the time; one set is always LRU; at most 4096 entries), a
 // window on any alignment, searched with options `a` and then `b`.
 struct searched_twice {
   sim_tlb tlb{1, 1};
@@ -747,9 +747,10 @@ nlohmann::json summary_of(nlohmann::json level, const nlohmann::json &rl) {
 
 TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   const nlohmann::json level = {{"entries", 2048},
-                                {"page_bytes", 32.0 * MiB},
+                                {"page_bytes", 32.0 * st_mib},
                                 {"structure", {{"resolved", true}, {"ways", 8}, {"sets", 256}}}};
-  nlohmann::json rl = {{"level", "L2"}, {"page_bytes", 32.0 * MiB}, {"va_base", 0}, {"sets", {}}};
+  nlohmann::json rl = {
+      {"level", "L2"}, {"page_bytes", 32.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
   const sim_tlb tlb{256, 8};
   for (std::uint32_t start : {0u, 97u, 194u, 291u}) {
     const auto t = conflict_target_of("L2", 32ull << 20, 2048, 95);
@@ -770,9 +771,10 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   EXPECT_EQ(c["why"], "the sets found differ in size");
   // A fully associative level: one set, no bits select it.
   const nlohmann::json l1 = {{"entries", 16},
-                             {"page_bytes", 16.0 * MiB},
+                             {"page_bytes", 16.0 * st_mib},
                              {"structure", {{"resolved", true}, {"ways", 16}, {"sets", 1}}}};
-  nlohmann::json r1 = {{"level", "L1"}, {"page_bytes", 16.0 * MiB}, {"va_base", 0}, {"sets", {}}};
+  nlohmann::json r1 = {
+      {"level", "L1"}, {"page_bytes", 16.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
   const sim_tlb full{1, 16};
   for (std::uint32_t start : {0u, 97u}) {
     const auto t = conflict_target_of("L1", 16ull << 20, 16, 10);
@@ -802,10 +804,11 @@ TEST(TlbStructure, MethodsThatDisagreeAreMarkedAndLowerTheConfidence) {
     const int ways = 1 << (rng() % 5), sets = 1 << (rng() % 9);
     const nlohmann::json level = {
         {"entries", ways * sets},
-        {"page_bytes", 32.0 * MiB},
-        {"reach_bytes", 32.0 * MiB * ways * sets},
+        {"page_bytes", 32.0 * st_mib},
+        {"reach_bytes", 32.0 * st_mib * ways * sets},
         {"structure", {{"resolved", true}, {"ways", ways}, {"sets", sets}}}};
-    nlohmann::json rl = {{"level", "L1"}, {"page_bytes", 32.0 * MiB}, {"va_base", 0}, {"sets", {}}};
+    nlohmann::json rl = {
+        {"level", "L1"}, {"page_bytes", 32.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
     const int n_sets = 1 + int(rng() % 4);
     for (int k = 0; k < n_sets; ++k) {
       // Mostly W + 1 pages; now and then one fewer or more (another context took an entry).
