@@ -153,11 +153,18 @@ void bm_getpage(
       st.counters["WAS_theory"] = th.was;
   }
   if constexpr (keeps_last) {
-    // Eq. 9 with p measured on this occupancy instead of Eq. 8's: a thread's last page is a free
-    // page of the pattern, and the page after it is used when it ends its cluster, M of A.
+    // Eq. 9 at this occupancy's M (TAS_theory) takes Eq. 8's p = (M - 1) / (A + M - 1). Here a
+    // thread's last page is a free page of the pattern, and the page after it is used when the last
+    // page ends its cluster: p = M / A (TAS_theory_occupancy). next_used measures p: the threads
+    // whose first step (the page after their last) did not serve them.
     const double free_n = double(free_pages), clusters = state.clusters;
-    st.counters["TAS_theory_occupancy"] =
-        1 + clusters / free_n * gpuprobe::analysis::rw_tas(double(T), free_n, double(n));
+    const double rw = gpuprobe::analysis::rw_tas(double(T), free_n, double(n));
+    const double walked =
+        double(std::count_if(s.begin(), s.end(), [](unsigned k) { return k > 1; }));
+    st.counters["clusters"] = clusters;
+    st.counters["next_used"] = walked / double(n);
+    st.counters["TAS_theory_occupancy"] = 1 + clusters / free_n * rw;
+    st.counters["TAS_theory_next_used"] = 1 + walked / double(n) * rw;
   }
 }
 

@@ -140,11 +140,11 @@ std::string served(const peer_result &r) {
          (r.ladder_stop > 0 && r.ladder_stop < 6 ? why[r.ladder_stop] : "");
 }
 
-using key =
+using cell_key =
     std::tuple<std::string, std::string, double, std::string>; // alloc, size, threads, state
 
 struct peer_cells {
-  std::map<key, peer_result> cells;
+  std::map<cell_key, peer_result> cells;
   std::vector<std::string> allocs;
   std::vector<double> threads;
   std::map<std::string, std::set<std::string>> ran_on; // allocator -> "unit, gpuprobe commit"

@@ -21,6 +21,9 @@ struct theory_cell {
   int permille;
   double threads, tas, tas_th, was, was_th;
   double tas_occupancy = 0; // CRW: Eq. 9 with p = M / A of the measured occupancy (0: none)
+  // CRW: the free pages A and clusters M of the occupancy, the measured p (threads whose page
+  // after their last was used) and Eq. 9 at that p (0: not recorded)
+  double free_pages = 0, clusters = 0, next_used = 0, tas_next_used = 0;
 };
 
 // BM_getpage/<alloc>/threads:<n>/free_permille:<f> cases of the allocators the models of Eqs. 3-9
@@ -45,7 +48,9 @@ std::vector<theory_cell> theory_cells(const inputs &in) {
         continue;
       cells.push_back({alloc, std::atoi(name.c_str() + f0 + 14), std::atof(tn.c_str()),
                        *b.number("TAS"), *b.number("TAS_theory"), b.number_or("WAS", 0.0),
-                       b.number_or("WAS_theory", 0.0), b.number_or("TAS_theory_occupancy", 0.0)});
+                       b.number_or("WAS_theory", 0.0), b.number_or("TAS_theory_occupancy", 0.0),
+                       b.number_or("free_pages", 0.0), b.number_or("clusters", 0.0),
+                       b.number_or("next_used", 0.0), b.number_or("TAS_theory_next_used", 0.0)});
     }
   return cells;
 }
@@ -89,6 +94,39 @@ report_figure theory_figure(const std::vector<theory_cell> &cells, bool was, rep
   return f;
 }
 
+// CRW's measured TAS against Eq. 9 at the occupancy's own M: with Eq. 8's p, with p = M / A, and
+// with p as measured; within 10 % or not, for each (empty: no CRW case recorded M).
+report_table crw_table(const std::vector<theory_cell> &cells) {
+  report_table t{"CRW against Eq. 9 at the measured cluster count",
+                 {"threads", "free", "A", "M", "p, Eq. 8", "p = M/A", "p measured", "TAS",
+                  "Eq. 9, Eq. 8's p", "ratio", "Eq. 9, p = M/A", "ratio", "Eq. 9, p measured",
+                  "ratio"},
+                 {},
+                 ""};
+  int within = 0;
+  for (const auto &e : cells) {
+    if (e.alloc != "crw" || e.clusters <= 0 || e.free_pages <= 0)
+      continue;
+    const double p8 = (e.clusters - 1) / (e.free_pages + e.clusters - 1);
+    within += std::abs(e.tas / e.tas_occupancy - 1) <= 0.10;
+    t.rows.push_back({num(e.threads), num(e.permille / 10.0) + " %", num(e.free_pages),
+                      num(e.clusters), num(p8, 3), num(e.clusters / e.free_pages, 3),
+                      num(e.next_used, 3), num(e.tas, 4), num(e.tas_th, 4),
+                      num(e.tas / e.tas_th, 3), num(e.tas_occupancy, 4),
+                      num(e.tas / e.tas_occupancy, 3), num(e.tas_next_used, 4),
+                      num(e.tas / e.tas_next_used, 3)});
+  }
+  if (!t.rows.empty())
+    t.note =
+        "Eq. 9 is 1 + p TAS_RW, p the chance that the page after a thread's last is used. Eq. 8 "
+        "puts p at (M - 1) / (A + M - 1). In this benchmark a thread's last page is a free "
+        "page of the occupancy, and the page after it is used when it ends its cluster: p = "
+        "M / A, and `p measured` counts the threads whose first step did not serve them. "
+        "Within 10 % at p = M / A in " +
+        std::to_string(within) + " of " + std::to_string(t.rows.size()) + " cases.";
+  return t;
+}
+
 } // namespace
 
 // BM_getpage cases with TAS/WAS and their theory: a figure each, and the WAS points over the bound.
@@ -114,6 +152,8 @@ void theory_part(const inputs &in, report_content &c) {
       c.tables.push_back(std::move(over));
     }
   }
+  if (auto crw = crw_table(cells); !crw.rows.empty())
+    c.tables.push_back(std::move(crw));
 }
 
 } // namespace gpuprobe::report::detail

@@ -3,7 +3,7 @@
 skip() { echo "SKIPPED: $*"; exit 77; }
 fail() { echo "FAILED: $*"; exit 1; }
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome || true)
-[ -n "$browser" ] || skip "no Chromium (scripts/setup.sh installs the chromium package)"
+[ -n "$browser" ] || skip "no Chromium (scripts/setup.sh --test-tools installs the chromium package)"
 T=$(mktemp -d "/tmp/gpuprobe-$1.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 

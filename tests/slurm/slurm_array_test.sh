@@ -9,7 +9,7 @@ set -uo pipefail
 bin="$1" src="$2"
 skip() { echo "SKIPPED: $*"; exit 77; }
 for c in munged slurmctld slurmd sbatch squeue scontrol sacct; do
-  command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || skip "$c is not installed (scripts/setup.sh installs slurm-wlm and munge)"
+  command -v "$c" >/dev/null 2>&1 || [ -x "/usr/sbin/$c" ] || skip "$c is not installed (scripts/setup.sh --test-tools installs slurm-wlm and munge)"
 done
 export PATH="$PATH:/usr/sbin"
 t0=$(date +%s)
