@@ -77,6 +77,23 @@ struct theory {
   double tas = 0, was = 0;
 };
 
+// CRW's counters beside Eq. 9 at this occupancy's M (TAS_theory), which takes Eq. 8's
+// p = (M - 1) / (A + M - 1). Here a thread's last page is a free page of the pattern, and the page
+// after it is used when the last page ends its cluster: p = M / A (TAS_theory_occupancy).
+// next_used measures p: the threads whose first step (the page after their last) did not serve
+// them (steps: each thread's, from the untimed launch).
+void crw_counters(benchmark::State &st, double pages, double free_pages, double clusters,
+                  const std::vector<unsigned> &steps) {
+  const double n = double(steps.size());
+  const double rw = gpuprobe::analysis::rw_tas(pages, free_pages, n);
+  const double walked =
+      double(std::count_if(steps.begin(), steps.end(), [](unsigned k) { return k > 1; }));
+  st.counters["clusters"] = clusters;
+  st.counters["next_used"] = walked / n;
+  st.counters["TAS_theory_occupancy"] = 1 + clusters / free_pages * rw;
+  st.counters["TAS_theory_next_used"] = 1 + walked / n * rw;
+}
+
 template <class A>
 void bm_getpage(
     benchmark::State &st, const std::string &name, std::uint64_t n, int permille,
@@ -152,20 +169,8 @@ void bm_getpage(
     if (th.was > 0)
       st.counters["WAS_theory"] = th.was;
   }
-  if constexpr (keeps_last) {
-    // Eq. 9 at this occupancy's M (TAS_theory) takes Eq. 8's p = (M - 1) / (A + M - 1). Here a
-    // thread's last page is a free page of the pattern, and the page after it is used when the last
-    // page ends its cluster: p = M / A (TAS_theory_occupancy). next_used measures p: the threads
-    // whose first step (the page after their last) did not serve them.
-    const double free_n = double(free_pages), clusters = state.clusters;
-    const double rw = gpuprobe::analysis::rw_tas(double(T), free_n, double(n));
-    const double walked =
-        double(std::count_if(s.begin(), s.end(), [](unsigned k) { return k > 1; }));
-    st.counters["clusters"] = clusters;
-    st.counters["next_used"] = walked / double(n);
-    st.counters["TAS_theory_occupancy"] = 1 + clusters / free_n * rw;
-    st.counters["TAS_theory_next_used"] = 1 + walked / double(n) * rw;
-  }
+  if constexpr (keeps_last)
+    crw_counters(st, double(T), double(free_pages), state.clusters, s);
 }
 
 __global__ void malloc_kernel(gpuprobe::alloc::cuda_malloc_handle h, unsigned n, char **out) {
