@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Per-warp memory round trips of BM_peers cells' malloc launch under Nsight Compute: global loads,
 # atomics and reductions issued (requests), instructions, and the kernel's cycles, for each CASE
-# (allocator/size:S/threads:T/state:X); then the source lines that stall most (the first CASE
-# given as SOURCE_CASE). Usage: BUILD=dir OUT=dir CASES="..." dev/ncu_counts.sh
+# (allocator/size:S/threads:T/state:X); then, in a second pass, where its warps wait: the stall
+# reasons that cost most, in cycles per issued instruction (Nsight Compute's warp state sampling).
+# Usage: BUILD=dir OUT=dir CASES="..." dev/ncu_counts.sh
 set -uo pipefail
 B="${BUILD:-build}"
 m=sm__cycles_elapsed.max,smsp__inst_executed.sum,smsp__warps_launched.sum
@@ -26,5 +27,18 @@ print("%-50s cycles %6.0f  per warp: inst %6.0f  ld %5.1f  atom %5.1f  red %5.1f
     v["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"] / w,
     v["l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"] / w,
     v["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] / w))
+PY
+  ncu --clock-control none --cache-control none -k regex:malloc_and_tag --launch-skip 2 \
+    --launch-count 1 --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+    --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" >"$OUT/$n.stalls.csv" 2>/dev/null
+  python3 - "$OUT/$n.stalls.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head, vals = rows[0], rows[1:]
+v = {r[head.index("Metric Name")]: float(r[head.index("Metric Value")].replace(",", "")) for r in vals}
+name = lambda k: k.replace("smsp__average_warps_issue_stalled_", "").replace("_per_issue_active.ratio", "")
+top = sorted(v.items(), key=lambda kv: -kv[1])[:6]
+print("    stalls (cycles per issued instruction): total %.1f; " % sum(v.values()) +
+      ", ".join("%s %.1f" % (name(k), x) for k, x in top))
 PY
 done
