@@ -121,8 +121,10 @@ double rw_bm_was_bound(double T, double A, double N, int w) {
   return max_geometric_bound(std::log1p(-(A - N) / T), w, int(lanes(N)));
 }
 
+double crw_tas_at(double T, double A, double N, double p) { return 1 + p * rw_tas(T, A, N); }
+double crw_next_used(double A, double M) { return (M - 1) / (A + M - 1); }
 double crw_tas(double T, double A, double N, double M) {
-  return 1 + (M - 1) / (A + M - 1) * rw_tas(T, A, N);
+  return crw_tas_at(T, A, N, crw_next_used(A, M));
 }
 
 namespace {

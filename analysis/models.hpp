@@ -19,7 +19,12 @@ double rw_was_bound(double pages, double free_pages, double threads);
 double rw_bm_tas(double pages, double free_pages, double threads, int word_bits);
 // RW-BM WAS bound (Eq. 6): as Eq. 4 with q^{wk}.
 double rw_bm_was_bound(double pages, double free_pages, double threads, int word_bits);
-// CRW TAS (Eq. 9 with the exact RW TAS): 1 + (M - 1) / (A + M - 1) * TAS_RW.
+// CRW TAS (Eq. 9 with the exact RW TAS) at p, the chance that the page after a thread's last page
+// is used: 1 + p * TAS_RW.
+double crw_tas_at(double pages, double free_pages, double threads, double next_used);
+// Eq. 8's p from the free pages A and their clusters M: (M - 1) / (A + M - 1).
+double crw_next_used(double free_pages, double clusters);
+// CRW TAS (Eq. 9 at Eq. 8's p): 1 + (M - 1) / (A + M - 1) * TAS_RW.
 double crw_tas(double pages, double free_pages, double threads, double clusters);
 
 // Throws gpuprobe::error for values the models do not cover: non-positive T, A, N; A > T; and

@@ -84,14 +84,14 @@ struct theory {
 // them (steps: each thread's, from the untimed launch).
 void crw_counters(benchmark::State &st, double pages, double free_pages, double clusters,
                   const std::vector<unsigned> &steps) {
+  namespace a = gpuprobe::analysis;
   const double n = double(steps.size());
-  const double rw = gpuprobe::analysis::rw_tas(pages, free_pages, n);
   const double walked =
       double(std::count_if(steps.begin(), steps.end(), [](unsigned k) { return k > 1; }));
   st.counters["clusters"] = clusters;
   st.counters["next_used"] = walked / n;
-  st.counters["TAS_theory_occupancy"] = 1 + clusters / free_pages * rw;
-  st.counters["TAS_theory_next_used"] = 1 + walked / n * rw;
+  st.counters["TAS_theory_occupancy"] = a::crw_tas_at(pages, free_pages, n, clusters / free_pages);
+  st.counters["TAS_theory_next_used"] = a::crw_tas_at(pages, free_pages, n, walked / n);
 }
 
 template <class A>

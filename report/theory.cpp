@@ -1,5 +1,6 @@
 #include "report/parts.hpp"
 
+#include "analysis/models.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
@@ -107,7 +108,7 @@ report_table crw_table(const std::vector<theory_cell> &cells) {
   for (const auto &e : cells) {
     if (e.alloc != "crw" || e.clusters <= 0 || e.free_pages <= 0)
       continue;
-    const double p8 = (e.clusters - 1) / (e.free_pages + e.clusters - 1);
+    const double p8 = analysis::crw_next_used(e.free_pages, e.clusters);
     within += std::abs(e.tas / e.tas_occupancy - 1) <= 0.10;
     t.rows.push_back({num(e.threads), num(e.permille / 10.0) + " %", num(e.free_pages),
                       num(e.clusters), num(p8, 3), num(e.clusters / e.free_pages, 3),
