@@ -69,8 +69,9 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -
 # GPUPROBE_CMAKE_ARGS=-DCMAKE_CUDA_ARCHITECTURES="80-real;90-real;100".
 archs=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | tr -d ' .' |
   grep -E '^[0-9]+$' | sort -u | sed 's/$/-real/' | paste -sd';' || true)
-# A unity build: the C++ files compiled 16 to a unit, so the JSON and CLI headers are parsed and
-# instantiated once a unit, not once a file (a third of the build's time on 2 cores).
+# A unity build: the C++ files compiled 16 to a unit, the CUDA files a few to a unit
+# (cmake/cuda_unity.cmake), so the JSON, CLI, test and benchmark headers are parsed and
+# instantiated once a unit, not once a file (more than half the build's time on 2 cores).
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CUDA_ARCHITECTURES=${archs:-90-real}" \
   -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 \
   "${benchmark_args[@]}" "${launcher[@]}" ${GPUPROBE_CMAKE_ARGS:-}

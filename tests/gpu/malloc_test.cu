@@ -62,7 +62,7 @@ __global__ void release_kernel(H h, unsigned n, char **ptr, std::uint32_t *size,
   ptr[t] = nullptr;
 }
 
-struct churn_result {
+struct malloc_churn_result {
   unsigned long long overwritten = 0, out_of_memory = 0, allocations = 0, range_errors = 0;
 };
 
@@ -75,7 +75,7 @@ unsigned long long check_ranges(const std::vector<char *> &p, const std::vector<
 }
 
 template <class H>
-churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes, const char *lo,
+malloc_churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes, const char *lo,
                    std::uint64_t bytes, unsigned check_every = 1) {
   alloc::device_array<char *> ptr(n);
   alloc::device_array<std::uint32_t> size(n);
@@ -83,7 +83,7 @@ churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes sizes,
   ptr.zero();
   size.zero(); // read back whole, written only where an allocation succeeded
   counters.zero();
-  churn_result c;
+  malloc_churn_result c;
   std::vector<char *> hp(n);
   std::vector<std::uint32_t> hs(n);
   const unsigned blocks = alloc::blocks_for(n);
@@ -120,7 +120,7 @@ alloc::ouroboros_config ouro_cfg(std::uint64_t bytes, bool virt = false) {
   return c;
 }
 
-void expect_clean(const churn_result &c, unsigned long long min_allocations, const char *name) {
+void expect_clean(const malloc_churn_result &c, unsigned long long min_allocations, const char *name) {
   std::printf("%s: %llu allocations, %llu range errors, %llu overwritten, %llu out of memory\n",
               name, c.allocations, c.range_errors, c.overwritten, c.out_of_memory);
   EXPECT_GE(c.allocations, min_allocations);
@@ -509,7 +509,7 @@ TEST(MallocGpu, MallocSmallOuroborosOutOfMemory) {
   GPUPROBE_REQUIRE_GPU();
   for (bool chunk : {false, true}) {
     const auto cfg = ouro_cfg(64 * 1024); // 8 chunks of 8 KiB = 16 pages of 4 KiB
-    churn_result c;
+    malloc_churn_result c;
     if (chunk) {
       alloc::ouroboros_chunk a(cfg);
       c = churn(a.handle(), 100, 1, {4096, 0}, a.data(), a.pool_bytes());
