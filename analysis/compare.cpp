@@ -42,15 +42,6 @@ std::string opt_num(const std::optional<double> &x, int digits = 0) {
   return x ? num(*x, digits) : "-";
 }
 
-// A string field of a JSON block, "-" where it is missing or not a string.
-std::string text_of(const json &j, const char *key) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "-";
-}
-std::string number_text(const json &j, const char *key, int digits = 0) {
-  const auto it = j.find(key);
-  return it != j.end() && it->is_number() ? num(it->get<double>(), digits) : "-";
-}
 
 struct finder {
   compare_result &r;
@@ -197,20 +188,19 @@ void compare_per_sm(finder &f, const std::string &label, const model::tlb_level 
 // What one entry covers and how it fills, where both runs measured it.
 void compare_coverage(finder &f, const std::string &label, const model::tlb_level *a,
                       const model::tlb_level *b) {
-  const json ca = a->coverage.value_or(json::object()), cb = b->coverage.value_or(json::object());
-  if (!ca.empty() && !cb.empty()) {
-    f.add("structure", label + " one entry covers", number_text(ca, "coverage_bytes"),
-          number_text(cb, "coverage_bytes"));
-    f.add("structure", label + " entry fill", text_of(ca, "fill"), text_of(cb, "fill"));
-  } else if ((!ca.empty() || !cb.empty()) && f.same_method) {
-    f.missing("structure", label + " one entry covers",
-              ca.empty() ? "not measured" : number_text(ca, "coverage_bytes"),
-              cb.empty() ? "not measured" : number_text(cb, "coverage_bytes"),
+  const auto &ca = a->coverage, &cb = b->coverage;
+  const auto covers = [](const std::optional<model::level_coverage> &c) {
+    return c ? opt_num(c->coverage_bytes) : "not measured";
+  };
+  if (ca && cb) {
+    f.add("structure", label + " one entry covers", covers(ca), covers(cb));
+    f.add("structure", label + " entry fill", ca->fill.value_or("-"), cb->fill.value_or("-"));
+  } else if ((ca || cb) && f.same_method) {
+    f.missing("structure", label + " one entry covers", covers(ca), covers(cb),
               "both runs' mode measures what one entry covers, one run has no value");
-  } else if (!ca.empty() || !cb.empty()) {
-    f.r.findings.push_back({"structure", label + " one entry covers",
-                            ca.empty() ? "not measured" : number_text(ca, "coverage_bytes"),
-                            cb.empty() ? "not measured" : number_text(cb, "coverage_bytes"), "NOTE",
+  } else if (ca || cb) {
+    f.r.findings.push_back({"structure", label + " one entry covers", covers(ca), covers(cb),
+                            "NOTE",
                             "measured in one run only (a quick run does not): not compared"});
   }
 }

@@ -63,6 +63,28 @@ json to_json(const level_per_sm &s) {
   return j;
 }
 
+level_coverage level_coverage_from_json(const json &in) {
+  if (!in.is_object())
+    throw impossible_value("coverage is not an object");
+  json j = in;
+  level_coverage c;
+  take(j, "finding", c.finding);
+  take(j, "coverage_bytes", c.coverage_bytes);
+  take(j, "fill", c.fill);
+  take(j, "source", c.source);
+  c.detail = std::move(j);
+  return c;
+}
+
+json to_json(const level_coverage &c) {
+  json j = c.detail;
+  put(j, "finding", c.finding);
+  put(j, "coverage_bytes", c.coverage_bytes);
+  put(j, "fill", c.fill);
+  put(j, "source", c.source);
+  return j;
+}
+
 namespace {
 
 void check_conflict_block(const json &c) {
@@ -207,9 +229,7 @@ tlb_level tlb_level_from_json(const json &in) {
   take(j, "confidence", L.confidence);
   take_with(j, "structure", L.structure, structure_from_json);
   take_with(j, "sharing", L.sharing, level_sharing_from_json);
-  take(j, "coverage", L.coverage);
-  if (L.coverage && !L.coverage->is_object())
-    throw impossible_value("coverage is not an object");
+  take_with(j, "coverage", L.coverage, level_coverage_from_json);
   take_with(j, "per_sm", L.per_sm, level_per_sm_from_json);
   L.detail = std::move(j);
   check_level(L);
@@ -231,7 +251,8 @@ json to_json(const tlb_level &L) {
     j["structure"] = to_json(*L.structure);
   if (L.sharing)
     j["sharing"] = to_json(*L.sharing);
-  put(j, "coverage", L.coverage);
+  if (L.coverage)
+    j["coverage"] = to_json(*L.coverage);
   if (L.per_sm)
     j["per_sm"] = to_json(*L.per_sm);
   return j;

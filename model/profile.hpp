@@ -66,6 +66,15 @@ struct level_per_sm {
   nlohmann::json detail = nlohmann::json::object(); // source, footprints, spreads, the bar
 };
 
+// What one entry of a level covers: tlb-coverage's verdict on it, as the profile keeps it.
+struct level_coverage {
+  std::optional<std::string> finding;               // the verdict in words
+  std::optional<double> coverage_bytes;             // what one entry covers, as tested
+  std::optional<std::string> fill;                  // how an entry fills: "whole", "in parts", ...
+  std::optional<std::string> source;                // the raw file it came from
+  nlohmann::json detail = nlohmann::json::object(); // the verdict's parts (tag, contrasts, ...)
+};
+
 struct tlb_level {
   double page_bytes = 0, reach_bytes = 0; // reach = entries x page: what tune cuts regions by
   // Absent only in a profile written by hand (tune needs no more than reach and page); every
@@ -76,10 +85,14 @@ struct tlb_level {
   std::optional<double> confidence;         // 0..1, of the step detector
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
-  std::optional<nlohmann::json> coverage; // what one entry covers (tlb-coverage stage), as written
+  std::optional<level_coverage> coverage; // absent before the tlb-coverage stage ran
   std::optional<level_per_sm> per_sm;     // absent before the tlb-per-sm stage ran
   nlohmann::json detail = nlohmann::json::object(); // evidence, snr, penalty rule, ...
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
+  // What one entry covers, in words ("" before tlb-coverage ran).
+  std::string coverage_finding() const {
+    return coverage && coverage->finding ? *coverage->finding : "";
+  }
 };
 
 // tlb-sampling's verdict on one level, as the cross-check keeps it.
@@ -182,6 +195,8 @@ profile read_profile(const std::string &path);
 nlohmann::json to_json(const profile &p);
 
 level_sharing level_sharing_from_json(const nlohmann::json &j);
+level_coverage level_coverage_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const level_coverage &c);
 nlohmann::json to_json(const level_sharing &s);
 level_per_sm level_per_sm_from_json(const nlohmann::json &j); // throws impossible_value
 nlohmann::json to_json(const level_per_sm &s);

@@ -318,8 +318,8 @@ void print_hierarchy(const model::tlb_hierarchy &tlb) {
       std::printf("        intervals: %s\n", iv.c_str());
     if (const std::string sp = probes::penalty_spread_words(L); !sp.empty())
       std::printf("        penalty by SM: %s\n", sp.c_str());
-    if (L.coverage && L.coverage->contains("finding") && (*L.coverage)["finding"].is_string())
-      std::printf("        entry: %s\n", (*L.coverage)["finding"].get<std::string>().c_str());
+    if (const std::string cov = L.coverage_finding(); !cov.empty())
+      std::printf("        entry: %s\n", cov.c_str());
     if (candidate && L.detail.contains("existence"))
       std::printf("        candidate: %s\n", L.detail["existence"].get<std::string>().c_str());
     if (L.structure)

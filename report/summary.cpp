@@ -191,9 +191,8 @@ std::vector<std::string> run_summary_lines(const std::string &dir) {
       out.push_back("  " + model::level_label(false, k) + " intervals: " + iv);
     if (const std::string sp = probes::penalty_spread_words(levels[k]); !sp.empty())
       out.push_back("  " + model::level_label(false, k) + " penalty by SM: " + sp);
-    if (levels[k].coverage && levels[k].coverage->contains("finding"))
-      out.push_back("  " + model::level_label(false, k) +
-                    " entry: " + (*levels[k].coverage)["finding"].get<std::string>());
+    if (const std::string cov = levels[k].coverage_finding(); !cov.empty())
+      out.push_back("  " + model::level_label(false, k) + " entry: " + cov);
   }
   const model::tuning_file &tuning = *run.tuning;
   const alloc::tuning &a = tuning.allocator;

@@ -11,9 +11,8 @@ void contribute(const results_folder &folder, model::profile &p) {
                                    [](model::tlb_level &L, const nlohmann::json &rl) {
                                      if (!rl.contains("verdict") || !rl["verdict"].is_object())
                                        return;
-                                     L.coverage = rl["verdict"];
-                                     (*L.coverage)["source"] =
-                                         results_folder::raw_rel(F::tlb_coverage);
+                                     L.coverage = model::level_coverage_from_json(rl["verdict"]);
+                                     L.coverage->source = results_folder::raw_rel(F::tlb_coverage);
                                    });
 }
 

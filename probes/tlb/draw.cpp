@@ -224,9 +224,7 @@ void draw(const inputs &in, report_content &c) {
          format_bytes(L.page_bytes), format_bytes(reach),
          cycles_ns(L.miss_penalty_cycles.value_or(0), clock_mhz(in)),
          num(L.confidence.value_or(0), 2),
-         L.coverage && L.coverage->contains("finding") && (*L.coverage)["finding"].is_string()
-             ? (*L.coverage)["finding"].get<std::string>()
-             : "not measured"});
+         L.coverage_finding().empty() ? "not measured" : L.coverage_finding()});
   });
   if (t.rows.empty())
     t.note = "No TLB boundary found in the footprints measured.";

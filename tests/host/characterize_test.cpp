@@ -272,11 +272,44 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   EXPECT_EQ(pc["tlb"]["levels"][0]["coverage"]["tag"], "aligned");
   EXPECT_EQ(pc["tlb"]["levels"][0]["coverage"]["source"], "raw/tlb_coverage.json");
   EXPECT_EQ(
-      gpuprobe::model::profile_from_json(pc, "test").tlb.levels[0].coverage->value("finding", ""),
+      gpuprobe::model::profile_from_json(pc, "test").tlb.levels[0].coverage_finding(),
       "one entry covers 32 MiB: ...")
       << "the profile's reader keeps it";
   std::ofstream(dir / "raw/tlb_profile.json") << R"({"schema": "gpuprobe.profile/7"})";
   EXPECT_THROW(assemble_profile(dir.string(), json::array(), json::object()), std::exception);
+}
+
+// A profile's coverage block is typed (finding, coverage_bytes, fill, source) and keeps the rest:
+// every committed profile's blocks read and write back unchanged, and each typed field of the
+// wrong type is refused in one line.
+TEST(Characterize, CoverageBlocksRoundTripTypedAndMistypedFieldsAreRefused) {
+  int blocks = 0, refused = 0;
+  for (const char *sub : {"tests/fixtures/runs", "reports/examples"})
+    for (const auto &e : fs::recursive_directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / sub)) {
+      if (e.path().filename() != "profile.json")
+        continue;
+      const json p = gpuprobe::read_json_file(e.path().string());
+      for (const auto &L : p["tlb"]["levels"]) {
+        if (!L.contains("coverage"))
+          continue;
+        ++blocks;
+        const auto c = gpuprobe::model::level_coverage_from_json(L["coverage"]);
+        EXPECT_TRUE(c.finding && c.coverage_bytes && c.source) << e.path();
+        EXPECT_EQ(gpuprobe::model::to_json(c), L["coverage"]) << e.path();
+        for (const char *key : {"finding", "coverage_bytes", "fill", "source"}) {
+          json bad = L["coverage"];
+          bad[key] = std::string(key) == "coverage_bytes" ? json("32 MiB") : json(7);
+          try {
+            gpuprobe::model::level_coverage_from_json(bad);
+          } catch (const std::exception &x) {
+            ++refused;
+            EXPECT_EQ(std::string(x.what()).find('\n'), std::string::npos);
+          }
+        }
+      }
+    }
+  EXPECT_GE(blocks, 6) << "the committed full runs hold coverage blocks";
+  EXPECT_EQ(refused, 4 * blocks);
 }
 
 // A stage file records what made it (argv, device UUID, seed, version): resume keeps it only when

@@ -179,7 +179,8 @@ TEST(Compare, ProvenanceAndMethodAreSaidNotCounted) {
   quick.prof.detail["quick"] = true;
   quick.prof.tlb.levels[1].sharing->groups = std::vector<std::vector<int>>{{0, 1}, {2, 3}, {4, 5}};
   auto full = a;
-  full.prof.tlb.levels[1].coverage = json{{"coverage_bytes", 33554432.0}, {"fill", "whole"}};
+  full.prof.tlb.levels[1].coverage =
+      gpuprobe::model::level_coverage{std::nullopt, 33554432.0, "whole", std::nullopt, {}};
   EXPECT_EQ(differing(compare_runs(quick, full)), std::set<std::string>{});
   quick.prof.tlb.levels[1].sharing->groups = std::vector<std::vector<int>>{{0, 2}, {1, 3}, {4, 5}};
   EXPECT_EQ(differing(compare_runs(quick, full)), std::set<std::string>{"L2 SM groups:DIFFERENT"});
@@ -627,7 +628,7 @@ TEST(Compare, AValueResolvedInOneRunOnlyIsANoteNotADifference) {
   for (const char *fill : {"not resolved", "in parts"}) {
     auto b = a;
     ASSERT_TRUE(b.prof.tlb.levels[0].coverage);
-    (*b.prof.tlb.levels[0].coverage)["fill"] = fill;
+    b.prof.tlb.levels[0].coverage->fill = fill;
     b.prof.tlb.levels[1].ways.reset(); // "-": L2's ways not stated
     b.prof.tlb.levels[1].sets.reset();
     const auto r = gpuprobe::analysis::compare_runs(a, b);
