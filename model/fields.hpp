@@ -1,7 +1,8 @@
 #pragma once
 // How a typed model reads and writes its JSON file: a field is taken out of the document (what is
-// left is the model's `detail`, written back as read) and put back in. One file's keys are spelt
-// once, in its model's from_json/to_json. Host-only, header-only.
+// left is the model's `detail`, written back as read) and put back in. A block's keys are spelt
+// once, in its fields() (read_block / write_block, below), which its reader and writer share.
+// Host-only, header-only.
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/schema.hpp"
@@ -160,6 +161,65 @@ template <class T> void put(json &doc, const char *key, const T &v) { doc[key] =
 template <class T> void put(json &doc, const char *key, const std::optional<T> &v) {
   if (v)
     doc[key] = *v;
+}
+
+// A block's fields declared once, for its reader and its writer. A block type S declares
+//   template <class F> void fields(S &s, F &f)
+// beside it, naming each member with its key: f.field(key, member) (absent: the default);
+// f.required(key, member) (a key every file of the kind has); f.text(key, member) (a string, not
+// written while empty); f.block(key, member, from) (an optional block read by `from`, written by
+// its to_json); f.list(key, member, from) (a list, each element so). read_block takes them out of
+// a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
+struct field_reader {
+  json &doc;
+  template <class T> void field(const char *k, T &v) { take(doc, k, v); }
+  template <class T> void required(const char *k, T &v) { take_required(doc, k, v); }
+  void text(const char *k, std::string &v) { take(doc, k, v); }
+  template <class T, class F> void block(const char *k, std::optional<T> &v, F &&from) {
+    take_with(doc, k, v, from);
+  }
+  template <class T, class F> void list(const char *k, std::vector<T> &v, F &&from) {
+    take_list(doc, k, v, from);
+  }
+  template <class T, class F>
+  void list(const char *k, std::optional<std::vector<T>> &v, F &&from) {
+    take_list(doc, k, v, from);
+  }
+};
+struct field_writer {
+  json &doc;
+  template <class T> void field(const char *k, const T &v) { put(doc, k, v); }
+  template <class T> void required(const char *k, const T &v) { put(doc, k, v); }
+  void text(const char *k, const std::string &v) {
+    if (!v.empty())
+      put(doc, k, v);
+  }
+  template <class T, class F> void block(const char *k, const std::optional<T> &v, F &&) {
+    if (v)
+      doc[k] = to_json(*v);
+  }
+  template <class T, class F> void list(const char *k, const std::vector<T> &v, F &&) {
+    doc[k] = list_json(v);
+  }
+  template <class T, class F>
+  void list(const char *k, const std::optional<std::vector<T>> &v, F &&) {
+    if (v)
+      doc[k] = list_json(*v);
+  }
+};
+template <class S> S read_block(const json &in) {
+  json j = in;
+  S s;
+  field_reader f{j};
+  fields(s, f);
+  s.detail = std::move(j);
+  return s;
+}
+template <class S> json write_block(const S &s) {
+  json j = s.detail;
+  field_writer f{j};
+  fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
+  return j;
 }
 
 // Bounds no GPU comes near: a reader refuses more, so a hostile file cannot make a later stage

@@ -7,37 +7,32 @@
 
 namespace gpuprobe::model {
 
+template <class F> void fields(level_sharing &s, F &f) {
+  f.field("scope", s.scope);
+  f.field("groups", s.groups);
+  f.field("reason", s.reason);
+  f.field("source", s.source);
+}
+
 level_sharing level_sharing_from_json(const json &in) {
-  json j = in;
-  level_sharing s;
-  take(j, "scope", s.scope);
-  take(j, "groups", s.groups);
-  take(j, "reason", s.reason);
-  take(j, "source", s.source);
-  s.detail = std::move(j);
+  auto s = read_block<level_sharing>(in);
   if (s.groups)
     check_group_sm_ids(*s.groups, k_max_sm_count, "sharing group");
   return s;
 }
 
-json to_json(const level_sharing &s) {
-  json j = s.detail;
-  put(j, "scope", s.scope);
-  put(j, "groups", s.groups);
-  put(j, "reason", s.reason);
-  put(j, "source", s.source);
-  return j;
+json to_json(const level_sharing &s) { return write_block(s); }
+
+template <class F> void fields(level_per_sm &s, F &f) {
+  f.required("sms", s.sms);
+  f.required("hit_cycles", s.hit_cycles);
+  f.required("penalty_cycles", s.penalty_cycles);
+  f.field("noise_cycles", s.noise_cycles);
+  f.field("apart_sms", s.apart_sms);
 }
 
 level_per_sm level_per_sm_from_json(const json &in) {
-  json j = in;
-  level_per_sm s;
-  take_required(j, "sms", s.sms);
-  take_required(j, "hit_cycles", s.hit_cycles);
-  take_required(j, "penalty_cycles", s.penalty_cycles);
-  take(j, "noise_cycles", s.noise_cycles);
-  take(j, "apart_sms", s.apart_sms);
-  s.detail = std::move(j);
+  auto s = read_block<level_per_sm>(in);
   if (s.hit_cycles.size() != s.sms.size() || s.penalty_cycles.size() != s.sms.size())
     throw impossible_value("per_sm: " + std::to_string(s.sms.size()) + " SMs but " +
                            std::to_string(s.hit_cycles.size()) + " hits and " +
@@ -53,37 +48,40 @@ level_per_sm level_per_sm_from_json(const json &in) {
   return s;
 }
 
-json to_json(const level_per_sm &s) {
-  json j = s.detail;
-  put(j, "sms", s.sms);
-  put(j, "hit_cycles", s.hit_cycles);
-  put(j, "penalty_cycles", s.penalty_cycles);
-  put(j, "noise_cycles", s.noise_cycles);
-  put(j, "apart_sms", s.apart_sms);
-  return j;
+json to_json(const level_per_sm &s) { return write_block(s); }
+
+template <class F> void fields(level_coverage &c, F &f) {
+  f.field("finding", c.finding);
+  f.field("coverage_bytes", c.coverage_bytes);
+  f.field("fill", c.fill);
+  f.field("source", c.source);
 }
 
 level_coverage level_coverage_from_json(const json &in) {
   if (!in.is_object())
     throw impossible_value("coverage is not an object");
-  json j = in;
-  level_coverage c;
-  take(j, "finding", c.finding);
-  take(j, "coverage_bytes", c.coverage_bytes);
-  take(j, "fill", c.fill);
-  take(j, "source", c.source);
-  c.detail = std::move(j);
-  return c;
+  return read_block<level_coverage>(in);
 }
 
-json to_json(const level_coverage &c) {
-  json j = c.detail;
-  put(j, "finding", c.finding);
-  put(j, "coverage_bytes", c.coverage_bytes);
-  put(j, "fill", c.fill);
-  put(j, "source", c.source);
-  return j;
+json to_json(const level_coverage &c) { return write_block(c); }
+
+template <class F> void fields(level_structure &s, F &f) {
+  f.field("resolved", s.resolved);
+  f.text("shape", s.shape);
+  f.field("entries", s.entries);
+  f.field("full_miss_entries", s.full_miss_entries);
+  f.field("ways", s.ways);
+  f.field("sets", s.sets);
+  f.field("midpoint_reach_bytes", s.midpoint_reach_bytes);
+  f.field("before_cycles", s.before_cycles);
+  f.field("after_cycles", s.after_cycles);
+  f.field("residual_cycles", s.residual_cycles);
+  f.field("ramp_points", s.ramp_points);
+  f.field("why", s.why);
+  f.field("conflict", s.conflict);
 }
+
+json to_json(const level_structure &s) { return write_block(s); }
 
 namespace {
 
@@ -105,44 +103,11 @@ void check_conflict_block(const json &c) {
   typed("set_sizes", sizes);
 }
 
-level_structure structure_from_json(json j) {
-  level_structure s;
-  take(j, "resolved", s.resolved);
-  take(j, "shape", s.shape);
-  take(j, "entries", s.entries);
-  take(j, "full_miss_entries", s.full_miss_entries);
-  take(j, "ways", s.ways);
-  take(j, "sets", s.sets);
-  take(j, "midpoint_reach_bytes", s.midpoint_reach_bytes);
-  take(j, "before_cycles", s.before_cycles);
-  take(j, "after_cycles", s.after_cycles);
-  take(j, "residual_cycles", s.residual_cycles);
-  take(j, "ramp_points", s.ramp_points);
-  take(j, "why", s.why);
-  take(j, "conflict", s.conflict);
+level_structure structure_from_json(const json &in) {
+  auto s = read_block<level_structure>(in);
   if (s.conflict) // the conflict walk's verdict, drawn as is: each key of the type it is drawn as
     check_conflict_block(*s.conflict);
-  s.detail = std::move(j);
   return s;
-}
-
-json to_json(const level_structure &s) {
-  json j = s.detail;
-  put(j, "resolved", s.resolved);
-  if (!s.shape.empty())
-    put(j, "shape", s.shape);
-  put(j, "entries", s.entries);
-  put(j, "full_miss_entries", s.full_miss_entries);
-  put(j, "ways", s.ways);
-  put(j, "sets", s.sets);
-  put(j, "midpoint_reach_bytes", s.midpoint_reach_bytes);
-  put(j, "before_cycles", s.before_cycles);
-  put(j, "after_cycles", s.after_cycles);
-  put(j, "residual_cycles", s.residual_cycles);
-  put(j, "ramp_points", s.ramp_points);
-  put(j, "why", s.why);
-  put(j, "conflict", s.conflict);
-  return j;
 }
 
 } // namespace
@@ -215,123 +180,56 @@ void check_level(const tlb_level &L) {
 }
 } // namespace
 
+template <class F> void fields(tlb_level &L, F &f) {
+  f.required("reach_bytes", L.reach_bytes);
+  f.required("page_bytes", L.page_bytes);
+  f.field("entries", L.entries);
+  f.field("miss_penalty_cycles", L.miss_penalty_cycles);
+  f.field("ways", L.ways);
+  f.field("sets", L.sets);
+  f.field("full_miss_bytes", L.full_miss_bytes);
+  f.field("page_bound", L.page_bound);
+  f.field("confidence", L.confidence);
+  f.block("structure", L.structure, structure_from_json);
+  f.block("sharing", L.sharing, level_sharing_from_json);
+  f.block("coverage", L.coverage, level_coverage_from_json);
+  f.block("per_sm", L.per_sm, level_per_sm_from_json);
+}
+
 tlb_level tlb_level_from_json(const json &in) {
-  json j = in;
-  tlb_level L;
-  take_required(j, "reach_bytes", L.reach_bytes);
-  take_required(j, "page_bytes", L.page_bytes);
-  take(j, "entries", L.entries);
-  take(j, "miss_penalty_cycles", L.miss_penalty_cycles);
-  take(j, "ways", L.ways);
-  take(j, "sets", L.sets);
-  take(j, "full_miss_bytes", L.full_miss_bytes);
-  take(j, "page_bound", L.page_bound);
-  take(j, "confidence", L.confidence);
-  take_with(j, "structure", L.structure, structure_from_json);
-  take_with(j, "sharing", L.sharing, level_sharing_from_json);
-  take_with(j, "coverage", L.coverage, level_coverage_from_json);
-  take_with(j, "per_sm", L.per_sm, level_per_sm_from_json);
-  L.detail = std::move(j);
+  auto L = read_block<tlb_level>(in);
   check_level(L);
   return L;
 }
 
-json to_json(const tlb_level &L) {
-  json j = L.detail;
-  put(j, "entries", L.entries);
-  put(j, "page_bytes", L.page_bytes);
-  put(j, "reach_bytes", L.reach_bytes);
-  put(j, "miss_penalty_cycles", L.miss_penalty_cycles);
-  put(j, "ways", L.ways);
-  put(j, "sets", L.sets);
-  put(j, "full_miss_bytes", L.full_miss_bytes);
-  put(j, "page_bound", L.page_bound);
-  put(j, "confidence", L.confidence);
-  if (L.structure)
-    j["structure"] = to_json(*L.structure);
-  if (L.sharing)
-    j["sharing"] = to_json(*L.sharing);
-  if (L.coverage)
-    j["coverage"] = to_json(*L.coverage);
-  if (L.per_sm)
-    j["per_sm"] = to_json(*L.per_sm);
-  return j;
+json to_json(const tlb_level &L) { return write_block(L); }
+
+template <class F> void fields(sampling_check &s, F &f) {
+  f.field("verdict", s.verdict);
+  f.field("ratio", s.ratio);
+}
+template <class F> void fields(level_check &c, F &f) {
+  f.field("level", c.level);
+  f.field("real_memory", c.real_memory);
+  f.field("miss_served_by", c.miss_served_by);
+  f.block("sampling", c.sampling, sampling_check_from_json);
+}
+template <class F> void fields(memory_access_check &m, F &f) {
+  f.field("l2_hit_cycles", m.l2_hit_cycles);
+  f.field("memory_cycles", m.memory_cycles);
+  f.field("source", m.source);
+}
+template <class F> void fields(l2_split_check &s, F &f) {
+  f.field("split_cycles", s.split_cycles);
+  f.field("p10_cycles", s.p10_cycles);
+  f.field("p90_cycles", s.p90_cycles);
 }
 
-sampling_check sampling_check_from_json(const json &in) {
-  json j = in;
-  sampling_check s;
-  take(j, "verdict", s.verdict);
-  take(j, "ratio", s.ratio);
-  s.detail = std::move(j);
-  return s;
-}
-
-namespace {
-level_check level_check_from_json(const json &in) {
-  json j = in;
-  level_check c;
-  take(j, "level", c.level);
-  take(j, "real_memory", c.real_memory);
-  take(j, "miss_served_by", c.miss_served_by);
-  take_with(j, "sampling", c.sampling, sampling_check_from_json);
-  c.detail = std::move(j);
-  return c;
-}
-
-memory_access_check memory_access_from_json(const json &in) {
-  json j = in;
-  memory_access_check m;
-  take(j, "l2_hit_cycles", m.l2_hit_cycles);
-  take(j, "memory_cycles", m.memory_cycles);
-  take(j, "source", m.source);
-  m.detail = std::move(j);
-  return m;
-}
-
-l2_split_check l2_split_from_json(const json &in) {
-  json j = in;
-  l2_split_check s;
-  take(j, "split_cycles", s.split_cycles);
-  take(j, "p10_cycles", s.p10_cycles);
-  take(j, "p90_cycles", s.p90_cycles);
-  s.detail = std::move(j);
-  return s;
-}
-
-json to_json(const sampling_check &s) {
-  json j = s.detail;
-  put(j, "verdict", s.verdict);
-  put(j, "ratio", s.ratio);
-  return j;
-}
-
-json to_json(const memory_access_check &m) {
-  json j = m.detail;
-  put(j, "l2_hit_cycles", m.l2_hit_cycles);
-  put(j, "memory_cycles", m.memory_cycles);
-  put(j, "source", m.source);
-  return j;
-}
-
-json to_json(const l2_split_check &s) {
-  json j = s.detail;
-  put(j, "split_cycles", s.split_cycles);
-  put(j, "p10_cycles", s.p10_cycles);
-  put(j, "p90_cycles", s.p90_cycles);
-  return j;
-}
-} // namespace
-
-json to_json(const level_check &c) {
-  json j = c.detail;
-  j["level"] = c.level;
-  j["real_memory"] = c.real_memory;
-  put(j, "miss_served_by", c.miss_served_by);
-  if (c.sampling)
-    j["sampling"] = to_json(*c.sampling);
-  return j;
-}
+sampling_check sampling_check_from_json(const json &in) { return read_block<sampling_check>(in); }
+json to_json(const sampling_check &s) { return write_block(s); }
+json to_json(const memory_access_check &m) { return write_block(m); }
+json to_json(const l2_split_check &s) { return write_block(s); }
+json to_json(const level_check &c) { return write_block(c); }
 
 const level_check *tlb_cross_check::find(const std::string &label) const {
   for (const auto &c : levels)
@@ -340,27 +238,17 @@ const level_check *tlb_cross_check::find(const std::string &label) const {
   return nullptr;
 }
 
-tlb_cross_check tlb_cross_check_from_json(const json &in) {
-  json j = in;
-  tlb_cross_check c;
-  take(j, "method", c.method);
-  take_list(j, "levels", c.levels, level_check_from_json);
-  take_with(j, "memory_access", c.memory_access, memory_access_from_json);
-  take_with(j, "l2_split", c.l2_split, l2_split_from_json);
-  c.detail = std::move(j);
-  return c;
+template <class F> void fields(tlb_cross_check &c, F &f) {
+  f.field("method", c.method);
+  f.list("levels", c.levels, read_block<level_check>);
+  f.block("memory_access", c.memory_access, read_block<memory_access_check>);
+  f.block("l2_split", c.l2_split, read_block<l2_split_check>);
 }
 
-json to_json(const tlb_cross_check &c) {
-  json j = c.detail;
-  j["method"] = c.method;
-  j["levels"] = list_json(c.levels);
-  if (c.memory_access)
-    j["memory_access"] = to_json(*c.memory_access);
-  if (c.l2_split)
-    j["l2_split"] = to_json(*c.l2_split);
-  return j;
+tlb_cross_check tlb_cross_check_from_json(const json &in) {
+  return read_block<tlb_cross_check>(in);
 }
+json to_json(const tlb_cross_check &c) { return write_block(c); }
 
 namespace {
 // Before any copy: a hostile list of 10^5 levels is refused at once (copied, it took 20 s).
@@ -376,27 +264,18 @@ void check_level_counts(const json &tlb) {
 }
 } // namespace
 
-tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
-  json j = in;
-  tlb_hierarchy h;
-  check_level_counts(in);
-  take_list(j, "levels", h.levels, tlb_level_from_json);
-  take_list(j, "candidates", h.candidates, tlb_level_from_json);
-  take(j, "searched_up_to_bytes", h.searched_up_to_bytes);
-  take_with(j, "cross_check", h.cross_check, tlb_cross_check_from_json);
-  h.detail = std::move(j);
-  return h;
+template <class F> void fields(tlb_hierarchy &h, F &f) {
+  f.list("levels", h.levels, tlb_level_from_json);
+  f.list("candidates", h.candidates, tlb_level_from_json);
+  f.field("searched_up_to_bytes", h.searched_up_to_bytes);
+  f.block("cross_check", h.cross_check, tlb_cross_check_from_json);
 }
 
-json to_json(const tlb_hierarchy &h) {
-  json j = h.detail;
-  j["levels"] = list_json(h.levels);
-  j["candidates"] = list_json(h.candidates);
-  put(j, "searched_up_to_bytes", h.searched_up_to_bytes);
-  if (h.cross_check)
-    j["cross_check"] = to_json(*h.cross_check);
-  return j;
+tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
+  check_level_counts(in);
+  return read_block<tlb_hierarchy>(in);
 }
+json to_json(const tlb_hierarchy &h) { return write_block(h); }
 
 namespace {
 // A sharing group's SM ids against the device's SM count, where the profile records it.

@@ -42,54 +42,29 @@ json to_json(const decision_change &c) {
   return {{"decision", to_string(c.what)}, {"from", c.from}, {"to", c.to}};
 }
 
-validation_row validation_row_from_json(const json &in) {
-  json j = in;
-  validation_row r;
-  take_required(j, "workload", r.workload);
-  take(j, "pool", r.pool);
-  take(j, "config_default", r.config_default);
-  take(j, "config_tuned", r.config_tuned);
-  take(j, "measured", r.measured);
-  take(j, "verdict", r.verdict);
-  take(j, "reason", r.reason);
-  take(j, "reps", r.reps);
-  take(j, "median_default_ms", r.median_default_ms);
-  take(j, "median_tuned_ms", r.median_tuned_ms);
-  take(j, "ratio", r.ratio);
-  take(j, "ci_low", r.ci_low);
-  take(j, "ci_high", r.ci_high);
-  take(j, "p", r.p);
-  take(j, "p_holm", r.p_holm);
-  take(j, "default_ms", r.default_ms);
-  take(j, "tuned_ms", r.tuned_ms);
-  take_list(j, "changes", r.changes, decision_change_from_json);
-  r.detail = std::move(j);
-  return r;
+template <class F> void fields(validation_row &r, F &f) {
+  f.required("workload", r.workload);
+  f.field("pool", r.pool);
+  f.field("config_default", r.config_default);
+  f.field("config_tuned", r.config_tuned);
+  f.field("measured", r.measured);
+  f.field("verdict", r.verdict);
+  f.field("reason", r.reason);
+  f.field("reps", r.reps);
+  f.field("median_default_ms", r.median_default_ms);
+  f.field("median_tuned_ms", r.median_tuned_ms);
+  f.field("ratio", r.ratio);
+  f.field("ci_low", r.ci_low);
+  f.field("ci_high", r.ci_high);
+  f.field("p", r.p);
+  f.field("p_holm", r.p_holm);
+  f.field("default_ms", r.default_ms);
+  f.field("tuned_ms", r.tuned_ms);
+  f.list("changes", r.changes, decision_change_from_json);
 }
 
-json to_json(const validation_row &r) {
-  json j = r.detail;
-  put(j, "workload", r.workload);
-  put(j, "pool", r.pool);
-  put(j, "config_default", r.config_default);
-  put(j, "config_tuned", r.config_tuned);
-  put(j, "measured", r.measured);
-  put(j, "verdict", r.verdict);
-  put(j, "reason", r.reason);
-  put(j, "reps", r.reps);
-  put(j, "median_default_ms", r.median_default_ms);
-  put(j, "median_tuned_ms", r.median_tuned_ms);
-  put(j, "ratio", r.ratio);
-  put(j, "ci_low", r.ci_low);
-  put(j, "ci_high", r.ci_high);
-  put(j, "p", r.p);
-  put(j, "p_holm", r.p_holm);
-  put(j, "default_ms", r.default_ms);
-  put(j, "tuned_ms", r.tuned_ms);
-  if (r.changes)
-    j["changes"] = list_json(*r.changes);
-  return j;
-}
+validation_row validation_row_from_json(const json &in) { return read_block<validation_row>(in); }
+json to_json(const validation_row &r) { return write_block(r); }
 
 tradeoff tradeoff_from_json(const json &j) {
   return {j.at("decision").get<std::string>(), j.at("workload").get<std::string>(),

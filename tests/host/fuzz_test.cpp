@@ -220,6 +220,29 @@ TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
            }, true, 16));
 }
 
+// The typed models write back what they read: every committed profile.json, raw/tlb_profile.json
+// and validation.json, read and written again, is the same document (the fields each model
+// declares once, model/fields.hpp, and the rest kept as detail).
+TEST(Fuzz, EveryCommittedProfileAndValidationIsWrittenBackAsRead) {
+  int files = 0;
+  for (const char *sub : {"tests/fixtures", "reports/examples"})
+    for (const auto &e : fs::recursive_directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / sub)) {
+      const std::string name = e.path().filename().string();
+      if (name != "profile.json" && name != "tlb_profile.json" && name != "validation.json")
+        continue;
+      const json doc = read_json_file(e.path().string());
+      if (!doc.contains("schema"))
+        continue; // a hostile or partial fixture, read by the tests that made it
+      ++files;
+      const json back = name == "validation.json"
+                            ? model::to_json(model::validation_from_json(doc, e.path().string()))
+                            : model::to_json(model::profile_from_json(doc, e.path().string()));
+      EXPECT_EQ(back, doc) << e.path();
+    }
+  EXPECT_GE(files, 20);
+  std::printf("[fuzz] %d committed files written back as read\n", files);
+}
+
 TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
   const int n = inputs(750);
   say("probes::tlb_result_from_json + analysis",
