@@ -4,7 +4,10 @@
 // of each level -> atomics -> DIR/profile.json (each probe's `contribute`). Each stage is this
 // binary's own subcommand, run in DIR and writing one file (atomically) under DIR/raw; the
 // stage runner keeps a finished stage, so an interrupted run resumes. The stages run inside this
-// process, one CUDA context and one alias range for all, or as child processes.
+// process, one CUDA context and one alias range for all, or as child processes. Beside the
+// sequence: the busy guard around each measuring stage (busy_guard.hpp), the clock verdict, the
+// removal of a sharing file an earlier profile planned, and the console's summary
+// (characterize_console.hpp).
 #include "pipeline/characterize_driver.hpp"
 
 #include "analysis/characterize.hpp"
@@ -20,22 +23,19 @@
 #include "common/results_folder.hpp"
 #include "model/file_head.hpp"
 #include "model/profile.hpp"
+#include "pipeline/busy_guard.hpp"
+#include "pipeline/characterize_console.hpp"
 #include "pipeline/gpu_conditions.hpp"
 #include "pipeline/stage_runner.hpp"
 #include "pipeline/subprocess.hpp"
 #include "probes/tlb/levels.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 namespace gpuprobe::pipeline {
 
@@ -72,166 +72,6 @@ void refuse_other_gpus_raw(const std::string &dir, const std::string &uuid) {
   if (!foreign.empty())
     throw error("characterize --reanalyze: raw/ holds files of another GPU than raw/tlb.json's " +
                 uuid + ": " + foreign + "; move them out (a profile is one GPU's)");
-}
-
-// Waits up to `seconds` for the GPU to have no other compute process; the activity at the end.
-gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::string &stage) {
-  auto a = query_gpu_activity(uuid);
-  const auto t0 = std::chrono::steady_clock::now();
-  bool said = false;
-  while (!a.others.empty() &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
-    if (!said)
-      std::printf("  waiting up to %.0f s for the GPU to be idle before %s: %s\n", seconds,
-                  stage.c_str(), a.describe().c_str());
-    said = true;
-    std::fflush(stdout);
-    ::sleep(2);
-    check_interrupted("characterize (waiting for an idle GPU)");
-    a = query_gpu_activity(uuid);
-  }
-  return a;
-}
-
-// Watches the GPU while a stage measures (nvidia-smi once a second on a thread of its own): a
-// process that starts and ends within the stage is seen too, not only one still there after it.
-class gpu_activity_watch {
-public:
-  explicit gpu_activity_watch(std::string uuid) : uuid_(std::move(uuid)) {
-    thread_ = std::thread([this] {
-      std::unique_lock<std::mutex> lock(m_);
-      while (!stop_) {
-        lock.unlock();
-        const auto a = query_gpu_activity(uuid_);
-        lock.lock();
-        if (!a.others.empty() && seen_.others.empty())
-          seen_ = a; // the first sighting names the processes
-        cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
-      }
-    });
-  }
-  // Stops watching; what was seen during the stage (no others: none was).
-  gpu_activity finish() {
-    {
-      const std::lock_guard<std::mutex> lock(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable())
-      thread_.join();
-    return seen_;
-  }
-  ~gpu_activity_watch() { finish(); }
-
-private:
-  std::string uuid_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  gpu_activity seen_;
-  std::thread thread_;
-};
-
-// What was seen during a stage and right after it: the first non-empty.
-gpu_activity during_or_after(gpu_activity_watch &watch, const std::string &uuid) {
-  const auto during = watch.finish();
-  const auto after = query_gpu_activity(uuid);
-  return !after.others.empty() ? after : during;
-}
-
-// The measuring stages (not the analyses) run on an idle GPU: checked before each, watched during
-// it and checked after it; a stage during which another process appeared is measured again once,
-// and refused (its output removed) when it happens again. With allow_busy, what was seen is
-// collected instead (`seen`) and written into the stage's own output ("disturbed"), so a resume
-// that keeps the stage keeps the mark.
-struct busy_guard {
-  std::string uuid;
-  bool allow = false;
-  double wait = 60;
-  std::vector<std::string> seen; // "stage: N other processes (...)"
-  bool idle_just_seen = false;   // the check after the last stage found the GPU idle
-
-  void run(const stage &s, const std::function<void()> &execute) {
-    const bool measures = !s.args.empty() && s.args[0] != "analyze";
-    if (!measures)
-      return execute();
-    if (allow) {
-      std::vector<std::string> marks;
-      if (const auto a = query_gpu_activity(uuid); !a.others.empty())
-        marks.push_back(s.name + " (before): " + a.describe());
-      gpu_activity_watch watch(uuid);
-      execute();
-      if (const auto a = during_or_after(watch, uuid); !a.others.empty())
-        marks.push_back(s.name + " (during or after): " + a.describe());
-      for (const auto &m : marks)
-        mark_output_disturbed(s, m);
-      seen.insert(seen.end(), marks.begin(), marks.end());
-      return;
-    }
-    for (int attempt = 0;; ++attempt) {
-      if (!idle_just_seen) { // the check after the last stage is this one's check before
-        const auto before = wait_for_idle(uuid, wait, "stage " + s.name);
-        if (!before.others.empty())
-          throw error(refusal("before stage " + s.name, before));
-      }
-      idle_just_seen = false;
-      gpu_activity_watch watch(uuid);
-      execute();
-      const auto after = during_or_after(watch, uuid);
-      idle_just_seen = after.others.empty();
-      if (after.others.empty())
-        return;
-      if (attempt == 1) {
-        remove_output(s); // a refused measurement is never kept for a resume to find
-        throw error(refusal("again during stage " + s.name, after));
-      }
-      std::printf("  note: %s appeared during stage %s: its measurement may be disturbed; "
-                  "measuring it again once the GPU is idle\n",
-                  after.describe().c_str(), s.name.c_str());
-      remove_output(s);
-    }
-  }
-  static std::string refusal(const std::string &when, const gpu_activity &a) {
-    return "characterize: the GPU is busy" + (when.empty() ? "" : " " + when) + ": " +
-           a.describe() +
-           " would change the measurements; run on an idle GPU (finished stages are kept), or "
-           "pass --allow-busy to measure anyway with every finding marked disturbed";
-  }
-  void remove_output(const stage &s) const {
-    std::error_code ec;
-    fs::remove(fs::path(dir) / s.output, ec);
-  }
-  // The stage's result file carries what disturbed it ("disturbed": [...]), read back by
-  // kept_disturbances on every later run that keeps the stage.
-  void mark_output_disturbed(const stage &s, const std::string &why) const {
-    const fs::path f = fs::path(dir) / s.output;
-    if (f.extension() != ".json" || !fs::exists(f))
-      return;
-    json doc = read_json_file(f.string());
-    if (!doc.is_object())
-      return;
-    doc["disturbed"].push_back(why);
-    write_json_atomic(f.string(), doc);
-  }
-  std::string dir;
-};
-
-// The disturbances recorded in raw/ results (mark_output_disturbed): those of stages this run
-// kept from an --allow-busy run are this profile's too, however many resumes ago they were made.
-std::vector<std::string> kept_disturbances(const results_folder &folder) {
-  std::vector<std::string> marks;
-  std::error_code ec;
-  for (const auto &e : fs::directory_iterator(folder.raw(), ec)) {
-    if (e.path().extension() != ".json")
-      continue;
-    try {
-      const auto head = model::read_file_head(e.path().string());
-      marks.insert(marks.end(), head.disturbed.begin(), head.disturbed.end());
-    } catch (const std::exception &) {
-      // an unreadable file is the analysis's to refuse
-    }
-  }
-  return marks;
 }
 
 // A sharing file the new profile does not plan belongs to an earlier profile: never attached;
@@ -299,57 +139,6 @@ void mark_disturbed(model::tlb_hierarchy &tlb, const json &conditions) {
                                   : why;
 }
 
-// The hierarchy at a glance: each level and candidate, its sharing and the cross-check.
-void print_hierarchy(const model::tlb_hierarchy &tlb) {
-  const auto &cross = tlb.cross_check;
-  model::for_each_level(tlb, [&](const model::tlb_level &L, bool candidate,
-                                 const std::string &label) {
-    const model::level_check *check = cross ? cross->find(label) : nullptr;
-    const bool disturbed = L.detail.contains("disturbed");
-    std::printf("  %s%s%s\n",
-                probes::level_line(label + (candidate ? " (candidate)" : "") +
-                                       (disturbed ? " (DISTURBED)" : ""),
-                                   L)
-                    .c_str(),
-                check ? "; real memory: " : "", check ? check->real_memory.c_str() : "");
-    if (disturbed)
-      std::printf("        disturbed: %s\n", L.detail["disturbed"].get<std::string>().c_str());
-    if (const std::string iv = probes::interval_words(L); !iv.empty())
-      std::printf("        intervals: %s\n", iv.c_str());
-    if (const std::string sp = probes::penalty_spread_words(L); !sp.empty())
-      std::printf("        penalty by SM: %s\n", sp.c_str());
-    if (const std::string cov = L.coverage_finding(); !cov.empty())
-      std::printf("        entry: %s\n", cov.c_str());
-    if (candidate && L.detail.contains("existence"))
-      std::printf("        candidate: %s\n", L.detail["existence"].get<std::string>().c_str());
-    if (L.structure)
-      std::printf("        structure: %s\n", probes::structure_detail(L).c_str());
-    if (!check)
-      return;
-    if (check->miss_served_by)
-      std::printf("        miss served by %s\n", check->miss_served_by->c_str());
-    if (check->sampling)
-      std::printf("        random sampling: %s\n", check->sampling->verdict.value_or("").c_str());
-  });
-  if (cross && cross->l2_split)
-    std::printf("  real-memory chase: near/far L2 split %.0f cycles (p10 %.0f, p90 %.0f per hop)\n",
-                cross->l2_split->split_cycles.value_or(0), cross->l2_split->p10_cycles.value_or(0),
-                cross->l2_split->p90_cycles.value_or(0));
-}
-
-// Each stage's time, as the profile records it.
-void print_stage_times(const model::profile &profile) {
-  std::string times;
-  for (const auto &st : profile.stages.value_or(std::vector<model::stage_record>{}))
-    if (st.seconds) {
-      char b[64];
-      std::snprintf(b, sizeof b, "%s%s %.0f s", times.empty() ? "" : ", ", st.name.c_str(),
-                    *st.seconds);
-      times += b;
-    }
-  if (!times.empty())
-    std::printf("  stage times: %s\n", times.c_str());
-}
 
 // The conditions the run starts in (the previous run's where nothing is measured now): other
 // processes on the GPU refuse the run (or, allowed, are recorded in `busy`), and the clocks.
