@@ -11,6 +11,7 @@
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "model/profile.hpp"
+#include "probes/level_target.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -54,10 +55,7 @@ struct conflict_options {
 };
 
 // One level of the profile to test ("skipped" says why not).
-struct conflict_target {
-  std::string level;       // "L2"
-  model::tlb_level tested; // the profile's level: its page, entries and structure
-  std::string skipped;
+struct conflict_target : level_target {
   std::uint64_t page_bytes() const { return std::uint64_t(tested.page_bytes); }
   std::uint64_t entries() const { return std::uint64_t(std::llround(tested.entries.value_or(0))); }
   // The structure fit's rise (mean cycles per hop), 0 without a structure.

@@ -24,12 +24,8 @@ double conflict_target::penalty_cycles() const {
 }
 
 std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb) {
-  std::vector<conflict_target> out;
-  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-    const model::tlb_level &L = tlb.levels[k];
-    conflict_target t;
-    t.level = model::level_label(false, k);
-    t.tested = L;
+  return plan_levels<conflict_target>(tlb, [](conflict_target &t, std::size_t) {
+    const model::tlb_level &L = t.tested;
     if (!L.structure || !L.structure->resolved)
       t.skipped = "its structure is not resolved: no capacity to start from";
     else if (t.page_bytes() % (2u << 20) != 0)
@@ -39,9 +35,7 @@ std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb) {
       t.skipped = "more than " + std::to_string(list_chase::max_pages()) + " pages per walk";
     else if (!(t.penalty_cycles() > 0))
       t.skipped = "no miss penalty in the profile";
-    out.push_back(t);
-  }
-  return out;
+  });
 }
 
 std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,

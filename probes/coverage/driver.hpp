@@ -22,6 +22,7 @@
 #include "common/device_memory.hpp"
 #include "common/envelope.hpp"
 #include "model/profile.hpp"
+#include "probes/level_target.hpp"
 #include "probes/coverage/kernel.hpp"
 
 #include <nlohmann/json.hpp>
@@ -43,12 +44,9 @@ struct coverage_options {
   std::uint64_t seed = 1;
 };
 
-struct coverage_target {
-  std::string level; // "L1"
-  model::tlb_level tested;
+struct coverage_target : level_target {
   double inner_full_miss = 0;    // windows of the level inside past which it misses every hop
   std::uint32_t inner_slots = 0; // slots one entry of the level inside covers (0: innermost)
-  std::string skipped;
   std::uint32_t slots() const; // r
   std::uint32_t entries() const;
   double penalty_cycles() const;

@@ -31,12 +31,8 @@ double coverage_target::full_miss_windows() const {
 
 std::vector<coverage_target> plan_coverage(const model::tlb_hierarchy &tlb,
                                            const coverage_options &o) {
-  std::vector<coverage_target> out;
-  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-    const model::tlb_level &L = tlb.levels[k];
-    coverage_target t;
-    t.level = model::level_label(false, k);
-    t.tested = L;
+  return plan_levels<coverage_target>(tlb, [&](coverage_target &t, std::size_t k) {
+    const model::tlb_level &L = t.tested;
     if (k > 0) {
       const model::tlb_level &in = tlb.levels[k - 1];
       t.inner_slots = std::uint32_t(std::llround(in.page_bytes / double(o.slot_bytes)));
@@ -56,9 +52,7 @@ std::vector<coverage_target> plan_coverage(const model::tlb_hierarchy &tlb,
     else if (windows_in_range < 1.25 * t.full_miss_windows())
       t.skipped =
           "its full miss lies past the " + format_bytes(double(o.max_range_bytes)) + " range";
-    out.push_back(t);
-  }
-  return out;
+  });
 }
 
 namespace {

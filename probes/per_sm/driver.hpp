@@ -7,6 +7,7 @@
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "model/profile.hpp"
+#include "probes/level_target.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -26,11 +27,8 @@ struct per_sm_options {
   std::uint64_t seed = 1;
 };
 
-struct per_sm_target {
-  std::string level;       // "L1"
-  model::tlb_level tested; // the profile's level
+struct per_sm_target : level_target {
   std::uint32_t below_pages = 0, above_pages = 0, laps_below = 1, laps_above = 1;
-  std::string skipped; // "" when measured
   std::uint64_t bytes() const {
     return std::uint64_t(above_pages) * std::uint64_t(tested.page_bytes);
   }

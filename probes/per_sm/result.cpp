@@ -15,17 +15,12 @@ namespace gpuprobe::probes {
 using nlohmann::json;
 
 std::vector<per_sm_target> plan_per_sm(const model::tlb_hierarchy &tlb, const per_sm_options &o) {
-  std::vector<per_sm_target> out;
-  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-    const model::tlb_level &L = tlb.levels[k];
-    per_sm_target t;
-    t.level = model::level_label(false, k);
-    t.tested = L;
+  return plan_levels<per_sm_target>(tlb, [&](per_sm_target &t, std::size_t) {
+    const model::tlb_level &L = t.tested;
     const double e = L.entries.value_or(0);
     if (e < 2 || L.page_bytes <= 0) {
       t.skipped = "the profile gives no entries or page";
-      out.push_back(t);
-      continue;
+      return;
     }
     // Where every hop misses: a ramp's end, else one page past the entries (a step).
     const double full = std::max(e + 1, L.full_miss_bytes.value_or(0) / L.page_bytes);
@@ -42,9 +37,7 @@ std::vector<per_sm_target> plan_per_sm(const model::tlb_hierarchy &tlb, const pe
       t.laps_below = laps(t.below_pages);
       t.laps_above = laps(t.above_pages);
     }
-    out.push_back(t);
-  }
-  return out;
+  });
 }
 
 sm_spread spread_of(const std::vector<int> &sms, const std::vector<double> &v) {

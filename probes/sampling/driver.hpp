@@ -6,6 +6,7 @@
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "model/profile.hpp"
+#include "probes/level_target.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,11 +26,8 @@ struct sampling_options {
 };
 
 // One level of the profile and the two footprints that test it ("skipped" says why not).
-struct sampling_target {
-  std::string level;       // "L1"
-  model::tlb_level tested; // the profile's level (read back from a result: reach and penalty)
+struct sampling_target : level_target { // `tested`, read back from a result: reach and penalty
   std::uint64_t below_bytes = 0, above_bytes = 0;
-  std::string skipped; // "" when both footprints are measured
   double reach_bytes() const { return tested.reach_bytes; }
   double penalty_cycles() const { return tested.miss_penalty_cycles.value_or(0); }
 };

@@ -20,16 +20,11 @@ constexpr std::uint64_t k_round = 2ull << 20;
 
 std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
                                            std::uint64_t budget_bytes, const sampling_options &o) {
-  std::vector<sampling_target> out;
-  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-    const model::tlb_level &L = tlb.levels[k];
-    sampling_target t;
-    t.level = model::level_label(false, k);
-    t.tested = L;
+  return plan_levels<sampling_target>(tlb, [&](sampling_target &t, std::size_t) {
+    const model::tlb_level &L = t.tested;
     if (t.reach_bytes() <= 0) {
       t.skipped = "the profile gives no reach";
-      out.push_back(t);
-      continue;
+      return;
     }
     // Below where misses begin, and above where every hop misses (a set-associative level's
     // ramp lies between: a footprint on it is neither).
@@ -46,9 +41,7 @@ std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
                   "): too close to it, or beyond it, to test";
       t.below_bytes = t.above_bytes = 0;
     }
-    out.push_back(t);
-  }
-  return out;
+  });
 }
 
 json sampling_verdict(const sampling_level_result &r, double l2_bytes, double reads_per_launch) {

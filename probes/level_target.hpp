@@ -1,0 +1,34 @@
+#pragma once
+// What the per-level probes (tlb-sampling, tlb-conflict, tlb-coverage, tlb-per-sm) share: one
+// target per level of a profile's TLB hierarchy, labelled as everywhere (model::level_label),
+// with the profile's level it tests and why it was not measured. Host-only.
+#include "model/profile.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpuprobe::probes {
+
+struct level_target {
+  std::string level;       // "L1"
+  model::tlb_level tested; // the profile's level: its page, entries, structure and penalty
+  std::string skipped;     // "" when measured, else why not
+};
+
+// One T (a level_target) per level of `tlb`, innermost first: its label and level set, then
+// plan(t, k) adds the probe's own plan for level k, or says in t.skipped why it is not tested.
+template <class T, class F>
+std::vector<T> plan_levels(const model::tlb_hierarchy &tlb, F &&plan) {
+  std::vector<T> out;
+  for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
+    T t;
+    t.level = model::level_label(false, k);
+    t.tested = tlb.levels[k];
+    plan(t, k);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+} // namespace gpuprobe::probes
