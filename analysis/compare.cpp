@@ -42,7 +42,6 @@ std::string opt_num(const std::optional<double> &x, int digits = 0) {
   return x ? num(*x, digits) : "-";
 }
 
-
 struct finder {
   compare_result &r;
   bool allow_missing = false;

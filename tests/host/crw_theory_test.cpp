@@ -1,14 +1,13 @@
 // The report's table of CRW against Eq. 9 at the occupancy's measured cluster count, on a seeded
 // family of generated BM_getpage files: every CRW case that recorded M is a row, its p and ratios
 // are those of the counters, and the note's count of cases within 10 % is right.
+#include "common/json_io.hpp"
 #include "model/bench_file.hpp"
 #include "report/parts.hpp"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <random>
 #include <string>
 
@@ -113,11 +112,9 @@ TEST(CrwTheory, TheTableHoldsEveryRecordedCaseWithItsRatiosOnAGeneratedFamily) {
 TEST(CrwTheory, AnH200sRunsMatchEqNineAtTheOccupancysP) {
   for (const char *run : {"getpage_crw_1.json", "getpage_crw_2.json"}) {
     const std::string path = std::string(GPUPROBE_FIXTURES_DIR) + "/crw-eq9/h200-741f575f/" + run;
-    std::ifstream in(path);
-    ASSERT_TRUE(in) << path;
     gpuprobe::report::detail::inputs inputs;
     inputs.bench.push_back(
-        {path, gpuprobe::model::bench_file_from_json(nlohmann::json::parse(in), path)});
+        {path, gpuprobe::model::bench_file_from_json(gpuprobe::read_json_file(path), path)});
     gpuprobe::report::report_content content;
     gpuprobe::report::detail::theory_part(inputs, content);
     const auto *t = crw_table(content);
