@@ -87,4 +87,8 @@ std::string verdict(const ratio_ci &ci, double p_adjusted, double alpha) {
   return "no significant difference";
 }
 
+double penalty_bar(double a, double b, double rel, double abs_cycles) {
+  return std::max(rel * std::max(std::fabs(a), std::fabs(b)), abs_cycles);
+}
+
 } // namespace gpuprobe::analysis

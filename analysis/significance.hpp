@@ -10,6 +10,14 @@
 
 namespace gpuprobe::analysis {
 
+// The smallest miss-penalty difference between two values that may read DIFFERENT: the larger of
+// `rel` x the larger value and `abs_cycles`. compare (its defaults: compare_thresholds), the
+// fleet's outlier rule and tlb-per-sm's SMs apart use it (one bar).
+inline constexpr double k_penalty_rel = 0.01;
+inline constexpr double k_penalty_abs_cycles = 0.5;
+double penalty_bar(double a, double b, double rel = k_penalty_rel,
+                   double abs_cycles = k_penalty_abs_cycles);
+
 struct ratio_ci {
   double ratio = 0; // median(b) / median(a)
   double low = 0, high = 0;

@@ -2,6 +2,7 @@
 // Options every subcommand shares, and the wiring of subcommands into main().
 #include "common/defaults.hpp"
 #include "pipeline/subprocess.hpp"
+#include "probes/kit.hpp"
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -9,13 +10,7 @@
 
 namespace gpuprobe::cli {
 
-struct common_options {
-  int device = 0;
-  std::string out;
-  std::vector<std::string> inputs;
-  unsigned long long seed = defaults::seed;
-  std::string devices; // --devices all|0,2,...: one process per GPU ("" = just --device)
-};
+using probes::kit::common_options; // the probe kit's (probes/kit.hpp)
 
 void add_device_option(CLI::App &app, common_options &o);
 void add_out_option(CLI::App &app, common_options &o, const std::string &what);
@@ -41,6 +36,10 @@ void add_map_late_flags(CLI::App &app, map_late_options &o);
 // --devices (excludes --device, which must be added first); `what` says where the folders go.
 void add_devices_option(CLI::App &app, common_options &o, const std::string &what);
 
+// A probe's subcommand, as its cli.cpp declares it (probes/kit.hpp): added under `parent`, its
+// shared options and flags in their order; its callback checks --out's folder, then runs it.
+void add_command(CLI::App &parent, probes::kit::command c);
+
 // Fails early (before a long run) when the output file's folder does not exist.
 void check_output_path(const std::string &path);
 
@@ -65,7 +64,7 @@ int run_here(const std::vector<std::string> &args);
 int &exit_status();
 
 // Each subcommand: setup_<name>(parent) registers it and its callback. cli/registry.cpp lists
-// them: first every probe's (its catalog entry's setup_cli, probes/catalog.hpp), then these.
+// them: first every probe's (its catalog entry's cli, probes/catalog.hpp), then these.
 using setup_fn = void (*)(CLI::App &parent);
 const std::vector<setup_fn> &subcommands();
 

@@ -1,7 +1,6 @@
-// gpuprobe compare A B: two results folders, finding by finding (analysis/compare.hpp), as plain
+// gpuprobe compare A B: two results folders, finding by finding (findings/compare.hpp), as plain
 // text on the terminal (Markdown with --markdown FILE) and gpuprobe.compare/1 (--out FILE); with
 // --fail-on different, exit 4 when a finding differs: a regression gate.
-#include "analysis/compare.hpp"
 #include "cli/common.hpp"
 #include "cli/reanalyzed_copy.hpp"
 #include "common/envelope.hpp"
@@ -10,6 +9,7 @@
 #include "common/outputs.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "findings/compare.hpp"
 #include "model/fleet.hpp"
 #include "report/compare_page.hpp"
 
@@ -29,7 +29,7 @@ struct compare_flags {
   std::string a, b, baseline, out, markdown, html, fail_on = "nothing";
   std::vector<CLI::Option *> outputs; // --out, --markdown, --html: given empty is refused
   bool reanalyze = false;
-  analysis::compare_thresholds t;
+  findings::compare_thresholds t;
 };
 
 void run(const compare_flags &f) {
@@ -51,27 +51,27 @@ void run(const compare_flags &f) {
       outs.push_back({flag, path});
     }
   check_outputs("compare", outs, {f.a, f.b, f.baseline});
-  analysis::compare_result r;
+  findings::compare_result r;
   std::optional<model::run_folder> ra, rb; // the two folders (not for a fleet baseline)
   if (!f.baseline.empty()) {
-    r = analysis::compare_to_fleet(analysis::read_unit(f.a), model::read_fleet(f.baseline));
+    r = findings::compare_to_fleet(findings::read_unit(f.a), model::read_fleet(f.baseline));
   } else if (f.reanalyze) {
     const scratch_folder scratch;
     ra = reanalyzed(f.a, scratch.path() / "a");
     rb = reanalyzed(f.b, scratch.path() / "b");
-    r = analysis::compare_runs(*ra, *rb, f.t, true);
+    r = findings::compare_runs(*ra, *rb, f.t, true);
   } else {
     ra = model::read_run_folder(f.a);
     rb = model::read_run_folder(f.b);
-    r = analysis::compare_runs(*ra, *rb, f.t);
+    r = findings::compare_runs(*ra, *rb, f.t);
   }
   check_interrupted("compare"); // a signal during the last step: stop, the scratch already gone
   if (!f.markdown.empty())
-    write_text_atomic(f.markdown, analysis::to_markdown(r));
+    write_text_atomic(f.markdown, findings::to_markdown(r));
   else
-    std::fputs(analysis::to_text(r).c_str(), stdout); // a terminal gets plain text
+    std::fputs(findings::to_text(r).c_str(), stdout); // a terminal gets plain text
   if (!f.out.empty()) {
-    nlohmann::json doc = analysis::to_json(r, f.t);
+    nlohmann::json doc = findings::to_json(r, f.t);
     doc["meta"] = run_metadata(f.t.seed); // this gpuprobe: tool, version, git commit, argv, when
     write_json_atomic(f.out, doc);
   }
@@ -82,7 +82,7 @@ void run(const compare_flags &f) {
   std::string written;
   for (const auto &o : outs)
     written += (written.empty() ? " -> " : ", ") + o.path;
-  std::printf("%s%s\n", analysis::verdict_line(r, f.t.allow_missing).c_str(),
+  std::printf("%s%s\n", findings::verdict_line(r, f.t.allow_missing).c_str(),
               terminal_text(written).c_str());
   if (f.fail_on == "different" && r.differences() > 0)
     exit_status() = k_exit_different;

@@ -1,6 +1,5 @@
 // gpuprobe fleet: unit folders -> one table (fleet.json, fleet.md) per model: every unit's levels,
 // sharing, atomics and tuning, the model's medians, outliers and what differs between units.
-#include "analysis/fleet.hpp"
 #include "cli/common.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
@@ -8,6 +7,7 @@
 #include "common/json_io.hpp"
 #include "common/outputs.hpp"
 #include "common/paths.hpp"
+#include "findings/fleet.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -64,15 +64,15 @@ void run(const fleet_flags &given) {
   check_files_replaceable(f.out, {"fleet.json", "fleet.md"}, "fleet", legacy_fleet_folder);
   std::vector<std::string> not_units; // listed with their reasons, the fleet built from the rest
   const auto units =
-      analysis::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
+      findings::find_units(f.inputs, &not_units); // before --out: bad input writes nothing
   for (const auto &u : units) // a unit's next report would draw the fleet's files as its own
     if (same_or_inside(f.out, u.folder))
       throw error("fleet: --out '" + f.out + "' lies in the unit folder '" + u.folder +
                   "': give a folder beside the units");
   fs::create_directories(f.out);
-  model::fleet fleet = analysis::merge_fleet(units);
+  model::fleet fleet = findings::merge_fleet(units);
   fleet.not_units = not_units;
-  std::string md = analysis::fleet_markdown(fleet), text = analysis::fleet_markdown(fleet, true);
+  std::string md = findings::fleet_markdown(fleet), text = findings::fleet_markdown(fleet, true);
   if (!not_units.empty()) {
     md += "\n## Not units\n\n";
     text += "\n## Not units\n\n";

@@ -5,11 +5,18 @@
 
 namespace gpuprobe::cli {
 
+namespace {
+
+void setup_probes(CLI::App &parent) {
+  for (const auto &p : probes::probe_catalog())
+    add_command(parent, p.cli());
+}
+
+} // namespace
+
 const std::vector<setup_fn> &subcommands() {
   static const std::vector<setup_fn> all = [] {
-    std::vector<setup_fn> s;
-    for (const auto &p : probes::probe_catalog())
-      s.push_back(p.setup_cli);
+    std::vector<setup_fn> s = {setup_probes};
     for (setup_fn f : {setup_analyze, setup_theory, setup_report, setup_characterize, setup_tune,
                        setup_validate, setup_fleet, setup_compare, setup_run})
       s.push_back(f);

@@ -1,7 +1,7 @@
 #pragma once
 // fleet.json (gpuprobe.fleet/1, `gpuprobe fleet`) as one typed value: every unit's figures, and
 // per GPU model the median, spread and outliers of each figure and what differs between its
-// units. analysis/fleet.cpp makes it, `gpuprobe fleet` writes it with its Markdown table, the
+// units. findings/fleet.cpp makes it, `gpuprobe fleet` writes it with its Markdown table, the
 // report draws it: all through fleet_from_json / to_json. Host-only.
 #include <nlohmann/json.hpp>
 
@@ -13,7 +13,7 @@
 
 namespace gpuprobe::model {
 
-// One GPU's folder, as the fleet reads it (analysis::read_unit).
+// One GPU's folder, as the fleet reads it (findings::read_unit).
 struct fleet_unit {
   std::string folder, model, uuid;
   std::string status;                    // "complete" | "incomplete: <why>" | "failed: <why>"

@@ -10,7 +10,6 @@
 // (characterize_console.hpp).
 #include "pipeline/characterize_driver.hpp"
 
-#include "analysis/characterize.hpp"
 #include "common/build_info.hpp"
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
@@ -21,6 +20,7 @@
 #include "common/outputs.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
+#include "findings/characterize.hpp"
 #include "model/file_head.hpp"
 #include "model/profile.hpp"
 #include "pipeline/busy_guard.hpp"
@@ -139,7 +139,6 @@ void mark_disturbed(model::tlb_hierarchy &tlb, const json &conditions) {
                                   : why;
 }
 
-
 // The conditions the run starts in (the previous run's where nothing is measured now): other
 // processes on the GPU refuse the run (or, allowed, are recorded in `busy`), and the clocks.
 json starting_conditions(const characterize_run_options &o, const device_info &dev,
@@ -200,7 +199,7 @@ model::profile finish_profile(const characterize_run_options &o, const std::stri
                           .c_str());
     return kept;
   }
-  model::profile made = analysis::assemble_profile(dir, runner.stages_run, conditions);
+  model::profile made = findings::assemble_profile(dir, runner.stages_run, conditions);
   mark_disturbed(made.tlb, conditions);
   made.meta = run_metadata(o.seed);
   made.detail["quick"] = o.reanalyze ? previous.quick.value_or(o.quick) : o.quick;

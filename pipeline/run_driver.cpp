@@ -6,7 +6,6 @@
 // report is drawn anew (its figures whose data did not change taken from the report before).
 #include "pipeline/run_driver.hpp"
 
-#include "analysis/characterize.hpp"
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
 #include "common/error.hpp"
@@ -14,6 +13,7 @@
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
+#include "findings/characterize.hpp"
 #include "pipeline/bench_stage.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "pipeline/stage_runner.hpp"

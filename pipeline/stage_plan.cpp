@@ -35,18 +35,6 @@ std::string default_results_dir(const std::string &gpu_name, const std::string &
          (hex.empty() ? std::string("unknown") : hex);
 }
 
-stage profile_stage(const plan_request &r, const std::string &name, const std::string &command,
-                    const std::vector<std::string> &quick_args) {
-  using F = results_folder::raw_file;
-  const std::string out = results_folder::raw_rel(F::of_stage(name));
-  std::vector<std::string> a = {command, "--device", std::to_string(r.device), "--profile",
-                                results_folder::raw_rel(F::tlb_profile)};
-  if (r.quick)
-    a.insert(a.end(), quick_args.begin(), quick_args.end());
-  a.insert(a.end(), {"--seed", std::to_string(r.seed), "--out", out});
-  return {name, out, a, {F::stage_of(F::tlb_profile)}};
-}
-
 namespace {
 
 std::vector<stage> plan_of_catalog(const plan_request &r) {

@@ -2,6 +2,7 @@
 // `gpuprobe characterize`'s plan: its stages (one gpuprobe subcommand each, writing one file under
 // DIR/raw), whether a finished stage may be kept, and where results go. Host-only.
 #include "model/profile.hpp"
+#include "probes/kit.hpp"
 
 #include <string>
 #include <vector>
@@ -11,36 +12,11 @@ namespace gpuprobe::pipeline {
 // results/<gpu-name-slug>-<uuid first 8 hex digits>, e.g. results/nvidia-h100-80gb-hbm3-df40c491.
 std::string default_results_dir(const std::string &gpu_name, const std::string &uuid);
 
-struct stage {
-  std::string name;   // tlb, tlb_real, tlb_profile, tlb_real_profile, sharing_L1 ..., atomics
-  std::string output; // path relative to DIR
-  std::vector<std::string> args;  // gpuprobe arguments (without the binary)
-  std::vector<std::string> reads; // stages whose output it reads: when one runs, this one reruns
-  bool runs_last = false;         // runs after every stage the TLB profile decides (atomics)
-  bool clock_witness = false;     // its result's device.sm_clock_mhz_seen counts for throttling
-  // It maps no alias range and reads only stages that map none (tlb_real, its analysis,
-  // atomics): under characterize --map-late it may run before every stage that maps one.
-  bool alias_free = false;
-  // Its answer depends on what was allocated before it (tlb_real: where its chase lies in physical
-  // memory decides which lines sit in the far half of the L2): --map-late leaves it, and
-  // every stage that reads it, in plan order.
-  bool keeps_place = false;
-};
-
-// What a probe's plan (its catalog entry's `plan`, probes/<name>/plan.cpp) is asked for.
-struct plan_request {
-  bool quick = false;
-  int device = 0;
-  unsigned long long seed = 1;
-  // The TLB profile's levels: null when the stages before it are planned (plan_stages), set
-  // when those it decides are (sharing_stages).
-  const model::tlb_hierarchy *tlb = nullptr;
-};
-
-// A stage that tests the TLB profile's levels: `command` over raw/tlb_profile.json into
-// raw/<name>.json, with `quick_args` under --quick.
-stage profile_stage(const plan_request &r, const std::string &name, const std::string &command,
-                    const std::vector<std::string> &quick_args);
+// A stage, what a probe's plan is asked for, and the stage over the TLB profile: the probe kit's
+// (probes/kit.hpp), which each probe's plan.cpp fills.
+using probes::kit::plan_request;
+using probes::kit::profile_stage;
+using probes::kit::stage;
 
 // The stages before sharing (sharing depends on the TLB profile: sharing_stages), each probe's in
 // catalog order: the aliased sweep (tlb), the real-memory cross-check (tlb_real), their analyses,

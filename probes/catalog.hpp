@@ -7,26 +7,18 @@
 // folder: the probes live in a static library, whose objects the linker drops when nothing else
 // names them, and the list would then differ between binaries.)
 //
-// Floors: this header includes nothing and names the types of the floors above it (CLI11, the
-// report, the pipeline) only by declaration, so any floor may read the catalog; a probe's
-// cli.cpp, draw.cpp and plan.cpp sit on the cli, report and pipeline floors (tests/host/
-// layout_test.cpp holds the include graph to that).
+// This header includes nothing and names the kit's types (probes/kit.hpp) only by declaration: a
+// probe's functions fill the kit's plain data, which cli/, pipeline/ and report/ interpret.
 #include <string>
 #include <vector>
 
-namespace CLI {
-class App;
-}
-namespace gpuprobe::report {
+namespace gpuprobe::probes::kit {
+struct command;
 struct report_content;
-namespace detail {
-struct inputs;
-}
-} // namespace gpuprobe::report
-namespace gpuprobe::pipeline {
+struct report_inputs;
 struct stage;
 struct plan_request;
-} // namespace gpuprobe::pipeline
+} // namespace gpuprobe::probes::kit
 namespace gpuprobe {
 struct results_folder;
 namespace model {
@@ -39,21 +31,21 @@ namespace gpuprobe::probes {
 struct probe_descriptor {
   const char *id;      // the result's "probe" field
   const char *command; // `gpuprobe <command>` runs it (its --help says what it measures)
-  // Registers `gpuprobe <command>` and its callback under `parent`.
-  void (*setup_cli)(CLI::App &parent);
+  // `gpuprobe <command>`: its flags and what it runs (cli.cpp), which the CLI adds.
+  kit::command (*cli)();
   // Its part of the report: draws the results scan found (inputs::raw[id]), or says in
   // c.missing what it lacks. nullptr: its results are drawn through profile.json's tables (they
   // count as drawn when the folder has a profile).
-  void (*draw)(const report::detail::inputs &in, report::report_content &c);
-  // Its stages in `gpuprobe characterize` (pipeline/stage_plan.hpp), appended to `out`; nullptr:
-  // characterize does not run it.
-  void (*plan)(const pipeline::plan_request &r, std::vector<pipeline::stage> &out);
+  void (*draw)(const kit::report_inputs &in, kit::report_content &c);
+  // Its stages in `gpuprobe characterize` (pipeline/stage_plan.hpp runs them), appended to `out`;
+  // nullptr: characterize does not run it.
+  void (*plan)(const kit::plan_request &r, std::vector<kit::stage> &out);
   // What it adds to profile.json (profile.cpp), from its own files of the results folder, over
   // the profile that raw/tlb_profile.json began (characterize's assemble_profile calls each
   // probe's in catalog order); nullptr: nothing.
   void (*contribute)(const results_folder &folder, model::profile &p) = nullptr;
-  // Its `gpuprobe analyze <name>` subcommand under `analyze` (cli.cpp); nullptr: none.
-  void (*setup_analyze)(CLI::App &analyze) = nullptr;
+  // Its `gpuprobe analyze <name>` subcommand (cli.cpp); nullptr: none.
+  kit::command (*analyze_cli)() = nullptr;
   // The heading of its part of the report (nullptr: the id).
   const char *heading = nullptr;
 };

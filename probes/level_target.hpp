@@ -2,7 +2,12 @@
 // What the per-level probes (tlb-sampling, tlb-conflict, tlb-coverage, tlb-per-sm) share: one
 // target per level of a profile's TLB hierarchy, labelled as everywhere (model::level_label),
 // with the profile's level it tests and why it was not measured. Host-only.
+#include "common/results_folder.hpp"
 #include "model/profile.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <functional>
 
 #include <string>
 #include <utility>
@@ -18,8 +23,7 @@ struct level_target {
 
 // One T (a level_target) per level of `tlb`, innermost first: its label and level set, then
 // plan(t, k) adds the probe's own plan for level k, or says in t.skipped why it is not tested.
-template <class T, class F>
-std::vector<T> plan_levels(const model::tlb_hierarchy &tlb, F &&plan) {
+template <class T, class F> std::vector<T> plan_levels(const model::tlb_hierarchy &tlb, F &&plan) {
   std::vector<T> out;
   for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
     T t;
@@ -30,5 +34,12 @@ std::vector<T> plan_levels(const model::tlb_hierarchy &tlb, F &&plan) {
   }
   return out;
 }
+
+// Each level of a per-level probe's stage's result (raw/<file>, its block `key`) with the profile's
+// level of the same label and geometry (label, page, entries): f(level, result level). Nothing
+// where the file is missing.
+void for_each_matched_level(
+    const results_folder &folder, const char *file, const char *key, model::tlb_hierarchy &tlb,
+    const std::function<void(model::tlb_level &, const nlohmann::json &)> &f);
 
 } // namespace gpuprobe::probes

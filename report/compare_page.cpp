@@ -146,7 +146,7 @@ const model::tlb_level *level_of(const model::run_folder *f, std::size_t k) {
   return f && k < f->prof.tlb.levels.size() ? &f->prof.tlb.levels[k] : nullptr;
 }
 
-void findings_table(std::ostringstream &o, const std::vector<analysis::compare_finding> &fs) {
+void findings_table(std::ostringstream &o, const std::vector<findings::compare_finding> &fs) {
   o << "<table><tr><th>area</th><th>finding</th><th>A</th><th>B</th><th>verdict</th><th>why</th>"
        "</tr>\n";
   for (const auto &f : fs)
@@ -205,7 +205,7 @@ void level_part(std::ostringstream &o, const std::string &label, std::size_t k,
 
 } // namespace
 
-std::string compare_page_html(const analysis::compare_result &r, const model::run_folder *a,
+std::string compare_page_html(const findings::compare_result &r, const model::run_folder *a,
                               const model::run_folder *b) {
   std::ostringstream o;
   o << "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>gpuprobe compare</title>\n"
@@ -221,7 +221,7 @@ std::string compare_page_html(const analysis::compare_result &r, const model::ru
          "this build.</p>\n";
   if (r.method_differs)
     o << "<p><b>Method:</b> " << html_text(r.method_note) << "</p>\n";
-  std::vector<analysis::compare_finding> prov, differ, same, noted;
+  std::vector<findings::compare_finding> prov, differ, same, noted;
   for (const auto &f : r.findings)
     (f.area == "provenance" ? prov
      : f.verdict == "SAME"  ? same

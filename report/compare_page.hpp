@@ -5,7 +5,7 @@
 // hop against footprint, from each folder's raw/tlb.json) and, where both measured every SM, the
 // two per-SM penalty maps overlaid; the findings that are the same last, folded. Inline SVG, no
 // script, nothing fetched. Host-only.
-#include "analysis/compare.hpp"
+#include "findings/compare.hpp"
 #include "model/run_folder.hpp"
 
 #include <string>
@@ -13,7 +13,7 @@
 namespace gpuprobe::report {
 
 // `a`, `b`: the folders compared (nullptr for a fleet baseline: no sweeps to draw).
-std::string compare_page_html(const analysis::compare_result &r, const model::run_folder *a,
+std::string compare_page_html(const findings::compare_result &r, const model::run_folder *a,
                               const model::run_folder *b);
 
 } // namespace gpuprobe::report

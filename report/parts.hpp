@@ -21,43 +21,19 @@
 namespace gpuprobe::report::detail {
 
 using nlohmann::json;
-// The page's types, named here so that a probe's draw.cpp (namespace probes::<name>) takes all it
-// needs with `using namespace report::detail`.
+// The page's types and the helpers every part shares: the probe kit's (probes/kit.hpp), whose
+// parts the probes' draw.cpp fill.
 using report::report_content;
 using report::report_figure;
 using report::report_table;
 
-std::string num(double x, int digits = 4);
-void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,
-         double y);
-// "NVIDIA H100 80GB HBM3, 132 SMs, UUID GPU-..., driver 580.159.04 (CUDA 13.0), SM clock seen 1980
-// MHz".
-std::string device_line(const json &device);
-
-// One raw result scan() routed to a probe's part: its path and document (null for the 2017
-// tool's CSV and text files, which the tlb and tlb-sharing parts read by path).
-struct raw_input {
-  std::string path;
-  json doc;
-};
-
-struct inputs {                                                 // what scan() found in the folder
-  std::map<std::string, std::vector<raw_input>> raw;            // by probe id (probes/catalog.hpp)
-  std::vector<std::pair<std::string, model::bench_file>> bench; // gpuprobe-bench's files
-  std::optional<model::profile> profile;
-  std::optional<model::tuning_file> tuning;
-  std::optional<model::validation> validation;
-  std::optional<model::fleet> fleet;
-  std::string device;
-  // The results of probe `id` (empty when none), and their paths.
-  const std::vector<raw_input> &of(const std::string &id) const;
-  std::vector<std::string> paths_of(const std::string &id) const;
-};
-
-// The SM clock the run saw (MHz), from the profile, where recorded: penalties get their ns.
-std::optional<double> clock_mhz(const inputs &in);
-// "95.3 (48.1 ns)": `cycles` with `digits` significant digits, and its time at `mhz` where known.
-std::string cycles_ns(double cycles, std::optional<double> mhz, int digits = 3);
+using probes::kit::clock_mhz;
+using probes::kit::cycles_ns;
+using probes::kit::device_line;
+using probes::kit::num;
+using probes::kit::raw_input;
+using probes::kit::row;
+using inputs = probes::kit::report_inputs; // what scan() found in the folder
 
 // One part of the page: draws what `in` holds into `c`, or says in c.missing what it lacks. The
 // probes' parts are their catalog entries' draw (probes/<name>/draw.cpp); these are the rest.

@@ -26,83 +26,6 @@ namespace gpuprobe::report {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-json report_figure::manifest() const {
-  json v = json::array(), b = json::array();
-  for (const auto &[x, label] : vlines)
-    v.push_back({{"x", x}, {"label", label}});
-  for (const auto &[lo, hi] : boxes)
-    b.push_back({lo, hi});
-  return {{"id", id},         {"title", title},    {"kind", kind}, {"xlabel", xlabel},
-          {"ylabel", ylabel}, {"logx", logx},      {"logy", logy}, {"vlines", v},
-          {"boxes", b},       {"csv", id + ".csv"}};
-}
-
-void report_content::keep_figures_if(const std::function<bool(const report_figure &)> &keep) {
-  std::vector<report_figure> kept;
-  std::vector<std::size_t> new_index(figures.size() + 1); // old index -> kept before it
-  for (std::size_t i = 0; i < figures.size(); ++i) {
-    new_index[i] = kept.size();
-    if (keep(figures[i]))
-      kept.push_back(std::move(figures[i]));
-  }
-  new_index[figures.size()] = kept.size();
-  for (auto &p : parts)
-    p.figures_begin = new_index[p.figures_begin], p.figures_end = new_index[p.figures_end];
-  figures = std::move(kept);
-}
-
-namespace detail {
-
-std::string num(double x, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*g", digits, x);
-  return b;
-}
-std::optional<double> clock_mhz(const inputs &in) {
-  return in.profile ? in.profile->sm_clock_mhz_seen() : std::nullopt;
-}
-
-std::string cycles_ns(double cycles, std::optional<double> mhz, int digits) {
-  if (!mhz)
-    return num(cycles, digits);
-  return num(cycles, digits) + " (" + num(cycles * 1000.0 / *mhz, digits) + " ns)";
-}
-
-void row(std::ostringstream &o, const std::string &series, const std::string &style, double x,
-         double y) {
-  if (std::isfinite(x) && std::isfinite(y))
-    o << csv_field(series) << ',' << style << ',' << num(x, 10) << ',' << num(y, 10) << '\n';
-}
-
-std::string device_line(const json &d) {
-  const auto text = [&](const char *k) {
-    return d.contains(k) ? (d[k].is_string() ? d[k].get<std::string>() : d[k].dump()) : "?";
-  };
-  std::string line = text("name") + ", " + text("sm_count") + " SMs, UUID " + text("uuid") + ", " +
-                     describe_driver(d);
-  const double mhz = d.contains("sm_clock_mhz_seen") && d["sm_clock_mhz_seen"].is_number()
-                         ? d["sm_clock_mhz_seen"].get<double>()
-                         : 0.0;
-  if (mhz > 0)
-    line += ", SM clock seen " + std::to_string(static_cast<long>(std::lround(mhz))) + " MHz";
-  return line;
-}
-
-const std::vector<raw_input> &inputs::of(const std::string &id) const {
-  static const std::vector<raw_input> none;
-  const auto it = raw.find(id);
-  return it == raw.end() ? none : it->second;
-}
-
-std::vector<std::string> inputs::paths_of(const std::string &id) const {
-  std::vector<std::string> p;
-  for (const auto &r : of(id))
-    p.push_back(r.path);
-  return p;
-}
-
-} // namespace detail
-
 namespace {
 
 using namespace detail;
@@ -438,12 +361,12 @@ std::string fleet_provenance_line(const model::fleet &f) {
       s += (s.empty() ? "" : ", ") + x;
     return s.empty() ? std::string("not recorded") : s;
   };
-  std::string s = "Fleet of " + std::to_string(f.units.size()) + " units of " +
-                  std::to_string(f.models.size()) + " model(s), measured " +
-                  (when.empty() ? std::string("at times not recorded")
-                   : when.size() == 1
-                       ? utc_minutes(*when.begin())
-                       : utc_minutes(*when.begin()) + " to " + utc_minutes(*when.rbegin()));
+  std::string s =
+      "Fleet of " + std::to_string(f.units.size()) + " units of " +
+      std::to_string(f.models.size()) + " model(s), measured " +
+      (when.empty()       ? std::string("at times not recorded")
+       : when.size() == 1 ? utc_minutes(*when.begin())
+                          : utc_minutes(*when.begin()) + " to " + utc_minutes(*when.rbegin()));
   return s + " by gpuprobe commit " + list(commits) + ", " + list(modes) + "; driver " +
          list(drivers);
 }

@@ -9,6 +9,8 @@
 //   profile.json             gpuprobe.profile/1 (else the TLB inputs are analyzed here)
 //   tuning.json              gpuprobe.tuning/1 (the decisions, when present)
 //   validation.json          gpuprobe.validation/1 (a table, when present)
+#include "probes/kit.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -18,62 +20,12 @@
 
 namespace gpuprobe::report {
 
-struct report_figure {
-  std::string id; // file stem: <id>.csv, <id>.png, <id>.svg
-  std::string title;
-  std::string kind; // "lines" (csv: series,style,x,y) | "heatmap" (csv: matrix, first row = labels)
-                    // | "forest" (csv: label,ratio,low,high,verdict)
-                    // | "per_sm" (csv: sm,group,baseline,penalty; boxes: the groups)
-  std::string xlabel, ylabel;
-  bool logx = false, logy = false;
-  std::vector<std::pair<double, std::string>> vlines; // x, label (lines)
-  std::vector<std::pair<int, int>> boxes; // heatmap: [first, last] index ranges outlined
-  std::string csv;
-  nlohmann::json manifest() const;
-};
-
-struct report_table {
-  std::string title;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::string note;
-};
-
-// The page's opening (summary.cpp): read in ten seconds.
-struct report_summary {
-  std::vector<std::vector<std::string>> hierarchy; // level, entries x coverage = reach, penalty,
-                                                   // a miss is served by, shared by
-  std::string diagram_svg;                         // the levels as boxes (inline SVG)
-  std::vector<std::string> lines;                  // TLB, atomics, validation: one line each
-  std::vector<std::string> decisions;              // tune's decisions with their reasons
-  bool empty() const { return hierarchy.empty() && lines.empty() && decisions.empty(); }
-};
-
-// A part of the page under its heading: its tables, then its figures (the figures that draw a
-// table's values follow it).
-struct report_part {
-  std::string id; // the part's name: an anchor on the page
-  std::string heading;
-  std::size_t figures_begin = 0, figures_end = 0; // its figures: [begin, end) of figures
-  std::size_t tables_begin = 0, tables_end = 0;   // its tables: [begin, end) of tables
-};
-
-struct report_content {
-  std::string device;             // one line
-  std::string provenance;         // when, by which gpuprobe, quick or full, seed, driver: one line
-  std::vector<report_part> parts; // those that drew something, in page order
-  report_summary summary;
-  std::vector<report_figure> figures;
-  std::vector<report_table> tables;
-  std::vector<std::string> missing;   // what the folder lacks, said on the page
-  std::vector<std::string> not_drawn; // results of probes no part draws (listed, never an error)
-  // Inputs refused, each "FILE: reason" (broken, of another GPU than the folder's, of a newer
-  // version): the page is drawn from the rest, they are listed, and report exits 3.
-  std::vector<std::string> skipped;
-  std::vector<std::string> sources; // files read, relative to the results folder
-  // Leaves out the figures `keep` refuses, each part keeping the rest of its own.
-  void keep_figures_if(const std::function<bool(const report_figure &)> &keep);
-};
+// The page's data: the probe kit's (probes/kit.hpp), which every part fills.
+using probes::kit::report_content;
+using probes::kit::report_figure;
+using probes::kit::report_part;
+using probes::kit::report_summary;
+using probes::kit::report_table;
 
 // Reads `dir` and draws what is valid; a file that is broken, foreign or newer goes to `skipped`
 // (throws gpuprobe::error: a missing folder, or nothing valid in it).

@@ -1,29 +1,26 @@
 // gpuprobe atomics: flags -> probes::atomics_options; the probe (probes/atomics/driver.hpp) runs,
 // each variant's curve is fitted (probes::fit_variant), the result written and summarised.
-#include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/json_io.hpp"
 #include "probes/atomics/driver.hpp"
 #include "probes/atomics/fit.hpp"
 #include "probes/atomics/probe.hpp"
+#include "probes/kit.hpp"
 
 #include <cstdio>
 #include <memory>
 
 namespace gpuprobe::probes::atomics {
 
-using namespace cli; // the options every subcommand shares (cli/common.hpp)
-
 namespace {
 
 struct atomics_flags {
-  common_options common;
+  kit::common_options common;
   std::vector<std::string> variants;
   probes::atomics_options o;
 };
 
 void run(atomics_flags &f) {
-  check_output_path(f.common.out);
   for (const auto &s : f.variants)
     f.o.variants.push_back(probes::parse_atomic_variant(s));
   f.o.seed = f.common.seed;
@@ -45,25 +42,26 @@ void run(atomics_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<atomics_flags>();
-  auto *app = parent.add_subcommand("atomics", "atomic latency vs concurrent threads (contention)");
-  app->footer("Example: gpuprobe atomics --variants same_u32 distinct_u32 --out atomics.json");
-  add_device_option(*app, f->common);
-  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe atomics)");
-  add_seed_option(*app, f->common);
-  app->add_option("--variants", f->variants,
-                  "subset of same_u32 same_u64 distinct_u32 distinct_u64 cas_u32 cas_u64 "
-                  "aggregated_u32 aggregated_u64");
-  app->add_option("--max-threads", f->o.max_threads, "largest thread count (0: full occupancy)")
-      ->capture_default_str();
-  app->add_option("--cas-max-threads", f->o.cas_max_threads,
-                  "cap for the CAS loops (their retries grow as N^2)")
-      ->capture_default_str();
-  app->add_option("--samples", f->o.samples, "latencies per point (launches repeat until reached)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 24));
-  app->callback([f] { run(*f); });
+  kit::command c("atomics", "atomic latency vs concurrent threads (contention)",
+                 "Example: gpuprobe atomics --variants same_u32 distinct_u32 --out atomics.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1, probe atomics)";
+  c.seed = true;
+  c.option("--variants", &f->variants,
+           "subset of same_u32 same_u64 distinct_u32 distinct_u64 cas_u32 cas_u64 "
+           "aggregated_u32 aggregated_u64");
+  c.option("--max-threads", &f->o.max_threads, "largest thread count (0: full occupancy)").shown();
+  c.option("--cas-max-threads", &f->o.cas_max_threads,
+           "cap for the CAS loops (their retries grow as N^2)")
+      .shown();
+  c.option("--samples", &f->o.samples, "latencies per point (launches repeat until reached)")
+      .shown()
+      .in(1, 1 << 24);
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::atomics

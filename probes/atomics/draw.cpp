@@ -1,5 +1,5 @@
 #include "probes/atomics/probe.hpp"
-#include "report/parts.hpp"
+#include "probes/kit.hpp"
 
 #include "model/atomics.hpp"
 #include "probes/atomics/fit.hpp"
@@ -15,7 +15,7 @@
 
 namespace gpuprobe::probes::atomics {
 
-using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
+using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
 
 // What this part reads of the analysis and the models.
 using model::atomics_variant;
@@ -36,7 +36,7 @@ std::string fit_cell(const model::atomics_fit &fit, const std::string &kind) {
                         : n(fit.power_coefficient_cycles, 4) + " · N^" + n(fit.power_exponent, 3);
 }
 
-void profile_fits(const inputs &in, report_content &c) {
+void profile_fits(const report_inputs &in, report_content &c) {
   const auto variants =
       in.profile ? model::atomics_of(*in.profile) : std::vector<atomics_variant>{};
   if (variants.empty())
@@ -105,7 +105,7 @@ void variant_curves(const atomics_variant &v, std::ostringstream &o, report_tabl
 
 } // namespace
 
-void draw(const inputs &in, report_content &c) {
+void draw(const report_inputs &in, report_content &c) {
   const auto &results = in.of(entry.id);
   if (results.empty()) {
     c.missing.push_back("atomic latency curves (raw/ holds no atomics result)");

@@ -1,11 +1,11 @@
 // The atomics probe's stage in `gpuprobe characterize` (quick: two variants, 1024 samples).
 #include "common/results_folder.hpp"
-#include "pipeline/stage_plan.hpp"
 #include "probes/atomics/probe.hpp"
+#include "probes/kit.hpp"
 
 namespace gpuprobe::probes::atomics {
 
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+void plan(const kit::plan_request &r, std::vector<kit::stage> &s) {
   if (r.tlb)
     return;
   const std::string dev = std::to_string(r.device), sd = std::to_string(r.seed);
@@ -18,7 +18,7 @@ void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
                  {}});
   else
     s.push_back({"atomics", out, {"atomics", "--device", dev, "--seed", sd, "--out", out}, {}});
-  s.back().runs_last = true; // its many launches come last, after the TLB's stages
+  s.back().runs_last = true;     // its many launches come last, after the TLB's stages
   s.back().clock_witness = true; // it records the SM clock it ran at
   s.back().alias_free = true;    // its own small buffers: --map-late runs it first
 }

@@ -5,13 +5,13 @@
 
 namespace gpuprobe::probes::atomics {
 
-void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe atomics`
-void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+kit::command cli();                                                  // cli.cpp: `gpuprobe atomics`
+void draw(const kit::report_inputs &in, kit::report_content &c);     // draw.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 
 inline constexpr probes::probe_descriptor entry = {
-    "atomics", "atomics", setup_cli, draw, plan, contribute, nullptr, "Atomic contention"};
+    "atomics", "atomics", cli, draw, plan, contribute, nullptr, "Atomic contention"};
 
 } // namespace gpuprobe::probes::atomics

@@ -1,10 +1,10 @@
 // gpuprobe clock: flags -> probes::clock_options; the probe (probes/clock/driver.hpp) runs, the
 // result is written and its verdict printed.
-#include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/json_io.hpp"
 #include "probes/clock/driver.hpp"
 #include "probes/clock/probe.hpp"
+#include "probes/kit.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -14,12 +14,11 @@ namespace gpuprobe::probes::clock {
 namespace {
 
 struct clock_flags {
-  cli::common_options common;
+  kit::common_options common;
   probes::clock_options o;
 };
 
 void run(clock_flags &f) {
-  cli::check_output_path(f.common.out);
   f.o.seed = f.common.seed;
   const auto r = probes::run_clock(f.o, query_device(f.common.device));
   write_json_atomic(f.common.out, to_json(r));
@@ -31,25 +30,23 @@ void run(clock_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<clock_flags>();
-  auto *app = parent.add_subcommand(
-      "clock", "the SM clock while every SM is busy with FMAs, and whether it throttled");
-  app->footer("Example: gpuprobe clock --seconds 2 --out clock.json");
-  cli::add_device_option(*app, f->common);
-  cli::add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe clock)");
-  cli::add_seed_option(*app, f->common);
-  app->add_option("--seconds", f->o.seconds, "how long every SM is kept busy")
-      ->capture_default_str()
-      ->check(CLI::Range(0.01, 600.0));
-  app->add_option("--samples", f->o.samples, "clock readings per SM (one window between two)")
-      ->capture_default_str()
-      ->check(CLI::Range(2, 100000));
-  app->add_option("--drop", f->o.drop,
-                  "throttled: two windows in a row this fraction under the highest")
-      ->capture_default_str()
-      ->check(CLI::Range(0.001, 0.9));
-  app->callback([f] { run(*f); });
+  kit::command c("clock", "the SM clock while every SM is busy with FMAs, and whether it throttled",
+                 "Example: gpuprobe clock --seconds 2 --out clock.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1, probe clock)";
+  c.seed = true;
+  c.option("--seconds", &f->o.seconds, "how long every SM is kept busy").shown().in(0.01, 600.0);
+  c.option("--samples", &f->o.samples, "clock readings per SM (one window between two)")
+      .shown()
+      .in(2, 100000);
+  c.option("--drop", &f->o.drop, "throttled: two windows in a row this fraction under the highest")
+      .shown()
+      .in(0.001, 0.9);
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::clock

@@ -2,16 +2,16 @@
 // SM per window, the stated peak) and the verdict of each result.
 #include "probes/clock/driver.hpp"
 #include "probes/clock/probe.hpp"
-#include "report/parts.hpp"
+#include "probes/kit.hpp"
 
 #include <filesystem>
 #include <sstream>
 
 namespace gpuprobe::probes::clock {
 
-using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
+using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
 
-void draw(const inputs &in, report_content &c) {
+void draw(const report_inputs &in, report_content &c) {
   const auto &results = in.of(entry.id);
   if (results.empty())
     return; // an optional probe: characterize does not run it, so nothing is said missing

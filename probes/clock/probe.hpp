@@ -5,10 +5,10 @@
 
 namespace gpuprobe::probes::clock {
 
-void setup_cli(CLI::App &parent);                                       // cli.cpp
-void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
+kit::command cli();                                              // cli.cpp
+void draw(const kit::report_inputs &in, kit::report_content &c); // draw.cpp
 
-inline constexpr probes::probe_descriptor entry = {"clock", "clock", setup_cli, draw,
-                                                   nullptr, nullptr, nullptr,   "Clock"};
+inline constexpr probes::probe_descriptor entry = {"clock", "clock", cli,     draw,
+                                                   nullptr, nullptr, nullptr, "Clock"};
 
 } // namespace gpuprobe::probes::clock

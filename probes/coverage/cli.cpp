@@ -1,30 +1,27 @@
 // gpuprobe tlb-coverage: flags -> probes::coverage_options; what one entry of each level of a
 // profile covers (probes/coverage/driver.hpp), written and summarised.
-#include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
 #include "probes/coverage/driver.hpp"
 #include "probes/coverage/probe.hpp"
+#include "probes/kit.hpp"
 
 #include <cstdio>
 #include <memory>
 
 namespace gpuprobe::probes::coverage {
 
-using namespace cli; // the options every subcommand shares (cli/common.hpp)
-
 namespace {
 
 struct coverage_flags {
-  common_options common;
+  kit::common_options common;
   std::string profile, max_bytes = "384G";
   probes::coverage_options o;
 };
 
 void run(coverage_flags &f) {
-  check_output_path(f.common.out);
   const auto tlb = model::read_profile(f.profile).tlb; // refuses another schema, in one line
   f.o.seed = f.common.seed;
   f.o.max_range_bytes = parse_bytes(f.max_bytes);
@@ -45,25 +42,26 @@ void run(coverage_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<coverage_flags>();
-  auto *app = parent.add_subcommand(
-      "tlb-coverage", "what one entry of each TLB level covers: one tag or many pages, filled "
-                      "whole or page by page, with unmapped neighbours or distinct chunks");
-  app->footer("Example: gpuprobe tlb-coverage --profile profile.json --out coverage.json");
-  add_device_option(*app, f->common);
-  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-coverage)");
-  add_seed_option(*app, f->common);
-  app->add_option("--profile", f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  app->add_option("--max-bytes", f->max_bytes, "the largest virtual range a walk may use")
-      ->capture_default_str();
-  app->add_option("--repeats", f->o.repeats,
-                  "walks of E and E + 1 windows, each way, for a fully associative level")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app->callback([f] { run(*f); });
+  kit::command c("tlb-coverage",
+                 "what one entry of each TLB level covers: one tag or many pages, filled "
+                 "whole or page by page, with unmapped neighbours or distinct chunks",
+                 "Example: gpuprobe tlb-coverage --profile profile.json --out coverage.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1, probe tlb-coverage)";
+  c.seed = true;
+  c.option("--profile", &f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
+      .needed()
+      .a_file();
+  c.option("--max-bytes", &f->max_bytes, "the largest virtual range a walk may use").shown();
+  c.option("--repeats", &f->o.repeats,
+           "walks of E and E + 1 windows, each way, for a fully associative level")
+      .shown()
+      .in(1, 64);
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::coverage

@@ -5,13 +5,13 @@
 
 namespace gpuprobe::probes::coverage {
 
-void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-coverage`
+kit::command cli(); // cli.cpp: `gpuprobe tlb-coverage`
 
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 
-inline constexpr probes::probe_descriptor entry = {"tlb-coverage", "tlb-coverage", setup_cli,
+inline constexpr probes::probe_descriptor entry = {"tlb-coverage", "tlb-coverage", cli,
                                                    nullptr,        plan,           contribute};
 
 } // namespace gpuprobe::probes::coverage

@@ -1,10 +1,10 @@
 // gpuprobe tlb-per-sm: flags -> probes::per_sm_options; each level's hit and miss on every SM
 // (probes/per_sm/driver.hpp), written and summarised.
-#include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
+#include "probes/kit.hpp"
 #include "probes/per_sm/driver.hpp"
 #include "probes/per_sm/probe.hpp"
 
@@ -13,19 +13,16 @@
 
 namespace gpuprobe::probes::per_sm {
 
-using namespace cli; // the options every subcommand shares (cli/common.hpp)
-
 namespace {
 
 struct per_sm_flags {
-  common_options common;
+  kit::common_options common;
   std::string profile;
   probes::per_sm_options o;
   double range_gib = 384;
 };
 
 void run(per_sm_flags &f) {
-  check_output_path(f.common.out);
   const auto tlb = model::read_profile(f.profile).tlb; // refuses another schema, in one line
   f.o.seed = f.common.seed;
   f.o.range_bytes = std::uint64_t(f.range_gib * double(1ull << 30));
@@ -50,34 +47,36 @@ void run(per_sm_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<per_sm_flags>();
-  auto *app = parent.add_subcommand(
-      "tlb-per-sm", "each TLB level's hit latency and miss penalty on every SM, one SM at a time");
-  app->footer("Example: gpuprobe tlb-per-sm --profile profile.json --out per_sm.json");
-  add_device_option(*app, f->common);
-  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-per-sm)");
-  add_seed_option(*app, f->common);
-  app->add_option("--profile", f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  app->add_option("--below", f->o.below, "the footprint the level holds, x its entries")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 0.99));
-  app->add_option("--above", f->o.above,
-                  "the footprint where every hop misses, x where its misses end (a ramp's end)")
-      ->capture_default_str()
-      ->check(CLI::Range(1.01, 4.0));
-  app->add_option("--reps", f->o.reps, "rounds over the levels (2 or more give the noise)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app->add_option("--sms", f->o.sm_limit, "only the SMs whose id is below this (0: every SM)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 4096));
-  app->add_option("--range-gib", f->range_gib, "the most alias range mapped, GiB")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 4096.0));
-  app->callback([f] { run(*f); });
+  kit::command c("tlb-per-sm",
+                 "each TLB level's hit latency and miss penalty on every SM, one SM at a time",
+                 "Example: gpuprobe tlb-per-sm --profile profile.json --out per_sm.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1, probe tlb-per-sm)";
+  c.seed = true;
+  c.option("--profile", &f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
+      .needed()
+      .a_file();
+  c.option("--below", &f->o.below, "the footprint the level holds, x its entries")
+      .shown()
+      .in(0.1, 0.99);
+  c.option("--above", &f->o.above,
+           "the footprint where every hop misses, x where its misses end (a ramp's end)")
+      .shown()
+      .in(1.01, 4.0);
+  c.option("--reps", &f->o.reps, "rounds over the levels (2 or more give the noise)")
+      .shown()
+      .in(1, 64);
+  c.option("--sms", &f->o.sm_limit, "only the SMs whose id is below this (0: every SM)")
+      .shown()
+      .in(0, 4096);
+  c.option("--range-gib", &f->range_gib, "the most alias range mapped, GiB")
+      .shown()
+      .in(1.0, 4096.0);
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::per_sm

@@ -1,8 +1,8 @@
 // The tlb-per-sm probe's part of the report: per level, each SM's miss penalty as a map by sharing
 // group with its distribution, from profile.json's per_sm blocks, and a table of each spread's
 // ends and the SMs apart from the others.
+#include "probes/kit.hpp"
 #include "probes/per_sm/probe.hpp"
-#include "report/parts.hpp"
 
 #include "probes/per_sm/driver.hpp"
 #include "probes/tlb/levels.hpp"
@@ -13,7 +13,7 @@
 
 namespace gpuprobe::probes::per_sm {
 
-using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
+using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
 
 namespace {
 
@@ -70,7 +70,7 @@ report_figure per_sm_figure(const std::string &label, const model::tlb_level &L,
 
 } // namespace
 
-void draw(const inputs &in, report_content &c) {
+void draw(const report_inputs &in, report_content &c) {
   bool any = false;
   report_table t{
       "Per SM, each TLB level (tlb-per-sm; cycles per hop): min (SM) - median - max (SM)",

@@ -5,13 +5,13 @@
 
 namespace gpuprobe::probes::per_sm {
 
-void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-per-sm`
-void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+kit::command cli();                                              // cli.cpp: `gpuprobe tlb-per-sm`
+void draw(const kit::report_inputs &in, kit::report_content &c); // draw.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 
 inline constexpr probes::probe_descriptor entry = {
-    "tlb-per-sm", "tlb-per-sm", setup_cli, draw, plan, contribute, nullptr, "Per-SM TLB latency"};
+    "tlb-per-sm", "tlb-per-sm", cli, draw, plan, contribute, nullptr, "Per-SM TLB latency"};
 
 } // namespace gpuprobe::probes::per_sm

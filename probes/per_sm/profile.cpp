@@ -1,9 +1,9 @@
 // The tlb-per-sm probe's part of profile.json: each level's per-SM hits and penalties, and the SMs
 // whose penalty lies apart from the others'.
-#include "analysis/characterize.hpp"
-#include "analysis/compare.hpp"
+#include "analysis/significance.hpp"
 #include "common/results_folder.hpp"
 #include "common/stats.hpp"
+#include "probes/level_target.hpp"
 #include "probes/per_sm/driver.hpp"
 #include "probes/per_sm/probe.hpp"
 
@@ -38,15 +38,15 @@ void mark_outliers(model::level_per_sm &s) {
 
 void contribute(const results_folder &folder, model::profile &p) {
   using F = results_folder::raw_file;
-  analysis::for_each_matched_level(folder, F::tlb_per_sm, "tlb_per_sm", p.tlb,
-                                   [](model::tlb_level &L, const nlohmann::json &rl) {
-                                     if (rl.contains("skipped"))
-                                       return;
-                                     L.per_sm = probes::summarize_per_sm(
-                                         probes::per_sm_level_from_json(rl),
-                                         results_folder::raw_rel(F::tlb_per_sm));
-                                     mark_outliers(*L.per_sm);
-                                   });
+  probes::for_each_matched_level(folder, F::tlb_per_sm, "tlb_per_sm", p.tlb,
+                                 [](model::tlb_level &L, const nlohmann::json &rl) {
+                                   if (rl.contains("skipped"))
+                                     return;
+                                   L.per_sm = probes::summarize_per_sm(
+                                       probes::per_sm_level_from_json(rl),
+                                       results_folder::raw_rel(F::tlb_per_sm));
+                                   mark_outliers(*L.per_sm);
+                                 });
 }
 
 } // namespace gpuprobe::probes::per_sm

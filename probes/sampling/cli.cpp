@@ -1,10 +1,10 @@
 // gpuprobe tlb-sampling: flags -> probes::sampling_options; random sampling over real memory just
 // below and above each level of a profile (probes/sampling/driver.hpp), written and summarised.
-#include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/units.hpp"
+#include "probes/kit.hpp"
 #include "probes/sampling/driver.hpp"
 #include "probes/sampling/probe.hpp"
 
@@ -13,18 +13,15 @@
 
 namespace gpuprobe::probes::sampling {
 
-using namespace cli; // the options every subcommand shares (cli/common.hpp)
-
 namespace {
 
 struct sampling_flags {
-  common_options common;
+  kit::common_options common;
   std::string profile;
   probes::sampling_options o;
 };
 
 void run(sampling_flags &f) {
-  check_output_path(f.common.out);
   const auto tlb = model::read_profile(f.profile).tlb; // refuses another schema, in one line
   f.o.seed = f.common.seed;
   const auto r = probes::run_sampling(f.o, tlb, f.profile, query_device(f.common.device));
@@ -44,27 +41,25 @@ void run(sampling_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<sampling_flags>();
-  auto *app = parent.add_subcommand(
-      "tlb-sampling", "random reads over real memory just below and above each TLB level's reach");
-  app->footer("Example: gpuprobe tlb-sampling --profile profile.json --out sampling.json");
-  add_device_option(*app, f->common);
-  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-sampling)");
-  add_seed_option(*app, f->common);
-  app->add_option("--profile", f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  app->add_option("--below", f->o.below, "the footprint below each reach, x reach")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 0.99));
-  app->add_option("--above", f->o.above, "the footprint above each reach, x reach")
-      ->capture_default_str()
-      ->check(CLI::Range(1.01, 16.0));
-  app->add_option("--reps", f->o.reps, "timed launches per footprint")
-      ->capture_default_str()
-      ->check(CLI::Range(3, 1000));
-  app->callback([f] { run(*f); });
+  kit::command c("tlb-sampling",
+                 "random reads over real memory just below and above each TLB level's reach",
+                 "Example: gpuprobe tlb-sampling --profile profile.json --out sampling.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1, probe tlb-sampling)";
+  c.seed = true;
+  c.option("--profile", &f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
+      .needed()
+      .a_file();
+  c.option("--below", &f->o.below, "the footprint below each reach, x reach").shown().in(0.1, 0.99);
+  c.option("--above", &f->o.above, "the footprint above each reach, x reach")
+      .shown()
+      .in(1.01, 16.0);
+  c.option("--reps", &f->o.reps, "timed launches per footprint").shown().in(3, 1000);
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::sampling

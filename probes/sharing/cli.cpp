@@ -1,11 +1,11 @@
 // gpuprobe tlb-sharing: flags -> probes::sharing_options; the probe (probes/sharing/driver.hpp)
 // runs, the result is written and its analysis printed.
-#include "cli/common.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/units.hpp"
+#include "probes/kit.hpp"
 #include "probes/sharing/analysis.hpp"
 #include "probes/sharing/driver.hpp"
 #include "probes/sharing/kernel.hpp"
@@ -18,12 +18,10 @@
 
 namespace gpuprobe::probes::sharing {
 
-using namespace cli; // the options every subcommand shares (cli/common.hpp)
-
 namespace {
 
 struct sharing_flags {
-  common_options common;
+  kit::common_options common;
   std::string profile;
   int level = 1;
   std::optional<int> candidate; // test the profile's candidate N (C<N>) instead of a level
@@ -51,7 +49,6 @@ probes::level_spec level_from_flags(const sharing_flags &f) {
 }
 
 void run(sharing_flags &f) {
-  check_output_path(f.common.out);
   auto &o = f.o;
   o.level = level_from_flags(f);
   o.seed = f.common.seed;
@@ -84,54 +81,49 @@ void run(sharing_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<sharing_flags>();
-  auto *app =
-      parent.add_subcommand("tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)");
-  app->footer("Example: gpuprobe tlb-sharing --page-bytes 32M --entries 2048 --max-sms 16 --out "
-              "sharing.json");
-  add_device_option(*app, f->common);
-  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1, probe tlb-sharing)");
-  add_seed_option(*app, f->common);
-  app->add_option("--profile", f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
-  app->add_option("--level", f->level, "level N of the profile (L1 = innermost)")
-      ->capture_default_str();
-  app->add_option(
-      "--candidate", f->candidate,
+  kit::command c("tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)",
+                 "Example: gpuprobe tlb-sharing --page-bytes 32M --entries 2048 --max-sms 16 --out "
+                 "sharing.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1, probe tlb-sharing)";
+  c.seed = true;
+  c.option("--profile", &f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
+  c.option("--level", &f->level, "level N of the profile (L1 = innermost)").shown();
+  c.option(
+      "--candidate", &f->candidate,
       "test the profile's candidate N instead (C1, C2, ...: structures below the confidence bar)");
-  app->add_option("--page-bytes", f->page_bytes, "page size of the level (instead of --profile)");
-  app->add_option("--entries", f->entries, "entries of the level (instead of --profile)");
-  app->add_option(
-         "--alloc", f->o.alloc,
-         "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "
-         "disturbance) | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "alias", "cudamalloc", "vmm-sparse"}));
-  app->add_option("--overfill", f->o.overfill, "(victim + disruptor pages) / entries")
-      ->capture_default_str();
-  app->add_option("--order", f->order, "random | sequential: page order of the chains")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"random", "sequential"}));
-  app->add_option("--lines", f->lines, "spread | zero: line offset inside each page")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"spread", "zero"}));
-  app->add_option("--max-sms", f->o.max_sms, "test only the first N SMs (0: all)")
-      ->capture_default_str();
-  app->add_option("--sample-sms", f->o.sample_sms,
-                  "first N SMs spread over the GPU: if they all share the level it is global and "
-                  "the rest is not measured, else every SM is (0: every SM at once)")
-      ->capture_default_str();
-  app->add_option("--timeout", f->o.timeout_s,
-                  "watchdog per launch in seconds (0: from the level size)")
-      ->capture_default_str();
-  app->callback([f] { run(*f); });
+  c.option("--page-bytes", &f->page_bytes, "page size of the level (instead of --profile)");
+  c.option("--entries", &f->entries, "entries of the level (instead of --profile)");
+  c.option("--alloc", &f->o.alloc,
+           "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "
+           "disturbance) | cudamalloc | vmm-sparse (one 2 MiB chunk per page)")
+      .shown()
+      .of({"auto", "alias", "cudamalloc", "vmm-sparse"});
+  c.option("--overfill", &f->o.overfill, "(victim + disruptor pages) / entries").shown();
+  c.option("--order", &f->order, "random | sequential: page order of the chains")
+      .shown()
+      .of({"random", "sequential"});
+  c.option("--lines", &f->lines, "spread | zero: line offset inside each page")
+      .shown()
+      .of({"spread", "zero"});
+  c.option("--max-sms", &f->o.max_sms, "test only the first N SMs (0: all)").shown();
+  c.option("--sample-sms", &f->o.sample_sms,
+           "first N SMs spread over the GPU: if they all share the level it is global and "
+           "the rest is not measured, else every SM is (0: every SM at once)")
+      .shown();
+  c.option("--timeout", &f->o.timeout_s, "watchdog per launch in seconds (0: from the level size)")
+      .shown();
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 namespace {
 
 // gpuprobe analyze sharing: a level's matrix -> scope and SM groups.
-void run_analyze_sharing(const common_options &o) {
-  check_output_path(o.out);
+void run_analyze_sharing(const kit::common_options &o) {
   refuse_output_over_inputs("analyze sharing", o.out, o.inputs);
   if (o.inputs.size() != 1)
     throw error("analyze sharing takes one --input (one level's matrix)");
@@ -164,16 +156,16 @@ void run_analyze_sharing(const common_options &o) {
 
 } // namespace
 
-void setup_analyze(CLI::App &analyze) {
-  auto sopt = std::make_shared<common_options>();
-  auto *sharing = analyze.add_subcommand(
-      "sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt");
-  sharing->footer(
+kit::command analyze_cli() {
+  auto f = std::make_shared<kit::common_options>();
+  kit::command c(
+      "sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt",
       "Example: gpuprobe analyze sharing --input raw/sharing_C2.json --out sharing.json");
-  add_input_option(*sharing, *sopt,
-                   "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt");
-  add_out_option(*sharing, *sopt, "sharing JSON file (gpuprobe.sharing/1)");
-  sharing->callback([sopt] { run_analyze_sharing(*sopt); });
+  c.common = f.get();
+  c.input = "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt";
+  c.out = "sharing JSON file (gpuprobe.sharing/1)";
+  c.run = [f] { run_analyze_sharing(*f); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::sharing

@@ -1,5 +1,5 @@
+#include "probes/kit.hpp"
 #include "probes/sharing/probe.hpp"
-#include "report/parts.hpp"
 
 #include "common/results_folder.hpp"
 #include "common/units.hpp"
@@ -15,7 +15,8 @@
 
 namespace gpuprobe::probes::sharing {
 
-using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
+using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
+using nlohmann::json;
 
 // What this part reads of the analysis (for a matrix profile.json holds no answer from).
 using probes::analyze_sharing;
@@ -48,14 +49,15 @@ void sharing_from_profile(const model::profile &profile, report_content &c) {
 }
 
 // What a matrix is drawn with: its scope, groups and reason as profile.json holds them for the
-// level read from this file; where the folder has no profile, or the profile no answer from this file (the
-// 2017 tool's matrices, a level measured for another geometry), this report's own analysis of it.
+// level read from this file; where the folder has no profile, or the profile no answer from this
+// file (the 2017 tool's matrices, a level measured for another geometry), this report's own
+// analysis of it.
 struct verdict {
   std::string scope;
   std::vector<std::vector<int>> groups;
   std::string reason;
 };
-verdict verdict_of(const inputs &in, const std::string &path, const sharing_matrix &m) {
+verdict verdict_of(const report_inputs &in, const std::string &path, const sharing_matrix &m) {
   const std::string source = results_folder::raw_rel(fs::path(path).filename().string());
   std::optional<verdict> held;
   if (in.profile)
@@ -196,7 +198,7 @@ report_figure per_sm_figure(const std::string &path, int k, const sharing_matrix
 
 } // namespace
 
-void draw(const inputs &in, report_content &c) {
+void draw(const report_inputs &in, report_content &c) {
   const auto files = in.paths_of(entry.id); // tlb-sharing results and the 2017 tool's matrices
   if (files.empty()) {
     c.missing.push_back("TLB sharing matrices (raw/ holds no tlb-sharing result or matrix)");

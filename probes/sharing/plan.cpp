@@ -3,14 +3,14 @@
 // structure below the confidence bar, like the H100's 64 GiB one, still gets a sharing answer,
 // labelled as a candidate's).
 #include "common/results_folder.hpp"
-#include "pipeline/stage_plan.hpp"
+#include "probes/kit.hpp"
 #include "probes/sharing/probe.hpp"
 
 #include <algorithm>
 
 namespace gpuprobe::probes::sharing {
 
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+void plan(const kit::plan_request &r, std::vector<kit::stage> &s) {
   if (!r.tlb)
     return;
   const auto &levels = r.tlb->levels, &candidates = r.tlb->candidates;

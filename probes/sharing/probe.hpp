@@ -5,15 +5,15 @@
 
 namespace gpuprobe::probes::sharing {
 
-void setup_cli(CLI::App &parent); // cli.cpp: `gpuprobe tlb-sharing`
-void draw(const report::detail::inputs &in, report::report_content &c);        // draw.cpp
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+kit::command cli();                                              // cli.cpp: `gpuprobe tlb-sharing`
+void draw(const kit::report_inputs &in, kit::report_content &c); // draw.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
-void setup_analyze(CLI::App &analyze); // cli.cpp: `gpuprobe analyze sharing`
+kit::command analyze_cli(); // cli.cpp: `gpuprobe analyze sharing`
 
 inline constexpr probes::probe_descriptor entry = {
-    "tlb-sharing", "tlb-sharing", setup_cli,     draw,
-    plan,          contribute,    setup_analyze, "TLB sharing among SMs"};
+    "tlb-sharing", "tlb-sharing", cli,         draw,
+    plan,          contribute,    analyze_cli, "TLB sharing among SMs"};
 
 } // namespace gpuprobe::probes::sharing

@@ -1,12 +1,12 @@
 // gpuprobe tlb: flags -> probes::tlb_options; the probe (probes/tlb/driver.hpp) runs, the result is
 // written, and a first look at its levels is printed (the full analysis: `analyze tlb`).
-#include "cli/common.hpp"
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/paths.hpp"
 #include "common/units.hpp"
+#include "probes/kit.hpp"
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/driver.hpp"
 #include "probes/tlb/levels.hpp"
@@ -18,12 +18,10 @@
 
 namespace gpuprobe::probes::tlb {
 
-using namespace cli; // the options every subcommand shares (cli/common.hpp)
-
 namespace {
 
 struct tlb_flags {
-  common_options common;
+  kit::common_options common;
   std::string alloc = "cudamalloc";
   std::string max_bytes, min_bytes = "1M", min_stride = "64K", max_stride = "1G", alias_bytes;
   std::string short_strides; // BELOW:TO (tlb_options::short_below, short_bytes)
@@ -32,7 +30,6 @@ struct tlb_flags {
 };
 
 void run(tlb_flags &f) {
-  check_output_path(f.common.out);
   auto &o = f.o;
   o.alloc = parse_alloc_kind(f.alloc);
   o.seed = f.common.seed;
@@ -87,52 +84,47 @@ void run(tlb_flags &f) {
 
 } // namespace
 
-void setup_cli(CLI::App &parent) {
+kit::command cli() {
   auto f = std::make_shared<tlb_flags>();
-  auto *app =
-      parent.add_subcommand("tlb", "sweep strides x footprints with a pointer chase (TLB levels)");
-  app->footer("Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
-  add_device_option(*app, f->common);
-  add_out_option(*app, f->common, "result JSON file (gpuprobe.result/1)");
-  add_seed_option(*app, f->common);
-  app->add_option(
-         "--alloc", f->alloc,
-         "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
-         "virtual range: translation alone, past the device memory)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"cudamalloc", "vmm", "managed", "alias"}));
-  app->add_option(
-      "--alias-bytes", f->alias_bytes,
+  kit::command c(
+      "tlb", "sweep strides x footprints with a pointer chase (TLB levels)",
+      "Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
+  c.common = &f->common;
+  c.device = true;
+  c.out = "result JSON file (gpuprobe.result/1)";
+  c.seed = true;
+  c.option("--alloc", &f->alloc,
+           "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
+           "virtual range: translation alone, past the device memory)")
+      .shown()
+      .of({"cudamalloc", "vmm", "managed", "alias"});
+  c.option(
+      "--alias-bytes", &f->alias_bytes,
       "alias: the physical chunk (a multiple of the VMM granularity; default the granularity)");
-  app->add_option(
-      "--max-bytes", f->max_bytes,
+  c.option(
+      "--max-bytes", &f->max_bytes,
       "largest footprint (default: 94% of free memory; alias: 384 GiB, 4/3 of the largest full\n"
       "miss measured, Hopper's third level at 288 GiB)");
-  app->add_option("--min-bytes", f->min_bytes, "smallest footprint")->capture_default_str();
-  app->add_option("--min-stride", f->min_stride,
-                  "smallest stride (powers of two up to --max-stride)")
-      ->capture_default_str();
-  app->add_option("--max-stride", f->max_stride, "largest stride")->capture_default_str();
-  app->add_option("--strides", f->strides, "explicit list of strides (overrides min/max)");
-  app->add_option("--short-strides", f->short_strides,
-                  "BELOW:TO: strides below BELOW sweep footprints up to TO only (e.g. 8M:96G); an "
-                  "alias range then maps only the slots the sweep touches");
-  app->add_option("--points-per-octave", f->o.points_per_octave, "coarse grid density")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  app->add_option("--samples", f->o.samples, "timed hops per point (<= 8192)")
-      ->capture_default_str()
-      ->check(CLI::Range(16u, 8192u));
-  app->add_flag_callback( // a callback: CLI11 shows a negated flag's default as "{false}"
+  c.option("--min-bytes", &f->min_bytes, "smallest footprint").shown();
+  c.option("--min-stride", &f->min_stride, "smallest stride (powers of two up to --max-stride)")
+      .shown();
+  c.option("--max-stride", &f->max_stride, "largest stride").shown();
+  c.option("--strides", &f->strides, "explicit list of strides (overrides min/max)");
+  c.option("--short-strides", &f->short_strides,
+           "BELOW:TO: strides below BELOW sweep footprints up to TO only (e.g. 8M:96G); an "
+           "alias range then maps only the slots the sweep touches");
+  c.option("--points-per-octave", &f->o.points_per_octave, "coarse grid density").shown().in(1, 64);
+  c.option("--samples", &f->o.samples, "timed hops per point (<= 8192)").shown().in(16u, 8192u);
+  c.option( // a callback: CLI11 shows a negated flag's default as "{false}"
       "--no-control", [f] { f->o.control = false; }, "skip the L2-capacity positive control");
-  app->callback([f] { run(*f); });
+  c.run = [f] { run(*f); };
+  return c;
 }
 
 namespace {
 
 // gpuprobe analyze tlb: curves -> TLB levels (the profile's "tlb" block).
-void run_analyze_tlb(const common_options &o, bool allow_mixed, std::optional<bool> model) {
-  check_output_path(o.out);
+void run_analyze_tlb(const kit::common_options &o, bool allow_mixed, std::optional<bool> model) {
   refuse_output_over_inputs("analyze tlb", o.out, o.inputs);
   const auto ds = probes::load_tlb_inputs(o.inputs, allow_mixed);
   probes::tlb_analysis_options opt;
@@ -172,27 +164,30 @@ void run_analyze_tlb(const common_options &o, bool allow_mixed, std::optional<bo
 
 } // namespace
 
-void setup_analyze(CLI::App &analyze) {
-  auto opt = std::make_shared<common_options>();
-  auto *tlb =
-      analyze.add_subcommand("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files");
-  tlb->footer("Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
-  add_input_option(*tlb, *opt,
-                   "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)");
-  add_out_option(*tlb, *opt, "profile JSON file (gpuprobe.profile/1)");
-  auto mixed = std::make_shared<bool>(false);
-  tlb->add_flag("--allow-mixed", *mixed,
-                "analyze sweeps of different GPUs as one (default: refused, naming them)");
-  auto model = std::make_shared<std::optional<bool>>();
-  tlb->add_flag_callback(
-      "--model", [model] { *model = true; },
+kit::command analyze_cli() {
+  struct analyze_flags {
+    kit::common_options common;
+    bool allow_mixed = false;
+    std::optional<bool> model;
+  };
+  auto f = std::make_shared<analyze_flags>();
+  kit::command c("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files",
+                 "Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
+  c.common = &f->common;
+  c.input = "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)";
+  c.out = "profile JSON file (gpuprobe.profile/1)";
+  c.option("--allow-mixed", &f->allow_mixed,
+           "analyze sweeps of different GPUs as one (default: refused, naming them)");
+  c.option(
+      "--model", [f] { f->model = true; },
       "fit the levels as one model of the whole sweep also where the sweep is not aliased (real "
       "memory, the 2017 tool's CSVs: the model has no data cache); default: on for an aliased "
       "sweep. Its rates on simulated GPUs: scripts/simulated_family.sh");
-  tlb->add_flag_callback(
-      "--no-model", [model] { *model = false; },
+  c.option(
+      "--no-model", [f] { f->model = false; },
       "the rise detectors alone, also on an aliased sweep");
-  tlb->callback([opt, mixed, model] { run_analyze_tlb(*opt, *mixed, *model); });
+  c.run = [f] { run_analyze_tlb(f->common, f->allow_mixed, f->model); };
+  return c;
 }
 
 } // namespace gpuprobe::probes::tlb

@@ -1,5 +1,5 @@
+#include "probes/kit.hpp"
 #include "probes/tlb/probe.hpp"
-#include "report/parts.hpp"
 
 #include "common/units.hpp"
 #include "probes/tlb/data.hpp"
@@ -15,7 +15,7 @@
 
 namespace gpuprobe::probes::tlb {
 
-using namespace report::detail; // the report's inputs, types and helpers (report/parts.hpp)
+using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
 
 // What this part reads of the analysis.
 using model::level_label;
@@ -162,7 +162,7 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
 }
 
 // characterize's cross-check of each level: real memory, what serves a miss, random sampling.
-void cross_check_table(const inputs &in, report_content &c) {
+void cross_check_table(const report_inputs &in, report_content &c) {
   if (!in.profile || !in.profile->tlb.cross_check)
     return;
   const model::tlb_cross_check &check = *in.profile->tlb.cross_check;
@@ -186,7 +186,7 @@ void cross_check_table(const inputs &in, report_content &c) {
 
 } // namespace
 
-void draw(const inputs &in, report_content &c) {
+void draw(const report_inputs &in, report_content &c) {
   const bool have_profile = in.profile.has_value();
   const auto files = in.paths_of(entry.id); // tlb results and the 2017 tool's CSVs
   if (files.empty() && !have_profile) {
@@ -219,12 +219,11 @@ void draw(const inputs &in, report_content &c) {
   for_each_level(tlb, [&](const model::tlb_level &L, bool candidate, const std::string &label) {
     const double reach = L.reach_bytes;
     reaches.emplace_back(reach, label + " " + format_bytes(reach));
-    t.rows.push_back(
-        {label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
-         format_bytes(L.page_bytes), format_bytes(reach),
-         cycles_ns(L.miss_penalty_cycles.value_or(0), clock_mhz(in)),
-         num(L.confidence.value_or(0), 2),
-         L.coverage_finding().empty() ? "not measured" : L.coverage_finding()});
+    t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
+                      format_bytes(L.page_bytes), format_bytes(reach),
+                      cycles_ns(L.miss_penalty_cycles.value_or(0), clock_mhz(in)),
+                      num(L.confidence.value_or(0), 2),
+                      L.coverage_finding().empty() ? "not measured" : L.coverage_finding()});
   });
   if (t.rows.empty())
     t.note = "No TLB boundary found in the footprints measured.";

@@ -1,12 +1,12 @@
 // The tlb probe's stages in `gpuprobe characterize`: the aliased sweep and the real-memory
 // cross-check, and the analysis of each (before the TLB profile exists; none after).
 #include "common/results_folder.hpp"
-#include "pipeline/stage_plan.hpp"
+#include "probes/kit.hpp"
 #include "probes/tlb/probe.hpp"
 
 namespace gpuprobe::probes::tlb {
 
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &s) {
+void plan(const kit::plan_request &r, std::vector<kit::stage> &s) {
   if (r.tlb)
     return;
   using F = results_folder::raw_file;

@@ -5,14 +5,14 @@
 
 namespace gpuprobe::probes::tlb {
 
-void setup_cli(CLI::App &parent);                                       // cli.cpp: `gpuprobe tlb`
-void draw(const report::detail::inputs &in, report::report_content &c); // draw.cpp
-void plan(const pipeline::plan_request &r, std::vector<pipeline::stage> &out); // plan.cpp
+kit::command cli();                                                  // cli.cpp: `gpuprobe tlb`
+void draw(const kit::report_inputs &in, kit::report_content &c);     // draw.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
-void setup_analyze(CLI::App &analyze);                            // cli.cpp: `gpuprobe analyze tlb`
+kit::command analyze_cli();                                       // cli.cpp: `gpuprobe analyze tlb`
 
-inline constexpr probes::probe_descriptor entry = {"tlb", "tlb",      setup_cli,     draw,
-                                                   plan,  contribute, setup_analyze, "TLB levels"};
+inline constexpr probes::probe_descriptor entry = {"tlb", "tlb",      cli,         draw,
+                                                   plan,  contribute, analyze_cli, "TLB levels"};
 
 } // namespace gpuprobe::probes::tlb

@@ -1,8 +1,8 @@
 // The tlb probe's part of profile.json: the aliased levels against the real-memory chase (its
 // sweep and analysis, raw/tlb_real.json and raw/tlb_real_profile.json), where both were measured.
-#include "analysis/characterize.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
+#include "probes/tlb/cross_check.hpp"
 #include "probes/tlb/probe.hpp"
 
 #include <filesystem>
@@ -16,7 +16,7 @@ void contribute(const results_folder &folder, model::profile &p) {
     return;
   const model::profile real_profile = model::read_profile(rp.string());
   const auto real = probes::tlb_result_from_json(read_json_file(rr.string()));
-  p.tlb.cross_check = analysis::cross_check(p.tlb, real_profile.tlb, real, nullptr);
+  p.tlb.cross_check = probes::cross_check(p.tlb, real_profile.tlb, real, nullptr);
 }
 
 } // namespace gpuprobe::probes::tlb

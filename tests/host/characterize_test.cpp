@@ -1,10 +1,11 @@
 // characterize's host logic: the default folder name, the stage plan (full and quick, sharing per
 // level or for the largest candidate), resume detection, and the profile assembled from the
 // stages' files.
-#include "analysis/characterize.hpp"
 #include "common/json_io.hpp"
+#include "findings/characterize.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "probes/atomics/driver.hpp"
+#include "probes/tlb/cross_check.hpp"
 #include "test_util.hpp"
 
 #include "common/results_folder.hpp"
@@ -22,7 +23,8 @@
 #include <random>
 
 namespace fs = std::filesystem;
-using namespace gpuprobe::analysis;
+using namespace gpuprobe::findings;
+using namespace gpuprobe::probes; // the cross-check (probes/tlb/cross_check.hpp)
 using namespace gpuprobe::pipeline;
 using gpuprobe::test::tlb_of;
 using nlohmann::json;
@@ -271,9 +273,8 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   ASSERT_TRUE(pc["tlb"]["levels"][0].contains("coverage"));
   EXPECT_EQ(pc["tlb"]["levels"][0]["coverage"]["tag"], "aligned");
   EXPECT_EQ(pc["tlb"]["levels"][0]["coverage"]["source"], "raw/tlb_coverage.json");
-  EXPECT_EQ(
-      gpuprobe::model::profile_from_json(pc, "test").tlb.levels[0].coverage_finding(),
-      "one entry covers 32 MiB: ...")
+  EXPECT_EQ(gpuprobe::model::profile_from_json(pc, "test").tlb.levels[0].coverage_finding(),
+            "one entry covers 32 MiB: ...")
       << "the profile's reader keeps it";
   std::ofstream(dir / "raw/tlb_profile.json") << R"({"schema": "gpuprobe.profile/7"})";
   EXPECT_THROW(assemble_profile(dir.string(), json::array(), json::object()), std::exception);

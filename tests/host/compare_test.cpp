@@ -2,8 +2,8 @@
 // only by run-to-run noise of the size the committed repeats show reads SAME everywhere; a pair
 // with one change injected reads DIFFERENT (or CHANGED, FASTER, SLOWER) at that finding and SAME
 // at every other; provenance and a method difference are said, not counted.
-#include "analysis/compare.hpp"
 #include "common/json_io.hpp"
+#include "findings/compare.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 namespace {
 
-using gpuprobe::analysis::compare_runs;
+using gpuprobe::findings::compare_runs;
 using gpuprobe::model::run_folder;
 using nlohmann::json;
 
@@ -87,7 +87,7 @@ run_folder repeat_of(const run_folder &a, std::mt19937 &rng) {
   return b;
 }
 
-std::set<std::string> differing(const gpuprobe::analysis::compare_result &r) {
+std::set<std::string> differing(const gpuprobe::findings::compare_result &r) {
   std::set<std::string> out;
   for (const auto &f : r.findings)
     if (f.verdict != "SAME" && f.verdict != "NOTE")
@@ -189,10 +189,10 @@ TEST(Compare, ProvenanceAndMethodAreSaidNotCounted) {
   b.dir = "with|bar";
   const auto r2 = compare_runs(a, b);
   EXPECT_EQ(differing(r2), std::set<std::string>{"L2:ONLY IN A"});
-  const auto md = gpuprobe::analysis::to_markdown(r2);
+  const auto md = gpuprobe::findings::to_markdown(r2);
   EXPECT_NE(md.find("| structure | L2 | present | absent | ONLY IN A |"), std::string::npos) << md;
   EXPECT_EQ(md.find("with|bar"), std::string::npos) << "a bar in a path breaks the table";
-  const auto j = gpuprobe::analysis::to_json(r2, {});
+  const auto j = gpuprobe::findings::to_json(r2, {});
   EXPECT_EQ(j["schema"], "gpuprobe.compare/1");
   EXPECT_EQ(j["differences"], 1);
 }
@@ -291,7 +291,7 @@ TEST(Compare, AUnitAgainstAFleetBaseline) {
     const bool off = c % 2 == 1;
     u.numbers["L2.penalty_cycles"] = 95.0 * (off ? 1.2 : spread(rng));
     p.values[u.uuid] = 1e6; // its own entry: left out, or every unit would look alike
-    const auto r = gpuprobe::analysis::compare_to_fleet(u, f);
+    const auto r = gpuprobe::findings::compare_to_fleet(u, f);
     ASSERT_EQ(r.findings.size(), 3u);
     const auto &v = r.findings.back().verdict;
     if (others < 3)
@@ -301,7 +301,7 @@ TEST(Compare, AUnitAgainstAFleetBaseline) {
   }
   gpuprobe::model::fleet_unit other;
   other.model = "NVIDIA B200";
-  EXPECT_EQ(gpuprobe::analysis::compare_to_fleet(other, {}).differences(), 0);
+  EXPECT_EQ(gpuprobe::findings::compare_to_fleet(other, {}).differences(), 0);
   // The command over the committed fleet: GPU-2a4d0660's L2 sampling ratio (3.22 against the
   // other four H200s' 2.94, spread 0.005) is the one difference; exit 4 with the gate.
   const std::string ex = std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/fleet/";
@@ -348,34 +348,34 @@ gpuprobe::model::run_folder redrawn(const gpuprobe::model::run_folder &a, std::m
 TEST(Compare, TheValidationBarsAreTheCommittedRoundsPairs) {
   const json fx = gpuprobe::read_json_file(std::string(GPUPROBE_SOURCE_DIR) +
                                            "/tests/fixtures/validation_pairs.json");
-  const auto &table = gpuprobe::analysis::measured_validation_spread();
+  const auto &table = gpuprobe::findings::measured_validation_spread();
   std::size_t rows = 0;
   for (const auto &[model, of_model] : fx["rows"].items())
     for (const auto &[row, values] : of_model.items()) {
       ++rows;
-      const auto want = gpuprobe::analysis::spread_of_pairs(values.get<std::vector<double>>());
-      const auto *got = gpuprobe::analysis::spread_for(model, row);
+      const auto want = gpuprobe::findings::spread_of_pairs(values.get<std::vector<double>>());
+      const auto *got = gpuprobe::findings::spread_for(model, row);
       ASSERT_NE(got, nullptr) << model << " " << row;
       EXPECT_EQ(got->pairs, values.size()) << row;
       EXPECT_DOUBLE_EQ(got->within, want.within) << row;
       EXPECT_EQ(bool(got->step), bool(want.step)) << row;
       // The bar: 1 %, the pairs' largest or 3.5 x their root mean square at one value, the largest.
-      const auto bar_of = [](const gpuprobe::analysis::validation_spread &s) {
+      const auto bar_of = [](const gpuprobe::findings::validation_spread &s) {
         return std::max({0.01, s.within, 3.5 * s.rms});
       };
-      EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar(model, row), bar_of(want)) << row;
+      EXPECT_DOUBLE_EQ(gpuprobe::findings::validation_bar(model, row), bar_of(want)) << row;
       if (!model.empty()) { // another model's row: every model's pairs
-        EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("NVIDIA B300", row),
+        EXPECT_DOUBLE_EQ(gpuprobe::findings::validation_bar("NVIDIA B300", row),
                          bar_of(table.at({"", row})));
       }
     }
   ASSERT_EQ(table.size(), rows);
   EXPECT_GE(fx["pairs"].get<int>(), 20);
-  EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("", "a row never measured on vmm"), 0.03);
-  gpuprobe::analysis::compare_thresholds fixed;
+  EXPECT_DOUBLE_EQ(gpuprobe::findings::validation_bar("", "a row never measured on vmm"), 0.03);
+  gpuprobe::findings::compare_thresholds fixed;
   fixed.calibrated = false;
   fixed.time_rel = 0.05;
-  EXPECT_DOUBLE_EQ(gpuprobe::analysis::validation_bar("", "hash_join/4M on vmm", fixed), 0.05);
+  EXPECT_DOUBLE_EQ(gpuprobe::findings::validation_bar("", "hash_join/4M on vmm", fixed), 0.05);
 }
 
 // The two-value rule on a seeded family of rows: two units of a model repeated 4-8 times, each
@@ -411,7 +411,7 @@ TEST(Compare, ARowThatTakesTwoValuesIsFoundOnASeededFamily) {
           pairs.push_back(std::max(std::fabs(r - 1), std::fabs(1 / r - 1)));
         }
     }
-    const auto s = gpuprobe::analysis::spread_of_pairs(pairs);
+    const auto s = gpuprobe::findings::spread_of_pairs(pairs);
     if (!two_valued) {
       ++one;
       one_as_two += bool(s.step);
@@ -496,8 +496,8 @@ TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
           for (const auto &[row, d] : rows.items())
             for (const double x : d.get<std::vector<double>>())
               held_out[""][row].push_back(x);
-      const auto table = gpuprobe::analysis::spread_table_of(held_out);
-      gpuprobe::analysis::compare_thresholds t;
+      const auto table = gpuprobe::findings::spread_table_of(held_out);
+      gpuprobe::findings::compare_thresholds t;
       t.spreads = &table;
       t.tail_sigmas = tail_sigmas;
       int pairs = 0, alarms = 0, notes = 0;
@@ -506,7 +506,7 @@ TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
         for (std::size_t j = i + 1; j < runs.size(); ++j) {
           ++pairs;
           bool alarm = false;
-          for (const auto &f : gpuprobe::analysis::compare_runs(runs[i], runs[j], t).findings) {
+          for (const auto &f : gpuprobe::findings::compare_runs(runs[i], runs[j], t).findings) {
             if (f.area != "validation")
               continue;
             notes += f.verdict == "NOTE";
@@ -526,7 +526,7 @@ TEST(Compare, RepeatsOfOneUnitJudgedByAnotherUnitsRepeatsRaiseNoAlarm) {
     }
     return alarms_total;
   };
-  EXPECT_EQ(alarms_with(gpuprobe::analysis::compare_thresholds{}.tail_sigmas), 0)
+  EXPECT_EQ(alarms_with(gpuprobe::findings::compare_thresholds{}.tail_sigmas), 0)
       << "false alarms on repeats of one unit (the goal: 0 of 30)";
   EXPECT_GT(alarms_with(0), 0) << "the pairs' largest alone as the bar: the test sees its alarms";
 }
@@ -541,17 +541,17 @@ TEST(Compare, ATwoValuedRowAtItsOtherValueIsSaidNotCounted) {
   ASSERT_TRUE(a.valid);
   const std::string model = a.prof.gpu_name();
   std::string row;
-  for (const auto &[key, s] : gpuprobe::analysis::measured_validation_spread()) {
+  for (const auto &[key, s] : gpuprobe::findings::measured_validation_spread()) {
     if (key.first == model && s.step)
       row = key.second;
   }
   ASSERT_FALSE(row.empty()) << "no committed row of " << model << " takes two values";
-  const auto *s = gpuprobe::analysis::spread_for(model, row);
+  const auto *s = gpuprobe::findings::spread_for(model, row);
   std::mt19937 rng(5);
   for (const double factor :
        {1 + (s->step->first + s->step->second) / 2, 1 + 2.5 * s->step->second}) {
     const auto b = redrawn(a, rng, [&](const std::string &r) { return r == row ? factor : 1.0; });
-    for (const auto &f : gpuprobe::analysis::compare_runs(a, b).findings) {
+    for (const auto &f : gpuprobe::findings::compare_runs(a, b).findings) {
       if (f.item == row + " (tuned)") {
         EXPECT_EQ(f.verdict, factor < 1 + 2 * s->step->second ? "NOTE" : "SLOWER") << f.why;
       }
@@ -573,7 +573,7 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
   std::vector<std::string> steady;
   const std::string model = a.prof.gpu_name();
   const json &measured = fx["rows"][model];
-  for (const auto &[key, spread] : gpuprobe::analysis::measured_validation_spread())
+  for (const auto &[key, spread] : gpuprobe::findings::measured_validation_spread())
     if (key.first == model && spread.within < 0.013 && in_a.count(key.second))
       steady.push_back(key.second);
   ASSERT_GE(steady.size(), 10u);
@@ -589,7 +589,7 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
       const double d = v[rng() % v.size()].get<double>();
       return rng() % 2 ? 1 + d : 1 / (1 + d);
     });
-    for (const auto &f : gpuprobe::analysis::compare_runs(a, b).findings)
+    for (const auto &f : gpuprobe::findings::compare_runs(a, b).findings)
       if (f.area == "validation") {
         ++self_rows;
         self_flagged += f.verdict != "SAME";
@@ -601,7 +601,7 @@ TEST(Compare, ATwoPercentShiftIsCaughtWhereTheRowIsSteady) {
     const auto m = redrawn(a, rng, [&](const std::string &row) {
       return row == moved ? (up ? 1 + shift : 1 / (1 + shift)) : 1.0;
     });
-    for (const auto &f : gpuprobe::analysis::compare_runs(a, m).findings)
+    for (const auto &f : gpuprobe::findings::compare_runs(a, m).findings)
       if (f.area == "validation" && f.item == moved + " (tuned)") {
         ++rate[shift].second;
         rate[shift].first += f.verdict == (up ? "SLOWER" : "FASTER");
@@ -631,7 +631,7 @@ TEST(Compare, AValueResolvedInOneRunOnlyIsANoteNotADifference) {
     b.prof.tlb.levels[0].coverage->fill = fill;
     b.prof.tlb.levels[1].ways.reset(); // "-": L2's ways not stated
     b.prof.tlb.levels[1].sets.reset();
-    const auto r = gpuprobe::analysis::compare_runs(a, b);
+    const auto r = gpuprobe::findings::compare_runs(a, b);
     int seen = 0;
     for (const auto &f : r.findings) {
       if (f.item == "L1 entry fill") {
@@ -689,7 +689,7 @@ TEST(Compare, TheRealMemoryCrossCheckIsSaidNotCounted) {
         said.insert(f.item);
       }
     EXPECT_EQ(said, changed);
-    const std::string md = gpuprobe::analysis::to_markdown(r);
+    const std::string md = gpuprobe::findings::to_markdown(r);
     for (const auto &item : changed)
       EXPECT_NE(md.find("| cross-check | " + item + " |"), std::string::npos) << md;
     notes += int(changed.size());
@@ -707,5 +707,5 @@ TEST(Compare, TheRealMemoryCrossCheckIsSaidNotCounted) {
   b.prof.tlb.cross_check = cb;
   const auto r = compare_runs(a, b);
   EXPECT_EQ(r.differences(), 0);
-  EXPECT_NE(gpuprobe::analysis::to_markdown(r).find("Said, not counted"), std::string::npos);
+  EXPECT_NE(gpuprobe::findings::to_markdown(r).find("Said, not counted"), std::string::npos);
 }

@@ -1,10 +1,10 @@
 // gpuprobe fleet on generated unit folders: two models kept apart, an outlier planted in a copy of
 // a unit, a unit whose characterize failed, and the one-line refusals (an empty folder, one GPU
 // in two folders).
-#include "analysis/compare.hpp"
-#include "analysis/fleet.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "findings/compare.hpp"
+#include "findings/fleet.hpp"
 #include "report/report.hpp"
 #include "test_util.hpp"
 
@@ -78,9 +78,9 @@ TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
       << "gpuprobe characterize: NVIDIA H100 80GB HBM3 (GPU-2222) -> x\n"
          "[1/6+] tlb running\n"
          "gpuprobe: error: stage tlb failed (cd x && gpuprobe tlb)\n";
-  const auto units = analysis::find_units({root});
+  const auto units = findings::find_units({root});
   ASSERT_EQ(units.size(), 6u);
-  const json f = model::to_json(analysis::merge_fleet(units));
+  const json f = model::to_json(findings::merge_fleet(units));
   EXPECT_EQ(f["schema"], "gpuprobe.fleet/1");
   ASSERT_EQ(f["models"].size(), 2u);
   const json &h200 = f["models"]["NVIDIA H200"];
@@ -119,11 +119,11 @@ TEST(Fleet, UnfinishedUnitIsIncompleteWithItsStages) {
                     {{"schema", "gpuprobe.result/1"},
                      {"probe", "tlb"},
                      {"device", {{"name", "NVIDIA H200"}, {"uuid", "GPU-bbbb"}}}});
-  const auto units = analysis::find_units({root});
+  const auto units = findings::find_units({root});
   ASSERT_EQ(units.size(), 2u);
   EXPECT_EQ(units[1].status.rfind("incomplete: no profile.json (raw/ has tlb)", 0), 0u)
       << units[1].status;
-  const json f = model::to_json(analysis::merge_fleet(units));
+  const json f = model::to_json(findings::merge_fleet(units));
   EXPECT_EQ(f["models"]["NVIDIA H200"]["complete"], 1);
   EXPECT_EQ(f["models"]["NVIDIA H200"]["parameters"]["L2.entries"]["n"], 1);
 }
@@ -132,7 +132,7 @@ TEST(Fleet, BadInputIsAOneLineError) {
   const auto empty = fresh_fleet_dir("fleet_empty");
   auto msg = [](const std::vector<std::string> &in) {
     try {
-      analysis::find_units(in);
+      findings::find_units(in);
     } catch (const error &e) {
       return std::string(e.what());
     }
@@ -165,7 +165,7 @@ TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
   fs::create_directories(root + "/bench/unit");
   std::ofstream(root + "/bench/unit/profile.json") << "{}";
   std::vector<std::string> not_units;
-  const auto units = analysis::find_units({root}, &not_units);
+  const auto units = findings::find_units({root}, &not_units);
   ASSERT_EQ(units.size(), 1u);
   ASSERT_EQ(not_units.size(), 2u);
   std::string all;
@@ -178,7 +178,7 @@ TEST(Fleet, AnyResultsTreeListsWhatIsNotAUnit) {
   // Nothing but non-units: one line.
   const auto none = fresh_fleet_dir("fleet_no_unit");
   fs::create_directories(none + "/a/raw");
-  EXPECT_THROW(analysis::find_units({none}, &not_units), error);
+  EXPECT_THROW(findings::find_units({none}, &not_units), error);
   // The committed units (the examples, the fixtures' runs and fleet units) and the peer harness'
   // folders, which have no UUID and are listed; the rest is a fleet, and the command is done with
   // something left out: exit 3, as report's.
@@ -230,7 +230,7 @@ TEST(Fleet, ReportRendersAFleetFolder) {
   unit(root, "b", profile("NVIDIA H200", "GPU-bbbb", 97, json{{0, 1, 44, 45, 2, 3}, {46, 47}}));
   const auto out = fresh_fleet_dir("fleet_report");
   write_json_atomic(out + "/fleet.json",
-                    model::to_json(analysis::merge_fleet(analysis::find_units({root}))));
+                    model::to_json(findings::merge_fleet(findings::find_units({root}))));
   const auto c = report::build_report(out);
   // Provenance (a row a unit), the model's units, its outliers and differences (a row each).
   ASSERT_EQ(c.tables.size(), 3u);
@@ -290,12 +290,12 @@ TEST(Fleet, APenaltyOutlierIsOneCompareWouldCallDifferent) {
       u.numbers["L1.penalty_cycles"] = x;
       xs.push_back(x);
     }
-    const auto f = analysis::merge_fleet(units);
+    const auto f = findings::merge_fleet(units);
     const auto &p = f.models.at("GPU model").parameters.at("L1.penalty_cycles");
-    const auto sp = analysis::spread_of(xs, analysis::fleet_rule{});
+    const auto sp = findings::spread_of(xs, findings::fleet_rule{});
     for (int i = 0; i < n; ++i) {
       const double x = xs[std::size_t(i)];
-      const bool want = sp.score(x) > analysis::fleet_rule{}.limit &&
+      const bool want = sp.score(x) > findings::fleet_rule{}.limit &&
                         std::fabs(x - sp.median) > analysis::penalty_bar(x, sp.median);
       const bool got = std::any_of(p.outliers.begin(), p.outliers.end(), [&](const auto &o) {
         return o.uuid == "GPU-" + std::to_string(i);
@@ -303,7 +303,7 @@ TEST(Fleet, APenaltyOutlierIsOneCompareWouldCallDifferent) {
       EXPECT_EQ(got, want) << "trial " << trial << " unit " << i << " x " << x << " median "
                            << sp.median;
       flagged += got;
-      spared += !got && sp.score(x) > analysis::fleet_rule{}.limit;
+      spared += !got && sp.score(x) > findings::fleet_rule{}.limit;
     }
   }
   std::printf("penalty outliers: %d flagged; %d past the spread but within compare's bar, spared\n",
@@ -332,7 +332,7 @@ TEST(Fleet, AUnitOfAnotherAnalysisIsAMethodDifferenceNotAnOutlier) {
       u.numbers["L2.entries"] = i == moved ? 2163 : 2048;
       u.text["analysis_commit"] = i == other ? "0ld0ld0ld0ld" : "new1new1new1";
     }
-    const auto f = analysis::merge_fleet(units);
+    const auto f = findings::merge_fleet(units);
     const auto &fm = f.models.at("GPU model");
     const auto &p = fm.parameters.at("L2.entries");
     const std::string id = "GPU-" + std::to_string(moved);

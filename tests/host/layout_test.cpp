@@ -1,9 +1,7 @@
-// The source tree's floors (docs/layout.md): every #include goes to the same floor or a lower
-// one, and no file includes itself through others. A probe's folder spans floors: its cli.cpp,
-// draw.cpp and plan.cpp sit on the cli, report and pipeline floors, its profile.cpp beside
-// characterize's assembly; the catalog's header and each
-// probe.hpp only declare, so any floor may read them; the catalog's list names every probe's
-// functions, so it sits on the top floor.
+// The source tree's floors (docs/layout.md), one per folder: every #include goes to the same floor
+// or a lower one, and no file includes itself through others. A probe's folder is one floor: its
+// cli.cpp, plan.cpp and draw.cpp fill the probe kit's plain data (probes/kit.hpp), which cli/,
+// pipeline/ and report/ above interpret.
 #include "common/results_folder.hpp"
 
 #include <gtest/gtest.h>
@@ -23,31 +21,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The floor of a source file (its path from the source root), from the bottom; -1 when it is
+// The library's folders and their floors, from the bottom (docs/layout.md).
+const std::vector<std::pair<std::string, int>> &floors() {
+  static const std::vector<std::pair<std::string, int>> all = {
+      {"common/", 0},     // helpers
+      {"allocators/", 0}, // the header-only allocators
+      {"model/", 1},      // the files' types, their readers and writers
+      {"analysis/", 2}, // the tools the probes' analyses use: fits, statistics, input text, models
+      {"probes/", 3},   // the probes, each declaring its command, stages and report part (kit.hpp)
+      {"findings/", 4}, // what reads many probes' results: the profile's assembly, compare, fleet
+      {"tune/", 4},     // profile -> tuning
+      {"report/", 5},     {"pipeline/", 6}, {"cli/", 7}};
+  return all;
+}
+
+// The floor of a source file (its path from the source root), by its folder alone; -1 when it is
 // none of the library's (tests, bench, scripts).
 int floor_of(const std::string &p) {
-  const auto in = [&](const char *prefix) { return p.rfind(prefix, 0) == 0; };
-  const auto ends = [&](const char *suffix) {
-    const std::string s = suffix;
-    return p.size() >= s.size() && p.compare(p.size() - s.size(), s.size(), s) == 0;
-  };
-  if (in("common/") || in("allocators/") || p == "probes/catalog.hpp" || ends("/probe.hpp"))
-    return 0; // helpers, the header-only allocators, the catalog's declarations
-  if (in("model/"))
-    return 1;
-  if (in("analysis/characterize.") || in("analysis/fleet.") || in("analysis/compare.") ||
-      in("tune/") || (in("probes/") && ends("/profile.cpp")))
-    return 4; // over many probes' results: the profile (and each probe's part), the fleet, tune
-  if (in("analysis/"))
-    return 2; // the tools the probes' analyses use: fits, statistics, input text, the models
-  if (p == "probes/catalog.cpp" || ends("/cli.cpp") || in("cli/"))
-    return 7;
-  if (ends("/draw.cpp") || in("report/"))
-    return 5;
-  if (ends("/plan.cpp") || in("pipeline/"))
-    return 6;
-  if (in("probes/"))
-    return 3; // a probe's kernel, driver, result and analysis
+  for (const auto &[prefix, floor] : floors())
+    if (p.rfind(prefix, 0) == 0)
+      return floor;
   return -1;
 }
 
@@ -66,8 +59,7 @@ std::vector<std::string> includes_of(const fs::path &file) {
 // f(path, path from the source root) for every source file of the library's folders.
 void for_each_source(const fs::path &root,
                      const std::function<void(const fs::path &, const std::string &)> &f) {
-  for (const char *dir :
-       {"common", "model", "analysis", "probes", "report", "pipeline", "tune", "cli", "allocators"})
+  for (const auto &[dir, floor] : floors())
     for (const auto &e : fs::recursive_directory_iterator(root / dir)) {
       const std::string ext = e.path().extension().string();
       if (e.is_regular_file() && (ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh"))
@@ -99,8 +91,8 @@ bool namespace_allowed(const std::string &rel, const std::string &ns) {
     return true;
   if (in("probes/")) {
     const auto slash = rel.find('/', 7);
-    if (slash == std::string::npos) // probes/catalog.cpp: the list, in gpuprobe::probes
-      return ns == "gpuprobe::probes";
+    if (slash == std::string::npos) // the catalog, in gpuprobe::probes; the kit, probes::kit
+      return ns == "gpuprobe::probes" || under("gpuprobe::probes::kit");
     return ns == "gpuprobe::probes" || under("gpuprobe::probes::" + rel.substr(7, slash - 7));
   }
   if (in("common/"))
@@ -108,10 +100,25 @@ bool namespace_allowed(const std::string &rel, const std::string &ns) {
            ns == "gpuprobe::schema";
   if (in("allocators/"))
     return under("gpuprobe::alloc") || under("gpuprobe::workloads");
-  for (const char *folder : {"model", "analysis", "tune", "report", "pipeline", "cli"})
+  for (const char *folder : {"model", "analysis", "findings", "tune", "report", "pipeline", "cli"})
     if (in((std::string(folder) + "/").c_str()))
       return under(std::string("gpuprobe::") + folder);
   return false;
+}
+
+} // namespace
+
+namespace {
+
+// The includes of `g` that go up a floor, each "FILE (floor F) includes I (floor G)".
+std::vector<std::string> upward_includes(const std::map<std::string, std::vector<std::string>> &g) {
+  std::vector<std::string> up;
+  for (const auto &[file, incs] : g)
+    for (const auto &i : incs)
+      if (floor_of(i) > floor_of(file))
+        up.push_back(file + " (floor " + std::to_string(floor_of(file)) + ") includes " + i +
+                     " (floor " + std::to_string(floor_of(i)) + ")");
+  return up;
 }
 
 } // namespace
@@ -121,15 +128,36 @@ TEST(Layout, EveryIncludeGoesToTheSameFloorOrALowerOne) {
   ASSERT_GT(g.size(), 100u) << "the tree was not read";
   std::size_t edges = 0;
   for (const auto &[file, incs] : g) {
-    const int f = floor_of(file);
-    ASSERT_GE(f, 0) << file << " is on no floor: name it in floor_of";
-    for (const auto &i : incs) {
-      ++edges;
-      EXPECT_LE(floor_of(i), f) << file << " (floor " << f << ") includes " << i << " (floor "
-                                << floor_of(i) << ")";
-    }
+    ASSERT_GE(floor_of(file), 0) << file << " is on no floor: name it in floor_of";
+    edges += incs.size();
   }
+  for (const auto &u : upward_includes(g))
+    ADD_FAILURE() << u;
   EXPECT_GT(edges, 300u);
+}
+
+// The rule on seeded, generated trees: files in random folders with random includes; the check
+// names exactly the includes whose folder's floor is above the includer's.
+TEST(Layout, TheUpwardIncludeCheckFindsEveryUpwardEdgeOfGeneratedTrees) {
+  std::mt19937 rng(79);
+  for (int tree = 0; tree < 200; ++tree) {
+    std::vector<std::string> files;
+    const int n = 2 + int(rng() % 30);
+    for (int k = 0; k < n; ++k)
+      files.push_back(floors()[rng() % floors().size()].first + "f" + std::to_string(k) + ".hpp");
+    std::map<std::string, std::vector<std::string>> g;
+    std::size_t expected = 0;
+    for (const auto &f : files)
+      for (int e = int(rng() % 5); e > 0; --e) {
+        const std::string &i = files[rng() % files.size()];
+        g[f].push_back(i);
+        expected += floor_of(i) > floor_of(f);
+      }
+    EXPECT_EQ(upward_includes(g).size(), expected) << "tree " << tree;
+  }
+  // And by hand: a probe's file that includes cli/ is named; cli/ including a probe's is not.
+  EXPECT_EQ(upward_includes({{"probes/tlb/cli.cpp", {"cli/common.hpp"}}}).size(), 1u);
+  EXPECT_TRUE(upward_includes({{"cli/registry.cpp", {"probes/catalog.hpp"}}}).empty());
 }
 
 TEST(Layout, NoIncludeCycle) {
@@ -157,18 +185,42 @@ TEST(Layout, NoIncludeCycle) {
       visit(file);
 }
 
-TEST(Layout, FloorsAreReadFromPaths) { // the rules above, on one file of each kind
+// A new top folder of sources gets a floor: every folder of the tree holding C++ or CUDA files is
+// a floor of the library's or one of the folders outside it.
+TEST(Layout, EveryFolderOfSourcesHasAFloor) {
+  const fs::path root = GPUPROBE_SOURCE_DIR;
+  const std::set<std::string> outside = {"tests", "bench", "dev", "scripts", "cmake", "reports"};
+  int folders = 0;
+  for (const auto &d : fs::directory_iterator(root)) {
+    const std::string name = d.path().filename().string();
+    if (!d.is_directory() || name[0] == '.' || name.rfind("build", 0) == 0 || outside.count(name))
+      continue;
+    bool sources = false;
+    for (const auto &e : fs::recursive_directory_iterator(d.path())) {
+      const std::string ext = e.path().extension().string();
+      sources = sources || ext == ".cpp" || ext == ".hpp" || ext == ".cu" || ext == ".cuh";
+    }
+    if (!sources)
+      continue;
+    ++folders;
+    EXPECT_GE(floor_of(name + "/x.hpp"), 0)
+        << name << "/ holds sources but no floor: name it in floor_of";
+  }
+  EXPECT_GE(folders, 10);
+}
+
+TEST(Layout, FloorsAreReadFromPaths) { // the rule above, on one file of each kind
   EXPECT_EQ(floor_of("common/units.hpp"), 0);
-  EXPECT_EQ(floor_of("probes/clock/probe.hpp"), 0);
   EXPECT_EQ(floor_of("model/profile.hpp"), 1);
   EXPECT_EQ(floor_of("analysis/fit.hpp"), 2);
   EXPECT_EQ(floor_of("probes/clock/driver.hpp"), 3);
-  EXPECT_EQ(floor_of("analysis/characterize.cpp"), 4);
-  EXPECT_EQ(floor_of("probes/sampling/profile.cpp"), 4);
-  EXPECT_EQ(floor_of("probes/clock/draw.cpp"), 5);
-  EXPECT_EQ(floor_of("probes/tlb/plan.cpp"), 6);
-  EXPECT_EQ(floor_of("probes/clock/cli.cpp"), 7);
-  EXPECT_EQ(floor_of("probes/catalog.cpp"), 7);
+  EXPECT_EQ(floor_of("probes/clock/cli.cpp"), 3); // a probe's files are one floor, whatever they do
+  EXPECT_EQ(floor_of("probes/tlb/plan.cpp"), 3);
+  EXPECT_EQ(floor_of("probes/catalog.cpp"), 3);
+  EXPECT_EQ(floor_of("findings/characterize.cpp"), 4);
+  EXPECT_EQ(floor_of("report/parts.hpp"), 5);
+  EXPECT_EQ(floor_of("pipeline/stage_plan.hpp"), 6);
+  EXPECT_EQ(floor_of("cli/common.hpp"), 7);
   EXPECT_EQ(floor_of("tests/host/layout_test.cpp"), -1);
 }
 
@@ -195,7 +247,9 @@ TEST(Layout, NamespacesFollowTheFolders) {
   EXPECT_FALSE(namespace_allowed("probes/tlb/levels.cpp", "gpuprobe::analysis"));
   EXPECT_FALSE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::probes::sharing"));
   EXPECT_FALSE(namespace_allowed("probes/tlb/cli.cpp", "gpuprobe::catalog::tlb"));
-  EXPECT_FALSE(namespace_allowed("analysis/fleet.cpp", "gpuprobe::probes"));
+  EXPECT_FALSE(namespace_allowed("findings/fleet.cpp", "gpuprobe::probes"));
+  EXPECT_TRUE(namespace_allowed("probes/kit.hpp", "gpuprobe::probes::kit"));
+  EXPECT_FALSE(namespace_allowed("probes/kit.hpp", "gpuprobe::cli"));
   EXPECT_TRUE(namespace_allowed("report/parts.hpp", "gpuprobe::report::detail"));
   EXPECT_FALSE(namespace_allowed("model/profile.hpp", "gpuprobe"));
 }
@@ -259,8 +313,9 @@ std::string unit_or_round(const std::string &text) {
 // rule names exactly the lines with an id.
 TEST(Docs, TheUnitAndRoundRuleOnGeneratedLines) {
   std::mt19937 rng(78);
-  const std::vector<std::string> words = {"the", "L2", "sweep", "r", "stop", "stops", "GPU", "GPU-",
-                                          "x", "MiB", "rounds", "r2d2", "4b0f0e28", "sm_90"};
+  const std::vector<std::string> words = {"the",    "L2",   "sweep",    "r",    "stop",
+                                          "stops",  "GPU",  "GPU-",     "x",    "MiB",
+                                          "rounds", "r2d2", "4b0f0e28", "sm_90"};
   const char hex[] = "0123456789abcdef";
   int named = 0;
   for (int i = 0; i < 2000; ++i) {
@@ -270,7 +325,8 @@ TEST(Docs, TheUnitAndRoundRuleOnGeneratedLines) {
     std::string id(8, '0');
     for (char &c : id)
       c = hex[rng() % 16];
-    const int kind = int(rng() % 5); // 0: none, 1: a unit, 2: one in a file name, 3: r<n>, 4: stop n
+    const int kind =
+        int(rng() % 5); // 0: none, 1: a unit, 2: one in a file name, 3: r<n>, 4: stop n
     const std::string put = kind == 1   ? "GPU-" + id
                             : kind == 2 ? "runs/h100-GPU-" + id + "-run.log"
                             : kind == 3 ? "r" + std::to_string(10 + rng() % 990)

@@ -2,15 +2,15 @@
 // hierarchy, the profile's per-SM view of a measured result (each SM's hit and penalty recovered,
 // the SMs apart named and no other), the reader's refusals, and compare naming where two maps
 // differ.
-#include "test_util.hpp"
-#include "analysis/compare.hpp"
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
+#include "findings/compare.hpp"
 #include "model/fields.hpp"
 #include "model/result_levels.hpp"
 #include "probes/per_sm/driver.hpp"
 #include "probes/per_sm/probe.hpp"
 #include "probes/tlb/levels.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -243,7 +243,7 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
     a.prof = contributed(ga.r);
     b.prof = contributed(gb.r);
     a.prof.device["uuid"] = b.prof.device["uuid"] = "GPU-1";
-    const auto same = gpuprobe::analysis::compare_runs(a, b);
+    const auto same = gpuprobe::findings::compare_runs(a, b);
     int per_sm = 0;
     for (const auto &f : same.findings)
       if (f.area == "per-SM") {
@@ -257,7 +257,7 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
     for (auto &rep : gb.r.levels[std::size_t(bump_level)].above)
       rep[std::size_t(bump_sm)] += bump;
     b.prof = contributed(gb.r);
-    const auto moved = gpuprobe::analysis::compare_runs(a, b);
+    const auto moved = gpuprobe::findings::compare_runs(a, b);
     ++cases;
     for (const auto &f : moved.findings) {
       if (f.area != "per-SM")
@@ -280,7 +280,7 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
   a.prof = contributed(make_result(base.tlb, rng, -1, 0, 0, 0.1).r);
   b.prof = committed_h100();
   b.prof.meta["git_commit"] = "a build before the tlb-per-sm stage";
-  const auto one = gpuprobe::analysis::compare_runs(a, b);
+  const auto one = gpuprobe::findings::compare_runs(a, b);
   int notes = 0;
   for (const auto &f : one.findings)
     if (f.area == "per-SM") {
@@ -291,7 +291,7 @@ TEST(PerSm, CompareNamesTheSmsWhereTwoMapsDiffer) {
   // The same build and mode, one run without the maps: missing data, which a gate counts.
   b.prof = committed_h100();
   int missing = 0;
-  for (const auto &f : gpuprobe::analysis::compare_runs(a, b).findings)
+  for (const auto &f : gpuprobe::findings::compare_runs(a, b).findings)
     if (f.area == "per-SM")
       missing += f.verdict == "MISSING";
   EXPECT_EQ(missing, 3);
@@ -369,8 +369,9 @@ TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {
     char want[200];
     std::snprintf(want, sizeof want, "over %d SMs median ", n);
     EXPECT_EQ(w.rfind(want, 0), 0u) << w;
-    std::snprintf(want, sizeof want, ", %.1f (SM %d) to %.1f (SM %d); the headline is SM %d's (%.1f",
-                  *lo, m.sms[std::size_t(lo - m.penalty_cycles.begin())], *hi,
+    std::snprintf(want, sizeof want,
+                  ", %.1f (SM %d) to %.1f (SM %d); the headline is SM %d's (%.1f", *lo,
+                  m.sms[std::size_t(lo - m.penalty_cycles.begin())], *hi,
                   m.sms[std::size_t(hi - m.penalty_cycles.begin())], m.sms[std::size_t(head)],
                   m.penalty_cycles[std::size_t(head)]);
     EXPECT_NE(w.find(want), std::string::npos) << w << " lacks " << want;
@@ -386,8 +387,9 @@ TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {
 
 // The sweep records the SM it ran on, and every level of its profile carries it.
 TEST(PerSm, EveryLevelOfACommittedSweepNamesTheSmItWasMeasuredOn) {
-  const auto d = gpuprobe::probes::load_tlb_inputs(std::vector<std::string>{
-      std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-5dc71e3e/raw/tlb.json"});
+  const auto d = gpuprobe::probes::load_tlb_inputs(
+      std::vector<std::string>{std::string(GPUPROBE_SOURCE_DIR) +
+                               "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-5dc71e3e/raw/tlb.json"});
   ASSERT_GE(d.sm, 0);
   const auto h = gpuprobe::probes::analyze_tlb(d);
   ASSERT_FALSE(h.levels.empty());

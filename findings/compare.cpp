@@ -1,4 +1,4 @@
-#include "analysis/compare.hpp"
+#include "findings/compare.hpp"
 
 #include "common/escape.hpp"
 #include "common/outputs.hpp"
@@ -14,7 +14,7 @@
 #include <set>
 #include <sstream>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::findings {
 
 using nlohmann::json;
 
@@ -495,7 +495,7 @@ const spread_table &measured_validation_spread() {
   };
   static const spread_table table = [] {
     const std::vector<row_pairs> rows = {
-#include "analysis/validation_spread.inc"
+#include "findings/validation_spread.inc"
     };
     std::map<std::string, std::map<std::string, std::vector<double>>> pairs;
     for (const auto &r : rows)
@@ -523,7 +523,7 @@ double validation_bar(const std::string &model, const std::string &row,
 }
 
 double penalty_bar(double a, double b, const compare_thresholds &t) {
-  return std::max(t.penalty_rel * std::max(std::fabs(a), std::fabs(b)), t.penalty_abs_cycles);
+  return analysis::penalty_bar(a, b, t.penalty_rel, t.penalty_abs_cycles);
 }
 
 compare_result compare_runs(const model::run_folder &a, const model::run_folder &b,
@@ -724,4 +724,4 @@ std::string to_text(const compare_result &r) {
   return o.str();
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::findings

@@ -1,19 +1,15 @@
 #pragma once
-// `gpuprobe characterize`'s analysis: DIR/profile.json assembled from what its stages wrote (the
-// stages themselves: pipeline/stage_plan.hpp), with each level's cross-check. Host-only.
-#include "common/results_folder.hpp"
+// The profile's tlb.cross_check (characterize's assembly: the tlb and tlb-sampling probes' parts,
+// profile.cpp): what the real-memory chase and the random sampling say of each aliased level.
+// Host-only.
 #include "model/profile.hpp"
 #include "probes/sampling/driver.hpp"
 #include "probes/tlb/driver.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <functional>
 #include <optional>
 #include <string>
-#include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
 // The memory access as the real-memory chase's L2 control measured it: an L2 hit (footprints up to
 // a quarter of the L2), a memory access (twice the L2 and more) and the extra between them; none
@@ -39,17 +35,4 @@ model::tlb_cross_check cross_check(const model::tlb_hierarchy &tlb,
 // sampled).
 void attach_sampling(model::tlb_cross_check &check, const probes::sampling_result &sampling);
 
-// Each level of a stage's result (raw/<file>, its block `key`) with the profile's level of the
-// same label and geometry (label, page, entries): f(level, result level). Nothing where the file
-// is missing.
-void for_each_matched_level(
-    const results_folder &folder, const char *file, const char *key, model::tlb_hierarchy &tlb,
-    const std::function<void(model::tlb_level &, const nlohmann::json &)> &f);
-
-// DIR/profile.json (gpuprobe.profile/1): raw/tlb_profile.json's hierarchy, the conditions seen and
-// the stages, with each probe's part in catalog order (its catalog entry's `contribute`: sharing
-// per level, conflict sets, coverage, atomics fits and the device, the cross-check, sampling).
-model::profile assemble_profile(const std::string &dir, const nlohmann::json &stages_run,
-                                const nlohmann::json &conditions);
-
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

@@ -1,26 +1,16 @@
-#include "analysis/characterize.hpp"
+// The profile's tlb.cross_check: the aliased levels against the real-memory chase's analysis, its
+// L2 control and near/far split, and the random sampling below and above each level.
+#include "probes/tlb/cross_check.hpp"
 
 #include "common/device_info.hpp"
-#include "common/error.hpp"
-#include "common/json_io.hpp"
-#include "common/results_folder.hpp"
 #include "common/stats.hpp"
-#include "common/units.hpp"
-#include "model/result_levels.hpp"
-#include "probes/catalog.hpp"
-#include "probes/tlb/levels.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <map>
-#include <optional>
+#include <utility>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::probes {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::optional<model::memory_access_check> memory_access(const probes::tlb_result &real_result) {
@@ -138,49 +128,4 @@ void attach_sampling(model::tlb_cross_check &check, const probes::sampling_resul
       }
 }
 
-void for_each_matched_level(
-    const results_folder &folder, const char *file, const char *key, model::tlb_hierarchy &tlb,
-    const std::function<void(model::tlb_level &, const nlohmann::json &)> &f) {
-  const fs::path rf = folder.raw(file);
-  if (!fs::exists(rf))
-    return;
-  const json r = read_json_file(rf.string());
-  require_schema(r, schema::result, rf.string());
-  std::vector<model::result_level> rows;
-  try {
-    rows = model::result_levels(r, key);
-  } catch (const std::exception &e) { // a mistyped key: one line naming the file
-    throw error("'" + rf.string() + "': " + e.what());
-  }
-  for (const auto &rl : rows)
-    for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
-      model::tlb_level &L = tlb.levels[k];
-      if (rl.level == model::level_label(false, k) && rl.page_bytes == L.page_bytes &&
-          std::fabs(rl.entries - L.entries.value_or(0)) < 0.5) {
-        try {
-          f(L, rl.row);
-        } catch (const error &e) { // a probe's reader refused the row: one line naming the file
-          throw error("'" + rf.string() + "': " + e.what());
-        }
-      }
-    }
-}
-
-model::profile assemble_profile(const std::string &dir, const json &stages_run,
-                                const json &conditions) {
-  const results_folder folder{fs::path(dir)};
-  model::profile p =
-      model::read_profile(folder.raw(results_folder::raw_file::tlb_profile).string());
-  p.schema = schema::profile.id();
-  p.meta = json::object();
-  p.detail = {{"conditions", conditions}};
-  for (const auto &probe : probes::probe_catalog()) // each probe's part, from its own files
-    if (probe.contribute)
-      probe.contribute(folder, p);
-  p.stages.emplace();
-  for (const auto &st : stages_run)
-    p.stages->push_back(model::stage_record_from_json(st));
-  return p;
-}
-
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::probes

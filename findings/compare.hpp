@@ -7,7 +7,8 @@
 // driver, runtime, commit, mode, conditions) is listed, and where the two runs used another
 // analysis version or mode that is said first: a difference may then be the method's.
 // Host-only.
-#include "analysis/fleet.hpp"
+#include "analysis/significance.hpp"
+#include "findings/fleet.hpp"
 #include "model/fleet.hpp"
 #include "model/run_folder.hpp"
 
@@ -18,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::findings {
 
 // What repeated full runs of one unit show for a validation row's tuned median, from the pairs'
 // |B/A - 1| (the larger of the two orientations): `within`, the largest difference between runs
@@ -41,8 +42,8 @@ struct compare_thresholds {
   // `penalty_abs_cycles`, and the two runs' stated intervals do not overlap (where both state
   // one). Calibrated on the committed repeat runs of one unit (docs/compare.md): the largest
   // difference seen there was 1.0 cycle at L3 (0.25 %), 0.1 at L2, 0 at L1.
-  double penalty_rel = 0.01;
-  double penalty_abs_cycles = 0.5;
+  double penalty_rel = analysis::k_penalty_rel;
+  double penalty_abs_cycles = analysis::k_penalty_abs_cycles;
   // A validation row's tuned time: FASTER / SLOWER where the 95 % bootstrap interval of
   // median(B) / median(A) lies wholly past the row's bar: with `calibrated`, the larger of
   // `time_floor` and the largest difference repeated full runs of one unit show for that row on
@@ -67,7 +68,7 @@ validation_spread spread_of_pairs(std::vector<double> pairs);
 
 // The committed runs' spread by GPU model and row ("workload on pool"): the model's own pairs,
 // and under model "" every model's pooled (dev/calibrate_compare.py writes the pairs,
-// analysis/validation_spread.inc).
+// findings/validation_spread.inc).
 const spread_table &measured_validation_spread();
 // The spread compare uses for `row` on `model` in `table` (null: the committed one): the model's,
 // else every model's, else none.
@@ -80,10 +81,8 @@ spread_table_of(const std::map<std::string, std::map<std::string, std::vector<do
 double validation_bar(const std::string &model, const std::string &row,
                       const compare_thresholds &t = {});
 
-// The smallest miss-penalty difference between two values that may read DIFFERENT: the larger of
-// penalty_rel x the larger value and penalty_abs_cycles. compare and the fleet's outlier rule use
-// it (one bar).
-double penalty_bar(double a, double b, const compare_thresholds &t = {});
+// The penalty bar (analysis/significance.hpp) at `t`'s thresholds.
+double penalty_bar(double a, double b, const compare_thresholds &t);
 
 struct compare_finding {
   std::string area;    // provenance, structure, penalty, tuning, validation
@@ -116,7 +115,7 @@ compare_result compare_runs(const model::run_folder &a, const model::run_folder 
                             const compare_thresholds &t = {}, bool reanalyzed = false);
 
 // One unit against a fleet's baseline (`--baseline fleet.json`): each figure the fleet keeps for
-// the unit's model (analysis::read_unit's numbers) against the median of the model's other units
+// the unit's model (findings::read_unit's numbers) against the median of the model's other units
 // (the unit itself left out where the fleet holds it), by the fleet's own outlier rule:
 // DIFFERENT where |x - median| / max(MAD, 1 % of the median) passes 3.5; with fewer than three
 // other units, NOTE (no spread to judge by).
@@ -134,4 +133,4 @@ std::string to_text(const compare_result &r);
 // The one line compare always prints: "gpuprobe compare: SAME (0 finding(s) differ, of 54)".
 std::string verdict_line(const compare_result &r, bool allow_missing);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::findings

@@ -1,5 +1,5 @@
-#include "analysis/fleet.hpp"
-#include "analysis/compare.hpp"
+#include "findings/fleet.hpp"
+#include "findings/compare.hpp"
 #include "model/file_head.hpp"
 
 #include "common/device_info.hpp"
@@ -27,7 +27,7 @@
 #include <set>
 #include <sstream>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::findings {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -342,7 +342,7 @@ void number_parameter(const std::string &name, const units_of &done, const fleet
       if (auto it = u->numbers.find(name); it != u->numbers.end()) {
         const double score = sp.score(it->second);
         if (score > rule.limit &&
-            (!penalty || std::fabs(it->second - med) > penalty_bar(it->second, med))) {
+            (!penalty || std::fabs(it->second - med) > analysis::penalty_bar(it->second, med))) {
           char why[256];
           std::snprintf(why, sizeof why,
                         "%s = %.4g against the model's median %.4g: %.1f x the spread (MAD "
@@ -558,4 +558,4 @@ std::string fleet_markdown(const model::fleet &fleet, bool plain) {
   return o.str();
 }
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::findings

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuprobe::analysis {
+namespace gpuprobe::findings {
 
 using model::fleet_unit; // status "complete" | "incomplete: <why>" | "failed: <why>"
 
@@ -51,4 +51,4 @@ model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule 
 // escaped) instead of Markdown-escaped (no \_ or &amp;).
 std::string fleet_markdown(const model::fleet &fleet, bool plain = false);
 
-} // namespace gpuprobe::analysis
+} // namespace gpuprobe::findings
