@@ -5,9 +5,9 @@
 
 namespace gpuprobe::probes::coverage {
 
-kit::command cli(); // cli.cpp: `gpuprobe tlb-coverage`
+kit::command cli(); // cli.cpp (level_command): `gpuprobe tlb-coverage`
 
-void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // cli.cpp (level_plan)
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 

@@ -5,9 +5,9 @@
 
 namespace gpuprobe::probes::per_sm {
 
-kit::command cli();                                              // cli.cpp: `gpuprobe tlb-per-sm`
-void draw(const kit::report_inputs &in, kit::report_content &c); // draw.cpp
-void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // plan.cpp
+kit::command cli(); // cli.cpp (level_command): `gpuprobe tlb-per-sm`
+void draw(const kit::report_inputs &in, kit::report_content &c);     // draw.cpp
+void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // cli.cpp (level_plan)
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
 
