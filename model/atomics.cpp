@@ -4,21 +4,9 @@
 
 namespace gpuprobe::model {
 
-atomics_fit atomics_fit_from_json(const json &in) {
-  json j = in;
-  atomics_fit f;
-  take(j, "model", f.model);
-  take(j, "intercept_cycles", f.intercept_cycles);
-  take(j, "slope_cycles_per_thread", f.slope_cycles_per_thread);
-  take(j, "r2", f.r2);
-  take(j, "power_coefficient_cycles", f.power_coefficient_cycles);
-  take(j, "power_exponent", f.power_exponent);
-  take(j, "power_r2_log", f.power_r2_log);
-  take(j, "from_threads", f.from_threads);
-  take(j, "to_threads", f.to_threads);
-  take(j, "why", f.why);
-  return f;
-}
+atomics_fit atomics_fit_from_json(const json &in) { return read_block<atomics_fit>(in); }
+
+json to_json(const atomics_fit &f) { return write_block(f); }
 
 atomics_variant atomics_variant_from_json(const json &in) {
   json j = in;

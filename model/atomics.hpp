@@ -19,8 +19,22 @@ struct atomics_fit {
   std::optional<double> intercept_cycles, slope_cycles_per_thread, r2;
   std::optional<double> power_coefficient_cycles, power_exponent, power_r2_log;
   std::optional<double> from_threads, to_threads;
-  std::optional<std::string> why; // "none": why no model fits
+  std::optional<std::string> why;                   // "none": why no model fits
+  nlohmann::json detail = nlohmann::json::object(); // the rest (points, contended): as read
 };
+// Its keys, once, for its reader and its writer (model/fields.hpp).
+template <class F> void fields(atomics_fit &s, F &f) {
+  f.field("model", s.model);
+  f.field("intercept_cycles", s.intercept_cycles);
+  f.field("slope_cycles_per_thread", s.slope_cycles_per_thread);
+  f.field("r2", s.r2);
+  f.field("power_coefficient_cycles", s.power_coefficient_cycles);
+  f.field("power_exponent", s.power_exponent);
+  f.field("power_r2_log", s.power_r2_log);
+  f.field("from_threads", s.from_threads);
+  f.field("to_threads", s.to_threads);
+  f.field("why", s.why);
+}
 
 // The RW paper's queue model (Eqs. 1-2) where it applies (one contended address).
 struct atomics_queue_model {
@@ -41,6 +55,7 @@ struct atomics_variant {
 };
 
 atomics_fit atomics_fit_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const atomics_fit &f);
 atomics_variant atomics_variant_from_json(const nlohmann::json &j);
 // A list of variants (a raw result's `atomics.variants` or the profile's); not a list: none.
 std::vector<atomics_variant> atomics_variants_from_json(const nlohmann::json &list);

@@ -66,7 +66,7 @@ model::atomics_fit variant_fit(const atomics_variant &v) {
   for (const auto &p : v.points)
     curve.threads.push_back(p.threads), curve.mean_cycles.push_back(p.mean_cycles);
   curve.queues = false;
-  return model::atomics_fit_from_json(to_json(fit_atomics(curve, 0))["fit"]);
+  return fit_model(fit_atomics(curve, 0));
 }
 
 // One variant: its points, its fit over the range it was fitted on, its queue model (into the

@@ -47,6 +47,27 @@ atomics_fit fit_atomics(const atomics_curve &c, double sm_clock_mhz) {
   return f;
 }
 
+model::atomics_fit fit_model(const atomics_fit &f) {
+  model::atomics_fit m;
+  m.model = f.model;
+  m.slope_cycles_per_thread = f.fit.slope;
+  m.intercept_cycles = f.fit.intercept;
+  m.r2 = f.fit.r2;
+  m.from_threads = f.from_threads;
+  m.to_threads = f.to_threads;
+  if (f.model != "line") {
+    m.power_coefficient_cycles = f.power_coefficient;
+    m.power_exponent = f.power_exponent;
+    m.power_r2_log = f.power_r2;
+    m.why = f.model == "power"
+                ? "a line does not fit (r2 " + std::to_string(f.fit.r2).substr(0, 5) +
+                      "): cycles = c N^p fitted in log-log"
+                : "neither a line nor a power law fits the contended range";
+  }
+  m.detail = {{"points", f.fit.points}, {"contended", f.contended}};
+  return m;
+}
+
 nlohmann::json to_json(const atomics_fit &f) {
   nlohmann::json model = {{"applies", false},
                           {"why", "distinct addresses do not queue on one atomic unit"}};
@@ -58,24 +79,7 @@ nlohmann::json to_json(const atomics_fit &f) {
              {"predicted_slope_cycles_per_thread", f.model_slope},
              {"mean_cycles", f.model_mean_cycles},
              {"warp_max_cycles", f.model_warp_max_cycles}};
-  nlohmann::json fit = {{"model", f.model},
-                        {"slope_cycles_per_thread", f.fit.slope},
-                        {"intercept_cycles", f.fit.intercept},
-                        {"r2", f.fit.r2},
-                        {"points", f.fit.points},
-                        {"from_threads", f.from_threads},
-                        {"to_threads", f.to_threads},
-                        {"contended", f.contended}};
-  if (f.model != "line") {
-    fit["power_coefficient_cycles"] = f.power_coefficient;
-    fit["power_exponent"] = f.power_exponent;
-    fit["power_r2_log"] = f.power_r2;
-    fit["why"] = f.model == "power"
-                     ? "a line does not fit (r2 " + std::to_string(f.fit.r2).substr(0, 5) +
-                           "): cycles = c N^p fitted in log-log"
-                     : "neither a line nor a power law fits the contended range";
-  }
-  return {{"fit", fit}, {"queue_model", model}};
+  return {{"fit", model::to_json(fit_model(f))}, {"queue_model", model}};
 }
 
 std::string fit_variant(probes::atomics_variant_result &v, double sm_clock_mhz) {

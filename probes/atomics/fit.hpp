@@ -4,6 +4,7 @@
 // on a contended address, taken from the measured throughput at the most threads; with it a
 // thread at queue position k waits k services, so the mean latency grows by step/2 per thread.
 #include "analysis/fit.hpp"
+#include "model/atomics.hpp"
 #include "probes/atomics/driver.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,6 +34,9 @@ struct atomics_fit {
 };
 
 atomics_fit fit_atomics(const atomics_curve &c, double sm_clock_mhz);
+// The fit as a result and profile.json hold it (model/atomics.hpp); to_json writes it as "fit",
+// beside the queue model.
+model::atomics_fit fit_model(const atomics_fit &f);
 nlohmann::json to_json(const atomics_fit &f);
 
 // One measured variant of the atomics probe fitted (its curve, the queue model where its threads
