@@ -179,11 +179,15 @@ sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string
                           std::string(e.what()) + ")");
   }
   res.device = doc.at("device");
-  sharing_matrix m = matrix_of(res, source);
+  return square_matrix_of(res, source);
+}
+
+sharing_matrix square_matrix_of(const probes::sharing_result &r, const std::string &source) {
+  sharing_matrix m = matrix_of(r, source);
   const auto n = m.sm_ids.size();
   bool square = n > 0 && m.cycles.size() == n && m.baseline.size() == n;
-  for (const auto &r : m.cycles)
-    square = square && r.size() == n;
+  for (const auto &row : m.cycles)
+    square = square && row.size() == n;
   if (!square)
     throw gpuprobe::error("'" + source + "': the sharing matrix is not square over its SM ids");
   return m;
@@ -452,8 +456,8 @@ void unshared_examples(const sharing_matrix &m, const matrix &x,
     for (int k = i + 1; k < n && named < 4; ++k)
       if (!shared[i][k]) {
         char buf[96];
-        std::snprintf(buf, sizeof buf, "%s%d<-%d %.2f, %d<-%d %.2f", named ? "; " : "",
-                      m.sm_ids[i], m.sm_ids[k], x[i][k], m.sm_ids[k], m.sm_ids[i], x[k][i]);
+        std::snprintf(buf, sizeof buf, "%s%d<-%d %.2f, %d<-%d %.2f", named ? "; " : "", m.sm_ids[i],
+                      m.sm_ids[k], x[i][k], m.sm_ids[k], m.sm_ids[i], x[k][i]);
         ex += buf;
         ++named;
       }

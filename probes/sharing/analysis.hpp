@@ -65,6 +65,9 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_analysis
 
 // The probe's own matrix (mean cycles, baselines) as the analysis reads it.
 sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &source);
+// The same, refused in one line where the matrix is not square over its SM ids (a result read from
+// a file; `gpuprobe tlb-sharing`'s own, just measured).
+sharing_matrix square_matrix_of(const probes::sharing_result &r, const std::string &source);
 
 // tlb-sharing's sample (sharing_options::sample_sms, driver.hpp): SMs spread over the GPU, each
 // against each. It answers for every SM only when the level is global there (every pair of SMs of

@@ -60,9 +60,8 @@ void run(sharing_flags &f) {
                        o.overfill); // bad options fail before any GPU work
   const auto dev = query_device(f.common.device);
   const auto r = probes::run_sharing(o, dev);
-  const json doc = to_json(r);
-  const auto a = probes::analyze_sharing(probes::parse_sharing_result(doc, f.common.out));
-  write_json_atomic(f.common.out, doc);
+  const auto a = probes::analyze_sharing(probes::square_matrix_of(r, f.common.out));
+  write_json_atomic(f.common.out, to_json(r));
   const auto p = probes::sharing_params_from_json(r.params);
   std::printf("gpuprobe tlb-sharing: %s, level %s, %zu SMs, %s pool, %.1f s\n", dev.name.c_str(),
               probes::describe(o.level).c_str(), r.sm_ids.size(), p.alloc.value_or("?").c_str(),

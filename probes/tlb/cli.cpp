@@ -58,12 +58,10 @@ void run(tlb_flags &f) {
           f.short_strides + "')");
   }
   const auto r = probes::run_tlb(o, query_device(f.common.device));
-  const json doc = to_json(r);
-
   probes::tlb_dataset ds;
-  probes::parse_gpuprobe_tlb_result(doc, f.common.out, ds);
+  probes::add_tlb_result(r, f.common.out, ds);
   const auto a = probes::find_tlb_levels(ds);
-  write_json_atomic(f.common.out, doc);
+  write_json_atomic(f.common.out, to_json(r));
   const device_info dev = device_info_from_json(r.device); // the block the result records
   std::printf(
       "gpuprobe tlb: %s, alloc %s (granularity %s), %zu points, %.1f s, SM clock %.0f MHz\n",

@@ -157,7 +157,12 @@ void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &sou
   } catch (const gpuprobe::error &e) {
     throw gpuprobe::error("'" + source + "': malformed TLB result (" + std::string(e.what()) + ")");
   }
-  out.device = doc.at("device");
+  r.device = doc.at("device");
+  add_tlb_result(r, source, out);
+}
+
+void add_tlb_result(const tlb_result &r, const std::string &source, tlb_dataset &out) {
+  out.device = r.device;
   const auto dev = device_info_from_json(out.device);
   out.device_name = dev.name.empty() ? "unknown" : dev.name;
   out.l2_bytes = dev.l2_bytes;

@@ -37,6 +37,9 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
 // Appends the curves of a gpuprobe.result/1 TLB result (probe "tlb").
 void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
                                tlb_dataset &out);
+// The same from the typed result (`gpuprobe tlb`'s own, just measured), named `source`.
+struct tlb_result;
+void add_tlb_result(const tlb_result &r, const std::string &source, tlb_dataset &out);
 
 // Sorts a curve by footprint and drops repeated footprints (keeps the first).
 void finish_curve(tlb_curve &c);
