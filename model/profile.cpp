@@ -14,10 +14,14 @@ template <class F> void fields(level_sharing &s, F &f) {
   f.field("source", s.source);
 }
 
-level_sharing level_sharing_from_json(const json &in) {
-  auto s = read_block<level_sharing>(in);
+void check_sm_ids(const level_sharing &s) {
   if (s.groups)
     check_group_sm_ids(*s.groups, k_max_sm_count, "sharing group");
+}
+
+level_sharing level_sharing_from_json(const json &in) {
+  auto s = read_block<level_sharing>(in);
+  check_sm_ids(s);
   return s;
 }
 

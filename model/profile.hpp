@@ -85,8 +85,8 @@ struct tlb_level {
   std::optional<double> confidence;         // 0..1, of the step detector
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
-  std::optional<level_coverage> coverage; // absent before the tlb-coverage stage ran
-  std::optional<level_per_sm> per_sm;     // absent before the tlb-per-sm stage ran
+  std::optional<level_coverage> coverage;   // absent before the tlb-coverage stage ran
+  std::optional<level_per_sm> per_sm;       // absent before the tlb-per-sm stage ran
   nlohmann::json detail = nlohmann::json::object(); // evidence, snr, penalty rule, ...
   std::string sharing_scope() const { return sharing ? sharing->scope : "?"; }
   // What one entry covers, in words ("" before tlb-coverage ran).
@@ -184,8 +184,8 @@ struct profile {
   std::optional<long long> seed() const;           // meta.seed, where recorded
   bool quick() const;                              // a --quick characterize
   std::string mode() const { return quick() ? "quick" : "full"; }
-  bool throttled() const;                          // conditions.throttled
-  bool busy() const;                               // conditions.busy: other processes seen
+  bool throttled() const; // conditions.throttled
+  bool busy() const;      // conditions.busy: other processes seen
 };
 
 // Throws gpuprobe::error in one line naming `source`: another schema or a newer version (refused),
@@ -197,6 +197,9 @@ nlohmann::json to_json(const profile &p);
 level_sharing level_sharing_from_json(const nlohmann::json &j);
 level_coverage level_coverage_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const level_coverage &c);
+// Refuses a group naming an SM id no GPU has (model::impossible_value): the reader's check, for a
+// level_sharing made in process from a matrix read.
+void check_sm_ids(const level_sharing &s);
 nlohmann::json to_json(const level_sharing &s);
 level_per_sm level_per_sm_from_json(const nlohmann::json &j); // throws impossible_value
 nlohmann::json to_json(const level_per_sm &s);

@@ -587,25 +587,26 @@ sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_analysis
   return a;
 }
 
-nlohmann::json to_json(const sharing_analysis &a) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto &g : a.groups)
-    groups.push_back(g);
-  return {{"scope", to_string(a.scope)},
-          {"groups", groups},
-          {"reason", a.reason},
-          {"structure", a.structure},
-          {"positive_control_cycles", a.control_cycles},
-          {"noise_cycles", a.noise_cycles},
-          {"threshold_x", a.threshold_x},
-          {"threshold_cycles", a.threshold_cycles},
-          {"reference",
-           a.has_baseline ? "baseline (no disruptor)" : "row median (no baseline in input)"},
-          {"pairs", a.pairs},
-          {"shared_pairs", a.shared_pairs},
-          {"asymmetric_pairs", a.asymmetric_pairs},
-          {"notes", a.notes}};
+model::level_sharing sharing_model(const sharing_analysis &a) {
+  model::level_sharing s;
+  s.scope = to_string(a.scope);
+  s.groups = a.groups;
+  s.reason = a.reason;
+  s.detail = {{"structure", a.structure},
+              {"positive_control_cycles", a.control_cycles},
+              {"noise_cycles", a.noise_cycles},
+              {"threshold_x", a.threshold_x},
+              {"threshold_cycles", a.threshold_cycles},
+              {"reference",
+               a.has_baseline ? "baseline (no disruptor)" : "row median (no baseline in input)"},
+              {"pairs", a.pairs},
+              {"shared_pairs", a.shared_pairs},
+              {"asymmetric_pairs", a.asymmetric_pairs},
+              {"notes", a.notes}};
+  return s;
 }
+
+nlohmann::json to_json(const sharing_analysis &a) { return model::to_json(sharing_model(a)); }
 
 std::vector<std::vector<int>> canonical_groups(std::vector<std::vector<int>> groups) {
   for (auto &g : groups)

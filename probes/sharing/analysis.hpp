@@ -7,6 +7,7 @@
 // Every threshold comes from the matrix itself: cells are normalised per row to
 // x = (cell - ref) / (diagonal - ref), so 0 looks like "not shared" and 1 like the diagonal, and
 // the split between the two clusters is Otsu's on x.
+#include "model/profile.hpp"
 #include "probes/sharing/driver.hpp"
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,8 @@ struct sharing_analysis {
 };
 
 sharing_analysis analyze_sharing(const sharing_matrix &m, const sharing_analysis_options &opt = {});
+// The answer as the profile holds a level's sharing (model/profile.hpp; its keys: to_json).
+model::level_sharing sharing_model(const sharing_analysis &a);
 
 // The probe's own matrix (mean cycles, baselines) as the analysis reads it.
 sharing_matrix matrix_of(const probes::sharing_result &r, const std::string &source);

@@ -67,8 +67,8 @@ nlohmann::json measure_sms(sharing_probe &probe, const sharing_options &o, shari
   std::vector<int> all = probe.sm_ids();
   if (o.max_sms > 0 && o.max_sms < int(all.size()))
     all.resize(std::size_t(o.max_sms));
-  const bool sampled = o.sample_sms > 0 && std::size_t(o.sample_sms) < all.size() &&
-                       bool(o.sample_verdict);
+  const bool sampled =
+      o.sample_sms > 0 && std::size_t(o.sample_sms) < all.size() && bool(o.sample_verdict);
   std::vector<int> spread;
   if (sampled)
     for (const std::size_t k : spread_sm_indices(all.size(), std::size_t(o.sample_sms)))

@@ -43,10 +43,11 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
                                   ": run characterize on the GPU to measure this level";
       continue;
     }
-    json s =
-        probes::to_json(probes::analyze_sharing(probes::parse_sharing_result(doc, f.string())));
-    s["source"] = results_folder::raw_rel(f.filename().string());
-    L.sharing = model::level_sharing_from_json(s);
+    auto s = probes::sharing_model(
+        probes::analyze_sharing(probes::parse_sharing_result(doc, f.string())));
+    s.source = results_folder::raw_rel(f.filename().string());
+    model::check_sm_ids(s);
+    L.sharing = std::move(s);
   }
 }
 
