@@ -74,6 +74,7 @@ void check_config_file(int argc, const char *const *argv) {
 } // namespace
 
 int run_command(int argc, const char *const *argv) {
+  const read_once_scope once; // each file read from disk once in a command (common/json_io.hpp)
   CLI::App app{"gpuprobe: GPU TLB/atomics characterization and Random-Walk allocator tuning"};
   app.set_version_flag("--version",
                        std::string("gpuprobe ") + GPUPROBE_VERSION + " (" + git_commit() + ")");

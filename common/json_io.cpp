@@ -10,15 +10,25 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <sstream>
-#include <fcntl.h>
+#include <sys/stat.h>
+#include <tuple>
 #include <unistd.h>
 
 namespace gpuprobe {
 
+namespace {
+void forget_read(const std::string &path); // below: a file a read_once_scope read, dropped
+} // namespace
+
 void write_text_atomic(const std::string &path, const std::string &text) {
+  forget_read(path); // read again after this rewrite (its freed inode may recur, with its size)
   if (path.empty())
     throw error("cannot write '': give a file name");
   refuse_non_regular_target(path); // rename() would replace a device, a FIFO or a link
@@ -85,8 +95,42 @@ void check_input_file(const std::string &path, std::uintmax_t max_bytes) {
                 ", more than gpuprobe reads here (" + format_bytes(double(max_bytes)) + ")");
 }
 
-std::string read_text_file(const std::string &path) {
-  check_input_file(path);
+namespace {
+
+// The files a read_once_scope has read: by canonical path, with the identity they had (device,
+// inode, size, modification time) and their text (and JSON, once parsed).
+struct read_file {
+  std::pair<std::uint64_t, std::uint64_t> inode;
+  std::uintmax_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::string text;
+  std::optional<json> doc;
+};
+struct read_cache {
+  std::mutex m;
+  int depth = 0;
+  std::size_t disk_reads = 0;
+  std::map<std::string, read_file> files;
+};
+read_cache &cache() {
+  static read_cache c;
+  return c;
+}
+
+// A file's identity: (device, inode), size, modification time (ns).
+using file_id = std::tuple<std::pair<std::uint64_t, std::uint64_t>, std::uintmax_t, std::int64_t>;
+
+// The file's identity where it can be had (stat follows links, as the reader does).
+std::optional<file_id> identity_of(const std::string &path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return std::nullopt;
+  return std::tuple{std::pair{std::uint64_t(st.st_dev), std::uint64_t(st.st_ino)},
+                    std::uintmax_t(st.st_size),
+                    std::int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+std::string read_from_disk(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw error("cannot read '" + path + "': " + std::strerror(errno));
@@ -95,7 +139,84 @@ std::string read_text_file(const std::string &path) {
   std::string text = buf.str();
   if (text.find_first_not_of(" \t\r\n") == std::string::npos)
     throw error("'" + path + "' is empty");
+  std::lock_guard lock(cache().m);
+  ++cache().disk_reads;
   return text;
+}
+
+// The key `path` is cached under (its canonical path) and its identity: none outside a scope.
+struct cache_key {
+  std::string path;
+  file_id id;
+};
+std::optional<cache_key> cache_id(const std::string &path) {
+  {
+    std::lock_guard lock(cache().m);
+    if (cache().depth == 0)
+      return std::nullopt;
+  }
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(path, ec);
+  const auto id = identity_of(path);
+  if (ec || !id)
+    return std::nullopt;
+  return cache_key{canonical.string(), *id};
+}
+
+// The entry of `k` while it is the same file, unchanged, else nullptr (under the caller's lock).
+read_file *hit(const cache_key &k) {
+  const auto &[inode, size, mtime] = k.id;
+  const auto it = cache().files.find(k.path);
+  return it != cache().files.end() && it->second.inode == inode && it->second.size == size &&
+                 it->second.mtime_ns == mtime
+             ? &it->second
+             : nullptr;
+}
+
+read_file &keep(const cache_key &k, std::string text) {
+  const auto &[inode, size, mtime] = k.id;
+  return cache().files[k.path] = {inode, size, mtime, std::move(text), std::nullopt};
+}
+
+void forget_read(const std::string &path) {
+  std::error_code ec;
+  const auto canonical = std::filesystem::weakly_canonical(path, ec);
+  std::lock_guard lock(cache().m);
+  if (ec)
+    cache().files.clear();
+  else
+    cache().files.erase(canonical.string());
+}
+
+} // namespace
+
+read_once_scope::read_once_scope() {
+  std::lock_guard lock(cache().m);
+  ++cache().depth;
+}
+read_once_scope::~read_once_scope() {
+  std::lock_guard lock(cache().m);
+  if (--cache().depth == 0)
+    cache().files.clear();
+}
+std::size_t reads_from_disk() {
+  std::lock_guard lock(cache().m);
+  return cache().disk_reads;
+}
+
+std::string read_text_file(const std::string &path) {
+  check_input_file(path);
+  const auto id = cache_id(path);
+  if (!id)
+    return read_from_disk(path);
+  {
+    std::lock_guard lock(cache().m);
+    if (const read_file *f = hit(*id))
+      return f->text;
+  }
+  std::string text = read_from_disk(path);
+  std::lock_guard lock(cache().m);
+  return keep(*id, std::move(text)).text;
 }
 
 json parse_json_text(const std::string &text, const std::string &source) {
@@ -133,7 +254,23 @@ json parse_json_text(const std::string &text, const std::string &source) {
   }
 }
 
-json read_json_file(const std::string &path) { return parse_json_text(read_text_file(path), path); }
+json read_json_file(const std::string &path) {
+  check_input_file(path);
+  const auto id = cache_id(path);
+  if (!id)
+    return parse_json_text(read_from_disk(path), path);
+  std::unique_lock lock(cache().m);
+  read_file *f = hit(*id);
+  if (!f) {
+    lock.unlock(); // the disk read without the lock (it takes it to count)
+    std::string text = read_from_disk(path);
+    lock.lock();
+    f = &keep(*id, std::move(text));
+  }
+  if (!f->doc) // parsed once; a file that is not JSON throws here each time, as before
+    f->doc = parse_json_text(f->text, path);
+  return *f->doc;
+}
 
 void require_schema(const json &doc, const std::string &family, int max_version,
                     const std::string &path) {

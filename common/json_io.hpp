@@ -34,6 +34,22 @@ json parse_json_text(const std::string &text, const std::string &source);
 // Reads a JSON file (read_text_file's errors, and "is not JSON", "nested deeper than ...").
 json read_json_file(const std::string &path);
 
+// A command reads each file once. While a read_once_scope lives (cli::run_command opens one for
+// each command), read_text_file and read_json_file serve a file they read before from memory as
+// long as it is the same file at the same path, unchanged (device, inode, size, modification
+// time) and not rewritten by this process since (write_text_atomic forgets it: a rewritten file may
+// reuse the freed inode within one tick of the clock). Scopes nest (a stage run inside characterize
+// shares characterize's); outside any, every call reads the disk. reads_from_disk() counts the
+// reads that went to the disk (tests).
+class read_once_scope {
+public:
+  read_once_scope();
+  ~read_once_scope();
+  read_once_scope(const read_once_scope &) = delete;
+  read_once_scope &operator=(const read_once_scope &) = delete;
+};
+std::size_t reads_from_disk();
+
 // Checks doc["schema"] == "<family>/<version>" for a version this build understands
 // (1..max_version); throws gpuprobe::error otherwise.
 void require_schema(const json &doc, const std::string &family, int max_version,
