@@ -3,19 +3,35 @@
 // level of the profile it tested), read with the keys that say which level each row measured, so
 // characterize attaches a row to its level without looking into the row itself. Host-only.
 #include "model/fields.hpp"
+#include "model/profile.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
 namespace gpuprobe::model {
 
-struct result_level {
-  std::string level;     // "L2"
+// Which level of a profile a stage measured: its label and the geometry it tested. It answers for
+// the profile's level of that label whose page is the same and whose entries are within half an
+// entry (a stage measured for another geometry, before the profile was derived again, answers
+// for none): one rule for every stage's rows (for_each_matched_level) and tlb-sharing's files.
+struct level_id {
+  std::string label;     // "L2"
   double page_bytes = 0; // the level's page as the stage tested it
   double entries = 0;    // and its entries
-  nlohmann::json row;    // the row as written, for the probe's own reader
+  bool same_geometry(const tlb_level &L) const {
+    return page_bytes == L.page_bytes && std::fabs(entries - L.entries.value_or(0)) < 0.5;
+  }
+  bool names(const tlb_level &L, const std::string &label_of_L) const {
+    return label == label_of_L && same_geometry(L);
+  }
+};
+
+struct result_level {
+  level_id id;        // the level the row measured
+  nlohmann::json row; // the row as written, for the probe's own reader
 };
 
 // doc[key]["levels"] (none where either is missing); a row that is no object, or whose level, page
@@ -36,11 +52,11 @@ inline std::vector<result_level> result_levels(const nlohmann::json &doc, const 
     result_level r;
     r.row = row;
     if (const json *l = part_of_kind(row, "level", &json::is_string, "a string", where))
-      r.level = l->get<std::string>();
+      r.id.label = l->get<std::string>();
     if (const json *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
-      r.page_bytes = p->get<double>();
+      r.id.page_bytes = p->get<double>();
     if (const json *e = part_of_kind(row, "entries", &json::is_number, "a number", where))
-      r.entries = e->get<double>();
+      r.id.entries = e->get<double>();
     out.push_back(std::move(r));
   }
   return out;

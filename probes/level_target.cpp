@@ -30,8 +30,7 @@ void for_each_matched_level(
   for (const auto &rl : rows)
     for (std::size_t k = 0; k < tlb.levels.size(); ++k) {
       model::tlb_level &L = tlb.levels[k];
-      if (rl.level == model::level_label(false, k) && rl.page_bytes == L.page_bytes &&
-          std::fabs(rl.entries - L.entries.value_or(0)) < 0.5) {
+      if (rl.id.names(L, model::level_label(false, k))) {
         try {
           f(L, rl.row);
         } catch (const error &e) { // a probe's reader refused the row: one line naming the file

@@ -5,6 +5,7 @@
 #include "common/json_io.hpp"
 #include "common/results_folder.hpp"
 #include "common/units.hpp"
+#include "model/result_levels.hpp"
 #include "probes/sharing/analysis.hpp"
 #include "probes/sharing/driver.hpp"
 #include "probes/sharing/probe.hpp"
@@ -36,7 +37,7 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
       throw error("'" + f.string() + "': " + e.what());
     }
     const double e = params.entries.value_or(0), pg = params.page_bytes.value_or(0);
-    if (e > 0 && pg > 0 && (std::fabs(e - L.entries.value_or(0)) > 0.5 || pg != L.page_bytes)) {
+    if (e > 0 && pg > 0 && !model::level_id{"", pg, e}.same_geometry(L)) {
       L.sharing->detail["note"] = results_folder::raw_rel(f.filename().string()) +
                                   " was measured for " + std::to_string(std::lround(e)) + " x " +
                                   format_bytes(pg) +

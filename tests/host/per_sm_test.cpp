@@ -7,6 +7,7 @@
 #include "findings/compare.hpp"
 #include "model/fields.hpp"
 #include "model/result_levels.hpp"
+#include "probes/level_target.hpp"
 #include "probes/per_sm/driver.hpp"
 #include "probes/per_sm/probe.hpp"
 #include "probes/tlb/levels.hpp"
@@ -317,8 +318,8 @@ TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
       ASSERT_EQ(got.size(), doc[stage]["levels"].size()) << path;
       for (std::size_t i = 0; i < got.size(); ++i) {
         ++rows;
-        EXPECT_EQ(got[i].level, doc[stage]["levels"][i]["level"]);
-        EXPECT_EQ(got[i].page_bytes, doc[stage]["levels"][i]["page_bytes"].get<double>());
+        EXPECT_EQ(got[i].id.label, doc[stage]["levels"][i]["level"]);
+        EXPECT_EQ(got[i].id.page_bytes, doc[stage]["levels"][i]["page_bytes"].get<double>());
         EXPECT_EQ(got[i].row, doc[stage]["levels"][i]);
       }
       for (int m = 0; m < 20; ++m) {
@@ -339,6 +340,69 @@ TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
   EXPECT_GE(files, 6);
   EXPECT_GE(rows, 15);
   EXPECT_EQ(refused, files * 20);
+}
+
+// A stage's rows reach the profile's levels by their id alone (model::level_id): on seeded profiles
+// and result files whose rows name a level with its geometry, or with one a little off, or another
+// label, for_each_matched_level hands each level exactly the rows of its label, page and entries
+// (within half an entry), once each.
+TEST(ResultLevels, RowsReachTheLevelTheirIdNames) {
+  std::mt19937 rng(79);
+  const fs::path dir = fs::temp_directory_path() / "gpuprobe_level_id_test";
+  for (int c = 0; c < 100; ++c) {
+    fs::remove_all(dir);
+    fs::create_directories(dir / "raw");
+    tlb_hierarchy tlb;
+    const int levels = 1 + int(rng() % 4);
+    for (int k = 0; k < levels; ++k) {
+      tlb_level L;
+      L.page_bytes = double(1ull << (12 + rng() % 14));
+      L.entries = double(16 << (rng() % 8)) + (rng() % 2 ? 0.25 : 0.0);
+      tlb.levels.push_back(L);
+    }
+    json rows = json::array();
+    std::vector<int> expected(levels, 0);
+    for (int r = 0, n = int(rng() % 8); r < n; ++r) {
+      const int k = int(rng() % levels);
+      const auto &L = tlb.levels[k];
+      double page = L.page_bytes, entries = *L.entries;
+      std::string label = gpuprobe::model::level_label(false, k);
+      switch (rng() % 5) {
+      case 0:
+        page *= 2;
+        break; // another page: no level's
+      case 1:
+        entries += 0.5 + double(rng() % 100) / 10.0;
+        break; // half an entry or more off
+      case 2:
+        entries += double(rng() % 49) / 100.0;
+        break; // under half an entry: this level's
+      case 3:
+        label = gpuprobe::model::level_label(false, levels + int(rng() % 3));
+        break;
+      default:
+        break;
+      }
+      const bool mine = label == gpuprobe::model::level_label(false, k) && page == L.page_bytes &&
+                        std::fabs(entries - *L.entries) < 0.5;
+      expected[k] += mine;
+      rows.push_back({{"level", label}, {"page_bytes", page}, {"entries", entries}, {"n", r}});
+    }
+    json doc = {{"schema", "gpuprobe.result/1"},
+                {"probe", "tlb-per-sm"},
+                {"tlb_per_sm", {{"levels", rows}}}};
+    gpuprobe::write_json_atomic((dir / "raw" / "stage.json").string(), doc);
+    std::vector<int> got(levels, 0);
+    std::set<int> seen;
+    gpuprobe::probes::for_each_matched_level(gpuprobe::results_folder{dir}, "stage.json",
+                                             "tlb_per_sm", tlb, [&](tlb_level &L, const json &row) {
+                                               got[&L - tlb.levels.data()]++;
+                                               EXPECT_TRUE(seen.insert(row["n"].get<int>()).second)
+                                                   << "a row handed twice";
+                                             });
+    EXPECT_EQ(got, expected) << "case " << c;
+  }
+  fs::remove_all(dir);
 }
 
 } // namespace
