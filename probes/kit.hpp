@@ -80,6 +80,18 @@ struct command {
   bool seed = false;
   std::vector<flag> flags; // after the shared ones, in this order
   std::function<void()> run;
+  // A command that measures: --device, --out (`out_help`) and --seed, over `o`.
+  void measures(common_options &o, std::string out_help) {
+    common = &o;
+    device = seed = true;
+    out = std::move(out_help);
+  }
+  // A command that reads results: --input (`input_help`) and --out (`out_help`), over `o`.
+  void reads(common_options &o, std::string input_help, std::string out_help) {
+    common = &o;
+    input = std::move(input_help);
+    out = std::move(out_help);
+  }
   // Declares a flag of its own; chain shown(), in(...) etc. on what it returns.
   flag &option(std::string names, flag_target target, std::string help);
 };

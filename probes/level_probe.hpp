@@ -56,10 +56,8 @@ kit::command level_command(const level_probe<Options, Result, Extra> &p) {
   using F = level_flags<Options, Extra>;
   auto f = std::make_shared<F>();
   kit::command c(p.command, p.description, p.footer);
-  c.common = &f->common;
-  c.device = true;
-  c.out = std::string("result JSON file (gpuprobe.result/1, probe ") + p.command + ")";
-  c.seed = true;
+  c.measures(f->common,
+             std::string("result JSON file (gpuprobe.result/1, probe ") + p.command + ")");
   c.option("--profile", &f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
       .needed()
       .a_file();

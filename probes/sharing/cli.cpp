@@ -85,10 +85,7 @@ kit::command cli() {
   kit::command c("tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)",
                  "Example: gpuprobe tlb-sharing --page-bytes 32M --entries 2048 --max-sms 16 --out "
                  "sharing.json");
-  c.common = &f->common;
-  c.device = true;
-  c.out = "result JSON file (gpuprobe.result/1, probe tlb-sharing)";
-  c.seed = true;
+  c.measures(f->common, "result JSON file (gpuprobe.result/1, probe tlb-sharing)");
   c.option("--profile", &f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
   c.option("--level", &f->level, "level N of the profile (L1 = innermost)").shown();
   c.option(
@@ -160,9 +157,8 @@ kit::command analyze_cli() {
   kit::command c(
       "sharing", "TLB sharing scope and SM groups from a tlb-sharing result or TLBsharing-*.txt",
       "Example: gpuprobe analyze sharing --input raw/sharing_C2.json --out sharing.json");
-  c.common = f.get();
-  c.input = "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt";
-  c.out = "sharing JSON file (gpuprobe.sharing/1)";
+  c.reads(*f, "gpuprobe tlb-sharing result JSON or cuda-gpu-tlb TLBsharing-*.txt",
+          "sharing JSON file (gpuprobe.sharing/1)");
   c.run = [f] { run_analyze_sharing(*f); };
   return c;
 }

@@ -87,10 +87,7 @@ kit::command cli() {
   kit::command c(
       "tlb", "sweep strides x footprints with a pointer chase (TLB levels)",
       "Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
-  c.common = &f->common;
-  c.device = true;
-  c.out = "result JSON file (gpuprobe.result/1)";
-  c.seed = true;
+  c.measures(f->common, "result JSON file (gpuprobe.result/1)");
   c.option("--alloc", &f->alloc,
            "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
            "virtual range: translation alone, past the device memory)")
@@ -171,9 +168,8 @@ kit::command analyze_cli() {
   auto f = std::make_shared<analyze_flags>();
   kit::command c("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files",
                  "Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
-  c.common = &f->common;
-  c.input = "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)";
-  c.out = "profile JSON file (gpuprobe.profile/1)";
+  c.reads(f->common, "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)",
+          "profile JSON file (gpuprobe.profile/1)");
   c.option("--allow-mixed", &f->allow_mixed,
            "analyze sweeps of different GPUs as one (default: refused, naming them)");
   c.option(
