@@ -137,7 +137,7 @@ void run_analyze_tlb(const kit::common_options &o, bool allow_mixed, std::option
   const auto levels = model::tlb_hierarchy_from_json(tlb).levels;
   for (std::size_t k = 0; k < a.levels.size(); ++k) {
     const auto &L = a.levels[k];
-    std::printf("  L%zu: %.1f entries x %s page (%s) = reach %s, miss penalty %.1f cycles, "
+    std::printf("  L%zu: %.1f entries x %s coverage (%s) = reach %s, miss penalty %.1f cycles, "
                 "confidence %.2f (z %.1f at %d strides)\n",
                 k + 1, L.entries, format_bytes(L.page_bytes).c_str(),
                 probes::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
