@@ -8,7 +8,7 @@
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
 #include "common/steps.hpp"
-#include "model/file_head.hpp"
+#include "probes/result_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -167,18 +167,9 @@ sharing_matrix parse_tlbsharing_txt(const std::string &text, const std::string &
 }
 
 sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string &source) {
-  require_schema(doc, schema::result, source);
-  if (const auto head = model::file_head_from_json(doc, source); head.probe != "tlb-sharing")
-    throw gpuprobe::error("'" + source + "' is not a tlb-sharing result (probe '" +
-                          (head.probe.empty() ? "?" : head.probe) + "')");
-  probes::sharing_result res; // the probe's own reader: its keys are spelt once
-  try {
-    res = probes::sharing_result_from_json(doc);
-  } catch (const gpuprobe::error &e) {
-    throw gpuprobe::error("'" + source + "': malformed tlb-sharing result (" +
-                          std::string(e.what()) + ")");
-  }
-  res.device = doc.at("device");
+  const auto res =
+      read_result_file(doc, source, "tlb-sharing", "tlb-sharing",
+                       [](const nlohmann::json &d) { return probes::sharing_result_from_json(d); });
   return square_matrix_of(res, source);
 }
 

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/file_head.hpp"
+#include "probes/result_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -147,17 +148,9 @@ void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, 
 
 void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
                                tlb_dataset &out) {
-  require_schema(doc, schema::result, source);
-  if (const auto head = model::file_head_from_json(doc, source); head.probe != "tlb")
-    throw gpuprobe::error("'" + source + "' is not a TLB result (probe '" +
-                          (head.probe.empty() ? "?" : head.probe) + "')");
-  probes::tlb_result r; // the probe's own reader: its keys are spelt once
-  try {
-    r = probes::tlb_result_from_json(doc);
-  } catch (const gpuprobe::error &e) {
-    throw gpuprobe::error("'" + source + "': malformed TLB result (" + std::string(e.what()) + ")");
-  }
-  r.device = doc.at("device");
+  const auto r = read_result_file(doc, source, "tlb", "TLB", [](const nlohmann::json &d) {
+    return probes::tlb_result_from_json(d);
+  });
   add_tlb_result(r, source, out);
 }
 
