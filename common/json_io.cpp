@@ -97,12 +97,13 @@ void check_input_file(const std::string &path, std::uintmax_t max_bytes) {
 
 namespace {
 
-// The files a read_once_scope has read: by canonical path, with the identity they had (device,
-// inode, size, modification time) and their text (and JSON, once parsed).
+// A file's identity: (device, inode), size, modification time (ns).
+using file_id = std::tuple<std::pair<std::uint64_t, std::uint64_t>, std::uintmax_t, std::int64_t>;
+
+// The files a read_once_scope has read: by canonical path, with the identity they had and their
+// text (and JSON, once parsed).
 struct read_file {
-  std::pair<std::uint64_t, std::uint64_t> inode;
-  std::uintmax_t size = 0;
-  std::int64_t mtime_ns = 0;
+  file_id id;
   std::string text;
   std::optional<json> doc;
 };
@@ -116,9 +117,6 @@ read_cache &cache() {
   static read_cache c;
   return c;
 }
-
-// A file's identity: (device, inode), size, modification time (ns).
-using file_id = std::tuple<std::pair<std::uint64_t, std::uint64_t>, std::uintmax_t, std::int64_t>;
 
 // The file's identity where it can be had (stat follows links, as the reader does).
 std::optional<file_id> identity_of(const std::string &path) {
@@ -163,22 +161,24 @@ std::optional<cache_key> cache_id(const std::string &path) {
   return cache_key{canonical.string(), *id};
 }
 
-// The entry of `k` while it is the same file, unchanged, else nullptr (under the caller's lock).
-read_file *hit(const cache_key &k) {
-  const auto &[inode, size, mtime] = k.id;
-  const auto it = cache().files.find(k.path);
-  return it != cache().files.end() && it->second.inode == inode && it->second.size == size &&
-                 it->second.mtime_ns == mtime
-             ? &it->second
-             : nullptr;
-}
-
-read_file &keep(const cache_key &k, std::string text) {
-  const auto &[inode, size, mtime] = k.id;
-  return cache().files[k.path] = {inode, size, mtime, std::move(text), std::nullopt};
+// The entry of `k`, read from the disk where it was not read yet or has changed since. Called
+// under `lock`, which it lets go while it reads.
+read_file &entry(const cache_key &k, const std::string &path, std::unique_lock<std::mutex> &lock) {
+  if (const auto it = cache().files.find(k.path);
+      it != cache().files.end() && it->second.id == k.id)
+    return it->second;
+  lock.unlock(); // the disk read without the lock (it takes it to count)
+  std::string text = read_from_disk(path);
+  lock.lock();
+  return cache().files[k.path] = {k.id, std::move(text), std::nullopt};
 }
 
 void forget_read(const std::string &path) {
+  {
+    std::lock_guard lock(cache().m);
+    if (cache().files.empty()) // outside a scope it always is: no path to resolve
+      return;
+  }
   std::error_code ec;
   const auto canonical = std::filesystem::weakly_canonical(path, ec);
   std::lock_guard lock(cache().m);
@@ -206,17 +206,11 @@ std::size_t reads_from_disk() {
 
 std::string read_text_file(const std::string &path) {
   check_input_file(path);
-  const auto id = cache_id(path);
-  if (!id)
+  const auto k = cache_id(path);
+  if (!k)
     return read_from_disk(path);
-  {
-    std::lock_guard lock(cache().m);
-    if (const read_file *f = hit(*id))
-      return f->text;
-  }
-  std::string text = read_from_disk(path);
-  std::lock_guard lock(cache().m);
-  return keep(*id, std::move(text)).text;
+  std::unique_lock lock(cache().m);
+  return entry(*k, path, lock).text;
 }
 
 json parse_json_text(const std::string &text, const std::string &source) {
@@ -256,20 +250,14 @@ json parse_json_text(const std::string &text, const std::string &source) {
 
 json read_json_file(const std::string &path) {
   check_input_file(path);
-  const auto id = cache_id(path);
-  if (!id)
+  const auto k = cache_id(path);
+  if (!k)
     return parse_json_text(read_from_disk(path), path);
   std::unique_lock lock(cache().m);
-  read_file *f = hit(*id);
-  if (!f) {
-    lock.unlock(); // the disk read without the lock (it takes it to count)
-    std::string text = read_from_disk(path);
-    lock.lock();
-    f = &keep(*id, std::move(text));
-  }
-  if (!f->doc) // parsed once; a file that is not JSON throws here each time, as before
-    f->doc = parse_json_text(f->text, path);
-  return *f->doc;
+  read_file &f = entry(*k, path, lock);
+  if (!f.doc) // parsed once; a file that is not JSON throws here each time, as before
+    f.doc = parse_json_text(f.text, path);
+  return *f.doc;
 }
 
 void require_schema(const json &doc, const std::string &family, int max_version,
