@@ -137,21 +137,26 @@ TEST(Layout, EveryIncludeGoesToTheSameFloorOrALowerOne) {
 }
 
 // The rule on seeded, generated trees: files in random folders with random includes; the check
-// names exactly the includes whose folder's floor is above the includer's.
+// names exactly the includes whose folder's floor (as the table gives it) is above the includer's.
 TEST(Layout, TheUpwardIncludeCheckFindsEveryUpwardEdgeOfGeneratedTrees) {
   std::mt19937 rng(79);
   for (int tree = 0; tree < 200; ++tree) {
-    std::vector<std::string> files;
+    // Each file in a random folder, put in a subfolder at times; its floor taken from the table
+    // here, not from floor_of, so the check's reading of paths is tested too.
+    std::vector<std::pair<std::string, int>> files;
     const int n = 2 + int(rng() % 30);
-    for (int k = 0; k < n; ++k)
-      files.push_back(floors()[rng() % floors().size()].first + "f" + std::to_string(k) + ".hpp");
+    for (int k = 0; k < n; ++k) {
+      const auto &[folder, floor] = floors()[rng() % floors().size()];
+      files.emplace_back(folder + (rng() % 2 ? "sub/" : "") + "f" + std::to_string(k) + ".hpp",
+                         floor);
+    }
     std::map<std::string, std::vector<std::string>> g;
     std::size_t expected = 0;
-    for (const auto &f : files)
+    for (const auto &[f, floor] : files)
       for (int e = int(rng() % 5); e > 0; --e) {
-        const std::string &i = files[rng() % files.size()];
+        const auto &[i, its_floor] = files[rng() % files.size()];
         g[f].push_back(i);
-        expected += floor_of(i) > floor_of(f);
+        expected += its_floor > floor;
       }
     EXPECT_EQ(upward_includes(g).size(), expected) << "tree " << tree;
   }
