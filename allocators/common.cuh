@@ -1,6 +1,7 @@
 #pragma once
 // Pieces every page allocator shares: page ids, the per-thread random stream, optional step
 // counting (compiled out when off) and a small owning device buffer.
+#include "common/non_copyable.hpp"
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -91,7 +92,7 @@ inline std::uint32_t current_sm_count(const char *who) {
 }
 
 // Owning device array (RAII, move-only).
-template <class T> class device_array {
+template <class T> class device_array : private non_copyable {
 public:
   device_array() = default;
   explicit device_array(std::size_t n) : n_(n) {
@@ -108,8 +109,6 @@ public:
     std::swap(n_, o.n_);
     return *this;
   }
-  device_array(const device_array &) = delete;
-  device_array &operator=(const device_array &) = delete;
   T *get() const { return p_; }
   std::size_t size() const { return n_; }
   void upload(const T *src, std::size_t n) {

@@ -1,6 +1,7 @@
 #pragma once
 // compare --reanalyze's copies: a results folder's measurements copied into a scratch folder made
 // for the command alone, its profile derived again there by this build, and the copy read back.
+#include "common/non_copyable.hpp"
 #include "common/process.hpp"
 #include "model/run_folder.hpp"
 
@@ -15,12 +16,10 @@ namespace fs = std::filesystem;
 // also on SIGINT, SIGTERM and SIGHUP (a cleanup_scope: the command stops at its next check).
 // Its name carries this process's id, so one a SIGKILL left behind is removed by the next
 // compare once that process is gone.
-class scratch_folder {
+class scratch_folder : private non_copyable {
 public:
   scratch_folder();
   ~scratch_folder();
-  scratch_folder(const scratch_folder &) = delete;
-  scratch_folder &operator=(const scratch_folder &) = delete;
   const fs::path &path() const { return path_; }
 
 private:

@@ -17,6 +17,7 @@
 // link libcuda and loads on machines without a driver.
 #include "common/alias_slots.hpp"
 #include "common/node_budget.hpp"
+#include "common/non_copyable.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -36,7 +37,7 @@ inline constexpr std::uint64_t k_alias_default_bytes = 384ull << 30;
 alloc_kind parse_alloc_kind(const std::string &s); // throws gpuprobe::error
 const char *to_string(alloc_kind k);
 
-class device_pool {
+class device_pool : private non_copyable {
 public:
   // slot_bytes: vmm_sparse and alias only (a multiple of the granularity; alias: 0 = the
   // granularity); ignored otherwise. walks: alias only, the offsets the pool's walks touch: only
@@ -45,8 +46,6 @@ public:
   device_pool(alloc_kind kind, std::size_t bytes, int device, std::uint64_t seed,
               std::size_t slot_bytes = 0, std::vector<alias_walk> walks = {});
   ~device_pool();
-  device_pool(const device_pool &) = delete;
-  device_pool &operator=(const device_pool &) = delete;
 
   char *data() const { return ptr_; }
   std::size_t bytes() const { return bytes_; }
@@ -107,12 +106,10 @@ private:
 // ranges ending while one is kept, the larger is kept.
 // Every alias walk writes the chunk it reads before reading it, so a kept chunk carries nothing
 // from one pool to the next. One keeper at a time; its end unmaps what is kept.
-class alias_keeper {
+class alias_keeper : private non_copyable {
 public:
   alias_keeper();
   ~alias_keeper();
-  alias_keeper(const alias_keeper &) = delete;
-  alias_keeper &operator=(const alias_keeper &) = delete;
   // The range kept now, in bytes (0: none).
   static std::size_t kept_bytes();
   // Unmaps the kept range now (the keeper stays on).
@@ -135,15 +132,13 @@ struct pool_key {
     return kind == o.kind && bytes == o.bytes && device == o.device && seed == o.seed;
   }
 };
-class pool_keeper {
+class pool_keeper : private non_copyable {
 public:
-  pool_keeper();  // keeping on (an inner keeper, while one lives, changes nothing)
-  ~pool_keeper(); // the keeper that turned it on turns it off and frees what is kept
-  pool_keeper(const pool_keeper &) = delete;
-  pool_keeper &operator=(const pool_keeper &) = delete;
-  static void drop();                      // frees what is kept now
-  static std::optional<pool_key> kept();   // what is kept now
-  static std::size_t kept_device_bytes();  // the device memory it holds (0: none)
+  pool_keeper();      // keeping on (an inner keeper, while one lives, changes nothing)
+  ~pool_keeper();     // the keeper that turned it on turns it off and frees what is kept
+  static void drop(); // frees what is kept now
+  static std::optional<pool_key> kept();  // what is kept now
+  static std::size_t kept_device_bytes(); // the device memory it holds (0: none)
 
 private:
   bool opened_ = false;
@@ -165,12 +160,10 @@ struct slot_layout {
   std::size_t mapped_slots() const;
 };
 
-class slot_pool {
+class slot_pool : private non_copyable {
 public:
   slot_pool(const slot_layout &layout, int device); // throws gpuprobe::error
   ~slot_pool();
-  slot_pool(const slot_pool &) = delete;
-  slot_pool &operator=(const slot_pool &) = delete;
   char *data() const { return whole_ ? whole_->data() : ptr_; }
   std::size_t bytes() const { return bytes_; }
   double map_seconds() const { return map_seconds_; }
@@ -192,12 +185,10 @@ private:
 
 // A virtual range reserved once and backed by physical chunks on demand from the host (CUDA VMM):
 // the "host-resized VMM array" of the growable-array workload. Addresses never move.
-class vmm_growable {
+class vmm_growable : private non_copyable {
 public:
   vmm_growable(std::size_t max_bytes, int device);
   ~vmm_growable();
-  vmm_growable(const vmm_growable &) = delete;
-  vmm_growable &operator=(const vmm_growable &) = delete;
   // Maps chunks until at least `bytes` are backed (never shrinks).
   void grow_to(std::size_t bytes);
   char *data() const { return ptr_; }

@@ -2,6 +2,7 @@
 // The head every gpuprobe JSON file starts with: schema, device, and the run's metadata (tool
 // version, git commit, this process's argv, seed, UTC time). One helper for every command.
 #include "common/device_info.hpp"
+#include "common/non_copyable.hpp"
 #include "common/schema.hpp"
 
 #include <nlohmann/json.hpp>
@@ -15,12 +16,10 @@ namespace gpuprobe {
 void set_invocation(int argc, const char *const *argv);
 // A command run inside this process (a characterize stage): its files carry its own argv while
 // the scope lives, as they would if it ran as a child; the outer argv again after.
-class invocation_scope {
+class invocation_scope : private non_copyable {
 public:
   invocation_scope(int argc, const char *const *argv);
   ~invocation_scope();
-  invocation_scope(const invocation_scope &) = delete;
-  invocation_scope &operator=(const invocation_scope &) = delete;
 
 private:
   int argc_;

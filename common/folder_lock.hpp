@@ -7,13 +7,14 @@
 // lock's descriptor, named in GPUPROBE_FOLDER_LOCK ("FD:FOLDER"), and takes no second one; the
 // variable is believed only when that descriptor is open in the stage, is the folder's lock
 // file and holds its lock, so setting it by hand bypasses nothing. Host-only, POSIX.
+#include "common/non_copyable.hpp"
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace gpuprobe {
 
-class folder_lock {
+class folder_lock : private non_copyable {
 public:
   enum class mode { write, read };
   // Locks `dir` (created if missing for `write`) for `command` ("characterize", ...); throws
@@ -22,8 +23,6 @@ public:
   // again.
   folder_lock(const std::string &dir, const std::string &command, mode m = mode::write);
   ~folder_lock();
-  folder_lock(const folder_lock &) = delete;
-  folder_lock &operator=(const folder_lock &) = delete;
 
   bool inherited() const { return fd_ < 0; }
   static constexpr const char *file_name = ".gpuprobe.lock";
@@ -32,8 +31,8 @@ public:
 private:
   void remove_made();
   int fd_ = -1;
-  int unwinding_ = 0;                     // uncaught exceptions when made: a later one is a refusal
-  std::string lock_file_;                 // the lock file, where this command made it
+  int unwinding_ = 0;     // uncaught exceptions when made: a later one is a refusal
+  std::string lock_file_; // the lock file, where this command made it
   std::vector<std::filesystem::path> made_; // the folders this command made, outermost first
   std::string previous_env_;
   bool had_env_ = false, set_env_ = false;

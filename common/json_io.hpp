@@ -1,5 +1,6 @@
 #pragma once
 // Reading and writing gpuprobe's schema-versioned JSON files.
+#include "common/non_copyable.hpp"
 #include "common/schema.hpp"
 
 #include <nlohmann/json.hpp>
@@ -41,12 +42,10 @@ json read_json_file(const std::string &path);
 // reuse the freed inode within one tick of the clock). Scopes nest (a stage run inside characterize
 // shares characterize's); outside any, every call reads the disk. reads_from_disk() counts the
 // reads that went to the disk (tests).
-class read_once_scope {
+class read_once_scope : private non_copyable {
 public:
   read_once_scope();
   ~read_once_scope();
-  read_once_scope(const read_once_scope &) = delete;
-  read_once_scope &operator=(const read_once_scope &) = delete;
 };
 std::size_t reads_from_disk();
 

@@ -1,5 +1,6 @@
 #include "common/node_budget.hpp"
 #include "common/error.hpp"
+#include "common/non_copyable.hpp"
 #include "common/process.hpp"
 
 #include <fcntl.h>
@@ -29,7 +30,7 @@ int open_budget_file(const std::string &path) {
 }
 // The gate: held while tokens are counted or taken, so that two reservations never each hold part
 // of what both need (neither waits on a part the other holds).
-class gate {
+class gate : private non_copyable {
 public:
   explicit gate(const budget_config &c)
       : fd_(open_budget_file(c.dir + "/gpuprobe-range-budget.gate")) {
@@ -42,8 +43,6 @@ public:
     if (fd_ >= 0)
       ::close(fd_);
   }
-  gate(const gate &) = delete;
-  gate &operator=(const gate &) = delete;
   bool ok() const { return fd_ >= 0; }
 
 private:

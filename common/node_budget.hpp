@@ -11,6 +11,7 @@
 // under a gate file's lock so that two reservations never each hold part of what both need. The
 // kernel drops a dead holder's locks (SIGKILL included), so a crash never leaks budget. Host-only,
 // POSIX.
+#include "common/non_copyable.hpp"
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -31,7 +32,7 @@ struct budget_config {
   }
 };
 
-class node_budget {
+class node_budget : private non_copyable {
 public:
   // Reserves `bytes` now or not at all: nullopt when the tokens free now are too few. Throws
   // gpuprobe::error when `bytes` exceeds the whole budget.
@@ -56,8 +57,6 @@ public:
     o.fds_.clear();
   }
   node_budget &operator=(node_budget &&o) noexcept;
-  node_budget(const node_budget &) = delete;
-  node_budget &operator=(const node_budget &) = delete;
   ~node_budget() { release(); }
 
   void release() noexcept; // the tokens back to the node (closing releases each lock)

@@ -9,6 +9,7 @@
 // under it with the size and hash the writer left, and only the folder that was checked (one
 // moved into its place meanwhile is left as it is); a temporary left by a process that died is
 // removed by the next writer; two writers of one folder take turns. Host-only, POSIX.
+#include "common/non_copyable.hpp"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -105,12 +106,10 @@ std::vector<std::string> paths_under(const std::string &dir);
 
 // An exclusive lock on the folder `dir` itself (flock on its descriptor: no file is left), held
 // while the object lives; waits up to `wait_s` for another holder, then throws in one line.
-class dir_lock {
+class dir_lock : private non_copyable {
 public:
   dir_lock(const std::string &dir, const std::string &what, double wait_s = 120);
   ~dir_lock();
-  dir_lock(const dir_lock &) = delete;
-  dir_lock &operator=(const dir_lock &) = delete;
 
 private:
   int fd_ = -1;

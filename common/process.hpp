@@ -4,6 +4,7 @@
 // path or argument is ever read by /bin/sh. And interruption: SIGINT, SIGTERM and SIGHUP are
 // passed on to the children that are running, and a command that registered something to clean
 // (a temporary folder) is told to stop instead of dying mid-write. Host-only, POSIX.
+#include "common/non_copyable.hpp"
 #include <functional>
 #include <string>
 #include <vector>
@@ -60,12 +61,10 @@ int interrupted_by(); // the signal received, 0 when none
 // Throws gpuprobe::interrupted when a signal was received.
 void check_interrupted(const std::string &during);
 
-class cleanup_scope {
+class cleanup_scope : private non_copyable {
 public:
   cleanup_scope();
   ~cleanup_scope();
-  cleanup_scope(const cleanup_scope &) = delete;
-  cleanup_scope &operator=(const cleanup_scope &) = delete;
 };
 
 } // namespace gpuprobe

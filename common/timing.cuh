@@ -2,10 +2,11 @@
 // The one GPU timer: a pair of CUDA events owned for the timer's life (destroyed on every path,
 // a throw included), timing launches on stream 0.
 #include "common/cuda_check.cuh"
+#include "common/non_copyable.hpp"
 
 namespace gpuprobe {
 
-class event_timer {
+class event_timer : private non_copyable {
 public:
   event_timer() {
     GPUPROBE_CUDA_CHECK(cudaEventCreate(&e0_));
@@ -15,8 +16,6 @@ public:
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e0_));
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaEventDestroy(e1_));
   }
-  event_timer(const event_timer &) = delete;
-  event_timer &operator=(const event_timer &) = delete;
 
   // Milliseconds that `launch` (one or more kernel launches) takes on the device. Untimed work
   // queued before is finished first; the launch error is checked, then the execution error.

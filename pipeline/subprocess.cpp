@@ -1,4 +1,5 @@
 #include "pipeline/subprocess.hpp"
+#include "common/non_copyable.hpp"
 
 #include "common/error.hpp"
 #include "common/process.hpp"
@@ -124,7 +125,7 @@ std::function<child_result(const output_fn &)> as_child(const std::vector<std::s
 // This process's stdout and stderr (descriptors 1 and 2) sent into a pipe while it lives, read on
 // a thread of its own that hands each chunk on; restored (and the reader joined) at its end. What
 // the stdio buffers hold is flushed before and after, so each byte goes where it was written.
-class captured_output {
+class captured_output : private non_copyable {
 public:
   explicit captured_output(output_fn on_output) {
     std::fflush(stdout);
@@ -154,8 +155,6 @@ public:
     });
   }
   ~captured_output() { restore(); }
-  captured_output(const captured_output &) = delete;
-  captured_output &operator=(const captured_output &) = delete;
 
 private:
   void restore() noexcept {
@@ -191,8 +190,7 @@ namespace {
 std::string judge_stage(const std::string &name, const std::string &shown,
                         const std::string &resume, stage_display *display,
                         const std::function<child_result(const output_fn &)> &watched,
-                        const std::function<child_result()> &plain, std::FILE *screen,
-                        bool child) {
+                        const std::function<child_result()> &plain, std::FILE *screen, bool child) {
   child_result r;
   {
     // A child: a signal reaches it, and this process reports it after. Inside this process: a

@@ -2,6 +2,7 @@
 // A stage as a child process: this binary, run with a stage's arguments in the results folder
 // (characterize's probes, run's commands, --devices' units), started without a shell
 // (common/process.hpp). Host-only.
+#include "common/non_copyable.hpp"
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -49,12 +50,10 @@ std::string run_stage_here_in(const std::string &dir, const std::string &name,
 bool stages_here_by_env();
 // The working folder for a stage run inside this process (a child is started in it): the stages'
 // arguments name files relative to the results folder. The folder before is restored at the end.
-class working_dir {
+class working_dir : private non_copyable {
 public:
   explicit working_dir(const std::string &dir);
   ~working_dir();
-  working_dir(const working_dir &) = delete;
-  working_dir &operator=(const working_dir &) = delete;
 
 private:
   std::string was_;

@@ -4,6 +4,7 @@
 //   global_allocator.cuh), where 8 KiB requests take whole blocks of a segment;
 // - gallatin_8k: 32 MiB segments, slices of 16 B to 8 KiB, which serves 8 KiB from slices.
 #include "bench/peers/peer_protocol.cuh"
+#include "common/non_copyable.hpp"
 
 #include <gallatin/allocators/gallatin.cuh>
 
@@ -17,15 +18,13 @@ template <class G> struct gallatin_handle {
 };
 
 // Owns one device-side Gallatin (generate_on_device / free_on_device).
-template <class G> class gallatin_heap {
+template <class G> class gallatin_heap : private non_copyable {
 public:
   explicit gallatin_heap(std::uint64_t bytes)
       : g_(G::generate_on_device(bytes, 42, /*print_info=*/false)) {
     check(cudaDeviceSynchronize(), "Gallatin generate_on_device");
   }
   ~gallatin_heap() { G::free_on_device(g_); }
-  gallatin_heap(const gallatin_heap &) = delete;
-  gallatin_heap &operator=(const gallatin_heap &) = delete;
   gallatin_handle<G> handle() const { return {g_}; }
 
 private:

@@ -6,6 +6,7 @@
 //   distinct_u32/u64    one 128-byte line per thread
 //   cas_u32/u64         one address, an atomicCAS retry loop until it succeeds
 //   aggregated_u32/u64  atomicAdd(&x, 1) as nvcc compiles it: one atomic per warp (contrast)
+#include "common/non_copyable.hpp"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,12 +39,10 @@ struct atomic_point {
   std::uint64_t counter_delta = 0; // the target's value after one launch, checked == threads
 };
 
-class atomics_probe {
+class atomics_probe : private non_copyable {
 public:
   explicit atomics_probe(std::uint64_t max_threads);
   ~atomics_probe();
-  atomics_probe(const atomics_probe &) = delete;
-  atomics_probe &operator=(const atomics_probe &) = delete;
 
   // Runs `threads` concurrent threads, repeating launches until `min_samples` latencies exist.
   // Throws gpuprobe::error when the counter does not equal the number of operations.

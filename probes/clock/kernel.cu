@@ -1,6 +1,7 @@
 // The SM clock under load: warp 0's first lane samples the SM's cycle counter against the
 // global nanosecond timer while the block's other warps keep the SM busy with FMAs.
 #include "common/cuda_check.cuh"
+#include "common/non_copyable.hpp"
 #include "probes/clock/kernel.hpp"
 #include "probes/device_util.cuh"
 
@@ -33,12 +34,10 @@ __global__ void __launch_bounds__(1024)
 }
 
 // One device allocation of `n` T, freed on every path out.
-template <class T> struct device_vector {
+template <class T> struct device_vector : private non_copyable {
   T *p = nullptr;
   explicit device_vector(std::size_t n) { GPUPROBE_CUDA_CHECK(cudaMalloc(&p, n * sizeof(T))); }
   ~device_vector() { GPUPROBE_CUDA_CHECK_NOTHROW(cudaFree(p)); }
-  device_vector(const device_vector &) = delete;
-  device_vector &operator=(const device_vector &) = delete;
   std::vector<T> to_host(std::size_t n) const {
     std::vector<T> h(n);
     GPUPROBE_CUDA_CHECK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));

@@ -4,6 +4,7 @@
 // hops past a threshold. The slots are computed in the kernel, not read from a list, and every
 // sum lives in shared memory, so the walk touches no page but the pool's own (unless `foreign`
 // asks it to, once, before the warm lap: the conflict walk's list read, reproduced).
+#include "common/non_copyable.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -23,12 +24,10 @@ struct walk_stats {
   double total_misses_per_lap() const;
 };
 
-class pattern_walk {
+class pattern_walk : private non_copyable {
 public:
   pattern_walk();
   ~pattern_walk();
-  pattern_walk(const pattern_walk &) = delete;
-  pattern_walk &operator=(const pattern_walk &) = delete;
 
   static constexpr std::uint32_t max_offsets() { return 64; }
 

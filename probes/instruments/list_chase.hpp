@@ -1,15 +1,17 @@
 #pragma once
 // A list chase, the instrument of tlb-conflict and tlb-coverage: one thread walks a cyclic list
 // of pages of an alias pool (one physical chunk at every slot, so every hop is an L2 hit and its
-// cost is translation alone) and times every hop. The list lives in shared memory, so the walk touches no page but its own.
+// cost is translation alone) and times every hop. The list lives in shared memory, so the walk
+// touches no page but its own.
 #include "common/device_memory.hpp"
+#include "common/non_copyable.hpp"
 
 #include <cstdint>
 #include <vector>
 
 namespace gpuprobe::probes {
 
-class list_chase {
+class list_chase : private non_copyable {
 public:
   // `pool` must be an alias pool; its chunk is zeroed (every hop adds the 0 it loads to the next
   // address, so the loads stay dependent).
@@ -17,8 +19,6 @@ public:
   // Over any range whose touched pages read 0 (a tlb-coverage slot pool, zeroed by its maker).
   list_chase(char *base, std::uint64_t bytes);
   ~list_chase();
-  list_chase(const list_chase &) = delete;
-  list_chase &operator=(const list_chase &) = delete;
 
   static constexpr std::uint32_t max_pages() { return 8192; }
 

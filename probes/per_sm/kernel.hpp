@@ -7,6 +7,7 @@
 // Placement as the sharing probe's: one cooperative launch of one block per SM (each block asks
 // for more than half an SM's shared memory, so no SM holds two); the blocks take turns on a flag
 // with a %globaltimer watchdog, and each records the SM it ran on.
+#include "common/non_copyable.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -17,15 +18,13 @@ struct sm_walk {
   double cycles_per_hop = 0; // the timed hops' mean, each hop timed alone
 };
 
-class per_sm_chase {
+class per_sm_chase : private non_copyable {
 public:
   // `base`: `bytes` of range whose every page reads 0 at the offsets walked (an alias pool with
   // its chunk zeroed): each hop adds the 0 it loads to the next address, so the loads stay
   // dependent.
   per_sm_chase(const char *base, std::uint64_t bytes, double timeout_s);
   ~per_sm_chase();
-  per_sm_chase(const per_sm_chase &) = delete;
-  per_sm_chase &operator=(const per_sm_chase &) = delete;
 
   // Every SM whose id is below `sm_limit` (all where it is <= 0), in block order, walks pages
   // 0 .. pages - 1 at `page_bytes` apart: one untimed lap (the levels it fits in then hold it),

@@ -9,6 +9,7 @@
 // blocks are resident at once): every SM gets exactly one block, which is checked via %smid.
 // Blocks wait for their turn on a flag with a %globaltimer watchdog, never forever.
 #include "common/device_memory.hpp"
+#include "common/non_copyable.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -31,15 +32,13 @@ struct sharing_round {
   double mean_cycles = 0, median_cycles = 0; // per hop of the victim's timed re-walk
 };
 
-class sharing_probe {
+class sharing_probe : private non_copyable {
 public:
   // `pool` must hold (victim + disruptor) pages of layout.page_bytes with at least line_span
   // bytes mapped at the start of each page.
   sharing_probe(device_pool &pool, const sharing_layout &layout, std::uint64_t seed,
                 double timeout_s);
   ~sharing_probe();
-  sharing_probe(const sharing_probe &) = delete;
-  sharing_probe &operator=(const sharing_probe &) = delete;
 
   // SM ids that got a block in a placement launch (all of them, or it throws naming the gap).
   const std::vector<int> &sm_ids() const { return sm_ids_; }

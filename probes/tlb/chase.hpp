@@ -3,6 +3,7 @@
 // Loads use ld.global.cg (cache in L2 only), so every hop needs an address translation and
 // the L1 data cache never answers (the 2017 tool's chase hit L1 on Hopper).
 #include "common/device_memory.hpp"
+#include "common/non_copyable.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -16,13 +17,11 @@ struct chase_stats {
   int smid = -1; // SM the chasing thread ran on
 };
 
-class pointer_chase {
+class pointer_chase : private non_copyable {
 public:
   // samples: timed hops per point (kept in shared memory, at most max_samples()).
   pointer_chase(device_pool &pool, std::uint32_t samples);
   ~pointer_chase();
-  pointer_chase(const pointer_chase &) = delete;
-  pointer_chase &operator=(const pointer_chase &) = delete;
 
   static constexpr std::uint32_t max_samples() { return 8192; }
 

@@ -1,5 +1,6 @@
 #pragma once
 // Helpers for host tests: synthetic TLB curves, fixture paths, running the CLI.
+#include "common/non_copyable.hpp"
 #include "model/profile.hpp"
 #include "probes/tlb/data.hpp"
 #include "probes/tlb/levels.hpp"
@@ -84,11 +85,9 @@ struct run_result {
 // tests check the page, and matplotlib costs 2-8 s a report. A test of the images themselves, or
 // of what plot.py refuses, holds a `real_figures` for its duration.
 std::string stub_plot_script();
-struct real_figures {
+struct real_figures : private non_copyable {
   real_figures();
   ~real_figures();
-  real_figures(const real_figures &) = delete;
-  real_figures &operator=(const real_figures &) = delete;
 };
 
 // Runs the gpuprobe binary with `args` (a shell-quoted string) and captures its output.
