@@ -168,8 +168,10 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // beside it, naming each member with its key: f.field(key, member) (absent: the default);
 // f.required(key, member) (a key every file of the kind has); f.text(key, member) (a string, not
 // written while empty); f.block(key, member, from) (an optional block read by `from`, written by
-// its to_json); f.list(key, member, from) (a list, each element so). read_block takes them out of
-// a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
+// its to_json); f.whole(key, member, from) (a block every file of the kind has, so read);
+// f.list(key, member, from[, most]) (a list, each element so; at most `most` entries);
+// f.device(member) (a file's "device" block, take_device's checks). read_block takes them out
+// of a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
 struct field_reader {
   json &doc;
   template <class T> void field(const char *k, T &v) { take(doc, k, v); }
@@ -178,9 +180,15 @@ struct field_reader {
   template <class T, class F> void block(const char *k, std::optional<T> &v, F &&from) {
     take_with(doc, k, v, from);
   }
-  template <class T, class F> void list(const char *k, std::vector<T> &v, F &&from) {
-    take_list(doc, k, v, from);
+  template <class T, class F> void whole(const char *k, T &v, F &&from) {
+    v = from(doc.at(k));
+    doc.erase(k);
   }
+  template <class T, class F>
+  void list(const char *k, std::vector<T> &v, F &&from, std::size_t most = k_max_list_entries) {
+    take_list(doc, k, v, from, most);
+  }
+  void device(json &v) { take_device(doc, v); }
   template <class T, class F>
   void list(const char *k, std::optional<std::vector<T>> &v, F &&from) {
     take_list(doc, k, v, from);
@@ -198,9 +206,12 @@ struct field_writer {
     if (v)
       doc[k] = to_json(*v);
   }
-  template <class T, class F> void list(const char *k, const std::vector<T> &v, F &&) {
+  template <class T, class F> void whole(const char *k, const T &v, F &&) { doc[k] = to_json(v); }
+  template <class T, class F>
+  void list(const char *k, const std::vector<T> &v, F &&, std::size_t = 0) {
     doc[k] = list_json(v);
   }
+  void device(const json &v) { put(doc, "device", v); }
   template <class T, class F>
   void list(const char *k, const std::optional<std::vector<T>> &v, F &&) {
     if (v)
@@ -213,6 +224,12 @@ template <class S> S read_block(const json &in) {
   field_reader f{j};
   fields(s, f);
   s.detail = std::move(j);
+  return s;
+}
+// read_block, then `check(s)`: the block's own refusals of what no measurement can give.
+template <class S, class C> S read_block(const json &in, C &&check) {
+  S s = read_block<S>(in);
+  check(s);
   return s;
 }
 template <class S> json write_block(const S &s) {

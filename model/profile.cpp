@@ -20,9 +20,7 @@ void check_sm_ids(const level_sharing &s) {
 }
 
 level_sharing level_sharing_from_json(const json &in) {
-  auto s = read_block<level_sharing>(in);
-  check_sm_ids(s);
-  return s;
+  return read_block<level_sharing>(in, [](const level_sharing &s) { check_sm_ids(s); });
 }
 
 json to_json(const level_sharing &s) { return write_block(s); }
@@ -35,8 +33,7 @@ template <class F> void fields(level_per_sm &s, F &f) {
   f.field("apart_sms", s.apart_sms);
 }
 
-level_per_sm level_per_sm_from_json(const json &in) {
-  auto s = read_block<level_per_sm>(in);
+static void check_per_sm(const level_per_sm &s) {
   if (s.hit_cycles.size() != s.sms.size() || s.penalty_cycles.size() != s.sms.size())
     throw impossible_value("per_sm: " + std::to_string(s.sms.size()) + " SMs but " +
                            std::to_string(s.hit_cycles.size()) + " hits and " +
@@ -49,7 +46,10 @@ level_per_sm level_per_sm_from_json(const json &in) {
       if (!std::isfinite(x))
         throw impossible_value("per_sm: a value is not a finite number");
   check_positive("per_sm noise_cycles", s.noise_cycles, true);
-  return s;
+}
+
+level_per_sm level_per_sm_from_json(const json &in) {
+  return read_block<level_per_sm>(in, check_per_sm);
 }
 
 json to_json(const level_per_sm &s) { return write_block(s); }
@@ -108,10 +108,10 @@ void check_conflict_block(const json &c) {
 }
 
 level_structure structure_from_json(const json &in) {
-  auto s = read_block<level_structure>(in);
-  if (s.conflict) // the conflict walk's verdict, drawn as is: each key of the type it is drawn as
-    check_conflict_block(*s.conflict);
-  return s;
+  return read_block<level_structure>(in, [](const level_structure &s) {
+    if (s.conflict) // the conflict walk's verdict, drawn as is: each key of the type it is drawn as
+      check_conflict_block(*s.conflict);
+  });
 }
 
 } // namespace
@@ -200,11 +200,7 @@ template <class F> void fields(tlb_level &L, F &f) {
   f.block("per_sm", L.per_sm, level_per_sm_from_json);
 }
 
-tlb_level tlb_level_from_json(const json &in) {
-  auto L = read_block<tlb_level>(in);
-  check_level(L);
-  return L;
-}
+tlb_level tlb_level_from_json(const json &in) { return read_block<tlb_level>(in, check_level); }
 
 json to_json(const tlb_level &L) { return write_block(L); }
 
@@ -298,22 +294,20 @@ void check_sm_ids(const profile &p) {
 }
 } // namespace
 
+template <class F> void fields(profile &p, F &f) {
+  f.required("schema", p.schema);
+  f.device(p.device);
+  f.field("meta", p.meta);
+  // Every profile has its TLB block: {"schema": "gpuprobe.profile/1"} alone is refused.
+  f.whole("tlb", p.tlb, tlb_hierarchy_from_json);
+  f.list("stages", p.stages, stage_record_from_json);
+}
+
 profile profile_from_json(const json &doc, const std::string &source) {
   return read_file_of(doc, schema::profile, source, "profile", [&] {
     if (doc.contains("tlb"))
       check_level_counts(doc["tlb"]);
-    json j = doc;
-    profile p;
-    take_required(j, "schema", p.schema);
-    take_device(j, p.device);
-    take(j, "meta", p.meta);
-    // Every profile has its TLB block: {"schema": "gpuprobe.profile/1"} alone is refused.
-    p.tlb = tlb_hierarchy_from_json(j.at("tlb"));
-    j.erase("tlb");
-    take_list(j, "stages", p.stages, stage_record_from_json);
-    p.detail = std::move(j);
-    check_sm_ids(p);
-    return p;
+    return read_block<profile>(doc, [](const profile &p) { check_sm_ids(p); });
   });
 }
 
@@ -321,16 +315,7 @@ profile read_profile(const std::string &path) {
   return profile_from_json(read_json_file(path), path);
 }
 
-json to_json(const profile &p) {
-  json j = p.detail;
-  j["schema"] = p.schema;
-  j["device"] = p.device;
-  j["meta"] = p.meta;
-  j["tlb"] = to_json(p.tlb);
-  if (p.stages)
-    j["stages"] = list_json(*p.stages);
-  return j;
-}
+json to_json(const profile &p) { return write_block(p); }
 
 std::string profile::device_text(const char *key) const {
   const auto it = device.find(key);

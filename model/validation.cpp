@@ -78,43 +78,29 @@ json to_json(const tradeoff &t) {
           {"ci_low", t.ci_low},     {"ci_high", t.ci_high},   {"line", t.line}};
 }
 
+template <class F> void fields(validation &v, F &f) {
+  f.required("schema", v.schema);
+  f.device(v.device);
+  f.field("meta", v.meta);
+  f.field("tuning", v.tuning);
+  f.field("method", v.method);
+  // validate writes 16 rows or so: 4096 is far past any run, and keeps a report of a hostile
+  // file within seconds (300,000 rows took over 60 s).
+  f.list("workloads", v.workloads, validation_row_from_json, 4096);
+  f.field("summary", v.summary);
+  f.list("tradeoffs", v.tradeoffs, tradeoff_from_json);
+  f.field("wall_seconds", v.wall_seconds);
+}
+
 validation validation_from_json(const json &doc, const std::string &source) {
-  return read_file_of(doc, schema::validation, source, "validation", [&] {
-    json j = doc;
-    validation v;
-    take_required(j, "schema", v.schema);
-    take_device(j, v.device);
-    take(j, "meta", v.meta);
-    take(j, "tuning", v.tuning);
-    take(j, "method", v.method);
-    // validate writes 16 rows or so: 4096 is far past any run, and keeps a report of a hostile
-    // file within seconds (300,000 rows took over 60 s).
-    take_list(j, "workloads", v.workloads, validation_row_from_json, 4096);
-    take(j, "summary", v.summary);
-    take_list(j, "tradeoffs", v.tradeoffs, tradeoff_from_json);
-    take(j, "wall_seconds", v.wall_seconds);
-    v.detail = std::move(j);
-    return v;
-  });
+  return read_file_of(doc, schema::validation, source, "validation",
+                      [&] { return read_block<validation>(doc); });
 }
 
 validation read_validation(const std::string &path) {
   return validation_from_json(read_json_file(path), path);
 }
 
-json to_json(const validation &v) {
-  json j = v.detail;
-  j["schema"] = v.schema;
-  j["device"] = v.device;
-  j["meta"] = v.meta;
-  j["tuning"] = v.tuning;
-  j["method"] = v.method;
-  j["workloads"] = list_json(v.workloads);
-  j["summary"] = v.summary;
-  if (v.tradeoffs)
-    j["tradeoffs"] = list_json(*v.tradeoffs);
-  put(j, "wall_seconds", v.wall_seconds);
-  return j;
-}
+json to_json(const validation &v) { return write_block(v); }
 
 } // namespace gpuprobe::model

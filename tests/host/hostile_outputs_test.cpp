@@ -32,8 +32,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string k_hostile_run =
-    std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
+const std::string k_hostile_run = test::committed_run("nvidia-h100-80gb-hbm3-bba9cd54") + "/";
 
 std::string read_output(const std::string &path) {
   std::ifstream in(path, std::ios::binary);

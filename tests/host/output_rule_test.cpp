@@ -32,8 +32,7 @@ using nlohmann::json;
 
 namespace {
 
-const std::string k_rule_run =
-    std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/";
+const std::string k_rule_run = test::committed_run("nvidia-h100-80gb-hbm3-bba9cd54") + "/";
 
 std::string read_text(const std::string &path) { return test::read_all(path); }
 

@@ -123,9 +123,8 @@ generated make_result(const tlb_hierarchy &h, std::mt19937 &rng, int bump_level,
 }
 
 gpuprobe::model::profile committed_h100() {
-  return gpuprobe::model::read_profile(std::string(GPUPROBE_SOURCE_DIR) +
-                                       "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/"
-                                       "profile.json");
+  return gpuprobe::model::read_profile(
+      gpuprobe::test::committed_run("nvidia-h100-80gb-hbm3-bba9cd54") + "/profile.json");
 }
 
 // The profile after the probe's part (profile.cpp) read `r` from a scratch folder's raw/.

@@ -591,12 +591,12 @@ TEST(Report, UnknownProbeIsListedAsNotDrawn) {
 // validate's verdicts, all from the folder's profile.json, tuning.json and validation.json.
 TEST(Report, OpensWithTheHierarchyAtomicsDecisionsAndVerdicts) {
   namespace fs = std::filesystem;
-  const std::string src = GPUPROBE_SOURCE_DIR;
   const auto dir = gpuprobe::test::temp_path("report_summary");
   fs::remove_all(dir);
   fs::create_directories(dir);
   for (const char *f : {"profile.json", "tuning.json", "validation.json"})
-    fs::copy_file(src + "/tests/fixtures/runs/nvidia-h100-80gb-hbm3-bba9cd54/" + std::string(f),
+    fs::copy_file(gpuprobe::test::committed_run("nvidia-h100-80gb-hbm3-bba9cd54") + "/" +
+                      std::string(f),
                   dir + "/" + f);
   const auto c = gpuprobe::report::build_report(dir);
   const auto &s = c.summary;
