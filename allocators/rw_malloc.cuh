@@ -57,10 +57,6 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
-  // A front per SM for warps too large for a stash (off: an experiment, docs/rw-malloc.md): a run
-  // claimed in the bitmap that such a warp takes its units from with one compare-and-swap, and
-  // that a warp which missed refills with the rest of its region.
-  bool front = false;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -166,15 +162,6 @@ struct rw_malloc_handle {
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
   unsigned stash_times = 4;
-  // Fronts (malloc_config::front): one run a SM (stash_word; never stash_taken), for full warps
-  // that ask more than stash_cap / stash_times units and at most front_cap. A warp pops its
-  // request off the front of its SM's run with one compare-and-swap; a warp that finds too little
-  // claims a refill beside its own ranges and swaps it in (the run it replaces goes back to the
-  // bitmap). While a refill is claimed and not yet in a front or back in the bitmap, `inflight`
-  // counts it, and a scan that ends unserved meanwhile scans again. front_cap = 0: no fronts.
-  unsigned long long *front = nullptr;
-  unsigned long long *inflight = nullptr;
-  std::uint32_t front_cap = 0;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -333,22 +320,6 @@ private:
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], taken_mark());
     }
-    std::uint32_t fsm = ~0u;      // the SM's front (~0: none asked)
-    unsigned long long fseen = 0; // the front as the missed pop left it
-    std::uint32_t frefill = 0;    // the request a front refill must hold (0: none)
-    if (front_cap && full && slot == ~0u && asked <= front_cap / 2) {
-      fsm = detail::sm_id() % stash_sms;
-      std::uint64_t s0 = ~0ull;
-      if (int(lane) == leader)
-        s0 = front_pop(fsm, asked, fseen);
-      s0 = __shfl_sync(active, s0, leader);
-      if (s0 != ~0ull) {
-        const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
-        return need ? s0 + excl : ~0ull;
-      }
-      fseen = __shfl_sync(active, fseen, leader);
-      frefill = asked;
-    }
     const unsigned windows = scan_windows();
     round_plan plan = plan_rounds(active, leader);
     region_pass p;
@@ -384,24 +355,9 @@ private:
         add_refill(p, lane, refill);
         refill = 0; // one try
       }
-      const bool frefilling = frefill && !pending && round < max_rounds;
-      if (frefilling) {
-        if (int(lane) == leader)
-          atomicAdd(inflight, 1ull);
-        __threadfence(); // counted before any of its units is claimed
-        add_front_refill(p, lane, frefill);
-        frefill = 0; // one try
-      }
       bool fill_lost = false;
       const unsigned lost = claim_pass(p, active, lane, full, need, fill_lost);
       settle_pass(p, lane, leader, slot, lost, fill_lost, pending, got);
-      if (frefilling) {
-        if (p.fill.length && !fill_lost && int(lane) == leader)
-          front_put(fsm, fseen, p.w0 * 64 + p.fill.start, p.fill.length);
-        __threadfence(); // in a front or back in the bitmap before the count says so
-        if (int(lane) == leader)
-          atomicAdd(inflight, ~0ull); // - 1
-      }
       if (refilling && (!p.fill.length || fill_lost)) // no refill to put in the slot: given up
         leave_slot(slot, lane, leader);
       // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
@@ -507,7 +463,7 @@ private:
       if (int(lane) == leader)
         atomicAdd(rollbacks, 1ull);
     }
-    if (p.fill.length && !fill_lost && slot != ~0u && int(lane) == leader)
+    if (p.fill.length && !fill_lost && int(lane) == leader)
       put_back(slot, p.w0 * 64 + p.fill.start, p.fill.length);
   }
 
@@ -516,12 +472,9 @@ private:
   // fit once served or put back), or a claim was undone since the scan began (a transient claim
   // hides a free run from a scan that passes it); else out of memory.
   __device__ bool scan_again(unsigned active, unsigned lane, int leader, unsigned epoch) const {
-    // Read before the drain: a refill counted now is in a front or the bitmap once it is not.
-    const bool refilling = front_cap && __shfl_sync(active, __ldcg(inflight), leader) != 0ull;
-    const bool drained = (stash_cap || front_cap) && drain(active, lane);
+    const bool drained = stash_cap && drain(active, lane);
     __threadfence();
-    return refilling || drained ||
-           __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
+    return drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
   }
 
   // The stash's answer: when its run `v` holds the warp's `asked` units, every lane is served from
@@ -596,45 +549,6 @@ private:
       p.mine |= detail::range_mask(lane, p.fill.start, p.fill.length);
   }
 
-  // A front refill from the same region, claimed with the lanes' own ranges: the first run after
-  // them that holds the warp's request `asked` at least once, up to as many whole requests as the
-  // rest of a region holds beside one (front_cap at most).
-  __device__ void add_front_refill(region_pass &p, unsigned lane, std::uint32_t asked) const {
-    const std::uint32_t room = region_units - asked < front_cap ? region_units - asked : front_cap;
-    p.fill = detail::warp_first_run(p.mine, lane, asked);
-    std::uint32_t keep = p.fill.length < room ? p.fill.length : room;
-    p.fill.length = keep - keep % asked;
-    if (p.fill.length && lane < p.nw && lane * 64 < p.fill.start + p.fill.length &&
-        (lane + 1) * 64 > p.fill.start)
-      p.mine |= detail::range_mask(lane, p.fill.start, p.fill.length);
-  }
-  // The front of SM `i`: `asked` units off the front of its run (one compare-and-swap when no
-  // other warp of the SM pops meanwhile): the first unit, else ~0 and the run as last seen.
-  __device__ std::uint64_t front_pop(std::uint32_t i, std::uint32_t asked,
-                                     unsigned long long &seen) const {
-    unsigned long long v = __ldcg(&front[i]);
-    for (int t = 0; t < 8 && stash_length(v) >= asked; ++t) {
-      const std::uint32_t len = stash_length(v);
-      const unsigned long long rest =
-          len == asked ? 0ull : stash_word(stash_start(v) + asked, len - asked);
-      const unsigned long long old = atomicCAS(&front[i], v, rest);
-      if (old == v)
-        return stash_start(v);
-      v = old;
-    }
-    seen = v;
-    return ~0ull;
-  }
-  // A refill into SM i's front in place of the run the warp saw there (given back to the bitmap);
-  // the front changed meanwhile: the refill goes back instead.
-  __device__ void front_put(std::uint32_t i, unsigned long long seen, std::uint64_t start,
-                            std::uint32_t n) const {
-    if (atomicCAS(&front[i], seen, stash_word(start, n)) != seen)
-      give_back(start, n);
-    else if (stash_length(seen))
-      give_back(stash_start(seen), stash_length(seen));
-  }
-
   // The pass's claim; returns the lanes whose range another warp took first (undone), and in
   // `fill_lost` whether the refill was. A full warp sets the bits it assigned in each word with one
   // atomicOr a word (a lane per word); every range that meets a word another warp took first is
@@ -684,12 +598,6 @@ private:
     const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
                    k = unsigned(__popc(int(active)));
     bool any = false;
-    for (std::uint32_t i = rank; front_cap && i < stash_sms; i += k) {
-      const unsigned long long v = __ldcg(&front[i]);
-      if (v && atomicCAS(&front[i], v, 0ull) == v)
-        give_back(stash_start(v), stash_length(v));
-      any |= v != 0;
-    }
     for (std::uint32_t i = rank; i < stash_sms * stash_per_sm; i += k) {
       const unsigned long long v = __ldcg(&stash[i]);
       if (v == stash_taken) // left alone: its warp puts a run back or gives the slot up
@@ -764,7 +672,6 @@ public:
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
     stash_.zero(); // a stash's run was claimed in the bitmap this replaces
-    front_.zero();
     meta_.zero();
     ends_.zero();
   }
@@ -775,13 +682,6 @@ public:
       n += stash_units(v);
     return n;
   }
-  // Units held by the fronts (claimed in the bitmap, not handed out).
-  std::uint64_t fronted_units() const {
-    std::uint64_t n = 0;
-    for (const auto v : front_words())
-      n += stash_length(v);
-    return n;
-  }
   // Slots left taken (stash_taken): between launches none, or a warp never gave its slot up.
   std::uint64_t taken_slots() const {
     std::uint64_t n = 0;
@@ -790,20 +690,17 @@ public:
     return n;
   }
   // Units not handed out: free in the bitmap or held by a stash.
-  std::uint64_t free_units() const {
-    return count_free_units(bitmap()) + stashed_units() + fronted_units();
-  }
+  std::uint64_t free_units() const { return count_free_units(bitmap()) + stashed_units(); }
   // Every stash's run back into the bitmap (between launches): afterwards the bitmap's free units
   // are all the free units.
   void drain_stashes() {
     auto w = bitmap();
-    for (const auto &words : {stash_words(), front_words()})
-      for (const auto v : words)
-        for (std::uint64_t u = stash_start(v); u < stash_start(v) + stash_units(v); ++u)
-          w[u / 64] &= ~(1ull << (u % 64));
+    for (const auto v : stash_words()) {
+      for (std::uint64_t u = stash_start(v); u < stash_start(v) + stash_units(v); ++u)
+        w[u / 64] &= ~(1ull << (u % 64));
+    }
     words_.upload(w.data(), w.size());
     stash_.zero();
-    front_.zero();
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -820,12 +717,6 @@ public:
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
-    if (cfg_.front) {
-      h.front = front_.get();
-      h.inflight = rollbacks_.get() + 1;
-      h.front_cap =
-          stash_capacity(units(), stash_sms_, handle_type::region_units, cfg_.stash_share);
-    }
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -851,23 +742,16 @@ private:
     stash_.download(v.data(), v.size());
     return v;
   }
-  std::vector<unsigned long long> front_words() const {
-    std::vector<unsigned long long> v(front_.size());
-    front_.download(v.data(), v.size());
-    return v;
-  }
   malloc_config cfg_;
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
   region_map regions_;                                   // in bitmap regions
   device_array<unsigned long long> ends_{words_.size()}; // run ends (rw_malloc_handle::ends)
-  // [0]: claims undone (rw_malloc_handle::rollbacks); [1]: front refills in flight (inflight)
-  device_array<unsigned long long> rollbacks_{2};
+  device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = current_sm_count("rw_malloc");
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
-  device_array<unsigned long long> front_{stash_sms_}; // one run an SM (rw_malloc_handle::front)
 };
 
 } // namespace gpuprobe::alloc
