@@ -57,34 +57,12 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
-  // A front per SM for warps too large for a stash (off: an experiment, docs/rw-malloc.md): a run
-  // claimed in the bitmap that such a warp takes its units from with one atomicAdd, and that the
-  // warp which ran past its end refills with the rest of its region.
-  bool front = false;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
 
 namespace detail {
 using alloc::range_mask; // runs.hpp: host and device
-// A front word: units [start, start + len) of a run claimed in the bitmap, of which `off` have
-// been handed out (off passes len once a warp ran past the end): start 32 bits | len 11 | off 21.
-__host__ __device__ constexpr unsigned long long front_word(std::uint64_t start,
-                                                            std::uint32_t len) {
-  return (start << 32) | (std::uint64_t(len) << 21);
-}
-__host__ __device__ constexpr std::uint64_t front_start(unsigned long long v) { return v >> 32; }
-__host__ __device__ constexpr std::uint32_t front_len(unsigned long long v) {
-  return std::uint32_t(v >> 21) & 0x7ffu;
-}
-__host__ __device__ constexpr std::uint32_t front_off(unsigned long long v) {
-  return std::uint32_t(v) & 0x1fffffu;
-}
-// The units a front word still holds.
-__host__ __device__ constexpr std::uint32_t front_left(unsigned long long v) {
-  return front_off(v) < front_len(v) ? front_len(v) - front_off(v) : 0u;
-}
-constexpr std::uint32_t front_max_len = 0x7ffu;
 // Exclusive prefix sum of v over the lanes of `mask` (v < 2^17).
 __device__ inline unsigned warp_exclusive_sum(unsigned mask, unsigned v, unsigned lane) {
   if (mask != 0xffffffffu)
@@ -184,18 +162,6 @@ struct rw_malloc_handle {
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
   unsigned stash_times = 4;
-  // Fronts (malloc_config::front): one run an SM (detail::front_word), for full warps that ask
-  // more than stash_cap / stash_times units and at most front_cap / 2. A warp adds its request to
-  // its SM's front word (one atomicAdd): the units it passed over are its own where they lie
-  // inside the run. The one warp whose units reach past the run's end (its crosser) gives back
-  // the run's tail, claims a refill beside its own ranges and installs it (or 0) with an exchange;
-  // no one else replaces a run a warp ran past, and a drain takes only a run no warp ran past, so
-  // every unit of a run has one owner. While a front's run has been run past and not yet
-  // replaced, a drain reports it (the tail may be in its crosser's hands: scan again); while a
-  // refill is claimed and not yet installed, `inflight` counts it. front_cap = 0: no fronts.
-  unsigned long long *front = nullptr;
-  unsigned long long *inflight = nullptr;
-  std::uint32_t front_cap = 0;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -354,25 +320,6 @@ private:
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], taken_mark());
     }
-    std::uint32_t fsm = 0;     // the SM's front
-    std::uint32_t frefill = 0; // this warp ran past its front's run: the request a refill holds
-    if (front_cap && full && slot == ~0u && asked <= front_cap / 2) {
-      fsm = detail::sm_id() % stash_sms;
-      unsigned long long old = 0;
-      if (int(lane) == leader)
-        old = atomicAdd(&front[fsm], (unsigned long long)asked);
-      old = __shfl_sync(active, old, leader);
-      const std::uint32_t off = detail::front_off(old), len = detail::front_len(old);
-      if (off + asked <= len) {
-        const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
-        return need ? detail::front_start(old) + off + excl : ~0ull;
-      }
-      if (off <= len) { // the crosser: the tail back now, a refill (or 0) installed later
-        if (off < len && int(lane) == leader)
-          give_back(detail::front_start(old) + off, len - off);
-        frefill = asked;
-      }
-    }
     const unsigned windows = scan_windows();
     round_plan plan = plan_rounds(active, leader);
     region_pass p;
@@ -392,14 +339,8 @@ private:
       return got;
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
-      if (round == max_rounds && reread == 0) { // the exhaustive scan begins (again)
-        if (frefill) { // no refill to install: the front is emptied, so that drains pass it
-          if (int(lane) == leader)
-            front_install(fsm, 0ull);
-          frefill = 0;
-        }
+      if (round == max_rounds && reread == 0) // the exhaustive scan begins (again)
         epoch = begin_scan(active, lane, leader, slot, refill);
-      }
       if (round > 0 || reread > 0) { // round 0's region was read before the stash answered
         if (reread == 0)
           p.w0 = region_at(plan, round, active, leader);
@@ -414,26 +355,9 @@ private:
         add_refill(p, lane, refill);
         refill = 0; // one try
       }
-      const bool frefilling = frefill && !pending && round < max_rounds;
-      if (frefilling) {
-        if (int(lane) == leader)
-          atomicAdd(inflight, 1ull);
-        __threadfence(); // counted before any of its units is claimed
-        add_front_refill(p, lane, frefill);
-        frefill = 0; // one try
-      }
       bool fill_lost = false;
       const unsigned lost = claim_pass(p, active, lane, full, need, fill_lost);
       settle_pass(p, lane, leader, slot, lost, fill_lost, pending, got);
-      if (frefilling) {
-        if (int(lane) == leader)
-          front_install(fsm, p.fill.length && !fill_lost
-                                 ? detail::front_word(p.w0 * 64 + p.fill.start, p.fill.length)
-                                 : 0ull);
-        __threadfence(); // in the front before the count says so
-        if (int(lane) == leader)
-          atomicAdd(inflight, ~0ull); // - 1
-      }
       if (refilling && (!p.fill.length || fill_lost)) // no refill to put in the slot: given up
         leave_slot(slot, lane, leader);
       // A run that fitted was taken by another warp meanwhile: the region may still hold others, so
@@ -451,8 +375,6 @@ private:
     }
     if (refill) // served before a refill was tried: the slot is given up
       leave_slot(slot, lane, leader);
-    if (frefill && int(lane) == leader) // never met: a crosser always replaces its run
-      front_install(fsm, 0ull);
     return got;
   }
 
@@ -541,7 +463,7 @@ private:
       if (int(lane) == leader)
         atomicAdd(rollbacks, 1ull);
     }
-    if (p.fill.length && !fill_lost && slot != ~0u && int(lane) == leader)
+    if (p.fill.length && !fill_lost && int(lane) == leader)
       put_back(slot, p.w0 * 64 + p.fill.start, p.fill.length);
   }
 
@@ -550,12 +472,9 @@ private:
   // fit once served or put back), or a claim was undone since the scan began (a transient claim
   // hides a free run from a scan that passes it); else out of memory.
   __device__ bool scan_again(unsigned active, unsigned lane, int leader, unsigned epoch) const {
-    // Read before the drain: a refill counted now is in a front or the bitmap once it is not.
-    const bool refilling = front_cap && __shfl_sync(active, __ldcg(inflight), leader) != 0ull;
-    const bool drained = (stash_cap || front_cap) && drain(active, lane);
+    const bool drained = stash_cap && drain(active, lane);
     __threadfence();
-    return refilling || drained ||
-           __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
+    return drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
   }
 
   // The stash's answer: when its run `v` holds the warp's `asked` units, every lane is served from
@@ -630,27 +549,6 @@ private:
       p.mine |= detail::range_mask(lane, p.fill.start, p.fill.length);
   }
 
-  // A front refill from the same region, claimed with the lanes' own ranges: the first run after
-  // them that holds the warp's request `asked` at least once, up to as many whole requests as the
-  // rest of a region holds beside one (front_cap at most).
-  __device__ void add_front_refill(region_pass &p, unsigned lane, std::uint32_t asked) const {
-    std::uint32_t room = region_units - asked < front_cap ? region_units - asked : front_cap;
-    room = room < detail::front_max_len ? room : detail::front_max_len;
-    p.fill = detail::warp_first_run(p.mine, lane, asked);
-    std::uint32_t keep = p.fill.length < room ? p.fill.length : room;
-    p.fill.length = keep - keep % asked;
-    if (p.fill.length && lane < p.nw && lane * 64 < p.fill.start + p.fill.length &&
-        (lane + 1) * 64 > p.fill.start)
-      p.mine |= detail::range_mask(lane, p.fill.start, p.fill.length);
-  }
-  // SM i's front replaced by `w` (a crosser's refill, or 0); what the word it replaces still
-  // holds goes back to the bitmap (none, where the caller ran past it).
-  __device__ void front_install(std::uint32_t i, unsigned long long w) const {
-    const unsigned long long old = atomicExch(&front[i], w);
-    if (detail::front_left(old))
-      give_back(detail::front_start(old) + detail::front_off(old), detail::front_left(old));
-  }
-
   // The pass's claim; returns the lanes whose range another warp took first (undone), and in
   // `fill_lost` whether the refill was. A full warp sets the bits it assigned in each word with one
   // atomicOr a word (a lane per word); every range that meets a word another warp took first is
@@ -700,16 +598,6 @@ private:
     const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
                    k = unsigned(__popc(int(active)));
     bool any = false;
-    for (std::uint32_t i = rank; front_cap && i < stash_sms; i += k) {
-      // A run a warp ran past stays for its crosser (reported: its tail may be in that warp's
-      // hands); one no warp ran past is taken whole.
-      const unsigned long long v = __ldcg(&front[i]);
-      if (!detail::front_len(v))
-        continue; // empty: a warp that ran past it holds nothing
-      any = true;
-      if (detail::front_left(v) && atomicCAS(&front[i], v, 0ull) == v)
-        give_back(detail::front_start(v) + detail::front_off(v), detail::front_left(v));
-    }
     for (std::uint32_t i = rank; i < stash_sms * stash_per_sm; i += k) {
       const unsigned long long v = __ldcg(&stash[i]);
       if (v == stash_taken) // left alone: its warp puts a run back or gives the slot up
@@ -784,7 +672,6 @@ public:
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
     stash_.zero(); // a stash's run was claimed in the bitmap this replaces
-    front_.zero();
     meta_.zero();
     ends_.zero();
   }
@@ -795,13 +682,6 @@ public:
       n += stash_units(v);
     return n;
   }
-  // Units held by the fronts (claimed in the bitmap, not handed out).
-  std::uint64_t fronted_units() const {
-    std::uint64_t n = 0;
-    for (const auto v : front_words())
-      n += detail::front_left(v);
-    return n;
-  }
   // Slots left taken (stash_taken): between launches none, or a warp never gave its slot up.
   std::uint64_t taken_slots() const {
     std::uint64_t n = 0;
@@ -810,24 +690,17 @@ public:
     return n;
   }
   // Units not handed out: free in the bitmap or held by a stash.
-  std::uint64_t free_units() const {
-    return count_free_units(bitmap()) + stashed_units() + fronted_units();
-  }
+  std::uint64_t free_units() const { return count_free_units(bitmap()) + stashed_units(); }
   // Every stash's run back into the bitmap (between launches): afterwards the bitmap's free units
   // are all the free units.
   void drain_stashes() {
     auto w = bitmap();
-    const auto free_run = [&](std::uint64_t start, std::uint64_t n) {
-      for (std::uint64_t u = start; u < start + n; ++u)
+    for (const auto v : stash_words()) {
+      for (std::uint64_t u = stash_start(v); u < stash_start(v) + stash_units(v); ++u)
         w[u / 64] &= ~(1ull << (u % 64));
-    };
-    for (const auto v : stash_words())
-      free_run(stash_start(v), stash_units(v));
-    for (const auto v : front_words())
-      free_run(detail::front_start(v) + detail::front_off(v), detail::front_left(v));
+    }
     words_.upload(w.data(), w.size());
     stash_.zero();
-    front_.zero();
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -844,12 +717,6 @@ public:
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
-    if (cfg_.front && units() < (1ull << 32)) { // a front word's start has 32 bits
-      h.front = front_.get();
-      h.inflight = rollbacks_.get() + 1;
-      h.front_cap =
-          stash_capacity(units(), stash_sms_, handle_type::region_units, cfg_.stash_share);
-    }
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -875,23 +742,16 @@ private:
     stash_.download(v.data(), v.size());
     return v;
   }
-  std::vector<unsigned long long> front_words() const {
-    std::vector<unsigned long long> v(front_.size());
-    front_.download(v.data(), v.size());
-    return v;
-  }
   malloc_config cfg_;
   device_array<char> data_;
   device_array<unsigned long long> words_;
   device_array<std::uint32_t> meta_;
   region_map regions_;                                   // in bitmap regions
   device_array<unsigned long long> ends_{words_.size()}; // run ends (rw_malloc_handle::ends)
-  // [0]: claims undone (rw_malloc_handle::rollbacks); [1]: front refills in flight (inflight)
-  device_array<unsigned long long> rollbacks_{2};
+  device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = current_sm_count("rw_malloc");
   // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
-  device_array<unsigned long long> front_{stash_sms_}; // one run an SM (rw_malloc_handle::front)
 };
 
 } // namespace gpuprobe::alloc

@@ -23,7 +23,6 @@ struct flags {
   bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
   int rw_stash_per_sm = -1;   // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
   bool rw_optimistic = false; // --gpuprobe_rw_optimistic=1: rw_malloc's unread claim
-  bool rw_front = false;      // --gpuprobe_rw_front=1: rw_malloc's fronts (malloc_config::front)
   unsigned rw_refill_times = 0; // --gpuprobe_rw_refill=N: rw_malloc's refill_times (0: its default)
   unsigned rw_refill_small = 0; // --gpuprobe_rw_refill_small=N: refill_times_small (0: its default)
   unsigned rw_stash_times = 0;  // --gpuprobe_rw_stash_times=N: stash_times (0: its default)
@@ -40,7 +39,6 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
   if (options().rw_stash_per_sm >= 0)
     mc.stash_per_sm = unsigned(options().rw_stash_per_sm);
   mc.optimistic = options().rw_optimistic;
-  mc.front = options().rw_front;
   if (options().rw_refill_times)
     mc.refill_times = options().rw_refill_times;
   if (options().rw_refill_small)

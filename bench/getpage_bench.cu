@@ -297,8 +297,6 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
   --gpuprobe_rw_optimistic=B  1: a warp of rw_malloc that asks no stash claims its first region
                               unread; 0 (default): it reads the region first (docs/rw-malloc.md)
-  --gpuprobe_rw_front=B       1: rw_malloc's fronts, one run an SM that warps of 1-4 KiB a lane pop
-                              with one atomicAdd; 0 (default): none (docs/rw-malloc.md)
   --gpuprobe_rw_refill=N       rw_malloc's stash refill: a run holding the warp's request N times,
                               for warps that ask more than a unit a lane (1-16, default 4;
                               docs/rw-malloc.md)
@@ -386,15 +384,11 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         } catch (const std::exception &e) {
           return std::string("--gpuprobe_peers_heap: ") + e.what();
         }
-      } else if (bool *on = std::strncmp(argv[i], "--gpuprobe_rw_optimistic=", 25) == 0
-                                ? &o.rw_optimistic
-                            : std::strncmp(argv[i], "--gpuprobe_rw_front=", 20) == 0 ? &o.rw_front
-                                                                                     : nullptr) {
-        const char *eq = std::strchr(argv[i], '=');
-        const std::string v = eq + 1;
+      } else if (std::strncmp(argv[i], "--gpuprobe_rw_optimistic=", 25) == 0) {
+        const std::string v = argv[i] + 25;
         if (v != "0" && v != "1")
-          return std::string(argv[i], std::size_t(eq - argv[i])) + ": 0 or 1";
-        *on = v == "1";
+          return std::string("--gpuprobe_rw_optimistic: 0 or 1");
+        o.rw_optimistic = v == "1";
       } else if (const auto *w = whole_flag_of(argv[i])) {
         const auto n = whole_in(argv[i] + std::strlen(w->name) + 1, w->lo, w->hi);
         if (!n)
@@ -442,7 +436,6 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
                                                      ? std::string("default")
                                                      : std::to_string(o.rw_stash_per_sm));
   benchmark::AddCustomContext("rw_optimistic", o.rw_optimistic ? "1" : "0");
-  benchmark::AddCustomContext("rw_front", o.rw_front ? "1" : "0");
   // rw_malloc's multiples as given, or "default" (0: the flag was not given).
   const auto given = [](unsigned v) { return v ? std::to_string(v) : std::string("default"); };
   benchmark::AddCustomContext("rw_refill_times", given(o.rw_refill_times));
