@@ -3,7 +3,7 @@
 # atomics and reductions issued (requests), instructions, and the kernel's cycles, for each CASE
 # (allocator/size:S/threads:T/state:X); then, in a second pass, where its warps wait: the stall
 # reasons that cost most, in cycles per issued instruction (Nsight Compute's warp state sampling).
-# Usage: BUILD=dir OUT=dir CASES="..." dev/ncu_counts.sh
+# Usage: BUILD=dir OUT=dir CASES="..." [BENCH_ARGS="--gpuprobe_rw_front=1"] dev/ncu_counts.sh
 set -uo pipefail
 B="${BUILD:-build}"
 m=sm__cycles_elapsed.max,smsp__inst_executed.sum,smsp__warps_launched.sum
@@ -13,7 +13,7 @@ for c in $CASES; do
   n=$(echo "$c" | tr '/:' '__')
   # launch 1 loads the kernels, 2 is the first launch on the heap, 3.. are timed
   ncu --clock-control none --cache-control none -k regex:malloc_and_tag --launch-skip 2 \
-    --launch-count 1 --metrics "$m" --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" \
+    --launch-count 1 --metrics "$m" --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" ${BENCH_ARGS:-} \
     >"$OUT/$n.csv" 2>/dev/null
   python3 - "$OUT/$n.csv" "$c" <<'PY'
 import csv, sys
@@ -30,7 +30,7 @@ print("%-50s cycles %6.0f  per warp: inst %6.0f  ld %5.1f  atom %5.1f  red %5.1f
 PY
   ncu --clock-control none --cache-control none -k regex:malloc_and_tag --launch-skip 2 \
     --launch-count 1 --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
-    --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" >"$OUT/$n.stalls.csv" 2>/dev/null
+    --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" ${BENCH_ARGS:-} >"$OUT/$n.stalls.csv" 2>/dev/null
   python3 - "$OUT/$n.stalls.csv" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
