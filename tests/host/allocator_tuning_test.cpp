@@ -209,7 +209,8 @@ TEST(AllocatorTuning, AnotherUnitDropsTheRegionMapWithOneLine) {
 // reads into an alloc::tuning and is written back by allocator_block_json to the same JSON.
 TEST(AllocatorTuning, CommittedBlocksRoundTripUnchanged) {
   for (const char *run : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-bc72dbee"}) {
-    const std::string path = gpuprobe::test::committed_run(run) + "/tuning.json";
+    const std::string path =
+        gpuprobe::test::committed_run(run) + "/tuning.json";
     const json doc = read_json_file(path);
     const auto t = alloc::tuning_from_json(doc, path);
     EXPECT_EQ(alloc::allocator_block_json(t).dump(), doc["allocator"].dump()) << run;

@@ -295,7 +295,7 @@ TEST(FreeRuns, EveryFreeFindsItsRunWhileFreedRunsLeaveTheirEnds) {
       }
       const std::uint32_t n =
           std::uint32_t(rng() % 4 == 0 ? 1 + rng() % 2048 : 1 + rng() % 64); // a request
-      std::uint64_t s = 0, run = 0;                                          // first fit
+      std::uint64_t s = 0, run = 0; // first fit
       for (; s + run < units && run < n;)
         run = bit(used, s + run) ? (s += run + 1, 0) : run + 1;
       if (run < n)

@@ -196,44 +196,28 @@ void say(const char *reader, const fuzz_count &c) {
 
 TEST(Fuzz, EveryModelReaderSurvivesMutantsOfTheCommittedFiles) {
   const int n = inputs(500);
-  say("model::profile_from_json",
-      fuzz(
-          k_h100 + "profile.json", n, 1,
-          [](const std::string &t) {
-            const auto p = model::profile_from_json(parse_json_text(t, "m"), "m");
-            for (const auto &L : p.tlb.levels) // and the lines drawn from it
-              (void)probes::level_line("L", L), (void)probes::structure_detail(L);
-            return model::to_json(p);
-          },
-          true, 16));
+  say("model::profile_from_json", fuzz(k_h100 + "profile.json", n, 1, [](const std::string &t) {
+        const auto p = model::profile_from_json(parse_json_text(t, "m"), "m");
+        for (const auto &L : p.tlb.levels) // and the lines drawn from it
+          (void)probes::level_line("L", L), (void)probes::structure_detail(L);
+        return model::to_json(p);
+      }, true, 16));
   say("model::profile_from_json (stage)",
-      fuzz(
-          k_h100 + "raw/tlb_profile.json", n, 2,
-          [](const std::string &t) {
-            return model::to_json(model::profile_from_json(parse_json_text(t, "m"), "m"));
-          },
-          true, 16));
-  say("model::tuning_from_json",
-      fuzz(
-          k_h100 + "tuning.json", n, 3,
-          [](const std::string &t) {
-            return model::to_json(model::tuning_from_json(parse_json_text(t, "m"), "m"));
-          },
-          true, 16));
+      fuzz(k_h100 + "raw/tlb_profile.json", n, 2, [](const std::string &t) {
+        return model::to_json(model::profile_from_json(parse_json_text(t, "m"), "m"));
+      }, true, 16));
+  say("model::tuning_from_json", fuzz(k_h100 + "tuning.json", n, 3, [](const std::string &t) {
+        return model::to_json(model::tuning_from_json(parse_json_text(t, "m"), "m"));
+      }, true, 16));
   say("model::validation_from_json",
-      fuzz(
-          k_h100 + "validation.json", n, 4,
-          [](const std::string &t) {
-            return model::to_json(model::validation_from_json(parse_json_text(t, "m"), "m"));
-          },
-          true, 16));
+      fuzz(k_h100 + "validation.json", n, 4, [](const std::string &t) {
+        return model::to_json(model::validation_from_json(parse_json_text(t, "m"), "m"));
+      }, true, 16));
   say("model::fleet_from_json",
-      fuzz(
-          std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/fleet/fleet.json", n, 5,
-          [](const std::string &t) {
-            return model::to_json(model::fleet_from_json(parse_json_text(t, "m"), "m"));
-          },
-          true, 16));
+      fuzz(std::string(GPUPROBE_SOURCE_DIR) + "/tests/fixtures/fleet/fleet.json", n, 5,
+           [](const std::string &t) {
+             return model::to_json(model::fleet_from_json(parse_json_text(t, "m"), "m"));
+           }, true, 16));
 }
 
 // The typed models write back what they read: every committed profile.json, raw/tlb_profile.json
@@ -262,23 +246,17 @@ TEST(Fuzz, EveryCommittedProfileAndValidationIsWrittenBackAsRead) {
 TEST(Fuzz, EveryProbeResultReaderSurvivesMutantsOfTheCommittedFiles) {
   const int n = inputs(750);
   say("probes::tlb_result_from_json + analysis",
-      fuzz(
-          k_h100 + "raw/tlb_real.json", n / 3, 6,
-          [](const std::string &t) {
-            const std::string f = test::temp_path("fuzz_tlb.json");
-            std::ofstream(f) << t;
-            const auto r = probes::tlb_result_from_json(parse_json_text(t, "m"));
-            probes::find_tlb_levels(probes::load_tlb_inputs({f}));
-            return probes::to_json(r);
-          },
-          true, 16));
+      fuzz(k_h100 + "raw/tlb_real.json", n / 3, 6, [](const std::string &t) {
+        const std::string f = test::temp_path("fuzz_tlb.json");
+        std::ofstream(f) << t;
+        const auto r = probes::tlb_result_from_json(parse_json_text(t, "m"));
+        probes::find_tlb_levels(probes::load_tlb_inputs({f}));
+        return probes::to_json(r);
+      }, true, 16));
   say("probes::sharing_result_from_json",
-      fuzz(
-          k_h100 + "raw/sharing_L2.json", n, 7,
-          [](const std::string &t) {
-            return probes::to_json(probes::sharing_result_from_json(parse_json_text(t, "m")));
-          },
-          true, 16));
+      fuzz(k_h100 + "raw/sharing_L2.json", n, 7, [](const std::string &t) {
+        return probes::to_json(probes::sharing_result_from_json(parse_json_text(t, "m")));
+      }, true, 16));
   say("probes::atomics_result_from_json",
       fuzz(k_h100 + "raw/atomics.json", n, 8, [](const std::string &t) {
         return probes::to_json(probes::atomics_result_from_json(parse_json_text(t, "m")));

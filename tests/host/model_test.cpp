@@ -1,5 +1,6 @@
 // The typed models (model/): every committed file of each kind reads into its model and writes
 // back to the same JSON; another schema or a newer version is refused in one line.
+#include "test_util.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "model/atomics.hpp"
@@ -10,7 +11,6 @@
 #include "model/run_folder.hpp"
 #include "model/tuning.hpp"
 #include "model/validation.hpp"
-#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 

@@ -107,15 +107,15 @@ TEST(PoolShelf, TheRunsSequenceMakesEachTlbSizedPoolOnce) {
     shelf.give_back(k, std::move(p));
   };
   const key cuda{0, 133}, vmm{1, 133};
-  ASSERT_TRUE(shelf.open());  // run's keeper
-  EXPECT_FALSE(shelf.open()); // tune's own: inner, changes nothing
-  use(cuda);                  // regions
-  use(cuda);                  // scope, cudaMalloc
-  use(vmm);                   // scope, VMM
-  use(vmm);                   // validate's VMM rows
-  shelf.drop();               // validate's 8 GiB pools
+  ASSERT_TRUE(shelf.open());   // run's keeper
+  EXPECT_FALSE(shelf.open());  // tune's own: inner, changes nothing
+  use(cuda);                   // regions
+  use(cuda);                   // scope, cudaMalloc
+  use(vmm);                    // scope, VMM
+  use(vmm);                    // validate's VMM rows
+  shelf.drop();                // validate's 8 GiB pools
   EXPECT_EQ(g_live, 0);
-  use(cuda); // validate's cudaMalloc rows
+  use(cuda);                   // validate's cudaMalloc rows
   EXPECT_EQ(made, 3);
   shelf.close();
   EXPECT_EQ(g_live, 0);

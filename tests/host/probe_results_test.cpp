@@ -2,6 +2,7 @@
 // (reports/examples): parsing a recorded result and writing it again gives the same document,
 // so the drivers' move out of cli/ (and any later change) cannot alter what is written unseen.
 // Also the drivers' host logic: planning, the pool policy, the round order, thread counts.
+#include "test_util.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "probes/atomics/driver.hpp"
@@ -9,7 +10,6 @@
 #include "probes/sampling/driver.hpp"
 #include "probes/sharing/driver.hpp"
 #include "probes/tlb/driver.hpp"
-#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -143,8 +143,7 @@ TEST(TlbDriver, ControlPassesOnlyOnARiseNearTheL2Size) {
 TEST(TlbDriver, TheControlsCoarseGridToTwiceTheL2StillFindsTheRise) {
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-bc72dbee"}) {
     SCOPED_TRACE(unit);
-    const auto r = probes::tlb_result_from_json(
-        read_json_file(gpuprobe::test::committed_run(unit) + "/raw/tlb_real.json"));
+    const auto r = probes::tlb_result_from_json(read_json_file(gpuprobe::test::committed_run(unit) + "/raw/tlb_real.json"));
     ASSERT_TRUE(r.control.has_value());
     const auto l2 = r.device.at("l2_bytes").get<std::uint64_t>();
     const auto plan = probes::plan_control(r.max_bytes, l2);
@@ -359,7 +358,8 @@ TEST(TlbSampling, ResultRoundTrips) {
 TEST(TlbConflict, PlansFromTheTypedProfileWhatTheCommittedRunsTested) {
   for (const char *run : {"nvidia-h100-80gb-hbm3-c7c2dadc", "nvidia-h100-80gb-hbm3-bba9cd54",
                           "nvidia-h200-bc72dbee"}) {
-    const std::string dir = gpuprobe::test::committed_run(run) + "/raw/";
+    const std::string dir =
+        gpuprobe::test::committed_run(run) + "/raw/";
     const auto tlb = gpuprobe::model::read_profile(dir + "tlb_profile.json").tlb;
     const auto targets = probes::plan_conflict(tlb);
     const json recorded = gpuprobe::read_json_file(dir + "tlb_conflict.json")["tlb_conflict"];

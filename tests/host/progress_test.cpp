@@ -219,8 +219,9 @@ TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
     testing::internal::CaptureStderr();
     bool threw = false, stopped = false;
     try {
-      gpuprobe::pipeline::run_stage_here_in(
-          dir.string(), "thing", {"thing", "--n", std::to_string(trial)}, "resume", &d, stage);
+      gpuprobe::pipeline::run_stage_here_in(dir.string(), "thing",
+                                            {"thing", "--n", std::to_string(trial)}, "resume", &d,
+                                            stage);
     } catch (const gpuprobe::interrupted &e) {
       stopped = true;
       EXPECT_EQ(e.signal, code - 128) << "trial " << trial;
@@ -237,8 +238,7 @@ TEST(Progress, AStageInsideThisProcessIsWatchedAsAChildIs) {
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(out, "after the stage\n") << "trial " << trial << ": the stage's output went here";
     EXPECT_EQ(stopped, code > 128) << "trial " << trial << ", exit " << code;
-    EXPECT_EQ(threw, code != 0 && code != 3 && code <= 128)
-        << "trial " << trial << ", exit " << code;
+    EXPECT_EQ(threw, code != 0 && code != 3 && code <= 128) << "trial " << trial << ", exit " << code;
     if (threw) {
       EXPECT_NE(err.find("the last lines of stage thing"), std::string::npos) << err;
       EXPECT_NE(err.find(summary.substr(0, summary.size() - 1)), std::string::npos) << err;

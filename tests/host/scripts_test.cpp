@@ -9,16 +9,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <filesystem>
 #include <iterator>
+#include <unistd.h>
 #include <map>
 #include <random>
 #include <regex>
 #include <sstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -49,10 +49,11 @@ std::vector<std::string> rows_starting(const std::string &text, const std::strin
 TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
   const std::string run = k_src + "/tests/fixtures/rw-malloc-issue35/h100-15a70598";
   const std::string out = temp_path("rw_malloc_goals");
-  const auto r = run_binary("PLOT_SCRIPT=" + gpuprobe::test::stub_plot_script() + " bash",
-                            k_src + "/dev/rw_malloc_goals.sh " GPUPROBE_BINARY " " + k_src +
-                                "/tests/fixtures/peers/nvidia-h100-80gb-hbm3-4748ab49 " + run +
-                                "/runs/bench-peers-rw_malloc.json " + out);
+  const auto r =
+      run_binary("PLOT_SCRIPT=" + gpuprobe::test::stub_plot_script() + " bash",
+                 k_src + "/dev/rw_malloc_goals.sh " GPUPROBE_BINARY " " + k_src +
+                             "/tests/fixtures/peers/nvidia-h100-80gb-hbm3-4748ab49 " + run +
+                             "/runs/bench-peers-rw_malloc.json " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream f(run + "/goals-after.md");
   const std::string committed((std::istreambuf_iterator<char>(f)), {});
@@ -171,7 +172,8 @@ TEST(Scripts, EveryDeviceRoundStepIsListedWhereTheUsageAndTheReadmeSayIt) {
     std::string name = (*it)[1];
     std::replace(name.begin(), name.end(), '_', '-');
     ++steps;
-    EXPECT_NE(table.find("`" + name + "`"), std::string::npos) << name << " not in dev/README.md";
+    EXPECT_NE(table.find("`" + name + "`"), std::string::npos)
+        << name << " not in dev/README.md";
     const std::regex usage("\n#   ([a-z0-9 |-]*[ |])?" + name + "( |\n)");
     EXPECT_TRUE(std::regex_search(text, usage)) << name << " not in device_round.sh's usage";
   }
@@ -531,7 +533,7 @@ TEST(Scripts, TheFamilyTablesInTheDocsAreWhatTheScriptWrites) {
   EXPECT_EQ(after.substr(b2), text.substr(b)) << "the page after the block is kept";
   const std::string block = after.substr(a2, b2 - a2);
   EXPECT_EQ(block.compare(0, begin.size() + 3, begin + " 3 "), 0) << block.substr(0, 80);
-  for (const char *row :
-       {"| full | 3 |", "| quick | 3 |", "| full, the model (default) |", "| --model |"})
+  for (const char *row : {"| full | 3 |", "| quick | 3 |", "| full, the model (default) |",
+                          "| --model |"})
     EXPECT_NE(block.find(row), std::string::npos) << row << " missing from\n" << block;
 }

@@ -1,10 +1,10 @@
 // validate's sequential stopping rule on synthetic ABBA pairs: a true 0.9, 1.0 and 1.02 each stop
 // with the verdict a fixed design gives, within the cap; noise that hides the answer runs to the
 // cap; a drift over time does not make two equal configurations differ.
+#include "test_util.hpp"
 #include "analysis/sequential.hpp"
 #include "analysis/validation.hpp"
 #include "model/validation.hpp"
-#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -139,14 +139,14 @@ TEST(Sequential, FewerThanMinRepsNeverStops) {
   EXPECT_FALSE(look_at(a, b, rule_for(1)).stop);
 }
 
-// The committed full runs (an H100's kept for the tests, the H200 example), replayed: each
-// workload's recorded samples are fed to the rule in the order they were measured, and the verdicts
-// on what the rule keeps are the verdicts of all 15 pairs. The pairs saved are printed.
+// The committed full runs (an H100's kept for the tests, the H200 example), replayed: each workload's
+// recorded samples are fed to the rule in the order they were measured, and the verdicts on what
+// the rule keeps are the verdicts of all 15 pairs. The pairs saved are printed.
 TEST(Sequential, TheCommittedRunsKeepTheirVerdicts) {
   std::size_t saved = 0;
   for (const char *unit : {"nvidia-h100-80gb-hbm3-bba9cd54", "nvidia-h200-bc72dbee"}) {
-    const auto v =
-        gpuprobe::model::read_validation(gpuprobe::test::committed_run(unit) + "/validation.json");
+    const auto v = gpuprobe::model::read_validation(
+        gpuprobe::test::committed_run(unit) + "/validation.json");
     sequential_rule rule;
     rule.workloads = 0;
     for (const auto &r : v.workloads)

@@ -98,9 +98,9 @@ std::vector<std::filesystem::path> committed_run_folders() {
 std::vector<std::filesystem::directory_entry> committed_result_files() {
   namespace fs = std::filesystem;
   std::vector<fs::directory_entry> out;
-  for (const char *root :
-       {"reports/examples", "tests/fixtures/runs", "tests/fixtures/fleet", "tests/fixtures/peers",
-        "tests/fixtures/rw-malloc-issue35", "tests/fixtures/repeats"})
+  for (const char *root : {"reports/examples", "tests/fixtures/runs", "tests/fixtures/fleet",
+                           "tests/fixtures/peers", "tests/fixtures/rw-malloc-issue35",
+                           "tests/fixtures/repeats"})
     for (const auto &e : fs::recursive_directory_iterator(fs::path(GPUPROBE_SOURCE_DIR) / root))
       out.push_back(e);
   return out;

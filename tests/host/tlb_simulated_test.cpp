@@ -10,8 +10,8 @@
 #include "common/steps.hpp"
 #include "common/units.hpp"
 #include "probes/tlb/levels.hpp"
-#include "test_util.hpp"
 #include "tests/common/tlb_simulate.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -50,8 +50,8 @@ struct tally {
   // their penalty within 10 %; set-associative ones with ways x sets exact.
   int recoverable = 0, rec_found = 0, rec_entries = 0, rec_penalty = 0, rec_sa = 0,
       rec_sa_ways_sets = 0, rec_by_intervals = 0;
-  int reported = 0; // levels reported on GPUs that have levels
-  int views = 0;    // false levels that are a simulated level seen through fewer of its sets
+  int reported = 0;                           // levels reported on GPUs that have levels
+  int views = 0; // false levels that are a simulated level seen through fewer of its sets
   std::map<int, std::pair<int, int>> by_conf; // confidence bin -> right, reported
 };
 
@@ -162,10 +162,7 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
         show && std::string(show) == "false" && s.false_levels) {
       std::printf("  false level(s): %s -> found:", g.describe().c_str());
       for (std::size_t j = 0; j < h.levels.size(); ++j)
-        std::printf(" %s%s;",
-                    s.reported[j].right  ? ""
-                    : s.reported[j].view ? "VIEW "
-                                         : "FALSE ",
+        std::printf(" %s%s;", s.reported[j].right ? "" : s.reported[j].view ? "VIEW " : "FALSE ",
                     probes::level_line("", h.levels[j]).c_str());
       std::printf("\n");
     }
@@ -180,10 +177,9 @@ tally run_family(sim_mode mode, int gpus, int nulls, std::uint64_t seed, bool ve
       for (const auto &n : h.detail.value("notes", nlohmann::json::array()))
         if (const auto at = n.get<std::string>().find("robust loss "); at != std::string::npos)
           loss = std::atof(n.get<std::string>().c_str() + at + 12);
-      std::printf(
-          "  [%d] LOSS truth %.0f + %zu levels = %.0f; model %.0f + %zu levels = %.0f: %s\n", i,
-          truth.loss, g.levels.size(), truth.loss + cost * double(g.levels.size()), loss,
-          h.levels.size(), loss + cost * double(h.levels.size()), g.describe().c_str());
+      std::printf("  [%d] LOSS truth %.0f + %zu levels = %.0f; model %.0f + %zu levels = %.0f: %s\n",
+                  i, truth.loss, g.levels.size(), truth.loss + cost * double(g.levels.size()), loss,
+                  h.levels.size(), loss + cost * double(h.levels.size()), g.describe().c_str());
     }
     if (verbose && (s.false_levels ||
                     std::any_of(s.levels.begin(), s.levels.end(),
@@ -226,13 +222,12 @@ void print(const char *mode, const tally &t) {
 // The issue-77 table of a mode: sensitivity on recoverable levels, the share of reported levels
 // that are false, nulls, penalties, ways x sets, and the calibration of the stated confidence.
 void print_recoverable(const char *mode, const tally &t) {
-  std::printf(
-      "| %s | %d | %.1f %% (%d inside stated intervals) | %.1f %% | %.1f %% | %.1f %% of %d "
-      "| %.1f %% (%d of %d; %d views) | %d in %d |\n",
-      mode, t.recoverable, pct(t.rec_found, t.recoverable), t.rec_by_intervals,
-      pct(t.rec_entries, t.recoverable), pct(t.rec_penalty, t.rec_found),
-      pct(t.rec_sa_ways_sets, t.rec_sa), t.rec_sa, pct(t.false_levels, t.reported), t.false_levels,
-      t.reported, t.views, t.null_false, t.nulls);
+  std::printf("| %s | %d | %.1f %% (%d inside stated intervals) | %.1f %% | %.1f %% | %.1f %% of %d "
+              "| %.1f %% (%d of %d; %d views) | %d in %d |\n",
+              mode, t.recoverable, pct(t.rec_found, t.recoverable), t.rec_by_intervals,
+              pct(t.rec_entries, t.recoverable), pct(t.rec_penalty, t.rec_found),
+              pct(t.rec_sa_ways_sets, t.rec_sa), t.rec_sa, pct(t.false_levels, t.reported),
+              t.false_levels, t.reported, t.views, t.null_false, t.nulls);
   const char *bins[] = {"< 0.5", "0.5-0.9", "0.9-0.99", ">= 0.99"};
   for (const auto &[b, v] : t.by_conf)
     std::printf("|   %s confidence %s | | %d reported | %.1f %% right | | | | |\n", mode, bins[b],
@@ -279,8 +274,7 @@ TEST(SimulatedGpus, ARampsRisesAreNotTheModelsNoise) {
     const auto data = simulate(g, plan, seed, &real_noise());
     const auto s = score(g, probes::analyze_tlb(data), plan);
     for (std::size_t k = 0; k < g.levels.size(); ++k)
-      EXPECT_TRUE(!s.levels[k].recoverable || s.levels[k].found)
-          << "seed " << seed << ", L" << k + 1;
+      EXPECT_TRUE(!s.levels[k].recoverable || s.levels[k].found) << "seed " << seed << ", L" << k + 1;
     EXPECT_EQ(s.false_levels, 0) << "seed " << seed;
   }
   // The curve's own noise, over 200 seeded curves of 40 points, each with a ramp of 6 rises of 40
@@ -311,10 +305,9 @@ TEST(SimulatedGpus, TheFamilysRecoveryAndFalseLevelRates) {
   print("full", full);
   const auto quick = run_family(sim_mode::quick, n, n / 5, 46, env != nullptr);
   print("quick", quick);
-  std::printf(
-      "\n| mode | recoverable levels | found | entries exact | penalty within 10 %% (of the "
-      "found) | ways x sets exact (set-associative) | reported levels false | false "
-      "levels in null sweeps |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| mode | recoverable levels | found | entries exact | penalty within 10 %% (of the "
+              "found) | ways x sets exact (set-associative) | reported levels false | false "
+              "levels in null sweeps |\n|---|---|---|---|---|---|---|---|\n");
   print_recoverable("full, detectors alone", full);
   print_recoverable("quick, detectors alone", quick);
   if (env) { // the same GPUs analysed as analyze tlb does by default: the whole-sweep model
@@ -380,10 +373,11 @@ TEST(SimulatedGpus, TheWholeSweepModelFindsMoreLevelsAndStructureAndNoLevelInNoi
   print_recoverable("full, the model (default)", model);
   EXPECT_EQ(model.null_false, 0);
   // Floors a few points under this seed's (scripts/simulated_family.sh: 1,000 GPUs a mode).
-  EXPECT_GE(pct(model.rec_found, model.recoverable), 90.0);   // 100
-  EXPECT_GE(pct(model.rec_sa_ways_sets, model.rec_sa), 85.0); // 100
-  EXPECT_LE(pct(model.false_levels, model.reported), 3.0);    // 0
-  EXPECT_GE(pct(model.rec_found, model.recoverable), pct(alone.rec_found, alone.recoverable) + 15);
+  EXPECT_GE(pct(model.rec_found, model.recoverable), 90.0);                          // 100
+  EXPECT_GE(pct(model.rec_sa_ways_sets, model.rec_sa), 85.0);                        // 100
+  EXPECT_LE(pct(model.false_levels, model.reported), 3.0);                            // 0
+  EXPECT_GE(pct(model.rec_found, model.recoverable),
+            pct(alone.rec_found, alone.recoverable) + 15);
   EXPECT_GE(pct(model.rec_entries, model.recoverable),
             pct(alone.rec_entries, alone.recoverable) + 35);
   EXPECT_GE(pct(model.rec_sa_ways_sets, model.rec_sa),
@@ -412,8 +406,7 @@ layout_2017_tally run_2017_family(int gpus, std::uint64_t seed, bool model) {
     for (std::size_t k = 0; k < g.levels.size(); ++k) {
       const auto &L = g.levels[k];
       std::vector<probes::sweep_point> pts;
-      for (const std::uint64_t st :
-           {L.coverage_bytes / 2, L.coverage_bytes, 2 * L.coverage_bytes}) {
+      for (const std::uint64_t st : {L.coverage_bytes / 2, L.coverage_bytes, 2 * L.coverage_bytes}) {
         if (st < 4096)
           continue;
         const double per = double(std::max(st, L.coverage_bytes));
@@ -422,8 +415,7 @@ layout_2017_tally run_2017_family(int gpus, std::uint64_t seed, bool model) {
         for (int r = 0; r < 60; ++r) {
           probes::sweep_point p;
           p.stride_bytes = st;
-          p.hops =
-              std::max<std::uint64_t>(1, std::uint64_t((b0 + (b1 - b0) * r / 59) / double(st)));
+          p.hops = std::max<std::uint64_t>(1, std::uint64_t((b0 + (b1 - b0) * r / 59) / double(st)));
           p.footprint_bytes = p.hops * st;
           if (!pts.empty() && pts.back().stride_bytes == st &&
               pts.back().footprint_bytes >= p.footprint_bytes)
@@ -540,8 +532,7 @@ TEST(SimulatedGpus, DISABLED_FitTheModelsCalibration) {
     for (int r = 0; r < 4; ++r)
       H[r * 5] += 1e-6;
     std::vector<double> d;
-    ASSERT_TRUE(
-        solve_linear(std::vector<double>(H, H + 16), std::vector<double>(gr, gr + 4), 4, d));
+    ASSERT_TRUE(solve_linear(std::vector<double>(H, H + 16), std::vector<double>(gr, gr + 4), 4, d));
     for (int k = 0; k < 4; ++k)
       b[k] += d[k];
   }
@@ -572,8 +563,9 @@ TEST(SimulatedGpus, TheModelsConfidenceIsCalibratedOnOtherSeeds) {
       }
     all_stated += stated;
     all_right += right;
-    std::printf("| confidence %.2f-%.2f | %d levels | stated %.1f %% | right %.1f %% |\n", edges[b],
-                std::min(1.0, edges[b + 1]), n, n ? 100 * stated / n : 0, n ? 100 * right / n : 0);
+    std::printf("| confidence %.2f-%.2f | %d levels | stated %.1f %% | right %.1f %% |\n",
+                edges[b], std::min(1.0, edges[b + 1]), n, n ? 100 * stated / n : 0,
+                n ? 100 * right / n : 0);
     const auto within = [](double stated_sum, double count) {
       const double p = stated_sum / count;
       return 100 * (2.5 * std::sqrt(p * (1 - p) / count) + 0.05);

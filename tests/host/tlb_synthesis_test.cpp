@@ -1,8 +1,8 @@
 // Issue 77: the hierarchy as one model of the whole sweep (probes/tlb/synthesis.hpp) on the
 // committed Hopper alias sweeps, and what one entry holds as a hypothesis the sweeps test.
+#include "test_util.hpp"
 #include "probes/tlb/levels.hpp"
 #include "probes/tlb/synthesis.hpp"
-#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
