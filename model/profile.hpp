@@ -130,6 +130,7 @@ struct l2_split_check {
 // tlb-sampling's verdict of one level as the cross-check keeps it (its "verdict" and "ratio"
 // typed, the rest as written).
 sampling_check sampling_check_from_json(const nlohmann::json &j);
+nlohmann::json to_json(const sampling_check &s);
 
 struct tlb_cross_check {
   std::string method;

@@ -42,7 +42,7 @@ std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
 struct sampling_level_result {
   sampling_target target;
   std::vector<double> below_ms, above_ms; // one launch each
-  nlohmann::json verdict = nlohmann::json::object();
+  model::sampling_check verdict;     // its sentence and ratio typed, the rest in detail
   std::string verdict_words() const; // the verdict's line ("" before it was made)
 };
 
@@ -56,8 +56,8 @@ struct sampling_result : result_envelope { // device, meta
 // The verdict of one level: the ratio of the medians (above / below), its noise (the reps'
 // robust spread), whether the change is real (> max(3 %, 3 noise)), the L2 cache's share of
 // each footprint (a change then is not translation alone), and a sentence.
-nlohmann::json sampling_verdict(const sampling_level_result &r, double l2_bytes,
-                                double reads_per_launch);
+model::sampling_check sampling_verdict(const sampling_level_result &r, double l2_bytes,
+                                       double reads_per_launch);
 
 sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev);

@@ -44,18 +44,24 @@ std::vector<sampling_target> plan_sampling(const model::tlb_hierarchy &tlb,
   });
 }
 
-json sampling_verdict(const sampling_level_result &r, double l2_bytes, double reads_per_launch) {
+model::sampling_check sampling_verdict(const sampling_level_result &r, double l2_bytes,
+                                       double reads_per_launch) {
   const auto &t = r.target;
-  if (!t.skipped.empty())
-    return {{"verdict", "not tested: " + t.skipped}};
-  if (r.below_ms.empty() || r.above_ms.empty())
-    return {{"verdict", "not measured"}};
+  model::sampling_check v;
+  if (!t.skipped.empty()) {
+    v.verdict = "not tested: " + t.skipped;
+    return v;
+  }
+  if (r.below_ms.empty() || r.above_ms.empty()) {
+    v.verdict = "not measured";
+    return v;
+  }
   const double b = median(r.below_ms), a = median(r.above_ms);
   // The reps' robust spread, relative, of the noisier footprint.
-  auto spread = [](const std::vector<double> &v) {
-    const double m = median(v);
+  auto spread = [](const std::vector<double> &ms) {
+    const double m = median(ms);
     std::vector<double> d;
-    for (double x : v)
+    for (double x : ms)
       d.push_back(std::fabs(x - m));
     return 1.4826 * median(d) / m;
   };
@@ -67,15 +73,15 @@ json sampling_verdict(const sampling_level_result &r, double l2_bytes, double re
   // Past the L2 cache's share, reads go to memory: if the data cache alone set the speed, the
   // time would grow at most as the reads that miss it, (1 - share above) / (1 - share below).
   const double cache_bound = (1 - share_a) / std::max(1e-9, 1 - share_b) - 1;
-  json v = {{"below_greads_per_s", g / b},
-            {"above_greads_per_s", g / a},
-            {"ratio", ratio},
-            {"noise", noise},
-            {"threshold", bar},
-            {"changes", std::fabs(ratio - 1) > bar},
-            {"l2_share_below", share_b},
-            {"l2_share_above", share_a},
-            {"cache_explains_up_to", cache_bound}};
+  v.ratio = ratio;
+  v.detail = {{"below_greads_per_s", g / b},
+              {"above_greads_per_s", g / a},
+              {"noise", noise},
+              {"threshold", bar},
+              {"changes", std::fabs(ratio - 1) > bar},
+              {"l2_share_below", share_b},
+              {"l2_share_above", share_a},
+              {"cache_explains_up_to", cache_bound}};
   char line[360];
   if (ratio - 1 > bar && ratio - 1 > cache_bound + bar)
     std::snprintf(line, sizeof line,
@@ -97,8 +103,7 @@ json sampling_verdict(const sampling_level_result &r, double l2_bytes, double re
                   "no change beyond the noise (%+.1f %%, bar %.1f %%; %.1f -> %.1f G reads/s): "
                   "the level's +%.0f-cycle miss does not show through random reads",
                   100 * (ratio - 1), 100 * bar, g / b, g / a, t.penalty_cycles());
-  const std::string s = line;
-  v["verdict"] = s;
+  v.verdict = std::string(line);
   return v;
 }
 
@@ -113,7 +118,7 @@ json to_json(const sampling_result &r) {
                       {"skipped", l.target.skipped},
                       {"below_ms", l.below_ms},
                       {"above_ms", l.above_ms},
-                      {"verdict", l.verdict}});
+                      {"verdict", model::to_json(l.verdict)}});
   return result_document("tlb-sampling", r, "sampling",
                          {{"profile", r.profile},
                           {"reads_per_launch", r.reads_per_launch},
@@ -138,17 +143,19 @@ sampling_result sampling_result_from_json(const json &doc) {
       x.target.skipped = l.value("skipped", std::string());
       x.below_ms = l.at("below_ms").get<std::vector<double>>();
       x.above_ms = l.at("above_ms").get<std::vector<double>>();
-      x.verdict = l.value("verdict", json::object());
+      x.verdict = model::sampling_check_from_json(l.value("verdict", json::object()));
       r.levels.push_back(x);
     }
   } catch (const json::exception &e) {
+    throw error(std::string("tlb-sampling result: ") + e.what());
+  } catch (const model::impossible_value &e) { // a verdict that is not a block
     throw error(std::string("tlb-sampling result: ") + e.what());
   }
   return r;
 }
 
 std::string sampling_level_result::verdict_words() const {
-  return model::words_of(verdict, "verdict");
+  return verdict.verdict.value_or("");
 }
 
 } // namespace gpuprobe::probes

@@ -121,10 +121,10 @@ void attach_sampling(model::tlb_cross_check &check, const probes::sampling_resul
   for (auto &row : check.levels)
     for (const auto &l : sampling.levels)
       if (l.target.level == row.level) { // "L1": candidates ("C1") are not sampled
-        json v = l.verdict;
-        v["below_bytes"] = double(l.target.below_bytes);
-        v["above_bytes"] = double(l.target.above_bytes);
-        row.sampling = model::sampling_check_from_json(v);
+        model::sampling_check c = l.verdict;
+        c.detail["below_bytes"] = double(l.target.below_bytes);
+        c.detail["above_bytes"] = double(l.target.above_bytes);
+        row.sampling = std::move(c);
       }
 }
 

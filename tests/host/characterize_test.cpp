@@ -439,9 +439,10 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
   sampling.levels[0].target.level = "L1";
   sampling.levels[0].target.below_bytes = 54ull << 30;
   sampling.levels[0].target.above_bytes = 84ull << 30;
-  sampling.levels[0].verdict = {{"verdict", "slower by 40.0 %"}, {"ratio", 1.4}};
+  sampling.levels[0].verdict.verdict = "slower by 40.0 %";
+  sampling.levels[0].verdict.ratio = 1.4;
   sampling.levels[1].target.level = "L2";
-  sampling.levels[1].verdict = {{"verdict", "not tested: beyond"}};
+  sampling.levels[1].verdict.verdict = "not tested: beyond";
   const json c = gpuprobe::model::to_json(
       cross_check(gpuprobe::model::tlb_hierarchy_from_json(tlb), {}, result, &sampling));
   ASSERT_EQ(c["levels"].size(), 2u);

@@ -310,25 +310,23 @@ TEST(TlbSampling, VerdictSaysWhetherTheSpeedChangesWhereTheLevelSays) {
   r.above_ms = {140, 141, 139, 140, 142};
   const double reads = double(1u << 20) * 256;
   auto v = probes::sampling_verdict(r, 60.0 * k_mib, reads);
-  EXPECT_TRUE(v["changes"].get<bool>());
-  EXPECT_NEAR(v["ratio"].get<double>(), 1.4, 1e-9);
-  EXPECT_EQ(v["verdict"].get<std::string>().rfind("slower by 40.0 % above the reach", 0), 0u)
-      << v["verdict"];
+  EXPECT_TRUE(v.detail["changes"].get<bool>());
+  EXPECT_NEAR(*v.ratio, 1.4, 1e-9);
+  EXPECT_EQ(v.verdict->rfind("slower by 40.0 % above the reach", 0), 0u) << *v.verdict;
   r.above_ms = {101, 100, 102, 99, 100};
   v = probes::sampling_verdict(r, 60.0 * k_mib, reads);
-  EXPECT_FALSE(v["changes"].get<bool>());
-  EXPECT_EQ(v["verdict"].get<std::string>().rfind("no change beyond the noise", 0), 0u);
+  EXPECT_FALSE(v.detail["changes"].get<bool>());
+  EXPECT_EQ(v.verdict->rfind("no change beyond the noise", 0), 0u);
   // H100's L1 (256 MiB) beside a 50 MiB L2 cache: 5.7 % slower, which the cache's share falling
   // from 24.5 % to 15.6 % explains alone (up to 11.8 %).
   r.target = sampling_target_of("L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib);
   r.above_ms = {105.7, 105.6, 105.8, 105.7, 105.7};
   v = probes::sampling_verdict(r, 50.0 * k_mib, reads);
-  EXPECT_NEAR(v["cache_explains_up_to"].get<double>(), 0.118, 0.002);
-  EXPECT_NE(v["verdict"].get<std::string>().find("which alone explains up to 11.8 %: no evidence"),
-            std::string::npos)
-      << v["verdict"];
+  EXPECT_NEAR(v.detail["cache_explains_up_to"].get<double>(), 0.118, 0.002);
+  EXPECT_NE(v.verdict->find("which alone explains up to 11.8 %: no evidence"), std::string::npos)
+      << *v.verdict;
   r.target.skipped = "beyond the memory";
-  EXPECT_EQ(probes::sampling_verdict(r, 60.0 * k_mib, reads)["verdict"],
+  EXPECT_EQ(probes::sampling_verdict(r, 60.0 * k_mib, reads).verdict,
             "not tested: beyond the memory");
 }
 
@@ -343,7 +341,7 @@ TEST(TlbSampling, ResultRoundTrips) {
   l.target = sampling_target_of("L1", 256.0 * k_mib, 10, 204 * k_mib, 320 * k_mib);
   l.below_ms = {1, 2, 3};
   l.above_ms = {4, 5, 6};
-  l.verdict = {{"verdict", "x"}};
+  l.verdict.verdict = "x";
   r.levels.push_back(l);
   const json doc = probes::to_json(r);
   EXPECT_EQ(doc["probe"], "tlb-sampling");
