@@ -160,10 +160,7 @@ json to_json(const stage_record &s) {
   return j;
 }
 
-namespace {
-// What a level's numbers must be for any GPU: positive, finite, a page of a power of two bytes,
-// a reach of entries pages, entries of ways x sets.
-void check_level(const tlb_level &L) {
+void check_tlb_level(const tlb_level &L) {
   check_positive("page_bytes", L.page_bytes);
   if (std::exp2(std::round(std::log2(L.page_bytes))) != L.page_bytes)
     throw impossible_value("page_bytes " + json(L.page_bytes).dump() + " is no power of two");
@@ -182,7 +179,6 @@ void check_level(const tlb_level &L) {
     throw impossible_value("entries " + json(*L.entries).dump() + " is not ways x sets (" +
                            json(*L.ways).dump() + " x " + json(*L.sets).dump() + ")");
 }
-} // namespace
 
 template <class F> void fields(tlb_level &L, F &f) {
   f.required("reach_bytes", L.reach_bytes);
@@ -200,7 +196,7 @@ template <class F> void fields(tlb_level &L, F &f) {
   f.block("per_sm", L.per_sm, level_per_sm_from_json);
 }
 
-tlb_level tlb_level_from_json(const json &in) { return read_block<tlb_level>(in, check_level); }
+tlb_level tlb_level_from_json(const json &in) { return read_block<tlb_level>(in, check_tlb_level); }
 
 json to_json(const tlb_level &L) { return write_block(L); }
 
@@ -250,17 +246,21 @@ tlb_cross_check tlb_cross_check_from_json(const json &in) {
 }
 json to_json(const tlb_cross_check &c) { return write_block(c); }
 
+void check_level_count(const char *list, std::size_t n) {
+  if (n > k_max_tlb_levels)
+    throw impossible_value(std::string("tlb.") + list + " has " + std::to_string(n) +
+                           " entries, more than a GPU has (" + std::to_string(k_max_tlb_levels) +
+                           ")");
+}
+
 namespace {
 // Before any copy: a hostile list of 10^5 levels is refused at once (copied, it took 20 s).
 void check_level_counts(const json &tlb) {
   if (!tlb.is_object())
     return;
   for (const char *list : {"levels", "candidates"})
-    if (const auto it = tlb.find(list);
-        it != tlb.end() && it->is_array() && it->size() > k_max_tlb_levels)
-      throw impossible_value(std::string("tlb.") + list + " has " + std::to_string(it->size()) +
-                             " entries, more than a GPU has (" + std::to_string(k_max_tlb_levels) +
-                             ")");
+    if (const auto it = tlb.find(list); it != tlb.end() && it->is_array())
+      check_level_count(list, it->size());
 }
 } // namespace
 

@@ -230,8 +230,16 @@ struct run_conditions {
 };
 run_conditions run_conditions_from_json(const nlohmann::json &conditions);
 nlohmann::json to_json(const stage_record &s);
+nlohmann::json to_json(const level_structure &s);
 tlb_level tlb_level_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_level &L);
+// What a level's numbers must be for any GPU (the reader's refusals, for a level built in process):
+// positive, finite, a page of a power of two bytes, a reach of entries pages, entries of ways x
+// sets. Else impossible_value.
+void check_tlb_level(const tlb_level &L);
+// A hierarchy's `list` ("levels", "candidates") of n entries holds no more than a GPU has
+// (k_max_tlb_levels), else impossible_value.
+void check_level_count(const char *list, std::size_t n);
 nlohmann::json to_json(const level_check &c);
 tlb_cross_check tlb_cross_check_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_cross_check &c);

@@ -134,7 +134,7 @@ void run_analyze_tlb(const kit::common_options &o, bool allow_mixed, std::option
   write_json_atomic(o.out, doc);
   std::printf("gpuprobe analyze tlb: %s, %zu curves, searched up to %s\n", ds.device_name.c_str(),
               ds.curves.size(), format_bytes(a.searched_up_to_bytes).c_str());
-  const auto levels = model::tlb_hierarchy_from_json(tlb).levels;
+  const auto levels = probes::hierarchy_of(a).levels;
   for (std::size_t k = 0; k < a.levels.size(); ++k) {
     const auto &L = a.levels[k];
     std::printf("  L%zu: %.1f entries x %s coverage (%s) = reach %s, miss penalty %.1f cycles, "

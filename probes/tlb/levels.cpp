@@ -967,44 +967,63 @@ nlohmann::json steps_json(const std::vector<tlb_step> &v) {
                  {"source", t.source}});
   return a;
 }
-nlohmann::json fit_json(const structure_fit &f) {
-  nlohmann::json j = {{"resolved", f.resolved},
-                      {"shape", f.shape},
-                      {"before_cycles", f.before_cycles},
-                      {"after_cycles", f.after_cycles},
-                      {"residual_cycles", std::round(f.residual_cycles * 1000) / 1000},
-                      {"noise_cycles", std::round(f.noise_cycles * 1000) / 1000},
-                      {"ramp_points", f.ramp_points},
+// A fit's numbers beyond the typed ones (structure_of): its noise, measured ends and, resolved,
+// the fitted ends and slope.
+nlohmann::json fit_detail(const structure_fit &f) {
+  nlohmann::json j = {{"noise_cycles", std::round(f.noise_cycles * 1000) / 1000},
                       {"last_hit_entries", f.last_hit_entries},
                       {"first_full_entries", f.first_full_entries}};
   if (f.resolved) {
-    j["entries"] = f.entries;
-    j["sets"] = f.sets;
-    j["ways"] = f.ways;
-    j["full_miss_entries"] = f.full_miss_entries;
     j["onset_fit_entries"] = std::round(f.onset_fit * 100) / 100;
     j["full_miss_fit_entries"] = std::round(f.full_fit * 100) / 100;
     j["slope"] = std::round(f.slope * 1000) / 1000;
-  } else {
-    j["why"] = f.why;
   }
   return j;
 }
+// A fit as the profile keeps it (model::level_structure), its detail from fit_detail.
+model::level_structure fit_of(const structure_fit &f) {
+  model::level_structure s;
+  s.resolved = f.resolved;
+  s.shape = f.shape;
+  s.before_cycles = f.before_cycles;
+  s.after_cycles = f.after_cycles;
+  s.residual_cycles = std::round(f.residual_cycles * 1000) / 1000;
+  s.ramp_points = f.ramp_points;
+  if (f.resolved) {
+    s.entries = f.entries;
+    s.sets = f.sets;
+    s.ways = f.ways;
+    s.full_miss_entries = f.full_miss_entries;
+  } else {
+    s.why = f.why;
+  }
+  s.detail = fit_detail(f);
+  return s;
+}
+// A fit as written: its typed numbers and detail in one block ("shape" written even when empty,
+// as the files always had it; a reader takes "" and absent alike).
+nlohmann::json fit_json(const structure_fit &f) {
+  nlohmann::json j = model::to_json(fit_of(f));
+  j["shape"] = f.shape;
+  return j;
+}
 
-nlohmann::json structure_json(const level_evidence &L) {
+// The level's structure as the profile keeps it: the agreed fit, the midpoint and each stride's
+// fit (in detail).
+model::level_structure structure_of(const level_evidence &L) {
   const auto &st = L.structure;
-  nlohmann::json j = fit_json(st.fit);
-  j["midpoint_entries"] = std::round(st.midpoint_entries * 10) / 10;
-  j["midpoint_reach_bytes"] = st.midpoint_entries * L.page_bytes;
-  j["strides_agreeing"] = st.agreeing;
+  model::level_structure s = fit_of(st.fit);
+  s.midpoint_reach_bytes = st.midpoint_entries * L.page_bytes;
+  s.detail["midpoint_entries"] = std::round(st.midpoint_entries * 10) / 10;
+  s.detail["strides_agreeing"] = st.agreeing;
   auto per = nlohmann::json::array();
   for (std::size_t i = 0; i < st.per_stride.size(); ++i) {
     auto f = fit_json(st.per_stride[i]);
     f["stride_bytes"] = st.fit_strides[i];
     per.push_back(f);
   }
-  j["per_stride"] = per;
-  return j;
+  s.detail["per_stride"] = per;
+  return s;
 }
 
 // Each number's interval, or why none is stated.
@@ -1048,62 +1067,101 @@ nlohmann::json model_json(const fitted_level &f) {
           {"other_index_or_replacement_fits", f.alternatives_differ}};
 }
 
-nlohmann::json level_json(const level_evidence &L) {
+// The level as every stage after the analysis reads it (model::tlb_level): its numbers typed, the
+// rest of its evidence in detail (an unresolved level's sets and ways as null, as written).
+model::tlb_level level_of(const level_evidence &L) {
   const bool resolved = L.structure.fit.resolved;
-  nlohmann::json j = {
-      {"entries", std::round(L.entries * 10) / 10},
-      {"sets", resolved ? nlohmann::json(L.structure.fit.sets) : nlohmann::json(nullptr)},
-      {"ways", resolved ? nlohmann::json(L.structure.fit.ways) : nlohmann::json(nullptr)},
-      {"full_miss_bytes", L.full_miss_bytes()},
-      {"structure", structure_json(L)},
-      {"page_bytes", L.page_bytes},
-      {"page_bound", to_string(L.bound)},
-      {"reach_bytes", L.reach_bytes},
-      {"miss_penalty_cycles", L.miss_penalty_cycles},
-      {"confidence", L.confidence},
-      {"snr", L.snr},
-      {"z", std::round(L.z * 10) / 10},
-      {"penalty_rule", L.penalty_rule},
-      {"evidence",
-       {{"strides_at_or_above_page", steps_json(L.scaling)},
-        {"strides_below_page", steps_json(L.flat)}}}};
-  j["existence"] = L.existence;
+  model::tlb_level m;
+  m.entries = std::round(L.entries * 10) / 10;
+  if (resolved) {
+    m.sets = L.structure.fit.sets;
+    m.ways = L.structure.fit.ways;
+  } else {
+    m.detail["sets"] = nullptr;
+    m.detail["ways"] = nullptr;
+  }
+  m.full_miss_bytes = L.full_miss_bytes();
+  m.structure = structure_of(L);
+  m.page_bytes = L.page_bytes;
+  m.page_bound = to_string(L.bound);
+  m.reach_bytes = L.reach_bytes;
+  m.miss_penalty_cycles = L.miss_penalty_cycles;
+  m.confidence = L.confidence;
+  auto &d = m.detail;
+  d["snr"] = L.snr;
+  d["z"] = std::round(L.z * 10) / 10;
+  d["penalty_rule"] = L.penalty_rule;
+  d["evidence"] = {{"strides_at_or_above_page", steps_json(L.scaling)},
+                   {"strides_below_page", steps_json(L.flat)}};
+  d["existence"] = L.existence;
   if (L.model)
-    j["model"] = model_json(*L.model);
+    d["model"] = model_json(*L.model);
   if (L.entries_se > 0)
-    j["entries_se"] = std::round(L.entries_se * 10) / 10;
-  j["intervals"] = intervals_json(L);
+    d["entries_se"] = std::round(L.entries_se * 10) / 10;
+  d["intervals"] = intervals_json(L);
   if (!L.page_note.empty())
-    j["page_note"] = L.page_note;
+    d["page_note"] = L.page_note;
   if (!L.disturbed.empty())
-    j["disturbed"] = L.disturbed;
+    d["disturbed"] = L.disturbed;
+  return m;
+}
+
+// A level as the profile file writes it ("shape" kept when empty, as fit_json).
+nlohmann::json level_json(const level_evidence &L) {
+  nlohmann::json j = model::to_json(level_of(L));
+  j["structure"]["shape"] = L.structure.fit.shape;
   return j;
 }
 } // namespace
 
-nlohmann::json to_json(const tlb_evidence &a) {
-  nlohmann::json levels = nlohmann::json::array(), cache = nlohmann::json::array(),
-                 candidates = nlohmann::json::array();
-  for (const auto &L : a.levels) {
-    levels.push_back(level_json(L));
-    if (a.sm >= 0)
-      levels.back()["measured_on_sm"] = a.sm;
+namespace {
+// Levels as written, each with the SM its sweep ran on where `sm` >= 0.
+nlohmann::json levels_json(const std::vector<level_evidence> &v, int sm = -1) {
+  auto out = nlohmann::json::array();
+  for (const auto &L : v) {
+    out.push_back(level_json(L));
+    if (sm >= 0)
+      out.back()["measured_on_sm"] = sm;
   }
-  for (const auto &L : a.candidates)
-    candidates.push_back(level_json(L));
-  for (const auto &L : a.cache_effects)
-    cache.push_back(level_json(L));
-  auto conflicts = nlohmann::json::array();
-  for (const auto &L : a.set_conflicts)
-    conflicts.push_back(level_json(L));
-  return {{"levels", levels},         {"searched_up_to_bytes", a.searched_up_to_bytes},
-          {"cache_effects", cache},   {"set_conflicts", conflicts},
-          {"candidates", candidates}, {"unexplained_steps", steps_json(a.unexplained)},
+  return out;
+}
+} // namespace
+
+nlohmann::json to_json(const tlb_evidence &a) {
+  return {{"levels", levels_json(a.levels, a.sm)},
+          {"searched_up_to_bytes", a.searched_up_to_bytes},
+          {"cache_effects", levels_json(a.cache_effects)},
+          {"set_conflicts", levels_json(a.set_conflicts)},
+          {"candidates", levels_json(a.candidates)},
+          {"unexplained_steps", steps_json(a.unexplained)},
           {"notes", a.notes}};
 }
 
+model::tlb_hierarchy hierarchy_of(const tlb_evidence &a) {
+  model::check_level_count("levels", a.levels.size());
+  model::check_level_count("candidates", a.candidates.size());
+  model::tlb_hierarchy h;
+  for (const auto &L : a.levels) {
+    h.levels.push_back(level_of(L));
+    if (a.sm >= 0)
+      h.levels.back().detail["measured_on_sm"] = a.sm;
+  }
+  for (const auto &L : a.candidates)
+    h.candidates.push_back(level_of(L));
+  for (const auto &L : h.levels)
+    model::check_tlb_level(L);
+  for (const auto &L : h.candidates)
+    model::check_tlb_level(L);
+  h.searched_up_to_bytes = a.searched_up_to_bytes;
+  h.detail = {{"cache_effects", levels_json(a.cache_effects)},
+              {"set_conflicts", levels_json(a.set_conflicts)},
+              {"unexplained_steps", steps_json(a.unexplained)},
+              {"notes", a.notes}};
+  return h;
+}
+
 model::tlb_hierarchy analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt) {
-  return model::tlb_hierarchy_from_json(to_json(find_tlb_levels(data, opt)));
+  return hierarchy_of(find_tlb_levels(data, opt));
 }
 
 } // namespace gpuprobe::probes

@@ -159,9 +159,12 @@ tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options
 // The profile's "tlb" block: levels, searched_up_to_bytes, notes, cache effects.
 nlohmann::json to_json(const tlb_evidence &a);
 
-// The TLB hierarchy of `data` as every stage reads it, model::tlb_hierarchy (model/profile.hpp):
-// the model of to_json(find_tlb_levels(data)), so it is the same value a stage reads back from
-// the profile written of it.
+// The hierarchy every stage after the analysis reads (model::tlb_hierarchy, model/profile.hpp),
+// built in process: the same value a stage reads back from the file to_json(a) writes (a test
+// holds it on the simulated family), and refused alike (impossible_value).
+model::tlb_hierarchy hierarchy_of(const tlb_evidence &a);
+
+// hierarchy_of(find_tlb_levels(data, opt)).
 model::tlb_hierarchy analyze_tlb(const tlb_dataset &data, const tlb_analysis_options &opt = {});
 
 } // namespace gpuprobe::probes

@@ -612,6 +612,34 @@ TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
     EXPECT_TRUE(s.levels[k].found) << "the 2017 format, L" << k + 1;
 }
 
+// The hierarchy built in process is the one a later stage reads back from the file the analysis
+// writes: on a seeded family of simulated GPUs (with and without the whole-sweep model, levels
+// resolved and not, candidates, an SM recorded), written alike to the last byte.
+TEST(SimulatedGpus, TheHierarchyBuiltInProcessIsTheOneReadBackFromItsFile) {
+  std::mt19937_64 rng(79);
+  const auto plan = plan_for(sim_mode::quick, k_max);
+  int levels = 0, unresolved = 0, candidates = 0;
+  for (int i = 0; i < 48; ++i) {
+    const sim_gpu g = random_gpu(rng, i >= 40);
+    const auto data = simulate(g, plan, 7900 + std::uint64_t(i), &real_noise());
+    probes::tlb_analysis_options o;
+    o.synthesize = i % 2 == 0;
+    auto a = probes::find_tlb_levels(data, o);
+    a.sm = i % 3 == 0 ? i : -1;
+    EXPECT_EQ(model::to_json(probes::hierarchy_of(a)).dump(),
+              model::to_json(model::tlb_hierarchy_from_json(probes::to_json(a))).dump())
+        << g.describe();
+    levels += int(a.levels.size());
+    candidates += int(a.candidates.size());
+    for (const auto &L : a.levels)
+      unresolved += !L.structure.fit.resolved;
+  }
+  std::printf("  %d levels (%d not resolved), %d candidates\n", levels, unresolved, candidates);
+  EXPECT_GT(levels, 40); // the family exercised what the builder types
+  EXPECT_GT(unresolved, 0);
+  EXPECT_GT(candidates, 0);
+}
+
 // The simulator's noise is drawn from the committed real sweeps: medians of integer cycles are
 // mostly exact, means never are, and both have tails past a Gaussian's.
 TEST(SimulatedGpus, NoiseIsDrawnFromTheCommittedRealSweeps) {
