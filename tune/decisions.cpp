@@ -17,14 +17,14 @@ using model::level_label;
 
 using nlohmann::json;
 
-json region_decision::to_json() const {
-  return {{"regions", regions},
-          {"max_region_bytes", max_region_bytes},
-          {"page_bytes", page_bytes},
-          {"sm_region", sm_region},
-          {"level", level.empty() ? json(nullptr) : json(level)},
-          {"reason", reason},
-          {"per_level", per_level}};
+model::tuning_decision region_decision::decision() const {
+  return {reason,
+          {{"regions", regions},
+           {"max_region_bytes", max_region_bytes},
+           {"page_bytes", page_bytes},
+           {"sm_region", sm_region},
+           {"level", level.empty() ? json(nullptr) : json(level)},
+           {"per_level", per_level}}};
 }
 
 namespace {
@@ -148,7 +148,7 @@ region_decision decide_regions_measured(const std::vector<region_option> &option
   return d;
 }
 
-json word_decision::to_json(const std::vector<word_point> &points) const {
+model::tuning_decision word_decision::decision(const std::vector<word_point> &points) const {
   json p = json::array();
   for (const auto &w : points)
     p.push_back({{"allocator", w.allocator},
@@ -166,11 +166,11 @@ json word_decision::to_json(const std::vector<word_point> &points) const {
   for (const auto &x : workloads)
     w.push_back({{"workload", x.name}, {"ms32", x.ms32}, {"ms64", x.ms64}});
   // The word size itself is the allocator block's (tuning.json's "allocator".word_bits), once.
-  return {{"geomean_ratio_64_over_32", geomean_ratio},
-          {"reason", reason},
-          {"tradeoffs", tradeoffs},
-          {"measurements", p},
-          {"workloads", w}};
+  return {reason,
+          {{"geomean_ratio_64_over_32", geomean_ratio},
+           {"tradeoffs", tradeoffs},
+           {"measurements", p},
+           {"workloads", w}}};
 }
 
 word_decision decide_word_size(const std::vector<word_point> &points, double tie,
@@ -231,12 +231,12 @@ word_decision decide_word_size(const std::vector<word_point> &points, double tie
   return d;
 }
 
-json scope_decision::to_json() const {
-  return {{"bytes", bytes},
-          {"level", level.empty() ? json(nullptr) : json(level)},
-          {"midpoint_bytes", midpoint_bytes},
-          {"reason", reason},
-          {"measurements", measurements}};
+model::tuning_decision scope_decision::decision() const {
+  return {reason,
+          {{"bytes", bytes},
+           {"level", level.empty() ? json(nullptr) : json(level)},
+           {"midpoint_bytes", midpoint_bytes},
+           {"measurements", measurements}}};
 }
 
 namespace {
@@ -388,14 +388,12 @@ scope_decision decide_tlb_scope_measured(const std::vector<scope_option> &option
   return d;
 }
 
-json crw_decision::to_json(const std::vector<crw_point> &points) const {
+model::tuning_decision crw_decision::decision(const std::vector<crw_point> &points) const {
   json p = json::array();
   for (const auto &c : points)
     p.push_back({{"start", c.start}, {"free_fraction", c.free_fraction}, {"ms", c.ms}});
-  return {{"start", start},
-          {"geomean_ratio_to_thread", geomean_ratio},
-          {"reason", reason},
-          {"measurements", p}};
+  return {reason,
+          {{"start", start}, {"geomean_ratio_to_thread", geomean_ratio}, {"measurements", p}}};
 }
 
 crw_decision decide_crw_placement(const std::vector<crw_point> &points, double tie) {

@@ -3,6 +3,7 @@
 // returns its choice, the reason in one sentence, and the numbers behind it.
 #include "allocators/tuning.hpp"
 #include "model/profile.hpp"
+#include "model/tuning.hpp"
 #include "model/validation.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,7 +29,7 @@ struct region_decision {
   std::string level;          // "L1", "C2" (model::level_label) used, or ""
   std::string reason;
   nlohmann::json per_level = nlohmann::json::array(); // decide_regions_measured: one per level
-  nlohmann::json to_json() const;
+  model::tuning_decision decision() const; // tuning.json's block: the reason and the numbers
 };
 
 // What regions each level of the profile (and its largest candidate) would cut: per-SM regions
@@ -85,7 +86,7 @@ struct word_decision {
   // workload, with its numbers ("corw at 100 % free (an empty pool): 64-bit 1.071x").
   std::vector<std::string> tradeoffs;
   std::vector<word_workload> workloads;
-  nlohmann::json to_json(const std::vector<word_point> &points) const;
+  model::tuning_decision decision(const std::vector<word_point> &points) const; // tuning.json's
 };
 // The choice follows the get_page points' geometric mean; the workloads only add trade-offs.
 word_decision decide_word_size(const std::vector<word_point> &points, double tie = 0.03,
@@ -102,7 +103,7 @@ struct scope_decision {
   std::uint64_t midpoint_bytes = 0;
   std::string reason;
   nlohmann::json measurements = nlohmann::json::array(); // tune's: scope, pool, ms
-  nlohmann::json to_json() const;
+  model::tuning_decision decision() const; // tuning.json's block: the reason and the numbers
 };
 
 // tune measures the scope instead: every level's and candidate's reach (where its misses begin,
@@ -148,7 +149,7 @@ struct crw_decision {
   std::string start = "thread";
   double geomean_ratio = 1; // chosen / thread
   std::string reason;
-  nlohmann::json to_json(const std::vector<crw_point> &points) const;
+  model::tuning_decision decision(const std::vector<crw_point> &points) const; // tuning.json's
 };
 // CRW's placements tie within 5 % of the per-thread start. Over the 53 committed runs of H100
 // units (tests/fixtures/crw_placements.json, written by dev/calibrate_compare.py), where

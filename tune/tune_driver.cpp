@@ -245,10 +245,10 @@ void run_tune(const tune_run_options &o) {
   t.meta = head["meta"];
   t.profile = {o.profile, c.profile.gpu_name(), c.measured_on, c.measured_on == c.dev.uuid};
   t.allocator = allocator_tuning(word, regions, crw, scope);
-  t.word_size = model::tuning_decision_from_json(word.to_json(points));
-  t.regions = model::tuning_decision_from_json(regions.to_json());
-  t.crw_placement = model::tuning_decision_from_json(crw.to_json(crw_points));
-  t.tlb_scope = model::tuning_decision_from_json(scope.to_json());
+  t.word_size = word.decision(points);
+  t.regions = regions.decision();
+  t.crw_placement = crw.decision(crw_points);
+  t.tlb_scope = scope.decision();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t.wall_seconds = wall;
   write_json_atomic(o.out, model::to_json(t));

@@ -281,7 +281,7 @@ TEST(Tuning, WordSizeTradeOffsAreWrittenIntoTheDecision) {
   EXPECT_NE(d.tradeoffs[1].find("hash_join/4M: 64-bit 1.080x"), std::string::npos)
       << d.tradeoffs[1];
   EXPECT_NE(d.reason.find("trade-off"), std::string::npos) << d.reason;
-  EXPECT_EQ(d.to_json(pts)["tradeoffs"].size(), 2u);
+  EXPECT_EQ(d.decision(pts).detail["tradeoffs"].size(), 2u);
   EXPECT_TRUE(decide_word_size(pts, 0.03, {{"hash_join/4M", 1.00, 1.01}}).tradeoffs.size() == 1);
 }
 
