@@ -57,9 +57,6 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
-  // A warp that reads a region also prefetches the region's run-end words into L2, so that the
-  // run ends it marks after its claim meet a cached line (rw_malloc_handle::prefetch_ends).
-  bool prefetch_ends = false;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -165,10 +162,6 @@ struct rw_malloc_handle {
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
   unsigned stash_times = 4;
-  // A full warp's region read also prefetches the region's `ends` words into L2 (fire and forget):
-  // mark_run's atomics on them then meet a cached line instead of a miss to memory
-  // (malloc_config::prefetch_ends; gpuprobe-bench --gpuprobe_rw_prefetch=1).
-  bool prefetch_ends = false;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -308,16 +301,6 @@ private:
     free_run fill{0, 0};               // the stash refill claimed with them
   };
 
-  // Word `lane` of the region p.w0 (a full warp: a lane per word; else ~0, read per run later),
-  // with its run-end word prefetched into L2 where prefetch_ends asks.
-  __device__ unsigned long long read_region(const region_pass &p, bool full, unsigned lane) const {
-    if (!full || lane >= p.nw)
-      return ~0ull;
-    if (prefetch_ends) // asm volatile: a prefetch has no result the compiler could see used
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(ends + p.w0 + lane));
-    return __ldcg(&words[p.w0 + lane]);
-  }
-
   // The first unit of this lane's `need` units (~0: none found / nothing asked).
   __device__ std::uint64_t find_and_claim(unsigned active, unsigned lane,
                                           std::uint32_t need) const {
@@ -350,7 +333,7 @@ private:
       if (claim_unread(p, active, lane, leader, need, got))
         return got;
     } else
-      p.mine = read_region(p, full, lane);
+      p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
     std::uint32_t refill = 0; // units a refill must hold refill_times(_small) times (0: none)
     if (slot != ~0u && stash_answer(active, lane, leader, full, need, asked, v, slot, refill, got))
       return got;
@@ -362,7 +345,7 @@ private:
         if (reread == 0)
           p.w0 = region_at(plan, round, active, leader);
         p.nw = words_from(p.w0);
-        p.mine = read_region(p, full, lane);
+        p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
       }
       p.before = p.mine;
       assign(p, active, lane, full, need, pending);
@@ -734,7 +717,6 @@ public:
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
-    h.prefetch_ends = cfg_.prefetch_ends;
     return h;
   }
   const malloc_config &config() const { return cfg_; }

@@ -308,8 +308,6 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_sm_slices=N    rw_malloc's random regions from SM s's slice s % N of N equal
                               slices of the pool (0-1024, default 0: the whole pool; an experiment,
                               docs/rw-malloc.md)
-  --gpuprobe_rw_prefetch=B     1: rw_malloc's region read prefetches the region's run-end words
-                              into L2; 0: it does not (docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -343,9 +341,7 @@ const whole_flag k_whole_flags[] = {{"--gpuprobe_rw_stash", 0, 64, "a number of 
                                      "N of a share 1/N of the pool",
                                      [](flags &o, int n) { o.rw_stash_share = unsigned(n); }},
                                     {"--gpuprobe_rw_sm_slices", 0, 1024, "a number of slices",
-                                     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }},
-                                    {"--gpuprobe_rw_prefetch", 0, 1, "0 or 1",
-                                     [](flags &o, int n) { o.rw_prefetch = n; }}};
+                                     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -447,8 +443,6 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_stash_times", given(o.rw_stash_times));
   benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
   benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
-  benchmark::AddCustomContext("rw_prefetch", o.rw_prefetch < 0 ? std::string("default")
-                                                               : std::to_string(o.rw_prefetch));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",
