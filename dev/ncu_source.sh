@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Where a BM_peers cell's malloc launch spends its instructions and stalls, per source line and per
-# SASS instruction (Nsight Compute's source page: instructions executed and warp-state samples).
-# Build gpuprobe-bench with -DCMAKE_CUDA_FLAGS=-lineinfo for the source lines (the code is the same).
+# Where a BM_peers cell's malloc launch spends its instructions and stalls, per SASS instruction
+# (Nsight Compute's source page: instructions executed and warp-state samples). Build
+# gpuprobe-bench with -DCMAKE_CUDA_FLAGS=-lineinfo to open the report's source view by CUDA line
+# (the code is the same).
 # Usage: BUILD=dir OUT=dir CASES="rw_malloc/size:8192/threads:16384/state:empty ..."
 #        [BENCH_ARGS=...] dev/ncu_source.sh
-# Writes OUT/ncu_source.tar.gz (per case: the report, its source page as CSV at SASS and at CUDA
-# level) and prints, per case, the source lines with the most stall samples.
+# Writes OUT/ncu_source.tar.gz (per case: the report and its SASS source page as CSV) and prints,
+# per case, the kernel's size, the stall reasons and the instructions with the most samples.
 set -uo pipefail
 B="${BUILD:-build}"
 work=$(mktemp -d)
@@ -17,24 +18,30 @@ for c in $CASES; do
     --import-source yes -o "$work/$n" "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" \
     ${BENCH_ARGS:-} >"$work/$n.log" 2>&1
   ncu -i "$work/$n.ncu-rep" --page source --csv --print-source sass >"$work/$n.sass.csv" 2>&1
-  ncu -i "$work/$n.ncu-rep" --page source --csv --print-source cuda >"$work/$n.cuda.csv" 2>&1
-  python3 - "$work/$n.cuda.csv" "$c" <<'PY'
-import csv, sys
+  python3 - "$work/$n.sass.csv" "$c" <<'PY'
+import collections, csv, re, sys
 rows = list(csv.reader(open(sys.argv[1], errors="replace")))
-head = next((i for i, r in enumerate(rows) if any("Warp Stall Sampling" in x for x in r)), None)
+head = next((i for i, r in enumerate(rows) if r and r[0] == "Address"), None)
 if head is None:
     print("%s: no source page (%s)" % (sys.argv[2], " ".join(sum(rows[:2], []))[:200]))
     sys.exit(0)
 h = rows[head]
-col = lambda name: next(i for i, x in enumerate(h) if x.startswith(name))
-num = lambda x: float(x.replace(",", "") or 0)
-s, e, src = col("Warp Stall Sampling (All"), col("Instructions Executed"), col("Source")
-body = [r for r in rows[head + 1:] if len(r) == len(h)]
-tot_s, tot_e = sum(num(r[s]) for r in body), sum(num(r[e]) for r in body)
-print("%s: %.0f stall samples, %.0f warp instructions" % (sys.argv[2], tot_s, tot_e))
-for r in sorted(body, key=lambda r: -num(r[s]))[:14]:
-    print("  %5.1f%% samples %5.1f%% inst  %s" % (100 * num(r[s]) / max(tot_s, 1),
-          100 * num(r[e]) / max(tot_e, 1), r[src].strip()[:90]))
+body = [r for r in rows[head + 1:] if r and r[0].startswith("0x")]
+num = lambda x: float(x.replace(",", "")) if re.match(r"^[-0-9.,]+$", x or "") else 0.0
+S, E = h.index("Warp Stall Sampling (All Samples)"), h.index("Instructions Executed")
+stalls = [i for i, x in enumerate(h) if x.startswith("stall_") and "Not Issued" not in x]
+ts, te = sum(num(r[S]) for r in body) or 1, sum(num(r[E]) for r in body) or 1
+hot = [i for i, r in enumerate(body) if num(r[E]) > 0]
+print("%s: %d instructions in the kernel, %d executed (up to #%d); %.0f warp instructions, "
+      "%.0f stall samples" % (sys.argv[2], len(body), len(hot), max(hot, default=0), te, ts))
+why = collections.Counter()
+for r in body:
+    for i in stalls:
+        why[h[i][6:]] += num(r[i])
+print("  stall samples: " + ", ".join("%s %.0f%%" % (k, 100 * v / ts) for k, v in why.most_common(7)))
+for r in sorted(body, key=lambda r: -num(r[S]))[:10]:
+    print("  #%-5d %5.1f%% of samples, executed %6.0f  %s" % (body.index(r), 100 * num(r[S]) / ts,
+          num(r[E]), " ".join(r[1].split())[:60]))
 PY
 done
 tar -czf "$OUT/ncu_source.tar.gz" -C "$work" .
