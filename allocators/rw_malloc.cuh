@@ -57,9 +57,6 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
-  // A full warp whose lanes all ask the same whole units and no stash first tries one run that
-  // holds them all, in lane order (rw_malloc_handle::uniform).
-  bool uniform = true;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -165,11 +162,6 @@ struct rw_malloc_handle {
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
   unsigned stash_times = 4;
-  // A full warp whose lanes all ask the same `need` units and no stash takes the region's first run
-  // of 32 x need units, lane i at i x need (claim_uniform: no prefix sums, no assignment loop);
-  // where the region has no such run or the claim meets another warp's bits, the usual pass runs
-  // (malloc_config::uniform; gpuprobe-bench --gpuprobe_rw_uniform=0|1).
-  bool uniform = true;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -345,9 +337,6 @@ private:
     std::uint32_t refill = 0; // units a refill must hold refill_times(_small) times (0: none)
     if (slot != ~0u && stash_answer(active, lane, leader, full, need, asked, v, slot, refill, got))
       return got;
-    if (uniform && full && slot == ~0u && !optimistic &&
-        claim_uniform(p, active, lane, leader, need, got))
-      return got;
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
       if (round == max_rounds && reread == 0) // the exhaustive scan begins (again)
@@ -458,37 +447,6 @@ private:
       if (int(lane) == leader)
         atomicAdd(rollbacks, 1ull);
     }
-    return false;
-  }
-
-  // A full warp whose lanes all ask `need` units (1-64; every lane asks): the region's first run of
-  // 32 x need units (p.mine as read), claimed with one atomicOr a word, lane i given units
-  // i x need on. True when every lane is served; else (no such run, a lane asking otherwise, or a
-  // clash: the bits this warp set are undone and the count moves) false, and the usual pass runs.
-  __device__ bool claim_uniform(const region_pass &p, unsigned active, unsigned lane, int leader,
-                                std::uint32_t need, std::uint64_t &got) const {
-    int same = 0;
-    __match_all_sync(active, need, &same);
-    if (!same || need == 0 || need > 64)
-      return false;
-    const std::uint32_t total = 32 * need;
-    const free_run fr = detail::warp_first_run(p.mine, lane, total);
-    if (!fr.length)
-      return false;
-    const unsigned long long take =
-        lane < p.nw && lane * 64 < fr.start + total && (lane + 1) * 64 > fr.start
-            ? detail::range_mask(lane, fr.start, total)
-            : 0ull;
-    const unsigned long long old = take ? atomicOr(&words[p.w0 + lane], take) : 0ull;
-    if (!__any_sync(active, (old & take) != 0)) {
-      got = p.w0 * 64 + fr.start + lane * need;
-      return true;
-    }
-    if (take & ~old)
-      atomicAnd(&words[p.w0 + lane], ~(take & ~old)); // the bits this warp set
-    __threadfence(); // the bits are clear again before the count says a claim was undone
-    if (int(lane) == leader)
-      atomicAdd(rollbacks, 1ull);
     return false;
   }
 
@@ -759,7 +717,6 @@ public:
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
-    h.uniform = cfg_.uniform;
     return h;
   }
   const malloc_config &config() const { return cfg_; }

@@ -28,7 +28,6 @@ struct flags {
   unsigned rw_stash_times = 0;  // --gpuprobe_rw_stash_times=N: stash_times (0: its default)
   unsigned rw_stash_share = 0;  // --gpuprobe_rw_stash_share=N: stash_share (0: its default)
   unsigned rw_sm_slices = 0;    // --gpuprobe_rw_sm_slices=N: rw_malloc's SM slices (0: none)
-  int rw_uniform = -1;          // --gpuprobe_rw_uniform=B: rw_malloc's uniform pass (-1: default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -48,8 +47,6 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
     mc.stash_times = options().rw_stash_times;
   if (options().rw_stash_share)
     mc.stash_share = options().rw_stash_share;
-  if (options().rw_uniform >= 0)
-    mc.uniform = options().rw_uniform == 1;
   return mc;
 }
 

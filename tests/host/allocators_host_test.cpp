@@ -590,8 +590,7 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_refill_small=", {"0", "17", "08", "", "8"}},
       {"--gpuprobe_rw_stash_times=", {"0", "17", "1.5", "", "1"}},
       {"--gpuprobe_rw_stash_share=", {"1", "65", "8x", "", "8"}},
-      {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}},
-      {"--gpuprobe_rw_uniform=", {"2", "-1", "yes", "", "0"}}};
+      {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -612,5 +611,4 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash_times=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash_share=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_sm_slices=N"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--gpuprobe_rw_uniform=B"), std::string::npos) << r.out;
 }
