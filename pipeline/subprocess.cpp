@@ -1,5 +1,4 @@
 #include "pipeline/subprocess.hpp"
-#include "common/non_copyable.hpp"
 
 #include "common/error.hpp"
 #include "common/process.hpp"

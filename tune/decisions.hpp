@@ -86,7 +86,8 @@ struct word_decision {
   // workload, with its numbers ("corw at 100 % free (an empty pool): 64-bit 1.071x").
   std::vector<std::string> tradeoffs;
   std::vector<word_workload> workloads;
-  model::tuning_decision decision(const std::vector<word_point> &points) const; // tuning.json's
+  // tuning.json's block: the reason and the numbers (the points measured).
+  model::tuning_decision decision(const std::vector<word_point> &points) const;
 };
 // The choice follows the get_page points' geometric mean; the workloads only add trade-offs.
 word_decision decide_word_size(const std::vector<word_point> &points, double tie = 0.03,
@@ -149,7 +150,8 @@ struct crw_decision {
   std::string start = "thread";
   double geomean_ratio = 1; // chosen / thread
   std::string reason;
-  model::tuning_decision decision(const std::vector<crw_point> &points) const; // tuning.json's
+  // tuning.json's block: the reason and the numbers (the points measured).
+  model::tuning_decision decision(const std::vector<crw_point> &points) const;
 };
 // CRW's placements tie within 5 % of the per-thread start. Over the 53 committed runs of H100
 // units (tests/fixtures/crw_placements.json, written by dev/calibrate_compare.py), where

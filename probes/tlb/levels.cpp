@@ -1068,8 +1068,9 @@ nlohmann::json model_json(const fitted_level &f) {
 }
 
 // The level as every stage after the analysis reads it (model::tlb_level): its numbers typed, the
-// rest of its evidence in detail (an unresolved level's sets and ways as null, as written).
-model::tlb_level level_of(const level_evidence &L) {
+// rest of its evidence in detail (an unresolved level's sets and ways as null, as written; the SM
+// its sweep ran on where `sm` >= 0).
+model::tlb_level level_of(const level_evidence &L, int sm = -1) {
   const bool resolved = L.structure.fit.resolved;
   model::tlb_level m;
   m.entries = std::round(L.entries * 10) / 10;
@@ -1103,25 +1104,17 @@ model::tlb_level level_of(const level_evidence &L) {
     d["page_note"] = L.page_note;
   if (!L.disturbed.empty())
     d["disturbed"] = L.disturbed;
+  if (sm >= 0)
+    d["measured_on_sm"] = sm;
   return m;
 }
 
-// A level as the profile file writes it ("shape" kept when empty, as fit_json).
-nlohmann::json level_json(const level_evidence &L) {
-  nlohmann::json j = model::to_json(level_of(L));
-  j["structure"]["shape"] = L.structure.fit.shape;
-  return j;
-}
-} // namespace
-
-namespace {
-// Levels as written, each with the SM its sweep ran on where `sm` >= 0.
+// Levels as the profile file writes them ("shape" kept when empty, as fit_json).
 nlohmann::json levels_json(const std::vector<level_evidence> &v, int sm = -1) {
   auto out = nlohmann::json::array();
   for (const auto &L : v) {
-    out.push_back(level_json(L));
-    if (sm >= 0)
-      out.back()["measured_on_sm"] = sm;
+    out.push_back(model::to_json(level_of(L, sm)));
+    out.back()["structure"]["shape"] = L.structure.fit.shape;
   }
   return out;
 }
@@ -1141,17 +1134,10 @@ model::tlb_hierarchy hierarchy_of(const tlb_evidence &a) {
   model::check_level_count("levels", a.levels.size());
   model::check_level_count("candidates", a.candidates.size());
   model::tlb_hierarchy h;
-  for (const auto &L : a.levels) {
-    h.levels.push_back(level_of(L));
-    if (a.sm >= 0)
-      h.levels.back().detail["measured_on_sm"] = a.sm;
-  }
+  for (const auto &L : a.levels)
+    model::check_tlb_level(h.levels.emplace_back(level_of(L, a.sm)));
   for (const auto &L : a.candidates)
-    h.candidates.push_back(level_of(L));
-  for (const auto &L : h.levels)
-    model::check_tlb_level(L);
-  for (const auto &L : h.candidates)
-    model::check_tlb_level(L);
+    model::check_tlb_level(h.candidates.emplace_back(level_of(L)));
   h.searched_up_to_bytes = a.searched_up_to_bytes;
   h.detail = {{"cache_effects", levels_json(a.cache_effects)},
               {"set_conflicts", levels_json(a.set_conflicts)},
