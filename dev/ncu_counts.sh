@@ -4,7 +4,7 @@
 # (allocator/size:S/threads:T/state:X); then, in a second pass, where its warps wait: the stall
 # reasons that cost most, in cycles per issued instruction (Nsight Compute's warp state sampling).
 # The first pass also counts the L2 sectors that missed for atomics, reductions and loads.
-# Usage: BUILD=dir OUT=dir CASES="..." [BENCH_ARGS="--gpuprobe_rw_front=1"] dev/ncu_counts.sh
+# Usage: BUILD=dir OUT=dir CASES="..." [BENCH_ARGS="--gpuprobe_rw_optimistic=1"] dev/ncu_counts.sh
 set -uo pipefail
 B="${BUILD:-build}"
 m=sm__cycles_elapsed.max,smsp__inst_executed.sum,smsp__warps_launched.sum
