@@ -1,6 +1,6 @@
 #pragma once
-// Reading tuning.json (`gpuprobe tune`, schema gpuprobe.tuning/1) into an alloc::tuning, for user
-// code that builds tuned allocators:
+// Reading tuning.json (`gpuprobe tune`, schema gpuprobe.tuning/1 or /2) into an alloc::tuning, for
+// user code that builds tuned allocators:
 //   std::string note;
 //   const auto t = gpuprobe::alloc::load_tuning("tuning.json", running_gpu_uuid, note);
 //   if (!note.empty()) std::fprintf(stderr, "%s\n", note.c_str());
@@ -113,9 +113,9 @@ inline tuning tuning_from_json(const nlohmann::json &doc, const std::string &whe
   const std::string schema = doc["schema"];
   const std::string family = "gpuprobe.tuning/";
   if (schema.rfind(family, 0) != 0)
-    throw fail("schema is '" + schema + "', expected gpuprobe.tuning/1");
-  if (schema != family + "1")
-    throw fail("schema '" + schema + "' is newer than this build reads (gpuprobe.tuning/1)");
+    throw fail("schema is '" + schema + "', expected gpuprobe.tuning/N");
+  if (schema != family + "1" && schema != family + "2") // 2 renamed a key in "decisions" only
+    throw fail("schema '" + schema + "' is newer than this build reads (gpuprobe.tuning/2)");
   if (!doc.contains("allocator") || !doc["allocator"].is_object())
     throw fail("no \"allocator\" block");
   const auto &a = doc["allocator"];

@@ -537,7 +537,7 @@ total = re.search(r"^gpuprobe run: (\d+) s", text, re.M)
 try:
     p = json.load(open(folder + "/profile.json"))
     st = ", ".join("%s %.1f" % (s["name"], s["seconds"]) for s in p.get("stages", []) if "seconds" in s)
-    lv = "; ".join("%s %dx%s %+.0f" % ("L%d" % (i + 1), L["entries"], L["page_bytes"] // 2**20, L["miss_penalty_cycles"])
+    lv = "; ".join("%s %dx%s %+.0f" % ("L%d" % (i + 1), L["entries"], L.get("coverage_bytes", L.get("page_bytes")) // 2**20, L["miss_penalty_cycles"])
                    for i, L in enumerate(p["tlb"]["levels"]))
 except Exception as e:  # a run that failed: say so
     st, lv = "no profile (%s)" % e, "-"
@@ -1014,14 +1014,14 @@ step_sharing_sample() {
   local n sample
   for n in 8 16 ${WHOLE:+0}; do
     sample=(--sample-sms "$n") && [ "$n" = 0 ] && sample=()
-    sharing_ab "sample$n" "^  (scope|sample):" --page-bytes 64M --entries 4096 "${sample[@]}"
+    sharing_ab "sample$n" "^  (scope|sample):" --coverage-bytes 64M --entries 4096 "${sample[@]}"
   done
 }
 
 step_sharing_fallback() {
   local lines="^gpuprobe tlb-sharing|^  (scope|structure|sample):"
-  sharing_ab fallback "$lines" --page-bytes 32M --entries 2048 --sample-sms 8
-  timed fallback_whole 150 "$G" tlb-sharing --page-bytes 32M --entries 2048 \
+  sharing_ab fallback "$lines" --coverage-bytes 32M --entries 2048 --sample-sms 8
+  timed fallback_whole 150 "$G" tlb-sharing --coverage-bytes 32M --entries 2048 \
     --out "$D/fallback_whole.json"
   grep -E "$lines" "$D/fallback_whole.txt" | cut -c1-300
 }

@@ -22,13 +22,13 @@ int main(int argc, char **argv) {
     for (const bool cand : {false, true})
       for (const auto &L : cand ? a.candidates : a.levels) {
         const auto &f = L.structure.fit;
-        std::printf("%s %s %.0f x %.0f KiB (%s) +%.1f conf %.2f %s\n", arg.substr(0, eq).c_str(),
-                    cand ? "C" : "L", L.entries, L.page_bytes / 1024, to_string(L.bound).c_str(),
-                    L.miss_penalty_cycles, L.confidence,
-                    f.resolved ? (std::to_string(int(f.ways)) + "w x " +
-                                  std::to_string(int(f.sets)) + "s")
-                                     .c_str()
-                               : "unresolved");
+        std::printf(
+            "%s %s %.0f x %.0f KiB (%s) +%.1f conf %.2f %s\n", arg.substr(0, eq).c_str(),
+            cand ? "C" : "L", L.entries, L.coverage_bytes / 1024, to_string(L.bound).c_str(),
+            L.miss_penalty_cycles, L.confidence,
+            f.resolved
+                ? (std::to_string(int(f.ways)) + "w x " + std::to_string(int(f.sets)) + "s").c_str()
+                : "unresolved");
       }
   }
 }

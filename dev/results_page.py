@@ -45,7 +45,7 @@ def number(x, fmt="%.0f"):
 
 
 def level_cell(level):
-    entries, page = level.get("entries"), level.get("page_bytes")
+    entries, page = level.get("entries"), level.get("coverage_bytes", level.get("page_bytes"))
     text = number(entries) + " x " + (size(page) if isinstance(page, (int, float)) else "—")
     if isinstance(level.get("ways"), (int, float)) and isinstance(level.get("sets"), (int, float)):
         text += ", " + ("fully associative" if level["sets"] == 1 else

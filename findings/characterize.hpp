@@ -9,7 +9,7 @@
 
 namespace gpuprobe::findings {
 
-// DIR/profile.json (gpuprobe.profile/1): raw/tlb_profile.json's hierarchy, the conditions seen and
+// DIR/profile.json (gpuprobe.profile/2): raw/tlb_profile.json's hierarchy, the conditions seen and
 // the stages, with each probe's part in catalog order (its catalog entry's `contribute`: sharing
 // per level, conflict sets, coverage, atomics fits and the device, the cross-check, sampling).
 model::profile assemble_profile(const std::string &dir, const nlohmann::json &stages_run,

@@ -291,7 +291,8 @@ void compare_level(finder &f, const std::string &label, const model::tlb_level *
     return;
   }
   f.add("structure", label + " entries", opt_num(a->entries), opt_num(b->entries));
-  f.add("structure", label + " page", format_bytes(a->page_bytes), format_bytes(b->page_bytes));
+  f.add("structure", label + " coverage", format_bytes(a->coverage_bytes),
+        format_bytes(b->coverage_bytes));
   f.add("structure", label + " ways", opt_num(a->ways), opt_num(b->ways));
   f.add("structure", label + " sets", opt_num(a->sets), opt_num(b->sets));
   compare_coverage(f, label, a, b);

@@ -104,7 +104,8 @@ void read_profile(const model::profile &p, fleet_unit &u) {
       if (L.full_miss_bytes)
         u.numbers[n + "full_miss_gib"] = *L.full_miss_bytes / double(1ull << 30);
     }
-    u.numbers[n + "page_mib"] = L.page_bytes / double(1 << 20); // a level's page is always there
+    u.numbers[n + "coverage_mib"] =
+        L.coverage_bytes / double(1 << 20); // a level's page is always there
     u.numbers[n + "reach_gib"] = L.reach_bytes / double(1ull << 30);
     if (L.miss_penalty_cycles)
       u.numbers[n + "penalty_cycles"] = *L.miss_penalty_cycles;
@@ -492,14 +493,14 @@ namespace {
 // reads "—" (never a 0), a level it has not at all "—" alone.
 std::string cell(const fleet_unit &u, const std::string &level) {
   const auto n = [&](const std::string &k) { return u.number(level + "." + k); };
-  if (!n("page_mib"))
+  if (!n("coverage_mib"))
     return "—";
   const auto text = [](const std::optional<double> &v, const char *fmt) {
     char b[64];
     std::snprintf(b, sizeof b, fmt, v.value_or(0));
     return v ? std::string(b) : std::string("—");
   };
-  std::string s = text(n("entries"), "%.0f") + " x " + text(n("page_mib"), "%.0f") + " MiB, +" +
+  std::string s = text(n("entries"), "%.0f") + " x " + text(n("coverage_mib"), "%.0f") + " MiB, +" +
                   text(n("penalty_cycles"), "%.0f");
   auto sh = u.text.find(level + ".sharing");
   if (sh != u.text.end()) {

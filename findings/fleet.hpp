@@ -42,7 +42,7 @@ struct robust_spread {
 };
 robust_spread spread_of(const std::vector<double> &xs, const fleet_rule &rule);
 
-// gpuprobe.fleet/1 (model/fleet.hpp): per model the units, each figure's median, spread and
+// gpuprobe.fleet/2 (model/fleet.hpp): per model the units, each figure's median, spread and
 // outliers, and what differs; every unit's figures.
 model::fleet merge_fleet(const std::vector<fleet_unit> &units, const fleet_rule &rule = {});
 

@@ -45,6 +45,16 @@ inline const json *part_of_kind(const json &doc, const char *key, bool (json::*i
   return &*it;
 }
 
+// The same, for a key renamed in a later version of its file: `key`, else its name `old` in files
+// of an earlier version.
+inline const json *part_of_kind(const json &doc, const char *key, const char *old,
+                                bool (json::*is)() const noexcept, const char *want,
+                                const std::string &where) {
+  if (const json *p = part_of_kind(doc, key, is, want, where))
+    return p;
+  return part_of_kind(doc, old, is, want, where);
+}
+
 // A block a reader takes: false where it is null (nothing known); of another kind than an object,
 // one gpuprobe::error: "WHAT are TYPE, not an object".
 inline bool object_or_null(const json &block, const std::string &what) {
@@ -96,6 +106,19 @@ template <class T> void take(json &doc, const char *key, std::optional<T> &v) {
 template <class T> void take_required(json &doc, const char *key, T &v) {
   v = doc.at(key).template get<T>();
   doc.erase(key);
+}
+
+// A key renamed in a later version of its file: where `doc` has the name this build writes, the
+// old one is left alone; else a value under the old name moves to the new name (read, and written
+// back, as the new). Files of an earlier version are so read as they were meant.
+inline void take_old_name(json &doc, const char *key, const char *old) {
+  if (!doc.is_object() || doc.contains(key)) // not an object: the take that follows refuses it
+    return;
+  if (const auto it = doc.find(old); it != doc.end()) {
+    json v = std::move(*it);
+    doc.erase(it);
+    doc[key] = std::move(v);
+  }
 }
 
 // A block of `doc` read by `from` into `v` (a list: each element), and out of `doc`; absent: `v`
@@ -170,12 +193,22 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // written while empty); f.block(key, member, from) (an optional block read by `from`, written by
 // its to_json); f.whole(key, member, from) (a block every file of the kind has, so read);
 // f.list(key, member, from[, most]) (a list, each element so; at most `most` entries);
-// f.device(member) (a file's "device" block, take_device's checks). read_block takes them out
-// of a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
+// f.device(member) (a file's "device" block, take_device's checks). field and required take the
+// key's name in files of an earlier version as a third argument (take_old_name); f.renamed(key,
+// old) renames a key the block keeps in `detail`. read_block takes
+// them out of a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
 struct field_reader {
   json &doc;
   template <class T> void field(const char *k, T &v) { take(doc, k, v); }
   template <class T> void required(const char *k, T &v) { take_required(doc, k, v); }
+  template <class T> void field(const char *k, T &v, const char *old) {
+    take_old_name(doc, k, old);
+    take(doc, k, v);
+  }
+  template <class T> void required(const char *k, T &v, const char *old) {
+    take_old_name(doc, k, old);
+    take_required(doc, k, v);
+  }
   void text(const char *k, std::string &v) { take(doc, k, v); }
   template <class T, class F> void block(const char *k, std::optional<T> &v, F &&from) {
     take_with(doc, k, v, from);
@@ -193,11 +226,14 @@ struct field_reader {
   void list(const char *k, std::optional<std::vector<T>> &v, F &&from) {
     take_list(doc, k, v, from);
   }
+  void renamed(const char *k, const char *old) { take_old_name(doc, k, old); }
 };
 struct field_writer {
   json &doc;
   template <class T> void field(const char *k, const T &v) { put(doc, k, v); }
   template <class T> void required(const char *k, const T &v) { put(doc, k, v); }
+  template <class T> void field(const char *k, const T &v, const char *) { put(doc, k, v); }
+  template <class T> void required(const char *k, const T &v, const char *) { put(doc, k, v); }
   void text(const char *k, const std::string &v) {
     if (!v.empty())
       put(doc, k, v);
@@ -217,6 +253,7 @@ struct field_writer {
     if (v)
       doc[k] = list_json(*v);
   }
+  void renamed(const char *, const char *) {} // the key is in detail, written back as read
 };
 template <class S> S read_block(const json &in) {
   json j = in;

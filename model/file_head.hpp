@@ -13,7 +13,7 @@
 namespace gpuprobe::model {
 
 struct file_head {
-  std::string schema;                               // "gpuprobe.result/1", ...; "" when none
+  std::string schema;                               // "gpuprobe.result/2", ...; "" when none
   std::string probe;                                // a probe's result: its id ("tlb", ...)
   nlohmann::json device = nlohmann::json::object(); // the device block as written
   std::string uuid;                                 // device.uuid

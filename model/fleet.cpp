@@ -11,6 +11,21 @@ using nlohmann::json;
 
 namespace {
 
+// A parameter's name as this build writes it: fleet files of version 1 named a level's coverage
+// "<level>.page_mib".
+std::string current_name(std::string name) {
+  const std::string old = ".page_mib";
+  if (name.size() > old.size() && name.compare(name.size() - old.size(), old.size(), old) == 0)
+    name.replace(name.size() - old.size(), old.size(), ".coverage_mib");
+  return name;
+}
+template <class V> std::map<std::string, V> current_names(const std::map<std::string, V> &in) {
+  std::map<std::string, V> out;
+  for (const auto &[name, v] : in)
+    out[current_name(name)] = v;
+  return out;
+}
+
 json to_json(const fleet_unit &u) {
   return {{"folder", u.folder},   {"model", u.model}, {"uuid", u.uuid},    {"status", u.status},
           {"numbers", u.numbers}, {"text", u.text},   {"groups", u.groups}};
@@ -21,7 +36,7 @@ fleet_unit unit_from_json(const json &j) {
                j.at("model").get<std::string>(),
                j.at("uuid").get<std::string>(),
                j.at("status").get<std::string>(),
-               j.at("numbers").get<std::map<std::string, double>>(),
+               current_names(j.at("numbers").get<std::map<std::string, double>>()),
                j.at("text").get<std::map<std::string, std::string>>(),
                j.at("groups").get<std::map<std::string, std::vector<std::vector<int>>>>()};
   for (const auto &[level, groups] : u.groups) // the group map is drawn per SM id
@@ -70,7 +85,7 @@ fleet_model model_from_json(const json &j) {
                        u.at("status").get<std::string>()});
   m.complete = j.at("complete").get<std::size_t>();
   for (const auto &[name, p] : j.at("parameters").items())
-    m.parameters[name] = parameter_from_json(p);
+    m.parameters[current_name(name)] = parameter_from_json(p);
   m.differences = j.at("differences").get<std::vector<std::string>>();
   return m;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// fleet.json (gpuprobe.fleet/1, `gpuprobe fleet`) as one typed value: every unit's figures, and
+// fleet.json (gpuprobe.fleet/2, `gpuprobe fleet`) as one typed value: every unit's figures, and
 // per GPU model the median, spread and outliers of each figure and what differs between its
 // units. findings/fleet.cpp makes it, `gpuprobe fleet` writes it with its Markdown table, the
 // report draws it: all through fleet_from_json / to_json. Host-only.

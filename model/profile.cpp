@@ -31,6 +31,7 @@ template <class F> void fields(level_per_sm &s, F &f) {
   f.required("penalty_cycles", s.penalty_cycles);
   f.field("noise_cycles", s.noise_cycles);
   f.field("apart_sms", s.apart_sms);
+  f.renamed("coverage_bytes", "page_bytes"); // the level's coverage, kept in detail: version 1
 }
 
 static void check_per_sm(const level_per_sm &s) {
@@ -161,9 +162,10 @@ json to_json(const stage_record &s) {
 }
 
 void check_tlb_level(const tlb_level &L) {
-  check_positive("page_bytes", L.page_bytes);
-  if (std::exp2(std::round(std::log2(L.page_bytes))) != L.page_bytes)
-    throw impossible_value("page_bytes " + json(L.page_bytes).dump() + " is no power of two");
+  check_positive("coverage_bytes", L.coverage_bytes);
+  if (std::exp2(std::round(std::log2(L.coverage_bytes))) != L.coverage_bytes)
+    throw impossible_value("coverage_bytes " + json(L.coverage_bytes).dump() +
+                           " is no power of two");
   check_positive("reach_bytes", L.reach_bytes);
   check_positive("entries", L.entries);
   check_positive("miss_penalty_cycles", L.miss_penalty_cycles, true);
@@ -172,9 +174,9 @@ void check_tlb_level(const tlb_level &L) {
   check_positive("full_miss_bytes", L.full_miss_bytes);
   if (L.confidence && !(*L.confidence >= 0 && *L.confidence <= 1))
     throw impossible_value("confidence " + json(*L.confidence).dump() + " is not in 0..1");
-  if (L.entries && std::fabs(*L.entries * L.page_bytes - L.reach_bytes) > 0.01 * L.reach_bytes)
+  if (L.entries && std::fabs(*L.entries * L.coverage_bytes - L.reach_bytes) > 0.01 * L.reach_bytes)
     throw impossible_value("reach_bytes " + json(L.reach_bytes).dump() + " is not entries (" +
-                           json(*L.entries).dump() + ") x page_bytes");
+                           json(*L.entries).dump() + ") x coverage_bytes");
   if (L.entries && L.ways && L.sets && std::fabs(*L.ways * *L.sets - *L.entries) > 0.5)
     throw impossible_value("entries " + json(*L.entries).dump() + " is not ways x sets (" +
                            json(*L.ways).dump() + " x " + json(*L.sets).dump() + ")");
@@ -182,18 +184,19 @@ void check_tlb_level(const tlb_level &L) {
 
 template <class F> void fields(tlb_level &L, F &f) {
   f.required("reach_bytes", L.reach_bytes);
-  f.required("page_bytes", L.page_bytes);
+  f.required("coverage_bytes", L.coverage_bytes, "page_bytes"); // the old names: version 1
   f.field("entries", L.entries);
   f.field("miss_penalty_cycles", L.miss_penalty_cycles);
   f.field("ways", L.ways);
   f.field("sets", L.sets);
   f.field("full_miss_bytes", L.full_miss_bytes);
-  f.field("page_bound", L.page_bound);
+  f.field("coverage_bound", L.coverage_bound, "page_bound");
   f.field("confidence", L.confidence);
   f.block("structure", L.structure, structure_from_json);
   f.block("sharing", L.sharing, level_sharing_from_json);
   f.block("coverage", L.coverage, level_coverage_from_json);
   f.block("per_sm", L.per_sm, level_per_sm_from_json);
+  f.renamed("coverage_note", "page_note"); // in detail (probes::tlb_evidence), its name: version 1
 }
 
 tlb_level tlb_level_from_json(const json &in) { return read_block<tlb_level>(in, check_tlb_level); }
@@ -273,7 +276,15 @@ template <class F> void fields(tlb_hierarchy &h, F &f) {
 
 tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   check_level_counts(in);
-  return read_block<tlb_hierarchy>(in);
+  json h = in;
+  // The cache effects (kept in detail) are written as levels are: their keys of version 1 renamed.
+  if (h.is_object() && h.contains("cache_effects") && h["cache_effects"].is_array())
+    for (auto &c : h["cache_effects"]) {
+      take_old_name(c, "coverage_bytes", "page_bytes");
+      take_old_name(c, "coverage_bound", "page_bound");
+      take_old_name(c, "coverage_note", "page_note");
+    }
+  return read_block<tlb_hierarchy>(h);
 }
 json to_json(const tlb_hierarchy &h) { return write_block(h); }
 
@@ -298,7 +309,7 @@ template <class F> void fields(profile &p, F &f) {
   f.required("schema", p.schema);
   f.device(p.device);
   f.field("meta", p.meta);
-  // Every profile has its TLB block: {"schema": "gpuprobe.profile/1"} alone is refused.
+  // Every profile has its TLB block: {"schema": "gpuprobe.profile/2"} alone is refused.
   f.whole("tlb", p.tlb, tlb_hierarchy_from_json);
   f.list("stages", p.stages, stage_record_from_json);
 }

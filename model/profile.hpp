@@ -1,5 +1,5 @@
 #pragma once
-// profile.json (gpuprobe.profile/1, characterize; also raw/tlb_profile.json, `analyze tlb`) as one
+// profile.json (gpuprobe.profile/2, characterize; also raw/tlb_profile.json, `analyze tlb`) as one
 // typed value: the TLB levels and candidates with their structure and sharing, the stages that
 // made it. Analysis writes it, tune and the fleet read it, the report draws it: all through
 // profile_from_json / to_json, the one place that spells its keys. What no stage after
@@ -76,12 +76,13 @@ struct level_coverage {
 };
 
 struct tlb_level {
-  double page_bytes = 0, reach_bytes = 0; // reach = entries x page: what tune cuts regions by
+  double coverage_bytes = 0, reach_bytes = 0; // reach = entries x page: what tune cuts regions by
   // Absent only in a profile written by hand (tune needs no more than reach and page); every
   // profile gpuprobe writes has them.
   std::optional<double> entries, miss_penalty_cycles;
   std::optional<double> ways, sets, full_miss_bytes; // with a resolved structure
-  std::optional<std::string> page_bound;    // exact, upper, lower, unknown (probes::page_bound)
+  std::optional<std::string>
+      coverage_bound;                       // exact, upper, lower, unknown (probes::coverage_bound)
   std::optional<double> confidence;         // 0..1, of the step detector
   std::optional<level_structure> structure; // absent in profiles before the structure
   std::optional<level_sharing> sharing;     // absent before the sharing stage ran
@@ -169,7 +170,7 @@ struct stage_record {
 };
 
 struct profile {
-  std::string schema;                               // "gpuprobe.profile/1"
+  std::string schema;                               // "gpuprobe.profile/2"
   nlohmann::json device = nlohmann::json::object(); // common/device_info.hpp's block
   nlohmann::json meta = nlohmann::json::object();   // run_metadata: tool, commit, argv
   tlb_hierarchy tlb;

@@ -19,10 +19,10 @@ namespace gpuprobe::model {
 // for none): one rule for every stage's rows (for_each_matched_level) and tlb-sharing's files.
 struct level_id {
   std::string label;     // "L2"
-  double page_bytes = 0; // the level's page as the stage tested it
+  double coverage_bytes = 0; // the level's page as the stage tested it
   double entries = 0;    // and its entries
   bool same_geometry(const tlb_level &L) const {
-    return page_bytes == L.page_bytes && std::fabs(entries - L.entries.value_or(0)) < 0.5;
+    return coverage_bytes == L.coverage_bytes && std::fabs(entries - L.entries.value_or(0)) < 0.5;
   }
   bool names(const tlb_level &L, const std::string &label_of_L) const {
     return label == label_of_L && same_geometry(L);
@@ -51,10 +51,11 @@ inline std::vector<result_level> result_levels(const nlohmann::json &doc, const 
       throw error(key + ": a level's row is " + row.type_name() + ", not an object");
     result_level r;
     r.row = row;
+    take_old_name(r.row, "coverage_bytes", "page_bytes"); // the key's name before version 2
     if (const json *l = part_of_kind(row, "level", &json::is_string, "a string", where))
       r.id.label = l->get<std::string>();
-    if (const json *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
-      r.id.page_bytes = p->get<double>();
+    if (const json *p = part_of_kind(r.row, "coverage_bytes", &json::is_number, "a number", where))
+      r.id.coverage_bytes = p->get<double>();
     if (const json *e = part_of_kind(row, "entries", &json::is_number, "a number", where))
       r.id.entries = e->get<double>();
     out.push_back(std::move(r));

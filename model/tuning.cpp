@@ -61,6 +61,8 @@ tuning_file tuning_from_json(const json &doc, const std::string &source) {
       for (const auto &[key, member] : k_decisions)
         if (it->contains(key))
           t.*member = tuning_decision_from_json((*it)[key]);
+      if (t.regions) // the regions' unit: "page_bytes" in version 1
+        take_old_name(t.regions->detail, "coverage_bytes", "page_bytes");
       j.erase(it);
     }
     take(j, "wall_seconds", t.wall_seconds);

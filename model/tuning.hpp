@@ -1,5 +1,5 @@
 #pragma once
-// tuning.json (gpuprobe.tuning/1, `gpuprobe tune`) as one typed value: the allocator block (the
+// tuning.json (gpuprobe.tuning/2, `gpuprobe tune`) as one typed value: the allocator block (the
 // alloc::tuning that RW, CoRW and CRW are built with, allocators/load_tuning.hpp spells its keys),
 // each decision with its reason and the measurements behind it, and the profile it came from.
 // tune writes it, validate, the report, run's summary and the fleet read it: all through

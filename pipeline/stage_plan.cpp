@@ -80,16 +80,17 @@ stage_order order_stages(std::vector<stage> planned, bool map_late) {
 
 namespace {
 
-// The head of a stage's finished file (one of the schemas a stage writes), read once; none when
-// the file is missing, unreadable or of another schema (the stage runs again).
+// The head of a stage's finished file (one of the schemas a stage writes, of a version this build
+// reads), read once; none when the file is missing, unreadable or of another schema (the stage
+// runs again).
 std::optional<model::file_head> finished_head(const std::string &path) {
   if (!fs::exists(path))
     return std::nullopt;
   try {
     auto head = model::read_file_head(path);
     const std::string &id = head.schema;
-    if (id == schema::result.id() || id == schema::profile.id() || id == schema::tuning.id() ||
-        id == schema::validation.id())
+    if (schema::result.reads(id) || schema::profile.reads(id) || schema::tuning.reads(id) ||
+        schema::validation.reads(id))
       return head;
   } catch (const std::exception &) {
     // unreadable: run the stage again

@@ -11,7 +11,7 @@
 
 namespace gpuprobe::probes {
 
-// `doc` (a gpuprobe.result/1 of probe `probe`) read by `read`, its device block kept; each refusal
+// `doc` (a gpuprobe.result/2 of probe `probe`) read by `read`, its device block kept; each refusal
 // one line naming `source`: another schema, another probe ("is not a WHAT result (probe 'P')"),
 // or what the reader refused ("malformed WHAT result (...)").
 template <class Read>

@@ -166,7 +166,7 @@ void level_part(std::ostringstream &o, const std::string &label, std::size_t k,
                 const model::run_folder &a, const model::run_folder &b,
                 std::optional<folder_sweep> &sweep_a, std::optional<folder_sweep> &sweep_b) {
   const auto *la = level_of(&a, k), *lb = level_of(&b, k);
-  const double page = la ? la->page_bytes : lb->page_bytes;
+  const double page = la ? la->coverage_bytes : lb->coverage_bytes;
   o << "<h2>" << html_text(label) << ": the two sweeps at its page stride, "
     << html_text(format_bytes(page)) << "</h2>\n";
   std::string why_a, why_b;

@@ -37,9 +37,9 @@ void model_tables(const inputs &in, report_content &c) {
         return v ? num(*v, digits) : std::string("—");
       };
       auto level = [&](const std::string &L) {
-        if (!u.number(L + ".page_mib"))
+        if (!u.number(L + ".coverage_mib"))
           return std::string("—");
-        std::string s = number(L + ".entries", 5) + " x " + number(L + ".page_mib", 4) +
+        std::string s = number(L + ".entries", 5) + " x " + number(L + ".coverage_mib", 4) +
                         " MiB, +" + number(L + ".penalty_cycles", 4);
         if (u.text.count(L + ".group_sizes"))
           s += ", groups " + u.text.at(L + ".group_sizes");
@@ -95,8 +95,10 @@ std::string figure_words(const std::string &key) {
            (rest.substr(d2 + 1) == "slope" ? "slope (cycles per thread)" : "exponent");
   }
   static const std::map<std::string, std::string> words = {
-      {"penalty_cycles", "miss penalty (cycles)"}, {"entries", "entries"},
-      {"groups", "sharing groups (count)"},        {"page_mib", "what one entry covers (MiB)"},
+      {"penalty_cycles", "miss penalty (cycles)"},
+      {"entries", "entries"},
+      {"groups", "sharing groups (count)"},
+      {"coverage_mib", "what one entry covers (MiB)"},
       {"reach_gib", "reach (GiB)"}};
   const auto it = words.find(rest);
   return head + " " + (it == words.end() ? rest : it->second);

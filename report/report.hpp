@@ -4,10 +4,10 @@
 //
 // Folder layout (what `gpuprobe characterize`, `tune` and `validate` write; any part may be
 // missing):
-//   raw/*.json|*.csv|*.txt   gpuprobe.result/1 files (one per probe), the 2017 tool's TLB CSVs
+//   raw/*.json|*.csv|*.txt   gpuprobe.result/2 files (one per probe), the 2017 tool's TLB CSVs
 //                            and sharing matrices, gpuprobe-bench JSON
-//   profile.json             gpuprobe.profile/1 (else the TLB inputs are analyzed here)
-//   tuning.json              gpuprobe.tuning/1 (the decisions, when present)
+//   profile.json             gpuprobe.profile/2 (else the TLB inputs are analyzed here)
+//   tuning.json              gpuprobe.tuning/2 (the decisions, when present)
 //   validation.json          gpuprobe.validation/1 (a table, when present)
 #include "probes/kit.hpp"
 

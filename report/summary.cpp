@@ -66,14 +66,14 @@ std::string diagram(const std::vector<model::tlb_level> &levels,
     const model::level_check *c = checks ? checks->find(level_label(false, k)) : nullptr;
     const std::string served =
         c && c->miss_served_by.value_or("").rfind("memory", 0) == 0 ? " (page walk)" : "";
-    const bool lower = L.page_bound == "lower";
-    const std::string label = level_label(false, k) + ": " + count_or_dash(L.entries) + " x " +
-                              (lower ? "&#8805; " : "") + format_bytes(L.page_bytes) + " = " +
-                              format_bytes(reach) + ", " +
-                              (L.miss_penalty_cycles ? "+" + num(*L.miss_penalty_cycles, 5) +
-                                                           " cycles"
-                                                     : std::string("penalty not measured")) +
-                              served;
+    const bool lower = L.coverage_bound == "lower";
+    const std::string label =
+        level_label(false, k) + ": " + count_or_dash(L.entries) + " x " +
+        (lower ? "&#8805; " : "") + format_bytes(L.coverage_bytes) + " = " + format_bytes(reach) +
+        ", " +
+        (L.miss_penalty_cycles ? "+" + num(*L.miss_penalty_cycles, 5) + " cycles"
+                               : std::string("penalty not measured")) +
+        served;
     const char *fill[] = {"#cfe3f7", "#9cc7ee", "#5d9fd9", "#2f78bd"};
     o << "<rect x=\"0\" y=\"" << y << "\" width=\"" << w * frac << "\" height=\"" << h
       << "\" fill=\"" << fill[std::min<std::size_t>(k, 3)] << "\" stroke=\"#345\"/>"
@@ -97,14 +97,14 @@ void hierarchy_summary(const model::tlb_hierarchy &tlb, std::optional<double> mh
     const auto &L = levels[k];
     const model::level_check *ck = checks ? checks->find(level_label(false, k)) : nullptr;
     const std::string served = ck && ck->miss_served_by ? *ck->miss_served_by : "—";
-    const std::string bound = L.page_bound.value_or("");
+    const std::string bound = L.coverage_bound.value_or("");
     // "2048 entries, 8 ways x 256 sets, 32 MiB each = 64 GiB" (the structure when resolved).
     const std::string st = structure_words(L);
     s.hierarchy.push_back(
         {level_label(false, k),
          (L.entries ? num(*L.entries, 5) + " entries" : std::string("entries not measured")) +
              (st.empty() ? "" : ", " + st) + ", " + (bound == "lower" ? "≥ " : "") +
-             format_bytes(L.page_bytes) + " each = " + format_bytes(L.reach_bytes),
+             format_bytes(L.coverage_bytes) + " each = " + format_bytes(L.reach_bytes),
          L.miss_penalty_cycles ? "+" + cycles_ns(*L.miss_penalty_cycles, mhz)
                                : std::string("not measured"),
          served, shared_by(L.sharing)});

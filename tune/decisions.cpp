@@ -21,7 +21,7 @@ model::tuning_decision region_decision::decision() const {
   return {reason,
           {{"regions", regions},
            {"max_region_bytes", max_region_bytes},
-           {"page_bytes", page_bytes},
+           {"coverage_bytes", coverage_bytes},
            {"sm_region", sm_region},
            {"level", level.empty() ? json(nullptr) : json(level)},
            {"per_level", per_level}}};
@@ -32,12 +32,12 @@ namespace {
 // One region per SM group of level L (its sharing groups), each at most L's reach in whole pages.
 region_decision group_regions(const model::tlb_level &L, const std::string &where) {
   region_decision d;
-  const double reach = L.reach_bytes, page = L.page_bytes;
+  const double reach = L.reach_bytes, page = L.coverage_bytes;
   if (!(reach > 0) || !(page > 0))
-    throw error("tune: " + where + " lacks reach_bytes or page_bytes");
+    throw error("tune: " + where + " lacks reach_bytes or coverage_bytes");
   const auto &groups = *L.sharing->groups;
   d.regions = int(groups.size());
-  d.page_bytes = page;
+  d.coverage_bytes = page;
   d.max_region_bytes = std::floor(reach / page) * page; // whole pages of the level
   d.level = where;
   int max_sm = 0;
@@ -74,9 +74,9 @@ std::vector<region_option> region_options(const model::tlb_hierarchy &tlb, int s
     if (L.sharing && L.sharing->has_groups()) {
       o.regions = group_regions(L, o.level);
     } else if (scope == "private" && sm_count > 1) {
-      const double page = L.page_bytes;
+      const double page = L.coverage_bytes;
       o.regions.regions = sm_count;
-      o.regions.page_bytes = page;
+      o.regions.coverage_bytes = page;
       o.regions.max_region_bytes = page > 0 ? std::floor(o.reach_bytes() / page) * page : 0;
       o.regions.level = o.level;
       for (int s = 0; s < sm_count; ++s)
@@ -242,7 +242,7 @@ model::tuning_decision scope_decision::decision() const {
 namespace {
 // A level's whole pages (2 MiB where its page is not known).
 double page_unit(const model::tlb_level &L) {
-  return L.page_bytes > 0 ? L.page_bytes : double(2u << 20);
+  return L.coverage_bytes > 0 ? L.coverage_bytes : double(2u << 20);
 }
 } // namespace
 
@@ -450,7 +450,7 @@ alloc::tuning region_tuning(const region_decision &r) {
   alloc::tuning t;
   t.regions = unsigned(r.regions);
   t.max_region_bytes = std::uint64_t(r.max_region_bytes);
-  t.region_align_bytes = std::uint64_t(r.page_bytes);
+  t.region_align_bytes = std::uint64_t(r.coverage_bytes);
   t.sm_region.assign(r.sm_region.begin(), r.sm_region.end());
   return t;
 }

@@ -23,8 +23,8 @@ struct region_decision {
   int regions = 1;
   double max_region_bytes =
       0; // the level's reach in whole pages; a pool of P bytes uses regions of
-         // min(this, P / regions) rounded down to page_bytes (0: the whole pool)
-  double page_bytes = 0;
+         // min(this, P / regions) rounded down to coverage_bytes (0: the whole pool)
+  double coverage_bytes = 0;
   std::vector<int> sm_region; // SM id -> region (empty: every SM in region 0)
   std::string level;          // "L1", "C2" (model::level_label) used, or ""
   std::string reason;

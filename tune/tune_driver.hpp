@@ -1,5 +1,5 @@
 #pragma once
-// `gpuprobe tune` on one GPU: profile.json -> tuning.json (gpuprobe.tuning/1). Regions follow from
+// `gpuprobe tune` on one GPU: profile.json -> tuning.json (gpuprobe.tuning/2). Regions follow from
 // the profile; the bitmap word size, CRW's cluster placement and the TLB scope (among the
 // profile's levels and candidates) are measured here. Each decision records its reason and the
 // numbers behind it. Errors are gpuprobe::error (one line).

@@ -1,6 +1,6 @@
 #pragma once
 // `gpuprobe atomics`: the driver of the atomic-latency probe (probes/atomics/kernel.hpp) over
-// thread counts 1, 2, 4, ... full occupancy, its result and the result's JSON (gpuprobe.result/1,
+// thread counts 1, 2, 4, ... full occupancy, its result and the result's JSON (gpuprobe.result/2,
 // probe "atomics"). Host code in result.cpp; run_atomics needs a GPU.
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"

@@ -136,7 +136,7 @@ json conflict_summary(const model::tlb_level &level, const conflict_level_read &
     out["why"] = *r.skipped;
     return out;
   }
-  const int page_shift = r.page_bytes > 0 ? int(std::lround(std::log2(r.page_bytes))) : 0;
+  const int page_shift = r.coverage_bytes > 0 ? int(std::lround(std::log2(r.coverage_bytes))) : 0;
   std::vector<std::vector<std::uint64_t>> sets;
   json sizes = json::array(), onsets = json::array(), missing = json::array();
   std::map<std::size_t, int> count, union_count; // set sizes: group-tested, onset unions

@@ -30,7 +30,7 @@ std::uint64_t set_of(const std::vector<std::uint64_t> &masks, std::uint64_t page
 // typed: its page and pool base, each window's set and each fresh window's prediction.
 struct conflict_level_read {
   std::optional<std::string> skipped; // the level was not tested: why
-  double page_bytes = 0;
+  double coverage_bytes = 0;
   std::uint64_t va_base = 0;
   struct set {
     int onset_pages = 0;

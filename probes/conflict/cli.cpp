@@ -64,7 +64,7 @@ const probe_type probe = {
     [](const probe_type::level_type &l, const std::string &) {
       std::printf("  %s (%llu x %s): ", l.target.level.c_str(),
                   static_cast<unsigned long long>(l.target.entries()),
-                  format_bytes(double(l.target.page_bytes())).c_str());
+                  format_bytes(double(l.target.coverage_bytes())).c_str());
       if (!l.target.skipped.empty()) {
         std::printf("skipped: %s\n", l.target.skipped.c_str());
         return;

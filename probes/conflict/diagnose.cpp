@@ -29,10 +29,10 @@ void walk_homes(list_chase &chase, const conflict_target &t, const conflict_opti
   for (int k = 0; k < o.home_offsets; ++k) {
     conflict_level_result::home_walk h;
     h.offset = std::uint64_t(k) * 4096;
-    if (h.offset + 8 > std::min<std::uint64_t>(t.page_bytes(), 2ull << 20))
+    if (h.offset + 8 > std::min<std::uint64_t>(t.coverage_bytes(), 2ull << 20))
       break; // past the chunk: another slot's translation
     const auto walk = [&](std::uint32_t n) {
-      return chase.measure(pages_from(0, n), t.page_bytes(), h.offset);
+      return chase.measure(pages_from(0, n), t.coverage_bytes(), h.offset);
     };
     h.hit_cycles = median(walk(e / 2));
     h.smid = chase.last_smid();
@@ -51,7 +51,7 @@ void walk_homes(list_chase &chase, const conflict_target &t, const conflict_opti
       h.excess_e.push_back(c - h.hit_cycles);
     // The same walks against the threshold miss_fraction calibrates at this offset.
     const walk_fn at = [&](const std::vector<std::uint32_t> &p) {
-      return chase.measure(p, t.page_bytes(), h.offset);
+      return chase.measure(p, t.coverage_bytes(), h.offset);
     };
     double chit = 0, hit_max = 0, miss_min = 0;
     h.fraction = miss_fraction(at, t, chit, hit_max, miss_min);
@@ -88,10 +88,10 @@ void walk_groups(const walk_fn &walk, const conflict_target &t, const conflict_o
                  const std::vector<std::uint64_t> &masks, std::uint64_t page_base,
                  std::uint32_t range_pages, conflict_level_result &l) {
   const std::uint64_t group_bytes = 512ull << 20;
-  if (!o.group_walks || t.tested.sets.value_or(0) <= 1 || t.page_bytes() > group_bytes / 2)
+  if (!o.group_walks || t.tested.sets.value_or(0) <= 1 || t.coverage_bytes() > group_bytes / 2)
     return;
   const auto e = std::uint32_t(t.entries());
-  const auto g = std::uint32_t(group_bytes / t.page_bytes());   // pages per group
+  const auto g = std::uint32_t(group_bytes / t.coverage_bytes()); // pages per group
   const std::uint32_t full = e / g;                             // groups a full walk touches
   const double hit = median(walk(hit_calibration_pages(t, 0))); // as the search calibrates
   const double thr = hit + t.miss_fraction * t.penalty_cycles();

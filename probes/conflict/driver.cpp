@@ -118,7 +118,7 @@ void measure_level(device_pool &pool, list_chase &chase, conflict_target t,
                    const conflict_options &o, std::uint64_t range_bytes, conflict_level_result &l) {
   l.va_base = reinterpret_cast<std::uint64_t>(pool.data());
   const walk_fn walk = [&](const std::vector<std::uint32_t> &pages) {
-    return chase.measure(pages, t.page_bytes());
+    return chase.measure(pages, t.coverage_bytes());
   };
   if (t.tested.sets.value_or(0) == 1)
     set_miss_threshold(walk, t, l);
@@ -126,10 +126,10 @@ void measure_level(device_pool &pool, list_chase &chase, conflict_target t,
   search_windows(walk, t, o, l);
   repeat_walks(walk, t, o, "after", l);
   walk_homes(chase, t, o, l);
-  const int page_shift = int(std::lround(std::log2(double(t.page_bytes()))));
+  const int page_shift = int(std::lround(std::log2(double(t.coverage_bytes()))));
   const auto masks = predict_windows(walk, t, o, page_shift, l);
   walk_groups(walk, t, o, masks, l.va_base >> page_shift,
-              std::uint32_t(range_bytes / t.page_bytes()), l);
+              std::uint32_t(range_bytes / t.coverage_bytes()), l);
   walk_rotations(walk, t, o, l);
 }
 
@@ -152,7 +152,7 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
     std::vector<alias_walk> walks; // every walk is of whole pages of a level (offsets < a slot)
     for (const auto &t : targets)
       if (t.skipped.empty())
-        walks.push_back({t.page_bytes(), r.range_bytes});
+        walks.push_back({t.coverage_bytes(), r.range_bytes});
     pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed,
                                          slot, walks);
     chase = std::make_unique<list_chase>(*pool);

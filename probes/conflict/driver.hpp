@@ -56,7 +56,7 @@ struct conflict_options {
 
 // One level of the profile to test ("skipped" says why not).
 struct conflict_target : level_target {
-  std::uint64_t page_bytes() const { return std::uint64_t(tested.page_bytes); }
+  std::uint64_t coverage_bytes() const { return std::uint64_t(tested.coverage_bytes); }
   std::uint64_t entries() const { return std::uint64_t(std::llround(tested.entries.value_or(0))); }
   // The structure fit's rise (mean cycles per hop), 0 without a structure.
   double penalty_cycles() const;

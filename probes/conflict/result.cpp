@@ -28,8 +28,8 @@ std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb) {
     const model::tlb_level &L = t.tested;
     if (!L.structure || !L.structure->resolved)
       t.skipped = "its structure is not resolved: no capacity to start from";
-    else if (t.page_bytes() % (2u << 20) != 0)
-      t.skipped = "its page (" + format_bytes(double(t.page_bytes())) +
+    else if (t.coverage_bytes() % (2u << 20) != 0)
+      t.skipped = "its page (" + format_bytes(double(t.coverage_bytes())) +
                   ") is not a whole number of 2 MiB alias slots";
     else if (t.entries() + 64 > list_chase::max_pages()) // 64: conflict_options' max_scan
       t.skipped = "more than " + std::to_string(list_chase::max_pages()) + " pages per walk";
@@ -45,7 +45,7 @@ std::uint64_t conflict_range_bytes(const std::vector<conflict_target> &ts,
     if (t.skipped.empty())
       b = std::max(b, (std::uint64_t(prediction_start(o, o.predict_windows)) + t.entries() +
                        2 * o.max_scan) *
-                          t.page_bytes());
+                          t.coverage_bytes());
   return b;
 }
 
@@ -532,7 +532,7 @@ void diagnostics_json(const conflict_level_result &l, json &j) {
 json to_json(const conflict_result &r) {
   json levels = json::array();
   for (const auto &l : r.levels) {
-    json j = {{"level", l.target.level},       {"page_bytes", l.target.page_bytes()},
+    json j = {{"level", l.target.level},       {"coverage_bytes", l.target.coverage_bytes()},
               {"entries", l.target.entries()}, {"penalty_cycles", l.target.penalty_cycles()},
               {"va_base", l.va_base},          {"sets", sets_json(l)},
               {"seconds", l.seconds}};
@@ -582,8 +582,9 @@ conflict_level_read conflict_level_from_json(const json &row) {
     r.skipped = sk->get<std::string>();
     return r;
   }
-  if (const auto *p = part_of_kind(row, "page_bytes", &json::is_number, "a number", where))
-    r.page_bytes = p->get<double>();
+  if (const auto *p =
+          part_of_kind(row, "coverage_bytes", "page_bytes", &json::is_number, "a number", where))
+    r.coverage_bytes = p->get<double>();
   if (const auto *b = part_of_kind(row, "va_base", &json::is_number_integer, "an address", where))
     r.va_base = unsigned_of(*b, where, "va_base", "an address");
   if (const auto *sets = part_of_kind(row, "sets", &json::is_array, "a list", where))

@@ -40,7 +40,7 @@ const probe_type probe = {
     nullptr,
     [](const probe_type::level_type &l, const std::string &) {
       std::printf("  %s (%u x %s): ", l.target.level.c_str(), l.target.entries(),
-                  format_bytes(l.target.tested.page_bytes).c_str());
+                  format_bytes(l.target.tested.coverage_bytes).c_str());
       if (!l.target.skipped.empty())
         std::printf("skipped: %s\n", l.target.skipped.c_str());
       else

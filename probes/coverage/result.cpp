@@ -13,7 +13,7 @@ namespace gpuprobe::probes {
 using nlohmann::json;
 
 std::uint32_t coverage_target::slots() const {
-  return std::uint32_t(std::llround(tested.page_bytes / double(2ull << 20)));
+  return std::uint32_t(std::llround(tested.coverage_bytes / double(2ull << 20)));
 }
 std::uint32_t coverage_target::entries() const {
   return std::uint32_t(std::llround(tested.entries.value_or(0)));
@@ -35,17 +35,17 @@ std::vector<coverage_target> plan_coverage(const model::tlb_hierarchy &tlb,
     const model::tlb_level &L = t.tested;
     if (k > 0) {
       const model::tlb_level &in = tlb.levels[k - 1];
-      t.inner_slots = std::uint32_t(std::llround(in.page_bytes / double(o.slot_bytes)));
+      t.inner_slots = std::uint32_t(std::llround(in.coverage_bytes / double(o.slot_bytes)));
       t.inner_full_miss = in.structure && in.structure->full_miss_entries
                               ? *in.structure->full_miss_entries
                               : 1.25 * in.entries.value_or(0);
     }
-    const double windows_in_range = double(o.max_range_bytes) / L.page_bytes;
+    const double windows_in_range = double(o.max_range_bytes) / L.coverage_bytes;
     if (!L.structure || !L.structure->resolved)
       t.skipped = "its structure is not resolved: no capacity to start from";
-    else if (std::fmod(L.page_bytes, double(o.slot_bytes)) != 0 ||
-             L.page_bytes < 2 * double(o.slot_bytes))
-      t.skipped = "its coverage (" + format_bytes(L.page_bytes) + ") is not two or more " +
+    else if (std::fmod(L.coverage_bytes, double(o.slot_bytes)) != 0 ||
+             L.coverage_bytes < 2 * double(o.slot_bytes))
+      t.skipped = "its coverage (" + format_bytes(L.coverage_bytes) + ") is not two or more " +
                   format_bytes(double(o.slot_bytes)) + " slots";
     else if (!(t.penalty_cycles() > 0))
       t.skipped = "no miss penalty in the profile";
@@ -297,7 +297,7 @@ void repeat_onsets(coverage_env &env, const coverage_target &t, const coverage_o
             for (int k = 0; k < o.repeats; ++k) {
               if (list) {
                 rp.misses_per_lap.push_back(
-                    env.list_walk(start, n, std::uint64_t(t.tested.page_bytes), thr_a));
+                    env.list_walk(start, n, std::uint64_t(t.tested.coverage_bytes), thr_a));
               } else {
                 const auto s = env.walk(from, n, o.laps, thr_a, std::string(how) != "clean");
                 rp.misses_per_lap.push_back(s.total_misses_per_lap());
@@ -318,7 +318,7 @@ coverage_level_result measure_coverage(coverage_env &env, const coverage_target 
   l.target = t;
   const std::uint32_t r = t.slots(), e = t.entries();
   const std::uint32_t windows_in_range =
-      std::uint32_t(o.max_range_bytes / std::uint64_t(t.tested.page_bytes));
+      std::uint32_t(o.max_range_bytes / std::uint64_t(t.tested.coverage_bytes));
   const auto max_windows = std::min(
       windows_in_range, std::uint32_t(std::ceil(std::max(2.5 * e, 1.3 * t.full_miss_windows()))));
   env.map("all", every_slot(o.slot_bytes, max_windows * r));
@@ -394,7 +394,7 @@ void tag_of(const coverage_level_result &l, const coverage_options &o, const std
             const std::string &fill, const std::string &second, json &v,
             std::vector<std::string> &parts, std::vector<std::string> &unresolved) {
   const std::uint32_t r = l.target.slots();
-  const std::string rs = std::to_string(r), cov = format_bytes(l.target.tested.page_bytes),
+  const std::string rs = std::to_string(r), cov = format_bytes(l.target.tested.coverage_bytes),
                     slot = format_bytes(double(o.slot_bytes));
   if (straddle == "one") {
     v["tag"] = "aligned";
@@ -411,9 +411,9 @@ void tag_of(const coverage_level_result &l, const coverage_options &o, const std
                     " pages, aligned or not (a straddling pair needs one entry)");
   } else if (straddle == "two" && fill == "in parts" && 2 * l.fill.second_slot >= r) {
     v["tag"] = "half";
-    v["entry_bytes_at_most"] = l.target.tested.page_bytes / 2;
-    parts.push_back("no: an entry covers at most " + format_bytes(l.target.tested.page_bytes / 2) +
-                    " (a page " + second +
+    v["entry_bytes_at_most"] = l.target.tested.coverage_bytes / 2;
+    parts.push_back("no: an entry covers at most " +
+                    format_bytes(l.target.tested.coverage_bytes / 2) + " (a page " + second +
                     " in misses on its own, and walks over both halves hold twice the windows); " +
                     cov + " is what walks at its stride see, their pages reaching half the sets");
   } else {
@@ -519,7 +519,7 @@ json repeated_onsets(const coverage_level_result &l) {
 } // namespace
 
 json coverage_verdict(const coverage_level_result &l, const coverage_options &o) {
-  json v = {{"coverage_bytes", l.target.tested.page_bytes},
+  json v = {{"coverage_bytes", l.target.tested.coverage_bytes},
             {"slot_bytes", o.slot_bytes},
             {"slots_per_entry", l.target.slots()}};
   std::vector<std::string> parts, nothing, unresolved;
@@ -529,7 +529,7 @@ json coverage_verdict(const coverage_level_result &l, const coverage_options &o)
   tag_of(l, o, straddle, fill, second, v, parts, unresolved);
   contrasts_of(l, v, parts, nothing);
   v["finding"] =
-      finding_of(v, format_bytes(l.target.tested.page_bytes), parts, nothing, unresolved);
+      finding_of(v, format_bytes(l.target.tested.coverage_bytes), parts, nothing, unresolved);
   if (const json rep = repeated_onsets(l); !rep.empty())
     v["repeated_onsets"] = rep;
   return v;
@@ -539,7 +539,7 @@ json to_json(const coverage_result &r) {
   json levels = json::array();
   for (const auto &l : r.levels) {
     json j = {{"level", l.target.level},
-              {"page_bytes", l.target.tested.page_bytes},
+              {"coverage_bytes", l.target.tested.coverage_bytes},
               {"entries", l.target.entries()},
               {"penalty_cycles", l.target.penalty_cycles()}};
     if (!l.target.skipped.empty()) {

@@ -51,7 +51,7 @@ const probe_type probe = {
     [](const per_sm_result &r) { return ", " + std::to_string(r.reps) + " reps"; },
     [](const probe_type::level_type &l, const std::string &out) {
       std::printf("  %s (%s pages): ", l.target.level.c_str(),
-                  format_bytes(l.target.tested.page_bytes).c_str());
+                  format_bytes(l.target.tested.coverage_bytes).c_str());
       if (!l.target.skipped.empty()) {
         std::printf("skipped: %s\n", l.target.skipped.c_str());
         return;

@@ -28,7 +28,7 @@ per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tl
   for (const auto &t : targets)
     if (t.skipped.empty()) {
       need = std::max(need, t.bytes());
-      walks.push_back({std::uint64_t(t.tested.page_bytes), t.bytes()});
+      walks.push_back({std::uint64_t(t.tested.coverage_bytes), t.bytes()});
     }
   r.range_bytes = (need + gib - 1) / gib * gib;
   std::unique_ptr<device_pool> pool;
@@ -55,7 +55,7 @@ per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tl
       const auto &t = l.target;
       if (!t.skipped.empty())
         continue;
-      const auto page = std::uint64_t(t.tested.page_bytes);
+      const auto page = std::uint64_t(t.tested.coverage_bytes);
       const auto below = chase->measure(page, t.below_pages, t.laps_below, o.sm_limit);
       const auto above = chase->measure(page, t.above_pages, t.laps_above, o.sm_limit);
       if (l.sms.empty())

@@ -30,7 +30,7 @@ struct per_sm_options {
 struct per_sm_target : level_target {
   std::uint32_t below_pages = 0, above_pages = 0, laps_below = 1, laps_above = 1;
   std::uint64_t bytes() const {
-    return std::uint64_t(above_pages) * std::uint64_t(tested.page_bytes);
+    return std::uint64_t(above_pages) * std::uint64_t(tested.coverage_bytes);
   }
 };
 

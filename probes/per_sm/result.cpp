@@ -18,12 +18,12 @@ std::vector<per_sm_target> plan_per_sm(const model::tlb_hierarchy &tlb, const pe
   return plan_levels<per_sm_target>(tlb, [&](per_sm_target &t, std::size_t) {
     const model::tlb_level &L = t.tested;
     const double e = L.entries.value_or(0);
-    if (e < 2 || L.page_bytes <= 0) {
+    if (e < 2 || L.coverage_bytes <= 0) {
       t.skipped = "the profile gives no entries or page";
       return;
     }
     // Where every hop misses: a ramp's end, else one page past the entries (a step).
-    const double full = std::max(e + 1, L.full_miss_bytes.value_or(0) / L.page_bytes);
+    const double full = std::max(e + 1, L.full_miss_bytes.value_or(0) / L.coverage_bytes);
     t.below_pages = std::max<std::uint32_t>(2, std::uint32_t(std::floor(o.below * e)));
     t.above_pages = std::uint32_t(std::ceil(o.above * full));
     if (double(t.bytes()) > double(o.range_bytes)) {
@@ -85,7 +85,7 @@ model::level_per_sm summarize_per_sm(const per_sm_level_result &l, const std::st
                 {"max_sm", x.max_sm}};
   };
   s.detail = {{"source", source},
-              {"page_bytes", l.target.tested.page_bytes},
+              {"coverage_bytes", l.target.tested.coverage_bytes},
               {"below_pages", l.target.below_pages},
               {"above_pages", l.target.above_pages},
               {"reps", reps}};
@@ -101,7 +101,7 @@ json to_json(const per_sm_result &r) {
   for (const auto &l : r.levels) {
     const auto &t = l.target;
     json j = {{"level", t.level},
-              {"page_bytes", t.tested.page_bytes},
+              {"coverage_bytes", t.tested.coverage_bytes},
               {"entries", t.tested.entries.value_or(0)},
               {"tested", model::to_json(t.tested)}};
     if (!t.skipped.empty()) {

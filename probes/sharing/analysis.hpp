@@ -30,7 +30,7 @@ struct sharing_matrix {
 // The 2017 cuda-gpu-tlb `TLBsharing-<strideKB>-<hops>.txt` format. Throws gpuprobe::error with
 // file:line on malformed input.
 sharing_matrix parse_tlbsharing_txt(const std::string &text, const std::string &source);
-// gpuprobe's `tlb-sharing` result (gpuprobe.result/1, probe "tlb-sharing").
+// gpuprobe's `tlb-sharing` result (gpuprobe.result/2, probe "tlb-sharing").
 sharing_matrix parse_sharing_result(const nlohmann::json &doc, const std::string &source);
 // Reads a file of either format (by content).
 sharing_matrix load_sharing_input(const std::string &path);

@@ -25,7 +25,7 @@ struct sharing_flags {
   std::string profile;
   int level = 1;
   std::optional<int> candidate; // test the profile's candidate N (C<N>) instead of a level
-  std::string page_bytes;
+  std::string coverage_bytes;
   double entries = 0;
   std::string order = "random";
   std::string lines = "spread";
@@ -34,18 +34,18 @@ struct sharing_flags {
 
 probes::level_spec level_from_flags(const sharing_flags &f) {
   if (!f.profile.empty()) {
-    if (!f.page_bytes.empty() || f.entries > 0)
-      throw error("give --profile/--level or --page-bytes/--entries, not both");
+    if (!f.coverage_bytes.empty() || f.entries > 0)
+      throw error("give --profile/--level or --coverage-bytes/--entries, not both");
     auto L = probes::level_from_profile(model::read_profile(f.profile).tlb, f.profile,
                                         f.candidate.has_value(), f.candidate.value_or(f.level));
     L.level =
         f.level; // recorded as before: the --level given (the candidate shows in level_origin)
     return L;
   }
-  if (f.page_bytes.empty() || f.entries <= 0)
-    throw error("give --profile PROFILE.json (and --level K) or --page-bytes P --entries E");
-  return probes::hypothesis(parse_bytes(f.page_bytes), double(std::llround(f.entries)),
-                            "--page-bytes/--entries");
+  if (f.coverage_bytes.empty() || f.entries <= 0)
+    throw error("give --profile PROFILE.json (and --level K) or --coverage-bytes C --entries E");
+  return probes::hypothesis(parse_bytes(f.coverage_bytes), double(std::llround(f.entries)),
+                            "--coverage-bytes/--entries");
 }
 
 void run(sharing_flags &f) {
@@ -56,7 +56,7 @@ void run(sharing_flags &f) {
   o.spread_lines = f.lines == "spread";
   if (o.sample_sms > 0)
     o.sample_verdict = probes::sample_not_global; // global on the sample: global everywhere
-  probes::plan_sharing(o.level.page_bytes(), o.level.entries(),
+  probes::plan_sharing(o.level.coverage_bytes(), o.level.entries(),
                        o.overfill); // bad options fail before any GPU work
   const auto dev = query_device(f.common.device);
   const auto r = probes::run_sharing(o, dev);
@@ -82,16 +82,18 @@ void run(sharing_flags &f) {
 
 kit::command cli() {
   auto f = std::make_shared<sharing_flags>();
-  kit::command c("tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)",
-                 "Example: gpuprobe tlb-sharing --page-bytes 32M --entries 2048 --max-sms 16 --out "
-                 "sharing.json");
-  c.measures(f->common, "result JSON file (gpuprobe.result/1, probe tlb-sharing)");
+  kit::command c(
+      "tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)",
+      "Example: gpuprobe tlb-sharing --coverage-bytes 32M --entries 2048 --max-sms 16 --out "
+      "sharing.json");
+  c.measures(f->common, "result JSON file (gpuprobe.result/2, probe tlb-sharing)");
   c.option("--profile", &f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
   c.option("--level", &f->level, "level N of the profile (L1 = innermost)").shown();
   c.option(
       "--candidate", &f->candidate,
       "test the profile's candidate N instead (C1, C2, ...: structures below the confidence bar)");
-  c.option("--page-bytes", &f->page_bytes, "page size of the level (instead of --profile)");
+  c.option("--coverage-bytes,--page-bytes", &f->coverage_bytes,
+           "what one entry of the level covers (instead of --profile; --page-bytes: its old name)");
   c.option("--entries", &f->entries, "entries of the level (instead of --profile)");
   c.option("--alloc", &f->o.alloc,
            "auto (alias where it can) | alias (one 2 MiB chunk at every page: no memory, no L2 "

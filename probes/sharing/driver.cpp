@@ -109,7 +109,7 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
   const std::size_t gran = device_pool::vmm_granularity(dev.ordinal);
   const auto choice = choose_sharing_pool(o, budget, gran);
-  auto layout = plan_sharing(L.page_bytes(), L.entries(), choice.overfill);
+  auto layout = plan_sharing(L.coverage_bytes(), L.entries(), choice.overfill);
   const std::string what = describe(L);
   std::fprintf(
       stderr,
@@ -123,9 +123,9 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   // alias: page j at j x page + a line offset inside the chunk (sharing_probe): those slots only.
   std::vector<alias_walk> walks;
   if (kind == alloc_kind::alias)
-    walks.push_back({layout.page_bytes, pages * layout.page_bytes});
-  device_pool pool(kind, std::size_t(pages * layout.page_bytes), dev.ordinal, o.seed,
-                   kind == alloc_kind::vmm_sparse ? layout.page_bytes
+    walks.push_back({layout.coverage_bytes, pages * layout.coverage_bytes});
+  device_pool pool(kind, std::size_t(pages * layout.coverage_bytes), dev.ordinal, o.seed,
+                   kind == alloc_kind::vmm_sparse ? layout.coverage_bytes
                    : kind == alloc_kind::alias    ? gran
                                                   : 0,
                    walks);
@@ -148,7 +148,7 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.params = {{"level_origin", L.origin},
               {"level", L.level},
-              {"page_bytes", L.page_bytes()},
+              {"coverage_bytes", L.coverage_bytes()},
               {"entries", L.entries()},
               {"victim_pages", layout.victim_pages},
               {"disruptor_pages", layout.disruptor_pages},

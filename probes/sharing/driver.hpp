@@ -1,6 +1,6 @@
 #pragma once
 // `gpuprobe tlb-sharing`: the driver of the victim/disruptor probe (probes/sharing/kernel.hpp), its
-// pool policy and round order, the result and its JSON (gpuprobe.result/1, probe
+// pool policy and round order, the result and its JSON (gpuprobe.result/2, probe
 // "tlb-sharing"). Host code in result.cpp; run_sharing needs a GPU (driver.cpp).
 #include "common/defaults.hpp"
 #include "common/device_info.hpp"
@@ -22,13 +22,13 @@ namespace gpuprobe::probes {
 // The level under test: from a profile's level or candidate, or a hypothesis.
 struct level_spec {
   model::tlb_level tested;        // the profile's level, or a hypothesis (its page and entries)
-  std::string origin;             // "profile.json level 1", "--page-bytes/--entries"
+  std::string origin;             // "profile.json level 1", "--coverage-bytes/--entries"
   nlohmann::json level = nullptr; // the profile's level number (null for a candidate or hypothesis)
-  std::uint64_t page_bytes() const { return std::uint64_t(tested.page_bytes); }
+  std::uint64_t coverage_bytes() const { return std::uint64_t(tested.coverage_bytes); }
   std::uint64_t entries() const { return std::uint64_t(std::llround(tested.entries.value_or(0))); }
 };
-// A level no profile names: `entries` x `page_bytes`, from `origin`.
-level_spec hypothesis(std::uint64_t page_bytes, double entries, const std::string &origin);
+// A level no profile names: `entries` x `coverage_bytes`, from `origin`.
+level_spec hypothesis(std::uint64_t coverage_bytes, double entries, const std::string &origin);
 // "2048 x 32 MiB (reach 64 GiB)".
 std::string describe(const level_spec &L);
 // Level `index` (1 = innermost) of the profile's levels, or of its candidates (read from `path`
@@ -91,7 +91,7 @@ sharing_result sharing_result_from_json(const nlohmann::json &doc); // throws gp
 // What the analysis, the profile and the terminal read of a result's params, typed; the rest of
 // params stays as it was written. A part of another kind is one gpuprobe::error naming it.
 struct sharing_params {
-  std::optional<double> entries, page_bytes; // the level measured
+  std::optional<double> entries, coverage_bytes; // the level measured
   std::optional<std::string> alloc;          // the pool
   struct sample_read {                       // --sample-sms: `sms` of `of` SMs spread over the GPU
     std::optional<long long> sms, of;

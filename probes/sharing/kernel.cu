@@ -119,7 +119,7 @@ sharing_probe::sharing_probe(device_pool &pool, const sharing_layout &layout, st
                              double timeout_s)
     : pool_(pool), layout_(layout), timeout_s_(timeout_s) {
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
-  if (pages * layout.page_bytes > pool.bytes())
+  if (pages * layout.coverage_bytes > pool.bytes())
     throw error("tlb-sharing: pool smaller than the pages to walk");
   if (layout.line_span < 128)
     throw error("tlb-sharing: less than one line mapped per page");
@@ -134,7 +134,7 @@ sharing_probe::sharing_probe(device_pool &pool, const sharing_layout &layout, st
   // the mapped part of the page. Victims: pages [0, V); disruptors: [V, V + D); each chain in a
   // random order so no prefetcher can follow it.
   auto offset_of = [&](std::uint64_t j) {
-    return j * layout.page_bytes +
+    return j * layout.coverage_bytes +
            (layout.spread_lines ? ((j * 33 * 128) % layout.line_span) / 128 * 128 : 0);
   };
   std::mt19937_64 rng(seed);

@@ -17,7 +17,7 @@
 namespace gpuprobe::probes {
 
 struct sharing_layout {
-  std::uint64_t page_bytes = 0;      // stride between pages (the level's page size)
+  std::uint64_t coverage_bytes = 0;  // stride between pages (the level's page size)
   std::uint64_t victim_pages = 0;    // pages the victim walks (fit the level alone)
   std::uint64_t disruptor_pages = 0; // pages the disruptor walks (with the victim's, overflow it)
   std::uint64_t line_span = 0;       // offsets inside a page stay below this (mapped part)
@@ -26,7 +26,7 @@ struct sharing_layout {
 };
 
 // victim + disruptor = overfill * entries, split evenly.
-sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, double overfill);
+sharing_layout plan_sharing(std::uint64_t coverage_bytes, std::uint64_t entries, double overfill);
 
 struct sharing_round {
   double mean_cycles = 0, median_cycles = 0; // per hop of the victim's timed re-walk
@@ -34,7 +34,7 @@ struct sharing_round {
 
 class sharing_probe : private non_copyable {
 public:
-  // `pool` must hold (victim + disruptor) pages of layout.page_bytes with at least line_span
+  // `pool` must hold (victim + disruptor) pages of layout.coverage_bytes with at least line_span
   // bytes mapped at the start of each page.
   sharing_probe(device_pool &pool, const sharing_layout &layout, std::uint64_t seed,
                 double timeout_s);

@@ -36,7 +36,7 @@ void attach(const results_folder &folder, std::vector<model::tlb_level> &list, b
     } catch (const error &e) { // one line naming the file
       throw error("'" + f.string() + "': " + e.what());
     }
-    const double e = params.entries.value_or(0), pg = params.page_bytes.value_or(0);
+    const double e = params.entries.value_or(0), pg = params.coverage_bytes.value_or(0);
     if (e > 0 && pg > 0 && !model::level_id{"", pg, e}.same_geometry(L)) {
       L.sharing->detail["note"] = results_folder::raw_rel(f.filename().string()) +
                                   " was measured for " + std::to_string(std::lround(e)) + " x " +

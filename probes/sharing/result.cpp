@@ -15,24 +15,24 @@ namespace gpuprobe::probes {
 
 using nlohmann::json;
 
-sharing_layout plan_sharing(std::uint64_t page_bytes, std::uint64_t entries, double overfill) {
-  if (page_bytes < 256)
+sharing_layout plan_sharing(std::uint64_t coverage_bytes, std::uint64_t entries, double overfill) {
+  if (coverage_bytes < 256)
     throw error("tlb-sharing: page size must be at least 256 bytes");
   if (entries < 2)
     throw error("tlb-sharing: a level needs at least 2 entries");
   if (!(overfill > 1.0) || overfill > 4.0)
     throw error("tlb-sharing: --overfill must be in (1, 4]");
   sharing_layout l;
-  l.page_bytes = page_bytes;
+  l.coverage_bytes = coverage_bytes;
   l.victim_pages = static_cast<std::uint64_t>(std::ceil(double(entries) * overfill / 2));
   l.disruptor_pages = l.victim_pages;
-  l.line_span = page_bytes;
+  l.line_span = coverage_bytes;
   return l;
 }
 
 std::string describe(const level_spec &L) {
-  return std::to_string(L.entries()) + " x " + format_bytes(double(L.page_bytes())) + " (reach " +
-         format_bytes(double(L.entries()) * double(L.page_bytes())) + ")";
+  return std::to_string(L.entries()) + " x " + format_bytes(double(L.coverage_bytes())) +
+         " (reach " + format_bytes(double(L.entries()) * double(L.coverage_bytes())) + ")";
 }
 
 level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string &path,
@@ -40,8 +40,9 @@ level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string
   const std::string what = candidate ? "candidate" : "level";
   const auto &list = candidate ? tlb.candidates : tlb.levels;
   if (list.empty())
-    throw error("'" + path + "' has no TLB " + what +
-                " to test (none was found); give --page-bytes and --entries to test a hypothesis");
+    throw error(
+        "'" + path + "' has no TLB " + what +
+        " to test (none was found); give --coverage-bytes and --entries to test a hypothesis");
   if (index < 1 || index > int(list.size()))
     throw error("--" + what + " " + std::to_string(index) + ": the profile has " + what + "s 1.." +
                 std::to_string(list.size()) + " (" + (candidate ? "C" : "L") + "1.." +
@@ -55,25 +56,25 @@ level_spec level_from_profile(const model::tlb_hierarchy &tlb, const std::string
   return L;
 }
 
-level_spec hypothesis(std::uint64_t page_bytes, double entries, const std::string &origin) {
+level_spec hypothesis(std::uint64_t coverage_bytes, double entries, const std::string &origin) {
   level_spec L;
-  L.tested.page_bytes = double(page_bytes);
+  L.tested.coverage_bytes = double(coverage_bytes);
   L.tested.entries = entries;
-  L.tested.reach_bytes = double(page_bytes) * entries;
+  L.tested.reach_bytes = double(coverage_bytes) * entries;
   L.origin = origin;
   return L;
 }
 
 pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::uint64_t gran) {
   const level_spec &L = o.level;
-  plan_sharing(L.page_bytes(), L.entries(),
+  plan_sharing(L.coverage_bytes(), L.entries(),
                o.overfill); // validates the options before any GPU work
-  const bool sparse_ok = gran && L.page_bytes() > gran && L.page_bytes() % gran == 0;
+  const bool sparse_ok = gran && L.coverage_bytes() > gran && L.coverage_bytes() % gran == 0;
   // Alias: one chunk of the granularity at every slot; page j's chain word sits at its own line
   // of that chunk (the spread offsets), so the pages must be whole chunks and no more than the
   // chunk has lines.
-  const auto asked = plan_sharing(L.page_bytes(), L.entries(), o.overfill);
-  const bool alias_ok = gran && L.page_bytes() % gran == 0 && o.spread_lines &&
+  const auto asked = plan_sharing(L.coverage_bytes(), L.entries(), o.overfill);
+  const bool alias_ok = gran && L.coverage_bytes() % gran == 0 && o.spread_lines &&
                         asked.victim_pages + asked.disruptor_pages <= gran / 128;
   pool_choice c{o.alloc, o.overfill};
   if (c.alloc == "alias" && !alias_ok)
@@ -87,7 +88,7 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
     return c; // almost no memory: one chunk, whatever the level's reach
   if (c.alloc == "auto") {
     const double fit =
-        std::floor((budget / double(L.page_bytes()) - 2) / double(L.entries()) * 100) / 100;
+        std::floor((budget / double(L.coverage_bytes()) - 2) / double(L.entries()) * 100) / 100;
     if (fit >= c.overfill) {
       c.alloc = "cudamalloc";
     } else if (fit >= o.min_overfill) {
@@ -97,9 +98,9 @@ pool_choice choose_sharing_pool(const sharing_options &o, double budget, std::ui
       c.alloc = sparse_ok ? "vmm-sparse" : "none";
     }
   }
-  const auto layout = plan_sharing(L.page_bytes(), L.entries(), c.overfill);
+  const auto layout = plan_sharing(L.coverage_bytes(), L.entries(), c.overfill);
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
-  const double need_dense = double(pages) * double(layout.page_bytes);
+  const double need_dense = double(pages) * double(layout.coverage_bytes);
   const double need_sparse = double(pages) * double(gran);
   const std::string what = describe(L);
   if (c.alloc == "none" || (c.alloc == "cudamalloc" && need_dense > budget) ||
@@ -170,8 +171,9 @@ sharing_params sharing_params_from_json(const json &params) {
     return p;
   if (const auto *e = part_of_kind(params, "entries", &json::is_number, "a number", where))
     p.entries = e->get<double>();
-  if (const auto *g = part_of_kind(params, "page_bytes", &json::is_number, "a number", where))
-    p.page_bytes = g->get<double>();
+  if (const auto *g =
+          part_of_kind(params, "coverage_bytes", "page_bytes", &json::is_number, "a number", where))
+    p.coverage_bytes = g->get<double>();
   if (const auto *a = part_of_kind(params, "alloc", &json::is_string, "a string", where))
     p.alloc = a->get<std::string>();
   if (const auto *s = part_of_kind(params, "sample", &json::is_object, "an object", where)) {

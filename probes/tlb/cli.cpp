@@ -73,7 +73,7 @@ void run(tlb_flags &f) {
   for (const auto &L : a.levels)
     std::printf(
         "  level: %.0f entries x %s coverage (%s) = reach %s, miss +%.0f cycles, confidence %.2f\n",
-        L.entries, format_bytes(L.page_bytes).c_str(), probes::to_string(L.bound).c_str(),
+        L.entries, format_bytes(L.coverage_bytes).c_str(), probes::to_string(L.bound).c_str(),
         format_bytes(L.reach_bytes).c_str(), L.miss_penalty_cycles, L.confidence);
   for (const auto &n : a.notes)
     std::printf("  note: %s\n", n.c_str());
@@ -87,7 +87,7 @@ kit::command cli() {
   kit::command c(
       "tlb", "sweep strides x footprints with a pointer chase (TLB levels)",
       "Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
-  c.measures(f->common, "result JSON file (gpuprobe.result/1)");
+  c.measures(f->common, "result JSON file (gpuprobe.result/2)");
   c.option("--alloc", &f->alloc,
            "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
            "virtual range: translation alone, past the device memory)")
@@ -139,7 +139,7 @@ void run_analyze_tlb(const kit::common_options &o, bool allow_mixed, std::option
     const auto &L = a.levels[k];
     std::printf("  L%zu: %.1f entries x %s coverage (%s) = reach %s, miss penalty %.1f cycles, "
                 "confidence %.2f (z %.1f at %d strides)\n",
-                k + 1, L.entries, format_bytes(L.page_bytes).c_str(),
+                k + 1, L.entries, format_bytes(L.coverage_bytes).c_str(),
                 probes::to_string(L.bound).c_str(), format_bytes(L.reach_bytes).c_str(),
                 L.miss_penalty_cycles, L.confidence, L.z, L.z_strides);
     if (k < levels.size())
@@ -151,7 +151,7 @@ void run_analyze_tlb(const kit::common_options &o, bool allow_mixed, std::option
   for (const auto &c : a.set_conflicts)
     std::printf("  set conflicts (a level seen at larger strides, not a level): %.0f x %s, +%.0f "
                 "cycles\n",
-                c.entries, format_bytes(c.page_bytes).c_str(), c.miss_penalty_cycles);
+                c.entries, format_bytes(c.coverage_bytes).c_str(), c.miss_penalty_cycles);
   for (const auto &n : a.notes)
     std::printf("  note: %s\n", n.c_str());
   std::printf("  wrote %s\n", o.out.c_str());
@@ -169,7 +169,7 @@ kit::command analyze_cli() {
   kit::command c("tlb", "TLB levels from gpuprobe results or cuda-gpu-tlb CSV files",
                  "Example: gpuprobe analyze tlb --input raw/tlb.json --out raw/tlb_profile.json");
   c.reads(f->common, "result JSON or cuda-gpu-tlb CSV (repeat: several files are one GPU)",
-          "profile JSON file (gpuprobe.profile/1)");
+          "profile JSON file (gpuprobe.profile/2)");
   c.option("--allow-mixed", &f->allow_mixed,
            "analyze sweeps of different GPUs as one (default: refused, naming them)");
   c.option(

@@ -60,9 +60,9 @@ std::string
 real_memory_verdict(const model::tlb_level &L,
                     const std::vector<std::pair<std::string, const model::tlb_level *>> &real,
                     double real_end) {
-  const double reach = L.reach_bytes, page = L.page_bytes;
+  const double reach = L.reach_bytes, page = L.coverage_bytes;
   for (const auto &[name, r] : real)
-    if (r->page_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach)
+    if (r->coverage_bytes == page && std::fabs(r->reach_bytes - reach) <= 0.15 * reach)
       return "agrees: real memory's " + name + " (" +
              std::to_string(std::lround(r->entries.value_or(0))) + " x " +
              std::to_string(std::lround(page / double(1 << 20))) + " MiB, +" +

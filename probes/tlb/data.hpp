@@ -34,7 +34,7 @@ struct tlb_dataset {
 // Parses one cuda-gpu-tlb CSV text. Throws gpuprobe::error naming file and line on bad input.
 void parse_cuda_gpu_tlb_csv(const std::string &text, const std::string &source, tlb_dataset &out);
 
-// Appends the curves of a gpuprobe.result/1 TLB result (probe "tlb").
+// Appends the curves of a gpuprobe.result/2 TLB result (probe "tlb").
 void parse_gpuprobe_tlb_result(const nlohmann::json &doc, const std::string &source,
                                tlb_dataset &out);
 // The same from the typed result (`gpuprobe tlb`'s own, just measured), named `source`.

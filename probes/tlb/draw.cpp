@@ -80,7 +80,7 @@ void curve_figures(const tlb_dataset &data, const model::tlb_hierarchy &tlb, con
                                          data.device_name + ", the other raw/tlb*.json)",
                                      reaches, curves_csv(others, 0, all)));
   for_each_level(tlb, [&](const model::tlb_level &L, bool, const std::string &label) {
-    const double reach = L.reach_bytes, page = L.page_bytes;
+    const double reach = L.reach_bytes, page = L.coverage_bytes;
     double lo = reach / 8, hi = reach * 8;
     vlines marks = {{reach, label + " " + format_bytes(reach)}};
     double full = reach;
@@ -129,7 +129,7 @@ void structure_table(const model::tlb_hierarchy &tlb, report_content &c) {
     if (!L.structure)
       continue;
     const auto &S = *L.structure;
-    const double page = L.page_bytes;
+    const double page = L.coverage_bytes;
     const bool ok = S.resolved;
     const auto cf = S.conflict && !S.conflict->empty()
                         ? std::optional(model::level_conflict_from_json(*S.conflict))
@@ -212,7 +212,7 @@ void draw(const report_inputs &in, report_content &c) {
   }
   report_table t{"TLB levels (" + origin + ")",
                  {"", "kind", "entries", "coverage per entry", "reach", "miss penalty, cycles (ns)",
-                  "confidence", "what one entry covers (tlb-coverage)"},
+                  "confidence", "tlb-coverage's finding"},
                  {},
                  ""};
   vlines reaches;
@@ -220,7 +220,7 @@ void draw(const report_inputs &in, report_content &c) {
     const double reach = L.reach_bytes;
     reaches.emplace_back(reach, label + " " + format_bytes(reach));
     t.rows.push_back({label, candidate ? "candidate" : "level", num(L.entries.value_or(0)),
-                      format_bytes(L.page_bytes), format_bytes(reach),
+                      format_bytes(L.coverage_bytes), format_bytes(reach),
                       cycles_ns(L.miss_penalty_cycles.value_or(0), clock_mhz(in)),
                       num(L.confidence.value_or(0), 2),
                       L.coverage_finding().empty() ? "not measured" : L.coverage_finding()});

@@ -1,6 +1,6 @@
 #pragma once
 // `gpuprobe tlb`: the driver of the TLB sweep (pointer chase over strides x footprints, with the
-// L2-capacity positive control), its result and the result's JSON (gpuprobe.result/1, probe
+// L2-capacity positive control), its result and the result's JSON (gpuprobe.result/2, probe
 // "tlb"). Planning and JSON are host code (result.cpp); run_tlb needs a GPU (driver.cpp).
 #include "common/defaults.hpp"
 #include "common/device_info.hpp"

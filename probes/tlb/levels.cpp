@@ -12,13 +12,13 @@
 namespace gpuprobe::probes {
 
 namespace {
-constexpr enum_table<page_bound, 4> k_page_bounds = {{page_bound::exact, "exact"},
-                                                     {page_bound::upper, "upper"},
-                                                     {page_bound::lower, "lower"},
-                                                     {page_bound::unknown, "unknown"}};
+constexpr enum_table<coverage_bound, 4> k_page_bounds = {{coverage_bound::exact, "exact"},
+                                                         {coverage_bound::upper, "upper"},
+                                                         {coverage_bound::lower, "lower"},
+                                                         {coverage_bound::unknown, "unknown"}};
 } // namespace
 
-std::string to_string(page_bound b) { return enum_name(k_page_bounds, b); }
+std::string to_string(coverage_bound b) { return enum_name(k_page_bounds, b); }
 
 std::string structure_words(const model::tlb_level &L) {
   if (!L.structure)
@@ -33,7 +33,7 @@ std::string structure_words(const model::tlb_level &L) {
 
 std::string structure_detail(const model::tlb_level &L) {
   const model::level_structure st = L.structure.value_or(model::level_structure{});
-  const double page = L.page_bytes;
+  const double page = L.coverage_bytes;
   std::string out;
   char b[400];
   if (!st.resolved) {
@@ -135,7 +135,7 @@ std::string level_line(const std::string &label, const model::tlb_level &L) {
   if (L.miss_penalty_cycles)
     std::snprintf(penalty, sizeof penalty, "+%.0f cycles", *L.miss_penalty_cycles);
   std::snprintf(b, sizeof b, "%s %5s x %s = %s%s%s, %s, sharing: %s", label.c_str(),
-                count_or_dash(L.entries).c_str(), format_bytes(L.page_bytes).c_str(),
+                count_or_dash(L.entries).c_str(), format_bytes(L.coverage_bytes).c_str(),
                 format_bytes(L.reach_bytes).c_str(), st.empty() ? "" : ", ", st.c_str(), penalty,
                 L.sharing_scope().c_str());
   return disagree.empty()
@@ -172,7 +172,7 @@ std::string interval_words(const model::tlb_level &L) {
 }
 
 double level_evidence::full_miss_bytes() const {
-  return structure.fit.resolved ? structure.fit.full_miss_entries * page_bytes : reach_bytes;
+  return structure.fit.resolved ? structure.fit.full_miss_entries * coverage_bytes : reach_bytes;
 }
 
 namespace {
@@ -378,8 +378,8 @@ std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector
   std::vector<double> out;
   for (const auto &c : d.curves) {
     const double s = c.stride_bytes, at = L.entries * s;
-    if (s < L.page_bytes || std::any_of(scaling.begin(), scaling.end(),
-                                        [&](const tlb_step &t) { return t.stride_bytes == s; }))
+    if (s < L.coverage_bytes || std::any_of(scaling.begin(), scaling.end(),
+                                            [&](const tlb_step &t) { return t.stride_bytes == s; }))
       continue;
     if (!(c.footprint_bytes.front() < at * (1 - 2 * opt.count_tolerance) &&
           c.footprint_bytes.back() > at * (1 + 2 * opt.count_tolerance)))
@@ -400,7 +400,7 @@ std::vector<double> strides_without_rise(const tlb_dataset &d, const std::vector
     // too: telling the two apart needs the forward model, probes/tlb/synthesis.hpp.)
     const auto another_levels = [&](const tlb_step &t) {
       return std::any_of(found.begin(), found.end(), [&](const level_evidence &F) {
-        return t.stride_bytes >= F.page_bytes &&
+        return t.stride_bytes >= F.coverage_bytes &&
                near(t.hops(), F.entries, 2 * opt.count_tolerance) &&
                std::fabs(t.s.jump - F.miss_penalty_cycles) <=
                    0.3 * F.miss_penalty_cycles + 3 * t.s.noise;
@@ -610,7 +610,7 @@ level_evidence gather_level(const tlb_dataset &data, const tlb_analysis_options 
       flat.push_back(t);
   level_evidence L;
   L.entries = entries;
-  L.page_bytes = s_min;
+  L.coverage_bytes = s_min;
   L.reach_bytes = reach;
   L.scaling = scaling;
   L.flat = one_per_stride(flat);
@@ -625,7 +625,7 @@ std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_o
                                    const rises &r, level_evidence &L) {
   const auto &scaling = L.scaling;
   auto flat = L.flat;
-  const double s_min = L.page_bytes, reach = L.reach_bytes;
+  const double s_min = L.coverage_bytes, reach = L.reach_bytes;
   const bool scales = scaling.size() >= 2;
   // A larger stride whose curve covers this footprint without a rise there is above the
   // page (a stride at or below the page would miss at the same footprint): with a flat
@@ -640,13 +640,13 @@ std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_o
   if (!scales && !flat_informative)
     flat.clear();
   if ((scales || larger_stride_clear) && !flat.empty())
-    L.bound = page_bound::exact;
+    L.bound = coverage_bound::exact;
   else if (scales)
-    L.bound = page_bound::upper;
+    L.bound = coverage_bound::upper;
   else if (!flat.empty())
-    L.bound = page_bound::lower;
+    L.bound = coverage_bound::lower;
   else
-    L.bound = page_bound::unknown;
+    L.bound = coverage_bound::unknown;
   std::vector<double> jumps, snrs;
   for (const auto &t : scaling)
     jumps.push_back(t.s.jump);
@@ -656,7 +656,7 @@ std::vector<tlb_step> page_finding(const tlb_dataset &data, const tlb_analysis_o
     snrs.push_back(t.s.snr);
   L.miss_penalty_cycles = median(jumps);
   L.snr = median(snrs);
-  L.penalty_rule = penalty_rule(data, r.weak, scaling.front(), flat, L.page_bytes);
+  L.penalty_rule = penalty_rule(data, r.weak, scaling.front(), flat, L.coverage_bytes);
   return flat;
 }
 
@@ -685,7 +685,7 @@ void structure_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
   // third level, run to run); else the median of the strides' steps.
   if (f.after_cycles > f.before_cycles && !f.shape.empty())
     L.miss_penalty_cycles = f.after_cycles - f.before_cycles;
-  L.reach_bytes = L.entries * L.page_bytes;
+  L.reach_bytes = L.entries * L.coverage_bytes;
 }
 
 // Strides of its evidence that the sweep found disturbed: the level is said to be.
@@ -757,7 +757,7 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
     out.candidates.push_back(L);
     out.notes.push_back("candidate at " + format_bytes(L.reach_bytes) + " (" +
                         std::to_string(int(std::lround(L.entries))) + " x " +
-                        format_bytes(L.page_bytes) + ", +" +
+                        format_bytes(L.coverage_bytes) + ", +" +
                         std::to_string(int(std::lround(L.miss_penalty_cycles))) +
                         " cycles): " + L.existence + ": not reported as a level");
     return false;
@@ -774,7 +774,8 @@ bool existence_finding(const tlb_dataset &data, const tlb_analysis_options &opt,
 // a's penalty within 30 % and 3 of its noise.
 bool set_conflict_view(const level_evidence &b, const level_evidence &a,
                        const tlb_analysis_options &opt) {
-  if (!(b.page_bytes > a.page_bytes && b.entries <= a.entries * (1 + 2 * opt.count_tolerance)))
+  if (!(b.coverage_bytes > a.coverage_bytes &&
+        b.entries <= a.entries * (1 + 2 * opt.count_tolerance)))
     return false;
   double noise = 0;
   for (const auto &t : b.scaling)
@@ -800,8 +801,8 @@ void explain_set_conflicts(tlb_evidence &out, const tlb_analysis_options &opt) {
     std::snprintf(why, sizeof why,
                   "a rise after %.0f hops at strides from %s, +%.0f cycles: the level of %.0f x %s "
                   "(+%.0f cycles) %s: not a level of its own",
-                  b.entries, format_bytes(b.page_bytes).c_str(), b.miss_penalty_cycles, a->entries,
-                  format_bytes(a->page_bytes).c_str(), a->miss_penalty_cycles,
+                  b.entries, format_bytes(b.coverage_bytes).c_str(), b.miss_penalty_cycles,
+                  a->entries, format_bytes(a->coverage_bytes).c_str(), a->miss_penalty_cycles,
                   b.entries < a->entries * (1 - 2 * opt.count_tolerance)
                       ? "seen through some of its sets (these strides put every hop in fewer sets)"
                       : "seen again at larger strides");
@@ -812,15 +813,15 @@ void explain_set_conflicts(tlb_evidence &out, const tlb_analysis_options &opt) {
 
 // A level as the proposal to the whole-sweep model: its page's bounds from what the strides said.
 level_proposal proposal_of(const level_evidence &L, const synthesis_options &o) {
-  level_proposal p{L.entries, L.page_bytes, L.structure.fit.resolved ? L.structure.fit.ways : 0,
+  level_proposal p{L.entries, L.coverage_bytes, L.structure.fit.resolved ? L.structure.fit.ways : 0,
                    L.structure.fit.resolved ? L.structure.fit.sets : 0};
   const double octaves = std::exp2(o.coverage_octaves);
-  p.min_page_bytes = L.bound == page_bound::exact   ? L.page_bytes / 2
-                     : L.bound == page_bound::lower ? L.page_bytes
-                                                    : 4096; // the smallest page there is
-  p.max_page_bytes = L.bound == page_bound::exact   ? L.page_bytes * 2
-                     : L.bound == page_bound::upper ? L.page_bytes
-                                                    : L.page_bytes * octaves;
+  p.min_coverage_bytes = L.bound == coverage_bound::exact   ? L.coverage_bytes / 2
+                         : L.bound == coverage_bound::lower ? L.coverage_bytes
+                                                            : 4096; // the smallest page there is
+  p.max_coverage_bytes = L.bound == coverage_bound::exact   ? L.coverage_bytes * 2
+                         : L.bound == coverage_bound::upper ? L.coverage_bytes
+                                                            : L.coverage_bytes * octaves;
   return p;
 }
 
@@ -851,7 +852,7 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
     } else if (f.proposal < out.levels.size()) {
       L = out.levels[f.proposal];
     } else { // a level no rise detector proposed: its confidence is the model's alone
-      L.bound = page_bound::exact;
+      L.bound = coverage_bound::exact;
       L.existence = "the model of the whole sweep adds it: it lowers the loss by " +
                     std::to_string(int(std::lround(f.gain))) + " where a level needs " +
                     std::to_string(int(std::lround(opt.synthesis.level_cost)));
@@ -866,10 +867,10 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
     st.entries = double(M.entries());
     st.full_miss_entries = double(M.sets * (M.ways + 1));
     L.entries = st.entries;
-    L.page_bytes = double(M.coverage_bytes);
+    L.coverage_bytes = double(M.coverage_bytes);
     if (f.page_is_upper_bound)
-      L.bound = page_bound::upper;
-    L.reach_bytes = L.entries * L.page_bytes;
+      L.bound = coverage_bound::upper;
+    L.reach_bytes = L.entries * L.coverage_bytes;
     L.miss_penalty_cycles = M.penalty_cycles;
     kept.push_back(L);
   }
@@ -879,7 +880,7 @@ void synthesize_levels(const tlb_dataset &data, const tlb_analysis_options &opt,
     std::snprintf(why, sizeof why,
                   "a rise after %.0f hops at strides from %s, +%.0f cycles: the model of the whole "
                   "sweep explains it by the other levels: not a level of its own",
-                  b.entries, format_bytes(b.page_bytes).c_str(), b.miss_penalty_cycles);
+                  b.entries, format_bytes(b.coverage_bytes).c_str(), b.miss_penalty_cycles);
     out.notes.push_back(why);
     out.set_conflicts.push_back(b);
   }
@@ -909,23 +910,24 @@ tlb_evidence find_tlb_levels(const tlb_dataset &data, const tlb_analysis_options
       out.cache_effects.push_back(L);
       continue;
     }
-    if (L.bound == page_bound::unknown) {
+    if (L.bound == coverage_bound::unknown) {
       // One stride alone cannot tell a page size: a lone rise is reported, not made a level.
       for (const auto &t : L.scaling)
         out.unexplained.push_back(t);
       continue;
     }
-    if (L.bound == page_bound::upper && stride_tested_at(data, 0, L.page_bytes, L.reach_bytes))
+    if (L.bound == coverage_bound::upper &&
+        stride_tested_at(data, 0, L.coverage_bytes, L.reach_bytes))
       out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": strides below " +
-                          format_bytes(L.page_bytes) +
+                          format_bytes(L.coverage_bytes) +
                           " show no step at the same footprint (penalty too small to see?)");
     // Finding 2, the page: the s/P rule checks it and bears on nothing else.
     if (!flat.empty() && L.penalty_rule < 1) {
-      L.page_note = std::to_string(int(std::lround(L.penalty_rule * double(flat.size())))) +
-                    " of " + std::to_string(flat.size()) +
-                    " strides below the page obey the s/P penalty rule: the page rests on "
-                    "where the hop count starts to scale";
-      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " + L.page_note);
+      L.coverage_note = std::to_string(int(std::lround(L.penalty_rule * double(flat.size())))) +
+                        " of " + std::to_string(flat.size()) +
+                        " strides below the page obey the s/P penalty rule: the page rests on "
+                        "where the hop count starts to scale";
+      out.notes.push_back("level at " + format_bytes(L.reach_bytes) + ": " + L.coverage_note);
     }
     structure_finding(data, opt, r, L);
     mark_disturbed(data, flat, L, out);
@@ -1013,7 +1015,7 @@ nlohmann::json fit_json(const structure_fit &f) {
 model::level_structure structure_of(const level_evidence &L) {
   const auto &st = L.structure;
   model::level_structure s = fit_of(st.fit);
-  s.midpoint_reach_bytes = st.midpoint_entries * L.page_bytes;
+  s.midpoint_reach_bytes = st.midpoint_entries * L.coverage_bytes;
   s.detail["midpoint_entries"] = std::round(st.midpoint_entries * 10) / 10;
   s.detail["strides_agreeing"] = st.agreeing;
   auto per = nlohmann::json::array();
@@ -1083,8 +1085,8 @@ model::tlb_level level_of(const level_evidence &L, int sm = -1) {
   }
   m.full_miss_bytes = L.full_miss_bytes();
   m.structure = structure_of(L);
-  m.page_bytes = L.page_bytes;
-  m.page_bound = to_string(L.bound);
+  m.coverage_bytes = L.coverage_bytes;
+  m.coverage_bound = to_string(L.bound);
   m.reach_bytes = L.reach_bytes;
   m.miss_penalty_cycles = L.miss_penalty_cycles;
   m.confidence = L.confidence;
@@ -1100,8 +1102,8 @@ model::tlb_level level_of(const level_evidence &L, int sm = -1) {
   if (L.entries_se > 0)
     d["entries_se"] = std::round(L.entries_se * 10) / 10;
   d["intervals"] = intervals_json(L);
-  if (!L.page_note.empty())
-    d["page_note"] = L.page_note;
+  if (!L.coverage_note.empty())
+    d["coverage_note"] = L.coverage_note;
   if (!L.disturbed.empty())
     d["disturbed"] = L.disturbed;
   if (sm >= 0)

@@ -27,13 +27,13 @@ struct tlb_step { // one rise on one stride's curve
 };
 
 // How tightly the strides tested pin a level's page size.
-enum class page_bound {
+enum class coverage_bound {
   exact,
-  upper /* page <= page_bytes */,
-  lower /* page >= page_bytes */,
+  upper /* page <= coverage_bytes */,
+  lower /* page >= coverage_bytes */,
   unknown
 };
-std::string to_string(page_bound b);
+std::string to_string(coverage_bound b);
 
 // The levels' one numbering and the walk over them live with the profile's model.
 using model::for_each_level;
@@ -84,7 +84,7 @@ struct tlb_level_structure {
 //  - existence (`confidence`, `existence`): a rise far above the noise that more than one stride
 //    shows at the same place (several strides after the same hop count, or a smaller stride at
 //    the same footprint); a small one is a candidate, named so;
-//  - the page (`bound`, `penalty_rule`, `page_note`): exact, an upper or a lower bound; the s/P
+//  - the page (`bound`, `penalty_rule`, `coverage_note`): exact, an upper or a lower bound; the s/P
 //    penalty rule bears on this finding only;
 //  - the structure (`structure`): ways and sets, or "not resolved" and why; never removes a level.
 struct level_evidence {
@@ -93,10 +93,10 @@ struct level_evidence {
   double entries = 0;
   double entries_se = 0; // two standard errors of `entries` when it is a fitted onset
   std::string existence; // why it is a level, or why only a candidate
-  std::string page_note; // what the strides below the page say of it ("" = nothing to add)
+  std::string coverage_note; // what the strides below the page say of it ("" = nothing to add)
   std::string disturbed; // strides of its evidence whose repeat disagreed ("" = none)
-  double page_bytes = 0;
-  page_bound bound = page_bound::unknown;
+  double coverage_bytes = 0;
+  coverage_bound bound = coverage_bound::unknown;
   double reach_bytes = 0;
   double miss_penalty_cycles = 0;
   double confidence = 0; // existence, 0..1: z on a scale where level_z reads min_confidence

@@ -258,7 +258,7 @@ bool power_of_two(std::uint64_t v) { return v && !(v & (v - 1)); }
 std::vector<option> options_of(const design &D, const level_proposal &p,
                                const synthesis_options &o) {
   std::vector<cache_level> ls;
-  const int page_log = int(std::lround(std::log2(std::max(4096.0, p.page_bytes))));
+  const int page_log = int(std::lround(std::log2(std::max(4096.0, p.coverage_bytes))));
   const auto add = [&](std::uint64_t sets, std::uint64_t ways, int cover_log) {
     for (int x = 0; x < (sets > 1 ? 2 : 1); ++x)
       for (int r = 0; r < (ways > 1 ? 2 : 1); ++r) {
@@ -282,15 +282,15 @@ std::vector<option> options_of(const design &D, const level_proposal &p,
   const std::uint64_t own = std::uint64_t(std::max(1.0, std::round(p.entries)));
   if (!power_of_two(own))
     add(1, own, page_log);
-  // Pages the strides allow: [min_page_bytes, max_page_bytes], or coverage_octaves either side of
-  // the page where the proposal gives no bounds. Where the page shrinks, the entries
-  // hold (strides above the page count hops) or the reach does (strides below it see a
-  // footprint): either, within a factor of two.
+  // Pages the strides allow: [min_coverage_bytes, max_coverage_bytes], or coverage_octaves either
+  // side of the page where the proposal gives no bounds. Where the page shrinks, the entries hold
+  // (strides above the page count hops) or the reach does (strides below it see a footprint):
+  // either, within a factor of two.
   const auto log_of = [](double b) { return int(std::lround(std::log2(std::max(4096.0, b)))); };
-  const int lo = std::max(12, p.min_page_bytes > 0 ? log_of(p.min_page_bytes)
-                                                   : page_log - o.coverage_octaves);
-  const int hi = p.max_page_bytes > 0 ? std::min(40, log_of(p.max_page_bytes))
-                                      : page_log + o.coverage_octaves;
+  const int lo = std::max(12, p.min_coverage_bytes > 0 ? log_of(p.min_coverage_bytes)
+                                                       : page_log - o.coverage_octaves);
+  const int hi = p.max_coverage_bytes > 0 ? std::min(40, log_of(p.max_coverage_bytes))
+                                          : page_log + o.coverage_octaves;
   for (int c = lo; c <= hi; ++c)
     for (std::uint64_t e = 2; e <= (1ull << 24); e *= 2) {
       const double same_reach = p.entries * std::exp2(double(page_log - c));

@@ -32,11 +32,11 @@ struct synthesis_options {
 // A level the rise detectors propose: its entries (may be fractional), what one entry covers,
 // and the ways x sets its ramp fit resolved (0 where it resolved none).
 struct level_proposal {
-  double entries = 0, page_bytes = 0;
+  double entries = 0, coverage_bytes = 0;
   double ways = 0, sets = 0;
-  // What the strides say of the page: it lies in [min_page_bytes, max_page_bytes] (an exact
+  // What the strides say of the page: it lies in [min_coverage_bytes, max_coverage_bytes] (an exact
   // page: within an octave of it either way).
-  double min_page_bytes = 0, max_page_bytes = 0;
+  double min_coverage_bytes = 0, max_coverage_bytes = 0;
 };
 
 // A kept level: its structure and penalty as the model fits them.

@@ -271,8 +271,8 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
       const bool by_reach = std::fabs(F.reach_bytes / L.reach_bytes() - 1) <= 0.25;
       // Where the page is only bounded (the coverage below every stride that shows the level, or
       // an upper bound the coverage respects), the level is found by its entries.
-      const bool bounded = below_strides || (F.page_bound == std::string("upper") &&
-                                             F.page_bytes >= double(L.coverage_bytes));
+      const bool bounded = below_strides || (F.coverage_bound == std::string("upper") &&
+                                             F.coverage_bytes >= double(L.coverage_bytes));
       const bool by_entries =
           bounded && F.entries && std::fabs(*F.entries / double(L.entries()) - 1) <= 0.25;
       // Where the model states intervals, the level is found when its entries and coverage lie
@@ -284,7 +284,7 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
       s.found = true;
       s.by_intervals = !by_reach && !by_entries;
       s.exact_entries = F.entries && *F.entries == double(L.entries());
-      s.exact_coverage = F.page_bytes == double(L.coverage_bytes);
+      s.exact_coverage = F.coverage_bytes == double(L.coverage_bytes);
       s.exact_ways_sets =
           F.ways && F.sets && *F.ways == double(L.ways) && *F.sets == double(L.sets);
       s.penalty_within_10 = F.miss_penalty_cycles &&
@@ -298,7 +298,7 @@ gpu_score score(const sim_gpu &g, const model::tlb_hierarchy &h, const sweep_pla
     const auto &F = h.levels[i];
     const bool view =
         !used[i] && std::any_of(g.levels.begin(), g.levels.end(), [&](const sim_level &L) {
-          return F.page_bytes >= double(L.coverage_bytes) && F.entries &&
+          return F.coverage_bytes >= double(L.coverage_bytes) && F.entries &&
                  *F.entries <= 1.25 * double(L.entries()) && F.miss_penalty_cycles &&
                  std::fabs(*F.miss_penalty_cycles / L.penalty_cycles - 1) <= 0.3;
         });

@@ -60,7 +60,7 @@ std::vector<sweep_point> simulate_points(const sim_gpu &g, const sweep_plan &pla
 probes::tlb_dataset simulate(const sim_gpu &g, const sweep_plan &plan, std::uint64_t seed,
                              const noise_pool *real = nullptr);
 
-// The sweep as gpuprobe's raw result (gpuprobe.result/1, probe "tlb", an alias pool in 2 MiB
+// The sweep as gpuprobe's raw result (gpuprobe.result, probe "tlb", an alias pool in 2 MiB
 // chunks) of a device named "simulated: <describe()>": `gpuprobe analyze tlb` reads it.
 nlohmann::json raw_result(const sim_gpu &g, const sweep_plan &plan,
                           const std::vector<sweep_point> &points);

@@ -64,10 +64,10 @@ TEST(TlbPerSmGpu, TheStageWritesEachLevelOfTheProfileOnEverySm) {
        {std::tuple{16.0, 16.0, 0.0, 10.0}, std::tuple{2048.0, 32.0, 2304.0, 95.0}}) {
     model::tlb_level L;
     L.entries = e;
-    L.page_bytes = page * double(1 << 20);
-    L.reach_bytes = e * L.page_bytes;
+    L.coverage_bytes = page * double(1 << 20);
+    L.reach_bytes = e * L.coverage_bytes;
     if (full > 0)
-      L.full_miss_bytes = full * L.page_bytes;
+      L.full_miss_bytes = full * L.coverage_bytes;
     L.miss_penalty_cycles = pen;
     p.tlb.levels.push_back(L);
   }

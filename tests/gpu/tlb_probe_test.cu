@@ -3,6 +3,7 @@
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
 #include "common/json_io.hpp"
+#include "common/schema.hpp"
 #include "gpu_test_util.hpp"
 #include "probes/tlb/chase.hpp"
 #include "probes/tlb/sweep.hpp"
@@ -148,7 +149,7 @@ TEST(TlbProbeGpu, CliSmallSweepWritesAResult) {
             &rc);
   ASSERT_EQ(rc, 0) << log;
   const auto doc = read_json_file(out);
-  EXPECT_EQ(doc["schema"], "gpuprobe.result/1");
+  EXPECT_EQ(doc["schema"], gpuprobe::schema::result.id());
   EXPECT_EQ(doc["tlb"]["alloc"], "vmm");
   EXPECT_TRUE(doc["tlb"]["granularity_bytes"].is_number());
   EXPECT_GT(doc["tlb"]["points"].size(), 10u);

@@ -20,7 +20,7 @@ TEST(TlbSharingGpu, PlacementCoversEverySmAndWalksReachL2) {
   const auto dev = query_device(0);
   auto layout = probes::plan_sharing(2 << 20, 64, 1.2);
   device_pool pool(alloc_kind::cudamalloc,
-                   (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
+                   (layout.victim_pages + layout.disruptor_pages) * layout.coverage_bytes, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 10.0);
   ASSERT_EQ(int(probe.sm_ids().size()), dev.sm_count);
   const int victim = probe.sm_ids().front(), other = probe.sm_ids().back();
@@ -36,7 +36,7 @@ TEST(TlbSharingGpu, WatchdogEndsAWaitForAMissingSm) {
   GPUPROBE_REQUIRE_GPU();
   auto layout = probes::plan_sharing(2 << 20, 16, 1.2);
   device_pool pool(alloc_kind::cudamalloc,
-                   (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1);
+                   (layout.victim_pages + layout.disruptor_pages) * layout.coverage_bytes, 0, 1);
   probes::sharing_probe probe(pool, layout, 1, 0.5);
   const int victim = probe.sm_ids().front();
   try {
@@ -55,8 +55,8 @@ TEST(TlbSharingGpu, SparsePoolMapsOneChunkPerPage) {
   ASSERT_GT(gran, 0u);
   auto layout = probes::plan_sharing(16 * gran, 32, 1.2);
   device_pool pool(alloc_kind::vmm_sparse,
-                   (layout.victim_pages + layout.disruptor_pages) * layout.page_bytes, 0, 1,
-                   layout.page_bytes);
+                   (layout.victim_pages + layout.disruptor_pages) * layout.coverage_bytes, 0, 1,
+                   layout.coverage_bytes);
   layout.line_span = pool.granularity();
   probes::sharing_probe probe(pool, layout, 1, 10.0);
   const int v = probe.sm_ids().front();
@@ -109,7 +109,7 @@ TEST(TlbSharingGpu, AliasPoolTestsALevelPastTheMemory) {
   auto layout = probes::plan_sharing(32ull << 20, 2163, 1.2);
   const std::uint64_t pages = layout.victim_pages + layout.disruptor_pages;
   ASSERT_LE(pages, gran / 128) << "every page's chain word needs its own line of the chunk";
-  device_pool pool(alloc_kind::alias, pages * layout.page_bytes, 0, 1, gran);
+  device_pool pool(alloc_kind::alias, pages * layout.coverage_bytes, 0, 1, gran);
   layout.line_span = pool.mapped_per_slot();
   probes::sharing_probe probe(pool, layout, 1, 20.0);
   const int v = probe.sm_ids().front();

@@ -4,6 +4,7 @@
 #include "allocators/allocators.cuh"
 #include "common/device_info.hpp"
 #include "common/json_io.hpp"
+#include "common/schema.hpp"
 #include "gpu_test_util.hpp"
 #include "probes/device_util.cuh"
 #include "tests/common/binary_path.hpp"
@@ -225,7 +226,7 @@ TEST(Tuned, TuneThenValidateEndToEnd) {
                                        &rc);
   ASSERT_EQ(rc, 0) << tout;
   const auto tuning = read_json_file(dir + "/tv_tuning.json");
-  EXPECT_EQ(tuning["schema"], "gpuprobe.tuning/1");
+  EXPECT_EQ(tuning["schema"], gpuprobe::schema::tuning.id());
   const auto &per_level = tuning["decisions"]["regions"]["per_level"];
   ASSERT_EQ(per_level.size(), 1u) << tout;
   EXPECT_EQ(per_level[0]["level"], "C1");

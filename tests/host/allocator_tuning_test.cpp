@@ -20,7 +20,7 @@ json two_group_profile() {
            {{"levels", json::array()},
             {"candidates",
              {{{"reach_bytes", 69289902080.0},
-               {"page_bytes", 33554432.0},
+               {"coverage_bytes", 33554432.0},
                {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 4}, {2, 3}}}}}}}}}}};
 }
 // The candidate's two SM groups, measured to pay.
@@ -77,12 +77,12 @@ TEST(AllocatorTuning, BadFilesGiveOneLineErrors) {
       message(write_temp("tuning_broken.json", "{\"schema\": \"gpuprobe.tuning/1\", "));
   EXPECT_NE(broken.find("not valid JSON"), std::string::npos) << broken;
   json future = tuning_doc();
-  future["schema"] = "gpuprobe.tuning/2";
+  future["schema"] = "gpuprobe.tuning/3";
   const std::string newer = message(write_temp("tuning_future.json", future.dump()));
   EXPECT_NE(newer.find("newer than this build"), std::string::npos) << newer;
   const std::string other =
       message(write_temp("tuning_profile.json", json{{"schema", "gpuprobe.profile/1"}}.dump()));
-  EXPECT_NE(other.find("expected gpuprobe.tuning/1"), std::string::npos) << other;
+  EXPECT_NE(other.find("expected gpuprobe.tuning/N"), std::string::npos) << other;
   json bad_word = tuning_doc();
   bad_word["allocator"]["word_bits"] = 48;
   EXPECT_NE(message(write_temp("tuning_w48.json", bad_word.dump())).find("32 or 64"),

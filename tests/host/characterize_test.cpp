@@ -2,6 +2,7 @@
 // level or for the largest candidate), resume detection, and the profile assembled from the
 // stages' files.
 #include "common/json_io.hpp"
+#include "common/schema.hpp"
 #include "findings/characterize.hpp"
 #include "pipeline/stage_plan.hpp"
 #include "probes/atomics/driver.hpp"
@@ -193,28 +194,28 @@ TEST(Characterize, OrderStagesKeepsEveryStageAfterWhatItReads) {
 TEST(Characterize, SharingPerLevelElseTheLargestCandidate) {
   json p = {{"tlb",
              {{"levels",
-               {{{"reach_bytes", 1e9}, {"page_bytes", 2097152}},
-                {{"reach_bytes", 2e9}, {"page_bytes", 2097152}}}},
+               {{{"reach_bytes", 1e9}, {"coverage_bytes", 2097152}},
+                {{"reach_bytes", 2e9}, {"coverage_bytes", 2097152}}}},
               {"candidates", json::array()}}}};
   auto s = sharing_stages(tlb_of(p), false, 0);
   ASSERT_EQ(s.size(), 2u);
   EXPECT_EQ(s[1].name, "sharing_L2");
   p["tlb"]["candidates"] = {
-      {{"reach_bytes", 1.5e9}, {"page_bytes", 2097152}},
-      {{"reach_bytes", 6.9e10}, {"page_bytes", 2097152}}}; // beyond every level: tested too
+      {{"reach_bytes", 1.5e9}, {"coverage_bytes", 2097152}},
+      {{"reach_bytes", 6.9e10}, {"coverage_bytes", 2097152}}}; // beyond every level: tested too
   s = sharing_stages(tlb_of(p), false, 0);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[2].name, "sharing_C2");
   p["tlb"]["candidates"] = {
-      {{"reach_bytes", 1.5e9}, {"page_bytes", 2097152}}}; // inside a level's reach: not tested
+      {{"reach_bytes", 1.5e9}, {"coverage_bytes", 2097152}}}; // inside a level's reach: not tested
   EXPECT_EQ(sharing_stages(tlb_of(p), false, 0).size(), 2u);
   p["tlb"]["candidates"] = json::array();
   EXPECT_EQ(*(std::find(s[1].args.begin(), s[1].args.end(), "--level") + 1), "2");
   p = {{"tlb",
         {{"levels", json::array()},
          {"candidates",
-          {{{"reach_bytes", 1e9}, {"page_bytes", 2097152}},
-           {{"reach_bytes", 6.9e10}, {"page_bytes", 2097152}}}}}}};
+          {{{"reach_bytes", 1e9}, {"coverage_bytes", 2097152}},
+           {{"reach_bytes", 6.9e10}, {"coverage_bytes", 2097152}}}}}}};
   s = sharing_stages(tlb_of(p), true, 0);
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].name, "sharing_C2");
@@ -231,13 +232,15 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   std::ofstream(dir / "raw/tlb.json")
       << "{\"schema\": \"gpuprobe.result/1\""; // cut short: not done
   EXPECT_FALSE(stage_done((dir / "raw/tlb.json").string()));
-  std::ofstream(dir / "raw/tlb.json") << R"({"schema": "gpuprobe.result/1"})";
+  std::ofstream(dir / "raw/tlb.json") << R"({"schema": "gpuprobe.result/9"})"; // newer: not read
+  EXPECT_FALSE(stage_done((dir / "raw/tlb.json").string()));
+  std::ofstream(dir / "raw/tlb.json") << R"({"schema": "gpuprobe.result/1"})"; // older: read
   EXPECT_TRUE(stage_done((dir / "raw/tlb.json").string()));
   std::ofstream(dir / "raw/tlb_profile.json") << json{
       {"schema", "gpuprobe.profile/1"},
       {"device", {{"name", "X"}}},
       {"tlb",
-       {{"levels", {{{"entries", 2039}, {"page_bytes", 33554432}, {"reach_bytes", 6.84e10}}}},
+       {{"levels", {{{"entries", 2039}, {"coverage_bytes", 33554432}, {"reach_bytes", 6.84e10}}}},
         {"candidates", json::array()}}}}.dump();
   gpuprobe::probes::atomics_result atomics; // as the atomics stage writes it, with its fit
   atomics.device = {{"name", "NVIDIA H100"}};
@@ -249,7 +252,7 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
   std::ofstream(dir / "raw/atomics.json") << gpuprobe::probes::to_json(atomics).dump();
   const json p = gpuprobe::model::to_json(
       assemble_profile(dir.string(), json::array(), json{{"throttled", false}}));
-  EXPECT_EQ(p["schema"], "gpuprobe.profile/1");
+  EXPECT_EQ(p["schema"], gpuprobe::schema::profile.id());
   EXPECT_EQ(p["device"]["name"], "NVIDIA H100");
   EXPECT_EQ(p["tlb"]["levels"][0]["sharing"]["scope"], "not measured");
   EXPECT_EQ(p["atomics"]["variants"][0]["fit"]["slope_cycles_per_thread"], 0.69);
@@ -261,10 +264,10 @@ TEST(Characterize, ResumeKeepsFinishedFilesAndProfileJoinsTheStages) {
       {"probe", "tlb-coverage"},
       {"tlb_coverage",
        {{"levels",
-         {{{"level", "L1"}, {"page_bytes", 33554432}, {"entries", 2039}, {"verdict", verdict}},
-          {{"level", "L2"}, {"page_bytes", 33554432}, {"entries", 2039}, {"verdict", verdict}},
+         {{{"level", "L1"}, {"coverage_bytes", 33554432}, {"entries", 2039}, {"verdict", verdict}},
+          {{"level", "L2"}, {"coverage_bytes", 33554432}, {"entries", 2039}, {"verdict", verdict}},
           {{"level", "L1"},
-           {"page_bytes", 16777216},
+           {"coverage_bytes", 16777216},
            {"entries", 2039},
            {"verdict",
             {{"tag", "other geometry"}}}}}}}}}.dump();
@@ -363,23 +366,23 @@ TEST(Characterize, ResumeRerunsAStageWhoseRecordDiffers) {
 TEST(Characterize, CrossCheckAgainstRealMemory) {
   const json tlb = {
       {"levels",
-       {{{"entries", 16}, {"page_bytes", 16.0 * (1 << 20)}, {"reach_bytes", 256.0 * (1 << 20)}},
+       {{{"entries", 16}, {"coverage_bytes", 16.0 * (1 << 20)}, {"reach_bytes", 256.0 * (1 << 20)}},
         {{"entries", 2134},
-         {"page_bytes", 32.0 * (1 << 20)},
+         {"coverage_bytes", 32.0 * (1 << 20)},
          {"reach_bytes", 2134 * 32.0 * (1 << 20)}}}},
       {"candidates",
        {{{"entries", 4350},
-         {"page_bytes", 64.0 * (1 << 20)},
+         {"coverage_bytes", 64.0 * (1 << 20)},
          {"reach_bytes", 272.0 * (1ull << 30)}}}}};
   const json real = {{"searched_up_to_bytes", 73.0 * (1ull << 30)},
                      {"levels", json::array()},
                      {"candidates",
                       {{{"entries", 16},
-                        {"page_bytes", 16.0 * (1 << 20)},
+                        {"coverage_bytes", 16.0 * (1 << 20)},
                         {"reach_bytes", 256.0 * (1 << 20)},
                         {"miss_penalty_cycles", 11}},
                        {{"entries", 2065},
-                        {"page_bytes", 32.0 * (1 << 20)},
+                        {"coverage_bytes", 32.0 * (1 << 20)},
                         {"reach_bytes", 2065 * 32.0 * (1 << 20)},
                         {"miss_penalty_cycles", 93}}}}};
   gpuprobe::probes::tlb_result result; // the real-memory chase: 2 MiB steps, a near/far split
@@ -427,11 +430,11 @@ TEST(Characterize, MissesNamedByTheMemoryAccessAndSamplingJoins) {
 
   const json tlb = {{"levels",
                      {{{"entries", 2163},
-                       {"page_bytes", 32.0 * (1 << 20)},
+                       {"coverage_bytes", 32.0 * (1 << 20)},
                        {"reach_bytes", 2163 * 32.0 * (1 << 20)},
                        {"miss_penalty_cycles", 96}},
                       {{"entries", 4350},
-                       {"page_bytes", 64.0 * (1 << 20)},
+                       {"coverage_bytes", 64.0 * (1 << 20)},
                        {"reach_bytes", 4350 * 64.0 * (1 << 20)},
                        {"miss_penalty_cycles", 434}}}}};
   gpuprobe::probes::sampling_result sampling;
@@ -510,24 +513,6 @@ TEST(Characterize, ReanalyzeWithoutAGpu) {
   EXPECT_FALSE(fs::exists(none + "/.gpuprobe.lock"));
 }
 
-namespace {
-
-// A document without what differs between two runs of one command: times and the clock.
-json without_times(json j) {
-  if (j.is_object()) {
-    for (const char *k : {"created_utc", "seconds", "wall_seconds"})
-      j.erase(k);
-    for (auto &[k, v] : j.items())
-      v = without_times(v);
-  } else if (j.is_array()) {
-    for (auto &v : j)
-      v = without_times(v);
-  }
-  return j;
-}
-
-} // namespace
-
 // The stages run inside the characterize process by default (one context, the alias
 // range mapped once), or one child each (GPUPROBE_STAGES=children). Over a committed H100 unit's
 // measurements (--reanalyze: its analysis stages run in each way), both write the same files,
@@ -557,7 +542,8 @@ TEST(Characterize, StagesInProcessWriteWhatChildStagesWrite) {
   ASSERT_EQ(made["here"].size(), made["children"].size());
   for (const auto &[file, doc] : made["children"]) {
     ASSERT_TRUE(made["here"].count(file)) << file;
-    json a = without_times(made["here"][file]), b = without_times(doc);
+    json a = gpuprobe::test::without_times(made["here"][file]),
+         b = gpuprobe::test::without_times(doc);
     if (file == "profile.json") { // characterize's own argv: its --out differs, the rest not
       EXPECT_EQ(a["meta"]["argv"].size(), b["meta"]["argv"].size());
       a["meta"].erase("argv");

@@ -67,11 +67,11 @@ TEST(CliSharing, ProbeRefusesAProfileWithoutLevelsBeforeTouchingTheGpu) {
       run_gpuprobe("tlb-sharing --profile " + two + " --page-bytes 2M --out " + out), out,
       "not both");
   const auto future = temp_path("future_profile.json");
-  std::ofstream(future) << R"({"schema": "gpuprobe.profile/2", "tlb": {}})";
+  std::ofstream(future) << R"({"schema": "gpuprobe.profile/3", "tlb": {}})";
   expect_one_line_error(run_gpuprobe("tlb-sharing --profile " + future + " --out " + out), out,
-                        "schema version 2");
+                        "schema version 3");
   expect_one_line_error(
-      run_gpuprobe("tlb-sharing --page-bytes 2M --entries 16 --overfill 0.5 --out " + out), out,
+      run_gpuprobe("tlb-sharing --coverage-bytes 2M --entries 16 --overfill 0.5 --out " + out), out,
       "overfill");
 }
 

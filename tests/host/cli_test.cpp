@@ -1,6 +1,7 @@
 // The gpuprobe binary: bad input gives a one-line error, a non-zero exit and no output file;
 // `analyze tlb` turns the fixtures into a profile.
 #include "common/json_io.hpp"
+#include "common/schema.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -23,10 +24,10 @@ TEST(Cli, AnalyzeTlbOnK80FixturesWritesAProfile) {
                               "/TLB-Test-1500-5000-1024-4096.csv --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = gpuprobe::read_json_file(out);
-  EXPECT_EQ(doc["schema"], "gpuprobe.profile/1");
+  EXPECT_EQ(doc["schema"], gpuprobe::schema::profile.id());
   EXPECT_EQ(doc["device"]["name"], "Tesla K80");
   EXPECT_EQ(doc["tlb"]["levels"].size(), 3u);
-  EXPECT_EQ(doc["tlb"]["levels"][0]["page_bytes"], 131072.0);
+  EXPECT_EQ(doc["tlb"]["levels"][0]["coverage_bytes"], 131072.0);
   EXPECT_TRUE(doc["tlb"].contains("searched_up_to_bytes"));
   EXPECT_TRUE(doc["meta"].contains("git_commit"));
   EXPECT_NE(r.out.find("L3:"), std::string::npos) << r.out;
@@ -112,7 +113,7 @@ TEST(Cli, CandidatesAreNumberedFromOne) {
   const auto out = temp_path("numbering_out.json");
   const auto prof = gpuprobe::test::write_temp(
       "numbering_profile.json",
-      R"({"schema": "gpuprobe.profile/1", "tlb": {"levels": [], "candidates": [{"entries": 16, "page_bytes": 2097152, "reach_bytes": 33554432}]}})");
+      R"({"schema": "gpuprobe.profile/2", "tlb": {"levels": [], "candidates": [{"entries": 16, "coverage_bytes": 2097152, "reach_bytes": 33554432}]}})");
   expect_one_line_error(
       run_gpuprobe("tlb-sharing --profile " + prof + " --candidate 0 --out " + out), out,
       "C1..C1, numbered from 1");

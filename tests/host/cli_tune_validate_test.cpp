@@ -37,12 +37,12 @@ TEST(CliTune, BadProfilesAreOneLineErrors) {
           " --out " + out),
       out, "no \"tlb\" block");
   // A candidate with groups but no reach: the region decision cannot be made.
-  const json no_reach = {
-      {"schema", "gpuprobe.profile/1"},
-      {"device", json::object()},
-      {"tlb",
-       {{"candidates",
-         {{{"page_bytes", 2097152}, {"sharing", {{"scope", "groups"}, {"groups", {{0, 1}}}}}}}}}}};
+  const json no_reach = {{"schema", "gpuprobe.profile/1"},
+                         {"device", json::object()},
+                         {"tlb",
+                          {{"candidates",
+                            {{{"coverage_bytes", 2097152},
+                              {"sharing", {{"scope", "groups"}, {"groups", {{0, 1}}}}}}}}}}};
   expect_one_line_error(run_gpuprobe("tune --profile " +
                                      write_temp("p_noreach.json", no_reach.dump()) + " --out " +
                                      out),
@@ -62,9 +62,9 @@ TEST(CliValidate, BadTuningFilesAreOneLineErrors) {
       run_gpuprobe("validate --tuning " + write_temp("t_broken.json", "[1, 2") + " --out " + out),
       out, "t_broken.json");
   const std::string future = write_temp(
-      "t_future.json", json{{"schema", "gpuprobe.tuning/2"}, {"allocator", json::object()}}.dump());
+      "t_future.json", json{{"schema", "gpuprobe.tuning/3"}, {"allocator", json::object()}}.dump());
   expect_one_line_error(run_gpuprobe("validate --tuning " + future + " --out " + out), out,
-                        "schema version 2");
+                        "schema version 3");
   const std::string no_block =
       write_temp("t_noblock.json", json{{"schema", "gpuprobe.tuning/1"}}.dump());
   expect_one_line_error(run_gpuprobe("validate --tuning " + no_block + " --out " + out), out,

@@ -37,7 +37,7 @@ run_folder make_run(std::mt19937 &rng, int levels) {
     L.entries = ways * sets * (k + 1);
     L.ways = ways;
     L.sets = sets;
-    L.page_bytes = page;
+    L.coverage_bytes = page;
     L.reach_bytes = page * *L.entries;
     const double pen = 3 + u(rng) * 997;
     L.miss_penalty_cycles = pen;

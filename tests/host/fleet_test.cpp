@@ -3,6 +3,7 @@
 // in two folders).
 #include "common/error.hpp"
 #include "common/json_io.hpp"
+#include "common/schema.hpp"
 #include "findings/compare.hpp"
 #include "findings/fleet.hpp"
 #include "report/report.hpp"
@@ -30,12 +31,12 @@ json profile(const std::string &model, const std::string &uuid, double l2_penalt
           {"tlb",
            {{"levels",
              {{{"entries", 16},
-               {"page_bytes", 16 * MiB},
+               {"coverage_bytes", 16 * MiB},
                {"reach_bytes", 256 * MiB},
                {"miss_penalty_cycles", 11},
                {"sharing", {{"scope", "private"}}}},
               {{"entries", 2163},
-               {"page_bytes", 32 * MiB},
+               {"coverage_bytes", 32 * MiB},
                {"reach_bytes", 2163 * 32 * MiB},
                {"miss_penalty_cycles", l2_penalty},
                {"sharing", {{"scope", "groups"}, {"groups", groups}}}}}}}},
@@ -81,7 +82,7 @@ TEST(Fleet, ModelsApartOutlierFlaggedFailedUnitListed) {
   const auto units = findings::find_units({root});
   ASSERT_EQ(units.size(), 6u);
   const json f = model::to_json(findings::merge_fleet(units));
-  EXPECT_EQ(f["schema"], "gpuprobe.fleet/1");
+  EXPECT_EQ(f["schema"], gpuprobe::schema::fleet.id());
   ASSERT_EQ(f["models"].size(), 2u);
   const json &h200 = f["models"]["NVIDIA H200"];
   EXPECT_EQ(h200["complete"], 4);

@@ -189,7 +189,7 @@ TEST(HostileOutputs, UnboundedInputsAreRefusedInOneLine) {
   json many = p;
   json lv = json::array();
   for (int i = 0; i < 100000; ++i)
-    lv.push_back({{"reach_bytes", 16 << 20}, {"page_bytes", 1 << 20}, {"entries", 16}});
+    lv.push_back({{"reach_bytes", 16 << 20}, {"coverage_bytes", 1 << 20}, {"entries", 16}});
   many["tlb"]["levels"] = lv;
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_THROW(model::profile_from_json(many, "many.json"), error);

@@ -293,7 +293,7 @@ TEST(Hostile, ImpossibleValuesAndMissingKeysAreRefusedWhereTheyAreRead) {
   refused([](json &d) { d["tlb"]["levels"][1]["entries"] = -2048; }, "entries is -2048");
   refused([](json &d) { d["tlb"]["levels"][1]["entries"] = 1e308; }, "not entries");
   refused([](json &d) { d["tlb"]["levels"][1]["ways"] = 7; }, "is not ways x sets");
-  refused([](json &d) { d["tlb"]["levels"][0]["page_bytes"] = 3 << 20; }, "no power of two");
+  refused([](json &d) { d["tlb"]["levels"][0]["coverage_bytes"] = 3 << 20; }, "no power of two");
   refused([](json &d) { d["tlb"]["levels"][0]["miss_penalty_cycles"] = -1; }, "not a finite");
   refused([](json &d) { d["tlb"]["levels"][0]["confidence"] = 7; }, "not in 0..1");
   refused([](json &d) { d = {{"schema", "gpuprobe.profile/1"}}; }, "key 'tlb' not found");

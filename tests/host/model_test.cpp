@@ -99,8 +99,8 @@ TEST(ProfileModel, TypedFieldsAreTheFilesNumbers) {
   ASSERT_EQ(p.tlb.levels.size(), 3u);
   const auto &L2 = p.tlb.levels[1];
   EXPECT_EQ(L2.entries, 2048);
-  EXPECT_EQ(L2.page_bytes, 32.0 * (1 << 20));
-  EXPECT_EQ(L2.reach_bytes, *L2.entries * L2.page_bytes);
+  EXPECT_EQ(L2.coverage_bytes, 32.0 * (1 << 20));
+  EXPECT_EQ(L2.reach_bytes, *L2.entries * L2.coverage_bytes);
   EXPECT_EQ(L2.miss_penalty_cycles, 95);
   ASSERT_TRUE(L2.structure && L2.structure->resolved);
   EXPECT_EQ(*L2.structure->ways, 8);
@@ -119,7 +119,7 @@ TEST(ProfileModel, OtherSchemasAndMissingKeysAreRefusedInOneLine) {
   const std::string f = k_fixture_runs + "/nvidia-h100-80gb-hbm3-bba9cd54/profile.json";
   json doc = read_json_file(f);
   json newer = doc;
-  newer["schema"] = "gpuprobe.profile/2";
+  newer["schema"] = "gpuprobe.profile/" + std::to_string(schema::profile.version + 1);
   EXPECT_THROW(model::profile_from_json(newer, "p.json"), error);
   json other = doc;
   other["schema"] = "gpuprobe.tuning/1";
@@ -143,7 +143,7 @@ namespace {
 TEST(ProfileModel, NullsAndAbsentKeysAreWrittenBackAsRead) {
   // An unresolved level: ways and sets null, no structure, sharing not measured (no groups).
   const json L = {{"entries", 16.0},
-                  {"page_bytes", 2097152.0},
+                  {"coverage_bytes", 2097152.0},
                   {"reach_bytes", 33554432.0},
                   {"miss_penalty_cycles", 12.0},
                   {"ways", nullptr},
@@ -158,7 +158,7 @@ TEST(ProfileModel, NullsAndAbsentKeysAreWrittenBackAsRead) {
   const json h = {{"levels", {L}}, {"candidates", json::array()}};
   EXPECT_EQ(model::to_json(model::tlb_hierarchy_from_json(h)), h);
   // A level written by hand for tune: its reach and page only.
-  const json bare = {{"reach_bytes", 1073741824.0}, {"page_bytes", 2097152.0}};
+  const json bare = {{"reach_bytes", 1073741824.0}, {"coverage_bytes", 2097152.0}};
   const auto b = model::tlb_level_from_json(bare);
   EXPECT_FALSE(b.entries);
   EXPECT_EQ(model::to_json(b), bare);
@@ -231,7 +231,7 @@ TEST(TuningModel, TheAllocatorBlockIsCheckedAsTheAllocatorsCheckIt) {
     EXPECT_NE(std::string(e.what()).find("word_bits must be 32 or 64"), std::string::npos);
   }
   bad = doc;
-  bad["schema"] = "gpuprobe.tuning/2";
+  bad["schema"] = "gpuprobe.tuning/" + std::to_string(schema::tuning.version + 1);
   EXPECT_THROW(model::tuning_from_json(bad, "t.json"), error);
 }
 

@@ -38,7 +38,7 @@ tlb_hierarchy random_hierarchy(std::mt19937 &rng) {
   for (int k = 0; k < n; ++k) {
     tlb_level L;
     L.entries = std::round(2 + u(rng) * 6000);
-    L.page_bytes = page;
+    L.coverage_bytes = page;
     L.reach_bytes = page * *L.entries;
     if (u(rng) < 0.5)
       L.full_miss_bytes = L.reach_bytes * (1 + u(rng) * 0.3);
@@ -60,10 +60,11 @@ TEST(PerSm, ThePlanWalksBelowEachLevelAndPastItsEndOverGeneratedHierarchies) {
     ASSERT_EQ(t.size(), h.levels.size());
     for (std::size_t k = 0; k < t.size(); ++k) {
       const auto &L = h.levels[k];
-      const double full = std::max(*L.entries + 1, L.full_miss_bytes.value_or(0) / L.page_bytes);
+      const double full =
+          std::max(*L.entries + 1, L.full_miss_bytes.value_or(0) / L.coverage_bytes);
       if (!t[k].skipped.empty()) {
         ++skipped;
-        EXPECT_GT(std::ceil(o.above * full) * L.page_bytes, double(o.range_bytes)) << c;
+        EXPECT_GT(std::ceil(o.above * full) * L.coverage_bytes, double(o.range_bytes)) << c;
         EXPECT_NE(t[k].skipped.find("range"), std::string::npos) << t[k].skipped;
         continue;
       }
@@ -318,13 +319,14 @@ TEST(ResultLevels, RowsAreReadTypedAndMistypedKeysRefused) {
       for (std::size_t i = 0; i < got.size(); ++i) {
         ++rows;
         EXPECT_EQ(got[i].id.label, doc[stage]["levels"][i]["level"]);
-        EXPECT_EQ(got[i].id.page_bytes, doc[stage]["levels"][i]["page_bytes"].get<double>());
+        EXPECT_EQ(got[i].id.coverage_bytes,
+                  doc[stage]["levels"][i]["coverage_bytes"].get<double>());
         EXPECT_EQ(got[i].row, doc[stage]["levels"][i]);
       }
       for (int m = 0; m < 20; ++m) {
         json bad = doc;
         auto &row = bad[stage]["levels"][rng() % bad[stage]["levels"].size()];
-        const char *key = std::array{"level", "page_bytes", "entries"}[rng() % 3];
+        const char *key = std::array{"level", "coverage_bytes", "entries"}[rng() % 3];
         row[key] = std::string(key) == "level" ? json(7) : json("many");
         try {
           gpuprobe::model::result_levels(bad, stage);
@@ -355,7 +357,7 @@ TEST(ResultLevels, RowsReachTheLevelTheirIdNames) {
     const int levels = 1 + int(rng() % 4);
     for (int k = 0; k < levels; ++k) {
       tlb_level L;
-      L.page_bytes = double(1ull << (12 + rng() % 14));
+      L.coverage_bytes = double(1ull << (12 + rng() % 14));
       L.entries = double(16 << (rng() % 8)) + (rng() % 2 ? 0.25 : 0.0);
       tlb.levels.push_back(L);
     }
@@ -364,7 +366,7 @@ TEST(ResultLevels, RowsReachTheLevelTheirIdNames) {
     for (int r = 0, n = int(rng() % 8); r < n; ++r) {
       const int k = int(rng() % levels);
       const auto &L = tlb.levels[k];
-      double page = L.page_bytes, entries = *L.entries;
+      double page = L.coverage_bytes, entries = *L.entries;
       std::string label = gpuprobe::model::level_label(false, k);
       const auto kind = rng() % 5;
       switch (kind) {
@@ -385,7 +387,7 @@ TEST(ResultLevels, RowsReachTheLevelTheirIdNames) {
       }
       expected[k] += kind == 2 || kind == 4; // by how the row was made, not by the rule
 
-      rows.push_back({{"level", label}, {"page_bytes", page}, {"entries", entries}, {"n", r}});
+      rows.push_back({{"level", label}, {"coverage_bytes", page}, {"entries", entries}, {"n", r}});
     }
     json doc = {{"schema", "gpuprobe.result/1"},
                 {"probe", "tlb-per-sm"},
@@ -413,7 +415,7 @@ TEST(PerSm, APenaltyIsStatedAgainstItsSpreadOverSms) {
   std::mt19937 rng(77);
   for (int c = 0; c < 200; ++c) {
     tlb_level L;
-    L.page_bytes = 32 << 20;
+    L.coverage_bytes = 32 << 20;
     L.reach_bytes = 64.0 * (1ull << 30);
     gpuprobe::model::level_per_sm m;
     const int n = 1 + int(rng() % 144);

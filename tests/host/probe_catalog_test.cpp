@@ -1,6 +1,7 @@
 // The probe catalog (probes/catalog.hpp): each probe named once, run by a subcommand that exists,
 // and every committed raw result is of a probe the catalog knows (so the report draws it).
 #include "common/json_io.hpp"
+#include "common/schema.hpp"
 #include "probes/catalog.hpp"
 #include "test_util.hpp"
 
@@ -30,7 +31,7 @@ TEST(ProbeCatalog, EveryCommittedRawResultIsOfAKnownProbe) {
         e.path().parent_path().filename() != "raw")
       continue;
     const auto doc = read_json_file(e.path().string());
-    if (doc.value("schema", "") != "gpuprobe.result/1")
+    if (doc.value("schema", "") != gpuprobe::schema::result.id())
       continue;
     ++results;
     EXPECT_NE(probes::find_probe(doc.value("probe", "")), nullptr) << e.path();

@@ -249,7 +249,7 @@ TEST(TlbSampling, PlansBelowAndAboveEachReachWithinTheMemory) {
   // A level as the profile types it (model::tlb_level): page, reach, penalty, where all miss.
   const auto level = [](double page, double entries, double penalty, double full_miss = 0) {
     gpuprobe::model::tlb_level L;
-    L.page_bytes = page;
+    L.coverage_bytes = page;
     L.entries = entries;
     L.reach_bytes = page * entries;
     L.miss_penalty_cycles = penalty;
@@ -365,7 +365,7 @@ TEST(TlbConflict, PlansFromTheTypedProfileWhatTheCommittedRunsTested) {
     for (std::size_t k = 0; k < targets.size(); ++k) {
       const json &r = recorded["levels"][k];
       EXPECT_EQ(targets[k].level, r["level"].get<std::string>()) << run;
-      EXPECT_EQ(targets[k].page_bytes(), r["page_bytes"].get<std::uint64_t>()) << run;
+      EXPECT_EQ(targets[k].coverage_bytes(), r["coverage_bytes"].get<std::uint64_t>()) << run;
       EXPECT_EQ(targets[k].entries(), r["entries"].get<std::uint64_t>()) << run;
       EXPECT_DOUBLE_EQ(targets[k].penalty_cycles(), r["penalty_cycles"].get<double>()) << run;
       EXPECT_EQ(targets[k].skipped, r.value("skipped", std::string())) << run;

@@ -106,6 +106,19 @@ std::vector<std::filesystem::directory_entry> committed_result_files() {
   return out;
 }
 
+nlohmann::json without_times(nlohmann::json j) {
+  if (j.is_object()) {
+    for (const char *k : {"created_utc", "seconds", "wall_seconds"})
+      j.erase(k);
+    for (auto &[k, v] : j.items())
+      v = without_times(v);
+  } else if (j.is_array()) {
+    for (auto &v : j)
+      v = without_times(v);
+  }
+  return j;
+}
+
 std::string committed_run(const std::string &name) {
   for (const auto &f : committed_run_folders())
     if (f.filename() == name)

@@ -30,7 +30,7 @@ inline std::string fixture(const std::string &rel) {
 
 struct sim_level {
   double entries;
-  double page_bytes;
+  double coverage_bytes;
   double penalty; // cycles per miss for strides >= page
 };
 
@@ -40,8 +40,8 @@ inline double sim_latency(const std::vector<sim_level> &levels, double base, dou
                           double footprint) {
   double t = base;
   for (const auto &L : levels)
-    if (footprint > L.entries * std::max(stride, L.page_bytes) + 0.5)
-      t += L.penalty * std::min(1.0, stride / L.page_bytes);
+    if (footprint > L.entries * std::max(stride, L.coverage_bytes) + 0.5)
+      t += L.penalty * std::min(1.0, stride / L.coverage_bytes);
   return t;
 }
 
@@ -101,6 +101,9 @@ run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::st
 // folder's name.
 std::vector<std::filesystem::path> committed_run_folders();
 std::string committed_run(const std::string &name);
+// A document without what differs between two runs of one command: its times ("created_utc",
+// "seconds", "wall_seconds" at any depth).
+nlohmann::json without_times(nlohmann::json j);
 // Every committed file of gpuprobe's outputs: under reports/examples and the fixtures' runs,
 // fleet units, peer harness folders, rw_malloc rounds and repeats.
 std::vector<std::filesystem::directory_entry> committed_result_files();

@@ -180,9 +180,9 @@ model::tlb_hierarchy profile_of(const std::vector<sim_level> &levels) {
   double before = 300;
   for (const auto &S : levels) {
     model::tlb_level L;
-    L.page_bytes = double(S.slots) * double(2ull << 20);
+    L.coverage_bytes = double(S.slots) * double(2ull << 20);
     L.entries = S.entries;
-    L.reach_bytes = S.entries * L.page_bytes;
+    L.reach_bytes = S.entries * L.coverage_bytes;
     L.ways = S.ways;
     L.sets = S.sets();
     L.miss_penalty_cycles = S.penalty;

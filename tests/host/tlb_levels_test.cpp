@@ -64,14 +64,14 @@ TEST(TlbFixtures, K80ThreeLevels) {
   ASSERT_EQ(a.levels.size(), 3u);
   // L1: 16 x 128 KB
   expect_within(a.levels[0].entries, 16, 0.10, "K80 L1 entries");
-  EXPECT_EQ(a.levels[0].page_bytes, 128 * lv_kib);
+  EXPECT_EQ(a.levels[0].coverage_bytes, 128 * lv_kib);
   // L2: 2 MB pages, step near 140 MB (the raw data reads ~70 entries; the paper prints 65)
   expect_within(a.levels[1].entries, 70, 0.10, "K80 L2 entries");
-  EXPECT_EQ(a.levels[1].page_bytes, 2 * lv_mib);
+  EXPECT_EQ(a.levels[1].coverage_bytes, 2 * lv_mib);
   expect_within(a.levels[1].reach_bytes, 140 * lv_mib, 0.10, "K80 L2 reach");
   // L3: ~1032 x 2 MB
   expect_within(a.levels[2].entries, 1032, 0.10, "K80 L3 entries");
-  EXPECT_EQ(a.levels[2].page_bytes, 2 * lv_mib);
+  EXPECT_EQ(a.levels[2].coverage_bytes, 2 * lv_mib);
   for (const auto &L : a.levels) {
     EXPECT_EQ(to_string(L.bound), "exact");
     EXPECT_GT(L.miss_penalty_cycles, 0);
@@ -86,9 +86,9 @@ TEST(TlbFixtures, P100TwoLevels) {
   const auto a = analyze_tlb_fixture("P100");
   ASSERT_EQ(a.levels.size(), 2u);
   expect_within(a.levels[0].entries, 16, 0.10, "P100 L1 entries");
-  EXPECT_EQ(a.levels[0].page_bytes, 2 * lv_mib);
+  EXPECT_EQ(a.levels[0].coverage_bytes, 2 * lv_mib);
   expect_within(a.levels[1].entries, 65, 0.10, "P100 L2 entries");
-  EXPECT_EQ(a.levels[1].page_bytes, 32 * lv_mib);
+  EXPECT_EQ(a.levels[1].coverage_bytes, 32 * lv_mib);
   EXPECT_EQ(to_string(a.levels[1].bound), "exact");
   // Strides below the page pay a proportionally smaller penalty (16 MB stride: half).
   ASSERT_FALSE(a.levels[1].flat.empty());
@@ -109,9 +109,9 @@ TEST(TlbFixtures, TheHierarchyEveryStageReadsHoldsThePublishedTables) {
     for (std::size_t k = 0; k < entries.size(); ++k) {
       const auto &L = h.levels[k];
       expect_within(L.entries.value_or(0), entries[k], 0.10, gpu + " " + level_label(false, k));
-      EXPECT_EQ(L.page_bytes, pages[k]) << gpu;
+      EXPECT_EQ(L.coverage_bytes, pages[k]) << gpu;
       EXPECT_NEAR(L.reach_bytes, L.entries.value_or(0) * pages[k], 1e-6 * L.reach_bytes);
-      EXPECT_EQ(L.page_bound.value_or(""), "exact") << gpu;
+      EXPECT_EQ(L.coverage_bound.value_or(""), "exact") << gpu;
       EXPECT_GT(L.miss_penalty_cycles.value_or(0), 0) << gpu;
     }
     EXPECT_EQ(model::to_json(h),
@@ -149,7 +149,7 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
     ASSERT_EQ(a.levels.size(), 3u) << "seed " << seed;
     for (std::size_t i = 0; i < 3; ++i) {
       expect_within(a.levels[i].entries, truth[i].entries, 0.10, "entries");
-      EXPECT_EQ(a.levels[i].page_bytes, truth[i].page_bytes);
+      EXPECT_EQ(a.levels[i].coverage_bytes, truth[i].coverage_bytes);
       EXPECT_EQ(to_string(a.levels[i].bound), "exact");
       expect_within(a.levels[i].miss_penalty_cycles, truth[i].penalty, 0.15, "penalty");
     }
@@ -163,7 +163,7 @@ TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u);
   expect_within(a.levels[0].entries, 32, 0.10, "entries");
-  EXPECT_EQ(a.levels[0].page_bytes, 64 * lv_kib);
+  EXPECT_EQ(a.levels[0].coverage_bytes, 64 * lv_kib);
   expect_within(a.levels[0].miss_penalty_cycles, 4, 0.25, "penalty");
 }
 
@@ -209,7 +209,7 @@ TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u);
   EXPECT_EQ(to_string(a.levels[0].bound), "upper");
-  EXPECT_EQ(a.levels[0].page_bytes, 256 * lv_kib);
+  EXPECT_EQ(a.levels[0].coverage_bytes, 256 * lv_kib);
   expect_within(a.levels[0].entries, 64, 0.1, "entries");
 }
 
@@ -229,7 +229,7 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
     ASSERT_EQ(a.levels.size(), h200 ? 3u : 2u) << f;
     if (h200) {
       const auto &l3 = a.levels[2];
-      EXPECT_EQ(l3.page_bytes, 64.0 * (1 << 20)) << f;
+      EXPECT_EQ(l3.coverage_bytes, 64.0 * (1 << 20)) << f;
       EXPECT_EQ(to_string(l3.bound), "lower") << f;
       // These sweeps predate the refinement of both ramp ends: the structure is not resolved
       // (its ends would be extrapolated), and the level is where the fit puts the ramp's start,
@@ -245,10 +245,10 @@ TEST(TlbLevels, AliasedCurvesGiveTheSameLevelsOnH100AndH200) {
     }
     const auto &l1 = a.levels[0], &l2 = a.levels[1];
     EXPECT_EQ(l1.entries, 16) << f;
-    EXPECT_EQ(l1.page_bytes, 16.0 * (1 << 20)) << f;
+    EXPECT_EQ(l1.coverage_bytes, 16.0 * (1 << 20)) << f;
     EXPECT_NEAR(l1.miss_penalty_cycles, 10.5, 1.5) << f;
     EXPECT_GE(l1.confidence, 0.65) << f;
-    EXPECT_EQ(l2.page_bytes, 32.0 * (1 << 20)) << f;
+    EXPECT_EQ(l2.coverage_bytes, 32.0 * (1 << 20)) << f;
     EXPECT_EQ(to_string(l2.bound), "exact") << f;
     EXPECT_GE(l2.entries, 2048) << f; // where misses begin (the fitted onset), or past it
     EXPECT_LT(l2.entries, 2200) << f;
@@ -273,7 +273,7 @@ TEST(TlbSimulated, ThreeLevelsTheLastPastOneTebibyte) {
                                        2 * lv_mib, 4 * TiB, 16, 0.3, 5);
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 3u);
-  EXPECT_EQ(a.levels[2].page_bytes, 512 * lv_mib);
+  EXPECT_EQ(a.levels[2].coverage_bytes, 512 * lv_mib);
   expect_within(a.levels[2].reach_bytes, 2 * TiB, 0.02, "reach");
   expect_within(a.levels[2].miss_penalty_cycles, 300, 0.1, "penalty");
   EXPECT_GE(a.searched_up_to_bytes, 4 * TiB * 0.99);
@@ -341,7 +341,7 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
     const auto a = detectors(load_tlb_inputs({path}));
     ASSERT_EQ(a.levels.size(), 3u);
     struct want {
-      double entries, sets, ways, page_mib, full_gib, midpoint;
+      double entries, sets, ways, coverage_mib, full_gib, midpoint;
     };
     const want w[] = {{16, 1, 16, 16, 17.0 * 16 / 1024, 16},
                       {2048, 256, 8, 32, 72, 2163},
@@ -353,7 +353,7 @@ TEST(TlbLevels, RefinedSweepGivesEachLevelsStructure) {
       EXPECT_EQ(L.entries, w[k].entries) << "L" << k + 1;
       EXPECT_EQ(f.sets, w[k].sets) << "L" << k + 1;
       EXPECT_EQ(f.ways, w[k].ways) << "L" << k + 1;
-      EXPECT_EQ(L.page_bytes, w[k].page_mib * lv_mib) << "L" << k + 1;
+      EXPECT_EQ(L.coverage_bytes, w[k].coverage_mib * lv_mib) << "L" << k + 1;
       EXPECT_EQ(L.full_miss_bytes(), w[k].full_gib * lv_gib) << "L" << k + 1;
       EXPECT_NEAR(L.structure.midpoint_entries, w[k].midpoint, 1) << "L" << k + 1;
       EXPECT_GE(L.confidence, 0.65) << "L" << k + 1;
@@ -378,7 +378,8 @@ TEST(TlbSimulated, SmallFirstLevelOnLongPlateausIsFound) {
       const auto a = detectors(d);
       ASSERT_EQ(a.levels.size(), 2u) << "penalty " << penalty << ", seed " << seed;
       expect_within(a.levels[0].entries, 16, 0.1, "L1 entries");
-      EXPECT_EQ(a.levels[0].page_bytes, 64 * lv_kib) << "penalty " << penalty << ", seed " << seed;
+      EXPECT_EQ(a.levels[0].coverage_bytes, 64 * lv_kib)
+          << "penalty " << penalty << ", seed " << seed;
       expect_within(a.levels[0].miss_penalty_cycles, penalty, 0.3, "L1 penalty");
       expect_within(a.levels[1].entries, 256, 0.1, "L2 entries");
     }
@@ -401,13 +402,13 @@ TEST(TlbFindings, SmallFirstLevelOfSevenCyclesOverTwoOfNoiseIsALevel) {
     const auto &l1 = a.levels[0];
     // The page is a second finding: exact at 64 KiB, or an upper bound above it where the
     // smallest strides' rises hide in the noise; never a wrong exact page.
-    const bool page_right = l1.page_bytes == 64 * lv_kib ||
-                            (l1.bound == page_bound::upper && l1.page_bytes > 64 * lv_kib);
+    const bool page_right = l1.coverage_bytes == 64 * lv_kib ||
+                            (l1.bound == coverage_bound::upper && l1.coverage_bytes > 64 * lv_kib);
     if (std::fabs(l1.entries - 16) <= 1.6 && page_right)
       ++found;
     EXPECT_GE(l1.confidence, 0.65) << "seed " << seed << ": " << l1.existence;
     EXPECT_NEAR(l1.miss_penalty_cycles, 7, 2.5) << "seed " << seed;
-    EXPECT_EQ(a.levels.back().page_bytes, 2 * lv_mib) << "seed " << seed;
+    EXPECT_EQ(a.levels.back().coverage_bytes, 2 * lv_mib) << "seed " << seed;
   }
   EXPECT_EQ(found, tried) << "the +7-cycle level, 16 entries, on every seed";
 }
@@ -436,7 +437,7 @@ TEST(TlbFindings, LargeLevelWithAnUnresolvedStructureStaysALevelAtWhereMissesBeg
   const auto a = detectors(d);
   ASSERT_EQ(a.levels.size(), 1u) << (a.notes.empty() ? "" : a.notes.back());
   const auto &L = a.levels[0];
-  EXPECT_EQ(L.page_bytes, 64 * lv_mib);
+  EXPECT_EQ(L.coverage_bytes, 64 * lv_mib);
   EXPECT_FALSE(L.structure.fit.resolved) << "too few points on the ramp to pin a set";
   EXPECT_FALSE(L.structure.fit.why.empty());
   EXPECT_NEAR(L.entries, 4096, 4096 * 0.03) << "where misses begin, not the ramp's middle (4352)";
@@ -503,7 +504,7 @@ TEST(TlbLevels, SmallStridesCutAtTheChunkStridesHopsGiveTheSameLevels) {
     for (std::size_t k = 0; k < a.levels.size(); ++k) {
       const auto &x = a.levels[k], &y = b.levels[k];
       EXPECT_EQ(y.entries, x.entries) << "L" << k + 1;
-      EXPECT_EQ(y.page_bytes, x.page_bytes) << "L" << k + 1;
+      EXPECT_EQ(y.coverage_bytes, x.coverage_bytes) << "L" << k + 1;
       EXPECT_EQ(y.bound, x.bound) << "L" << k + 1;
       EXPECT_EQ(y.structure.fit.ways, x.structure.fit.ways) << "L" << k + 1;
       EXPECT_EQ(y.structure.fit.sets, x.structure.fit.sets) << "L" << k + 1;

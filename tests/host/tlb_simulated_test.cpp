@@ -598,7 +598,8 @@ TEST(SimulatedGpus, TheSweepWritesAsARawResultAndAs2017Csv) {
   ASSERT_EQ(from_file.levels.size(), in_memory.levels.size());
   for (std::size_t k = 0; k < from_file.levels.size(); ++k) {
     EXPECT_EQ(from_file.levels[k].entries, in_memory.levels[k].entries) << "L" << k + 1;
-    EXPECT_EQ(from_file.levels[k].page_bytes, in_memory.levels[k].page_bytes) << "L" << k + 1;
+    EXPECT_EQ(from_file.levels[k].coverage_bytes, in_memory.levels[k].coverage_bytes)
+        << "L" << k + 1;
   }
   probes::tlb_dataset csv;
   probes::parse_cuda_gpu_tlb_csv(csv_2017(g, points), "sim.csv", csv);
@@ -743,7 +744,7 @@ TEST(SimulatedGpus, TheLevelTestFindsNoLevelInTheRealSweepsBeforeTheirFirstRise)
       for (const auto *list :
            {&whole.levels, &whole.candidates, &whole.cache_effects, &whole.set_conflicts})
         for (const auto &L : *list)
-          limit = std::min(limit, L.entries * std::max(c.stride_bytes, L.page_bytes));
+          limit = std::min(limit, L.entries * std::max(c.stride_bytes, L.coverage_bytes));
       for (const auto &t : whole.unexplained)
         if (t.stride_bytes == c.stride_bytes)
           limit = std::min(limit, t.s.x_lo);
@@ -807,10 +808,10 @@ TEST(SimulatedGpus, HeldOutShapesAreLevelsAndTheirNullsAreNot) {
     const int seeds = 40;
     for (unsigned seed = 1; seed <= unsigned(seeds); ++seed) {
       const auto a = probes::find_tlb_levels(held_out(sh.penalty, sh.page, sh.top, sh.sigma, seed));
-      found +=
-          a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
-          (a.levels[0].page_bytes == sh.page ||
-           (a.levels[0].bound == probes::page_bound::upper && a.levels[0].page_bytes > sh.page));
+      found += a.levels.size() == 1 && std::fabs(a.levels[0].entries - 16) <= 1.6 &&
+               (a.levels[0].coverage_bytes == sh.page ||
+                (a.levels[0].bound == probes::coverage_bound::upper &&
+                 a.levels[0].coverage_bytes > sh.page));
       null_levels +=
           int(probes::find_tlb_levels(held_out(0, sh.page, sh.top, sh.sigma, seed)).levels.size());
     }
@@ -948,7 +949,7 @@ probes::tlb_evidence expect_hopper_levels(const std::string &fixture) {
       {16, 16 * mib}, {2048, 32 * mib}, {4096, 64 * mib}};
   for (std::size_t k = 0; k < std::min<std::size_t>(3, a.levels.size()); ++k) {
     EXPECT_NEAR(a.levels[k].entries, want[k].first, 0.01 * want[k].first) << "L" << k + 1;
-    EXPECT_EQ(a.levels[k].page_bytes, want[k].second) << "L" << k + 1;
+    EXPECT_EQ(a.levels[k].coverage_bytes, want[k].second) << "L" << k + 1;
   }
   return a;
 }
@@ -1025,7 +1026,7 @@ TEST(SimulatedGpus, TheEarlierRiseExceptionChangesNoCommittedRealSweep) {
     ASSERT_EQ(a.levels.size(), b.levels.size()) << s.name;
     for (std::size_t k = 0; k < a.levels.size(); ++k, ++levels) {
       EXPECT_EQ(a.levels[k].entries, b.levels[k].entries) << s.name << " L" << k + 1;
-      EXPECT_EQ(a.levels[k].page_bytes, b.levels[k].page_bytes) << s.name << " L" << k + 1;
+      EXPECT_EQ(a.levels[k].coverage_bytes, b.levels[k].coverage_bytes) << s.name << " L" << k + 1;
       EXPECT_EQ(a.levels[k].miss_penalty_cycles, b.levels[k].miss_penalty_cycles) << s.name;
     }
   }

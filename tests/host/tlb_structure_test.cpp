@@ -194,8 +194,8 @@ TEST(TlbStructure, AnalyzerReportsWhereMissesBeginUpToTwoTebibytes) {
     EXPECT_EQ(L.entries, truth[k].sets * truth[k].ways) << "L" << k + 1;
     EXPECT_EQ(L.structure.fit.ways, truth[k].ways) << "L" << k + 1;
     EXPECT_EQ(L.structure.fit.sets, truth[k].sets) << "L" << k + 1;
-    EXPECT_EQ(L.page_bytes, truth[k].page) << "L" << k + 1;
-    EXPECT_EQ(L.reach_bytes, L.entries * L.page_bytes);
+    EXPECT_EQ(L.coverage_bytes, truth[k].page) << "L" << k + 1;
+    EXPECT_EQ(L.reach_bytes, L.entries * L.coverage_bytes);
   }
   EXPECT_EQ(a.levels[2].reach_bytes, 2048 * st_gib);
   EXPECT_EQ(a.levels[2].full_miss_bytes(), 2304 * st_gib);
@@ -293,7 +293,7 @@ probes::conflict_target conflict_target_of(const std::string &label, double page
                                            double rise) {
   probes::conflict_target t;
   t.level = label;
-  t.tested.page_bytes = page;
+  t.tested.coverage_bytes = page;
   t.tested.entries = entries;
   t.tested.reach_bytes = page * entries;
   t.tested.structure = gpuprobe::model::level_structure{};
@@ -739,7 +739,7 @@ namespace {
 // The conflict block of a level written as JSON, read through both readers as the profile does.
 nlohmann::json summary_of(nlohmann::json level, const nlohmann::json &rl) {
   if (!level.contains("reach_bytes"))
-    level["reach_bytes"] = level["entries"].get<double>() * level["page_bytes"].get<double>();
+    level["reach_bytes"] = level["entries"].get<double>() * level["coverage_bytes"].get<double>();
   return conflict_summary(gpuprobe::model::tlb_level_from_json(level),
                           conflict_level_from_json(rl));
 }
@@ -747,10 +747,10 @@ nlohmann::json summary_of(nlohmann::json level, const nlohmann::json &rl) {
 
 TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   const nlohmann::json level = {{"entries", 2048},
-                                {"page_bytes", 32.0 * st_mib},
+                                {"coverage_bytes", 32.0 * st_mib},
                                 {"structure", {{"resolved", true}, {"ways", 8}, {"sets", 256}}}};
   nlohmann::json rl = {
-      {"level", "L2"}, {"page_bytes", 32.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
+      {"level", "L2"}, {"coverage_bytes", 32.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
   const sim_tlb tlb{256, 8};
   for (std::uint32_t start : {0u, 97u, 194u, 291u}) {
     const auto t = conflict_target_of("L2", 32ull << 20, 2048, 95);
@@ -771,10 +771,10 @@ TEST(TlbStructure, ConflictSummaryAgreesWithTheRampOrSaysWhyNot) {
   EXPECT_EQ(c["why"], "the sets found differ in size");
   // A fully associative level: one set, no bits select it.
   const nlohmann::json l1 = {{"entries", 16},
-                             {"page_bytes", 16.0 * st_mib},
+                             {"coverage_bytes", 16.0 * st_mib},
                              {"structure", {{"resolved", true}, {"ways", 16}, {"sets", 1}}}};
   nlohmann::json r1 = {
-      {"level", "L1"}, {"page_bytes", 16.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
+      {"level", "L1"}, {"coverage_bytes", 16.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
   const sim_tlb full{1, 16};
   for (std::uint32_t start : {0u, 97u}) {
     const auto t = conflict_target_of("L1", 16ull << 20, 16, 10);
@@ -804,11 +804,11 @@ TEST(TlbStructure, MethodsThatDisagreeAreMarkedAndLowerTheConfidence) {
     const int ways = 1 << (rng() % 5), sets = 1 << (rng() % 9);
     const nlohmann::json level = {
         {"entries", ways * sets},
-        {"page_bytes", 32.0 * st_mib},
+        {"coverage_bytes", 32.0 * st_mib},
         {"reach_bytes", 32.0 * st_mib * ways * sets},
         {"structure", {{"resolved", true}, {"ways", ways}, {"sets", sets}}}};
     nlohmann::json rl = {
-        {"level", "L1"}, {"page_bytes", 32.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
+        {"level", "L1"}, {"coverage_bytes", 32.0 * st_mib}, {"va_base", 0}, {"sets", {}}};
     const int n_sets = 1 + int(rng() % 4);
     for (int k = 0; k < n_sets; ++k) {
       // Mostly W + 1 pages; now and then one fewer or more (another context took an entry).

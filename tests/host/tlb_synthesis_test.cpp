@@ -87,7 +87,7 @@ TEST(TlbEntries, TheWholeSweepModelKeepsHoppersHierarchy) {
     ASSERT_EQ(a.levels.size(), b.levels.size()) << f;
     for (std::size_t k = 0; k < a.levels.size(); ++k) {
       EXPECT_EQ(a.levels[k].entries, b.levels[k].entries) << f << " L" << k + 1;
-      EXPECT_EQ(a.levels[k].page_bytes, b.levels[k].page_bytes) << f << " L" << k + 1;
+      EXPECT_EQ(a.levels[k].coverage_bytes, b.levels[k].coverage_bytes) << f << " L" << k + 1;
       EXPECT_EQ(a.levels[k].ways, b.levels[k].ways) << f << " L" << k + 1;
       EXPECT_EQ(a.levels[k].sets, b.levels[k].sets) << f << " L" << k + 1;
       EXPECT_NEAR(*a.levels[k].miss_penalty_cycles, *b.levels[k].miss_penalty_cycles,

@@ -21,11 +21,11 @@ TEST(Tuning, ASharedLevelCutsARegionPerSmGroup) {
       {"tlb",
        {{"levels",
          {{{"reach_bytes", 11e6},
-           {"page_bytes", 1048576},
+           {"coverage_bytes", 1048576},
            {"sharing", {{"scope", "inconclusive"}}}}}},
         {"candidates",
          {{{"reach_bytes", 69289902080.0},
-           {"page_bytes", 33554432.0},
+           {"coverage_bytes", 33554432.0},
            {"sharing", {{"scope", "groups"}, {"groups", {{0, 1, 48, 49}, {2, 3, 50, 51}}}}}}}}}}};
   const double GiB = double(1ull << 30);
   const auto opts = region_options(tlb_of(profile), 52, 8 * GiB, 72 * GiB);
@@ -131,11 +131,12 @@ TEST(Tuning, CrwTieIsPastEveryMeasuredRunAndAGainPastItIsTaken) {
 }
 
 TEST(Tuning, MeasuredScopeIsTheFastestOptionElseOnePass) {
-  const json profile = {{"tlb",
-                         {{"levels", {{{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}},
-                          {"candidates",
-                           {{{"reach_bytes", 69289902080.0}, {"page_bytes", 33554432.0}},
-                            {{"reach_bytes", 268435456.0}, {"page_bytes", 16777216.0}}}}}}};
+  const json profile = {
+      {"tlb",
+       {{"levels", {{{"reach_bytes", 268435456.0}, {"coverage_bytes", 16777216.0}}}},
+        {"candidates",
+         {{{"reach_bytes", 69289902080.0}, {"coverage_bytes", 33554432.0}},
+          {{"reach_bytes", 268435456.0}, {"coverage_bytes", 16777216.0}}}}}}};
   const auto opts = scope_options(tlb_of(profile), 72ull << 30); // no level reaches an eighth of it
   ASSERT_EQ(opts.size(), 2u) << "one option per distinct reach";
   EXPECT_EQ(opts[0].bytes(), 2065ull * 33554432ull) << "largest first";
@@ -171,9 +172,9 @@ TEST(Tuning, ScopeIsSearchedBelowWhereMissesBeginWithTheCurve) {
   const json profile = {
       {"tlb",
        {{"levels",
-         {{{"reach_bytes", 16 * 16.0 * (1 << 20)}, {"page_bytes", 16.0 * (1 << 20)}},
+         {{{"reach_bytes", 16 * 16.0 * (1 << 20)}, {"coverage_bytes", 16.0 * (1 << 20)}},
           {{"reach_bytes", 2048 * page},
-           {"page_bytes", page},
+           {"coverage_bytes", page},
            {"structure", {{"resolved", true}, {"midpoint_reach_bytes", 2163 * page}}}}}}}}};
   const std::uint64_t fp = 72ull << 30;
   const auto opts = scope_options(tlb_of(profile), fp);
@@ -217,15 +218,15 @@ json three_level_profile() {
   return {{"tlb",
            {{"levels",
              {{{"entries", 16},
-               {"page_bytes", 16 * MiB},
+               {"coverage_bytes", 16 * MiB},
                {"reach_bytes", 256 * MiB},
                {"sharing", {{"scope", "private"}}}},
               {{"entries", 2163},
-               {"page_bytes", 32 * MiB},
+               {"coverage_bytes", 32 * MiB},
                {"reach_bytes", 2163 * 32 * MiB},
                {"sharing", {{"scope", "groups"}, {"groups", {{0, 2}, {1, 3}}}}}},
               {{"entries", 4350},
-               {"page_bytes", 64 * MiB},
+               {"coverage_bytes", 64 * MiB},
                {"reach_bytes", 4350 * 64 * MiB},
                {"sharing", {{"scope", "global"}}}}}}}}};
 }

@@ -102,11 +102,11 @@ for f in "$T"/gpuprobe-*.out; do echo "---- $(basename "$f")"; tail -5 "$f"; don
 python3 - "$R/fleet/fleet.json" <<'PY' || fail "fleet.json is not the two units of two models"
 import json, sys
 f = json.load(open(sys.argv[1]))
-assert f["schema"] == "gpuprobe.fleet/1", f["schema"]
+assert f["schema"] == "gpuprobe.fleet/2", f["schema"]
 assert len(f["units"]) == 2, len(f["units"])
 assert sorted(f["models"]) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"], sorted(f["models"])
 for u in f["units"]:
-    assert u["numbers"]["L2.page_mib"] == 32, u["numbers"]
+    assert u["numbers"]["L2.coverage_mib"] == 32, u["numbers"]
 PY
 [ -f "$R/fleet/report/index.html" ] || fail "fleet.sbatch did not draw the report"
 grep -q "fleet done with something left out" "$T"/gpuprobe-fleet-*.out || fail "fleet.sbatch did not take fleet's exit 3 as done with a list"
