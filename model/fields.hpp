@@ -193,7 +193,8 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // written while empty); f.block(key, member, from) (an optional block read by `from`, written by
 // its to_json); f.whole(key, member, from) (a block every file of the kind has, so read);
 // f.list(key, member, from[, most]) (a list, each element so; at most `most` entries);
-// f.device(member) (a file's "device" block, take_device's checks). field and required take the
+// f.required_list(key, member, from) (a list every file of the kind has); f.device(member) (a
+// file's "device" block, take_device's checks). field and required take the
 // key's name in files of an earlier version as a third argument (take_old_name); f.renamed(key,
 // old) renames a key the block keeps in `detail`. read_block takes
 // them out of a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
@@ -227,6 +228,11 @@ struct field_reader {
     take_list(doc, k, v, from);
   }
   void renamed(const char *k, const char *old) { take_old_name(doc, k, old); }
+  // A list every file of the kind has: missing is an error (nlohmann's out_of_range).
+  template <class T, class F> void required_list(const char *k, std::vector<T> &v, F &&from) {
+    static_cast<void>(doc.at(k));
+    take_list(doc, k, v, from);
+  }
 };
 struct field_writer {
   json &doc;
@@ -254,6 +260,9 @@ struct field_writer {
       doc[k] = list_json(*v);
   }
   void renamed(const char *, const char *) {} // the key is in detail, written back as read
+  template <class T, class F> void required_list(const char *k, const std::vector<T> &v, F &&) {
+    doc[k] = list_json(v);
+  }
 };
 template <class S> S read_block(const json &in) {
   json j = in;
@@ -271,6 +280,20 @@ template <class S, class C> S read_block(const json &in, C &&check) {
 }
 template <class S> json write_block(const S &s) {
   json j = s.detail;
+  field_writer f{j};
+  fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
+  return j;
+}
+// A record (no `detail`: what its fields() does not name is not kept) read and written by them.
+template <class S> S read_record(const json &in) {
+  json j = in;
+  S s;
+  field_reader f{j};
+  fields(s, f);
+  return s;
+}
+template <class S> json write_record(const S &s) {
+  json j = json::object();
   field_writer f{j};
   fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
   return j;

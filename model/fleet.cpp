@@ -26,53 +26,58 @@ template <class V> std::map<std::string, V> current_names(const std::map<std::st
   return out;
 }
 
-json to_json(const fleet_unit &u) {
-  return {{"folder", u.folder},   {"model", u.model}, {"uuid", u.uuid},    {"status", u.status},
-          {"numbers", u.numbers}, {"text", u.text},   {"groups", u.groups}};
+} // namespace
+
+// Each record's keys, once, for its reader and its writer (model/fields.hpp).
+template <class F> void fields(fleet_unit &u, F &f) {
+  f.required("folder", u.folder);
+  f.required("model", u.model);
+  f.required("uuid", u.uuid);
+  f.required("status", u.status);
+  f.required("numbers", u.numbers);
+  f.required("text", u.text);
+  f.required("groups", u.groups);
 }
+template <class F> void fields(fleet_outlier &o, F &f) {
+  f.required("uuid", o.uuid);
+  f.required("value", o.value);
+  f.required("score", o.score);
+  f.required("why", o.why);
+}
+template <class F> void fields(fleet_parameter &p, F &f) {
+  f.required("median", p.median);
+  f.required("mad", p.mad);
+  f.required("n", p.n);
+  f.required("min", p.min);
+  f.required("max", p.max);
+  f.required("values", p.values);
+  f.required_list("outliers", p.outliers, read_record<fleet_outlier>);
+}
+template <class F> void fields(fleet_member &m, F &f) {
+  f.required("uuid", m.uuid);
+  f.required("folder", m.folder);
+  f.required("status", m.status);
+}
+json to_json(const fleet_unit &u) { return write_record(u); }
+json to_json(const fleet_outlier &o) { return write_record(o); }
+json to_json(const fleet_parameter &p) { return write_record(p); }
+json to_json(const fleet_member &m) { return write_record(m); }
+
+namespace {
 
 fleet_unit unit_from_json(const json &j) {
-  fleet_unit u{j.at("folder").get<std::string>(),
-               j.at("model").get<std::string>(),
-               j.at("uuid").get<std::string>(),
-               j.at("status").get<std::string>(),
-               current_names(j.at("numbers").get<std::map<std::string, double>>()),
-               j.at("text").get<std::map<std::string, std::string>>(),
-               j.at("groups").get<std::map<std::string, std::vector<std::vector<int>>>>()};
+  auto u = read_record<fleet_unit>(j);
+  u.numbers = current_names(u.numbers);
   for (const auto &[level, groups] : u.groups) // the group map is drawn per SM id
     check_group_sm_ids(groups, k_max_sm_count, "unit " + u.uuid + ": " + level + " group");
   return u;
 }
 
-json to_json(const fleet_parameter &p) {
-  json outliers = json::array();
-  for (const auto &x : p.outliers)
-    outliers.push_back({{"uuid", x.uuid}, {"value", x.value}, {"score", x.score}, {"why", x.why}});
-  return {{"median", p.median}, {"mad", p.mad},        {"n", p.n}, {"min", p.min}, {"max", p.max},
-          {"values", p.values}, {"outliers", outliers}};
-}
-
-fleet_parameter parameter_from_json(const json &j) {
-  fleet_parameter p;
-  p.median = j.at("median").get<double>();
-  p.mad = j.at("mad").get<double>();
-  p.n = j.at("n").get<std::size_t>();
-  p.min = j.at("min").get<double>();
-  p.max = j.at("max").get<double>();
-  p.values = j.at("values").get<std::map<std::string, double>>();
-  for (const auto &x : j.at("outliers"))
-    p.outliers.push_back({x.at("uuid").get<std::string>(), x.at("value").get<double>(),
-                          x.at("score").get<double>(), x.at("why").get<std::string>()});
-  return p;
-}
-
 json to_json(const fleet_model &m) {
-  json units = json::array(), params = json::object();
-  for (const auto &u : m.units)
-    units.push_back({{"uuid", u.uuid}, {"folder", u.folder}, {"status", u.status}});
+  json params = json::object();
   for (const auto &[name, p] : m.parameters)
     params[name] = to_json(p);
-  return {{"units", units},
+  return {{"units", list_json(m.units)},
           {"complete", m.complete},
           {"parameters", params},
           {"differences", m.differences}};
@@ -81,11 +86,10 @@ json to_json(const fleet_model &m) {
 fleet_model model_from_json(const json &j) {
   fleet_model m;
   for (const auto &u : j.at("units"))
-    m.units.push_back({u.at("uuid").get<std::string>(), u.at("folder").get<std::string>(),
-                       u.at("status").get<std::string>()});
+    m.units.push_back(read_record<fleet_member>(u));
   m.complete = j.at("complete").get<std::size_t>();
   for (const auto &[name, p] : j.at("parameters").items())
-    m.parameters[current_name(name)] = parameter_from_json(p);
+    m.parameters[current_name(name)] = read_record<fleet_parameter>(p);
   m.differences = j.at("differences").get<std::vector<std::string>>();
   return m;
 }

@@ -21,6 +21,14 @@ constexpr std::pair<const char *, decision_member> k_decisions[] = {
 
 } // namespace
 
+// The profile a tuning was made from: its keys, once (model/fields.hpp).
+template <class F> void fields(tuning_source &s, F &f) {
+  f.required("path", s.path);
+  f.required("device_name", s.device_name);
+  f.required("device_uuid", s.device_uuid);
+  f.required("same_gpu", s.same_gpu);
+}
+
 tuning_decision tuning_decision_from_json(const json &in) {
   json d = in;
   tuning_decision td;
@@ -53,10 +61,7 @@ tuning_file tuning_from_json(const json &doc, const std::string &source) {
     take_required(j, "schema", t.schema);
     take_device(j, t.device);
     take(j, "meta", t.meta);
-    take_with(j, "profile", t.profile, [](const json &p) {
-      return tuning_source{p.at("path").get<std::string>(), p.at("device_name").get<std::string>(),
-                           p.at("device_uuid").get<std::string>(), p.at("same_gpu").get<bool>()};
-    });
+    take_with(j, "profile", t.profile, read_record<tuning_source>);
     if (const auto it = j.find("decisions"); it != j.end()) {
       for (const auto &[key, member] : k_decisions)
         if (it->contains(key))
@@ -146,10 +151,7 @@ json to_json(const tuning_file &t) {
   j["schema"] = t.schema;
   j["device"] = t.device;
   j["meta"] = t.meta;
-  j["profile"] = {{"path", t.profile.path},
-                  {"device_name", t.profile.device_name},
-                  {"device_uuid", t.profile.device_uuid},
-                  {"same_gpu", t.profile.same_gpu}};
+  j["profile"] = write_record(t.profile);
   j["allocator"] = alloc::allocator_block_json(t.allocator);
   j["decisions"] = json::object();
   for (const auto &[key, member] : k_decisions)
