@@ -1,23 +1,13 @@
 #include "common/cuda_check.cuh"
 #include "common/device_info.hpp"
+#include "common/gpu_uuid.hpp"
 
-#include <cstdio>
 #include <filesystem>
 
 namespace gpuprobe {
 
 namespace {
 __global__ void probe_kernel_image(int *out) { *out = 1; } // exists only to test for a kernel image
-
-std::string format_uuid(const cudaUUID_t &u) {
-  const auto *b = reinterpret_cast<const unsigned char *>(u.bytes);
-  char s[64];
-  std::snprintf(s, sizeof s,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return s;
-}
 } // namespace
 
 std::vector<device_identity> list_devices() {
@@ -30,7 +20,7 @@ std::vector<device_identity> list_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp p{};
     GPUPROBE_CUDA_CHECK(cudaGetDeviceProperties(&p, i)); // properties only: no context
-    out.push_back({i, p.name, format_uuid(p.uuid)});
+    out.push_back({i, p.name, format_gpu_uuid(p.uuid.bytes)});
   }
   return out;
 }
@@ -69,7 +59,7 @@ device_info query_device(int ordinal) {
   device_info d;
   d.ordinal = ordinal;
   d.name = p.name;
-  d.uuid = format_uuid(p.uuid);
+  d.uuid = format_gpu_uuid(p.uuid.bytes);
   d.cc_major = p.major;
   d.cc_minor = p.minor;
   d.sm_count = p.multiProcessorCount;

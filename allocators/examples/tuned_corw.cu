@@ -5,6 +5,7 @@
 //   gpuprobe-example-tuned reports/examples/runs/nvidia-h100-80gb-hbm3-bba9cd54/tuning.json
 #include "allocators/allocators.cuh"
 #include "allocators/load_tuning.hpp"
+#include "common/gpu_uuid.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,13 +20,7 @@ std::string running_gpu_uuid() {
   cudaDeviceProp p{};
   cuda_or_throw(cudaGetDevice(&dev), "cudaGetDevice");
   cuda_or_throw(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
-  const auto *b = reinterpret_cast<const unsigned char *>(p.uuid.bytes);
-  char s[48];
-  std::snprintf(s, sizeof s,
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return s;
+  return gpuprobe::format_gpu_uuid(p.uuid.bytes);
 }
 
 template <class H> __global__ void take_and_write(H h, page_t *out) {
