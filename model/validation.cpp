@@ -66,17 +66,18 @@ template <class F> void fields(validation_row &r, F &f) {
 validation_row validation_row_from_json(const json &in) { return read_block<validation_row>(in); }
 json to_json(const validation_row &r) { return write_block(r); }
 
-tradeoff tradeoff_from_json(const json &j) {
-  return {j.at("decision").get<std::string>(), j.at("workload").get<std::string>(),
-          j.at("pool").get<std::string>(),     j.at("ratio").get<double>(),
-          j.at("ci_low").get<double>(),        j.at("ci_high").get<double>(),
-          j.at("line").get<std::string>()};
+template <class F> void fields(tradeoff &t, F &f) {
+  f.required("decision", t.decision);
+  f.required("workload", t.workload);
+  f.required("pool", t.pool);
+  f.required("ratio", t.ratio);
+  f.required("ci_low", t.ci_low);
+  f.required("ci_high", t.ci_high);
+  f.required("line", t.line);
 }
 
-json to_json(const tradeoff &t) {
-  return {{"decision", t.decision}, {"workload", t.workload}, {"pool", t.pool}, {"ratio", t.ratio},
-          {"ci_low", t.ci_low},     {"ci_high", t.ci_high},   {"line", t.line}};
-}
+tradeoff tradeoff_from_json(const json &j) { return read_record<tradeoff>(j); }
+json to_json(const tradeoff &t) { return write_record(t); }
 
 template <class F> void fields(validation &v, F &f) {
   f.required("schema", v.schema);
