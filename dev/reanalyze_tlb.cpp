@@ -1,13 +1,14 @@
 // Prints each TLB level and candidate that `analyze_tlb` finds in each input, one line each, so
 // two builds of the analysis can be compared over every committed sweep and fixture (issue 37).
-// Build against a host library: g++ -std=c++17 -I. dev/reanalyze_tlb.cpp
-// build/libgpuprobe_lib.a -o reanalyze_tlb; run: reanalyze_tlb NAME=FILE[,FILE...] ...
+// Build against the library: g++ -std=c++17 -I. -Ibuild/generated dev/reanalyze_tlb.cpp
+// build/libgpuprobe_lib.a -L/usr/local/cuda/lib64 -lcudart -o reanalyze_tlb; run:
+// reanalyze_tlb NAME=FILE[,FILE...] ...
+#include "probes/tlb/data.hpp"
 #include "probes/tlb/levels.hpp"
 
 #include <cstdio>
 #include <sstream>
 
-using namespace gpuprobe::analysis;
 using namespace gpuprobe::probes;
 
 int main(int argc, char **argv) {
