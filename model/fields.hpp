@@ -196,7 +196,8 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // f.required_list(key, member, from) (a list every file of the kind has); f.device(member) (a
 // file's "device" block, take_device's checks). field and required take the
 // key's name in files of an earlier version as a third argument (take_old_name); f.renamed(key,
-// old) renames a key the block keeps in `detail`. read_block takes
+// old) renames a key the block keeps in `detail`, f.renamed_in(block, key, old) one in a block
+// of it. read_block takes
 // them out of a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
 struct field_reader {
   json &doc;
@@ -228,6 +229,10 @@ struct field_reader {
     take_list(doc, k, v, from);
   }
   void renamed(const char *k, const char *old) { take_old_name(doc, k, old); }
+  void renamed_in(const char *block, const char *k, const char *old) {
+    if (const auto it = doc.find(block); it != doc.end())
+      take_old_name(*it, k, old);
+  }
   // A list every file of the kind has: missing is an error (nlohmann's out_of_range).
   template <class T, class F> void required_list(const char *k, std::vector<T> &v, F &&from) {
     static_cast<void>(doc.at(k));
@@ -260,6 +265,7 @@ struct field_writer {
       doc[k] = list_json(*v);
   }
   void renamed(const char *, const char *) {} // the key is in detail, written back as read
+  void renamed_in(const char *, const char *, const char *) {}
   template <class T, class F> void required_list(const char *k, const std::vector<T> &v, F &&) {
     doc[k] = list_json(v);
   }

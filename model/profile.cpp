@@ -196,7 +196,10 @@ template <class F> void fields(tlb_level &L, F &f) {
   f.block("sharing", L.sharing, level_sharing_from_json);
   f.block("coverage", L.coverage, level_coverage_from_json);
   f.block("per_sm", L.per_sm, level_per_sm_from_json);
-  f.renamed("coverage_note", "page_note"); // in detail (probes::tlb_evidence), its name: version 1
+  // Kept in detail (probes::tlb_evidence), their names in version 1:
+  f.renamed("coverage_note", "page_note");
+  f.renamed_in("evidence", "strides_at_or_above_coverage", "strides_at_or_above_page");
+  f.renamed_in("evidence", "strides_below_coverage", "strides_below_page");
 }
 
 tlb_level tlb_level_from_json(const json &in) { return read_block<tlb_level>(in, check_tlb_level); }
@@ -283,6 +286,10 @@ tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
       take_old_name(c, "coverage_bytes", "page_bytes");
       take_old_name(c, "coverage_bound", "page_bound");
       take_old_name(c, "coverage_note", "page_note");
+      if (c.is_object() && c.contains("evidence")) {
+        take_old_name(c["evidence"], "strides_at_or_above_coverage", "strides_at_or_above_page");
+        take_old_name(c["evidence"], "strides_below_coverage", "strides_below_page");
+      }
     }
   return read_block<tlb_hierarchy>(h);
 }

@@ -1094,8 +1094,8 @@ model::tlb_level level_of(const level_evidence &L, int sm = -1) {
   d["snr"] = L.snr;
   d["z"] = std::round(L.z * 10) / 10;
   d["penalty_rule"] = L.penalty_rule;
-  d["evidence"] = {{"strides_at_or_above_page", steps_json(L.scaling)},
-                   {"strides_below_page", steps_json(L.flat)}};
+  d["evidence"] = {{"strides_at_or_above_coverage", steps_json(L.scaling)},
+                   {"strides_below_coverage", steps_json(L.flat)}};
   d["existence"] = L.existence;
   if (L.model)
     d["model"] = model_json(*L.model);

@@ -35,6 +35,10 @@ void level_as_version_1(json &L, int &moved) {
   rename_back(L, "coverage_bytes", "page_bytes", moved);
   rename_back(L, "coverage_bound", "page_bound", moved);
   rename_back(L, "coverage_note", "page_note", moved);
+  if (L.is_object() && L.contains("evidence")) {
+    rename_back(L["evidence"], "strides_at_or_above_coverage", "strides_at_or_above_page", moved);
+    rename_back(L["evidence"], "strides_below_coverage", "strides_below_page", moved);
+  }
   if (L.is_object() && L.contains("per_sm")) // the per-SM block keeps its level's coverage
     rename_back(L["per_sm"], "coverage_bytes", "page_bytes", moved);
 }
