@@ -20,8 +20,9 @@ struct family {
 };
 
 // Version 2 of result, profile, tuning and fleet: what one entry of a TLB level covers is stored as
-// "coverage_bytes" ("coverage_bound", "<level>.coverage_mib"), not "page_bytes" ("page_bound",
-// "<level>.page_mib") as in version 1.
+// "coverage_bytes" ("coverage_bound", "coverage_note", "<level>.coverage_mib", the evidence's
+// "strides_below_coverage"), not "page_bytes" ("page_bound", "page_note", "<level>.page_mib",
+// "strides_below_page") as in version 1.
 inline constexpr family result{"gpuprobe.result", 2};   // one probe's raw measurements
 inline constexpr family profile{"gpuprobe.profile", 2}; // analyze tlb / characterize
 inline constexpr family sharing{"gpuprobe.sharing", 1}; // analyze sharing

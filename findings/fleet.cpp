@@ -105,7 +105,7 @@ void read_profile(const model::profile &p, fleet_unit &u) {
         u.numbers[n + "full_miss_gib"] = *L.full_miss_bytes / double(1ull << 30);
     }
     u.numbers[n + "coverage_mib"] =
-        L.coverage_bytes / double(1 << 20); // a level's page is always there
+        L.coverage_bytes / double(1 << 20); // a level's coverage is always there
     u.numbers[n + "reach_gib"] = L.reach_bytes / double(1ull << 30);
     if (L.miss_penalty_cycles)
       u.numbers[n + "penalty_cycles"] = *L.miss_penalty_cycles;

@@ -194,11 +194,11 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // its to_json); f.whole(key, member, from) (a block every file of the kind has, so read);
 // f.list(key, member, from[, most]) (a list, each element so; at most `most` entries);
 // f.required_list(key, member, from) (a list every file of the kind has); f.device(member) (a
-// file's "device" block, take_device's checks). field and required take the
-// key's name in files of an earlier version as a third argument (take_old_name); f.renamed(key,
-// old) renames a key the block keeps in `detail`, f.renamed_in(block, key, old) one in a block
-// of it. read_block takes
-// them out of a JSON block, the rest staying in s.detail; write_block puts them back over s.detail.
+// file's "device" block, take_device's checks). A key renamed in a later version: field and
+// required take its old name as a third argument (take_old_name); f.renamed(key, old) renames a
+// key the block keeps in `detail`, f.renamed_in(block, key, old) one inside a block of `detail`.
+// read_block takes them out of a JSON block, the rest staying in s.detail; write_block puts them
+// back over s.detail.
 struct field_reader {
   json &doc;
   template <class T> void field(const char *k, T &v) { take(doc, k, v); }

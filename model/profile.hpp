@@ -55,9 +55,9 @@ struct level_structure {
 };
 
 // A level's per-SM pass (the tlb-per-sm stage, probes/per_sm/): each SM alone walks a footprint
-// the level holds whole and one past where every hop misses it, at the level's page stride, on
-// the alias range (translation alone). Per SM, in `sms` order: the hit's cycles per hop and the
-// miss penalty (the miss's less the hit's), each the median of the reps.
+// the level holds whole and one past where every hop misses it, at a stride of the level's
+// coverage, on the alias range (translation alone). Per SM, in `sms` order: the hit's cycles per
+// hop and the miss penalty (the miss's less the hit's), each the median of the reps.
 struct level_per_sm {
   std::vector<int> sms;
   std::vector<double> hit_cycles, penalty_cycles;
@@ -76,8 +76,8 @@ struct level_coverage {
 };
 
 struct tlb_level {
-  double coverage_bytes = 0, reach_bytes = 0; // reach = entries x page: what tune cuts regions by
-  // Absent only in a profile written by hand (tune needs no more than reach and page); every
+  double coverage_bytes = 0, reach_bytes = 0; // reach = entries x coverage: tune's region unit
+  // Absent only in a profile written by hand (tune needs no more than reach and coverage); every
   // profile gpuprobe writes has them.
   std::optional<double> entries, miss_penalty_cycles;
   std::optional<double> ways, sets, full_miss_bytes; // with a resolved structure
@@ -235,8 +235,8 @@ nlohmann::json to_json(const level_structure &s);
 tlb_level tlb_level_from_json(const nlohmann::json &j);
 nlohmann::json to_json(const tlb_level &L);
 // What a level's numbers must be for any GPU (the reader's refusals, for a level built in process):
-// positive, finite, a page of a power of two bytes, a reach of entries pages, entries of ways x
-// sets. Else impossible_value.
+// positive, finite, a coverage of a power of two bytes, a reach of entries x coverage, entries of
+// ways x sets. Else impossible_value.
 void check_tlb_level(const tlb_level &L);
 // A hierarchy's `list` ("levels", "candidates") of n entries holds no more than a GPU has
 // (k_max_tlb_levels), else impossible_value.

@@ -14,12 +14,12 @@
 namespace gpuprobe::model {
 
 // Which level of a profile a stage measured: its label and the geometry it tested. It answers for
-// the profile's level of that label whose page is the same and whose entries are within half an
+// the profile's level of that label whose coverage is the same and whose entries are within half an
 // entry (a stage measured for another geometry, before the profile was derived again, answers
 // for none): one rule for every stage's rows (for_each_matched_level) and tlb-sharing's files.
 struct level_id {
   std::string label;     // "L2"
-  double coverage_bytes = 0; // the level's page as the stage tested it
+  double coverage_bytes = 0; // what one entry of the level covers, as the stage tested it
   double entries = 0;    // and its entries
   bool same_geometry(const tlb_level &L) const {
     return coverage_bytes == L.coverage_bytes && std::fabs(entries - L.entries.value_or(0)) < 0.5;
@@ -34,8 +34,8 @@ struct result_level {
   nlohmann::json row; // the row as written, for the probe's own reader
 };
 
-// doc[key]["levels"] (none where either is missing); a row that is no object, or whose level, page
-// or entries is of another kind, is refused in one line naming the key (gpuprobe::error).
+// doc[key]["levels"] (none where either is missing); a row that is no object, or whose level,
+// coverage or entries is of another kind, is refused in one line naming the key (gpuprobe::error).
 inline std::vector<result_level> result_levels(const nlohmann::json &doc, const std::string &key) {
   using nlohmann::json;
   std::vector<result_level> out;

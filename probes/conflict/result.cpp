@@ -29,7 +29,7 @@ std::vector<conflict_target> plan_conflict(const model::tlb_hierarchy &tlb) {
     if (!L.structure || !L.structure->resolved)
       t.skipped = "its structure is not resolved: no capacity to start from";
     else if (t.coverage_bytes() % (2u << 20) != 0)
-      t.skipped = "its page (" + format_bytes(double(t.coverage_bytes())) +
+      t.skipped = "its coverage (" + format_bytes(double(t.coverage_bytes())) +
                   ") is not a whole number of 2 MiB alias slots";
     else if (t.entries() + 64 > list_chase::max_pages()) // 64: conflict_options' max_scan
       t.skipped = "more than " + std::to_string(list_chase::max_pages()) + " pages per walk";

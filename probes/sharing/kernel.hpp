@@ -17,7 +17,7 @@
 namespace gpuprobe::probes {
 
 struct sharing_layout {
-  std::uint64_t coverage_bytes = 0;  // stride between pages (the level's page size)
+  std::uint64_t coverage_bytes = 0;  // stride between pages: what one entry of the level covers
   std::uint64_t victim_pages = 0;    // pages the victim walks (fit the level alone)
   std::uint64_t disruptor_pages = 0; // pages the disruptor walks (with the victim's, overflow it)
   std::uint64_t line_span = 0;       // offsets inside a page stay below this (mapped part)
