@@ -194,23 +194,13 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // its to_json); f.whole(key, member, from) (a block every file of the kind has, so read);
 // f.list(key, member, from[, most]) (a list, each element so; at most `most` entries);
 // f.required_list(key, member, from) (a list every file of the kind has); f.device(member) (a
-// file's "device" block, take_device's checks). A key renamed in a later version: field and
-// required take its old name as a third argument (take_old_name); f.renamed(key, old) renames a
-// key the block keeps in `detail`, f.renamed_in(block, key, old) one inside a block of `detail`.
-// read_block takes them out of a JSON block, the rest staying in s.detail; write_block puts them
-// back over s.detail.
+// file's "device" block, take_device's checks). A key renamed in a later version is moved to its
+// new name (take_old_name) before read_block. read_block takes them out of a JSON block, the rest
+// staying in s.detail; write_block puts them back over s.detail.
 struct field_reader {
   json &doc;
   template <class T> void field(const char *k, T &v) { take(doc, k, v); }
   template <class T> void required(const char *k, T &v) { take_required(doc, k, v); }
-  template <class T> void field(const char *k, T &v, const char *old) {
-    take_old_name(doc, k, old);
-    take(doc, k, v);
-  }
-  template <class T> void required(const char *k, T &v, const char *old) {
-    take_old_name(doc, k, old);
-    take_required(doc, k, v);
-  }
   void text(const char *k, std::string &v) { take(doc, k, v); }
   template <class T, class F> void block(const char *k, std::optional<T> &v, F &&from) {
     take_with(doc, k, v, from);
@@ -228,11 +218,6 @@ struct field_reader {
   void list(const char *k, std::optional<std::vector<T>> &v, F &&from) {
     take_list(doc, k, v, from);
   }
-  void renamed(const char *k, const char *old) { take_old_name(doc, k, old); }
-  void renamed_in(const char *block, const char *k, const char *old) {
-    if (const auto it = doc.find(block); it != doc.end())
-      take_old_name(*it, k, old);
-  }
   // A list every file of the kind has: missing is an error (nlohmann's out_of_range).
   template <class T, class F> void required_list(const char *k, std::vector<T> &v, F &&from) {
     static_cast<void>(doc.at(k));
@@ -243,8 +228,6 @@ struct field_writer {
   json &doc;
   template <class T> void field(const char *k, const T &v) { put(doc, k, v); }
   template <class T> void required(const char *k, const T &v) { put(doc, k, v); }
-  template <class T> void field(const char *k, const T &v, const char *) { put(doc, k, v); }
-  template <class T> void required(const char *k, const T &v, const char *) { put(doc, k, v); }
   void text(const char *k, const std::string &v) {
     if (!v.empty())
       put(doc, k, v);
@@ -264,8 +247,6 @@ struct field_writer {
     if (v)
       doc[k] = list_json(*v);
   }
-  void renamed(const char *, const char *) {} // the key is in detail, written back as read
-  void renamed_in(const char *, const char *, const char *) {}
   template <class T, class F> void required_list(const char *k, const std::vector<T> &v, F &&) {
     doc[k] = list_json(v);
   }

@@ -31,7 +31,6 @@ template <class F> void fields(level_per_sm &s, F &f) {
   f.required("penalty_cycles", s.penalty_cycles);
   f.field("noise_cycles", s.noise_cycles);
   f.field("apart_sms", s.apart_sms);
-  f.renamed("coverage_bytes", "page_bytes"); // the level's coverage, kept in detail: version 1
 }
 
 static void check_per_sm(const level_per_sm &s) {
@@ -184,25 +183,42 @@ void check_tlb_level(const tlb_level &L) {
 
 template <class F> void fields(tlb_level &L, F &f) {
   f.required("reach_bytes", L.reach_bytes);
-  f.required("coverage_bytes", L.coverage_bytes, "page_bytes"); // the old names: version 1
+  f.required("coverage_bytes", L.coverage_bytes);
   f.field("entries", L.entries);
   f.field("miss_penalty_cycles", L.miss_penalty_cycles);
   f.field("ways", L.ways);
   f.field("sets", L.sets);
   f.field("full_miss_bytes", L.full_miss_bytes);
-  f.field("coverage_bound", L.coverage_bound, "page_bound");
+  f.field("coverage_bound", L.coverage_bound);
   f.field("confidence", L.confidence);
   f.block("structure", L.structure, structure_from_json);
   f.block("sharing", L.sharing, level_sharing_from_json);
   f.block("coverage", L.coverage, level_coverage_from_json);
   f.block("per_sm", L.per_sm, level_per_sm_from_json);
-  // Kept in detail (probes::tlb_evidence), their names in version 1:
-  f.renamed("coverage_note", "page_note");
-  f.renamed_in("evidence", "strides_at_or_above_coverage", "strides_at_or_above_page");
-  f.renamed_in("evidence", "strides_below_coverage", "strides_below_page");
 }
 
-tlb_level tlb_level_from_json(const json &in) { return read_block<tlb_level>(in, check_tlb_level); }
+namespace {
+// A level's keys (a level's, a candidate's, a cache effect's) under their names of version 1,
+// renamed to this version's: what one entry covers was "page_bytes", and its bound, note, evidence
+// lists and the per-SM block's copy were named after the page too (common/schema.hpp).
+void rename_version_1_level_keys(json &L) {
+  take_old_name(L, "coverage_bytes", "page_bytes");
+  take_old_name(L, "coverage_bound", "page_bound");
+  take_old_name(L, "coverage_note", "page_note");
+  if (L.is_object() && L.contains("evidence")) {
+    take_old_name(L["evidence"], "strides_at_or_above_coverage", "strides_at_or_above_page");
+    take_old_name(L["evidence"], "strides_below_coverage", "strides_below_page");
+  }
+  if (L.is_object() && L.contains("per_sm"))
+    take_old_name(L["per_sm"], "coverage_bytes", "page_bytes");
+}
+} // namespace
+
+tlb_level tlb_level_from_json(const json &in) {
+  json L = in;
+  rename_version_1_level_keys(L);
+  return read_block<tlb_level>(L, check_tlb_level);
+}
 
 json to_json(const tlb_level &L) { return write_block(L); }
 
@@ -282,15 +298,8 @@ tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   json h = in;
   // The cache effects (kept in detail) are written as levels are: their keys of version 1 renamed.
   if (h.is_object() && h.contains("cache_effects") && h["cache_effects"].is_array())
-    for (auto &c : h["cache_effects"]) {
-      take_old_name(c, "coverage_bytes", "page_bytes");
-      take_old_name(c, "coverage_bound", "page_bound");
-      take_old_name(c, "coverage_note", "page_note");
-      if (c.is_object() && c.contains("evidence")) {
-        take_old_name(c["evidence"], "strides_at_or_above_coverage", "strides_at_or_above_page");
-        take_old_name(c["evidence"], "strides_below_coverage", "strides_below_page");
-      }
-    }
+    for (auto &c : h["cache_effects"])
+      rename_version_1_level_keys(c);
   return read_block<tlb_hierarchy>(h);
 }
 json to_json(const tlb_hierarchy &h) { return write_block(h); }
