@@ -12,13 +12,13 @@
 namespace gpuprobe::probes {
 
 namespace {
-constexpr enum_table<coverage_bound, 4> k_page_bounds = {{coverage_bound::exact, "exact"},
-                                                         {coverage_bound::upper, "upper"},
-                                                         {coverage_bound::lower, "lower"},
-                                                         {coverage_bound::unknown, "unknown"}};
+constexpr enum_table<coverage_bound, 4> k_coverage_bounds = {{coverage_bound::exact, "exact"},
+                                                             {coverage_bound::upper, "upper"},
+                                                             {coverage_bound::lower, "lower"},
+                                                             {coverage_bound::unknown, "unknown"}};
 } // namespace
 
-std::string to_string(coverage_bound b) { return enum_name(k_page_bounds, b); }
+std::string to_string(coverage_bound b) { return enum_name(k_coverage_bounds, b); }
 
 std::string structure_words(const model::tlb_level &L) {
   if (!L.structure)
