@@ -3,6 +3,7 @@
 // left is the model's `detail`, written back as read) and put back in. A block's keys are spelt
 // once, in its fields() (read_block / write_block, below), which its reader and writer share.
 // Host-only, header-only.
+#include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "common/schema.hpp"
@@ -194,9 +195,12 @@ template <class T> void put(json &doc, const char *key, const std::optional<T> &
 // its to_json); f.whole(key, member, from) (a block every file of the kind has, so read);
 // f.list(key, member, from[, most]) (a list, each element so; at most `most` entries);
 // f.required_list(key, member, from) (a list every file of the kind has); f.device(member) (a
-// file's "device" block, take_device's checks). A key renamed in a later version is moved to its
-// new name (take_old_name) before read_block. read_block takes them out of a JSON block, the rest
-// staying in s.detail; write_block puts them back over s.detail.
+// file's "device" block, take_device's checks); f.if_set(key, member) (written only where not
+// the member's default, so files that never had it read as before); f.named(key, member, parse)
+// (an enum every file has, written by its to_string, read by `parse`); f.derived(key, value)
+// (written from other fields, not read back: the reader drops it). A key renamed in a later version
+// is moved to its new name (take_old_name) before read_block. read_block takes them out of a JSON
+// block, the rest staying in s.detail; write_block puts them back over s.detail.
 struct field_reader {
   json &doc;
   template <class T> void field(const char *k, T &v) { take(doc, k, v); }
@@ -222,6 +226,15 @@ struct field_reader {
   template <class T, class F> void required_list(const char *k, std::vector<T> &v, F &&from) {
     static_cast<void>(doc.at(k));
     take_list(doc, k, v, from);
+  }
+  template <class T> void if_set(const char *k, T &v) { take(doc, k, v); }
+  template <class T, class P> void named(const char *k, T &v, P &&parse) {
+    v = parse(doc.at(k).template get<std::string>());
+    doc.erase(k);
+  }
+  template <class T> void derived(const char *k, const T &) {
+    require_object(doc, k);
+    doc.erase(k);
   }
 };
 struct field_writer {
@@ -250,27 +263,39 @@ struct field_writer {
   template <class T, class F> void required_list(const char *k, const std::vector<T> &v, F &&) {
     doc[k] = list_json(v);
   }
+  template <class T> void if_set(const char *k, const T &v) {
+    if (v != T{})
+      put(doc, k, v);
+  }
+  template <class T, class P> void named(const char *k, const T &v, P &&) {
+    put(doc, k, to_string(v));
+  }
+  template <class T> void derived(const char *k, const T &v) { put(doc, k, v); }
 };
-template <class S> S read_block(const json &in) {
+// A block whose keys its fields() does not name are kept in the member `rest` (most blocks:
+// `detail`), written back as read under the named ones.
+template <class S> S read_with_rest(const json &in, json S::*rest) {
   json j = in;
   S s;
   field_reader f{j};
   fields(s, f);
-  s.detail = std::move(j);
+  s.*rest = std::move(j);
   return s;
 }
+template <class S> json write_with_rest(const S &s, json S::*rest) {
+  json j = s.*rest;
+  field_writer f{j};
+  fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
+  return j;
+}
+template <class S> S read_block(const json &in) { return read_with_rest(in, &S::detail); }
 // read_block, then `check(s)`: the block's own refusals of what no measurement can give.
 template <class S, class C> S read_block(const json &in, C &&check) {
   S s = read_block<S>(in);
   check(s);
   return s;
 }
-template <class S> json write_block(const S &s) {
-  json j = s.detail;
-  field_writer f{j};
-  fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
-  return j;
-}
+template <class S> json write_block(const S &s) { return write_with_rest(s, &S::detail); }
 // A record (no `detail`: what its fields() does not name is not kept) read and written by them.
 template <class S> S read_record(const json &in) {
   json j = in;
@@ -284,6 +309,27 @@ template <class S> json write_record(const S &s) {
   field_writer f{j};
   fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
   return j;
+}
+
+// A probe's result document, its block read and written by the result type's fields() (the
+// envelope, device and meta, around it): a missing or mistyped key is one gpuprobe::error,
+// "PROBE result: ...".
+template <class R>
+R read_result(const json &doc, const std::string &probe, const std::string &key) {
+  try {
+    result_envelope env;
+    const json &body = result_body(doc, probe, key, env);
+    R r = read_record<R>(body);
+    static_cast<result_envelope &>(r) = std::move(env);
+    return r;
+  } catch (const json::exception &e) {
+    throw error(probe + " result: " + e.what());
+  } catch (const impossible_value &e) {
+    throw error(probe + " result: " + e.what());
+  }
+}
+template <class R> json write_result(const R &r, const std::string &probe, const std::string &key) {
+  return result_document(probe, r, key, write_record(r));
 }
 
 // Bounds no GPU comes near: a reader refuses more, so a hostile file cannot make a later stage

@@ -67,76 +67,52 @@ std::uint64_t atomics_top(const atomics_options &o, const device_info &dev) {
   return top;
 }
 
-json to_json(const atomics_result &r) {
-  json out = json::array();
-  for (const auto &v : r.variants) {
-    json pts = json::array();
-    for (const auto &p : v.points)
-      pts.push_back({{"threads", p.threads},
-                     {"samples", p.samples},
-                     {"launches", p.launches},
-                     {"mean_cycles", p.mean_cycles},
-                     {"median_cycles", p.median_cycles},
-                     {"p99_cycles", p.p99_cycles},
-                     {"warp_max_mean_cycles", p.warp_max_mean_cycles},
-                     {"ops_per_s", p.ops_per_s},
-                     {"counter_checked", p.counter_delta}});
-    json jv = {{"variant", to_string(v.variant)},
-               {"bits", bits_of(v.variant)},
-               {"max_threads", v.max_threads},
-               {"capped", v.capped},
-               {"points", pts}};
-    jv.update(v.analysis);
-    out.push_back(jv);
-  }
-  return result_document(
-      "atomics", r, "atomics",
-      json{{"method", "one atomic per thread per launch (single shot), clock64 around it; "
-                      "launches repeated to >= samples"},
-           {"full_occupancy_threads", r.full_occupancy_threads},
-           {"cas_max_threads", r.cas_max_threads},
-           {"sm_clock_mhz_before", r.sm_clock_mhz_before},
-           {"sm_clock_mhz_after", r.sm_clock_mhz_after},
-           {"variants", out},
-           {"wall_seconds", r.wall_seconds}});
+// Each record's keys, once, for its reader and its writer (model/fields.hpp).
+template <class F> void fields(atomic_point &p, F &f) {
+  f.required("threads", p.threads);
+  f.required("samples", p.samples);
+  f.required("launches", p.launches);
+  f.required("mean_cycles", p.mean_cycles);
+  f.required("median_cycles", p.median_cycles);
+  f.required("p99_cycles", p.p99_cycles);
+  f.required("warp_max_mean_cycles", p.warp_max_mean_cycles);
+  f.required("ops_per_s", p.ops_per_s);
+  f.required("counter_checked", p.counter_delta);
+}
+json to_json(const atomic_point &p) { return model::write_record(p); }
+
+// A variant's keys; the rest of its block is its analysis (the fit and model).
+template <class F> void fields(atomics_variant_result &v, F &f) {
+  f.named("variant", v.variant, parse_atomic_variant);
+  f.derived("bits", bits_of(v.variant));
+  f.required("max_threads", v.max_threads);
+  f.required("capped", v.capped);
+  f.required_list("points", v.points, model::read_record<atomic_point>);
+}
+json to_json(const atomics_variant_result &v) {
+  return model::write_with_rest(v, &atomics_variant_result::analysis);
+}
+atomics_variant_result variant_from_json(const json &j) {
+  return model::read_with_rest(j, &atomics_variant_result::analysis);
 }
 
+constexpr const char *k_method = "one atomic per thread per launch (single shot), clock64 around "
+                                 "it; launches repeated to >= samples";
+
+template <class F> void fields(atomics_result &r, F &f) {
+  f.derived("method", k_method);
+  f.required("full_occupancy_threads", r.full_occupancy_threads);
+  f.required("cas_max_threads", r.cas_max_threads);
+  f.required("sm_clock_mhz_before", r.sm_clock_mhz_before);
+  f.required("sm_clock_mhz_after", r.sm_clock_mhz_after);
+  f.required_list("variants", r.variants, variant_from_json);
+  f.required("wall_seconds", r.wall_seconds);
+}
+
+json to_json(const atomics_result &r) { return model::write_result(r, "atomics", "atomics"); }
+
 atomics_result atomics_result_from_json(const json &doc) {
-  try {
-    atomics_result r;
-    const json &a = result_body(doc, "atomics", "atomics", r);
-    r.full_occupancy_threads = a.at("full_occupancy_threads").get<std::uint64_t>();
-    r.cas_max_threads = a.at("cas_max_threads").get<std::uint64_t>();
-    r.sm_clock_mhz_before = a.at("sm_clock_mhz_before").get<double>();
-    r.sm_clock_mhz_after = a.at("sm_clock_mhz_after").get<double>();
-    r.wall_seconds = a.at("wall_seconds").get<double>();
-    for (const auto &jv : a.at("variants")) {
-      atomics_variant_result v;
-      v.variant = parse_atomic_variant(jv.at("variant").get<std::string>());
-      v.max_threads = jv.at("max_threads").get<std::uint64_t>();
-      v.capped = jv.at("capped").get<bool>();
-      for (const auto &p : jv.at("points")) {
-        atomic_point q;
-        q.threads = p.at("threads").get<std::uint64_t>();
-        q.samples = p.at("samples").get<std::uint64_t>();
-        q.launches = p.at("launches").get<int>();
-        q.mean_cycles = p.at("mean_cycles").get<double>();
-        q.median_cycles = p.at("median_cycles").get<double>();
-        q.p99_cycles = p.at("p99_cycles").get<double>();
-        q.warp_max_mean_cycles = p.at("warp_max_mean_cycles").get<double>();
-        q.ops_per_s = p.at("ops_per_s").get<double>();
-        q.counter_delta = p.at("counter_checked").get<std::uint64_t>();
-        v.points.push_back(q);
-      }
-      for (const auto &[k, val] : jv.items())
-        if (k != "variant" && k != "bits" && k != "max_threads" && k != "capped" && k != "points")
-          v.analysis[k] = val;
-      r.variants.push_back(std::move(v));
-    }
-    return r;
-  } catch (const json::exception &e) {
-    throw error(std::string("atomics result: ") + e.what());
-  }
+  return model::read_result<atomics_result>(doc, "atomics", "atomics");
 }
 
 nlohmann::json atomics_variant_result::fit() const {

@@ -132,34 +132,22 @@ std::vector<int> victim_rounds(std::size_t i, const std::vector<int> &sms, std::
   return rounds;
 }
 
-json to_json(const sharing_result &r) {
-  return result_document("tlb-sharing", r, "sharing",
-                         json{{"params", r.params},
-                              {"sm_ids", r.sm_ids},
-                              {"mean_cycles", r.mean_cycles},
-                              {"median_cycles", r.median_cycles},
-                              {"baseline_mean_cycles", r.baseline_mean_cycles},
-                              {"baseline_median_cycles", r.baseline_median_cycles},
-                              {"baseline_drift_cycles", r.baseline_drift_cycles},
-                              {"wall_seconds", r.wall_seconds}});
+// The result's keys, once, for its reader and its writer (model/fields.hpp).
+template <class F> void fields(sharing_result &r, F &f) {
+  f.required("params", r.params);
+  f.required("sm_ids", r.sm_ids);
+  f.required("mean_cycles", r.mean_cycles);
+  f.required("median_cycles", r.median_cycles);
+  f.required("baseline_mean_cycles", r.baseline_mean_cycles);
+  f.required("baseline_median_cycles", r.baseline_median_cycles);
+  f.required("baseline_drift_cycles", r.baseline_drift_cycles);
+  f.required("wall_seconds", r.wall_seconds);
 }
 
+json to_json(const sharing_result &r) { return model::write_result(r, "tlb-sharing", "sharing"); }
+
 sharing_result sharing_result_from_json(const json &doc) {
-  try {
-    sharing_result r;
-    const json &s = result_body(doc, "tlb-sharing", "sharing", r);
-    r.params = s.at("params");
-    r.sm_ids = s.at("sm_ids").get<std::vector<int>>();
-    r.mean_cycles = s.at("mean_cycles").get<std::vector<std::vector<double>>>();
-    r.median_cycles = s.at("median_cycles").get<std::vector<std::vector<double>>>();
-    r.baseline_mean_cycles = s.at("baseline_mean_cycles").get<std::vector<double>>();
-    r.baseline_median_cycles = s.at("baseline_median_cycles").get<std::vector<double>>();
-    r.baseline_drift_cycles = s.at("baseline_drift_cycles").get<std::vector<double>>();
-    r.wall_seconds = s.at("wall_seconds").get<double>();
-    return r;
-  } catch (const json::exception &e) {
-    throw error(std::string("tlb-sharing result: ") + e.what());
-  }
+  return model::read_result<sharing_result>(doc, "tlb-sharing", "sharing");
 }
 
 sharing_params sharing_params_from_json(const json &params) {

@@ -2,6 +2,7 @@
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/steps.hpp"
+#include "model/fields.hpp"
 #include "probes/tlb/driver.hpp"
 
 #include <algorithm>
@@ -73,45 +74,25 @@ tlb_control judge_control(std::vector<sweep_point> points, std::uint64_t l2_byte
   return c;
 }
 
-json to_json(const sweep_point &p) {
-  json j = {{"stride_bytes", p.stride_bytes},
-            {"footprint_bytes", p.footprint_bytes},
-            {"hops", p.hops},
-            {"median_cycles", p.median},
-            {"p10_cycles", p.p10},
-            {"p90_cycles", p.p90},
-            {"mean_cycles", p.mean},
-            {"samples", p.samples},
-            {"smid", p.smid},
-            {"refined", p.refined}};
-  if (p.disturbed) // written only when set: results of an undisturbed sweep read as before
-    j["disturbed"] = true;
-  return j;
+// A point's keys, once, for its reader and its writer (model/fields.hpp).
+template <class F> void fields(sweep_point &p, F &f) {
+  f.required("stride_bytes", p.stride_bytes);
+  f.required("footprint_bytes", p.footprint_bytes);
+  f.required("hops", p.hops);
+  f.required("median_cycles", p.median);
+  f.required("p10_cycles", p.p10);
+  f.required("p90_cycles", p.p90);
+  f.required("mean_cycles", p.mean);
+  f.required("samples", p.samples);
+  f.required("smid", p.smid);
+  f.required("refined", p.refined);
+  f.if_set("disturbed", p.disturbed); // results of an undisturbed sweep read as before
 }
 
-sweep_point sweep_point_from_json(const json &j) {
-  sweep_point p;
-  p.stride_bytes = j.at("stride_bytes").get<std::uint64_t>();
-  p.footprint_bytes = j.at("footprint_bytes").get<std::uint64_t>();
-  p.hops = j.at("hops").get<std::uint64_t>();
-  p.median = j.at("median_cycles").get<double>();
-  p.p10 = j.at("p10_cycles").get<double>();
-  p.p90 = j.at("p90_cycles").get<double>();
-  p.mean = j.at("mean_cycles").get<double>();
-  p.samples = j.at("samples").get<std::uint32_t>();
-  p.smid = j.at("smid").get<int>();
-  p.refined = j.at("refined").get<bool>();
-  p.disturbed = j.value("disturbed", false);
-  return p;
-}
+json to_json(const sweep_point &p) { return model::write_record(p); }
+sweep_point sweep_point_from_json(const json &j) { return model::read_record<sweep_point>(j); }
 
 namespace {
-json points_json(const std::vector<sweep_point> &v) {
-  json a = json::array();
-  for (const auto &p : v)
-    a.push_back(to_json(p));
-  return a;
-}
 std::vector<sweep_point> points_from(const json &a) {
   std::vector<sweep_point> v;
   for (const auto &p : a)
@@ -132,7 +113,7 @@ json to_json(const tlb_result &r) {
                {"expected_bytes", r.control->expected_bytes},
                {"steps", found},
                {"passed", r.control->passed},
-               {"points", points_json(r.control->points)}};
+               {"points", model::list_json(r.control->points)}};
     if (r.control->warm_threads > 1) // written only where a block read the laps
       control["warm_threads"] = r.control->warm_threads;
   }
@@ -148,7 +129,7 @@ json to_json(const tlb_result &r) {
       {"sm_clock_mhz_before", r.sm_clock_mhz_before},
       {"sm_clock_mhz_after", r.sm_clock_mhz_after},
       {"control", control},
-      {"points", points_json(r.points)},
+      {"points", model::list_json(r.points)},
       {"wall_seconds", r.wall_seconds}};
   if (r.max_hops)
     body["max_hops"] = r.max_hops;
@@ -158,7 +139,8 @@ json to_json(const tlb_result &r) {
   }
   if (r.alias_bytes) { // alias pools only: one physical chunk at every slot
     body["alias_bytes"] = r.alias_bytes;
-    body["va_base"] = r.va_base;
+    if (r.va_base) // 0: not recorded (results of builds before it read and write back as they were)
+      body["va_base"] = r.va_base;
     body["load"] =
         r.load + ", every hop an alias of one physical chunk (delta chain, modulo the footprint)";
   }

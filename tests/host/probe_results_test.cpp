@@ -2,17 +2,21 @@
 // (reports/examples): parsing a recorded result and writing it again gives the same document,
 // so the drivers' move out of cli/ (and any later change) cannot alter what is written unseen.
 // Also the drivers' host logic: planning, the pool policy, the round order, thread counts.
-#include "test_util.hpp"
 #include "common/error.hpp"
 #include "common/json_io.hpp"
 #include "probes/atomics/driver.hpp"
 #include "probes/conflict/driver.hpp"
+#include "probes/per_sm/driver.hpp"
 #include "probes/sampling/driver.hpp"
 #include "probes/sharing/driver.hpp"
 #include "probes/tlb/driver.hpp"
+#include "test_util.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <set>
 
 using namespace gpuprobe;
@@ -73,6 +77,40 @@ TEST(ProbeResults, SharingAndAtomicsRoundTripTheRecordedH100Results) {
   EXPECT_EQ(ar.variants.size(), 8u);
   EXPECT_TRUE(ar.variants.front().analysis.contains("fit")) << "the fit travels with the variant";
   EXPECT_EQ(probes::to_json(ar), a);
+}
+
+// Every committed result of a probe whose file is read back (runs, fixtures, examples: measured
+// on several GPUs by several builds) is written again as it was read, key for key.
+TEST(ProbeResults, EveryCommittedResultIsWrittenBackAsRead) {
+  using round_trip = std::function<json(const json &)>;
+  const std::map<std::string, round_trip> kinds = {
+      {"tlb", [](const json &d) { return probes::to_json(probes::tlb_result_from_json(d)); }},
+      {"atomics",
+       [](const json &d) { return probes::to_json(probes::atomics_result_from_json(d)); }},
+      {"tlb-sharing",
+       [](const json &d) { return probes::to_json(probes::sharing_result_from_json(d)); }},
+      {"tlb-sampling",
+       [](const json &d) { return probes::to_json(probes::sampling_result_from_json(d)); }},
+      {"tlb-per-sm",
+       [](const json &d) { return probes::to_json(probes::per_sm_result_from_json(d)); }}};
+  std::map<std::string, int> seen;
+  namespace fs = std::filesystem;
+  for (const char *under : {"tests/fixtures", "reports/examples"})
+    for (const auto &e :
+         fs::recursive_directory_iterator(std::string(GPUPROBE_SOURCE_DIR) + "/" + under)) {
+      if (e.path().extension() != ".json")
+        continue;
+      const json doc = read_json_file(e.path().string());
+      const auto kind = doc.is_object() && doc.contains("probe") && doc["probe"].is_string()
+                            ? kinds.find(doc["probe"].get<std::string>())
+                            : kinds.end();
+      if (kind == kinds.end())
+        continue;
+      ++seen[kind->first];
+      EXPECT_EQ(kind->second(doc), doc) << e.path() << json::diff(doc, kind->second(doc)).dump();
+    }
+  for (const auto &[kind, f] : kinds)
+    EXPECT_GT(seen[kind], 0) << "no committed " << kind << " result";
 }
 
 TEST(ProbeResults, FormatsKeepTheirKeys) {
