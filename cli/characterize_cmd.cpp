@@ -13,22 +13,12 @@ namespace {
 
 struct characterize_options {
   common_options common;
-  bool quick = false;
-  bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
-  bool allow_busy = false;
-  double busy_wait = 60;
+  pipeline::characterize_run_options run; // the flags of its own
   map_late_options map_late;
 };
 
 void run_characterize(const characterize_options &o) {
-  pipeline::characterize_run_options r;
-  r.device = o.common.device;
-  r.out = o.common.out;
-  r.seed = o.common.seed;
-  r.quick = o.quick;
-  r.reanalyze = o.reanalyze;
-  r.allow_busy = o.allow_busy;
-  r.busy_wait_seconds = o.busy_wait;
+  auto r = one_gpu(o.common, o.run);
   r.map_late = o.map_late.late;
   r.run_here = run_here;
   pipeline::run_characterize(r);
@@ -46,32 +36,32 @@ void setup_characterize(CLI::App &parent) {
   add_device_option(*app, opt->common);
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out, "results folder (default results/<gpu>-<uuid8>)");
-  app->add_flag("--quick", opt->quick,
+  app->add_flag("--quick", opt->run.quick,
                 "coarser sweeps, 16 SMs for sharing, two atomics variants (about 12-15 s on an "
                 "H100; a full characterize about 41-44 s)");
-  app->add_flag("--reanalyze", opt->reanalyze,
+  app->add_flag("--reanalyze", opt->run.reanalyze,
                 "no GPU: derive DIR/profile.json again from the measurements in DIR/raw with this "
                 "build's analysis (a level whose sharing was measured for another geometry is "
                 "left 'not measured')");
-  app->add_flag("--allow-busy", opt->allow_busy,
+  app->add_flag("--allow-busy", opt->run.allow_busy,
                 "measure although other processes use the GPU (default: wait up to 60 s for it "
                 "to be idle, else stop): every finding is then marked disturbed");
-  add_busy_wait_option(*app, opt->busy_wait);
+  add_busy_wait_option(*app, opt->run.busy_wait_seconds);
   add_map_late_flags(*app, opt->map_late);
   add_devices_option(*app, opt->common,
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
     if (opt->common.devices.empty())
       return run_characterize(*opt);
-    if (opt->reanalyze)
+    if (opt->run.reanalyze)
       throw error("characterize: --reanalyze takes one folder (--out DIR), not --devices");
     const auto &o = *opt;
     unit_command c{"characterize", "", "", "", {"--seed", std::to_string(o.common.seed)}, ""};
-    if (o.quick)
+    if (o.run.quick)
       c.extra.push_back("--quick");
-    if (o.allow_busy)
+    if (o.run.allow_busy)
       c.extra.push_back("--allow-busy");
-    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.busy_wait)});
+    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.run.busy_wait_seconds)});
     c.every_second = o.map_late.every_second(); // neighbours map at different times
     run_per_device("characterize", o.common.devices,
                    o.common.out.empty() ? "results" : o.common.out, plan_for(c));

@@ -36,6 +36,15 @@ void add_map_late_flags(CLI::App &app, map_late_options &o);
 // --devices (excludes --device, which must be added first); `what` says where the folders go.
 void add_devices_option(CLI::App &app, common_options &o, const std::string &what);
 
+// A one-GPU command's run options (R derives from gpu_run_options; its own flags fill `run`) with
+// its --device, --out and --seed.
+template <class R> R one_gpu(const common_options &c, R run) {
+  run.device = c.device;
+  run.out = c.out;
+  run.seed = c.seed;
+  return run;
+}
+
 // A probe's subcommand, as its cli.cpp declares it (probes/kit.hpp): added under `parent`, its
 // shared options and flags in their order; its callback checks --out's folder, then runs it.
 void add_command(CLI::App &parent, probes::kit::command c);

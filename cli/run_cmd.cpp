@@ -12,16 +12,15 @@ namespace {
 
 struct run_options {
   common_options common;
-  bool quick = false;
-  bool allow_busy = false;
-  double busy_wait = 60;
-  bool verbose = false;
+  pipeline::run_run_options run; // the flags of its own
   map_late_options map_late;
 };
 
 void run_pipeline(const run_options &o) {
-  pipeline::run_pipeline({o.common.device, o.common.out, o.common.seed, o.quick, o.allow_busy,
-                          o.busy_wait, o.verbose, o.map_late.late, run_here});
+  auto r = one_gpu(o.common, o.run);
+  r.map_late = o.map_late.late;
+  r.run_here = run_here;
+  pipeline::run_pipeline(r);
 }
 
 } // namespace
@@ -36,24 +35,24 @@ void setup_run(CLI::App &parent) {
   add_seed_option(*app, opt->common);
   app->add_option("--out", opt->common.out,
                   "results folder (default results/<gpu>-<uuid8>; with --devices the parent)");
-  app->add_flag("--quick", opt->quick, "every stage's --quick");
-  app->add_flag("--allow-busy", opt->allow_busy,
+  app->add_flag("--quick", opt->run.quick, "every stage's --quick");
+  app->add_flag("--allow-busy", opt->run.allow_busy,
                 "characterize beside other processes on the GPU, its findings marked disturbed");
-  add_busy_wait_option(*app, opt->busy_wait);
+  add_busy_wait_option(*app, opt->run.busy_wait_seconds);
   add_map_late_flags(*app, opt->map_late);
-  app->add_flag("--verbose", opt->verbose,
+  app->add_flag("--verbose", opt->run.verbose,
                 "every stage's output here too (it always goes to FOLDER/run.log)");
   add_devices_option(*app, opt->common, "each runs the whole pipeline in its own folder");
   app->callback([opt] {
     if (opt->common.devices.empty())
       return run_pipeline(*opt);
     unit_command c{"run", "", "", "", {"--seed", std::to_string(opt->common.seed)}, ""};
-    if (opt->quick)
+    if (opt->run.quick)
       c.extra.push_back("--quick");
-    if (opt->allow_busy)
+    if (opt->run.allow_busy)
       c.extra.push_back("--allow-busy");
-    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(opt->busy_wait)});
-    if (opt->verbose)
+    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(opt->run.busy_wait_seconds)});
+    if (opt->run.verbose)
       c.extra.push_back("--verbose");
     c.every_second = opt->map_late.every_second(); // neighbours map at different times
     run_per_device("run", opt->common.devices,

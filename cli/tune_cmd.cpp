@@ -15,10 +15,8 @@ namespace {
 
 struct tune_options {
   common_options common;
-  std::string profile;
+  tune::tune_run_options run;      // the flags of its own
   std::string results = "results"; // --devices: the parent of the unit folders
-  int reps = 12;
-  bool quick = false;
 };
 
 } // namespace
@@ -29,7 +27,7 @@ void setup_tune(CLI::App &parent) {
                                             "and TLB scope measured, TLB-scoped regions");
   app->footer("Example: gpuprobe tune --profile results/first/profile.json --out "
               "results/first/tuning.json (~11 s on an H100)");
-  app->add_option("--profile", opt->profile,
+  app->add_option("--profile", opt->run.profile,
                   "profile.json of gpuprobe characterize (required without --devices)");
   app->add_option("--out", opt->common.out, "tuning.json to write (required without --devices)");
   add_device_option(*app, opt->common);
@@ -38,30 +36,29 @@ void setup_tune(CLI::App &parent) {
   app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
       ->capture_default_str();
   add_seed_option(*app, opt->common);
-  app->add_option("--reps", opt->reps, "repetitions of each measurement (interleaved)")
+  app->add_option("--reps", opt->run.reps, "repetitions of each measurement (interleaved)")
       ->capture_default_str();
-  app->add_flag("--quick", opt->quick,
+  app->add_flag("--quick", opt->run.quick,
                 "three free fractions for the word size (100, 50, 1 %), a quarter of the footprint "
                 "for the TLB scope");
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {
-      if (o.profile.empty() || o.common.out.empty())
+      if (o.run.profile.empty() || o.common.out.empty())
         throw error("tune: give --profile and --out (or --devices)");
       check_output_path(o.common.out);
-      refuse_output_over_inputs("tune", o.common.out, {o.profile});
-      if (o.reps < 3)
+      refuse_output_over_inputs("tune", o.common.out, {o.run.profile});
+      if (o.run.reps < 3)
         throw error("tune: --reps must be at least 3");
-      return tune::run_tune(
-          {o.profile, o.common.out, o.common.device, o.common.seed, o.reps, o.quick});
+      return tune::run_tune(one_gpu(o.common, o.run));
     }
     unit_command c{"tune",
                    "--profile",
                    results_folder::profile_file,
                    results_folder::tuning_file,
-                   {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
+                   {"--reps", std::to_string(o.run.reps), "--seed", std::to_string(o.common.seed)},
                    "run gpuprobe characterize --devices first"};
-    if (o.quick)
+    if (o.run.quick)
       c.extra.push_back("--quick");
     run_per_device("tune", o.common.devices, o.results, plan_for(c));
   });

@@ -15,43 +15,34 @@ namespace {
 
 struct validate_options {
   common_options common;
-  std::string tuning;
+  tune::validate_run_options run;  // the flags of its own
   std::string results = "results"; // --devices: the parent of the unit folders
-  int reps = 15;
-  double pool_gib = 8;
-  double tlb_footprint_gib = 0;
-  bool quick = false;
-  bool ablation = true;
-  bool sequential = true;
-  std::vector<std::string> only; // workload name prefixes
 };
 
 // One GPU (--tuning/--out), or every GPU of --devices in its own process.
 void run(const validate_options &o) {
   if (o.common.devices.empty()) {
-    if (o.tuning.empty() || o.common.out.empty())
+    if (o.run.tuning.empty() || o.common.out.empty())
       throw error("validate: give --tuning and --out (or --devices)");
     check_output_path(o.common.out);
-    refuse_output_over_inputs("validate", o.common.out, {o.tuning});
-    if (o.reps < 10)
+    refuse_output_over_inputs("validate", o.common.out, {o.run.tuning});
+    if (o.run.reps < 10)
       throw error("validate: --reps must be at least 10");
-    if (o.pool_gib < 8)
+    if (o.run.pool_gib < 8)
       throw error("validate: --pool-gib must be at least 8");
-    return tune::run_validate({o.tuning, o.common.out, o.common.device, o.common.seed, o.reps,
-                               o.pool_gib, o.tlb_footprint_gib, o.quick, o.ablation, o.sequential,
-                               o.only});
+    return tune::run_validate(one_gpu(o.common, o.run));
   }
   unit_command c{"validate",
                  "--tuning",
                  results_folder::tuning_file,
                  results_folder::validation_file,
-                 {"--reps", std::to_string(o.reps), "--seed", std::to_string(o.common.seed)},
+                 {"--reps", std::to_string(o.run.reps), "--seed", std::to_string(o.common.seed)},
                  "run gpuprobe tune --devices first"};
-  if (o.quick)
+  if (o.run.quick)
     c.extra.push_back("--quick");
-  if (!o.ablation)
+  if (!o.run.ablation)
     c.extra.push_back("--no-ablation");
-  if (!o.sequential)
+  if (!o.run.sequential)
     c.extra.push_back("--fixed-reps");
   run_per_device("validate", o.common.devices, o.results, plan_for(c));
 }
@@ -65,7 +56,7 @@ void setup_validate(CLI::App &parent) {
       "tuning.json -> validation.json: default vs tuned allocators on this GPU, with statistics");
   app->footer("Example: gpuprobe validate --tuning results/first/tuning.json --out "
               "results/first/validation.json (~200 s on an H100)");
-  app->add_option("--tuning", opt->tuning,
+  app->add_option("--tuning", opt->run.tuning,
                   "tuning.json of gpuprobe tune (required without --devices)");
   app->add_option("--out", opt->common.out,
                   "validation.json to write (required without --devices)");
@@ -75,22 +66,23 @@ void setup_validate(CLI::App &parent) {
   app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
       ->capture_default_str();
   add_seed_option(*app, opt->common);
-  app->add_option("--reps", opt->reps,
+  app->add_option("--reps", opt->run.reps,
                   "repetitions of each configuration, at most (>= 10): a workload stops at 10, "
                   "14, ... once its verdict is known")
       ->capture_default_str();
-  app->add_option("--pool-gib", opt->pool_gib, "pool size of the allocator workloads (>= 8)")
+  app->add_option("--pool-gib", opt->run.pool_gib, "pool size of the allocator workloads (>= 8)")
       ->capture_default_str();
-  app->add_option("--tlb-footprint-gib", opt->tlb_footprint_gib,
+  app->add_option("--tlb-footprint-gib", opt->run.tlb_footprint_gib,
                   "footprint of the TLB-scoped kernels (0: all free memory but 6 GiB)");
-  app->add_option("--only", opt->only, "run only the workloads whose names start with these")
+  app->add_option("--only", opt->run.only, "run only the workloads whose names start with these")
       ->take_all();
-  app->add_flag("--quick", opt->quick, "two free fractions, TLB footprints a quarter of the full");
+  app->add_flag("--quick", opt->run.quick,
+                "two free fractions, TLB footprints a quarter of the full");
   app->add_flag_callback(
-      "--no-ablation", [opt] { opt->ablation = false; },
+      "--no-ablation", [opt] { opt->run.ablation = false; },
       "skip the rows that apply the word size and the regions one at a time");
   app->add_flag_callback(
-      "--fixed-reps", [opt] { opt->sequential = false; },
+      "--fixed-reps", [opt] { opt->run.sequential = false; },
       "measure every workload --reps times (no early stop; docs/validate.md)");
   app->callback([opt] { run(*opt); });
 }

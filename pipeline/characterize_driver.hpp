@@ -3,6 +3,7 @@
 // sharing_stages), run (or kept) by pipeline::stage_runner inside this process (run_here), or as
 // child processes, then DIR/profile.json assembled and the hierarchy printed. With `reanalyze`, no
 // GPU: the analyses run again over DIR/raw. Errors are gpuprobe::error (one line).
+#include "common/run_options.hpp"
 #include "pipeline/subprocess.hpp"
 
 #include <string>
@@ -10,11 +11,8 @@
 
 namespace gpuprobe::pipeline {
 
-struct characterize_run_options {
-  int device = 0;
-  std::string out; // the results folder ("": results/<gpu>-<uuid8>)
-  unsigned long long seed = 0;
-  bool quick = false;
+// out: the results folder ("": results/<gpu>-<uuid8>).
+struct characterize_run_options : gpu_run_options {
   bool reanalyze = false; // no GPU: analysis stages again over the measurements in DIR/raw
   // Measure beside other processes on the GPU: every finding is then marked "disturbed" with
   // the processes seen. Without it a busy GPU is waited for (up to busy_wait_seconds) before

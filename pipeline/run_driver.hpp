@@ -2,6 +2,7 @@
 // `gpuprobe run` on one GPU: characterize, tune, validate, bench and report into one folder, kept
 // or run again by the resume rule, then the summary. characterize, bench and report are child
 // processes; tune and validate run inside this one (run_here). Errors are gpuprobe::error.
+#include "common/run_options.hpp"
 #include "pipeline/subprocess.hpp"
 
 #include <string>
@@ -9,11 +10,8 @@
 
 namespace gpuprobe::pipeline {
 
-struct run_run_options {
-  int device = 0;
-  std::string out; // the results folder ("": results/<gpu>-<uuid8>)
-  unsigned long long seed = 0;
-  bool quick = false;
+// out: the results folder ("": results/<gpu>-<uuid8>).
+struct run_run_options : gpu_run_options {
   bool allow_busy = false;       // characterize's --allow-busy
   double busy_wait_seconds = 60; // characterize's --busy-wait
   bool verbose = false;  // every stage's output on stdout too (it always goes to DIR/run.log)

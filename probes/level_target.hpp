@@ -2,6 +2,8 @@
 // What the per-level probes (tlb-sampling, tlb-conflict, tlb-coverage, tlb-per-sm) share: one
 // target per level of a profile's TLB hierarchy, labelled as everywhere (model::level_label),
 // with the profile's level it tests and why it was not measured. Host-only.
+#include "common/device_info.hpp"
+#include "common/envelope.hpp"
 #include "common/results_folder.hpp"
 #include "model/profile.hpp"
 
@@ -20,6 +22,16 @@ struct level_target {
   model::tlb_level tested; // the profile's level: its page, entries, structure and penalty
   std::string skipped;     // "" when measured, else why not
 };
+
+// A level probe's result before it measures: its envelope (this device, `seed`) and the profile
+// it tests.
+template <class R>
+R level_result(const device_info &dev, std::uint64_t seed, const std::string &profile) {
+  R r;
+  static_cast<result_envelope &>(r) = make_envelope(dev, seed);
+  r.profile = profile;
+  return r;
+}
 
 // One T (a level_target) per level of `tlb`, innermost first: its label and level set, then
 // plan(t, k) adds the probe's own plan for level k, or says in t.skipped why it is not tested.

@@ -3,17 +3,16 @@
 // the profile; the bitmap word size, CRW's cluster placement and the TLB scope (among the
 // profile's levels and candidates) are measured here. Each decision records its reason and the
 // numbers behind it. Errors are gpuprobe::error (one line).
+#include "common/run_options.hpp"
+
 #include <string>
 
 namespace gpuprobe::tune {
 
-struct tune_run_options {
+// out: tuning.json to write (its folder exists: the caller checked).
+struct tune_run_options : gpu_run_options {
   std::string profile; // profile.json of gpuprobe characterize
-  std::string out;     // tuning.json to write (its folder exists: the caller checked)
-  int device = 0;
-  unsigned long long seed = 0;
-  int reps = 12; // at least 3 (the caller checked)
-  bool quick = false;
+  int reps = 12;       // at least 3 (the caller checked)
 };
 
 void run_tune(const tune_run_options &o);

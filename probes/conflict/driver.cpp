@@ -4,6 +4,7 @@
 #include "common/stats.hpp"
 #include "common/units.hpp"
 #include "probes/conflict/analysis.hpp"
+#include "probes/instruments/alias_range.hpp"
 #include "probes/instruments/list_chase.hpp"
 
 #include <algorithm>
@@ -139,12 +140,10 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
                              const std::string &profile_path, const device_info &dev) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  conflict_result r;
-  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
-  r.profile = profile_path;
+  auto r = level_result<conflict_result>(dev, o.seed, profile_path);
   r.options = o;
   const auto targets = plan_conflict(tlb);
-  const std::uint64_t slot = 2ull << 20, gib = 1ull << 30;
+  const std::uint64_t gib = 1ull << 30;
   r.range_bytes = (conflict_range_bytes(targets, o) + gib - 1) / gib * gib;
   std::unique_ptr<device_pool> pool;
   std::unique_ptr<list_chase> chase;
@@ -153,14 +152,9 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
     for (const auto &t : targets)
       if (t.skipped.empty())
         walks.push_back({t.coverage_bytes(), r.range_bytes});
-    pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed,
-                                         slot, walks);
+    pool = map_alias_range("tlb-conflict", r.range_bytes, std::move(walks), dev.ordinal, o.seed);
     chase = std::make_unique<list_chase>(*pool);
     chase->set_timed_laps(unsigned(o.timed_laps));
-    std::fprintf(stderr, "[tlb-conflict] %s alias range %s in %.1f s\n",
-                 format_bytes(double(r.range_bytes)).c_str(),
-                 pool->reused() ? "kept from an earlier stage" : "mapped",
-                 std::chrono::duration<double>(clock::now() - t0).count());
   }
   for (const auto &t : targets) {
     conflict_level_result l;

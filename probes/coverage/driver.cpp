@@ -16,9 +16,7 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
                              const std::string &profile_path, const device_info &dev) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  coverage_result r;
-  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
-  r.profile = profile_path;
+  auto r = level_result<coverage_result>(dev, o.seed, profile_path);
   std::unique_ptr<slot_pool> all, other;
   std::string other_key;
   const slot_pool *current = nullptr;

@@ -4,6 +4,7 @@
 #include "common/cuda_check.cuh"
 #include "common/device_memory.hpp"
 #include "common/units.hpp"
+#include "probes/instruments/alias_range.hpp"
 #include "probes/per_sm/kernel.hpp"
 
 #include <algorithm>
@@ -17,12 +18,10 @@ per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tl
                          const std::string &profile_path, const device_info &dev) {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  per_sm_result r;
-  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
-  r.profile = profile_path;
+  auto r = level_result<per_sm_result>(dev, o.seed, profile_path);
   r.reps = o.reps;
   const auto targets = plan_per_sm(tlb, o);
-  const std::uint64_t slot = 2ull << 20, gib = 1ull << 30;
+  const std::uint64_t gib = 1ull << 30;
   std::uint64_t need = 0;
   std::vector<alias_walk> walks; // each level's pages: the slots mapped (a kept range: its own)
   for (const auto &t : targets)
@@ -34,15 +33,10 @@ per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tl
   std::unique_ptr<device_pool> pool;
   std::unique_ptr<per_sm_chase> chase;
   if (r.range_bytes) {
-    pool = std::make_unique<device_pool>(alloc_kind::alias, r.range_bytes, dev.ordinal, o.seed,
-                                         slot, walks);
+    pool = map_alias_range("tlb-per-sm", r.range_bytes, std::move(walks), dev.ordinal, o.seed);
     // Every word walked reads 0 (the chunk behind every slot).
     GPUPROBE_CUDA_CHECK(cudaMemset(pool->data(), 0, pool->alias_bytes()));
     chase = std::make_unique<per_sm_chase>(pool->data(), pool->bytes(), o.timeout_s);
-    std::fprintf(stderr, "[tlb-per-sm] %s alias range %s in %.1f s\n",
-                 format_bytes(double(r.range_bytes)).c_str(),
-                 pool->reused() ? "kept from an earlier stage" : "mapped",
-                 std::chrono::duration<double>(clock::now() - t0).count());
   }
   for (const auto &t : targets) {
     per_sm_level_result l;

@@ -11,9 +11,7 @@ namespace gpuprobe::probes {
 sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
   const auto t0 = std::chrono::steady_clock::now();
-  sampling_result r;
-  static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
-  r.profile = profile_path;
+  auto r = level_result<sampling_result>(dev, o.seed, profile_path);
   const auto budget = std::uint64_t(double(dev.memory_free_bytes_at_start) * o.free_fraction);
   const auto targets = plan_sampling(tlb, budget, o);
   std::vector<std::uint64_t> footprints;

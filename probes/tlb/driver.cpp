@@ -16,17 +16,7 @@ constexpr unsigned k_control_warm_threads = 512;
 sweep_point measure_point(pointer_chase &chase, std::uint64_t stride, std::uint64_t hops,
                           unsigned warm_threads = 1) {
   const auto c = chase.measure(hops, warm_threads);
-  sweep_point p;
-  p.stride_bytes = stride;
-  p.hops = hops;
-  p.footprint_bytes = c.footprint_bytes;
-  p.median = c.median;
-  p.p10 = c.p10;
-  p.p90 = c.p90;
-  p.mean = c.mean;
-  p.samples = c.samples;
-  p.smid = c.smid;
-  return p;
+  return {stride, c.footprint_bytes, hops, c.median, c.p10, c.p90, c.mean, c.samples, c.smid};
 }
 // Positive control: a 128-byte stride walks one L2 line per hop, so the L2 capacity shows as a
 // large, well-known rise. A flat TLB sweep is credible only beside a control that rose. An alias
