@@ -343,17 +343,22 @@ TEST(AtomicsModel, ProfileFitsAndRawPointsAreRead) {
 
 namespace {
 
-// Every gpuprobe JSON file committed (committed_result_files: raw results, profiles, tunings,
-// validations, fleet units).
-std::vector<fs::path> committed_gpuprobe_files() {
+// Every committed JSON file (committed_result_files) whose document `keep` takes.
+template <class Keep> std::vector<fs::path> committed_json_where(Keep &&keep) {
   std::vector<fs::path> out;
   for (const auto &e : gpuprobe::test::committed_result_files())
     if (e.is_regular_file() && e.path().extension() == ".json") {
       const json doc = read_json_file(e.path().string());
-      if (doc.is_object() && doc.value("schema", "").rfind("gpuprobe.", 0) == 0)
+      if (doc.is_object() && keep(doc))
         out.push_back(e.path());
     }
   return out;
+}
+
+// Every gpuprobe JSON file committed (raw results, profiles, tunings, validations, fleet units).
+std::vector<fs::path> committed_gpuprobe_files() {
+  return committed_json_where(
+      [](const json &doc) { return doc.value("schema", "").rfind("gpuprobe.", 0) == 0; });
 }
 
 // What the head rule says a part reads as: absent or null -> empty; of its kind -> its value;
@@ -480,16 +485,9 @@ TEST(FileHead, GeneratedMutationsAreReadOrRefusedInOneLine) {
 
 namespace {
 
-// Every gpuprobe-bench file committed (committed_result_files).
+// Every gpuprobe-bench file committed.
 std::vector<fs::path> committed_bench_files() {
-  std::vector<fs::path> out;
-  for (const auto &e : gpuprobe::test::committed_result_files())
-    if (e.is_regular_file() && e.path().extension() == ".json") {
-      const json doc = read_json_file(e.path().string());
-      if (doc.is_object() && doc.contains("benchmarks"))
-        out.push_back(e.path());
-    }
-  return out;
+  return committed_json_where([](const json &doc) { return doc.contains("benchmarks"); });
 }
 
 } // namespace

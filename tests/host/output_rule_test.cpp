@@ -311,8 +311,12 @@ TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
       << json{{"schema", "gpuprobe.owned/1"},
               {"paths", {"index.html", "figures", "figures/mine.png"}}}
              .dump();
-  auto r = test::run_gpuprobe_argv(
-      {"report", "--input", root + "/A", "--out", user, "--python", "true"});
+  // The report of folder A into `out`, as a user would run it (no figures drawn).
+  const auto report_into = [&](const std::string &out) {
+    return test::run_gpuprobe_argv(
+        {"report", "--input", root + "/A", "--out", out, "--python", "true"});
+  };
+  auto r = report_into(user);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(read_text(user + "/figures/mine.png"), "png");
   // The same with a mark in the new format whose hashes are made up.
@@ -323,28 +327,23 @@ TEST(OutputRule, AnOwnershipMarkCannotBeForgedOrLinkedAndALoneUserPageStays) {
                 {{"path", "figures"}, {"kind", "folder"}},
                 {{"path", "figures/mine.png"}, {"kind", "file"}, {"bytes", 3}, {"fnv1a64", "0"}}}}}
              .dump();
-  r = test::run_gpuprobe_argv(
-      {"report", "--input", root + "/A", "--out", user, "--python", "true"});
+  r = report_into(user);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(read_text(user + "/index.html"), "<p>my page</p>");
   // A real report's mark, linked into the user's folder: a link is not a mark.
-  r = test::run_gpuprobe_argv(
-      {"report", "--input", root + "/A", "--out", root + "/real", "--python", "true"});
+  r = report_into(root + "/real");
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
   fs::remove(user + "/" + k_owned_marker);
   fs::create_symlink(root + "/real/" + k_owned_marker, user + "/" + k_owned_marker);
-  r = test::run_gpuprobe_argv(
-      {"report", "--input", root + "/A", "--out", user, "--python", "true"});
+  r = report_into(user);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(read_text(user + "/figures/mine.png"), "png");
   // The real report is replaced by the next (its mark vouches for every file).
-  r = test::run_gpuprobe_argv(
-      {"report", "--input", root + "/A", "--out", root + "/real", "--python", "true"});
+  r = report_into(root + "/real");
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
   // ... but not once a file of it changed.
   std::ofstream(root + "/real/index.html", std::ios::app) << "<!-- my note -->";
-  r = test::run_gpuprobe_argv(
-      {"report", "--input", root + "/A", "--out", root + "/real", "--python", "true"});
+  r = report_into(root + "/real");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(read_text(root + "/real/index.html").find("my note"), std::string::npos);
   // A lone index.md of the user's: report --format md does not replace it.

@@ -39,6 +39,18 @@ void expect_within(double got, double want, double rel, const std::string &what)
   EXPECT_NEAR(got, want, rel * want) << what;
 }
 
+// The levels of a published table, in order: each one's entries (within 10 %) and coverage.
+void expect_table(const tlb_evidence &a, const std::string &gpu,
+                  const std::vector<std::pair<double, double>> &entries_coverage) {
+  ASSERT_EQ(a.levels.size(), entries_coverage.size()) << gpu;
+  for (std::size_t k = 0; k < entries_coverage.size(); ++k) {
+    const auto &[entries, coverage] = entries_coverage[k];
+    const std::string what = gpu + " L" + std::to_string(k + 1);
+    expect_within(a.levels[k].entries, entries, 0.10, what + " entries");
+    EXPECT_EQ(a.levels[k].coverage_bytes, coverage) << what;
+  }
+}
+
 tlb_evidence analyze_tlb_fixture(const std::string &gpu) {
   const auto files = fixture_files(gpu);
   EXPECT_FALSE(files.empty()) << "fixtures missing: " << fixture(gpu);
@@ -61,17 +73,11 @@ tlb_dataset one_stride(int hops, int at, double lo, double hi) {
 
 TEST(TlbFixtures, K80ThreeLevels) {
   const auto a = analyze_tlb_fixture("K80");
-  ASSERT_EQ(a.levels.size(), 3u);
-  // L1: 16 x 128 KB
-  expect_within(a.levels[0].entries, 16, 0.10, "K80 L1 entries");
-  EXPECT_EQ(a.levels[0].coverage_bytes, 128 * lv_kib);
-  // L2: 2 MB pages, step near 140 MB (the raw data reads ~70 entries; the paper prints 65)
-  expect_within(a.levels[1].entries, 70, 0.10, "K80 L2 entries");
-  EXPECT_EQ(a.levels[1].coverage_bytes, 2 * lv_mib);
-  expect_within(a.levels[1].reach_bytes, 140 * lv_mib, 0.10, "K80 L2 reach");
-  // L3: ~1032 x 2 MB
-  expect_within(a.levels[2].entries, 1032, 0.10, "K80 L3 entries");
-  EXPECT_EQ(a.levels[2].coverage_bytes, 2 * lv_mib);
+  // L1: 16 x 128 KB; L2: 2 MB pages, the raw data reads ~70 entries (the paper prints 65); L3:
+  // ~1032 x 2 MB.
+  ASSERT_NO_FATAL_FAILURE(
+      expect_table(a, "K80", {{16, 128 * lv_kib}, {70, 2 * lv_mib}, {1032, 2 * lv_mib}}));
+  expect_within(a.levels[1].reach_bytes, 140 * lv_mib, 0.10, "K80 L2 reach"); // step near 140 MB
   for (const auto &L : a.levels) {
     EXPECT_EQ(to_string(L.bound), "exact");
     EXPECT_GT(L.miss_penalty_cycles, 0);
@@ -84,11 +90,7 @@ TEST(TlbFixtures, K80ThreeLevels) {
 
 TEST(TlbFixtures, P100TwoLevels) {
   const auto a = analyze_tlb_fixture("P100");
-  ASSERT_EQ(a.levels.size(), 2u);
-  expect_within(a.levels[0].entries, 16, 0.10, "P100 L1 entries");
-  EXPECT_EQ(a.levels[0].coverage_bytes, 2 * lv_mib);
-  expect_within(a.levels[1].entries, 65, 0.10, "P100 L2 entries");
-  EXPECT_EQ(a.levels[1].coverage_bytes, 32 * lv_mib);
+  ASSERT_NO_FATAL_FAILURE(expect_table(a, "P100", {{16, 2 * lv_mib}, {65, 32 * lv_mib}}));
   EXPECT_EQ(to_string(a.levels[1].bound), "exact");
   // Strides below the page pay a proportionally smaller penalty (16 MB stride: half).
   ASSERT_FALSE(a.levels[1].flat.empty());

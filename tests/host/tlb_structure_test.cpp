@@ -333,6 +333,28 @@ searched_twice search_twice(std::mt19937_64 &rng, const unsigned (&sets_of)[5],
   return r;
 }
 
+// `cases` generated cases (seed `seed`) searched with `a` and then `b`: each pair checked by
+// `same(r)`, the tests (walks) of each side summed where `counted(r)` holds.
+struct search_totals {
+  long a = 0, b = 0;
+  int counted = 0;
+};
+template <class Same, class Counted>
+search_totals search_family(std::uint64_t seed, const unsigned (&sets_of)[5], int cases,
+                            const probes::conflict_options &a, const probes::conflict_options &b,
+                            Same &&same, Counted &&counted) {
+  std::mt19937_64 rng(seed);
+  search_totals t;
+  for (int c = 0; c < cases; ++c) {
+    const auto r = search_twice(rng, sets_of, a, b);
+    same(r);
+    if (counted(r))
+      t.a += r.a.tests, t.b += r.b.tests, ++t.counted;
+  }
+  return t;
+}
+const auto every_case = [](const searched_twice &) { return true; };
+
 } // namespace
 
 TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
@@ -372,25 +394,22 @@ TEST(TlbStructure, ConflictSetsGiveTheWaysAndTheIndexBits) {
 // (1-256 sets, 2-16 ways, LRU and not LRU at the onset, windows on any alignment), each searched
 // both ways: the same members (or the same failure) every time, never more tests.
 TEST(TlbStructure, InferredHalvesFindTheSameSetsInFewerTests) {
-  std::mt19937_64 rng(48);
   const unsigned sets_of[] = {1, 16, 64, 128, 256};
   probes::conflict_options tested, inferred;
   tested.generalized_split = inferred.generalized_split = false; // halves: the quarters' split
   tested.infer_halves = false;
   inferred.infer_halves = true;
-  long tests_plain = 0, tests_inferred = 0;
-  for (int c = 0; c < 50; ++c) {
-    const auto r = search_twice(rng, sets_of, tested, inferred);
-    EXPECT_EQ(r.b.members, r.a.members) << r.what;
-    EXPECT_EQ(r.b.failed, r.a.failed);
-    EXPECT_EQ(r.b.method, r.a.method);
-    EXPECT_LE(r.b.tests, r.a.tests);
-    tests_plain += r.a.tests;
-    tests_inferred += r.b.tests;
-  }
-  std::printf("group tests over 50 searches: %ld, inferring halves %ld\n", tests_plain,
-              tests_inferred);
-  EXPECT_LT(tests_inferred, tests_plain);
+  const auto t = search_family(
+      48, sets_of, 50, tested, inferred,
+      [](const searched_twice &r) {
+        EXPECT_EQ(r.b.members, r.a.members) << r.what;
+        EXPECT_EQ(r.b.failed, r.a.failed);
+        EXPECT_EQ(r.b.method, r.a.method);
+        EXPECT_LE(r.b.tests, r.a.tests);
+      },
+      every_case);
+  std::printf("group tests over 50 searches: %ld, inferring halves %ld\n", t.a, t.b);
+  EXPECT_LT(t.b, t.a);
 }
 
 // The onset scan started E / 256 below the entries, not E / 64, finds the same onset
@@ -398,25 +417,22 @@ TEST(TlbStructure, InferredHalvesFindTheSameSetsInFewerTests) {
 // it steps down as before. Generated: 40 simulated TLBs (16-512 sets, 2-16 ways, LRU and not LRU
 // at the onset, windows on any alignment).
 TEST(TlbStructure, AnOnsetScanStartedCloserFindsTheSameSets) {
-  std::mt19937_64 rng(4864);
   const unsigned sets_of[] = {16, 64, 128, 256, 512};
   probes::conflict_options wide, close;
   wide.onset_start_share = 64;
   close.onset_start_share = 256;
-  long walks_64 = 0, walks_256 = 0;
-  for (int c = 0; c < 40; ++c) {
-    const auto r = search_twice(rng, sets_of, wide, close);
-    if (!r.tlb.alternating) { // not LRU, which walk meets the onset depends on the walks before it
-      EXPECT_EQ(r.b.onset_pages, r.a.onset_pages) << r.what;
-      EXPECT_EQ(r.b.members, r.a.members) << r.what;
-      EXPECT_EQ(r.b.failed, r.a.failed) << r.what;
-    }
-    walks_64 += r.a.tests;
-    walks_256 += r.b.tests;
-  }
-  std::printf("walks over 40 searches: scan from E - E/64 %ld, from E - E/256 %ld\n", walks_64,
-              walks_256);
-  EXPECT_LT(walks_256, walks_64);
+  const auto t = search_family(
+      4864, sets_of, 40, wide, close,
+      [](const searched_twice &r) {
+        if (r.tlb.alternating) // not LRU: which walk meets the onset depends on the walks before
+          return;
+        EXPECT_EQ(r.b.onset_pages, r.a.onset_pages) << r.what;
+        EXPECT_EQ(r.b.members, r.a.members) << r.what;
+        EXPECT_EQ(r.b.failed, r.a.failed) << r.what;
+      },
+      every_case);
+  std::printf("walks over 40 searches: scan from E - E/64 %ld, from E - E/256 %ld\n", t.a, t.b);
+  EXPECT_LT(t.b, t.a);
 }
 
 // Group testing by generalized binary splitting (groups of about n / W pages) finds the
@@ -424,29 +440,23 @@ TEST(TlbStructure, AnOnsetScanStartedCloserFindsTheSameSets) {
 // sets, 2-16 ways, LRU and not LRU at the onset, windows on any alignment); and a page that lets x
 // hit by chance is still dropped (APageThatLetXHitByChanceIsDropped runs both ways).
 TEST(TlbStructure, GeneralizedSplittingFindsTheSameSetsInFewerWalks) {
-  std::mt19937_64 rng(4865);
   const unsigned sets_of[] = {16, 64, 128, 256, 512};
   probes::conflict_options quarters, split;
   quarters.generalized_split = false;
   split.generalized_split = true;
-  long walks_quarters = 0, walks_split = 0;
-  int searched = 0;
-  for (int c = 0; c < 60; ++c) {
-    const auto r = search_twice(rng, sets_of, quarters, split);
-    EXPECT_EQ(r.b.members, r.a.members) << r.what;
-    EXPECT_EQ(r.b.failed, r.a.failed) << r.what;
-    EXPECT_EQ(r.b.method, r.a.method) << r.what;
-    if (r.a.method == "group testing") {
-      ++searched;
-      walks_quarters += r.a.tests;
-      walks_split += r.b.tests;
-    }
-  }
+  const auto t = search_family(
+      4865, sets_of, 60, quarters, split,
+      [](const searched_twice &r) {
+        EXPECT_EQ(r.b.members, r.a.members) << r.what;
+        EXPECT_EQ(r.b.failed, r.a.failed) << r.what;
+        EXPECT_EQ(r.b.method, r.a.method) << r.what;
+      },
+      [](const searched_twice &r) { return r.a.method == "group testing"; });
   std::printf("%d sets found by group testing: %ld walks by quarters, %ld by generalized "
               "splitting\n",
-              searched, walks_quarters, walks_split);
-  EXPECT_GE(searched, 30);
-  EXPECT_LT(walks_split, walks_quarters);
+              t.counted, t.a, t.b);
+  EXPECT_GE(t.counted, 30);
+  EXPECT_LT(t.b, t.a);
 }
 
 // A set index pinned by the sets found is checked by prediction in windows of
