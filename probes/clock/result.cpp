@@ -1,6 +1,7 @@
 // The host half of the clock probe: the windows, the verdict, the result's JSON.
 #include "common/error.hpp"
 #include "common/stats.hpp"
+#include "model/fields.hpp"
 #include "probes/clock/driver.hpp"
 
 #include <algorithm>
@@ -68,57 +69,44 @@ clock_verdict judge_clock(const std::vector<clock_window> &w, double drop) {
   return v;
 }
 
-json to_json(const clock_result &r) {
-  json windows = json::array();
-  for (const auto &w : r.windows)
-    windows.push_back({{"t_ms", w.t_ms},
-                       {"median_mhz", w.median_mhz},
-                       {"lowest_mhz", w.lowest_mhz},
-                       {"highest_mhz", w.highest_mhz}});
-  const auto &v = r.verdict;
-  return result_document("clock", r, "clock",
-                         {{"options",
-                           {{"seconds", r.options.seconds},
-                            {"samples", r.options.samples},
-                            {"threads", r.options.threads},
-                            {"drop", r.options.drop}}},
-                          {"blocks", r.blocks},
-                          {"sms_seen", r.sms_seen},
-                          {"stated_peak_mhz", r.stated_peak_mhz},
-                          {"windows", windows},
-                          {"verdict",
-                           {{"throttled", v.throttled},
-                            {"highest_mhz", v.highest_mhz},
-                            {"lowest_mhz", v.lowest_mhz},
-                            {"last_mhz", v.last_mhz},
-                            {"reason", v.reason}}},
-                          {"wall_seconds", r.wall_seconds}});
+// Each record's keys, once, for its reader and its writer (model/fields.hpp).
+template <class F> void fields(clock_options &o, F &f) {
+  f.required("seconds", o.seconds);
+  f.required("samples", o.samples);
+  f.required("threads", o.threads);
+  f.required("drop", o.drop);
+}
+template <class F> void fields(clock_window &w, F &f) {
+  f.required("t_ms", w.t_ms);
+  f.required("median_mhz", w.median_mhz);
+  f.required("lowest_mhz", w.lowest_mhz);
+  f.required("highest_mhz", w.highest_mhz);
+}
+template <class F> void fields(clock_verdict &v, F &f) {
+  f.required("throttled", v.throttled);
+  f.required("highest_mhz", v.highest_mhz);
+  f.required("lowest_mhz", v.lowest_mhz);
+  f.required("last_mhz", v.last_mhz);
+  f.required("reason", v.reason);
+}
+json to_json(const clock_options &o) { return model::write_record(o); }
+json to_json(const clock_window &w) { return model::write_record(w); }
+json to_json(const clock_verdict &v) { return model::write_record(v); }
+
+template <class F> void fields(clock_result &r, F &f) {
+  f.whole("options", r.options, model::read_record<clock_options>);
+  f.required("blocks", r.blocks);
+  f.required("sms_seen", r.sms_seen);
+  f.required("stated_peak_mhz", r.stated_peak_mhz);
+  f.required_list("windows", r.windows, model::read_record<clock_window>);
+  f.whole("verdict", r.verdict, model::read_record<clock_verdict>);
+  f.required("wall_seconds", r.wall_seconds);
 }
 
+json to_json(const clock_result &r) { return model::write_result(r, "clock", "clock"); }
+
 clock_result clock_result_from_json(const json &doc) {
-  clock_result r;
-  const json &c = result_body(doc, "clock", "clock", r);
-  try {
-    const json o = c.at("options");
-    r.options.seconds = o.at("seconds").get<double>();
-    r.options.samples = o.at("samples").get<int>();
-    r.options.threads = o.at("threads").get<int>();
-    r.options.drop = o.at("drop").get<double>();
-    r.blocks = c.at("blocks").get<int>();
-    r.sms_seen = c.at("sms_seen").get<int>();
-    r.stated_peak_mhz = c.at("stated_peak_mhz").get<double>();
-    for (const auto &w : c.at("windows"))
-      r.windows.push_back({w.at("t_ms").get<double>(), w.at("median_mhz").get<double>(),
-                           w.at("lowest_mhz").get<double>(), w.at("highest_mhz").get<double>()});
-    const json &v = c.at("verdict");
-    r.verdict = {v.at("throttled").get<bool>(), v.at("highest_mhz").get<double>(),
-                 v.at("lowest_mhz").get<double>(), v.at("last_mhz").get<double>(),
-                 v.at("reason").get<std::string>()};
-    r.wall_seconds = c.at("wall_seconds").get<double>();
-  } catch (const json::exception &e) {
-    throw error(std::string("clock result: ") + e.what());
-  }
-  return r;
+  return model::read_result<clock_result>(doc, "clock", "clock");
 }
 
 } // namespace gpuprobe::probes

@@ -96,50 +96,32 @@ model::level_per_sm summarize_per_sm(const per_sm_level_result &l, const std::st
   return s;
 }
 
-json to_json(const per_sm_result &r) {
-  json levels = json::array();
-  for (const auto &l : r.levels) {
-    const auto &t = l.target;
-    json j = {{"level", t.level},
-              {"coverage_bytes", t.tested.coverage_bytes},
-              {"entries", t.tested.entries.value_or(0)},
-              {"tested", model::to_json(t.tested)}};
-    if (!t.skipped.empty()) {
-      j["skipped"] = t.skipped;
-    } else {
-      j.update({{"below_pages", t.below_pages},
-                {"above_pages", t.above_pages},
-                {"laps_below", t.laps_below},
-                {"laps_above", t.laps_above},
-                {"sms", l.sms},
-                {"below_cycles", l.below},
-                {"above_cycles", l.above}});
-    }
-    levels.push_back(j);
-  }
-  return result_document("tlb-per-sm", r, "tlb_per_sm",
-                         {{"profile", r.profile},
-                          {"range_bytes", r.range_bytes},
-                          {"reps", r.reps},
-                          {"wall_seconds", r.wall_seconds},
-                          {"levels", levels}});
+// A level's keys, once, for its reader and its writer (model/fields.hpp): the level tested, then
+// (where it was measured) its walks and cycles.
+template <class F> void fields(per_sm_level_result &l, F &f) {
+  auto &t = l.target;
+  f.required("level", t.level);
+  f.derived("coverage_bytes", t.tested.coverage_bytes);
+  f.derived("entries", t.tested.entries.value_or(0));
+  f.whole("tested", t.tested, model::tlb_level_from_json);
+  f.text("skipped", t.skipped);
+  if (!t.skipped.empty())
+    return;
+  f.required("below_pages", t.below_pages);
+  f.required("above_pages", t.above_pages);
+  f.required("laps_below", t.laps_below);
+  f.required("laps_above", t.laps_above);
+  f.required("sms", l.sms);
+  f.required("below_cycles", l.below);
+  f.required("above_cycles", l.above);
 }
+json to_json(const per_sm_level_result &l) { return model::write_record(l); }
 
 per_sm_level_result per_sm_level_from_json(const json &j) {
-  per_sm_level_result l;
-  auto &t = l.target;
-  t.level = j.at("level").get<std::string>();
-  t.tested = model::tlb_level_from_json(j.at("tested"));
-  t.skipped = j.value("skipped", "");
+  const auto l = model::read_record<per_sm_level_result>(j);
+  const auto &t = l.target;
   if (!t.skipped.empty())
     return l;
-  t.below_pages = j.at("below_pages").get<std::uint32_t>();
-  t.above_pages = j.at("above_pages").get<std::uint32_t>();
-  t.laps_below = j.at("laps_below").get<std::uint32_t>();
-  t.laps_above = j.at("laps_above").get<std::uint32_t>();
-  l.sms = j.at("sms").get<std::vector<int>>();
-  l.below = j.at("below_cycles").get<std::vector<std::vector<double>>>();
-  l.above = j.at("above_cycles").get<std::vector<std::vector<double>>>();
   if (l.sms.size() > std::size_t(model::k_max_sm_count) || l.below.size() != l.above.size() ||
       l.below.empty())
     throw error("tlb-per-sm: level " + t.level + ": " + std::to_string(l.sms.size()) + " SMs, " +
@@ -153,22 +135,18 @@ per_sm_level_result per_sm_level_from_json(const json &j) {
   return l;
 }
 
+template <class F> void fields(per_sm_result &r, F &f) {
+  f.field("profile", r.profile);
+  f.field("range_bytes", r.range_bytes);
+  f.field("reps", r.reps);
+  f.field("wall_seconds", r.wall_seconds);
+  f.required_list("levels", r.levels, per_sm_level_from_json);
+}
+
+json to_json(const per_sm_result &r) { return model::write_result(r, "tlb-per-sm", "tlb_per_sm"); }
+
 per_sm_result per_sm_result_from_json(const json &doc) {
-  per_sm_result r;
-  try {
-    const json &b = result_body(doc, "tlb-per-sm", "tlb_per_sm", r);
-    r.profile = b.value("profile", "");
-    r.range_bytes = b.value("range_bytes", std::uint64_t(0));
-    r.reps = b.value("reps", 0);
-    r.wall_seconds = b.value("wall_seconds", 0.0);
-    for (const auto &j : b.at("levels"))
-      r.levels.push_back(per_sm_level_from_json(j));
-  } catch (const json::exception &e) {
-    throw error("tlb-per-sm: malformed result (" + std::string(e.what()) + ")");
-  } catch (const model::impossible_value &e) {
-    throw error("tlb-per-sm: impossible result (" + std::string(e.what()) + ")");
-  }
-  return r;
+  return model::read_result<per_sm_result>(doc, "tlb-per-sm", "tlb_per_sm");
 }
 
 } // namespace gpuprobe::probes

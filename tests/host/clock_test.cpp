@@ -12,6 +12,7 @@
 
 namespace fs = std::filesystem;
 using namespace gpuprobe;
+using nlohmann::json;
 
 namespace {
 
@@ -73,6 +74,21 @@ TEST(ClockProbe, ResultRoundTripsAndTheReportDrawsIt) {
   const auto back = probes::clock_result_from_json(doc);
   EXPECT_EQ(to_json(back), doc);
   EXPECT_THROW(probes::clock_result_from_json({{"probe", "atomics"}}), gpuprobe::error);
+  // The format's keys, as the first clock results were written.
+  const auto keys = [](const json &j) {
+    std::vector<std::string> k;
+    for (const auto &[key, v] : j.items())
+      k.push_back(key);
+    return k;
+  };
+  const json &body = doc["clock"];
+  using names = std::vector<std::string>;
+  EXPECT_EQ(keys(body), (names{"blocks", "options", "sms_seen", "stated_peak_mhz", "verdict",
+                               "wall_seconds", "windows"}));
+  EXPECT_EQ(keys(body["options"]), (names{"drop", "samples", "seconds", "threads"}));
+  EXPECT_EQ(keys(body["windows"][0]), (names{"highest_mhz", "lowest_mhz", "median_mhz", "t_ms"}));
+  EXPECT_EQ(keys(body["verdict"]),
+            (names{"highest_mhz", "last_mhz", "lowest_mhz", "reason", "throttled"}));
 
   const fs::path dir = test::temp_path("clock_report");
   fs::remove_all(dir);
