@@ -11,18 +11,7 @@ namespace gpuprobe::cli {
 
 namespace {
 
-struct characterize_options {
-  common_options common;
-  pipeline::characterize_run_options run; // the flags of its own
-  map_late_options map_late;
-};
-
-void run_characterize(const characterize_options &o) {
-  auto r = one_gpu(o.common, o.run);
-  r.map_late = o.map_late.late;
-  r.run_here = run_here;
-  pipeline::run_characterize(r);
-}
+using characterize_options = stage_command_flags<pipeline::characterize_run_options>;
 
 } // namespace
 
@@ -52,19 +41,10 @@ void setup_characterize(CLI::App &parent) {
                      "--out is then the parent folder (default results) of one folder per GPU");
   app->callback([opt] {
     if (opt->common.devices.empty())
-      return run_characterize(*opt);
+      return pipeline::run_characterize(opt->one_gpu_options());
     if (opt->run.reanalyze)
       throw error("characterize: --reanalyze takes one folder (--out DIR), not --devices");
-    const auto &o = *opt;
-    unit_command c{"characterize", "", "", "", {"--seed", std::to_string(o.common.seed)}, ""};
-    if (o.run.quick)
-      c.extra.push_back("--quick");
-    if (o.run.allow_busy)
-      c.extra.push_back("--allow-busy");
-    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(o.run.busy_wait_seconds)});
-    c.every_second = o.map_late.every_second(); // neighbours map at different times
-    run_per_device("characterize", o.common.devices,
-                   o.common.out.empty() ? "results" : o.common.out, plan_for(c));
+    opt->per_device("characterize");
   });
 }
 

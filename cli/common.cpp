@@ -1,6 +1,7 @@
 #include "cli/common.hpp"
 
 #include "common/error.hpp"
+#include "common/paths.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -74,6 +75,14 @@ void check_output_path(const std::string &path) {
     throw error("output folder '" + dir.string() + "' does not exist");
   if (fs::is_directory(p))
     throw error("--out '" + path + "' is a folder; give a file name");
+}
+
+void check_one_gpu_files(const std::string &command, const std::string &input_flag,
+                         const std::string &input, const std::string &out) {
+  if (input.empty() || out.empty())
+    throw error(command + ": give " + input_flag + " and --out (or --devices)");
+  check_output_path(out);
+  refuse_output_over_inputs(command, out, {input});
 }
 
 int &exit_status() {

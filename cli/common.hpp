@@ -52,6 +52,12 @@ void add_command(CLI::App &parent, probes::kit::command c);
 // Fails early (before a long run) when the output file's folder does not exist.
 void check_output_path(const std::string &path);
 
+// A one-GPU run of `command` that reads the file of `input_flag` and writes --out: both given
+// ("COMMAND: give INPUT_FLAG and --out (or --devices)"), --out's folder there, and --out not one
+// of its inputs (common/paths.hpp).
+void check_one_gpu_files(const std::string &command, const std::string &input_flag,
+                         const std::string &input, const std::string &out);
+
 // Stages as child processes (pipeline/subprocess.hpp), used by the commands that start them.
 using pipeline::k_exit_partial;
 using pipeline::run_stage_in;

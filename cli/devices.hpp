@@ -2,6 +2,7 @@
 // `--devices all|0,2,...`: one gpuprobe process per GPU, concurrently, each in its own unit folder
 // PARENT/<gpu-slug>-<uuid8>; progress lines carry the GPU's label; a GPU that fails does not stop
 // the others and is reported with its error. characterize, tune and validate use it.
+#include "cli/common.hpp"
 #include "common/device_info.hpp"
 
 #include <functional>
@@ -40,5 +41,34 @@ device_plan plan_for(const unit_command &c);
 
 // The unit folder of a GPU under `parent`: PARENT/<gpu-slug>-<uuid8>.
 std::string unit_folder(const std::string &parent, const device_identity &d);
+
+// The flags of a command that runs characterize's stages on one GPU or on every GPU of --devices
+// (characterize, run): the shared ones, its own (R, a gpu_run_options with allow_busy,
+// busy_wait_seconds, map_late and run_here), and --map-late / --no-map-late.
+template <class R> struct stage_command_flags {
+  common_options common;
+  R run;
+  map_late_options map_late;
+  // One GPU: --device, --out, --seed and --map-late over its own; stages in this process.
+  R one_gpu_options() const {
+    auto r = one_gpu(common, run);
+    r.map_late = map_late.late;
+    r.run_here = run_here;
+    return r;
+  }
+  // Every GPU of --devices: `sub` with --seed, --quick, --allow-busy and --busy-wait as given,
+  // every second GPU mapping late (unless --no-map-late), into PARENT (--out, else results).
+  void per_device(const std::string &sub, std::vector<std::string> extra = {}) const {
+    unit_command c{sub, "", "", "", {"--seed", std::to_string(common.seed)}, ""};
+    if (run.quick)
+      c.extra.push_back("--quick");
+    if (run.allow_busy)
+      c.extra.push_back("--allow-busy");
+    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(run.busy_wait_seconds)});
+    c.extra.insert(c.extra.end(), extra.begin(), extra.end());
+    c.every_second = map_late.every_second(); // neighbours map at different times
+    run_per_device(sub, common.devices, common.out.empty() ? "results" : common.out, plan_for(c));
+  }
+};
 
 } // namespace gpuprobe::cli

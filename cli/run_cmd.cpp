@@ -10,18 +10,7 @@ namespace gpuprobe::cli {
 
 namespace {
 
-struct run_options {
-  common_options common;
-  pipeline::run_run_options run; // the flags of its own
-  map_late_options map_late;
-};
-
-void run_pipeline(const run_options &o) {
-  auto r = one_gpu(o.common, o.run);
-  r.map_late = o.map_late.late;
-  r.run_here = run_here;
-  pipeline::run_pipeline(r);
-}
+using run_options = stage_command_flags<pipeline::run_run_options>;
 
 } // namespace
 
@@ -45,18 +34,9 @@ void setup_run(CLI::App &parent) {
   add_devices_option(*app, opt->common, "each runs the whole pipeline in its own folder");
   app->callback([opt] {
     if (opt->common.devices.empty())
-      return run_pipeline(*opt);
-    unit_command c{"run", "", "", "", {"--seed", std::to_string(opt->common.seed)}, ""};
-    if (opt->run.quick)
-      c.extra.push_back("--quick");
-    if (opt->run.allow_busy)
-      c.extra.push_back("--allow-busy");
-    c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(opt->run.busy_wait_seconds)});
-    if (opt->run.verbose)
-      c.extra.push_back("--verbose");
-    c.every_second = opt->map_late.every_second(); // neighbours map at different times
-    run_per_device("run", opt->common.devices,
-                   opt->common.out.empty() ? "results" : opt->common.out, plan_for(c));
+      return pipeline::run_pipeline(opt->one_gpu_options());
+    opt->per_device("run", opt->run.verbose ? std::vector<std::string>{"--verbose"}
+                                            : std::vector<std::string>{});
   });
 }
 

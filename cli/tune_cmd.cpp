@@ -3,7 +3,6 @@
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/error.hpp"
-#include "common/paths.hpp"
 #include "common/results_folder.hpp"
 #include "tune/tune_driver.hpp"
 
@@ -44,10 +43,7 @@ void setup_tune(CLI::App &parent) {
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {
-      if (o.run.profile.empty() || o.common.out.empty())
-        throw error("tune: give --profile and --out (or --devices)");
-      check_output_path(o.common.out);
-      refuse_output_over_inputs("tune", o.common.out, {o.run.profile});
+      check_one_gpu_files("tune", "--profile", o.run.profile, o.common.out);
       if (o.run.reps < 3)
         throw error("tune: --reps must be at least 3");
       return tune::run_tune(one_gpu(o.common, o.run));

@@ -3,7 +3,6 @@
 #include "cli/common.hpp"
 #include "cli/devices.hpp"
 #include "common/error.hpp"
-#include "common/paths.hpp"
 #include "common/results_folder.hpp"
 #include "tune/validate_driver.hpp"
 
@@ -22,10 +21,7 @@ struct validate_options {
 // One GPU (--tuning/--out), or every GPU of --devices in its own process.
 void run(const validate_options &o) {
   if (o.common.devices.empty()) {
-    if (o.run.tuning.empty() || o.common.out.empty())
-      throw error("validate: give --tuning and --out (or --devices)");
-    check_output_path(o.common.out);
-    refuse_output_over_inputs("validate", o.common.out, {o.run.tuning});
+    check_one_gpu_files("validate", "--tuning", o.run.tuning, o.common.out);
     if (o.run.reps < 10)
       throw error("validate: --reps must be at least 10");
     if (o.run.pool_gib < 8)
