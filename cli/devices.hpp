@@ -58,7 +58,13 @@ template <class R> struct stage_command_flags {
   }
   // Every GPU of --devices: `sub` with --seed, --quick, --allow-busy and --busy-wait as given,
   // every second GPU mapping late (unless --no-map-late), into PARENT (--out, else results).
-  void per_device(const std::string &sub, std::vector<std::string> extra = {}) const {
+  void per_device(const std::string &sub, const std::vector<std::string> &extra = {}) const {
+    run_per_device(sub, common.devices, common.out.empty() ? "results" : common.out,
+                   plan_for(unit_command_of(sub, extra)));
+  }
+  // What each GPU's process of per_device runs.
+  unit_command unit_command_of(const std::string &sub,
+                               const std::vector<std::string> &extra) const {
     unit_command c{sub, "", "", "", {"--seed", std::to_string(common.seed)}, ""};
     if (run.quick)
       c.extra.push_back("--quick");
@@ -67,7 +73,7 @@ template <class R> struct stage_command_flags {
     c.extra.insert(c.extra.end(), {"--busy-wait", busy_wait_text(run.busy_wait_seconds)});
     c.extra.insert(c.extra.end(), extra.begin(), extra.end());
     c.every_second = map_late.every_second(); // neighbours map at different times
-    run_per_device(sub, common.devices, common.out.empty() ? "results" : common.out, plan_for(c));
+    return c;
   }
 };
 

@@ -4,6 +4,7 @@
 #include "cli/devices.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
+#include "pipeline/run_driver.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 using namespace gpuprobe;
@@ -99,6 +101,40 @@ TEST(Devices, EverySecondGpuOfTheLaunchMapsLateUnlessToldNot) {
   cli::unit_command tune{"tune", "--profile", "profile.json", "tuning.json", {}, "run it"};
   const auto st = cli::plan_for(tune)(device_identity{}, test::temp_path("none"), 1);
   EXPECT_FALSE(st.cannot_run.empty()) << "a missing input still refuses the unit";
+}
+
+// characterize's and run's --devices launch: each GPU's command line is the subcommand with
+// --seed, then --quick, --allow-busy and --busy-wait as given, then its own extras, and every
+// second GPU maps late (unless --no-map-late). Generated: 64 flag sets, seeded.
+TEST(Devices, CharacterizeAndRunLaunchEachGpuWithTheirFlags) {
+  std::mt19937_64 rng(81);
+  for (int c = 0; c < 64; ++c) {
+    cli::stage_command_flags<pipeline::run_run_options> f;
+    f.common.seed = rng() % 1000;
+    f.run.quick = rng() % 2, f.run.allow_busy = rng() % 2;
+    f.run.busy_wait_seconds = double(rng() % 300) / 4;
+    f.map_late.not_late = rng() % 2;
+    const std::vector<std::string> extra =
+        rng() % 2 ? std::vector<std::string>{"--verbose"} : std::vector<std::string>{};
+    std::vector<std::string> want = {"--seed", std::to_string(f.common.seed)};
+    if (f.run.quick)
+      want.push_back("--quick");
+    if (f.run.allow_busy)
+      want.push_back("--allow-busy");
+    want.insert(want.end(), {"--busy-wait", cli::busy_wait_text(f.run.busy_wait_seconds)});
+    want.insert(want.end(), extra.begin(), extra.end());
+    const auto plan = cli::plan_for(f.unit_command_of("run", extra));
+    for (std::size_t pos = 0; pos < 4; ++pos) {
+      const auto st = plan(device_identity{}, "results/u", pos);
+      ASSERT_GE(st.args.size(), want.size()) << c;
+      EXPECT_EQ(st.args[0], "run");
+      const bool late = !f.map_late.not_late && pos % 2 == 1;
+      const auto from = st.args.end() - std::ptrdiff_t(want.size()) - (late ? 1 : 0);
+      EXPECT_EQ(std::vector<std::string>(from, from + std::ptrdiff_t(want.size())), want)
+          << "case " << c << " position " << pos;
+      EXPECT_EQ(st.args.back() == "--map-late", late) << "case " << c << " position " << pos;
+    }
+  }
 }
 
 // Without a GPU (CI) --devices says so in one line; --device and --devices exclude each other;
