@@ -1,7 +1,8 @@
 #pragma once
 // `--devices all|0,2,...`: one gpuprobe process per GPU, concurrently, each in its own unit folder
 // PARENT/<gpu-slug>-<uuid8>; progress lines carry the GPU's label; a GPU that fails does not stop
-// the others and is reported with its error. characterize, tune and validate use it.
+// the others and is reported with its error. characterize, run, tune and validate use it
+// (characterize and run through stage_command_flags, below).
 #include "cli/common.hpp"
 #include "common/device_info.hpp"
 

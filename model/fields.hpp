@@ -273,9 +273,9 @@ struct field_writer {
   template <class T> void derived(const char *k, const T &v) { put(doc, k, v); }
 };
 // A block whose keys its fields() does not name are kept in the member `rest` (most blocks:
-// `detail`), written back as read under the named ones.
-template <class S> S read_with_rest(const json &in, json S::*rest) {
-  json j = in;
+// `detail`), written back as read under the named ones. The block is taken by value: a caller
+// that made its own copy (to rename a version's keys) moves it in.
+template <class S> S read_with_rest(json j, json S::*rest) {
   S s;
   field_reader f{j};
   fields(s, f);
@@ -288,10 +288,10 @@ template <class S> json write_with_rest(const S &s, json S::*rest) {
   fields(const_cast<S &>(s), f); // fields() names the members; the writer only reads them
   return j;
 }
-template <class S> S read_block(const json &in) { return read_with_rest(in, &S::detail); }
+template <class S> S read_block(json in) { return read_with_rest(std::move(in), &S::detail); }
 // read_block, then `check(s)`: the block's own refusals of what no measurement can give.
-template <class S, class C> S read_block(const json &in, C &&check) {
-  S s = read_block<S>(in);
+template <class S, class C> S read_block(json in, C &&check) {
+  S s = read_block<S>(std::move(in));
   check(s);
   return s;
 }

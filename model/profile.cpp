@@ -217,7 +217,7 @@ void rename_version_1_level_keys(json &L) {
 tlb_level tlb_level_from_json(const json &in) {
   json L = in;
   rename_version_1_level_keys(L);
-  return read_block<tlb_level>(L, check_tlb_level);
+  return read_block<tlb_level>(std::move(L), check_tlb_level);
 }
 
 json to_json(const tlb_level &L) { return write_block(L); }
@@ -300,7 +300,7 @@ tlb_hierarchy tlb_hierarchy_from_json(const json &in) {
   if (h.is_object() && h.contains("cache_effects") && h["cache_effects"].is_array())
     for (auto &c : h["cache_effects"])
       rename_version_1_level_keys(c);
-  return read_block<tlb_hierarchy>(h);
+  return read_block<tlb_hierarchy>(std::move(h));
 }
 json to_json(const tlb_hierarchy &h) { return write_block(h); }
 
