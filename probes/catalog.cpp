@@ -1,4 +1,5 @@
-// The catalog: one line per probe (its probe.hpp's entry), in the order `gpuprobe --help`, the
+// The catalog: one line per probe (its probe.hpp's entry; a level probe's entry() is made by
+// level_entry, probes/level_probe.hpp), in the order `gpuprobe --help`, the
 // report's parts and characterize's stages follow.
 #include "probes/catalog.hpp"
 
@@ -15,9 +16,9 @@ namespace gpuprobe::probes {
 
 const std::vector<probe_descriptor> &probe_catalog() {
   static const std::vector<probe_descriptor> all = {
-      probes::tlb::entry,      probes::sharing::entry,  probes::sampling::entry,
-      probes::conflict::entry, probes::coverage::entry, probes::per_sm::entry,
-      probes::atomics::entry,  probes::clock::entry,
+      probes::tlb::entry,        probes::sharing::entry,    probes::sampling::entry(),
+      probes::conflict::entry(), probes::coverage::entry(), probes::per_sm::entry(),
+      probes::atomics::entry,    probes::clock::entry,
   };
   return all;
 }

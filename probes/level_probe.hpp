@@ -6,10 +6,12 @@
 // its flags, its run, a level's line, its stage's quick arguments); level_command and level_plan
 // make the rest: --device, --out, --seed and --profile, the profile read (another schema refused
 // in one line), the seed passed, the result written and summarised, and its stage in
-// `gpuprobe characterize`, over raw/tlb_profile.json into raw/<stage>.json. Host-only.
+// `gpuprobe characterize`, over raw/tlb_profile.json into raw/<stage>.json, and its line in the
+// catalog (level_entry). Host-only.
 #include "common/device_info.hpp"
 #include "common/json_io.hpp"
 #include "model/profile.hpp"
+#include "probes/catalog.hpp"
 #include "probes/kit.hpp"
 
 #include <cstdio>
@@ -85,6 +87,24 @@ void level_plan(const level_probe<Options, Result, Extra> &p, const kit::plan_re
                 std::vector<kit::stage> &s) {
   if (!r.tlb && !(p.full_only && r.quick))
     s.push_back(kit::profile_stage(r, p.stage, p.command, p.quick_args));
+}
+
+// A level probe's line in the catalog, from its level_probe `P` (an object of its cli.cpp): its id
+// and `gpuprobe <command>` are P's command, its stage P's; what it adds to the profile, its part of
+// the report (nullptr: drawn through profile.json's tables) and that part's heading are its own.
+template <const auto &P>
+probe_descriptor level_entry(void (*contribute)(const results_folder &, model::profile &),
+                             void (*draw)(const kit::report_inputs &,
+                                          kit::report_content &) = nullptr,
+                             const char *heading = nullptr) {
+  return {P.command,
+          P.command,
+          [] { return level_command(P); },
+          draw,
+          [](const kit::plan_request &r, std::vector<kit::stage> &s) { level_plan(P, r, s); },
+          contribute,
+          nullptr,
+          heading};
 }
 
 } // namespace gpuprobe::probes

@@ -1,17 +1,13 @@
 #pragma once
-// The tlb-coverage probe's line in the catalog (probes/catalog.hpp): what it is and the functions
-// of this folder that the CLI registry and characterize's plan call.
+// The tlb-coverage probe's line in the catalog (probes/catalog.hpp): a level probe
+// (probes/level_probe.hpp), whose command and stage its level_probe in cli.cpp makes; what it adds
+// to the profile is its own.
 #include "probes/catalog.hpp"
 
 namespace gpuprobe::probes::coverage {
 
-kit::command cli(); // cli.cpp (level_command): `gpuprobe tlb-coverage`
-
-void plan(const kit::plan_request &r, std::vector<kit::stage> &out); // cli.cpp (level_plan)
+probe_descriptor entry(); // cli.cpp (level_entry)
 
 void contribute(const results_folder &folder, model::profile &p); // profile.cpp
-
-inline constexpr probes::probe_descriptor entry = {"tlb-coverage", "tlb-coverage", cli,
-                                                   nullptr,        plan,           contribute};
 
 } // namespace gpuprobe::probes::coverage

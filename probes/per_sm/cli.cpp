@@ -64,8 +64,6 @@ const probe_type probe = {
 
 } // namespace
 
-kit::command cli() { return level_command(probe); }
-
-void plan(const kit::plan_request &r, std::vector<kit::stage> &s) { level_plan(probe, r, s); }
+probe_descriptor entry() { return level_entry<probe>(contribute, draw, "Per-SM TLB latency"); }
 
 } // namespace gpuprobe::probes::per_sm

@@ -113,7 +113,7 @@ void draw(const report_inputs &in, report_content &c) {
               num(100000.0 / *mhz, 3) + " ns.";
   if (any)
     c.tables.push_back(std::move(t));
-  else if (!in.of(entry.id).empty() || in.profile)
+  else if (!in.of(entry().id).empty() || in.profile)
     c.missing.push_back("per-SM TLB penalties (profile.json holds no tlb-per-sm measurement: "
                         "characterize on the GPU runs it)");
 }

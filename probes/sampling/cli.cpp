@@ -44,8 +44,6 @@ const probe_type probe = {
 
 } // namespace
 
-kit::command cli() { return level_command(probe); }
-
-void plan(const kit::plan_request &r, std::vector<kit::stage> &s) { level_plan(probe, r, s); }
+probe_descriptor entry() { return level_entry<probe>(contribute); }
 
 } // namespace gpuprobe::probes::sampling
