@@ -115,8 +115,18 @@ private:
   device_array<std::uint32_t> locks_;
 };
 
-// The owner of a bitmap allocator whose handle is {pages, bitmap view, seed, step limit, epoch,
-// regions} (RW-BM and CoRW share it; they differ only in how get_page searches). A tuning
+// What a bitmap allocator's handle holds (RW-BM and CoRW: they differ only in how get_page
+// searches) and its free_page.
+template <class Word> struct bitmap_handle : pages_view {
+  bitmap_view<Word> bm;
+  unsigned long long seed;
+  unsigned max_steps; // random words a thread (RW-BM) or rounds a warp (CoRW) tries, then a scan
+  unsigned long long epoch; // differs per handle() call: rotates RW-BM's first words per launch
+  region_view scope;        // TLB-scoped regions (words): random words from the SM's region first
+  __device__ void free_page(page_t p) const { bm.free_page(p); }
+};
+
+// The owner of a bitmap allocator whose handle derives from bitmap_handle. A tuning
 // profile's regions apply when the pool has pages to scope (page_bytes > 0); its word size is
 // the Word type (with_word).
 template <class Handle, class Word> class bitmap_allocator {
@@ -139,8 +149,12 @@ public:
   void clear() { bm_.clear(); }
   handle_type handle() const {
     const auto &c = pool_.config();
-    return {{pool_.data(), c.page_bytes}, bm_.view(), c.seed,
-            c.max_random_steps,           ++handles_, regions_.view()};
+    return {{{pool_.data(), c.page_bytes},
+             bm_.view(),
+             c.seed,
+             c.max_random_steps,
+             ++handles_,
+             regions_.view()}};
   }
   const pool_config &config() const { return pool_.config(); }
   const region_layout &regions() const { return regions_.layout(); }

@@ -29,13 +29,9 @@ __device__ inline int nth_set(Word x, unsigned n) { // index of the n-th (0-base
 }
 } // namespace detail
 
-template <class Word> struct corw_handle : pages_view {
+template <class Word> struct corw_handle : bitmap_handle<Word> { // max_steps: its rounds
   static constexpr const char *name = sizeof(Word) == 4 ? "corw32" : "corw64";
-  bitmap_view<Word> bm;
-  unsigned long long seed;
-  unsigned max_rounds;      // then each lane still in need scans exhaustively
-  unsigned long long epoch; // unused by CoRW (the handle layout is shared with RW-BM)
-  region_view scope;        // TLB-scoped regions (words): the warp's SM's region first
+  using bitmap_handle<Word>::bm, bitmap_handle<Word>::seed, bitmap_handle<Word>::scope;
 
   template <class Steps> __device__ page_t get_page(Steps &st) const {
     const unsigned active = __activemask();
@@ -45,7 +41,7 @@ template <class Word> struct corw_handle : pages_view {
     std::uint32_t lo, n;
     scope.range(bm.word_count, lo, n);
     page_t mine = invalid_page;
-    for (unsigned round = 0; round < max_rounds; ++round) {
+    for (unsigned round = 0; round < this->max_steps; ++round) {
       const unsigned needy = __ballot_sync(active, mine == invalid_page);
       if (!needy)
         return mine;
@@ -87,7 +83,6 @@ template <class Word> struct corw_handle : pages_view {
     no_steps s;
     return get_page(s);
   }
-  __device__ void free_page(page_t p) const { bm.free_page(p); }
 };
 
 template <class Word> using corw = bitmap_allocator<corw_handle<Word>, Word>;

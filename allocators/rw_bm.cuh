@@ -5,13 +5,10 @@
 
 namespace gpuprobe::alloc {
 
-template <class Word> struct rw_bm_handle : pages_view {
+template <class Word> struct rw_bm_handle : bitmap_handle<Word> {
   static constexpr const char *name = sizeof(Word) == 4 ? "rw_bm32" : "rw_bm64";
-  bitmap_view<Word> bm;
-  unsigned long long seed;
-  unsigned max_random_steps;
-  unsigned long long epoch; // differs per handle() call: rotates the first words per launch
-  region_view scope;        // TLB-scoped regions (words): random words from the SM's region first
+  using bitmap_handle<Word>::bm, bitmap_handle<Word>::seed, bitmap_handle<Word>::epoch,
+      bitmap_handle<Word>::scope;
 
   template <class Steps> __device__ page_t get_page(Steps &st) const {
     rng64 r(thread_seed(seed));
@@ -23,7 +20,7 @@ template <class Word> struct rw_bm_handle : pages_view {
     const unsigned long long gtid = blockIdx.x * 1ull * blockDim.x + threadIdx.x;
     const std::uint32_t first =
         lo + std::uint32_t((rng64(seed ^ (epoch * 0x9e3779b97f4a7c15ull)).next() + gtid) % n);
-    for (unsigned k = 0; k < max_random_steps; ++k) {
+    for (unsigned k = 0; k < this->max_steps; ++k) {
       const std::uint32_t w = k == 0 ? first : lo + r.below(n);
       st.add();
       if (!bm.lock(w))
@@ -39,7 +36,6 @@ template <class Word> struct rw_bm_handle : pages_view {
     no_steps s;
     return get_page(s);
   }
-  __device__ void free_page(page_t p) const { bm.free_page(p); }
 };
 
 template <class Word> using rw_bm = bitmap_allocator<rw_bm_handle<Word>, Word>;
