@@ -12,6 +12,7 @@
 // The rest of the file (reasons, measurements) is for people.
 // Errors are one-line std::runtime_error messages. Needs nlohmann-json.
 #include "allocators/tuning.hpp"
+#include "common/json_depth.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -200,25 +201,10 @@ inline tuning load_tuning(const std::string &path) {
   if (!in)
     throw std::runtime_error(path + ": cannot open");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  int depth = 0; // nesting outside strings, before any value is built (deep nesting overflows)
-  bool str = false, esc = false;
-  for (const char c : text) {
-    if (str) {
-      if (esc)
-        esc = false;
-      else if (c == '\\')
-        esc = true;
-      else if (c == '"')
-        str = false;
-    } else if (c == '"')
-      str = true;
-    else if ((c == '[' || c == '{') && ++depth > detail::k_max_tuning_depth)
-      throw std::runtime_error(path + ": nested deeper than " +
-                               std::to_string(detail::k_max_tuning_depth) +
-                               " levels: not a tuning file");
-    else if (c == ']' || c == '}')
-      --depth;
-  }
+  if (json_too_deep_at(text, detail::k_max_tuning_depth)) // before any value is built
+    throw std::runtime_error(path + ": nested deeper than " +
+                             std::to_string(detail::k_max_tuning_depth) +
+                             " levels: not a tuning file");
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);

@@ -2,6 +2,7 @@
 
 #include "common/build_info.hpp"
 #include "common/error.hpp"
+#include "common/json_depth.hpp"
 #include "common/outputs.hpp"
 #include "common/units.hpp"
 
@@ -214,28 +215,9 @@ std::string read_text_file(const std::string &path) {
 }
 
 json parse_json_text(const std::string &text, const std::string &source) {
-  // The nesting, outside strings, before any value is built.
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped)
-        escaped = false;
-      else if (c == '\\')
-        escaped = true;
-      else if (c == '"')
-        in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > k_max_json_depth)
-        throw error("'" + source + "' is nested deeper than " + std::to_string(k_max_json_depth) +
-                    " levels (at byte " + std::to_string(i + 1) + "): not a gpuprobe file");
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  if (const auto at = json_too_deep_at(text, k_max_json_depth)) // before any value is built
+    throw error("'" + source + "' is nested deeper than " + std::to_string(k_max_json_depth) +
+                " levels (at byte " + std::to_string(at) + "): not a gpuprobe file");
   try {
     return json::parse(text);
   } catch (const json::parse_error &e) {

@@ -3,6 +3,7 @@
 // file crashes a reader, and SIGTERM/SIGHUP leave no temporary folder and no child behind.
 #include "common/error.hpp"
 #include "common/jobs.hpp"
+#include "common/json_depth.hpp"
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "model/profile.hpp"
@@ -16,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -186,6 +188,47 @@ TEST(Hostile, AnInterruptedPlottersLeftoverIsKilled) {
                                   SIGTERM);
   EXPECT_EQ(r.code, 128 + SIGTERM);
   EXPECT_LT(r.seconds, 5.0) << "the plotter's leftover kept the pipe open";
+}
+
+// The nesting read before a file is parsed (common/json_depth.hpp: gpuprobe's readers and
+// allocators/load_tuning.hpp) counts only brackets outside strings. Generated: 400 documents of
+// arrays and objects 0-40 deep whose strings hold brackets, quotes and backslashes; each is let
+// through at its own depth and stopped at one less, at the byte of a bracket that opens.
+TEST(Hostile, NestingIsCountedOutsideStrings) {
+  std::mt19937 rng(20261203);
+  const std::vector<std::string> words = {"[", "{", "]]", "\"[", "\\", "}{", "a\\\"b{[", ""};
+  std::function<nlohmann::json(int)> value = [&](int room) -> nlohmann::json {
+    const auto pick = rng() % 4;
+    if (room == 0 || pick == 0)
+      return words[rng() % words.size()];
+    nlohmann::json v = pick == 1 ? nlohmann::json::array() : nlohmann::json::object();
+    for (unsigned k = 0, n = 1 + unsigned(rng() % 3); k < n; ++k) {
+      auto inner = value(room - 1);
+      if (v.is_array())
+        v.push_back(std::move(inner));
+      else
+        v[words[rng() % words.size()] + std::to_string(k)] = std::move(inner);
+    }
+    return v;
+  };
+  for (int c = 0; c < 400; ++c) {
+    const std::string text = value(int(rng() % 41)).dump();
+    int depth = 0; // the document's own: what nlohmann built
+    std::function<void(const nlohmann::json &, int)> walk = [&](const nlohmann::json &j, int d) {
+      if (j.is_structured())
+        depth = std::max(depth, d + 1);
+      if (j.is_structured())
+        for (const auto &e : j)
+          walk(e, d + 1);
+    };
+    walk(nlohmann::json::parse(text), 0);
+    EXPECT_EQ(json_too_deep_at(text, depth), 0u) << text;
+    if (depth == 0)
+      continue;
+    const auto at = json_too_deep_at(text, depth - 1);
+    ASSERT_GT(at, 0u) << text;
+    EXPECT_TRUE(text[at - 1] == '[' || text[at - 1] == '{') << text;
+  }
 }
 
 // No file crashes a reader: nesting far past any gpuprobe file, a device, a loop of links and an
