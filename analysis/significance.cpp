@@ -17,15 +17,7 @@ ratio_ci bootstrap_ratio_ci(const std::vector<double> &a, const std::vector<doub
   if (resamples < 100)
     throw error("bootstrap: too few resamples");
   std::mt19937_64 rng(seed);
-  std::vector<double> ratios(resamples), ra(a.size()), rb(b.size());
-  std::uniform_int_distribution<std::size_t> da(0, a.size() - 1), db(0, b.size() - 1);
-  for (unsigned r = 0; r < resamples; ++r) {
-    for (auto &x : ra)
-      x = a[da(rng)];
-    for (auto &x : rb)
-      x = b[db(rng)];
-    ratios[r] = median(rb) / median(ra);
-  }
+  auto ratios = bootstrap_median_ratios(a, b, resamples, rng);
   std::sort(ratios.begin(), ratios.end());
   const auto q = [&](double p) {
     return ratios[std::min<std::size_t>(resamples - 1, std::size_t(p * (resamples - 1) + 0.5))];

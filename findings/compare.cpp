@@ -359,18 +359,8 @@ void compare_tuning(finder &f, const model::run_folder &a, const model::run_fold
 // The 95 % bootstrap interval of median(y) / median(x).
 std::pair<double, double> ratio_interval(const std::vector<double> &x, const std::vector<double> &y,
                                          int n, std::mt19937 &rng) {
-  std::vector<double> ratios;
-  std::vector<double> rx(x.size()), ry(y.size());
-  std::uniform_int_distribution<std::size_t> px(0, x.size() - 1), py(0, y.size() - 1);
-  for (int k = 0; k < n; ++k) {
-    for (auto &v : rx)
-      v = x[px(rng)];
-    for (auto &v : ry)
-      v = y[py(rng)];
-    ratios.push_back(median(ry) / median(rx));
-  }
-  std::sort(ratios.begin(), ratios.end());
-  return {quantile(ratios, 0.025), quantile(ratios, 0.975)};
+  const auto ratios = bootstrap_median_ratios(x, y, std::size_t(n), rng);
+  return {quantile(ratios, 0.025), quantile(ratios, 0.975)}; // quantile sorts its copy
 }
 
 void compare_validation(finder &f, const model::run_folder &a, const model::run_folder &b,
