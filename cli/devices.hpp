@@ -40,6 +40,25 @@ struct unit_command {
 };
 device_plan plan_for(const unit_command &c);
 
+// tune's and validate's unit_command (R: their run options): each GPU's process reads `input` of
+// its unit folder (a unit without it is refused: run gpuprobe <before> --devices first) and writes
+// `output` there, with --reps, --seed and --quick as given.
+template <class R>
+unit_command measure_unit_command(const std::string &sub, const std::string &input_flag,
+                                  const std::string &input, const std::string &output,
+                                  const common_options &common, const R &run,
+                                  const std::string &before) {
+  unit_command c{sub,
+                 input_flag,
+                 input,
+                 output,
+                 {"--reps", std::to_string(run.reps), "--seed", std::to_string(common.seed)},
+                 "run gpuprobe " + before + " --devices first"};
+  if (run.quick)
+    c.extra.push_back("--quick");
+  return c;
+}
+
 // The unit folder of a GPU under `parent`: PARENT/<gpu-slug>-<uuid8>.
 std::string unit_folder(const std::string &parent, const device_identity &d);
 

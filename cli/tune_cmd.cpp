@@ -48,15 +48,10 @@ void setup_tune(CLI::App &parent) {
         throw error("tune: --reps must be at least 3");
       return tune::run_tune(one_gpu(o.common, o.run));
     }
-    unit_command c{"tune",
-                   "--profile",
-                   results_folder::profile_file,
-                   results_folder::tuning_file,
-                   {"--reps", std::to_string(o.run.reps), "--seed", std::to_string(o.common.seed)},
-                   "run gpuprobe characterize --devices first"};
-    if (o.run.quick)
-      c.extra.push_back("--quick");
-    run_per_device("tune", o.common.devices, o.results, plan_for(c));
+    run_per_device("tune", o.common.devices, o.results,
+                   plan_for(measure_unit_command("tune", "--profile", results_folder::profile_file,
+                                                 results_folder::tuning_file, o.common, o.run,
+                                                 "characterize")));
   });
 }
 

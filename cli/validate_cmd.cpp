@@ -28,14 +28,8 @@ void run(const validate_options &o) {
       throw error("validate: --pool-gib must be at least 8");
     return tune::run_validate(one_gpu(o.common, o.run));
   }
-  unit_command c{"validate",
-                 "--tuning",
-                 results_folder::tuning_file,
-                 results_folder::validation_file,
-                 {"--reps", std::to_string(o.run.reps), "--seed", std::to_string(o.common.seed)},
-                 "run gpuprobe tune --devices first"};
-  if (o.run.quick)
-    c.extra.push_back("--quick");
+  auto c = measure_unit_command("validate", "--tuning", results_folder::tuning_file,
+                                results_folder::validation_file, o.common, o.run, "tune");
   if (!o.run.ablation)
     c.extra.push_back("--no-ablation");
   if (!o.run.sequential)
