@@ -7,6 +7,22 @@ browser=$(command -v chromium || command -v chromium-browser || command -v googl
 T=$(mktemp -d "/tmp/gpuprobe-$1.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
+# add_checker PAGE CHECKED: CHECKED is a copy of PAGE with a checker appended. Once the page has
+# loaded, the checker runs the JavaScript read from stdin (a function body: `wide` holds the
+# elements wider than the page) and writes what it returns into <pre id="gpuprobe-check">.
+add_checker() {
+  cp "$1" "$2"
+  {
+    printf '<script>\nwindow.addEventListener("load", () => {\n'
+    printf '  const wide = [...document.body.querySelectorAll("*")]\n'
+    printf '    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1);\n'
+    printf '  const text = (() => {\n'
+    cat
+    printf '  })();\n  const out = document.createElement("pre");\n  out.id = "gpuprobe-check";\n'
+    printf '  out.textContent = text;\n  document.body.appendChild(out);\n});\n</script>\n'
+  } >>"$2"
+}
+
 # check_page FILE: opens FILE (with a checker appended that writes <pre id="gpuprobe-check">) at
 # 1400 px; `line` gets the checker's text. The pages have no script of their own and the checkers
 # log nothing, so any console line is an error (Chromium gives console.error the same INFO:CONSOLE

@@ -10,23 +10,13 @@ source "$(dirname "$0")/common.sh" compare-browser
 runs="$src/tests/fixtures/runs"
 "$bin" compare "$runs/nvidia-h100-80gb-hbm3-f83ecb16" "$runs/nvidia-h100-80gb-hbm3-5dc71e3e" \
   --html "$T/compare.html" >"$T/compare.md" 2>&1 || { cat "$T/compare.md"; fail "gpuprobe compare"; }
-cp "$T/compare.html" "$T/checked.html"
-cat >>"$T/checked.html" <<'JS'
-<script>
-window.addEventListener("load", () => {
+add_checker "$T/compare.html" "$T/checked.html" <<'JS'
   const svgs = [...document.querySelectorAll("svg")];
   // A drawn plot: a box of non-zero size and at least two lines (A and B).
   const drawn = svgs.filter(s => s.getBoundingClientRect().width > 100 &&
                                  s.querySelectorAll("polyline").length >= 2);
-  const wide = [...document.body.querySelectorAll("*")]
-    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1);
-  const out = document.createElement("pre");
-  out.id = "gpuprobe-check";
-  out.textContent = "gpuprobe-check: " + drawn.length + " of " + svgs.length + " plots drawn" +
+  return "gpuprobe-check: " + drawn.length + " of " + svgs.length + " plots drawn" +
     (wide.length ? "; wider than the page: " + wide.slice(0, 3).map(e => e.tagName).join(", ") : "");
-  document.body.appendChild(out);
-});
-</script>
 JS
 check_page "$T/checked.html"
 n=$(grep -o '<svg ' "$T/compare.html" | wc -l)

@@ -41,22 +41,14 @@ rc=$?
 if grep -nE '<(script|img|svg)' "$T/report-md/index.md"; then fail "raw HTML in index.md"; fi
 n=$(grep -o '<img ' "$T/report/index.html" | wc -l)
 [ "$n" -gt 3 ] || fail "the page has $n figures"
-cp "$T/report/index.html" "$T/report/checked.html"
-cat >>"$T/report/checked.html" <<'JS'
-<script>
-window.addEventListener("load", () => {
+add_checker "$T/report/index.html" "$T/report/checked.html" <<'JS'
   const imgs = [...document.images];
   const bad = imgs.filter(i => !i.complete || i.naturalWidth === 0);
   const heads = [...document.querySelectorAll("h2")].map(h => h.textContent);
-  const out = document.createElement("pre");
-  out.id = "gpuprobe-check";
-  out.textContent = "pwned=" + (window.__pwned === undefined ? "none" : window.__pwned) +
+  return "pwned=" + (window.__pwned === undefined ? "none" : window.__pwned) +
     " title=" + document.title + " last=" + heads[heads.length - 1] +
     " loaded=" + (imgs.length - bad.length) + "/" + imgs.length +
     " device=" + JSON.stringify(document.querySelector("p").textContent);
-  document.body.appendChild(out);
-});
-</script>
 JS
 flags=(--headless --no-sandbox --disable-gpu --hide-scrollbars --allow-file-access-from-files
        --window-size=1400,900 --virtual-time-budget=15000)

@@ -17,17 +17,10 @@ python3 -c 'import matplotlib' 2>/dev/null || skip "no matplotlib to draw the fi
   --plot-script "$src/reports/plot.py" >"$T/report.txt" 2>&1 || { cat "$T/report.txt"; fail "gpuprobe report"; }
 n=$(grep -o '<img ' "$T/report/index.html" | wc -l)
 [ "$n" -gt 0 ] || fail "the page has no figure"
-cp "$T/report/index.html" "$T/report/checked.html"
-cat >>"$T/report/checked.html" <<'JS'
-<script>
-window.addEventListener("load", () => {
+add_checker "$T/report/index.html" "$T/report/checked.html" <<'JS'
   const imgs = [...document.images];
   const bad = imgs.filter(i => !i.complete || i.naturalWidth === 0 || i.naturalHeight === 0);
-  const out = document.createElement("pre");
-  out.id = "gpuprobe-check";
-  // At 1400 px nothing may stick out to the right (a horizontal scroll bar).
-  const wide = [...document.body.querySelectorAll("*")]
-    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1);
+  // At 1400 px nothing may stick out to the right (a horizontal scroll bar): `wide`.
   // The contents: every link goes to a part; each part has its heading, and a part with a table
   // and figures gives its table first (the values beside the curves they come from).
   const lost = [...document.querySelectorAll("#contents a")]
@@ -36,15 +29,12 @@ window.addEventListener("load", () => {
     const t = s.querySelector("table, h3"), f = s.querySelector("figure");
     return !s.querySelector("h2") || (t && f && (t.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_PRECEDING));
   }).map(s => s.id);
-  out.textContent = "gpuprobe-check: " + (imgs.length - bad.length) + " of " + imgs.length +
-                    " figures loaded" + bad.map(i => "; not loaded: " + i.alt).join("") +
-                    (lost.length ? "; contents links to nothing: " + lost.join(", ") : "") +
-                    (order.length ? "; parts without a heading or table first: " + order.join(", ") : "") +
-                    (wide.length ? "; wider than the page: " + wide.slice(0, 3).map(e => e.tagName + " " +
-                     Math.round(e.getBoundingClientRect().right) + " px").join(", ") : "");
-  document.body.appendChild(out);
-});
-</script>
+  return "gpuprobe-check: " + (imgs.length - bad.length) + " of " + imgs.length +
+         " figures loaded" + bad.map(i => "; not loaded: " + i.alt).join("") +
+         (lost.length ? "; contents links to nothing: " + lost.join(", ") : "") +
+         (order.length ? "; parts without a heading or table first: " + order.join(", ") : "") +
+         (wide.length ? "; wider than the page: " + wide.slice(0, 3).map(e => e.tagName + " " +
+          Math.round(e.getBoundingClientRect().right) + " px").join(", ") : "");
 JS
 check_page "$T/report/checked.html"
 [ "$line" = "gpuprobe-check: $n of $n figures loaded" ] || fail "expected all $n figures loaded, got: ${line:-no result}"

@@ -45,13 +45,9 @@ template <class A> churn_result churn(A &a, unsigned n, unsigned rounds) {
                                                counters.get(), r, r + 1 == rounds);
     sync_or_throw();
   }
-  churn_result c;
   unsigned long long h[3];
   counters.download(h, 3);
-  c.duplicates = h[0];
-  c.out_of_pages = h[1];
-  c.operations = h[2];
-  return c;
+  return {h[0], h[1], h[2]}; // duplicates, out of pages, operations
 }
 
 template <class A> std::size_t used_count(const A &a) {

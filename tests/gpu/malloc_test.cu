@@ -83,7 +83,7 @@ malloc_churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes
   ptr.zero();
   size.zero(); // read back whole, written only where an allocation succeeded
   counters.zero();
-  malloc_churn_result c;
+  unsigned long long range_errors = 0;
   std::vector<char *> hp(n);
   std::vector<std::uint32_t> hs(n);
   const unsigned blocks = alloc::blocks_for(n);
@@ -94,7 +94,7 @@ malloc_churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes
     if (r % check_every == 0 || r + 1 == rounds) { // the live ranges, on the host
       ptr.download(hp.data(), n);
       size.download(hs.data(), n);
-      c.range_errors += check_ranges(hp, hs, lo, bytes);
+      range_errors += check_ranges(hp, hs, lo, bytes);
     }
     release_kernel<<<blocks, alloc::k_block>>>(h, n, ptr.get(), size.get(), r, r + 1 == rounds,
                                                counters.get());
@@ -102,10 +102,7 @@ malloc_churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes
   }
   unsigned long long v[3];
   counters.download(v, 3);
-  c.overwritten = v[0];
-  c.out_of_memory = v[1];
-  c.allocations = v[2];
-  return c;
+  return {v[0], v[1], v[2], range_errors}; // overwritten, out of memory, allocations
 }
 
 alloc::malloc_config rw_cfg(std::uint64_t bytes) {
@@ -127,6 +124,20 @@ void expect_clean(const malloc_churn_result &c, unsigned long long min_allocatio
   EXPECT_EQ(c.range_errors, 0u);
   EXPECT_EQ(c.overwritten, 0u);
   EXPECT_EQ(c.out_of_memory, 0u);
+}
+
+// Every unit free, then 4 KiB requests from 4096 more threads than fit: exactly the fitting ones
+// served, the ranges in the pool and unmarked, and every unit free again after.
+void expect_exact_fill(alloc::rw_malloc &a, const char *name) {
+  EXPECT_EQ(a.free_units(), a.units()) << "units lost (free in the bitmap + stashed)";
+  const unsigned fit = unsigned(a.units() / 16), extra = 4096;
+  const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
+  std::printf("%s, fill: %llu of %u fitting 4 KiB requests served, %llu refused\n", name,
+              f.allocations, fit, f.out_of_memory);
+  EXPECT_EQ(f.allocations, fit) << "exact out of memory";
+  EXPECT_EQ(f.out_of_memory, extra);
+  EXPECT_EQ(f.range_errors + f.overwritten, 0u);
+  EXPECT_EQ(a.free_units(), a.units());
 }
 
 // 2^19 threads, 40 rounds: 2^19 + 39 * ~2^18 = ~1.07e7 mixed allocations (4..8192 B).
@@ -868,15 +879,7 @@ TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
   EXPECT_GE(2.0 * double(c.allocations), soak_ops() * 0.99) << "mallocs + frees";
   EXPECT_EQ(c.range_errors, 0u);
   EXPECT_EQ(c.overwritten, 0u);
-  EXPECT_EQ(a.free_units(), a.units()) << "units lost";
-  const unsigned fit = unsigned(a.units() / 16), extra = 4096;
-  const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
-  std::printf("rw_malloc fill: %llu of %u fitting 4 KiB requests served, %llu refused\n",
-              f.allocations, fit, f.out_of_memory);
-  EXPECT_EQ(f.allocations, fit) << "exact out of memory";
-  EXPECT_EQ(f.out_of_memory, extra);
-  EXPECT_EQ(f.range_errors + f.overwritten, 0u);
-  EXPECT_EQ(a.free_units(), a.units());
+  expect_exact_fill(a, "rw_malloc soak");
 }
 
 // With stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
@@ -898,16 +901,7 @@ TEST(MallocGpu, RwMallocLargeRequestStashesStayDisjointAndExact) {
   EXPECT_GT(a.stashed_units(), 0u) << "refills went into the stashes";
   expect_clean(churn(a.handle(), k_threads, 10, {}, a.data(), a.pool_bytes()), 2'500'000,
                "rw_malloc, stashes for large requests");
-  EXPECT_EQ(a.free_units(), a.units()) << "every unit free or stashed after all frees";
-  const unsigned fit = unsigned(a.units() / 16), extra = 4096;
-  const auto f = churn(a.handle(), fit + extra, 1, {4096, 0}, a.data(), a.pool_bytes());
-  std::printf("rw_malloc, stashes for large requests, fill: %llu of %u fitting 4 KiB requests "
-              "served, %llu refused\n",
-              f.allocations, fit, f.out_of_memory);
-  EXPECT_EQ(f.allocations, fit) << "exact out of memory";
-  EXPECT_EQ(f.out_of_memory, extra);
-  EXPECT_EQ(f.range_errors + f.overwritten, 0u);
-  EXPECT_EQ(a.free_units(), a.units());
+  expect_exact_fill(a, "rw_malloc, stashes for large requests");
 }
 
 // Soak: CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders

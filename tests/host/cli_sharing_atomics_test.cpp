@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <fstream>
 
-using gpuprobe::test::file_exists;
 using gpuprobe::test::run_gpuprobe;
 using gpuprobe::test::temp_path;
 

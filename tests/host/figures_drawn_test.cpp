@@ -17,7 +17,6 @@
 
 namespace fs = std::filesystem;
 using gpuprobe::report::report_figure;
-using gpuprobe::test::run_gpuprobe_argv;
 using gpuprobe::test::temp_path;
 using nlohmann::json;
 
@@ -171,7 +170,7 @@ TEST(FiguresDrawn, ASecondReportOfTheSameFolderDrawsNothingAgain) {
         "--plot-script", script.string()};
     if (!from.empty())
       a.insert(a.end(), {"--figures-from", (root / from / "figures").string()});
-    return run_gpuprobe_argv(a);
+    return gpuprobe::test::run_gpuprobe_argv(a);
   };
   stand_in("v1");
   auto r = report("first", "");

@@ -161,9 +161,8 @@ TEST(TlbSimulated, ThreeLevelsWithNoiseAndMissingCells) {
 
 TEST(TlbSimulated, LevelWithAFewCyclesPenalty) {
   const std::vector<gpuprobe::test::sim_level> truth = {{32, 64 * lv_kib, 4}};
-  auto d = gpuprobe::test::sim_dataset(truth, 250, pow2_strides(16 * lv_kib, 1 * lv_mib),
-                                       64 * lv_kib, 256 * lv_mib, 16, 0.3, 7);
-  const auto a = detectors(d);
+  const auto a = detectors(gpuprobe::test::sim_dataset(
+      truth, 250, pow2_strides(16 * lv_kib, 1 * lv_mib), 64 * lv_kib, 256 * lv_mib, 16, 0.3, 7));
   ASSERT_NO_FATAL_FAILURE(expect_table(a, "simulated", {{32, 64 * lv_kib}}));
   expect_within(a.levels[0].miss_penalty_cycles, 4, 0.25, "penalty");
 }
@@ -205,9 +204,8 @@ TEST(TlbSimulated, OneStrideAloneIsNotALevel) {
 
 TEST(TlbSimulated, PageSizeIsAnUpperBoundWhenNoSmallerStrideShowsIt) {
   const std::vector<gpuprobe::test::sim_level> truth = {{64, 64 * lv_kib, 30}};
-  auto d = gpuprobe::test::sim_dataset(truth, 250, pow2_strides(256 * lv_kib, 4 * lv_mib),
-                                       1 * lv_mib, 2 * lv_gib, 8, 0.5, 3);
-  const auto a = detectors(d);
+  const auto a = detectors(gpuprobe::test::sim_dataset(
+      truth, 250, pow2_strides(256 * lv_kib, 4 * lv_mib), 1 * lv_mib, 2 * lv_gib, 8, 0.5, 3));
   ASSERT_NO_FATAL_FAILURE(expect_table(a, "simulated", {{64, 256 * lv_kib}}));
   EXPECT_EQ(to_string(a.levels[0].bound), "upper");
 }

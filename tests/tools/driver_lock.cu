@@ -84,8 +84,7 @@ constexpr std::size_t k_slot = std::size_t(2) << 20; // an alias range's slot an
 CUmemAllocationProp chunk_prop(int dev) {
   CUmemAllocationProp prop{};
   prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-  prop.location.id = dev;
+  prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, dev};
   return prop;
 }
 
