@@ -9,14 +9,8 @@
 
 namespace gpuprobe::cli {
 
-namespace {
-
-using characterize_options = stage_command_flags<pipeline::characterize_run_options>;
-
-} // namespace
-
 void setup_characterize(CLI::App &parent) {
-  auto opt = std::make_shared<characterize_options>();
+  auto opt = std::make_shared<stage_command_flags<pipeline::characterize_run_options>>();
   auto *app = parent.add_subcommand(
       "characterize",
       "TLB levels, their sharing and atomics in one run -> DIR/raw/*.json, DIR/profile.json");

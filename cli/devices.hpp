@@ -40,24 +40,46 @@ struct unit_command {
 };
 device_plan plan_for(const unit_command &c);
 
-// tune's and validate's unit_command (R: their run options): each GPU's process reads `input` of
-// its unit folder (a unit without it is refused: run gpuprobe <before> --devices first) and writes
-// `output` there, with --reps, --seed and --quick as given.
-template <class R>
-unit_command measure_unit_command(const std::string &sub, const std::string &input_flag,
-                                  const std::string &input, const std::string &output,
-                                  const common_options &common, const R &run,
-                                  const std::string &before) {
-  unit_command c{sub,
-                 input_flag,
-                 input,
-                 output,
-                 {"--reps", std::to_string(run.reps), "--seed", std::to_string(common.seed)},
-                 "run gpuprobe " + before + " --devices first"};
-  if (run.quick)
-    c.extra.push_back("--quick");
-  return c;
-}
+// The files of a command that measures one unit folder's input into its output (tune, validate),
+// for its options' help: the input's flag, what the input is, what --out writes, and what each
+// GPU's process of --devices reads and writes.
+struct unit_file_texts {
+  std::string input_flag, input_help, out_help, devices_what;
+};
+
+// tune's and validate's flags (R: their run options, with reps and quick): on one GPU the input
+// (input_flag) and --out; with --devices, `results` is the parent of the unit folders, each GPU's
+// process reads `input` of its unit folder (a unit without it is refused: run gpuprobe <before>
+// --devices first) and writes `output` there, with --reps, --seed and --quick as given.
+template <class R> struct unit_file_flags {
+  common_options common;
+  R run;                           // the flags of its own
+  std::string results = "results"; // --devices: the parent of the unit folders
+
+  // The input flag, --out, --device, --devices, --results and --seed, in that order.
+  void add_options(CLI::App &app, std::string &input, const unit_file_texts &t) {
+    app.add_option(t.input_flag, input, t.input_help);
+    app.add_option("--out", common.out, t.out_help);
+    add_device_option(app, common);
+    add_devices_option(app, common, t.devices_what);
+    app.add_option("--results", results, "with --devices: the parent of the GPUs' folders")
+        ->capture_default_str();
+    add_seed_option(app, common);
+  }
+  unit_command measure_command(const std::string &sub, const std::string &input_flag,
+                               const std::string &input, const std::string &output,
+                               const std::string &before) const {
+    unit_command c{sub,
+                   input_flag,
+                   input,
+                   output,
+                   {"--reps", std::to_string(run.reps), "--seed", std::to_string(common.seed)},
+                   "run gpuprobe " + before + " --devices first"};
+    if (run.quick)
+      c.extra.push_back("--quick");
+    return c;
+  }
+};
 
 // The unit folder of a GPU under `parent`: PARENT/<gpu-slug>-<uuid8>.
 std::string unit_folder(const std::string &parent, const device_identity &d);

@@ -8,14 +8,8 @@
 
 namespace gpuprobe::cli {
 
-namespace {
-
-using run_options = stage_command_flags<pipeline::run_run_options>;
-
-} // namespace
-
 void setup_run(CLI::App &parent) {
-  auto opt = std::make_shared<run_options>();
+  auto opt = std::make_shared<stage_command_flags<pipeline::run_run_options>>();
   auto *app = parent.add_subcommand(
       "run", "characterize -> tune -> validate -> report in one folder, resumable; the summary");
   app->footer("Example: gpuprobe run --quick --out results/first\n"

@@ -10,31 +10,17 @@
 
 namespace gpuprobe::cli {
 
-namespace {
-
-struct tune_options {
-  common_options common;
-  tune::tune_run_options run;      // the flags of its own
-  std::string results = "results"; // --devices: the parent of the unit folders
-};
-
-} // namespace
-
 void setup_tune(CLI::App &parent) {
-  auto opt = std::make_shared<tune_options>();
+  auto opt = std::make_shared<unit_file_flags<tune::tune_run_options>>();
   auto *app = parent.add_subcommand("tune", "profile.json -> tuning.json: word size, CRW placement "
                                             "and TLB scope measured, TLB-scoped regions");
   app->footer("Example: gpuprobe tune --profile results/first/profile.json --out "
               "results/first/tuning.json (~11 s on an H100)");
-  app->add_option("--profile", opt->run.profile,
-                  "profile.json of gpuprobe characterize (required without --devices)");
-  app->add_option("--out", opt->common.out, "tuning.json to write (required without --devices)");
-  add_device_option(*app, opt->common);
-  add_devices_option(*app, opt->common,
-                     "each reads FOLDER/profile.json, writes FOLDER/tuning.json");
-  app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
-      ->capture_default_str();
-  add_seed_option(*app, opt->common);
+  opt->add_options(*app, opt->run.profile,
+                   {"--profile",
+                    "profile.json of gpuprobe characterize (required without --devices)",
+                    "tuning.json to write (required without --devices)",
+                    "each reads FOLDER/profile.json, writes FOLDER/tuning.json"});
   app->add_option("--reps", opt->run.reps, "repetitions of each measurement (interleaved)")
       ->capture_default_str();
   app->add_flag("--quick", opt->run.quick,
@@ -49,9 +35,8 @@ void setup_tune(CLI::App &parent) {
       return tune::run_tune(one_gpu(o.common, o.run));
     }
     run_per_device("tune", o.common.devices, o.results,
-                   plan_for(measure_unit_command("tune", "--profile", results_folder::profile_file,
-                                                 results_folder::tuning_file, o.common, o.run,
-                                                 "characterize")));
+                   plan_for(o.measure_command("tune", "--profile", results_folder::profile_file,
+                                              results_folder::tuning_file, "characterize")));
   });
 }
 

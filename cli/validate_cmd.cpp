@@ -12,11 +12,7 @@ namespace gpuprobe::cli {
 
 namespace {
 
-struct validate_options {
-  common_options common;
-  tune::validate_run_options run;  // the flags of its own
-  std::string results = "results"; // --devices: the parent of the unit folders
-};
+using validate_options = unit_file_flags<tune::validate_run_options>;
 
 // One GPU (--tuning/--out), or every GPU of --devices in its own process.
 void run(const validate_options &o) {
@@ -28,8 +24,8 @@ void run(const validate_options &o) {
       throw error("validate: --pool-gib must be at least 8");
     return tune::run_validate(one_gpu(o.common, o.run));
   }
-  auto c = measure_unit_command("validate", "--tuning", results_folder::tuning_file,
-                                results_folder::validation_file, o.common, o.run, "tune");
+  auto c = o.measure_command("validate", "--tuning", results_folder::tuning_file,
+                             results_folder::validation_file, "tune");
   if (!o.run.ablation)
     c.extra.push_back("--no-ablation");
   if (!o.run.sequential)
@@ -46,16 +42,10 @@ void setup_validate(CLI::App &parent) {
       "tuning.json -> validation.json: default vs tuned allocators on this GPU, with statistics");
   app->footer("Example: gpuprobe validate --tuning results/first/tuning.json --out "
               "results/first/validation.json (~200 s on an H100)");
-  app->add_option("--tuning", opt->run.tuning,
-                  "tuning.json of gpuprobe tune (required without --devices)");
-  app->add_option("--out", opt->common.out,
-                  "validation.json to write (required without --devices)");
-  add_device_option(*app, opt->common);
-  add_devices_option(*app, opt->common,
-                     "each reads FOLDER/tuning.json, writes FOLDER/validation.json");
-  app->add_option("--results", opt->results, "with --devices: the parent of the GPUs' folders")
-      ->capture_default_str();
-  add_seed_option(*app, opt->common);
+  opt->add_options(*app, opt->run.tuning,
+                   {"--tuning", "tuning.json of gpuprobe tune (required without --devices)",
+                    "validation.json to write (required without --devices)",
+                    "each reads FOLDER/tuning.json, writes FOLDER/validation.json"});
   app->add_option("--reps", opt->run.reps,
                   "repetitions of each configuration, at most (>= 10): a workload stops at 10, "
                   "14, ... once its verdict is known")
