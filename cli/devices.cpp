@@ -4,9 +4,9 @@
 #include "common/error.hpp"
 #include "common/jobs.hpp"
 #include "common/process.hpp"
+#include "common/stopwatch.hpp"
 #include "pipeline/stage_plan.hpp" // default_results_dir
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -71,7 +71,7 @@ std::string device_status(const std::string &refused, const job_result *r, const
 
 void run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
                     const device_plan &plan) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   const auto all = list_devices();
   const auto ids = parse_device_list(devices, int(all.size()));
   std::vector<job> jobs;
@@ -93,7 +93,7 @@ void run_per_device(const std::string &what, const std::string &devices, const s
               devices.c_str(), ids.size(), parent.c_str());
   std::fflush(stdout);
   const auto results = run_jobs(jobs, stdout);
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = t0.seconds();
   int failed = 0;
   std::printf("gpuprobe %s --devices %s: %.0f s\n", what.c_str(), devices.c_str(), wall);
   for (std::size_t k = 0; k < ids.size(); ++k) {

@@ -2,6 +2,7 @@
 #include "common/device_memory.hpp"
 #include "common/enum_names.hpp"
 #include "common/pool_shelf.hpp"
+#include "common/stopwatch.hpp"
 
 #include <cuda.h> // driver API types only: functions come from cudaGetDriverEntryPointByVersion
 #include <fcntl.h>
@@ -93,7 +94,7 @@ void cu_check(CUresult r, const char *what) {
 // stderr when other processes hold too much of it (common/node_budget.hpp).
 node_budget reserve_range(std::size_t bytes, int device) {
   const budget_config c = budget_config::from_env();
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   bool waited = false, beside = false;
   node_budget b = node_budget::reserve(
       bytes, c,
@@ -112,8 +113,7 @@ node_budget reserve_range(std::size_t bytes, int device) {
                  "%llu GiB of it and does not wait while it holds)\n",
                  device, bytes >> 30, (unsigned long long)(node_budget::held_here() >> 30));
   if (waited)
-    std::fprintf(stderr, "[alias] device %d: budget granted after %.1f s\n", device,
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::fprintf(stderr, "[alias] device %d: budget granted after %.1f s\n", device, t0.seconds());
   return b;
 }
 
@@ -567,7 +567,7 @@ std::vector<char *> map_layout(CUdeviceptr va, const slot_layout &l, std::size_t
 
 slot_pool::slot_pool(const slot_layout &l, int device)
     : slot_(l.slot_bytes), chunk_of_(l.chunk_of) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   const std::size_t g = device_pool::vmm_granularity(device);
   if (slot_ == 0 || slot_ % g != 0)
     throw error("slot_pool: slot bytes must be a multiple of the " + std::to_string(g) +
@@ -584,7 +584,7 @@ slot_pool::slot_pool(const slot_layout &l, int device)
     whole_ = std::make_unique<device_pool>(alloc_kind::alias, bytes_, device, 0, slot_);
     GPUPROBE_CUDA_CHECK(cudaMemset(whole_->data(), 0, slot_)); // zeroed, as every layout's chunk
     GPUPROBE_CUDA_CHECK(cudaDeviceSynchronize());
-    map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    map_seconds_ = t0.seconds();
     return;
   }
   const auto &d = api();
@@ -607,7 +607,7 @@ slot_pool::slot_pool(const slot_layout &l, int device)
     release();
     throw;
   }
-  map_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  map_seconds_ = t0.seconds();
 }
 
 slot_pool::~slot_pool() { release(); }

@@ -4,6 +4,7 @@
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
+#include "common/stopwatch.hpp"
 #include "model/file_head.hpp"
 
 #include <unistd.h>
@@ -22,10 +23,9 @@ using nlohmann::json;
 
 gpu_activity wait_for_idle(const std::string &uuid, double seconds, const std::string &stage) {
   auto a = query_gpu_activity(uuid);
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   bool said = false;
-  while (!a.others.empty() &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+  while (!a.others.empty() && t0.seconds() < seconds) {
     if (!said)
       std::printf("  waiting up to %.0f s for the GPU to be idle before %s: %s\n", seconds,
                   stage.c_str(), a.describe().c_str());

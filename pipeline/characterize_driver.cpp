@@ -20,6 +20,7 @@
 #include "common/outputs.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
+#include "common/stopwatch.hpp"
 #include "findings/characterize.hpp"
 #include "model/file_head.hpp"
 #include "model/profile.hpp"
@@ -31,7 +32,6 @@
 #include "probes/tlb/levels.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -225,7 +225,7 @@ bool stages_in_process(const characterize_run_options &o) {
 }
 
 void run_characterize(const characterize_run_options &o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   if (o.reanalyze && o.out.empty())
     throw error("characterize --reanalyze: give --out DIR, a folder characterize measured");
   if (o.reanalyze && !fs::is_directory(o.out)) // refused before anything is made
@@ -278,9 +278,7 @@ void run_characterize(const characterize_run_options &o) {
         run_stage_in(dir, s.name, s.args, resume);
     });
   };
-  runner.seconds_so_far = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+  runner.seconds_so_far = [&] { return t0.seconds(); };
   run_all_stages(runner, o, folder);
   record_clock(conditions, o, dir, dev);
   for (const auto &m : kept_disturbances(folder)) // this run's marks and the kept stages'
@@ -288,7 +286,7 @@ void run_characterize(const characterize_run_options &o) {
       busy.seen.push_back(m);
   if (!busy.seen.empty())
     conditions["busy"] = busy.seen;
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = t0.seconds();
   model::profile made = finish_profile(o, dir, runner, previous, previous_run, conditions, wall);
   print_hierarchy(made.tlb);
   print_stage_times(made);

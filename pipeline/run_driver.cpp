@@ -13,6 +13,7 @@
 #include "common/json_io.hpp"
 #include "common/process.hpp"
 #include "common/results_folder.hpp"
+#include "common/stopwatch.hpp"
 #include "findings/characterize.hpp"
 #include "pipeline/bench_stage.hpp"
 #include "pipeline/stage_plan.hpp"
@@ -20,7 +21,6 @@
 #include "pipeline/subprocess.hpp"
 #include "report/report.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -63,14 +63,14 @@ void run_bench(const std::string &dir, bool quick, const std::string &uuid,
                 kept.c_str());
     return;
   }
-  const auto s0 = std::chrono::steady_clock::now();
+  const stopwatch s0;
   if (display.verbose)
     std::printf("[run] %-12s\n", "bench");
   if (const std::string why = run_bench_plan(dir, plan, resume, &display); !why.empty()) {
     std::printf("[run] %-12s %s: the report is drawn without TAS/WAS\n", "bench", why.c_str());
     return;
   }
-  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+  const double took = s0.seconds();
   std::printf("[run] %-12s %4.0f s  %s\n", "bench", took, bench_summary(dir).c_str());
 }
 
@@ -86,7 +86,7 @@ struct stage_caller {
   run_here_fn here; // characterize, tune and validate inside this process (set), or as children
 
   void timed(const char *name, const std::vector<std::string> &args, bool in_process = false) {
-    const auto s0 = std::chrono::steady_clock::now();
+    const stopwatch s0;
     if (verbose)
       std::printf("[run] %-12s\n", name);
     std::fflush(stdout);
@@ -94,8 +94,7 @@ struct stage_caller {
       run_stage_here_in(dir, name, args, resume, &display, here);
     else
       run_stage_in(dir, name, args, resume, &display);
-    const double took =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+    const double took = s0.seconds();
     std::printf("[run] %-12s %4.0f s  %s\n", name, took, display.summary.c_str());
     if (!verbose)
       for (const auto &n : display.notes)
@@ -144,7 +143,7 @@ void characterize_stage(stage_caller &c, const run_run_options &o) {
 } // namespace
 
 void run_pipeline(const run_run_options &o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   std::optional<folder_lock> early; // a given folder: locked before the GPU is touched
   if (!o.out.empty())
     early.emplace(o.out, "run");
@@ -213,8 +212,7 @@ void run_pipeline(const run_run_options &o) {
       fs::is_directory(fs::path(dir) / before))
     report.insert(report.end(), {"--figures-from", before.string()});
   c.timed("report", report);
-  std::printf("gpuprobe run: %.0f s\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::printf("gpuprobe run: %.0f s\n", t0.seconds());
   for (const auto &line : report::run_summary_lines(dir))
     std::printf("  %s\n", line.c_str());
 }

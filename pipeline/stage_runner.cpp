@@ -1,7 +1,7 @@
 #include "pipeline/stage_runner.hpp"
+#include "common/stopwatch.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <filesystem>
 
 namespace gpuprobe::pipeline {
@@ -62,9 +62,9 @@ bool stage_runner::run(const stage &s, std::size_t k, std::size_t n) {
     std::fprintf(out, "%s %-16s running again: %s was %s (%.0f s so far)\n", pos, s.name.c_str(),
                  s.output.c_str(), check.reason.c_str(), since);
   std::fflush(out);
-  const auto s0 = std::chrono::steady_clock::now();
+  const stopwatch s0;
   execute(s);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
+  const double secs = s0.seconds();
   json rec = {{"name", s.name}, {"file", s.output}, {"status", "ran"}, {"seconds", secs}};
   if (check.reason != "not run yet")
     rec["rerun_because"] = check.reason;

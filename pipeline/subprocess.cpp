@@ -2,6 +2,7 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "common/stopwatch.hpp"
 #include "pipeline/progress.hpp"
 
 #include <cerrno>
@@ -48,9 +49,8 @@ using output_fn = std::function<void(const std::string &)>;
 child_result run_watched(const std::function<child_result(const output_fn &)> &start,
                          const std::string &name, stage_display &d, stage_watch &w,
                          std::FILE *screen) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  const auto now = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  const stopwatch t0;
+  const auto now = [&] { return t0.seconds(); };
   std::mutex m;
   std::condition_variable cv;
   bool done = false;

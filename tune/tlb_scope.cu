@@ -3,11 +3,11 @@
 // cudaMalloc array is the regions decision's pool when one was kept (keepable_pool).
 #include "allocators/workloads/tlb_scoped.cuh"
 #include "common/device_memory.hpp"
+#include "common/stopwatch.hpp"
 #include "tune/kernels.cuh"
 #include "tune/measure.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 namespace gpuprobe::tune {
@@ -19,12 +19,11 @@ std::vector<scope_sample> measure_tlb_scopes(const std::vector<std::uint64_t> &s
   for (const char *pool : {"cudamalloc", "vmm"}) {
     // Kept at the end while a pool_keeper lives: validate's first rows take the last one.
     bool taken = false;
-    const auto m0 = std::chrono::steady_clock::now();
+    const stopwatch m0;
     const auto mem = keepable_pool(parse_alloc_kind(pool), footprint, device, seed, &taken);
     // Where the scope's time goes: the pool (made, or the regions' taken) before the launches.
     std::printf("[scope]   %-10s pool of %.0f GiB %s in %.1f s\n", pool, double(footprint >> 30),
-                taken ? "taken from the decision before" : "made",
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - m0).count());
+                taken ? "taken from the decision before" : "made", m0.seconds());
     std::fflush(stdout);
     workloads::sampling_run run(mem->data(), footprint);
     event_timer timer;

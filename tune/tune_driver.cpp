@@ -12,13 +12,13 @@
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "model/tuning.hpp"
 #include "tune/decisions.hpp"
 #include "tune/measure.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -204,7 +204,7 @@ tune_context open_tune(const tune_run_options &o) {
 } // namespace
 
 void run_tune(const tune_run_options &o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "tune");
   // The TLB-sized pools are kept from one decision to the next, and under gpuprobe run to
   // validate (its keeper, outside this one): the regions' cudaMalloc pool is the scope's, and the
@@ -212,28 +212,22 @@ void run_tune(const tune_run_options &o) {
   const pool_keeper keep;
   const tune_context c = open_tune(o);
   // Each decision's time, for the line before the summary: where tune spends it.
-  auto since = std::chrono::steady_clock::now();
-  const auto lap = [&] {
-    const auto now = std::chrono::steady_clock::now();
-    const double s = std::chrono::duration<double>(now - since).count();
-    since = now;
-    return s;
-  };
+  stopwatch since;
   // The decisions on small pools first (word size, CRW placement: their own allocations), then
   // those on TLB-sized pools, which keep them: regions (cudaMalloc), then the scope (cudaMalloc,
   // then VMM). They are independent: the order changes no decision.
   const unsigned threads = 1u << 16;
   std::vector<word_point> points;
   const auto word = tune_word_size(c, points, threads);
-  const double word_s = lap();
+  const double word_s = since.lap();
   std::vector<crw_point> crw_points;
   const auto crw = tune_crw(c, crw_points, threads);
-  const double crw_s = lap();
+  const double crw_s = since.lap();
   const auto regions = tune_regions(c);
-  const double regions_s = lap();
+  const double regions_s = since.lap();
   release_pools(c.vo.pools); // the regions' pool to the keeper: the scope's cudaMalloc pool
   const auto scope = tune_scope(c);
-  const double scope_s = lap();
+  const double scope_s = since.lap();
   std::printf("  decision times: regions %.1f s, word size %.1f s, CRW placement %.1f s, TLB scope "
               "%.1f s\n",
               regions_s, word_s, crw_s, scope_s);
@@ -249,7 +243,7 @@ void run_tune(const tune_run_options &o) {
   t.regions = regions.decision();
   t.crw_placement = crw.decision(crw_points);
   t.tlb_scope = scope.decision();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double wall = t0.seconds();
   t.wall_seconds = wall;
   write_json_atomic(o.out, model::to_json(t));
   std::printf(

@@ -1,10 +1,10 @@
 // The GPU half of the atomics probe: every variant over its thread counts.
 #include "probes/atomics/driver.hpp"
 #include "common/envelope.hpp"
+#include "common/stopwatch.hpp"
 #include "probes/instruments/sm_clock.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 namespace gpuprobe::probes {
@@ -12,8 +12,7 @@ namespace gpuprobe::probes {
 atomics_result
 run_atomics(const atomics_options &o, const device_info &dev,
             const std::function<void(atomics_variant_result &, double)> &on_variant) {
-  using clock = std::chrono::steady_clock;
-  const auto t_start = clock::now();
+  const stopwatch t_start;
   const auto variants = o.variants.empty() ? all_atomic_variants() : o.variants;
   const std::uint64_t top = atomics_top(o, dev);
   atomics_result r;
@@ -46,7 +45,7 @@ run_atomics(const atomics_options &o, const device_info &dev,
   r.sm_clock_mhz_after = measure_sm_clock_mhz();
   device_info seen = dev;
   seen.sm_clock_mhz_seen = 0.5 * (r.sm_clock_mhz_before + r.sm_clock_mhz_after);
-  r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
+  r.wall_seconds = t_start.seconds();
   static_cast<result_envelope &>(r) = make_envelope(seen, o.seed);
   return r;
 }

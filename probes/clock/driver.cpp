@@ -1,14 +1,14 @@
 // The GPU half of the clock probe: one busy block per SM, then the windows and the verdict.
 #include "probes/clock/driver.hpp"
+#include "common/stopwatch.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <set>
 
 namespace gpuprobe::probes {
 
 clock_result run_clock(const clock_options &o, const device_info &dev) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   clock_result r;
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.options = o;
@@ -20,7 +20,7 @@ clock_result run_clock(const clock_options &o, const device_info &dev) {
   r.sms_seen = int(std::set<int>(s.sm.begin(), s.sm.end()).size());
   r.windows = clock_windows(s);
   r.verdict = judge_clock(r.windows, o.drop);
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.wall_seconds = t0.seconds();
   return r;
 }
 

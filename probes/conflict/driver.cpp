@@ -2,13 +2,13 @@
 #include "probes/conflict/driver.hpp"
 #include "common/device_memory.hpp"
 #include "common/stats.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "probes/conflict/analysis.hpp"
 #include "probes/instruments/alias_range.hpp"
 #include "probes/instruments/list_chase.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -138,8 +138,7 @@ void measure_level(device_pool &pool, list_chase &chase, conflict_target t,
 
 conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+  const stopwatch t0;
   auto r = level_result<conflict_result>(dev, o.seed, profile_path);
   r.options = o;
   const auto targets = plan_conflict(tlb);
@@ -159,15 +158,15 @@ conflict_result run_conflict(const conflict_options &o, const model::tlb_hierarc
   for (const auto &t : targets) {
     conflict_level_result l;
     l.target = t;
-    const auto tl = clock::now();
+    const stopwatch tl;
     if (t.skipped.empty())
       measure_level(*pool, *chase, t, o, r.range_bytes, l);
     else
       std::fprintf(stderr, "[tlb-conflict] %s: skipped (%s)\n", t.level.c_str(), t.skipped.c_str());
-    l.seconds = std::chrono::duration<double>(clock::now() - tl).count();
+    l.seconds = tl.seconds();
     r.levels.push_back(l);
   }
-  r.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  r.wall_seconds = t0.seconds();
   return r;
 }
 

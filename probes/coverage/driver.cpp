@@ -2,10 +2,10 @@
 // other layout at a time), the pattern walks, the conflict probe's list walk for comparison.
 #include "probes/coverage/driver.hpp"
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "probes/instruments/list_chase.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -14,8 +14,7 @@ namespace gpuprobe::probes {
 
 coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+  const stopwatch t0;
   auto r = level_result<coverage_result>(dev, o.seed, profile_path);
   std::unique_ptr<slot_pool> all, other;
   std::string other_key;
@@ -69,7 +68,7 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
     return n;
   };
   for (const auto &t : plan_coverage(tlb, o)) {
-    const auto tl = clock::now();
+    const stopwatch tl;
     if (!t.skipped.empty()) {
       coverage_level_result l;
       l.target = t;
@@ -78,12 +77,12 @@ coverage_result run_coverage(const coverage_options &o, const model::tlb_hierarc
       continue;
     }
     auto l = measure_coverage(env, t, o);
-    l.seconds = std::chrono::duration<double>(clock::now() - tl).count();
+    l.seconds = tl.seconds();
     std::fprintf(stderr, "[tlb-coverage] %s: %s (%.1f s)\n", t.level.c_str(), l.finding().c_str(),
                  l.seconds);
     r.levels.push_back(l);
   }
-  r.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  r.wall_seconds = t0.seconds();
   return r;
 }
 

@@ -3,12 +3,12 @@
 #include "probes/per_sm/driver.hpp"
 #include "common/cuda_check.cuh"
 #include "common/device_memory.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "probes/instruments/alias_range.hpp"
 #include "probes/per_sm/kernel.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -16,8 +16,7 @@ namespace gpuprobe::probes {
 
 per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tlb,
                          const std::string &profile_path, const device_info &dev) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
+  const stopwatch t0;
   auto r = level_result<per_sm_result>(dev, o.seed, profile_path);
   r.reps = o.reps;
   const auto targets = plan_per_sm(tlb, o);
@@ -65,9 +64,9 @@ per_sm_result run_per_sm(const per_sm_options &o, const model::tlb_hierarchy &tl
       std::fprintf(stderr,
                    "[tlb-per-sm] %s round %d/%d: %zu SMs, %u and %u pages, %.1f s elapsed\n",
                    t.level.c_str(), rep + 1, o.reps, l.sms.size(), t.below_pages, t.above_pages,
-                   std::chrono::duration<double>(clock::now() - t0).count());
+                   t0.seconds());
     }
-  r.wall_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  r.wall_seconds = t0.seconds();
   return r;
 }
 

@@ -1,16 +1,16 @@
 // The GPU half of tlb-sampling: every level's two footprints, measured in one interleaved round.
 #include "probes/sampling/driver.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "probes/sampling/kernel.hpp"
 
-#include <chrono>
 #include <cstdio>
 
 namespace gpuprobe::probes {
 
 sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarchy &tlb,
                              const std::string &profile_path, const device_info &dev) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   auto r = level_result<sampling_result>(dev, o.seed, profile_path);
   const auto budget = std::uint64_t(double(dev.memory_free_bytes_at_start) * o.free_fraction);
   const auto targets = plan_sampling(tlb, budget, o);
@@ -34,7 +34,7 @@ sampling_result run_sampling(const sampling_options &o, const model::tlb_hierarc
     l.verdict = sampling_verdict(l, double(dev.l2_bytes), r.reads_per_launch);
     r.levels.push_back(l);
   }
-  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.wall_seconds = t0.seconds();
   return r;
 }
 

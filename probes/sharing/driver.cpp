@@ -2,18 +2,16 @@
 #include "probes/sharing/driver.hpp"
 #include "common/device_memory.hpp"
 #include "common/envelope.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "probes/sharing/kernel.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
 namespace gpuprobe::probes {
 
 namespace {
-
-using steady = std::chrono::steady_clock;
 
 // Every SM in `ids` as victim, against every other as disruptor: the matrices of `r`.
 void measure_matrix(sharing_probe &probe, const std::vector<int> &ids, std::uint64_t seed,
@@ -28,7 +26,7 @@ void measure_matrix(sharing_probe &probe, const std::vector<int> &ids, std::uint
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < n; ++i) {
     const auto rounds = victim_rounds(i, r.sm_ids, rng, order);
-    const auto t0 = steady::now();
+    const stopwatch t0;
     const auto res = probe.run_victim(r.sm_ids[i], rounds);
     const auto &b0 = res[1];
     const auto &b1 = res.back();
@@ -43,7 +41,7 @@ void measure_matrix(sharing_probe &probe, const std::vector<int> &ids, std::uint
                  "[tlb-sharing] victim %zu/%zu (SM %d): baseline %.0f, self %.0f cycles/hop, "
                  "%.2f s\n",
                  i + 1, n, r.sm_ids[i], r.baseline_mean_cycles[i], r.mean_cycles[i][i],
-                 std::chrono::duration<double>(steady::now() - t0).count());
+                 t0.seconds());
   }
 }
 
@@ -104,7 +102,7 @@ nlohmann::json measure_sms(sharing_probe &probe, const sharing_options &o, shari
 } // namespace
 
 sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
-  const auto t_start = steady::now();
+  const stopwatch t_start;
   const level_spec &L = o.level;
   const double budget = double(dev.memory_free_bytes_at_start) * o.free_fraction;
   const std::size_t gran = device_pool::vmm_granularity(dev.ordinal);
@@ -144,7 +142,7 @@ sharing_result run_sharing(const sharing_options &o, const device_info &dev) {
 
   sharing_result r;
   const nlohmann::json sample = measure_sms(probe, o, r);
-  r.wall_seconds = std::chrono::duration<double>(steady::now() - t_start).count();
+  r.wall_seconds = t_start.seconds();
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   r.params = {{"level_origin", L.origin},
               {"level", L.level},

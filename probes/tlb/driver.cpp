@@ -1,10 +1,10 @@
 // The GPU half of the TLB probe: the control and the sweep over one pool.
 #include "probes/tlb/driver.hpp"
 #include "common/envelope.hpp"
+#include "common/stopwatch.hpp"
 #include "probes/instruments/sm_clock.hpp"
 #include "probes/tlb/chase.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <memory>
 
@@ -69,8 +69,7 @@ void record_plan(tlb_result &r, const tlb_options &o, const device_pool &pool,
 } // namespace
 
 tlb_result run_tlb(const tlb_options &o, device_info dev) {
-  using clock = std::chrono::steady_clock;
-  const auto t_start = clock::now();
+  const stopwatch t_start;
   std::fprintf(
       stderr, "[tlb] %s (%s), %d SMs, L2 %s, memory %s free of %s, driver %s, runtime %s\n",
       dev.name.c_str(), dev.uuid.c_str(), dev.sm_count, format_bytes(double(dev.l2_bytes)).c_str(),
@@ -84,7 +83,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
   r.sm_clock_mhz_before = measure_sm_clock_mhz();
   std::fprintf(stderr, "[tlb] allocating %s (%s)\n", format_bytes(double(plan.max_bytes)).c_str(),
                to_string(o.alloc));
-  const auto t_map = clock::now();
+  const stopwatch t_map;
   device_pool pool(o.alloc, plan.max_bytes, dev.ordinal, o.seed, o.alias_bytes,
                    o.alloc == alloc_kind::alias
                        ? sweep_walks(plan, device_pool::vmm_granularity(dev.ordinal))
@@ -99,7 +98,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
                  pool.reused() ? (pool.newly_mapped_slots() ? "kept from an earlier stage, the rest"
                                                             : "kept from an earlier stage")
                                : "mapped",
-                 std::chrono::duration<double>(clock::now() - t_map).count());
+                 t_map.seconds());
   plan.max_bytes = std::min<std::uint64_t>(plan.max_bytes, pool.bytes());
   if (pool.granularity()) // strides below the mapping's chunk: no more hops than the chunk stride
     plan.max_hops = plan.max_bytes / pool.granularity();
@@ -112,7 +111,7 @@ tlb_result run_tlb(const tlb_options &o, device_info dev) {
       [](const std::string &s) { std::fprintf(stderr, "[tlb] %s\n", s.c_str()); });
   r.sm_clock_mhz_after = measure_sm_clock_mhz();
   dev.sm_clock_mhz_seen = 0.5 * (r.sm_clock_mhz_before + r.sm_clock_mhz_after);
-  r.wall_seconds = std::chrono::duration<double>(clock::now() - t_start).count();
+  r.wall_seconds = t_start.seconds();
   static_cast<result_envelope &>(r) = make_envelope(dev, o.seed);
   record_plan(r, o, pool, plan, chase);
   return r;

@@ -2,10 +2,10 @@
 
 #include "common/error.hpp"
 #include "common/stats.hpp"
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -171,9 +171,8 @@ std::map<std::uint64_t, sweep_point> sweep_stride(const sweep_plan &plan, std::u
 std::vector<sweep_point> run_sweep(const sweep_plan &plan,
                                    const std::function<void(std::uint64_t)> &prepare,
                                    const measure_fn &measure, const progress_fn &progress) {
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  const stopwatch t0;
+  auto elapsed = [&] { return t0.seconds(); };
   std::vector<sweep_point> all;
   std::size_t done = 0;
   for (const std::uint64_t stride : plan.strides) {

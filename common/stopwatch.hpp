@@ -1,0 +1,24 @@
+#pragma once
+// Wall time since a start, in seconds, on std::chrono::steady_clock: what a stage records as its
+// wall_seconds and prints in its progress lines.
+#include <chrono>
+
+namespace gpuprobe {
+
+class stopwatch {
+public:
+  double seconds() const { return std::chrono::duration<double>(clock::now() - start_).count(); }
+  // Seconds since the start (or the last lap), and the next lap starts now.
+  double lap() {
+    const auto now = clock::now();
+    const double s = std::chrono::duration<double>(now - start_).count();
+    start_ = now;
+    return s;
+  }
+
+private:
+  using clock = std::chrono::steady_clock;
+  clock::time_point start_ = clock::now();
+};
+
+} // namespace gpuprobe
