@@ -28,11 +28,7 @@ std::vector<model::validation_row> validation_rows(const std::vector<workload_sa
   std::size_t k = 0;
   for (const auto &s : w) {
     model::validation_row r;
-    r.workload = s.workload;
-    r.pool = s.pool;
-    r.config_default = s.config_default;
-    r.config_tuned = s.config_tuned;
-    r.measured = s.measured;
+    static_cast<model::compared_workload &>(r) = s;
     r.changes = s.changes;
     if (!s.measured) {
       r.verdict = "not tuned";

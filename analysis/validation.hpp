@@ -10,9 +10,7 @@
 
 namespace gpuprobe::analysis {
 
-struct workload_samples {
-  std::string workload, pool, config_default, config_tuned;
-  bool measured = true; // false: the tuning changes nothing here (no samples)
+struct workload_samples : model::compared_workload {
   std::vector<double> default_ms, tuned_ms;
   // The decisions the two configurations differ in.
   std::vector<model::decision_change> changes = {};

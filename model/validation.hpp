@@ -23,9 +23,14 @@ struct decision_change {
   std::string from, to;
 };
 
-struct validation_row {
+// Which workload on which pool, under which two configurations, and whether they differ: what a
+// validation row says first and what validate measures it from.
+struct compared_workload {
   std::string workload, pool, config_default, config_tuned;
-  bool measured = true;              // false: the tuning runs the default's configuration here
+  bool measured = true; // false: the tuning runs the default's configuration here (no samples)
+};
+
+struct validation_row : compared_workload {
   std::string verdict;               // faster, no significant difference, slower, not tuned
   std::optional<std::string> reason; // not measured: why
   // Measured rows only:

@@ -14,11 +14,11 @@
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
 #include "common/stats.hpp"
+#include "common/stopwatch.hpp"
 #include "model/tuning.hpp"
 #include "tune/measure.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -145,8 +145,8 @@ measured measure_workloads(const std::vector<workload> &workloads,
   for (const std::size_t i :
        kept ? run_order(workloads, to_string(kept->kind), kept->bytes) : run_order(workloads)) {
     const auto &w = workloads[i];
-    analysis::workload_samples s{w.name, w.pool, w.config_default, w.config_tuned, w.differs(),
-                                 {},     {},     w.changes};
+    analysis::workload_samples s{
+        {w.name, w.pool, w.config_default, w.config_tuned, w.differs()}, {}, {}, w.changes};
     std::printf("[%zu/%zu] %-40s %-10s ", i + 1, workloads.size(), w.name.c_str(), w.pool.c_str());
     std::fflush(stdout);
     if (!w.differs()) {
@@ -154,13 +154,13 @@ measured measure_workloads(const std::vector<workload> &workloads,
       m.samples[i] = std::move(s);
       continue;
     }
-    const auto w0 = std::chrono::steady_clock::now();
+    const stopwatch w0;
     auto ab = measure_ab(w, rule, "validate");
     s.default_ms = std::move(ab.default_ms);
     s.tuned_ms = std::move(ab.tuned_ms);
     const double md = median(s.default_ms), mt = median(s.tuned_ms);
     std::printf("%.4f -> %.4f ms (x%.3f), %s, %.1f s\n", md, mt, mt / md, ab.stopped.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+                w0.seconds());
     if (const std::string note = pools_note(pools); !note.empty())
       std::printf("%s\n", note.c_str());
     m.samples[i] = std::move(s);
@@ -209,7 +209,7 @@ void print_validation(const model::validation &v, const std::string &out) {
 } // namespace
 
 void run_validate(const validate_run_options &o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const stopwatch t0;
   const folder_lock lock(std::filesystem::path(o.out).parent_path().string(), "validate");
   const validate_context c = open_validate(o);
   const auto rule = stopping_rule(o, c.workloads);
@@ -219,7 +219,7 @@ void run_validate(const validate_run_options &o) {
   for (std::size_t i = 0; i < v.workloads.size(); ++i)
     if (!m.stopped[i].empty())
       v.workloads[i].detail["stopped"] = m.stopped[i];
-  v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  v.wall_seconds = t0.seconds();
   const json head = document_head(schema::validation, to_json(c.dev), o.seed);
   v.schema = head["schema"];
   v.device = head["device"];

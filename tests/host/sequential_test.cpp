@@ -53,7 +53,7 @@ std::vector<outcome> validate_synthetic(const std::vector<double> &ratios, doubl
   for (std::size_t i = 0; i < ratios.size(); ++i) {
     synthetic g(ratios[i], sigma, seed * 1000 + i, drift);
     auto s = run_sequential([&](bool tuned) { return g(tuned); }, rule_for(seed));
-    w.push_back({"w" + std::to_string(i), "vmm", "a", "b", true, s.default_ms, s.tuned_ms});
+    w.push_back({{"w" + std::to_string(i), "vmm", "a", "b", true}, s.default_ms, s.tuned_ms});
     out.push_back({std::move(s), ""});
   }
   const auto rows = validation_rows(w, 0.05, seed);
@@ -154,7 +154,7 @@ TEST(Sequential, TheCommittedRunsKeepTheirVerdicts) {
     std::vector<workload_samples> kept;
     std::size_t pairs = 0, all = 0;
     for (const auto &r : v.workloads) {
-      workload_samples w{r.workload, r.pool, r.config_default, r.config_tuned, r.measured, {}, {}};
+      workload_samples w{r, {}, {}}; // the row's workload, pool and configurations
       if (r.measured) {
         const auto &d = *r.default_ms, &t = *r.tuned_ms;
         std::size_t nd = 0, nt = 0; // the recorded samples, in the order they were measured

@@ -24,10 +24,10 @@ std::vector<double> around(double m, int n, double spread) {
 
 TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
   std::vector<workload_samples> w = {
-      {"fast", "vmm", "a", "b", true, around(10, 15, 0.2), around(5, 15, 0.2)},
-      {"same", "vmm", "a", "b", true, around(10, 15, 1.0), around(10.05, 15, 1.0)},
-      {"slow", "cudamalloc", "a", "b", true, around(10, 15, 0.2), around(12, 15, 0.2)},
-      {"untouched", "cudamalloc", "a", "a", false, {}, {}},
+      {{"fast", "vmm", "a", "b", true}, around(10, 15, 0.2), around(5, 15, 0.2)},
+      {{"same", "vmm", "a", "b", true}, around(10, 15, 1.0), around(10.05, 15, 1.0)},
+      {{"slow", "cudamalloc", "a", "b", true}, around(10, 15, 0.2), around(12, 15, 0.2)},
+      {{"untouched", "cudamalloc", "a", "a", false}, {}, {}},
   };
   const auto rows = validation_rows(w);
   ASSERT_EQ(rows.size(), 4u);
@@ -53,8 +53,9 @@ TEST(Validation, VerdictsFollowTheDataAndHolmCoversMeasuredRowsOnly) {
 }
 
 TEST(Validation, TooFewSamplesIsAnError) {
-  EXPECT_THROW(validation_rows({{"w", "vmm", "a", "b", true, {1.0}, {1.0, 2.0}}}), std::exception);
-  EXPECT_NO_THROW(validation_rows({{"w", "vmm", "a", "a", false, {}, {}}}));
+  EXPECT_THROW(validation_rows({{{"w", "vmm", "a", "b", true}, {1.0}, {1.0, 2.0}}}),
+               std::exception);
+  EXPECT_NO_THROW(validation_rows({{{"w", "vmm", "a", "a", false}, {}, {}}}));
 }
 
 // A decision validate finds slower on a workload is recorded as a trade-off with its numbers,
