@@ -6,6 +6,7 @@
 // pipeline/ or report/ (tests/host/layout_test.cpp: every include goes down). Host-only;
 // the few definitions are in kit.cpp.
 #include "common/defaults.hpp"
+#include "common/schema.hpp"
 #include "model/bench_file.hpp"
 #include "model/fleet.hpp"
 #include "model/profile.hpp"
@@ -86,6 +87,11 @@ struct command {
     device = seed = true;
     out = std::move(out_help);
   }
+  // A probe that measures into a result file: measures(), the out help naming the result's schema
+  // and this command as its probe.
+  void measures_result(common_options &o) {
+    measures(o, "result JSON file (" + schema::result.id() + ", probe " + name + ")");
+  }
   // A command that reads results: --input (`input_help`) and --out (`out_help`), over `o`.
   void reads(common_options &o, std::string input_help, std::string out_help) {
     common = &o;
@@ -139,9 +145,9 @@ struct report_figure {
                     // | "per_sm" (csv: sm,group,baseline,penalty; boxes: the groups)
   std::string xlabel, ylabel;
   bool logx = false, logy = false;
-  std::vector<std::pair<double, std::string>> vlines; // x, label (lines)
-  std::vector<std::pair<int, int>> boxes; // heatmap: [first, last] index ranges outlined
-  std::string csv;
+  std::vector<std::pair<double, std::string>> vlines = {}; // x, label (lines)
+  std::vector<std::pair<int, int>> boxes = {}; // heatmap: [first, last] index ranges outlined
+  std::string csv = {};
   nlohmann::json manifest() const;
 };
 

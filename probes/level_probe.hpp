@@ -58,8 +58,7 @@ kit::command level_command(const level_probe<Options, Result, Extra> &p) {
   using F = level_flags<Options, Extra>;
   auto f = std::make_shared<F>();
   kit::command c(p.command, p.description, p.footer);
-  c.measures(f->common,
-             std::string("result JSON file (gpuprobe.result/2, probe ") + p.command + ")");
+  c.measures_result(f->common);
   c.option("--profile", &f->profile, "a TLB profile (gpuprobe analyze tlb, characterize)")
       .needed()
       .a_file();

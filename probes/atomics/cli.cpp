@@ -46,7 +46,7 @@ kit::command cli() {
   auto f = std::make_shared<atomics_flags>();
   kit::command c("atomics", "atomic latency vs concurrent threads (contention)",
                  "Example: gpuprobe atomics --variants same_u32 distinct_u32 --out atomics.json");
-  c.measures(f->common, "result JSON file (gpuprobe.result/2, probe atomics)");
+  c.measures_result(f->common);
   c.option("--variants", &f->variants,
            "subset of same_u32 same_u64 distinct_u32 distinct_u64 cas_u32 cas_u64 "
            "aggregated_u32 aggregated_u64");

@@ -34,7 +34,7 @@ kit::command cli() {
   auto f = std::make_shared<clock_flags>();
   kit::command c("clock", "the SM clock while every SM is busy with FMAs, and whether it throttled",
                  "Example: gpuprobe clock --seconds 2 --out clock.json");
-  c.measures(f->common, "result JSON file (gpuprobe.result/2, probe clock)");
+  c.measures_result(f->common);
   c.option("--seconds", &f->o.seconds, "how long every SM is kept busy").shown().in(0.01, 600.0);
   c.option("--samples", &f->o.samples, "clock readings per SM (one window between two)")
       .shown()

@@ -22,15 +22,7 @@ void draw(const report_inputs &in, report_content &c) {
   for (std::size_t k = 0; k < results.size(); ++k) {
     const auto r = probes::clock_result_from_json(results[k].doc);
     report_figure f{"sm_clock" + (k ? "_" + std::to_string(k + 1) : std::string()),
-                    "SM clock while every SM is busy",
-                    "lines",
-                    "ms",
-                    "SM clock (MHz)",
-                    false,
-                    false,
-                    {},
-                    {},
-                    ""};
+                    "SM clock while every SM is busy", "lines", "ms", "SM clock (MHz)"};
     std::ostringstream o;
     o << "series,style,x,y\n";
     for (const auto &w : r.windows) {

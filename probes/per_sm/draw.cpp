@@ -31,14 +31,7 @@ report_figure per_sm_figure(const std::string &label, const model::tlb_level &L,
                        : fallback_groups.empty() ? std::string("SM id")
                                                  : groups_of + "'s sharing group") +
                       " (a row each), and its distribution",
-                  "sm_grid",
-                  "SM of the group",
-                  "miss penalty, cycles per hop",
-                  false,
-                  false,
-                  {},
-                  {},
-                  ""};
+                  "sm_grid", "SM of the group", "miss penalty, cycles per hop"};
   auto groups = own ? *L.sharing->groups : fallback_groups;
   for (auto &g : groups) // rows in group order: each group's SMs by id, groups by their least
     std::sort(g.begin(), g.end());

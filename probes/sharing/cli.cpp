@@ -86,7 +86,7 @@ kit::command cli() {
       "tlb-sharing", "which SMs share a TLB level (victim/disruptor pairs)",
       "Example: gpuprobe tlb-sharing --coverage-bytes 32M --entries 2048 --max-sms 16 --out "
       "sharing.json");
-  c.measures(f->common, "result JSON file (gpuprobe.result/2, probe tlb-sharing)");
+  c.measures_result(f->common);
   c.option("--profile", &f->profile, "profile JSON (gpuprobe analyze tlb) holding the level");
   c.option("--level", &f->level, "level N of the profile (L1 = innermost)").shown();
   c.option(

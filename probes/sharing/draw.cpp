@@ -18,13 +18,6 @@ namespace gpuprobe::probes::sharing {
 using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
 using nlohmann::json;
 
-// What this part reads of the analysis (for a matrix profile.json holds no answer from).
-using probes::analyze_sharing;
-using probes::load_sharing_input;
-using probes::sharing_analysis;
-using probes::sharing_matrix;
-using probes::to_string;
-
 namespace fs = std::filesystem;
 
 namespace {
@@ -120,15 +113,8 @@ double row_reference(const sharing_matrix &m, std::size_t i) {
 report_figure sharing_heatmap(const std::string &path, int k, const sharing_matrix &m,
                               const verdict &a, const grouped &g) {
   report_figure f{"sharing_" + std::to_string(k),
-                  "Sharing: " + fs::path(path).filename().string() + " — " + a.scope,
-                  "heatmap",
-                  "disruptor SM",
-                  "victim SM: cycles per hop above the row's reference",
-                  false,
-                  false,
-                  {},
-                  {},
-                  ""};
+                  "Sharing: " + fs::path(path).filename().string() + " — " + a.scope, "heatmap",
+                  "disruptor SM", "victim SM: cycles per hop above the row's reference"};
   f.boxes = g.boxes;
   const std::vector<int> &order = g.order;
   std::ostringstream o;
@@ -157,14 +143,7 @@ report_figure per_sm_figure(const std::string &path, int k, const sharing_matrix
   report_figure f{"per_sm_" + std::to_string(k),
                   "Per SM: " + fs::path(path).filename().string() +
                       " — latency (bars) and rise with itself as the disruptor (dots)",
-                  "per_sm",
-                  "SM, in sharing-group order",
-                  "cycles per hop",
-                  false,
-                  false,
-                  {},
-                  {},
-                  ""};
+                  "per_sm", "SM, in sharing-group order", "cycles per hop"};
   f.boxes = g.boxes;
   const std::vector<int> &order = g.order;
   std::vector<int> group_of(m.sm_ids.size(), -1);

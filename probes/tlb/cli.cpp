@@ -87,7 +87,7 @@ kit::command cli() {
   kit::command c(
       "tlb", "sweep strides x footprints with a pointer chase (TLB levels)",
       "Example: gpuprobe tlb --alloc vmm --strides 2M 32M --min-bytes 40G --out tlb.json");
-  c.measures(f->common, "result JSON file (gpuprobe.result/2)");
+  c.measures(f->common, "result JSON file (" + schema::result.id() + ")");
   c.option("--alloc", &f->alloc,
            "cudamalloc | vmm | managed | alias (one physical chunk mapped at every slot of a "
            "virtual range: translation alone, past the device memory)")

@@ -16,15 +16,7 @@
 namespace gpuprobe::probes::tlb {
 
 using namespace kit; // the report's inputs, types and helpers (probes/kit.hpp)
-
-// What this part reads of the analysis.
 using model::level_label;
-using probes::analyze_tlb;
-using probes::interval_words;
-using probes::load_tlb_inputs;
-using probes::structure_words;
-using probes::tlb_curve;
-using probes::tlb_dataset;
 
 namespace fs = std::filesystem;
 
