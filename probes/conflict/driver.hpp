@@ -6,8 +6,8 @@
 //      pages of the window that share x's set: with x, a minimal set whose pages evict each other
 //      (Vila et al., S&P 2019, reduce an eviction set the same way). Its size is W + 1.
 // The walk stays long while groups are removed, so inner levels keep missing and only this
-// level's set decides. Planning, the search and JSON are host code (result.cpp, tested
-// with a simulated TLB); run_conflict needs a GPU (driver.cpp).
+// level's set decides. Planning and JSON (result.cpp) and the search (search.cpp) are host code,
+// tested with a simulated TLB; run_conflict needs a GPU (driver.cpp).
 #include "common/device_info.hpp"
 #include "common/envelope.hpp"
 #include "model/profile.hpp"
