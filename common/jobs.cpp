@@ -2,13 +2,13 @@
 
 #include "common/error.hpp"
 #include "common/process.hpp"
+#include "common/stopwatch.hpp"
 
 #include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <deque>
 #include <set>
 #include <sstream>
@@ -21,7 +21,7 @@ struct running {
   std::FILE *log = nullptr;
   std::string partial;
   std::deque<std::string> last;
-  std::chrono::steady_clock::time_point start;
+  stopwatch start; // from the spawn
 };
 
 // One line of a job's output: to `progress` after the job's label, to its log, and into the last
@@ -40,7 +40,7 @@ void emit(const job &j, running &r, std::FILE *progress, const std::string &line
 std::vector<running> start_jobs(const std::vector<job> &jobs, std::vector<job_result> &out) {
   std::vector<running> r(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    r[i].start = std::chrono::steady_clock::now();
+    r[i].start = stopwatch();
     if (!jobs[i].log.empty())
       r[i].log = std::fopen(jobs[i].log.c_str(), "w");
     try {
@@ -78,7 +78,7 @@ void finish_job(const job &j, running &r, std::FILE *progress, job_result &out) 
   if (!r.partial.empty())
     emit(j, r, progress, r.partial);
   out.exit_code = wait_child(r.child);
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+  out.seconds = r.start.seconds();
   for (const auto &l : r.last)
     out.tail += (out.tail.empty() ? "" : "\n") + l;
   if (r.log)

@@ -50,7 +50,6 @@ child_result run_watched(const std::function<child_result(const output_fn &)> &s
                          const std::string &name, stage_display &d, stage_watch &w,
                          std::FILE *screen) {
   const stopwatch t0;
-  const auto now = [&] { return t0.seconds(); };
   std::mutex m;
   std::condition_variable cv;
   bool done = false;
@@ -64,7 +63,7 @@ child_result run_watched(const std::function<child_result(const output_fn &)> &s
   };
   const output_fn on_output = [&](const std::string &chunk) {
     const std::lock_guard<std::mutex> lock(m);
-    const double t = now();
+    const double t = t0.seconds();
     w.feed(chunk, t);
     if (d.verbose) {
       std::fwrite(chunk.data(), 1, chunk.size(), screen);
@@ -95,7 +94,7 @@ child_result run_watched(const std::function<child_result(const output_fn &)> &s
         m, cv, done, std::thread([&] {
           std::unique_lock<std::mutex> lock(m);
           while (!cv.wait_for(lock, std::chrono::seconds(1), [&] { return done; }))
-            draw(now());
+            draw(t0.seconds());
         })};
     r = start(on_output);
   }

@@ -172,7 +172,6 @@ std::vector<sweep_point> run_sweep(const sweep_plan &plan,
                                    const std::function<void(std::uint64_t)> &prepare,
                                    const measure_fn &measure, const progress_fn &progress) {
   const stopwatch t0;
-  auto elapsed = [&] { return t0.seconds(); };
   std::vector<sweep_point> all;
   std::size_t done = 0;
   for (const std::uint64_t stride : plan.strides) {
@@ -206,7 +205,7 @@ std::vector<sweep_point> run_sweep(const sweep_plan &plan,
     std::snprintf(
         line, sizeof line, "stride %s (%zu/%zu): %zu points (%d refined), %.1f s elapsed%s",
         format_bytes(double(stride)).c_str(), done, plan.strides.size(), pts.size(), refined,
-        elapsed(), moved.empty() ? "" : "; DISTURBED: its repeat still disagrees");
+        t0.seconds(), moved.empty() ? "" : "; DISTURBED: its repeat still disagrees");
     progress(line);
   }
   return all;
