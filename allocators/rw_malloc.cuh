@@ -13,7 +13,9 @@
 // a word (a lane per word: one round trip for the region; a part warp: each lane its own range),
 // and a range that meets a bit set by someone else is rolled back and its lane reads the region
 // again. A warp whose request a stash holds 4 times (stash_times) is first served from its warp
-// slot's stash, a run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md). With
+// slot's stash, a run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md); a full
+// warp too large for that takes the slot's recycled range, one that a full warp's free left there,
+// when the range holds its every request (rw_malloc_handle::recycle_cap, free_warp). With
 // malloc_config::optimistic (off by default: measured, docs/rw-malloc.md), a full warp that asks no
 // stash claims its first region before reading it (claim_unread). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
@@ -57,6 +59,11 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
+  // Recycling (0: off): a full warp whose free hands back one contiguous range of whole-unit runs
+  // puts it in its warp slot's stash when the slot is empty, where the next warp of that slot takes
+  // it in one exchange; such a range holds at most 1/recycle_share of the pool over the slots
+  // (1-64; rw_malloc_handle::recycle_cap; docs/rw-malloc.md).
+  unsigned recycle_share = 8;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -162,6 +169,11 @@ struct rw_malloc_handle {
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
   unsigned stash_times = 4;
+  // Recycling: the longest range a full warp's free puts in its warp slot's stash, and the largest
+  // request (a warp's units) that asks its slot for one (0: no recycling; malloc_config::
+  // recycle_share). A warp that asks more than a refill-sized stash holds takes the slot's run only
+  // when it holds the warp's every request, and else puts it back untouched (no refill).
+  std::uint32_t recycle_cap = 0;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -221,6 +233,11 @@ struct rw_malloc_handle {
   }
 
   __device__ void free(void *p) const {
+    const unsigned active = __activemask();
+    if (recycle_cap && active == 0xffffffffu) {
+      free_warp(p);
+      return;
+    }
     if (!p)
       return;
     const std::uint64_t u = std::uint64_t(static_cast<char *>(p) - data) / unit_bytes;
@@ -235,6 +252,44 @@ struct rw_malloc_handle {
         run_length_at([&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); },
                       word_count, u, region_units);
     if (n) // else no run starts here: not a pointer malloc returned, or freed twice
+      release(u, n);
+  }
+
+  // A full warp's free: each lane's block as free() does, but when the lanes' blocks are whole-unit
+  // runs that follow each other in lane order (as a warp's malloc from one run hands them out),
+  // the range is one a warp too large for the stashes may take (more than stash_cap / stash_times
+  // units, at most recycle_cap) and the warp slot's stash is empty, the range goes into the stash
+  // with one compare-and-swap from 0 instead of into the bitmap: the units pass from the warp's
+  // blocks to the slot at once, so a drain sees them in one place or the other. Other warps pay
+  // no atomic more than free().
+  __device__ void free_warp(void *p) const {
+    const unsigned lane = detail::lane_id();
+    std::uint64_t u = ~0ull;
+    std::uint32_t n = 0;
+    if (p) {
+      u = std::uint64_t(static_cast<char *>(p) - data) / unit_bytes;
+      const std::uint32_t m = __ldcg(&meta[u]);
+      const unsigned long long first = __ldcg(&ends[u / 64]); // read beside meta: one round trip
+      if (m) {
+        if (atomicSub(&meta[u], 1u) == 1u)
+          release(u, 1);
+      } else
+        n = run_length_at([&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); },
+                          word_count, u, region_units);
+    }
+    const std::uint64_t next = __shfl_down_sync(0xffffffffu, u, 1);
+    const bool joined = n > 0 && (lane == 31 || next == u + n);
+    const std::uint32_t total = __reduce_add_sync(0xffffffffu, n);
+    bool kept = false;
+    if (__all_sync(0xffffffffu, joined) && total <= recycle_cap &&
+        stash_times * total > stash_cap) {
+      const std::uint32_t slot =
+          (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
+      if (lane == 0)
+        kept = atomicCAS(&stash[slot], 0ull, stash_word(u, total)) == 0ull;
+      kept = __shfl_sync(0xffffffffu, kept, 0);
+    }
+    if (!kept && n)
       release(u, n);
   }
 
@@ -315,7 +370,9 @@ private:
     const std::uint32_t asked = __reduce_add_sync(active, need);
     std::uint32_t slot = ~0u; // the warp slot's stash (~0: none)
     unsigned long long v = 0;
-    if (stash_times * asked <= stash_cap) {
+    // A warp too large for a refill-sized stash asks for a recycled range only (recycle_cap).
+    const bool recycled_only = stash_times * asked > stash_cap;
+    if (!recycled_only || (full && asked <= recycle_cap)) {
       slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], taken_mark());
@@ -335,7 +392,8 @@ private:
     } else
       p.mine = full && lane < p.nw ? __ldcg(&words[p.w0 + lane]) : ~0ull;
     std::uint32_t refill = 0; // units a refill must hold refill_times(_small) times (0: none)
-    if (slot != ~0u && stash_answer(active, lane, leader, full, need, asked, v, slot, refill, got))
+    if (slot != ~0u &&
+        stash_answer(active, lane, leader, full, need, asked, recycled_only, v, slot, refill, got))
       return got;
     unsigned epoch = 0; // rollbacks seen when the exhaustive scan began (low half of the count)
     for (unsigned round = 0, reread = 0; pending && round < max_rounds + windows;) {
@@ -383,10 +441,17 @@ private:
   // warp holds it, or a part warp gives it up now).
   __device__ __forceinline__ bool stash_answer(unsigned active, unsigned lane, int leader,
                                                bool full, std::uint32_t need, std::uint32_t asked,
-                                               unsigned long long v, std::uint32_t &slot,
-                                               std::uint32_t &refill, std::uint64_t &got) const {
+                                               bool recycled_only, unsigned long long v,
+                                               std::uint32_t &slot, std::uint32_t &refill,
+                                               std::uint64_t &got) const {
     v = __shfl_sync(active, v, leader);
     if (v == stash_taken) { // another warp holds the slot: on without it (no refill)
+      slot = ~0u;
+      return false;
+    }
+    if (recycled_only && stash_length(v) < asked) { // not for this warp: left as it was found
+      if (int(lane) == leader)
+        v ? put_back(slot, stash_start(v), stash_length(v)) : leave_slot(slot, lane, leader);
       slot = ~0u;
       return false;
     }
@@ -472,7 +537,7 @@ private:
   // fit once served or put back), or a claim was undone since the scan began (a transient claim
   // hides a free run from a scan that passes it); else out of memory.
   __device__ bool scan_again(unsigned active, unsigned lane, int leader, unsigned epoch) const {
-    const bool drained = stash_cap && drain(active, lane);
+    const bool drained = (stash_cap || recycle_cap) && drain(active, lane);
     __threadfence();
     return drained || __shfl_sync(active, unsigned(__ldcg(rollbacks)), leader) != epoch;
   }
@@ -657,6 +722,14 @@ public:
     return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
                           handle_type::region_units, cfg_.stash_share);
   }
+  // Units a recycled range may hold: up to one region, all slots together at most
+  // 1/recycle_share of the pool (0: recycling off, or a pool too small).
+  std::uint32_t recycle_cap() const {
+    if (!cfg_.recycle_share || !cfg_.stash_per_sm)
+      return 0;
+    return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
+                          handle_type::region_units, cfg_.recycle_share);
+  }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
   template <class Draw> void prefill(double free_fraction, Draw draw, std::uint64_t seed) {
@@ -717,6 +790,7 @@ public:
     h.refill_times = cfg_.refill_times;
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
+    h.recycle_cap = recycle_cap();
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -735,6 +809,8 @@ private:
       throw std::invalid_argument("rw_malloc: refill_times and refill_times_small must be 1 .. 16");
     if (c.stash_times < 1 || c.stash_times > 16 || c.stash_share < 2 || c.stash_share > 64)
       throw std::invalid_argument("rw_malloc: stash_times must be 1 .. 16, stash_share 2 .. 64");
+    if (c.recycle_share > 64)
+      throw std::invalid_argument("rw_malloc: recycle_share must be 0 (off) .. 64");
     return c;
   }
   std::vector<unsigned long long> stash_words() const {

@@ -308,6 +308,9 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_sm_slices=N    rw_malloc's random regions from SM s's slice s % N of N equal
                               slices of the pool (0-1024, default 0: the whole pool; an experiment,
                               docs/rw-malloc.md)
+  --gpuprobe_rw_recycle_share=N  a full warp's freed range goes to its warp slot's stash when
+                              it holds at most 1/N of the pool over the slots (0: off, 1-64,
+                              default 8; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -329,19 +332,21 @@ struct whole_flag {
   const char *what; // what N counts, in the line that refuses it
   void (*set)(flags &, int);
 };
-const whole_flag k_whole_flags[] = {{"--gpuprobe_rw_stash", 0, 64, "a number of stashes per SM",
-                                     [](flags &o, int n) { o.rw_stash_per_sm = n; }},
-                                    {"--gpuprobe_rw_refill", 1, 16, "a number of requests",
-                                     [](flags &o, int n) { o.rw_refill_times = unsigned(n); }},
-                                    {"--gpuprobe_rw_refill_small", 1, 16, "a number of requests",
-                                     [](flags &o, int n) { o.rw_refill_small = unsigned(n); }},
-                                    {"--gpuprobe_rw_stash_times", 1, 16, "a number of requests",
-                                     [](flags &o, int n) { o.rw_stash_times = unsigned(n); }},
-                                    {"--gpuprobe_rw_stash_share", 2, 64,
-                                     "N of a share 1/N of the pool",
-                                     [](flags &o, int n) { o.rw_stash_share = unsigned(n); }},
-                                    {"--gpuprobe_rw_sm_slices", 0, 1024, "a number of slices",
-                                     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }}};
+const whole_flag k_whole_flags[] = {
+    {"--gpuprobe_rw_stash", 0, 64, "a number of stashes per SM",
+     [](flags &o, int n) { o.rw_stash_per_sm = n; }},
+    {"--gpuprobe_rw_refill", 1, 16, "a number of requests",
+     [](flags &o, int n) { o.rw_refill_times = unsigned(n); }},
+    {"--gpuprobe_rw_refill_small", 1, 16, "a number of requests",
+     [](flags &o, int n) { o.rw_refill_small = unsigned(n); }},
+    {"--gpuprobe_rw_stash_times", 1, 16, "a number of requests",
+     [](flags &o, int n) { o.rw_stash_times = unsigned(n); }},
+    {"--gpuprobe_rw_stash_share", 2, 64, "N of a share 1/N of the pool",
+     [](flags &o, int n) { o.rw_stash_share = unsigned(n); }},
+    {"--gpuprobe_rw_sm_slices", 0, 1024, "a number of slices",
+     [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }},
+    {"--gpuprobe_rw_recycle_share", 0, 64, "N of a share 1/N of the pool (0: off)",
+     [](flags &o, int n) { o.rw_recycle_share = n; }}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -443,6 +448,9 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_stash_times", given(o.rw_stash_times));
   benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
   benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
+  benchmark::AddCustomContext("rw_recycle_share", o.rw_recycle_share < 0
+                                                      ? std::string("default")
+                                                      : std::to_string(o.rw_recycle_share));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

@@ -904,6 +904,125 @@ TEST(MallocGpu, RwMallocLargeRequestStashesStayDisjointAndExact) {
   expect_exact_fill(a, "rw_malloc, stashes for large requests");
 }
 
+namespace {
+// Each thread, `rounds` times: malloc(bytes[r * n + t]), the block's first byte written, free (the
+// warp whole at each call: one warp a block).
+__global__ void recycle_rounds(alloc::rw_malloc_handle h, const std::uint32_t *bytes,
+                               unsigned rounds, unsigned n, char **out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  for (unsigned r = 0; r < rounds; ++r) {
+    __syncwarp();
+    char *p = static_cast<char *>(h.malloc(bytes[r * n + t]));
+    out[r * n + t] = p;
+    if (p)
+      *p = 1;
+    __syncwarp();
+    h.free(p);
+  }
+}
+} // namespace
+
+// Recycling: a full warp whose free hands back one contiguous range (its lanes' runs one after
+// another in lane order) keeps it in its warp slot's stash when the slot is empty, and the slot's
+// next warp that asks no more takes its lanes' units from the range's head, in lane order. 64
+// warps (one a block, so each keeps its slot), 24 rounds of malloc + free in one launch, seeded
+// sizes (one size a warp, or a size a lane; 1-8 whole units, so some warps ask more than a range
+// holds);
+// a model on the host follows each slot from the blocks the launch returned. Every warp the model
+// serves from its slot must get the range's head in lane order, and no other warp a unit of a
+// range; afterwards the slots hold what the model says, none is left taken, and every unit is free
+// or in a slot.
+TEST(MallocGpu, RwMallocWarpsGetTheirSlotsRecycledRangeBack) {
+  GPUPROBE_REQUIRE_GPU();
+  const alloc::malloc_config c = rw_cfg(4ull << 30);
+  alloc::rw_malloc a(c);
+  const auto h = a.handle();
+  ASSERT_GE(h.recycle_cap, 200u) << "a range holds a warp of 1 KiB requests";
+  constexpr unsigned warps = 64, n = warps * 32, rounds = 24;
+  std::mt19937_64 rng(8080);
+  std::vector<std::uint32_t> b(rounds * n);
+  for (unsigned r = 0; r < rounds; ++r)
+    for (unsigned w = 0; w < warps; ++w) {
+      const bool per_lane = rng() % 3 == 0;
+      std::uint32_t k = 1 + std::uint32_t(rng() % 8);
+      for (unsigned l = 0; l < 32; ++l) {
+        if (per_lane)
+          k = 1 + std::uint32_t(rng() % 8);
+        // whole units: a request under one unit is packed into a shared unit instead
+        b[r * n + w * 32 + l] = 256 * k - (k > 1 ? std::uint32_t(rng() % 200) : 0u);
+      }
+    }
+  alloc::device_array<std::uint32_t> bytes(b.size());
+  alloc::device_array<char *> out(b.size());
+  bytes.upload(b.data(), b.size());
+  out.zero();
+  recycle_rounds<<<warps, 32>>>(h, bytes.get(), rounds, n, out.get());
+  sync_or_throw();
+  std::vector<char *> p(b.size());
+  out.download(p.data(), p.size());
+  std::vector<std::uint64_t> slot(warps, 0);
+  unsigned long long hits = 0, misses = 0, wrong = 0, nulls = 0, kept = 0;
+  for (unsigned r = 0; r < rounds; ++r)
+    for (unsigned w = 0; w < warps; ++w) {
+      std::uint64_t u[32];
+      std::uint32_t need[32], asked = 0;
+      for (unsigned l = 0; l < 32; ++l) {
+        const unsigned t = r * n + w * 32 + l;
+        need[l] = (b[t] + 255) / 256;
+        asked += need[l];
+        nulls += !p[t];
+        u[l] = p[t] ? std::uint64_t(p[t] - a.data()) / 256 : ~0ull;
+      }
+      const std::uint64_t s = alloc::stash_start(slot[w]);
+      const std::uint32_t len = alloc::stash_length(slot[w]);
+      if (h.stash_times * asked > h.stash_cap && asked <= h.recycle_cap && slot[w] &&
+          len >= asked) {
+        ++hits;
+        for (unsigned l = 0, at = 0; l < 32; at += need[l++])
+          wrong += u[l] != s + at;
+        slot[w] = len > asked ? alloc::stash_word(s + asked, len - asked) : 0;
+      } else {
+        misses += h.stash_times * asked > h.stash_cap && asked <= h.recycle_cap;
+        for (unsigned l = 0; l < 32; ++l) // the slot's units are claimed: no walk hands them out
+          wrong += slot[w] && u[l] < s + len && u[l] + need[l] > s;
+      }
+      bool joined = true;
+      for (unsigned l = 0; l < 32; ++l)
+        joined &= u[l] != ~0ull && (l == 31 || u[l + 1] == u[l] + need[l]);
+      if (joined && !slot[w] && asked <= h.recycle_cap) {
+        slot[w] = alloc::stash_word(u[0], asked);
+        ++kept;
+      }
+    }
+  std::uint64_t held = 0;
+  for (const auto v : slot)
+    held += alloc::stash_length(v);
+  std::printf("rw_malloc recycling: %llu warps served from their slot's range, %llu not, %llu "
+              "lanes against the model, %llu ranges kept, %llu units left in slots (ranges of at "
+              "most %u units)\n",
+              hits, misses, wrong, kept, (unsigned long long)held, h.recycle_cap);
+  EXPECT_EQ(nulls, 0u);
+  EXPECT_EQ(wrong, 0u) << "a lane served other than the model says";
+  EXPECT_GT(hits, warps * rounds / 16) << "the family reaches slots that serve";
+  EXPECT_GT(misses, warps) << "and slots that do not";
+  EXPECT_EQ(a.stashed_units(), held) << "the slots hold what the model says";
+  EXPECT_EQ(a.taken_slots(), 0u);
+  EXPECT_EQ(a.free_units(), a.units()) << "units lost (free in the bitmap + in slots)";
+}
+
+// Ranges recycled by a launch of full warps of 1 KiB requests are drained before a refusal: a fill
+// of 4 KiB requests (too large for a range) is served to the last fitting one.
+TEST(MallocGpu, RwMallocRecycledRangesDrainedBeforeRefusal) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(4ull << 30));
+  expect_clean(churn(a.handle(), k_threads, 1, {1024, 0}, a.data(), a.pool_bytes()), k_threads,
+               "rw_malloc, recycled ranges");
+  std::printf("rw_malloc, recycled ranges: %llu units in slots after the launch's free\n",
+              (unsigned long long)a.stashed_units());
+  EXPECT_GT(a.stashed_units(), 100'000u) << "the free left ranges in the slots";
+  expect_exact_fill(a, "rw_malloc, recycled ranges");
+}
+
 // Soak: CoRW with 64-bit words, 2^20 threads over 2^22 pages, about half the holders
 // freeing each round, until GPUPROBE_SOAK_OPS get_page + free_page; an owner word per page catches
 // any page handed to two threads. Then every page is taken by exactly one of pages + 4096 threads.
