@@ -55,9 +55,11 @@ template <class R> struct unit_file_flags {
   common_options common;
   R run;                           // the flags of its own
   std::string results = "results"; // --devices: the parent of the unit folders
+  std::string input_flag;          // the input's flag, as add_options declared it
 
   // The input flag, --out, --device, --devices, --results and --seed, in that order.
   void add_options(CLI::App &app, std::string &input, const unit_file_texts &t) {
+    input_flag = t.input_flag;
     app.add_option(t.input_flag, input, t.input_help);
     app.add_option("--out", common.out, t.out_help);
     add_device_option(app, common);
@@ -66,9 +68,12 @@ template <class R> struct unit_file_flags {
         ->capture_default_str();
     add_seed_option(app, common);
   }
-  unit_command measure_command(const std::string &sub, const std::string &input_flag,
-                               const std::string &input, const std::string &output,
-                               const std::string &before) const {
+  // On one GPU: the input and --out given, and the input readable (check_one_gpu_files).
+  void check_files(const std::string &sub, const std::string &input) const {
+    check_one_gpu_files(sub, input_flag, input, common.out);
+  }
+  unit_command measure_command(const std::string &sub, const std::string &input,
+                               const std::string &output, const std::string &before) const {
     unit_command c{sub,
                    input_flag,
                    input,

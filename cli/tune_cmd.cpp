@@ -29,13 +29,13 @@ void setup_tune(CLI::App &parent) {
   app->callback([opt] {
     const auto &o = *opt;
     if (o.common.devices.empty()) {
-      check_one_gpu_files("tune", "--profile", o.run.profile, o.common.out);
+      o.check_files("tune", o.run.profile);
       if (o.run.reps < 3)
         throw error("tune: --reps must be at least 3");
       return tune::run_tune(one_gpu(o.common, o.run));
     }
     run_per_device("tune", o.common.devices, o.results,
-                   plan_for(o.measure_command("tune", "--profile", results_folder::profile_file,
+                   plan_for(o.measure_command("tune", results_folder::profile_file,
                                               results_folder::tuning_file, "characterize")));
   });
 }

@@ -17,14 +17,14 @@ using validate_options = unit_file_flags<tune::validate_run_options>;
 // One GPU (--tuning/--out), or every GPU of --devices in its own process.
 void run(const validate_options &o) {
   if (o.common.devices.empty()) {
-    check_one_gpu_files("validate", "--tuning", o.run.tuning, o.common.out);
+    o.check_files("validate", o.run.tuning);
     if (o.run.reps < 10)
       throw error("validate: --reps must be at least 10");
     if (o.run.pool_gib < 8)
       throw error("validate: --pool-gib must be at least 8");
     return tune::run_validate(one_gpu(o.common, o.run));
   }
-  auto c = o.measure_command("validate", "--tuning", results_folder::tuning_file,
+  auto c = o.measure_command("validate", results_folder::tuning_file,
                              results_folder::validation_file, "tune");
   if (!o.run.ablation)
     c.extra.push_back("--no-ablation");
