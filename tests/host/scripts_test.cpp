@@ -44,8 +44,18 @@ std::vector<std::string> rows_starting(const std::string &text, const std::strin
   return rows;
 }
 
+// A goal-table row without its last cell (the verdict) where it is a 2^14-thread row: that table
+// was committed when every thread count's goal was 1x the best peer; 2^14's is 1.25x now.
+std::string without_small_launch_verdict(const std::string &row) {
+  if (row.find("| 16384 |") == std::string::npos)
+    return row;
+  const std::size_t end = row.rfind('|', row.size() - 2);
+  return row.substr(0, end);
+}
+
 // rw_malloc_goals.sh on the committed rw_malloc run of issue 35 and the peers it was judged
-// against: the 54 cells' rows, each as the goal table committed with that run reads.
+// against: the 54 cells' rows, each as the goal table committed with that run reads (the
+// 2^14-thread rows but their verdicts, judged at 1.25x since).
 TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
   const std::string run = k_src + "/tests/fixtures/rw-malloc-issue35/h100-15a70598";
   const std::string out = temp_path("rw_malloc_goals");
@@ -58,7 +68,10 @@ TEST(Scripts, RwMallocGoalsPrintsTheCommittedGoalTable) {
   std::ifstream f(run + "/goals-after.md");
   const std::string committed((std::istreambuf_iterator<char>(f)), {});
   for (const char *state : {"| empty heap |", "| after a churn"}) {
-    const auto now = rows_starting(r.out, state), then = rows_starting(committed, state);
+    auto now = rows_starting(r.out, state), then = rows_starting(committed, state);
+    for (auto *rows : {&now, &then})
+      for (auto &row : *rows)
+        row = without_small_launch_verdict(row);
     EXPECT_EQ(now, then) << state;
     EXPECT_GE(now.size(), 18u) << state << ": " << r.out.substr(0, 400);
   }
