@@ -240,19 +240,14 @@ struct rw_malloc_handle {
     }
     if (!p)
       return;
-    const std::uint64_t u = std::uint64_t(static_cast<char *>(p) - data) / unit_bytes;
-    const std::uint32_t m = __ldcg(&meta[u]);
-    const unsigned long long first = __ldcg(&ends[u / 64]); // read beside meta: one round trip
-    if (m) { // a shared unit: its last free leaves the word 0, as a whole run's must be
-      if (atomicSub(&meta[u], 1u) == 1u)
-        release(u, 1);
-      return;
-    }
-    const std::uint32_t n =
-        run_length_at([&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); },
-                      word_count, u, region_units);
-    if (n) // else no run starts here: not a pointer malloc returned, or freed twice
+    const std::uint64_t u = unit_of(p);
+    if (const std::uint32_t n = freed_run(u))
       release(u, n);
+  }
+
+  // The warp slot this warp runs in (SM and %warpid): its stash word's index.
+  __device__ std::uint32_t stash_slot() const {
+    return (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
   }
 
   // A full warp's free: each lane's block as free() does, but when the lanes' blocks are whole-unit
@@ -264,33 +259,41 @@ struct rw_malloc_handle {
   // no atomic more than free().
   __device__ void free_warp(void *p) const {
     const unsigned lane = detail::lane_id();
-    std::uint64_t u = ~0ull;
-    std::uint32_t n = 0;
-    if (p) {
-      u = std::uint64_t(static_cast<char *>(p) - data) / unit_bytes;
-      const std::uint32_t m = __ldcg(&meta[u]);
-      const unsigned long long first = __ldcg(&ends[u / 64]); // read beside meta: one round trip
-      if (m) {
-        if (atomicSub(&meta[u], 1u) == 1u)
-          release(u, 1);
-      } else
-        n = run_length_at([&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); },
-                          word_count, u, region_units);
-    }
+    const std::uint64_t u = p ? unit_of(p) : ~0ull;
+    const std::uint32_t n = p ? freed_run(u) : 0u;
     const std::uint64_t next = __shfl_down_sync(0xffffffffu, u, 1);
     const bool joined = n > 0 && (lane == 31 || next == u + n);
     const std::uint32_t total = __reduce_add_sync(0xffffffffu, n);
     bool kept = false;
     if (__all_sync(0xffffffffu, joined) && total <= recycle_cap &&
         stash_times * total > stash_cap) {
-      const std::uint32_t slot =
-          (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
       if (lane == 0)
-        kept = atomicCAS(&stash[slot], 0ull, stash_word(u, total)) == 0ull;
+        kept = atomicCAS(&stash[stash_slot()], 0ull, stash_word(u, total)) == 0ull;
       kept = __shfl_sync(0xffffffffu, kept, 0);
     }
     if (!kept && n)
       release(u, n);
+  }
+
+  // The unit block p starts at.
+  __device__ std::uint64_t unit_of(const void *p) const {
+    return std::uint64_t(static_cast<const char *>(p) - data) / unit_bytes;
+  }
+  // A free of the block at unit u, but for its whole run's bits: a shared unit's live count goes
+  // down (its last free clears the unit's bit, leaving the meta word 0 as a whole run's must be)
+  // and 0 comes back; else the length of the whole run that starts at u (0: none starts there, not
+  // a pointer malloc returned, or freed twice). Meta and the first run-end word are read together:
+  // one round trip.
+  __device__ std::uint32_t freed_run(std::uint64_t u) const {
+    const std::uint32_t m = __ldcg(&meta[u]);
+    const unsigned long long first = __ldcg(&ends[u / 64]);
+    if (m) {
+      if (atomicSub(&meta[u], 1u) == 1u)
+        release(u, 1);
+      return 0;
+    }
+    return run_length_at([&](std::uint64_t j) { return j == u / 64 ? first : __ldcg(&ends[j]); },
+                         word_count, u, region_units);
   }
 
   // The run ends of units [start, start + n), a run this lane was given: the bits of its units
@@ -373,7 +376,7 @@ private:
     // A warp too large for a refill-sized stash asks for a recycled range only (recycle_cap).
     const bool recycled_only = stash_times * asked > stash_cap;
     if (!recycled_only || (full && asked <= recycle_cap)) {
-      slot = (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
+      slot = stash_slot();
       if (int(lane) == leader)
         v = atomicExch(&stash[slot], taken_mark());
     }
@@ -718,18 +721,10 @@ public:
   }
   // Units a stash may hold: up to one region, and all stashes together at most 1/stash_share (16)
   // of the pool (a small pool has none).
-  std::uint32_t stash_cap() const {
-    return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
-                          handle_type::region_units, cfg_.stash_share);
-  }
+  std::uint32_t stash_cap() const { return slot_capacity(cfg_.stash_share); }
   // Units a recycled range may hold: up to one region, all slots together at most
-  // 1/recycle_share of the pool (0: recycling off, or a pool too small).
-  std::uint32_t recycle_cap() const {
-    if (!cfg_.recycle_share || !cfg_.stash_per_sm)
-      return 0;
-    return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
-                          handle_type::region_units, cfg_.recycle_share);
-  }
+  // 1/recycle_share of the pool (0: recycling off, no slots, or a pool too small).
+  std::uint32_t recycle_cap() const { return slot_capacity(cfg_.recycle_share); }
   std::uint64_t units() const { return cfg_.pool_bytes / cfg_.unit_bytes; }
   // Free space in holes: runs of draw(rng) units, each used with probability 1 - free_fraction.
   template <class Draw> void prefill(double free_fraction, Draw draw, std::uint64_t seed) {
@@ -812,6 +807,11 @@ private:
     if (c.recycle_share > 64)
       throw std::invalid_argument("rw_malloc: recycle_share must be 0 (off) .. 64");
     return c;
+  }
+  // What a slot may hold when all slots together hold at most 1/share of the pool (share 0: 0).
+  std::uint32_t slot_capacity(unsigned share) const {
+    return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
+                          handle_type::region_units, share);
   }
   std::vector<unsigned long long> stash_words() const {
     std::vector<unsigned long long> v(stash_.size());

@@ -437,9 +437,9 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
                                                            " from " + o.tlb_scope_source
                                                      : "none");
   benchmark::AddCustomContext("peers_heap_bytes", std::to_string(peers_heap));
-  benchmark::AddCustomContext("rw_stash_per_sm", o.rw_stash_per_sm < 0
-                                                     ? std::string("default")
-                                                     : std::to_string(o.rw_stash_per_sm));
+  // rw_malloc's counts where 0 is a value, as given, or "default" (-1: the flag was not given).
+  const auto given_count = [](int v) { return v < 0 ? std::string("default") : std::to_string(v); };
+  benchmark::AddCustomContext("rw_stash_per_sm", given_count(o.rw_stash_per_sm));
   benchmark::AddCustomContext("rw_optimistic", o.rw_optimistic ? "1" : "0");
   // rw_malloc's multiples as given, or "default" (0: the flag was not given).
   const auto given = [](unsigned v) { return v ? std::to_string(v) : std::string("default"); };
@@ -448,9 +448,7 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_stash_times", given(o.rw_stash_times));
   benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
   benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
-  benchmark::AddCustomContext("rw_recycle_share", o.rw_recycle_share < 0
-                                                      ? std::string("default")
-                                                      : std::to_string(o.rw_recycle_share));
+  benchmark::AddCustomContext("rw_recycle_share", given_count(o.rw_recycle_share));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

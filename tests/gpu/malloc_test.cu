@@ -335,8 +335,7 @@ namespace {
 __global__ void take_while_held(alloc::rw_malloc_handle h, unsigned *tickets,
                                 unsigned long long late_ns, unsigned long long *counters) {
   const unsigned lane = alloc::detail::lane_id();
-  const unsigned slot = (alloc::detail::sm_id() % h.stash_sms) * h.stash_per_sm +
-                        alloc::detail::warp_slot() % h.stash_per_sm;
+  const unsigned slot = h.stash_slot();
   unsigned role = 0; // 0: leave, 1: the holder, 2: late
   if (lane == 0) {
     if (__ldcg(&h.stash[slot]) != 0ull && atomicCAS(&tickets[0], 0u, 1u) == 0u)
