@@ -4,9 +4,11 @@
 # (allocator/size:S/threads:T/state:X); then, in a second pass, where its warps wait: the stall
 # reasons that cost most, in cycles per issued instruction (Nsight Compute's warp state sampling).
 # The first pass also counts the L2 sectors that missed for atomics, reductions and loads.
-# Usage: BUILD=dir OUT=dir CASES="..." [BENCH_ARGS="--gpuprobe_rw_optimistic=1"] dev/ncu_counts.sh
+# Usage: BUILD=dir OUT=dir CASES="..." [BENCH_ARGS="--gpuprobe_rw_optimistic=1"]
+#   [BENCH=another/gpuprobe-bench (default $BUILD/gpuprobe-bench)] dev/ncu_counts.sh
 set -uo pipefail
 B="${BUILD:-build}"
+BENCH="${BENCH:-$B/gpuprobe-bench}"
 m=sm__cycles_elapsed.max,smsp__inst_executed.sum,smsp__warps_launched.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum
 m=$m,l1tex__t_requests_pipe_lsu_mem_global_op_red.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum
@@ -17,7 +19,7 @@ for c in $CASES; do
   n=$(echo "$c" | tr '/:' '__')
   # launch 1 loads the kernels, 2 is the first launch on the heap, 3.. are timed
   ncu --clock-control none --cache-control none -k regex:malloc_and_tag --launch-skip 2 \
-    --launch-count 1 --metrics "$m" --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" ${BENCH_ARGS:-} \
+    --launch-count 1 --metrics "$m" --csv "$BENCH" --benchmark_filter="^BM_peers/$c" ${BENCH_ARGS:-} \
     >"$OUT/$n.csv" 2>/dev/null
   python3 - "$OUT/$n.csv" "$c" <<'PY'
 import csv, sys
@@ -39,7 +41,7 @@ print("    L2 sectors missed per warp: atom %.1f  red %.1f  read %.1f" % (
 PY
   ncu --clock-control none --cache-control none -k regex:malloc_and_tag --launch-skip 2 \
     --launch-count 1 --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
-    --csv "$B/gpuprobe-bench" --benchmark_filter="^BM_peers/$c" ${BENCH_ARGS:-} >"$OUT/$n.stalls.csv" 2>/dev/null
+    --csv "$BENCH" --benchmark_filter="^BM_peers/$c" ${BENCH_ARGS:-} >"$OUT/$n.stalls.csv" 2>/dev/null
   python3 - "$OUT/$n.stalls.csv" <<'PY'
 import csv, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
