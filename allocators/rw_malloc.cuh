@@ -14,8 +14,9 @@
 // and a range that meets a bit set by someone else is rolled back and its lane reads the region
 // again. A warp whose request a stash holds 4 times (stash_times) is first served from its warp
 // slot's stash, a run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md); a full
-// warp too large for that takes the slot's recycled range, one that a full warp's free left there,
-// when the range holds its every request (rw_malloc_handle::recycle_cap, free_warp). With
+// warp too large for that takes the slot's recycled ranges, those a full warp's free left there,
+// when they hold its every request in lane order (rw_malloc_handle::recycle_cap, free_warp,
+// serve_from_ranges). With
 // malloc_config::optimistic (off by default: measured, docs/rw-malloc.md), a full warp that asks no
 // stash claims its first region before reading it (claim_unread). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
@@ -28,8 +29,9 @@
 // A whole-unit allocation marks its run's end (rw_malloc_handle::ends: one bit a unit; the lane
 // clears the bits inside its run, left by runs freed there before, and sets the bit of its last
 // unit; docs/rw-malloc.md). free(p) reads the unit's meta word and the run ends at once: a shared
-// unit's live count (its last free takes it to 0 and clears the unit's bit), else 0, and then the
-// run's length is the distance to its end bit. Free writes no end bit: the next run over those
+// unit's live count (its last free takes it to 0 and clears the unit's bit), else 0 or a whole
+// run's mark (rw_malloc_handle::whole_run_mark), and then the run's length is the distance to its
+// end bit. Free writes no end bit: the next run over those
 // units clears what it left.
 #include "allocators/common.cuh"
 #include "allocators/occupancy.hpp"
@@ -64,6 +66,11 @@ struct malloc_config {
   // it in one exchange; such a range holds at most 1/recycle_share of the pool over the slots
   // (1-64; rw_malloc_handle::recycle_cap; docs/rw-malloc.md).
   unsigned recycle_share = 8;
+  // Words a warp slot holds (1-32): a recycled warp's blocks may lie in up to this many ranges (a
+  // walk after a churn hands a warp's lanes their units from several runs); the slot's stash is its
+  // first word (rw_malloc_handle::recycle_ranges). 1 (one range, the default): measured, 32 serves
+  // churned 4-8 KiB launches of 2^14 threads 2.6x faster and slows others (docs/rw-malloc.md).
+  unsigned recycle_ranges = 1;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -115,6 +122,11 @@ __device__ inline unsigned warp_slot() {
 
 struct rw_malloc_handle {
   static constexpr const char *name = "rw_malloc";
+  // A whole run's first unit's meta word when a warp too large for the stashes allocated it: this
+  // bit and the low 31 bits of the unit its first lane was given (a shared unit's count never has
+  // it). free_warp keeps several ranges of a warp only when they carry one mark: one malloc's
+  // layout.
+  static constexpr std::uint32_t whole_run_mark = 0x80000000u;
   // A kernel that calls malloc is best built for 3 blocks of 256 threads an SM,
   // __launch_bounds__(256, kernel_min_blocks): unbounded, ptxas gives the inlined path 87-95
   // registers and an SM holds 2 such blocks; bounded, 79 with no spill (sm_90, CUDA 13). The peer
@@ -126,7 +138,7 @@ struct rw_malloc_handle {
 
   char *data;
   unsigned long long *words; // bit set = unit used
-  std::uint32_t *meta;       // per unit: a shared unit's live count (>= 1), else 0
+  std::uint32_t *meta; // per unit: a shared unit's live count (>= 1), else 0 or whole_run_mark | ..
   std::uint32_t word_count;
   std::uint32_t unit_bytes;
   unsigned long long seed;
@@ -174,6 +186,10 @@ struct rw_malloc_handle {
   // recycle_share). A warp that asks more than a refill-sized stash holds takes the slot's run only
   // when it holds the warp's every request, and else puts it back untouched (no refill).
   std::uint32_t recycle_cap = 0;
+  // Words a warp slot holds (malloc_config::recycle_ranges): its stash, then recycle_ranges - 1
+  // words in `ranges` (slot_word); a recycled warp's ranges fill them in lane order.
+  unsigned recycle_ranges = 1;
+  unsigned long long *ranges = nullptr;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -214,7 +230,8 @@ struct rw_malloc_handle {
       if (lane == unsigned(__ffs(int(small_mask)) - 1))
         need = cu + 1;
     }
-    const std::uint64_t got = find_and_claim(active, lane, need);
+    bool recycled = false; // a warp too large for the stashes (find_and_claim)
+    const std::uint64_t got = find_and_claim(active, lane, need, recycled);
     // Shared units: the first allocation of each unit writes the unit's live count.
     if (small) {
       const std::uint64_t base = __shfl_sync(small_mask, got, __ffs(int(small_mask)) - 1);
@@ -225,6 +242,13 @@ struct rw_malloc_handle {
         meta[base + my_unit] = unsigned(__popc(int(same)));
       __syncwarp(small_mask);
       return data + (base + my_unit) * unit_bytes + my_off;
+    }
+    // The run's first unit names this malloc: free_warp keeps several ranges of one malloc only.
+    if (recycled && recycle_ranges > 1) {
+      const unsigned whole = active & ~small_mask;
+      const std::uint64_t first = __shfl_sync(whole, got, __ffs(int(whole)) - 1);
+      if (got != ~0ull)
+        meta[got] = whole_run_mark | (std::uint32_t(first) & ~whole_run_mark);
     }
     if (got == ~0ull)
       return nullptr;
@@ -249,27 +273,45 @@ struct rw_malloc_handle {
   __device__ std::uint32_t stash_slot() const {
     return (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
   }
+  // Word j of warp slot `slot`: its stash for j = 0, else a word of `ranges` (the stashes stay one
+  // dense array: 16 B-1 KiB warps touch only them).
+  __device__ unsigned long long *slot_word(std::uint32_t slot, unsigned j) const {
+    return j ? &ranges[std::uint64_t(slot) * (recycle_ranges - 1) + j - 1] : &stash[slot];
+  }
 
   // A full warp's free: each lane's block as free() does, but when the lanes' blocks are whole-unit
-  // runs that follow each other in lane order (as a warp's malloc from one run hands them out),
-  // the range is one a warp too large for the stashes may take (more than stash_cap / stash_times
-  // units, at most recycle_cap) and the warp slot's stash is empty, the range goes into the stash
-  // with one compare-and-swap from 0 instead of into the bitmap: the units pass from the warp's
-  // blocks to the slot at once, so a drain sees them in one place or the other. Other warps pay
-  // no atomic more than free().
+  // runs that lie in at most recycle_ranges ranges, each range the runs of consecutive lanes one
+  // after another (as a warp's malloc hands a run out, lane order), and their sum is one a warp too
+  // large for the stashes may take (more than stash_cap / stash_times units, at most recycle_cap),
+  // range j goes into the warp slot's word j when that word is empty, with one compare-and-swap
+  // from 0, instead of into the bitmap: the units pass from the warp's blocks to the slot at once,
+  // so a drain sees them in one place or the other. A range whose word is not empty goes to the
+  // bitmap. Other warps pay no atomic more than free().
   __device__ void free_warp(void *p) const {
     const unsigned lane = detail::lane_id();
     const std::uint64_t u = p ? unit_of(p) : ~0ull;
-    const std::uint32_t n = p ? freed_run(u) : 0u;
-    const std::uint64_t next = __shfl_down_sync(0xffffffffu, u, 1);
-    const bool joined = n > 0 && (lane == 31 || next == u + n);
+    std::uint32_t mark = 0;
+    const std::uint32_t n = p ? freed_run(u, &mark) : 0u;
     const std::uint32_t total = __reduce_add_sync(0xffffffffu, n);
     bool kept = false;
-    if (__all_sync(0xffffffffu, joined) && total <= recycle_cap &&
-        stash_times * total > stash_cap) {
-      if (lane == 0)
-        kept = atomicCAS(&stash[stash_slot()], 0ull, stash_word(u, total)) == 0ull;
-      kept = __shfl_sync(0xffffffffu, kept, 0);
+    if (__all_sync(0xffffffffu, n > 0) && total <= recycle_cap && stash_times * total > stash_cap) {
+      const std::uint64_t prev_end = __shfl_up_sync(0xffffffffu, u + n, 1);
+      const unsigned begins = __ballot_sync(0xffffffffu, lane == 0 || prev_end != u);
+      const unsigned pieces = unsigned(__popc(int(begins)));
+      // Several ranges: only those of one malloc (its mark on every lane's first unit).
+      const std::uint32_t mark0 = __shfl_sync(0xffffffffu, mark, 0); // every lane: a full mask
+      const bool one_malloc = (mark & whole_run_mark) && mark0 == mark;
+      if (pieces == 1 || (pieces <= recycle_ranges && __all_sync(0xffffffffu, one_malloc))) {
+        const unsigned excl = detail::warp_exclusive_sum(0xffffffffu, n, lane);
+        const unsigned upto = lane == 31 ? ~0u : (2u << lane) - 1u; // lanes 0 .. lane
+        const unsigned later = begins & ~upto;                      // ranges after this lane's
+        const unsigned end = __shfl_sync(0xffffffffu, excl, later ? __ffs(int(later)) - 1 : 0);
+        const bool first = (begins >> lane) & 1u;
+        if (first)
+          kept = atomicCAS(slot_word(stash_slot(), unsigned(__popc(int(begins & upto))) - 1), 0ull,
+                           stash_word(u, (later ? end : total) - excl)) == 0ull;
+        kept = __shfl_sync(0xffffffffu, kept, 31 - __clz(int(begins & upto)));
+      }
     }
     if (!kept && n)
       release(u, n);
@@ -280,14 +322,16 @@ struct rw_malloc_handle {
     return std::uint64_t(static_cast<const char *>(p) - data) / unit_bytes;
   }
   // A free of the block at unit u, but for its whole run's bits: a shared unit's live count goes
-  // down (its last free clears the unit's bit, leaving the meta word 0 as a whole run's must be)
+  // down (its last free clears the unit's bit, leaving the meta word 0, as a whole run's may be)
   // and 0 comes back; else the length of the whole run that starts at u (0: none starts there, not
   // a pointer malloc returned, or freed twice). Meta and the first run-end word are read together:
-  // one round trip.
-  __device__ std::uint32_t freed_run(std::uint64_t u) const {
+  // one round trip. `mark`: the meta word as read.
+  __device__ std::uint32_t freed_run(std::uint64_t u, std::uint32_t *mark = nullptr) const {
     const std::uint32_t m = __ldcg(&meta[u]);
     const unsigned long long first = __ldcg(&ends[u / 64]);
-    if (m) {
+    if (mark)
+      *mark = m;
+    if (m && !(m & whole_run_mark)) {
       if (atomicSub(&meta[u], 1u) == 1u)
         release(u, 1);
       return 0;
@@ -360,8 +404,8 @@ private:
   };
 
   // The first unit of this lane's `need` units (~0: none found / nothing asked).
-  __device__ std::uint64_t find_and_claim(unsigned active, unsigned lane,
-                                          std::uint32_t need) const {
+  __device__ std::uint64_t find_and_claim(unsigned active, unsigned lane, std::uint32_t need,
+                                          bool &recycled) const {
     unsigned pending = __ballot_sync(active, need > 0);
     std::uint64_t got = ~0ull;
     if (!pending)
@@ -373,12 +417,14 @@ private:
     const std::uint32_t asked = __reduce_add_sync(active, need);
     std::uint32_t slot = ~0u; // the warp slot's stash (~0: none)
     unsigned long long v = 0;
-    // A warp too large for a refill-sized stash asks for a recycled range only (recycle_cap).
+    // A warp too large for a refill-sized stash asks for recycled ranges only (recycle_cap): lane
+    // j takes the slot's word j.
     const bool recycled_only = stash_times * asked > stash_cap;
+    recycled = recycled_only;
     if (!recycled_only || (full && asked <= recycle_cap)) {
       slot = stash_slot();
-      if (int(lane) == leader)
-        v = atomicExch(&stash[slot], taken_mark());
+      if (recycled_only ? lane < recycle_ranges : int(lane) == leader)
+        v = atomicExch(slot_word(slot, recycled_only ? lane : 0u), taken_mark());
     }
     const unsigned windows = scan_windows();
     round_plan plan = plan_rounds(active, leader);
@@ -441,20 +487,20 @@ private:
 
   // The stash's answer, once the first region's read is under way: true where it served every
   // lane; else the warp goes on with a refill to try (a full warp), or without the slot (another
-  // warp holds it, or a part warp gives it up now).
+  // warp holds it, or a part warp gives it up now). A warp too large for the stashes asks the
+  // slot's recycled ranges instead (serve_from_ranges) and goes on without the slot.
   __device__ __forceinline__ bool stash_answer(unsigned active, unsigned lane, int leader,
                                                bool full, std::uint32_t need, std::uint32_t asked,
                                                bool recycled_only, unsigned long long v,
                                                std::uint32_t &slot, std::uint32_t &refill,
                                                std::uint64_t &got) const {
+    if (recycled_only) { // served from the slot's ranges, or on without the slot
+      const bool served = serve_from_ranges(lane, need, v, slot, got);
+      slot = ~0u;
+      return served;
+    }
     v = __shfl_sync(active, v, leader);
     if (v == stash_taken) { // another warp holds the slot: on without it (no refill)
-      slot = ~0u;
-      return false;
-    }
-    if (recycled_only && stash_length(v) < asked) { // not for this warp: left as it was found
-      if (int(lane) == leader)
-        v ? put_back(slot, stash_start(v), stash_length(v)) : leave_slot(slot, lane, leader);
       slot = ~0u;
       return false;
     }
@@ -481,8 +527,13 @@ private:
   __device__ unsigned long long taken_mark() const { return mark_taken ? stash_taken : 0ull; }
   // A slot this warp took, given up with nothing put back: empty again.
   __device__ void leave_slot(std::uint32_t slot, unsigned lane, int leader) const {
-    if (mark_taken && int(lane) == leader)
-      atomicCAS(&stash[slot], stash_taken, 0ull);
+    if (int(lane) == leader)
+      leave_word(&stash[slot]);
+  }
+  // A slot's word this lane took, given up with nothing put back.
+  __device__ void leave_word(unsigned long long *w) const {
+    if (mark_taken)
+      atomicCAS(w, stash_taken, 0ull);
   }
 
   // A full warp's requests claimed at the start of the region p.w0 without reading it first (issue
@@ -532,7 +583,7 @@ private:
         atomicAdd(rollbacks, 1ull);
     }
     if (p.fill.length && !fill_lost && int(lane) == leader)
-      put_back(slot, p.w0 * 64 + p.fill.start, p.fill.length);
+      put_back(&stash[slot], p.w0 * 64 + p.fill.start, p.fill.length);
   }
 
   // At the end of an exhaustive scan with requests unserved: scan again when a stash held units
@@ -559,7 +610,7 @@ private:
       const unsigned excl = detail::warp_exclusive_sum(active, need, lane);
       if (len > asked) {
         if (int(lane) == leader)
-          put_back(slot, s0 + asked, len - asked);
+          put_back(&stash[slot], s0 + asked, len - asked);
       } else
         leave_slot(slot, lane, leader);
       got = need ? s0 + excl : ~0ull;
@@ -568,6 +619,44 @@ private:
     if (int(lane) == leader && len)
       give_back(s0, len);
     return false;
+  }
+
+  // A full warp too large for the stashes, lane j holding the slot's word j as its exchange found
+  // it. The lanes' requests are laid end to end (lane order) over the words' ranges laid end to end
+  // (word order), as the warp that freed them left them: when no request would straddle two
+  // ranges and they all fit, each lane takes its place (`got`), the rest of each range goes back to
+  // its word, and true. Else each word goes back as it was found: false. In constant time: two
+  // prefix sums and a binary search over the ranges' ends. A word another warp holds (stash_taken)
+  // is not this warp's and is left alone.
+  __device__ bool serve_from_ranges(unsigned lane, std::uint32_t need, unsigned long long v,
+                                    std::uint32_t slot, std::uint64_t &got) const {
+    const bool mine = lane < recycle_ranges && v != stash_taken;
+    const std::uint64_t s0 = stash_start(v);
+    const std::uint32_t len = mine ? stash_length(v) : 0u;
+    if (hold_ns && __any_sync(0xffffffffu, len > 0))
+      detail::wait_ns(hold_ns); // tests only (hold_ns): the ranges stay in this warp's hands
+    const unsigned at = detail::warp_exclusive_sum(0xffffffffu, len, lane), end = at + len;
+    const unsigned excl = detail::warp_exclusive_sum(0xffffffffu, need, lane);
+    const std::uint32_t asked = __shfl_sync(0xffffffffu, excl + need, 31);
+    unsigned j = 0; // the ranges that end at or before this lane's place (ends do not decrease)
+    for (unsigned step = 16; step; step >>= 1) {
+      const unsigned e = __shfl_sync(0xffffffffu, end, int(j + step - 1));
+      if (e <= excl)
+        j += step;
+    }
+    const unsigned j_at = __shfl_sync(0xffffffffu, at, int(j)),
+                   j_end = __shfl_sync(0xffffffffu, end, int(j));
+    const std::uint64_t j_start = __shfl_sync(0xffffffffu, s0, int(j));
+    // j is at most 31: a lane past the last range's end fails here.
+    const bool served = __all_sync(0xffffffffu, need == 0 || excl + need <= j_end);
+    // Units of this lane's word handed out: the part of [at, end) the requests cover.
+    const std::uint32_t used = !served || asked <= at ? 0u : asked - at < len ? asked - at : len;
+    if (mine)
+      len > used ? put_back(slot_word(slot, lane), s0 + used, len - used)
+                 : leave_word(slot_word(slot, lane));
+    if (served && need)
+      got = j_start + (excl - j_at);
+    return served;
   }
 
   // First fits in the region for the pending requests: the first run that holds the smallest
@@ -656,8 +745,8 @@ private:
   }
   // The rest of a run into the slot this warp took, or to the bitmap when the slot is not as the
   // warp left it (no marks: another warp filled it meanwhile).
-  __device__ void put_back(std::uint32_t slot, std::uint64_t start, std::uint32_t n) const {
-    if (atomicCAS(&stash[slot], taken_mark(), stash_word(start, n)) != taken_mark())
+  __device__ void put_back(unsigned long long *w, std::uint64_t start, std::uint32_t n) const {
+    if (atomicCAS(w, taken_mark(), stash_word(start, n)) != taken_mark())
       give_back(start, n);
   }
   // Every stash into the bitmap (the active lanes share the slots); true when one held units or was
@@ -666,12 +755,14 @@ private:
     const unsigned rank = unsigned(__popc(int(active & ((1u << lane) - 1u)))),
                    k = unsigned(__popc(int(active)));
     bool any = false;
-    for (std::uint32_t i = rank; i < stash_sms * stash_per_sm; i += k) {
-      const unsigned long long v = __ldcg(&stash[i]);
+    const std::uint32_t slots = stash_sms * stash_per_sm;
+    for (std::uint32_t i = rank; i < slots * recycle_ranges; i += k) {
+      unsigned long long *w = i < slots ? &stash[i] : &ranges[i - slots];
+      const unsigned long long v = __ldcg(w);
       if (v == stash_taken) // left alone: its warp puts a run back or gives the slot up
         any = true;
       else if (v) {
-        if (atomicCAS(&stash[i], v, 0ull) == v)
+        if (atomicCAS(w, v, 0ull) == v)
           give_back(stash_start(v), stash_length(v));
         any = true;
       }
@@ -740,6 +831,7 @@ public:
       w.back() |= ~0ull << tail;
     words_.upload(w.data(), w.size());
     stash_.zero(); // a stash's run was claimed in the bitmap this replaces
+    ranges_.zero();
     meta_.zero();
     ends_.zero();
   }
@@ -769,6 +861,7 @@ public:
     }
     words_.upload(w.data(), w.size());
     stash_.zero();
+    ranges_.zero();
   }
   std::vector<unsigned long long> bitmap() const {
     std::vector<unsigned long long> w(words_.size());
@@ -786,6 +879,8 @@ public:
     h.refill_times_small = cfg_.refill_times_small;
     h.stash_times = cfg_.stash_times;
     h.recycle_cap = recycle_cap();
+    h.recycle_ranges = cfg_.recycle_ranges;
+    h.ranges = ranges_.get();
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -806,6 +901,8 @@ private:
       throw std::invalid_argument("rw_malloc: stash_times must be 1 .. 16, stash_share 2 .. 64");
     if (c.recycle_share > 64)
       throw std::invalid_argument("rw_malloc: recycle_share must be 0 (off) .. 64");
+    if (c.recycle_ranges < 1 || c.recycle_ranges > 32)
+      throw std::invalid_argument("rw_malloc: recycle_ranges must be 1 .. 32");
     return c;
   }
   // What a slot may hold when all slots together hold at most 1/share of the pool (share 0: 0).
@@ -813,9 +910,11 @@ private:
     return stash_capacity(units(), std::uint64_t(stash_sms_) * cfg_.stash_per_sm,
                           handle_type::region_units, share);
   }
+  // Every slot's words: the stashes, then the ranges' words.
   std::vector<unsigned long long> stash_words() const {
-    std::vector<unsigned long long> v(stash_.size());
-    stash_.download(v.data(), v.size());
+    std::vector<unsigned long long> v(stash_.size() + ranges_.size());
+    stash_.download(v.data(), stash_.size());
+    ranges_.download(v.data() + stash_.size(), ranges_.size());
     return v;
   }
   malloc_config cfg_;
@@ -826,8 +925,11 @@ private:
   device_array<unsigned long long> ends_{words_.size()}; // run ends (rw_malloc_handle::ends)
   device_array<unsigned long long> rollbacks_{1}; // claims undone (rw_malloc_handle::rollbacks)
   std::uint32_t stash_sms_ = current_sm_count("rw_malloc");
-  // One word a warp slot (+1: never an empty array when stash_per_sm is 0).
+  // One word a warp slot (+1: never an empty array when stash_per_sm is 0), and its
+  // recycle_ranges - 1 other words (rw_malloc_handle::slot_word).
   device_array<unsigned long long> stash_{std::size_t(stash_sms_) * cfg_.stash_per_sm + 1};
+  device_array<unsigned long long> ranges_{
+      std::size_t(stash_sms_) * cfg_.stash_per_sm * (cfg_.recycle_ranges - 1) + 1};
 };
 
 } // namespace gpuprobe::alloc

@@ -29,6 +29,7 @@ struct flags {
   unsigned rw_stash_share = 0;  // --gpuprobe_rw_stash_share=N: stash_share (0: its default)
   unsigned rw_sm_slices = 0;    // --gpuprobe_rw_sm_slices=N: rw_malloc's SM slices (0: none)
   int rw_recycle_share = -1;    // --gpuprobe_rw_recycle_share=N: recycle_share (-1: its default)
+  unsigned rw_recycle_ranges = 0; // --gpuprobe_rw_recycle_ranges=N: recycle_ranges (0: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -50,6 +51,8 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
     mc.stash_share = options().rw_stash_share;
   if (options().rw_recycle_share >= 0)
     mc.recycle_share = unsigned(options().rw_recycle_share);
+  if (options().rw_recycle_ranges)
+    mc.recycle_ranges = options().rw_recycle_ranges;
   return mc;
 }
 

@@ -311,6 +311,8 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_recycle_share=N  a full warp's freed range goes to its warp slot's stash when
                               it holds at most 1/N of the pool over the slots (0: off, 1-64,
                               default 8; docs/rw-malloc.md)
+  --gpuprobe_rw_recycle_ranges=N  words a warp slot holds: a freed warp's blocks in up to N ranges
+                              are recycled (1-32, default 1; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -346,7 +348,9 @@ const whole_flag k_whole_flags[] = {
     {"--gpuprobe_rw_sm_slices", 0, 1024, "a number of slices",
      [](flags &o, int n) { o.rw_sm_slices = unsigned(n); }},
     {"--gpuprobe_rw_recycle_share", 0, 64, "N of a share 1/N of the pool (0: off)",
-     [](flags &o, int n) { o.rw_recycle_share = n; }}};
+     [](flags &o, int n) { o.rw_recycle_share = n; }},
+    {"--gpuprobe_rw_recycle_ranges", 1, 32, "a number of ranges",
+     [](flags &o, int n) { o.rw_recycle_ranges = unsigned(n); }}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -449,6 +453,7 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_stash_share", given(o.rw_stash_share));
   benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
   benchmark::AddCustomContext("rw_recycle_share", given_count(o.rw_recycle_share));
+  benchmark::AddCustomContext("rw_recycle_ranges", given(o.rw_recycle_ranges));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

@@ -921,23 +921,25 @@ __global__ void recycle_rounds(alloc::rw_malloc_handle h, const std::uint32_t *b
 }
 } // namespace
 
-// Recycling: a full warp whose free hands back one contiguous range (its lanes' runs one after
-// another in lane order) keeps it in its warp slot's stash when the slot is empty, and the slot's
-// next warp that asks no more takes its lanes' units from the range's head, in lane order. 64
-// warps (one a block, so each keeps its slot), 24 rounds of malloc + free in one launch, seeded
-// sizes (one size a warp, or a size a lane; 1-8 whole units, so some warps ask more than a range
-// holds);
-// a model on the host follows each slot from the blocks the launch returned. Every warp the model
-// serves from its slot must get the range's head in lane order, and no other warp a unit of a
-// range; afterwards the slots hold what the model says, none is left taken, and every unit is free
-// or in a slot.
+// Recycling: a full warp whose free hands back its blocks in at most recycle_ranges ranges (each
+// the runs of consecutive lanes one after another) keeps range j in its warp slot's word j when
+// that word is empty, and the slot's next warp takes its lanes' units from them when its requests,
+// laid end to end in lane order over the ranges laid end to end, fit with none straddling two
+// ranges. 64 warps (one a block, so each keeps its slot), 24
+// rounds of malloc + free in one launch, seeded sizes (one size a warp, or a size a lane; 1-8 whole
+// units, so some warps ask more than the ranges hold); a model on the host follows each slot's
+// words from the blocks the launch returned. Every warp the model serves from its slot must get the
+// units the model says, and no other warp a unit of a range; afterwards the slots hold what the
+// model says, none is left taken, and every unit is free or in a slot.
 TEST(MallocGpu, RwMallocWarpsGetTheirSlotsRecycledRangeBack) {
   GPUPROBE_REQUIRE_GPU();
-  const alloc::malloc_config c = rw_cfg(4ull << 30);
+  alloc::malloc_config c = rw_cfg(4ull << 30);
+  c.recycle_ranges = 32;
   alloc::rw_malloc a(c);
   const auto h = a.handle();
   ASSERT_GE(h.recycle_cap, 200u) << "a range holds a warp of 1 KiB requests";
   constexpr unsigned warps = 64, n = warps * 32, rounds = 24;
+  const unsigned words = h.recycle_ranges;
   std::mt19937_64 rng(8080);
   std::vector<std::uint32_t> b(rounds * n);
   for (unsigned r = 0; r < rounds; ++r)
@@ -959,8 +961,8 @@ TEST(MallocGpu, RwMallocWarpsGetTheirSlotsRecycledRangeBack) {
   sync_or_throw();
   std::vector<char *> p(b.size());
   out.download(p.data(), p.size());
-  std::vector<std::uint64_t> slot(warps, 0);
-  unsigned long long hits = 0, misses = 0, wrong = 0, nulls = 0, kept = 0;
+  std::vector<std::uint64_t> slot(warps * words, 0); // warp w's words: slot[w * words + j]
+  unsigned long long hits = 0, misses = 0, wrong = 0, nulls = 0, kept = 0, multi = 0;
   for (unsigned r = 0; r < rounds; ++r)
     for (unsigned w = 0; w < warps; ++w) {
       std::uint64_t u[32];
@@ -972,41 +974,135 @@ TEST(MallocGpu, RwMallocWarpsGetTheirSlotsRecycledRangeBack) {
         nulls += !p[t];
         u[l] = p[t] ? std::uint64_t(p[t] - a.data()) / 256 : ~0ull;
       }
-      const std::uint64_t s = alloc::stash_start(slot[w]);
-      const std::uint32_t len = alloc::stash_length(slot[w]);
-      if (h.stash_times * asked > h.stash_cap && asked <= h.recycle_cap && slot[w] &&
-          len >= asked) {
-        ++hits;
-        for (unsigned l = 0, at = 0; l < 32; at += need[l++])
-          wrong += u[l] != s + at;
-        slot[w] = len > asked ? alloc::stash_word(s + asked, len - asked) : 0;
-      } else {
-        misses += h.stash_times * asked > h.stash_cap && asked <= h.recycle_cap;
-        for (unsigned l = 0; l < 32; ++l) // the slot's units are claimed: no walk hands them out
-          wrong += slot[w] && u[l] < s + len && u[l] + need[l] > s;
+      std::uint64_t *ws = &slot[w * words];
+      // The model's serve: the lanes' requests laid end to end over the words' ranges laid end to
+      // end; every lane inside one range, or none served.
+      std::uint64_t at[32];
+      std::uint32_t used[32] = {}, off = 0;
+      unsigned l = 0;
+      for (; l < 32; off += need[l++]) {
+        unsigned j = 0;
+        std::uint32_t base = 0;
+        for (; j < words && base + alloc::stash_length(ws[j]) <= off; ++j)
+          base += alloc::stash_length(ws[j]);
+        if (j == words || off + need[l] > base + alloc::stash_length(ws[j]))
+          break;
+        at[l] = alloc::stash_start(ws[j]) + (off - base);
+        used[j] += need[l];
       }
-      bool joined = true;
-      for (unsigned l = 0; l < 32; ++l)
-        joined &= u[l] != ~0ull && (l == 31 || u[l + 1] == u[l] + need[l]);
-      if (joined && !slot[w] && asked <= h.recycle_cap) {
-        slot[w] = alloc::stash_word(u[0], asked);
-        ++kept;
+      const bool asks = h.stash_times * asked > h.stash_cap && asked <= h.recycle_cap;
+      if (asks && l == 32) {
+        ++hits;
+        for (unsigned i = 0; i < 32; ++i)
+          wrong += u[i] != at[i];
+        for (unsigned j = 0; j < words; ++j) {
+          const std::uint32_t len = alloc::stash_length(ws[j]);
+          ws[j] = len > used[j]
+                      ? alloc::stash_word(alloc::stash_start(ws[j]) + used[j], len - used[j])
+                      : 0;
+        }
+      } else {
+        misses += asks;
+        for (unsigned i = 0; i < 32; ++i) // the slot's units are claimed: no walk hands them out
+          for (unsigned j = 0; j < words; ++j)
+            wrong += ws[j] && u[i] < alloc::stash_start(ws[j]) + alloc::stash_length(ws[j]) &&
+                     u[i] + need[i] > alloc::stash_start(ws[j]);
+      }
+      // The free: ranges of consecutive lanes' blocks, range j into word j when it is empty.
+      bool whole = true;
+      unsigned ranges = 0;
+      for (unsigned i = 0; i < 32; ++i) {
+        whole &= u[i] != ~0ull;
+        ranges += i == 0 || u[i] != u[i - 1] + need[i - 1];
+      }
+      if (whole && ranges <= words && asked <= h.recycle_cap &&
+          h.stash_times * asked > h.stash_cap) {
+        multi += ranges > 1;
+        for (unsigned i = 0, j = 0; i < 32; ++j) {
+          std::uint32_t len = need[i];
+          unsigned e = i + 1;
+          for (; e < 32 && u[e] == u[e - 1] + need[e - 1]; ++e)
+            len += need[e];
+          if (!ws[j]) {
+            ws[j] = alloc::stash_word(u[i], len);
+            ++kept;
+          }
+          i = e;
+        }
       }
     }
   std::uint64_t held = 0;
   for (const auto v : slot)
     held += alloc::stash_length(v);
-  std::printf("rw_malloc recycling: %llu warps served from their slot's range, %llu not, %llu "
-              "lanes against the model, %llu ranges kept, %llu units left in slots (ranges of at "
-              "most %u units)\n",
-              hits, misses, wrong, kept, (unsigned long long)held, h.recycle_cap);
+  std::printf(
+      "rw_malloc recycling: %llu warps served from their slot's ranges, %llu not, %llu "
+      "lanes against the model, %llu ranges kept (%llu frees of several ranges), %llu units "
+      "left in slots (a warp's ranges at most %u units, %u words a slot)\n",
+      hits, misses, wrong, kept, multi, (unsigned long long)held, h.recycle_cap, words);
   EXPECT_EQ(nulls, 0u);
   EXPECT_EQ(wrong, 0u) << "a lane served other than the model says";
   EXPECT_GT(hits, warps * rounds / 16) << "the family reaches slots that serve";
   EXPECT_GT(misses, warps) << "and slots that do not";
+  EXPECT_GT(multi, 0u) << "and frees of several ranges";
   EXPECT_EQ(a.stashed_units(), held) << "the slots hold what the model says";
   EXPECT_EQ(a.taken_slots(), 0u);
   EXPECT_EQ(a.free_units(), a.units()) << "units lost (free in the bitmap + in slots)";
+}
+
+namespace {
+// One warp: 1 KiB a lane, by one malloc of the whole warp (halves = false) or by two mallocs of
+// half a warp each; then the whole warp frees.
+__global__ void malloc_then_free_warp(alloc::rw_malloc_handle h, bool halves, unsigned *pieces) {
+  const unsigned lane = threadIdx.x;
+  void *p = nullptr;
+  if (!halves)
+    p = h.malloc(1024);
+  else if (lane < 16) // two mallocs: the halves diverge here
+    p = h.malloc(1024);
+  __syncwarp();
+  if (halves && lane >= 16)
+    p = h.malloc(1024);
+  __syncwarp();
+  const std::uint64_t u = p ? h.unit_of(p) : ~0ull;
+  const std::uint64_t prev = __shfl_up_sync(0xffffffffu, u + 4, 1);
+  const unsigned begins = __ballot_sync(0xffffffffu, lane == 0 || prev != u);
+  if (lane == 0)
+    *pieces = p ? unsigned(__popc(int(begins))) : 0u;
+  __syncwarp();
+  h.free(p);
+}
+} // namespace
+
+// A warp's blocks in several ranges are kept in its slot only when one malloc laid them out (each
+// run's first unit carries that malloc's mark): a pool of 10-unit runs puts two 1 KiB blocks (4
+// units) in each, so a warp's 32 blocks lie in about 16 ranges. Kept after one malloc of the warp;
+// after two mallocs of half a warp each (blocks of different ages, as a long churn leaves a warp),
+// into the bitmap.
+TEST(MallocGpu, RwMallocKeepsSeveralRangesOfOneMallocOnly) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::malloc_config c = rw_cfg(4ull << 30);
+  c.recycle_ranges = 32;
+  alloc::rw_malloc a(c);
+  ASSERT_GE(a.handle().recycle_cap, 128u);
+  std::vector<unsigned long long> w(a.bitmap().size(), 0);
+  for (std::uint64_t u = 10; u < a.units(); u += 11) // runs of 10 free units, one used between
+    w[u / 64] |= 1ull << (u % 64);
+  const std::uint64_t used = a.units() / 11; // units 10, 21, 32, ...
+  alloc::device_array<unsigned> pieces(1);
+  for (const bool halves : {false, true}) {
+    a.load(w);
+    malloc_then_free_warp<<<1, 32>>>(a.handle(), halves, pieces.get());
+    sync_or_throw();
+    unsigned n = 0;
+    pieces.download(&n, 1);
+    std::printf("rw_malloc, %s: blocks in %u ranges, %llu units kept in slots\n",
+                halves ? "two mallocs of half a warp" : "one malloc of the warp", n,
+                (unsigned long long)a.stashed_units());
+    EXPECT_GE(n, 8u) << "the blocks lie in several ranges";
+    EXPECT_EQ(a.stashed_units(), halves ? 0u : 128u);
+    EXPECT_EQ(a.free_units(), a.units() - used) << "units lost";
+    EXPECT_EQ(a.taken_slots(), 0u);
+  }
 }
 
 // Ranges recycled by a launch of full warps of 1 KiB requests are drained before a refusal: a fill

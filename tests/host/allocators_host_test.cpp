@@ -591,7 +591,8 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_stash_times=", {"0", "17", "1.5", "", "1"}},
       {"--gpuprobe_rw_stash_share=", {"1", "65", "8x", "", "8"}},
       {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}},
-      {"--gpuprobe_rw_recycle_share=", {"-1", "65", "8x", "", "0"}}};
+      {"--gpuprobe_rw_recycle_share=", {"-1", "65", "8x", "", "0"}},
+      {"--gpuprobe_rw_recycle_ranges=", {"0", "33", "2x", "", "1"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -613,4 +614,5 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_stash_share=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_sm_slices=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_recycle_share=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_recycle_ranges=N"), std::string::npos) << r.out;
 }
