@@ -105,9 +105,10 @@ malloc_churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes
   return {v[0], v[1], v[2], range_errors}; // overwritten, out of memory, allocations
 }
 
-alloc::malloc_config rw_cfg(std::uint64_t bytes) {
+alloc::malloc_config rw_cfg(std::uint64_t bytes, unsigned recycle_ranges = 1) {
   alloc::malloc_config c;
   c.pool_bytes = bytes;
+  c.recycle_ranges = recycle_ranges;
   return c;
 }
 alloc::ouroboros_config ouro_cfg(std::uint64_t bytes, bool virt = false) {
@@ -925,17 +926,15 @@ __global__ void recycle_rounds(alloc::rw_malloc_handle h, const std::uint32_t *b
 // the runs of consecutive lanes one after another) keeps range j in its warp slot's word j when
 // that word is empty, and the slot's next warp takes its lanes' units from them when its requests,
 // laid end to end in lane order over the ranges laid end to end, fit with none straddling two
-// ranges. 64 warps (one a block, so each keeps its slot), 24
-// rounds of malloc + free in one launch, seeded sizes (one size a warp, or a size a lane; 1-8 whole
-// units, so some warps ask more than the ranges hold); a model on the host follows each slot's
-// words from the blocks the launch returned. Every warp the model serves from its slot must get the
+// ranges. 64 warps (one a block, so each keeps its slot), 24 rounds of malloc + free in one
+// launch, seeded sizes (one size a warp, or a size a lane; 1-8 whole units, so some warps ask more
+// than the ranges hold); a model on the host follows each slot's words from the blocks the launch
+// returned. Every warp the model serves from its slot must get the
 // units the model says, and no other warp a unit of a range; afterwards the slots hold what the
 // model says, none is left taken, and every unit is free or in a slot.
 TEST(MallocGpu, RwMallocWarpsGetTheirSlotsRecycledRangeBack) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::malloc_config c = rw_cfg(4ull << 30);
-  c.recycle_ranges = 32;
-  alloc::rw_malloc a(c);
+  alloc::rw_malloc a(rw_cfg(4ull << 30, 32));
   const auto h = a.handle();
   ASSERT_GE(h.recycle_cap, 200u) << "a range holds a warp of 1 KiB requests";
   constexpr unsigned warps = 64, n = warps * 32, rounds = 24;
@@ -1080,9 +1079,7 @@ __global__ void malloc_then_free_warp(alloc::rw_malloc_handle h, bool halves, un
 // into the bitmap.
 TEST(MallocGpu, RwMallocKeepsSeveralRangesOfOneMallocOnly) {
   GPUPROBE_REQUIRE_GPU();
-  alloc::malloc_config c = rw_cfg(4ull << 30);
-  c.recycle_ranges = 32;
-  alloc::rw_malloc a(c);
+  alloc::rw_malloc a(rw_cfg(4ull << 30, 32));
   ASSERT_GE(a.handle().recycle_cap, 128u);
   std::vector<unsigned long long> w(a.bitmap().size(), 0);
   for (std::uint64_t u = 10; u < a.units(); u += 11) // runs of 10 free units, one used between
