@@ -137,6 +137,18 @@ GPUPROBE_HD inline std::uint32_t run_length_at(Word &&word, std::uint64_t n, std
   return len <= max_len ? std::uint32_t(len) : 0u;
 }
 
+// Recycled ranges laid end to end, range j (0-31) ending at end_of(j), which does not decrease in
+// j: the range that place `at` falls in, as the number of ranges that end at or before it (a binary
+// search of five steps; at most 31: a place past the last range's end gets 31, and the caller
+// compares its request's end with that range's). rw_malloc's serve_from_ranges, end_of a shuffle.
+template <class EndOf> GPUPROBE_HD inline unsigned range_at(EndOf &&end_of, std::uint32_t at) {
+  unsigned j = 0;
+  for (unsigned step = 16; step; step >>= 1)
+    if (end_of(j + step - 1) <= at)
+      j += step;
+  return j;
+}
+
 // Bits of word w covered by units [start, start + n) (word w must hold at least one of them).
 GPUPROBE_HD inline std::uint64_t range_mask(std::uint64_t w, std::uint64_t start, std::uint64_t n) {
   const std::uint64_t lo = start > w * 64 ? start : w * 64,

@@ -638,12 +638,9 @@ private:
     const unsigned at = detail::warp_exclusive_sum(0xffffffffu, len, lane), end = at + len;
     const unsigned excl = detail::warp_exclusive_sum(0xffffffffu, need, lane);
     const std::uint32_t asked = __shfl_sync(0xffffffffu, excl + need, 31);
-    unsigned j = 0; // the ranges that end at or before this lane's place (ends do not decrease)
-    for (unsigned step = 16; step; step >>= 1) {
-      const unsigned e = __shfl_sync(0xffffffffu, end, int(j + step - 1));
-      if (e <= excl)
-        j += step;
-    }
+    // This lane's range (each shuffle made by every lane: the search's steps are the same count).
+    const unsigned j =
+        range_at([&](unsigned i) { return __shfl_sync(0xffffffffu, end, int(i)); }, excl);
     const unsigned j_at = __shfl_sync(0xffffffffu, at, int(j)),
                    j_end = __shfl_sync(0xffffffffu, end, int(j));
     const std::uint64_t j_start = __shfl_sync(0xffffffffu, s0, int(j));
