@@ -61,10 +61,11 @@ struct malloc_config {
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
   // (docs/rw-malloc.md). 64: one per warp slot of an SM (the most warps an SM holds).
   unsigned stash_per_sm = 64;
-  // Recycling (0: off): a full warp whose free hands back one contiguous range of whole-unit runs
-  // puts it in its warp slot's stash when the slot is empty, where the next warp of that slot takes
-  // it in one exchange; such a range holds at most 1/recycle_share of the pool over the slots
-  // (1-64; rw_malloc_handle::recycle_cap; docs/rw-malloc.md).
+  // Recycling (0: off): a full warp whose free hands back its whole-unit runs in one contiguous
+  // range (or up to recycle_ranges ranges of one malloc) puts them in its warp slot's empty words,
+  // where the next warp of that slot takes them in one exchange; a warp's ranges hold at most
+  // 1/recycle_share of the pool over the slots (1-64; rw_malloc_handle::recycle_cap;
+  // docs/rw-malloc.md).
   unsigned recycle_share = 8;
   // Words a warp slot holds (1-32): a recycled warp's blocks may lie in up to this many ranges (a
   // walk after a churn hands a warp's lanes their units from several runs); the slot's stash is its
@@ -181,10 +182,11 @@ struct rw_malloc_handle {
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
   unsigned stash_times = 4;
-  // Recycling: the longest range a full warp's free puts in its warp slot's stash, and the largest
-  // request (a warp's units) that asks its slot for one (0: no recycling; malloc_config::
-  // recycle_share). A warp that asks more than a refill-sized stash holds takes the slot's run only
-  // when it holds the warp's every request, and else puts it back untouched (no refill).
+  // Recycling: the most units a full warp's free puts in its warp slot's words, and the largest
+  // request (a warp's units) that asks its slot for them (0: no recycling; malloc_config::
+  // recycle_share). A warp that asks more than a refill-sized stash holds takes the slot's ranges
+  // only when they hold the warp's every request (serve_from_ranges), and else puts them back
+  // untouched (no refill).
   std::uint32_t recycle_cap = 0;
   // Words a warp slot holds (malloc_config::recycle_ranges): its stash, then recycle_ranges - 1
   // words in `ranges` (slot_word); a recycled warp's ranges fill them in lane order.
@@ -298,10 +300,12 @@ struct rw_malloc_handle {
       const std::uint64_t prev_end = __shfl_up_sync(0xffffffffu, u + n, 1);
       const unsigned begins = __ballot_sync(0xffffffffu, lane == 0 || prev_end != u);
       const unsigned pieces = unsigned(__popc(int(begins)));
-      // Several ranges: only those of one malloc (its mark on every lane's first unit).
-      const std::uint32_t mark0 = __shfl_sync(0xffffffffu, mark, 0); // every lane: a full mask
-      const bool one_malloc = (mark & whole_run_mark) && mark0 == mark;
-      if (pieces == 1 || (pieces <= recycle_ranges && __all_sync(0xffffffffu, one_malloc))) {
+      bool keep = pieces == 1;
+      if (!keep && pieces <= recycle_ranges) { // several ranges: only one malloc's (its mark)
+        const std::uint32_t mark0 = __shfl_sync(0xffffffffu, mark, 0);
+        keep = __all_sync(0xffffffffu, (mark & whole_run_mark) && mark0 == mark);
+      }
+      if (keep) {
         const unsigned excl = detail::warp_exclusive_sum(0xffffffffu, n, lane);
         const unsigned upto = lane == 31 ? ~0u : (2u << lane) - 1u; // lanes 0 .. lane
         const unsigned later = begins & ~upto;                      // ranges after this lane's
