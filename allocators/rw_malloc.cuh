@@ -70,7 +70,8 @@ struct malloc_config {
   // Words a warp slot holds (1-32): a recycled warp's blocks may lie in up to this many ranges (a
   // walk after a churn hands a warp's lanes their units from several runs); the slot's stash is its
   // first word (rw_malloc_handle::recycle_ranges). 1 (one range, the default): measured, 32 serves
-  // churned 4-8 KiB launches of 2^14 threads 2.6x faster and slows others (docs/rw-malloc.md).
+  // churned 4-8 KiB launches of 2^14 threads 2.4-2.9x faster and slows 2^20 and mixed-size cells
+  // 1.09-1.15x (docs/rw-malloc.md).
   unsigned recycle_ranges = 1;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
@@ -123,10 +124,11 @@ __device__ inline unsigned warp_slot() {
 
 struct rw_malloc_handle {
   static constexpr const char *name = "rw_malloc";
-  // A whole run's first unit's meta word when a warp too large for the stashes allocated it: this
-  // bit and the low 31 bits of the unit its first lane was given (a shared unit's count never has
-  // it). free_warp keeps several ranges of a warp only when they carry one mark: one malloc's
-  // layout.
+  // A whole run's first unit's meta word when a warp too large for the stashes allocated it (with
+  // recycle_ranges > 1; a full warp marks the first run of each range it laid out): this bit and
+  // the low 31 bits of the unit its first lane was given (a shared unit's count never has it).
+  // free_warp keeps several ranges of a warp only when their first runs carry one mark: one
+  // malloc's layout.
   static constexpr std::uint32_t whole_run_mark = 0x80000000u;
   // A kernel that calls malloc is best built for 4 blocks of 256 threads an SM,
   // __launch_bounds__(256, kernel_min_blocks): unbounded, ptxas gives the inlined path 87-95
@@ -246,10 +248,17 @@ struct rw_malloc_handle {
       return data + (base + my_unit) * unit_bytes + my_off;
     }
     // The run's first unit names this malloc: free_warp keeps several ranges of one malloc only.
+    // A full warp marks the first run of each range (runs of consecutive lanes end to end, as
+    // free_warp splits them): a store or two a warp, not one a lane; another warp marks every run.
     if (recycled && recycle_ranges > 1) {
       const unsigned whole = active & ~small_mask;
       const std::uint64_t first = __shfl_sync(whole, got, __ffs(int(whole)) - 1);
-      if (got != ~0ull)
+      bool begins = true;
+      if (whole == 0xffffffffu) {
+        const std::uint64_t prev_end = __shfl_up_sync(whole, got + need, 1);
+        begins = lane == 0 || prev_end != got;
+      }
+      if (got != ~0ull && begins)
         meta[got] = whole_run_mark | (std::uint32_t(first) & ~whole_run_mark);
     }
     if (got == ~0ull)
@@ -303,7 +312,8 @@ struct rw_malloc_handle {
       bool keep = pieces == 1;
       if (!keep && pieces <= recycle_ranges) { // several ranges: only one malloc's (its mark)
         const std::uint32_t mark0 = __shfl_sync(0xffffffffu, mark, 0);
-        keep = __all_sync(0xffffffffu, (mark & whole_run_mark) && mark0 == mark);
+        const bool first = (begins >> lane) & 1u; // a range's first run carries the mark
+        keep = __all_sync(0xffffffffu, !first || ((mark & whole_run_mark) && mark0 == mark));
       }
       if (keep) {
         const unsigned excl = detail::warp_exclusive_sum(0xffffffffu, n, lane);

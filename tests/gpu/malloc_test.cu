@@ -1072,11 +1072,11 @@ __global__ void malloc_then_free_warp(alloc::rw_malloc_handle h, bool halves, un
 }
 } // namespace
 
-// A warp's blocks in several ranges are kept in its slot only when one malloc laid them out (each
-// run's first unit carries that malloc's mark): a pool of 10-unit runs puts two 1 KiB blocks (4
-// units) in each, so a warp's 32 blocks lie in about 16 ranges. Kept after one malloc of the warp;
-// after two mallocs of half a warp each (blocks of different ages, as a long churn leaves a warp),
-// into the bitmap.
+// A warp's blocks in several ranges are kept in its slot only when one malloc laid them out (the
+// first block of each range carries that malloc's mark): a pool of 10-unit runs puts two 1 KiB
+// blocks (4 units) in each, so a warp's 32 blocks lie in about 16 ranges. Kept after one malloc of
+// the warp; after two mallocs of half a warp each (blocks of different ages, as a long churn leaves
+// a warp), into the bitmap.
 TEST(MallocGpu, RwMallocKeepsSeveralRangesOfOneMallocOnly) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(4ull << 30, 32));
