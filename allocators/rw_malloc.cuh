@@ -253,11 +253,9 @@ struct rw_malloc_handle {
     if (recycled && recycle_ranges > 1) {
       const unsigned whole = active & ~small_mask;
       const std::uint64_t first = __shfl_sync(whole, got, __ffs(int(whole)) - 1);
-      bool begins = true;
-      if (whole == 0xffffffffu) {
-        const std::uint64_t prev_end = __shfl_up_sync(whole, got + need, 1);
-        begins = lane == 0 || prev_end != got;
-      }
+      bool begins = true; // a warp with part or shared-unit lanes: every run (whole is uniform)
+      if (whole == 0xffffffffu)
+        begins = begins_range(got, need, lane);
       if (got != ~0ull && begins)
         meta[got] = whole_run_mark | (std::uint32_t(first) & ~whole_run_mark);
     }
@@ -306,8 +304,7 @@ struct rw_malloc_handle {
     const std::uint32_t total = __reduce_add_sync(0xffffffffu, n);
     bool kept = false;
     if (__all_sync(0xffffffffu, n > 0) && total <= recycle_cap && stash_times * total > stash_cap) {
-      const std::uint64_t prev_end = __shfl_up_sync(0xffffffffu, u + n, 1);
-      const unsigned begins = __ballot_sync(0xffffffffu, lane == 0 || prev_end != u);
+      const unsigned begins = __ballot_sync(0xffffffffu, begins_range(u, n, lane));
       const unsigned pieces = unsigned(__popc(int(begins)));
       bool keep = pieces == 1;
       if (!keep && pieces <= recycle_ranges) { // several ranges: only one malloc's (its mark)
@@ -331,6 +328,13 @@ struct rw_malloc_handle {
       release(u, n);
   }
 
+  // A full warp's lanes holding runs [u, u + n): whether this lane's begins a range (the runs of
+  // consecutive lanes one after another), as a warp's malloc lays them out and free_warp keeps
+  // them.
+  __device__ static bool begins_range(std::uint64_t u, std::uint32_t n, unsigned lane) {
+    const std::uint64_t prev_end = __shfl_up_sync(0xffffffffu, u + n, 1);
+    return lane == 0 || prev_end != u;
+  }
   // The unit block p starts at.
   __device__ std::uint64_t unit_of(const void *p) const {
     return std::uint64_t(static_cast<const char *>(p) - data) / unit_bytes;
