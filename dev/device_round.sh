@@ -76,6 +76,9 @@
 #              (dev/node_timeline.py): each unit's stages as intervals on one clock
 #   node-stamps-ab  node-stamps by $BASE's build (A) and this one's (B), in ORDER (default ABBA),
 #              then this build's unit on GPU SINGLE_DEVICE (default 1) alone, stamped
+#   node-goal  each unit's run alone, then run --devices all, full then quick (MODES), each unit's
+#              node run compared with its lone run (dev/node_goal.py: seconds and stages, the 10 %
+#              goal); BASE adds its run --devices all after this build's (BASE_FIRST=1: before)
 #   sass       the chase kernels' SASS (tlb_chase_kernel) in this build and in $BASE's
 #   map2       two processes mapping alias ranges at once, no lock ($BUILD/tests/
 #              gpuprobe_test_alias_map): each size alone, B while A holds 512 GiB (other GPU, same
@@ -716,6 +719,44 @@ step_node_stamps_ab() {
   done
   stamped_run "${SINGLE_DEVICE:-1}" "$D/alone.txt" "$D/alone"
   echo "alone (GPU ${SINGLE_DEVICE:-1}): $(grep -E "gpuprobe run: [0-9]+ s" "$D/alone.txt")"
+}
+
+# Issue 81's goal on one node: each unit's `gpuprobe run` alone, then `run --devices all`, a mode
+# at a time (MODES, default "full quick"); each unit's node run compared with its lone run. BASE
+# (a baseline build's folder, with its lib/) adds its `run --devices all` of each mode, after this
+# build's, or before it with BASE_FIRST=1 (so that nodes in turn give both orders). The table
+# (dev/node_goal.py): each unit's seconds and stages alone and in the node, the compares, the goal.
+step_node_goal() {
+  local n i mode uuid u args
+  n=$(nvidia-smi -L | wc -l)
+  for mode in ${MODES:-full quick}; do
+    args=()
+    [ "$mode" = quick ] && args=(--quick)
+    for i in $(seq 0 $((n - 1))); do
+      timed "alone_${mode}_gpu$i" 300 "$G" run "${args[@]}" --device "$i" --out "$D/alone_$mode/gpu$i"
+    done
+    [ -n "${BASE:-}" ] && [ "${BASE_FIRST:-0}" = 1 ] && base_node_run "$mode" "${args[@]}"
+    timed "node_$mode" 400 "$G" run "${args[@]}" --devices all --out "$D/node_$mode"
+    [ -n "${BASE:-}" ] && [ "${BASE_FIRST:-0}" != 1 ] && base_node_run "$mode" "${args[@]}"
+    for i in $(seq 0 $((n - 1))); do
+      uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
+        "$D/alone_$mode/gpu$i/profile.json" 2>/dev/null) || continue
+      for u in "$D/node_$mode"/*/; do
+        grep -qs "$uuid" "$u/profile.json" || continue
+        "$G" compare "$D/alone_$mode/gpu$i" "$u" --out "$D/compare_${mode}_gpu$i.json" \
+          --markdown "$D/compare_${mode}_gpu$i.md" >/dev/null 2>&1
+      done
+    done
+  done
+  python3 "$HERE/node_goal.py" "$D" | tee "$D/node_goal.md"
+}
+
+# The baseline build's `run --devices all` of MODE (node-goal): $BASE/gpuprobe, its lib/ first.
+base_node_run() {
+  local mode=$1
+  shift
+  LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed "base_node_$mode" 400 "$BASE/gpuprobe" run \
+    "$@" --devices all --out "$D/base_node_$mode"
 }
 
 # The chase kernels' SASS in this build and in $BASE's (the timed loop should read the same).
