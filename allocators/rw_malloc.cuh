@@ -248,15 +248,12 @@ struct rw_malloc_handle {
       return data + (base + my_unit) * unit_bytes + my_off;
     }
     // The run's first unit names this malloc: free_warp keeps several ranges of one malloc only.
-    // A full warp marks the first run of each range (runs of consecutive lanes end to end, as
-    // free_warp splits them): a store or two a warp, not one a lane; another warp marks every run.
-    if (recycled && recycle_ranges > 1) {
-      const unsigned whole = active & ~small_mask;
-      const std::uint64_t first = __shfl_sync(whole, got, __ffs(int(whole)) - 1);
-      bool begins = true; // a warp with part or shared-unit lanes: every run (whole is uniform)
-      if (whole == 0xffffffffu)
-        begins = begins_range(got, need, lane);
-      if (got != ~0ull && begins)
+    // A full warp of whole-unit requests marks the first run of each range (runs of consecutive
+    // lanes end to end, as free_warp splits them): a store or two a warp. Another warp marks
+    // nothing: a free keeps blocks in several ranges only when one full warp laid them out.
+    if (recycled && recycle_ranges > 1 && (active & ~small_mask) == 0xffffffffu) {
+      const std::uint64_t first = __shfl_sync(0xffffffffu, got, 0);
+      if (begins_range(got, need, lane) && got != ~0ull)
         meta[got] = whole_run_mark | (std::uint32_t(first) & ~whole_run_mark);
     }
     if (got == ~0ull)

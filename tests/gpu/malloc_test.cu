@@ -863,23 +863,36 @@ __global__ void corw_release_all(H h, unsigned n, alloc::page_t *held, unsigned 
 }
 } // namespace
 
-// Soak: rw_malloc, mixed sizes 4..8192 B from 2^20 threads, about half the holders
-// freeing each round, until GPUPROBE_SOAK_OPS mallocs + frees; every block's first and last word
-// checked at its free, the live ranges every 50 rounds; then every unit free again (none lost) and
-// an exact out-of-memory: 4 KiB requests from more threads than fit take exactly units / 16.
-TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
-  GPUPROBE_REQUIRE_GPU();
-  alloc::rw_malloc a(rw_cfg(8ull << 30));
+namespace {
+// Soak: rw_malloc with `ranges` recycled ranges a warp slot, mixed sizes 4..8192 B from 2^20
+// threads, about half the holders freeing each round, until GPUPROBE_SOAK_OPS mallocs + frees;
+// every block's first and last word checked at its free, the live ranges every 50 rounds; then
+// every unit free again (none lost) and an exact out-of-memory: 4 KiB requests from more threads
+// than fit take exactly units / 16.
+void soak_rw_malloc(unsigned ranges) {
+  alloc::rw_malloc a(rw_cfg(8ull << 30, ranges));
   const unsigned n = 1u << 20;
   const unsigned rounds = unsigned(std::ceil(soak_ops() / double(n)));
   const auto c = churn(a.handle(), n, rounds, {}, a.data(), a.pool_bytes(), 50);
-  std::printf("rw_malloc soak: %u rounds, %llu mallocs, %llu range errors, %llu overwritten, %llu "
-              "out of memory\n",
-              rounds, c.allocations, c.range_errors, c.overwritten, c.out_of_memory);
+  std::printf("rw_malloc soak, %u range(s) a slot: %u rounds, %llu mallocs, %llu range errors, "
+              "%llu overwritten, %llu out of memory\n",
+              ranges, rounds, c.allocations, c.range_errors, c.overwritten, c.out_of_memory);
   EXPECT_GE(2.0 * double(c.allocations), soak_ops() * 0.99) << "mallocs + frees";
   EXPECT_EQ(c.range_errors, 0u);
   EXPECT_EQ(c.overwritten, 0u);
   expect_exact_fill(a, "rw_malloc soak");
+}
+} // namespace
+
+TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  soak_rw_malloc(1);
+}
+
+// The same with 32 ranges a slot: kept ranges must not split the pool for the final fill.
+TEST(Soak, RwMallocThirtyTwoRangesMixedSizesThenExactOutOfMemory) {
+  GPUPROBE_REQUIRE_GPU();
+  soak_rw_malloc(32);
 }
 
 // With stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
