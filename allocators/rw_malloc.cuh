@@ -249,11 +249,13 @@ struct rw_malloc_handle {
     }
     // The run's first unit names this malloc: free_warp keeps several ranges of one malloc only.
     // A full warp of whole-unit requests marks the first run of each range (runs of consecutive
-    // lanes end to end, as free_warp splits them): a store or two a warp. Another warp marks
-    // nothing: a free keeps blocks in several ranges only when one full warp laid them out.
+    // lanes end to end, as free_warp splits them), and only when they are several (free_warp keeps
+    // one range unmarked). Another warp marks nothing: a free keeps blocks in several ranges only
+    // when one full warp laid them out.
     if (recycled && recycle_ranges > 1 && (active & ~small_mask) == 0xffffffffu) {
       const std::uint64_t first = __shfl_sync(0xffffffffu, got, 0);
-      if (begins_range(got, need, lane) && got != ~0ull)
+      const bool begins = begins_range(got, need, lane);
+      if (__ballot_sync(0xffffffffu, begins) != 1u && begins && got != ~0ull)
         meta[got] = whole_run_mark | (std::uint32_t(first) & ~whole_run_mark);
     }
     if (got == ~0ull)
