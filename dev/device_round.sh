@@ -39,7 +39,8 @@
 #   soak       the 10^9-operation soak (OPS)
 #   goals      rw_malloc's 54 BM_peers cells by $BUILD/gpuprobe-bench-before (the build before an
 #              issue) and this build's, alternating GOALS_N times each (default 2): each case's after
-#              over before (dev/bench_ab.py; AFTER_ARGS: flags for this build's runs); the goal
+#              over before (dev/bench_ab.py; AFTER_ARGS: flags for this build's runs; GOALS_FILTER:
+#              fewer cells, e.g. '^BM_peers/rw_malloc/size:16/'); the goal
 #              tables are joined on the host
 #              (dev/rw_malloc_goals.sh, the committed peers' rows of the unit's model)
 #   ab         one gpuprobe-bench filter (AB_FILTER, default BM_peers/rw_malloc/) with two flag sets,
@@ -430,7 +431,7 @@ rw_before_after() {
       bin="$B/gpuprobe-bench"
       [ "$which" = before ] && bin="$B/gpuprobe-bench-before"
       # shellcheck disable=SC2086 # AFTER_ARGS: a list of flags for this build's runs
-      timed "${name}_${which}_$k" 200 "$bin" --benchmark_filter='^BM_peers/rw_malloc/' \
+      timed "${name}_${which}_$k" 200 "$bin" --benchmark_filter="${GOALS_FILTER:-^BM_peers/rw_malloc/}" \
         --benchmark_out="$D/$file-$which-$k.json" --benchmark_out_format=json \
         $([ "$which" = after ] && echo "${AFTER_ARGS:-}")
     done
