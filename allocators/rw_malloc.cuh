@@ -16,9 +16,9 @@
 // slot's stash, a run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md); a full
 // warp too large for that takes the slot's recycled ranges, those a full warp's free left there,
 // when they hold its every request in lane order (rw_malloc_handle::recycle_cap, free_warp,
-// serve_from_ranges). With
-// malloc_config::optimistic (off by default: measured, docs/rw-malloc.md), a full warp that asks no
-// stash claims its first region before reading it (claim_unread). After
+// serve_from_ranges). With malloc_config::optimistic (off by default: measured,
+// docs/rw-malloc.md), a full warp that asks no stash claims its first region before reading it
+// (claim_unread). After
 // `max_rounds` random regions the warp scans every region (windows of 32 words at every 16th
 // word, from a random one): a request still unserved then gets nullptr (out of memory), unless a
 // stash held units (every stash is drained into the bitmap first), units are in another warp's
@@ -125,8 +125,9 @@ __device__ inline unsigned warp_slot() {
 struct rw_malloc_handle {
   static constexpr const char *name = "rw_malloc";
   // A whole run's first unit's meta word when a warp too large for the stashes allocated it (with
-  // recycle_ranges > 1; a full warp marks the first run of each range it laid out): this bit and
-  // the low 31 bits of the unit its first lane was given (a shared unit's count never has it).
+  // recycle_ranges > 1; a full warp of whole-unit requests marks the first run of each range it
+  // laid out, when it laid out several): this bit and the low 31 bits of the unit its first lane
+  // was given (a shared unit's count never has it).
   // free_warp keeps several ranges of a warp only when their first runs carry one mark: one
   // malloc's layout.
   static constexpr std::uint32_t whole_run_mark = 0x80000000u;

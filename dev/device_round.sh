@@ -279,8 +279,7 @@ step_node_run() {
   timed node_run 330 "$G" run ${RUN_ARGS:-} --devices all ${NODE_ARGS:-} --out "$D/node_run"
   if [ -n "${BASE:-}" ]; then # the baseline build's node run, on the same node (BASE: its folder)
     # shellcheck disable=SC2086
-    LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed base_node_run 330 "$BASE/gpuprobe" run \
-      --devices all ${BASE_ARGS:-} --out "$D/base_node_run"
+    base_node_run base_node_run 330 ${BASE_ARGS:-}
   fi
   if [ "${SERIAL:-0}" = 1 ]; then
     GPUPROBE_NODE_RANGE_GIB=400 timed node_run_serial 560 "$G" run --devices all --out "$D/node_run_serial"
@@ -294,13 +293,7 @@ step_node_run() {
       awk '{s += $1} END {print s + 0}')"
   done
   # The unit run alone against itself in the node run.
-  [ -f "$D/single_run/profile.json" ] || return 0
-  local uuid
-  uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
-    "$D/single_run/profile.json")
-  for u in "$D"/node_run/*/; do
-    [ -f "$u/profile.json" ] || continue
-    grep -q "$uuid" "$u/profile.json" || continue
+  for u in $(node_unit_of "$D/single_run" "$D/node_run"); do
     "$G" compare "$D/single_run" "$u" --out "$D/compare_node.json" --markdown "$D/compare_node.md"
     echo "compare, $(basename "$u") alone against the node: $(compare_headline "$D/compare_node.md")"
     # The TAS/WAS grid alone against the node (under --map-late the late unit's runs first,
@@ -425,15 +418,14 @@ step_rw_oom() {
 # rw_malloc's BM_peers cells by $B/gpuprobe-bench-before and $B/gpuprobe-bench, alternating N
 # times: steps NAME_{before,after}_k, files $D/FILE-{before,after}-k.json.
 rw_before_after() {
-  local n=$1 name=$2 file=$3 k which bin
+  local n=$1 name=$2 file=$3 k which bin extra
   for k in $(seq 1 "$n"); do
     for which in before after; do
-      bin="$B/gpuprobe-bench"
-      [ "$which" = before ] && bin="$B/gpuprobe-bench-before"
+      bin="$B/gpuprobe-bench" extra=${AFTER_ARGS:-}
+      [ "$which" = before ] && bin="$B/gpuprobe-bench-before" extra=""
       # shellcheck disable=SC2086 # AFTER_ARGS: a list of flags for this build's runs
       timed "${name}_${which}_$k" 200 "$bin" --benchmark_filter="${GOALS_FILTER:-^BM_peers/rw_malloc/}" \
-        --benchmark_out="$D/$file-$which-$k.json" --benchmark_out_format=json \
-        $([ "$which" = after ] && echo "${AFTER_ARGS:-}")
+        --benchmark_out="$D/$file-$which-$k.json" --benchmark_out_format=json $extra
     done
   done
 }
@@ -739,14 +731,11 @@ step_node_goal() {
     for i in $(seq 0 $((n - 1))); do
       timed "alone_${mode}_gpu$i" 300 "$G" run "${args[@]}" --device "$i" --out "$D/alone_$mode/gpu$i"
     done
-    [ -n "${BASE:-}" ] && [ "${BASE_FIRST:-0}" = 1 ] && base_node_run "$mode" "${args[@]}"
+    [ -n "${BASE:-}" ] && [ "${BASE_FIRST:-0}" = 1 ] && base_node_run "base_node_$mode" 400 "${args[@]}"
     timed "node_$mode" 400 "$G" run "${args[@]}" --devices all --out "$D/node_$mode"
-    [ -n "${BASE:-}" ] && [ "${BASE_FIRST:-0}" != 1 ] && base_node_run "$mode" "${args[@]}"
+    [ -n "${BASE:-}" ] && [ "${BASE_FIRST:-0}" != 1 ] && base_node_run "base_node_$mode" 400 "${args[@]}"
     for i in $(seq 0 $((n - 1))); do
-      uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
-        "$D/alone_$mode/gpu$i/profile.json" 2>/dev/null) || continue
-      for u in "$D/node_$mode"/*/; do
-        grep -qs "$uuid" "$u/profile.json" || continue
+      for u in $(node_unit_of "$D/alone_$mode/gpu$i" "$D/node_$mode"); do
         "$G" compare "$D/alone_$mode/gpu$i" "$u" --out "$D/compare_${mode}_gpu$i.json" \
           --markdown "$D/compare_${mode}_gpu$i.md" >/dev/null 2>&1
       done
@@ -755,12 +744,25 @@ step_node_goal() {
   python3 "$HERE/node_goal.py" "$D" | tee "$D/node_goal.md"
 }
 
-# The baseline build's `run --devices all` of MODE (node-goal): $BASE/gpuprobe, its lib/ first.
+# The baseline build's `run --devices all ARGS` into $D/NAME under LIMIT seconds: $BASE/gpuprobe,
+# its lib/ first (node-run, node-goal).
 base_node_run() {
-  local mode=$1
-  shift
-  LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed "base_node_$mode" 400 "$BASE/gpuprobe" run \
-    "$@" --devices all --out "$D/base_node_$mode"
+  local name=$1 limit=$2
+  shift 2
+  LD_LIBRARY_PATH="$BASE/lib:$LD_LIBRARY_PATH" timed "$name" "$limit" "$BASE/gpuprobe" run \
+    --devices all "$@" --out "$D/$name"
+}
+
+# The unit folder under NODE (a run --devices all) that measured the GPU of the lone run LONE (its
+# profile's UUID); nothing where LONE has no profile or no unit matches.
+node_unit_of() {
+  local uuid u
+  uuid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["device"]["uuid"])' \
+    "$1/profile.json" 2>/dev/null) || return 0
+  for u in "$2"/*/; do
+    grep -qs "$uuid" "$u/profile.json" && echo "$u"
+  done
+  return 0
 }
 
 # The chase kernels' SASS in this build and in $BASE's (the timed loop should read the same).
