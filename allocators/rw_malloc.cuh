@@ -69,10 +69,10 @@ struct malloc_config {
   unsigned recycle_share = 8;
   // Words a warp slot holds (1-32): a recycled warp's blocks may lie in up to this many ranges (a
   // walk after a churn hands a warp's lanes their units from several runs); the slot's stash is its
-  // first word (rw_malloc_handle::recycle_ranges). 1 (one range, the default): measured, 32 serves
-  // churned 4-8 KiB launches of 2^14 threads 2.4-2.9x faster and slows 2^20 and mixed-size cells
-  // 1.09-1.15x (docs/rw-malloc.md).
-  unsigned recycle_ranges = 1;
+  // first word (rw_malloc_handle::recycle_ranges). Used in launches whose warps fit the warp slots
+  // (rw_malloc_handle::launch_words; a larger launch uses one). 32, the default: churned 4-8 KiB
+  // launches of 2^14 threads about 2.7x faster than with 1 (docs/rw-malloc.md).
+  unsigned recycle_ranges = 32;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -253,7 +253,7 @@ struct rw_malloc_handle {
     // lanes end to end, as free_warp splits them), and only when they are several (free_warp keeps
     // one range unmarked). Another warp marks nothing: a free keeps blocks in several ranges only
     // when one full warp laid them out.
-    if (recycled && recycle_ranges > 1 && (active & ~small_mask) == 0xffffffffu) {
+    if (recycled && launch_words() > 1 && (active & ~small_mask) == 0xffffffffu) {
       const std::uint64_t first = __shfl_sync(0xffffffffu, got, 0);
       const bool begins = begins_range(got, need, lane);
       if (__ballot_sync(0xffffffffu, begins) != 1u && begins && got != ~0ull)
@@ -282,6 +282,18 @@ struct rw_malloc_handle {
   __device__ std::uint32_t stash_slot() const {
     return (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
   }
+  // Words of its slot a warp of this launch takes, and that a malloc or free of it lays ranges in:
+  // recycle_ranges while the launch's warps are at most the warp slots (each warp may have a slot
+  // of its own), else 1. In a larger launch the warps of later waves share each slot, its ranges
+  // serve one of them, and the marks and the exchange of 32 words cost them all: at 2^20 threads
+  // after a churn 8 KiB launches were 1.10-1.17x slower with 32 words (docs/rw-malloc.md).
+  __device__ unsigned launch_words() const {
+    if (recycle_ranges == 1)
+      return 1u;
+    const std::uint64_t threads =
+        std::uint64_t(gridDim.x) * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z;
+    return (threads + 31) / 32 <= std::uint64_t(stash_sms) * stash_per_sm ? recycle_ranges : 1u;
+  }
   // Word j of warp slot `slot`: its stash for j = 0, else a word of `ranges` (the stashes stay one
   // dense array: 16 B-1 KiB warps touch only them).
   __device__ unsigned long long *slot_word(std::uint32_t slot, unsigned j) const {
@@ -307,7 +319,7 @@ struct rw_malloc_handle {
       const unsigned begins = __ballot_sync(0xffffffffu, begins_range(u, n, lane));
       const unsigned pieces = unsigned(__popc(int(begins)));
       bool keep = pieces == 1;
-      if (!keep && pieces <= recycle_ranges) { // several ranges: only one malloc's (its mark)
+      if (!keep && pieces <= launch_words()) { // several ranges: only one malloc's (its mark)
         const std::uint32_t mark0 = __shfl_sync(0xffffffffu, mark, 0);
         const bool first = (begins >> lane) & 1u; // a range's first run carries the mark
         keep = __all_sync(0xffffffffu, !first || ((mark & whole_run_mark) && mark0 == mark));
@@ -441,7 +453,7 @@ private:
     recycled = recycled_only;
     if (!recycled_only || (full && asked <= recycle_cap)) {
       slot = stash_slot();
-      if (recycled_only ? lane < recycle_ranges : int(lane) == leader)
+      if (recycled_only ? lane < launch_words() : int(lane) == leader)
         v = atomicExch(slot_word(slot, recycled_only ? lane : 0u), taken_mark());
     }
     const unsigned windows = scan_windows();
@@ -648,7 +660,7 @@ private:
   // is not this warp's and is left alone.
   __device__ bool serve_from_ranges(unsigned lane, std::uint32_t need, unsigned long long v,
                                     std::uint32_t slot, std::uint64_t &got) const {
-    const bool mine = lane < recycle_ranges && v != stash_taken;
+    const bool mine = lane < launch_words() && v != stash_taken;
     const std::uint64_t s0 = stash_start(v);
     const std::uint32_t len = mine ? stash_length(v) : 0u;
     if (hold_ns && __any_sync(0xffffffffu, len > 0))

@@ -312,7 +312,8 @@ gpuprobe flags (given as --flag or --flag=VALUE):
                               it holds at most 1/N of the pool over the slots (0: off, 1-64,
                               default 8; docs/rw-malloc.md)
   --gpuprobe_rw_recycle_ranges=N  words a warp slot holds: a freed warp's blocks in up to N ranges
-                              are recycled (1-32, default 1; docs/rw-malloc.md)
+                              are recycled, in launches whose warps fit the warp slots (1-32,
+                              default 32; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 

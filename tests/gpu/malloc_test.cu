@@ -105,7 +105,9 @@ malloc_churn_result churn(H h, unsigned n, unsigned rounds, alloc::request_sizes
   return {v[0], v[1], v[2], range_errors}; // overwritten, out of memory, allocations
 }
 
-alloc::malloc_config rw_cfg(std::uint64_t bytes, unsigned recycle_ranges = 1) {
+// rw_malloc's defaults on a pool of `bytes` (recycle_ranges: words a warp slot holds).
+alloc::malloc_config rw_cfg(std::uint64_t bytes,
+                            unsigned recycle_ranges = alloc::malloc_config{}.recycle_ranges) {
   alloc::malloc_config c;
   c.pool_bytes = bytes;
   c.recycle_ranges = recycle_ranges;
@@ -869,9 +871,8 @@ namespace {
 // every block's first and last word checked at its free, the live ranges every 50 rounds; then
 // every unit free again (none lost) and an exact out-of-memory: 4 KiB requests from more threads
 // than fit take exactly units / 16.
-void soak_rw_malloc(unsigned ranges) {
+void soak_rw_malloc(unsigned ranges, unsigned n) {
   alloc::rw_malloc a(rw_cfg(8ull << 30, ranges));
-  const unsigned n = 1u << 20;
   const unsigned rounds = unsigned(std::ceil(soak_ops() / double(n)));
   const auto c = churn(a.handle(), n, rounds, {}, a.data(), a.pool_bytes(), 50);
   std::printf("rw_malloc soak, %u range(s) a slot: %u rounds, %llu mallocs, %llu range errors, "
@@ -886,13 +887,16 @@ void soak_rw_malloc(unsigned ranges) {
 
 TEST(Soak, RwMallocMixedSizesThenExactOutOfMemory) {
   GPUPROBE_REQUIRE_GPU();
-  soak_rw_malloc(1);
+  soak_rw_malloc(1, 1u << 20);
 }
 
-// The same with 32 ranges a slot: kept ranges must not split the pool for the final fill.
+// The same with 32 ranges a slot: kept ranges must not split the pool for the final fill. 2^17
+// threads a launch: their warps fit the warp slots, so warps keep and take several ranges
+// (rw_malloc_handle::launch_words).
 TEST(Soak, RwMallocThirtyTwoRangesMixedSizesThenExactOutOfMemory) {
   GPUPROBE_REQUIRE_GPU();
-  soak_rw_malloc(32);
+  ASSERT_LE((1u << 17) / 32, alloc::current_sm_count("soak") * alloc::malloc_config{}.stash_per_sm);
+  soak_rw_malloc(32, 1u << 17);
 }
 
 // With stash_times 1 and 1/8 of the pool in stashes (8 stashes a SM: 2048 units each),
@@ -1065,6 +1069,8 @@ namespace {
 // One warp: 1 KiB a lane, by one malloc of the whole warp (halves = false) or by two mallocs of
 // half a warp each; then the whole warp frees.
 __global__ void malloc_then_free_warp(alloc::rw_malloc_handle h, bool halves, unsigned *pieces) {
+  if (blockIdx.x > 0) // a larger launch: its other warps ask nothing
+    return;
   const unsigned lane = threadIdx.x;
   void *p = nullptr;
   if (!halves)
@@ -1111,6 +1117,34 @@ TEST(MallocGpu, RwMallocKeepsSeveralRangesOfOneMallocOnly) {
     EXPECT_GE(n, 8u) << "the blocks lie in several ranges";
     EXPECT_EQ(a.stashed_units(), halves ? 0u : 128u);
     EXPECT_EQ(a.free_units(), a.units() - used) << "units lost";
+    EXPECT_EQ(a.taken_slots(), 0u);
+  }
+}
+
+// Several ranges are kept only in a launch whose warps fit the warp slots (launch_words): the same
+// one malloc of a warp, in a launch of one more warp than there are slots (the others ask
+// nothing), leaves its blocks in about 16 ranges, and they go to the bitmap.
+TEST(MallocGpu, RwMallocKeepsOneRangeInALaunchLargerThanTheSlots) {
+  GPUPROBE_REQUIRE_GPU();
+  alloc::rw_malloc a(rw_cfg(4ull << 30, 32));
+  const auto h = a.handle();
+  std::vector<unsigned long long> w(a.bitmap().size(), 0);
+  for (std::uint64_t u = 10; u < a.units(); u += 11) // runs of 10 free units, one used between
+    w[u / 64] |= 1ull << (u % 64);
+  alloc::device_array<unsigned> pieces(1);
+  for (const unsigned blocks :
+       {1u, h.stash_sms * h.stash_per_sm, h.stash_sms * h.stash_per_sm + 1}) {
+    a.load(w);
+    malloc_then_free_warp<<<blocks, 32>>>(h, false, pieces.get());
+    sync_or_throw();
+    unsigned n = 0;
+    pieces.download(&n, 1);
+    const bool fits = blocks <= h.stash_sms * h.stash_per_sm;
+    std::printf(
+        "rw_malloc, a launch of %u warps (%u slots): blocks in %u ranges, %llu units kept\n",
+        blocks, h.stash_sms * h.stash_per_sm, n, (unsigned long long)a.stashed_units());
+    EXPECT_GE(n, 8u) << "the blocks lie in several ranges";
+    EXPECT_EQ(a.stashed_units(), fits ? 128u : 0u);
     EXPECT_EQ(a.taken_slots(), 0u);
   }
 }
