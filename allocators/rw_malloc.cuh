@@ -286,7 +286,7 @@ struct rw_malloc_handle {
   // recycle_ranges while the launch's warps are at most the warp slots (each warp may have a slot
   // of its own), else 1. In a larger launch the warps of later waves share each slot, its ranges
   // serve one of them, and the marks and the exchange of 32 words cost them all: at 2^20 threads
-  // after a churn 8 KiB launches were 1.10-1.17x slower with 32 words (docs/rw-malloc.md).
+  // after a churn 8 KiB launches were 1.13-1.18x slower with 32 words (docs/rw-malloc.md).
   __device__ unsigned launch_words() const {
     if (recycle_ranges == 1)
       return 1u;

@@ -866,8 +866,8 @@ __global__ void corw_release_all(H h, unsigned n, alloc::page_t *held, unsigned 
 } // namespace
 
 namespace {
-// Soak: rw_malloc with `ranges` recycled ranges a warp slot, mixed sizes 4..8192 B from 2^20
-// threads, about half the holders freeing each round, until GPUPROBE_SOAK_OPS mallocs + frees;
+// Soak: rw_malloc with `ranges` recycled ranges a warp slot, mixed sizes 4..8192 B from launches of
+// n threads, about half the holders freeing each round, until GPUPROBE_SOAK_OPS mallocs + frees;
 // every block's first and last word checked at its free, the live ranges every 50 rounds; then
 // every unit free again (none lost) and an exact out-of-memory: 4 KiB requests from more threads
 // than fit take exactly units / 16.
