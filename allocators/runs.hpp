@@ -137,6 +137,40 @@ GPUPROBE_HD inline std::uint32_t run_length_at(Word &&word, std::uint64_t n, std
   return len <= max_len ? std::uint32_t(len) : 0u;
 }
 
+GPUPROBE_HD inline unsigned popcount64(std::uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return unsigned(__popcll(x));
+#else
+  return unsigned(__builtin_popcountll(x));
+#endif
+}
+
+// RW_malloc's bulk pass (a warp whose requests are all k units, k a power of two up to 32): bit p
+// of the result is set when p is a multiple of k and units p .. p + k - 1 of the word are all
+// free (clear in `used`). The slots never overlap, and one spreads to its k units as
+// slot_bits * ((1 << k) - 1) without carries.
+GPUPROBE_HD inline std::uint64_t aligned_slots(std::uint64_t used, unsigned k) {
+  std::uint64_t s = ~used;
+  for (unsigned d = 1; d < k; d <<= 1)
+    s &= s >> d;                          // bit p: units p .. p + 2d - 1 free
+  return s & (~0ull / ((1ull << k) - 1)); // multiples of k: 0x55.. for 2, 0x11.. for 4
+}
+// The position of set bit n of x, counted from 0 at the lowest (n < popcount64(x)): a binary
+// search over the halves, six steps whatever x holds.
+GPUPROBE_HD inline unsigned nth_set_bit(std::uint64_t x, unsigned n) {
+  unsigned at = 0;
+  for (unsigned w = 32; w; w >>= 1) {
+    const unsigned below = popcount64((x >> at) & ((1ull << w) - 1));
+    if (n >= below)
+      n -= below, at += w;
+  }
+  return at;
+}
+// The lowest n set bits of x (all of them when it has n or fewer).
+GPUPROBE_HD inline std::uint64_t lowest_set_bits(std::uint64_t x, unsigned n) {
+  return n >= popcount64(x) ? x : x & ((1ull << nth_set_bit(x, n)) - 1);
+}
+
 // Recycled ranges laid end to end, range j (0-31) ending at end_of(j), which does not decrease in
 // j: the range that place `at` falls in, as the number of ranges that end at or before it (a binary
 // search of five steps; at most 31: a place past the last range's end gets 31, and the caller

@@ -73,6 +73,11 @@ struct malloc_config {
   // (rw_malloc_handle::launch_words; a larger launch uses one). 32, the default: churned 4-8 KiB
   // launches of 2^14 threads take 0.34-0.42x the time they take with 1 (docs/rw-malloc.md).
   unsigned recycle_ranges = 32;
+  // The bulk pass (0: off): a full warp whose pending requests are all k units, k a power of two
+  // up to bulk_max, takes the region's aligned slots of k free units in one pass
+  // (rw_malloc_handle::bulk_assign) before it walks the runs (1-32, a power of two; 8: requests of
+  // 256 B-2 KiB at 256 B units; docs/rw-malloc.md).
+  unsigned bulk_max = 8;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -195,6 +200,8 @@ struct rw_malloc_handle {
   // words in `ranges` (slot_word); a recycled warp's ranges fill them in lane order.
   unsigned recycle_ranges = 1;
   unsigned long long *ranges = nullptr;
+  // The largest k of the bulk pass (malloc_config::bulk_max; 0: none).
+  unsigned bulk_max = 0;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -206,7 +213,7 @@ struct rw_malloc_handle {
     const unsigned lane = detail::lane_id();
     const bool small = bytes > 0 && bytes < unit_bytes;
     std::uint32_t need = !small && bytes > 0 && bytes <= max_bytes()
-                             ? std::uint32_t((bytes + unit_bytes - 1) / unit_bytes)
+                             ? (std::uint32_t(bytes) + unit_bytes - 1) >> unit_shift()
                              : 0u;
     // Small requests: packed in lane order, one request of the lowest small lane.
     const unsigned small_mask = __ballot_sync(active, small);
@@ -278,10 +285,15 @@ struct rw_malloc_handle {
       release(u, n);
   }
 
-  // The warp slot this warp runs in (SM and %warpid): its stash word's index.
+  // The warp slot this warp runs in (SM and %warpid): its stash word's index. (The remainders are
+  // taken only where needed: each is a division, on the path to the stash's exchange.)
   __device__ std::uint32_t stash_slot() const {
-    return (detail::sm_id() % stash_sms) * stash_per_sm + detail::warp_slot() % stash_per_sm;
+    const unsigned sm = detail::sm_id(), w = detail::warp_slot();
+    return (sm < stash_sms ? sm : sm % stash_sms) * stash_per_sm +
+           (w < stash_per_sm ? w : w % stash_per_sm);
   }
+  // log2(unit_bytes), a power of two: a shift instead of a 64-bit division.
+  __device__ unsigned unit_shift() const { return unsigned(__ffs(int(unit_bytes)) - 1); }
   // Words of its slot a warp of this launch takes, and that a malloc or free of it lays ranges in:
   // recycle_ranges while the launch's warps are at most the warp slots (each warp may have a slot
   // of its own), else 1. In a larger launch the warps of later waves share each slot, its ranges
@@ -349,7 +361,7 @@ struct rw_malloc_handle {
   }
   // The unit block p starts at.
   __device__ std::uint64_t unit_of(const void *p) const {
-    return std::uint64_t(static_cast<const char *>(p) - data) / unit_bytes;
+    return std::uint64_t(static_cast<const char *>(p) - data) >> unit_shift();
   }
   // A free of the block at unit u, but for its whole run's bits: a shared unit's live count goes
   // down (its last free clears the unit's bit, leaving the meta word 0, as a whole run's may be)
@@ -697,6 +709,11 @@ private:
     unsigned min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
     std::uint32_t from = 0;
     p.assigned = 0;
+    if (full && bulk_max && min_need <= bulk_max && !(min_need & (min_need - 1)) &&
+        __reduce_max_sync(active, (pending >> lane) & 1u ? need : 0u) == min_need) {
+      bulk_assign(p, lane, min_need, pending);
+      min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+    }
     while (pending) {
       const free_run fr = full ? detail::warp_first_run(p.mine, lane, min_need)
                                : next_run_at_least(word, p.nw, from, min_need);
@@ -717,6 +734,37 @@ private:
       p.assigned |= fit_mask;
       min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
     }
+  }
+
+  // The bulk pass: a full warp whose pending lanes all ask k units (a power of two) takes the
+  // region's aligned slots of k free units (aligned_slots: lane j counts word j's), the r-th
+  // pending lane (lane order) the r-th slot (address order), in constant time: two prefix sums, a
+  // binary search and a select. For k = 1 that is what the walk over the runs gives; for larger k
+  // it skips a run's units before its first aligned slot. Lanes past the region's slots stay
+  // pending for the walk.
+  __device__ void bulk_assign(region_pass &p, unsigned lane, std::uint32_t k,
+                              unsigned &pending) const {
+    const std::uint64_t slots = lane < p.nw ? aligned_slots(p.mine, k) : 0ull;
+    const unsigned count = popcount64(slots);
+    const unsigned excl = detail::warp_exclusive_sum(0xffffffffu, count, lane), end = excl + count;
+    const unsigned total = __shfl_sync(0xffffffffu, end, 31);
+    if (!total)
+      return;
+    const unsigned rank = unsigned(__popc(int(pending & ((1u << lane) - 1u))));
+    const bool served = ((pending >> lane) & 1u) && rank < total;
+    const unsigned j = range_at([&](unsigned i) { return __shfl_sync(0xffffffffu, end, int(i)); },
+                                served ? rank : 0u);
+    const std::uint64_t at = __shfl_sync(0xffffffffu, slots, int(j));
+    const unsigned at_excl = __shfl_sync(0xffffffffu, excl, int(j));
+    if (served)
+      p.mine_at = j * 64 + nth_set_bit(at, rank - at_excl);
+    // Word `lane`'s slots handed out: those of ranks excl .. (pending lanes) - 1.
+    const unsigned asked = unsigned(__popc(int(pending)));
+    const unsigned given = asked > excl ? (asked - excl < count ? asked - excl : count) : 0u;
+    p.mine |= lowest_set_bits(slots, given) * ((1ull << k) - 1);
+    const unsigned took = __ballot_sync(0xffffffffu, served);
+    pending &= ~took;
+    p.assigned |= took;
   }
 
   // A refill for the stash from the same region (a full warp), claimed with the lanes' own ranges:
@@ -908,6 +956,7 @@ public:
     h.recycle_cap = recycle_cap();
     h.recycle_ranges = cfg_.recycle_ranges;
     h.ranges = ranges_.get();
+    h.bulk_max = cfg_.bulk_max;
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -930,6 +979,8 @@ private:
       throw std::invalid_argument("rw_malloc: recycle_share must be 0 (off) .. 64");
     if (c.recycle_ranges < 1 || c.recycle_ranges > 32)
       throw std::invalid_argument("rw_malloc: recycle_ranges must be 1 .. 32");
+    if (c.bulk_max > 32 || (c.bulk_max & (c.bulk_max - 1)))
+      throw std::invalid_argument("rw_malloc: bulk_max must be 0 (off) or a power of two .. 32");
     return c;
   }
   // What a slot may hold when all slots together hold at most 1/share of the pool (share 0: 0).

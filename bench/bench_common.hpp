@@ -21,6 +21,7 @@ struct flags {
   std::string tlb_scope_source;
   std::uint64_t peers_heap_bytes = 0; // --gpuprobe_peers_heap (0: peers::k_default_heap_bytes)
   bool peers_ladder = true;           // --gpuprobe_peers_no_ladder: BM_peers without the ladder
+  bool peers_warp_clock = false; // --gpuprobe_peers_warp_clock: BM_peers' warp_cycles_* counters
   int rw_stash_per_sm = -1;   // --gpuprobe_rw_stash=N: rw_malloc's stashes per SM (-1: its default)
   bool rw_optimistic = false; // --gpuprobe_rw_optimistic=1: rw_malloc's unread claim
   unsigned rw_refill_times = 0; // --gpuprobe_rw_refill=N: rw_malloc's refill_times (0: its default)
@@ -30,6 +31,7 @@ struct flags {
   unsigned rw_sm_slices = 0;    // --gpuprobe_rw_sm_slices=N: rw_malloc's SM slices (0: none)
   int rw_recycle_share = -1;    // --gpuprobe_rw_recycle_share=N: recycle_share (-1: its default)
   unsigned rw_recycle_ranges = 0; // --gpuprobe_rw_recycle_ranges=N: recycle_ranges (0: its default)
+  int rw_bulk_max = -1;           // --gpuprobe_rw_bulk=N: rw_malloc's bulk_max (-1: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -53,6 +55,8 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
     mc.recycle_share = unsigned(options().rw_recycle_share);
   if (options().rw_recycle_ranges)
     mc.recycle_ranges = options().rw_recycle_ranges;
+  if (options().rw_bulk_max >= 0)
+    mc.bulk_max = unsigned(options().rw_bulk_max);
   return mc;
 }
 

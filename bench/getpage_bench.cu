@@ -294,6 +294,8 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_tlb_scope=SIZE   TLB scope given directly: 64G, 512M, 2097152 (bytes)
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
   --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
+  --gpuprobe_peers_warp_clock BM_peers: 5 more launches with a clock on each warp, untimed
+                              (warp_cycles_p50/p90/p99/max, warp_start_spread_us)
   --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
   --gpuprobe_rw_optimistic=B  1: a warp of rw_malloc that asks no stash claims its first region
                               unread; 0 (default): it reads the region first (docs/rw-malloc.md)
@@ -314,6 +316,9 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_recycle_ranges=N  words a warp slot holds: a freed warp's blocks in up to N ranges
                               are recycled, in launches whose warps fit the warp slots (1-32,
                               default 32; docs/rw-malloc.md)
+  --gpuprobe_rw_bulk=N         the bulk pass: a warp whose requests are all k units, k a power of
+                              two up to N, takes a region's aligned slots in one pass (0: off, or
+                              1, 2, 4, 8, 16, 32; default 8; docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -334,6 +339,7 @@ struct whole_flag {
   int lo, hi;
   const char *what; // what N counts, in the line that refuses it
   void (*set)(flags &, int);
+  bool power_of_two = false; // N must be 0 or a power of two
 };
 const whole_flag k_whole_flags[] = {
     {"--gpuprobe_rw_stash", 0, 64, "a number of stashes per SM",
@@ -351,7 +357,9 @@ const whole_flag k_whole_flags[] = {
     {"--gpuprobe_rw_recycle_share", 0, 64, "N of a share 1/N of the pool (0: off)",
      [](flags &o, int n) { o.rw_recycle_share = n; }},
     {"--gpuprobe_rw_recycle_ranges", 1, 32, "a number of ranges",
-     [](flags &o, int n) { o.rw_recycle_ranges = unsigned(n); }}};
+     [](flags &o, int n) { o.rw_recycle_ranges = unsigned(n); }},
+    {"--gpuprobe_rw_bulk", 0, 32, "0 or a power of two (units)",
+     [](flags &o, int n) { o.rw_bulk_max = n; }, true}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -375,6 +383,8 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         o.full_grid = true;
       } else if (std::strcmp(argv[i], "--gpuprobe_peers_no_ladder") == 0) {
         o.peers_ladder = false;
+      } else if (std::strcmp(argv[i], "--gpuprobe_peers_warp_clock") == 0) {
+        o.peers_warp_clock = true;
       } else if (std::strncmp(argv[i], "--gpuprobe_tlb_scope=", 21) == 0) {
         try {
           o.tlb_scope_bytes = parse_bytes(argv[i] + 21); // 64G, 2M or bytes, as everywhere
@@ -401,7 +411,7 @@ std::string take_gpuprobe_flags(int argc, char **argv, std::vector<char *> &args
         o.rw_optimistic = v == "1";
       } else if (const auto *w = whole_flag_of(argv[i])) {
         const auto n = whole_in(argv[i] + std::strlen(w->name) + 1, w->lo, w->hi);
-        if (!n)
+        if (!n || (w->power_of_two && (*n & (*n - 1))))
           return std::string(w->name) + ": " + w->what + ", " + std::to_string(w->lo) + " to " +
                  std::to_string(w->hi);
         w->set(o, *n);
@@ -455,6 +465,7 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_sm_slices", given(o.rw_sm_slices));
   benchmark::AddCustomContext("rw_recycle_share", given_count(o.rw_recycle_share));
   benchmark::AddCustomContext("rw_recycle_ranges", given(o.rw_recycle_ranges));
+  benchmark::AddCustomContext("rw_bulk", given_count(o.rw_bulk_max));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace gpuprobe::bench::peers {
@@ -78,6 +79,30 @@ __global__ void __launch_bounds__(alloc::k_block, kernel_min_blocks<H>::value)
     put_tags(p, b, t + 1); // the write into every block
   out[t] = p;
 }
+// malloc_and_tag with a clock on each warp (--gpuprobe_peers_warp_clock): lane 0 of warp w writes
+// when its malloc began (the global timer, ns) into began[w] and the SM cycles its malloc and tags
+// took into cycles[w]. Which warps make a launch long: its slowest warp's chain, or warps that
+// began late.
+template <class H>
+__global__ void __launch_bounds__(alloc::k_block, kernel_min_blocks<H>::value)
+    malloc_and_clock(H h, unsigned n, alloc::request_sizes sizes, char **out,
+                     unsigned long long *began, unsigned *cycles) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= n)
+    return;
+  unsigned long long t0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); // volatile: read before the malloc
+  const long long c0 = clock64();
+  const std::uint32_t b = sizes(t);
+  char *p = malloc_retrying(h, b);
+  if (p)
+    put_tags(p, b, t + 1);
+  out[t] = p;
+  __syncwarp(__activemask());
+  const long long c1 = clock64();
+  if (t % 32 == 0)
+    began[t / 32] = t0, cycles[t / 32] = unsigned(c1 - c0);
+}
 template <class H> __global__ void free_all(H h, unsigned n, char **out) {
   const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < n && out[t])
@@ -107,6 +132,19 @@ template <class H> struct cell_launch {
   }
   void malloc() { malloc_and_tag<<<blocks, alloc::k_block>>>(h, n, sizes, out.get()); }
   void free() { free_all<<<blocks, alloc::k_block>>>(h, n, out.get()); }
+  // One malloc launch with a clock on each warp (malloc_and_clock): {began ns, cycles} a warp.
+  std::pair<std::vector<unsigned long long>, std::vector<unsigned>> clocked_malloc() {
+    const unsigned warps = (n + 31) / 32;
+    alloc::device_array<unsigned long long> began(warps);
+    alloc::device_array<unsigned> cycles(warps);
+    malloc_and_clock<<<blocks, alloc::k_block>>>(h, n, sizes, out.get(), began.get(), cycles.get());
+    check(cudaDeviceSynchronize(), "the clocked malloc launch");
+    std::pair<std::vector<unsigned long long>, std::vector<unsigned>> r{
+        std::vector<unsigned long long>(warps), std::vector<unsigned>(warps)};
+    began.download(r.first.data(), warps);
+    cycles.download(r.second.data(), warps);
+    return r;
+  }
   // The launch checked on the device: {threads without memory, blocks whose tags another thread
   // overwrote}.
   std::array<unsigned long long, 2> failures() {
@@ -446,6 +484,37 @@ inline void spread_counters(benchmark::State &st, double free_sum, int iteration
   }
 }
 
+// --gpuprobe_peers_warp_clock (else nothing): k_clocked launches (each checked and freed, untimed)
+// with a clock on each warp; over all their warps, the percentiles of a warp's malloc in SM cycles
+// (warp_cycles_p50, _p90, _p99, _max) and, per launch, how late its last warp began after its
+// first (warp_start_spread_us, the launches' mean).
+constexpr int k_clocked = 5;
+template <class H, class Checked, class Free>
+void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checked &checked,
+                         const Free &free) {
+  if (!options().peers_warp_clock)
+    return;
+  std::vector<unsigned> all;
+  double spread_ns = 0;
+  for (int i = 0; i < k_clocked; ++i) {
+    const auto [began, cycles] = one.clocked_malloc();
+    if (!checked("clocked launch"))
+      return;
+    free();
+    all.insert(all.end(), cycles.begin(), cycles.end());
+    const auto [lo, hi] = std::minmax_element(began.begin(), began.end());
+    spread_ns += double(*hi - *lo);
+  }
+  check(cudaDeviceSynchronize(), "the clocked launches' free");
+  std::sort(all.begin(), all.end());
+  auto at = [&](double q) { return double(all[std::size_t(q * double(all.size() - 1))]); };
+  st.counters["warp_cycles_p50"] = at(0.5);
+  st.counters["warp_cycles_p90"] = at(0.9);
+  st.counters["warp_cycles_p99"] = at(0.99);
+  st.counters["warp_cycles_max"] = double(all.back());
+  st.counters["warp_start_spread_us"] = spread_ns / k_clocked * 1e-3;
+}
+
 // What the caller's heap is: where its blocks lie is not known for the peers, so only alignment
 // and overlap are checked (count_bad_ranges with no bounds).
 // `rewind` (untimed) runs after each free: a bump pointer's free is a rewind to the cell's state.
@@ -500,6 +569,7 @@ bool measure(
                 std::max(spread[3], free_ms)};
     }
   if (error.empty()) { // after timing: one more launch, its ranges checked on the host
+    warp_clock_counters(st, one, checked, [&] { free_launch(), rewind(); });
     malloc_launch();
     check(cudaDeviceSynchronize(), "verification launch");
     checked("verification launch");

@@ -507,6 +507,102 @@ TEST(MallocGpu, RwMallocUnreadClaimsThatMeetAreExactAndDisjoint) {
   }
 }
 
+namespace {
+// The host's model of one full warp's first pass over a one-region pool whose bitmap is `w`, every
+// lane asking k units: with the bulk pass, the r-th lane takes the r-th aligned slot of k free
+// units (address order); the lanes left, and every lane without it, walk the runs: the first run of
+// at least k free units takes the next lanes, k units each from its start, until none is left. The
+// unit each lane gets (~0: none).
+std::vector<std::uint64_t> model_first_pass(std::vector<unsigned long long> w, unsigned k,
+                                            bool bulk) {
+  std::vector<std::uint64_t> got(32, ~0ull);
+  unsigned lane = 0;
+  if (bulk)
+    for (unsigned j = 0; j < w.size() && lane < 32; ++j)
+      for (std::uint64_t s = alloc::aligned_slots(w[j], k); s && lane < 32; s &= s - 1)
+        got[lane++] = j * 64 + alloc::ctz64(s);
+  for (unsigned l = 0; l < lane; ++l)
+    for (unsigned u = 0; u < k; ++u)
+      w[(got[l] + u) / 64] |= 1ull << ((got[l] + u) % 64);
+  auto used = [&](std::uint32_t u) { return (w[u / 64] >> (u % 64)) & 1ull; };
+  const std::uint32_t units = std::uint32_t(w.size() * 64);
+  while (lane < 32) {
+    std::uint32_t start = 0, length = 0; // the first run of at least k free units
+    for (std::uint32_t u = 0; u < units && length < k; ++u)
+      if (used(u))
+        start = u + 1, length = 0;
+      else
+        ++length;
+    if (length < k)
+      break;
+    while (start + length < units && !used(start + length))
+      ++length;
+    for (std::uint32_t at = start; at + k <= start + length && lane < 32; at += k) {
+      got[lane++] = at;
+      for (unsigned u = 0; u < k; ++u)
+        w[(at + u) / 64] |= 1ull << ((at + u) % 64);
+    }
+  }
+  return got;
+}
+} // namespace
+
+// The bulk pass against the host's model, on a seeded family of fragmented regions: a pool of one
+// region (no stash, no recycling: a small pool), its words drawn free, used, sparse, dense or in
+// runs, and one full warp asking k = 1, 2, 4 or 8 units a lane, with the bulk pass on (bulk_max 8)
+// and off. Each lane gets the unit the model gives (the pass's first: a lane the region cannot hold
+// gets nullptr); with k = 1 the bulk pass gives what the walk gives.
+TEST(MallocGpu, RwMallocBulkPassTakesTheAlignedSlotsTheModelGives) {
+  GPUPROBE_REQUIRE_GPU();
+  constexpr std::uint32_t region = alloc::rw_malloc_handle::region_units;
+  std::mt19937_64 rng(808);
+  alloc::device_array<std::uint32_t> bytes(32);
+  alloc::device_array<char *> got(32);
+  unsigned checked = 0, bulk_served = 0;
+  for (unsigned trial = 0; trial < 200; ++trial) {
+    std::vector<unsigned long long> w(region / 64);
+    for (auto &x : w) {
+      const int kind = int(rng() % 6);
+      x = kind == 0   ? 0ull
+          : kind == 1 ? ~0ull
+          : kind == 2 ? rng() & rng() & rng()
+          : kind == 3 ? rng() | rng()
+          : kind == 4 ? rng()
+                      : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
+    }
+    const unsigned k = 1u << (trial % 4);
+    const std::vector<std::uint32_t> b(32, k * 256);
+    bytes.upload(b.data(), 32);
+    for (const unsigned bulk_max : {8u, 0u}) {
+      alloc::malloc_config c = rw_cfg(std::uint64_t(region) * 256);
+      c.bulk_max = bulk_max;
+      c.seed = 5 + trial;
+      alloc::rw_malloc a(c);
+      ASSERT_EQ(a.handle().stash_cap, 0u);
+      a.load(w);
+      got.zero();
+      malloc_each<<<1, 32>>>(a.handle(), bytes.get(), 32, got.get());
+      sync_or_throw();
+      std::vector<char *> g(32);
+      got.download(g.data(), 32);
+      const auto want = model_first_pass(w, k, bulk_max != 0);
+      for (unsigned l = 0; l < 32; ++l) {
+        const std::uint64_t unit = g[l] ? std::uint64_t(g[l] - a.data()) / 256 : ~0ull;
+        ASSERT_EQ(unit, want[l]) << "trial " << trial << ", k " << k << ", bulk_max " << bulk_max
+                                 << ", lane " << l;
+      }
+      ++checked;
+      if (bulk_max)
+        bulk_served += unsigned(
+            std::count_if(want.begin(), want.end(), [](std::uint64_t u) { return u != ~0ull; }));
+    }
+    if (k == 1) // first fit: the bulk pass gives the walk's units
+      EXPECT_EQ(model_first_pass(w, 1, true), model_first_pass(w, 1, false)) << "trial " << trial;
+  }
+  std::printf("%u launches checked against the model, %u requests served with the bulk pass\n",
+              checked, bulk_served);
+}
+
 TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(rw_cfg(1 << 20));

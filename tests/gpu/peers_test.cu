@@ -90,3 +90,40 @@ TEST(Peers, RwMallocsKernelHoldsFourBlocksAnSm) {
   EXPECT_LE(regs, 64.0);
   EXPECT_GE(blocks, 4.0);
 }
+
+// --gpuprobe_peers_warp_clock: every cell it runs carries the warp clock's counters, each warp's
+// cycles counted (p50 > 0) and the percentiles in order, and the cell still passes its checks.
+TEST(Peers, WarpClockCountsEveryWarp) {
+  GPUPROBE_REQUIRE_GPU();
+  const std::string bench = gpuprobe::test::bench_binary();
+  if (bench.empty() || !std::filesystem::exists(bench))
+    GTEST_SKIP() << "gpuprobe-bench is not built (no Google Benchmark)";
+  const std::string out = ::testing::TempDir() + "/peers_warp_clock.json";
+  std::filesystem::remove(out);
+  int rc = 0;
+  const std::string log = gpuprobe::test::shell(
+      bench +
+          " --gpuprobe_peers_heap=1G --gpuprobe_peers_no_ladder --gpuprobe_peers_warp_clock "
+          "--benchmark_filter='^BM_peers/(rw_malloc|bump)/size:(16|mixed)/threads:16384/"
+          "state:empty/' --benchmark_out=" +
+          out + " --benchmark_out_format=json 2>&1",
+      &rc);
+  ASSERT_EQ(rc, 0) << log;
+  std::ifstream in(out);
+  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << log;
+  ASSERT_EQ(doc["benchmarks"].size(), 4u) << log;
+  for (const auto &b : doc["benchmarks"]) {
+    const std::string name = b.value("name", "");
+    ASSERT_FALSE(b.value("error_occurred", false)) << name << ": " << b.value("error_message", "");
+    const double p50 = b.value("warp_cycles_p50", 0.0), p90 = b.value("warp_cycles_p90", 0.0),
+                 p99 = b.value("warp_cycles_p99", 0.0), max = b.value("warp_cycles_max", 0.0);
+    std::printf("%-60s warp cycles p50 %.0f p90 %.0f p99 %.0f max %.0f, starts spread %.2f us\n",
+                name.c_str(), p50, p90, p99, max, b.value("warp_start_spread_us", -1.0));
+    EXPECT_GT(p50, 0.0) << name;
+    EXPECT_LE(p50, p90) << name;
+    EXPECT_LE(p90, p99) << name;
+    EXPECT_LE(p99, max) << name;
+    EXPECT_GE(b.value("warp_start_spread_us", -1.0), 0.0) << name;
+  }
+}

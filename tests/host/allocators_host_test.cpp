@@ -383,6 +383,44 @@ TEST(FreeRuns, EveryFreeFindsItsRunWhileFreedRunsLeaveTheirEnds) {
   }
 }
 
+// The bulk pass's bit tricks against their definitions, bit by bit, on a seeded family of words
+// (free, used, sparse, dense, runs, single bits): aligned_slots for every k it takes, nth_set_bit
+// for every set bit, lowest_set_bits for every count.
+TEST(FreeRuns, AlignedSlotsAndSelectsMatchTheirDefinitions) {
+  std::mt19937_64 rng(2026);
+  for (int t = 0; t < 2000; ++t) {
+    const int kind = t % 7;
+    const std::uint64_t used = kind == 0   ? 0ull
+                               : kind == 1 ? ~0ull
+                               : kind == 2 ? rng() & rng() & rng()
+                               : kind == 3 ? rng() | rng()
+                               : kind == 4 ? rng()
+                               : kind == 5 ? ~0ull << (rng() % 64)
+                                           : ~(1ull << (rng() % 64));
+    for (unsigned k = 1; k <= 32; k *= 2) {
+      std::uint64_t want = 0;
+      for (unsigned p = 0; p + k <= 64; p += k) {
+        bool free = true;
+        for (unsigned u = p; u < p + k; ++u)
+          free = free && !((used >> u) & 1ull);
+        want |= std::uint64_t(free) << p;
+      }
+      ASSERT_EQ(aligned_slots(used, k), want) << "t " << t << " k " << k << " used " << used;
+    }
+    const std::uint64_t x = ~used;
+    unsigned n = 0;
+    for (unsigned p = 0; p < 64; ++p)
+      if ((x >> p) & 1ull) {
+        ASSERT_EQ(nth_set_bit(x, n), p) << "t " << t << " n " << n;
+        ASSERT_EQ(lowest_set_bits(x, n), x & ((1ull << p) - 1)) << "t " << t << " n " << n;
+        ++n;
+      }
+    ASSERT_EQ(n, popcount64(x));
+    ASSERT_EQ(lowest_set_bits(x, n), x);
+    ASSERT_EQ(lowest_set_bits(x, n + 5), x);
+  }
+}
+
 TEST(FreeRuns, WarpFirstFitMatchesTheWalk) {
   std::mt19937_64 rng(11);
   auto warp = [](const std::vector<unsigned long long> &w, std::uint32_t need) {
@@ -614,7 +652,7 @@ TEST(Bench, FlagsParseSizesAndAllFailedRunsExitNonZero) {
   EXPECT_NE(r.exit_code, 0) << "a misspelt gpuprobe flag is refused";
   r = run_binary(GPUPROBE_BENCH, "--help");
   for (const char *f : {"--gpuprobe_full", "--gpuprobe_uncapped", "--gpuprobe_tuning=FILE",
-                        "--gpuprobe_tlb_scope=SIZE"})
+                        "--gpuprobe_tlb_scope=SIZE", "--gpuprobe_peers_warp_clock"})
     EXPECT_NE(r.out.find(f), std::string::npos) << f << " missing from --help: " << r.out;
   // A scoped case without a scope fails on any machine (no GPU: "no CUDA device"; a GPU: "no TLB
   // scope").
@@ -664,7 +702,8 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_stash_share=", {"1", "65", "8x", "", "8"}},
       {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}},
       {"--gpuprobe_rw_recycle_share=", {"-1", "65", "8x", "", "0"}},
-      {"--gpuprobe_rw_recycle_ranges=", {"0", "33", "2x", "", "1"}}};
+      {"--gpuprobe_rw_recycle_ranges=", {"0", "33", "2x", "", "1"}},
+      {"--gpuprobe_rw_bulk=", {"-1", "64", "3", "12", "", "0"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -687,4 +726,5 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_sm_slices=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_recycle_share=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_recycle_ranges=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_bulk=N"), std::string::npos) << r.out;
 }
