@@ -13,6 +13,28 @@
 #include <fstream>
 #include <sstream>
 
+namespace {
+bool bench_built() {
+  const std::string bench = gpuprobe::test::bench_binary();
+  return !bench.empty() && std::filesystem::exists(bench);
+}
+// gpuprobe-bench's BM_peers cells on a 1 GiB heap without the ladder, `args` added: the JSON it
+// wrote (discarded when the run failed or wrote none; `log` has its output). `name` names the file.
+nlohmann::json run_small_cells(const std::string &args, const std::string &name, std::string &log) {
+  const std::string out = ::testing::TempDir() + "/" + name + ".json";
+  std::filesystem::remove(out);
+  int rc = 0;
+  log = gpuprobe::test::shell(gpuprobe::test::bench_binary() +
+                                  " --gpuprobe_peers_heap=1G --gpuprobe_peers_no_ladder " + args +
+                                  " --benchmark_out=" + out + " --benchmark_out_format=json 2>&1",
+                              &rc);
+  if (rc != 0)
+    return nlohmann::json(nlohmann::json::value_t::discarded);
+  std::ifstream in(out);
+  return nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+}
+} // namespace
+
 TEST(Peers, AHeapThatCannotBeMadeFailsItsCellWithTheReason) {
   GPUPROBE_REQUIRE_GPU();
   const std::string bench = gpuprobe::test::bench_binary();
@@ -63,22 +85,12 @@ TEST(Peers, AHeapThatCannotBeMadeFailsItsCellWithTheReason) {
 // at 64. This fails if the bound is lost or the path needs more than 64 registers again.
 TEST(Peers, RwMallocsKernelHoldsFourBlocksAnSm) {
   GPUPROBE_REQUIRE_GPU();
-  const std::string bench = gpuprobe::test::bench_binary();
-  if (bench.empty() || !std::filesystem::exists(bench))
+  if (!bench_built())
     GTEST_SKIP() << "gpuprobe-bench is not built (no Google Benchmark)";
-  const std::string out = ::testing::TempDir() + "/peers_rw_malloc_kernel.json";
-  std::filesystem::remove(out);
-  int rc = 0;
-  const std::string log = gpuprobe::test::shell(
-      bench +
-          " --gpuprobe_peers_heap=1G --gpuprobe_peers_no_ladder "
-          "--benchmark_filter='^BM_peers/rw_malloc/size:16/threads:16384/state:empty/' "
-          "--benchmark_out=" +
-          out + " --benchmark_out_format=json 2>&1",
-      &rc);
-  ASSERT_EQ(rc, 0) << log;
-  std::ifstream in(out);
-  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string log;
+  const auto doc =
+      run_small_cells("--benchmark_filter='^BM_peers/rw_malloc/size:16/threads:16384/state:empty/'",
+                      "peers_rw_malloc_kernel", log);
   ASSERT_FALSE(doc.is_discarded()) << log;
   ASSERT_EQ(doc["benchmarks"].size(), 1u) << log;
   const auto &b = doc["benchmarks"][0];
@@ -95,22 +107,13 @@ TEST(Peers, RwMallocsKernelHoldsFourBlocksAnSm) {
 // cycles counted (p50 > 0) and the percentiles in order, and the cell still passes its checks.
 TEST(Peers, WarpClockCountsEveryWarp) {
   GPUPROBE_REQUIRE_GPU();
-  const std::string bench = gpuprobe::test::bench_binary();
-  if (bench.empty() || !std::filesystem::exists(bench))
+  if (!bench_built())
     GTEST_SKIP() << "gpuprobe-bench is not built (no Google Benchmark)";
-  const std::string out = ::testing::TempDir() + "/peers_warp_clock.json";
-  std::filesystem::remove(out);
-  int rc = 0;
-  const std::string log = gpuprobe::test::shell(
-      bench +
-          " --gpuprobe_peers_heap=1G --gpuprobe_peers_no_ladder --gpuprobe_peers_warp_clock "
-          "--benchmark_filter='^BM_peers/(rw_malloc|bump)/size:(16|mixed)/threads:16384/"
-          "state:empty/' --benchmark_out=" +
-          out + " --benchmark_out_format=json 2>&1",
-      &rc);
-  ASSERT_EQ(rc, 0) << log;
-  std::ifstream in(out);
-  const auto doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::string log;
+  const auto doc = run_small_cells(
+      "--gpuprobe_peers_warp_clock --benchmark_filter='^BM_peers/(rw_malloc|bump)/size:(16|mixed)/"
+      "threads:16384/state:empty/'",
+      "peers_warp_clock", log);
   ASSERT_FALSE(doc.is_discarded()) << log;
   ASSERT_EQ(doc["benchmarks"].size(), 4u) << log;
   for (const auto &b : doc["benchmarks"]) {
