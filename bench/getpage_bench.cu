@@ -295,7 +295,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_peers_heap=SIZE  heap of every allocator in BM_peers (default 32G; bench/peers/README.md)
   --gpuprobe_peers_no_ladder  BM_peers without its occupancy ladder (the largest occupancy served)
   --gpuprobe_peers_warp_clock BM_peers: 5 more launches with a clock on each warp, untimed
-                              (warp_cycles_p50/p90/p99/max, warp_start_spread_us)
+                              (warp_cycles_p50/p90/p99/max/slowest, warp_start_spread_us)
   --gpuprobe_rw_stash=N       rw_malloc's stashes per SM (default 64; 0: none; docs/rw-malloc.md)
   --gpuprobe_rw_optimistic=B  1: a warp of rw_malloc that asks no stash claims its first region
                               unread; 0 (default): it reads the region first (docs/rw-malloc.md)

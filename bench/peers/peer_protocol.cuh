@@ -486,8 +486,8 @@ inline void spread_counters(benchmark::State &st, double free_sum, int iteration
 
 // --gpuprobe_peers_warp_clock (else nothing): k_clocked launches (each checked and freed, untimed)
 // with a clock on each warp; over all their warps, the percentiles of a warp's malloc in SM cycles
-// (warp_cycles_p50, _p90, _p99, _max) and, per launch, how late its last warp began after its
-// first (warp_start_spread_us, the launches' mean).
+// (warp_cycles_p50, _p90, _p99, _max) and, per launch, its slowest warp's cycles and how late its
+// last warp began after its first (warp_cycles_slowest, warp_start_spread_us: the launches' means).
 constexpr int k_clocked = 5;
 template <class H, class Checked, class Free>
 void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checked &checked,
@@ -495,7 +495,7 @@ void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checke
   if (!options().peers_warp_clock)
     return;
   std::vector<unsigned> all;
-  double spread_ns = 0;
+  double spread_ns = 0, slowest = 0;
   for (int i = 0; i < k_clocked; ++i) {
     const auto [began, cycles] = one.clocked_malloc();
     if (!checked("clocked launch"))
@@ -504,6 +504,7 @@ void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checke
     all.insert(all.end(), cycles.begin(), cycles.end());
     const auto [lo, hi] = std::minmax_element(began.begin(), began.end());
     spread_ns += double(*hi - *lo);
+    slowest += double(*std::max_element(cycles.begin(), cycles.end()));
   }
   check(cudaDeviceSynchronize(), "the clocked launches' free");
   std::sort(all.begin(), all.end());
@@ -512,6 +513,7 @@ void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checke
   st.counters["warp_cycles_p90"] = at(0.9);
   st.counters["warp_cycles_p99"] = at(0.99);
   st.counters["warp_cycles_max"] = double(all.back());
+  st.counters["warp_cycles_slowest"] = slowest / k_clocked;
   st.counters["warp_start_spread_us"] = spread_ns / k_clocked * 1e-3;
 }
 

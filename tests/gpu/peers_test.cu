@@ -104,7 +104,8 @@ TEST(Peers, RwMallocsKernelHoldsFourBlocksAnSm) {
 }
 
 // --gpuprobe_peers_warp_clock: every cell it runs carries the warp clock's counters, each warp's
-// cycles counted (p50 > 0) and the percentiles in order, and the cell still passes its checks.
+// cycles counted (p50 > 0), the percentiles in order, the launches' slowest warps between the
+// slowest of all and a fifth of it, and the cell still passes its checks.
 TEST(Peers, WarpClockCountsEveryWarp) {
   GPUPROBE_REQUIRE_GPU();
   if (!bench_built())
@@ -127,6 +128,11 @@ TEST(Peers, WarpClockCountsEveryWarp) {
     EXPECT_LE(p50, p90) << name;
     EXPECT_LE(p90, p99) << name;
     EXPECT_LE(p99, max) << name;
+    const double slowest = b.value("warp_cycles_slowest", 0.0);
+    // The mean of the 5 launches' slowest warps: at most the slowest of all, at least a fifth of
+    // it.
+    EXPECT_LE(slowest, max) << name;
+    EXPECT_GE(slowest * 5, max) << name;
     EXPECT_GE(b.value("warp_start_spread_us", -1.0), 0.0) << name;
   }
 }
