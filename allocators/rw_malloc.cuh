@@ -738,7 +738,7 @@ private:
 
   // The bulk pass: a full warp whose pending lanes all ask k units (a power of two) takes the
   // region's aligned slots of k free units (aligned_slots: lane j counts word j's), the r-th
-  // pending lane (lane order) the r-th slot (address order), in constant time: two prefix sums, a
+  // pending lane (lane order) the r-th slot (address order), in constant time: a prefix sum, a
   // binary search and a select. For k = 1 that is what the walk over the runs gives; for larger k
   // it skips a run's units before its first aligned slot. Lanes past the region's slots stay
   // pending for the walk.

@@ -16,6 +16,7 @@
 #include "allocators/request_sizes.hpp"
 #include "bench/bench_common.hpp"
 #include "bench/peers/peers.hpp"
+#include "common/stats.hpp"
 #include "common/timing.cuh"
 #include "common/units.hpp"
 
@@ -67,17 +68,23 @@ __device__ inline void warp_count(unsigned long long *to, bool x) {
     atomicAdd(to, (unsigned long long)__popc(m));
 }
 
+// Thread t's malloc of its cell's size, the tags written into its block, the block into out[t]:
+// what the timed launch does and the clocked one measures.
 template <class H>
-__global__ void __launch_bounds__(alloc::k_block, kernel_min_blocks<H>::value)
-    malloc_and_tag(H h, unsigned n, alloc::request_sizes sizes, char **out) {
-  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t >= n)
-    return;
+__device__ __forceinline__ void malloc_one(const H &h, unsigned t, alloc::request_sizes sizes,
+                                           char **out) {
   const std::uint32_t b = sizes(t);
   char *p = malloc_retrying(h, b);
   if (p)
     put_tags(p, b, t + 1); // the write into every block
   out[t] = p;
+}
+template <class H>
+__global__ void __launch_bounds__(alloc::k_block, kernel_min_blocks<H>::value)
+    malloc_and_tag(H h, unsigned n, alloc::request_sizes sizes, char **out) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < n)
+    malloc_one(h, t, sizes, out);
 }
 // malloc_and_tag with a clock on each warp (--gpuprobe_peers_warp_clock): lane 0 of warp w writes
 // when its malloc began (the global timer, ns) into began[w] and the SM cycles its malloc and tags
@@ -93,11 +100,7 @@ __global__ void __launch_bounds__(alloc::k_block, kernel_min_blocks<H>::value)
   unsigned long long t0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0)); // volatile: read before the malloc
   const long long c0 = clock64();
-  const std::uint32_t b = sizes(t);
-  char *p = malloc_retrying(h, b);
-  if (p)
-    put_tags(p, b, t + 1);
-  out[t] = p;
+  malloc_one(h, t, sizes, out);
   __syncwarp(__activemask());
   const long long c1 = clock64();
   if (t % 32 == 0)
@@ -494,7 +497,7 @@ void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checke
                          const Free &free) {
   if (!options().peers_warp_clock)
     return;
-  std::vector<unsigned> all;
+  std::vector<double> all;
   double spread_ns = 0, slowest = 0;
   for (int i = 0; i < k_clocked; ++i) {
     const auto [began, cycles] = one.clocked_malloc();
@@ -507,12 +510,10 @@ void warp_clock_counters(benchmark::State &st, cell_launch<H> &one, const Checke
     slowest += double(*std::max_element(cycles.begin(), cycles.end()));
   }
   check(cudaDeviceSynchronize(), "the clocked launches' free");
-  std::sort(all.begin(), all.end());
-  auto at = [&](double q) { return double(all[std::size_t(q * double(all.size() - 1))]); };
-  st.counters["warp_cycles_p50"] = at(0.5);
-  st.counters["warp_cycles_p90"] = at(0.9);
-  st.counters["warp_cycles_p99"] = at(0.99);
-  st.counters["warp_cycles_max"] = double(all.back());
+  st.counters["warp_cycles_p50"] = quantile(all, 0.5);
+  st.counters["warp_cycles_p90"] = quantile(all, 0.9);
+  st.counters["warp_cycles_p99"] = quantile(all, 0.99);
+  st.counters["warp_cycles_max"] = *std::max_element(all.begin(), all.end());
   st.counters["warp_cycles_slowest"] = slowest / k_clocked;
   st.counters["warp_start_spread_us"] = spread_ns / k_clocked * 1e-3;
 }
