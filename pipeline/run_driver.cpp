@@ -8,6 +8,7 @@
 
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
+#include "common/driver_turn.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
@@ -144,6 +145,7 @@ void characterize_stage(stage_caller &c, const run_run_options &o) {
 
 void run_pipeline(const run_run_options &o) {
   const stopwatch t0;
+  driver_burst::configure(o.map_late); // GPUPROBE_DRIVER_TURNS=1: the late unit yields
   std::optional<folder_lock> early; // a given folder: locked before the GPU is touched
   if (!o.out.empty())
     early.emplace(o.out, "run");
