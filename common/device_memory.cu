@@ -1,6 +1,5 @@
 #include "common/cuda_check.cuh"
 #include "common/device_memory.hpp"
-#include "common/driver_turn.hpp"
 #include "common/enum_names.hpp"
 #include "common/pool_shelf.hpp"
 #include "common/stopwatch.hpp"
@@ -150,8 +149,6 @@ void unmap_alias(CUdeviceptr va, std::size_t bytes, std::size_t slot,
                  const std::vector<std::uint8_t> &mapped,
                  const std::vector<unsigned long long> &handles) noexcept {
   const auto &d = api();
-  const driver_burst burst(std::size_t(std::count(mapped.begin(), mapped.end(), 1)) * slot,
-                           "unmapping an alias range");
   for (const auto &[first, last] : slot_runs(mapped, mapped.size()))
     if (d.mem_unmap(va + first * slot, (last - first) * slot) != CUDA_SUCCESS)
       for (std::size_t k = first; k < last; ++k)
@@ -201,11 +198,9 @@ device_pool::device_pool(alloc_kind kind, std::size_t bytes, int device, std::ui
   if (bytes == 0)
     throw error("device_pool: zero bytes requested");
   switch (kind) {
-  case alloc_kind::cudamalloc: {
-    const driver_burst burst(bytes, "cudaMalloc");
+  case alloc_kind::cudamalloc:
     GPUPROBE_CUDA_CHECK(cudaMalloc(&ptr_, bytes));
     break;
-  }
   case alloc_kind::managed:
     make_managed(device);
     break;
@@ -257,7 +252,6 @@ void device_pool::make_scattered(int device, std::uint64_t seed, std::size_t slo
   std::shuffle(perm.begin(), perm.end(), std::mt19937_64(seed));
   const CUmemAllocationProp prop = device_prop(device);
   handles_.reserve(chunks);
-  const driver_burst burst(bytes_, "a vmm pool");
   try {
     for (std::size_t i = 0; i < chunks; ++i) {
       CUmemGenericAllocationHandle h{};
@@ -367,10 +361,6 @@ void device_pool::map_slots(const std::vector<std::uint8_t> &need) {
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
   const std::string where = " on device " + std::to_string(device_);
   std::vector<std::uint8_t> fresh(mapped_.size(), 0);
-  std::size_t to_map = 0;
-  for (std::size_t i = 0; i < need.size() && i < mapped_.size(); ++i)
-    to_map += need[i] && !mapped_[i];
-  const driver_burst burst(to_map * slot_, "mapping an alias range");
   for (std::size_t i = 0; i < need.size() && i < mapped_.size(); ++i) {
     if (!need[i] || mapped_[i])
       continue;
@@ -422,9 +412,7 @@ void device_pool::release() noexcept {
       handles_.clear();
       ptr_ = nullptr;
       return;
-    }
-    const driver_burst burst(bytes_, "freeing a vmm pool");
-    if (kind_ == alloc_kind::vmm_sparse) {
+    } else if (kind_ == alloc_kind::vmm_sparse) {
       // Unmapping a slot that was never mapped (a failed constructor) fails harmlessly.
       for (std::size_t off = 0; off < bytes_; off += slot_)
         (void)d.mem_unmap(va + off, granularity_);
@@ -436,7 +424,6 @@ void device_pool::release() noexcept {
     (void)d.address_free(va, bytes_);
     handles_.clear();
   } else {
-    const driver_burst burst(bytes_, "cudaFree");
     GPUPROBE_CUDA_CHECK_NOTHROW(cudaFree(ptr_));
   }
   ptr_ = nullptr;
@@ -610,7 +597,6 @@ slot_pool::slot_pool(const slot_layout &l, int device)
       cu_check(d.address_reserve(&va, bytes_, slot_, 0, 0), "cuMemAddressReserve (slot pool)");
     ptr_ = reinterpret_cast<char *>(va);
     const CUmemAllocationProp prop = device_prop(device);
-    const driver_burst burst(l.one_allocation ? bytes_ : l.mapped_slots() * slot_, "a slot pool");
     piece_ = create_slot_chunks(l, prop, handles_);
     const auto first_map = map_layout(va, l, piece_, handles_, prop);
     for (char *p : first_map)
@@ -635,7 +621,6 @@ void slot_pool::release() noexcept {
   }
   const auto &d = api();
   const auto va = reinterpret_cast<CUdeviceptr>(ptr_);
-  const driver_burst burst(bytes_, "freeing a slot pool");
   if (piece_)
     (void)d.mem_unmap(va, bytes_); // one allocation: mapped whole
   // Each run of mapped slots in one call; slot by slot where that fails (a run a failed

@@ -13,7 +13,6 @@
 #include "common/build_info.hpp"
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
-#include "common/driver_turn.hpp"
 #include "common/envelope.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
@@ -227,7 +226,6 @@ bool stages_in_process(const characterize_run_options &o) {
 
 void run_characterize(const characterize_run_options &o) {
   const stopwatch t0;
-  driver_burst::configure(o.map_late); // GPUPROBE_DRIVER_TURNS=1: the late unit yields
   if (o.reanalyze && o.out.empty())
     throw error("characterize --reanalyze: give --out DIR, a folder characterize measured");
   if (o.reanalyze && !fs::is_directory(o.out)) // refused before anything is made

@@ -8,7 +8,6 @@
 
 #include "common/device_info.hpp"
 #include "common/device_memory.hpp"
-#include "common/driver_turn.hpp"
 #include "common/error.hpp"
 #include "common/folder_lock.hpp"
 #include "common/json_io.hpp"
@@ -145,7 +144,6 @@ void characterize_stage(stage_caller &c, const run_run_options &o) {
 
 void run_pipeline(const run_run_options &o) {
   const stopwatch t0;
-  driver_burst::configure(o.map_late); // GPUPROBE_DRIVER_TURNS=1: the late unit yields
   std::optional<folder_lock> early; // a given folder: locked before the GPU is touched
   if (!o.out.empty())
     early.emplace(o.out, "run");
