@@ -4,6 +4,7 @@
 #include "common/error.hpp"
 #include "common/jobs.hpp"
 #include "common/process.hpp"
+#include "common/results_folder.hpp"
 #include "common/stopwatch.hpp"
 #include "pipeline/stage_plan.hpp" // default_results_dir
 
@@ -50,8 +51,10 @@ job device_job(const std::string &what, const device_identity &d, const std::str
   char label[64];
   std::snprintf(label, sizeof label, "[gpu%d %s]", d.ordinal,
                 d.uuid.substr(d.uuid.rfind("GPU-", 0) == 0 ? 4 : 0, 8).c_str());
-  return {
-      label, argv, {"CUDA_VISIBLE_DEVICES=" + d.uuid}, (fs::path(unit) / (what + ".log")).string()};
+  return {label,
+          argv,
+          {"CUDA_VISIBLE_DEVICES=" + d.uuid},
+          (fs::path(unit) / results_folder::devices_log_file(what)).string()};
 }
 
 // One GPU's line of the summary: not run (why), ok, or failed with its last line and its log.

@@ -1,6 +1,7 @@
 #include "common/folder_lock.hpp"
 
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -163,11 +164,8 @@ folder_lock::folder_lock(const std::string &dir, const std::string &command, mod
                 " (or a stage it started): one writer per results folder; wait for it to end, " +
                 "or give another --out");
   }
-  char when[32] = {};
-  const std::time_t now = std::time(nullptr);
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
-  const std::string line =
-      "PID " + std::to_string(::getpid()) + " (gpuprobe " + command + ") since " + when + "\n";
+  const std::string line = "PID " + std::to_string(::getpid()) + " (gpuprobe " + command +
+                           ") since " + local_time_text() + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, line.data(), line.size(), 0) < 0) {
     // the lock holds without the note; the message then says "another process"
   }

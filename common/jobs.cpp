@@ -36,13 +36,26 @@ void emit(const job &j, running &r, std::FILE *progress, const std::string &line
     r.last.pop_front();
 }
 
+// A job's log, appended to (a run resumed keeps what the earlier one logged) after a header:
+// "==== <its command line> at <local time>". Null when it cannot be opened.
+std::FILE *open_job_log(const job &j) {
+  std::FILE *f = std::fopen(j.log.c_str(), "a");
+  if (!f)
+    return nullptr;
+  std::string command;
+  for (std::size_t k = 0; k < j.argv.size(); ++k)
+    command += (k ? " " : "") + (k ? j.argv[k] : j.argv[k].substr(j.argv[k].rfind('/') + 1));
+  std::fprintf(f, "==== %s at %s\n", command.c_str(), local_time_text().c_str());
+  return f;
+}
+
 // Every job started with its log open; a job that cannot start is an exit 127 with why.
 std::vector<running> start_jobs(const std::vector<job> &jobs, std::vector<job_result> &out) {
   std::vector<running> r(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     r[i].start = stopwatch();
     if (!jobs[i].log.empty())
-      r[i].log = std::fopen(jobs[i].log.c_str(), "w");
+      r[i].log = open_job_log(jobs[i]);
     try {
       r[i].child = spawn_child(jobs[i].argv, "", jobs[i].env);
     } catch (const error &e) {

@@ -13,6 +13,14 @@ struct results_folder {
   static constexpr const char *tuning_file = "tuning.json";
   static constexpr const char *validation_file = "validation.json";
   static constexpr const char *report_dir = "report";
+  static constexpr const char *run_log_file = "run.log"; // run's own: every stage's output whole
+
+  // What `COMMAND --devices` keeps of a GPU's console output in its unit folder, appended to:
+  // COMMAND.log (characterize.log: fleet reads it), or COMMAND-console.log where the command
+  // keeps COMMAND.log itself (run's run.log), so that two writers never share one file.
+  static std::string devices_log_file(const std::string &command) {
+    return command + (command + ".log" == run_log_file ? "-console.log" : ".log");
+  }
 
   // The files characterize's stages write under raw/, named once: each probe's plan.cpp writes
   // them, characterize and the report read them through these names.
@@ -49,6 +57,7 @@ struct results_folder {
   std::filesystem::path tuning() const { return dir / tuning_file; }
   std::filesystem::path validation() const { return dir / validation_file; }
   std::filesystem::path report() const { return dir / report_dir; }
+  std::filesystem::path run_log() const { return dir / run_log_file; }
 };
 
 } // namespace gpuprobe

@@ -1,7 +1,9 @@
 #pragma once
 // Wall time since a start, in seconds, on std::chrono::steady_clock: what a stage records as its
-// wall_seconds and prints in its progress lines.
+// wall_seconds and prints in its progress lines; and the local time of day as logs stamp it.
 #include <chrono>
+#include <ctime>
+#include <string>
 
 namespace gpuprobe {
 
@@ -20,5 +22,13 @@ private:
   using clock = std::chrono::steady_clock;
   clock::time_point start_ = clock::now();
 };
+
+// Now, local time, as the logs' headers give it: "2026-12-04T17:24:44".
+inline std::string local_time_text() {
+  char when[32] = {};
+  const std::time_t now = std::time(nullptr);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
+  return when;
+}
 
 } // namespace gpuprobe

@@ -36,14 +36,12 @@ namespace {
 
 // DIR/run.log, appended to: a header per invocation, then every stage's output whole.
 std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string &dir, bool quick) {
-  const std::string path = (fs::path(dir) / "run.log").string();
+  const std::string path = results_folder{dir}.run_log().string();
   std::FILE *f = std::fopen(path.c_str(), "a");
   if (!f)
     throw error("run: cannot write " + path);
-  const std::time_t now = std::time(nullptr);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", std::localtime(&now));
-  std::fprintf(f, "==== gpuprobe run%s at %s\n", quick ? " --quick" : "", when);
+  std::fprintf(f, "==== gpuprobe run%s at %s\n", quick ? " --quick" : "",
+               local_time_text().c_str());
   std::fflush(f);
   return {f, &std::fclose};
 }
@@ -172,7 +170,7 @@ void run_pipeline(const run_run_options &o) {
              "` again to go on from this stage";
   const auto log = open_run_log(dir, o.quick);
   c.display.log = log.get();
-  c.display.log_path = (fs::path(dir) / "run.log").string();
+  c.display.log_path = results_folder{dir}.run_log().string();
   c.display.terminal = ::isatty(STDOUT_FILENO) == 1 && !o.verbose;
   c.display.verbose = o.verbose;
   std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",

@@ -4,6 +4,7 @@
 #include "cli/devices.hpp"
 #include "common/error.hpp"
 #include "common/jobs.hpp"
+#include "common/results_folder.hpp"
 #include "pipeline/run_driver.hpp"
 #include "test_util.hpp"
 
@@ -11,11 +12,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
 using namespace gpuprobe;
+
+namespace {
+std::string file_text(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+} // namespace
 
 TEST(Devices, ListParsesAllAndIdsAndRefusesTheRest) {
   EXPECT_EQ(parse_device_list("all", 2), (std::vector<int>{0, 1}));
@@ -66,10 +77,71 @@ TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
   std::fclose(progress);
   EXPECT_NE(all.find("[gpu2] line-2\n"), std::string::npos) << all;
   EXPECT_NE(all.find("[gpu1] stage tlb failed\n"), std::string::npos) << all;
-  std::ifstream log(dir + "-0.log");
-  std::stringstream ss;
-  ss << log.rdbuf();
-  EXPECT_EQ(ss.str(), "line-0\nsecond\n");
+  const std::string log = file_text(dir + "-0.log");
+  EXPECT_EQ(log.substr(0, 16), "==== sh -c sleep") << log;
+  EXPECT_EQ(log.substr(log.find('\n') + 1), "line-0\nsecond\n");
+}
+
+// What --devices keeps of a unit's console never shares a file with what the command keeps
+// itself (run's run.log: the launcher's copy once began at offset 0 of the same file and wrote
+// over run.log's first lines), and both are appended to: a unit run again keeps the first run's
+// lines. 40 seeded families of 1-4 units, each run twice; each unit's command appends its own
+// run.log while it prints to its console, in random bursts.
+TEST(Devices, AUnitsConsoleLogAndItsOwnRunLogAreTwoFilesAndBothKeepEveryRun) {
+  const std::string console = results_folder::devices_log_file("run");
+  EXPECT_NE(console, results_folder::run_log_file);
+  EXPECT_EQ(results_folder::devices_log_file("characterize"), "characterize.log"); // fleet's
+  std::mt19937 rng(8102);
+  for (int family = 0; family < 40; ++family) {
+    const std::string root = test::temp_path("devices_logs");
+    std::filesystem::remove_all(root);
+    const int units = 1 + int(rng() % 4);
+    std::vector<std::string> want_own(static_cast<std::size_t>(units), std::string()),
+        want_console(static_cast<std::size_t>(units), std::string());
+    for (int round = 0; round < 2; ++round) {
+      std::vector<job> jobs;
+      for (int u = 0; u < units; ++u) {
+        const std::string dir = root + "/unit" + std::to_string(u);
+        std::filesystem::create_directories(dir);
+        std::string script;
+        for (int k = 0, n = 1 + int(rng() % 30); k < n; ++k) {
+          const std::string tag = std::to_string(round) + "." + std::to_string(k);
+          if (rng() % 2) {
+            script += "echo own-" + tag + " >> " + dir + "/" + results_folder::run_log_file + ";";
+            want_own[std::size_t(u)] += "own-" + tag + "\n";
+          } else {
+            script += "echo console-" + tag + ";";
+            want_console[std::size_t(u)] += "console-" + tag + "\n";
+          }
+        }
+        jobs.push_back({"[gpu" + std::to_string(u) + "]",
+                        {"sh", "-c", script},
+                        {},
+                        dir + "/" + results_folder::devices_log_file("run")});
+        want_console[std::size_t(u)] += "|";
+      }
+      for (const auto &r : run_jobs(jobs, nullptr))
+        ASSERT_EQ(r.exit_code, 0) << "family " << family;
+    }
+    for (int u = 0; u < units; ++u) {
+      const std::string dir = root + "/unit" + std::to_string(u);
+      EXPECT_EQ(file_text(dir + "/" + results_folder::run_log_file), want_own[std::size_t(u)])
+          << "family " << family << " unit " << u << ": the command's own log was written over";
+      // The console log: a header per run, then that run's console lines.
+      std::string got;
+      std::istringstream in(file_text(dir + "/" + console));
+      int headers = 0;
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind("==== sh -c ", 0) == 0) {
+          got += headers++ ? "|" : "";
+          continue;
+        }
+        got += line + "\n";
+      }
+      EXPECT_EQ(headers, 2) << "family " << family << " unit " << u;
+      EXPECT_EQ(got + "|", want_console[std::size_t(u)]) << "family " << family << " unit " << u;
+    }
+  }
 }
 
 // run and characterize --devices give --map-late to every second GPU of the launch (the 2nd, 4th,
