@@ -3,7 +3,10 @@
 `gpuprobe run` and a life in `run --devices all` (its stages, its total, ok or FAILED), a node wall
 time, a compare page or none. The table must give each unit's lone and node seconds and their
 ratio as generated, the node's wall over the slowest lone run, and MET exactly when the wall and
-every unit are within the goal, every unit finished, and every compare says 0 differences.
+every unit are within the goal, every unit finished, and every compare says 0 differences. Each
+unit's run.log alone and in the node holds generated timed lines (validate's rows, tune's pools,
+the alias mapping; a group at times missing on one side, a run.log at times missing): each group's
+sums alone -> in the node, or which side did not log it, must be as generated.
 Usage: node_goal_test.py REPO_ROOT [CASES]"""
 import pathlib
 import random
@@ -19,6 +22,50 @@ def stage_lines(rng, total, prefix=""):
     parts = [b - a for a, b in zip([0] + cuts, cuts + [total])]
     return [f"{prefix}[run] {name:<12} {s:4d} s  summary {rng.random():.3f}"
             for name, s in zip(STAGES, parts)]
+
+
+POOLS = ["vmm", "cudamalloc"]
+GROUPS = {
+    "validate rows": lambda rng, k, s: (f"[{k + 1}/24] row{k}/free:50%   {rng.choice(POOLS)}   "
+                                        f"0.3604 -> 0.3542 ms (x0.983), differs after 10 of 15 "
+                                        f"pairs, {s} s"),
+    "pools made": lambda rng, k, s: (f"[scope]   {POOLS[k % 2]}        pool of {100 + k} GiB "
+                                     f"made in {s} s"),
+    "alias mapping": lambda rng, k, s: (f"[tlb] {384 + k} GiB of virtual range, every slot one "
+                                        f"2 MiB physical chunk, 10 of 10 slots (those the sweep "
+                                        f"touches): mapped in {s} s"),
+}
+
+
+def write_logs(rng, folder, g):
+    """Unit g's run.log alone and in the node (node_full/unit<g>/), each with timed lines of every
+    group (a group missing on one side at times; a whole log missing at times); returns the line
+    node_goal.py must print for it."""
+    alone, node, parts = [], [], []
+    for group, line in GROUPS.items():
+        n = rng.randint(1, 4)
+        a = [round(rng.uniform(0.1, 9.0), 1) for _ in range(n)]
+        b = [max(0.1, round(x + rng.uniform(-0.5, 3.0), 1)) for x in a]
+        side = rng.choice(["both"] * 6 + ["alone", "node"])
+        if side != "node":
+            alone += [line(rng, k, s) for k, s in enumerate(a)]
+        if side != "alone":
+            node += [line(rng, k, s) for k, s in enumerate(b)]
+        parts.append(
+            f"{group} {sum(a):.1f} -> {sum(b):.1f} ({sum(b) - sum(a):+.1f})" if side == "both"
+            else f"{group} {sum(a):.1f} alone, not logged in the node" if side == "alone"
+            else f"{group} not logged alone, {sum(b):.1f} in the node")
+    missing = rng.choice([None] * 8 + ["alone", "node"])
+    for where, lines in (("alone", alone), ("node", node)):
+        d = folder / ("alone_full" if where == "alone" else "node_full") / (
+            f"gpu{g}" if where == "alone" else f"unit{g}")
+        d.mkdir(parents=True, exist_ok=True)
+        if missing != where:
+            rng.shuffle(lines)
+            (d / "run.log").write_text("==== gpuprobe run at x\n" + "\n".join(lines) + "\n")
+    if missing:
+        return f"  gpu{g}: no run.log {'alone' if missing == 'alone' else 'in the node'}"
+    return f"  gpu{g}: {'; '.join(parts)}"
 
 
 def make_case(rng, folder, goal):
@@ -59,10 +106,11 @@ def make_case(rng, folder, goal):
                   else f"ok in {mine[g]} s")
         out.append(f"  gpu{g} NVIDIA H200              {uuids[g]}  node/unit{g}: {status}")
     (folder / "node_full.txt").write_text("\n".join(out) + "\n")
+    growth = [write_logs(rng, folder, g) for g in range(units)]
     ratios = [m / t for m, t in zip(mine, lone)]
     met = (wall / max(lone) <= goal and not any(failed) and max(ratios) <= goal
            and all(d == 0 for d in diffs))
-    return lone, mine, failed, wall, met
+    return lone, mine, failed, wall, met, growth
 
 
 def main():
@@ -75,7 +123,7 @@ def main():
         goal = rng.choice([1.05, 1.10, 1.15])
         with tempfile.TemporaryDirectory() as tmp:
             folder = pathlib.Path(tmp)
-            lone, mine, failed, wall, met = make_case(rng, folder, goal)
+            lone, mine, failed, wall, met, growth = make_case(rng, folder, goal)
             text = subprocess.run([sys.executable, str(root / "dev" / "node_goal.py"), tmp,
                                    "--goal", str(goal)], capture_output=True, text=True,
                                   check=True).stdout
@@ -87,10 +135,14 @@ def main():
         line = f"full: node wall {wall} s over the slowest unit alone {max(lone)} s = " \
                f"{wall / max(lone):.3f}"
         verdict = f"full: {'MET' if met else 'NOT MET'} "
-        if got != want or line not in text or verdict not in text:
+        # A unit's growth line: the groups as generated, then the rows that grew most.
+        grown = [r for r in text.splitlines() if r.startswith("  gpu")]
+        growth_ok = len(grown) == len(growth) and all(
+            r == g or r.startswith(g + "; grew most: ") for r, g in zip(grown, growth))
+        if got != want or line not in text or verdict not in text or not growth_ok:
             bad += 1
             if bad <= 3:
-                print(f"case {k}: want {want} / {line} / {verdict}\n{text}")
+                print(f"case {k}: want {want} / {line} / {verdict} / {growth}\n{text}")
     print(f"node_goal.py: {cases - bad} of {cases} generated nodes judged right "
           f"({verdicts[True]} met, {verdicts[False]} not met)")
     if verdicts[True] == 0 or verdicts[False] == 0:
