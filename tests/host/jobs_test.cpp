@@ -19,15 +19,6 @@
 
 using namespace gpuprobe;
 
-namespace {
-std::string file_text(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-} // namespace
-
 TEST(Devices, ListParsesAllAndIdsAndRefusesTheRest) {
   EXPECT_EQ(parse_device_list("all", 2), (std::vector<int>{0, 1}));
   EXPECT_EQ(parse_device_list("1,0", 2), (std::vector<int>{1, 0}));
@@ -77,7 +68,7 @@ TEST(Devices, JobsRunConcurrentlyAndAFailureStaysItsOwn) {
   std::fclose(progress);
   EXPECT_NE(all.find("[gpu2] line-2\n"), std::string::npos) << all;
   EXPECT_NE(all.find("[gpu1] stage tlb failed\n"), std::string::npos) << all;
-  const std::string log = file_text(dir + "-0.log");
+  const std::string log = test::read_all(dir + "-0.log");
   EXPECT_EQ(log.substr(0, 16), "==== sh -c sleep") << log;
   EXPECT_EQ(log.substr(log.find('\n') + 1), "line-0\nsecond\n");
 }
@@ -125,11 +116,11 @@ TEST(Devices, AUnitsConsoleLogAndItsOwnRunLogAreTwoFilesAndBothKeepEveryRun) {
     }
     for (int u = 0; u < units; ++u) {
       const std::string dir = root + "/unit" + std::to_string(u);
-      EXPECT_EQ(file_text(dir + "/" + results_folder::run_log_file), want_own[std::size_t(u)])
+      EXPECT_EQ(test::read_all(dir + "/" + results_folder::run_log_file), want_own[std::size_t(u)])
           << "family " << family << " unit " << u << ": the command's own log was written over";
       // The console log: a header per run, then that run's console lines.
       std::string got;
-      std::istringstream in(file_text(dir + "/" + console));
+      std::istringstream in(test::read_all(dir + "/" + console));
       int headers = 0;
       for (std::string line; std::getline(in, line);) {
         if (line.rfind("==== sh -c ", 0) == 0) {

@@ -139,13 +139,6 @@ std::string read_all(const std::string &path) {
   return s.str();
 }
 
-static std::string slurp(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 namespace {
 int real_figures_held = 0;
 const std::string k_stub_plot = std::string(GPUPROBE_SOURCE_DIR) + "/tests/tools/stub_plot.py";
@@ -179,7 +172,7 @@ run_result run_gpuprobe_argv(const std::vector<std::string> &args, const std::st
   run_result r;
   r.exit_code = c.exit_code;
   r.out = c.output;
-  r.err = slurp(o.stderr_file);
+  r.err = read_all(o.stderr_file);
   return r;
 }
 
@@ -189,8 +182,8 @@ run_result run_binary(const std::string &binary, const std::string &args) {
   const int status = std::system(cmd.c_str());
   run_result r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = read_all(out);
+  r.err = read_all(err);
   return r;
 }
 
