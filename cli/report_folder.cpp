@@ -57,13 +57,16 @@ bool report_inside_ok(const std::string &out, const std::string &input) {
                            .lexically_relative(fs::weakly_canonical(fs::absolute(input)));
   const std::string first = rel.empty() ? "" : rel.begin()->string();
   using rf = results_folder;
-  for (const std::string &taken :
-       {std::string(rf::raw_dir), std::string(rf::profile_file), std::string(rf::tuning_file),
-        std::string(rf::validation_file), std::string(rf::run_log_file),
-        rf::devices_log_file("run"), rf::devices_log_file("characterize"),
-        std::string(folder_lock::file_name)})
-    if (first == taken)
-      return false;
+  const std::string taken[] = {rf::raw_dir,
+                               rf::profile_file,
+                               rf::tuning_file,
+                               rf::validation_file,
+                               rf::run_log_file,
+                               rf::devices_log_file("run"),
+                               rf::devices_log_file("characterize"),
+                               folder_lock::file_name};
+  if (std::find(std::begin(taken), std::end(taken), first) != std::end(taken))
+    return false;
   return !first.empty() && first != "." && first != "..";
 }
 

@@ -16,7 +16,7 @@ STAGE = re.compile(r"^(?:\[gpu(\d+) [0-9a-f]+\] )?\[run\] ([a-z_-]+) +(\d+) s ")
 RUN = re.compile(r"^(?:\[gpu(\d+) [0-9a-f]+\] )?gpuprobe run: (\d+) s$")
 WALL = re.compile(r"^gpuprobe run --devices \S+: (\d+) s$")
 UNIT = re.compile(r"^  gpu(\d+) .* (GPU-[0-9a-f-]+)  +(\S+): (ok in (\d+) s|FAILED.*|not run.*)$")
-# run.log's timed lines: (group, pattern); the key is the group and the pattern's named parts.
+# run.log's timed lines: (group, the name of a line of it from its pattern's parts, pattern).
 TIMED = [
     ("validate rows", "{row} on {pool}",
      re.compile(r"^\[\d+/\d+\] (?P<row>\S+) +(?P<pool>\S+) +\S+ -> \S+ ms .*, (?P<s>[0-9.]+) s$")),
@@ -29,7 +29,8 @@ TIMED = [
 
 def parse(path):
     """{'stages': {gpu: {stage: s}}, 'total': {gpu: s}, 'wall': s, 'uuid': {gpu: uuid},
-    'status': {gpu: text}}; an alone run's lines count as gpu None."""
+    'status': {gpu: text}, 'folder': {gpu: its unit folder's name}}; an alone run's lines count as
+    gpu None."""
     out = {"stages": {}, "total": {}, "wall": None, "uuid": {}, "status": {}, "folder": {}}
     if not path.exists():
         return None
@@ -79,8 +80,7 @@ def growth_line(gpu, lone, mine, most=3):
             groups.append(f"{group} {sum(a):.1f} alone, not logged in the node")
         elif b:
             groups.append(f"{group} not logged alone, {sum(b):.1f} in the node")
-    keys = {k for k in set(lone) | set(mine) if k in lone and k in mine}
-    grew = sorted(keys, key=lambda k: (lone[k] - mine[k], k))[:most]
+    grew = sorted(set(lone) & set(mine), key=lambda k: (lone[k] - mine[k], k))[:most]
     top = ", ".join(f"{k[1]} {lone[k]:.1f} -> {mine[k]:.1f}" for k in grew if mine[k] > lone[k])
     return f"  gpu{gpu}: {'; '.join(groups) or 'no timed lines'}" + (f"; grew most: {top}"
                                                                        if top else "")

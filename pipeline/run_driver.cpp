@@ -34,9 +34,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// DIR/run.log, appended to: a header per invocation, then every stage's output whole.
-std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string &dir, bool quick) {
-  const std::string path = results_folder{dir}.run_log().string();
+// DIR/run.log (`path`), appended to: a header per invocation, then every stage's output whole.
+std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string &path,
+                                                              bool quick) {
   std::FILE *f = std::fopen(path.c_str(), "a");
   if (!f)
     throw error("run: cannot write " + path);
@@ -168,9 +168,9 @@ void run_pipeline(const run_run_options &o) {
   c.resume = "finished stages are kept: run `gpuprobe run" +
              std::string(o.quick ? " --quick" : "") + " --out " + dir +
              "` again to go on from this stage";
-  const auto log = open_run_log(dir, o.quick);
-  c.display.log = log.get();
   c.display.log_path = results_folder{dir}.run_log().string();
+  const auto log = open_run_log(c.display.log_path, o.quick);
+  c.display.log = log.get();
   c.display.terminal = ::isatty(STDOUT_FILENO) == 1 && !o.verbose;
   c.display.verbose = o.verbose;
   std::printf("gpuprobe run%s: %s (%s) -> %s (every stage's output: %s)\n",
