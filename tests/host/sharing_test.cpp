@@ -94,12 +94,12 @@ TEST(SharingFixtures, P100L2IsSixGpcGroups) {
   EXPECT_NE(a.structure.find("unequal"), std::string::npos) << a.structure;
 }
 
+// The tool's two H100 runs (2 MiB stride x 16 hops, 32 MiB x 65) printed the same bytes; one is
+// kept (tests/fixtures/cuda-gpu-tlb/README.md).
 TEST(SharingFixtures, H100NaivePortIsInconclusive) {
-  for (const char *f : {"H100/TLBsharing-2048-16.txt", "H100/TLBsharing-32768-65.txt"}) {
-    const auto a = analyze_sharing_fixture(f);
-    EXPECT_EQ(to_string(a.scope), "inconclusive") << f;
-    EXPECT_NE(a.reason.find("L1"), std::string::npos) << a.reason;
-  }
+  const auto a = analyze_sharing_fixture("H100/TLBsharing-2048-16.txt");
+  EXPECT_EQ(to_string(a.scope), "inconclusive");
+  EXPECT_NE(a.reason.find("L1"), std::string::npos) << a.reason;
 }
 
 TEST(SharingGenerated, BaselineMatricesGiveEachScope) {
