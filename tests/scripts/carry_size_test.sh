@@ -28,4 +28,16 @@ done
 [ "$over" -gt 0 ] && [ "$over" -lt 12 ] || fail "the family must hold cases on both sides of 64 MiB"
 "$script" no-such-path 2>/dev/null
 [ $? = 2 ] || fail "a missing carried path must exit 2"
-echo "carry_size: 12 cases ($over past the limit) and a missing path as expected"
+# TRACKED_LIMIT: the tracked bytes alone against a limit drawn on both sides of them.
+rm -rf untracked carried/* && truncate -s 3M tracked/a && git add tracked
+tracked_now=$(git ls-files -z | xargs -0 stat -c %s | awk '{s += $1} END {print s}')
+for case in $(seq 1 8); do
+  lim=$((tracked_now + (RANDOM % 2001) - 1000))
+  TRACKED_LIMIT=$lim "$script" >/dev/null && rc=0 || rc=$?
+  want_rc=0 && [ "$tracked_now" -gt "$lim" ] && want_rc=1
+  [ "$rc" = "$want_rc" ] || fail "TRACKED_LIMIT=$lim with $tracked_now tracked: exit $rc, want $want_rc"
+done
+out=$(TRACKED_LIMIT=$((tracked_now - 1)) "$script")
+echo "$out" | grep -q "tracked files: $tracked_now bytes, over" ||
+  fail "a tracked tree over its limit must say its bytes: $out"
+echo "carry_size: 12 cases ($over past the limit), a missing path and 8 tracked limits as expected"
