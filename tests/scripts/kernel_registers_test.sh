@@ -26,7 +26,8 @@ read -r regs spill < <(awk '
   on && /bytes spill stores/ { for (i = 1; i < NF; ++i) if ($(i + 1) == "bytes" && $(i + 2) == "spill") s = $i }
   on && /Used [0-9]+ registers/ { for (i = 1; i < NF; ++i) if ($i == "Used") r = $(i + 1); print r, s; exit }
 ' "$T/ptxas.txt")
-[ -n "${regs:-}" ] || { echo "FAIL: no ptxas line for malloc_and_tag<rw_malloc_handle>"; exit 1; }
+[ -n "${regs:-}" ] && [ -n "${spill:-}" ] ||
+  { echo "FAIL: no ptxas registers and spill lines for malloc_and_tag<rw_malloc_handle>"; exit 1; }
 echo "malloc_and_tag<rw_malloc_handle>: $regs registers, $spill bytes of spill stores"
 [ "$regs" -le 64 ] || { echo "FAIL: over 64 registers: an SM holds fewer than 4 blocks"; exit 1; }
 [ "$spill" -le "$limit" ] || { echo "FAIL: more than $limit bytes of spill stores"; exit 1; }
