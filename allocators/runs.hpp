@@ -86,16 +86,23 @@ GPUPROBE_HD inline free_run next_run_at_least(Word &&word, unsigned n, std::uint
 //   word k's free bits from bit 0.
 // A run that starts at bit 0 and continues a run of the word before is found by that word's
 // lane, which is lower; so a lane's own find is never a first fit's tail.
+// Bit i set where bits i .. i + need - 1 of `x` are all set (1 <= need <= 64), by and-ing
+// shifted copies: the places in a word where `need` free units start (x: its free bits).
+GPUPROBE_HD inline std::uint64_t fit_starts(std::uint64_t x, std::uint32_t need) {
+  std::uint64_t y = x; // bit i: bits i .. i + s - 1 set
+  for (std::uint32_t s = 1; s < need;) {
+    const std::uint32_t step = s < need - s ? s : need - s;
+    y &= y >> step;
+    s += step;
+  }
+  return y;
+}
+
 GPUPROBE_HD inline free_run lane_first_run(std::uint64_t word, unsigned j, unsigned k,
                                            std::uint64_t next_word, std::uint32_t need) {
   const std::uint64_t x = ~word; // free bits
   if (need <= 64) {
-    std::uint64_t y = x; // bit i: bits i .. i + s - 1 free
-    for (std::uint32_t s = 1; s < need;) {
-      const std::uint32_t step = s < need - s ? s : need - s;
-      y &= y >> step;
-      s += step;
-    }
+    const std::uint64_t y = fit_starts(x, need);
     if (y) {
       const unsigned p = ctz64(y), len = trailing_ones(x >> p);
       if (p + len < 64)
@@ -155,20 +162,74 @@ GPUPROBE_HD inline std::uint64_t aligned_slots(std::uint64_t used, unsigned k) {
     s &= s >> d;                          // bit p: units p .. p + 2d - 1 free
   return s & (~0ull / ((1ull << k) - 1)); // multiples of k: 0x55.. for 2, 0x11.. for 4
 }
-// The position of set bit n of x, counted from 0 at the lowest (n < popcount64(x)): a binary
-// search over the halves, six steps whatever x holds.
-GPUPROBE_HD inline unsigned nth_set_bit(std::uint64_t x, unsigned n) {
+// The position of set bit n of x, counted from 0 at the lowest (n < its set bits), for a 32- or
+// 64-bit word: a binary search over the halves, five or six steps whatever x holds.
+template <class Word> GPUPROBE_HD inline unsigned nth_set_bit(Word x, unsigned n) {
+  static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "a 32- or 64-bit word");
   unsigned at = 0;
-  for (unsigned w = 32; w; w >>= 1) {
-    const unsigned below = popcount64((x >> at) & ((1ull << w) - 1));
+  for (unsigned w = sizeof(Word) * 4; w; w >>= 1) {
+    const unsigned below = popcount64((x >> at) & ((Word(1) << w) - 1));
     if (n >= below)
       n -= below, at += w;
   }
   return at;
 }
 // The lowest n set bits of x (all of them when it has n or fewer).
-GPUPROBE_HD inline std::uint64_t lowest_set_bits(std::uint64_t x, unsigned n) {
-  return n >= popcount64(x) ? x : x & ((1ull << nth_set_bit(x, n)) - 1);
+template <class Word> GPUPROBE_HD inline Word lowest_set_bits(Word x, unsigned n) {
+  return n >= popcount64(x) ? x : x & ((Word(1) << nth_set_bit(x, n)) - 1);
+}
+
+// RW_malloc's sweep (a full warp of mixed requests in a fragmented region): requests and words
+// by class, so that one request a word is matched in constant time. A word's class: 0 when none
+// of its units is free, else 1 + log2 of the longest power of two of free units in a row inside
+// it, at most 6 (32 units). A request's class: 1 + log2 of `need` rounded up to a power of two
+// (1 .. 32 units: 1 .. 6), 7 for larger requests (never matched). A word of class c or more holds
+// a request of class c inside it.
+constexpr unsigned sweep_classes = 6;
+GPUPROBE_HD inline unsigned word_class(std::uint64_t used) {
+  std::uint64_t y = ~used; // bit i: units i .. i + 2^c - 1 free
+  unsigned c = 0;
+  for (unsigned d = 1; y && c < sweep_classes; d <<= 1, ++c)
+    y &= y >> d;
+  return c;
+}
+GPUPROBE_HD inline unsigned need_class(std::uint32_t need) {
+  unsigned c = 1;
+  while (c <= sweep_classes && (1u << (c - 1)) < need)
+    ++c;
+  return c;
+}
+// One sweep's matching, from the classes of a warp's words and of its pending requests (lane i's
+// word is word i; class 0 / 0 for a lane with neither): from the largest class down, the r-th
+// request of class c (lane order) takes the r-th word of class c or more (word order) that no
+// larger request took this sweep. `target`: the word lane i's request takes (32: none);
+// `taker`: the lane whose request word i takes (32: none). The host model of the device's
+// ballots (rw_malloc_handle::sweep_assign) and what the tests check it against.
+struct sweep_match {
+  unsigned char target[32], taker[32];
+};
+GPUPROBE_HD inline sweep_match match_sweep(const unsigned (&word_cls)[32],
+                                           const unsigned (&req_cls)[32]) {
+  sweep_match m{};
+  for (unsigned i = 0; i < 32; ++i)
+    m.target[i] = m.taker[i] = 32;
+  unsigned taken = 0;
+  for (unsigned c = sweep_classes; c >= 1; --c) {
+    unsigned reqs = 0, words = 0;
+    for (unsigned i = 0; i < 32; ++i) {
+      reqs |= unsigned(req_cls[i] == c) << i;
+      words |= unsigned(word_cls[i] >= c) << i;
+    }
+    words &= ~taken;
+    const unsigned nr = popcount64(reqs), nw = popcount64(words), n = nr < nw ? nr : nw;
+    for (unsigned r = 0; r < n; ++r) {
+      const unsigned lane = nth_set_bit(reqs, r), word = nth_set_bit(words, r);
+      m.target[lane] = (unsigned char)word;
+      m.taker[word] = (unsigned char)lane;
+    }
+    taken |= lowest_set_bits(words, n);
+  }
+  return m;
 }
 
 // Recycled ranges laid end to end, range j (0-31) ending at end_of(j), which does not decrease in
@@ -189,6 +250,92 @@ GPUPROBE_HD inline std::uint64_t range_mask(std::uint64_t w, std::uint64_t start
                       hi = start + n < w * 64 + 64 ? start + n : w * 64 + 64;
   const unsigned len = unsigned(hi - lo), at = unsigned(lo - w * 64);
   return (len == 64 ? ~0ull : ((1ull << len) - 1)) << at;
+}
+
+// A warp's sweeps, lane by lane (rw_malloc_handle::sweep_assign; malloc_config::sweeps): this
+// lane holds word `lane` of its region in st.mine (units assigned marked used) and, when
+// (st.pending >> lane) & 1, a request of `need` units. Up to `sweeps` times: the words' and the
+// pending requests' classes, then match_sweep's matching from the largest class down, seen from
+// the words: word lane j of rank q among the class's words left takes the class's q-th request
+// (three ballots and one select a class). Each request lane then finds its word with five
+// ballots (the words' takers, bit by bit), and each word places its taker's request at the lowest
+// place that holds it (fit_starts; the word's class holds it). `Warp` gives the warp's
+// ballot(bool) and shfl(word, source lane): __ballot_sync and __shfl_sync on a full warp on the
+// device, a lockstep emulation in the host tests. Every lane makes the same collective calls (the
+// branches that skip or end one are taken by the whole warp).
+struct sweep_state {
+  std::uint64_t mine;    // word `lane`, the units assigned marked used
+  std::uint32_t mine_at; // this lane's range (relative to the region), once served
+  unsigned pending;      // the lanes whose request is not yet assigned
+};
+template <class Warp>
+GPUPROBE_HD inline sweep_state sweep_lanes(Warp &&warp, sweep_state st, unsigned lane,
+                                           std::uint32_t need, unsigned sweeps) {
+  const unsigned below = (1u << lane) - 1u, my_class = need_class(need);
+  for (unsigned s = 0; s < sweeps && st.pending; ++s) {
+    const unsigned wc = word_class(st.mine), rc = (st.pending >> lane) & 1u ? my_class : 0u;
+    unsigned taker = 32, taken = 0; // taker: the lane whose request this word takes (32: none)
+    for (unsigned c = sweep_classes; c >= 1; --c) {
+      const unsigned reqs = warp.ballot(rc == c);
+      if (!reqs)
+        continue;
+      const unsigned left = warp.ballot(wc >= c) & ~taken;
+      const unsigned nr = popcount64(reqs), nw = popcount64(left), n = nr < nw ? nr : nw;
+      const unsigned q = popcount64(left & below);
+      const bool takes = ((left >> lane) & 1u) && q < n;
+      if (takes)
+        taker = nth_set_bit(reqs, q);
+      taken |= warp.ballot(takes);
+    }
+    if (!taken)
+      break;
+    // This lane's word: the one taken word whose taker has this lane's bits, bit by bit.
+    unsigned word = taken;
+    for (unsigned b = 0; b < 5; ++b) {
+      const unsigned ones = warp.ballot(taker < 32 && ((taker >> b) & 1u));
+      word &= (lane >> b) & 1u ? ones : ~ones;
+    }
+    const std::uint32_t taker_need = std::uint32_t(warp.shfl(need, taker & 31u));
+    std::uint32_t at = 0;
+    if (taker < 32) {
+      at = ctz64(fit_starts(~st.mine, taker_need));
+      st.mine |= range_mask(0, at, taker_need);
+    }
+    const unsigned target = word ? ctz64(word) : 32u;
+    const std::uint32_t placed = std::uint32_t(warp.shfl(at, target & 31u));
+    if (target < 32)
+      st.mine_at = target * 64 + placed;
+    st.pending &= ~warp.ballot(target < 32);
+  }
+  return st;
+}
+
+// The sweeps' host model, one word at a time: what sweep_lanes gives a warp whose words are
+// `words` (updated) and whose lanes in `pending` ask need[lane] units: at[lane], each served
+// lane's range (relative to the region); the lanes left pending are returned.
+GPUPROBE_HD inline unsigned model_sweeps(std::uint64_t (&words)[32],
+                                         const std::uint32_t (&need)[32], unsigned pending,
+                                         unsigned sweeps, std::uint32_t (&at)[32]) {
+  for (unsigned s = 0; s < sweeps && pending; ++s) {
+    unsigned wc[32], rc[32];
+    for (unsigned i = 0; i < 32; ++i) {
+      wc[i] = word_class(words[i]);
+      rc[i] = (pending >> i) & 1u ? need_class(need[i]) : 0u;
+    }
+    const sweep_match m = match_sweep(wc, rc);
+    unsigned served = 0;
+    for (unsigned l = 0; l < 32; ++l)
+      if (m.target[l] < 32) { // one request a word: the word is as the sweep began
+        const unsigned j = m.target[l], p = ctz64(fit_starts(~words[j], need[l]));
+        at[l] = j * 64 + p;
+        words[j] |= range_mask(0, p, need[l]);
+        served |= 1u << l;
+      }
+    if (!served)
+      break;
+    pending &= ~served;
+  }
+  return pending;
 }
 
 // The run-end bits a new run of units [start, start + n) writes: `clear(w, bits)` for each word w

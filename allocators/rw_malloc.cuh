@@ -78,6 +78,11 @@ struct malloc_config {
   // (rw_malloc_handle::bulk_assign) before it walks the runs (1-32, a power of two; 8: requests of
   // 256 B-2 KiB at 256 B units; docs/rw-malloc.md).
   unsigned bulk_max = 8;
+  // Sweeps (0: off; 1-8): a full warp of mixed sizes whose region's first run did not hold every
+  // request matches the rest to the region's words, one request a word, in constant time a sweep
+  // (rw_malloc_handle::sweep_assign), before it walks the runs. Faster after a random churn, slower
+  // after a churn by size class (docs/rw-malloc.md, measured): off by default.
+  unsigned sweeps = 0;
   char *memory =
       nullptr; // pool_bytes of the caller's (e.g. a VMM range; not owned), else cudaMalloc'd
 };
@@ -111,6 +116,20 @@ __device__ inline free_run warp_first_run(unsigned long long mine, unsigned lane
   const int w = __ffs(int(has)) - 1;
   return {__shfl_sync(0xffffffffu, r.start, w), __shfl_sync(0xffffffffu, r.length, w)};
 }
+// rw_malloc's sweeps (malloc_config::sweeps): sweep_lanes (runs.hpp) on a full warp. Not
+// inlined, so one copy serves malloc's inlined sites and its registers are its own (BM_peers'
+// malloc kernel keeps 64 registers and 4 bytes of spill stores, as without sweeps).
+struct full_warp {
+  __device__ unsigned ballot(bool p) const { return __ballot_sync(0xffffffffu, p); }
+  __device__ std::uint64_t shfl(std::uint64_t v, unsigned src) const {
+    return __shfl_sync(0xffffffffu, (unsigned long long)v, int(src));
+  }
+};
+__device__ __noinline__ inline sweep_state sweep_words(sweep_state st, unsigned lane,
+                                                       std::uint32_t need, unsigned sweeps) {
+  return sweep_lanes(full_warp{}, st, lane, need, sweeps);
+}
+
 // At least `ns` nanoseconds (tests only: one __nanosleep may sleep less than it is asked).
 __device__ inline void wait_ns(unsigned long long ns) {
   unsigned long long t0, t;
@@ -202,6 +221,8 @@ struct rw_malloc_handle {
   unsigned long long *ranges = nullptr;
   // The largest k of the bulk pass (malloc_config::bulk_max; 0: none).
   unsigned bulk_max = 0;
+  // Sweeps a mixed warp makes before it walks on (malloc_config::sweeps; 0: none).
+  unsigned sweeps = 0;
 
   // The largest request served.
   __host__ __device__ std::uint64_t max_bytes() const {
@@ -245,7 +266,7 @@ struct rw_malloc_handle {
     bool recycled = false; // a warp too large for the stashes (find_and_claim)
     const std::uint64_t got = find_and_claim(active, lane, need, recycled);
     // Shared units: the first allocation of each unit writes the unit's live count.
-    if (small) {
+    if ((small_mask >> lane) & 1u) {
       const std::uint64_t base = __shfl_sync(small_mask, got, __ffs(int(small_mask)) - 1);
       if (base == ~0ull)
         return nullptr;
@@ -733,7 +754,25 @@ private:
       pending &= ~fit_mask;
       p.assigned |= fit_mask;
       min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+      // After the first run (the only pass whose lanes are all it assigned), a warp whose pending
+      // requests are of mixed sizes sweeps.
+      if (full && sweeps && pending && p.assigned == fit_mask &&
+          __reduce_max_sync(active, (pending >> lane) & 1u ? need : 0u) != min_need) {
+        sweep_assign(p, lane, need, pending);
+        min_need = __reduce_min_sync(active, (pending >> lane) & 1u ? need : ~0u);
+      }
     }
+  }
+
+  // The sweeps (malloc_config::sweeps): a full warp whose requests left after the region's first
+  // run are of mixed sizes matches them to words (detail::sweep_words).
+  __device__ void sweep_assign(region_pass &p, unsigned lane, std::uint32_t need,
+                               unsigned &pending) const {
+    const sweep_state out = detail::sweep_words({p.mine, p.mine_at, pending}, lane, need, sweeps);
+    p.mine = out.mine;
+    p.mine_at = out.mine_at;
+    p.assigned |= pending & ~out.pending;
+    pending = out.pending;
   }
 
   // The bulk pass: a full warp whose pending lanes all ask k units (a power of two) takes the
@@ -957,6 +996,7 @@ public:
     h.recycle_ranges = cfg_.recycle_ranges;
     h.ranges = ranges_.get();
     h.bulk_max = cfg_.bulk_max;
+    h.sweeps = cfg_.sweeps;
     return h;
   }
   const malloc_config &config() const { return cfg_; }
@@ -981,6 +1021,8 @@ private:
       throw std::invalid_argument("rw_malloc: recycle_ranges must be 1 .. 32");
     if (c.bulk_max > 32 || (c.bulk_max & (c.bulk_max - 1)))
       throw std::invalid_argument("rw_malloc: bulk_max must be 0 (off) or a power of two .. 32");
+    if (c.sweeps > 8)
+      throw std::invalid_argument("rw_malloc: sweeps must be 0 (off) .. 8");
     return c;
   }
   // What a slot may hold when all slots together hold at most 1/share of the pool (share 0: 0).

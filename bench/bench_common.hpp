@@ -32,6 +32,7 @@ struct flags {
   int rw_recycle_share = -1;    // --gpuprobe_rw_recycle_share=N: recycle_share (-1: its default)
   unsigned rw_recycle_ranges = 0; // --gpuprobe_rw_recycle_ranges=N: recycle_ranges (0: its default)
   int rw_bulk_max = -1;           // --gpuprobe_rw_bulk=N: rw_malloc's bulk_max (-1: its default)
+  int rw_sweeps = -1;             // --gpuprobe_rw_sweeps=N: rw_malloc's sweeps (-1: its default)
   int cases_run = 0, cases_failed = 0; // a run in which every case failed exits non-zero
 };
 flags &options();
@@ -57,6 +58,8 @@ inline alloc::malloc_config rw_malloc_config(std::uint64_t pool_bytes) {
     mc.recycle_ranges = options().rw_recycle_ranges;
   if (options().rw_bulk_max >= 0)
     mc.bulk_max = unsigned(options().rw_bulk_max);
+  if (options().rw_sweeps >= 0)
+    mc.sweeps = unsigned(options().rw_sweeps);
   return mc;
 }
 

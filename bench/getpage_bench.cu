@@ -319,6 +319,9 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_bulk=N         the bulk pass: a warp whose requests are all k units, k a power of
                               two up to N, takes a region's aligned slots in one pass (0: off, or
                               1, 2, 4, 8, 16, 32; default 8; docs/rw-malloc.md)
+  --gpuprobe_rw_sweeps=N       sweeps a warp of mixed sizes makes in a fragmented region: one
+                              request a word, matched by size class (0: off, 1-8, default 0;
+                              docs/rw-malloc.md)
 Example: gpuprobe-bench --benchmark_filter='BM_getpage/corw32' --benchmark_format=json --benchmark_out=getpage.json
 A run in which every case that ran failed exits with status 1.
 
@@ -359,7 +362,8 @@ const whole_flag k_whole_flags[] = {
     {"--gpuprobe_rw_recycle_ranges", 1, 32, "a number of ranges",
      [](flags &o, int n) { o.rw_recycle_ranges = unsigned(n); }},
     {"--gpuprobe_rw_bulk", 0, 32, "0 or a power of two (units)",
-     [](flags &o, int n) { o.rw_bulk_max = n; }, true}};
+     [](flags &o, int n) { o.rw_bulk_max = n; }, true},
+    {"--gpuprobe_rw_sweeps", 0, 8, "a number of sweeps", [](flags &o, int n) { o.rw_sweeps = n; }}};
 // The whole-number flag `arg` gives (NAME=...), else null.
 const whole_flag *whole_flag_of(const char *arg) {
   for (const auto &w : k_whole_flags) {
@@ -466,6 +470,7 @@ void add_context(const device_info *gpu, std::uint64_t peers_heap) {
   benchmark::AddCustomContext("rw_recycle_share", given_count(o.rw_recycle_share));
   benchmark::AddCustomContext("rw_recycle_ranges", given(o.rw_recycle_ranges));
   benchmark::AddCustomContext("rw_bulk", given_count(o.rw_bulk_max));
+  benchmark::AddCustomContext("rw_sweeps", given_count(o.rw_sweeps));
   benchmark::AddCustomContext("peers", peers::peers_built());
   benchmark::AddCustomContext(
       "grid",

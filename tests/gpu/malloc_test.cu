@@ -508,6 +508,47 @@ TEST(MallocGpu, RwMallocUnreadClaimsThatMeetAreExactAndDisjoint) {
 }
 
 namespace {
+// A region's words (bit set = used) for the one-region tests below, each drawn free, used, sparse,
+// dense, random or as a run to the top (sometimes with one more bit).
+std::vector<unsigned long long> fragmented_region(std::mt19937_64 &rng) {
+  std::vector<unsigned long long> w(alloc::rw_malloc_handle::region_units / 64);
+  for (auto &x : w) {
+    const int kind = int(rng() % 6);
+    x = kind == 0   ? 0ull
+        : kind == 1 ? ~0ull
+        : kind == 2 ? rng() & rng() & rng()
+        : kind == 3 ? rng() | rng()
+        : kind == 4 ? rng()
+                    : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
+  }
+  return w;
+}
+// One full warp's malloc over a pool of one region (rw_cfg's, then `set(config)`; no stash: a
+// small pool) whose bitmap is `w`, lane l asking b[l] bytes: the unit each lane got (~0: nullptr).
+struct one_region_warp {
+  alloc::device_array<std::uint32_t> bytes{32};
+  alloc::device_array<char *> got{32};
+  template <class Set>
+  std::vector<std::uint64_t> units(const std::vector<unsigned long long> &w,
+                                   const std::vector<std::uint32_t> &b, Set set) {
+    alloc::malloc_config c = rw_cfg(std::uint64_t(alloc::rw_malloc_handle::region_units) * 256);
+    set(c);
+    alloc::rw_malloc a(c);
+    EXPECT_EQ(a.handle().stash_cap, 0u);
+    a.load(w);
+    bytes.upload(b.data(), 32);
+    got.zero();
+    malloc_each<<<1, 32>>>(a.handle(), bytes.get(), 32, got.get());
+    sync_or_throw();
+    std::vector<char *> g(32);
+    got.download(g.data(), 32);
+    std::vector<std::uint64_t> u(32);
+    for (unsigned l = 0; l < 32; ++l)
+      u[l] = g[l] ? std::uint64_t(g[l] - a.data()) / 256 : ~0ull;
+    return u;
+  }
+};
+
 // The host's model of one full warp's first pass over a one-region pool whose bitmap is `w`, every
 // lane asking k units: with the bulk pass, the r-th lane takes the r-th aligned slot of k free
 // units (address order); the lanes left, and every lane without it, walk the runs: the first run of
@@ -554,43 +595,22 @@ std::vector<std::uint64_t> model_first_pass(std::vector<unsigned long long> w, u
 // gets nullptr); with k = 1 the bulk pass gives what the walk gives.
 TEST(MallocGpu, RwMallocBulkPassTakesTheAlignedSlotsTheModelGives) {
   GPUPROBE_REQUIRE_GPU();
-  constexpr std::uint32_t region = alloc::rw_malloc_handle::region_units;
   std::mt19937_64 rng(808);
-  alloc::device_array<std::uint32_t> bytes(32);
-  alloc::device_array<char *> got(32);
+  one_region_warp warp;
   unsigned checked = 0, bulk_served = 0;
   for (unsigned trial = 0; trial < 200; ++trial) {
-    std::vector<unsigned long long> w(region / 64);
-    for (auto &x : w) {
-      const int kind = int(rng() % 6);
-      x = kind == 0   ? 0ull
-          : kind == 1 ? ~0ull
-          : kind == 2 ? rng() & rng() & rng()
-          : kind == 3 ? rng() | rng()
-          : kind == 4 ? rng()
-                      : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
-    }
+    const std::vector<unsigned long long> w = fragmented_region(rng);
     const unsigned k = 1u << (trial % 4);
     const std::vector<std::uint32_t> b(32, k * 256);
-    bytes.upload(b.data(), 32);
     for (const unsigned bulk_max : {8u, 0u}) {
-      alloc::malloc_config c = rw_cfg(std::uint64_t(region) * 256);
-      c.bulk_max = bulk_max;
-      c.seed = 5 + trial;
-      alloc::rw_malloc a(c);
-      ASSERT_EQ(a.handle().stash_cap, 0u);
-      a.load(w);
-      got.zero();
-      malloc_each<<<1, 32>>>(a.handle(), bytes.get(), 32, got.get());
-      sync_or_throw();
-      std::vector<char *> g(32);
-      got.download(g.data(), 32);
+      const auto units = warp.units(w, b, [&](alloc::malloc_config &c) {
+        c.bulk_max = bulk_max;
+        c.seed = 5 + trial;
+      });
       const auto want = model_first_pass(w, k, bulk_max != 0);
-      for (unsigned l = 0; l < 32; ++l) {
-        const std::uint64_t unit = g[l] ? std::uint64_t(g[l] - a.data()) / 256 : ~0ull;
-        ASSERT_EQ(unit, want[l]) << "trial " << trial << ", k " << k << ", bulk_max " << bulk_max
-                                 << ", lane " << l;
-      }
+      for (unsigned l = 0; l < 32; ++l)
+        ASSERT_EQ(units[l], want[l])
+            << "trial " << trial << ", k " << k << ", bulk_max " << bulk_max << ", lane " << l;
       ++checked;
       if (bulk_max)
         bulk_served += unsigned(
@@ -601,6 +621,115 @@ TEST(MallocGpu, RwMallocBulkPassTakesTheAlignedSlotsTheModelGives) {
   }
   std::printf("%u launches checked against the model, %u requests served with the bulk pass\n",
               checked, bulk_served);
+}
+
+namespace {
+// The host's model of one full warp of mixed requests (`need` units a lane, 1-32) in a one-region
+// pool whose bitmap is `w`: the walk takes the first run that holds the smallest pending request
+// and gives it the pending lanes that ask at most its length, in lane order, while their sum fits;
+// after its first run, when the requests left are of mixed sizes, `sweeps` sweeps (match_sweep on
+// the words' and requests' classes, each request at its word's lowest place that holds it) serve
+// what they can, and the walk goes on.
+// The unit each lane gets (~0: none).
+std::vector<std::uint64_t> model_mixed_pass(std::vector<unsigned long long> w,
+                                            const std::vector<std::uint32_t> &need,
+                                            unsigned sweeps) {
+  std::vector<std::uint64_t> got(32, ~0ull);
+  auto take = [&](unsigned lane, std::uint64_t at) {
+    got[lane] = at;
+    for (std::uint64_t u = at; u < at + need[lane]; ++u)
+      w[u / 64] |= 1ull << (u % 64);
+  };
+  auto pending = [&](unsigned lane) { return got[lane] == ~0ull; };
+  bool sweep = sweeps > 0;
+  for (;;) {
+    std::uint32_t min_need = ~0u;
+    for (unsigned l = 0; l < 32; ++l)
+      if (pending(l))
+        min_need = std::min(min_need, need[l]);
+    if (min_need == ~0u)
+      break;
+    alloc::free_run fr{0, 0}; // the first run of at least min_need free units, whole
+    const std::uint32_t units = std::uint32_t(w.size() * 64);
+    auto used = [&](std::uint32_t u) { return (w[u / 64] >> (u % 64)) & 1ull; };
+    for (std::uint32_t u = 0; u < units && fr.length < min_need; ++u)
+      fr = used(u) ? alloc::free_run{u + 1, 0} : alloc::free_run{fr.start, fr.length + 1};
+    if (fr.length < min_need)
+      break;
+    while (fr.start + fr.length < units && !used(fr.start + fr.length))
+      ++fr.length;
+    std::uint32_t excl = 0;
+    for (unsigned l = 0; l < 32; ++l)
+      if (pending(l) && need[l] <= fr.length) {
+        if (excl + need[l] <= fr.length)
+          take(l, fr.start + excl);
+        excl += need[l];
+      }
+    std::uint32_t lo = ~0u, hi = 0; // the pending requests after the first run: mixed sizes?
+    for (unsigned l = 0; l < 32; ++l)
+      if (pending(l))
+        lo = std::min(lo, need[l]), hi = std::max(hi, need[l]);
+    if (sweep && lo < hi) {
+      std::uint64_t words[32];
+      std::uint32_t needs[32], at[32] = {};
+      unsigned pend = 0;
+      for (unsigned i = 0; i < 32; ++i) {
+        words[i] = i < w.size() ? w[i] : ~0ull;
+        needs[i] = need[i];
+        pend |= unsigned(pending(i)) << i;
+      }
+      const unsigned left = alloc::model_sweeps(words, needs, pend, sweeps, at);
+      for (unsigned l = 0; l < 32; ++l)
+        if (((pend & ~left) >> l) & 1u)
+          take(l, at[l]);
+    }
+    sweep = false;
+  }
+  return got;
+}
+} // namespace
+
+// The sweeps against the host's model, on a seeded family of fragmented regions (as above) and
+// full warps of mixed requests (1-32 units, or 1-8), with 0, 1, 2 and 8 sweeps: each lane gets
+// the unit the model gives. With 0 the model is the walk alone, so the walk of mixed sizes is
+// checked too.
+TEST(MallocGpu, RwMallocSweepsTakeTheWordsTheModelGives) {
+  GPUPROBE_REQUIRE_GPU();
+  std::mt19937_64 rng(909);
+  one_region_warp warp;
+  unsigned checked = 0, differ = 0;
+  for (unsigned trial = 0; trial < 200; ++trial) {
+    const std::vector<unsigned long long> w = fragmented_region(rng);
+    const std::uint32_t most = trial % 2 ? 32 : 8;
+    std::vector<std::uint32_t> need(32), b(32);
+    for (unsigned l = 0; l < 32; ++l) {
+      need[l] = 1 + std::uint32_t(rng() % most);
+      // A request below a unit (256 B) shares a unit (packed, not walked): one unit asks 256 B.
+      b[l] = need[l] == 1 ? 256u : (need[l] - 1) * 256 + 1 + std::uint32_t(rng() % 256);
+    }
+    if (need[0] == need[1]) // mixed: at least two sizes
+      need[1] = need[0] % most + 1, b[1] = need[1] * 256;
+    std::vector<std::uint64_t> walk_only;
+    for (const unsigned sweeps : {0u, 1u, 2u, 8u}) {
+      const auto units = warp.units(w, b, [&](alloc::malloc_config &c) {
+        c.sweeps = sweeps;
+        c.seed = 7 + trial;
+      });
+      const auto want = model_mixed_pass(w, need, sweeps);
+      for (unsigned l = 0; l < 32; ++l)
+        ASSERT_EQ(units[l], want[l])
+            << "trial " << trial << ", sweeps " << sweeps << ", lane " << l;
+      ++checked;
+      if (!sweeps)
+        walk_only = want;
+      else
+        differ += want != walk_only;
+    }
+  }
+  std::printf("%u launches checked against the model; %u with sweeps served otherwise than the "
+              "walk\n",
+              checked, differ);
+  EXPECT_GT(differ, 100u) << "the family reaches the sweeps";
 }
 
 TEST(MallocGpu, MallocSmallRwSharedUnitsAndTooLarge) {

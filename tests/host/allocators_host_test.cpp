@@ -5,6 +5,7 @@
 #include "allocators/request_sizes.hpp"
 #include "allocators/runs.hpp"
 #include "common/units.hpp"
+#include "lockstep_warp.hpp"
 #include "test_util.hpp"
 
 #include <gtest/gtest.h>
@@ -385,7 +386,7 @@ TEST(FreeRuns, EveryFreeFindsItsRunWhileFreedRunsLeaveTheirEnds) {
 
 // The bulk pass's bit tricks against their definitions, bit by bit, on a seeded family of words
 // (free, used, sparse, dense, runs, single bits): aligned_slots for every k it takes, nth_set_bit
-// for every set bit, lowest_set_bits for every count.
+// for every set bit, lowest_set_bits for every count, on 64-bit words and on their low halves.
 TEST(FreeRuns, AlignedSlotsAndSelectsMatchTheirDefinitions) {
   std::mt19937_64 rng(2026);
   for (int t = 0; t < 2000; ++t) {
@@ -418,7 +419,149 @@ TEST(FreeRuns, AlignedSlotsAndSelectsMatchTheirDefinitions) {
     ASSERT_EQ(n, popcount64(x));
     ASSERT_EQ(lowest_set_bits(x, n), x);
     ASSERT_EQ(lowest_set_bits(x, n + 5), x);
+    // The 32-bit words (CoRW's corw32, the sweep's masks): the low half's bits.
+    const std::uint32_t h = std::uint32_t(x);
+    unsigned m = 0;
+    for (unsigned p = 0; p < 32; ++p)
+      if ((h >> p) & 1u) {
+        ASSERT_EQ(nth_set_bit(h, m), p) << "t " << t << " m " << m;
+        ASSERT_EQ(lowest_set_bits(h, m), h & ((1u << p) - 1u)) << "t " << t << " m " << m;
+        ++m;
+      }
+    ASSERT_EQ(lowest_set_bits(h, m + 1), h);
   }
+}
+
+// The sweep's pieces against their definitions on seeded families: fit_starts and word_class bit
+// by bit on the words above, need_class for every need, and match_sweep against the sequential
+// greedy it stands for (from the largest class down, each request of the class in lane order takes
+// the lowest word of that class or more not yet taken), on 3,000 seeded warps.
+TEST(FreeRuns, SweepPiecesMatchTheirDefinitions) {
+  std::mt19937_64 rng(77);
+  auto draw_word = [&](int kind) {
+    return kind == 0   ? 0ull
+           : kind == 1 ? ~0ull
+           : kind == 2 ? rng() & rng() & rng()
+           : kind == 3 ? rng() | rng()
+           : kind == 4 ? rng()
+           : kind == 5 ? ~0ull << (rng() % 64)
+                       : ~(((1ull << (rng() % 40)) - 1) << (rng() % 24));
+  };
+  for (int t = 0; t < 2000; ++t) {
+    const std::uint64_t used = draw_word(t % 7);
+    unsigned longest = 0;
+    for (unsigned p = 0, run = 0; p < 64; ++p) {
+      run = (used >> p) & 1ull ? 0 : run + 1;
+      longest = std::max(longest, run);
+    }
+    unsigned want_class = 0;
+    while (want_class < sweep_classes && (1u << want_class) <= longest)
+      ++want_class;
+    ASSERT_EQ(word_class(used), want_class) << "t " << t << " used " << used;
+    for (std::uint32_t need = 1; need <= 64; ++need) {
+      std::uint64_t want = 0;
+      for (unsigned p = 0; p + need <= 64; ++p)
+        want |= std::uint64_t((used >> p & (need == 64 ? ~0ull : (1ull << need) - 1)) == 0) << p;
+      ASSERT_EQ(fit_starts(~used, need), want) << "t " << t << " need " << need;
+    }
+  }
+  for (std::uint32_t need = 1; need <= 100; ++need) {
+    const unsigned c = need_class(need);
+    if (need > 32)
+      EXPECT_EQ(c, sweep_classes + 1) << need;
+    else
+      EXPECT_TRUE((1u << (c - 1)) >= need && (c == 1 || (1u << (c - 2)) < need)) << need;
+  }
+  unsigned matched = 0;
+  for (int t = 0; t < 3000; ++t) {
+    unsigned wc[32], rc[32];
+    const unsigned top = 1 + unsigned(t % 7); // classes drawn below `top`: few or many words
+    for (unsigned i = 0; i < 32; ++i) {
+      wc[i] = unsigned(rng() % (top + 1));
+      rc[i] = rng() % 4 == 0 ? 0u : 1u + unsigned(rng() % (sweep_classes + 1));
+    }
+    const sweep_match m = match_sweep(wc, rc);
+    unsigned char want_target[32], want_taker[32];
+    std::fill(want_target, want_target + 32, 32);
+    std::fill(want_taker, want_taker + 32, 32);
+    for (unsigned c = sweep_classes; c >= 1; --c)
+      for (unsigned lane = 0; lane < 32; ++lane) {
+        if (rc[lane] != c)
+          continue;
+        for (unsigned w = 0; w < 32; ++w)
+          if (wc[w] >= c && want_taker[w] == 32) {
+            want_target[lane] = (unsigned char)w;
+            want_taker[w] = (unsigned char)lane;
+            break;
+          }
+      }
+    for (unsigned i = 0; i < 32; ++i) {
+      ASSERT_EQ(m.target[i], want_target[i]) << "t " << t << " lane " << i;
+      ASSERT_EQ(m.taker[i], want_taker[i]) << "t " << t << " word " << i;
+      matched += m.target[i] < 32;
+    }
+  }
+  EXPECT_GT(matched, 3000u * 8) << "the family matches requests, not only empty sweeps";
+}
+
+// sweep_lanes, the device's sweeps written lane by lane, run on a lockstep warp of 32 host threads
+// against model_sweeps (one word at a time, match_sweep's matching) on 300 seeded fragmented
+// regions: mixed requests of 1-32 or 1-8 units from a random set of lanes, 1, 2 or 8 sweeps. Every
+// lane's word, range and the lanes left must agree.
+TEST(FreeRuns, SweepOnALockstepWarpMatchesItsModel) {
+  std::mt19937_64 rng(4242);
+  unsigned served = 0, left_over = 0;
+  for (unsigned trial = 0; trial < 300; ++trial) {
+    std::uint64_t words[32];
+    std::uint32_t need[32], at[32] = {};
+    for (unsigned i = 0; i < 32; ++i) {
+      const int kind = int(rng() % 6);
+      words[i] = kind == 0   ? 0ull
+                 : kind == 1 ? ~0ull
+                 : kind == 2 ? rng() & rng() & rng()
+                 : kind == 3 ? rng() | rng()
+                 : kind == 4
+                     ? rng()
+                     : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
+      need[i] = 1 + std::uint32_t(rng() % (trial % 2 ? 32 : 8));
+    }
+    const unsigned pending = unsigned(rng() | rng()), sweeps = trial % 3 == 2 ? 8u : 1u + trial % 3;
+    std::uint64_t model_words[32];
+    std::copy(words, words + 32, model_words);
+    const unsigned model_left = model_sweeps(model_words, need, pending, sweeps, at);
+    std::array<sweep_state, 32> out{};
+    test::lockstep_warp warp;
+    warp.run([&](test::lockstep_warp::lane l) {
+      out[l.id] = sweep_lanes(l, sweep_state{words[l.id], 0, pending}, l.id, need[l.id], sweeps);
+    });
+    for (unsigned l = 0; l < 32; ++l) {
+      ASSERT_EQ(out[l].pending, model_left) << "trial " << trial << " lane " << l;
+      ASSERT_EQ(out[l].mine, model_words[l]) << "trial " << trial << " word " << l;
+      if (((pending & ~model_left) >> l) & 1u) {
+        ASSERT_EQ(out[l].mine_at, at[l]) << "trial " << trial << " lane " << l;
+      }
+    }
+    served += popcount64(pending & ~model_left);
+    left_over += popcount64(model_left);
+  }
+  std::printf("sweeps on a lockstep warp: %u requests served, %u left, over 300 regions\n", served,
+              left_over);
+  EXPECT_GT(served, 300u * 5) << "the family serves requests";
+  EXPECT_GT(left_over, 0u) << "and leaves some: the regions are not all free";
+}
+
+// The lockstep warp itself: a collective that only some lanes reach is an error, not a hang.
+TEST(FreeRuns, LockstepWarpRefusesADivergentCollective) {
+  test::lockstep_warp warp(std::chrono::milliseconds(200));
+  EXPECT_THROW(warp.run([](test::lockstep_warp::lane l) {
+    if (l.id < 16)
+      l.ballot(true);
+  }),
+               std::runtime_error);
+  unsigned got[32] = {};
+  warp.run([&](test::lockstep_warp::lane l) { got[l.id] = l.ballot(l.id % 3 == 0); });
+  for (unsigned i = 0; i < 32; ++i)
+    EXPECT_EQ(got[i], 0x49249249u) << "every third lane, seen by lane " << i;
 }
 
 TEST(FreeRuns, WarpFirstFitMatchesTheWalk) {
@@ -703,7 +846,8 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}},
       {"--gpuprobe_rw_recycle_share=", {"-1", "65", "8x", "", "0"}},
       {"--gpuprobe_rw_recycle_ranges=", {"0", "33", "2x", "", "1"}},
-      {"--gpuprobe_rw_bulk=", {"-1", "64", "3", "12", "", "0"}}};
+      {"--gpuprobe_rw_bulk=", {"-1", "64", "3", "12", "", "0"}},
+      {"--gpuprobe_rw_sweeps=", {"-1", "9", "2x", "", "4"}}};
   for (const auto &[flag, values] : rw_flags)
     for (const auto &v : values) {
       const bool good = &v == &values.back();
@@ -727,4 +871,5 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
   EXPECT_NE(r.out.find("--gpuprobe_rw_recycle_share=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_recycle_ranges=N"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--gpuprobe_rw_bulk=N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--gpuprobe_rw_sweeps=N"), std::string::npos) << r.out;
 }
