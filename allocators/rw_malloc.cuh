@@ -12,7 +12,7 @@
 // sizes) are assigned to it; once the region is assigned, a full warp claims it with one atomicOr
 // a word (a lane per word: one round trip for the region; a part warp: each lane its own range),
 // and a range that meets a bit set by someone else is rolled back and its lane reads the region
-// again. A warp whose request a stash holds 4 times (stash_times) is first served from its warp
+// again. A warp whose request a stash holds 8 times (stash_times) is first served from its warp
 // slot's stash, a run claimed earlier (see rw_malloc_handle::stash; docs/rw-malloc.md); a full
 // warp too large for that takes the slot's recycled ranges, those a full warp's free left there,
 // when they hold its every request in lane order (rw_malloc_handle::recycle_cap, free_warp,
@@ -54,8 +54,9 @@ struct malloc_config {
   // their refills are small against a stash (docs/rw-malloc.md, measured).
   unsigned refill_times_small = 8;
   // A warp asks its slot's stash when a stash holds its request this many times (1-16;
-  // rw_malloc_handle::stash_times): below 4, warps of 4-8 KiB requests use the stashes too.
-  unsigned stash_times = 4;
+  // rw_malloc_handle::stash_times). At 8 (4 before: measured, docs/rw-malloc.md) warps of 1 KiB
+  // requests on a 32 GiB pool take recycled ranges instead; below 4, warps of 4-8 KiB use stashes.
+  unsigned stash_times = 8;
   // All stashes together hold at most 1/stash_share of the pool (2-64; stash_capacity).
   unsigned stash_share = 16;
   // Stashes of claimed units per SM (0: none): a warp slot's run, taken whole by one exchange
@@ -208,7 +209,7 @@ struct rw_malloc_handle {
   unsigned refill_times_small = 8;
   // A warp asks its slot's stash when stash_cap holds its request this many times
   // (malloc_config::stash_times; gpuprobe-bench --gpuprobe_rw_stash_times=N).
-  unsigned stash_times = 4;
+  unsigned stash_times = 8;
   // Recycling: the most units a full warp's free puts in its warp slot's words, and the largest
   // request (a warp's units) that asks its slot for them (0: no recycling; malloc_config::
   // recycle_share). A warp that asks more than a refill-sized stash holds takes the slot's ranges

@@ -305,7 +305,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_refill_small=N the same for warps that ask at most a unit a lane (1-16,
                               default 8)
   --gpuprobe_rw_stash_times=N  a warp asks its slot's stash when a stash holds its request N
-                              times (1-16, default 4; docs/rw-malloc.md)
+                              times (1-16, default 8; docs/rw-malloc.md)
   --gpuprobe_rw_stash_share=N  all stashes together hold at most 1/N of the pool (2-64, default 16)
   --gpuprobe_rw_sm_slices=N    rw_malloc's random regions from SM s's slice s % N of N equal
                               slices of the pool (0-1024, default 0: the whole pool; an experiment,
