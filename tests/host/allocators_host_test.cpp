@@ -419,7 +419,7 @@ TEST(FreeRuns, AlignedSlotsAndSelectsMatchTheirDefinitions) {
     ASSERT_EQ(n, popcount64(x));
     ASSERT_EQ(lowest_set_bits(x, n), x);
     ASSERT_EQ(lowest_set_bits(x, n + 5), x);
-    // The 32-bit words (CoRW's corw32, the sweep's masks): the low half's bits.
+    // The 32-bit words (the sweep's masks): the low half's bits.
     const std::uint32_t h = std::uint32_t(x);
     unsigned m = 0;
     for (unsigned p = 0; p < 32; ++p)
