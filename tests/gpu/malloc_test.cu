@@ -212,7 +212,8 @@ TEST(MallocGpu, MallocSmallRwExactOutOfMemoryAndReuse) {
 // read the same region and, with no refill to find, claim before it: on a 16 MiB pool (32 regions)
 // 2^14 threads left every slot empty (r113, r114), so the small pool warms with few warps a launch.
 void stashes_drained_before_refusal(alloc::rw_malloc &a, unsigned warm_threads, int launches) {
-  ASSERT_GE(a.handle().stash_cap, 4u * 2) << "a stash that holds 4 warps' 2 units of 16 B requests";
+  ASSERT_GE(a.handle().stash_cap, a.handle().stash_times * 2)
+      << "a stash that a warp of 16 B requests (2 units) asks";
   for (int k = 0; k < launches; ++k) {
     const auto warm = churn(a.handle(), warm_threads, 1, {16, 0}, a.data(), a.pool_bytes());
     EXPECT_EQ(warm.range_errors + warm.overwritten + warm.out_of_memory, 0u);
@@ -261,12 +262,14 @@ __global__ void take_units(alloc::rw_malloc_handle h, unsigned n, unsigned per,
       atomicAdd(&counters[h.malloc(h.unit_bytes) ? 0 : 1], 1ull);
 }
 // The race tests' pool: 32 MiB of 64 B units, one stash per SM (which holds 4 warps' requests of
-// one unit a lane).
+// one unit a lane). A warp of 32 units asks its stash at stash_times 4 (4 x 32 <= 248 units a stash
+// on 132 SMs), not at the default 8.
 alloc::malloc_config race_cfg() {
   alloc::malloc_config c = rw_cfg(32u << 20);
   c.unit_bytes = 64;
   c.stash_per_sm = 1;
   c.refill_times_small = 4; // the set-ups below lay out refills of 4 warps' requests (128 units)
+  c.stash_times = 4;
   return c;
 }
 } // namespace
@@ -288,7 +291,7 @@ TEST(MallocGpu, RwMallocExactOutOfMemoryWhileStashRunsAreInFlight) {
   alloc::malloc_config c = race_cfg();
   c.max_rounds = 2;
   alloc::rw_malloc a(c);
-  ASSERT_GE(a.handle().stash_cap, 4u * 32) << "a stash that holds 4 warps' requests";
+  ASSERT_GE(a.handle().stash_cap, a.handle().stash_times * 32) << "a stash that a warp asks";
   const std::uint64_t units = a.units(), runs = 132, run = 256;
   const unsigned free_units = unsigned(runs * run), per = 8, n = free_units / per;
   const char *env = std::getenv("GPUPROBE_RACE_TRIALS"); // fewer under compute-sanitizer
@@ -366,7 +369,7 @@ __global__ void take_while_held(alloc::rw_malloc_handle h, unsigned *tickets,
 TEST(MallocGpu, RwMallocServesWhatAWarpHoldsWhileOthersScan) {
   GPUPROBE_REQUIRE_GPU();
   alloc::rw_malloc a(race_cfg());
-  ASSERT_GE(a.handle().stash_cap, 4u * 32) << "a stash that holds 4 warps' requests";
+  ASSERT_GE(a.handle().stash_cap, a.handle().stash_times * 32) << "a stash that a warp asks";
   const std::uint64_t units = a.units(), region = alloc::rw_malloc_handle::region_units;
   alloc::device_array<unsigned long long> counters(2);
   alloc::device_array<unsigned> tickets(2);
