@@ -53,7 +53,7 @@ struct malloc_config {
   // refill_times_small; 1-16): longer, since such warps meet a churned region's short runs and
   // their refills are small against a stash (docs/rw-malloc.md, measured).
   unsigned refill_times_small = 8;
-  // A warp asks its slot's stash when a stash holds its request this many times (1-16;
+  // A warp asks its slot's stash when a stash holds its request this many times (1-64;
   // rw_malloc_handle::stash_times). At 8 (4 before: measured, docs/rw-malloc.md) warps of 1 KiB
   // requests on a 32 GiB pool take recycled ranges instead; below 4, warps of 4-8 KiB use stashes.
   unsigned stash_times = 8;
@@ -1014,8 +1014,8 @@ private:
     if (c.refill_times < 1 || c.refill_times > 16 || c.refill_times_small < 1 ||
         c.refill_times_small > 16)
       throw std::invalid_argument("rw_malloc: refill_times and refill_times_small must be 1 .. 16");
-    if (c.stash_times < 1 || c.stash_times > 16 || c.stash_share < 2 || c.stash_share > 64)
-      throw std::invalid_argument("rw_malloc: stash_times must be 1 .. 16, stash_share 2 .. 64");
+    if (c.stash_times < 1 || c.stash_times > 64 || c.stash_share < 2 || c.stash_share > 64)
+      throw std::invalid_argument("rw_malloc: stash_times must be 1 .. 64, stash_share 2 .. 64");
     if (c.recycle_share > 64)
       throw std::invalid_argument("rw_malloc: recycle_share must be 0 (off) .. 64");
     if (c.recycle_ranges < 1 || c.recycle_ranges > 32)

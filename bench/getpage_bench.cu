@@ -305,7 +305,7 @@ gpuprobe flags (given as --flag or --flag=VALUE):
   --gpuprobe_rw_refill_small=N the same for warps that ask at most a unit a lane (1-16,
                               default 8)
   --gpuprobe_rw_stash_times=N  a warp asks its slot's stash when a stash holds its request N
-                              times (1-16, default 8; docs/rw-malloc.md)
+                              times (1-64, default 8; docs/rw-malloc.md)
   --gpuprobe_rw_stash_share=N  all stashes together hold at most 1/N of the pool (2-64, default 16)
   --gpuprobe_rw_sm_slices=N    rw_malloc's random regions from SM s's slice s % N of N equal
                               slices of the pool (0-1024, default 0: the whole pool; an experiment,
@@ -351,7 +351,7 @@ const whole_flag k_whole_flags[] = {
      [](flags &o, int n) { o.rw_refill_times = unsigned(n); }},
     {"--gpuprobe_rw_refill_small", 1, 16, "a number of requests",
      [](flags &o, int n) { o.rw_refill_small = unsigned(n); }},
-    {"--gpuprobe_rw_stash_times", 1, 16, "a number of requests",
+    {"--gpuprobe_rw_stash_times", 1, 64, "a number of requests",
      [](flags &o, int n) { o.rw_stash_times = unsigned(n); }},
     {"--gpuprobe_rw_stash_share", 2, 64, "N of a share 1/N of the pool",
      [](flags &o, int n) { o.rw_stash_share = unsigned(n); }},

@@ -841,7 +841,7 @@ TEST(Bench, PeerHarnessGridAndHeapFlag) {
       {"--gpuprobe_rw_optimistic=", {"2", "", "yes", "0"}},
       {"--gpuprobe_rw_refill=", {"0", "17", "2x", "", "2"}},
       {"--gpuprobe_rw_refill_small=", {"0", "17", "08", "", "8"}},
-      {"--gpuprobe_rw_stash_times=", {"0", "17", "1.5", "", "1"}},
+      {"--gpuprobe_rw_stash_times=", {"0", "65", "1.5", "", "32"}},
       {"--gpuprobe_rw_stash_share=", {"1", "65", "8x", "", "8"}},
       {"--gpuprobe_rw_sm_slices=", {"-1", "1025", "16x", "", "132"}},
       {"--gpuprobe_rw_recycle_share=", {"-1", "65", "8x", "", "0"}},
