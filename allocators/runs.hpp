@@ -74,18 +74,6 @@ GPUPROBE_HD inline free_run next_run_at_least(Word &&word, unsigned n, std::uint
   return r;
 }
 
-// First fit on a warp, one word a lane, in constant time (RW_malloc on a full warp; the walk
-// above costs a dependent shuffle per word). Lane j holds `word` (bit set = used) and knows
-// `next_word`, word k, the first word after j that is not all free (k = 32: none; from a ballot of
-// the all-free words). It returns the lowest run starting in its word
-// that holds `need` units ({0, 0}: none), with the run's whole length; the lowest lane that has
-// one holds the region's first fit:
-// - a run inside the word: the lowest bit p where `need` free bits start (need <= 64, by
-//   and-ing shifted copies), unless that run reaches bit 63;
-// - the run through the word's top: its free bits from the top, the all-free words after it and
-//   word k's free bits from bit 0.
-// A run that starts at bit 0 and continues a run of the word before is found by that word's
-// lane, which is lower; so a lane's own find is never a first fit's tail.
 // Bit i set where bits i .. i + need - 1 of `x` are all set (1 <= need <= 64), by and-ing
 // shifted copies: the places in a word where `need` free units start (x: its free bits).
 GPUPROBE_HD inline std::uint64_t fit_starts(std::uint64_t x, std::uint32_t need) {
@@ -98,6 +86,18 @@ GPUPROBE_HD inline std::uint64_t fit_starts(std::uint64_t x, std::uint32_t need)
   return y;
 }
 
+// First fit on a warp, one word a lane, in constant time (RW_malloc on a full warp; the walk
+// above costs a dependent shuffle per word). Lane j holds `word` (bit set = used) and knows
+// `next_word`, word k, the first word after j that is not all free (k = 32: none; from a ballot of
+// the all-free words). It returns the lowest run starting in its word
+// that holds `need` units ({0, 0}: none), with the run's whole length; the lowest lane that has
+// one holds the region's first fit:
+// - a run inside the word: the lowest bit p where `need` free bits start (need <= 64,
+//   fit_starts), unless that run reaches bit 63;
+// - the run through the word's top: its free bits from the top, the all-free words after it and
+//   word k's free bits from bit 0.
+// A run that starts at bit 0 and continues a run of the word before is found by that word's
+// lane, which is lower; so a lane's own find is never a first fit's tail.
 GPUPROBE_HD inline free_run lane_first_run(std::uint64_t word, unsigned j, unsigned k,
                                            std::uint64_t next_word, std::uint32_t need) {
   const std::uint64_t x = ~word; // free bits

@@ -267,7 +267,7 @@ struct rw_malloc_handle {
     bool recycled = false; // a warp too large for the stashes (find_and_claim)
     const std::uint64_t got = find_and_claim(active, lane, need, recycled);
     // Shared units: the first allocation of each unit writes the unit's live count.
-    if ((small_mask >> lane) & 1u) {
+    if (small) {
       const std::uint64_t base = __shfl_sync(small_mask, got, __ffs(int(small_mask)) - 1);
       if (base == ~0ull)
         return nullptr;
