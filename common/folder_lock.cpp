@@ -14,9 +14,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <filesystem>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <vector>
 

@@ -45,7 +45,7 @@ std::FILE *open_job_log(const job &j) {
   std::string command;
   for (std::size_t k = 0; k < j.argv.size(); ++k)
     command += (k ? " " : "") + (k ? j.argv[k] : j.argv[k].substr(j.argv[k].rfind('/') + 1));
-  std::fprintf(f, "==== %s at %s\n", command.c_str(), local_time_text().c_str());
+  std::fputs(log_header(command).c_str(), f);
   return f;
 }
 

@@ -31,4 +31,10 @@ inline std::string local_time_text() {
   return when;
 }
 
+// A log's header line for one invocation of `command`: "==== <command> at <local time>\n" (run's
+// run.log and each `--devices` job's log).
+inline std::string log_header(const std::string &command) {
+  return "==== " + command + " at " + local_time_text() + "\n";
+}
+
 } // namespace gpuprobe

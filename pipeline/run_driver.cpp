@@ -22,7 +22,6 @@
 #include "report/report.hpp"
 
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -40,8 +39,7 @@ std::unique_ptr<std::FILE, int (*)(std::FILE *)> open_run_log(const std::string 
   std::FILE *f = std::fopen(path.c_str(), "a");
   if (!f)
     throw error("run: cannot write " + path);
-  std::fprintf(f, "==== gpuprobe run%s at %s\n", quick ? " --quick" : "",
-               local_time_text().c_str());
+  std::fputs(log_header(quick ? "gpuprobe run --quick" : "gpuprobe run").c_str(), f);
   std::fflush(f);
   return {f, &std::fclose};
 }
