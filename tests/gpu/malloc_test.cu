@@ -7,6 +7,7 @@
 #include "allocators/range_check.hpp"
 #include "allocators/request_sizes.hpp"
 #include "gpu_test_util.hpp"
+#include "tests/common/region_words.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -511,19 +512,11 @@ TEST(MallocGpu, RwMallocUnreadClaimsThatMeetAreExactAndDisjoint) {
 }
 
 namespace {
-// A region's words (bit set = used) for the one-region tests below, each drawn free, used, sparse,
-// dense, random or as a run to the top (sometimes with one more bit).
+// A region's words (bit set = used) for the one-region tests below (test::fragmented_word).
 std::vector<unsigned long long> fragmented_region(std::mt19937_64 &rng) {
   std::vector<unsigned long long> w(alloc::rw_malloc_handle::region_units / 64);
-  for (auto &x : w) {
-    const int kind = int(rng() % 6);
-    x = kind == 0   ? 0ull
-        : kind == 1 ? ~0ull
-        : kind == 2 ? rng() & rng() & rng()
-        : kind == 3 ? rng() | rng()
-        : kind == 4 ? rng()
-                    : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
-  }
+  for (auto &x : w)
+    x = test::fragmented_word(rng);
   return w;
 }
 // One full warp's malloc over a pool of one region (rw_cfg's, then `set(config)`; no stash: a
@@ -552,6 +545,20 @@ struct one_region_warp {
   }
 };
 
+// The first run of at least `need` free units in the bitmap `w`, whole (length 0 / less: none),
+// unit by unit: the models' walk.
+alloc::free_run first_free_run(const std::vector<unsigned long long> &w, std::uint32_t need) {
+  const std::uint32_t units = std::uint32_t(w.size() * 64);
+  auto used = [&](std::uint32_t u) { return (w[u / 64] >> (u % 64)) & 1ull; };
+  alloc::free_run fr{0, 0};
+  for (std::uint32_t u = 0; u < units && fr.length < need; ++u)
+    fr = used(u) ? alloc::free_run{u + 1, 0} : alloc::free_run{fr.start, fr.length + 1};
+  if (fr.length >= need)
+    while (fr.start + fr.length < units && !used(fr.start + fr.length))
+      ++fr.length;
+  return fr;
+}
+
 // The host's model of one full warp's first pass over a one-region pool whose bitmap is `w`, every
 // lane asking k units: with the bulk pass, the r-th lane takes the r-th aligned slot of k free
 // units (address order); the lanes left, and every lane without it, walk the runs: the first run of
@@ -568,20 +575,11 @@ std::vector<std::uint64_t> model_first_pass(std::vector<unsigned long long> w, u
   for (unsigned l = 0; l < lane; ++l)
     for (unsigned u = 0; u < k; ++u)
       w[(got[l] + u) / 64] |= 1ull << ((got[l] + u) % 64);
-  auto used = [&](std::uint32_t u) { return (w[u / 64] >> (u % 64)) & 1ull; };
-  const std::uint32_t units = std::uint32_t(w.size() * 64);
   while (lane < 32) {
-    std::uint32_t start = 0, length = 0; // the first run of at least k free units
-    for (std::uint32_t u = 0; u < units && length < k; ++u)
-      if (used(u))
-        start = u + 1, length = 0;
-      else
-        ++length;
-    if (length < k)
+    const alloc::free_run fr = first_free_run(w, k);
+    if (fr.length < k)
       break;
-    while (start + length < units && !used(start + length))
-      ++length;
-    for (std::uint32_t at = start; at + k <= start + length && lane < 32; at += k) {
+    for (std::uint32_t at = fr.start; at + k <= fr.start + fr.length && lane < 32; at += k) {
       got[lane++] = at;
       for (unsigned u = 0; u < k; ++u)
         w[(at + u) / 64] |= 1ull << ((at + u) % 64);
@@ -652,15 +650,9 @@ std::vector<std::uint64_t> model_mixed_pass(std::vector<unsigned long long> w,
         min_need = std::min(min_need, need[l]);
     if (min_need == ~0u)
       break;
-    alloc::free_run fr{0, 0}; // the first run of at least min_need free units, whole
-    const std::uint32_t units = std::uint32_t(w.size() * 64);
-    auto used = [&](std::uint32_t u) { return (w[u / 64] >> (u % 64)) & 1ull; };
-    for (std::uint32_t u = 0; u < units && fr.length < min_need; ++u)
-      fr = used(u) ? alloc::free_run{u + 1, 0} : alloc::free_run{fr.start, fr.length + 1};
+    const alloc::free_run fr = first_free_run(w, min_need);
     if (fr.length < min_need)
       break;
-    while (fr.start + fr.length < units && !used(fr.start + fr.length))
-      ++fr.length;
     std::uint32_t excl = 0;
     for (unsigned l = 0; l < 32; ++l)
       if (pending(l) && need[l] <= fr.length) {

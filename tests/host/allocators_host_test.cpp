@@ -7,6 +7,7 @@
 #include "common/units.hpp"
 #include "lockstep_warp.hpp"
 #include "test_util.hpp"
+#include "tests/common/region_words.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -515,14 +516,7 @@ TEST(FreeRuns, SweepOnALockstepWarpMatchesItsModel) {
     std::uint64_t words[32];
     std::uint32_t need[32], at[32] = {};
     for (unsigned i = 0; i < 32; ++i) {
-      const int kind = int(rng() % 6);
-      words[i] = kind == 0   ? 0ull
-                 : kind == 1 ? ~0ull
-                 : kind == 2 ? rng() & rng() & rng()
-                 : kind == 3 ? rng() | rng()
-                 : kind == 4
-                     ? rng()
-                     : (~0ull << (rng() % 64)) ^ (rng() % 3 ? 0ull : (1ull << (rng() % 64)));
+      words[i] = test::fragmented_word(rng);
       need[i] = 1 + std::uint32_t(rng() % (trial % 2 ? 32 : 8));
     }
     const unsigned pending = unsigned(rng() | rng()), sweeps = trial % 3 == 2 ? 8u : 1u + trial % 3;
