@@ -8,8 +8,10 @@
 #include "common/stopwatch.hpp"
 #include "pipeline/stage_plan.hpp" // default_results_dir
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 
 namespace gpuprobe::cli {
 
@@ -74,6 +76,11 @@ std::string device_status(const std::string &refused, const job_result *r, const
 
 void run_per_device(const std::string &what, const std::string &devices, const std::string &parent,
                     const device_plan &plan) {
+  if (std::none_of(std::begin(results_folder::devices_commands),
+                   std::end(results_folder::devices_commands),
+                   [&](const char *c) { return what == c; }))
+    throw error("internal: '" + what +
+                " --devices' keeps a log that results_folder::devices_commands does not name");
   const stopwatch t0;
   const auto all = list_devices();
   const auto ids = parse_device_list(devices, int(all.size()));

@@ -56,16 +56,9 @@ bool report_inside_ok(const std::string &out, const std::string &input) {
   const fs::path rel = fs::weakly_canonical(fs::absolute(out))
                            .lexically_relative(fs::weakly_canonical(fs::absolute(input)));
   const std::string first = rel.empty() ? "" : rel.begin()->string();
-  using rf = results_folder;
-  const std::string taken[] = {rf::raw_dir,
-                               rf::profile_file,
-                               rf::tuning_file,
-                               rf::validation_file,
-                               rf::run_log_file,
-                               rf::devices_log_file("run"),
-                               rf::devices_log_file("characterize"),
-                               folder_lock::file_name};
-  if (std::find(std::begin(taken), std::end(taken), first) != std::end(taken))
+  std::vector<std::string> taken = results_folder::stage_names();
+  taken.push_back(folder_lock::file_name);
+  if (std::find(taken.begin(), taken.end(), first) != taken.end())
     return false;
   return !first.empty() && first != "." && first != "..";
 }

@@ -4,6 +4,7 @@
 // report/. Host-only, header-only.
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace gpuprobe {
 
@@ -20,6 +21,18 @@ struct results_folder {
   // keeps COMMAND.log itself (run's run.log), so that two writers never share one file.
   static std::string devices_log_file(const std::string &command) {
     return command + (command + ".log" == run_log_file ? "-console.log" : ".log");
+  }
+  // The commands that run once per GPU under --devices (run_per_device refuses another), so
+  // that every log they keep is named here.
+  static constexpr const char *devices_commands[] = {"characterize", "tune", "validate", "run"};
+  // Every name the stages write at a results folder's top (not the report): what report --out
+  // inside the folder must not take.
+  static std::vector<std::string> stage_names() {
+    std::vector<std::string> n = {raw_dir, profile_file, tuning_file, validation_file,
+                                  run_log_file};
+    for (const char *c : devices_commands)
+      n.push_back(devices_log_file(c));
+    return n;
   }
 
   // The files characterize's stages write under raw/, named once: each probe's plan.cpp writes

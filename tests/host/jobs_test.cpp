@@ -202,6 +202,44 @@ TEST(Devices, CharacterizeAndRunLaunchEachGpuWithTheirFlags) {
 
 // Without a GPU (CI) --devices says so in one line; --device and --devices exclude each other;
 // tune and validate without --devices still need their inputs.
+// Every name a stage writes at a results folder's top, the --devices log of each command that
+// runs per GPU included, is refused as report --out inside that folder (a report folder named
+// tune.log would stand where a later `tune --devices` appends its log), and nothing is made; a
+// name no stage writes is not refused for lying inside. A command run per GPU that
+// results_folder::devices_commands does not name is refused before any GPU is asked.
+TEST(Devices, ReportTakesNoNameAStageWritesAndEveryDevicesLogIsNamed) {
+  namespace fs = std::filesystem;
+  const auto names = results_folder::stage_names();
+  for (const char *c : results_folder::devices_commands)
+    EXPECT_NE(std::find(names.begin(), names.end(), results_folder::devices_log_file(c)),
+              names.end())
+        << c;
+  for (const char *n : {"tune.log", "validate.log", "characterize.log", "run-console.log"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  const std::string dir = test::temp_path("report_stage_names");
+  fs::remove_all(dir);
+  fs::create_directories(dir + "/raw");
+  fs::copy_file(test::fixture("K80/TLB-Test-1-5-64-256.csv"), dir + "/raw/sweep.csv");
+  for (const auto &n : names) {
+    const auto r = test::run_gpuprobe_argv(
+        {"report", "--input", dir, "--out", dir + "/" + n, "--python", "true"});
+    EXPECT_NE(r.exit_code, 0) << n;
+    EXPECT_NE(r.err.find("lies inside its input folder"), std::string::npos) << n << ": " << r.err;
+    EXPECT_EQ(fs::exists(dir + "/" + n), n == results_folder::raw_dir) << n;
+  }
+  const auto r = test::run_gpuprobe_argv(
+      {"report", "--input", dir, "--out", dir + "/my-report", "--python", "true"});
+  EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/my-report/index.html"));
+  try {
+    cli::run_per_device("bogus", "all", dir, {});
+    ADD_FAILURE() << "a command whose log is not named ran";
+  } catch (const error &e) {
+    EXPECT_NE(std::string(e.what()).find("devices_commands does not name"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Devices, CliRefusals) {
   auto r = test::run_gpuprobe("characterize --devices all --out " + test::temp_path("fleet"));
   if (r.exit_code == 0)
