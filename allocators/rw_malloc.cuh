@@ -158,9 +158,10 @@ struct rw_malloc_handle {
   static constexpr std::uint32_t whole_run_mark = 0x80000000u;
   // A kernel that calls malloc is best built for 4 blocks of 256 threads an SM,
   // __launch_bounds__(256, kernel_min_blocks): unbounded, ptxas gives the inlined path 87-95
-  // registers and an SM holds 2 such blocks; bounded by 3 blocks, 67 and 3 blocks; by 4, 64 with
-  // no spill (sm_90, CUDA 13). The peer harness builds its malloc kernel so (BM_peers'
-  // malloc_regs, malloc_blocks_per_sm; docs/rw-malloc.md).
+  // registers and an SM holds 2 such blocks; bounded by 3 blocks, 67 and 3 blocks; by 4, 64 and
+  // one 4-byte value spilled (sm_90, CUDA 13; Build.RwMallocKernelFitsFourBlocksAnSm). The peer
+  // harness builds its malloc kernel so (BM_peers' malloc_regs, malloc_blocks_per_sm;
+  // docs/rw-malloc.md).
   static constexpr int kernel_min_blocks = 4;
   static constexpr unsigned region_words = 32;
   static constexpr std::uint32_t region_units = region_words * 64;

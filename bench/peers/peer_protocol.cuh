@@ -32,7 +32,7 @@
 namespace gpuprobe::bench::peers {
 
 // The malloc kernel's __launch_bounds__ blocks an SM: the handle's kernel_min_blocks where it
-// states one (rw_malloc: 3), else 1, which bounds nothing (256 threads x 255 registers fit an SM).
+// states one (rw_malloc: 4), else 1, which bounds nothing (256 threads x 255 registers fit an SM).
 template <class H, class = void> struct kernel_min_blocks { static constexpr int value = 1; };
 template <class H> struct kernel_min_blocks<H, std::void_t<decltype(H::kernel_min_blocks)>> {
   static constexpr int value = H::kernel_min_blocks;
