@@ -30,6 +30,11 @@ int compare_result::missing() const {
   }));
 }
 
+int compare_result::compared() const {
+  return int(std::count_if(findings.begin(), findings.end(),
+                           [](const compare_finding &f) { return f.area != "provenance"; }));
+}
+
 namespace {
 
 std::string num(double x, int digits = 1) {
@@ -678,7 +683,7 @@ std::string verdict_line(const compare_result &r, bool allow_missing) {
          (missing ? ", " + std::to_string(missing) +
                         (allow_missing ? " missing, allowed" : " of them missing")
                   : std::string()) +
-         ", of " + std::to_string(r.findings.size()) + ")";
+         ", of " + std::to_string(r.compared()) + ")";
 }
 
 std::string to_text(const compare_result &r) {

@@ -107,6 +107,8 @@ struct compare_result {
   // Findings whose value one run lacks (MISSING; with allow_missing those are NOTEs, counted
   // here all the same).
   int missing() const;
+  // Findings judged: every one outside provenance (SAME, NOTE and those that fail a gate).
+  int compared() const;
 };
 
 // `reanalyzed`: both profiles were derived again by this build (compare --reanalyze), so the
