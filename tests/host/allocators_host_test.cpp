@@ -516,7 +516,7 @@ TEST(FreeRuns, SweepOnALockstepWarpMatchesItsModel) {
     std::uint64_t words[32];
     std::uint32_t need[32], at[32] = {};
     for (unsigned i = 0; i < 32; ++i) {
-      words[i] = test::fragmented_word(rng);
+      words[i] = gpuprobe::test::fragmented_word(rng);
       need[i] = 1 + std::uint32_t(rng() % (trial % 2 ? 32 : 8));
     }
     const unsigned pending = unsigned(rng() | rng()), sweeps = trial % 3 == 2 ? 8u : 1u + trial % 3;
@@ -524,8 +524,8 @@ TEST(FreeRuns, SweepOnALockstepWarpMatchesItsModel) {
     std::copy(words, words + 32, model_words);
     const unsigned model_left = model_sweeps(model_words, need, pending, sweeps, at);
     std::array<sweep_state, 32> out{};
-    test::lockstep_warp warp;
-    warp.run([&](test::lockstep_warp::lane l) {
+    gpuprobe::test::lockstep_warp warp;
+    warp.run([&](gpuprobe::test::lockstep_warp::lane l) {
       out[l.id] = sweep_lanes(l, sweep_state{words[l.id], 0, pending}, l.id, need[l.id], sweeps);
     });
     for (unsigned l = 0; l < 32; ++l) {
@@ -546,14 +546,14 @@ TEST(FreeRuns, SweepOnALockstepWarpMatchesItsModel) {
 
 // The lockstep warp itself: a collective that only some lanes reach is an error, not a hang.
 TEST(FreeRuns, LockstepWarpRefusesADivergentCollective) {
-  test::lockstep_warp warp(std::chrono::milliseconds(200));
-  EXPECT_THROW(warp.run([](test::lockstep_warp::lane l) {
+  gpuprobe::test::lockstep_warp warp(std::chrono::milliseconds(200));
+  EXPECT_THROW(warp.run([](gpuprobe::test::lockstep_warp::lane l) {
     if (l.id < 16)
       l.ballot(true);
   }),
                std::runtime_error);
   unsigned got[32] = {};
-  warp.run([&](test::lockstep_warp::lane l) { got[l.id] = l.ballot(l.id % 3 == 0); });
+  warp.run([&](gpuprobe::test::lockstep_warp::lane l) { got[l.id] = l.ballot(l.id % 3 == 0); });
   for (unsigned i = 0; i < 32; ++i)
     EXPECT_EQ(got[i], 0x49249249u) << "every third lane, seen by lane " << i;
 }
