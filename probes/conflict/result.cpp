@@ -199,8 +199,12 @@ conflict_level_read conflict_level_from_json(const json &row) {
     return r;
   }
   if (const auto *p =
-          part_of_kind(row, "coverage_bytes", "page_bytes", &json::is_number, "a number", where))
+          part_of_kind(row, "coverage_bytes", "page_bytes", &json::is_number, "a number", where)) {
+    // The summary shifts addresses by its log2: 1 B .. 2^48 B keeps the shift in 0..48.
     r.coverage_bytes = p->get<double>();
+    if (!(r.coverage_bytes >= 1 && r.coverage_bytes <= 0x1p48))
+      throw kind_error(where, "coverage_bytes", *p, "a byte count from 1 to 2^48");
+  }
   if (const auto *b = part_of_kind(row, "va_base", &json::is_number_integer, "an address", where))
     r.va_base = unsigned_of(*b, where, "va_base", "an address");
   if (const auto *sets = part_of_kind(row, "sets", &json::is_array, "a list", where))

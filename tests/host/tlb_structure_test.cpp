@@ -850,3 +850,25 @@ TEST(TlbStructure, MethodsThatDisagreeAreMarkedAndLowerTheConfidence) {
   EXPECT_FALSE(mark_disagreement(alone));
   EXPECT_EQ(*alone.confidence, 0.9);
 }
+
+// A conflict row whose coverage would shift addresses by a negative or too large log2 (a file
+// edited by hand, or damaged) is refused in one line naming the field; 1 B and 2^48 B are read.
+TEST(TlbStructure, AConflictRowsCoverageOutsideOneByteTo2To48IsRefused) {
+  const nlohmann::json level = {{"entries", 16}, {"coverage_bytes", 2.0 * st_mib}};
+  for (double bytes : {0.5, 0.0, -2097152.0, 0x1p49, 0x1p70}) {
+    const nlohmann::json rl = {{"coverage_bytes", bytes}, {"va_base", 4096}, {"sets", {}}};
+    try {
+      summary_of(level, rl);
+      ADD_FAILURE() << bytes << " B was read";
+    } catch (const std::exception &e) {
+      EXPECT_NE(std::string(e.what()).find("coverage_bytes"), std::string::npos) << e.what();
+    }
+  }
+  for (double bytes : {1.0, 2.0 * st_mib, 0x1p48}) {
+    const nlohmann::json rl = {
+        {"coverage_bytes", bytes},
+        {"va_base", 1ull << 50},
+        {"sets", {{{"onset_pages", 3}, {"missing", {}}, {"members", {0, 1, 2}}}}}};
+    EXPECT_EQ(summary_of(level, rl)["set_sizes"], nlohmann::json::array({3})) << bytes << " B";
+  }
+}
