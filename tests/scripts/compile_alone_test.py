@@ -22,6 +22,12 @@ import sys
 import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+CXX_UNIT = re.compile(r"unity_\d+_cxx\.cxx$")
+
+
+def command_of(entry):
+    """A compile_commands.json entry's command line, from either of its two spellings."""
+    return entry.get("command") or " ".join(shlex.quote(a) for a in entry["arguments"])
 
 
 def unit_files(unity_path):
@@ -47,15 +53,13 @@ def alone_command(command, unity_path, source):
 
 
 def check(entries, workers):
-    """[(source, error text)] for each file of each C++ unity unit that does not compile alone."""
+    """(files, [(source, error text)]): each file of the C++ unity units `entries` that does not
+    compile alone."""
     jobs = []
     for e in entries:
         unity = e["file"]
-        if not re.search(r"unity_\d+_cxx\.cxx$", unity):
-            continue
-        command = e.get("command") or " ".join(shlex.quote(a) for a in e["arguments"])
         for source in unit_files(unity):
-            jobs.append((source, alone_command(command, unity, source), e["directory"]))
+            jobs.append((source, alone_command(command_of(e), unity, source), e["directory"]))
     failed = []
 
     def run(job):
@@ -101,11 +105,11 @@ def main():
         return 77
     with open(path) as f:
         entries = json.load(f)
-    cxx = [e for e in entries if re.search(r"unity_\d+_cxx\.cxx$", e["file"])]
+    cxx = [e for e in entries if CXX_UNIT.search(e["file"])]
     if not cxx:
         print("no C++ unity units in %s: the build compiles each file alone already" % path)
         return 77
-    compiler = shlex.split(cxx[0].get("command") or " ".join(cxx[0]["arguments"]))[0]
+    compiler = shlex.split(command_of(cxx[0]))[0]
     self_check(compiler)
     n, failed = check(cxx, os.cpu_count() or 2)
     for source, err in failed:
